@@ -1,0 +1,62 @@
+# kuota — the two commands a newcomer needs are `make demo` and `make test`.
+# Everything else here is a step they depend on.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: help venv tools demo down test test-unit test-e2e lint-imports bench clean
+
+help:
+	@echo "make demo    start the local Kubernetes cluster and run kuota on it"
+	@echo "make test    set everything up and run every test (unit, integration, end-to-end)"
+	@echo "make down    stop the cluster that 'make demo' started"
+	@echo "make bench   run the benchmarks and print their figures"
+
+# A virtual environment with kuota and its pinned dev dependencies; redone when
+# pyproject.toml changes.
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "kuota needs Python >= 3.11, found " + sys.version.split()[0]'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $@
+
+venv: $(STAMP)
+
+# The pinned control-plane binaries, built from Go modules into the user's
+# cache (a no-op when the cache already holds them).
+tools: venv
+	$(PY) -m e2e.cluster build
+
+demo: tools
+	$(PY) -m e2e.cluster up
+	@echo
+	@echo "Nodes of the local cluster (kwok fakes: labels and taints as a small cloud would have):"
+	@$(PY) -m e2e.cluster env > $(VENV)/cluster.env && . ./$(VENV)/cluster.env && \
+	  kubectl get nodes -L instance-type -L cloud.provider.com/accelerator && echo && \
+	  kubectl get nodes -o custom-columns='NAME:.metadata.name,TAINTS:.spec.taints[*].key,EFFECT:.spec.taints[*].effect,GPUS:.status.capacity.nvidia\.com/gpu'
+	@echo
+	@echo "Reach it with:  eval \"\$$($(PY) -m e2e.cluster env)\"   then kubectl as usual."
+	@echo "Stop it with:   make down"
+
+down: venv
+	$(PY) -m e2e.cluster down
+
+test: tools
+	$(PY) -m pytest -p no:cacheprovider
+
+test-unit: venv
+	$(PY) -m pytest -p no:cacheprovider tests
+
+test-e2e: tools
+	$(PY) -m pytest -p no:cacheprovider e2e
+
+lint-imports: venv
+	$(VENV)/bin/lint-imports
+
+bench: venv
+	@echo "no benchmarks yet"
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

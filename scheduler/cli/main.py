@@ -1,0 +1,36 @@
+"""The ``kuota`` command: offline tools for people who write queues and jobs.
+
+Subcommands run the same pure code as the live system (validation, the
+scheduling engine) without a cluster; the contract of ``validate`` and
+``simulate`` is in ``shared/spec/cli-contract.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from scheduler.version import kuota_version
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kuota",
+        description="Kubernetes-native batch job queueing (the Kueue API, kueue.x-k8s.io).",
+    )
+    parser.add_argument("--version", action="version", version=f"kuota {kuota_version()}")
+    parser.add_subparsers(dest="command", metavar="COMMAND")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

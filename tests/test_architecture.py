@@ -1,0 +1,16 @@
+"""The layering of DESIGN.md, enforced: a wrong import fails CI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_import_contracts_hold() -> None:
+    lint = Path(sys.executable).with_name("lint-imports")
+    result = subprocess.run([str(lint)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Contracts: 4 kept, 0 broken" in result.stdout, result.stdout
