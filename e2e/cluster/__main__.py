@@ -1,0 +1,121 @@
+"""``python -m e2e.cluster build | up | down | status | env``
+
+The local cluster as a command: ``up`` starts it detached (it outlives this
+command) and records what it started; ``down`` stops exactly that; ``status``
+says what runs; ``env`` prints the line that points kubectl at it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from .controlplane import ClusterStartError, ControlPlane, read_state, recorded_processes, stop_recorded
+from .processes import is_alive
+from .tools import ToolsMissing, ToolPaths, build
+
+
+def state_dir(name: str) -> Path:
+    """Where a named cluster started by ``up`` keeps its files."""
+    explicit = os.environ.get("KUOTA_CLUSTER_DIR")
+    if explicit:
+        return Path(explicit).expanduser().resolve() / name
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "kuota-cluster" / name
+
+
+def _running(workdir: Path) -> tuple[dict | None, list[str], list[str]]:
+    state = read_state(workdir)
+    if state is None:
+        return None, [], []
+    records = recorded_processes(state)
+    alive = [record.name for record in records if is_alive(record)]
+    dead = [record.name for record in records if not is_alive(record)]
+    return state, alive, dead
+
+
+def cmd_build(_: argparse.Namespace) -> int:
+    build()
+    return 0
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    workdir = state_dir(args.name)
+    state, alive, dead = _running(workdir)
+    if state and alive and not dead:
+        print(f"cluster {args.name!r} is already running; kubeconfig: {state['kubeconfig']}")
+        return 0
+    if state:
+        print(f"cluster {args.name!r} was left half-running ({', '.join(dead)} gone); cleaning up")
+        stop_recorded(workdir)
+    shutil.rmtree(workdir, ignore_errors=True)
+    plane = ControlPlane(args.name, tools=ToolPaths.resolve(), workdir=workdir, die_with_parent=False)
+    try:
+        info = plane.start()
+    except ClusterStartError as failure:
+        print(f"error: {failure}", file=sys.stderr)
+        return 1
+    print(f"cluster {args.name!r} is up: {info.server}")
+    print(f"  logs:       {workdir / 'logs'}")
+    print(f"  kubeconfig: {info.kubeconfig}")
+    print(f"  use it:     eval \"$(python -m e2e.cluster env)\"; kubectl get nodes --show-labels")
+    print(f"  kubectl:    {plane.tools.binary('kubectl')}")
+    print(f"  stop it:    python -m e2e.cluster down")
+    return 0
+
+
+def cmd_down(args: argparse.Namespace) -> int:
+    workdir = state_dir(args.name)
+    stopped = stop_recorded(workdir)
+    shutil.rmtree(workdir, ignore_errors=True)
+    print(f"cluster {args.name!r}: stopped {', '.join(stopped) if stopped else 'nothing (not running)'}")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    state, alive, dead = _running(state_dir(args.name))
+    if state is None:
+        print(f"cluster {args.name!r}: not running")
+        return 1
+    print(f"cluster {args.name!r}: {state['server']}  kubeconfig: {state['kubeconfig']}")
+    for name in alive:
+        print(f"  {name:<24} running")
+    for name in dead:
+        print(f"  {name:<24} NOT RUNNING")
+    return 0 if not dead else 1
+
+
+def cmd_env(args: argparse.Namespace) -> int:
+    state = read_state(state_dir(args.name))
+    if state is None or not state.get("kubeconfig"):
+        print(f"cluster {args.name!r} is not running; start it with: python -m e2e.cluster up", file=sys.stderr)
+        return 1
+    tools = ToolPaths.resolve(build_if_missing=False)
+    print(f"export KUBECONFIG={state['kubeconfig']}")
+    print(f"export PATH={tools.bin}:$PATH")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m e2e.cluster", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--name", default="kuota", help="cluster name (default: kuota)")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("build", help="build the pinned control-plane tools into the cache").set_defaults(run=cmd_build)
+    commands.add_parser("up", help="start the local cluster (detached)").set_defaults(run=cmd_up)
+    commands.add_parser("down", help="stop everything `up` started").set_defaults(run=cmd_down)
+    commands.add_parser("status", help="show which components run").set_defaults(run=cmd_status)
+    commands.add_parser("env", help="print `export KUBECONFIG=...`").set_defaults(run=cmd_env)
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args))
+    except ToolsMissing as missing:
+        print(f"error: {missing}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

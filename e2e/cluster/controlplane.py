@@ -1,0 +1,382 @@
+"""One real Kubernetes control plane on loopback: etcd, kube-apiserver,
+kube-controller-manager, kube-scheduler and kwok as ordinary processes.
+
+Start order and readiness follow ``shared/LOCAL_CLUSTER.md`` section 9: every
+port is picked free on 127.0.0.1 (and re-picked if a component still loses a
+race for it), every component is polled until it answers, and any failure
+raises with the tail of every component's log so the cause is on screen.
+
+The state of a running cluster (ports, kubeconfig, the identity of each
+process) is written to ``<workdir>/state.json`` so another invocation, e.g.
+``python -m e2e.cluster down``, can stop exactly what this one started.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+import yaml
+
+from . import kubeconfig, kwok_config, pki
+from .kubeapi import AdminClient, request, tls_context
+from .nodes import NodeSpec, default_fleet, is_usable
+from .processes import ProcessRecord, clean_env, current_process, is_alive, log_tail, spawn, stop
+from .tools import ToolPaths
+
+STOP_ORDER = ("kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd")
+
+
+class ClusterStartError(RuntimeError):
+    """The control plane did not come up; the message carries every log tail."""
+
+
+@dataclass(frozen=True)
+class ClusterInfo:
+    """How to reach a running local cluster."""
+
+    name: str
+    workdir: Path
+    kubeconfig: Path
+    server: str
+    ca_file: Path
+    admin_cert: Path
+    admin_key: Path
+
+    def client(self) -> AdminClient:
+        return AdminClient(server=self.server, ca_file=self.ca_file, cert_file=self.admin_cert,
+                           key_file=self.admin_key)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def read_state(workdir: Path) -> dict | None:
+    try:
+        return json.loads((workdir / "state.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def recorded_processes(state: dict) -> list[ProcessRecord]:
+    return [ProcessRecord(**record) for record in state.get("processes", [])]
+
+
+def sweep_abandoned(parent: Path, prefix: str) -> list[Path]:
+    """Stop and remove clusters under ``parent`` whose owning process is gone.
+
+    A test runner that was killed leaves its work directory (and, if the kernel
+    could not deliver the death signal, processes) behind; the next session
+    clears them so nothing accumulates.  Directories of live owners are kept.
+    """
+    removed = []
+    for workdir in sorted(parent.glob(f"{prefix}*")):
+        state = read_state(workdir)
+        if state is None or "owner" not in state or is_alive(ProcessRecord(**state["owner"])):
+            continue
+        stop_recorded(workdir)
+        shutil.rmtree(workdir, ignore_errors=True)
+        removed.append(workdir)
+    return removed
+
+
+def stop_recorded(workdir: Path) -> list[str]:
+    """Stop the processes a previous run recorded in ``workdir``; returns the names stopped."""
+    state = read_state(workdir)
+    if state is None:
+        return []
+    records = recorded_processes(state)
+    stopped = []
+    for name in STOP_ORDER:
+        for record in records:
+            if record.name == name and is_alive(record):
+                stop(record)
+                stopped.append(name)
+    return stopped
+
+
+class ControlPlane:
+    """A local control plane; usable as a context manager."""
+
+    def __init__(
+        self,
+        name: str = "kuota",
+        *,
+        tools: ToolPaths | None = None,
+        workdir: Path,
+        nodes: Sequence[NodeSpec] = default_fleet(),
+        die_with_parent: bool = True,
+    ) -> None:
+        self.name = name
+        self.tools = tools or ToolPaths.resolve()
+        self.workdir = workdir
+        self.nodes = tuple(nodes)
+        self.die_with_parent = die_with_parent
+        self._processes: list[tuple[subprocess.Popen[bytes], ProcessRecord]] = []
+        self._pki: pki.ClusterPki | None = None
+        self._info: ClusterInfo | None = None
+        self._owner = current_process()
+
+    # -- lifecycle -----------------------------------------------------------------
+    def __enter__(self) -> ClusterInfo:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self, timeout: float = 180.0) -> ClusterInfo:
+        started = time.monotonic()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        try:
+            self._pki = pki.generate(self.workdir / "pki", cluster_name=self.name)
+            etcd_port = self._start_etcd()
+            api_port = self._start_apiserver(etcd_port)
+            self._info = self._write_kubeconfig(api_port)
+            self._start_controller_manager()
+            self._start_scheduler()
+            self._start_kwok()
+            self._create_nodes()
+            self._wait(self._nodes_usable, "fake nodes Ready and untainted", 60)
+            self._wait(self._default_service_account, "ServiceAccount default/default", 60)
+        except BaseException:
+            self.stop(remove=False)
+            raise
+        elapsed = time.monotonic() - started
+        if elapsed > timeout:
+            print(f"[kuota-cluster] warning: start took {elapsed:.0f}s (budget {timeout:.0f}s)")
+        self._save_state()
+        return self._info
+
+    def stop(self, *, remove: bool = False) -> None:
+        """Stop every process this object started (idempotent)."""
+        for name in STOP_ORDER:
+            for process, record in self._processes:
+                if record.name == name:
+                    stop(record, reap=process.poll)
+                    process.poll()
+        self._processes.clear()
+        if remove:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    @property
+    def info(self) -> ClusterInfo:
+        if self._info is None:
+            raise RuntimeError("the control plane is not started")
+        return self._info
+
+    def log_tails(self, lines: int = 80) -> str:
+        return component_log_tails(self.workdir, lines)
+
+    # -- components ------------------------------------------------------------------
+    def _spawn(self, name: str, argv: list[str]) -> tuple[subprocess.Popen[bytes], ProcessRecord]:
+        entry = spawn(name, argv, workdir=self.workdir, env=clean_env(self.workdir),
+                      die_with_parent=self.die_with_parent)
+        self._processes.append(entry)
+        self._save_state()  # recorded at once, so a crash mid-start can still be cleaned up
+        return entry
+
+    def _start_with_ports(
+        self, name: str, port_count: int, argv_for: Callable[[list[int]], list[str]],
+        ready: Callable[[list[int]], bool], timeout: float,
+    ) -> list[int]:
+        """Start a component on fresh ports; retry when it lost a port race."""
+        for _attempt in range(3):
+            ports = [free_port() for _ in range(port_count)]
+            process, record = self._spawn(name, argv_for(ports))
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                if process.poll() is not None:
+                    break
+                if _answers(lambda: ready(ports)):
+                    return ports
+                time.sleep(0.25)
+            else:
+                raise ClusterStartError(f"{name} not ready within {timeout:.0f}s\n{self.log_tails()}")
+            self._processes.remove((process, record))
+            self._save_state()
+            if "address already in use" not in log_tail(record.log, 20):
+                raise ClusterStartError(f"{name} exited with {process.returncode}\n{self.log_tails()}")
+        raise ClusterStartError(f"{name}: no free port after 3 attempts\n{self.log_tails()}")
+
+    def _start_etcd(self) -> int:
+        binary = str(self.tools.binary("etcd"))
+        data_dir = self.workdir / "etcd-data"
+
+        def argv(ports: list[int]) -> list[str]:
+            client, peer = ports
+            shutil.rmtree(data_dir, ignore_errors=True)
+            return [
+                binary, f"--name={self.name}", f"--data-dir={data_dir}",
+                f"--listen-client-urls=http://127.0.0.1:{client}",
+                f"--advertise-client-urls=http://127.0.0.1:{client}",
+                f"--listen-peer-urls=http://127.0.0.1:{peer}",
+                f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
+                f"--initial-cluster={self.name}=http://127.0.0.1:{peer}",
+                "--initial-cluster-state=new", "--unsafe-no-fsync=true",
+                "--snapshot-count=10000", "--quota-backend-bytes=1073741824", "--log-level=warn",
+            ]
+
+        def ready(ports: list[int]) -> bool:
+            reply = request(f"http://127.0.0.1:{ports[0]}/health", timeout=2)
+            return reply.status == 200 and isinstance(reply.body, dict) and reply.body.get("health") == "true"
+
+        return self._start_with_ports("etcd", 2, argv, ready, 30)[0]
+
+    def _start_apiserver(self, etcd_port: int) -> int:
+        assert self._pki is not None
+        p = self._pki
+        context = tls_context(ca_file=p.ca_cert, cert_file=p.admin_cert, key_file=p.admin_key)
+
+        def argv(ports: list[int]) -> list[str]:
+            return [
+                str(self.tools.binary("kube-apiserver")),
+                f"--etcd-servers=http://127.0.0.1:{etcd_port}",
+                "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+                f"--secure-port={ports[0]}", f"--cert-dir={self.workdir / 'apiserver-certs'}",
+                f"--tls-cert-file={p.apiserver_cert}", f"--tls-private-key-file={p.apiserver_key}",
+                f"--client-ca-file={p.ca_cert}",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                f"--service-account-key-file={p.sa_pub}",
+                f"--service-account-signing-key-file={p.sa_key}",
+                "--service-cluster-ip-range=10.0.0.0/24",
+                "--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
+                "--allow-privileged=true", "--endpoint-reconciler-type=none", "--profiling=false",
+                # Load tests burst hundreds of writes; remove server-side throttling.
+                "--max-requests-inflight=0", "--max-mutating-requests-inflight=0",
+                "--enable-priority-and-fairness=false",
+                "--v=1",
+            ]
+
+        def ready(ports: list[int]) -> bool:
+            reply = request(f"https://127.0.0.1:{ports[0]}/readyz", context=context, timeout=3)
+            return reply.status == 200
+
+        return self._start_with_ports("kube-apiserver", 1, argv, ready, 120)[0]
+
+    def _write_kubeconfig(self, api_port: int) -> ClusterInfo:
+        assert self._pki is not None
+        server = f"https://127.0.0.1:{api_port}"
+        path = self.workdir / "admin.kubeconfig"
+        path.write_text(kubeconfig.render(cluster_name=self.name, server=server, pki=self._pki))
+        path.chmod(0o600)
+        return ClusterInfo(
+            name=self.name, workdir=self.workdir, kubeconfig=path, server=server,
+            ca_file=self._pki.ca_cert, admin_cert=self._pki.admin_cert, admin_key=self._pki.admin_key,
+        )
+
+    def _health_probe(self, path: str) -> Callable[[list[int]], bool]:
+        insecure = tls_context(ca_file=None)
+        return lambda ports: request(f"https://127.0.0.1:{ports[0]}{path}", context=insecure,
+                                     timeout=3).status == 200
+
+    def _start_controller_manager(self) -> None:
+        assert self._pki is not None
+        config = str(self.info.kubeconfig)
+
+        def argv(ports: list[int]) -> list[str]:
+            return [
+                str(self.tools.binary("kube-controller-manager")),
+                f"--kubeconfig={config}", f"--authentication-kubeconfig={config}",
+                f"--authorization-kubeconfig={config}",
+                "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+                "--bind-address=127.0.0.1", f"--secure-port={ports[0]}", "--leader-elect=false",
+                "--controllers=*", f"--service-account-private-key-file={self._pki.sa_key}",
+                f"--root-ca-file={self._pki.ca_cert}", "--use-service-account-credentials=false",
+                f"--cluster-name={self.name}", "--kube-api-qps=100", "--kube-api-burst=200", "--v=1",
+            ]
+
+        self._start_with_ports("kube-controller-manager", 1, argv, self._health_probe("/healthz"), 60)
+
+    def _start_scheduler(self) -> None:
+        config_path = self.workdir / "scheduler.yaml"
+        config_path.write_text(yaml.safe_dump({
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "clientConnection": {"kubeconfig": str(self.info.kubeconfig), "qps": 100, "burst": 200},
+            "leaderElection": {"leaderElect": False},
+        }))
+
+        def argv(ports: list[int]) -> list[str]:
+            return [
+                str(self.tools.binary("kube-scheduler")), f"--config={config_path}",
+                "--bind-address=127.0.0.1", f"--secure-port={ports[0]}",
+                "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics", "--v=1",
+            ]
+
+        self._start_with_ports("kube-scheduler", 1, argv, self._health_probe("/readyz"), 60)
+
+    def _start_kwok(self) -> None:
+        config_path = self.workdir / "kwok.yaml"
+        config_path.write_text(kwok_config.render(self.tools.kwok_stages))
+        process, _ = self._spawn("kwok", [
+            str(self.tools.binary("kwok")), f"--kubeconfig={self.info.kubeconfig}",
+            f"--config={config_path}", "--manage-all-nodes=true",
+        ])
+        time.sleep(0.5)
+        if process.poll() is not None:
+            raise ClusterStartError(f"kwok exited with {process.returncode}\n{self.log_tails()}")
+
+    # -- cluster contents ------------------------------------------------------------
+    def _create_nodes(self) -> None:
+        client = self.info.client()
+        for node in self.nodes:
+            reply = client.call("POST", "/api/v1/nodes", node.manifest())
+            if reply.status not in (201, 409):
+                raise ClusterStartError(f"creating node {node.name}: HTTP {reply.status}: {reply.body}")
+
+    def _nodes_usable(self) -> bool:
+        reply = self.info.client().call("GET", "/api/v1/nodes")
+        if reply.status != 200:
+            return False
+        usable = {item["metadata"]["name"] for item in reply.body.get("items", []) if is_usable(item)}
+        return {node.name for node in self.nodes} <= usable
+
+    def _default_service_account(self) -> bool:
+        return self.info.client().call("GET", "/api/v1/namespaces/default/serviceaccounts/default").status == 200
+
+    def _wait(self, predicate: Callable[[], bool], what: str, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for process, record in self._processes:
+                if process.poll() is not None:
+                    raise ClusterStartError(
+                        f"{record.name} exited ({process.returncode}) while waiting for {what}\n"
+                        f"{self.log_tails()}"
+                    )
+            if _answers(predicate):
+                return
+            time.sleep(0.5)
+        raise ClusterStartError(f"timed out after {timeout:.0f}s waiting for {what}\n{self.log_tails()}")
+
+    def _save_state(self) -> None:
+        state = {
+            "name": self.name,
+            "server": self._info.server if self._info else None,
+            "kubeconfig": str(self._info.kubeconfig) if self._info else None,
+            "owner": asdict(self._owner),
+            "processes": [asdict(record) for _, record in self._processes],
+        }
+        (self.workdir / "state.json").write_text(json.dumps(state, indent=2))
+
+
+def _answers(predicate: Callable[[], bool]) -> bool:
+    """A readiness probe that treats 'not listening yet' as 'not ready'."""
+    try:
+        return predicate()
+    except (OSError, ValueError, http.client.HTTPException):
+        return False
+
+
+def component_log_tails(workdir: Path, lines: int = 80) -> str:
+    logs = sorted((workdir / "logs").glob("*.log"))
+    return "\n".join(f"----- {path.stem} (last {lines} lines) -----\n{log_tail(path, lines)}" for path in logs)

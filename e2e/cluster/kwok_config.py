@@ -1,0 +1,98 @@
+"""kwok's configuration: which lifecycle stages the fake kubelet plays.
+
+The stage files are kwok's own defaults (harvested from its module when the
+tools are built).  Two changes make Jobs behave usefully for kuota's tests:
+
+- ``pod-complete`` waits for the duration in the pod annotation
+  ``pod-complete.stage.kwok.x-k8s.io/delay`` (a Go duration such as ``30s``),
+  so a Job can hold its quota for a while; without it, pods finish at once.
+- a ``pod-fail`` stage fails pods annotated ``kuota.test/fail: "true"`` with
+  exit code 1, and ``pod-complete`` ignores those pods so the two never race.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+DELAY_ANNOTATION = "pod-complete.stage.kwok.x-k8s.io/delay"
+FAIL_ANNOTATION = "kuota.test/fail"
+STAGE_FILES = (
+    "node-initialize.yaml", "node-heartbeat-with-lease.yaml", "pod-ready.yaml",
+    "pod-complete.yaml", "pod-delete.yaml",
+)
+
+_FAILED_STATUS = """\
+{{ $now := Now }}
+containerStatuses:
+{{ range $index, $item := .spec.containers }}
+- image: {{ $item.image | Quote }}
+  name: {{ $item.name | Quote }}
+  ready: false
+  restartCount: 0
+  started: false
+  state:
+    terminated:
+      exitCode: 1
+      finishedAt: {{ $now | Quote }}
+      reason: Error
+      startedAt: {{ $now | Quote }}
+{{ end }}
+phase: Failed
+"""
+
+
+def _annotation_key(name: str) -> str:
+    return f'.metadata.annotations["{name}"]'
+
+
+def _delayed_completion(stage: dict[str, Any]) -> dict[str, Any]:
+    stage = copy.deepcopy(stage)
+    stage["spec"]["selector"]["matchExpressions"].append(
+        {"key": _annotation_key(FAIL_ANNOTATION), "operator": "DoesNotExist"}
+    )
+    stage["spec"]["delay"] = {
+        "durationMilliseconds": 0,
+        "durationFrom": {"expressionFrom": _annotation_key(DELAY_ANNOTATION)},
+    }
+    return stage
+
+
+def _failure(completion: dict[str, Any]) -> dict[str, Any]:
+    stage = copy.deepcopy(completion)
+    stage["metadata"]["name"] = "pod-fail"
+    expressions = [
+        expression for expression in stage["spec"]["selector"]["matchExpressions"]
+        if expression["key"] != _annotation_key(FAIL_ANNOTATION)
+    ]
+    expressions.append({"key": _annotation_key(FAIL_ANNOTATION), "operator": "In", "values": ["true"]})
+    stage["spec"]["selector"]["matchExpressions"] = expressions
+    stage["spec"]["next"] = {"statusTemplate": _FAILED_STATUS}
+    return stage
+
+
+def render(stages_dir: Path) -> str:
+    """The multi-document kwok.yaml for a cluster (reads the stage files)."""
+    documents: list[dict[str, Any]] = [{
+        "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+        "kind": "KwokConfiguration",
+        # kwok applies its option defaults only through kwokctl: set them here.
+        "options": {
+            "cidr": "10.0.0.0/16",
+            "nodeLeaseDurationSeconds": 40,
+            "nodeLeaseParallelism": 4,
+            "podPlayStageParallelism": 4,
+            "nodePlayStageParallelism": 4,
+            "podsOnNodeSyncParallelism": 2,
+        },
+    }]
+    for name in STAGE_FILES:
+        stage = yaml.safe_load((stages_dir / name).read_text())
+        if stage["metadata"]["name"] == "pod-complete":
+            stage = _delayed_completion(stage)
+            documents.append(_failure(stage))
+        documents.append(stage)
+    return yaml.safe_dump_all(documents, sort_keys=False)

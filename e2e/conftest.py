@@ -1,0 +1,48 @@
+"""pytest wiring for the end-to-end suites: the cluster fixture, a client and
+a namespace per test, and component log tails on every failure."""
+
+from __future__ import annotations
+
+import uuid
+from typing import AsyncIterator, Iterator
+
+import pytest
+from kubernetes_asyncio import client, config
+
+from .fixtures import ClusterHandle, SessionCluster
+
+_SESSION = SessionCluster()
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[ClusterHandle]:
+    handle = _SESSION.acquire()
+    yield handle
+    _SESSION.release()
+
+
+@pytest.fixture
+async def api(cluster: ClusterHandle) -> AsyncIterator[client.ApiClient]:
+    configuration = client.Configuration()
+    await config.load_kube_config(config_file=str(cluster.kubeconfig), client_configuration=configuration)
+    async with client.ApiClient(configuration=configuration) as api_client:
+        yield api_client
+
+
+@pytest.fixture
+async def namespace(api: client.ApiClient) -> AsyncIterator[str]:
+    """A fresh namespace per test, deleted afterwards (isolation without new clusters)."""
+    name = f"e2e-{uuid.uuid4().hex[:8]}"
+    core = client.CoreV1Api(api)
+    await core.create_namespace(client.V1Namespace(metadata=client.V1ObjectMeta(name=name)))
+    yield name
+    await core.delete_namespace(name)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """On any failure of a cluster test, show the tail of every component's log."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and _SESSION.handle is not None:
+        report.sections.append(("control-plane component logs", _SESSION.handle.log_tails()))
