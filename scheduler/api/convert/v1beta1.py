@@ -1,0 +1,412 @@
+"""``v1beta1`` ⇄ ``v1beta2``: the renames Kueue itself converts (api.md 14.6).
+
+The two versions share almost every shape; the differences are a handful of
+renamed or regrouped fields.  Where v1beta1 had two spellings for one v1beta2
+value (``Borrow`` and ``MayStopSearch``), a list form and a strategy form for
+admission checks, or a field v1beta2 dropped (``retryDelayMinutes``), the
+v1beta1 spelling is kept in ``conversion.kuota.io/v1beta1-fields`` so that
+v1beta1 → v1beta2 → v1beta1 gives the object back.  Going down, v1beta2-only
+data (``MultiKueueConfig.spec.quotaManagement``) is kept in
+``conversion.kuota.io/v1beta2-fields``.  Status fields that v1beta2 dropped
+(``pendingWorkloadsStatus``, the LocalQueue ``flavors`` list) are dropped, as
+Kueue does; the controller recomputes status.
+
+The topology assignment of an admitted pod set changed from a list of domains
+to compressed slices; :func:`slices_from_domains` and
+:func:`domains_from_slices` convert between the two.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from scheduler.api.convert import annotation_store as store
+from scheduler.api.convert._common import (
+    HUB_VERSION,
+    ConversionError,
+    Obj,
+    Warnings,
+    api_version,
+    base_object,
+    deep,
+    list_at,
+    mapping_at,
+)
+from scheduler.api.field import FieldPath
+
+V1BETA1: Final = "v1beta1"
+OLD_FUNGIBILITY: Final[Mapping[str, str]] = {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}
+PRIORITY_SOURCES: Final[Mapping[str, tuple[str, str]]] = {
+    "kueue.x-k8s.io/workloadpriorityclass": ("kueue.x-k8s.io", "WorkloadPriorityClass"),
+    "scheduling.k8s.io/priorityclass": ("scheduling.k8s.io", "PriorityClass"),
+}
+SAME_SHAPE_KINDS: Final = (
+    "ResourceFlavor",
+    "Cohort",
+    "WorkloadPriorityClass",
+    "Topology",
+    "ProvisioningRequestConfig",
+)
+WRONG_EXECUTION_SPELLING: Final = "accumulatedPastExexcutionTimeSeconds"
+RIGHT_EXECUTION_SPELLING: Final = "accumulatedPastExecutionTimeSeconds"
+
+Converter = Callable[[Obj, dict[str, Any], dict[str, Any], Warnings], None]
+
+
+def v1beta1_up(obj: Mapping[str, Any], kind: str, warnings: Warnings) -> Obj:
+    """Convert a v1beta1 object of any kind to v1beta2: pure."""
+    out = base_object(obj, api_version(HUB_VERSION))
+    hub_fields = store.take(out, store.HUB_FIELDS, warnings)
+    store.take(out, store.fields_key(V1BETA1), warnings)
+    old_fields: dict[str, Any] = {}
+    converter = _UP.get(kind)
+    if converter is None and kind not in SAME_SHAPE_KINDS:
+        raise ConversionError("kind", f'kind "{kind}" is not a kueue.x-k8s.io/v1beta1 kind kuota converts')
+    if converter is not None:
+        converter(out, old_fields, hub_fields, warnings)
+    store.put(out, store.fields_key(V1BETA1), old_fields)
+    return out
+
+
+def v1beta1_down(obj: Mapping[str, Any], kind: str, warnings: Warnings) -> Obj:
+    """Convert a v1beta2 object of any kind to v1beta1: pure."""
+    out = base_object(obj, api_version(V1BETA1))
+    old_fields = store.take(out, store.fields_key(V1BETA1), warnings)
+    store.take(out, store.HUB_FIELDS, warnings)
+    hub_fields: dict[str, Any] = {}
+    converter = _DOWN.get(kind)
+    if converter is None and kind not in SAME_SHAPE_KINDS:
+        raise ConversionError("kind", f'kind "{kind}" is not a kueue.x-k8s.io/v1beta2 kind kuota converts')
+    if converter is not None:
+        converter(out, hub_fields, old_fields, warnings)
+    store.put(out, store.HUB_FIELDS, hub_fields)
+    return out
+
+
+def _spec(out: Obj) -> dict[str, Any] | None:
+    spec = out.get("spec")
+    if spec is None:
+        return None
+    if not isinstance(spec, dict):
+        raise ConversionError("spec", "must be an object")
+    return spec
+
+
+def _status(out: Obj) -> dict[str, Any] | None:
+    status = out.get("status")
+    if status is None:
+        return None
+    if not isinstance(status, dict):
+        raise ConversionError("status", "must be an object")
+    return status
+
+
+# --- ClusterQueue ------------------------------------------------------------------
+
+
+def _cluster_queue_up(out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, Any], warnings: Warnings) -> None:
+    spec = _spec(out)
+    if spec is not None:
+        if "cohortName" in spec:
+            raise ConversionError("spec.cohortName", 'unknown field "cohortName"; v1beta1 calls it spec.cohort')
+        if "cohort" in spec:
+            spec["cohortName"] = spec.pop("cohort")
+        if "admissionChecks" in spec:
+            checks = list_at(spec.pop("admissionChecks"), FieldPath(("spec", "admissionChecks")))
+            if checks:
+                # Kueue's converter: a non-empty list replaces any strategy.
+                spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": name} for name in checks]}
+                old_fields["admissionChecks"] = "list"
+            else:
+                old_fields["admissionChecks"] = "empty"
+        fungibility = spec.get("flavorFungibility")
+        if isinstance(fungibility, dict):
+            for field, old_value in OLD_FUNGIBILITY.items():
+                if fungibility.get(field) == old_value:
+                    fungibility[field] = "MayStopSearch"
+                    old_fields.setdefault("flavorFungibility", {})[field] = old_value
+    status = _status(out)
+    if status is not None:
+        status.pop("pendingWorkloadsStatus", None)
+
+
+def _cluster_queue_down(out: Obj, hub_fields: dict[str, Any], old_fields: dict[str, Any], warnings: Warnings) -> None:
+    spec = _spec(out)
+    if spec is None:
+        return
+    if "cohort" in spec:
+        raise ConversionError("spec.cohort", 'unknown field "cohort"; v1beta2 calls it spec.cohortName')
+    if "cohortName" in spec:
+        spec["cohort"] = spec.pop("cohortName")
+    strategy = spec.get("admissionChecksStrategy")
+    form = old_fields.get("admissionChecks")
+    if form == "list" and isinstance(strategy, Mapping):
+        rules = strategy.get("admissionChecks")
+        if (
+            set(strategy) == {"admissionChecks"}
+            and isinstance(rules, list)
+            and rules
+            and all(isinstance(rule, Mapping) and set(rule) == {"name"} for rule in rules)
+        ):
+            spec["admissionChecks"] = [rule["name"] for rule in rules]
+            del spec["admissionChecksStrategy"]
+    elif form == "empty":
+        spec["admissionChecks"] = []
+    fungibility = spec.get("flavorFungibility")
+    old_spelling = old_fields.get("flavorFungibility")
+    if isinstance(fungibility, dict) and isinstance(old_spelling, Mapping):
+        for field, old_value in old_spelling.items():
+            if field in OLD_FUNGIBILITY and fungibility.get(field) == "MayStopSearch":
+                fungibility[field] = old_value
+
+
+# --- LocalQueue -------------------------------------------------------------------------
+
+
+def _local_queue_up(out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, Any], warnings: Warnings) -> None:
+    status = _status(out)
+    if status is None:
+        return
+    status.pop("flavors", None)
+    if "flavorUsage" in status:
+        status["flavorsUsage"] = status.pop("flavorUsage")
+
+
+def _local_queue_down(out: Obj, hub_fields: dict[str, Any], old_fields: dict[str, Any], warnings: Warnings) -> None:
+    status = _status(out)
+    if status is not None and "flavorsUsage" in status:
+        status["flavorUsage"] = status.pop("flavorsUsage")
+
+
+# --- Workload ------------------------------------------------------------------------------
+
+
+def _workload_up(out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, Any], warnings: Warnings) -> None:
+    spec = _spec(out)
+    if spec is not None:
+        if "priorityClassRef" in spec:
+            raise ConversionError(
+                "spec.priorityClassRef", 'unknown field "priorityClassRef"; v1beta1 uses priorityClassName and priorityClassSource'
+            )
+        name = spec.pop("priorityClassName", None)
+        has_source = "priorityClassSource" in spec
+        source = spec.pop("priorityClassSource", None)
+        mapped = PRIORITY_SOURCES.get(source) if isinstance(source, str) else None
+        if mapped is not None and name:
+            spec["priorityClassRef"] = {"group": mapped[0], "kind": mapped[1], "name": name}
+        else:
+            if name is not None:
+                old_fields["priorityClassName"] = name
+            if has_source:
+                old_fields["priorityClassSource"] = source
+    status = _status(out)
+    if status is None:
+        return
+    if WRONG_EXECUTION_SPELLING in status:
+        status[RIGHT_EXECUTION_SPELLING] = status.pop(WRONG_EXECUTION_SPELLING)
+    _map_topology_assignments(status, slices_from_domains)
+
+
+def _workload_down(out: Obj, hub_fields: dict[str, Any], old_fields: dict[str, Any], warnings: Warnings) -> None:
+    spec = _spec(out)
+    if spec is not None:
+        ref = spec.pop("priorityClassRef", None)
+        if ref is not None:
+            ref = mapping_at(ref, FieldPath(("spec", "priorityClassRef")))
+            for source, (group, kind) in PRIORITY_SOURCES.items():
+                if ref.get("group") == group and ref.get("kind") == kind:
+                    spec["priorityClassName"] = ref.get("name")
+                    spec["priorityClassSource"] = source
+                    break
+            else:
+                raise ConversionError(
+                    "spec.priorityClassRef.kind",
+                    f"kind {ref.get('kind')} does not belong to group {ref.get('group')}: "
+                    "use PriorityClass with scheduling.k8s.io, WorkloadPriorityClass with kueue.x-k8s.io",
+                )
+        else:
+            for field in ("priorityClassName", "priorityClassSource"):
+                if field in old_fields and field not in spec:
+                    spec[field] = old_fields[field]
+    status = _status(out)
+    if status is None:
+        return
+    if RIGHT_EXECUTION_SPELLING in status:
+        status[WRONG_EXECUTION_SPELLING] = status.pop(RIGHT_EXECUTION_SPELLING)
+    _map_topology_assignments(status, domains_from_slices)
+
+
+def _map_topology_assignments(status: dict[str, Any], convert: Callable[[Mapping[str, Any], FieldPath], Obj]) -> None:
+    admission = status.get("admission")
+    if not isinstance(admission, dict):
+        return
+    path = FieldPath(("status", "admission", "podSetAssignments"))
+    for index, assignment in enumerate(list_at(admission.get("podSetAssignments"), path)):
+        if isinstance(assignment, dict) and assignment.get("topologyAssignment") is not None:
+            assignment_path = path.index(index).child("topologyAssignment")
+            assignment["topologyAssignment"] = convert(mapping_at(assignment["topologyAssignment"], assignment_path), assignment_path)
+
+
+def slices_from_domains(assignment: Mapping[str, Any], path: FieldPath) -> Obj:
+    """v1beta1 ``{levels, domains: [{values, count}]}`` → v1beta2 ``{levels, slices}``.
+
+    All domains go into one slice; a level whose value is the same everywhere
+    is written ``universal``, otherwise ``individual`` with the longest common
+    prefix and suffix taken out (roots stay non-empty).  Pure.
+    """
+    out: Obj = {key: deep(value) for key, value in assignment.items() if key != "domains"}
+    domains = [mapping_at(d, path.child("domains").index(i)) for i, d in enumerate(list_at(assignment.get("domains"), path.child("domains")))]
+    if not domains:
+        out["slices"] = []
+        return out
+    levels = len(list_at(assignment.get("levels"), path.child("levels")))
+    values_per_level: list[Obj] = []
+    for level in range(levels):
+        values = [str(list_at(d.get("values"), path)[level]) for d in domains]
+        values_per_level.append(_level_values(values))
+    counts = [int(d.get("count", 0)) for d in domains]
+    pod_counts: Obj = {"universal": counts[0]} if len(set(counts)) == 1 else {"individual": counts}
+    out["slices"] = [{"domainCount": len(domains), "valuesPerLevel": values_per_level, "podCounts": pod_counts}]
+    return out
+
+
+def _level_values(values: list[str]) -> Obj:
+    if len(set(values)) == 1:
+        return {"universal": values[0]}
+    prefix_limit = max(min(len(value) for value in values) - 1, 0)
+    prefix = os.path.commonprefix(values)[:prefix_limit]
+    rest = [value[len(prefix) :] for value in values]
+    suffix_limit = max(min(len(value) for value in rest) - 1, 0)
+    suffix = os.path.commonprefix([value[::-1] for value in rest])[:suffix_limit][::-1]
+    roots = [value[: len(value) - len(suffix)] for value in rest]
+    individual: Obj = {}
+    if prefix:
+        individual["prefix"] = prefix
+    if suffix:
+        individual["suffix"] = suffix
+    individual["roots"] = roots
+    return {"individual": individual}
+
+
+def domains_from_slices(assignment: Mapping[str, Any], path: FieldPath) -> Obj:
+    """v1beta2 ``{levels, slices}`` → v1beta1 ``{levels, domains}`` (expanded): pure."""
+    out: Obj = {key: deep(value) for key, value in assignment.items() if key != "slices"}
+    domains: list[Obj] = []
+    for slice_index, item in enumerate(list_at(assignment.get("slices"), path.child("slices"))):
+        slice_path = path.child("slices").index(slice_index)
+        item = mapping_at(item, slice_path)
+        size = item.get("domainCount")
+        if not isinstance(size, int) or size < 0:
+            raise ConversionError(str(slice_path.child("domainCount")), "must be a non-negative integer")
+        columns: list[list[str]] = []
+        for level_index, level in enumerate(list_at(item.get("valuesPerLevel"), slice_path.child("valuesPerLevel"))):
+            level_path = slice_path.child("valuesPerLevel").index(level_index)
+            level = mapping_at(level, level_path)
+            if level.get("universal") is not None:
+                columns.append([str(level["universal"])] * size)
+                continue
+            individual = mapping_at(level.get("individual"), level_path.child("individual"))
+            roots = list_at(individual.get("roots"), level_path.child("individual", "roots"))
+            if len(roots) != size:
+                raise ConversionError(str(level_path.child("individual", "roots")), f"must have domainCount ({size}) items")
+            prefix, suffix = individual.get("prefix") or "", individual.get("suffix") or ""
+            columns.append([f"{prefix}{root}{suffix}" for root in roots])
+        pod_counts = mapping_at(item.get("podCounts"), slice_path.child("podCounts"))
+        if pod_counts.get("universal") is not None:
+            counts = [pod_counts["universal"]] * size
+        else:
+            counts = list_at(pod_counts.get("individual"), slice_path.child("podCounts", "individual"))
+            if len(counts) != size:
+                raise ConversionError(str(slice_path.child("podCounts", "individual")), f"must have domainCount ({size}) items")
+        for position in range(size):
+            domains.append({"values": [column[position] for column in columns], "count": counts[position]})
+    out["domains"] = domains
+    return out
+
+
+# --- AdmissionCheck, MultiKueueCluster, MultiKueueConfig ----------------------------------
+
+
+def _admission_check_up(out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, Any], warnings: Warnings) -> None:
+    spec = _spec(out)
+    if spec is not None and "retryDelayMinutes" in spec:
+        old_fields["retryDelayMinutes"] = spec.pop("retryDelayMinutes")
+
+
+def _admission_check_down(out: Obj, hub_fields: dict[str, Any], old_fields: dict[str, Any], warnings: Warnings) -> None:
+    spec = _spec(out)
+    if spec is not None and "retryDelayMinutes" in old_fields and "retryDelayMinutes" not in spec:
+        spec["retryDelayMinutes"] = old_fields["retryDelayMinutes"]
+
+
+def _multikueue_cluster_up(out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, Any], warnings: Warnings) -> None:
+    spec = _spec(out)
+    if spec is None:
+        return
+    moved = {key: spec.pop(key) for key in ("kubeConfig", "clusterProfileRef") if key in spec}
+    if moved:
+        if "clusterSource" in spec:
+            raise ConversionError("spec.clusterSource", 'unknown field "clusterSource"; v1beta1 sets spec.kubeConfig or spec.clusterProfileRef')
+        spec["clusterSource"] = moved
+
+
+def _multikueue_cluster_down(out: Obj, hub_fields: dict[str, Any], old_fields: dict[str, Any], warnings: Warnings) -> None:
+    spec = _spec(out)
+    if spec is None or "clusterSource" not in spec:
+        return
+    source = dict(mapping_at(spec.pop("clusterSource"), FieldPath(("spec", "clusterSource"))))
+    spec.update(source)
+
+
+def _multikueue_config_up(out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, Any], warnings: Warnings) -> None:
+    spec = _spec(out)
+    if "quotaManagement" in hub_fields:
+        if spec is None:
+            spec = out["spec"] = {}
+        spec.setdefault("quotaManagement", hub_fields["quotaManagement"])
+
+
+def _multikueue_config_down(out: Obj, hub_fields: dict[str, Any], old_fields: dict[str, Any], warnings: Warnings) -> None:
+    spec = _spec(out)
+    if spec is not None and "quotaManagement" in spec:
+        hub_fields["quotaManagement"] = spec.pop("quotaManagement")
+
+
+_UP: Final[Mapping[str, Converter]] = {
+    "ClusterQueue": _cluster_queue_up,
+    "LocalQueue": _local_queue_up,
+    "Workload": _workload_up,
+    "AdmissionCheck": _admission_check_up,
+    "MultiKueueCluster": _multikueue_cluster_up,
+    "MultiKueueConfig": _multikueue_config_up,
+}
+_DOWN: Final[Mapping[str, Converter]] = {
+    "ClusterQueue": _cluster_queue_down,
+    "LocalQueue": _local_queue_down,
+    "Workload": _workload_down,
+    "AdmissionCheck": _admission_check_down,
+    "MultiKueueCluster": _multikueue_cluster_down,
+    "MultiKueueConfig": _multikueue_config_down,
+}
+
+
+def v1beta1_report_path(original: Mapping[str, Any], path: str) -> str:
+    """Where to report a v1beta2 violation found on a converted v1beta1 object.
+
+    validation.md 0.2: ``spec.cohortName`` is reported as ``spec.cohort``, and
+    strategy entries built from ``spec.admissionChecks`` at
+    ``spec.admissionChecks[i]``.  Pure.
+    """
+    if path == "spec.cohortName" or path.startswith("spec.cohortName."):
+        return "spec.cohort" + path[len("spec.cohortName") :]
+    spec = original.get("spec")
+    strategy_prefix = "spec.admissionChecksStrategy.admissionChecks"
+    if isinstance(spec, Mapping) and spec.get("admissionChecks") and path.startswith(strategy_prefix):
+        rest = path[len(strategy_prefix) :]
+        if rest.startswith("[") and "]" in rest:
+            index, _, tail = rest[1:].partition("]")
+            return f"spec.admissionChecks[{index}]" + ("" if tail in ("", ".name") else tail)
+        return "spec.admissionChecks" + rest
+    return path
