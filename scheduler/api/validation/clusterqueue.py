@@ -1,0 +1,492 @@
+"""ClusterQueue rules (validation.md section 3), and the resource-group rules
+that Cohorts share (CQ-1 … CQ-17, CQ-19, CQ-20; section 6, CO-3).
+
+The resource-group checks walk ``spec.resourceGroups`` once and remember, for
+the cross-group rules, where each flavor and covered resource first appeared.
+Limit rules that depend on the owner (a cohort for a ClusterQueue, a parent
+for a Cohort) are applied by the caller through ``quota_entries``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from scheduler.api.field import FieldError, FieldPath, error
+from scheduler.api.quantity import Quantity
+from scheduler.api.validation.common import (
+    FeatureGates,
+    check_weight,
+    gate,
+    in_rule_order,
+    numbered,
+    prepare,
+    prepare_old,
+)
+from scheduler.api.validation.formats import (
+    as_dict,
+    check_enum,
+    check_max,
+    check_metadata,
+    check_quantity,
+    check_selector,
+    duplicate_key,
+    is_qualified_name,
+    is_subdomain,
+    mappings,
+    negative,
+    not_qualified_name,
+    not_subdomain,
+    parse_quantity,
+    render_value,
+    required,
+    strings,
+)
+from scheduler.api.validation.known_fields import CLUSTER_QUEUE
+
+SPEC = FieldPath(("spec",))
+GROUPS = SPEC.child("resourceGroups")
+
+RULE_ORDER = numbered("CQ", 45) + ["CQ-V1", "CQ-V2", "CQ-V3", "CQ-V4", "UNKNOWN-FIELD"]
+
+QUEUEING_STRATEGIES = ("StrictFIFO", "BestEffortFIFO")
+STOP_POLICIES = ("None", "Hold", "HoldAndDrain")
+WITHIN_CLUSTER_QUEUE = ("Never", "LowerPriority", "LowerOrNewerEqualPriority")
+RECLAIM_WITHIN_COHORT = ("Never", "LowerPriority", "Any")
+BORROW_WITHIN_COHORT = ("Never", "LowerPriority")
+FUNGIBILITY = ("MayStopSearch", "TryNextFlavor")
+PREFERENCES = ("BorrowingOverPreemption", "PreemptionOverBorrowing")
+ADMISSION_MODES = ("UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing")
+MIGRATION_MODES = ("TryPreferredFlavors", "RetainFirstAdmission")
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+
+# --- resource groups (shared with Cohort) ------------------------------------------
+
+
+def check_resource_groups(groups: object, errors: list[FieldError]) -> None:
+    """CQ-1 … CQ-17, CQ-19, CQ-20 on a cleaned ``spec.resourceGroups``."""
+    check_max(groups, 16, GROUPS, errors, rule="CQ-1")
+    resource_owner: dict[str, int] = {}
+    flavor_owner: dict[str, int] = {}
+    for g, group in mappings(groups):
+        at = GROUPS.index(g)
+        covered = group.get("coveredResources")
+        if covered is None or covered == []:
+            errors.append(error(at.child("coveredResources"), "must list at least 1 resource", origin="S", rule="CQ-2"))
+        check_max(covered, 64, at.child("coveredResources"), errors, rule="CQ-3")
+        for j, resource in strings(covered):
+            here = at.child("coveredResources").index(j)
+            if not is_qualified_name(resource):
+                errors.append(error(here, not_qualified_name(resource, "resource name"), origin="W", rule="CQ-4"))
+            if resource in resource_owner:
+                owner = resource_owner[resource]
+                message = (
+                    f'resource "{resource}" is listed twice in coveredResources'
+                    if owner == g
+                    else f'resource "{resource}" is already covered by resourceGroups[{owner}]; '
+                    "a resource may belong to only one resource group"
+                )
+                errors.append(error(here, message, origin="W", rule="CQ-5"))
+            else:
+                resource_owner[resource] = g
+        flavors = group.get("flavors")
+        if flavors is None or flavors == []:
+            errors.append(error(at.child("flavors"), "must list at least 1 flavor", origin="S", rule="CQ-6"))
+        check_max(flavors, 64, at.child("flavors"), errors, rule="CQ-7")
+        covered_names = [item for item in covered if isinstance(item, str)] if isinstance(covered, list) else None
+        for j, flavor in mappings(flavors):
+            _check_flavor(flavor, at.child("flavors").index(j), g, covered, covered_names, flavor_owner, errors)
+
+
+def _check_flavor(
+    flavor: dict[str, Any],
+    at: FieldPath,
+    g: int,
+    covered: object,
+    covered_names: list[str] | None,
+    flavor_owner: dict[str, int],
+    errors: list[FieldError],
+) -> None:
+    name = flavor.get("name")
+    if name is None or name == "":
+        errors.append(error(at.child("name"), required("give the ResourceFlavor name"), origin="S", rule="CQ-8"))
+    elif isinstance(name, str):
+        if not is_subdomain(name):
+            errors.append(error(at.child("name"), not_subdomain(name, "flavor name"), origin="S", rule="CQ-8"))
+        if name in flavor_owner:
+            owner = flavor_owner[name]
+            if owner == g:
+                errors.append(
+                    error(at.child("name"), f'flavor "{name}" is listed twice in this resource group', origin="S", rule="CQ-9")
+                )
+            else:
+                errors.append(
+                    error(
+                        at.child("name"),
+                        f'flavor "{name}" is already used by resourceGroups[{owner}]; '
+                        "a flavor may belong to only one resource group",
+                        origin="W",
+                        rule="CQ-9",
+                    )
+                )
+        else:
+            flavor_owner[name] = g
+    resources = flavor.get("resources")
+    if resources is None or resources == []:
+        errors.append(error(at.child("resources"), "must list at least 1 resource quota", origin="S", rule="CQ-10"))
+    check_max(resources, 64, at.child("resources"), errors, rule="CQ-11")
+    if isinstance(resources, list) and resources and isinstance(covered, list) and covered and len(resources) != len(covered):
+        listed = ", ".join(render_value(item) for item in covered)
+        errors.append(
+            error(
+                at.child("resources"),
+                f'flavor "{render_value(name)}" gives quotas for {len(resources)} resource(s) but the group covers '
+                f"{len(covered)} ({listed}); give exactly one quota per covered resource, in the same order",
+                origin="C",
+                rule="CQ-12",
+            )
+        )
+    seen: set[str] = set()
+    for k, quota in mappings(resources):
+        here = at.child("resources").index(k)
+        resource_name = quota.get("name")
+        if isinstance(covered, list) and k < len(covered) and isinstance(covered[k], str):
+            expected = covered[k]
+            if resource_name is None:
+                errors.append(
+                    error(here.child("name"), required(f'expected "{expected}" (coveredResources[{k}])'), origin="S", rule="CQ-13")
+                )
+            elif isinstance(resource_name, str) and resource_name != expected:
+                errors.append(
+                    error(
+                        here.child("name"),
+                        f'expected "{expected}" (coveredResources[{k}]) but found "{resource_name}"; '
+                        "list resources in the same order as coveredResources",
+                        origin="W",
+                        rule="CQ-13",
+                    )
+                )
+        if isinstance(resource_name, str):
+            if resource_name in seen:
+                errors.append(error(here.child("name"), duplicate_key("resource", resource_name), origin="S", rule="CQ-14"))
+            seen.add(resource_name)
+        _check_quota_values(quota, here, errors)
+
+
+def _check_quota_values(quota: dict[str, Any], at: FieldPath, errors: list[FieldError]) -> None:
+    if "nominalQuota" not in quota:
+        errors.append(
+            error(at.child("nominalQuota"), required("set the quota for this resource (0 is allowed)"), origin="S", rule="CQ-15")
+        )
+    for field, rule in (("nominalQuota", "CQ-17"), ("borrowingLimit", "CQ-19"), ("lendingLimit", "CQ-20")):
+        raw = quota.get(field)
+        value = check_quantity(raw, at.child(field), errors, rule="CQ-16")
+        if value is not None and value.is_negative():
+            errors.append(error(at.child(field), negative(raw), origin="W", rule=rule))
+
+
+def quota_entries(groups: object) -> Iterator[tuple[FieldPath, dict[str, Any]]]:
+    """(path, resource quota entry) for every entry of every flavor: pure."""
+    for g, group in mappings(groups):
+        for j, flavor in mappings(group.get("flavors")):
+            for k, quota in mappings(flavor.get("resources")):
+                yield GROUPS.index(g).child("flavors").index(j).child("resources").index(k), quota
+
+
+def flavor_names(groups: object) -> list[str]:
+    """Every flavor name of every group, in order: pure."""
+    return [
+        flavor["name"]
+        for _, group in mappings(groups)
+        for _, flavor in mappings(group.get("flavors"))
+        if isinstance(flavor.get("name"), str)
+    ]
+
+
+def _quantity(value: object) -> Quantity | None:
+    return parse_quantity(value) if value is not None else None
+
+
+# --- ClusterQueue only -----------------------------------------------------------
+
+
+def _check_limits(spec: dict[str, Any], errors: list[FieldError]) -> None:
+    """CQ-18, CQ-21, CQ-22."""
+    cohort = spec.get("cohortName")
+    no_cohort = cohort is None or cohort == ""
+    for at, quota in quota_entries(spec.get("resourceGroups")):
+        if no_cohort and "borrowingLimit" in quota:
+            errors.append(
+                error(
+                    at.child("borrowingLimit"),
+                    "a borrowing limit needs a cohort: set spec.cohortName or remove borrowingLimit",
+                    origin="C",
+                    rule="CQ-18",
+                )
+            )
+        if no_cohort and "lendingLimit" in quota:
+            errors.append(
+                error(
+                    at.child("lendingLimit"),
+                    "a lending limit needs a cohort: set spec.cohortName or remove lendingLimit",
+                    origin="W",
+                    rule="CQ-21",
+                )
+            )
+        nominal, lending = _quantity(quota.get("nominalQuota")), _quantity(quota.get("lendingLimit"))
+        if nominal is not None and lending is not None and lending > nominal:
+            errors.append(
+                error(
+                    at.child("lendingLimit"),
+                    f"must be less than or equal to nominalQuota ({render_value(quota.get('nominalQuota'))}); "
+                    "a queue cannot lend more than it owns",
+                    origin="W",
+                    rule="CQ-22",
+                )
+            )
+
+
+def _check_totals(groups: object, errors: list[FieldError]) -> None:
+    """CQ-23, CQ-24, CQ-25."""
+    group_items = mappings(groups)
+    flavor_total = sum(len(group["flavors"]) for _, group in group_items if isinstance(group.get("flavors"), list))
+    covered_total = sum(
+        len(group["coveredResources"]) for _, group in group_items if isinstance(group.get("coveredResources"), list)
+    )
+    if flavor_total > 256:
+        errors.append(
+            error(GROUPS, f"has {flavor_total} flavors in total; at most 256 are allowed across all resource groups", rule="CQ-23")
+        )
+    if covered_total > 256:
+        errors.append(
+            error(GROUPS, f"covers {covered_total} resources in total; at most 256 are allowed across all resource groups", rule="CQ-24")
+        )
+    for g, group in group_items:
+        entries = sum(len(flavor["resources"]) for _, flavor in mappings(group.get("flavors")) if isinstance(flavor.get("resources"), list))
+        if entries > 512:
+            errors.append(
+                error(
+                    GROUPS.index(g),
+                    f"has {entries} flavor/resource quota entries; at most 512 are allowed in one resource group",
+                    rule="CQ-25",
+                )
+            )
+
+
+def _check_preemption(preemption: object, errors: list[FieldError]) -> None:
+    """CQ-29, CQ-30."""
+    if not isinstance(preemption, dict):
+        return
+    at = SPEC.child("preemption")
+    check_enum(preemption.get("withinClusterQueue"), WITHIN_CLUSTER_QUEUE, at.child("withinClusterQueue"), errors, rule="CQ-29")
+    check_enum(preemption.get("reclaimWithinCohort"), RECLAIM_WITHIN_COHORT, at.child("reclaimWithinCohort"), errors, rule="CQ-29")
+    borrow = as_dict(preemption.get("borrowWithinCohort"))
+    check_enum(borrow.get("policy"), BORROW_WITHIN_COHORT, at.child("borrowWithinCohort", "policy"), errors, rule="CQ-29")
+    threshold = borrow.get("maxPriorityThreshold")
+    if threshold is not None and (
+        isinstance(threshold, bool) or not isinstance(threshold, int) or not INT32_MIN <= threshold <= INT32_MAX
+    ):
+        errors.append(
+            error(at.child("borrowWithinCohort", "maxPriorityThreshold"), "must be a 32-bit integer", origin="S", rule="CQ-29")
+        )
+    policy = borrow.get("policy")
+    if preemption.get("reclaimWithinCohort") == "Never" and isinstance(policy, str) and policy != "Never":
+        errors.append(
+            error(
+                at,
+                f"borrowWithinCohort.policy {policy} needs reclaimWithinCohort LowerPriority or Any; "
+                "with reclaimWithinCohort Never, set borrowWithinCohort.policy to Never",
+                origin="C",
+                rule="CQ-30",
+            )
+        )
+
+
+_OLD_SPELLINGS = {"whenCanBorrow": "Borrow", "whenCanPreempt": "Preempt"}
+
+
+def _check_fungibility(fungibility: object, errors: list[FieldError]) -> None:
+    """CQ-31, CQ-32, CQ-33."""
+    if not isinstance(fungibility, dict):
+        return
+    at = SPEC.child("flavorFungibility")
+    for field, old in _OLD_SPELLINGS.items():
+        value = fungibility.get(field)
+        suffix = f'; "{old}" is the old v1beta1 spelling, use MayStopSearch' if value == old else ""
+        check_enum(value, FUNGIBILITY, at.child(field), errors, rule="CQ-31", suffix=suffix)
+    preference = fungibility.get("preference")
+    if preference == "":
+        return
+    check_enum(preference, PREFERENCES, at.child("preference"), errors, rule="CQ-32")
+    if isinstance(preference, str) and (
+        fungibility.get("whenCanBorrow") != "TryNextFlavor" or fungibility.get("whenCanPreempt") != "TryNextFlavor"
+    ):
+        errors.append(
+            error(
+                at.child("preference"),
+                f'preference "{preference}" applies only when whenCanBorrow and whenCanPreempt are both TryNextFlavor',
+                origin="C",
+                rule="CQ-33",
+            )
+        )
+
+
+def _check_admission_checks(spec: dict[str, Any], old_spec: dict[str, Any] | None, errors: list[FieldError]) -> None:
+    """CQ-38 … CQ-41."""
+    strategy = spec.get("admissionChecksStrategy")
+    if not isinstance(strategy, dict):
+        return
+    at = SPEC.child("admissionChecksStrategy", "admissionChecks")
+    rules = strategy.get("admissionChecks")
+    if rules is None or rules == []:
+        errors.append(
+            error(at, "must list at least 1 admission check (or remove admissionChecksStrategy)", origin="S", rule="CQ-38")
+        )
+    check_max(rules, 64, at, errors, rule="CQ-39")
+    own_flavors = flavor_names(spec.get("resourceGroups"))
+    lenient = _onflavors_leniency(spec, old_spec)
+    seen: set[str] = set()
+    for k, rule in mappings(rules):
+        here = at.index(k)
+        name = rule.get("name")
+        if name is None or name == "":
+            errors.append(error(here.child("name"), required("name the AdmissionCheck"), origin="S", rule="CQ-39"))
+        elif isinstance(name, str):
+            if len(name) > 316:
+                errors.append(error(here.child("name"), "must be at most 316 characters", origin="S", rule="CQ-39"))
+            if name in seen:
+                errors.append(error(here.child("name"), duplicate_key("admission check", name), origin="S", rule="CQ-39"))
+            seen.add(name)
+        on_flavors = rule.get("onFlavors")
+        check_max(on_flavors, 64, here.child("onFlavors"), errors, rule="CQ-40")
+        listed: set[str] = set()
+        skip_membership = isinstance(name, str) and lenient.get(name) == frozenset(
+            item for _, item in strings(on_flavors)
+        )
+        for position, flavor in strings(on_flavors):
+            item_at = here.child("onFlavors").index(position)
+            if not is_subdomain(flavor):
+                errors.append(error(item_at, not_subdomain(flavor, "flavor name"), origin="S", rule="CQ-40"))
+            if flavor in listed:
+                errors.append(error(item_at, f'flavor "{flavor}" is listed twice', origin="S", rule="CQ-40"))
+            listed.add(flavor)
+            if flavor not in own_flavors and not skip_membership:
+                known = ", ".join(sorted(set(own_flavors))) or "none"
+                errors.append(
+                    error(
+                        item_at,
+                        f'flavor "{flavor}" is not one of this queue\'s flavors ({known}); '
+                        "onFlavors may only name flavors from spec.resourceGroups",
+                        origin="W",
+                        rule="CQ-41",
+                    )
+                )
+
+
+def _onflavors_leniency(spec: dict[str, Any], old_spec: dict[str, Any] | None) -> dict[str, frozenset[str]]:
+    """CQ-41 on update: rule name → old onFlavors set, when the flavors are unchanged."""
+    if old_spec is None or not isinstance(old_spec.get("admissionChecksStrategy"), dict):
+        return {}
+    if set(flavor_names(old_spec.get("resourceGroups"))) != set(flavor_names(spec.get("resourceGroups"))):
+        return {}
+    old_rules = as_dict(old_spec["admissionChecksStrategy"]).get("admissionChecks")
+    return {
+        rule["name"]: frozenset(item for _, item in strings(rule.get("onFlavors")))
+        for _, rule in mappings(old_rules)
+        if isinstance(rule.get("name"), str)
+    }
+
+
+def _check_scope_and_policy(spec: dict[str, Any], errors: list[FieldError]) -> None:
+    """CQ-42, CQ-43."""
+    scope = spec.get("admissionScope")
+    if isinstance(scope, dict):
+        mode = scope.get("admissionMode")
+        at = SPEC.child("admissionScope", "admissionMode")
+        if mode is None or mode == "":
+            errors.append(error(at, required("use UsageBasedAdmissionFairSharing or NoAdmissionFairSharing"), origin="S", rule="CQ-42"))
+        check_enum(mode or None, ADMISSION_MODES, at, errors, rule="CQ-42")
+    policy = spec.get("concurrentAdmissionPolicy")
+    if isinstance(policy, dict):
+        migration = as_dict(policy.get("migration"))
+        at = SPEC.child("concurrentAdmissionPolicy", "migration")
+        mode = migration.get("mode")
+        if mode is None or mode == "":
+            errors.append(error(at.child("mode"), required("use TryPreferredFlavors or RetainFirstAdmission"), origin="S", rule="CQ-43"))
+        check_enum(mode or None, MIGRATION_MODES, at.child("mode"), errors, rule="CQ-43")
+        last = as_dict(migration.get("constraints")).get("lastAcceptableFlavorName")
+        if isinstance(last, str) and not is_subdomain(last):
+            errors.append(
+                error(at.child("constraints", "lastAcceptableFlavorName"), not_subdomain(last, "flavor name"), origin="S", rule="CQ-43")
+            )
+
+
+def _check_concurrent_admission(spec: dict[str, Any], old_spec: dict[str, Any] | None, gates: FeatureGates | None, errors: list[FieldError]) -> None:
+    """CQ-44 (update) and CQ-45 (gate ConcurrentAdmission)."""
+    policy = spec.get("concurrentAdmissionPolicy")
+    if old_spec is not None and old_spec.get("concurrentAdmissionPolicy") != policy:
+        errors.append(
+            error(
+                SPEC.child("concurrentAdmissionPolicy"),
+                "is immutable: it can only be set when the ClusterQueue is created",
+                rule="CQ-44",
+            )
+        )
+    if not gate(gates, "ConcurrentAdmission") or not isinstance(policy, dict):
+        return
+    groups = spec.get("resourceGroups")
+    group_list = groups if isinstance(groups, list) else []
+    if len(group_list) != 1:
+        errors.append(error(GROUPS, "must have exactly one resource group when concurrentAdmissionPolicy is set", rule="CQ-45"))
+    elif isinstance(group_list[0], dict) and isinstance(group_list[0].get("flavors"), list) and len(group_list[0]["flavors"]) > 16:
+        errors.append(error(GROUPS.index(0).child("flavors"), "at most 16 flavors when concurrentAdmissionPolicy is set", rule="CQ-45"))
+    migration = as_dict(policy.get("migration"))
+    at = SPEC.child("concurrentAdmissionPolicy", "migration", "constraints")
+    constraints = migration.get("constraints")
+    if isinstance(constraints, dict) and migration.get("mode") not in (None, "", "TryPreferredFlavors"):
+        errors.append(error(at, "constraints are allowed only with mode TryPreferredFlavors", rule="CQ-45"))
+    last = as_dict(constraints).get("lastAcceptableFlavorName")
+    own = flavor_names(groups)
+    if isinstance(last, str) and last and last not in own:
+        errors.append(
+            error(at.child("lastAcceptableFlavorName"), f"must be one of this queue's flavors: {', '.join(own) or 'none'}", rule="CQ-45")
+        )
+    if spec.get("queueingStrategy") == "StrictFIFO":
+        errors.append(
+            error(SPEC.child("queueingStrategy"), "StrictFIFO cannot be combined with concurrentAdmissionPolicy", rule="CQ-45")
+        )
+
+
+def validate_cluster_queue(
+    new: Mapping[str, Any], old: Mapping[str, Any] | None = None, *, gates: FeatureGates | None = None
+) -> list[FieldError]:
+    """Every ClusterQueue rule (CREATE, or UPDATE when ``old`` is given): pure, never raises."""
+    errors: list[FieldError] = []
+    obj = prepare(new, CLUSTER_QUEUE, errors)
+    if obj is None:
+        return errors
+    old_obj = prepare_old(old, CLUSTER_QUEUE)
+    old_spec = as_dict(old_obj.get("spec")) if old_obj is not None else None
+    check_metadata(obj, errors, namespaced=False)
+    spec = as_dict(obj.get("spec"))
+    groups = spec.get("resourceGroups")
+    check_resource_groups(groups, errors)
+    _check_limits(spec, errors)
+    _check_totals(groups, errors)
+    cohort = spec.get("cohortName")
+    if isinstance(cohort, str) and cohort != "" and not is_subdomain(cohort):
+        errors.append(error(SPEC.child("cohortName"), not_subdomain(cohort), origin="S", rule="CQ-26"))
+    check_enum(spec.get("queueingStrategy"), QUEUEING_STRATEGIES, SPEC.child("queueingStrategy"), errors, rule="CQ-27")
+    check_selector(spec.get("namespaceSelector"), SPEC.child("namespaceSelector"), errors, rule="CQ-28")
+    _check_preemption(spec.get("preemption"), errors)
+    _check_fungibility(spec.get("flavorFungibility"), errors)
+    check_enum(spec.get("stopPolicy"), STOP_POLICIES, SPEC.child("stopPolicy"), errors, rule="CQ-34")
+    check_weight(spec.get("fairSharing"), SPEC.child("fairSharing"), errors, rules=("CQ-35", "CQ-36", "CQ-37"))
+    _check_admission_checks(spec, old_spec, errors)
+    _check_scope_and_policy(spec, errors)
+    _check_concurrent_admission(spec, old_spec, gates, errors)
+    return in_rule_order(errors, RULE_ORDER)
+
+
+__all__ = ["validate_cluster_queue", "check_resource_groups", "quota_entries", "flavor_names"]

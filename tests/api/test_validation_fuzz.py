@@ -1,0 +1,127 @@
+"""Validation and defaulting never raise, whatever the input looks like (validation.md 0.2).
+
+Two generators: arbitrary JSON-like values, and "almost right" objects built
+by mutating valid objects of every kind at random paths, which reach deep
+into the rules instead of stopping at the top-level type check.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scheduler.api.defaults import apply_create_defaults, apply_schema_defaults
+from scheduler.api.field import FieldError
+from scheduler.api.validation import VALIDATORS, admission_status, validate_workload_status
+from tests.api import validation_builders as b
+
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from(["", "-1", "1n", "ten", "cpu", "main", "True", "Never", "kubernetes.io/hostname", "QuotaReserved"]),
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda children: st.one_of(
+        st.lists(children, max_size=4),
+        st.dictionaries(st.sampled_from(["spec", "name", "metadata", "count", "status", "resources", "x"]) | st.text(max_size=6), children, max_size=4),
+    ),
+    max_leaves=20,
+)
+
+VALID_OBJECTS = [
+    b.cluster_queue("cq", groups=[b.group(["cpu", "memory"], b.flavor("a", cpu="1", memory="1Gi"))], cohort="c",
+                    admission_checks=[{"name": "ac", "onFlavors": ["a"]}]),
+    b.resource_flavor("rf", node_labels={"a": "b"}, taints=[{"key": "k", "effect": "NoSchedule"}],
+                      tolerations=[{"key": "k", "operator": "Exists"}]),
+    b.local_queue("lq", cluster_queue="cq", fair_sharing={"weight": "1"}),
+    b.cohort("co", parent="p", groups=[b.group(["cpu"], b.flavor("a", cpu="1"))]),
+    b.reserved(b.workload("wl", pod_sets=[b.pod_set(count=2, requests={"cpu": "1"})])),
+    b.priority_class("high", 100),
+    b.admission_check("ac"),
+    b.multikueue_config("mk", ["w1"]),
+    b.multikueue_cluster("w1"),
+    b.topology("t", ["zone", "kubernetes.io/hostname"]),
+    b.job("j", queue="q"),
+    b.configuration(),
+]
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, prefix + (key,))
+    elif isinstance(value, list):
+        for position, item in enumerate(value):
+            found += _paths(item, prefix + (position,))
+    return found
+
+
+@st.composite
+def mutated_objects(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
+    original = draw(st.sampled_from(VALID_OBJECTS))
+    obj = copy.deepcopy(original)
+    for _ in range(draw(st.integers(min_value=1, max_value=3))):
+        paths = [path for path in _paths(obj) if path and path[:1] not in (("apiVersion",), ("kind",))]
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        parent = obj
+        for part in path[:-1]:
+            parent = parent[part]
+        parent[path[-1]] = draw(json_values)
+    return original, obj
+
+
+def _assert_errors(result: object) -> None:
+    assert isinstance(result, list)
+    assert all(isinstance(item, FieldError) for item in result)
+
+
+@settings(max_examples=300, deadline=None)
+@given(obj=json_values, old=json_values, key=st.sampled_from(sorted(VALIDATORS)))
+def test_arbitrary_values_never_raise(obj: Any, old: Any, key: tuple[str, str]) -> None:
+    validator = VALIDATORS[key]
+    _assert_errors(validator(obj, None))
+    _assert_errors(validator(obj, old))
+    if isinstance(obj, dict):
+        _assert_errors(validator({**obj, "apiVersion": key[0], "kind": key[1]}, old))
+
+
+@settings(max_examples=400, deadline=None)
+@given(pair=mutated_objects())
+def test_mutated_valid_objects_never_raise(pair: tuple[dict[str, Any], dict[str, Any]]) -> None:
+    original, obj = pair
+    validator = VALIDATORS[(original["apiVersion"], original["kind"])]
+    _assert_errors(validator(obj, None))
+    _assert_errors(validator(obj, original))
+    _assert_errors(validator(original, obj))
+    admission_status(validator(obj, None))
+    if original["kind"] == "Workload":
+        _assert_errors(validate_workload_status(obj, original))
+
+
+@settings(max_examples=300, deadline=None)
+@given(pair=mutated_objects(), partial=st.booleans())
+def test_defaulting_never_raises_and_is_idempotent(pair: tuple[dict[str, Any], dict[str, Any]], partial: bool) -> None:
+    _, obj = pair
+    once = apply_schema_defaults(obj)
+    assert apply_schema_defaults(once) == once
+    created = apply_create_defaults(once, partial_admission=partial)
+    assert apply_create_defaults(created, partial_admission=partial) == created
+
+
+@settings(max_examples=200, deadline=None)
+@given(value=json_values)
+def test_defaulting_arbitrary_values(value: Any) -> None:
+    apply_schema_defaults({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "spec": value})
+    apply_schema_defaults({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "spec": value, "status": value})
+    apply_create_defaults({"kind": "ClusterQueue", "metadata": value})
+    apply_create_defaults({"kind": "Workload", "spec": value}, partial_admission=False)
