@@ -1,0 +1,177 @@
+"""Schemas of the supporting kinds kuota stores and validates.
+
+WorkloadPriorityClass (api.md 8), AdmissionCheck (9), MultiKueueConfig and
+MultiKueueCluster (10) and Topology (11).  None of them existed in Kueue's
+``v1alpha1``/``v1alpha2`` form that kuota accepts, so each is served as
+``v1beta1`` and ``v1beta2`` only.
+"""
+
+from __future__ import annotations
+
+from scheduler.api.crds.definition import (
+    AGE,
+    KindDefinition,
+    PrinterColumn,
+    VersionDefinition,
+    condition_status_column,
+)
+from scheduler.api.crds.schema_kit import (
+    Schema,
+    array,
+    conditions,
+    enum,
+    int32,
+    int64,
+    obj,
+    string,
+    string_set,
+    top_level,
+)
+
+
+def workload_priority_class() -> KindDefinition:
+    """Pure: the WorkloadPriorityClass CRD; its fields are top level (no spec)."""
+    schema = top_level(
+        {
+            "value": int32("Priority given to workloads of jobs labelled with this class."),
+            "description": string("Free text, at most 2048 characters."),
+        },
+        "WorkloadPriorityClass gives a priority to workloads independently of pod priority.",
+        required=["value"],
+    )
+    columns = (PrinterColumn("Value", ".value", "integer", "Priority value."), AGE)
+    return KindDefinition(
+        kind="WorkloadPriorityClass",
+        plural="workloadpriorityclasses",
+        scope="Cluster",
+        short_names=("wpc",),
+        versions=(
+            VersionDefinition("v1beta1", schema, columns),
+            VersionDefinition("v1beta2", schema, columns),
+        ),
+    )
+
+
+def _admission_check(version: str) -> Schema:
+    spec_fields: dict[str, Schema] = {
+        "controllerName": string("Controller that decides this check; immutable."),
+        "parameters": obj(
+            {"apiGroup": string(), "kind": string(), "name": string()},
+            "Object holding the check's parameters.",
+            required=["apiGroup", "kind", "name"],
+        ),
+    }
+    if version == "v1beta1":
+        spec_fields["retryDelayMinutes"] = int64("Deprecated; dropped in v1beta2.")
+    return top_level(
+        {
+            "spec": obj(spec_fields, required=["controllerName"]),
+            "status": obj({"conditions": conditions()}),
+        },
+        "AdmissionCheck is a gate a workload must pass after reserving quota.",
+    )
+
+
+def admission_check() -> KindDefinition:
+    """Pure: the AdmissionCheck CRD (api.md 9)."""
+    columns = (
+        PrinterColumn("Controller", ".spec.controllerName", "string", "Check controller."),
+        condition_status_column("Active", "Active", "Whether the check is active."),
+        AGE,
+    )
+    return KindDefinition(
+        kind="AdmissionCheck",
+        plural="admissionchecks",
+        scope="Cluster",
+        short_names=("ac",),
+        versions=(
+            VersionDefinition("v1beta1", _admission_check("v1beta1"), columns, True),
+            VersionDefinition("v1beta2", _admission_check("v1beta2"), columns, True),
+        ),
+    )
+
+
+def _multikueue_config(version: str) -> Schema:
+    spec_fields: dict[str, Schema] = {
+        "clusters": string_set("MultiKueueCluster names, in order of preference."),
+    }
+    if version == "v1beta2":
+        spec_fields["quotaManagement"] = enum(["Manual", "Automated"])
+    return top_level(
+        {"spec": obj(spec_fields, required=["clusters"])},
+        "MultiKueueConfig lists the worker clusters of a MultiKueue admission check.",
+    )
+
+
+def multikueue_config() -> KindDefinition:
+    """Pure: the MultiKueueConfig CRD (api.md 10.1)."""
+    return KindDefinition(
+        kind="MultiKueueConfig",
+        plural="multikueueconfigs",
+        scope="Cluster",
+        short_names=("mkconf",),
+        versions=(
+            VersionDefinition("v1beta1", _multikueue_config("v1beta1")),
+            VersionDefinition("v1beta2", _multikueue_config("v1beta2")),
+        ),
+    )
+
+
+def _multikueue_cluster(version: str) -> Schema:
+    sources: dict[str, Schema] = {
+        "kubeConfig": obj(
+            {
+                "location": string("Secret name or file path of the kubeconfig."),
+                "locationType": enum(
+                    ["Secret", "Path"], default="Secret", empty_means_default=True
+                ),
+            },
+            required=["location"],
+        ),
+        "clusterProfileRef": obj({"name": string()}, required=["name"]),
+    }
+    if version == "v1beta1":
+        spec = obj(sources)
+    else:
+        spec = obj(
+            {"clusterSource": obj(sources, "Exactly one of kubeConfig, clusterProfileRef.")},
+            required=["clusterSource"],
+        )
+    return top_level(
+        {"spec": spec, "status": obj({"conditions": conditions()})},
+        "MultiKueueCluster is a worker cluster MultiKueue may dispatch to.",
+    )
+
+
+def multikueue_cluster() -> KindDefinition:
+    """Pure: the MultiKueueCluster CRD (api.md 10.2)."""
+    columns = (condition_status_column("Connected", "Active", "Worker reachable."), AGE)
+    return KindDefinition(
+        kind="MultiKueueCluster",
+        plural="multikueueclusters",
+        scope="Cluster",
+        short_names=("mkc",),
+        versions=(
+            VersionDefinition("v1beta1", _multikueue_cluster("v1beta1"), columns, True),
+            VersionDefinition("v1beta2", _multikueue_cluster("v1beta2"), columns, True),
+        ),
+    )
+
+
+def topology() -> KindDefinition:
+    """Pure: the Topology CRD (api.md 11); stored and validated, not acted on."""
+    level = obj({"nodeLabel": string("Node label key of this level.")}, required=["nodeLabel"])
+    schema = top_level(
+        {"spec": obj({"levels": array(level, "Levels, widest first.")}, required=["levels"])},
+        "Topology names the node labels of a data-centre hierarchy.",
+    )
+    return KindDefinition(
+        kind="Topology",
+        plural="topologies",
+        scope="Cluster",
+        short_names=("topo",),
+        versions=(
+            VersionDefinition("v1beta1", schema),
+            VersionDefinition("v1beta2", schema),
+        ),
+    )

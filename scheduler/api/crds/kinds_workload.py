@@ -1,0 +1,255 @@
+"""Schema of the Workload kind in every version it is served in.
+
+A Workload carries pod templates, which are Kubernetes ``PodTemplateSpec``s:
+kuota keeps them free-form (``x-kubernetes-preserve-unknown-fields``) instead
+of copying the whole core/v1 pod schema, because the webhook validates what
+kuota reads from them (containers, requests, node selectors, tolerations) and
+everything else must round-trip untouched.  Topology-aware scheduling data is
+kept free-form too: kuota stores it without interpreting it (api.md 7.2).
+"""
+
+from __future__ import annotations
+
+from scheduler.api.crds.definition import (
+    AGE,
+    KindDefinition,
+    PrinterColumn,
+    VersionDefinition,
+    condition_status_column,
+)
+from scheduler.api.crds.schema_kit import (
+    Schema,
+    array,
+    boolean,
+    conditions,
+    enum,
+    free_form,
+    int32,
+    list_map,
+    obj,
+    quantity_map,
+    string,
+    string_map,
+    timestamp,
+    toleration,
+    top_level,
+)
+
+
+def _pod_set() -> Schema:
+    return obj(
+        {
+            "name": string("Pod set name, a DNS-1123 label.", default="main"),
+            "template": free_form("Pod template (core/v1 PodTemplateSpec) of the pods."),
+            "count": int32("Number of pods.", default=1),
+            "minCount": int32("Smallest count accepted under partial admission."),
+            "topologyRequest": free_form("Topology-aware scheduling request; kept as is."),
+        },
+        required=["template"],
+    )
+
+
+def _priority_fields(version: str) -> dict[str, Schema]:
+    if version == "v1beta1":
+        return {
+            "priorityClassName": string("Name of the priority class the priority came from."),
+            "priorityClassSource": enum(
+                ["kueue.x-k8s.io/workloadpriorityclass", "scheduling.k8s.io/priorityclass", ""],
+                "Kind of priority class named by priorityClassName.",
+            ),
+        }
+    reference = obj(
+        {
+            "group": enum(["kueue.x-k8s.io", "scheduling.k8s.io"]),
+            "kind": enum(["WorkloadPriorityClass", "PriorityClass"]),
+            "name": string(),
+        },
+        "Where priority came from.",
+        required=["group", "kind", "name"],
+    )
+    return {"priorityClassRef": reference}
+
+
+def _spec(version: str) -> Schema:
+    fields: dict[str, Schema] = {
+        "podSets": list_map(_pod_set(), ["name"], "Groups of identical pods."),
+        "queueName": string("LocalQueue in the same namespace."),
+    }
+    fields.update(_priority_fields(version))
+    fields.update(
+        {
+            "priority": int32("Higher is more important; absent means 0."),
+            "active": boolean("false = never admit, evict if admitted.", default=True),
+            "maximumExecutionTimeSeconds": int32("Deactivate after this long admitted."),
+            "preemptionGates": list_map(obj({"name": string()}, required=["name"]), ["name"]),
+        }
+    )
+    return obj(fields)
+
+
+def _admission() -> Schema:
+    assignment = obj(
+        {
+            "name": string("Pod set name.", default="main"),
+            "flavors": string_map("Flavor chosen for each resource."),
+            "resourceUsage": quantity_map("Total usage of the pod set."),
+            "count": int32("Pods counted at admission."),
+            "topologyAssignment": free_form("Topology-aware scheduling; kept as is."),
+            "delayedTopologyRequest": enum(["Pending", "Ready"]),
+        }
+    )
+    return obj(
+        {
+            "clusterQueue": string("ClusterQueue that reserved the quota."),
+            "podSetAssignments": list_map(assignment, ["name"]),
+        },
+        "Quota reservation; set by the scheduler.",
+    )
+
+
+def _admission_check_state() -> Schema:
+    update = obj(
+        {
+            "name": string(),
+            "labels": string_map(),
+            "annotations": string_map(),
+            "nodeSelector": string_map(),
+            "tolerations": array(toleration()),
+        },
+        required=["name"],
+    )
+    return obj(
+        {
+            "name": string(),
+            "state": enum(["Pending", "Ready", "Retry", "Rejected"]),
+            "lastTransitionTime": timestamp(),
+            "message": string(),
+            "requeueAfterSeconds": int32(),
+            "retryCount": int32(),
+            "podSetUpdates": list_map(update, ["name"]),
+        },
+        required=["name", "state"],
+    )
+
+
+def _status(version: str) -> Schema:
+    accumulated = (
+        "accumulatedPastExexcutionTimeSeconds"
+        if version == "v1beta1"
+        else "accumulatedPastExecutionTimeSeconds"
+    )
+    eviction = obj(
+        {"reason": string(), "underlyingCause": string(), "count": int32()},
+        required=["reason", "underlyingCause", "count"],
+    )
+    named = obj({"name": string()}, required=["name"])
+    return obj(
+        {
+            "conditions": conditions(),
+            "admission": _admission(),
+            "requeueState": obj({"count": int32(), "requeueAt": timestamp()}),
+            "reclaimablePods": list_map(
+                obj({"name": string(), "count": int32()}, required=["name", "count"]), ["name"]
+            ),
+            "admissionChecks": list_map(_admission_check_state(), ["name"]),
+            "resourceRequests": list_map(
+                obj({"name": string(), "resources": quantity_map()}, required=["name"]),
+                ["name"],
+            ),
+            accumulated: int32("Seconds admitted in earlier admit/evict cycles."),
+            "schedulingStats": obj(
+                {"evictions": list_map(eviction, ["reason", "underlyingCause"])}
+            ),
+            "nominatedClusterNames": array({"type": "string"}),
+            "clusterName": string(),
+            "unhealthyNodes": list_map(named, ["name"]),
+            "preemptionGates": list_map(
+                obj(
+                    {
+                        "name": string(),
+                        "position": enum(["Closed", "Open"]),
+                        "lastTransitionTime": timestamp(),
+                    },
+                    required=["name", "position"],
+                ),
+                ["name"],
+            ),
+        }
+    )
+
+
+def _legacy(version: str) -> Schema:
+    pod_set = obj(
+        {
+            "name": string("Pod set name; a single unnamed pod set is called main."),
+            "count": int32(),
+            "spec": free_form("Pod spec (core/v1 PodSpec)."),
+        },
+        required=["spec"],
+    )
+    admission = obj(
+        {
+            "clusterQueue": string(),
+            "podSetFlavors": array(obj({"name": string(), "flavors": string_map()})),
+        }
+    )
+    spec = obj(
+        {
+            "queueName": string(),
+            "priorityClassName": string("A scheduling.k8s.io PriorityClass."),
+            "priority": int32(),
+            "podSets": array(pod_set),
+            "admission": admission,
+        }
+    )
+    return top_level(
+        {"spec": spec, "status": obj({"conditions": conditions()})},
+        f"Workload, legacy {version} form (admission in spec).",
+    )
+
+
+def workload() -> KindDefinition:
+    """Pure: the Workload CRD (api.md 7, 14.4, 14.6)."""
+    description = "Workload is the unit of admission: pod sets that are admitted together."
+    queue = PrinterColumn("Queue", ".spec.queueName", "string", "LocalQueue of the workload.")
+    current_columns = (
+        queue,
+        PrinterColumn(
+            "Reserved in",
+            ".status.admission.clusterQueue",
+            "string",
+            "ClusterQueue that reserved quota.",
+        ),
+        condition_status_column("Admitted", "Admitted", "Admission status."),
+        condition_status_column("Finished", "Finished", "Workload finished."),
+        AGE,
+    )
+    legacy_columns = (
+        queue,
+        PrinterColumn(
+            "Admitted by", ".spec.admission.clusterQueue", "string", "ClusterQueue that admitted."
+        ),
+        AGE,
+    )
+
+    def current(version: str) -> VersionDefinition:
+        return VersionDefinition(
+            version,
+            top_level({"spec": _spec(version), "status": _status(version)}, description),
+            current_columns,
+            status_subresource=True,
+            selectable_fields=(".status.admission.clusterQueue",),
+        )
+
+    return KindDefinition(
+        kind="Workload",
+        plural="workloads",
+        scope="Namespaced",
+        short_names=("kwl", "kueueworkload", "kueueworkloads"),
+        versions=(
+            VersionDefinition("v1alpha1", _legacy("v1alpha1"), legacy_columns, True),
+            VersionDefinition("v1alpha2", _legacy("v1alpha2"), legacy_columns, True),
+            current("v1beta1"),
+            current("v1beta2"),
+        ),
+    )
