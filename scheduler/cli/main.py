@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TextIO
 
+from scheduler.cli import validate
 from scheduler.version import kuota_version
 
 
@@ -19,17 +21,24 @@ def build_parser() -> argparse.ArgumentParser:
         description="Kubernetes-native batch job queueing (the Kueue API, kueue.x-k8s.io).",
     )
     parser.add_argument("--version", action="version", version=f"kuota {kuota_version()}")
-    parser.add_subparsers(dest="command", metavar="COMMAND")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    validate.add_parser(commands)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(
+    argv: list[str] | None = None,
+    *,
+    stdin: TextIO | None = None,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 0
-    return 0
+    return int(args.run(args, stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr))
 
 
 if __name__ == "__main__":
