@@ -61,9 +61,9 @@ def cmd_up(args: argparse.Namespace) -> int:
     print(f"cluster {args.name!r} is up: {info.server}")
     print(f"  logs:       {workdir / 'logs'}")
     print(f"  kubeconfig: {info.kubeconfig}")
-    print(f"  use it:     eval \"$(python -m e2e.cluster env)\"; kubectl get nodes --show-labels")
+    print("  use it:     eval \"$(python -m e2e.cluster env)\"; kubectl get nodes --show-labels")
     print(f"  kubectl:    {plane.tools.binary('kubectl')}")
-    print(f"  stop it:    python -m e2e.cluster down")
+    print("  stop it:    python -m e2e.cluster down")
     return 0
 
 

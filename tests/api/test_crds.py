@@ -34,7 +34,7 @@ EXPECTED: dict[str, tuple[str, str, list[str], tuple[str, ...], bool]] = {
     "ClusterQueue": ("clusterqueues", "Cluster", ["cq"], ALL, True),
     "LocalQueue": ("localqueues", "Namespaced", ["queue", "queues", "lq"], ALL, True),
     "Cohort": ("cohorts", "Cluster", ["co"], BETA, True),
-    "Workload": ("workloads", "Namespaced", ["kwl", "kueueworkload", "kueueworkloads"], ALL, True),
+    "Workload": ("workloads", "Namespaced", ["kwl", "kueueworkload", "kueueworkloads", "wl"], ALL, True),
     "WorkloadPriorityClass": ("workloadpriorityclasses", "Cluster", ["wpc"], BETA, False),
     "AdmissionCheck": ("admissionchecks", "Cluster", ["ac"], BETA, True),
     "MultiKueueConfig": ("multikueueconfigs", "Cluster", ["mkconf"], BETA, False),
@@ -149,9 +149,9 @@ def columns(kind: str, version: str) -> list[tuple[str, str, bool]]:
 def test_cluster_queue_columns_match_kubectl_get_cq() -> None:
     assert columns("ClusterQueue", "v1beta2") == [
         ("Cohort", ".spec.cohortName", False),
-        ("Strategy", ".spec.queueingStrategy", True),
+        ("Strategy", ".spec.queueingStrategy", False),
         ("Pending Workloads", ".status.pendingWorkloads", False),
-        ("Admitted Workloads", ".status.admittedWorkloads", True),
+        ("Admitted Workloads", ".status.admittedWorkloads", False),
         ("Age", ".metadata.creationTimestamp", False),
     ]
     assert columns("ClusterQueue", "v1alpha1")[0] == ("Cohort", ".spec.cohort", False)
@@ -159,9 +159,9 @@ def test_cluster_queue_columns_match_kubectl_get_cq() -> None:
 
 def test_workload_columns_show_queue_and_reserving_cluster_queue() -> None:
     assert [name for name, _, _ in columns("Workload", "v1beta2")] == [
-        "Queue", "Reserved in", "Admitted", "Finished", "Age",
+        "Queue", "Admitted by", "Admitted", "Finished", "Age",
     ]
-    assert ("Reserved in", ".status.admission.clusterQueue", False) in columns(
+    assert ("Admitted by", ".status.admission.clusterQueue", False) in columns(
         "Workload", "v1beta2"
     )
     assert ("Admitted by", ".spec.admission.clusterQueue", False) in columns(

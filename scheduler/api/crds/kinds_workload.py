@@ -215,10 +215,10 @@ def workload() -> KindDefinition:
     current_columns = (
         queue,
         PrinterColumn(
-            "Reserved in",
+            "Admitted by",
             ".status.admission.clusterQueue",
             "string",
-            "ClusterQueue that reserved quota.",
+            "ClusterQueue that reserved quota for (admitted) the workload.",
         ),
         condition_status_column("Admitted", "Admitted", "Admission status."),
         condition_status_column("Finished", "Finished", "Workload finished."),
@@ -245,7 +245,8 @@ def workload() -> KindDefinition:
         kind="Workload",
         plural="workloads",
         scope="Namespaced",
-        short_names=("kwl", "kueueworkload", "kueueworkloads"),
+        # Kueue's short names, plus `wl` (kuota: `kubectl get wl`).
+        short_names=("kwl", "kueueworkload", "kueueworkloads", "wl"),
         versions=(
             VersionDefinition("v1alpha1", _legacy("v1alpha1"), legacy_columns, True),
             VersionDefinition("v1alpha2", _legacy("v1alpha2"), legacy_columns, True),
