@@ -60,3 +60,10 @@ def test_up_status_env_down(tmp_path: Path) -> None:
     assert not any(is_alive(r) for r in records), "down stops every process up started"
     assert not (tmp_path / "cli-test").exists()
     assert run_cli("status", state_root=tmp_path).returncode == 1
+
+
+def test_build_with_a_warm_cache_rebuilds_nothing() -> None:
+    done = subprocess.run([sys.executable, "-m", "e2e.cluster", "build"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "cache hit" in done.stderr and "go build" not in done.stderr and "go mod" not in done.stderr
