@@ -16,6 +16,7 @@ from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.quantity import Quantity
 from scheduler.api.validation.common import (
     FeatureGates,
+    check_admission_check_name,
     check_weight,
     gate,
     in_rule_order,
@@ -350,14 +351,7 @@ def _check_admission_checks(spec: dict[str, Any], old_spec: dict[str, Any] | Non
     for k, rule in mappings(rules):
         here = at.index(k)
         name = rule.get("name")
-        if name is None or name == "":
-            errors.append(error(here.child("name"), required("name the AdmissionCheck"), origin="S", rule="CQ-39"))
-        elif isinstance(name, str):
-            if len(name) > 316:
-                errors.append(error(here.child("name"), "must be at most 316 characters", origin="S", rule="CQ-39"))
-            if name in seen:
-                errors.append(error(here.child("name"), duplicate_key("admission check", name), origin="S", rule="CQ-39"))
-            seen.add(name)
+        check_admission_check_name(name, here, seen, errors, rule="CQ-39")
         on_flavors = rule.get("onFlavors")
         check_max(on_flavors, 64, here.child("onFlavors"), errors, rule="CQ-40")
         listed: set[str] = set()

@@ -19,7 +19,7 @@ from typing import Any
 from scheduler.api.defaults import apply_schema_defaults
 from scheduler.api.field import FieldError, FieldPath, Origin, error
 from scheduler.api.quantity import Quantity
-from scheduler.api.validation.formats import check_quantity, negative, render_value
+from scheduler.api.validation.formats import check_quantity, duplicate_key, negative, render_value, required
 from scheduler.api.validation.shape import Obj, clean
 
 FeatureGates = Mapping[str, bool]
@@ -111,3 +111,17 @@ def check_weight(
                 rule=rules[2],
             )
         )
+
+
+def check_admission_check_name(
+    name: object, here: FieldPath, seen: set[str], errors: list[FieldError], *, rule: str
+) -> None:
+    """An admission-check reference's name: required, at most 316 characters, unique (pure apart from ``errors``)."""
+    if name is None or name == "":
+        errors.append(error(here.child("name"), required("name the AdmissionCheck"), origin="S", rule=rule))
+    elif isinstance(name, str):
+        if len(name) > 316:
+            errors.append(error(here.child("name"), "must be at most 316 characters", origin="S", rule=rule))
+        if name in seen:
+            errors.append(error(here.child("name"), duplicate_key("admission check", name), origin="S", rule=rule))
+        seen.add(name)

@@ -24,6 +24,7 @@ from enum import Enum
 from typing import Any, Final
 
 from scheduler.api.field import FieldError, FieldPath, error
+from scheduler.api.parse.reader import describe
 
 
 class _Invalid:
@@ -87,24 +88,8 @@ class MapOf:
 Shape = Scalar | Obj | ListOf | MapOf
 
 
-def _type_name(value: object) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    return type(value).__name__
-
-
 def _type_error(path: FieldPath, expected: str, value: object) -> FieldError:
-    return error(path, f"must be {expected}, not {_type_name(value)}", origin="S", rule="TYPE")
+    return error(path, f"must be {expected}, not {describe(value)}", origin="S", rule="TYPE")
 
 
 def _scalar(value: object, kind: Scalar, path: FieldPath, errors: list[FieldError]) -> object:

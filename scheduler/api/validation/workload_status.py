@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from scheduler.api.field import FieldError, FieldPath, error
+from scheduler.api.validation.common import check_admission_check_name
 from scheduler.api.validation.formats import (
     QUALIFIED_NAME_HINT,
     as_dict,
@@ -210,15 +211,7 @@ def _check_admission_checks(obj: dict[str, Any], errors: list[FieldError]) -> No
     seen: set[str] = set()
     for k, check in mappings(checks):
         here = at.index(k)
-        name = check.get("name")
-        if name is None or name == "":
-            errors.append(error(here.child("name"), required("name the AdmissionCheck"), origin="S", rule="WL-38"))
-        elif isinstance(name, str):
-            if len(name) > 316:
-                errors.append(error(here.child("name"), "must be at most 316 characters", origin="S", rule="WL-38"))
-            if name in seen:
-                errors.append(error(here.child("name"), duplicate_key("admission check", name), origin="S", rule="WL-38"))
-            seen.add(name)
+        check_admission_check_name(check.get("name"), here, seen, errors, rule="WL-38")
         if check.get("state") is None:
             errors.append(error(here.child("state"), required("use Pending, Ready, Retry or Rejected"), origin="S", rule="WL-38"))
         check_enum(check.get("state"), CHECK_STATES, here.child("state"), errors, rule="WL-38")
