@@ -1,0 +1,78 @@
+"""What one scheduling cycle decides, as plain data.
+
+The engine never writes to the API: a cycle returns decisions and the caller
+(the live scheduler, ``kuota simulate``, the tests) carries them out or prints
+them.  An ``Admit`` carries the admission record of scheduling.md 6.1; a
+``Pending`` carries the ``QuotaReserved=False`` reason and the exact message a
+user reads (scheduling.md 3.1, 4.3, 4.5, 5.6); an ``Evict`` names a victim of
+preemption (scheduling.md 7.7; produced once preemption lands).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Union
+
+from scheduler.api.quantity import Quantity
+
+WorkloadKey = str
+"""``<namespace>/<name>`` of a Workload."""
+
+
+@dataclass(frozen=True, slots=True)
+class PodSetAdmission:
+    """The assignment of one pod set (``status.admission.podSetAssignments[i]``)."""
+
+    name: str
+    count: int
+    flavors: Mapping[str, str]
+    """Resource name -> flavor name."""
+    resource_usage: Mapping[str, Quantity]
+    """Total for the pod set (per-pod x count), after transformations."""
+
+
+@dataclass(frozen=True, slots=True)
+class Admit:
+    workload: WorkloadKey
+    cluster_queue: str
+    pod_sets: tuple[PodSetAdmission, ...]
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    workload: WorkloadKey
+    cluster_queue: str | None
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Evict:
+    victim: WorkloadKey
+    preemptor: WorkloadKey | None
+    reason: str
+    message: str
+
+
+Decision = Union[Admit, Pending, Evict]
+
+
+@dataclass(frozen=True, slots=True)
+class CycleResult:
+    """Every decision of one cycle, in the order they were made."""
+
+    decisions: tuple[Decision, ...]
+
+    @property
+    def admitted(self) -> int:
+        """How many workloads this cycle admitted: pure."""
+        return sum(1 for decision in self.decisions if isinstance(decision, Admit))
+
+    @property
+    def evicted(self) -> int:
+        """How many workloads this cycle evicted: pure."""
+        return sum(1 for decision in self.decisions if isinstance(decision, Evict))
+
+
+__all__ = ["Admit", "CycleResult", "Decision", "Evict", "Pending", "PodSetAdmission", "WorkloadKey"]

@@ -1,0 +1,321 @@
+"""Flavor assignment: which flavor each pod set gets, and how well it fits (scheduling.md 5).
+
+Results, not booleans: every (pod set, resource group) records the flavor
+chosen, its mode (``NoFit < PreemptNoCandidates < Preempt < Reclaim < Fit``,
+an ordered enum, so a pod set's mode is ``min()`` over its groups and a
+workload's ``min()`` over its pod sets), its borrowing level, and the notes
+and NoFit reasons of every flavor examined.  The pending message a user reads
+is derived from that structure (5.6).
+
+Assignment reads the live quota tree; the caller decides what to do with the
+result (the cycle, 4.5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Mapping
+
+from scheduler.api.models import ResourceFlavorSpec
+from scheduler.core import preemption
+from scheduler.core.cluster_queue import ClusterQueueInfo, GroupInfo
+from scheduler.core.node_matching import describe_taint, first_untolerated_taint, matches_flavor_labels
+from scheduler.core.resource_node import (
+    QuotaNode,
+    borrowing_level,
+    capacity_available,
+    may_reclaim_in_hierarchy,
+    potential,
+)
+from scheduler.core.resources import FRValues, format_amount
+from scheduler.core.workload import PodSetInfo
+
+
+class Mode(IntEnum):
+    """How a flavor (or a pod set, or a workload) fits; larger is better."""
+
+    NO_FIT = 0
+    PREEMPT_NO_CANDIDATES = 1
+    PREEMPT = 2
+    RECLAIM = 3
+    FIT = 4
+
+
+REASON_SEVERITY: Mapping[str, int] = {
+    "NoMatchingFlavor": 4,
+    "ExceedsMaxQuota": 3,
+    "WaitingForQuota": 2,
+    "TopologyPlacementFailed": 1,
+}
+"""NoFit reasons, most severe first (5.5)."""
+
+
+@dataclass(slots=True)
+class PodSetResult:
+    name: str
+    count: int
+    mode: Mode = Mode.FIT
+    borrowing_level: int = 0
+    flavors: dict[str, str] = field(default_factory=dict)
+    usage: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    no_fit_reason: str | None = None
+
+    def message(self) -> str:
+        """``couldn't assign flavors to pod set <name>: <sorted notes>`` (5.6): pure."""
+        return f"couldn't assign flavors to pod set {self.name}: {', '.join(sorted(self.notes))}"
+
+
+@dataclass(slots=True)
+class Assignment:
+    """The outcome of flavor assignment for one workload in one CQ."""
+
+    pod_sets: list[PodSetResult]
+    mode: Mode
+    borrowing_level: int
+    usage: FRValues
+    """Total per FR over all assigned pod sets."""
+
+    def message(self) -> str:
+        """The pending message: every pod set that is not a plain Fit, joined by ``"; "`` (5.6): pure."""
+        return "; ".join(result.message() for result in self.pod_sets if result.mode != Mode.FIT)
+
+    def no_fit_reason(self) -> str:
+        """The most severe NoFit reason over the pod sets (5.5): pure."""
+        reasons = [result.no_fit_reason for result in self.pod_sets if result.no_fit_reason]
+        return max(reasons, key=REASON_SEVERITY.__getitem__) if reasons else "NoMatchingFlavor"
+
+
+@dataclass(slots=True)
+class _Candidate:
+    flavor: str
+    mode: Mode
+    level: int
+
+
+def assign_flavors(
+    *,
+    cq: ClusterQueueInfo,
+    pod_sets: tuple[PodSetInfo, ...],
+    flavors: Mapping[str, ResourceFlavorSpec],
+    priority: int,
+    ignore_undeclared: bool,
+    fair_sharing: bool,
+) -> Assignment:
+    """Assign a flavor to every resource group of every pod set, in spec order (5.1): pure."""
+    node = cq.node
+    assert node is not None
+    results: list[PodSetResult] = []
+    assigned: FRValues = {}
+    workload_mode = Mode.FIT
+    workload_level = 0
+    for pod_set in pod_sets:
+        result = _assign_pod_set(
+            cq=cq,
+            node=node,
+            pod_set=pod_set,
+            flavors=flavors,
+            earlier=assigned,
+            priority=priority,
+            ignore_undeclared=ignore_undeclared,
+            fair_sharing=fair_sharing,
+        )
+        results.append(result)
+        workload_mode = min(workload_mode, result.mode)
+        if result.mode == Mode.NO_FIT:
+            break
+        workload_level = max(workload_level, result.borrowing_level)
+        for resource, flavor in result.flavors.items():
+            fr = (flavor, resource)
+            assigned[fr] = assigned.get(fr, 0) + result.usage[resource]
+    return Assignment(pod_sets=results, mode=workload_mode, borrowing_level=workload_level, usage=assigned)
+
+
+def _assign_pod_set(
+    *,
+    cq: ClusterQueueInfo,
+    node: QuotaNode,
+    pod_set: PodSetInfo,
+    flavors: Mapping[str, ResourceFlavorSpec],
+    earlier: FRValues,
+    priority: int,
+    ignore_undeclared: bool,
+    fair_sharing: bool,
+) -> PodSetResult:
+    result = PodSetResult(name=pod_set.name, count=pod_set.count)
+    requests = pod_set.requests
+    if cq.covers_pods:
+        requests = {**requests, "pods": pod_set.count}
+    by_group: dict[int, list[str]] = {}
+    for resource in sorted(requests):
+        index = cq.group_of.get(resource)
+        if index is not None:
+            by_group.setdefault(index, []).append(resource)
+        elif requests[resource] != 0 and not ignore_undeclared:
+            result.notes.append(f"resource {resource} unavailable in ClusterQueue")
+    if result.notes:
+        result.mode = Mode.NO_FIT
+        result.no_fit_reason = "NoMatchingFlavor"
+        return result
+    group_reasons: list[str] = []
+    for index in sorted(by_group):
+        group = cq.groups[index]
+        resources = [name for name in group.covered if name in requests]
+        chosen, notes, reasons = _choose_flavor(
+            cq=cq,
+            node=node,
+            group=group,
+            resources=resources,
+            pod_set=pod_set,
+            requests=requests,
+            flavors=flavors,
+            earlier=earlier,
+            priority=priority,
+            fair_sharing=fair_sharing,
+        )
+        if chosen is None:
+            result.notes.extend(notes)
+            result.mode = Mode.NO_FIT
+            group_reasons.append(min(reasons, key=REASON_SEVERITY.__getitem__) if reasons else "NoMatchingFlavor")
+            continue
+        if chosen.mode != Mode.FIT:
+            result.notes.extend(notes)
+        result.mode = min(result.mode, chosen.mode)
+        result.borrowing_level = max(result.borrowing_level, chosen.level)
+        for resource in resources:
+            result.flavors[resource] = chosen.flavor
+            result.usage[resource] = requests[resource]
+    if result.mode == Mode.NO_FIT:
+        result.no_fit_reason = max(group_reasons, key=REASON_SEVERITY.__getitem__)
+    return result
+
+
+def _choose_flavor(
+    *,
+    cq: ClusterQueueInfo,
+    node: QuotaNode,
+    group: GroupInfo,
+    resources: list[str],
+    pod_set: PodSetInfo,
+    requests: Mapping[str, int],
+    flavors: Mapping[str, ResourceFlavorSpec],
+    earlier: FRValues,
+    priority: int,
+    fair_sharing: bool,
+) -> tuple[_Candidate | None, list[str], list[str]]:
+    """Scan the group's flavors in order and pick one (5.4); returns (choice, notes, NoFit reasons): pure."""
+    notes: list[str] = []
+    reasons: list[str] = []
+    best: _Candidate | None = None
+    fungibility = cq.fungibility
+    for flavor in group.flavors:
+        spec = flavors.get(flavor)
+        if spec is None:
+            notes.append(f"flavor {flavor} not found")
+            reasons.append("NoMatchingFlavor")
+            continue
+        taint = first_untolerated_taint(spec.node_taints, pod_set.tolerations + spec.tolerations)
+        if taint is not None:
+            notes.append(f"untolerated taint {describe_taint(taint)} in flavor {flavor}")
+            reasons.append("NoMatchingFlavor")
+            continue
+        if not matches_flavor_labels(pod_set.node_selector, pod_set.affinity, spec.node_labels):
+            notes.append(f"flavor {flavor} doesn't match node affinity")
+            reasons.append("NoMatchingFlavor")
+            continue
+        mode = Mode.FIT
+        level = 0
+        for resource in resources:
+            fr = (flavor, resource)
+            before = earlier.get(fr, 0)
+            this_mode, this_level, note, reason = _classify(
+                cq=cq,
+                node=node,
+                fr=fr,
+                earlier=before,
+                request=requests[resource],
+                priority=priority,
+                fair_sharing=fair_sharing,
+            )
+            if note:
+                notes.append(note)
+            mode = min(mode, this_mode)
+            level = max(level, this_level)
+            if this_mode == Mode.NO_FIT:
+                reasons.append(reason or "WaitingForQuota")
+                break
+        if mode == Mode.NO_FIT:
+            continue
+        candidate = _Candidate(flavor, mode, level)
+        try_next = (
+            mode == Mode.PREEMPT_NO_CANDIDATES
+            or (mode in (Mode.PREEMPT, Mode.RECLAIM) and fungibility.when_can_preempt == "TryNextFlavor")
+            or (level > 0 and fungibility.when_can_borrow == "TryNextFlavor")
+        )
+        if not try_next:
+            return candidate, notes, reasons
+        if best is None or _preferred(candidate, best, fungibility.preference):
+            best = candidate
+    return best, notes, reasons
+
+
+def _preferred(candidate: _Candidate, best: _Candidate, preference: str | None) -> bool:
+    """Whether ``candidate`` beats ``best`` (5.4); exact ties keep the earlier flavor: pure."""
+    if Mode.PREEMPT_NO_CANDIDATES in (candidate.mode, best.mode):
+        return candidate.mode > best.mode
+    if preference == "PreemptionOverBorrowing":
+        if candidate.level != best.level:
+            return candidate.level < best.level
+        return candidate.mode > best.mode
+    if candidate.mode != best.mode:
+        return candidate.mode > best.mode
+    return candidate.level < best.level
+
+
+def _classify(
+    *,
+    cq: ClusterQueueInfo,
+    node: QuotaNode,
+    fr: tuple[str, str],
+    earlier: int,
+    request: int,
+    priority: int,
+    fair_sharing: bool,
+) -> tuple[Mode, int, str | None, str | None]:
+    """Quota classification of one FR (5.3): (mode, borrowing level, note, NoFit reason): pure."""
+    flavor, resource = fr
+    value = earlier + request
+    maximum = potential(node, fr)
+    if value > maximum:
+        return (
+            Mode.NO_FIT,
+            0,
+            f"insufficient quota for {resource} in flavor {flavor}, previously considered podsets requests "
+            f"({format_amount(resource, earlier)}) + current podset request ({format_amount(resource, request)}) "
+            f"> maximum capacity ({format_amount(resource, maximum)})",
+            "ExceedsMaxQuota",
+        )
+    free = capacity_available(node, fr)
+    if value <= free:
+        return Mode.FIT, borrowing_level(node, fr, value), None, None
+    note = f"insufficient unused quota for {resource} in flavor {flavor}, {format_amount(resource, value - free)} more needed"
+    policy = cq.preemption
+    can_preempt_while_borrowing = policy.borrow_within_cohort.policy == "LowerPriority" or (
+        fair_sharing and policy.reclaim_within_cohort != "Never"
+    )
+    if (
+        node.nominal.get(fr, 0) >= value
+        or may_reclaim_in_hierarchy(node, fr, value)
+        or can_preempt_while_borrowing
+    ):
+        targets = preemption.find_targets(cluster_queue=cq, fr=fr, amount=value, priority=priority)
+        level = borrowing_level(node, fr, value)
+        if not targets:
+            return Mode.PREEMPT_NO_CANDIDATES, level, note, None
+        in_cq = any(target.cluster_queue == cq.name for target in targets)
+        return (Mode.PREEMPT if in_cq else Mode.RECLAIM), level, note, None
+    return Mode.NO_FIT, 0, note, "WaitingForQuota"
+
+
+__all__ = ["Assignment", "Mode", "PodSetResult", "REASON_SEVERITY", "assign_flavors"]

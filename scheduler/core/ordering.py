@@ -1,0 +1,37 @@
+"""The two orderings of scheduling, each one sort key (scheduling.md 3.4, 4.4).
+
+**Queue order** inside a ClusterQueue, smaller first:
+
+1. higher effective priority;
+2. earlier queue-order timestamp (``workload.queue_timestamp``);
+3. workload UID, then key (any total order; only for determinism).
+
+(The sticky preemptor of BestEffortFIFO, 3.4 rule 1, arrives with preemption.)
+
+**Processing order** of the nominated entries of one cycle (classical,
+fair sharing disabled), smaller first:
+
+1. lower borrowing level of the assignment (fits-in-nominal before borrowers);
+2. higher effective priority (PrioritySortingWithinCohort);
+3. earlier queue-order timestamp;
+4. ClusterQueue name (kuota's deterministic tie-break).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+QueueKey = tuple[int, datetime, str, str]
+
+
+def queue_key(*, priority: int, timestamp: datetime, uid: str, key: str) -> QueueKey:
+    """Sort key of a workload in its ClusterQueue's heap: pure."""
+    return (-priority, timestamp, uid, key)
+
+
+def processing_key(*, borrowing_level: int, priority: int, timestamp: datetime, cluster_queue: str) -> tuple[int, int, datetime, str]:
+    """Sort key of a nominated entry within a cycle: pure."""
+    return (borrowing_level, -priority, timestamp, cluster_queue)
+
+
+__all__ = ["QueueKey", "processing_key", "queue_key"]

@@ -1,0 +1,59 @@
+"""The cycle's view of quota: the live tree plus temporary, rolled-back changes (4.2).
+
+Copying every node per cycle would make a cycle O(cluster).  Instead the cycle
+works on the live tree and records every *temporary* change (capacity holds
+of 4.5 step 2, later the usage of preemptors in flight) in an undo log that
+``rollback`` replays backwards at the end of the cycle.  Admissions are
+permanent: they are "assumed" into the cache at once (4.6).
+
+``with snapshot.without(usages):`` removes usage for a what-if question (a
+preemption trial) and always restores it, even on error.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterable, Iterator
+
+from scheduler.core.resource_node import QuotaNode, add_usage, remove_usage
+from scheduler.core.resources import FRValues
+
+
+class Snapshot:
+    """Temporary usage changes on the live quota tree, undone by ``rollback``."""
+
+    __slots__ = ("_undo",)
+
+    def __init__(self) -> None:
+        self._undo: list[tuple[QuotaNode, tuple[str, str], int]] = []
+
+    def hold(self, node: QuotaNode, usage: FRValues) -> None:
+        """Charge ``usage`` to ``node`` until the end of the cycle."""
+        for fr, amount in usage.items():
+            if amount > 0:
+                add_usage(node, fr, amount)
+                self._undo.append((node, fr, amount))
+
+    def rollback(self) -> None:
+        """Undo every hold, newest first."""
+        while self._undo:
+            node, fr, amount = self._undo.pop()
+            remove_usage(node, fr, amount)
+
+    @contextmanager
+    def without(self, usages: Iterable[tuple[QuotaNode, FRValues]]) -> Iterator[None]:
+        """Temporarily remove the usage of ``usages`` (e.g. preemption victims); always restored."""
+        removed: list[tuple[QuotaNode, tuple[str, str], int]] = []
+        try:
+            for node, usage in usages:
+                for fr, amount in usage.items():
+                    if amount > 0:
+                        remove_usage(node, fr, amount)
+                        removed.append((node, fr, amount))
+            yield
+        finally:
+            for node, fr, amount in reversed(removed):
+                add_usage(node, fr, amount)
+
+
+__all__ = ["Snapshot"]

@@ -1,0 +1,90 @@
+"""Per-workload records and the texts of the workload controller (scheduling.md 3.1, 3.11).
+
+A ``WorkloadRecord`` is the engine's own, compact view of a Workload: no API
+object, shared ``PodSetInfo``s, one record per key.  ``inactive_message``
+builds the ``Active`` condition texts of a ClusterQueue.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from scheduler.core.decisions import PodSetAdmission
+from scheduler.core.resources import FRValues
+from scheduler.core.workload import PodSetInfo
+
+PENDING = "Pending"
+ADMITTED = "Admitted"
+FINISHED = "Finished"
+
+
+class WorkloadRecord:
+    """Everything the engine remembers about one workload."""
+
+    __slots__ = (
+        "key",
+        "namespace",
+        "uid",
+        "queue_name",
+        "priority",
+        "priority_ref",
+        "timestamp",
+        "pod_sets",
+        "active",
+        "gate",
+        "checks_failed",
+        "requeue_at",
+        "state",
+        "cluster_queue",
+        "queued_in",
+        "admission",
+        "usage",
+        "reason",
+        "message",
+        "tried",
+        "evictions",
+    )
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        self.namespace = ""
+        self.uid = ""
+        self.queue_name: str | None = None
+        self.priority = 0
+        self.priority_ref: tuple[str, str] | None = None
+        self.timestamp: datetime = datetime.min
+        self.pod_sets: tuple[PodSetInfo, ...] = ()
+        self.active = True
+        self.gate: str | None = None
+        self.checks_failed = False
+        self.requeue_at: datetime | None = None
+        self.state = PENDING
+        self.cluster_queue: str | None = None
+        """The CQ it is queued in or holds quota in."""
+        self.queued_in: str | None = None
+        """The CQ whose queue currently holds it (None when not queued)."""
+        self.admission: tuple[PodSetAdmission, ...] = ()
+        self.usage: dict[str, FRValues] | None = None
+        """Admitted: CQ name -> usage per FR (one entry)."""
+        self.reason: str | None = None
+        self.message = ""
+        self.tried = False
+        self.evictions = 0
+
+    def queue_order(self) -> tuple[int, datetime, str, str]:
+        return (-self.priority, self.timestamp, self.uid, self.key)
+
+
+READY_MESSAGE = "Can admit new workloads"
+
+
+def inactive_message(fragments: list[tuple[str, str]]) -> tuple[str, str]:
+    """(reason, message) of the Active condition for these (reason, fragment) pairs (3.11): pure."""
+    if not fragments:
+        return "Ready", READY_MESSAGE
+    if fragments[0][0] == "Terminating":
+        return "Terminating", "Can't admit new workloads; clusterQueue is terminating"
+    return fragments[0][0], "Can't admit new workloads: " + ", ".join(text for _, text in fragments) + "."
+
+
+__all__ = ["ADMITTED", "FINISHED", "PENDING", "READY_MESSAGE", "WorkloadRecord", "inactive_message"]

@@ -1,0 +1,186 @@
+"""What a workload asks for, in the engine's own terms (scheduling.md 2.x, 3.4).
+
+The engine never keeps the API object in its scheduling structures: on
+``apply`` a Workload is reduced to a ``PodSetInfo`` per pod set (counted
+integer requests, tolerations, node selection) and a queue key.  Counted
+requests follow 2.3: excluded prefixes dropped, transformations applied,
+negatives floored, then multiplied by the effective count (``count -
+reclaimable``).  Pod sets of identical shape are interned, so 100,000 queued
+copies of one Job template share one ``PodSetInfo``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Mapping
+
+from scheduler.api.config import ResourcesConfig
+from scheduler.api.models import NodeSelectorTerm, PodSet, Toleration, Workload
+from scheduler.api.quantity import NANOS_PER_UNIT, Quantity
+from scheduler.core.resources import to_int
+
+EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+class PodSetInfo:
+    """One pod set as flavor assignment sees it (immutable by convention, shared)."""
+
+    __slots__ = ("name", "count", "per_pod", "requests", "tolerations", "node_selector", "affinity")
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        count: int,
+        per_pod: Mapping[str, int],
+        tolerations: tuple[Toleration, ...],
+        node_selector: Mapping[str, str],
+        affinity: tuple[NodeSelectorTerm, ...] | None,
+    ) -> None:
+        self.name = name
+        self.count = count
+        self.per_pod = dict(per_pod)
+        self.requests = {resource: amount * count for resource, amount in per_pod.items()}
+        """Total counted request of the pod set (per pod x effective count)."""
+        self.tolerations = tolerations
+        self.node_selector = dict(node_selector)
+        self.affinity = affinity
+
+
+def counted_per_pod(requests: Mapping[str, Quantity], config: ResourcesConfig | None) -> dict[str, int]:
+    """Per-pod counted requests as integers (2.3 steps 1-3): pure."""
+    if config is None:
+        return {name: max(0, to_int(name, value)) for name, value in requests.items()}
+    kept = {
+        name: value
+        for name, value in requests.items()
+        if not any(name.startswith(prefix) for prefix in config.exclude_resource_prefixes)
+    }
+    transformations = {item.input: item for item in config.transformations}
+    nanos: dict[str, int] = {}
+    outputs: dict[str, int] = {}
+    for name, value in kept.items():
+        rule = transformations.get(name)
+        if rule is None:
+            nanos[name] = nanos.get(name, 0) + value.nanos
+            continue
+        amount = value.nanos
+        if rule.multiply_by and rule.multiply_by in kept:
+            amount = amount * kept[rule.multiply_by].nanos // NANOS_PER_UNIT
+        for output, factor in rule.outputs.items():
+            outputs[output] = outputs.get(output, 0) + amount * factor.nanos // NANOS_PER_UNIT
+        if rule.strategy != "Replace":
+            nanos[name] = nanos.get(name, 0) + value.nanos
+    for output, amount in outputs.items():
+        nanos[output] = nanos.get(output, 0) + max(0, amount)
+    return {name: max(0, to_int(name, Quantity(amount))) for name, amount in nanos.items()}
+
+
+_INTERNED: dict[tuple[object, ...], PodSetInfo] = {}
+_INTERN_LIMIT = 200_000
+
+
+def pod_set_info(pod_set: PodSet, reclaimable: int, config: ResourcesConfig | None) -> PodSetInfo:
+    """The (interned) ``PodSetInfo`` of one pod set with ``reclaimable`` pods released: pure."""
+    template = pod_set.template
+    requests = pod_set.requests
+    tolerations = template.tolerations if template is not None else ()
+    node_selector = template.node_selector if template is not None else {}
+    affinity = template.required_node_affinity if template is not None else None
+    count = max(0, pod_set.count - reclaimable)
+    shape = (
+        pod_set.name,
+        count,
+        tuple(sorted(requests.items())),
+        tolerations,
+        tuple(sorted(node_selector.items())),
+        affinity,
+        id(config),
+    )
+    found = _INTERNED.get(shape)
+    if found is None:
+        if len(_INTERNED) >= _INTERN_LIMIT:
+            _INTERNED.clear()
+        found = PodSetInfo(
+            name=pod_set.name,
+            count=count,
+            per_pod=counted_per_pod(requests, config),
+            tolerations=tolerations,
+            node_selector=node_selector,
+            affinity=affinity,
+        )
+        _INTERNED[shape] = found
+    return found
+
+
+def pod_set_infos(workload: Workload, config: ResourcesConfig | None) -> tuple[PodSetInfo, ...]:
+    """``PodSetInfo`` of every pod set, reclaimable pods taken into account: pure."""
+    reclaimable = {item.name: item.count for item in workload.status.reclaimable_pods}
+    return tuple(
+        pod_set_info(pod_set, reclaimable.get(pod_set.name, 0), config) for pod_set in workload.spec.pod_sets
+    )
+
+
+def queue_timestamp(workload: Workload) -> datetime:
+    """Queue-order timestamp (3.4): creation time, or the eviction time after a PodsReady/check eviction: pure."""
+    evicted = workload.status.condition("Evicted")
+    if (
+        evicted is not None
+        and evicted.status == "True"
+        and evicted.reason in ("PodsReadyTimeout", "AdmissionCheck")
+        and evicted.last_transition_time is not None
+    ):
+        return evicted.last_transition_time
+    created = workload.metadata.creation_timestamp
+    return created if created is not None else EPOCH
+
+
+def holds_reservation(workload: Workload) -> bool:
+    """Whether the object records a quota reservation (``status.admission`` and QuotaReserved=True): pure."""
+    return workload.status.admission is not None and workload.status.is_condition_true("QuotaReserved")
+
+
+def is_finished(workload: Workload) -> bool:
+    """Whether the object says the workload finished: pure."""
+    return workload.status.is_condition_true("Finished")
+
+
+def failed_admission_checks(workload: Workload) -> bool:
+    """Any admission check in state Retry or Rejected (4.3): pure."""
+    return any(check.state in ("Retry", "Rejected") for check in workload.status.admission_checks)
+
+
+def admitted_usage(workload: Workload) -> list[tuple[str, int, dict[str, str], dict[str, int]]]:
+    """Per pod set of a recorded admission: (name, count, flavors, usage ints scaled by reclaimable pods): pure.
+
+    From admission on, usage comes from ``resourceUsage`` (6.1), scaled down
+    to ``count - reclaimable`` pods (2.4).
+    """
+    admission = workload.status.admission
+    assert admission is not None
+    reclaimable = {item.name: item.count for item in workload.status.reclaimable_pods}
+    spec_counts = {pod_set.name: pod_set.count for pod_set in workload.spec.pod_sets}
+    result = []
+    for assignment in admission.pod_set_assignments:
+        count = assignment.count if assignment.count is not None else spec_counts.get(assignment.name, 1)
+        usage = {name: to_int(name, value) for name, value in assignment.resource_usage.items()}
+        released = reclaimable.get(assignment.name, 0)
+        if released and count > 0:
+            remaining = max(0, count - released)
+            usage = {name: amount * remaining // count for name, amount in usage.items()}
+        result.append((str(assignment.name), count, dict(assignment.flavors), usage))
+    return result
+
+
+__all__ = [
+    "EPOCH",
+    "PodSetInfo",
+    "admitted_usage",
+    "counted_per_pod",
+    "failed_admission_checks",
+    "holds_reservation",
+    "is_finished",
+    "pod_set_info",
+    "pod_set_infos",
+    "queue_timestamp",
+]
