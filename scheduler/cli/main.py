@@ -11,7 +11,7 @@ import argparse
 import sys
 from typing import TextIO
 
-from scheduler.cli import validate
+from scheduler.cli import simulate, validate
 from scheduler.version import kuota_version
 
 
@@ -23,6 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kuota {kuota_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     validate.add_parser(commands)
+    simulate.add_parser(commands)
     return parser
 
 

@@ -1,0 +1,28 @@
+"""Job integrations (DESIGN.md layer 2): pure translations between batch job
+kinds and the Workloads the scheduler queues.
+
+``batch/job`` (batch/v1 Job) is registered on import; find an integration with
+:func:`registry.for_object` or :func:`registry.by_framework`, and make a Job's
+Workload with :func:`workload_from_job`.
+"""
+
+from scheduler.jobs.base import FinishedState, JobIntegration, PodSetInfo
+from scheduler.jobs.batch import BATCH_JOB, BatchJob
+from scheduler.jobs.registry import by_framework, for_object, frameworks, register
+from scheduler.jobs.workload_from_job import JOB_UID_LABEL, PriorityClasses, workload_from_job, workload_name
+
+__all__ = [
+    "BATCH_JOB",
+    "BatchJob",
+    "FinishedState",
+    "JOB_UID_LABEL",
+    "JobIntegration",
+    "PodSetInfo",
+    "PriorityClasses",
+    "by_framework",
+    "for_object",
+    "frameworks",
+    "register",
+    "workload_from_job",
+    "workload_name",
+]

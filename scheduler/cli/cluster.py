@@ -1,0 +1,231 @@
+"""Manifests → the inputs of the scheduling engine, for ``kuota simulate``.
+
+Every document goes through the same admission pipeline as ``kuota
+validate`` (any served version is converted to v1beta2 and defaulted), then
+through ``scheduler.api.parse``; an invalid object stops the simulation with
+the validate messages (exit 2).  Kinds outside the kueue API that the engine
+still needs are read here: scheduling.k8s.io PriorityClass and v1 Namespace.
+A batch/v1 Job with a queue name becomes its Workload (``scheduler.jobs``).
+
+Decisions that make a file of manifests a deterministic cluster:
+
+- Workloads and Jobs without ``metadata.creationTimestamp`` get one from file
+  order: the n-th such object (n from 0) is ``SIMULATION_EPOCH + n`` seconds,
+  so earlier objects are older.
+- A Job with ``generateName`` and no name is named ``<generateName><n:05d>``
+  (n counts generated names from 1), and a Job without a UID keeps an empty
+  one, so its Workload name ``job-<name>-<hash>`` is predictable.
+- Priority classes are resolved against every class in the input, wherever
+  it appears in the files.
+- The Configuration (at most one is expected; the last one wins) is global
+  and applies from the start.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any, TextIO
+
+from scheduler.api.config import Configuration
+from scheduler.api.field import FieldError
+from scheduler.api.parse import ObjectParseError, parse_object
+from scheduler.api.pipeline import Review, UnsupportedKind, review
+from scheduler.cli.loader import Document
+from scheduler.jobs import PriorityClasses, for_object, workload_from_job
+
+SIMULATION_EPOCH = datetime(2025, 1, 1, tzinfo=timezone.utc)
+ENGINE_KINDS = frozenset({"ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "Workload",
+                          "WorkloadPriorityClass", "AdmissionCheck"})
+
+
+class InvalidInput(Exception):
+    """Objects the admission webhook would reject; ``lines`` are the validate messages."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityClassObject:
+    """A scheduling.k8s.io/v1 PriorityClass as read from a manifest."""
+
+    name: str
+    value: int
+    global_default: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceObject:
+    name: str
+    labels: Mapping[str, str]
+
+
+@dataclass
+class Cluster:
+    """What the files describe, in file order, ready for an engine."""
+
+    configuration: Configuration | None = None
+    objects: list[Any] = field(default_factory=list)
+    """Parsed models plus ``PriorityClassObject``/``NamespaceObject``, in file order."""
+    workload_keys: list[str] = field(default_factory=list)
+    """Every Workload (given or made from a Job), in file order."""
+    latest_timestamp: datetime = SIMULATION_EPOCH
+
+    @property
+    def start_time(self) -> datetime:
+        """A ``now`` after every object's creation."""
+        return self.latest_timestamp + timedelta(seconds=1)
+
+
+def _metadata(raw: dict[str, Any]) -> dict[str, Any]:
+    metadata = raw.get("metadata")
+    if not isinstance(metadata, dict):
+        metadata = {}
+        raw["metadata"] = metadata
+    return metadata
+
+
+def _timestamp_text(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _label(kind: str, name: object) -> str:
+    return f"{kind}/{name if name else '(unnamed)'}"
+
+
+def _priority_class(document: Document) -> tuple[PriorityClassObject | None, list[str]]:
+    raw = document.raw
+    name = _metadata(dict(raw)).get("name")
+    value = raw.get("value")
+    errors = []
+    if not isinstance(name, str) or not name:
+        errors.append(f"{_label('PriorityClass', name)}: metadata.name: Required value: name or generateName is required")
+    if not isinstance(value, int) or isinstance(value, bool):
+        errors.append(f"{_label('PriorityClass', name)}: value: Required value: must be an integer")
+    global_default = raw.get("globalDefault") is True
+    if errors:
+        return None, errors
+    return PriorityClassObject(str(name), int(value), global_default), []  # type: ignore[arg-type]
+
+
+def _namespace(document: Document) -> tuple[NamespaceObject | None, list[str]]:
+    metadata = document.raw.get("metadata") if isinstance(document.raw.get("metadata"), Mapping) else {}
+    name = metadata.get("name")
+    if not isinstance(name, str) or not name:
+        return None, [f"{_label('Namespace', name)}: metadata.name: Required value: name or generateName is required"]
+    labels = metadata.get("labels") if isinstance(metadata.get("labels"), Mapping) else {}
+    return NamespaceObject(name, {str(k): str(v) for k, v in labels.items()}), []
+
+
+def _review_lines(item: Review, errors: Sequence[FieldError]) -> list[str]:
+    name = item.name if item.name is not None else "(unnamed)"
+    return [f"{item.kind}/{name}: {error.render()}" for error in errors]
+
+
+def _with_identity(raw: dict[str, Any], generated: list[int], timestamps: list[int]) -> dict[str, Any]:
+    """A copy with a name (for generateName) and a creation timestamp (file order)."""
+    copy = dict(raw)
+    metadata = dict(_metadata(copy))
+    copy["metadata"] = metadata
+    if not metadata.get("name") and isinstance(metadata.get("generateName"), str):
+        generated[0] += 1
+        metadata["name"] = f"{metadata['generateName']}{generated[0]:05d}"
+    if not metadata.get("creationTimestamp"):
+        metadata["creationTimestamp"] = _timestamp_text(SIMULATION_EPOCH + timedelta(seconds=timestamps[0]))
+    timestamps[0] += 1
+    return copy
+
+
+def _note(document: Document, what: str, stderr: TextIO) -> None:
+    print(f"note: {document.where}: {what}", file=stderr)
+
+
+def build_cluster(documents: Sequence[Document], stderr: TextIO) -> Cluster:
+    """Read every document; raises ``InvalidInput`` with the validate messages."""
+    cluster = Cluster()
+    problems: list[str] = []
+    jobs: list[tuple[int, Document, dict[str, Any]]] = []
+    pod_classes: list[PriorityClassObject] = []
+    generated, timestamps = [0], [0]
+    for document in documents:
+        api_version, kind = document.raw.get("apiVersion"), document.raw.get("kind")
+        if (api_version, kind) == ("scheduling.k8s.io/v1", "PriorityClass"):
+            priority_class, errors = _priority_class(document)
+            problems.extend(errors)
+            if priority_class is not None:
+                pod_classes.append(priority_class)
+                cluster.objects.append(priority_class)
+            continue
+        if (api_version, kind) == ("v1", "Namespace"):
+            namespace, errors = _namespace(document)
+            problems.extend(errors)
+            if namespace is not None:
+                cluster.objects.append(namespace)
+            continue
+        raw = document.raw
+        if kind in ("Workload", "Job") and isinstance(raw.get("metadata", {}), dict):
+            raw = _with_identity(raw, generated, timestamps)
+        try:
+            item = review(raw, operation="CREATE", default_namespace="default")
+        except UnsupportedKind:
+            _note(document, f"skipping apiVersion {api_version!r} kind {kind!r} (not a kind kuota simulates)", stderr)
+            continue
+        if item.errors or item.stored is None:
+            problems.extend(_review_lines(item, item.errors))
+            continue
+        stored = item.stored
+        if item.kind == "Job":
+            if for_object(stored) is None or not for_object(stored).queue_name(stored):  # type: ignore[union-attr]
+                _note(document, f"Job/{item.name} has no kueue.x-k8s.io/queue-name: not managed by kuota", stderr)
+                continue
+            jobs.append((len(cluster.objects), document, stored))
+            cluster.objects.append(None)  # the Workload goes here once classes are known
+            continue
+        try:
+            parsed = parse_object(stored)
+        except ObjectParseError as failed:
+            problems.extend(_review_lines(item, failed.errors))
+            continue
+        if isinstance(parsed, Configuration):
+            if cluster.configuration is not None:
+                _note(document, "a second Configuration replaces the first", stderr)
+            cluster.configuration = parsed
+        elif parsed.kind in ENGINE_KINDS:
+            cluster.objects.append(parsed)
+        else:
+            _note(document, f"{parsed.kind}/{item.name} is not used by the simulation", stderr)
+    classes = _priority_classes(cluster.objects, pod_classes)
+    for position, document, job in jobs:
+        raw_workload = workload_from_job(job, priority_classes=classes)
+        _metadata(raw_workload)["creationTimestamp"] = _metadata(job)["creationTimestamp"]
+        try:
+            cluster.objects[position] = parse_object(raw_workload)
+        except ObjectParseError as failed:
+            problems.extend(f"Job/{_metadata(job).get('name')}: {error.render()}" for error in failed.errors)
+    if problems:
+        raise InvalidInput(problems)
+    cluster.objects = [item for item in cluster.objects if item is not None]
+    for item in cluster.objects:
+        if getattr(item, "kind", None) == "Workload":
+            cluster.workload_keys.append(item.key)
+            created = item.metadata.creation_timestamp
+            if created is not None and created > cluster.latest_timestamp:
+                cluster.latest_timestamp = created
+    if timestamps[0]:
+        cluster.latest_timestamp = max(cluster.latest_timestamp,
+                                       SIMULATION_EPOCH + timedelta(seconds=timestamps[0] - 1))
+    return cluster
+
+
+def _priority_classes(objects: Sequence[Any], pod_classes: Sequence[PriorityClassObject]) -> PriorityClasses:
+    workload = {item.metadata.name: item.value or 0 for item in objects
+                if getattr(item, "kind", None) == "WorkloadPriorityClass"}
+    defaults = sorted((item.value, item.name) for item in pod_classes if item.global_default)
+    return PriorityClasses(
+        workload=workload,
+        pod={item.name: item.value for item in pod_classes},
+        global_default=(defaults[0][1], defaults[0][0]) if defaults else None,
+    )

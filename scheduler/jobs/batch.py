@@ -1,0 +1,153 @@
+"""The ``batch/job`` integration: Kubernetes ``batch/v1`` Jobs.
+
+A Job is one pod set named ``main`` whose size is the number of pods that
+run at once: ``min(parallelism, completions)``, ``parallelism`` defaulting to
+1 and unset ``completions`` meaning "as many as parallelism" (scheduling.md
+2.1).  The queue is the ``kueue.x-k8s.io/queue-name`` label, or the legacy
+annotation of the same key when the label is absent or empty.  Starting a
+Job unsuspends it and adds the admitted flavor's node labels to its pod
+template (6.3); restoring puts the template recorded in the Workload back.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from scheduler.api.validation.job import MIN_PARALLELISM, QUEUE_NAME
+from scheduler.jobs.base import FinishedState, PodSetInfo, RawObject
+from scheduler.jobs.registry import register
+
+MAIN_POD_SET: Final = "main"
+CONTROLLER_MANAGED_LABELS: Final = ("controller-uid", "batch.kubernetes.io/controller-uid", "job-name")
+"""Labels the job controller puts on pod templates; they never reach the Workload."""
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _metadata(job: RawObject) -> Mapping[str, Any]:
+    return _mapping(job.get("metadata"))
+
+
+def _spec(job: RawObject) -> Mapping[str, Any]:
+    return _mapping(job.get("spec"))
+
+
+def pod_count(job: RawObject) -> int:
+    """``min(parallelism, completions)``; parallelism defaults to 1: pure."""
+    spec = _spec(job)
+    parallelism = spec.get("parallelism")
+    parallelism = parallelism if isinstance(parallelism, int) and not isinstance(parallelism, bool) else 1
+    completions = spec.get("completions")
+    if isinstance(completions, int) and not isinstance(completions, bool):
+        return min(parallelism, completions)
+    return parallelism
+
+
+def min_count(job: RawObject) -> int | None:
+    """The partial-admission minimum from ``kueue.x-k8s.io/job-min-parallelism``, if usable: pure."""
+    value = _mapping(_metadata(job).get("annotations")).get(MIN_PARALLELISM)
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = int(value)
+    except ValueError:
+        return None
+    return parsed if 0 < parsed < pod_count(job) else None
+
+
+def workload_template(job: RawObject) -> dict[str, Any]:
+    """The Job's pod template without the job-controller-managed labels: pure."""
+    template = copy.deepcopy(dict(_mapping(_spec(job).get("template"))))
+    metadata = template.get("metadata")
+    if isinstance(metadata, dict) and isinstance(metadata.get("labels"), dict):
+        labels = {key: value for key, value in metadata["labels"].items() if key not in CONTROLLER_MANAGED_LABELS}
+        if labels:
+            metadata["labels"] = labels
+        else:
+            del metadata["labels"]
+    return template
+
+
+class BatchJob:
+    """The ``batch/job`` integration (every method pure)."""
+
+    framework = "batch/job"
+    api_version = "batch/v1"
+    kind = "Job"
+    group = "batch"
+
+    def queue_name(self, job: RawObject) -> str:
+        metadata = _metadata(job)
+        label = _mapping(metadata.get("labels")).get(QUEUE_NAME)
+        if isinstance(label, str) and label:
+            return label
+        annotation = _mapping(metadata.get("annotations")).get(QUEUE_NAME)
+        return annotation if isinstance(annotation, str) else ""
+
+    def pod_sets(self, job: RawObject) -> list[dict[str, Any]]:
+        pod_set: dict[str, Any] = {"name": MAIN_POD_SET, "count": pod_count(job), "template": workload_template(job)}
+        minimum = min_count(job)
+        if minimum is not None:
+            pod_set["minCount"] = minimum
+        return [pod_set]
+
+    def is_suspended(self, job: RawObject) -> bool:
+        return _spec(job).get("suspend") is True
+
+    def suspend(self, job: RawObject) -> dict[str, Any]:
+        result = copy.deepcopy(dict(job))
+        result.setdefault("spec", {})["suspend"] = True
+        return result
+
+    def run_with(self, job: RawObject, pod_sets: Sequence[PodSetInfo]) -> dict[str, Any]:
+        result = copy.deepcopy(dict(job))
+        spec = result.setdefault("spec", {})
+        spec["suspend"] = False
+        info = next((item for item in pod_sets if item.name == MAIN_POD_SET), None)
+        if info is None:
+            return result
+        if info.count < pod_count(job):
+            spec["parallelism"] = info.count
+        template = spec.setdefault("template", {})
+        pod_spec = template.setdefault("spec", {})
+        if info.node_selector:
+            pod_spec["nodeSelector"] = {**_mapping(pod_spec.get("nodeSelector")), **info.node_selector}
+        if info.tolerations:
+            pod_spec["tolerations"] = [*list(pod_spec.get("tolerations") or []), *map(dict, info.tolerations)]
+        if info.labels or info.annotations:
+            metadata = template.setdefault("metadata", {})
+            if info.labels:
+                metadata["labels"] = {**_mapping(metadata.get("labels")), **info.labels}
+            if info.annotations:
+                metadata["annotations"] = {**_mapping(metadata.get("annotations")), **info.annotations}
+        return result
+
+    def restore(self, job: RawObject, pod_sets: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        result = copy.deepcopy(dict(job))
+        main = next((item for item in pod_sets if item.get("name") == MAIN_POD_SET), None)
+        if main is None:
+            return result
+        spec = result.setdefault("spec", {})
+        if isinstance(main.get("template"), Mapping):
+            spec["template"] = copy.deepcopy(dict(main["template"]))
+        if isinstance(main.get("count"), int) and pod_count(result) != main["count"]:
+            spec["parallelism"] = main["count"]
+        return result
+
+    def finished(self, job: RawObject) -> FinishedState:
+        for condition in _mapping(job.get("status")).get("conditions") or []:
+            if not isinstance(condition, Mapping) or condition.get("status") != "True":
+                continue
+            message = str(condition.get("message") or "")
+            if condition.get("type") == "Complete":
+                return FinishedState(True, "Succeeded", message or "Job finished successfully")
+            if condition.get("type") == "Failed":
+                return FinishedState(True, "Failed", message or "Job failed")
+        return FinishedState(False)
+
+
+BATCH_JOB: Final = register(BatchJob())

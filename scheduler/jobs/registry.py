@@ -1,0 +1,44 @@
+"""Job integrations by framework name and by apiVersion/kind.
+
+The Configuration's ``integrations.frameworks`` names the integrations that
+are enabled (``batch/job`` by default); the webhook and the reconciler find
+the integration of an incoming object by its apiVersion and kind.  The
+registry is a plain module-level table filled at import time by the
+integrations shipped with kuota; tests may register their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from scheduler.jobs.base import JobIntegration
+
+_BY_FRAMEWORK: dict[str, JobIntegration] = {}
+_BY_KIND: dict[tuple[str, str], JobIntegration] = {}
+
+
+def register(integration: JobIntegration) -> JobIntegration:
+    """Add an integration; registering the same framework twice replaces it."""
+    previous = _BY_FRAMEWORK.get(integration.framework)
+    if previous is not None:
+        _BY_KIND.pop((previous.api_version, previous.kind), None)
+    _BY_FRAMEWORK[integration.framework] = integration
+    _BY_KIND[(integration.api_version, integration.kind)] = integration
+    return integration
+
+
+def by_framework(framework: str) -> JobIntegration | None:
+    return _BY_FRAMEWORK.get(framework)
+
+
+def for_object(raw: Mapping[str, Any]) -> JobIntegration | None:
+    """The integration that manages this object (by apiVersion and kind), if any: pure."""
+    api_version, kind = raw.get("apiVersion"), raw.get("kind")
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return None
+    return _BY_KIND.get((api_version, kind))
+
+
+def frameworks() -> tuple[str, ...]:
+    return tuple(_BY_FRAMEWORK)

@@ -1,0 +1,117 @@
+"""Job → Workload, exactly as the Job controller creates it (scheduling.md 2.1).
+
+The Workload is the scheduler's view of a job: one per Job, named
+``job-<jobName>-<hash>`` (``<hash>`` = the first 5 hex digits of the SHA-1 of
+``"<Kind>\\n<group>\\n<jobName>\\n<jobUID>"``, the ``job-<jobName>`` prefix cut
+to 247 characters so the name stays a valid 253-character object name), owned
+by the Job, labelled with the Job's UID, and carrying the Job's queue name,
+pod sets and priority.  The functions here are pure: the caller supplies the
+priority classes it knows, so the same code serves the live controller and
+``kuota simulate``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from scheduler.api.refs import V1BETA2
+from scheduler.api.validation.job import MAX_EXEC_TIME, PRIORITY_CLASS
+from scheduler.jobs.base import JobIntegration
+from scheduler.jobs.batch import BATCH_JOB
+
+JOB_UID_LABEL: Final = "kueue.x-k8s.io/job-uid"
+NAME_PREFIX_LIMIT: Final = 247
+HASH_LENGTH: Final = 5
+
+
+@dataclass(frozen=True, slots=True)
+class PriorityClasses:
+    """The priority classes known when the Workload is made.
+
+    ``workload``: WorkloadPriorityClass name → value; ``pod``: scheduling.k8s.io
+    PriorityClass name → value; ``global_default``: (name, value) of the
+    lowest-valued PriorityClass with ``globalDefault: true``, if any.
+    """
+
+    workload: Mapping[str, int] = field(default_factory=dict)
+    pod: Mapping[str, int] = field(default_factory=dict)
+    global_default: tuple[str, int] | None = None
+
+
+def workload_name(owner_name: str, owner_uid: str, *, kind: str = "Job", group: str = "batch") -> str:
+    """``<kind-lowercase>-<owner>-<hash>`` as the controller names the Workload: pure."""
+    digest = hashlib.sha1(f"{kind}\n{group}\n{owner_name}\n{owner_uid}".encode()).hexdigest()
+    prefix = f"{kind.lower()}-{owner_name}"[:NAME_PREFIX_LIMIT]
+    return f"{prefix}-{digest[:HASH_LENGTH]}"
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _priority(job: Mapping[str, Any], classes: PriorityClasses) -> tuple[dict[str, str] | None, int | None]:
+    """(priorityClassRef, priority) by the rule of scheduling.md 2.1: pure.
+
+    A named class that is not in ``classes`` keeps its reference and leaves
+    ``priority`` unset, for the scheduler to resolve later.
+    """
+    labels = _mapping(_mapping(job.get("metadata")).get("labels"))
+    workload_class = labels.get(PRIORITY_CLASS)
+    if isinstance(workload_class, str) and workload_class:
+        ref = {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": workload_class}
+        return ref, classes.workload.get(workload_class)
+    pod_spec = _mapping(_mapping(_mapping(job.get("spec")).get("template")).get("spec"))
+    pod_class = pod_spec.get("priorityClassName")
+    if isinstance(pod_class, str) and pod_class:
+        ref = {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": pod_class}
+        return ref, classes.pod.get(pod_class)
+    if classes.global_default is not None:
+        name, value = classes.global_default
+        return {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": name}, value
+    return None, None
+
+
+def workload_from_job(
+    job: Mapping[str, Any],
+    *,
+    priority_classes: PriorityClasses | None = None,
+    integration: JobIntegration = BATCH_JOB,
+) -> dict[str, Any]:
+    """The raw ``kueue.x-k8s.io/v1beta2`` Workload for ``job``: pure.
+
+    ``job`` is a ``batch/v1`` Job (or an object of ``integration``); absent
+    metadata fields are treated as empty strings.
+    """
+    metadata = _mapping(job.get("metadata"))
+    name = str(metadata.get("name") or "")
+    namespace = str(metadata.get("namespace") or "")
+    uid = str(metadata.get("uid") or "")
+    workload_metadata: dict[str, Any] = {
+        "name": workload_name(name, uid, kind=integration.kind, group=integration.group),
+        "namespace": namespace,
+        "labels": {JOB_UID_LABEL: uid},
+        "ownerReferences": [{
+            "apiVersion": integration.api_version,
+            "kind": integration.kind,
+            "name": name,
+            "uid": uid,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }],
+    }
+    spec: dict[str, Any] = {"podSets": integration.pod_sets(job)}
+    queue = integration.queue_name(job)
+    if queue:
+        spec["queueName"] = queue
+    ref, value = _priority(job, priority_classes or PriorityClasses())
+    if ref is not None:
+        spec["priorityClassRef"] = ref
+    if value is not None:
+        spec["priority"] = value
+    max_exec = _mapping(metadata.get("annotations")).get(MAX_EXEC_TIME)
+    if isinstance(max_exec, str) and max_exec.isdigit() and int(max_exec) > 0:
+        spec["maximumExecutionTimeSeconds"] = int(max_exec)
+    return {"apiVersion": V1BETA2, "kind": "Workload", "metadata": workload_metadata, "spec": spec}

@@ -1,0 +1,224 @@
+"""``kuota simulate`` as cli-contract.md fixes it: exit codes 0/1/2, the
+``--json`` shape, the human table, notes for unknown kinds, validate's
+messages on invalid input, file and line for bad YAML."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from scheduler.cli.main import main
+
+SCENARIOS = Path(__file__).parents[1] / "scenarios"
+BEST_EFFORT = SCENARIOS / "best-effort-fifo" / "input.yaml"
+
+
+def run(*args: str, stdin: str = "") -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(args), stdin=io.StringIO(stdin), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+SMALL = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default
+      resources: [{name: cpu, nominalQuota: 4}, {name: memory, nominalQuota: 8Gi}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: ns}
+spec: {clusterQueue: cq}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: train
+  namespace: ns
+  labels: {kueue.x-k8s.io/queue-name: lq}
+spec:
+  parallelism: 2
+  template:
+    spec:
+      containers: [{name: c, image: busybox, resources: {requests: {cpu: 1500m, memory: 1Gi}}}]
+      restartPolicy: Never
+"""
+
+
+def test_json_has_exactly_the_contract_shape() -> None:
+    code, out, err = run("simulate", "--json", "-", stdin=SMALL)
+    assert code == 0, err
+    report = json.loads(out)
+    assert set(report) == {"workloads", "clusterQueues"}
+    (key,) = report["workloads"]
+    assert key.startswith("ns/job-train-")
+    entry = report["workloads"][key]
+    assert set(entry) == {"state", "clusterQueue", "flavors", "evictions", "message"}
+    assert entry == {"state": "Admitted", "clusterQueue": "cq", "flavors": {"main": {"cpu": "default", "memory": "default"}},
+                     "evictions": 0, "message": "Quota reserved in ClusterQueue cq"}
+    # requests x count, canonical quantities
+    assert report["clusterQueues"] == {"cq": {"pending": 0, "admitted": 1,
+                                              "usage": {"default": {"cpu": "3", "memory": "2Gi"}}}}
+
+
+def test_human_output_is_an_aligned_table_of_the_same_facts() -> None:
+    code, out, _ = run("simulate", str(BEST_EFFORT))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == ["WORKLOAD", "STATE", "CLUSTERQUEUE", "FLAVORS", "EVICTIONS", "MESSAGE"]
+    state_column = lines[0].index("STATE")
+    rows = {line.split()[0]: line for line in lines[1:4]}
+    assert all(row[state_column:].split()[0] in ("Admitted", "Pending") for row in rows.values())
+    assert "Pending" in rows["ns/w1"] and "2 more needed" in rows["ns/w1"]
+    assert "main[cpu=default-flavor]" in rows["ns/w2"]
+    queue_header = lines.index(next(line for line in lines if line.startswith("CLUSTERQUEUE")))
+    assert lines[queue_header].split() == ["CLUSTERQUEUE", "PENDING", "ADMITTED", "USAGE"]
+    assert lines[queue_header + 1].split() == ["cq", "1", "2", "default-flavor:", "cpu=8"]
+
+
+def test_not_steady_within_the_bound_exits_1_and_says_so() -> None:
+    code, out, err = run("simulate", "--json", "--max-cycles", "1", str(BEST_EFFORT))
+    assert code == 1
+    assert "no steady state within 1 scheduling cycles" in err
+    assert set(json.loads(out)) == {"workloads", "clusterQueues"}
+
+
+def test_invalid_input_exits_2_with_the_validate_messages(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(SMALL.replace("nominalQuota: 4}", 'nominalQuota: "-1"}'))
+    _, validate_out, _ = run("validate", str(bad))
+    code, out, err = run("simulate", str(bad))
+    assert code == 2 and out == ""
+    assert validate_out.strip() and validate_out.strip() in err
+    assert validate_out.startswith("ClusterQueue/cq: spec.resourceGroups[0].flavors[0].resources[0].nominalQuota")
+
+
+def test_bad_yaml_exits_2_naming_file_and_line(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: [unclosed\n")
+    code, out, err = run("simulate", str(broken))
+    assert (code, out) == (2, "")
+    assert f"{broken}:5" in err or f"{broken}:4" in err
+    assert "invalid YAML" in err
+
+
+def test_missing_file_exits_2() -> None:
+    code, _, err = run("simulate", "/nonexistent/queues.yaml")
+    assert code == 2 and "/nonexistent/queues.yaml" in err
+
+
+def test_unknown_kinds_are_noted_on_stderr_and_ignored() -> None:
+    extra = "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\n"
+    code, out, err = run("simulate", "--json", "-", stdin=SMALL + extra)
+    assert code == 0
+    assert "<stdin>:" in err and "'ConfigMap'" in err
+    assert json.loads(out)["clusterQueues"]["cq"]["admitted"] == 1
+
+
+def test_jobs_without_a_queue_name_are_not_managed() -> None:
+    unqueued = SMALL.replace("  labels: {kueue.x-k8s.io/queue-name: lq}\n", "")
+    code, out, err = run("simulate", "--json", "-", stdin=unqueued)
+    assert code == 0 and json.loads(out)["workloads"] == {}
+    assert "no kueue.x-k8s.io/queue-name" in err
+
+
+def test_namespace_labels_feed_the_namespace_selector() -> None:
+    selective = SMALL.replace("namespaceSelector: {}", "namespaceSelector: {matchLabels: {team: ml}}")
+    namespace = "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns, labels: {team: ml}}\n---\n"
+    _, without, _ = run("simulate", "--json", "-", stdin=selective)
+    _, with_labels, _ = run("simulate", "--json", "-", stdin=namespace + selective)
+    (entry,) = json.loads(without)["workloads"].values()
+    assert (entry["state"], entry["message"]) == ("Pending", "workload namespace doesn't match ClusterQueue selector")
+    assert [item["state"] for item in json.loads(with_labels)["workloads"].values()] == ["Admitted"]
+
+
+def test_priority_classes_order_the_queue() -> None:
+    tight = SMALL.replace("parallelism: 2", "parallelism: 1").replace("cpu: 1500m", "cpu: 3")
+    low = tight.split("---\n")[3]
+    high = low.replace("name: train", "name: urgent").replace(
+        "  labels: {kueue.x-k8s.io/queue-name: lq}", "  labels: {kueue.x-k8s.io/queue-name: lq, "
+        "kueue.x-k8s.io/priority-class: high}")
+    wpc = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: high}\nvalue: 1000\n"
+    code, out, err = run("simulate", "--json", "-", stdin="---\n".join([tight, high, wpc]))
+    assert code == 0, err
+    states = {key.split("/")[1].rsplit("-", 1)[0]: entry["state"] for key, entry in json.loads(out)["workloads"].items()}
+    assert states == {"job-train": "Pending", "job-urgent": "Admitted"}
+
+
+def test_help_text_names_timeline_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    text = capsys.readouterr().out
+    for flag in ("--timeline", "--plot", "--max-cycles", "--max-events", "nodeSelector", "p50"):
+        assert flag in text
+
+
+def test_plot_without_timeline_exits_2() -> None:
+    code, _, err = run("simulate", "--plot", "out.png", str(BEST_EFFORT))
+    assert code == 2 and "--timeline" in err
+
+
+ADMISSION_CHECKED = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: checked}
+spec:
+  namespaceSelector: {}
+  admissionChecksStrategy:
+    admissionChecks: [{name: prov}]
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: default, resources: [{name: cpu, nominalQuota: "4"}]}]
+"""
+ADMISSION_CHECK = """\
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: AdmissionCheck
+metadata: {name: prov}
+spec: {controllerName: example.com/prov}
+"""
+
+
+def test_a_missing_admission_check_makes_the_queue_inactive_with_a_reason() -> None:
+    workload = """\
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: default}
+spec: {clusterQueue: checked}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: w, namespace: default}
+spec:
+  queueName: lq
+  podSets:
+  - name: main
+    count: 1
+    template: {spec: {containers: [{name: c, image: i, resources: {requests: {cpu: "1"}}}]}}
+"""
+    code, out, _ = run("simulate", "--json", "-", stdin=ADMISSION_CHECKED + workload)
+    assert code == 0
+    state = json.loads(out)["workloads"]["default/w"]
+    assert state["state"] == "Pending"
+    assert state["message"] == "ClusterQueue checked is inactive"
+    code, out, err = run("simulate", "--json", "-", stdin=ADMISSION_CHECKED + ADMISSION_CHECK + workload)
+    assert code == 0 and "AdmissionCheck/prov is not used" not in err
+    assert json.loads(out)["workloads"]["default/w"]["message"] != "ClusterQueue checked is inactive"
