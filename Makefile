@@ -30,7 +30,7 @@ tools: venv
 	$(PY) -m e2e.cluster build
 
 demo: tools
-	$(PY) -m e2e.cluster up
+	$(PY) -m e2e.cluster up --kuota
 	@echo
 	@echo "Nodes of the local cluster (kwok fakes: labels and taints as a small cloud would have):"
 	@$(PY) -m e2e.cluster env > $(VENV)/cluster.env && . ./$(VENV)/cluster.env && \
@@ -55,8 +55,12 @@ test-e2e: tools
 lint-imports: venv
 	$(VENV)/bin/lint-imports
 
+# Every benchmarks/bench_*.py module that exists, one after the other; a module
+# that fails is named at the end (and fails the target) without hiding the others.
 bench: venv
-	@echo "no benchmarks yet"
+	@failed=""; for module in $$(ls benchmarks/bench_*.py | sed 's|/|.|; s|\.py$$||'); do \
+	  echo "== $$module"; $(PY) -m $$module || failed="$$failed $$module"; done; \
+	  if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,15 +1,21 @@
-"""pytest wiring for the end-to-end suites: the cluster fixture, a client and
-a namespace per test, and component log tails on every failure."""
+"""pytest wiring for the end-to-end suites: the cluster fixture, kuota
+installed on it (``kuota``: the same installation as ``python -m e2e.cluster
+up --kuota``), a client and a namespace per test, and component log tails on
+every failure."""
 
 from __future__ import annotations
 
+import tempfile
 import uuid
+from pathlib import Path
 from typing import AsyncIterator, Iterator
 
 import pytest
 from kubernetes_asyncio import client, config
 
+from .cluster.tools import ToolPaths
 from .fixtures import ClusterHandle, SessionCluster
+from .kuota_install import KuotaWebhook, install_kuota, uninstall_kuota
 
 _SESSION = SessionCluster()
 
@@ -19,6 +25,22 @@ def cluster() -> Iterator[ClusterHandle]:
     handle = _SESSION.acquire()
     yield handle
     _SESSION.release()
+
+
+@pytest.fixture(scope="session")
+def kuota(cluster: ClusterHandle) -> Iterator[KuotaWebhook]:
+    """kuota installed for the rest of the session: CRDs, webhook process, registrations by URL.
+
+    Torn down in the safe order (registrations and CRD conversion first, the
+    webhook last) before the cluster stops.
+    """
+    if not cluster.local:
+        pytest.skip("the webhook runs on this machine's 127.0.0.1; an external API server cannot call it")
+    kubectl_binary = ToolPaths.resolve(build_if_missing=False).binary("kubectl")
+    workdir = cluster.workdir or Path(tempfile.mkdtemp(prefix="kuota-webhook-"))
+    webhook = install_kuota(kubectl_binary, cluster.kubeconfig, workdir)
+    yield webhook
+    uninstall_kuota(kubectl_binary, cluster.kubeconfig, webhook)
 
 
 @pytest.fixture

@@ -1,32 +1,95 @@
-"""``kuota-webhook``: the admission webhook process (TLS, aiohttp).
+"""``kuota-webhook``: the admission and CRD-conversion webhook process.
 
-It suspends queued Jobs on create, defaults and validates kuota's resources,
-and converts between their API versions.  This entry point is the process
-shell; the endpoints arrive with the webhook issue.
+The process shell around :func:`webhook.app.create_app`: TLS from certificate
+files (reloaded in place when they change, see :mod:`certs.reload`), an
+optional plain-HTTP probe port, JSON logs, and a graceful end: on SIGTERM
+(or SIGINT) the listener closes, requests in flight get
+``--shutdown-grace`` seconds to finish, then the process exits 0.
+
+Start-up order: the probe port (if any) answers at once, ``/readyz``
+saying 503 until the certificate is loaded; the HTTPS listener opens once it
+is.  A missing certificate after ``--cert-wait`` seconds ends the process
+with exit code 1 and a message naming the files.
 """
 
 from __future__ import annotations
 
-import argparse
+import asyncio
+import gc
+import signal
 import sys
+from pathlib import Path
 
-from scheduler.version import kuota_version
+from aiohttp import web
+
+from certs.reload import CertificateReloader
+from webhook.app import METRICS, create_app, probe_app
+from webhook.logs import configure, logger
+from webhook.settings import WebhookSettings, build_parser, settings_from_args
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="kuota-webhook",
-        description="kuota's admission and CRD-conversion webhook server.",
-    )
-    parser.add_argument("--version", action="version", version=f"kuota-webhook {kuota_version()}")
-    return parser
+async def serve(settings: WebhookSettings, *, stop: asyncio.Event | None = None) -> int:
+    """Run until ``stop`` is set (or SIGTERM/SIGINT arrives); returns the exit code."""
+    assert settings.cert_file is not None and settings.key_file is not None
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(signum, stop.set)
+        except (NotImplementedError, RuntimeError):  # not the main thread (tests)
+            pass
+    reloader = CertificateReloader(settings.cert_file, settings.key_file)
+    app = create_app(settings, is_ready=lambda: reloader.loaded)
+    runners: list[web.AppRunner] = []
+    try:
+        if settings.probe_port is not None:
+            probes = web.AppRunner(probe_app(app[METRICS], lambda: reloader.loaded), access_log=None)
+            await probes.setup()
+            runners.append(probes)
+            await web.TCPSite(probes, settings.host, settings.probe_port).start()
+        if not await reloader.wait_until_loaded(settings.cert_wait_seconds):
+            logger().error("no serving certificate", extra={"context": {
+                "cert": str(settings.cert_file), "key": str(settings.key_file), "waited": settings.cert_wait_seconds}})
+            return 1
+        runner = web.AppRunner(app, access_log=None, shutdown_timeout=settings.shutdown_grace_seconds)
+        await runner.setup()
+        runners.insert(0, runner)
+        site = web.TCPSite(runner, settings.host, settings.port, ssl_context=reloader.context)
+        await site.start()
+        port = runner.addresses[0][1] if runner.addresses else settings.port
+        logger().info("serving", extra={"context": {"address": f"https://{settings.host}:{port}",
+                                                    "manageJobsWithoutQueueName": settings.manage_jobs_without_queue_name}})
+        gc.collect()
+        gc.freeze()  # start-up objects (schemas, tables) leave the collector's scans: shorter pauses per request
+        watcher = asyncio.create_task(reloader.watch(settings.cert_reload_seconds))
+        try:
+            await stop.wait()
+        finally:
+            watcher.cancel()
+        logger().info("shutting down", extra={"context": {"grace_seconds": settings.shutdown_grace_seconds}})
+        return 0
+    finally:
+        for runner in runners:
+            await runner.cleanup()
 
 
 def main(argv: list[str] | None = None) -> int:
-    build_parser().parse_args(argv)
-    print("kuota-webhook: the server is not implemented yet (see issue: the admission webhook)",
-          file=sys.stderr)
-    return 2
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    settings = settings_from_args(args)
+    if settings.cert_file is None or settings.key_file is None:
+        parser.error("a serving certificate is required: --cert-file and --key-file, or --cert-dir "
+                     "(make one with: python -m certs generate --ip 127.0.0.1 --out DIR)")
+    configure(settings.log_level)
+    try:
+        return asyncio.run(serve(settings))
+    except KeyboardInterrupt:
+        return 0
+
+
+def cert_paths(directory: Path) -> tuple[Path, Path]:
+    """The file names a certificate directory holds (as a Kubernetes TLS Secret names them)."""
+    return directory / "tls.crt", directory / "tls.key"
 
 
 if __name__ == "__main__":

@@ -3,12 +3,20 @@
 The local cluster as a command: ``up`` starts it detached (it outlives this
 command) and records what it started; ``down`` stops exactly that; ``status``
 says what runs; ``env`` prints the line that points kubectl at it.
+
+``up --kuota`` also installs kuota the way a user would have it: the CRDs,
+``kuota-webhook`` running detached on 127.0.0.1 with generated certificates,
+and the webhook and CRD-conversion configurations registered by URL.
+``down`` stops the control plane first and the webhook last, so the API
+server is never left calling a webhook that is gone.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+from dataclasses import asdict
 import shutil
 import sys
 from pathlib import Path
@@ -58,6 +66,17 @@ def cmd_up(args: argparse.Namespace) -> int:
     except ClusterStartError as failure:
         print(f"error: {failure}", file=sys.stderr)
         return 1
+    if args.kuota:
+        from e2e.kuota_install import install_kuota
+
+        try:
+            webhook = install_kuota(plane.tools.binary("kubectl"), info.kubeconfig, workdir, die_with_parent=False)
+        except (RuntimeError, OSError) as failure:
+            print(f"error: installing kuota failed: {failure}", file=sys.stderr)
+            stop_recorded(workdir)
+            return 1
+        _record(workdir, asdict(webhook.record))
+        print(f"kuota is installed: webhook {webhook.base_url} (log {webhook.record.log})")
     print(f"cluster {args.name!r} is up: {info.server}")
     print(f"  logs:       {workdir / 'logs'}")
     print(f"  kubeconfig: {info.kubeconfig}")
@@ -65,6 +84,13 @@ def cmd_up(args: argparse.Namespace) -> int:
     print(f"  kubectl:    {plane.tools.binary('kubectl')}")
     print("  stop it:    python -m e2e.cluster down")
     return 0
+
+
+def _record(workdir: Path, record: dict) -> None:
+    """Add a process started after the control plane to the state ``down`` reads."""
+    state = read_state(workdir) or {}
+    state.setdefault("processes", []).append(record)
+    (workdir / "state.json").write_text(json.dumps(state, indent=2))
 
 
 def cmd_down(args: argparse.Namespace) -> int:
@@ -105,7 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--name", default="kuota", help="cluster name (default: kuota)")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("build", help="build the pinned control-plane tools into the cache").set_defaults(run=cmd_build)
-    commands.add_parser("up", help="start the local cluster (detached)").set_defaults(run=cmd_up)
+    up = commands.add_parser("up", help="start the local cluster (detached)")
+    up.add_argument("--kuota", action="store_true",
+                    help="also install kuota: CRDs, the webhook on 127.0.0.1, webhook and conversion registrations")
+    up.set_defaults(run=cmd_up)
     commands.add_parser("down", help="stop everything `up` started").set_defaults(run=cmd_down)
     commands.add_parser("status", help="show which components run").set_defaults(run=cmd_status)
     commands.add_parser("env", help="print `export KUBECONFIG=...`").set_defaults(run=cmd_env)

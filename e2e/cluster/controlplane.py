@@ -31,7 +31,9 @@ from .nodes import NodeSpec, default_fleet, is_usable
 from .processes import ProcessRecord, clean_env, current_process, is_alive, log_tail, spawn, stop
 from .tools import ToolPaths
 
-STOP_ORDER = ("kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd")
+# kuota's own processes (started by `up --kuota`) stop last: the API server must never
+# be left calling a webhook that is gone (LOCAL_CLUSTER.md section 8).
+STOP_ORDER = ("kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd", "kuota-webhook")
 
 
 class ClusterStartError(RuntimeError):

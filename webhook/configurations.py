@@ -1,0 +1,175 @@
+"""kuota's MutatingWebhookConfiguration and ValidatingWebhookConfiguration, as data.
+
+The registrations decide who waits on kuota, so they are written to block
+the cluster only where a miss would be worse than a refusal (issue item 7):
+
+* ``failurePolicy: Fail`` only where a miss lets a queued Job run unqueued —
+  the Job entries whose ``matchConditions`` select Jobs that carry a queue
+  name (label, or the legacy annotation) — and for kuota's own kinds, which
+  nothing but kuota reads.  Jobs without a queue name go to a separate entry
+  that is ``Ignore`` (its only job is the convenience of the namespace's
+  ``default`` LocalQueue) unless ``manageJobsWithoutQueueName`` makes those
+  Jobs kuota's too, and then it is ``Fail`` in the managed namespaces only.
+* ``namespaceSelector`` keeps ``kube-system`` and kuota's own namespace out
+  of every Job entry (a broken webhook can never stop the system from
+  repairing itself); the unqueued entry also carries
+  ``managedJobsNamespaceSelector``.
+* ``timeoutSeconds`` is small (5 s, 3 s for the ``Ignore`` entry): the
+  answers are computed in well under a millisecond, a slow webhook is a
+  broken one.
+* ``sideEffects: None`` (dry-run requests are answered like real ones and
+  change nothing), ``admissionReviewVersions: [v1]``.
+* kuota's kinds are registered for every version with ``matchPolicy:
+  Exact``: a ``v1alpha1`` manifest is judged as written, by the same code
+  path as ``kuota validate``.
+* Pods are never intercepted, so a webhook outage never stops the Job
+  controller or any other workload from creating pods.
+
+All functions are pure; ``client_config`` is ``{"url": ...}`` on the local
+cluster or ``{"service": {...}}`` in a real installation (the chart).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any, Final
+
+from webhook.routes import KUOTA_KINDS, MUTATE_JOB, VALIDATE_JOB
+
+MUTATING_NAME: Final = "kuota-mutating-webhook-configuration"
+VALIDATING_NAME: Final = "kuota-validating-webhook-configuration"
+KUEUE_GROUP: Final = "kueue.x-k8s.io"
+QUEUE_KEY: Final = "kueue.x-k8s.io/queue-name"
+SYSTEM_NAMESPACES: Final = ("kube-system",)
+
+
+def _has_queue(var: str) -> str:
+    def present(field: str) -> str:
+        return (f"(has({var}.metadata.{field}) && '{QUEUE_KEY}' in {var}.metadata.{field} && "
+                f"{var}.metadata.{field}['{QUEUE_KEY}'] != '')")
+
+    return f"({present('labels')} || {present('annotations')})"
+
+
+QUEUED_CREATE: Final = {"name": "has-queue-name", "expression": _has_queue("object")}
+UNQUEUED_CREATE: Final = {"name": "has-no-queue-name", "expression": f"!{_has_queue('object')}"}
+QUEUED_EITHER: Final = {
+    "name": "has-or-had-queue-name",
+    "expression": f"(object != null && {_has_queue('object')}) || (oldObject != null && {_has_queue('oldObject')})",
+}
+
+
+def system_excluded(kuota_namespace: str) -> dict[str, Any]:
+    """Pure: a namespace selector excluding kube-system and kuota's namespace."""
+    return {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                                  "values": sorted({*SYSTEM_NAMESPACES, kuota_namespace})}]}
+
+
+def _and_selector(first: Mapping[str, Any], second: Mapping[str, Any] | None) -> dict[str, Any]:
+    if not second:
+        return copy.deepcopy(dict(first))
+    merged: dict[str, Any] = {}
+    labels = {**first.get("matchLabels", {}), **second.get("matchLabels", {})}
+    if labels:
+        merged["matchLabels"] = labels
+    expressions = [*first.get("matchExpressions", []), *second.get("matchExpressions", [])]
+    if expressions:
+        merged["matchExpressions"] = copy.deepcopy(expressions)
+    return merged
+
+
+def _with_path(client_config: Mapping[str, Any], path: str) -> dict[str, Any]:
+    config = copy.deepcopy(dict(client_config))
+    if "url" in config:
+        config["url"] = config["url"].rstrip("/") + path
+    elif "service" in config:
+        config["service"] = {**config["service"], "path": path}
+    else:
+        raise ValueError("client_config needs url or service")
+    return config
+
+
+def _entry(name: str, path: str, client_config: Mapping[str, Any], *, rules: list[dict[str, Any]],
+           failure_policy: str, timeout: int, match_policy: str = "Equivalent",
+           namespace_selector: Mapping[str, Any] | None = None,
+           match_conditions: list[Mapping[str, str]] | None = None, mutating: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "name": name,
+        "clientConfig": _with_path(client_config, path),
+        "rules": rules,
+        "failurePolicy": failure_policy,
+        "matchPolicy": match_policy,
+        "sideEffects": "None",
+        "admissionReviewVersions": ["v1"],
+        "timeoutSeconds": timeout,
+    }
+    if namespace_selector is not None:
+        entry["namespaceSelector"] = copy.deepcopy(dict(namespace_selector))
+    if match_conditions:
+        entry["matchConditions"] = [dict(condition) for condition in match_conditions]
+    if mutating:
+        entry["reinvocationPolicy"] = "Never"
+    return entry
+
+
+def _job_rule(operations: list[str]) -> list[dict[str, Any]]:
+    return [{"apiGroups": ["batch"], "apiVersions": ["v1"], "operations": operations, "resources": ["jobs"],
+             "scope": "Namespaced"}]
+
+
+def _kueue_rule(resources: list[str], operations: list[str]) -> list[dict[str, Any]]:
+    return [{"apiGroups": [KUEUE_GROUP], "apiVersions": ["*"], "operations": operations, "resources": resources}]
+
+
+def mutating_configuration(client_config: Mapping[str, Any], *, kuota_namespace: str = "kueue-system",
+                           manage_jobs_without_queue_name: bool = False,
+                           managed_namespace_selector: Mapping[str, Any] | None = None,
+                           default_local_queue: bool = True, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Pure: kuota's MutatingWebhookConfiguration."""
+    excluded = system_excluded(kuota_namespace)
+    webhooks = [_entry("queued-jobs.mutate.kuota.io", MUTATE_JOB, client_config, rules=_job_rule(["CREATE"]),
+                       failure_policy="Fail", timeout=5, namespace_selector=excluded,
+                       match_conditions=[QUEUED_CREATE], mutating=True)]
+    if manage_jobs_without_queue_name or default_local_queue:
+        webhooks.append(_entry(
+            "unqueued-jobs.mutate.kuota.io", MUTATE_JOB, client_config, rules=_job_rule(["CREATE"]),
+            failure_policy="Fail" if manage_jobs_without_queue_name else "Ignore",
+            timeout=5 if manage_jobs_without_queue_name else 3,
+            namespace_selector=_and_selector(excluded, managed_namespace_selector),
+            match_conditions=[UNQUEUED_CREATE], mutating=True))
+    for kind in KUOTA_KINDS:
+        if kind.mutating:
+            webhooks.append(_entry(f"{kind.kind.lower()}.mutate.kuota.io", kind.mutate_path, client_config,
+                                   rules=_kueue_rule([kind.plural], ["CREATE"]), failure_policy="Fail",
+                                   timeout=5, match_policy="Exact", mutating=True))
+    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": MUTATING_NAME, "labels": dict(labels or {"app.kubernetes.io/name": "kuota"})},
+            "webhooks": webhooks}
+
+
+def validating_configuration(client_config: Mapping[str, Any], *, kuota_namespace: str = "kueue-system",
+                             manage_jobs_without_queue_name: bool = False,
+                             managed_namespace_selector: Mapping[str, Any] | None = None,
+                             labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Pure: kuota's ValidatingWebhookConfiguration."""
+    excluded = system_excluded(kuota_namespace)
+    webhooks = [_entry("queued-jobs.validate.kuota.io", VALIDATE_JOB, client_config,
+                       rules=_job_rule(["CREATE", "UPDATE"]), failure_policy="Fail", timeout=5,
+                       namespace_selector=excluded, match_conditions=[QUEUED_EITHER], mutating=False)]
+    if manage_jobs_without_queue_name:
+        webhooks.append(_entry(
+            "unqueued-jobs.validate.kuota.io", VALIDATE_JOB, client_config, rules=_job_rule(["CREATE", "UPDATE"]),
+            failure_policy="Fail", timeout=5, namespace_selector=_and_selector(excluded, managed_namespace_selector),
+            match_conditions=[{"name": "has-no-queue-name",
+                               "expression": f"!((object != null && {_has_queue('object')}) || "
+                                             f"(oldObject != null && {_has_queue('oldObject')}))"}],
+            mutating=False))
+    for kind in KUOTA_KINDS:
+        resources = [kind.plural] + ([f"{kind.plural}/status"] if kind.status_subresource else [])
+        webhooks.append(_entry(f"{kind.kind.lower()}.validate.kuota.io", kind.validate_path, client_config,
+                               rules=_kueue_rule(resources, ["CREATE", "UPDATE"]), failure_policy="Fail",
+                               timeout=5, match_policy="Exact", mutating=False))
+    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": VALIDATING_NAME, "labels": dict(labels or {"app.kubernetes.io/name": "kuota"})},
+            "webhooks": webhooks}

@@ -1,0 +1,194 @@
+"""Suspending queued ``batch/v1`` Jobs on create (validation.md 1.3).
+
+The instant a queued Job is created it must already be suspended: the Job
+controller creates pods from the first version it sees, so "suspend it
+later" would be too late.  The steps, in the order of the spec:
+
+0. an object being deleted is left alone;
+1. a child of a *managed* job (walking controller owner references up to ten
+   levels) is left to its owner;
+2. a Job without a queue name in a managed namespace that has a LocalQueue
+   named ``default`` gets ``kueue.x-k8s.io/queue-name: default``;
+3. (WorkloadPriorityClass defaulting: feature gate off in kuota);
+4. a Job with a queue name — or, with ``manageJobsWithoutQueueName``, any
+   Job in a managed namespace — gets ``spec.suspend: true``.
+
+The decision is a function of the request, the settings and a
+:class:`~webhook.lookup.ClusterLookup`; nothing here talks to a cluster, so a
+dry-run request is answered exactly like a real one and has no side effect.
+The patch is computed with ``jsonpatch`` from the two small views of the Job
+that can change (its labels and ``spec.suspend``), never from a full copy,
+which keeps the common case far below a millisecond.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from scheduler.api.validation.formats import selector_matches
+from scheduler.api.validation.job import QUEUE_NAME, queue_name
+from webhook.lookup import ClusterLookup, LookupFailed
+from webhook.review import AdmissionRequest, BadRequest, ResponseBody, allow, deny_internal, json_patch
+from webhook.settings import WebhookSettings
+
+MAX_OWNER_DEPTH: Final = 10
+DEFAULT_QUEUE: Final = "default"
+MANAGED_JOB_KINDS: Final = frozenset({("batch/v1", "Job"), ("jobset.x-k8s.io/v1alpha2", "JobSet")})
+SYSTEM_NAMESPACE: Final = "kube-system"
+
+
+class OwnerUnreadable(RuntimeError):
+    """An owner in the chain could not be read: Kueue fails the request, so does kuota."""
+
+
+@dataclass(frozen=True)
+class JobMutation:
+    """What kuota does to a Job on create, and why (logged once per decision)."""
+
+    suspend: bool = False
+    set_default_queue: bool = False
+    reason: str = ""
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _as_dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def managed_selector(settings: WebhookSettings) -> Mapping[str, Any]:
+    """Pure: the managed-namespace selector; Kueue's default excludes kube-system and kuota's namespace."""
+    if settings.managed_jobs_namespace_selector is not None:
+        return settings.managed_jobs_namespace_selector
+    return {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
+                                  "values": [SYSTEM_NAMESPACE, settings.kuota_namespace]}]}
+
+
+async def namespace_is_managed(namespace: str, *, settings: WebhookSettings, lookup: ClusterLookup) -> bool:
+    """Whether ``managedJobsNamespaceSelector`` matches ``namespace`` (raises LookupFailed)."""
+    labels = await lookup.namespace_labels(namespace)
+    if labels is None:
+        return False
+    return selector_matches(managed_selector(settings), labels)
+
+
+def _job_is_managed(job: Mapping[str, Any], settings: WebhookSettings) -> bool:
+    """Pure: a queued job, or any job when ``manageJobsWithoutQueueName`` (namespace checked by the caller)."""
+    return bool(queue_name(job)) or settings.manage_jobs_without_queue_name
+
+
+def _controller_reference(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    references = _as_dict(obj.get("metadata")).get("ownerReferences")
+    if not isinstance(references, list):
+        return None
+    for reference in references:
+        if isinstance(reference, dict) and reference.get("controller") is True:
+            return reference
+    return None
+
+
+async def has_managed_ancestor(
+    job: Mapping[str, Any], namespace: str, *, settings: WebhookSettings, lookup: ClusterLookup
+) -> bool:
+    """Step 1: walk controller owners up; True when one is a managed job kind kuota manages.
+
+    Stops at an owner of another kind, at a UID mismatch, at a missing owner
+    (kuota decision: an orphan has no managed ancestor) and after ten levels.
+    Raises :class:`OwnerUnreadable` when the API server cannot be asked.
+    """
+    current: Mapping[str, Any] = job
+    for _ in range(MAX_OWNER_DEPTH):
+        reference = _controller_reference(current)
+        if reference is None:
+            return False
+        api_version, kind, name = reference.get("apiVersion"), reference.get("kind"), reference.get("name")
+        if (api_version, kind) not in MANAGED_JOB_KINDS or not isinstance(name, str):
+            return False
+        try:
+            owner = await lookup.get_object(str(api_version), str(kind), namespace, name)
+        except LookupFailed as failed:
+            raise OwnerUnreadable(f"cannot read owner {kind} {namespace}/{name}: {failed}") from failed
+        if owner is None or _as_dict(owner.get("metadata")).get("uid") != reference.get("uid"):
+            return False
+        if _job_is_managed(owner, settings):
+            return True
+        current = owner
+    return False
+
+
+async def decide(
+    job: Mapping[str, Any], namespace: str, *, settings: WebhookSettings, lookup: ClusterLookup
+) -> JobMutation:
+    """Steps 0-4 of validation.md 1.3 for one Job on CREATE (raises OwnerUnreadable)."""
+    metadata = _as_dict(job.get("metadata"))
+    if metadata.get("deletionTimestamp"):
+        return JobMutation(reason="being deleted")
+    if await has_managed_ancestor(job, namespace, settings=settings, lookup=lookup):
+        return JobMutation(reason="owned by a managed job")
+    queue = queue_name(job)
+    if queue:
+        return JobMutation(suspend=True, reason=f"queued in LocalQueue {queue!r}")
+    try:
+        if not await namespace_is_managed(namespace, settings=settings, lookup=lookup):
+            return JobMutation(reason="namespace not managed")
+        has_default = await lookup.has_default_local_queue(namespace)
+    except LookupFailed as failed:
+        warning = f"kuota could not look up namespace {namespace!r} or its default LocalQueue: {failed}"
+        if settings.manage_jobs_without_queue_name:
+            return JobMutation(suspend=True, reason="managed without queue name", warnings=(warning,))
+        return JobMutation(reason="lookup failed", warnings=(warning,))
+    if has_default:
+        return JobMutation(suspend=True, set_default_queue=True, reason="default LocalQueue of the namespace")
+    if settings.manage_jobs_without_queue_name:
+        return JobMutation(suspend=True, reason="managed without queue name")
+    return JobMutation(reason="not queued")
+
+
+def mutation_patch(job: Mapping[str, Any], mutation: JobMutation) -> list[dict[str, Any]]:
+    """Pure: the JSON patch for ``mutation`` (never removes a label, never unsuspends)."""
+    before: dict[str, Any] = {}
+    metadata = job.get("metadata")
+    if isinstance(metadata, dict):
+        labels = metadata.get("labels")
+        before["metadata"] = {"labels": labels} if isinstance(labels, dict) else {}
+    spec = job.get("spec")
+    if isinstance(spec, dict):
+        before["spec"] = {"suspend": spec["suspend"]} if "suspend" in spec else {}
+    after = copy.deepcopy(before)
+    if mutation.set_default_queue:
+        after.setdefault("metadata", {}).setdefault("labels", {})[QUEUE_NAME] = DEFAULT_QUEUE
+    if mutation.suspend:
+        after.setdefault("spec", {})["suspend"] = True
+    return json_patch(before, after)
+
+
+def job_of_request(request: AdmissionRequest) -> tuple[dict[str, Any], str]:
+    if request.kind != ("batch", "v1", "Job"):
+        group, version, kind = request.kind
+        raise BadRequest(f"this endpoint serves batch/v1 Job, got {group + '/' if group else ''}{version} {kind}")
+    if request.object is None:
+        raise BadRequest(f"request.object is missing for {request.operation}")
+    job = request.object
+    namespace = request.namespace or _as_dict(job.get("metadata")).get("namespace")
+    if not isinstance(namespace, str) or not namespace:
+        raise BadRequest("a Job is namespaced: request.namespace is missing")
+    return job, namespace
+
+
+async def mutate_job_request(
+    request: AdmissionRequest, *, settings: WebhookSettings, lookup: ClusterLookup
+) -> tuple[ResponseBody, str]:
+    """The answer to ``/mutate-batch-v1-job`` and a one-word outcome for metrics and logs."""
+    if request.operation != "CREATE":
+        return allow(request.uid), "allowed"
+    job, namespace = job_of_request(request)
+    if not settings.jobs_enabled:
+        return allow(request.uid), "allowed"
+    try:
+        mutation = await decide(job, namespace, settings=settings, lookup=lookup)
+    except OwnerUnreadable as unreadable:
+        return deny_internal(request.uid, str(unreadable)), "error"
+    patch = mutation_patch(job, mutation)
+    return allow(request.uid, patch=patch, warnings=mutation.warnings), ("patched" if patch else "allowed")

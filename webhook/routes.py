@@ -1,0 +1,204 @@
+"""The endpoint table and the one request handler behind every endpoint.
+
+Every admission endpoint follows the same shape, so there is one handler:
+read the body (bounded), decode JSON, parse the review, let the endpoint's
+*decision* answer, render, count.  The decisions live in their own modules
+(:mod:`~webhook.mutate_jobs`, :mod:`~webhook.validate_jobs`,
+:mod:`~webhook.defaulting`, :mod:`~webhook.validate_kueue`,
+:mod:`~webhook.convert`); this module only wires them to paths
+(validation.md 0.3) and keeps the two failure kinds apart: a malformed
+request is HTTP 400 with its reason, an object kuota refuses is HTTP 200 with
+``allowed: false``.  An unexpected exception in a decision is logged and
+answered as a denial with ``InternalError`` — the server never answers 500
+and keeps serving.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Final
+
+from aiohttp import web
+
+from webhook.convert import convert_review
+from webhook.defaulting import default_kueue_request
+from webhook.logs import logger
+from webhook.lookup import ClusterLookup
+from webhook.metrics import CONTENT_TYPE, WebhookMetrics
+from webhook.mutate_jobs import mutate_job_request
+from webhook.review import AdmissionRequest, BadRequest, ResponseBody, decode_json, deny_internal, parse_admission_review, review_body
+from webhook.settings import WebhookSettings
+from webhook.validate_jobs import validate_job_request
+from webhook.validate_kueue import validate_kueue_request
+
+KUEUE_PREFIX: Final = "kueue-x-k8s-io-v1beta2"
+
+
+@dataclass(frozen=True)
+class KuotaKind:
+    kind: str
+    plural: str
+    mutating: bool
+    status_subresource: bool = False
+
+    @property
+    def validate_path(self) -> str:
+        return f"/validate-{KUEUE_PREFIX}-{self.kind.lower()}"
+
+    @property
+    def mutate_path(self) -> str:
+        return f"/mutate-{KUEUE_PREFIX}-{self.kind.lower()}"
+
+
+KUOTA_KINDS: Final = (
+    KuotaKind("ClusterQueue", "clusterqueues", mutating=True),
+    KuotaKind("ResourceFlavor", "resourceflavors", mutating=True),
+    KuotaKind("Workload", "workloads", mutating=True, status_subresource=True),
+    KuotaKind("Cohort", "cohorts", mutating=False),
+    KuotaKind("LocalQueue", "localqueues", mutating=False),
+    KuotaKind("WorkloadPriorityClass", "workloadpriorityclasses", mutating=False),
+    KuotaKind("AdmissionCheck", "admissionchecks", mutating=False),
+    KuotaKind("MultiKueueConfig", "multikueueconfigs", mutating=False),
+    KuotaKind("MultiKueueCluster", "multikueueclusters", mutating=False),
+    KuotaKind("Topology", "topologies", mutating=False),
+)
+MUTATE_JOB: Final = "/mutate-batch-v1-job"
+VALIDATE_JOB: Final = "/validate-batch-v1-job"
+CONVERT: Final = "/convert"
+
+
+@dataclass(frozen=True)
+class DecisionContext:
+    settings: WebhookSettings
+    lookup: ClusterLookup
+
+
+Decision = Callable[[AdmissionRequest, DecisionContext], Awaitable[tuple[ResponseBody, str]]]
+
+
+def _kueue_validation(kind: KuotaKind) -> Decision:
+    kinds = frozenset({kind.kind})
+
+    async def decide(request: AdmissionRequest, context: DecisionContext) -> tuple[ResponseBody, str]:
+        return validate_kueue_request(request, kinds=kinds)
+
+    return decide
+
+
+def _kueue_defaulting(kind: KuotaKind) -> Decision:
+    kinds = frozenset({kind.kind})
+
+    async def decide(request: AdmissionRequest, context: DecisionContext) -> tuple[ResponseBody, str]:
+        return default_kueue_request(request, kinds=kinds, settings=context.settings)
+
+    return decide
+
+
+async def _mutate_job(request: AdmissionRequest, context: DecisionContext) -> tuple[ResponseBody, str]:
+    return await mutate_job_request(request, settings=context.settings, lookup=context.lookup)
+
+
+async def _validate_job(request: AdmissionRequest, context: DecisionContext) -> tuple[ResponseBody, str]:
+    return await validate_job_request(request, settings=context.settings, lookup=context.lookup)
+
+
+def admission_endpoints() -> dict[str, Decision]:
+    """Path → decision for every AdmissionReview endpoint (validation.md 0.3)."""
+    endpoints: dict[str, Decision] = {MUTATE_JOB: _mutate_job, VALIDATE_JOB: _validate_job}
+    for kind in KUOTA_KINDS:
+        endpoints[kind.validate_path] = _kueue_validation(kind)
+        if kind.mutating:
+            endpoints[kind.mutate_path] = _kueue_defaulting(kind)
+    return endpoints
+
+
+async def read_body(request: web.Request, limit: int) -> bytes:
+    """The request body, refusing (400) anything over ``limit`` bytes without reading it all."""
+    if request.content_length is not None and request.content_length > limit:
+        raise BadRequest(f"request body of {request.content_length} bytes is larger than the limit of {limit} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = await request.content.read(65536)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > limit:
+            raise BadRequest(f"request body is larger than the limit of {limit} bytes")
+        chunks.append(chunk)
+
+
+def _bad_request(reason: str) -> web.Response:
+    return web.json_response({"kind": "Status", "status": "Failure", "code": 400, "reason": "BadRequest",
+                              "message": reason}, status=400)
+
+
+def admission_handler(path: str, decide: Decision, *, context: DecisionContext,
+                      metrics: WebhookMetrics) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        started = time.perf_counter()
+        parsed: AdmissionRequest | None = None
+        try:
+            document = decode_json(await read_body(request, context.settings.max_body_bytes))
+            parsed = parse_admission_review(document)
+            answer, outcome = await decide(parsed, context)
+            reply = web.json_response(review_body(answer))
+        except BadRequest as bad:
+            outcome, reply = "bad_request", _bad_request(str(bad))
+            logger().info("bad request", extra={"context": {"endpoint": path, "reason": str(bad)}})
+        except Exception as unexpected:  # noqa: BLE001 - the server must keep answering
+            logger().exception("decision failed", extra={"context": {"endpoint": path}})
+            outcome = "error"
+            if parsed is None:
+                reply = _bad_request(f"request could not be read: {type(unexpected).__name__}")
+            else:
+                reply = web.json_response(review_body(deny_internal(parsed.uid, f"kuota webhook error: {unexpected}")))
+        metrics.observe(path, outcome, time.perf_counter() - started)
+        if parsed is not None and outcome in ("denied", "patched", "error"):
+            logger().info("decision", extra={"context": {
+                "endpoint": path, "uid": parsed.uid, "operation": parsed.operation, "kind": parsed.kind[2],
+                "namespace": parsed.namespace, "name": parsed.name, "user": parsed.user.username,
+                "dryRun": parsed.dry_run, "outcome": outcome}})
+        return reply
+
+    return handle
+
+
+def conversion_handler(*, context: DecisionContext, metrics: WebhookMetrics) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    async def handle(request: web.Request) -> web.StreamResponse:
+        started = time.perf_counter()
+        try:
+            answer, outcome = convert_review(decode_json(await read_body(request, context.settings.max_body_bytes)))
+            reply: web.StreamResponse = web.json_response(answer)
+        except BadRequest as bad:
+            outcome, reply = "bad_request", _bad_request(str(bad))
+        except Exception as unexpected:  # noqa: BLE001
+            logger().exception("conversion failed", extra={"context": {"endpoint": CONVERT}})
+            outcome, reply = "error", _bad_request(f"conversion could not be done: {type(unexpected).__name__}: {unexpected}")
+        metrics.observe(CONVERT, outcome, time.perf_counter() - started)
+        if outcome != "converted":
+            logger().info("conversion", extra={"context": {"endpoint": CONVERT, "outcome": outcome}})
+        return reply
+
+    return handle
+
+
+def metrics_handler(metrics: WebhookMetrics) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    async def handle(_: web.Request) -> web.StreamResponse:
+        return web.Response(body=metrics.render(), headers={"Content-Type": CONTENT_TYPE})
+
+    return handle
+
+
+def probe_handlers(is_ready: Callable[[], bool]) -> list[web.RouteDef]:
+    async def healthz(_: web.Request) -> web.StreamResponse:
+        return web.Response(text="ok")
+
+    async def readyz(_: web.Request) -> web.StreamResponse:
+        if is_ready():
+            return web.Response(text="ok")
+        return web.Response(text="not ready: no serving certificate loaded yet", status=503)
+
+    return [web.get("/healthz", healthz), web.get("/readyz", readyz)]

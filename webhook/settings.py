@@ -1,0 +1,183 @@
+"""The webhook's settings: every flag of ``kuota-webhook``, in one frozen value.
+
+Flags win over the Configuration file (``--config``, a Kueue
+``config.kueue.x-k8s.io/v1beta2`` file): the file supplies
+``manageJobsWithoutQueueName``, ``managedJobsNamespaceSelector``,
+``namespace`` and the enabled ``integrations.frameworks``, so a Kueue
+configuration drives kuota's webhook unchanged; a flag given on the command
+line overrides the file's value.
+
+:func:`build_parser` is the single description of the command line; its
+``--help`` documents every flag.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from scheduler.api.config import DEFAULT_NAMESPACE, Configuration, parse_configuration
+from scheduler.version import kuota_version
+
+DEFAULT_SCHEDULER_IDENTITY = "system:serviceaccount:kueue-system:kuota-scheduler"
+MiB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class WebhookSettings:
+    """Everything the process and its decisions depend on."""
+
+    host: str = "127.0.0.1"
+    port: int = 9443
+    cert_file: Path | None = None
+    key_file: Path | None = None
+    cert_wait_seconds: float = 60.0
+    cert_reload_seconds: float = 5.0
+    probe_port: int | None = None
+    manage_jobs_without_queue_name: bool = False
+    managed_jobs_namespace_selector: Mapping[str, Any] | None = None
+    """Raw label selector (``matchLabels``/``matchExpressions``); None matches every namespace."""
+    kuota_namespace: str = DEFAULT_NAMESPACE
+    frameworks: tuple[str, ...] = ("batch/job",)
+    scheduler_identities: tuple[str, ...] = (DEFAULT_SCHEDULER_IDENTITY,)
+    partial_admission: bool = True
+    kubeconfig: Path | None = None
+    cluster_lookups: bool = True
+    lookup_timeout_seconds: float = 2.0
+    max_body_bytes: int = 3 * MiB
+    shutdown_grace_seconds: float = 10.0
+    log_level: str = "info"
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def jobs_enabled(self) -> bool:
+        return "batch/job" in self.frameworks
+
+
+def _selector_to_raw(config: Configuration) -> dict[str, Any]:
+    selector = config.managed_jobs_namespace_selector
+    raw: dict[str, Any] = {}
+    if selector.match_labels:
+        raw["matchLabels"] = dict(selector.match_labels)
+    if selector.match_expressions:
+        raw["matchExpressions"] = [
+            {"key": item.key, "operator": item.operator, **({"values": list(item.values)} if item.values else {})}
+            for item in selector.match_expressions
+        ]
+    return raw
+
+
+def from_configuration(config: Configuration, base: WebhookSettings | None = None) -> WebhookSettings:
+    """Pure: settings taking the job-management fields from a Kueue Configuration."""
+    return replace(
+        base or WebhookSettings(),
+        manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
+        managed_jobs_namespace_selector=_selector_to_raw(config),
+        kuota_namespace=config.namespace,
+        frameworks=tuple(config.integrations.frameworks),
+        partial_admission=bool(config.feature_gates.get("PartialAdmission", True)),
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kuota-webhook",
+        description=(
+            "kuota's admission and CRD-conversion webhook server (HTTPS). It suspends queued "
+            "batch/v1 Jobs on create, defaults and validates kueue.x-k8s.io resources with the same "
+            "messages as `kuota validate`, and converts between their API versions."
+        ),
+        epilog=(
+            "Endpoints: /mutate-batch-v1-job, /validate-batch-v1-job, /mutate-kueue-x-k8s-io-v1beta2-<kind>, "
+            "/validate-kueue-x-k8s-io-v1beta2-<kind>, /convert, /healthz, /readyz, /metrics. "
+            "SIGTERM stops accepting connections and lets requests in flight finish."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"kuota-webhook {kuota_version()}")
+    tls = parser.add_argument_group("serving")
+    tls.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    tls.add_argument("--port", type=int, default=9443, help="HTTPS port (default: 9443; 0 picks a free port)")
+    tls.add_argument("--cert-file", type=Path, help="PEM serving certificate (chain) signed by the caBundle's CA")
+    tls.add_argument("--key-file", type=Path, help="PEM private key of --cert-file")
+    tls.add_argument("--cert-dir", type=Path,
+                     help="directory holding tls.crt and tls.key (a mounted Secret); shorthand for the two flags above")
+    tls.add_argument("--cert-wait", type=float, default=60.0, metavar="SECONDS",
+                     help="how long to wait at start for the certificate files to appear (default: 60)")
+    tls.add_argument("--cert-reload-interval", type=float, default=5.0, metavar="SECONDS",
+                     help="how often to check the certificate files for changes; a change is loaded for new "
+                          "connections without dropping open ones (default: 5)")
+    tls.add_argument("--probe-port", type=int, default=None,
+                     help="also serve /healthz, /readyz and /metrics over plain HTTP on this port (off by default)")
+    tls.add_argument("--max-body-bytes", type=int, default=3 * MiB,
+                     help="larger request bodies are refused with HTTP 400 (default: 3 MiB)")
+    tls.add_argument("--shutdown-grace", type=float, default=10.0, metavar="SECONDS",
+                     help="time given to requests in flight after SIGTERM (default: 10)")
+    jobs = parser.add_argument_group("job management")
+    jobs.add_argument("--config", type=Path,
+                      help="a Kueue Configuration file (config.kueue.x-k8s.io/v1beta2); supplies the defaults of "
+                           "the flags in this group")
+    jobs.add_argument("--manage-jobs-without-queue-name", action=argparse.BooleanOptionalAction, default=None,
+                      help="suspend Jobs without a queue name in managed namespaces too (Configuration field "
+                           "manageJobsWithoutQueueName; default: off)")
+    jobs.add_argument("--managed-namespace-selector", metavar="YAML",
+                      help="label selector of the managed namespaces, as YAML/JSON (Configuration field "
+                           "managedJobsNamespaceSelector; default: every namespace but kube-system and kuota's)")
+    jobs.add_argument("--kuota-namespace", default=None,
+                      help=f"kuota's own namespace, never managed (default: {DEFAULT_NAMESPACE} or the Configuration's)")
+    jobs.add_argument("--scheduler-identity", action="append", default=None, metavar="USERNAME",
+                      help="the only identity allowed to unsuspend a queued Job; repeat for several "
+                           f"(default: {DEFAULT_SCHEDULER_IDENTITY})")
+    cluster = parser.add_argument_group("cluster lookups (default LocalQueue, owners of a Job)")
+    cluster.add_argument("--kubeconfig", type=Path,
+                         help="kubeconfig for lookups; without it the in-cluster service account is used")
+    cluster.add_argument("--no-cluster-lookups", action="store_true",
+                         help="never call the API server: no default LocalQueue, owners unknown (tests, benchmarks)")
+    cluster.add_argument("--lookup-timeout", type=float, default=2.0, metavar="SECONDS",
+                         help="time limit of one lookup (default: 2)")
+    parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"),
+                        help="log verbosity; logs are JSON lines on stderr (default: info)")
+    return parser
+
+
+def settings_from_args(args: argparse.Namespace) -> WebhookSettings:
+    """Settings from parsed flags (reads ``--config`` when given)."""
+    base = WebhookSettings()
+    if args.config is not None:
+        base = from_configuration(parse_configuration(yaml.safe_load(args.config.read_text())), base)
+    cert_file, key_file = args.cert_file, args.key_file
+    if args.cert_dir is not None:
+        cert_file = cert_file or args.cert_dir / "tls.crt"
+        key_file = key_file or args.cert_dir / "tls.key"
+    selector = base.managed_jobs_namespace_selector
+    if args.managed_namespace_selector is not None:
+        loaded = yaml.safe_load(args.managed_namespace_selector)
+        if not isinstance(loaded, dict):
+            raise SystemExit("--managed-namespace-selector must be a YAML/JSON label selector object")
+        selector = loaded
+    return replace(
+        base,
+        host=args.host,
+        port=args.port,
+        cert_file=cert_file,
+        key_file=key_file,
+        cert_wait_seconds=args.cert_wait,
+        cert_reload_seconds=args.cert_reload_interval,
+        probe_port=args.probe_port,
+        max_body_bytes=args.max_body_bytes,
+        shutdown_grace_seconds=args.shutdown_grace,
+        manage_jobs_without_queue_name=(
+            base.manage_jobs_without_queue_name if args.manage_jobs_without_queue_name is None
+            else args.manage_jobs_without_queue_name
+        ),
+        managed_jobs_namespace_selector=selector,
+        kuota_namespace=args.kuota_namespace or base.kuota_namespace,
+        scheduler_identities=tuple(args.scheduler_identity or base.scheduler_identities),
+        kubeconfig=args.kubeconfig,
+        cluster_lookups=not args.no_cluster_lookups,
+        lookup_timeout_seconds=args.lookup_timeout,
+        log_level=args.log_level,
+    )

@@ -1,0 +1,84 @@
+"""Validating ``batch/v1`` Jobs on create and update (validation.md 11, plus one kuota rule).
+
+The label and annotation rules (JOB-1 … JOB-U11) are the API layer's
+:func:`~scheduler.api.validation.validate_job`, the same function ``kuota
+validate`` runs, so the messages match byte for byte.  The webhook adds what
+only it can know:
+
+* whether the namespace has a LocalQueue named ``default`` (JOB-U2), asked
+  through the lookup only when a queue name is being removed;
+* **JOB-K1** (kuota): a managed Job may go from suspended to running only by
+  the hand of kuota's scheduler.  The requesting identity
+  (``userInfo.username``) must be one of ``--scheduler-identity``; anyone else
+  unsuspending a queued Job — or creating it unsuspended, should the mutating
+  webhook not have run — is denied with 403, because letting it through would
+  run the Job without quota.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from scheduler.api.field import FieldError, FieldPath, error
+from scheduler.api.validation import validate_job
+from scheduler.api.validation.job import queue_name
+from webhook.lookup import ClusterLookup, LookupFailed
+from webhook.mutate_jobs import job_of_request, namespace_is_managed
+from webhook.review import AdmissionRequest, ResponseBody, allow, deny, deny_internal
+from webhook.settings import WebhookSettings
+
+SUSPEND = FieldPath(("spec", "suspend"))
+
+
+def _suspended(job: Mapping[str, Any]) -> bool:
+    spec = job.get("spec")
+    return isinstance(spec, dict) and spec.get("suspend") is True
+
+
+def unsuspend_violation(
+    job: Mapping[str, Any], old: Mapping[str, Any] | None, *, username: str, settings: WebhookSettings
+) -> FieldError | None:
+    """JOB-K1 for a Job already known to be managed: pure."""
+    if _suspended(job) or (old is not None and not _suspended(old)):
+        return None
+    if username in settings.scheduler_identities:
+        return None
+    allowed = ", ".join(settings.scheduler_identities)
+    if old is None:
+        message = (f'a queued job must be created suspended (spec.suspend: true); only kuota\'s scheduler ({allowed}) '
+                   f'may start it, not "{username}"')
+    else:
+        message = (f'a queued job can be unsuspended only by kuota\'s scheduler ({allowed}), not by "{username}"; '
+                   "kuota unsuspends it when its Workload is admitted")
+    return error(SUSPEND, message, origin="W", rule="JOB-K1")
+
+
+async def validate_job_request(
+    request: AdmissionRequest, *, settings: WebhookSettings, lookup: ClusterLookup
+) -> tuple[ResponseBody, str]:
+    """The answer to ``/validate-batch-v1-job`` and its outcome word."""
+    if request.operation not in ("CREATE", "UPDATE"):
+        return allow(request.uid), "allowed"
+    job, namespace = job_of_request(request)
+    if not settings.jobs_enabled:
+        return allow(request.uid), "allowed"
+    old = request.old_object if request.operation == "UPDATE" else None
+    try:
+        removing_queue = old is not None and not queue_name(job) and bool(queue_name(old))
+        has_default = removing_queue and await lookup.has_default_local_queue(namespace)
+        managed = bool(queue_name(job)) or (
+            settings.manage_jobs_without_queue_name
+            and not _suspended(job)
+            and await namespace_is_managed(namespace, settings=settings, lookup=lookup)
+        )
+    except LookupFailed as failed:
+        return deny_internal(request.uid, f"kuota could not look up namespace {namespace!r}: {failed}"), "error"
+    errors = validate_job(job, old, namespace_has_default_queue=has_default)
+    if managed:
+        violation = unsuspend_violation(job, old, username=request.user.username, settings=settings)
+        if violation is not None:
+            errors.append(violation)
+    if errors:
+        return deny(request.uid, errors), "denied"
+    return allow(request.uid), "allowed"
