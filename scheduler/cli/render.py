@@ -106,8 +106,12 @@ def _usage_text(usage: Mapping[str, Mapping[str, str]]) -> str:
     )
 
 
-def snapshot_table(report: Mapping[str, Any]) -> str:
-    """The human form of a ``snapshot_json`` report: two aligned tables: pure."""
+def snapshot_table(report: Mapping[str, Any], evictions: Sequence[tuple[str, str, str]] = ()) -> str:
+    """The human form of a ``snapshot_json`` report: two aligned tables: pure.
+
+    ``evictions`` (victim, preemptor, reason), in the order they happened,
+    add a third table of who preempted whom and why.
+    """
     workload_rows = [
         [key, entry["state"], entry["clusterQueue"] or "-", _flavors_text(entry["flavors"]),
          str(entry["evictions"]), entry["message"] or "-"]
@@ -120,4 +124,7 @@ def snapshot_table(report: Mapping[str, Any]) -> str:
     lines = table(["WORKLOAD", "STATE", "CLUSTERQUEUE", "FLAVORS", "EVICTIONS", "MESSAGE"], workload_rows)
     lines.append("")
     lines.extend(table(["CLUSTERQUEUE", "PENDING", "ADMITTED", "USAGE"], queue_rows))
+    if evictions:
+        lines.append("")
+        lines.extend(table(["EVICTED", "PREEMPTED BY", "REASON"], [list(row) for row in evictions]))
     return "\n".join(lines) + "\n"

@@ -94,19 +94,42 @@ def new_engine(cluster: Cluster, engine_factory: Callable[..., Any] | None = Non
     return engine
 
 
+def release_victims(engine: Any, result: Any, log: list[Any] | None = None) -> None:
+    """A simulation has no pods: every victim of ``result`` is gone at once (``Engine.release``).
+
+    The ``Evict`` decisions are appended to ``log`` when given (the human table lists them).
+    """
+    from scheduler.core.decisions import Evict
+
+    for decision in result.decisions:
+        if isinstance(decision, Evict):
+            if log is not None:
+                log.append(decision)
+            engine.release(decision.victim)
+
+
 def snapshot(cluster: Cluster, *, max_cycles: int = DEFAULT_MAX_CYCLES,
              engine_factory: Callable[..., Any] | None = None) -> tuple[dict[str, Any], bool]:
     """Run the engine to a steady state; (the contract's report, whether it was reached)."""
+    report, steady, _ = snapshot_with_evictions(cluster, max_cycles=max_cycles, engine_factory=engine_factory)
+    return report, steady
+
+
+def snapshot_with_evictions(cluster: Cluster, *, max_cycles: int = DEFAULT_MAX_CYCLES,
+                            engine_factory: Callable[..., Any] | None = None) -> tuple[dict[str, Any], bool, list[Any]]:
+    """``snapshot``, plus every ``Evict`` decision of the run in order."""
     from scheduler.core.resources import format_quantity
 
     engine = new_engine(cluster, engine_factory)
-    _, steady = engine.run_until_steady(cluster.start_time, max_cycles=max_cycles)
+    evictions: list[Any] = []
+    _, steady = engine.run_until_steady(cluster.start_time, max_cycles=max_cycles,
+                                        after_cycle=lambda result: release_victims(engine, result, evictions))
     known = set(engine.workload_keys())
     ordered = [key for key in cluster.workload_keys if key in known]
     ordered += sorted(known.difference(ordered))
     states = [engine.workload_state(key) for key in ordered]
     queues = [engine.cluster_queue_status(name) for name in engine.cluster_queue_names()]
-    return snapshot_json(states, queues, format_quantity), steady
+    return snapshot_json(states, queues, format_quantity), steady, evictions
 
 
 def _load_cluster(files: list[str], stdin: TextIO, stderr: TextIO) -> Cluster | None:
@@ -135,12 +158,12 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO)
     cluster = _load_cluster(args.files, stdin, stderr)
     if cluster is None:
         return EXIT_INVALID
-    report, steady = snapshot(cluster, max_cycles=args.max_cycles)
+    report, steady, evictions = snapshot_with_evictions(cluster, max_cycles=args.max_cycles)
     if args.json:
         json.dump(report, stdout, indent=2)
         stdout.write("\n")
     else:
-        stdout.write(snapshot_table(report))
+        stdout.write(snapshot_table(report, [(e.victim, e.preemptor or "-", e.reason) for e in evictions]))
     if not steady:
         print(f"error: no steady state within {args.max_cycles} scheduling cycles; "
               "the report shows the state at that point", file=stderr)

@@ -172,6 +172,7 @@ def replay(engine: Any, jobs: Sequence[TraceJob], workloads: Mapping[str, Any], 
                     run_token[decision.workload] = sequence
                     heapq.heappush(events, (now + by_key[decision.workload].duration, 0, sequence, decision.workload))
                 elif isinstance(decision, Evict):
+                    engine.release(decision.victim)  # a replay has no pods: the victim is gone at once
                     run_token.pop(decision.victim, None)
                     outcome.admitted_at.pop(decision.victim, None)
                     outcome.evictions[decision.victim] = outcome.evictions.get(decision.victim, 0) + 1

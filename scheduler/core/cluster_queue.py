@@ -8,6 +8,7 @@ forest is (re)built.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from scheduler.api.models import ClusterQueue, ClusterQueuePreemption, FlavorFungibility, LabelSelector
 from scheduler.core.resource_node import QuotaNode
@@ -38,6 +39,7 @@ class ClusterQueueInfo:
         "flavor_names",
         "admission_checks",
         "node",
+        "weight",
     )
 
     def __init__(self, cq: ClusterQueue) -> None:
@@ -66,6 +68,9 @@ class ClusterQueueInfo:
             tuple(rule.name for rule in strategy.admission_checks) if strategy is not None else ()
         )
         self.node: QuotaNode | None = None
+        weight = spec.fair_sharing.weight if spec.fair_sharing is not None else None
+        self.weight: Fraction = Fraction(weight.as_decimal()) if weight is not None else Fraction(1)
+        """``spec.fairSharing.weight`` (scheduling.md 8.1)."""
 
     @property
     def strict_fifo(self) -> bool:

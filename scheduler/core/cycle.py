@@ -15,20 +15,40 @@ head was admitted or parked (a CQ whose head went back to its heap is done
 for this cycle: capacity only shrinks inside a cycle, so it would fail
 again).  ``Engine(one_admission_per_queue=True)`` restores Kueue's single
 round.  Holds are rolled back when the cycle ends.
+
+Preemption (4.5 steps 0-6): an entry whose assignment needs preemption got
+its targets at nomination.  If an earlier entry of this cycle already chose
+one of them, its assignment is recomputed with those victims gone (pinned to
+the nominated flavors); a plain Fit then is a *DeferredFit* that holds its
+usage and waits.  Otherwise the entry must fit with the cycle's victims and
+its own targets removed; it then holds its usage for the rest of the cycle
+and issues an ``Evict`` per target not already being evicted.  Victims keep
+their quota until ``Engine.release``; the preemptor stays at the head of its
+BestEffortFIFO queue (sticky) and is admitted in the first cycle it fits.
+
+kuota decision: an entry admitted in Fit mode must fit with this cycle's
+victims still counted (they still hold quota until released), so an
+admission never over-commits the cache, even transiently.
+
+Under fair sharing the entries are handed out one at a time by the
+tournament of 8.4 (``fair_share.next_entry``), with fresh shares each time.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Iterator, Mapping
 
-from scheduler.core.decisions import Admit, CycleResult, Decision, Pending, PodSetAdmission
+from scheduler.core.decisions import Admit, CycleResult, Decision, Evict, Pending, PodSetAdmission
+from scheduler.core.fair_share import FairEntry, next_entry
 from scheduler.core.flavor_assignment import Assignment, Mode, assign_flavors
 from scheduler.core.ordering import processing_key
-from scheduler.core.resource_node import capacity_available
+from scheduler.core.preemption import PreemptionContext, Preemptor, Target, find_targets, simulate_one
+from scheduler.core.preemption.messages import preemption_message
+from scheduler.core.resource_node import QuotaNode, capacity_available
 from scheduler.core.resources import FRValues, to_quantity
 from scheduler.core.snapshot import Snapshot
-from scheduler.core.state import ADMITTED, WorkloadRecord
+from scheduler.core.state import ADMITTED, ScanPosition, WorkloadRecord
 
 if TYPE_CHECKING:
     from scheduler.core.cluster_queue import ClusterQueueInfo
@@ -37,35 +57,71 @@ if TYPE_CHECKING:
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 NAMESPACE_MISMATCH = "workload namespace doesn't match ClusterQueue selector"
 FAILED_CHECKS = "The workload has failed admission checks"
+DEFERRED_FIT = "Workload has overlapping preemption targets with another workload, but will fit after these preemptions complete"
+OVERLAPPING = "Workload has overlapping preemption targets with another workload"
 
 # Where a non-admitted head goes (3.6): requeue reason -> (BestEffortFIFO parks?, StrictFIFO parks?)
 _PARKS: dict[str, tuple[bool, bool]] = {
     "NoFit": (True, False),
     "PreemptionNoCandidates": (True, False),
     "FailedAfterNomination": (False, False),
+    "PendingPreemption": (False, False),
     "NamespaceMismatch": (True, True),
     "Generic": (True, False),
 }
 
 
 class _Entry:
-    __slots__ = ("cq", "record", "assignment", "reason", "message", "requeue")
+    __slots__ = ("cq", "record", "assignment", "targets", "reason", "message", "requeue")
 
     def __init__(self, cq: "ClusterQueueInfo", record: WorkloadRecord) -> None:
         self.cq = cq
         self.record = record
         self.assignment: Assignment | None = None
+        self.targets: tuple[Target, ...] = ()
         self.reason = ""
         self.message = ""
         self.requeue = ""
+
+    @property
+    def preemptor(self) -> Preemptor:
+        record = self.record
+        return Preemptor(key=record.key, uid=record.uid, priority=record.priority, timestamp=record.timestamp, cq=self.cq)
+
+
+class _Cycle:
+    """What one cycle shares between entries: the snapshot, the preemption view, the victims chosen so far."""
+
+    __slots__ = ("engine", "snapshot", "context", "victims")
+
+    def __init__(self, engine: "Engine") -> None:
+        self.engine = engine
+        self.snapshot = Snapshot()
+        self.context = PreemptionContext(
+            admitted=engine.cq_admitted,
+            records=engine.workloads,
+            cluster_queues=engine.cluster_queues,
+            fair_sharing=engine.fair_sharing,
+            strategies=engine.strategies,
+        )
+        self.victims: dict[str, tuple[QuotaNode, FRValues]] = {}
+        """Every workload chosen as a victim earlier in this cycle -> (its CQ node, its usage)."""
+
+    def usage_of(self, target: Target) -> tuple[QuotaNode, FRValues]:
+        record = self.engine.workloads[target.workload]
+        node = self.engine.cluster_queues[target.cluster_queue].node
+        assert node is not None and record.usage is not None
+        return node, record.usage[target.cluster_queue]
 
 
 def run_cycle(engine: "Engine", now: datetime) -> tuple[CycleResult, bool]:
     """Run one cycle; returns (result, whether anything changed)."""
     engine.ensure_forest()
+    engine.cycles += 1
     changed = _execute_requeues(engine, now)
     decisions: list[Decision] = _report_unqueued(engine)
-    snapshot = Snapshot()
+    cycle = _Cycle(engine)
+    snapshot = cycle.snapshot
     candidates = [
         name
         for name in sorted(engine.cluster_queues)
@@ -82,14 +138,15 @@ def run_cycle(engine: "Engine", now: datetime) -> tuple[CycleResult, bool]:
                     heads.append(_Entry(engine.cluster_queues[name], record))
             if not heads:
                 break
-            entries = [_nominate(engine, entry) for entry in heads]
-            entries.sort(key=_sort_key)
+            entries = [_nominate(cycle, entry) for entry in heads]
             admitted_any = False
             still: list[str] = []
-            for entry in entries:
-                decision = _process(engine, snapshot, entry)
-                decisions.append(decision)
-                if isinstance(decision, Admit):
+            for entry in _processing_order(engine, entries):
+                made = _process(cycle, entry, now)
+                decisions.extend(made)
+                if any(isinstance(decision, Evict) for decision in made):
+                    changed = True
+                if isinstance(made[-1], Admit):
                     admitted_any = changed = True
                     still.append(entry.cq.name)
                 elif _return(engine, entry):
@@ -103,6 +160,24 @@ def run_cycle(engine: "Engine", now: datetime) -> tuple[CycleResult, bool]:
     return CycleResult(decisions=tuple(decisions)), changed
 
 
+def _processing_order(engine: "Engine", entries: list[_Entry]) -> Iterator[_Entry]:
+    """Entries in processing order: the classical sort (4.4) or, under fair sharing, the tournament (8.4)."""
+    if not engine.fair_sharing:
+        yield from sorted(entries, key=_sort_key)
+        return
+    contenders: list[FairEntry[_Entry]] = []
+    for entry in sorted(entries, key=lambda item: item.cq.name):
+        if entry.assignment is None or entry.cq.node is None:
+            yield entry
+        else:
+            record = entry.record
+            contenders.append(FairEntry(entry, entry.cq.node, entry.assignment.usage, record.priority, record.timestamp))
+    while contenders:
+        chosen = next_entry(contenders)
+        contenders.remove(chosen)
+        yield chosen.entry
+
+
 def _sort_key(entry: _Entry) -> tuple[int, int, datetime, str]:
     level = entry.assignment.borrowing_level if entry.assignment is not None else 0
     return processing_key(
@@ -113,8 +188,9 @@ def _sort_key(entry: _Entry) -> tuple[int, int, datetime, str]:
     )
 
 
-def _nominate(engine: "Engine", entry: _Entry) -> _Entry:
-    """Checks of 4.3, then flavor assignment; failures fill reason/message/requeue."""
+def _nominate(cycle: _Cycle, entry: _Entry) -> _Entry:
+    """Checks of 4.3, then flavor assignment and preemption targets; failures fill reason/message/requeue."""
+    engine = cycle.engine
     record, cq = entry.record, entry.cq
     if record.checks_failed:
         entry.reason, entry.message, entry.requeue = "PendingEvaluation", FAILED_CHECKS, "Generic"
@@ -122,37 +198,132 @@ def _nominate(engine: "Engine", entry: _Entry) -> _Entry:
     if not engine.namespace_matches(cq, record.namespace):
         entry.reason, entry.message, entry.requeue = "Misconfigured", NAMESPACE_MISMATCH, "NamespaceMismatch"
         return entry
-    entry.assignment = assign_flavors(
-        cq=cq,
-        pod_sets=record.pod_sets,
-        flavors=engine.flavors,
-        priority=record.priority,
-        ignore_undeclared=engine.ignore_undeclared,
-        fair_sharing=engine.fair_sharing,
-    )
+    entry.assignment, entry.targets = _assign(cycle, entry, start_after=_scan_start(engine, record, cq.name))
+    record.scan = ScanPosition(entry.assignment.last_tried, engine.cycles, engine.allocatable_generation(cq.name))
     return entry
 
 
-def _process(engine: "Engine", snapshot: Snapshot, entry: _Entry) -> Decision:
-    """Process one nominated entry (4.5) and return its decision."""
-    record, cq, assignment = entry.record, entry.cq, entry.assignment
-    if assignment is None:
-        return _pending(entry)
+def _assign(cycle: _Cycle, entry: _Entry, *, start_after: Mapping[tuple[str, int], int] | None = None,
+            pinned: Mapping[tuple[str, int], str] | None = None) -> tuple[Assignment, tuple[Target, ...]]:
+    """Flavor assignment (5) and, when it needs preemption, the whole workload's targets (7.1)."""
+    engine, context, preemptor = cycle.engine, cycle.context, entry.preemptor
+    assignment = assign_flavors(
+        cq=entry.cq,
+        pod_sets=entry.record.pod_sets,
+        flavors=engine.flavors,
+        ignore_undeclared=engine.ignore_undeclared,
+        fair_sharing=engine.fair_sharing,
+        simulate=lambda fr, amount: simulate_one(context, preemptor, fr, amount),
+        start_after=start_after,
+        pinned=pinned,
+    )
+    targets: tuple[Target, ...] = ()
+    if assignment.mode in (Mode.PREEMPT, Mode.RECLAIM):
+        targets = find_targets(context, preemptor, dict(assignment.usage), assignment.preempt_frs)
+    return assignment, targets
+
+
+def _scan_start(engine: "Engine", record: WorkloadRecord, cq: str) -> Mapping[tuple[str, int], int]:
+    """Where the flavor scan resumes (4.8): the last position, unless quota changed and it is stale: pure."""
+    scan = record.scan
+    if scan is None or not engine.resume_flavor_scan:
+        return {}
+    if engine.allocatable_generation(cq) > scan.generation and scan.cycle < engine.cycles - 1:
+        return {}
+    return scan.last_tried
+
+
+def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
+    """Process one nominated entry (4.5 steps 0-6); its decisions, the entry's own last."""
+    record, cq = entry.record, entry.cq
+    if entry.assignment is None:
+        return [_pending(entry)]
     node = cq.node
     assert node is not None
+    deferred = False
+    if entry.targets and any(target.workload in cycle.victims for target in entry.targets):
+        deferred = _recompute(cycle, entry)
+    assignment = entry.assignment
+    assert assignment is not None
     if assignment.mode == Mode.NO_FIT:
         entry.reason, entry.message, entry.requeue = assignment.no_fit_reason(), assignment.message(), "NoFit"
-        return _pending(entry)
-    if assignment.mode < Mode.FIT:
-        # "Preempt, no candidates" (no preemption targets exist yet: every Preempt mode lands here).
+        return [_pending(entry)]
+    if assignment.mode < Mode.FIT and not entry.targets:
         entry.reason, entry.message, entry.requeue = "WaitingForQuota", assignment.message(), "PreemptionNoCandidates"
         if cq.preemption.reclaim_within_cohort != "Any":
-            snapshot.hold(node, _capacity_hold(cq, assignment))
-        return _pending(entry)
-    if any(amount > capacity_available(node, fr) for fr, amount in assignment.usage.items()):
+            cycle.snapshot.hold(node, _capacity_hold(cq, assignment))
+        return [_pending(entry)]
+    if deferred:
+        cycle.snapshot.hold(node, assignment.usage)
+        record.scan = None
+        entry.reason, entry.message, entry.requeue = "WaitingForPreemptedWorkloads", DEFERRED_FIT, "PendingPreemption"
+        return [_pending(entry)]
+    if any(target.workload in cycle.victims for target in entry.targets):
+        entry.reason, entry.message, entry.requeue = "WaitingForQuota", OVERLAPPING, "FailedAfterNomination"
+        return [_pending(entry)]
+    if not _fits(cycle, node, assignment.usage, entry.targets):
         entry.reason, entry.message, entry.requeue = "WaitingForQuota", NO_LONGER_FITS, "FailedAfterNomination"
-        return _pending(entry)
-    return _admit(engine, entry, assignment)
+        return [_pending(entry)]
+    if assignment.mode < Mode.FIT:
+        cycle.snapshot.hold(node, assignment.usage)
+        evictions = _issue(cycle, entry)
+        record.scan = None
+        entry.reason, entry.requeue = "WaitingForPreemptedWorkloads", "PendingPreemption"
+        entry.message = f"{assignment.message()}. Pending the preemption of {len(entry.targets)} workload(s)"
+        return [*evictions, _pending(entry)]
+    return [_admit(cycle.engine, entry, assignment, now)]
+
+
+def _recompute(cycle: _Cycle, entry: _Entry) -> bool:
+    """4.5 step 0: reassign with this cycle's victims gone, flavors pinned; True for a DeferredFit."""
+    assignment = entry.assignment
+    assert assignment is not None
+    context = cycle.context
+    with cycle.snapshot.without(cycle.victims.values()):
+        context.excluded = set(cycle.victims)
+        try:
+            entry.assignment, entry.targets = _assign(cycle, entry, pinned=assignment.chosen)
+        finally:
+            context.excluded = set()
+    return entry.assignment.mode == Mode.FIT
+
+
+def _fits(cycle: _Cycle, node: QuotaNode, usage: FRValues, targets: tuple[Target, ...]) -> bool:
+    """Whether ``usage`` fits once this cycle's victims and ``targets`` are gone (4.5 "fits").
+
+    An admission (no targets) is tested with the victims still counted: they
+    hold quota until released (module docstring).
+    """
+    if not targets:
+        return all(amount <= capacity_available(node, fr) for fr, amount in usage.items())
+    gone = dict(cycle.victims)
+    for target in targets:
+        gone.setdefault(target.workload, cycle.usage_of(target))
+    with cycle.snapshot.without(gone.values()):
+        return all(amount <= capacity_available(node, fr) for fr, amount in usage.items())
+
+
+def _issue(cycle: _Cycle, entry: _Entry) -> list[Decision]:
+    """Issue the preemptions of 7.7: an ``Evict`` per target not already being evicted."""
+    engine, preemptor = cycle.engine, entry.record
+    decisions: list[Decision] = []
+    for target in entry.targets:
+        cycle.victims[target.workload] = cycle.usage_of(target)
+        victim = engine.workloads[target.workload]
+        if victim.evicted:
+            continue
+        message = preemption_message(
+            preemptor_uid=preemptor.uid,
+            preemptor_job_uid=preemptor.job_uid,
+            reason=target.reason,
+            preemptor_node=entry.cq.node,
+            victim_node=engine.cluster_queues[target.cluster_queue].node,
+        )
+        victim.evicted = True
+        victim.evictions += 1
+        victim.eviction_message = message
+        decisions.append(Evict(victim=target.workload, preemptor=preemptor.key, reason=target.reason, message=message))
+    return decisions
 
 
 def _capacity_hold(cq: "ClusterQueueInfo", assignment: Assignment) -> FRValues:
@@ -172,7 +343,7 @@ def _capacity_hold(cq: "ClusterQueueInfo", assignment: Assignment) -> FRValues:
     return hold
 
 
-def _admit(engine: "Engine", entry: _Entry, assignment: Assignment) -> Admit:
+def _admit(engine: "Engine", entry: _Entry, assignment: Assignment, now: datetime) -> Admit:
     record, cq = entry.record, entry.cq
     pod_sets = tuple(
         PodSetAdmission(
@@ -188,7 +359,8 @@ def _admit(engine: "Engine", entry: _Entry, assignment: Assignment) -> Admit:
     record.cluster_queue = cq.name
     record.admission = pod_sets
     record.reason, record.message, record.tried = "QuotaReserved", f"Quota reserved in ClusterQueue {cq.name}", True
-    engine.charge(record, cq.name, dict(assignment.usage))
+    record.scan = None
+    engine.charge(record, cq.name, dict(assignment.usage), now)
     return Admit(workload=record.key, cluster_queue=cq.name, pod_sets=pod_sets, message=record.message)
 
 
@@ -203,12 +375,16 @@ def _return(engine: "Engine", entry: _Entry) -> bool:
     record, cq = entry.record, entry.cq
     best_effort_parks, strict_parks = _PARKS[entry.requeue]
     park = strict_parks if cq.strict_fifo else best_effort_parks
+    if park and not cq.strict_fifo and record.scan is not None and record.scan.untried_remain:
+        park = False  # untried flavors remain: back to the heap (3.6 exception b)
     queue = engine.queues[cq.name]
     record.queued_in = cq.name
     if park:
         queue.park(record.queue_order())
     else:
         queue.push(record.queue_order())
+        if entry.requeue == "PendingPreemption" and not cq.strict_fifo:
+            queue.sticky = record.key
     return park
 
 

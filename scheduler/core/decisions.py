@@ -5,7 +5,8 @@ The engine never writes to the API: a cycle returns decisions and the caller
 them.  An ``Admit`` carries the admission record of scheduling.md 6.1; a
 ``Pending`` carries the ``QuotaReserved=False`` reason and the exact message a
 user reads (scheduling.md 3.1, 4.3, 4.5, 5.6); an ``Evict`` names a victim of
-preemption (scheduling.md 7.7; produced once preemption lands).
+preemption (scheduling.md 7.7): its quota stays counted until the caller
+says its pods are gone (``Engine.release``).
 """
 
 from __future__ import annotations

@@ -16,14 +16,16 @@ kuota's batch).  The cycle itself lives in ``scheduler.core.cycle``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Literal, Mapping, Union
+from datetime import datetime, timezone
+from fractions import Fraction
+from typing import Callable, Literal, Mapping, Union
 
 from scheduler.api.config import Configuration
 from scheduler.api.models import (
     AdmissionCheck,
     ClusterQueue,
     Cohort,
+    FairSharing,
     LocalQueue,
     ResourceFlavor,
     ResourceFlavorSpec,
@@ -36,6 +38,7 @@ from scheduler.core.cluster_queue import ClusterQueueInfo
 from scheduler.core.decisions import CycleResult, PodSetAdmission, WorkloadKey
 from scheduler.core.hierarchy import CohortSpecInfo, Forest, NodeQuota, build_forest, quota_of
 from scheduler.core.node_matching import selector_matches
+from scheduler.core.preemption.fair import DEFAULT_STRATEGIES
 from scheduler.core.queues import ClusterQueueQueue
 from scheduler.core.resource_node import add_usage, remove_usage
 from scheduler.core.resources import FRValues, to_quantity
@@ -51,6 +54,15 @@ from scheduler.core.workload import (
 )
 
 GATE_ANNOTATION = "kueue.x-k8s.io/admission-gated-by"
+JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
+_EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
+
+
+def _weight(fair_sharing: FairSharing | None) -> Fraction:
+    """``spec.fairSharing.weight`` as an exact fraction (default 1, 8.1): pure."""
+    if fair_sharing is None:
+        return Fraction(1)
+    return Fraction(fair_sharing.weight.as_decimal())
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,10 +121,13 @@ EngineObject = Union[
 class Engine(Router):
     """Queues, quota and the scheduling cycle (see the module docstring)."""
 
-    def __init__(self, config: Configuration | None = None, *, one_admission_per_queue: bool = False) -> None:
+    def __init__(self, config: Configuration | None = None, *, one_admission_per_queue: bool = False,
+                 resume_flavor_scan: bool = True) -> None:
         super().__init__()
         self.config = config or Configuration()
         self.one_admission_per_queue = one_admission_per_queue
+        self.resume_flavor_scan = resume_flavor_scan
+        """4.8: resume a flavor scan after the last examined flavor (off: always start at the first)."""
         resources = self.config.resources
         self.resources_config = resources
         self.ignore_undeclared = resources is not None and resources.quota_check_strategy == "IgnoreUndeclared"
@@ -133,6 +148,16 @@ class Engine(Router):
         self.forest_dirty = True
         self.requeue_trees: set[str] = set()
         self.requeue_cqs: set[str] = set()
+        self.strategies: tuple[str, ...] = tuple(
+            getattr(self.config.fair_sharing, "preemption_strategies", ()) or ()
+        ) or DEFAULT_STRATEGIES
+        self.cohort_weights: dict[str, Fraction] = {}
+        self.cycles = 0
+        """Cycles run so far (the flavor-scan position's age, 4.8)."""
+        self.quota_generation = 0
+        self.cq_generation: dict[str, int] = {}
+        """Bumped when a reserving workload leaves the CQ (4.8 allocatable generation)."""
+        self.reservations = 0
 
     # --- state: upserts and removals ---------------------------------------
 
@@ -154,6 +179,7 @@ class Engine(Router):
         elif isinstance(obj, Cohort):
             parent = str(obj.spec.parent_name) if obj.spec.parent_name else None
             self.cohort_specs[obj.name] = CohortSpecInfo(parent, quota_of(obj.spec.resource_groups))
+            self.cohort_weights[obj.name] = _weight(obj.spec.fair_sharing)
             self.forest_dirty = True
             self.requeue_trees.add(obj.name)
         elif isinstance(obj, WorkloadPriorityClass):
@@ -212,6 +238,28 @@ class Engine(Router):
                 self.admission_checks.discard(name)
                 self._checks_changed()
 
+    def release(self, workload: WorkloadKey) -> None:
+        """The evicted workload's pods are gone: release its quota and requeue it (6.4 step 3, 7.8).
+
+        Until this call a victim keeps its quota counted (and is not evicted
+        twice), so released quota is never counted twice.  A workload that is
+        not being evicted is left alone.
+        """
+        record = self.workloads.get(workload)
+        if record is None or record.state != ADMITTED or not record.evicted:
+            return
+        self._release(record)
+        record.state = PENDING
+        record.admission = ()
+        record.evicted = False
+        record.scan = None
+        record.reason, record.message, record.tried = "PendingEvaluation", record.eviction_message, True
+        self.route(record, force_heap=True)
+
+    def allocatable_generation(self, cq: str) -> int:
+        """Changes when quota may have been freed or changed for ``cq`` (4.8): pure."""
+        return self.quota_generation + self.cq_generation.get(cq, 0)
+
     def finish(self, workload: WorkloadKey) -> None:
         """The workload completed: release its quota (a requeue event for its tree) and drop it from queues."""
         record = self.workloads.get(workload)
@@ -230,12 +278,24 @@ class Engine(Router):
         result, _ = cycle_module.run_cycle(self, now)
         return result
 
-    def run_until_steady(self, now: datetime, *, max_cycles: int = 10_000) -> tuple[list[CycleResult], bool]:
-        """Cycle until a cycle changes nothing (no admission, eviction or queue move); (results, reached)."""
+    def run_until_steady(
+        self,
+        now: datetime,
+        *,
+        max_cycles: int = 10_000,
+        after_cycle: Callable[[CycleResult], None] | None = None,
+    ) -> tuple[list[CycleResult], bool]:
+        """Cycle until a cycle changes nothing (no admission, eviction or queue move); (results, reached).
+
+        ``after_cycle`` runs after every cycle with its result (``kuota
+        simulate`` releases every victim there: a simulation has no pods).
+        """
         results: list[CycleResult] = []
         for _ in range(max_cycles):
             result, changed = cycle_module.run_cycle(self, now)
             results.append(result)
+            if after_cycle is not None:
+                after_cycle(result)
             if not changed:
                 return results, True
         return results, False
@@ -246,6 +306,9 @@ class Engine(Router):
         record = self.workloads.get(workload)
         if record is None:
             raise KeyError(workload)
+        if record.state == ADMITTED and record.evicted:
+            return WorkloadState(workload, "Admitted", record.cluster_queue, record.admission, "Preempted",
+                                 record.eviction_message, record.evictions)
         if record.state == ADMITTED:
             message = f"Quota reserved in ClusterQueue {record.cluster_queue}"
             return WorkloadState(workload, "Admitted", record.cluster_queue, record.admission, "QuotaReserved", message, record.evictions)
@@ -325,7 +388,13 @@ class Engine(Router):
         self.forest = build_forest(cluster_queues=specs, cohorts=self.cohort_specs, usage=self.cq_usage)
         for name, info in self.cluster_queues.items():
             info.node = self.forest.cluster_queues[name]
+            info.node.weight = info.weight
+        for name, weight in self.cohort_weights.items():
+            node = self.forest.cohorts.get(name)
+            if node is not None:
+                node.weight = weight
         self.forest_dirty = False
+        self.quota_generation += 1
 
     def tree_members(self, name: str) -> list[str]:
         """Names of every CQ in the tree of CQ or cohort ``name`` (sorted): pure."""
@@ -341,8 +410,10 @@ class Engine(Router):
                 members.append(current.name)
         return sorted(members)
 
-    def charge(self, record: WorkloadRecord, cq: str, usage: FRValues) -> None:
+    def charge(self, record: WorkloadRecord, cq: str, usage: FRValues, reserved_at: datetime | None = None) -> None:
         """Record ``usage`` of an admitted ``record`` against ``cq`` (cache and tree)."""
+        self.reservations += 1
+        record.reserved_at = (reserved_at or _EARLIEST, self.reservations)
         record.usage = {cq: usage}
         totals = self.cq_usage.setdefault(cq, {})
         for fr, amount in usage.items():
@@ -367,6 +438,7 @@ class Engine(Router):
                 for fr, amount in usage.items():
                     remove_usage(info.node, fr, amount)
             self.requeue_trees.add(cq)
+            self.cq_generation[cq] = self.cq_generation.get(cq, 0) + 1
             if cq in self.terminating and not self.cq_admitted.get(cq):
                 self._drop_cluster_queue(cq)
         record.usage = None
@@ -443,6 +515,7 @@ class Engine(Router):
         before = (record.pod_sets, record.priority, record.queue_name, record.active, record.timestamp)
         record.namespace = meta.namespace
         record.uid = meta.uid
+        record.job_uid = meta.labels.get(JOB_UID_LABEL) or None
         record.queue_name = workload.spec.queue_name or None
         record.priority_ref = (ref.kind or "WorkloadPriorityClass", ref.name) if ref is not None and ref.name else None
         record.priority = self._resolve_priority(workload.spec.priority, record.priority_ref)
@@ -453,6 +526,8 @@ class Engine(Router):
         record.checks_failed = failed_admission_checks(workload)
         record.requeue_at = workload.status.requeue_state.requeue_at if workload.status.requeue_state else None
         self.index_add(record)
+        if before[0] != record.pod_sets:
+            record.scan = None
         if is_finished(workload):
             self.finish(key)
             return
@@ -495,7 +570,8 @@ class Engine(Router):
         record.state = ADMITTED
         record.cluster_queue = cq
         record.admission = tuple(pod_sets)
-        self.charge(record, cq, usage)
+        condition = workload.status.condition("QuotaReserved")
+        self.charge(record, cq, usage, condition.last_transition_time if condition is not None else None)
 
 
 __all__ = ["ClusterQueueStatus", "Engine", "NamespaceInfo", "PriorityClassInfo", "WorkloadState"]

@@ -8,18 +8,26 @@ and NoFit reasons of every flavor examined.  The pending message a user reads
 is derived from that structure (5.6).
 
 Assignment reads the live quota tree; the caller decides what to do with the
-result (the cycle, 4.5).
+result (the cycle, 4.5).  When an FR lacks unused quota and preemption may
+help (5.3), ``simulate(fr, amount)`` (the preemption simulation of
+``scheduler.core.preemption``) says which workloads would be evicted and the
+borrowing level once they are gone.
+
+The flavor-scan position (4.8): every (pod set, resource group) records the
+index of the last flavor examined, or -1 when the scan reached the end; the
+next attempt may resume after it (``start_after``).  A recomputation after
+overlapping preemptions (4.5 step 0) pins each group to the flavor chosen at
+nomination (``pinned``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Mapping
+from typing import Callable, Mapping
 
 from scheduler.api.models import ResourceFlavorSpec
-from scheduler.core import preemption
-from scheduler.core.cluster_queue import ClusterQueueInfo, GroupInfo
+from scheduler.core.cluster_queue import ClusterQueueInfo
 from scheduler.core.node_matching import describe_taint, first_untolerated_taint, matches_flavor_labels
 from scheduler.core.resource_node import (
     QuotaNode,
@@ -28,7 +36,7 @@ from scheduler.core.resource_node import (
     may_reclaim_in_hierarchy,
     potential,
 )
-from scheduler.core.resources import FRValues, format_amount
+from scheduler.core.resources import FlavorResource, FRValues, format_amount
 from scheduler.core.workload import PodSetInfo
 
 
@@ -61,6 +69,8 @@ class PodSetResult:
     usage: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     no_fit_reason: str | None = None
+    preempt_frs: set[FlavorResource] = field(default_factory=set)
+    """Assigned FRs whose mode is not Fit (they need preemption)."""
 
     def message(self) -> str:
         """``couldn't assign flavors to pod set <name>: <sorted notes>`` (5.6): pure."""
@@ -76,6 +86,15 @@ class Assignment:
     borrowing_level: int
     usage: FRValues
     """Total per FR over all assigned pod sets."""
+    last_tried: dict[tuple[str, int], int] = field(default_factory=dict)
+    """Flavor-scan position per (pod set, resource group) (4.8)."""
+    chosen: dict[tuple[str, int], str] = field(default_factory=dict)
+    """The flavor chosen per (pod set, resource group)."""
+
+    @property
+    def preempt_frs(self) -> set[FlavorResource]:
+        """FRs needing preemption over all pod sets: pure."""
+        return set().union(*(result.preempt_frs for result in self.pod_sets))
 
     def message(self) -> str:
         """The pending message: every pod set that is not a plain Fit, joined by ``"; "`` (5.6): pure."""
@@ -92,6 +111,22 @@ class _Candidate:
     flavor: str
     mode: Mode
     level: int
+    preempt_frs: list[FlavorResource] = field(default_factory=list)
+
+
+Simulation = Callable[[FlavorResource, int], tuple[tuple[object, ...], int]]
+"""``simulate(fr, amount) -> (targets, borrowing level without them)`` (5.3)."""
+
+ScanKey = tuple[str, int]
+"""(pod set name, resource group index)."""
+
+
+@dataclass(slots=True)
+class _Scan:
+    start_after: Mapping[ScanKey, int]
+    pinned: Mapping[ScanKey, str] | None
+    last_tried: dict[ScanKey, int] = field(default_factory=dict)
+    chosen: dict[ScanKey, str] = field(default_factory=dict)
 
 
 def assign_flavors(
@@ -99,13 +134,16 @@ def assign_flavors(
     cq: ClusterQueueInfo,
     pod_sets: tuple[PodSetInfo, ...],
     flavors: Mapping[str, ResourceFlavorSpec],
-    priority: int,
     ignore_undeclared: bool,
     fair_sharing: bool,
+    simulate: Simulation | None = None,
+    start_after: Mapping[ScanKey, int] | None = None,
+    pinned: Mapping[ScanKey, str] | None = None,
 ) -> Assignment:
     """Assign a flavor to every resource group of every pod set, in spec order (5.1): pure."""
     node = cq.node
     assert node is not None
+    scan = _Scan(start_after=start_after or {}, pinned=pinned)
     results: list[PodSetResult] = []
     assigned: FRValues = {}
     workload_mode = Mode.FIT
@@ -117,9 +155,10 @@ def assign_flavors(
             pod_set=pod_set,
             flavors=flavors,
             earlier=assigned,
-            priority=priority,
             ignore_undeclared=ignore_undeclared,
             fair_sharing=fair_sharing,
+            simulate=simulate,
+            scan=scan,
         )
         results.append(result)
         workload_mode = min(workload_mode, result.mode)
@@ -129,7 +168,8 @@ def assign_flavors(
         for resource, flavor in result.flavors.items():
             fr = (flavor, resource)
             assigned[fr] = assigned.get(fr, 0) + result.usage[resource]
-    return Assignment(pod_sets=results, mode=workload_mode, borrowing_level=workload_level, usage=assigned)
+    return Assignment(pod_sets=results, mode=workload_mode, borrowing_level=workload_level, usage=assigned,
+                      last_tried=scan.last_tried, chosen=scan.chosen)
 
 
 def _assign_pod_set(
@@ -139,9 +179,10 @@ def _assign_pod_set(
     pod_set: PodSetInfo,
     flavors: Mapping[str, ResourceFlavorSpec],
     earlier: FRValues,
-    priority: int,
     ignore_undeclared: bool,
     fair_sharing: bool,
+    simulate: Simulation | None,
+    scan: _Scan,
 ) -> PodSetResult:
     result = PodSetResult(name=pod_set.name, count=pod_set.count)
     requests = pod_set.requests
@@ -162,18 +203,28 @@ def _assign_pod_set(
     for index in sorted(by_group):
         group = cq.groups[index]
         resources = [name for name in group.covered if name in requests]
-        chosen, notes, reasons = _choose_flavor(
+        key = (pod_set.name, index)
+        order = list(enumerate(group.flavors))
+        if scan.pinned is not None and key in scan.pinned:
+            order = [(i, name) for i, name in order if name == scan.pinned[key]]
+        else:
+            order = order[scan.start_after.get(key, -1) + 1:]
+        chosen, notes, reasons, last = _choose_flavor(
             cq=cq,
             node=node,
-            group=group,
+            order=order,
+            last_index=len(group.flavors) - 1,
             resources=resources,
             pod_set=pod_set,
             requests=requests,
             flavors=flavors,
             earlier=earlier,
-            priority=priority,
             fair_sharing=fair_sharing,
+            simulate=simulate,
         )
+        scan.last_tried[key] = last
+        if chosen is not None:
+            scan.chosen[key] = chosen.flavor
         if chosen is None:
             result.notes.extend(notes)
             result.mode = Mode.NO_FIT
@@ -183,6 +234,7 @@ def _assign_pod_set(
             result.notes.extend(notes)
         result.mode = min(result.mode, chosen.mode)
         result.borrowing_level = max(result.borrowing_level, chosen.level)
+        result.preempt_frs.update(chosen.preempt_frs)
         for resource in resources:
             result.flavors[resource] = chosen.flavor
             result.usage[resource] = requests[resource]
@@ -195,21 +247,26 @@ def _choose_flavor(
     *,
     cq: ClusterQueueInfo,
     node: QuotaNode,
-    group: GroupInfo,
+    order: list[tuple[int, str]],
+    last_index: int,
     resources: list[str],
     pod_set: PodSetInfo,
     requests: Mapping[str, int],
     flavors: Mapping[str, ResourceFlavorSpec],
     earlier: FRValues,
-    priority: int,
     fair_sharing: bool,
-) -> tuple[_Candidate | None, list[str], list[str]]:
-    """Scan the group's flavors in order and pick one (5.4); returns (choice, notes, NoFit reasons): pure."""
+    simulate: Simulation | None,
+) -> tuple[_Candidate | None, list[str], list[str], int]:
+    """Scan flavors in ``order`` and pick one (5.4): (choice, notes, NoFit reasons, scan position): pure.
+
+    The scan position is the index of the flavor the scan stopped at, or -1
+    when it went through the end of the group's list (4.8).
+    """
     notes: list[str] = []
     reasons: list[str] = []
     best: _Candidate | None = None
     fungibility = cq.fungibility
-    for flavor in group.flavors:
+    for position, flavor in order:
         spec = flavors.get(flavor)
         if spec is None:
             notes.append(f"flavor {flavor} not found")
@@ -226,6 +283,7 @@ def _choose_flavor(
             continue
         mode = Mode.FIT
         level = 0
+        needing: list[FlavorResource] = []
         for resource in resources:
             fr = (flavor, resource)
             before = earlier.get(fr, 0)
@@ -235,11 +293,13 @@ def _choose_flavor(
                 fr=fr,
                 earlier=before,
                 request=requests[resource],
-                priority=priority,
                 fair_sharing=fair_sharing,
+                simulate=simulate,
             )
             if note:
                 notes.append(note)
+            if this_mode < Mode.FIT:
+                needing.append(fr)
             mode = min(mode, this_mode)
             level = max(level, this_level)
             if this_mode == Mode.NO_FIT:
@@ -247,17 +307,17 @@ def _choose_flavor(
                 break
         if mode == Mode.NO_FIT:
             continue
-        candidate = _Candidate(flavor, mode, level)
+        candidate = _Candidate(flavor, mode, level, needing)
         try_next = (
             mode == Mode.PREEMPT_NO_CANDIDATES
             or (mode in (Mode.PREEMPT, Mode.RECLAIM) and fungibility.when_can_preempt == "TryNextFlavor")
             or (level > 0 and fungibility.when_can_borrow == "TryNextFlavor")
         )
         if not try_next:
-            return candidate, notes, reasons
+            return candidate, notes, reasons, (position if position < last_index else -1)
         if best is None or _preferred(candidate, best, fungibility.preference):
             best = candidate
-    return best, notes, reasons
+    return best, notes, reasons, -1
 
 
 def _preferred(candidate: _Candidate, best: _Candidate, preference: str | None) -> bool:
@@ -280,8 +340,8 @@ def _classify(
     fr: tuple[str, str],
     earlier: int,
     request: int,
-    priority: int,
     fair_sharing: bool,
+    simulate: Simulation | None,
 ) -> tuple[Mode, int, str | None, str | None]:
     """Quota classification of one FR (5.3): (mode, borrowing level, note, NoFit reason): pure."""
     flavor, resource = fr
@@ -309,11 +369,12 @@ def _classify(
         or may_reclaim_in_hierarchy(node, fr, value)
         or can_preempt_while_borrowing
     ):
-        targets = preemption.find_targets(cluster_queue=cq, fr=fr, amount=value, priority=priority)
-        level = borrowing_level(node, fr, value)
+        if simulate is None:
+            return Mode.PREEMPT_NO_CANDIDATES, borrowing_level(node, fr, value), note, None
+        targets, level = simulate(fr, value)
         if not targets:
             return Mode.PREEMPT_NO_CANDIDATES, level, note, None
-        in_cq = any(target.cluster_queue == cq.name for target in targets)
+        in_cq = any(getattr(target, "cluster_queue", None) == cq.name for target in targets)
         return (Mode.PREEMPT if in_cq else Mode.RECLAIM), level, note, None
     return Mode.NO_FIT, 0, note, "WaitingForQuota"
 

@@ -6,7 +6,8 @@
 2. earlier queue-order timestamp (``workload.queue_timestamp``);
 3. workload UID, then key (any total order; only for determinism).
 
-(The sticky preemptor of BestEffortFIFO, 3.4 rule 1, arrives with preemption.)
+(The sticky preemptor of BestEffortFIFO, 3.4 rule 1, is kept by the queue
+itself: ``ClusterQueueQueue.sticky`` is popped first while it is queued.)
 
 **Processing order** of the nominated entries of one cycle (classical,
 fair sharing disabled), smaller first:

@@ -19,13 +19,15 @@ from scheduler.core.ordering import QueueKey
 class ClusterQueueQueue:
     """Active heap + inadmissible set of one ClusterQueue."""
 
-    __slots__ = ("_heap", "_current", "_inadmissible", "_counter")
+    __slots__ = ("_heap", "_current", "_inadmissible", "_counter", "sticky")
 
     def __init__(self) -> None:
         self._heap: list[tuple[int, object, str, str, int]] = []
         self._current: dict[str, int] = {}
         self._inadmissible: dict[str, QueueKey] = {}
         self._counter = 0
+        self.sticky: str | None = None
+        """BestEffortFIFO's sticky preemptor (3.4 rule 1): popped first while it is in the heap."""
 
     def __len__(self) -> int:
         """``pendingWorkloads`` of the CQ: active + inadmissible."""
@@ -62,11 +64,17 @@ class ClusterQueueQueue:
         self._inadmissible[key] = order
 
     def remove(self, key: str) -> None:
+        if self.sticky == key:
+            self.sticky = None
         self._current.pop(key, None)
         self._inadmissible.pop(key, None)
 
     def pop(self) -> str | None:
         """The key of the heap minimum, removed from the queue; None when the heap is empty."""
+        sticky = self.sticky
+        if sticky is not None and sticky in self._current:
+            del self._current[sticky]
+            return sticky
         heap = self._heap
         while heap:
             entry = heapq.heappop(heap)

@@ -21,6 +21,8 @@ functions serve the live cache and the cycle's what-if changes.
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 from scheduler.core.resources import FlavorResource, FRValues
 
 
@@ -39,6 +41,7 @@ class QuotaNode:
         "local_quota",
         "usage",
         "height",
+        "weight",
     )
 
     def __init__(self, name: str, *, is_cohort: bool) -> None:
@@ -53,6 +56,8 @@ class QuotaNode:
         self.local_quota: FRValues = {}
         self.usage: FRValues = {}
         self.height = 0
+        self.weight: Fraction = Fraction(1)
+        """``spec.fairSharing.weight`` (scheduling.md 8.1); 0 makes any borrowing share infinite."""
 
     def __repr__(self) -> str:
         kind = "Cohort" if self.is_cohort else "ClusterQueue"

@@ -7,7 +7,10 @@ of 4.5 step 2, later the usage of preemptors in flight) in an undo log that
 permanent: they are "assumed" into the cache at once (4.6).
 
 ``with snapshot.without(usages):`` removes usage for a what-if question (a
-preemption trial) and always restores it, even on error.
+preemption trial) and always restores it, even on error.  ``with
+snapshot.trial() as trial:`` is the step-by-step form the victim search
+needs (remove a candidate, test, give one back, test again); it too restores
+everything on exit.
 """
 
 from __future__ import annotations
@@ -17,6 +20,37 @@ from typing import Iterable, Iterator
 
 from scheduler.core.resource_node import QuotaNode, add_usage, remove_usage
 from scheduler.core.resources import FRValues
+
+
+class Trial:
+    """Usage changes of one what-if search; ``Snapshot.trial`` undoes them all on exit."""
+
+    __slots__ = ("_log",)
+
+    def __init__(self) -> None:
+        self._log: list[tuple[QuotaNode, tuple[str, str], int]] = []
+
+    def remove(self, node: QuotaNode, usage: FRValues) -> None:
+        """Take ``usage`` off ``node`` (a candidate victim is gone, for now)."""
+        for fr, amount in usage.items():
+            if amount > 0:
+                remove_usage(node, fr, amount)
+                self._log.append((node, fr, -amount))
+
+    def add(self, node: QuotaNode, usage: FRValues) -> None:
+        """Charge ``usage`` to ``node`` (a victim given back, or the preemptor simulated as admitted)."""
+        for fr, amount in usage.items():
+            if amount > 0:
+                add_usage(node, fr, amount)
+                self._log.append((node, fr, amount))
+
+    def undo(self) -> None:
+        while self._log:
+            node, fr, amount = self._log.pop()
+            if amount > 0:
+                remove_usage(node, fr, amount)
+            else:
+                add_usage(node, fr, -amount)
 
 
 class Snapshot:
@@ -40,6 +74,16 @@ class Snapshot:
             node, fr, amount = self._undo.pop()
             remove_usage(node, fr, amount)
 
+    @staticmethod
+    @contextmanager
+    def trial() -> Iterator[Trial]:
+        """A step-by-step what-if search on the tree; every change is undone on exit, even on error."""
+        trial = Trial()
+        try:
+            yield trial
+        finally:
+            trial.undo()
+
     @contextmanager
     def without(self, usages: Iterable[tuple[QuotaNode, FRValues]]) -> Iterator[None]:
         """Temporarily remove the usage of ``usages`` (e.g. preemption victims); always restored."""
@@ -56,4 +100,4 @@ class Snapshot:
                 add_usage(node, fr, amount)
 
 
-__all__ = ["Snapshot"]
+__all__ = ["Snapshot", "Trial"]

@@ -7,7 +7,9 @@ builds the ``Active`` condition texts of a ClusterQueue.
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Mapping
 
 from scheduler.core.decisions import PodSetAdmission
 from scheduler.core.resources import FRValues
@@ -16,6 +18,22 @@ from scheduler.core.workload import PodSetInfo
 PENDING = "Pending"
 ADMITTED = "Admitted"
 FINISHED = "Finished"
+
+
+@dataclass(frozen=True, slots=True)
+class ScanPosition:
+    """Per (pod set, resource group): index of the last flavor examined, -1 if the scan reached the end (4.8)."""
+
+    last_tried: Mapping[tuple[str, int], int]
+    cycle: int
+    """The cycle number of the attempt that recorded it."""
+    generation: int
+    """The CQ's allocatable generation at that attempt."""
+
+    @property
+    def untried_remain(self) -> bool:
+        """Whether some scan stopped before its last flavor: pure."""
+        return any(index >= 0 for index in self.last_tried.values())
 
 
 class WorkloadRecord:
@@ -43,6 +61,11 @@ class WorkloadRecord:
         "message",
         "tried",
         "evictions",
+        "job_uid",
+        "evicted",
+        "eviction_message",
+        "reserved_at",
+        "scan",
     )
 
     def __init__(self, key: str) -> None:
@@ -70,6 +93,15 @@ class WorkloadRecord:
         self.message = ""
         self.tried = False
         self.evictions = 0
+        self.job_uid: str | None = None
+        """The ``kueue.x-k8s.io/job-uid`` label, quoted in preemption messages (7.7)."""
+        self.evicted = False
+        """A preemption was issued and its quota is not released yet (``Engine.release``)."""
+        self.eviction_message = ""
+        self.reserved_at: tuple[datetime, int] = (datetime.min.replace(tzinfo=timezone.utc), 0)
+        """When quota was reserved (``QuotaReserved`` time, then a sequence): candidate order 7.4."""
+        self.scan: ScanPosition | None = None
+        """The flavor-scan position of the last attempt (4.8)."""
 
     def queue_order(self) -> tuple[int, datetime, str, str]:
         return (-self.priority, self.timestamp, self.uid, self.key)
@@ -87,4 +119,4 @@ def inactive_message(fragments: list[tuple[str, str]]) -> tuple[str, str]:
     return fragments[0][0], "Can't admit new workloads: " + ", ".join(text for _, text in fragments) + "."
 
 
-__all__ = ["ADMITTED", "FINISHED", "PENDING", "READY_MESSAGE", "WorkloadRecord", "inactive_message"]
+__all__ = ["ADMITTED", "FINISHED", "PENDING", "READY_MESSAGE", "ScanPosition", "WorkloadRecord", "inactive_message"]

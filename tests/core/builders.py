@@ -131,6 +131,11 @@ class cluster_queue(_Builder):  # noqa: N801
         self.raw["spec"]["preemption"] = policy
         return self
 
+    def weight(self, value: str) -> "cluster_queue":
+        """``spec.fairSharing.weight``."""
+        self.raw["spec"]["fairSharing"] = {"weight": value}
+        return self
+
     def admission_checks(self, *names: str) -> "cluster_queue":
         self.raw["spec"]["admissionChecksStrategy"] = {"admissionChecks": [{"name": n} for n in names]}
         return self
@@ -151,6 +156,11 @@ class cohort(_Builder):  # noqa: N801
     def resource_group(self, *flavors: dict[str, Any]) -> "cohort":
         self._groups.append(flavors)
         self.raw["spec"]["resourceGroups"] = _groups(tuple(self._groups))
+        return self
+
+    def weight(self, value: str) -> "cohort":
+        """``spec.fairSharing.weight``."""
+        self.raw["spec"]["fairSharing"] = {"weight": value}
         return self
 
 
@@ -232,14 +242,34 @@ class workload(_Builder):  # noqa: N801
             ]}}}
         return self
 
-    def admitted(self, cq: str, *assignments: dict[str, Any]) -> "workload":
-        """Holding quota: ``assignments`` are podSetAssignments dicts."""
+    def job_uid(self, uid: str) -> "workload":
+        """The ``kueue.x-k8s.io/job-uid`` label."""
+        self.raw["metadata"].setdefault("labels", {})["kueue.x-k8s.io/job-uid"] = uid
+        return self
+
+    def admitted(self, cq: str, *assignments: dict[str, Any], reserved: int = 0) -> "workload":
+        """Holding quota since ``reserved`` seconds after T0: ``assignments`` are podSetAssignments dicts."""
         self.raw["status"] = {
             "admission": {"clusterQueue": cq, "podSetAssignments": list(assignments)},
             "conditions": [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
-                            "message": f"Quota reserved in ClusterQueue {cq}", "lastTransitionTime": at(0)}],
+                            "message": f"Quota reserved in ClusterQueue {cq}", "lastTransitionTime": at(reserved)}],
         }
         return self
+
+    def running(self, cq: str, flavor_name: str = "default", *, reserved: int = 0) -> "workload":
+        """Admitted in ``cq`` with every resource of its single pod set in ``flavor_name``."""
+        pod_set = self.raw["spec"]["podSets"][-1]
+        requests = pod_set["template"]["spec"]["containers"][0]["resources"]["requests"]
+        count = pod_set["count"]
+        usage = {name: _times(value, count) for name, value in requests.items()}
+        return self.admitted(cq, assignment({name: flavor_name for name in requests}, usage,
+                                            name=pod_set["name"], count=count), reserved=reserved)
+
+
+def _times(value: str, count: int) -> str:
+    from scheduler.api.quantity import Quantity
+
+    return str(Quantity.parse(value) * count)
 
 
 def assignment(flavors: dict[str, str], usage: dict[str, str], *, name: str = "main", count: int = 1) -> dict[str, Any]:

@@ -1,0 +1,107 @@
+"""Preemption: which admitted workloads to evict so a pending one fits (scheduling.md 7, 8).
+
+Two callers ask the same question.  Flavor assignment (5.3) asks it for one
+FR that lacks unused quota, to learn the flavor's mode ("Preempt, no
+candidates", ``Preempt`` or ``Reclaim``) and its borrowing level once the
+targets are gone; nomination (4.3) asks it once more for the chosen
+assignment, with every FR whose mode is not Fit as the FRs needing
+preemption and the workload's whole usage as the request.
+
+The answer comes in three steps, one module each:
+
+* ``candidates``: who may be preempted at all, by policy, classified and in
+  the documented order (7.2-7.4, 8.5 step 1);
+* ``classical``: the minimal set of 7.5 (remove candidates until the
+  preemptor fits, then give back every victim that is not needed);
+* ``fair``: dominant resource shares and the strategies of 8.5, used instead
+  of ``classical`` when the Configuration enables fair sharing.
+
+Every search runs inside ``Snapshot.trial()``, so the quota tree is always
+left exactly as it was found.  A workload already being evicted (its quota
+not yet released) stays a candidate and is ordered first, so a preemptor that
+waits finds the same victims again instead of choosing new ones.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Mapping
+
+from scheduler.core.cluster_queue import ClusterQueueInfo
+from scheduler.core.preemption.candidates import Candidate, classical_candidates, fair_candidates
+from scheduler.core.preemption.classical import minimal_targets
+from scheduler.core.preemption.fair import DEFAULT_STRATEGIES, fair_targets
+from scheduler.core.resource_node import borrowing_level
+from scheduler.core.resources import FlavorResource, FRValues
+from scheduler.core.snapshot import Snapshot
+from scheduler.core.state import WorkloadRecord
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A workload to evict, and why (``InClusterQueue``, ``InCohortReclamation``, ...)."""
+
+    workload: str
+    cluster_queue: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Preemptor:
+    """The pending workload that needs room."""
+
+    key: str
+    uid: str
+    priority: int
+    timestamp: datetime
+    cq: ClusterQueueInfo
+
+
+@dataclass(slots=True)
+class PreemptionContext:
+    """What a victim search reads: admitted workloads per CQ, their records, the fair-sharing settings."""
+
+    admitted: Mapping[str, set[str]]
+    records: Mapping[str, WorkloadRecord]
+    cluster_queues: Mapping[str, ClusterQueueInfo]
+    fair_sharing: bool = False
+    strategies: tuple[str, ...] = DEFAULT_STRATEGIES
+    excluded: set[str] = field(default_factory=set)
+    """Workloads already simulated as gone (earlier victims of this cycle, 4.5 step 0)."""
+
+
+def find_targets(ctx: PreemptionContext, preemptor: Preemptor, requests: FRValues, needed: set[FlavorResource]) -> tuple[Target, ...]:
+    """Victims whose eviction lets ``requests`` fit in the preemptor's CQ; () when none will do: pure.
+
+    ``needed`` are the FRs needing preemption; a candidate must use one of them.
+    The quota tree is read and temporarily changed, always restored.
+    """
+    if not needed:
+        return ()
+    if ctx.fair_sharing:
+        pool = fair_candidates(ctx, preemptor, needed)
+        chosen = fair_targets(preemptor.cq, requests, needed, pool, ctx.strategies)
+    else:
+        pool = classical_candidates(ctx, preemptor, requests, needed)
+        chosen = minimal_targets(preemptor.cq, requests, needed, pool)
+    return tuple(Target(workload=c.key, cluster_queue=c.cq_name, reason=c.reason) for c in chosen)
+
+
+def simulate_one(ctx: PreemptionContext, preemptor: Preemptor, fr: FlavorResource, amount: int) -> tuple[tuple[Target, ...], int]:
+    """The 5.3 simulation for a single FR: (targets, borrowing level once they are gone): pure."""
+    targets = find_targets(ctx, preemptor, {fr: amount}, {fr})
+    node = preemptor.cq.node
+    assert node is not None
+    if not targets:
+        return (), borrowing_level(node, fr, amount)
+    with Snapshot.trial() as trial:
+        for target in targets:
+            record = ctx.records[target.workload]
+            victim_node = ctx.cluster_queues[target.cluster_queue].node
+            if record.usage and victim_node is not None:
+                trial.remove(victim_node, record.usage[target.cluster_queue])
+        return targets, borrowing_level(node, fr, amount)
+
+
+__all__ = ["Candidate", "Preemptor", "PreemptionContext", "Target", "find_targets", "simulate_one"]

@@ -1,0 +1,229 @@
+"""Who may be preempted, and in which order (scheduling.md 7.2-7.4, 8.5 step 1).
+
+A candidate must hold quota on at least one FR needing preemption.  Policies
+(``P`` the preemptor, ``C`` the candidate, effective priorities):
+
+* ``withinClusterQueue`` (C in P's CQ): ``Never``; ``LowerPriority``:
+  ``prio(C) < prio(P)``; ``LowerOrNewerEqualPriority``: that, or equal
+  priority with P's queue-order timestamp strictly earlier than C's.
+* ``reclaimWithinCohort`` (C in another CQ of the tree): ``Never``;
+  ``LowerPriority``; ``Any``.  C's CQ must be above its nominal quota in a
+  needed FR (a CQ within its nominal quota is never reclaimed from).
+
+Candidate order, smallest first, mirrored by ``order_key``:
+
+1. already being evicted (its preemption was issued, quota not yet released);
+2. the class: hierarchical reclaim, then other cross-CQ candidates, then P's
+   own CQ (classical 7.4 concatenation; under fair sharing only "other CQs
+   before P's own CQ");
+3. lower effective priority;
+4. most recently reserved (later ``QuotaReserved`` first);
+5. UID (then key), for determinism.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterator
+
+from scheduler.core.resource_node import QuotaNode, local_available
+from scheduler.core.resources import FlavorResource, FRValues
+from scheduler.core.state import WorkloadRecord
+
+if TYPE_CHECKING:
+    from scheduler.core.preemption import PreemptionContext, Preemptor
+
+HIERARCHICAL, CROSS_QUEUE, SAME_QUEUE = 0, 1, 2
+"""Candidate classes, in the order they are tried (7.4)."""
+
+IN_CLUSTER_QUEUE = "InClusterQueue"
+RECLAMATION = "InCohortReclamation"
+RECLAIM_WHILE_BORROWING = "InCohortReclaimWhileBorrowing"
+FAIR_SHARING = "InCohortFairSharing"
+
+
+@dataclass(slots=True)
+class Candidate:
+    """One admitted workload that policy allows to evict."""
+
+    key: str
+    cq_name: str
+    node: QuotaNode
+    usage: FRValues
+    priority: int
+    evicted: bool
+    group: int
+    reason: str
+    only_without_borrowing: bool
+    """"Reclaim without borrowing": usable only if P ends within its nominal quota (7.3)."""
+    order_key: tuple[bool, int, int, float, int, str, str]
+
+
+def _order_key(record: WorkloadRecord, group: int) -> tuple[bool, int, int, float, int, str, str]:
+    """The 7.4 sort key (module docstring, criteria 1-5): pure."""
+    reserved, sequence = record.reserved_at
+    return (not record.evicted, group, record.priority, -reserved.timestamp(), -sequence, record.uid, record.key)
+
+
+def _candidate(record: WorkloadRecord, cq_name: str, node: QuotaNode, group: int, reason: str,
+               only_without_borrowing: bool = False) -> Candidate:
+    assert record.usage is not None
+    return Candidate(
+        key=record.key,
+        cq_name=cq_name,
+        node=node,
+        usage=record.usage[cq_name],
+        priority=record.priority,
+        evicted=record.evicted,
+        group=group,
+        reason=reason,
+        only_without_borrowing=only_without_borrowing,
+        order_key=_order_key(record, group),
+    )
+
+
+def within_queue_allows(policy: str, candidate: WorkloadRecord, preemptor: "Preemptor") -> bool:
+    """``withinClusterQueue`` (7.2): pure."""
+    if policy == "LowerPriority":
+        return candidate.priority < preemptor.priority
+    if policy == "LowerOrNewerEqualPriority":
+        return candidate.priority < preemptor.priority or (
+            candidate.priority == preemptor.priority and preemptor.timestamp < candidate.timestamp
+        )
+    return False
+
+
+def reclaim_allows(policy: str, candidate: WorkloadRecord, preemptor: "Preemptor") -> bool:
+    """``reclaimWithinCohort`` (7.2): pure."""
+    if policy == "Any":
+        return True
+    if policy == "LowerPriority":
+        return candidate.priority < preemptor.priority
+    return False
+
+
+def uses_needed(usage: FRValues, needed: set[FlavorResource]) -> bool:
+    """Whether ``usage`` holds quota on a needed FR: pure."""
+    return any(usage.get(fr, 0) > 0 for fr in needed)
+
+
+def over_quota(node: QuotaNode, needed: set[FlavorResource]) -> bool:
+    """A CQ above its nominal quota, or a cohort above its subtree quota, in some needed FR: pure."""
+    quota = node.subtree_quota if node.is_cohort else node.nominal
+    return any(node.usage.get(fr, 0) > quota.get(fr, 0) for fr in needed)
+
+
+def _records(ctx: "PreemptionContext", cq_name: str, preemptor: "Preemptor", needed: set[FlavorResource]) -> Iterator[WorkloadRecord]:
+    for key in sorted(ctx.admitted.get(cq_name, ())):
+        record = ctx.records[key]
+        if key == preemptor.key or key in ctx.excluded or not record.usage or cq_name not in record.usage:
+            continue
+        if uses_needed(record.usage[cq_name], needed):
+            yield record
+
+
+def _same_queue(ctx: "PreemptionContext", preemptor: "Preemptor", needed: set[FlavorResource]) -> list[Candidate]:
+    cq = preemptor.cq
+    policy = cq.preemption.within_cluster_queue
+    node = cq.node
+    assert node is not None
+    if policy == "Never":
+        return []
+    return [
+        _candidate(record, cq.name, node, SAME_QUEUE, IN_CLUSTER_QUEUE)
+        for record in _records(ctx, cq.name, preemptor, needed)
+        if within_queue_allows(policy, record, preemptor)
+    ]
+
+
+def _over_quota_queues(node: QuotaNode, skip: QuotaNode, needed: set[FlavorResource]) -> Iterator[QuotaNode]:
+    """CQs under ``node`` reached by descending only into nodes over their quota in a needed FR: pure."""
+    if node is skip or not over_quota(node, needed):
+        return
+    if not node.is_cohort:
+        yield node
+        return
+    for child in node.children:
+        yield from _over_quota_queues(child, skip, needed)
+
+
+def classical_candidates(ctx: "PreemptionContext", preemptor: "Preemptor", requests: FRValues,
+                         needed: set[FlavorResource]) -> list[Candidate]:
+    """Candidates of 7.3, classified, sorted by 7.4: pure (reads the tree)."""
+    cq = preemptor.cq
+    node = cq.node
+    assert node is not None
+    found = _same_queue(ctx, preemptor, needed)
+    policy = cq.preemption
+    if node.parent is not None and policy.reclaim_within_cohort != "Never":
+        borrow = policy.borrow_within_cohort
+        threshold = borrow.max_priority_threshold
+        advantage = all(node.usage.get(fr, 0) + amount <= node.nominal.get(fr, 0) for fr, amount in requests.items())
+        remaining = {fr: max(0, amount - local_available(node, fr)) for fr, amount in requests.items()}
+        child, ancestor = node, node.parent
+        while ancestor is not None:
+            for sibling in ancestor.children:
+                if sibling is child:
+                    continue
+                for queue in _over_quota_queues(sibling, node, needed):
+                    for record in _records(ctx, queue.name, preemptor, needed):
+                        if not reclaim_allows(policy.reclaim_within_cohort, record, preemptor):
+                            continue
+                        if advantage:
+                            found.append(_candidate(record, queue.name, queue, HIERARCHICAL, RECLAMATION))
+                        elif (
+                            borrow.policy == "Never"
+                            or record.priority >= preemptor.priority
+                            or (threshold is not None and record.priority > threshold)
+                        ):
+                            found.append(_candidate(record, queue.name, queue, CROSS_QUEUE, RECLAMATION, True))
+                        else:
+                            found.append(_candidate(record, queue.name, queue, CROSS_QUEUE, RECLAIM_WHILE_BORROWING))
+            advantage = advantage or all(
+                ancestor.usage.get(fr, 0) + amount <= ancestor.subtree_quota.get(fr, 0) for fr, amount in remaining.items()
+            )
+            remaining = {fr: max(0, amount - local_available(ancestor, fr)) for fr, amount in remaining.items()}
+            child, ancestor = ancestor, ancestor.parent
+    found.sort(key=lambda candidate: candidate.order_key)
+    return found
+
+
+def fair_candidates(ctx: "PreemptionContext", preemptor: "Preemptor", needed: set[FlavorResource]) -> list[Candidate]:
+    """Candidates of 8.5 step 1: P's CQ by policy, plus borrowing CQs of the whole tree; sorted by 7.4: pure."""
+    cq = preemptor.cq
+    node = cq.node
+    assert node is not None
+    found = _same_queue(ctx, preemptor, needed)
+    reclaim = cq.preemption.reclaim_within_cohort
+    if node.parent is not None and reclaim != "Never":
+        stack = [node.root()]
+        while stack:
+            current = stack.pop()
+            if current.is_cohort:
+                stack.extend(current.children)
+                continue
+            if current is node or not any(current.usage.get(fr, 0) > current.nominal.get(fr, 0) for fr in needed):
+                continue
+            for record in _records(ctx, current.name, preemptor, needed):
+                if reclaim_allows(reclaim, record, preemptor):
+                    found.append(_candidate(record, current.name, current, CROSS_QUEUE, FAIR_SHARING))
+    found.sort(key=lambda candidate: candidate.order_key)
+    return found
+
+
+__all__ = [
+    "CROSS_QUEUE",
+    "Candidate",
+    "FAIR_SHARING",
+    "HIERARCHICAL",
+    "IN_CLUSTER_QUEUE",
+    "RECLAIM_WHILE_BORROWING",
+    "RECLAMATION",
+    "SAME_QUEUE",
+    "classical_candidates",
+    "fair_candidates",
+    "over_quota",
+    "reclaim_allows",
+    "uses_needed",
+    "within_queue_allows",
+]

@@ -1,0 +1,336 @@
+"""Classical preemption (scheduling.md 7) as named table cases, plus 4.5 processing and Engine.release.
+
+Each case: ClusterQueues (builders), running workloads (``running``: name,
+CQ, cpu, priority, seconds after T0 their quota was reserved), one or more
+incoming workloads, and the victims of the first cycle (``want_victims``,
+victim -> reason) with the preemptor's pending message.  ``settle`` runs to a
+steady state releasing every victim at once, as ``kuota simulate`` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from scheduler.core.decisions import Admit, CycleResult, Evict, Pending
+from scheduler.core.engine import Engine
+from tests.core.test_properties import check_tree
+from tests.core.builders import T0, cluster_queue, cohort, flavor, flavor_quotas, local_queue, workload
+
+
+def cq(name: str, cpu: str, cohort_name: str | None = "c", **policy: Any) -> cluster_queue:
+    builder = cluster_queue(name).resource_group(flavor_quotas("default", cpu=cpu))
+    if cohort_name:
+        builder.cohort(cohort_name)
+    if policy:
+        builder.preemption(**policy)
+    return builder
+
+
+def running(name: str, queue: str, cpu: str, priority: int = 0, reserved: int = 0) -> workload:
+    return workload(name).queue(f"lq-{queue}").priority(priority).created(reserved).pod_set(cpu=cpu).running(queue, reserved=reserved)
+
+
+def incoming(name: str, queue: str, cpu: str, priority: int = 0, created: int = 100) -> workload:
+    return workload(name).queue(f"lq-{queue}").priority(priority).created(created).pod_set(cpu=cpu)
+
+
+def engine_of(queues: list[Any], workloads: list[Any], *, extra: list[Any] = (), config: Any = None) -> Engine:  # type: ignore[assignment]
+    engine = Engine(config)
+    engine.apply(flavor("default").build())
+    for item in [*extra, *queues]:
+        engine.apply(item.build())
+    for builder in queues:
+        name = builder.raw["metadata"]["name"]
+        engine.apply(local_queue(f"lq-{name}").cluster_queue(name).build())
+    for item in workloads:
+        engine.apply(item.build())
+    return engine
+
+
+def victims(result: CycleResult) -> dict[str, str]:
+    return {d.victim.split("/")[1]: d.reason for d in result.decisions if isinstance(d, Evict)}
+
+
+def release_all(engine: Engine, result: CycleResult) -> None:
+    for decision in result.decisions:
+        if isinstance(decision, Evict):
+            engine.release(decision.victim)
+
+
+def settle(engine: Engine) -> list[Evict]:
+    log: list[Evict] = []
+
+    def release(result: CycleResult) -> None:
+        for decision in result.decisions:
+            if isinstance(decision, Evict):
+                log.append(decision)
+                engine.release(decision.victim)
+
+    _, steady = engine.run_until_steady(T0, max_cycles=200, after_cycle=release)
+    assert steady
+    return log
+
+
+def state(engine: Engine, name: str) -> str:
+    return engine.workload_state(f"default/{name}").state
+
+
+@dataclass
+class Case:
+    name: str
+    queues: list[Any]
+    running: list[Any]
+    incoming: list[Any]
+    want_victims: dict[str, str]
+    want_admitted_after: set[str] = field(default_factory=set)
+    cohorts: list[Any] = field(default_factory=list)
+
+
+LOWER = {"withinClusterQueue": "LowerPriority"}
+NEWER = {"withinClusterQueue": "LowerOrNewerEqualPriority"}
+
+CASES = [
+    # --- withinClusterQueue -------------------------------------------------------------
+    Case("within Never: no victim",
+         [cq("q", "4", None)], [running("r", "q", "4", priority=0)], [incoming("p", "q", "4", priority=10)], {}),
+    Case("within LowerPriority: lower-priority victim",
+         [cq("q", "4", None, **LOWER)], [running("r", "q", "4", priority=0)], [incoming("p", "q", "4", priority=10)],
+         {"r": "InClusterQueue"}, {"p"}),
+    Case("within LowerPriority: equal priority is safe",
+         [cq("q", "4", None, **LOWER)], [running("r", "q", "4", priority=5)], [incoming("p", "q", "4", priority=5)], {}),
+    Case("within LowerOrNewerEqualPriority: equal priority, newer victim",
+         [cq("q", "4", None, **NEWER)], [running("r", "q", "4", priority=5, reserved=200)],
+         [incoming("p", "q", "4", priority=5, created=100)], {"r": "InClusterQueue"}, {"p"}),
+    Case("within LowerOrNewerEqualPriority: equal priority, older victim is safe",
+         [cq("q", "4", None, **NEWER)], [running("r", "q", "4", priority=5, reserved=50)],
+         [incoming("p", "q", "4", priority=5, created=100)], {}),
+    Case("within LowerOrNewerEqualPriority: same timestamp is safe (strictly earlier needed)",
+         [cq("q", "4", None, **NEWER)], [running("r", "q", "4", priority=5, reserved=100)],
+         [incoming("p", "q", "4", priority=5, created=100)], {}),
+    Case("7.6 within the CQ, minimal set",
+         [cq("X", "10", None, **LOWER)],
+         [running("x1", "X", "4", 0, 1), running("x2", "X", "1", 0, 3), running("x3", "X", "5", 10, 2)],
+         [incoming("p", "X", "4", priority=5)], {"x1": "InClusterQueue"}, {"p", "x2", "x3"}),
+    Case("lowest priority first, then most recently reserved",
+         [cq("q", "6", None, **LOWER)],
+         [running("old", "q", "2", 1, 1), running("new", "q", "2", 1, 5), running("low", "q", "2", 0, 3)],
+         [incoming("p", "q", "4", priority=9)], {"low": "InClusterQueue", "new": "InClusterQueue"}, {"p", "old"}),
+    Case("request larger than nominal never preempts without borrowWithinCohort",
+         [cq("q", "4", **LOWER), cq("other", "4")], [running("r", "q", "4")],
+         [incoming("p", "q", "6", priority=10)], {}),
+    # --- reclaimWithinCohort ------------------------------------------------------------
+    Case("7.6 reclaim (flat cohort): newest borrower goes",
+         [cq("A", "6", reclaimWithinCohort="Any"), cq("B", "6")],
+         [running("b1", "B", "4", 0, 1), running("b2", "B", "4", 0, 2), running("a1", "A", "2", 0, 1)],
+         [incoming("a2", "A", "4")], {"b2": "InCohortReclamation"}, {"a1", "a2", "b1"}),
+    Case("reclaim Never: borrower is safe",
+         [cq("A", "6"), cq("B", "6")],
+         [running("b1", "B", "4", 0, 1), running("b2", "B", "4", 0, 2), running("a1", "A", "2", 0, 1)],
+         [incoming("a2", "A", "4")], {}),
+    Case("reclaim LowerPriority: higher-priority borrower is safe",
+         [cq("A", "6", reclaimWithinCohort="LowerPriority"), cq("B", "6")],
+         [running("b1", "B", "4", 5, 1), running("b2", "B", "4", 5, 2), running("a1", "A", "2", 0, 1)],
+         [incoming("a2", "A", "4", priority=5)], {}),
+    Case("reclaim LowerPriority: lower-priority borrower goes",
+         [cq("A", "6", reclaimWithinCohort="LowerPriority"), cq("B", "6")],
+         [running("b1", "B", "4", 1, 1), running("b2", "B", "4", 1, 2), running("a1", "A", "2", 0, 1)],
+         [incoming("a2", "A", "4", priority=5)], {"b2": "InCohortReclamation"}, {"a2"}),
+    Case("reclaim Any: even a higher-priority borrower",
+         [cq("A", "6", reclaimWithinCohort="Any"), cq("B", "6")],
+         [running("b1", "B", "4", 9, 1), running("b2", "B", "4", 9, 2), running("a1", "A", "2", 0, 1)],
+         [incoming("a2", "A", "4", priority=0)], {"b2": "InCohortReclamation"}, {"a2"}),
+    Case("a CQ within its nominal quota is never reclaimed from",
+         [cq("A", "6", reclaimWithinCohort="Any"), cq("B", "6")],
+         [running("b1", "B", "6", 0, 1), running("a1", "A", "4", 0, 1)],
+         [incoming("a2", "A", "4")], {}),
+    Case("non-preemptive queue's borrowing workloads are still reclaimed by others",
+         [cq("A", "6", reclaimWithinCohort="Any"),
+          cq("B", "6", withinClusterQueue="Never", reclaimWithinCohort="Never", borrowWithinCohort={"policy": "Never"})],
+         [running("b1", "B", "8", 0, 1)], [incoming("a1", "A", "6")], {"b1": "InCohortReclamation"}, {"a1"}),
+    Case("reclaim and within combined: cross-CQ victims before own CQ",
+         [cq("A", "6", reclaimWithinCohort="Any", **LOWER), cq("B", "6")],
+         [running("a0", "A", "4", 0, 1), running("b1", "B", "8", 0, 1)],
+         [incoming("a1", "A", "2", priority=5)], {"b1": "InCohortReclamation"}),
+    # --- borrowWithinCohort -------------------------------------------------------------
+    Case("7.6 borrowWithinCohort threshold 100: priority 50 taken, 200 kept",
+         [cq("A", "4", reclaimWithinCohort="LowerPriority",
+             borrowWithinCohort={"policy": "LowerPriority", "maxPriorityThreshold": 100}),
+          cq("B", "4"), cq("C", "4")],
+         [running("a1", "A", "4", 0, 1), running("b1", "B", "2", 50, 1), running("b2", "B", "4", 200, 2)],
+         [incoming("a2", "A", "4", priority=500)], {"b1": "InCohortReclaimWhileBorrowing"}, {"a2"}),
+    Case("maxPriorityThreshold boundary: priority equal to the threshold may be taken",
+         [cq("A", "4", reclaimWithinCohort="LowerPriority",
+             borrowWithinCohort={"policy": "LowerPriority", "maxPriorityThreshold": 100}), cq("B", "4"), cq("C", "4")],
+         [running("a1", "A", "4", 0, 1), running("b1", "B", "4", 1000, 1), running("b2", "B", "2", 100, 2)],
+         [incoming("a2", "A", "4", priority=500)], {"b2": "InCohortReclaimWhileBorrowing"}, {"a2"}),
+    Case("maxPriorityThreshold boundary: one above the threshold is kept",
+         [cq("A", "4", reclaimWithinCohort="LowerPriority",
+             borrowWithinCohort={"policy": "LowerPriority", "maxPriorityThreshold": 100}), cq("B", "4"), cq("C", "4")],
+         [running("a1", "A", "4", 0, 1), running("b1", "B", "4", 1000, 1), running("b2", "B", "2", 101, 2)],
+         [incoming("a2", "A", "4", priority=500)], {}),
+    Case("borrowWithinCohort without threshold: only lower priority",
+         [cq("A", "4", reclaimWithinCohort="Any", borrowWithinCohort={"policy": "LowerPriority"}), cq("B", "4"), cq("C", "4")],
+         [running("a1", "A", "4", 0, 1), running("b1", "B", "4", 1000, 1), running("b2", "B", "2", 500, 2)],
+         [incoming("a2", "A", "4", priority=500)], {}),
+    Case("borrowWithinCohort Never: borrowing preemptor takes nobody across",
+         [cq("A", "4", reclaimWithinCohort="Any"), cq("B", "4"), cq("C", "4")],
+         [running("a1", "A", "4", 0, 1), running("b1", "B", "4", 0, 1), running("b2", "B", "2", 0, 2)],
+         [incoming("a2", "A", "4", priority=500)], {}),
+    Case("reclaim while borrowing: other CQs' candidates are tried before the preemptor's own",
+         [cq("A", "4", reclaimWithinCohort="Any", borrowWithinCohort={"policy": "LowerPriority"}, **LOWER),
+          cq("B", "4"), cq("C", "4")],
+         [running("a1", "A", "4", 0, 1), running("b1", "B", "4", 0, 1), running("b2", "B", "2", 0, 2)],
+         [incoming("a2", "A", "4", priority=500)], {"b2": "InCohortReclaimWhileBorrowing"}, {"a2", "a1", "b1"}),
+    # --- hierarchical cohorts -----------------------------------------------------------
+    Case("hierarchical reclaim: the org's guaranteed quota comes back",
+         [cq("a", "6", "org", reclaimWithinCohort="Any"), cq("b", "2", "org"), cq("x", "4", "root")],
+         [running("x1", "x", "10", 0, 1)], [incoming("a1", "a", "6")],
+         {"x1": "InCohortReclamation"}, {"a1"},
+         cohorts=[cohort("root"), cohort("org").parent("root")]),
+    Case("hierarchical: a sibling inside the org within its subtree quota is shielded",
+         [cq("a", "2", "org", reclaimWithinCohort="Any"), cq("b", "2", "org"), cq("x", "4", "root")],
+         [running("b1", "b", "4", 0, 1), running("x1", "x", "4", 0, 1)], [incoming("a1", "a", "2")],
+         {"b1": "InCohortReclamation"}, {"a1"},
+         cohorts=[cohort("root"), cohort("org").parent("root")]),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_first_cycle_victims_and_outcome(case: Case) -> None:
+    engine = engine_of(case.queues, [*case.running, *case.incoming], extra=case.cohorts)
+    engine.ensure_forest()
+    check_tree(engine)  # the running workloads of the case fit their quota
+    result = engine.cycle(T0)
+    assert victims(result) == case.want_victims
+    preemptors = {d.preemptor for d in result.decisions if isinstance(d, Evict)}
+    for key in preemptors:
+        pending = [d for d in result.decisions if isinstance(d, Pending) and d.workload == key][-1]
+        assert pending.reason == "WaitingForPreemptedWorkloads"
+        assert pending.message.endswith(f". Pending the preemption of {len(victims(result))} workload(s)")
+    for decision in result.decisions:
+        if isinstance(decision, Evict):
+            engine.release(decision.victim)
+    settle(engine)
+    for name in case.want_admitted_after:
+        assert state(engine, name) == "Admitted", name
+    for name in case.want_victims:
+        assert engine.workload_state(f"default/{name}").evictions >= 1
+
+
+def test_no_preemption_when_the_preemptor_fits() -> None:
+    engine = engine_of([cq("q", "8", None, **LOWER)], [running("r", "q", "4"), incoming("p", "q", "4", priority=9)])
+    result = engine.cycle(T0)
+    assert victims(result) == {}
+    assert any(isinstance(d, Admit) and d.workload == "default/p" for d in result.decisions)
+
+
+def test_victim_keeps_quota_until_released_and_preemptor_waits() -> None:
+    engine = engine_of([cq("q", "4", None, **LOWER)], [running("r", "q", "4"), incoming("p", "q", "4", priority=9)])
+    first = engine.cycle(T0)
+    assert victims(first) == {"r": "InClusterQueue"}
+    assert engine.cluster_queue_status("q").admitted == 1
+    second = engine.cycle(T0)
+    assert victims(second) == {}  # not evicted twice
+    waiting = [d for d in second.decisions if isinstance(d, Pending) and d.workload == "default/p"]
+    assert waiting and waiting[0].message.endswith(". Pending the preemption of 1 workload(s)")
+    assert str(engine.cluster_queue_status("q").usage["default"]["cpu"]) == "4"
+    engine.release("default/r")
+    third = engine.cycle(T0)
+    assert [d.workload for d in third.decisions if isinstance(d, Admit)] == ["default/p"]
+    assert str(engine.cluster_queue_status("q").usage["default"]["cpu"]) == "4"
+    r = engine.workload_state("default/r")
+    assert (r.state, r.evictions) == ("Pending", 1)
+
+
+def test_eviction_message_names_the_preemptor_by_uid_and_why() -> None:
+    engine = engine_of(
+        [cq("q", "4", None, **LOWER)],
+        [running("r", "q", "4"), incoming("p", "q", "4", priority=9).job_uid("job-123")],
+    )
+    evict = next(d for d in engine.cycle(T0).decisions if isinstance(d, Evict))
+    assert evict.message == (
+        "Preempted to accommodate a workload (UID: uid-p, JobUID: job-123) due to prioritization in the "
+        "ClusterQueue; preemptor path: /q; preemptee path: /q"
+    )
+    assert evict.preemptor == "default/p"
+    engine.release("default/r")
+    r = engine.workload_state("default/r")
+    assert (r.reason, r.message) == ("PendingEvaluation", evict.message)
+
+
+def test_cohort_paths_in_the_message() -> None:
+    engine = engine_of(
+        [cq("a", "6", "org", reclaimWithinCohort="Any"), cq("b", "2", "org"), cq("x", "4", "root")],
+        [running("x1", "x", "10", 0, 1), incoming("a1", "a", "6")],
+        extra=[cohort("root"), cohort("org").parent("root")],
+    )
+    evict = next(d for d in engine.cycle(T0).decisions if isinstance(d, Evict))
+    assert evict.message.endswith("due to reclamation within the cohort; preemptor path: /root/org/a; preemptee path: /root/x")
+
+
+def test_two_preemptors_do_not_share_victims_in_one_cycle() -> None:
+    # p1 (cq a) and p2 (cq b) both need the borrower x1: the first one processed wins, the other is skipped.
+    engine = engine_of(
+        [cq("a", "4", reclaimWithinCohort="Any"), cq("b", "4", reclaimWithinCohort="Any"), cq("x", "0")],
+        [running("x1", "x", "8", 0, 1), incoming("p1", "a", "4", priority=5), incoming("p2", "b", "4")],
+    )
+    result = engine.cycle(T0)
+    assert victims(result) == {"x1": "InCohortReclamation"}
+    pending = {d.workload: d for d in result.decisions if isinstance(d, Pending)}
+    assert pending["default/p1"].reason == "WaitingForPreemptedWorkloads"
+    assert pending["default/p2"].message in (
+        "Workload has overlapping preemption targets with another workload, but will fit after these preemptions complete",
+        "Workload has overlapping preemption targets with another workload",
+    )
+    release_all(engine, result)
+    settle(engine)
+    assert state(engine, "p1") == state(engine, "p2") == "Admitted"
+
+
+def test_sticky_preemptor_stays_head_of_best_effort_fifo() -> None:
+    engine = engine_of([cq("q", "4", None, **LOWER)], [running("r", "q", "4"), incoming("p", "q", "4", priority=9)])
+    engine.cycle(T0)
+    assert engine.queues["q"].sticky == "default/p"
+    # "small" arrives with a higher priority, but the preemptor stays at the head until admitted.
+    engine.apply(incoming("small", "q", "1", priority=10, created=200).build())
+    second = engine.cycle(T0)
+    tried = [d.workload for d in second.decisions if isinstance(d, Pending)]
+    assert tried[0] == "default/p"
+
+
+def test_within_nominal_capacity_hold_for_non_reclaiming_queue() -> None:
+    # a (reclaim Never) needs preemption without candidates: it holds its nominal capacity this cycle.
+    engine = engine_of(
+        [cq("a", "6"), cq("b", "6")],
+        [running("b1", "b", "8", 0, 1), incoming("a1", "a", "6", created=1), incoming("b2", "b", "2", created=2)],
+    )
+    result = engine.cycle(T0)
+    assert not [d for d in result.decisions if isinstance(d, Admit)]
+
+
+# --- 4.8 flavor-scan position ------------------------------------------------------------
+
+def test_flavor_scan_resumes_after_the_last_examined_flavor() -> None:
+    from scheduler.core.flavor_assignment import assign_flavors
+
+    engine = Engine()
+    for name in ("f1", "f2"):
+        engine.apply(flavor(name).build())
+    engine.apply(cluster_queue("q").cohort("c").fungibility(when_can_borrow="MayStopSearch")
+                 .resource_group(flavor_quotas("f1", cpu="1"), flavor_quotas("f2", cpu="4")).build())
+    engine.apply(cluster_queue("lender").cohort("c").resource_group(flavor_quotas("f1", cpu="4")).build())
+    engine.ensure_forest()
+    info = engine.cluster_queues["q"]
+    pod_sets = workload("w").pod_set(cpu="2").build()
+    from scheduler.core.workload import pod_set_infos
+
+    sets = pod_set_infos(pod_sets, None)
+    first = assign_flavors(cq=info, pod_sets=sets, flavors=engine.flavors, ignore_undeclared=False, fair_sharing=False)
+    # f1 fits with borrowing and MayStopSearch stops the scan there: position 0, untried flavors remain.
+    assert (first.pod_sets[0].flavors, first.borrowing_level, first.last_tried) == ({"cpu": "f1"}, 1, {("main", 0): 0})
+    resumed = assign_flavors(cq=info, pod_sets=sets, flavors=engine.flavors, ignore_undeclared=False,
+                             fair_sharing=False, start_after=first.last_tried)
+    assert (resumed.pod_sets[0].flavors, resumed.last_tried) == ({"cpu": "f2"}, {("main", 0): -1})

@@ -1,0 +1,150 @@
+"""Properties of preemption over random cohorts, policies and workloads (hypothesis).
+
+One flavor and one resource keep "would it fit without preemption?" a single
+comparison.  Victims are released right after the cycle that evicted them,
+as ``kuota simulate`` does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scheduler.api.config import parse_configuration
+from scheduler.core.decisions import Evict
+from scheduler.core.engine import Engine
+from scheduler.core.resource_node import capacity_available
+from tests.core.builders import T0, cluster_queue, flavor, flavor_quotas, local_queue, workload
+from tests.core.test_properties import check_tree
+
+FR = ("default", "cpu")
+
+
+@st.composite
+def clusters(draw: Any, *, lower_priority_only: bool = False) -> tuple[list[Any], list[Any], list[Any], bool]:
+    fair = draw(st.booleans())
+    queues = []
+    for index in range(draw(st.integers(1, 4))):
+        builder = cluster_queue(f"q{index}").resource_group(flavor_quotas("default", cpu=str(draw(st.integers(0, 6)))))
+        if draw(st.integers(0, 4)) > 0:
+            builder.cohort("c")
+        if lower_priority_only:
+            within = reclaim = "LowerPriority"
+        else:
+            within = draw(st.sampled_from(["Never", "LowerPriority", "LowerOrNewerEqualPriority"]))
+            reclaim = draw(st.sampled_from(["Never", "LowerPriority", "Any"]))
+        policy: dict[str, Any] = {"withinClusterQueue": within, "reclaimWithinCohort": reclaim}
+        if reclaim != "Never" and draw(st.booleans()):
+            borrow: dict[str, Any] = {"policy": "LowerPriority"}
+            if draw(st.booleans()):
+                borrow["maxPriorityThreshold"] = draw(st.integers(0, 3))
+            policy["borrowWithinCohort"] = borrow
+        builder.preemption(**policy)
+        if fair and draw(st.integers(0, 3)) == 0:
+            builder.weight(draw(st.sampled_from(["0", "2", "500m"])))
+        queues.append(builder)
+    names = [builder.raw["metadata"]["name"] for builder in queues]
+
+    def some_workloads(prefix: str, first: int, bump: int) -> list[Any]:
+        return [
+            workload(f"{prefix}{i}").queue(f"lq-{draw(st.sampled_from(names))}").priority(draw(st.integers(0, 3)) + bump)
+            .created(first + i).pod_set(count=draw(st.integers(1, 2)), cpu=str(draw(st.integers(1, 4))))
+            for i in range(draw(st.integers(0, 8)))
+        ]
+
+    return queues, some_workloads("early", 0, 0), some_workloads("late", 100, 2), fair
+
+
+def new_engine(queues: list[Any], fair: bool, **kwargs: Any) -> Engine:
+    config = None
+    if fair:
+        config = parse_configuration({"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
+                                      "fairSharing": {}})
+    engine = Engine(config, **kwargs)
+    engine.apply(flavor("default").build())
+    for builder in queues:
+        engine.apply(builder.build())
+        name = builder.raw["metadata"]["name"]
+        engine.apply(local_queue(f"lq-{name}").cluster_queue(name).build())
+    return engine
+
+
+def run(engine: Engine, check: Any = None, max_cycles: int = 400) -> tuple[bool, list[Evict]]:
+    """Cycle with release until steady; ``check(engine, before, result)`` after every cycle."""
+    evictions: list[Evict] = []
+    for _ in range(max_cycles):
+        engine.ensure_forest()
+        before = {name: capacity_available(info.node, FR) for name, info in engine.cluster_queues.items() if info.node}
+        result, changed = _cycle(engine)
+        check_tree(engine)
+        if check is not None:
+            check(engine, before, result)
+        for decision in result.decisions:
+            if isinstance(decision, Evict):
+                evictions.append(decision)
+                engine.release(decision.victim)
+        check_tree(engine)
+        if not changed:
+            return True, evictions
+    return False, evictions
+
+
+def _cycle(engine: Engine) -> Any:
+    from scheduler.core.cycle import run_cycle
+
+    return run_cycle(engine, T0)
+
+
+def load(engine: Engine, workloads: list[Any]) -> dict[str, Any]:
+    built = {}
+    for item in workloads:
+        obj = item.build()
+        built[obj.key] = obj
+        engine.apply(obj)
+    return built
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters())
+def test_steady_state_and_quota_invariants_after_every_step(cluster: Any) -> None:
+    queues, early, late, fair = cluster
+    engine = new_engine(queues, fair)
+    load(engine, early)
+    assert run(engine)[0]
+    load(engine, late)
+    steady, _ = run(engine)
+    assert steady, "preemption ping-pong: no steady state"
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters(lower_priority_only=True))
+def test_lower_priority_never_evicts_a_higher_priority_victim(cluster: Any) -> None:
+    queues, early, late, fair = cluster
+    engine = new_engine(queues, fair)
+    load(engine, early)
+    _, first = run(engine)
+    load(engine, late)
+    _, second = run(engine)
+    for evict in [*first, *second]:
+        assert engine.workloads[evict.victim].priority < engine.workloads[evict.preemptor].priority  # type: ignore[index]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters())
+def test_no_preemption_when_the_preemptor_would_fit(cluster: Any) -> None:
+    queues, early, late, fair = cluster
+    engine = new_engine(queues, fair, one_admission_per_queue=True)  # one round: nomination sees the tree as it was
+
+    def check(engine: Engine, before: dict[str, int], result: Any) -> None:
+        for decision in result.decisions:
+            if isinstance(decision, Evict):
+                preemptor = engine.workloads[decision.preemptor]  # type: ignore[index]
+                request = sum(ps.requests.get("cpu", 0) for ps in preemptor.pod_sets)
+                assert request > before[preemptor.cluster_queue], (decision, before)  # type: ignore[index]
+
+    load(engine, early)
+    run(engine, check)
+    load(engine, late)
+    run(engine, check)
