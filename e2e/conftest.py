@@ -15,7 +15,9 @@ from kubernetes_asyncio import client, config
 
 from .cluster.tools import ToolPaths
 from .fixtures import ClusterHandle, SessionCluster
+from .cluster.pki import ClusterPki
 from .kuota_install import KuotaWebhook, install_kuota, uninstall_kuota
+from .kuota_scheduler import SchedulerReplica, start_schedulers
 
 _SESSION = SessionCluster()
 
@@ -41,6 +43,17 @@ def kuota(cluster: ClusterHandle) -> Iterator[KuotaWebhook]:
     webhook = install_kuota(kubectl_binary, cluster.kubeconfig, workdir)
     yield webhook
     uninstall_kuota(kubectl_binary, cluster.kubeconfig, webhook)
+
+
+@pytest.fixture(scope="session")
+def kuota_scheduler(cluster: ClusterHandle, kuota: KuotaWebhook) -> Iterator[SchedulerReplica]:
+    """One kuota-scheduler replica for the rest of the session, after the webhook (complete kuota)."""
+    assert cluster.workdir is not None and cluster.info is not None
+    kubectl_binary = ToolPaths.resolve(build_if_missing=False).binary("kubectl")
+    (replica,) = start_schedulers(kubectl_binary, cluster.kubeconfig, ClusterPki(cluster.workdir / "pki"),
+                                  cluster.info.server, cluster.workdir, replicas=1)
+    yield replica
+    replica.stop()
 
 
 @pytest.fixture

@@ -146,9 +146,12 @@ async def test_only_kuotas_scheduler_unsuspends_a_queued_job(
                           "--clusterrole=edit", f"--user={SCHEDULER}")
     assert granted.returncode == 0, granted.stderr
     by_scheduler = run_kubectl(cluster, "-n", namespace, f"--as={SCHEDULER}", "patch", "job", "held",
-                               "--type=merge", "-p", '{"spec":{"suspend":false}}')
+                               "--type=merge", "-p", '{"spec":{"suspend":false}}', "-o", "json")
     assert by_scheduler.returncode == 0, by_scheduler.stderr
-    await completes(api, namespace, "held")
+    # The webhook let the scheduler's identity through.  (Waiting for the Job to run
+    # would be wrong: when kuota's scheduler runs in the session it suspends again a
+    # queued Job that runs without an admission, as it should.)
+    assert json.loads(by_scheduler.stdout)["spec"]["suspend"] is False
 
 
 def test_kubectl_apply_of_an_invalid_cluster_queue_shows_kuotas_message(

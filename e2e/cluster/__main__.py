@@ -76,7 +76,21 @@ def cmd_up(args: argparse.Namespace) -> int:
             stop_recorded(workdir)
             return 1
         _record(workdir, asdict(webhook.record))
+        from e2e.cluster.pki import ClusterPki
+        from e2e.kuota_scheduler import start_schedulers
+
+        try:
+            replicas = start_schedulers(plane.tools.binary("kubectl"), info.kubeconfig, ClusterPki(workdir / "pki"),
+                                        info.server, workdir, replicas=args.replicas, die_with_parent=False)
+        except (RuntimeError, OSError) as failure:
+            print(f"error: starting kuota-scheduler failed: {failure}", file=sys.stderr)
+            stop_recorded(workdir)
+            return 1
+        for replica in replicas:
+            _record(workdir, asdict(replica.record))
         print(f"kuota is installed: webhook {webhook.base_url} (log {webhook.record.log})")
+        for replica in replicas:
+            print(f"  {replica.identity}: http://127.0.0.1:{replica.port}/metrics (log {replica.record.log})")
     print(f"cluster {args.name!r} is up: {info.server}")
     print(f"  logs:       {workdir / 'logs'}")
     print(f"  kubeconfig: {info.kubeconfig}")
@@ -133,7 +147,10 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("build", help="build the pinned control-plane tools into the cache").set_defaults(run=cmd_build)
     up = commands.add_parser("up", help="start the local cluster (detached)")
     up.add_argument("--kuota", action="store_true",
-                    help="also install kuota: CRDs, the webhook on 127.0.0.1, webhook and conversion registrations")
+                    help="also install kuota: CRDs, the webhook on 127.0.0.1, webhook and conversion registrations, "
+                         "and the scheduler")
+    up.add_argument("--replicas", type=int, default=1,
+                    help="with --kuota: scheduler replicas (leader election through a Lease; default 1)")
     up.set_defaults(run=cmd_up)
     commands.add_parser("down", help="stop everything `up` started").set_defaults(run=cmd_down)
     commands.add_parser("status", help="show which components run").set_defaults(run=cmd_status)

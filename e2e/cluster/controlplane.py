@@ -31,9 +31,16 @@ from .nodes import NodeSpec, default_fleet, is_usable
 from .processes import ProcessRecord, clean_env, current_process, is_alive, log_tail, spawn, stop
 from .tools import ToolPaths
 
-# kuota's own processes (started by `up --kuota`) stop last: the API server must never
-# be left calling a webhook that is gone (LOCAL_CLUSTER.md section 8).
-STOP_ORDER = ("kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd", "kuota-webhook")
+# kuota's scheduler replicas (kuota-scheduler-0, -1, ...) stop first, so nothing writes
+# while the cluster goes away; the webhook stops last: the API server must never be
+# left calling a webhook that is gone (LOCAL_CLUSTER.md section 8).
+STOP_ORDER = ("kuota-scheduler", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd",
+              "kuota-webhook")
+
+
+def _stop_group(record_name: str) -> str:
+    """The STOP_ORDER entry a process belongs to (replicas are numbered)."""
+    return "kuota-scheduler" if record_name.startswith("kuota-scheduler-") else record_name
 
 
 class ClusterStartError(RuntimeError):
@@ -101,9 +108,9 @@ def stop_recorded(workdir: Path) -> list[str]:
     stopped = []
     for name in STOP_ORDER:
         for record in records:
-            if record.name == name and is_alive(record):
+            if _stop_group(record.name) == name and is_alive(record):
                 stop(record)
-                stopped.append(name)
+                stopped.append(record.name)
     return stopped
 
 

@@ -115,7 +115,8 @@ class BatchJob:
         template = spec.setdefault("template", {})
         pod_spec = template.setdefault("spec", {})
         if info.node_selector:
-            pod_spec["nodeSelector"] = {**_mapping(pod_spec.get("nodeSelector")), **info.node_selector}
+            # Flavor labels are added; a key the user already set is never overridden.
+            pod_spec["nodeSelector"] = {**info.node_selector, **_mapping(pod_spec.get("nodeSelector"))}
         if info.tolerations:
             pod_spec["tolerations"] = [*list(pod_spec.get("tolerations") or []), *map(dict, info.tolerations)]
         if info.labels or info.annotations:

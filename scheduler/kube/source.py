@@ -51,7 +51,7 @@ class KubeSource:
 
     async def _get(self, query: list[tuple[str, Any]], *, timeout: float | None) -> aiohttp.ClientResponse:
         try:
-            return await self.api.call_api(
+            response = await self.api.call_api(
                 self.resource.path, "GET", query_params=query, auth_settings=["BearerToken"],
                 _preload_content=False, _return_http_data_only=True, _request_timeout=timeout,
             )
@@ -61,6 +61,19 @@ class KubeSource:
             raise TransientError(f"HTTP {failure.status}: {failure.reason}") from failure
         except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as failure:
             raise TransientError(repr(failure)) from failure
+        if response.status >= 400:
+            # Raw responses are not checked by the client: a missing CRD (404),
+            # an expired continue token (410) or RBAC (403) arrive here.
+            try:
+                body = (await response.read()).decode(errors="replace")[:300].strip()
+            except (aiohttp.ClientError, asyncio.TimeoutError):
+                body = ""
+            finally:
+                response.release()
+            if response.status == 410:
+                raise Expired(body)
+            raise TransientError(f"GET {self.resource.path}: HTTP {response.status}: {body}")
+        return response
 
     async def list(self) -> tuple[list[dict[str, Any]], str]:
         """Every object, page by page; the resourceVersion of the first page is the snapshot's."""

@@ -1,16 +1,36 @@
-"""``kuota-scheduler``: the live scheduler process.
+"""``kuota-scheduler``: the live scheduler process (composition root).
 
-It mirrors the cluster through informers, feeds the pure engine and writes
-its decisions back.  This entry point is the process shell; the service
-arrives with the scheduler issue.
+Every replica runs the informers (so a standby is warm); only the holder of
+the ``coordination.k8s.io`` Lease runs the scheduling loop and writes.  A
+leader that cannot renew its Lease stops acting and exits, so the standby
+takes over within the lease duration and starts from what the cluster
+recorded.  ``/healthz``, ``/readyz`` and ``/metrics`` are served on
+``--metrics-bind-address``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import logging
+import os
+import signal
+import socket
 import sys
+from pathlib import Path
 
+import yaml
+from aiohttp import web
+from kubernetes_asyncio import client, config
+from kubernetes_asyncio.leaderelection import electionconfig, leaderelection
+from kubernetes_asyncio.leaderelection.resourcelock.leaselock import LeaseLock
+
+from scheduler.api.config import Configuration, parse_configuration
+from scheduler.service.loop import Scheduler, Settings
+from scheduler.service.observability import configure_logging, health_app
 from scheduler.version import kuota_version
+
+log = logging.getLogger("kuota.scheduler")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,14 +39,95 @@ def build_parser() -> argparse.ArgumentParser:
         description="kuota's scheduler: admits queued workloads by quota, flavor and priority.",
     )
     parser.add_argument("--version", action="version", version=f"kuota-scheduler {kuota_version()}")
+    parser.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, else in-cluster config)")
+    parser.add_argument("--config", type=Path,
+                        help="a config.kueue.x-k8s.io Configuration file (fairSharing, resources, ...)")
+    parser.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True,
+                        help="hold a Lease before acting, so only one replica writes (default: on)")
+    parser.add_argument("--lease-namespace", default="kuota-system", help="namespace of the Lease")
+    parser.add_argument("--lease-name", default="kuota-scheduler", help="name of the Lease")
+    parser.add_argument("--lease-duration", type=int, default=15,
+                        help="seconds a standby waits before taking over (default 15)")
+    parser.add_argument("--renew-deadline", type=int, default=10,
+                        help="seconds the leader keeps trying to renew before it stops acting (default 10)")
+    parser.add_argument("--retry-period", type=int, default=2, help="seconds between Lease attempts (default 2)")
+    parser.add_argument("--identity", default=f"{socket.gethostname()}-{os.getpid()}",
+                        help="this replica's name in the Lease")
+    parser.add_argument("--metrics-bind-address", default="127.0.0.1:8080",
+                        help="HOST:PORT for /healthz, /readyz and /metrics (default 127.0.0.1:8080)")
+    parser.add_argument("--status-writes-per-second", type=float, default=20.0,
+                        help="upper bound on pending-status writes per second (default 20)")
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     return parser
 
 
+def load_configuration(path: Path | None) -> Configuration | None:
+    if path is None:
+        return None
+    raw = yaml.safe_load(path.read_text())
+    return parse_configuration(raw)
+
+
+async def api_client(kubeconfig: str | None) -> client.ApiClient:
+    configuration = client.Configuration()
+    path = kubeconfig or os.environ.get("KUBECONFIG")
+    if path:
+        await config.load_kube_config(config_file=path, client_configuration=configuration)
+    else:
+        config.load_incluster_config(client_configuration=configuration)
+    return client.ApiClient(configuration=configuration)
+
+
+async def serve(args: argparse.Namespace) -> int:
+    api = await api_client(args.kubeconfig)
+    scheduler = Scheduler(api, Settings(config=load_configuration(args.config),
+                                        status_writes_per_second=args.status_writes_per_second))
+    host, _, port = args.metrics_bind_address.rpartition(":")
+    runner = web.AppRunner(health_app(ready=scheduler.ready, alive=lambda: scheduler.alive))
+    await runner.setup()
+    await web.TCPSite(runner, host or "127.0.0.1", int(port)).start()
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    watching = asyncio.create_task(scheduler.watch(), name="informers")
+    if args.leader_elect:
+        lock = LeaseLock(args.lease_name, args.lease_namespace, args.identity, api)
+        lost = asyncio.Event()
+
+        async def on_lost() -> None:
+            log.warning("lost the Lease; stopping so a healthy replica can lead", extra={"identity": args.identity})
+            lost.set()
+
+        election = electionconfig.Config(lock, args.lease_duration, args.renew_deadline, args.retry_period,
+                                         scheduler.lead, on_lost)
+        acting = asyncio.create_task(leaderelection.LeaderElection(election).run(), name="election")
+    else:
+        lost = asyncio.Event()
+        acting = asyncio.create_task(scheduler.lead(), name="scheduling")
+    log.info("kuota-scheduler started", extra={"identity": args.identity, "leader_elect": args.leader_elect,
+                                               "version": kuota_version()})
+    done, _ = await asyncio.wait(
+        [asyncio.create_task(stopping.wait()), asyncio.create_task(lost.wait()), acting, watching],
+        return_when=asyncio.FIRST_COMPLETED)
+    for task in (acting, watching):
+        if task in done and not task.cancelled() and task.exception() is not None:
+            log.error("a main task failed", exc_info=task.exception(), extra={"task": task.get_name()})
+    code = 1 if lost.is_set() or any(t in done for t in (acting, watching)) else 0
+    for task in (acting, watching):
+        task.cancel()
+    await asyncio.gather(acting, watching, return_exceptions=True)
+    scheduler.alive = False
+    await runner.cleanup()
+    await api.close()
+    log.info("kuota-scheduler stopped", extra={"exit_code": code})
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
-    build_parser().parse_args(argv)
-    print("kuota-scheduler: the service is not implemented yet (see issue: the scheduler process)",
-          file=sys.stderr)
-    return 2
+    args = build_parser().parse_args(argv)
+    configure_logging(args.log_level)
+    return asyncio.run(serve(args))
 
 
 if __name__ == "__main__":

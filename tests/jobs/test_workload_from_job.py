@@ -140,6 +140,14 @@ def test_run_with_unsuspends_and_adds_the_flavor_node_selector() -> None:
     assert partial["spec"]["parallelism"] == 2
 
 
+def test_run_with_never_overrides_a_node_selector_key_the_user_set() -> None:
+    mine = job()
+    mine["spec"]["template"]["spec"]["nodeSelector"] = {"zone": "a", "instance-type": "spot"}
+    started = BATCH_JOB.run_with(mine, [PodSetInfo("main", 3, {"instance-type": "ondemand", "disk": "ssd"})])
+    assert started["spec"]["template"]["spec"]["nodeSelector"] == {
+        "zone": "a", "instance-type": "spot", "disk": "ssd"}
+
+
 def test_restore_puts_the_recorded_template_and_count_back() -> None:
     original = job()
     pod_sets = workload_from_job(original)["spec"]["podSets"]

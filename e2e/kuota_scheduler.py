@@ -1,0 +1,135 @@
+"""``kuota-scheduler`` replicas as local processes against a local cluster.
+
+Each replica gets a kubeconfig whose client certificate names the user
+``system:serviceaccount:kueue-system:kuota-scheduler``: the identity the
+webhook lets unsuspend queued Jobs.  Until the Helm chart's RBAC is installed
+with it, the certificate also carries the group ``system:masters`` (local
+test clusters only), so the process has the access the chart will grant.
+Replicas elect a leader through a Lease in ``kueue-system``; short lease
+timings make failover quick enough to test.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from certs.generate import KeyPair, issue
+from e2e.cluster.pki import ClusterPki
+from e2e.cluster.processes import ProcessRecord, clean_env, is_alive, log_tail, spawn, stop
+from e2e.kuota_install import KUOTA_NAMESPACE, REPO_ROOT, kubectl
+
+SCHEDULER_USER = f"system:serviceaccount:{KUOTA_NAMESPACE}:kuota-scheduler"
+LEASE_TIMINGS = ("--lease-duration", "4", "--renew-deadline", "3", "--retry-period", "1")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def scheduler_kubeconfig(pki: ClusterPki, server: str, path: Path) -> Path:
+    """A kubeconfig that authenticates as the scheduler's ServiceAccount user."""
+    identity: KeyPair = issue(pki.ca(), common_name=SCHEDULER_USER,
+                              organizations=("system:serviceaccounts", f"system:serviceaccounts:{KUOTA_NAMESPACE}",
+                                             "system:masters"),
+                              client=True)
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode()
+
+    config = {
+        "apiVersion": "v1", "kind": "Config", "current-context": "kuota-scheduler",
+        "clusters": [{"name": "local", "cluster": {"server": server,
+                                                   "certificate-authority-data": b64(pki.ca_cert.read_bytes())}}],
+        "users": [{"name": "kuota-scheduler", "user": {"client-certificate-data": b64(identity.cert_pem),
+                                                       "client-key-data": b64(identity.key_pem)}}],
+        "contexts": [{"name": "kuota-scheduler", "context": {"cluster": "local", "user": "kuota-scheduler"}}],
+    }
+    path.write_text(yaml.safe_dump(config))
+    path.chmod(0o600)
+    return path
+
+
+@dataclass
+class SchedulerReplica:
+    """One running replica; ``kill`` is a crash (SIGKILL), ``stop`` a graceful SIGTERM."""
+
+    identity: str
+    port: int
+    record: ProcessRecord
+    process: subprocess.Popen[bytes] | None
+
+    def endpoint(self, path: str) -> tuple[int, str]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=2) as reply:
+                return reply.status, reply.read().decode()
+        except urllib.error.HTTPError as failure:
+            return failure.code, str(failure)
+        except OSError as failure:
+            return 0, str(failure)
+
+    def alive(self) -> bool:
+        return is_alive(self.record)
+
+    def wait_ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process is not None and self.process.poll() is not None:
+                raise RuntimeError(f"{self.identity} exited ({self.process.returncode}):\n{self.tail()}")
+            if self.endpoint("/readyz")[0] == 200:
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"{self.identity} not ready within {timeout:.0f}s:\n{self.tail()}")
+
+    def tail(self, lines: int = 60) -> str:
+        return log_tail(self.record.log, lines)
+
+    def kill(self) -> None:
+        if self.alive():
+            os.killpg(self.record.pid, signal.SIGKILL)
+        if self.process is not None:
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        stop(self.record, reap=self.process.poll if self.process else None)
+
+
+def start_replica(workdir: Path, kubeconfig: Path, identity: str, *, die_with_parent: bool = True) -> SchedulerReplica:
+    port = _free_port()
+    env = clean_env(workdir)
+    env["PYTHONPATH"] = str(REPO_ROOT)
+    argv = [sys.executable, "-m", "scheduler.service.app", "--kubeconfig", str(kubeconfig), "--identity", identity,
+            "--lease-namespace", KUOTA_NAMESPACE, "--metrics-bind-address", f"127.0.0.1:{port}", *LEASE_TIMINGS]
+    process, record = spawn(identity, argv, workdir=workdir, env=env, die_with_parent=die_with_parent)
+    return SchedulerReplica(identity=identity, port=port, record=record, process=process)
+
+
+def start_schedulers(kubectl_binary: Path, admin_kubeconfig: Path, pki: ClusterPki, server: str, workdir: Path, *,
+                     replicas: int = 1, die_with_parent: bool = True) -> list[SchedulerReplica]:
+    """Start ``replicas`` schedulers and wait until each has listed everything."""
+    subprocess.run([str(kubectl_binary), "--kubeconfig", str(admin_kubeconfig), "create", "namespace",
+                    KUOTA_NAMESPACE], capture_output=True, timeout=60)
+    kubectl(kubectl_binary, admin_kubeconfig, "get", "namespace", KUOTA_NAMESPACE)
+    kubeconfig = scheduler_kubeconfig(pki, server, workdir / "kuota-scheduler.kubeconfig")
+    started = [start_replica(workdir, kubeconfig, f"kuota-scheduler-{index}", die_with_parent=die_with_parent)
+               for index in range(replicas)]
+    try:
+        for replica in started:
+            replica.wait_ready()
+    except BaseException:
+        for replica in started:
+            replica.stop()
+        raise
+    return started

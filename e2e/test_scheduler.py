@@ -1,0 +1,123 @@
+"""kuota on the local cluster (webhook and scheduler as local processes): the
+seed's on-demand/spot walk-through for real.  Jobs are created as users write
+them (no ``suspend``); the webhook suspends them, the scheduler admits them.
+Jobs fill the on-demand quota first, later ones go to spot with the spot
+nodeSelector, their pods land on the spot kwok nodes, they complete, and
+the Workloads are marked Finished."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client
+
+from .kuota_scheduler import SchedulerReplica
+from .waiting import eventually
+
+pytestmark = pytest.mark.cluster
+GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
+
+
+def flavor(name: str, labels: dict[str, str], taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"nodeLabels": labels}
+    if taints:
+        spec["nodeTaints"] = taints
+    return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "ResourceFlavor", "metadata": {"name": name}, "spec": spec}
+
+
+def job(name: str, queue: str, *, cpu: str = "1", delay: str = "4s", tolerate_spot: bool = True) -> dict[str, Any]:
+    spec: dict[str, Any] = {"restartPolicy": "Never", "containers": [
+        {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}]}
+    if tolerate_spot:
+        spec["tolerations"] = [{"key": "spot", "operator": "Equal", "value": "true", "effect": "NoSchedule"}]
+    return {"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "labels": {"kueue.x-k8s.io/queue-name": queue}},
+            "spec": {"parallelism": 1, "completions": 1, "template": {
+                "metadata": {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": delay}}, "spec": spec}}}
+
+
+@pytest.fixture
+async def research_pool(api: client.ApiClient, namespace: str) -> AsyncIterator[str]:
+    custom = client.CustomObjectsApi(api)
+    suffix = namespace
+    names = {"ondemand": f"ondemand-{suffix}", "spot": f"spot-{suffix}", "cq": f"research-pool-{suffix}"}
+    await custom.create_cluster_custom_object(GROUP, VERSION, "resourceflavors",
+                                              flavor(names["ondemand"], {"instance-type": "ondemand"}))
+    await custom.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", flavor(
+        names["spot"], {"instance-type": "spot"}, [{"key": "spot", "value": "true", "effect": "NoSchedule"}]))
+    await custom.create_cluster_custom_object(GROUP, VERSION, "clusterqueues", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "ClusterQueue", "metadata": {"name": names["cq"]},
+        "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+            {"name": names["ondemand"], "resources": [{"name": "cpu", "nominalQuota": "2"}]},
+            {"name": names["spot"], "resources": [{"name": "cpu", "nominalQuota": "2"}]}]}]}})
+    await custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "localqueues", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "LocalQueue", "metadata": {"name": "user-queue"},
+        "spec": {"clusterQueue": names["cq"]}})
+    yield names["cq"]
+    await custom.delete_cluster_custom_object(GROUP, VERSION, "clusterqueues", names["cq"])
+    for key in ("ondemand", "spot"):
+        await custom.delete_cluster_custom_object(GROUP, VERSION, "resourceflavors", names[key])
+
+
+async def workloads_of(api: client.ApiClient, namespace: str) -> dict[str, dict[str, Any]]:
+    listed = await client.CustomObjectsApi(api).list_namespaced_custom_object(GROUP, VERSION, namespace, "workloads")
+    return {item["metadata"]["ownerReferences"][0]["name"]: item for item in listed["items"]}
+
+
+def condition(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
+    return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == kind), None)
+
+
+async def test_on_demand_first_then_spot_then_completion(
+    kuota_scheduler: SchedulerReplica, api: client.ApiClient, namespace: str, research_pool: str,
+) -> None:
+    batch, core = client.BatchV1Api(api), client.CoreV1Api(api)
+    for index in range(5):
+        await batch.create_namespaced_job(namespace, job(f"job-{index}", "user-queue", delay="6s"))
+
+    async def admitted() -> dict[str, dict[str, Any]]:
+        return {name: wl for name, wl in (await workloads_of(api, namespace)).items()
+                if (condition(wl, "QuotaReserved") or {}).get("status") == "True"}
+
+    first = await eventually(admitted, lambda got: len(got) >= 4, timeout=60, what="4 admissions")
+    flavors = sorted(wl["status"]["admission"]["podSetAssignments"][0]["flavors"]["cpu"] for wl in first.values())
+    assert flavors == sorted([f"ondemand-{namespace}"] * 2 + [f"spot-{namespace}"] * 2)
+    (waiting_job,) = {f"job-{i}" for i in range(5)} - set(first)
+
+    async def explained() -> dict[str, Any] | None:
+        return condition((await workloads_of(api, namespace))[waiting_job], "QuotaReserved")
+
+    reserved = await eventually(explained, lambda c: c is not None and c["status"] == "False", timeout=30,
+                                what="the fifth Workload's pending explanation")
+    assert reserved["reason"] == "WaitingForQuota"
+    assert reserved["message"] == (
+        f"couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor ondemand-{namespace}, "
+        f"1 more needed, insufficient unused quota for cpu in flavor spot-{namespace}, 1 more needed")
+
+    for name, workload in first.items():
+        stored = await batch.read_namespaced_job(name, namespace)
+        expected = workload["status"]["admission"]["podSetAssignments"][0]["flavors"]["cpu"].split("-")[0]
+        assert stored.spec.suspend is False
+        assert stored.spec.template.spec.node_selector == {"instance-type": expected}
+
+    async def pods() -> list[client.V1Pod]:
+        return list((await core.list_namespaced_pod(namespace)).items)
+
+    placed = await eventually(pods, lambda items: len(items) >= 4 and all(p.spec.node_name for p in items),
+                              timeout=60, what="4 pods bound")
+    for pod in placed:
+        job_name = pod.metadata.labels["batch.kubernetes.io/job-name"]
+        wanted = first[job_name]["status"]["admission"]["podSetAssignments"][0]["flavors"]["cpu"].split("-")[0]
+        assert pod.spec.node_name.startswith(f"kwok-{wanted}-"), (job_name, pod.spec.node_name)
+
+    async def finished() -> dict[str, dict[str, Any]]:
+        return {name: wl for name, wl in (await workloads_of(api, namespace)).items()
+                if (condition(wl, "Finished") or {}).get("status") == "True"}
+
+    done = await eventually(finished, lambda got: len(got) == 5, timeout=120,
+                            what="all 5 Workloads Finished (the fifth admitted once quota was released)")
+    assert {condition(wl, "Finished")["reason"] for wl in done.values()} == {"Succeeded"}
+    status, text = kuota_scheduler.endpoint("/metrics")
+    assert status == 200 and "kueue_admitted_workloads_total" in text
