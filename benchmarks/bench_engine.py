@@ -20,7 +20,6 @@ import time
 import tracemalloc
 from datetime import timedelta
 
-from scheduler.core.decisions import Admit
 from scheduler.core.engine import Engine
 from tests.core.builders import T0, cluster_queue, flavor, flavor_quotas, local_queue, workload
 

@@ -31,7 +31,6 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 

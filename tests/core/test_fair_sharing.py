@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from scheduler.api.config import parse_configuration
-from scheduler.core.decisions import Admit, Evict
+from scheduler.core.decisions import Admit
 from scheduler.core.engine import Engine
 from scheduler.core.fair_share import dominant_resource_share
 from tests.core.builders import T0, cluster_queue, flavor, flavor_quotas, local_queue, workload
