@@ -121,3 +121,72 @@ async def test_on_demand_first_then_spot_then_completion(
     assert {condition(wl, "Finished")["reason"] for wl in done.values()} == {"Succeeded"}
     status, text = kuota_scheduler.endpoint("/metrics")
     assert status == 200 and "kueue_admitted_workloads_total" in text
+
+
+async def test_a_high_priority_job_preempts_a_low_priority_one(
+    kuota_scheduler: SchedulerReplica, api: client.ApiClient, namespace: str,
+) -> None:
+    custom, batch, core = client.CustomObjectsApi(api), client.BatchV1Api(api), client.CoreV1Api(api)
+    flavor_name, cq_name = f"ondemand-{namespace}", f"priority-{namespace}"
+    await custom.create_cluster_custom_object(GROUP, VERSION, "resourceflavors",
+                                              flavor(flavor_name, {"instance-type": "ondemand"}))
+    await custom.create_cluster_custom_object(GROUP, VERSION, "clusterqueues", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "ClusterQueue", "metadata": {"name": cq_name},
+        "spec": {"namespaceSelector": {}, "preemption": {"withinClusterQueue": "LowerPriority"},
+                 "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+                     {"name": flavor_name, "resources": [{"name": "cpu", "nominalQuota": "1"}]}]}]}})
+    for name, value in (("low", 10), ("high", 1000)):
+        await custom.create_cluster_custom_object(GROUP, VERSION, "workloadpriorityclasses", {
+            "apiVersion": f"{GROUP}/{VERSION}", "kind": "WorkloadPriorityClass",
+            "metadata": {"name": f"{name}-{namespace}"}, "value": value})
+    await custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "localqueues", {
+        "apiVersion": f"{GROUP}/{VERSION}", "kind": "LocalQueue", "metadata": {"name": "user-queue"},
+        "spec": {"clusterQueue": cq_name}})
+    try:
+        low = job("low", "user-queue", delay="600s", tolerate_spot=False)
+        low["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = f"low-{namespace}"
+        await batch.create_namespaced_job(namespace, low)
+
+        async def low_pods() -> list[client.V1Pod]:
+            pods = await core.list_namespaced_pod(namespace, label_selector="batch.kubernetes.io/job-name=low")
+            return list(pods.items)
+
+        await eventually(low_pods, lambda pods: any(p.status.phase == "Running" for p in pods), timeout=60,
+                         what="the low-priority Job running")
+        high = job("high", "user-queue", delay="3s", tolerate_spot=False)
+        high["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = f"high-{namespace}"
+        await batch.create_namespaced_job(namespace, high)
+
+        async def low_workload() -> dict[str, Any]:
+            return (await workloads_of(api, namespace))["low"]
+
+        evicted = await eventually(low_workload, lambda wl: (condition(wl, "Evicted") or {}).get("status") == "True",
+                                   timeout=60, what="the low-priority Workload evicted")
+        high_uid = (await workloads_of(api, namespace))["high"]["metadata"]["uid"]
+        message = condition(evicted, "Evicted")["message"]
+        assert high_uid in message and "ClusterQueue" in message, message
+        assert (condition(evicted, "Preempted") or {}).get("reason") == "InClusterQueue"
+
+        async def low_job() -> client.V1Job:
+            return await batch.read_namespaced_job("low", namespace)
+
+        await eventually(low_job, lambda j: j.spec.suspend is True, timeout=30, what="the low Job suspended again")
+        await eventually(low_pods, lambda pods: not pods, timeout=60, what="the low Job's pods gone")
+        stopped = await low_job()
+        assert stopped.spec.template.spec.node_selector is None, "the pod template is back to what the user wrote"
+
+        async def high_workload() -> dict[str, Any]:
+            return (await workloads_of(api, namespace))["high"]
+
+        await eventually(high_workload, lambda wl: (condition(wl, "Finished") or {}).get("status") == "True",
+                         timeout=90, what="the high-priority Job admitted and finished")
+        readmitted = await eventually(low_workload,
+                                      lambda wl: (condition(wl, "QuotaReserved") or {}).get("status") == "True",
+                                      timeout=60, what="the low-priority Job admitted again after the high one")
+        assert (condition(readmitted, "Evicted") or {}).get("status") == "False"
+    finally:
+        await batch.delete_namespaced_job("low", namespace, propagation_policy="Background")
+        await custom.delete_cluster_custom_object(GROUP, VERSION, "clusterqueues", cq_name)
+        await custom.delete_cluster_custom_object(GROUP, VERSION, "resourceflavors", flavor_name)
+        for name in ("low", "high"):
+            await custom.delete_cluster_custom_object(GROUP, VERSION, "workloadpriorityclasses", f"{name}-{namespace}")

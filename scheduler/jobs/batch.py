@@ -128,13 +128,37 @@ class BatchJob:
         return result
 
     def restore(self, job: RawObject, pod_sets: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """Put back what the user wrote (scheduling.md 6.4), keeping what the Job controller owns.
+
+        Labels, annotations, nodeSelector, tolerations and schedulingGates of
+        the pod template are replaced wholesale by the Workload's record, so
+        everything the admission added disappears and nothing the user had is
+        lost; the Job controller's labels stay, since the Job's selector must
+        keep matching its template.
+        """
         result = copy.deepcopy(dict(job))
         main = next((item for item in pod_sets if item.get("name") == MAIN_POD_SET), None)
         if main is None:
             return result
         spec = result.setdefault("spec", {})
-        if isinstance(main.get("template"), Mapping):
-            spec["template"] = copy.deepcopy(dict(main["template"]))
+        recorded = _mapping(main.get("template"))
+        template = spec.setdefault("template", {})
+        metadata = template.setdefault("metadata", {})
+        recorded_metadata = _mapping(recorded.get("metadata"))
+        owned = {k: v for k, v in _mapping(metadata.get("labels")).items() if k in (*CONTROLLER_MANAGED_LABELS, "batch.kubernetes.io/job-name")}
+        labels = {**dict(_mapping(recorded_metadata.get("labels"))), **owned}
+        for key, value in (("labels", labels), ("annotations", dict(_mapping(recorded_metadata.get("annotations"))))):
+            if value:
+                metadata[key] = value
+            else:
+                metadata.pop(key, None)
+        pod_spec = template.setdefault("spec", {})
+        recorded_spec = _mapping(recorded.get("spec"))
+        for key in ("nodeSelector", "tolerations", "schedulingGates"):
+            if recorded_spec.get(key):
+                pod_spec[key] = copy.deepcopy(recorded_spec[key])
+            else:
+                pod_spec.pop(key, None)
         if isinstance(main.get("count"), int) and pod_count(result) != main["count"]:
             spec["parallelism"] = main["count"]
         return result

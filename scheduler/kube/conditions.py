@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
-from scheduler.core.decisions import Admit, Pending
+from scheduler.core.decisions import Admit, Evict, Pending
 from scheduler.core.resources import format_quantity
 
 MAX_MESSAGE_BYTES = 32768
@@ -151,3 +151,53 @@ def is_finished(workload: Mapping[str, Any]) -> bool:
     status = workload.get("status") or {}
     finished = find_condition(status.get("conditions") or [], "Finished")
     return finished is not None and finished.get("status") == "True"
+
+
+def evicted_status(workload: Mapping[str, Any], decision: Evict, now: datetime) -> dict[str, Any] | None:
+    """``Evicted=True`` (and ``Preempted=True`` for preemptions) on a Workload that holds quota (6.4).
+
+    The admission stays: quota is released only when the Job's pods are gone
+    (:func:`released_status`).  None when the Workload already says exactly that.
+    """
+    status = _status(workload)
+    conditions = list(status.get("conditions") or [])
+    current = find_condition(conditions, "Evicted")
+    message = truncate(decision.message)
+    if current is not None and current.get("status") == "True" and current.get("message") == message:
+        return None
+    generation = _generation(workload)
+    preempted = decision.preemptor is not None
+    conditions = set_condition(conditions, kind="Evicted", status=True,
+                               reason="Preempted" if preempted else decision.reason, message=message, now=now,
+                               generation=generation)
+    if preempted:
+        conditions = set_condition(conditions, kind="Preempted", status=True, reason=decision.reason,
+                                   message=message, now=now, generation=generation)
+    status["conditions"] = conditions
+    return status
+
+
+def is_evicting(workload: Mapping[str, Any]) -> bool:
+    """Pure: evicted while still holding its admission (the Job must stop before quota is released)."""
+    evicted = find_condition((workload.get("status") or {}).get("conditions") or [], "Evicted")
+    return is_admitted(workload) and evicted is not None and evicted.get("status") == "True"
+
+
+def released_status(workload: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+    """The eviction completed (6.4 step 3): admission removed, pending again, ``Requeued`` (3.9)."""
+    status = _status(workload)
+    conditions = list(status.get("conditions") or [])
+    evicted = find_condition(conditions, "Evicted") or {}
+    message = str(evicted.get("message", ""))
+    reason = str(evicted.get("reason", "Preempted"))
+    generation = _generation(workload)
+    conditions = set_condition(conditions, kind="QuotaReserved", status=False, reason="PendingEvaluation",
+                               message=message, now=now, generation=generation)
+    conditions = set_condition(conditions, kind="Admitted", status=False, reason="NoReservation",
+                               message="The workload has no reservation", now=now, generation=generation)
+    if reason in ("Preempted", "NodeFailures"):
+        conditions = set_condition(conditions, kind="Requeued", status=True, reason=reason, message=message,
+                                   now=now, generation=generation)
+    status["conditions"] = conditions
+    status.pop("admission", None)
+    return status

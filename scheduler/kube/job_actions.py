@@ -12,7 +12,9 @@ situation a restart can leave behind is a unit test:
   finished here, never repeated: a running Job needs nothing);
 - a queued Job that runs without an admission (the webhook was down) is
   suspended again, unless it has already finished;
-- a finished Job marks its Workload ``Finished``.
+- a finished Job marks its Workload ``Finished``;
+- an evicted Workload stops its Job (suspended, pod template restored to what
+  the user wrote) and, once the Job has no active pods, gives its quota back.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any, Union
 from scheduler.jobs.base import JobIntegration, PodSetInfo
 from scheduler.jobs.registry import for_object
 from scheduler.jobs.workload_from_job import PriorityClasses, workload_from_job
-from scheduler.kube.conditions import is_admitted, is_finished
+from scheduler.kube.conditions import is_admitted, is_evicting, is_finished
 
 POD_SET_LABEL = "kueue.x-k8s.io/podset"
 LOCAL_QUEUE_LABEL = "kueue.x-k8s.io/local-queue-name"
@@ -63,13 +65,31 @@ class FinishWorkload:
 
 
 @dataclass(frozen=True, slots=True)
+class RestoreJob:
+    """Put the user's pod template back on a suspended Job.
+
+    The API server allows template changes only on a suspended Job whose
+    ``status.startTime`` is unset, so a Job that ran gets that cleared first.
+    """
+
+    job: dict[str, Any]
+    clear_start_time: bool
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseWorkload:
+    """The evicted Job has no pods left: the Workload's quota can be released."""
+
+
+@dataclass(frozen=True, slots=True)
 class WaitForFlavor:
     """The admission names a flavor the scheduler has not seen yet: try again later."""
 
     flavor: str
 
 
-Action = Union[CreateWorkload, StartJob, SuspendJob, FinishWorkload, WaitForFlavor]
+Action = Union[CreateWorkload, StartJob, SuspendJob, RestoreJob, FinishWorkload, ReleaseWorkload, WaitForFlavor]
 
 
 def _label_value_ok(value: str) -> bool:
@@ -102,6 +122,11 @@ def placement(workload: Mapping[str, Any], flavors: Mapping[str, FlavorPlacement
     return infos
 
 
+def _active_pods(job: Mapping[str, Any]) -> int:
+    value = (job.get("status") or {}).get("active")
+    return value if isinstance(value, int) else 0
+
+
 def next_action(
     job: Mapping[str, Any],
     workload: Mapping[str, Any] | None,
@@ -127,6 +152,19 @@ def next_action(
         return None if is_finished(workload) else FinishWorkload(finished.reason, finished.message)
     if is_finished(workload):
         return None
+    if is_evicting(workload):
+        evicted = next(c for c in (workload.get("status") or {}).get("conditions") or [] if c.get("type") == "Evicted")
+        pod_sets = (workload.get("spec") or {}).get("podSets") or []
+        message = str(evicted.get("message", ""))
+        if not integration.is_suspended(job):
+            return SuspendJob(integration.suspend(job), message)
+        restored = integration.restore(job, pod_sets)
+        if restored.get("spec") != job.get("spec"):
+            started = bool((job.get("status") or {}).get("startTime"))
+            return RestoreJob(restored, clear_start_time=started, message=message)
+        if _active_pods(job):
+            return None  # wait until the Job controller has removed its pods
+        return ReleaseWorkload()
     if is_admitted(workload):
         if not integration.is_suspended(job):
             return None

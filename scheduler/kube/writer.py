@@ -97,6 +97,16 @@ class Writer:
             await self._patch("patch", "jobs", self.batch.patch_namespaced_job(
                 str(meta.get("name")), str(meta.get("namespace")), operations))
 
+    async def clear_job_start_time(self, job: Mapping[str, Any]) -> dict[str, Any]:
+        """Remove ``status.startTime`` (so the pod template of a suspended Job may change)."""
+        meta = _metadata(job)
+        operations = [{"op": "test", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion")},
+                      {"op": "remove", "path": "/status/startTime"}]
+        async with self._lock(f"job/{meta.get('namespace')}/{meta.get('name')}"):
+            result = await self._patch("patch", "jobs/status", self.batch.patch_namespaced_job_status(
+                str(meta.get("name")), str(meta.get("namespace")), operations))
+        return self.batch.api_client.sanitize_for_serialization(result)
+
     @staticmethod
     def _guarded(old: Mapping[str, Any], new: Mapping[str, Any], meta: Mapping[str, Any]) -> list[dict[str, Any]]:
         """RFC 6902 operations from ``old`` to ``new``, first testing the version they were computed from."""

@@ -40,9 +40,11 @@ from scheduler.api.field import ParseError
 from scheduler.api.parse import parse_object
 from scheduler.core.decisions import Admit, Evict, Pending
 from scheduler.core.engine import Engine
-from scheduler.kube.conditions import admitted_status, finished_status, pending_status
+from scheduler.kube.conditions import admitted_status, evicted_status, finished_status, pending_status, released_status
 from scheduler.kube.informer import Informer
-from scheduler.kube.job_actions import CreateWorkload, FinishWorkload, StartJob, SuspendJob, WaitForFlavor, next_action
+from scheduler.kube.job_actions import (
+    CreateWorkload, FinishWorkload, ReleaseWorkload, RestoreJob, StartJob, SuspendJob, WaitForFlavor, next_action,
+)
 from scheduler.kube.mirror import KUEUE_KINDS, Mirror
 from scheduler.kube.source import KubeSource, Resource
 from scheduler.kube.writer import Conflict, Gone, Writer
@@ -144,8 +146,7 @@ class Scheduler:
             elif isinstance(decision, Pending):
                 self.pending_writes[decision.workload] = decision
             elif isinstance(decision, Evict):
-                log.warning("eviction decided but evictions are not carried out yet",
-                            extra={"workload": decision.victim, "reason": decision.reason})
+                await self.evict(decision)
         await self.flush_pending()
         self.publish_queue_metrics()
         return bool(result.admitted or acted or self.mirror.dirty_jobs)
@@ -177,8 +178,7 @@ class Scheduler:
         if created is not None:
             metrics.ADMISSION_WAIT.labels(decision.cluster_queue, priority_class, self.role).observe(
                 max(0.0, (now - created).total_seconds()))
-        job_uid = next((o.get("uid") for o in (stored.get("metadata") or {}).get("ownerReferences") or []
-                        if o.get("kind") == "Job"), None)
+        job_uid = _owner_job_uid(stored)
         if job_uid:
             self.mirror.dirty_jobs.add(str(job_uid))
             await self.reconcile_job(str(job_uid))  # start it now: no wait for the watch to come back
@@ -186,6 +186,45 @@ class Scheduler:
         await self.writer.event(stored, kind="Workload", reason="QuotaReserved",
                                 message=f"Quota reserved in ClusterQueue {decision.cluster_queue}, "
                                         f"wait time since queued was {wait}")
+
+    async def evict(self, decision: Evict) -> None:
+        """Record the eviction on the victim; its Job is stopped by the reconciler, quota released after."""
+        metrics.DECISIONS.labels("evict").inc()
+        workload = self.mirror.workloads.get(decision.victim)
+        if workload is None:
+            return
+        status = evicted_status(workload, decision, self.clock())
+        if status is None:
+            return
+        try:
+            stored = await self.writer.write_workload_status(workload, status)
+        except (Conflict, Gone, ApiException) as failure:
+            log.warning("could not write the eviction", extra={"workload": decision.victim, "error": str(failure)})
+            return
+        self.mirror.workloads[decision.victim] = stored
+        cq = str(((workload.get("status") or {}).get("admission") or {}).get("clusterQueue", ""))
+        metrics.EVICTED.labels(cq, "Preempted" if decision.preemptor else decision.reason, decision.reason, "",
+                               self.role).inc()
+        log.info("evicted", extra={"workload": decision.victim, "preemptor": decision.preemptor,
+                                   "reason": decision.reason, "why": decision.message})
+        await self.writer.event(stored, kind="Workload", reason="Preempted" if decision.preemptor else "Evicted",
+                                message=decision.message)
+        job_uid = _owner_job_uid(stored)
+        if job_uid:
+            self.mirror.dirty_jobs.add(job_uid)
+
+    async def release(self, key: str, workload: Mapping[str, Any]) -> None:
+        """The evicted Job has no pods left: clear the admission, then give the quota back in the engine."""
+        stored = await self.writer.write_workload_status(workload, released_status(workload, self.clock()))
+        self.mirror.workloads[key] = stored
+        self.engine.release(key)
+        try:
+            still_admitted = self.engine.workload_state(key).state == "Admitted"
+        except KeyError:
+            still_admitted = False
+        if still_admitted:  # evicted by a previous leader: this engine never saw the Evict
+            self.forget(key)
+        log.info("eviction completed, quota released", extra={"workload": key})
 
     def forget(self, key: str) -> None:
         """Drop the engine's assumption about ``key`` and put back what the API server has."""
@@ -246,6 +285,14 @@ class Scheduler:
                 log.info("started job", extra={"job": key, "cluster_queue": action.cluster_queue})
                 await self.writer.event(job, kind="Job", reason="Started",
                                         message=f"Admitted by clusterQueue {action.cluster_queue}")
+            elif isinstance(action, RestoreJob):
+                current = await self.writer.clear_job_start_time(job) if action.clear_start_time else job
+                restored = {**action.job, "metadata": current.get("metadata", action.job.get("metadata"))}
+                await self.writer.patch_job(current, restored)
+                log.info("stopped job, pod template restored", extra={"job": key})
+                await self.writer.event(job, kind="Job", reason="Stopped", message=action.message)
+            elif isinstance(action, ReleaseWorkload) and workload is not None:
+                await self.release(_key(workload), workload)
             elif isinstance(action, SuspendJob):
                 await self.writer.patch_job(job, action.job)
                 log.info("suspended job", extra={"job": key, "why": action.message})
@@ -282,6 +329,12 @@ class Scheduler:
                     value = float(quantity.milli_value()) / 1000
                     metrics.CQ_RESERVATION.labels("", name, flavor, resource, self.role).set(value)
                     metrics.CQ_USAGE.labels("", name, flavor, resource, self.role).set(value)
+
+
+def _owner_job_uid(obj: Mapping[str, Any]) -> str | None:
+    uid = next((o.get("uid") for o in (obj.get("metadata") or {}).get("ownerReferences") or []
+                if o.get("kind") == "Job"), None)
+    return str(uid) if uid else None
 
 
 def _key(obj: Mapping[str, Any]) -> str:

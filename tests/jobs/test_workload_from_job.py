@@ -174,3 +174,20 @@ def test_names_are_valid_object_names_and_depend_on_the_uid(name: str, uid: obje
     assert made[-6] == "-" and all(char in "0123456789abcdef" for char in made[-5:])
     assert made[:-6] == f"job-{name}"[:247]
     assert made == workload_name(name, str(uid))
+
+
+def test_restore_keeps_the_job_controllers_labels_so_the_selector_still_matches() -> None:
+    original = job()
+    original["spec"]["template"]["metadata"] = {"labels": {"app": "x"}}
+    pod_sets = workload_from_job(original)["spec"]["podSets"]
+    live = BATCH_JOB.run_with(original, [PodSetInfo("main", 3, {"instance-type": "spot"},
+                                                    labels={"kueue.x-k8s.io/podset": "main"})])
+    live["spec"]["template"]["metadata"]["labels"].update(
+        {"batch.kubernetes.io/controller-uid": "u1", "controller-uid": "u1", "job-name": "j",
+         "batch.kubernetes.io/job-name": "j"})
+    restored = BATCH_JOB.restore(BATCH_JOB.suspend(live), pod_sets)
+    assert restored["spec"]["template"]["metadata"]["labels"] == {
+        "app": "x", "batch.kubernetes.io/controller-uid": "u1", "controller-uid": "u1", "job-name": "j",
+        "batch.kubernetes.io/job-name": "j"}
+    assert "nodeSelector" not in restored["spec"]["template"]["spec"]
+    assert restored["spec"]["template"]["spec"]["containers"] == live["spec"]["template"]["spec"]["containers"]

@@ -140,3 +140,44 @@ def test_admission_clears_a_previous_eviction() -> None:
     status = admit(workload)["status"]
     evicted = next(c for c in status["conditions"] if c["type"] == "Evicted")
     assert (evicted["status"], evicted["message"]) == ("False", "Previously: Preempted by x")
+
+
+def test_an_evicted_workload_stops_its_job_restores_it_and_releases_once_pods_are_gone() -> None:
+    from scheduler.core.decisions import Evict
+    from scheduler.kube.conditions import evicted_status, released_status
+    from scheduler.kube.job_actions import ReleaseWorkload, RestoreJob
+
+    workload = admit(workload_for(job()))
+    started = next_action(job(), workload, flavors=FLAVORS)
+    assert isinstance(started, StartJob)
+    running = {**started.job, "status": {"active": 2}}
+    evict = Evict(victim="ml/x", preemptor="ml/y", reason="InClusterQueue",
+                  message="Preempted to accommodate a workload (UID: u2, JobUID: j2) due to prioritization in the ClusterQueue")
+    status = evicted_status(workload, evict, NOW)
+    assert status is not None and status["admission"] == workload["status"]["admission"], "quota still held"
+    evicted = {**workload, "status": status}
+    by_type = {c["type"]: c for c in status["conditions"]}
+    assert (by_type["Evicted"]["reason"], by_type["Preempted"]["reason"]) == ("Preempted", "InClusterQueue")
+    assert evicted_status(evicted, evict, NOW) is None, "written once"
+
+    stop = next_action({**running, "status": {"active": 2, "startTime": "2026-11-22T12:00:00Z"}}, evicted,
+                       flavors=FLAVORS)
+    assert isinstance(stop, SuspendJob) and stop.message == evict.message
+    assert stop.job["spec"]["suspend"] is True
+    assert stop.job["spec"]["template"] == running["spec"]["template"], "suspend first: a running template is immutable"
+    restore = next_action(stop.job, evicted, flavors=FLAVORS)
+    assert isinstance(restore, RestoreJob) and restore.clear_start_time
+    assert restore.job["spec"]["template"]["spec"]["nodeSelector"] == {"zone": "a"}, "the user's template is back"
+    assert "tolerations" not in restore.job["spec"]["template"]["spec"]
+    stopped = {**restore.job, "status": {"active": 1}}
+    assert next_action(stopped, evicted, flavors=FLAVORS) is None, "pods still there"
+    assert isinstance(next_action({**stopped, "status": {"active": 0}}, evicted, flavors=FLAVORS), ReleaseWorkload)
+
+    released = released_status(evicted, NOW)
+    assert "admission" not in released
+    kinds = {c["type"]: (c["status"], c["reason"]) for c in released["conditions"]}
+    assert kinds["QuotaReserved"] == ("False", "PendingEvaluation")
+    assert kinds["Requeued"] == ("True", "Preempted")
+    assert kinds["Evicted"] == ("True", "Preempted"), "stays True until quota is reserved again"
+    pending_again = {**evicted, "status": released}
+    assert next_action({**restore.job, "status": {}}, pending_again, flavors=FLAVORS) is None
