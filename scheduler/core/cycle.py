@@ -9,12 +9,14 @@ longer fits after earlier ones is skipped, and a fitting entry is admitted
 at once, its usage charged to the tree so no later entry can over-commit the
 cohort.
 
-Kueue admits at most one workload per CQ per cycle.  kuota keeps going: while
-a round admits something, another round pops the next heads of the CQs whose
-head was admitted or parked (a CQ whose head went back to its heap is done
-for this cycle: capacity only shrinks inside a cycle, so it would fail
-again).  ``Engine(one_admission_per_queue=True)`` restores Kueue's single
-round.  Holds are rolled back when the cycle ends.
+Kueue admits at most one workload per CQ per cycle.  kuota keeps going: a
+kuota cycle runs Kueue's cycle (one round: a fresh snapshot, one head per CQ,
+capacity holds that last that round only) again and again while a round
+admits something.  Because each round *is* a Kueue cycle, the final outcome
+is the same as one-at-a-time admission by construction (a property test
+checks it); the deep queue simply drains within one call.  Only the latest
+Pending decision of a workload is reported.  ``Engine(one_admission_per_queue
+=True)`` runs a single round.
 
 Preemption (4.5 steps 0-6): an entry whose assignment needs preemption got
 its targets at nomination.  If an earlier entry of this cycle already chose
@@ -114,8 +116,40 @@ class _Cycle:
         return node, record.usage[target.cluster_queue]
 
 
+MAX_ROUNDS = 10_000
+
+
 def run_cycle(engine: "Engine", now: datetime) -> tuple[CycleResult, bool]:
-    """Run one cycle; returns (result, whether anything changed)."""
+    """Run one kuota cycle; returns (result, whether anything changed).
+
+    Kueue rounds are repeated while they admit (and stop at an eviction, whose
+    victims must be released from outside before anything else can happen).
+    """
+    if engine.one_admission_per_queue:
+        return _run_round(engine, now)
+    decisions: list[Decision] = []
+    changed = False
+    for _ in range(MAX_ROUNDS):
+        result, round_changed = _run_round(engine, now)
+        decisions.extend(result.decisions)
+        changed = changed or round_changed
+        if not result.admitted or result.evicted:
+            break
+    return CycleResult(decisions=tuple(_latest_pending(decisions))), changed
+
+
+def _latest_pending(decisions: list[Decision]) -> list[Decision]:
+    """Drop a Pending decision when a later decision of the same cycle concerns the same workload (pure)."""
+    last: dict[str, int] = {}
+    for index, decision in enumerate(decisions):
+        if isinstance(decision, (Admit, Pending)):
+            last[decision.workload] = index
+    return [decision for index, decision in enumerate(decisions)
+            if not isinstance(decision, Pending) or last.get(decision.workload) == index]
+
+
+def _run_round(engine: "Engine", now: datetime) -> tuple[CycleResult, bool]:
+    """One Kueue cycle (scheduling.md 4.1-4.7): one head per active ClusterQueue."""
     engine.ensure_forest()
     engine.cycles += 1
     changed = _execute_requeues(engine, now)
@@ -128,33 +162,23 @@ def run_cycle(engine: "Engine", now: datetime) -> tuple[CycleResult, bool]:
         if not engine.inactive_reasons(name) and name not in engine.forest.in_cycle
     ]
     try:
-        while candidates:
-            heads: list[_Entry] = []
-            for name in candidates:
-                key = engine.queues[name].pop()
-                if key is not None:
-                    record = engine.workloads[key]
-                    record.queued_in = None
-                    heads.append(_Entry(engine.cluster_queues[name], record))
-            if not heads:
-                break
-            entries = [_nominate(cycle, entry) for entry in heads]
-            admitted_any = False
-            still: list[str] = []
-            for entry in _processing_order(engine, entries):
-                made = _process(cycle, entry, now)
-                decisions.extend(made)
-                if any(isinstance(decision, Evict) for decision in made):
-                    changed = True
-                if isinstance(made[-1], Admit):
-                    admitted_any = changed = True
-                    still.append(entry.cq.name)
-                elif _return(engine, entry):
-                    changed = True
-                    still.append(entry.cq.name)
-            if engine.one_admission_per_queue or not admitted_any:
-                break
-            candidates = sorted(name for name in still if engine.queues[name].active_count)
+        heads: list[_Entry] = []
+        for name in candidates:
+            key = engine.queues[name].pop()
+            if key is not None:
+                record = engine.workloads[key]
+                record.queued_in = None
+                heads.append(_Entry(engine.cluster_queues[name], record))
+        entries = [_nominate(cycle, entry) for entry in heads]
+        for entry in _processing_order(engine, entries):
+            made = _process(cycle, entry, now)
+            decisions.extend(made)
+            if any(isinstance(decision, Evict) for decision in made):
+                changed = True
+            if isinstance(made[-1], Admit):
+                changed = True
+            elif _return(engine, entry):
+                changed = True
     finally:
         snapshot.rollback()
     return CycleResult(decisions=tuple(decisions)), changed

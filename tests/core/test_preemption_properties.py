@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from scheduler.api.config import parse_configuration
@@ -109,7 +109,22 @@ def load(engine: Engine, workloads: list[Any]) -> dict[str, Any]:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters())
 def test_steady_state_and_quota_invariants_after_every_step(cluster: Any) -> None:
+    """No ping-pong: the engine reaches a steady state, and quota invariants hold after every step.
+
+    Excluded, because the algorithm of scheduling.md itself loops there (this
+    property found it; Kueue-faithful one-at-a-time admission loops on the same
+    inputs): a ClusterQueue that both preempts inside itself and reclaims from
+    its cohort.  Its preemptor evicts a victim in its own queue, a
+    higher-priority borrower of another queue takes the freed capacity first
+    (preemption reserves nothing across cycles), and the victim reclaims it back
+    (7.5, 8.5 step 4b).  The spec's no-ping-pong guarantee covers share-tested
+    fair-sharing preemptions (8.5 step 4c) only.
+    """
     queues, early, late, fair = cluster
+    cohort = [b.raw["spec"] for b in queues if b.raw["spec"].get("cohortName")]
+    assume(not (len(cohort) > 1 and any(
+        spec["preemption"]["withinClusterQueue"] != "Never" and spec["preemption"]["reclaimWithinCohort"] != "Never"
+        for spec in cohort)))
     engine = new_engine(queues, fair)
     load(engine, early)
     assert run(engine)[0]

@@ -112,13 +112,21 @@ def team_ab(**kwargs: Any) -> Engine:
 
 
 def test_team_b_gets_nominal_before_team_a_borrows() -> None:
-    engine = team_ab()
+    # One Kueue cycle (scheduling.md 1.6): kuota's further rounds would retry a1 in the same call.
+    engine = team_ab(one_admission_per_queue=True)
     engine.apply(workload("a1").queue("a").created(1).priority(100).pod_set(cpu="4").build())
     engine.apply(workload("b1").queue("b").created(2).pod_set(cpu="4").build())
     first = engine.cycle(T0).decisions
     assert first[0] == Admit("default/b1", "team-b", first[0].pod_sets, "Quota reserved in ClusterQueue team-b")  # type: ignore[union-attr]
     assert first[1] == Pending("default/a1", "team-a", "WaitingForQuota",
                                "Workload no longer fits after processing another workload")
+    kuota = team_ab()
+    kuota.apply(workload("a1").queue("a").created(1).priority(100).pod_set(cpu="4").build())
+    kuota.apply(workload("b1").queue("b").created(2).pod_set(cpu="4").build())
+    decisions = {d.workload: d for d in kuota.cycle(T0).decisions}
+    assert isinstance(decisions["default/b1"], Admit), "kuota's cycle: team-b still first"
+    assert decisions["default/a1"].message == (  # type: ignore[union-attr]
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 2 more needed")
 
 
 @pytest.mark.parametrize(
