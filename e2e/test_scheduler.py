@@ -96,6 +96,25 @@ async def test_on_demand_first_then_spot_then_completion(
         f"couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor ondemand-{namespace}, "
         f"1 more needed, insufficient unused quota for cpu in flavor spot-{namespace}, 1 more needed")
 
+    custom = client.CustomObjectsApi(api)
+
+    async def queue_status() -> dict[str, Any]:
+        return (await custom.get_cluster_custom_object(GROUP, VERSION, "clusterqueues", research_pool)).get("status") or {}
+
+    status = await eventually(queue_status, lambda s: s.get("admittedWorkloads") == 4 and s.get("pendingWorkloads") == 1,
+                              timeout=30, what="ClusterQueue status with 4 admitted and 1 pending")
+    active = next(c for c in status["conditions"] if c["type"] == "Active")
+    assert (active["status"], active["message"]) == ("True", "Can admit new workloads")
+    assert {f["name"]: f["resources"][0]["total"] for f in status["flavorsReservation"]} == {
+        f"ondemand-{namespace}": "2", f"spot-{namespace}": "2"}
+
+    async def local_status() -> dict[str, Any]:
+        local = await custom.get_namespaced_custom_object(GROUP, VERSION, namespace, "localqueues", "user-queue")
+        return local.get("status") or {}
+
+    await eventually(local_status, lambda s: s.get("admittedWorkloads") == 4 and s.get("pendingWorkloads") == 1,
+                     timeout=30, what="LocalQueue status with 4 admitted and 1 pending")
+
     for name, workload in first.items():
         stored = await batch.read_namespaced_job(name, namespace)
         expected = workload["status"]["admission"]["podSetAssignments"][0]["flavors"]["cpu"].split("-")[0]

@@ -45,6 +45,8 @@ class Mirror:
         self.workloads: dict[str, dict[str, Any]] = {}       # ns/name -> Workload
         self.workload_of_job: dict[str, str] = {}            # job uid -> workload key
         self.flavors: dict[str, FlavorPlacement] = {}
+        self.cluster_queues: dict[str, dict[str, Any]] = {}    # name -> ClusterQueue as stored
+        self.local_queues: dict[str, dict[str, Any]] = {}      # ns/name -> LocalQueue as stored
         self.priority_classes: dict[str, int] = {}
         self.default_classes: dict[str, int] = {}            # globalDefault PriorityClasses
         self.workload_priority_classes: dict[str, int] = {}
@@ -61,6 +63,12 @@ class Mirror:
             self._index_workload(event)
         if kind == "ResourceFlavor":
             self._index_flavor(event)
+        if kind in ("ClusterQueue", "LocalQueue"):
+            store = self.cluster_queues if kind == "ClusterQueue" else self.local_queues
+            if event.type == "DELETED":
+                store.pop(event.key, None)
+            else:
+                store[event.key] = dict(obj)
         if kind == "WorkloadPriorityClass":
             name = str(meta.get("name"))
             value = obj.get("value")

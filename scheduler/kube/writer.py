@@ -76,15 +76,23 @@ class Writer:
 
     async def write_workload_status(self, workload: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, Any]:
         """Turn the Workload as read into one with ``status``: a guarded JSON patch on /status."""
-        meta = _metadata(workload)
-        namespace, name = str(meta.get("namespace")), str(meta.get("name"))
-        # Diff from the object exactly as stored: a Workload without any status
+        return await self.write_status("workloads", workload, status)
+
+    async def write_status(self, plural: str, obj: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, Any]:
+        """Guarded JSON patch on the status of a kueue.x-k8s.io object (namespaced or cluster-scoped)."""
+        meta = _metadata(obj)
+        namespace, name = meta.get("namespace"), str(meta.get("name"))
+        # Diff from the object exactly as stored: an object without any status
         # needs "add /status", not "add /status/conditions".
-        current = {"status": workload["status"]} if "status" in workload else {}
+        current = {"status": obj["status"]} if "status" in obj else {}
         operations = self._guarded(current, {"status": dict(status)}, meta)
-        async with self._lock(f"workload/{namespace}/{name}"):
-            result = await self._patch("patch", "workloads/status", self.custom.patch_namespaced_custom_object_status(
-                GROUP, VERSION, namespace, "workloads", name, operations))
+        async with self._lock(f"{plural}/{namespace}/{name}"):
+            if namespace:
+                call = self.custom.patch_namespaced_custom_object_status(
+                    GROUP, VERSION, str(namespace), plural, name, operations)
+            else:
+                call = self.custom.patch_cluster_custom_object_status(GROUP, VERSION, plural, name, operations)
+            result = await self._patch("patch", f"{plural}/status", call)
         return dict(result)
 
     async def patch_job(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:

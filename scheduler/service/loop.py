@@ -46,6 +46,7 @@ from scheduler.kube.job_actions import (
     CreateWorkload, FinishWorkload, ReleaseWorkload, RestoreJob, StartJob, SuspendJob, WaitForFlavor, next_action,
 )
 from scheduler.kube.mirror import KUEUE_KINDS, Mirror
+from scheduler.kube.queue_status import cluster_queue_status, local_queue_status
 from scheduler.kube.source import KubeSource, Resource
 from scheduler.kube.writer import Conflict, Gone, Writer
 from scheduler.service import observability as metrics
@@ -65,6 +66,7 @@ class Settings:
     config: Configuration | None = None
     status_writes_per_second: float = 20.0
     idle_wait_seconds: float = 1.0
+    queue_status_interval_seconds: float = 1.0
 
 
 class Scheduler:
@@ -79,6 +81,7 @@ class Scheduler:
         self.role = "follower"
         self.pending_writes: dict[str, Pending] = {}
         self.alive = True
+        self.next_queue_status = 0.0
         self.informers = self._informers()
 
     # -- informers -------------------------------------------------------------------
@@ -149,7 +152,43 @@ class Scheduler:
                 await self.evict(decision)
         await self.flush_pending()
         self.publish_queue_metrics()
-        return bool(result.admitted or acted or self.mirror.dirty_jobs)
+        if time.monotonic() >= self.next_queue_status:
+            self.next_queue_status = time.monotonic() + self.settings.queue_status_interval_seconds
+            await self.refresh_queue_status()
+        return bool(result.admitted or result.evicted or acted or self.mirror.dirty_jobs)
+
+    async def refresh_queue_status(self) -> None:
+        """ClusterQueue and LocalQueue status (10.1, 10.2): computed each second, written when changed."""
+        now = self.clock()
+        states = {}
+        for name, queue in list(self.mirror.cluster_queues.items()):
+            try:
+                states[name] = self.engine.cluster_queue_status(name)
+            except KeyError:
+                continue
+            status = cluster_queue_status(queue, states[name], now)
+            if status is not None:
+                await self._write_queue_status("clusterqueues", name, queue, status, self.mirror.cluster_queues)
+        by_queue: dict[str, list[dict[str, Any]]] = {}
+        for workload in self.mirror.workloads.values():
+            queue_name = (workload.get("spec") or {}).get("queueName")
+            if queue_name:
+                by_queue.setdefault(f"{(workload.get('metadata') or {}).get('namespace')}/{queue_name}", []).append(
+                    workload)
+        for key, queue in list(self.mirror.local_queues.items()):
+            cq = states.get(str((queue.get("spec") or {}).get("clusterQueue", "")))
+            status = local_queue_status(queue, by_queue.get(key, []), cluster_queue=cq, now=now)
+            if status is not None:
+                await self._write_queue_status("localqueues", key, queue, status, self.mirror.local_queues)
+
+    async def _write_queue_status(self, plural: str, key: str, queue: dict[str, Any], status: dict[str, Any],
+                                  store: dict[str, dict[str, Any]]) -> None:
+        try:
+            store[key] = await self.writer.write_status(plural, queue, status)
+        except (Conflict, Gone):
+            pass  # the watch brings the fresh object; the next refresh tries again
+        except ApiException as failure:
+            log.warning("could not write queue status", extra={"queue": key, "error": str(failure)})
 
     # -- decisions -------------------------------------------------------------------
     async def admit(self, decision: Admit) -> None:

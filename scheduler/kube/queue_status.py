@@ -1,0 +1,120 @@
+"""ClusterQueue and LocalQueue status, built as data (pure; scheduling.md 10.1, 10.2).
+
+The engine knows counts and usage; these functions shape them into the
+``status`` a user reads with ``kubectl get cq`` / ``kubectl describe lq`` and
+return None when the stored status already says the same, so the scheduler
+writes a queue's status only when something changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from scheduler.api.quantity import Quantity
+from scheduler.core.engine import ClusterQueueStatus
+from scheduler.core.resources import format_quantity
+from scheduler.kube.conditions import find_condition, is_admitted, is_finished, set_condition
+
+LQ_READY = "Can submit new workloads to localQueue"
+LQ_BLOCKED = "Can't submit new workloads to clusterQueue"
+
+
+def _flavor_list(usage: Mapping[str, Mapping[str, Quantity]],
+                 borrowed: Mapping[str, Mapping[str, Quantity]] | None) -> list[dict[str, Any]]:
+    flavors = []
+    for flavor, resources in usage.items():
+        entries = []
+        for resource in sorted(resources):
+            entry: dict[str, Any] = {"name": resource, "total": format_quantity(resource, resources[resource])}
+            if borrowed is not None:
+                entry["borrowed"] = format_quantity(resource, borrowed.get(flavor, {}).get(resource, Quantity.zero()))
+            entries.append(entry)
+        flavors.append({"name": flavor, "resources": entries})
+    return flavors
+
+
+def _changed(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    """Whether ``wanted`` differs, ignoring condition transition times (pure)."""
+    def strip(status: Mapping[str, Any]) -> dict[str, Any]:
+        copy = {k: v for k, v in status.items() if k != "conditions"}
+        copy["conditions"] = sorted(
+            ({k: v for k, v in c.items() if k != "lastTransitionTime"} for c in status.get("conditions") or []),
+            key=lambda c: str(c.get("type")))
+        return copy
+    return strip(current) != strip(wanted)
+
+
+def cluster_queue_status(queue: Mapping[str, Any], state: ClusterQueueStatus, now: datetime) -> dict[str, Any] | None:
+    """The status of 10.1 for ``queue`` (its stored object), or None when unchanged."""
+    current = dict(queue.get("status") or {})
+    generation = (queue.get("metadata") or {}).get("generation")
+    wanted = {k: v for k, v in current.items() if k not in
+              ("pendingWorkloads", "reservingWorkloads", "admittedWorkloads", "flavorsReservation", "flavorsUsage")}
+    wanted["conditions"] = set_condition(current.get("conditions") or [], kind="Active", status=state.active,
+                                         reason=state.active_reason, message=state.active_message, now=now,
+                                         generation=generation if isinstance(generation, int) else None)
+    wanted["pendingWorkloads"] = state.pending
+    wanted["reservingWorkloads"] = state.admitted
+    wanted["admittedWorkloads"] = state.admitted
+    wanted["flavorsReservation"] = _flavor_list(state.usage, state.borrowed)
+    wanted["flavorsUsage"] = _flavor_list(state.usage, state.borrowed)
+    return wanted if _changed(current, wanted) else None
+
+
+def local_queue_status(
+    queue: Mapping[str, Any], workloads: Iterable[Mapping[str, Any]], *, cluster_queue: ClusterQueueStatus | None,
+    now: datetime,
+) -> dict[str, Any] | None:
+    """The status of 10.2 for ``queue`` from its Workloads, or None when unchanged."""
+    current = dict(queue.get("status") or {})
+    stopped = (queue.get("spec") or {}).get("stopPolicy") not in (None, "", "None")
+    pending = reserving = 0
+    totals: dict[str, dict[str, Quantity]] = {}
+    if cluster_queue is not None:
+        for flavor, resources in cluster_queue.usage.items():
+            totals[flavor] = {resource: Quantity.zero() for resource in resources}
+    for workload in workloads:
+        if is_finished(workload):
+            continue
+        if not is_admitted(workload):
+            pending += 1
+            continue
+        reserving += 1
+        for assignment in ((workload.get("status") or {}).get("admission") or {}).get("podSetAssignments") or []:
+            flavors = assignment.get("flavors") or {}
+            for resource, amount in (assignment.get("resourceUsage") or {}).items():
+                flavor = flavors.get(resource)
+                if flavor is None:
+                    continue
+                try:
+                    quantity = Quantity.parse(amount)
+                except ValueError:
+                    continue
+                bucket = totals.setdefault(flavor, {})
+                bucket[resource] = bucket.get(resource, Quantity.zero()) + quantity
+    if stopped:
+        active, reason, message = False, "Stopped", "LocalQueue is stopped"
+    elif cluster_queue is None:
+        active, reason, message = False, "ClusterQueueDoesNotExist", LQ_BLOCKED
+    elif not cluster_queue.active:
+        active, reason, message = False, "ClusterQueueIsInactive", LQ_BLOCKED
+    else:
+        active, reason, message = True, "Ready", LQ_READY
+    generation = (queue.get("metadata") or {}).get("generation")
+    wanted = {k: v for k, v in current.items() if k not in
+              ("pendingWorkloads", "reservingWorkloads", "admittedWorkloads", "flavorsReservation", "flavorsUsage")}
+    wanted["conditions"] = set_condition(current.get("conditions") or [], kind="Active", status=active,
+                                         reason=reason, message=message, now=now,
+                                         generation=generation if isinstance(generation, int) else None)
+    wanted["pendingWorkloads"] = 0 if stopped else pending
+    wanted["reservingWorkloads"] = reserving
+    wanted["admittedWorkloads"] = reserving
+    wanted["flavorsReservation"] = _flavor_list(totals, None)
+    wanted["flavorsUsage"] = _flavor_list(totals, None)
+    return wanted if _changed(current, wanted) else None
+
+
+def active_condition(status: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    return find_condition(status.get("conditions") or [], "Active")
