@@ -37,7 +37,13 @@ demo: tools
 	  kubectl get nodes -L instance-type -L cloud.provider.com/accelerator && echo && \
 	  kubectl get nodes -o custom-columns='NAME:.metadata.name,TAINTS:.spec.taints[*].key,EFFECT:.spec.taints[*].effect,GPUS:.status.capacity.nvidia\.com/gpu'
 	@echo
-	@echo "Reach it with:  eval \"\$$($(PY) -m e2e.cluster env)\"   then kubectl as usual."
+	$(PY) -m e2e.demo
+	@echo
+	@echo "The cluster keeps running with kuota on it."
+	@echo "Reach it with:  eval \"\$$($(PY) -m e2e.cluster env)\"   then kubectl as usual, and kuota:"
+	@echo "                $(VENV)/bin/kuota status"
+	@echo "                $(VENV)/bin/kuota list workloads -n team-ml"
+	@echo "                $(VENV)/bin/kuota explain JOB -n team-ml"
 	@echo "Stop it with:   make down"
 
 down: venv
@@ -64,3 +70,4 @@ bench: venv
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis
+

@@ -1,8 +1,10 @@
-"""The ``kuota`` command: offline tools for people who write queues and jobs.
+"""The ``kuota`` command: tools for people who write queues and jobs.
 
-Subcommands run the same pure code as the live system (validation, the
-scheduling engine) without a cluster; the contract of ``validate`` and
-``simulate`` is in ``shared/spec/cli-contract.md``.
+``validate`` and ``simulate`` run the same pure code as the live system
+(validation, the scheduling engine) without a cluster; their contract is in
+``shared/spec/cli-contract.md``.  ``status``, ``explain`` and ``list`` read a
+live cluster through the user's kubeconfig (read-only) and show it through
+that same engine.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import argparse
 import sys
 from typing import TextIO
 
-from scheduler.cli import simulate, validate
+from scheduler.cli import explain, listing, simulate, status, validate
 from scheduler.version import kuota_version
 
 
@@ -24,6 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     validate.add_parser(commands)
     simulate.add_parser(commands)
+    status.add_parser(commands)
+    explain.add_parser(commands)
+    listing.add_parser(commands)
     return parser
 
 

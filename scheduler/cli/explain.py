@@ -1,0 +1,344 @@
+"""``kuota explain JOB``: why a Job waits, and what would have to free up.
+
+The explanation is the scheduling engine's, not a second opinion: the
+cluster's objects are loaded into a local ``Engine`` exactly as ``kuota
+simulate`` loads manifests (``scheduler.cli.live``; admitted Workloads count
+against quota from their status), and the engine runs its cycles until
+nothing changes (bounded).  One cycle only examines the head of every
+ClusterQueue; running to the steady state gives every pending Workload the
+message the live scheduler would give it.  Evictions the engine decides are
+not carried out (the victims keep their quota), so a preemptor reads
+"Pending the preemption of ...", as it does on the cluster meanwhile.
+
+What the user reads, for a pending Workload:
+
+1. where it is queued (LocalQueue -> ClusterQueue);
+2. its position among the pending Workloads of that ClusterQueue, in the
+   engine's queue order (priority, then age: ``WorkloadRecord.queue_order``);
+3. the engine's pending message, verbatim;
+4. what would have to free up, read from that message: for every
+   ``insufficient unused quota for R in flavor F, N more needed`` the amount,
+   the flavor's use against its quota, and the admitted Workloads that hold
+   it; plus the blockers nothing can free up (a request above the maximum
+   capacity, an untolerated taint, a resource without quota).
+
+An admitted Workload says where (ClusterQueue, flavors) and since when (the
+``Admitted`` or ``QuotaReserved`` condition); a finished one says how it
+ended.  The target is ``JOB``, ``job/NAME`` or ``workload/NAME``; a Job's
+Workload is the one it owns (owner reference, or label
+``kueue.x-k8s.io/job-uid``).  Everything but the fetch is pure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TextIO
+
+from scheduler.cli.listing import admission, flavors_text, workload_state
+from scheduler.cli.live import (
+    ClusterFetcher,
+    ClusterObjects,
+    add_connection_arguments,
+    age,
+    chosen_namespace,
+    condition,
+    fetch,
+    key_of,
+    metadata,
+    new_live_engine,
+    owner_job_uid,
+    parse_time,
+    utc_now,
+)
+
+EXIT_OK, EXIT_NOT_FOUND = 0, 1
+MAX_CYCLES = 200
+MAX_HOLDERS = 5
+
+SHORTAGE = re.compile(r"insufficient unused quota for (?P<resource>\S+) in flavor (?P<flavor>\S+), "
+                      r"(?P<amount>\S+) more needed")
+OVER_MAXIMUM = re.compile(r"insufficient quota for (?P<resource>\S+) in flavor (?P<flavor>\S+), previously considered "
+                          r"podsets requests \((?P<earlier>[^)]*)\) \+ current podset request \((?P<request>[^)]*)\) "
+                          r"> maximum capacity \((?P<maximum>[^)]*)\)")
+UNTOLERATED = re.compile(r"untolerated taint (?P<taint>\{[^}]*\}) in flavor (?P<flavor>[^,.\s]+)")
+UNAVAILABLE = re.compile(r"resource (?P<resource>\S+) unavailable in ClusterQueue")
+
+
+@dataclass(frozen=True, slots=True)
+class Shortage:
+    """``amount`` more of ``resource`` must free up in ``flavor``."""
+
+    resource: str
+    flavor: str
+    amount: str
+
+
+def shortages(message: str) -> list[Shortage]:
+    """Every "N more needed" of an engine pending message, in its order: pure."""
+    return [Shortage(m["resource"], m["flavor"], m["amount"]) for m in SHORTAGE.finditer(message)]
+
+
+def hard_blockers(message: str) -> list[str]:
+    """What no release of quota can cure, in words, from an engine pending message: pure."""
+    lines = []
+    for match in OVER_MAXIMUM.finditer(message):
+        earlier = f" (plus {match['earlier']} for earlier pod sets)" if match["earlier"] != "0" else ""
+        lines.append(f"{match['resource']} in flavor {match['flavor']}: it asks for {match['request']}{earlier} "
+                     f"but the ClusterQueue can never have more than {match['maximum']} there; "
+                     "only a larger quota helps")
+    for match in UNTOLERATED.finditer(message):
+        lines.append(f"flavor {match['flavor']} has the taint {match['taint']}, which the Job does not tolerate; "
+                     "add a toleration to use it")
+    for match in UNAVAILABLE.finditer(message):
+        lines.append(f"the ClusterQueue has no quota at all for {match['resource']}")
+    return lines
+
+
+# --- finding the target ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    job: Mapping[str, Any] | None
+    workload: Mapping[str, Any] | None
+
+
+def find_target(objects: ClusterObjects, target: str, namespace: str) -> Target | str:
+    """The Job and/or Workload named by ``target`` in ``namespace``, or why there is none: pure."""
+    kind, _, name = target.partition("/") if "/" in target else ("", "", target)
+    kind = kind.lower()
+    in_namespace = [w for w in objects.workloads if metadata(w).get("namespace") == namespace]
+    if kind in ("workload", "workloads", "wl"):
+        found = next((w for w in in_namespace if metadata(w).get("name") == name), None)
+        if found is None:
+            return f"Workload {name} not found in namespace {namespace}"
+        uid = owner_job_uid(found)
+        job = next((j for j in objects.jobs if metadata(j).get("uid") == uid), None) if uid else None
+        return Target(job, found)
+    if kind not in ("", "job", "jobs", "job.batch"):
+        return f"cannot explain {kind!r}: name a Job (JOB or job/NAME) or a Workload (workload/NAME)"
+    job = next((j for j in objects.jobs
+                if metadata(j).get("namespace") == namespace and metadata(j).get("name") == name), None)
+    if job is None:
+        if not kind:
+            found = next((w for w in in_namespace if metadata(w).get("name") == name), None)
+            if found is not None:
+                return Target(None, found)
+        return (f"Job {name} not found in namespace {namespace} among Jobs with the kueue.x-k8s.io/queue-name "
+                "label (kuota only queues Jobs that carry it)")
+    uid = metadata(job).get("uid")
+    workload = next((w for w in in_namespace if owner_job_uid(w) == uid), None)
+    return Target(job, workload)
+
+
+# --- the explanation ------------------------------------------------------------------
+
+
+def _display(workload_key: str, owners: Mapping[str, str]) -> str:
+    return owners.get(workload_key, f"workload/{workload_key.split('/', 1)[1]}")
+
+
+def _owner_names(objects: ClusterObjects) -> dict[str, str]:
+    """Workload key -> ``job/NAME`` of its Job (``namespace/`` prefixed across namespaces is not needed): pure."""
+    jobs = {metadata(j).get("uid"): str(metadata(j).get("name")) for j in objects.jobs}
+    names = {}
+    for workload in objects.workloads:
+        uid = owner_job_uid(workload)
+        if uid in jobs:
+            names[key_of(workload)] = f"job/{jobs[uid]}"
+    return names
+
+
+def _holders(engine: Any, cluster_queue: str, shortage: Shortage, owners: Mapping[str, str],
+             live_admitted: set[str]) -> list[str]:
+    """Admitted Workloads of ``cluster_queue`` using ``shortage``'s flavor for its resource, biggest first: pure.
+
+    One the engine admitted on its own run but the cluster has not yet is
+    marked "being admitted".
+    """
+    from scheduler.core.resources import format_quantity
+
+    found = []
+    for key in engine.workload_keys():
+        state = engine.workload_state(key)
+        if state.state != "Admitted" or state.cluster_queue != cluster_queue:
+            continue
+        total = None
+        for pod_set in state.admission:
+            if pod_set.flavors.get(shortage.resource) == shortage.flavor and shortage.resource in pod_set.resource_usage:
+                amount = pod_set.resource_usage[shortage.resource]
+                total = amount if total is None else total + amount
+        if total is not None:
+            found.append((total, key))
+    found.sort(key=lambda item: (-item[0].milli_value(), item[1]))
+    return [f"{_display(key, owners)} ({format_quantity(shortage.resource, amount)}"
+            f"{'' if key in live_admitted else ', being admitted'})" for amount, key in found]
+
+
+def _quota_text(engine: Any, cluster_queue: Mapping[str, Any] | None, shortage: Shortage) -> str:
+    from scheduler.core.resources import format_quantity
+
+    if cluster_queue is None:
+        return ""
+    name = str(metadata(cluster_queue).get("name"))
+    used = engine.cluster_queue_status(name).usage.get(shortage.flavor, {}).get(shortage.resource)
+    nominal = None
+    for group in (cluster_queue.get("spec") or {}).get("resourceGroups") or []:
+        for flavor in group.get("flavors") or []:
+            if flavor.get("name") == shortage.flavor:
+                for resource in flavor.get("resources") or []:
+                    if resource.get("name") == shortage.resource:
+                        nominal = resource.get("nominalQuota")
+    if used is None or nominal is None:
+        return ""
+    return f" (in use: {format_quantity(shortage.resource, used)} of {nominal})"
+
+
+def queue_position(engine: Any, workload_key: str, cluster_queue: str) -> tuple[int, int] | None:
+    """(1-based position, pending count) in the engine's queue order, None if not queued there: pure."""
+    queue = engine.queues.get(cluster_queue)
+    if queue is None or workload_key not in queue:
+        return None
+    ordered = sorted(queue.keys(), key=lambda key: engine.workloads[key].queue_order())
+    return ordered.index(workload_key) + 1, len(ordered)
+
+
+def _heading(target: Target, workload_key: str | None) -> str:
+    if target.job is not None:
+        job_meta = metadata(target.job)
+        text = f"Job {job_meta.get('namespace')}/{job_meta.get('name')}"
+        if workload_key is not None:
+            text += f" (Workload {workload_key.split('/', 1)[1]})"
+        return text
+    return f"Workload {workload_key}"
+
+
+def _admitted_lines(workload: Mapping[str, Any], state: str, now: datetime) -> list[str]:
+    """Where and since when, from the live status: pure."""
+    cluster_queue = admission(workload).get("clusterQueue") or "-"
+    since = condition(workload, "Admitted") if state == "Admitted" else condition(workload, "QuotaReserved")
+    moment = parse_time((since or {}).get("lastTransitionTime"))
+    when = f" since {moment.strftime('%Y-%m-%dT%H:%M:%SZ')} ({age(moment, now)} ago)" if moment else ""
+    word = "admitted" if state == "Admitted" else "holds quota (waiting for its admission checks)"
+    lines = [f"It is {word} in ClusterQueue {cluster_queue}{when}.", f"Flavors: {flavors_text(workload)}"]
+    return lines
+
+
+def explain_workload(objects: ClusterObjects, target: Target, now: datetime,
+                     notes: list[str] | None = None) -> list[str]:
+    """The explanation of ``target`` against the picture ``objects`` at ``now``, as lines: pure."""
+    notes = notes if notes is not None else []
+    engine, cluster, clock = new_live_engine(objects, now, notes)
+    workload = target.workload
+    key = key_of(workload) if workload is not None else None
+    if key is None and target.job is not None:
+        key = _predicted_key(cluster, str(metadata(target.job).get("uid")))
+    lines = [_heading(target, key) + ":"]
+    if workload is not None:
+        state = workload_state(workload)
+        if state in ("Admitted", "QuotaReserved"):
+            return lines + _admitted_lines(workload, state, now)
+        if state == "Finished":
+            finished = condition(workload, "Finished") or {}
+            moment = parse_time(finished.get("lastTransitionTime"))
+            when = f" {age(moment, now)} ago" if moment else ""
+            return lines + [f"It finished{when} ({finished.get('reason') or 'Finished'}): "
+                            f"{finished.get('message') or 'no message'}"]
+        if state == "Evicted":
+            evicted = condition(workload, "Evicted") or {}
+            return lines + [f"It is being evicted ({evicted.get('reason')}): {evicted.get('message')}",
+                            "Its quota is released once its pods are gone; then it queues again."]
+    elif target.job is not None:
+        lines.append("The scheduler has not created its Workload yet; this is what it would decide.")
+    if key is None or key not in engine.workloads:
+        return lines + ["kuota does not know this Job: is it suspended and labelled kueue.x-k8s.io/queue-name?"]
+    engine.run_until_steady(clock, max_cycles=MAX_CYCLES)
+    return lines + _pending_lines(engine, objects, key)
+
+
+def _predicted_key(cluster: Any, job_uid: str) -> str | None:
+    for item in cluster.objects:
+        if getattr(item, "kind", None) == "Workload" and item.metadata.labels.get("kueue.x-k8s.io/job-uid") == job_uid:
+            return str(item.key)
+    return None
+
+
+def _pending_lines(engine: Any, objects: ClusterObjects, key: str) -> list[str]:
+    state = engine.workload_state(key)
+    record = engine.workloads[key]
+    queue = record.queue_name or "-"
+    if state.state == "Admitted":
+        flavors = "; ".join(f"{ps.name}: " + ", ".join(f"{r}={f}" for r, f in ps.flavors.items())
+                            for ps in state.admission)
+        return [f"It is pending in LocalQueue {queue} -> ClusterQueue {state.cluster_queue}, and it fits now "
+                f"({flavors}): the scheduler's next cycle should admit it."]
+    cluster_queue = state.cluster_queue
+    if cluster_queue is None:
+        return [f"It is not queued ({state.reason}): {state.message}"]
+    lines = [f"It is pending in LocalQueue {queue} -> ClusterQueue {cluster_queue}."]
+    position = queue_position(engine, key, cluster_queue)
+    if position is not None:
+        lines.append(f"Position: {position[0]} of {position[1]} pending in ClusterQueue {cluster_queue} "
+                     "(queue order: priority, then age).")
+    message = state.message or "not examined yet"
+    lines.append(f"Why ({state.reason or 'Pending'}): {message}")
+    owners = _owner_names(objects)
+    live_admitted = {key_of(w) for w in objects.workloads if workload_state(w) in ("Admitted", "QuotaReserved", "Evicted")}
+    raw_queue = next((cq for cq in objects.cluster_queues if metadata(cq).get("name") == cluster_queue), None)
+    missing = shortages(message)
+    if missing:
+        lines.append("To be admitted, one of these has to free up:" if len(missing) > 1
+                     else "To be admitted, this has to free up:")
+        for shortage in missing:
+            text = f"  - {shortage.amount} {shortage.resource} in flavor {shortage.flavor}"
+            text += _quota_text(engine, raw_queue, shortage)
+            holders = _holders(engine, cluster_queue, shortage, owners, live_admitted)
+            if holders:
+                shown = ", ".join(holders[:MAX_HOLDERS])
+                more = f" and {len(holders) - MAX_HOLDERS} more" if len(holders) > MAX_HOLDERS else ""
+                text += f"; held by {shown}{more}"
+            lines.append(text)
+    blockers = hard_blockers(message)
+    if blockers:
+        lines.append("Not curable by waiting:" if not missing else "Also:")
+        lines.extend(f"  - {blocker}" for blocker in blockers)
+    return lines
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "explain",
+        help="why a Job waits: its place in the queue, what blocks it, what has to free up",
+        description="Read the cluster through your kubeconfig, run kuota's scheduling engine on it locally "
+                    "(nothing is written), and explain one Job: its position in its ClusterQueue, the resource "
+                    "and flavor that block it and how much has to free up; or where and since when it was "
+                    "admitted. TARGET is JOB, job/NAME or workload/NAME.",
+    )
+    parser.add_argument("target", metavar="TARGET", help="JOB, job/NAME or workload/NAME")
+    add_connection_arguments(parser, namespaced=True, all_namespaces=False)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO,
+        fetcher: ClusterFetcher | None = None) -> int:
+    objects, kubeconfig = fetch(args, stderr, fetcher)
+    if objects is None:
+        return EXIT_NOT_FOUND
+    namespace = chosen_namespace(args, kubeconfig) or "default"
+    target = find_target(objects, args.target, namespace)
+    if isinstance(target, str):
+        print(f"error: {target}", file=stderr)
+        return EXIT_NOT_FOUND
+    notes: list[str] = []
+    lines = explain_workload(objects, target, utc_now(), notes)
+    for note in notes:
+        print(f"note: {note}", file=stderr)
+    stdout.write("\n".join(lines) + "\n")
+    return EXIT_OK
+
+
+__all__ = ["Shortage", "Target", "explain_workload", "find_target", "hard_blockers", "queue_position", "shortages"]

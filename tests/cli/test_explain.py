@@ -1,0 +1,147 @@
+"""``kuota explain`` from raw cluster dicts: the engine's reasons, in a user's words."""
+
+from __future__ import annotations
+
+import argparse
+import io
+from datetime import timedelta
+
+from scheduler.cli.explain import Shortage, Target, explain_workload, find_target, hard_blockers, run, shortages
+from scheduler.cli.live import ClusterObjects
+from scheduler.jobs.workload_from_job import workload_name
+from tests.cli.live_builders import T0, LiveCluster, research_pool
+
+NOW = T0 + timedelta(minutes=5)
+
+
+def full_pool() -> LiveCluster:
+    """2 on-demand cpu and 2 spot cpu, all taken by a, b (on demand) and c, d (spot)."""
+    cluster = research_pool()
+    for name, flavor in (("a", "ondemand"), ("b", "ondemand"), ("c", "spot"), ("d", "spot")):
+        cluster.job("team", name, "user-queue", admitted=("research-pool", flavor))
+    return cluster
+
+
+def explain(cluster: LiveCluster, target: str, namespace: str = "team") -> list[str]:
+    found = find_target(cluster.objects, target, namespace)
+    assert isinstance(found, Target), found
+    return explain_workload(cluster.objects, found, NOW)
+
+
+def test_shortages_are_read_from_the_engine_message() -> None:
+    message = ("couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor ondemand, "
+               "3 more needed, untolerated taint {spot true NoSchedule <nil>} in flavor spot")
+    assert shortages(message) == [Shortage("cpu", "ondemand", "3")]
+    assert hard_blockers(message) == [
+        "flavor spot has the taint {spot true NoSchedule <nil>}, which the Job does not tolerate; "
+        "add a toleration to use it"]
+    assert hard_blockers("couldn't assign flavors to pod set main: resource example.com/gpu unavailable "
+                         "in ClusterQueue") == ["the ClusterQueue has no quota at all for example.com/gpu"]
+
+
+def test_a_waiting_job_names_the_resource_the_flavors_and_what_must_free_up() -> None:
+    cluster = full_pool()
+    cluster.job("team", "late", "user-queue", cpu="1")
+    assert explain(cluster, "late") == [
+        f"Job team/late (Workload {workload_name('late', 'uid-late')}):",
+        "It is pending in LocalQueue user-queue -> ClusterQueue research-pool.",
+        "Position: 1 of 1 pending in ClusterQueue research-pool (queue order: priority, then age).",
+        "Why (WaitingForQuota): couldn't assign flavors to pod set main: insufficient unused quota for cpu in "
+        "flavor ondemand, 1 more needed, insufficient unused quota for cpu in flavor spot, 1 more needed",
+        "To be admitted, one of these has to free up:",
+        "  - 1 cpu in flavor ondemand (in use: 2 of 2); held by job/a (1), job/b (1)",
+        "  - 1 cpu in flavor spot (in use: 2 of 2); held by job/c (1), job/d (1)",
+    ]
+
+
+def test_position_follows_priority_then_age() -> None:
+    cluster = full_pool()
+    cluster.job("team", "old", "user-queue", created=T0 + timedelta(seconds=10))
+    cluster.job("team", "new", "user-queue", created=T0 + timedelta(seconds=20))
+    cluster.job("team", "urgent", "user-queue", created=T0 + timedelta(seconds=30), priority=100)
+    positions = {name: explain(cluster, name)[2] for name in ("old", "new", "urgent")}
+    assert positions["urgent"].startswith("Position: 1 of 3 pending")
+    assert positions["old"].startswith("Position: 2 of 3 pending")
+    assert positions["new"].startswith("Position: 3 of 3 pending")
+
+
+def test_a_job_that_can_never_fit_says_so() -> None:
+    cluster = research_pool()
+    cluster.job("team", "huge", "user-queue", cpu="3")
+    lines = explain(cluster, "job/huge")
+    assert lines[3].startswith("Why (ExceedsMaxQuota): ")
+    assert lines[4] == "Not curable by waiting:"
+    assert lines[5] == ("  - cpu in flavor ondemand: it asks for 3 but the ClusterQueue can never have more than 2 "
+                        "there; only a larger quota helps")
+
+
+def test_an_admitted_job_says_where_and_since_when() -> None:
+    cluster = full_pool()
+    assert explain(cluster, "c") == [
+        f"Job team/c (Workload {workload_name('c', 'uid-c')}):",
+        "It is admitted in ClusterQueue research-pool since 2025-03-01T12:00:04Z (4m ago).",
+        "Flavors: main[cpu=spot]",
+    ]
+
+
+def test_a_finished_job_says_how_it_ended() -> None:
+    cluster = research_pool()
+    cluster.job("team", "done", "user-queue", admitted=("research-pool", "ondemand"), finished=True)
+    assert explain(cluster, "done")[1] == "It finished 4m ago (Succeeded): Job finished successfully"
+
+
+def test_a_job_whose_local_queue_is_missing_is_not_queued() -> None:
+    cluster = research_pool()
+    cluster.job("team", "lost", "no-such-queue")
+    assert explain(cluster, "lost")[1] == "It is not queued (Misconfigured): LocalQueue no-such-queue doesn't exist"
+
+
+def test_a_job_the_scheduler_has_not_seen_yet_gets_a_prediction() -> None:
+    cluster = research_pool()
+    cluster.job("team", "fresh", "user-queue", with_workload=False)
+    lines = explain(cluster, "fresh")
+    assert lines[1] == "The scheduler has not created its Workload yet; this is what it would decide."
+    assert lines[2] == ("It is pending in LocalQueue user-queue -> ClusterQueue research-pool, and it fits now "
+                        "(main: cpu=ondemand): the scheduler's next cycle should admit it.")
+
+
+def test_workloads_the_engine_would_admit_first_are_marked_as_being_admitted() -> None:
+    cluster = research_pool()
+    cluster.job("team", "a", "user-queue", cpu="2", admitted=("research-pool", "ondemand"))
+    cluster.job("team", "b", "user-queue", cpu="2")
+    cluster.job("team", "c", "user-queue", cpu="1")
+    lines = explain(cluster, "c")
+    assert lines[-1] == "  - 1 cpu in flavor spot (in use: 2 of 2); held by job/b (2, being admitted)"
+
+
+def test_targets_by_kind_and_name() -> None:
+    cluster = full_pool()
+    workload = cluster.job("team", "w", "user-queue")
+    name = workload["metadata"]["name"]
+    by_workload = find_target(cluster.objects, f"workload/{name}", "team")
+    assert isinstance(by_workload, Target) and by_workload.job is not None
+    assert by_workload.job["metadata"]["name"] == "w"
+    assert isinstance(find_target(cluster.objects, name, "team"), Target)
+    assert find_target(cluster.objects, "w", "elsewhere") == (
+        "Job w not found in namespace elsewhere among Jobs with the kueue.x-k8s.io/queue-name label "
+        "(kuota only queues Jobs that carry it)")
+    assert find_target(cluster.objects, "workload/nope", "team") == "Workload nope not found in namespace team"
+    assert find_target(cluster.objects, "pod/w", "team") == (
+        "cannot explain 'pod': name a Job (JOB or job/NAME) or a Workload (workload/NAME)")
+
+
+def test_run_uses_the_namespace_and_fails_clearly() -> None:
+    cluster = full_pool()
+    cluster.job("team", "late", "user-queue")
+
+    def fetcher(path: str | None) -> ClusterObjects:
+        return cluster.objects
+
+    out, err = io.StringIO(), io.StringIO()
+    args = argparse.Namespace(kubeconfig="/k", namespace="team", all_namespaces=False, target="late")
+    assert run(args, io.StringIO(), out, err, fetcher=fetcher) == 0
+    assert "1 cpu in flavor spot" in out.getvalue()
+    args = argparse.Namespace(kubeconfig="/k", namespace="other", all_namespaces=False, target="late")
+    out, err = io.StringIO(), io.StringIO()
+    assert run(args, io.StringIO(), out, err, fetcher=fetcher) == 1
+    assert err.getvalue().startswith("error: Job late not found in namespace other")
