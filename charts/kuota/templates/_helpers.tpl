@@ -1,0 +1,154 @@
+{{/* Names, labels and the pieces shared by several templates. */}}
+
+{{- define "kuota.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "kuota.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "kuota.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+app.kubernetes.io/name: {{ include "kuota.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* Selector labels of one component: (dict "root" $ "component" "scheduler"). */}}
+{{- define "kuota.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kuota.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{- define "kuota.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+
+{{- define "kuota.schedulerName" -}}{{ include "kuota.fullname" . }}-scheduler{{- end -}}
+{{- define "kuota.webhookName" -}}{{ include "kuota.fullname" . }}-webhook{{- end -}}
+{{- define "kuota.certBootstrapName" -}}{{ include "kuota.fullname" . }}-cert-bootstrap{{- end -}}
+{{- define "kuota.webhookServiceName" -}}{{ include "kuota.fullname" . }}-webhook-service{{- end -}}
+{{- define "kuota.certSecretName" -}}{{ include "kuota.fullname" . }}-webhook-server-cert{{- end -}}
+{{- define "kuota.configName" -}}{{ include "kuota.fullname" . }}-config{{- end -}}
+{{- define "kuota.schedulerIdentity" -}}system:serviceaccount:{{ .Release.Namespace }}:{{ include "kuota.schedulerName" . }}{{- end -}}
+
+{{/*
+Certificate mode: "external" (webhook.externalURL + webhook.caBundle),
+"cert-manager", or "bootstrap" (kuota's `python -m certs bootstrap`).
+*/}}
+{{- define "kuota.certMode" -}}
+{{- if .Values.webhook.externalURL -}}external
+{{- else if .Values.certManager.enabled -}}cert-manager
+{{- else -}}bootstrap
+{{- end -}}
+{{- end -}}
+
+{{/* Refusals that the schema cannot express; included by every Deployment template. */}}
+{{- define "kuota.validate" -}}
+{{- $mode := include "kuota.certMode" . -}}
+{{- if and (eq $mode "external") (not .Values.webhook.caBundle) -}}
+{{- fail "webhook.externalURL needs webhook.caBundle: the base64 PEM CA that signs the certificate served at that URL" -}}
+{{- end -}}
+{{- if and (gt (int .Values.scheduler.replicas) 1) (not .Values.scheduler.leaderElection.enabled) -}}
+{{- fail "scheduler.replicas > 1 needs scheduler.leaderElection.enabled=true: two leaders would both write" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Name prefix of the two webhook configurations. `python -m certs bootstrap`
+injects the CA bundle into kuota-mutating/validating-webhook-configuration
+(certs/bootstrap.py), so the self-managed mode keeps exactly those names
+(one kuota per cluster, as its CRDs are anyway); the other modes follow the
+release's full name.
+*/}}
+{{- define "kuota.webhookConfigurationPrefix" -}}
+{{- if eq (include "kuota.certMode" .) "bootstrap" -}}kuota{{- else -}}{{ include "kuota.fullname" . }}{{- end -}}
+{{- end -}}
+
+{{/* clientConfig of one webhook entry: (dict "root" $ "path" "/convert"). */}}
+{{- define "kuota.webhookClientConfig" -}}
+{{- $root := .root -}}
+{{- if $root.Values.webhook.externalURL -}}
+url: {{ printf "%s%s" (trimSuffix "/" $root.Values.webhook.externalURL) .path }}
+caBundle: {{ $root.Values.webhook.caBundle }}
+{{- else -}}
+service:
+  name: {{ include "kuota.webhookServiceName" $root }}
+  namespace: {{ $root.Release.Namespace }}
+  path: {{ .path }}
+  port: 443
+{{- end -}}
+{{- end -}}
+
+{{/* kube-system and the release namespace, never managed (webhook/configurations.system_excluded). */}}
+{{- define "kuota.systemExcludedSelector" -}}
+matchExpressions:
+- key: kubernetes.io/metadata.name
+  operator: NotIn
+  values: {{- list "kube-system" .Release.Namespace | uniq | sortAlpha | toYaml | nindent 2 }}
+{{- end -}}
+
+{{/* The excluded namespaces AND config.managedJobsNamespaceSelector. */}}
+{{- define "kuota.managedJobsNamespaceSelector" -}}
+{{- $managed := .Values.config.managedJobsNamespaceSelector | default dict -}}
+{{- $labels := $managed.matchLabels | default dict -}}
+{{- if $labels }}
+matchLabels: {{- toYaml $labels | nindent 2 }}
+{{- end }}
+matchExpressions:
+- key: kubernetes.io/metadata.name
+  operator: NotIn
+  values: {{- list "kube-system" .Release.Namespace | uniq | sortAlpha | toYaml | nindent 2 }}
+{{- with $managed.matchExpressions }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* cert-manager's cainjector reads this annotation on webhook configurations and CRDs. */}}
+{{- define "kuota.caInjectionAnnotations" -}}
+{{- if eq (include "kuota.certMode" .) "cert-manager" -}}
+cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ include "kuota.fullname" . }}-webhook-cert
+{{- end -}}
+{{- end -}}
+
+{{- define "kuota.crdAnnotations" -}}
+{{- if .Values.crds.keep }}
+helm.sh/resource-policy: keep
+{{- end }}
+{{- with (include "kuota.caInjectionAnnotations" .) }}
+{{ . }}
+{{- end }}
+{{- end -}}
+
+{{/* A CRD's spec.conversion: by kuota's webhook when it is installed. */}}
+{{- define "kuota.crdConversion" -}}
+{{- if .Values.webhook.enabled -}}
+strategy: Webhook
+webhook:
+  clientConfig: {{- include "kuota.webhookClientConfig" (dict "root" . "path" "/convert") | nindent 4 }}
+  conversionReviewVersions:
+  - v1
+{{- else -}}
+strategy: None
+{{- end -}}
+{{- end -}}
+
+{{/* The pod-level security context (restricted Pod Security Standard). */}}
+{{- define "kuota.podSecurityContext" -}}
+{{ toYaml .Values.podSecurityContext }}
+{{- end -}}
