@@ -17,7 +17,7 @@ from .cluster.tools import ToolPaths
 from .fixtures import ClusterHandle, SessionCluster
 from .cluster.pki import ClusterPki
 from .kuota_install import KuotaWebhook, install_kuota, uninstall_kuota
-from .kuota_scheduler import SchedulerReplica, start_schedulers
+from .kuota_scheduler import SchedulerFleet, SchedulerReplica, start_schedulers
 
 _SESSION = SessionCluster()
 
@@ -46,14 +46,22 @@ def kuota(cluster: ClusterHandle) -> Iterator[KuotaWebhook]:
 
 
 @pytest.fixture(scope="session")
-def kuota_scheduler(cluster: ClusterHandle, kuota: KuotaWebhook) -> Iterator[SchedulerReplica]:
-    """One kuota-scheduler replica for the rest of the session, after the webhook (complete kuota)."""
+def scheduler_fleet(cluster: ClusterHandle, kuota: KuotaWebhook) -> Iterator[SchedulerFleet]:
+    """kuota-scheduler replicas for the rest of the session, after the webhook (complete kuota)."""
     assert cluster.workdir is not None and cluster.info is not None
     kubectl_binary = ToolPaths.resolve(build_if_missing=False).binary("kubectl")
     (replica,) = start_schedulers(kubectl_binary, cluster.kubeconfig, ClusterPki(cluster.workdir / "pki"),
                                   cluster.info.server, cluster.workdir, replicas=1)
-    yield replica
-    replica.stop()
+    fleet = SchedulerFleet(cluster.workdir / "kuota-scheduler.kubeconfig", cluster.workdir, replica)
+    yield fleet
+    fleet.stop()
+
+
+@pytest.fixture
+def kuota_scheduler(scheduler_fleet: SchedulerFleet) -> SchedulerReplica:
+    """A running replica (one is always kept alive, even after a test killed the leader)."""
+    alive = scheduler_fleet.alive()
+    return alive[0] if alive else scheduler_fleet.add()
 
 
 @pytest.fixture

@@ -133,3 +133,33 @@ def start_schedulers(kubectl_binary: Path, admin_kubeconfig: Path, pki: ClusterP
             replica.stop()
         raise
     return started
+
+
+class SchedulerFleet:
+    """The session's scheduler replicas: tests may kill the leader and add replicas; all stop at the end."""
+
+    def __init__(self, kubeconfig: Path, workdir: Path, first: SchedulerReplica) -> None:
+        self.kubeconfig = kubeconfig
+        self.workdir = workdir
+        self.replicas = [first]
+
+    def add(self) -> SchedulerReplica:
+        replica = start_replica(self.workdir, self.kubeconfig, f"kuota-scheduler-{len(self.replicas)}")
+        self.replicas.append(replica)
+        replica.wait_ready()
+        return replica
+
+    def alive(self) -> list[SchedulerReplica]:
+        return [replica for replica in self.replicas if replica.alive()]
+
+    def leader(self) -> SchedulerReplica | None:
+        """The replica whose metrics say it leads (``replica_role="leader"``)."""
+        for replica in self.alive():
+            status, text = replica.endpoint("/metrics")
+            if status == 200 and 'replica_role="leader"' in text:
+                return replica
+        return None
+
+    def stop(self) -> None:
+        for replica in self.replicas:
+            replica.stop()

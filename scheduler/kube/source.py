@@ -39,6 +39,17 @@ class Resource:
         return f"{prefix}/{self.plural}"
 
 
+def _with_type(item: dict[str, Any], page: dict[str, Any]) -> dict[str, Any]:
+    """List items of built-in types carry no apiVersion/kind; watch events do.  Make them alike.
+
+    Pure: ``JobList`` in ``batch/v1`` makes an item ``batch/v1`` ``Job``.
+    """
+    if item.get("kind") and item.get("apiVersion"):
+        return item
+    kind = str(page.get("kind", ""))
+    return {"apiVersion": page.get("apiVersion"), "kind": kind[:-4] if kind.endswith("List") else kind, **item}
+
+
 class KubeSource:
     """A :class:`~scheduler.kube.informer.Source` for one resource, cluster-wide."""
 
@@ -91,7 +102,7 @@ class KubeSource:
                 raise TransientError(f"reading the list: {failure!r}") from failure
             finally:
                 response.release()
-            items.extend(page.get("items") or [])
+            items.extend(_with_type(item, page) for item in page.get("items") or [])
             metadata = page.get("metadata") or {}
             version = version or str(metadata.get("resourceVersion", ""))
             token = metadata.get("continue")

@@ -99,8 +99,19 @@ async def serve(args: argparse.Namespace) -> int:
             log.warning("lost the Lease; stopping so a healthy replica can lead", extra={"identity": args.identity})
             lost.set()
 
+        async def lead_or_stop() -> None:
+            # kubernetes_asyncio runs this as a task nobody awaits: an exception
+            # here would leave a leader that holds the Lease and does nothing.
+            try:
+                await scheduler.lead()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("the scheduling loop failed; stopping so a healthy replica can lead")
+                lost.set()
+
         election = electionconfig.Config(lock, args.lease_duration, args.renew_deadline, args.retry_period,
-                                         scheduler.lead, on_lost)
+                                         lead_or_stop, on_lost)
         acting = asyncio.create_task(leaderelection.LeaderElection(election).run(), name="election")
     else:
         lost = asyncio.Event()

@@ -149,3 +149,13 @@ def test_diff_reports_only_changes() -> None:
 
 def test_cluster_scoped_keys_have_no_namespace() -> None:
     assert [e.key for e in diff({}, {"rf": obj("rf", 1, None)})] == ["rf"]
+
+
+def test_list_items_of_built_in_types_get_their_type_back() -> None:
+    from scheduler.kube.source import _with_type
+
+    page = {"apiVersion": "batch/v1", "kind": "JobList"}
+    item = _with_type({"metadata": {"name": "j"}}, page)
+    assert (item["apiVersion"], item["kind"]) == ("batch/v1", "Job")
+    typed = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {}}
+    assert _with_type(typed, {"kind": "WorkloadList"}) is typed
