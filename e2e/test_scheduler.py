@@ -209,3 +209,67 @@ async def test_a_high_priority_job_preempts_a_low_priority_one(
         await custom.delete_cluster_custom_object(GROUP, VERSION, "resourceflavors", flavor_name)
         for name in ("low", "high"):
             await custom.delete_cluster_custom_object(GROUP, VERSION, "workloadpriorityclasses", f"{name}-{namespace}")
+
+
+async def test_two_team_cohort_borrowing_then_team_b_reclaims_its_nominal_quota(
+    kuota_scheduler: SchedulerReplica, api: client.ApiClient, namespace: str,
+) -> None:
+    """The seed's team-a (9 CPUs) and team-b (12 CPUs) in one cohort: team-a borrows
+    what team-b does not use; when team-b submits, it reclaims its nominal quota
+    (reclaimWithinCohort: Any) from team-a's borrowing workloads."""
+    custom, batch = client.CustomObjectsApi(api), client.BatchV1Api(api)
+    suffix = namespace
+    flavor_name, cohort = f"default-{suffix}", f"team-ab-{suffix}"
+    await custom.create_cluster_custom_object(GROUP, VERSION, "resourceflavors",
+                                              flavor(flavor_name, {"instance-type": "ondemand"}))
+    for team, cpu in (("a", "9"), ("b", "12")):
+        await custom.create_cluster_custom_object(GROUP, VERSION, "clusterqueues", {
+            "apiVersion": f"{GROUP}/{VERSION}", "kind": "ClusterQueue", "metadata": {"name": f"team-{team}-{suffix}"},
+            "spec": {"namespaceSelector": {}, "cohortName": cohort,
+                     "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "Never"},
+                     "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+                         {"name": flavor_name, "resources": [{"name": "cpu", "nominalQuota": cpu}]}]}]}})
+        await custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "localqueues", {
+            "apiVersion": f"{GROUP}/{VERSION}", "kind": "LocalQueue", "metadata": {"name": f"team-{team}"},
+            "spec": {"clusterQueue": f"team-{team}-{suffix}"}})
+    try:
+        # team-a: 5 Jobs of 3 CPUs = 15 > 9: it borrows 6 of team-b's idle 12.
+        for index in range(5):
+            await batch.create_namespaced_job(namespace, job(f"a-{index}", "team-a", cpu="3", delay="600s",
+                                                             tolerate_spot=False))
+
+        async def states() -> dict[str, dict[str, Any]]:
+            return await workloads_of(api, namespace)
+
+        def reserved(workloads: dict[str, dict[str, Any]], prefix: str) -> list[str]:
+            return sorted(name for name, wl in workloads.items() if name.startswith(prefix)
+                          and (condition(wl, "QuotaReserved") or {}).get("status") == "True")
+
+        await eventually(states, lambda wls: len(reserved(wls, "a-")) == 5, timeout=60,
+                         what="team-a's 5 Jobs admitted, 6 CPUs borrowed from team-b")
+
+        async def team_a_status() -> dict[str, Any]:
+            cq = await custom.get_cluster_custom_object(GROUP, VERSION, "clusterqueues", f"team-a-{suffix}")
+            return cq.get("status") or {}
+
+        status = await eventually(team_a_status, lambda s: bool(s.get("flavorsReservation")), timeout=30,
+                                  what="team-a status with reservations")
+        cpu = status["flavorsReservation"][0]["resources"][0]
+        assert (cpu["total"], cpu["borrowed"]) == ("15", "6")
+
+        # team-b now needs 12 of its own: 4 Jobs of 3 CPUs; only 6 are free, so 2 of team-a's
+        # borrowing Jobs are preempted (InCohortReclamation) and team-b gets its nominal quota.
+        for index in range(4):
+            await batch.create_namespaced_job(namespace, job(f"b-{index}", "team-b", cpu="3", delay="600s",
+                                                             tolerate_spot=False))
+        final = await eventually(states, lambda wls: len(reserved(wls, "b-")) == 4, timeout=90,
+                                 what="team-b's 4 Jobs admitted within its nominal 12 CPUs")
+        assert len(reserved(final, "a-")) == 3, "team-a keeps its nominal 9 CPUs"
+        preempted = [wl for name, wl in final.items() if name.startswith("a-")
+                     and (condition(wl, "Preempted") or {}).get("reason") == "InCohortReclamation"]
+        assert len(preempted) == 2
+    finally:
+        await batch.delete_collection_namespaced_job(namespace, propagation_policy="Background")
+        for team in ("a", "b"):
+            await custom.delete_cluster_custom_object(GROUP, VERSION, "clusterqueues", f"team-{team}-{suffix}")
+        await custom.delete_cluster_custom_object(GROUP, VERSION, "resourceflavors", flavor_name)

@@ -45,6 +45,8 @@ class Writer:
         self.core = client.CoreV1Api(api)
         self._locks: dict[str, asyncio.Lock] = {}
         self.counts: Counter[str] = Counter()
+        self._events_in_flight: set[asyncio.Task[None]] = set()
+        self._event_slots = asyncio.Semaphore(8)
 
     def _lock(self, key: str) -> asyncio.Lock:
         return self._locks.setdefault(key, asyncio.Lock())
@@ -131,7 +133,11 @@ class Writer:
 
     async def event(self, involved: Mapping[str, Any], *, kind: str, reason: str, message: str,
                     event_type: str = "Normal") -> None:
-        """A core/v1 Event on ``involved``; failures are not worth a retry."""
+        """Emit a core/v1 Event on ``involved`` in the background.
+
+        Events explain, they decide nothing: they never delay an admission, and
+        a failed one is not retried.  At most 8 are in flight.
+        """
         meta = _metadata(involved)
         namespace = str(meta.get("namespace") or "default")
         body = {
@@ -142,7 +148,14 @@ class Writer:
             "reason": reason, "message": message[:1024], "type": event_type,
             "source": {"component": "kuota-scheduler"}, "reportingComponent": "kuota-scheduler",
         }
-        try:
-            await self._timed("create", "events", self.core.create_namespaced_event(namespace, body))
-        except (ApiException, Conflict, Gone):
-            pass
+
+        async def send() -> None:
+            async with self._event_slots:
+                try:
+                    await self._timed("create", "events", self.core.create_namespaced_event(namespace, body))
+                except (ApiException, Conflict, Gone, OSError, asyncio.TimeoutError):
+                    pass
+
+        task = asyncio.create_task(send())
+        self._events_in_flight.add(task)
+        task.add_done_callback(self._events_in_flight.discard)
