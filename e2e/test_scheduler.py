@@ -273,3 +273,26 @@ async def test_two_team_cohort_borrowing_then_team_b_reclaims_its_nominal_quota(
         for team in ("a", "b"):
             await custom.delete_cluster_custom_object(GROUP, VERSION, "clusterqueues", f"team-{team}-{suffix}")
         await custom.delete_cluster_custom_object(GROUP, VERSION, "resourceflavors", flavor_name)
+
+
+async def test_deactivating_a_running_workload_stops_its_job_and_releases_quota(
+    kuota_scheduler: SchedulerReplica, api: client.ApiClient, namespace: str, research_pool: str,
+) -> None:
+    custom, batch, core = client.CustomObjectsApi(api), client.BatchV1Api(api), client.CoreV1Api(api)
+    await batch.create_namespaced_job(namespace, job("long", "user-queue", delay="600s"))
+
+    async def workload() -> dict[str, Any]:
+        return (await workloads_of(api, namespace)).get("long") or {}
+
+    running = await eventually(workload, lambda wl: (condition(wl, "QuotaReserved") or {}).get("status") == "True",
+                               timeout=60, what="the Job admitted")
+    await custom.patch_namespaced_custom_object(GROUP, VERSION, namespace, "workloads", running["metadata"]["name"],
+                                                {"spec": {"active": False}},
+                                                _content_type="application/merge-patch+json")
+    stopped = await eventually(workload, lambda wl: (condition(wl, "QuotaReserved") or {}).get("status") == "False",
+                               timeout=60, what="the deactivated Workload's quota released")
+    assert (condition(stopped, "Evicted") or {}).get("reason") == "Deactivated"
+    assert "admission" not in (stopped.get("status") or {})
+    assert (await batch.read_namespaced_job("long", namespace)).spec.suspend is True
+    pods = await core.list_namespaced_pod(namespace, label_selector="batch.kubernetes.io/job-name=long")
+    assert not pods.items, "quota is released only once the Job's pods are gone"

@@ -78,6 +78,13 @@ class RestoreJob:
 
 
 @dataclass(frozen=True, slots=True)
+class DeactivateWorkload:
+    """``spec.active: false`` on an admitted Workload: record the eviction, then stop like any other."""
+
+    message: str = "The workload is deactivated"
+
+
+@dataclass(frozen=True, slots=True)
 class ReleaseWorkload:
     """The evicted Job has no pods left: the Workload's quota can be released."""
 
@@ -89,7 +96,8 @@ class WaitForFlavor:
     flavor: str
 
 
-Action = Union[CreateWorkload, StartJob, SuspendJob, RestoreJob, FinishWorkload, ReleaseWorkload, WaitForFlavor]
+Action = Union[CreateWorkload, StartJob, SuspendJob, RestoreJob, FinishWorkload, DeactivateWorkload,
+               ReleaseWorkload, WaitForFlavor]
 
 
 def _label_value_ok(value: str) -> bool:
@@ -152,6 +160,9 @@ def next_action(
         return None if is_finished(workload) else FinishWorkload(finished.reason, finished.message)
     if is_finished(workload):
         return None
+    deactivated = (workload.get("spec") or {}).get("active") is False
+    if deactivated and is_admitted(workload) and not is_evicting(workload):
+        return DeactivateWorkload()
     if is_evicting(workload):
         evicted = next(c for c in (workload.get("status") or {}).get("conditions") or [] if c.get("type") == "Evicted")
         pod_sets = (workload.get("spec") or {}).get("podSets") or []

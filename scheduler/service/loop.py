@@ -43,7 +43,8 @@ from scheduler.core.engine import Engine
 from scheduler.kube.conditions import admitted_status, evicted_status, finished_status, pending_status, released_status
 from scheduler.kube.informer import Informer
 from scheduler.kube.job_actions import (
-    CreateWorkload, FinishWorkload, ReleaseWorkload, RestoreJob, StartJob, SuspendJob, WaitForFlavor, next_action,
+    CreateWorkload, DeactivateWorkload, FinishWorkload, ReleaseWorkload, RestoreJob, StartJob, SuspendJob, WaitForFlavor,
+    next_action,
 )
 from scheduler.kube.mirror import KUEUE_KINDS, Mirror
 from scheduler.kube.queue_status import cluster_queue_status, local_queue_status
@@ -330,6 +331,9 @@ class Scheduler:
                 await self.writer.patch_job(current, restored)
                 log.info("stopped job, pod template restored", extra={"job": key})
                 await self.writer.event(job, kind="Job", reason="Stopped", message=action.message)
+            elif isinstance(action, DeactivateWorkload) and workload is not None:
+                await self.evict(Evict(victim=_key(workload), preemptor=None, reason="Deactivated",
+                                       message=action.message))
             elif isinstance(action, ReleaseWorkload) and workload is not None:
                 await self.release(_key(workload), workload)
             elif isinstance(action, SuspendJob):

@@ -181,3 +181,22 @@ def test_an_evicted_workload_stops_its_job_restores_it_and_releases_once_pods_ar
     assert kinds["Evicted"] == ("True", "Preempted"), "stays True until quota is reserved again"
     pending_again = {**evicted, "status": released}
     assert next_action({**restore.job, "status": {}}, pending_again, flavors=FLAVORS) is None
+
+
+def test_a_deactivated_admitted_workload_is_evicted_and_its_job_stopped() -> None:
+    from scheduler.core.decisions import Evict
+    from scheduler.kube.conditions import evicted_status
+    from scheduler.kube.job_actions import DeactivateWorkload
+
+    workload = admit(workload_for(job()))
+    running = next_action(job(), workload, flavors=FLAVORS)
+    assert isinstance(running, StartJob)
+    deactivated = {**workload, "spec": {**workload["spec"], "active": False}}
+    action = next_action(running.job, deactivated, flavors=FLAVORS)
+    assert action == DeactivateWorkload("The workload is deactivated")
+    status = evicted_status(deactivated, Evict("ml/x", None, "Deactivated", action.message), NOW)
+    assert status is not None
+    kinds = {c["type"]: (c["status"], c["reason"]) for c in status["conditions"]}
+    assert kinds["Evicted"] == ("True", "Deactivated") and "Preempted" not in kinds
+    stop = next_action(running.job, {**deactivated, "status": status}, flavors=FLAVORS)
+    assert isinstance(stop, SuspendJob) and stop.message == "The workload is deactivated"
