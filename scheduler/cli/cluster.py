@@ -34,6 +34,7 @@ from scheduler.api.parse import ObjectParseError, parse_object
 from scheduler.api.pipeline import Review, UnsupportedKind, review
 from scheduler.cli.loader import Document
 from scheduler.jobs import PriorityClasses, for_object, workload_from_job
+from scheduler.core.engine import NamespaceInfo, PriorityClassInfo
 
 SIMULATION_EPOCH = datetime(2025, 1, 1, tzinfo=timezone.utc)
 ENGINE_KINDS = frozenset({"ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "Workload",
@@ -48,19 +49,9 @@ class InvalidInput(Exception):
         self.lines = lines
 
 
-@dataclass(frozen=True, slots=True)
-class PriorityClassObject:
-    """A scheduling.k8s.io/v1 PriorityClass as read from a manifest."""
-
-    name: str
-    value: int
-    global_default: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class NamespaceObject:
-    name: str
-    labels: Mapping[str, str]
+# PriorityClass and Namespace manifests become the engine's own records directly.
+PriorityClassObject = PriorityClassInfo
+NamespaceObject = NamespaceInfo
 
 
 @dataclass

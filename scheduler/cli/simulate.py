@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from scheduler.cli.cluster import Cluster, InvalidInput, NamespaceObject, PriorityClassObject, build_cluster
+from scheduler.cli.cluster import Cluster, InvalidInput, build_cluster
 from scheduler.cli.loader import InputError, load
 from scheduler.cli.render import snapshot_json, snapshot_table
 
@@ -81,16 +81,11 @@ def add_parser(commands: Any) -> None:
 
 def new_engine(cluster: Cluster, engine_factory: Callable[..., Any] | None = None) -> Any:
     """An engine holding every object of ``cluster``, applied in file order."""
-    from scheduler.core.engine import Engine, NamespaceInfo, PriorityClassInfo
+    from scheduler.core.engine import Engine
 
     engine = (engine_factory or Engine)(cluster.configuration)
     for item in cluster.objects:
-        if isinstance(item, PriorityClassObject):
-            engine.apply(PriorityClassInfo(item.name, item.value, item.global_default))
-        elif isinstance(item, NamespaceObject):
-            engine.apply(NamespaceInfo(item.name, item.labels))
-        else:
-            engine.apply(item)
+        engine.apply(item)
     return engine
 
 
