@@ -97,15 +97,19 @@ class Writer:
             result = await self._patch("patch", f"{plural}/status", call)
         return dict(result)
 
-    async def patch_job(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
-        """One JSON patch from ``old`` to ``new``, guarded by a test of the resourceVersion."""
+    async def patch_job(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+        """One JSON patch from ``old`` to ``new``, guarded by a test of the resourceVersion; the Job as stored."""
         meta = _metadata(old)
         operations = self._guarded(old, new, meta)
         if len(operations) == 1:
-            return
+            return dict(old)
         async with self._lock(f"job/{meta.get('namespace')}/{meta.get('name')}"):
-            await self._patch("patch", "jobs", self.batch.patch_namespaced_job(
+            result = await self._patch("patch", "jobs", self.batch.patch_namespaced_job(
                 str(meta.get("name")), str(meta.get("namespace")), operations))
+        stored: dict[str, Any] = self.batch.api_client.sanitize_for_serialization(result)
+        stored.setdefault("apiVersion", "batch/v1")
+        stored.setdefault("kind", "Job")
+        return stored
 
     async def clear_job_start_time(self, job: Mapping[str, Any]) -> dict[str, Any]:
         """Remove ``status.startTime`` (so the pod template of a suspended Job may change)."""

@@ -67,6 +67,7 @@ class Settings:
     config: Configuration | None = None
     status_writes_per_second: float = 20.0
     idle_wait_seconds: float = 1.0
+    concurrent_writes: int = 16
     queue_status_interval_seconds: float = 1.0
 
 
@@ -83,6 +84,7 @@ class Scheduler:
         self.pending_writes: dict[str, Pending] = {}
         self.alive = True
         self.next_queue_status = 0.0
+        self.write_slots = asyncio.Semaphore(settings.concurrent_writes)
         self.informers = self._informers()
 
     # -- informers -------------------------------------------------------------------
@@ -144,13 +146,17 @@ class Scheduler:
         metrics.CYCLE_SECONDS.observe(elapsed)
         metrics.ADMISSION_ATTEMPTS.labels(outcome, self.role).inc()
         metrics.ADMISSION_ATTEMPT_SECONDS.labels(outcome, self.role).observe(elapsed)
+        # Decisions about different Workloads are independent: carry them out
+        # concurrently (the writer still serialises writes to one object).
+        actions = []
         for decision in result.decisions:
             if isinstance(decision, Admit):
-                await self.admit(decision)
+                actions.append(self.admit(decision))
             elif isinstance(decision, Pending):
                 self.pending_writes[decision.workload] = decision
             elif isinstance(decision, Evict):
-                await self.evict(decision)
+                actions.append(self.evict(decision))
+        await self._bounded(actions)
         await self.flush_pending()
         self.publish_queue_metrics()
         if time.monotonic() >= self.next_queue_status:
@@ -301,10 +307,14 @@ class Scheduler:
     # -- Jobs --------------------------------------------------------------------------
     async def reconcile_jobs(self) -> bool:
         dirty, self.mirror.dirty_jobs = self.mirror.dirty_jobs, set()
-        acted = False
-        for uid in sorted(dirty):
-            acted = await self.reconcile_job(uid) or acted
-        return acted
+        return any(await self._bounded([self.reconcile_job(uid) for uid in sorted(dirty)]))
+
+    async def _bounded(self, actions: list[Any]) -> list[Any]:
+        """Run independent API actions with at most ``concurrent_writes`` in flight."""
+        async def one(action: Any) -> Any:
+            async with self.write_slots:
+                return await action
+        return list(await asyncio.gather(*(one(action) for action in actions)))
 
     async def reconcile_job(self, uid: str) -> bool:
         job = self.mirror.jobs.get(uid)
@@ -321,14 +331,14 @@ class Scheduler:
                     await self.writer.event(job, kind="Job", reason="CreatedWorkload",
                                             message=f"Created Workload: {_key(action.workload)}")
             elif isinstance(action, StartJob):
-                await self.writer.patch_job(job, action.job)
+                self.mirror.jobs[uid] = await self.writer.patch_job(job, action.job)
                 log.info("started job", extra={"job": key, "cluster_queue": action.cluster_queue})
                 await self.writer.event(job, kind="Job", reason="Started",
                                         message=f"Admitted by clusterQueue {action.cluster_queue}")
             elif isinstance(action, RestoreJob):
                 current = await self.writer.clear_job_start_time(job) if action.clear_start_time else job
                 restored = {**action.job, "metadata": current.get("metadata", action.job.get("metadata"))}
-                await self.writer.patch_job(current, restored)
+                self.mirror.jobs[uid] = await self.writer.patch_job(current, restored)
                 log.info("stopped job, pod template restored", extra={"job": key})
                 await self.writer.event(job, kind="Job", reason="Stopped", message=action.message)
             elif isinstance(action, DeactivateWorkload) and workload is not None:
@@ -337,7 +347,7 @@ class Scheduler:
             elif isinstance(action, ReleaseWorkload) and workload is not None:
                 await self.release(_key(workload), workload)
             elif isinstance(action, SuspendJob):
-                await self.writer.patch_job(job, action.job)
+                self.mirror.jobs[uid] = await self.writer.patch_job(job, action.job)
                 log.info("suspended job", extra={"job": key, "why": action.message})
                 await self.writer.event(job, kind="Job", reason="Stopped", message=action.message)
             elif isinstance(action, FinishWorkload) and workload is not None:
