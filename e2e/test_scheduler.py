@@ -252,10 +252,16 @@ async def test_two_team_cohort_borrowing_then_team_b_reclaims_its_nominal_quota(
             cq = await custom.get_cluster_custom_object(GROUP, VERSION, "clusterqueues", f"team-a-{suffix}")
             return cq.get("status") or {}
 
-        status = await eventually(team_a_status, lambda s: bool(s.get("flavorsReservation")), timeout=30,
-                                  what="team-a status with reservations")
-        cpu = status["flavorsReservation"][0]["resources"][0]
-        assert (cpu["total"], cpu["borrowed"]) == ("15", "6")
+        def team_a_cpu(status: dict[str, Any]) -> tuple[str, str] | None:
+            flavors = status.get("flavorsReservation") or []
+            if not flavors:
+                return None
+            cpu = flavors[0]["resources"][0]
+            return cpu["total"], cpu["borrowed"]
+
+        # Queue status is refreshed at most once a second: wait for it to catch up.
+        await eventually(team_a_status, lambda s: team_a_cpu(s) == ("15", "6"), timeout=30,
+                         what="team-a status: 15 cpu reserved, 6 of them borrowed")
 
         # team-b now needs 12 of its own: 4 Jobs of 3 CPUs; only 6 are free, so 2 of team-a's
         # borrowing Jobs are preempted (InCohortReclamation) and team-b gets its nominal quota.
