@@ -35,10 +35,15 @@ def build_workloads() -> list:
     result = []
     for index in range(WORKLOADS):
         meta = dataclasses.replace(
-            template.metadata, name=f"w{index}", namespace="default", uid=f"u{index}",
+            template.metadata,
+            name=f"w{index}",
+            namespace="default",
+            uid=f"u{index}",
             creation_timestamp=T0 + timedelta(seconds=index),
         )
-        spec = dataclasses.replace(template.spec, queue_name=f"lq{index % CLUSTER_QUEUES}", priority=index % 3)
+        spec = dataclasses.replace(
+            template.spec, queue_name=f"lq{index % CLUSTER_QUEUES}", priority=index % 3
+        )
         result.append(dataclasses.replace(template, metadata=meta, spec=spec))
     return result
 
@@ -47,8 +52,12 @@ def main() -> None:
     engine = Engine()
     engine.apply(flavor("default").build())
     for index in range(CLUSTER_QUEUES):
-        engine.apply(cluster_queue(f"cq{index}").cohort(f"cohort{index % COHORTS}")
-                     .resource_group(flavor_quotas("default", cpu="40", memory="64Gi")).build())
+        engine.apply(
+            cluster_queue(f"cq{index}")
+            .cohort(f"cohort{index % COHORTS}")
+            .resource_group(flavor_quotas("default", cpu="40", memory="64Gi"))
+            .build()
+        )
         engine.apply(local_queue(f"lq{index}").cluster_queue(f"cq{index}").build())
     workloads = build_workloads()
 
@@ -95,10 +104,16 @@ def main() -> None:
         ("admission decisions", f"{admissions}"),
         ("all decisions", f"{decisions}"),
         ("cycles", f"{len(cycle_times)}"),
-        ("admission decisions per second (admitting cycles)", f"{admissions / admitting_time:,.0f}"),
+        (
+            "admission decisions per second (admitting cycles)",
+            f"{admissions / admitting_time:,.0f}",
+        ),
         ("admission decisions per second (all cycles)", f"{admissions / total:,.0f}"),
         ("all decisions per second", f"{decisions / total:,.0f}"),
-        ("time per cycle mean / max", f"{1000 * total / len(cycle_times):.1f} ms / {1000 * max(cycle_times):.1f} ms"),
+        (
+            "time per cycle mean / max",
+            f"{1000 * total / len(cycle_times):.1f} ms / {1000 * max(cycle_times):.1f} ms",
+        ),
         ("peak traced memory while applying", f"{peak / 2**20:.1f} MiB"),
         ("bytes per pending workload beyond the object", f"{per_workload:.0f} B"),
     ]

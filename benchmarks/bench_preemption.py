@@ -22,8 +22,9 @@ from __future__ import annotations
 import dataclasses
 import statistics
 import time
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any, Callable
+from typing import Any
 
 from scheduler.api.config import parse_configuration
 from scheduler.core.decisions import Evict
@@ -40,13 +41,23 @@ REPEATS = 15
 def build(policy: dict[str, Any], *, fair: bool, full_even: bool) -> Engine:
     config = None
     if fair:
-        config = parse_configuration({"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-                                      "fairSharing": {}})
+        config = parse_configuration(
+            {
+                "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+                "kind": "Configuration",
+                "fairSharing": {},
+            }
+        )
     engine = Engine(config)
     engine.apply(flavor("default").build())
     for index in range(QUEUES):
-        engine.apply(cluster_queue(f"cq{index}").cohort("all").resource_group(flavor_quotas("default", cpu="100"))
-                     .preemption(**policy).build())
+        engine.apply(
+            cluster_queue(f"cq{index}")
+            .cohort("all")
+            .resource_group(flavor_quotas("default", cpu="100"))
+            .preemption(**policy)
+            .build()
+        )
         engine.apply(local_queue(f"lq{index}").cluster_queue(f"cq{index}").build())
     template = workload("t").pod_set(cpu="1").running("cq0", reserved=0).build()
     serial = 0
@@ -57,12 +68,22 @@ def build(policy: dict[str, Any], *, fair: bool, full_even: bool) -> Engine:
         for _ in range(count):
             serial += 1
             stamp = T0 + timedelta(seconds=serial)
-            meta = dataclasses.replace(template.metadata, name=f"w{serial}", namespace="default", uid=f"u{serial}",
-                                       creation_timestamp=stamp)
+            meta = dataclasses.replace(
+                template.metadata,
+                name=f"w{serial}",
+                namespace="default",
+                uid=f"u{serial}",
+                creation_timestamp=stamp,
+            )
             spec = dataclasses.replace(template.spec, queue_name=f"lq{index}", priority=serial % 10)
             admission = dataclasses.replace(template.status.admission, cluster_queue=f"cq{index}")
-            conditions = tuple(dataclasses.replace(c, last_transition_time=stamp) for c in template.status.conditions)
-            status = dataclasses.replace(template.status, admission=admission, conditions=conditions)
+            conditions = tuple(
+                dataclasses.replace(c, last_transition_time=stamp)
+                for c in template.status.conditions
+            )
+            status = dataclasses.replace(
+                template.status, admission=admission, conditions=conditions
+            )
             engine.apply(dataclasses.replace(template, metadata=meta, spec=spec, status=status))
     engine.ensure_forest()
     return engine
@@ -78,11 +99,20 @@ def median_ms(call: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def search(engine: Engine) -> Callable[[], Any]:
-    context = PreemptionContext(admitted=engine.cq_admitted, records=engine.workloads,
-                                cluster_queues=engine.cluster_queues, fair_sharing=engine.fair_sharing,
-                                strategies=engine.strategies)
-    preemptor = Preemptor(key="default/p", uid="up", priority=5, timestamp=T0 + timedelta(days=1),
-                          cq=engine.cluster_queues["cq0"])
+    context = PreemptionContext(
+        admitted=engine.cq_admitted,
+        records=engine.workloads,
+        cluster_queues=engine.cluster_queues,
+        fair_sharing=engine.fair_sharing,
+        strategies=engine.strategies,
+    )
+    preemptor = Preemptor(
+        key="default/p",
+        uid="up",
+        priority=5,
+        timestamp=T0 + timedelta(days=1),
+        cq=engine.cluster_queues["cq0"],
+    )
     fr = ("default", "cpu")
     return lambda: find_targets(context, preemptor, {fr: REQUEST}, {fr})
 
@@ -92,7 +122,12 @@ def main() -> None:
     cases = [
         ("classical withinClusterQueue", {"withinClusterQueue": "LowerPriority"}, False, True),
         ("classical reclaimWithinCohort", {"reclaimWithinCohort": "Any"}, False, False),
-        ("fair sharing (both strategies)", {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"}, True, False),
+        (
+            "fair sharing (both strategies)",
+            {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"},
+            True,
+            False,
+        ),
     ]
     for name, policy, fair, full_even in cases:
         engine = build(policy, fair=fair, full_even=full_even)
@@ -105,7 +140,14 @@ def main() -> None:
     result = engine.cycle(T0)
     cycle_ms = (time.perf_counter() - started) * 1000
     evicted = sum(1 for decision in result.decisions if isinstance(decision, Evict))
-    rows.append(("full cycle issuing the reclaim", sum(len(k) for k in engine.cq_admitted.values()), evicted, cycle_ms))
+    rows.append(
+        (
+            "full cycle issuing the reclaim",
+            sum(len(k) for k in engine.cq_admitted.values()),
+            evicted,
+            cycle_ms,
+        )
+    )
 
     print(f"{'case':34} {'admitted':>9} {'victims':>8} {'median ms':>10}")
     for name, admitted, victims, elapsed in rows:

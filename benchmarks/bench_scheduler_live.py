@@ -28,38 +28,102 @@ from e2e.kuota_scheduler import start_schedulers
 
 JOBS = 50
 GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
-WRITE_COUNT = re.compile(r'^kuota_api_write_duration_seconds_count\{resource="([^"]+)",verb="([^"]+)"\} (\S+)$', re.M)
+WRITE_COUNT = re.compile(
+    r'^kuota_api_write_duration_seconds_count\{resource="([^"]+)",verb="([^"]+)"\} (\S+)$', re.M
+)
 
 
 def writes(metrics: str) -> dict[str, float]:
-    return {f"{verb} {resource}": float(value) for resource, verb, value in WRITE_COUNT.findall(metrics)}
+    return {
+        f"{verb} {resource}": float(value) for resource, verb, value in WRITE_COUNT.findall(metrics)
+    }
 
 
 def job(index: int) -> dict:
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": f"bench-{index}", "labels": {"kueue.x-k8s.io/queue-name": "bench"}},
-            "spec": {"parallelism": 1, "completions": 1, "template": {
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": f"bench-{index}", "labels": {"kueue.x-k8s.io/queue-name": "bench"}},
+        "spec": {
+            "parallelism": 1,
+            "completions": 1,
+            "template": {
                 "metadata": {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "1s"}},
-                "spec": {"restartPolicy": "Never", "nodeSelector": {"instance-type": "ondemand"},
-                         "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}]}}}}
+                "spec": {
+                    "restartPolicy": "Never",
+                    "nodeSelector": {"instance-type": "ondemand"},
+                    "containers": [
+                        {
+                            "name": "c",
+                            "image": "busybox",
+                            "resources": {"requests": {"cpu": "100m"}},
+                        }
+                    ],
+                },
+            },
+        },
+    }
 
 
-async def measure(kubeconfig: Path, metrics_of: object) -> tuple[list[float], dict[str, float], float]:
+async def measure(
+    kubeconfig: Path, metrics_of: object
+) -> tuple[list[float], dict[str, float], float]:
     configuration = client.Configuration()
     await config.load_kube_config(config_file=str(kubeconfig), client_configuration=configuration)
     async with client.ApiClient(configuration=configuration) as api:
-        custom, batch, core = client.CustomObjectsApi(api), client.BatchV1Api(api), client.CoreV1Api(api)
+        custom, batch, core = (
+            client.CustomObjectsApi(api),
+            client.BatchV1Api(api),
+            client.CoreV1Api(api),
+        )
         await core.create_namespace({"metadata": {"name": "bench"}})
-        await custom.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", {
-            "apiVersion": f"{GROUP}/{VERSION}", "kind": "ResourceFlavor", "metadata": {"name": "ondemand"},
-            "spec": {"nodeLabels": {"instance-type": "ondemand"}}})
-        await custom.create_cluster_custom_object(GROUP, VERSION, "clusterqueues", {
-            "apiVersion": f"{GROUP}/{VERSION}", "kind": "ClusterQueue", "metadata": {"name": "bench"},
-            "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
-                {"name": "ondemand", "resources": [{"name": "cpu", "nominalQuota": "100"}]}]}]}})
-        await custom.create_namespaced_custom_object(GROUP, VERSION, "bench", "localqueues", {
-            "apiVersion": f"{GROUP}/{VERSION}", "kind": "LocalQueue", "metadata": {"name": "bench"},
-            "spec": {"clusterQueue": "bench"}})
+        await custom.create_cluster_custom_object(
+            GROUP,
+            VERSION,
+            "resourceflavors",
+            {
+                "apiVersion": f"{GROUP}/{VERSION}",
+                "kind": "ResourceFlavor",
+                "metadata": {"name": "ondemand"},
+                "spec": {"nodeLabels": {"instance-type": "ondemand"}},
+            },
+        )
+        await custom.create_cluster_custom_object(
+            GROUP,
+            VERSION,
+            "clusterqueues",
+            {
+                "apiVersion": f"{GROUP}/{VERSION}",
+                "kind": "ClusterQueue",
+                "metadata": {"name": "bench"},
+                "spec": {
+                    "namespaceSelector": {},
+                    "resourceGroups": [
+                        {
+                            "coveredResources": ["cpu"],
+                            "flavors": [
+                                {
+                                    "name": "ondemand",
+                                    "resources": [{"name": "cpu", "nominalQuota": "100"}],
+                                }
+                            ],
+                        }
+                    ],
+                },
+            },
+        )
+        await custom.create_namespaced_custom_object(
+            GROUP,
+            VERSION,
+            "bench",
+            "localqueues",
+            {
+                "apiVersion": f"{GROUP}/{VERSION}",
+                "kind": "LocalQueue",
+                "metadata": {"name": "bench"},
+                "spec": {"clusterQueue": "bench"},
+            },
+        )
         await asyncio.sleep(2)
         before = writes(metrics_of())  # type: ignore[operator]
         created: dict[str, float] = {}
@@ -73,10 +137,20 @@ async def measure(kubeconfig: Path, metrics_of: object) -> tuple[list[float], di
                 if item.spec.suspend is False and item.metadata.name not in started:
                     started[item.metadata.name] = time.monotonic()
             await asyncio.sleep(0.05)
-        while time.monotonic() < deadline:  # let every Workload finish, so the finish writes count too
-            listed = await custom.list_namespaced_custom_object(GROUP, VERSION, "bench", "workloads")
-            done = sum(1 for wl in listed["items"] if any(
-                c["type"] == "Finished" and c["status"] == "True" for c in wl.get("status", {}).get("conditions", [])))
+        while (
+            time.monotonic() < deadline
+        ):  # let every Workload finish, so the finish writes count too
+            listed = await custom.list_namespaced_custom_object(
+                GROUP, VERSION, "bench", "workloads"
+            )
+            done = sum(
+                1
+                for wl in listed["items"]
+                if any(
+                    c["type"] == "Finished" and c["status"] == "True"
+                    for c in wl.get("status", {}).get("conditions", [])
+                )
+            )
             if done == JOBS:
                 break
             await asyncio.sleep(0.5)
@@ -94,9 +168,13 @@ def main() -> int:
     info = plane.start()
     kubectl = tools.binary("kubectl")
     webhook = install_kuota(kubectl, info.kubeconfig, workdir)
-    (replica,) = start_schedulers(kubectl, info.kubeconfig, ClusterPki(workdir / "pki"), info.server, workdir)
+    (replica,) = start_schedulers(
+        kubectl, info.kubeconfig, ClusterPki(workdir / "pki"), info.server, workdir
+    )
     try:
-        latencies, delta, started = asyncio.run(measure(info.kubeconfig, lambda: replica.endpoint("/metrics")[1]))
+        latencies, delta, started = asyncio.run(
+            measure(info.kubeconfig, lambda: replica.endpoint("/metrics")[1])
+        )
     finally:
         replica.stop()
         uninstall_kuota(kubectl, info.kubeconfig, webhook)
@@ -108,8 +186,10 @@ def main() -> int:
     print(f"{'Jobs unsuspended':<62} {started:>10.0f}")
     print(f"{'creation -> unsuspend, p50 (s)':<62} {statistics.median(latencies):>10.3f}")
     print(f"{'creation -> unsuspend, max (s)':<62} {max(latencies):>10.3f}")
-    print(f"{'API writes per Job, objects (create Workload, status, Job patch, finish)':<62} "
-          f"{object_writes / JOBS:>10.2f}")
+    print(
+        f"{'API writes per Job, objects (create Workload, status, Job patch, finish)':<62} "
+        f"{object_writes / JOBS:>10.2f}"
+    )
     print(f"{'API writes per Job, Events':<62} {event_writes / JOBS:>10.2f}")
     for key in sorted(delta):
         print(f"  {key:<60} {delta[key]:>10.0f}")

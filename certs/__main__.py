@@ -21,51 +21,112 @@ from certs import files
 def cmd_generate(args: argparse.Namespace) -> int:
     ca = None if args.new_ca else files.load_ca(args.out)
     try:
-        certificates = files.make(dns_names=args.dns, ip_addresses=args.ip, ca=ca, valid_days=args.days)
+        certificates = files.make(
+            dns_names=args.dns, ip_addresses=args.ip, ca=ca, valid_days=args.days
+        )
     except ValueError as invalid:
         print(f"error: {invalid}", file=sys.stderr)
         return 2
     files.write(args.out, certificates)
-    print(f"wrote {args.out / files.CA_CERT}, {files.TLS_CERT}, {files.TLS_KEY} "
-          f"(valid until {files.expires_at(certificates.serving.cert_pem):%Y-%m-%d}; "
-          f"{'new' if ca is None else 'existing'} CA)")
+    print(
+        f"wrote {args.out / files.CA_CERT}, {files.TLS_CERT}, {files.TLS_KEY} "
+        f"(valid until {files.expires_at(certificates.serving.cert_pem):%Y-%m-%d}; "
+        f"{'new' if ca is None else 'existing'} CA)"
+    )
     return 0
 
 
 def cmd_bootstrap(args: argparse.Namespace) -> int:
     from certs.bootstrap import BootstrapOptions, run  # needs the Kubernetes client
 
-    options = BootstrapOptions(namespace=args.namespace, secret=args.secret, dns_names=tuple(args.dns),
-                               ip_addresses=tuple(args.ip), out=args.out, valid_days=args.days,
-                               renew_before=timedelta(days=args.renew_before_days), kubeconfig=args.kubeconfig)
+    options = BootstrapOptions(
+        namespace=args.namespace,
+        secret=args.secret,
+        dns_names=tuple(args.dns),
+        ip_addresses=tuple(args.ip),
+        out=args.out,
+        valid_days=args.days,
+        renew_before=timedelta(days=args.renew_before_days),
+        kubeconfig=args.kubeconfig,
+    )
     if not options.dns_names and not options.ip_addresses:
-        options = BootstrapOptions(**{**options.__dict__, "dns_names": (
-            f"kuota-webhook-service.{args.namespace}.svc", f"kuota-webhook-service.{args.namespace}.svc.cluster.local")})
+        options = BootstrapOptions(
+            **{
+                **options.__dict__,
+                "dns_names": (
+                    f"kuota-webhook-service.{args.namespace}.svc",
+                    f"kuota-webhook-service.{args.namespace}.svc.cluster.local",
+                ),
+            }
+        )
     return asyncio.run(run(options, watch=args.watch, interval=args.interval))
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m certs", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m certs",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = parser.add_subparsers(dest="command", required=True)
-    generate = commands.add_parser("generate", help="write a CA and a serving certificate to a directory")
-    generate.add_argument("--dns", action="append", default=[], help="DNS subject alternative name (repeatable)")
-    generate.add_argument("--ip", action="append", default=[], help="IP subject alternative name (repeatable)")
-    generate.add_argument("--out", type=Path, required=True, help="directory for ca.crt, ca.key, tls.crt, tls.key")
-    generate.add_argument("--days", type=int, default=90, help="validity of the serving certificate (default: 90)")
-    generate.add_argument("--new-ca", action="store_true", help="make a new CA even if --out holds one")
+    generate = commands.add_parser(
+        "generate", help="write a CA and a serving certificate to a directory"
+    )
+    generate.add_argument(
+        "--dns", action="append", default=[], help="DNS subject alternative name (repeatable)"
+    )
+    generate.add_argument(
+        "--ip", action="append", default=[], help="IP subject alternative name (repeatable)"
+    )
+    generate.add_argument(
+        "--out", type=Path, required=True, help="directory for ca.crt, ca.key, tls.crt, tls.key"
+    )
+    generate.add_argument(
+        "--days", type=int, default=90, help="validity of the serving certificate (default: 90)"
+    )
+    generate.add_argument(
+        "--new-ca", action="store_true", help="make a new CA even if --out holds one"
+    )
     generate.set_defaults(run=cmd_generate)
-    boot = commands.add_parser("bootstrap", help="keep the certificates in a Secret and inject the CA bundle")
-    boot.add_argument("--namespace", default="kueue-system", help="namespace of the Secret (default: kueue-system)")
-    boot.add_argument("--secret", default="kuota-webhook-server-cert", help="Secret name (default: kuota-webhook-server-cert)")
-    boot.add_argument("--dns", action="append", default=[], help="DNS name (default: the webhook Service's names)")
+    boot = commands.add_parser(
+        "bootstrap", help="keep the certificates in a Secret and inject the CA bundle"
+    )
+    boot.add_argument(
+        "--namespace",
+        default="kueue-system",
+        help="namespace of the Secret (default: kueue-system)",
+    )
+    boot.add_argument(
+        "--secret",
+        default="kuota-webhook-server-cert",
+        help="Secret name (default: kuota-webhook-server-cert)",
+    )
+    boot.add_argument(
+        "--dns", action="append", default=[], help="DNS name (default: the webhook Service's names)"
+    )
     boot.add_argument("--ip", action="append", default=[], help="IP address (repeatable)")
-    boot.add_argument("--out", type=Path, help="also write the files here (the webhook's --cert-dir)")
-    boot.add_argument("--days", type=int, default=90, help="validity of a new serving certificate (default: 90)")
-    boot.add_argument("--renew-before-days", type=int, default=30, help="renew this long before expiry (default: 30)")
-    boot.add_argument("--kubeconfig", type=Path, help="kubeconfig (default: in-cluster service account)")
+    boot.add_argument(
+        "--out", type=Path, help="also write the files here (the webhook's --cert-dir)"
+    )
+    boot.add_argument(
+        "--days", type=int, default=90, help="validity of a new serving certificate (default: 90)"
+    )
+    boot.add_argument(
+        "--renew-before-days",
+        type=int,
+        default=30,
+        help="renew this long before expiry (default: 30)",
+    )
+    boot.add_argument(
+        "--kubeconfig", type=Path, help="kubeconfig (default: in-cluster service account)"
+    )
     boot.add_argument("--watch", action="store_true", help="keep running and renew before expiry")
-    boot.add_argument("--interval", type=float, default=3600.0, help="seconds between checks with --watch (default: 3600)")
+    boot.add_argument(
+        "--interval",
+        type=float,
+        default=3600.0,
+        help="seconds between checks with --watch (default: 3600)",
+    )
     boot.set_defaults(run=cmd_bootstrap)
     return parser
 

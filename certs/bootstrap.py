@@ -28,13 +28,13 @@ from datetime import timedelta
 from pathlib import Path
 
 from cryptography import x509
+from cryptography.hazmat.primitives import serialization
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from certs import files
 from certs.generate import KeyPair
 from certs.inject import ca_bundle, crd_conversion_patch, webhook_configuration_patch
-from cryptography.hazmat.primitives import serialization
 
 log = logging.getLogger("kuota.certs")
 MUTATING_NAME = "kuota-mutating-webhook-configuration"
@@ -65,11 +65,17 @@ def _pair(data: dict[str, str], cert_key: str, key_key: str) -> KeyPair | None:
 
 def _secret_data(certificates: files.WebhookCertificates) -> dict[str, str]:
     encode = lambda pem: base64.b64encode(pem).decode()  # noqa: E731
-    return {files.CA_CERT: encode(certificates.ca.cert_pem), files.CA_KEY: encode(certificates.ca.key_pem),
-            files.TLS_CERT: encode(certificates.serving.cert_pem), files.TLS_KEY: encode(certificates.serving.key_pem)}
+    return {
+        files.CA_CERT: encode(certificates.ca.cert_pem),
+        files.CA_KEY: encode(certificates.ca.key_pem),
+        files.TLS_CERT: encode(certificates.serving.cert_pem),
+        files.TLS_KEY: encode(certificates.serving.key_pem),
+    }
 
 
-async def ensure_secret(core: client.CoreV1Api, options: BootstrapOptions) -> files.WebhookCertificates:
+async def ensure_secret(
+    core: client.CoreV1Api, options: BootstrapOptions
+) -> files.WebhookCertificates:
     """The certificates of the Secret, renewed (and written back) when due."""
     try:
         secret = await core.read_namespaced_secret(options.secret, options.namespace)
@@ -82,20 +88,41 @@ async def ensure_secret(core: client.CoreV1Api, options: BootstrapOptions) -> fi
     serving = _pair(data, files.TLS_CERT, files.TLS_KEY)
     if ca is not None and files.needs_renewal(ca.cert_pem, before=options.renew_before * 2):
         ca = None  # the CA itself is close to expiry: rotate everything
-    if ca is not None and serving is not None and not files.needs_renewal(serving.cert_pem, before=options.renew_before):
+    if (
+        ca is not None
+        and serving is not None
+        and not files.needs_renewal(serving.cert_pem, before=options.renew_before)
+    ):
         return files.WebhookCertificates(ca=ca, serving=serving)
-    certificates = files.make(dns_names=options.dns_names, ip_addresses=options.ip_addresses, ca=ca,
-                              valid_days=options.valid_days)
-    body = client.V1Secret(metadata=client.V1ObjectMeta(name=options.secret, namespace=options.namespace,
-                                                        labels={"app.kubernetes.io/name": "kuota"}),
-                           type="kubernetes.io/tls", data=_secret_data(certificates))
+    certificates = files.make(
+        dns_names=options.dns_names,
+        ip_addresses=options.ip_addresses,
+        ca=ca,
+        valid_days=options.valid_days,
+    )
+    body = client.V1Secret(
+        metadata=client.V1ObjectMeta(
+            name=options.secret,
+            namespace=options.namespace,
+            labels={"app.kubernetes.io/name": "kuota"},
+        ),
+        type="kubernetes.io/tls",
+        data=_secret_data(certificates),
+    )
     if secret is None:
         await core.create_namespaced_secret(options.namespace, body)
     else:
         body.metadata.resource_version = secret.metadata.resource_version
         await core.replace_namespaced_secret(options.secret, options.namespace, body)
-    log.info("webhook certificate issued", extra={"context": {
-        "secret": f"{options.namespace}/{options.secret}", "expires": files.expires_at(certificates.serving.cert_pem).isoformat()}})
+    log.info(
+        "webhook certificate issued",
+        extra={
+            "context": {
+                "secret": f"{options.namespace}/{options.secret}",
+                "expires": files.expires_at(certificates.serving.cert_pem).isoformat(),
+            }
+        },
+    )
     return certificates
 
 
@@ -106,8 +133,16 @@ async def inject_everywhere(api: client.ApiClient, ca_pem: bytes) -> list[str]:
     extensions = client.ApiextensionsV1Api(api)
     changed: list[str] = []
     for name, read, patch in (
-        (MUTATING_NAME, admission.read_mutating_webhook_configuration, admission.patch_mutating_webhook_configuration),
-        (VALIDATING_NAME, admission.read_validating_webhook_configuration, admission.patch_validating_webhook_configuration),
+        (
+            MUTATING_NAME,
+            admission.read_mutating_webhook_configuration,
+            admission.patch_mutating_webhook_configuration,
+        ),
+        (
+            VALIDATING_NAME,
+            admission.read_validating_webhook_configuration,
+            admission.patch_validating_webhook_configuration,
+        ),
     ):
         try:
             current = api.sanitize_for_serialization(await read(name))
@@ -142,7 +177,9 @@ async def bootstrap_once(api: client.ApiClient, options: BootstrapOptions) -> li
 async def run(options: BootstrapOptions, *, watch: bool, interval: float) -> int:
     configuration = client.Configuration()
     if options.kubeconfig is not None:
-        await config.load_kube_config(config_file=str(options.kubeconfig), client_configuration=configuration)
+        await config.load_kube_config(
+            config_file=str(options.kubeconfig), client_configuration=configuration
+        )
     else:
         config.load_incluster_config(client_configuration=configuration)
     async with client.ApiClient(configuration=configuration) as api:

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Iterable
 
 from cryptography import x509
 
@@ -29,15 +29,27 @@ class WebhookCertificates:
     serving: KeyPair
 
 
-def make(*, dns_names: Iterable[str], ip_addresses: Iterable[str], ca: KeyPair | None = None,
-         valid_days: int = 90, common_name: str = "kuota-webhook") -> WebhookCertificates:
+def make(
+    *,
+    dns_names: Iterable[str],
+    ip_addresses: Iterable[str],
+    ca: KeyPair | None = None,
+    valid_days: int = 90,
+    common_name: str = "kuota-webhook",
+) -> WebhookCertificates:
     """A CA (new unless given) and a serving certificate for the given names."""
     dns, ips = list(dns_names), list(ip_addresses)
     if not dns and not ips:
         raise ValueError("a serving certificate needs at least one --dns name or --ip address")
     authority = ca or new_ca("kuota-webhook-ca", valid_for=timedelta(days=max(3650, valid_days)))
-    serving = issue(authority, common_name=dns[0] if dns else common_name, dns_names=dns, ip_addresses=ips,
-                    server=True, valid_for=timedelta(days=valid_days))
+    serving = issue(
+        authority,
+        common_name=dns[0] if dns else common_name,
+        dns_names=dns,
+        ip_addresses=ips,
+        server=True,
+        valid_for=timedelta(days=valid_days),
+    )
     return WebhookCertificates(ca=authority, serving=serving)
 
 
@@ -74,5 +86,5 @@ def expires_at(cert_pem: bytes) -> datetime:
 
 def needs_renewal(cert_pem: bytes, *, before: timedelta, now: datetime | None = None) -> bool:
     """Pure: whether a certificate expires within ``before`` (or already has)."""
-    moment = now or datetime.now(timezone.utc)
+    moment = now or datetime.now(UTC)
     return expires_at(cert_pem) - moment <= before

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Iterable
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -53,7 +53,7 @@ class KeyPair:
         write_private(key_path, self.key_pem)
 
     @classmethod
-    def load(cls, cert_path: Path, key_path: Path) -> "KeyPair":
+    def load(cls, cert_path: Path, key_path: Path) -> KeyPair:
         cert = x509.load_pem_x509_certificate(cert_path.read_bytes())
         key = serialization.load_pem_private_key(key_path.read_bytes(), password=None)
         if not isinstance(key, (ec.EllipticCurvePrivateKey, rsa.RSAPrivateKey)):
@@ -81,7 +81,7 @@ def _name(common_name: str, organizations: Iterable[str] = ()) -> x509.Name:
 def new_ca(common_name: str, *, valid_for: timedelta = timedelta(days=365)) -> KeyPair:
     """A self-signed CA that may sign leaves but not further CAs."""
     key = _new_key()
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     name = _name(common_name)
     cert = (
         x509.CertificateBuilder()
@@ -94,9 +94,15 @@ def new_ca(common_name: str, *, valid_for: timedelta = timedelta(days=365)) -> K
         .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
         .add_extension(
             x509.KeyUsage(
-                digital_signature=True, content_commitment=False, key_encipherment=False,
-                data_encipherment=False, key_agreement=False, key_cert_sign=True,
-                crl_sign=True, encipher_only=False, decipher_only=False,
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=True,
+                encipher_only=False,
+                decipher_only=False,
             ),
             critical=True,
         )
@@ -125,7 +131,7 @@ def issue(
     if not (server or client):
         raise ValueError("a leaf certificate must be for server use, client use, or both")
     key = _new_key()
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     usages = ([ExtendedKeyUsageOID.SERVER_AUTH] if server else []) + (
         [ExtendedKeyUsageOID.CLIENT_AUTH] if client else []
     )
@@ -140,9 +146,15 @@ def issue(
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
         .add_extension(
             x509.KeyUsage(
-                digital_signature=True, content_commitment=False, key_encipherment=False,
-                data_encipherment=False, key_agreement=False, key_cert_sign=False,
-                crl_sign=False, encipher_only=False, decipher_only=False,
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=False,
+                crl_sign=False,
+                encipher_only=False,
+                decipher_only=False,
             ),
             critical=True,
         )

@@ -20,7 +20,9 @@ def ca_bundle(ca_pem: bytes) -> str:
     return base64.b64encode(ca_pem).decode()
 
 
-def webhook_configuration_patch(configuration: Mapping[str, Any], bundle: str) -> dict[str, Any] | None:
+def webhook_configuration_patch(
+    configuration: Mapping[str, Any], bundle: str
+) -> dict[str, Any] | None:
     """Pure: a merge patch setting ``caBundle`` on every entry; None when all already carry it.
 
     ``webhooks`` is a plain list for merge patches, so the whole list is sent

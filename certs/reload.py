@@ -20,8 +20,8 @@ import logging
 import os
 import ssl
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 log = logging.getLogger("kuota.certs")
 Fingerprint = tuple[tuple[int, int, int], ...]
@@ -37,8 +37,14 @@ def server_context() -> ssl.SSLContext:
 class CertificateReloader:
     """Loads a certificate pair into one SSL context and reloads it when the files change."""
 
-    def __init__(self, cert_file: Path, key_file: Path, *, context: ssl.SSLContext | None = None,
-                 on_reload: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        cert_file: Path,
+        key_file: Path,
+        *,
+        context: ssl.SSLContext | None = None,
+        on_reload: Callable[[], None] | None = None,
+    ) -> None:
         self.cert_file = cert_file
         self.key_file = key_file
         self.context = context or server_context()
@@ -62,14 +68,18 @@ class CertificateReloader:
         try:
             self.context.load_cert_chain(str(self.cert_file), str(self.key_file))
         except (ssl.SSLError, OSError, ValueError) as failed:
-            log.warning("certificate pair not loaded; keeping the previous one",
-                        extra={"context": {"cert": str(self.cert_file), "error": str(failed)}})
+            log.warning(
+                "certificate pair not loaded; keeping the previous one",
+                extra={"context": {"cert": str(self.cert_file), "error": str(failed)}},
+            )
             return False
         first = not self.loaded
         self._seen, self.loaded = fingerprint, True
         if not first:
             self.reloads += 1
-            log.info("serving certificate reloaded", extra={"context": {"cert": str(self.cert_file)}})
+            log.info(
+                "serving certificate reloaded", extra={"context": {"cert": str(self.cert_file)}}
+            )
             if self._on_reload:
                 self._on_reload()
         return True

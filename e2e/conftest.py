@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import tempfile
 import uuid
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import AsyncIterator, Iterator
 
 import pytest
 from kubernetes_asyncio import client, config
 
+from .cluster.pki import ClusterPki
 from .cluster.tools import ToolPaths
 from .fixtures import ClusterHandle, SessionCluster
-from .cluster.pki import ClusterPki
 from .kuota_install import KuotaWebhook, install_kuota, uninstall_kuota
 from .kuota_scheduler import SchedulerFleet, SchedulerReplica, start_schedulers
 
@@ -37,7 +37,9 @@ def kuota(cluster: ClusterHandle) -> Iterator[KuotaWebhook]:
     webhook last) before the cluster stops.
     """
     if not cluster.local:
-        pytest.skip("the webhook runs on this machine's 127.0.0.1; an external API server cannot call it")
+        pytest.skip(
+            "the webhook runs on this machine's 127.0.0.1; an external API server cannot call it"
+        )
     kubectl_binary = ToolPaths.resolve(build_if_missing=False).binary("kubectl")
     workdir = cluster.workdir or Path(tempfile.mkdtemp(prefix="kuota-webhook-"))
     webhook = install_kuota(kubectl_binary, cluster.kubeconfig, workdir)
@@ -50,8 +52,14 @@ def scheduler_fleet(cluster: ClusterHandle, kuota: KuotaWebhook) -> Iterator[Sch
     """kuota-scheduler replicas for the rest of the session, after the webhook (complete kuota)."""
     assert cluster.workdir is not None and cluster.info is not None
     kubectl_binary = ToolPaths.resolve(build_if_missing=False).binary("kubectl")
-    (replica,) = start_schedulers(kubectl_binary, cluster.kubeconfig, ClusterPki(cluster.workdir / "pki"),
-                                  cluster.info.server, cluster.workdir, replicas=1)
+    (replica,) = start_schedulers(
+        kubectl_binary,
+        cluster.kubeconfig,
+        ClusterPki(cluster.workdir / "pki"),
+        cluster.info.server,
+        cluster.workdir,
+        replicas=1,
+    )
     fleet = SchedulerFleet(cluster.workdir / "kuota-scheduler.kubeconfig", cluster.workdir, replica)
     yield fleet
     fleet.stop()
@@ -67,7 +75,9 @@ def kuota_scheduler(scheduler_fleet: SchedulerFleet) -> SchedulerReplica:
 @pytest.fixture
 async def api(cluster: ClusterHandle) -> AsyncIterator[client.ApiClient]:
     configuration = client.Configuration()
-    await config.load_kube_config(config_file=str(cluster.kubeconfig), client_configuration=configuration)
+    await config.load_kube_config(
+        config_file=str(cluster.kubeconfig), client_configuration=configuration
+    )
     async with client.ApiClient(configuration=configuration) as api_client:
         yield api_client
 

@@ -40,8 +40,13 @@ def say(text: str = "") -> None:
 
 def kubectl(kubeconfig: str, *args: str) -> str:
     binary = ToolPaths.resolve(build_if_missing=False).binary("kubectl")
-    result = subprocess.run([str(binary), *args], capture_output=True, text=True, timeout=60,
-                            env={**os.environ, "KUBECONFIG": kubeconfig})
+    result = subprocess.run(
+        [str(binary), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "KUBECONFIG": kubeconfig},
+    )
     if result.returncode != 0:
         raise RuntimeError(f"kubectl {' '.join(args)} failed: {result.stderr.strip()}")
     return result.stdout
@@ -49,8 +54,13 @@ def kubectl(kubeconfig: str, *args: str) -> str:
 
 def kuota(kubeconfig: str, *args: str, show: bool = True) -> str:
     """Run the ``kuota`` command as a user would, and print it with its output."""
-    result = subprocess.run([sys.executable, "-m", "scheduler.cli.main", *args, "--kubeconfig", kubeconfig],
-                            capture_output=True, text=True, timeout=60, cwd=REPO_ROOT)
+    result = subprocess.run(
+        [sys.executable, "-m", "scheduler.cli.main", *args, "--kubeconfig", kubeconfig],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO_ROOT,
+    )
     if show:
         say(f"$ kuota {' '.join(args)}")
         say(result.stdout.rstrip() or result.stderr.rstrip())
@@ -60,10 +70,14 @@ def kuota(kubeconfig: str, *args: str, show: bool = True) -> str:
 
 def workload_states(kubeconfig: str) -> dict[str, str]:
     """Workload name -> Pending / Admitted / Finished, from the cluster."""
-    listed = json.loads(kubectl(kubeconfig, "get", "workloads.kueue.x-k8s.io", "-n", NAMESPACE, "-o", "json"))
+    listed = json.loads(
+        kubectl(kubeconfig, "get", "workloads.kueue.x-k8s.io", "-n", NAMESPACE, "-o", "json")
+    )
     states = {}
     for item in listed["items"]:
-        conditions = {c["type"]: c["status"] for c in (item.get("status") or {}).get("conditions") or []}
+        conditions = {
+            c["type"]: c["status"] for c in (item.get("status") or {}).get("conditions") or []
+        }
         if conditions.get("Finished") == "True":
             states[item["metadata"]["name"]] = "Finished"
         elif conditions.get("Admitted") == "True":
@@ -75,12 +89,25 @@ def workload_states(kubeconfig: str) -> dict[str, str]:
 
 def waiting_job(kubeconfig: str, submitted: set[str]) -> str | None:
     """One of our Jobs whose Workload has a pending explanation, if any."""
-    listed = json.loads(kubectl(kubeconfig, "get", "workloads.kueue.x-k8s.io", "-n", NAMESPACE, "-o", "json"))
+    listed = json.loads(
+        kubectl(kubeconfig, "get", "workloads.kueue.x-k8s.io", "-n", NAMESPACE, "-o", "json")
+    )
     for item in listed["items"]:
         owner = next(iter(item["metadata"].get("ownerReferences") or []), {}).get("name")
-        reserved = next((c for c in (item.get("status") or {}).get("conditions") or []
-                         if c["type"] == "QuotaReserved"), None)
-        if owner in submitted and reserved and reserved["status"] == "False" and "more needed" in reserved["message"]:
+        reserved = next(
+            (
+                c
+                for c in (item.get("status") or {}).get("conditions") or []
+                if c["type"] == "QuotaReserved"
+            ),
+            None,
+        )
+        if (
+            owner in submitted
+            and reserved
+            and reserved["status"] == "False"
+            and "more needed" in reserved["message"]
+        ):
             return str(owner)
     return None
 
@@ -91,10 +118,14 @@ def show_running_pods(kubeconfig: str) -> bool:
     running = [pod for pod in pods if (pod.get("status") or {}).get("phase") == "Running"]
     if not running:
         return False
-    say("$ kubectl get pods -n team-ml  (running ones: the admitted flavor's nodeSelector put them there)")
+    say(
+        "$ kubectl get pods -n team-ml  (running ones: the admitted flavor's nodeSelector put them there)"
+    )
     for pod in sorted(running, key=lambda item: item["metadata"]["name"]):
         selector = (pod["spec"].get("nodeSelector") or {}).get("instance-type", "-")
-        say(f"{pod['metadata']['name']:<28} instance-type={selector:<9} node {pod['spec'].get('nodeName')}")
+        say(
+            f"{pod['metadata']['name']:<28} instance-type={selector:<9} node {pod['spec'].get('nodeName')}"
+        )
     say()
     return True
 
@@ -102,13 +133,18 @@ def show_running_pods(kubeconfig: str) -> bool:
 def run(timeout: float, interval: float, name: str) -> int:
     state = read_state(state_dir(name))
     if state is None or not state.get("kubeconfig"):
-        print(f"cluster {name!r} is not running; start it with: python -m e2e.cluster up --kuota", file=sys.stderr)
+        print(
+            f"cluster {name!r} is not running; start it with: python -m e2e.cluster up --kuota",
+            file=sys.stderr,
+        )
         return 1
     kubeconfig = str(state["kubeconfig"])
     say("== The queues of the seed example (e2e/demo/queues.yaml)")
     say(kubectl(kubeconfig, "apply", "-f", str(DEMO_DIR / "queues.yaml")).rstrip())
     say()
-    say("== Six Jobs, as a user writes them (e2e/demo/jobs.yaml): 2 CPUs each, on-demand quota 4, spot quota 4")
+    say(
+        "== Six Jobs, as a user writes them (e2e/demo/jobs.yaml): 2 CPUs each, on-demand quota 4, spot quota 4"
+    )
     created = kubectl(kubeconfig, "create", "-f", str(DEMO_DIR / "jobs.yaml"), "-o", "name")
     submitted = {line.split("/", 1)[1] for line in created.split()}
     say("\n".join(f"job.batch/{job} created" for job in sorted(submitted)))
@@ -128,20 +164,33 @@ def run(timeout: float, interval: float, name: str) -> int:
         states = workload_states(kubeconfig)
         if not pods_shown:
             pods_shown = show_running_pods(kubeconfig)
-        if states and all(value == "Finished" for value in states.values()) and len(states) >= len(submitted):
-            say("Every Job was admitted to a flavor, ran on its nodes and finished; the quota is free again.")
+        if (
+            states
+            and all(value == "Finished" for value in states.values())
+            and len(states) >= len(submitted)
+        ):
+            say(
+                "Every Job was admitted to a flavor, ran on its nodes and finished; the quota is free again."
+            )
             return 0
         if time.monotonic() + interval > deadline:
-            say(f"The demo stops watching after {timeout:.0f} s; the Jobs carry on (kuota status shows them).")
+            say(
+                f"The demo stops watching after {timeout:.0f} s; the Jobs carry on (kuota status shows them)."
+            )
             return 0
         time.sleep(interval)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m e2e.demo", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m e2e.demo",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--name", default="kuota", help="cluster name (default: kuota)")
-    parser.add_argument("--timeout", type=float, default=90, help="stop watching after this many seconds (90)")
+    parser.add_argument(
+        "--timeout", type=float, default=90, help="stop watching after this many seconds (90)"
+    )
     parser.add_argument("--interval", type=float, default=10, help="seconds between reports (10)")
     args = parser.parse_args(argv)
     try:

@@ -55,7 +55,9 @@ class SessionCluster:
         self._plane = ControlPlane("kuota-e2e", tools=ToolPaths.resolve(), workdir=workdir)
         atexit.register(self.release)
         info = self._plane.start()
-        self.handle = ClusterHandle(kubeconfig=info.kubeconfig, local=True, workdir=workdir, info=info)
+        self.handle = ClusterHandle(
+            kubeconfig=info.kubeconfig, local=True, workdir=workdir, info=info
+        )
         return self.handle
 
     def release(self) -> None:
@@ -65,6 +67,8 @@ class SessionCluster:
         keep = os.environ.get("KUOTA_E2E_KEEP") == "1"
         plane.stop()
         if keep:
-            print(f"\n[kuota-e2e] kept {plane.workdir}; KUBECONFIG={plane.workdir / 'admin.kubeconfig'}")
+            print(
+                f"\n[kuota-e2e] kept {plane.workdir}; KUBECONFIG={plane.workdir / 'admin.kubeconfig'}"
+            )
         else:
             shutil.rmtree(plane.workdir, ignore_errors=True)

@@ -34,19 +34,36 @@ import yaml
 from certs import files as cert_files
 from e2e.cluster.processes import ProcessRecord, clean_env, is_alive, log_tail, spawn, stop
 from scheduler.api.crds import CONVERSION_PATH, load_crds, with_conversion_webhook
-from webhook.configurations import MUTATING_NAME, VALIDATING_NAME, mutating_configuration, validating_configuration
+from webhook.configurations import (
+    MUTATING_NAME,
+    VALIDATING_NAME,
+    mutating_configuration,
+    validating_configuration,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 KUOTA_NAMESPACE = "kueue-system"
 
 
-def kubectl(kubectl_binary: Path, kubeconfig: Path, *args: str, stdin: str | None = None,
-            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def kubectl(
+    kubectl_binary: Path,
+    kubeconfig: Path,
+    *args: str,
+    stdin: str | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
     """Run kubectl against ``kubeconfig``; raise with its output when it fails."""
-    done = subprocess.run([str(kubectl_binary), "--kubeconfig", str(kubeconfig), *args], input=stdin,
-                          capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(
+        [str(kubectl_binary), "--kubeconfig", str(kubeconfig), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     if done.returncode != 0:
-        raise RuntimeError(f"kubectl {' '.join(args)} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+        raise RuntimeError(
+            f"kubectl {' '.join(args)} failed ({done.returncode}):\n{done.stdout}{done.stderr}"
+        )
     return done
 
 
@@ -56,11 +73,25 @@ def install_crds(kubectl_binary: Path, kubeconfig: Path) -> list[str]:
     with tempfile.NamedTemporaryFile("w", suffix=".yaml") as manifest:
         yaml.safe_dump_all(crds, manifest)
         manifest.flush()
-        kubectl(kubectl_binary, kubeconfig, "apply", "--server-side", "--force-conflicts",
-                "--field-manager=kuota-e2e", "-f", manifest.name)
+        kubectl(
+            kubectl_binary,
+            kubeconfig,
+            "apply",
+            "--server-side",
+            "--force-conflicts",
+            "--field-manager=kuota-e2e",
+            "-f",
+            manifest.name,
+        )
     names = [crd["metadata"]["name"] for crd in crds]
-    kubectl(kubectl_binary, kubeconfig, "wait", "--for=condition=Established", "--timeout=60s",
-            *[f"crd/{name}" for name in names])
+    kubectl(
+        kubectl_binary,
+        kubeconfig,
+        "wait",
+        "--for=condition=Established",
+        "--timeout=60s",
+        *[f"crd/{name}" for name in names],
+    )
     return names
 
 
@@ -109,22 +140,48 @@ class KuotaWebhook:
     def restart(self) -> None:
         """Start the process again on the same port with the same certificates."""
         self.stop()
-        self.process, self.record = _spawn_webhook(self.workdir, self.cert_dir, self.port, self.kubeconfig,
-                                                   die_with_parent=self.die_with_parent)
+        self.process, self.record = _spawn_webhook(
+            self.workdir,
+            self.cert_dir,
+            self.port,
+            self.kubeconfig,
+            die_with_parent=self.die_with_parent,
+        )
         wait_ready(self)
 
 
 def _webhook_argv(cert_dir: Path, port: int, kubeconfig: Path) -> list[str]:
-    return [sys.executable, "-m", "webhook.server", "--host", "127.0.0.1", "--port", str(port),
-            "--cert-dir", str(cert_dir), "--kubeconfig", str(kubeconfig),
-            "--kuota-namespace", KUOTA_NAMESPACE, "--shutdown-grace", "3"]
+    return [
+        sys.executable,
+        "-m",
+        "webhook.server",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--cert-dir",
+        str(cert_dir),
+        "--kubeconfig",
+        str(kubeconfig),
+        "--kuota-namespace",
+        KUOTA_NAMESPACE,
+        "--shutdown-grace",
+        "3",
+    ]
 
 
-def _spawn_webhook(workdir: Path, cert_dir: Path, port: int, kubeconfig: Path, *,
-                   die_with_parent: bool) -> tuple[subprocess.Popen[bytes], ProcessRecord]:
+def _spawn_webhook(
+    workdir: Path, cert_dir: Path, port: int, kubeconfig: Path, *, die_with_parent: bool
+) -> tuple[subprocess.Popen[bytes], ProcessRecord]:
     env = clean_env(workdir)
     env["PYTHONPATH"] = str(REPO_ROOT)
-    return spawn(WEBHOOK_PROCESS, _webhook_argv(cert_dir, port, kubeconfig), workdir=workdir, env=env, die_with_parent=die_with_parent)
+    return spawn(
+        WEBHOOK_PROCESS,
+        _webhook_argv(cert_dir, port, kubeconfig),
+        workdir=workdir,
+        env=env,
+        die_with_parent=die_with_parent,
+    )
 
 
 def wait_ready(webhook: KuotaWebhook, timeout: float = 30) -> None:
@@ -132,15 +189,21 @@ def wait_ready(webhook: KuotaWebhook, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if webhook.process is not None and webhook.process.poll() is not None:
-            raise RuntimeError(f"kuota-webhook exited ({webhook.process.returncode}):\n{log_tail(webhook.record.log)}")
+            raise RuntimeError(
+                f"kuota-webhook exited ({webhook.process.returncode}):\n{log_tail(webhook.record.log)}"
+            )
         try:
-            with urllib.request.urlopen(f"{webhook.base_url}/readyz", context=context, timeout=2) as reply:
+            with urllib.request.urlopen(
+                f"{webhook.base_url}/readyz", context=context, timeout=2
+            ) as reply:
                 if reply.status == 200:
                     return
         except (OSError, urllib.error.URLError):
             pass
         time.sleep(0.2)
-    raise RuntimeError(f"kuota-webhook not ready within {timeout:.0f}s:\n{log_tail(webhook.record.log)}")
+    raise RuntimeError(
+        f"kuota-webhook not ready within {timeout:.0f}s:\n{log_tail(webhook.record.log)}"
+    )
 
 
 def start_webhook(workdir: Path, kubeconfig: Path, *, die_with_parent: bool = True) -> KuotaWebhook:
@@ -149,9 +212,18 @@ def start_webhook(workdir: Path, kubeconfig: Path, *, die_with_parent: bool = Tr
     certificates = cert_files.make(dns_names=["localhost"], ip_addresses=["127.0.0.1"])
     cert_files.write(cert_dir, certificates)
     port = _free_port()
-    process, record = _spawn_webhook(workdir, cert_dir, port, kubeconfig, die_with_parent=die_with_parent)
-    webhook = KuotaWebhook(port=port, cert_dir=cert_dir, workdir=workdir, kubeconfig=kubeconfig, record=record,
-                           process=process, die_with_parent=die_with_parent)
+    process, record = _spawn_webhook(
+        workdir, cert_dir, port, kubeconfig, die_with_parent=die_with_parent
+    )
+    webhook = KuotaWebhook(
+        port=port,
+        cert_dir=cert_dir,
+        workdir=workdir,
+        kubeconfig=kubeconfig,
+        record=record,
+        process=process,
+        die_with_parent=die_with_parent,
+    )
     wait_ready(webhook)
     return webhook
 
@@ -165,14 +237,20 @@ def _free_port() -> int:
 def kuota_manifests(base_url: str, ca_bundle: str) -> list[dict[str, Any]]:
     """The CRDs (converted by the webhook) and both webhook configurations, all by URL."""
     client_config = {"url": base_url, "caBundle": ca_bundle}
-    crds = [with_conversion_webhook(crd, url=f"{base_url}{CONVERSION_PATH}", ca_bundle=ca_bundle) for crd in load_crds()]
-    return [*crds,
-            mutating_configuration(client_config, kuota_namespace=KUOTA_NAMESPACE),
-            validating_configuration(client_config, kuota_namespace=KUOTA_NAMESPACE)]
+    crds = [
+        with_conversion_webhook(crd, url=f"{base_url}{CONVERSION_PATH}", ca_bundle=ca_bundle)
+        for crd in load_crds()
+    ]
+    return [
+        *crds,
+        mutating_configuration(client_config, kuota_namespace=KUOTA_NAMESPACE),
+        validating_configuration(client_config, kuota_namespace=KUOTA_NAMESPACE),
+    ]
 
 
-def install_kuota(kubectl_binary: Path, kubeconfig: Path, workdir: Path, *,
-                  die_with_parent: bool = True) -> KuotaWebhook:
+def install_kuota(
+    kubectl_binary: Path, kubeconfig: Path, workdir: Path, *, die_with_parent: bool = True
+) -> KuotaWebhook:
     """What a user's installation amounts to: CRDs, the webhook running, registrations by URL.
 
     Waits until the API server actually calls the webhook (a server-side
@@ -185,11 +263,29 @@ def install_kuota(kubectl_binary: Path, kubeconfig: Path, workdir: Path, *,
         with tempfile.NamedTemporaryFile("w", suffix=".yaml") as manifest:
             yaml.safe_dump_all(manifests, manifest)
             manifest.flush()
-            kubectl(kubectl_binary, kubeconfig, "apply", "--server-side", "--force-conflicts",
-                    "--field-manager=kuota-e2e", "-f", manifest.name)
-        names = [item["metadata"]["name"] for item in manifests if item["kind"] == "CustomResourceDefinition"]
-        kubectl(kubectl_binary, kubeconfig, "wait", "--for=condition=Established", "--timeout=60s",
-                *[f"crd/{name}" for name in names])
+            kubectl(
+                kubectl_binary,
+                kubeconfig,
+                "apply",
+                "--server-side",
+                "--force-conflicts",
+                "--field-manager=kuota-e2e",
+                "-f",
+                manifest.name,
+            )
+        names = [
+            item["metadata"]["name"]
+            for item in manifests
+            if item["kind"] == "CustomResourceDefinition"
+        ]
+        kubectl(
+            kubectl_binary,
+            kubeconfig,
+            "wait",
+            "--for=condition=Established",
+            "--timeout=60s",
+            *[f"crd/{name}" for name in names],
+        )
         _wait_until_called(kubectl_binary, kubeconfig)
     except BaseException:
         webhook.stop()
@@ -198,10 +294,18 @@ def install_kuota(kubectl_binary: Path, kubeconfig: Path, workdir: Path, *,
 
 
 _PROBE_JOB = {
-    "apiVersion": "batch/v1", "kind": "Job",
-    "metadata": {"name": "kuota-webhook-probe", "namespace": "default",
-                 "labels": {"kueue.x-k8s.io/queue-name": "probe"}},
-    "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}},
+    "apiVersion": "batch/v1",
+    "kind": "Job",
+    "metadata": {
+        "name": "kuota-webhook-probe",
+        "namespace": "default",
+        "labels": {"kueue.x-k8s.io/queue-name": "probe"},
+    },
+    "spec": {
+        "template": {
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}
+        }
+    },
 }
 
 
@@ -210,8 +314,17 @@ def _wait_until_called(kubectl_binary: Path, kubeconfig: Path, timeout: float = 
     last = ""
     while time.monotonic() < deadline:
         try:
-            done = kubectl(kubectl_binary, kubeconfig, "create", "--dry-run=server", "-o", "json", "-f", "-",
-                           stdin=json.dumps(_PROBE_JOB))
+            done = kubectl(
+                kubectl_binary,
+                kubeconfig,
+                "create",
+                "--dry-run=server",
+                "-o",
+                "json",
+                "-f",
+                "-",
+                stdin=json.dumps(_PROBE_JOB),
+            )
             if json.loads(done.stdout).get("spec", {}).get("suspend") is True:
                 return
             last = "dry-run Job not suspended yet"
@@ -223,12 +336,33 @@ def _wait_until_called(kubectl_binary: Path, kubeconfig: Path, timeout: float = 
 
 def uninstall_kuota(kubectl_binary: Path, kubeconfig: Path, webhook: KuotaWebhook | None) -> None:
     """The safe order: registrations gone and CRD conversion off first, then the webhook stops."""
-    kubectl(kubectl_binary, kubeconfig, "delete", "--ignore-not-found", "mutatingwebhookconfiguration",
-            MUTATING_NAME, "validatingwebhookconfiguration", VALIDATING_NAME)
+    kubectl(
+        kubectl_binary,
+        kubeconfig,
+        "delete",
+        "--ignore-not-found",
+        "mutatingwebhookconfiguration",
+        MUTATING_NAME,
+        "validatingwebhookconfiguration",
+        VALIDATING_NAME,
+    )
     patch = json.dumps({"spec": {"conversion": {"strategy": "None", "webhook": None}}})
     for crd in load_crds():
-        subprocess.run([str(kubectl_binary), "--kubeconfig", str(kubeconfig), "patch", "crd",
-                        crd["metadata"]["name"], "--type=merge", "-p", patch],
-                       capture_output=True, text=True, timeout=60)
+        subprocess.run(
+            [
+                str(kubectl_binary),
+                "--kubeconfig",
+                str(kubeconfig),
+                "patch",
+                "crd",
+                crd["metadata"]["name"],
+                "--type=merge",
+                "-p",
+                patch,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     if webhook is not None:
         webhook.stop()

@@ -42,20 +42,45 @@ def _free_port() -> int:
 
 def scheduler_kubeconfig(pki: ClusterPki, server: str, path: Path) -> Path:
     """A kubeconfig that authenticates as the scheduler's ServiceAccount user."""
-    identity: KeyPair = issue(pki.ca(), common_name=SCHEDULER_USER,
-                              organizations=("system:serviceaccounts", f"system:serviceaccounts:{KUOTA_NAMESPACE}",
-                                             "system:masters"),
-                              client=True)
+    identity: KeyPair = issue(
+        pki.ca(),
+        common_name=SCHEDULER_USER,
+        organizations=(
+            "system:serviceaccounts",
+            f"system:serviceaccounts:{KUOTA_NAMESPACE}",
+            "system:masters",
+        ),
+        client=True,
+    )
+
     def b64(data: bytes) -> str:
         return base64.b64encode(data).decode()
 
     config = {
-        "apiVersion": "v1", "kind": "Config", "current-context": "kuota-scheduler",
-        "clusters": [{"name": "local", "cluster": {"server": server,
-                                                   "certificate-authority-data": b64(pki.ca_cert.read_bytes())}}],
-        "users": [{"name": "kuota-scheduler", "user": {"client-certificate-data": b64(identity.cert_pem),
-                                                       "client-key-data": b64(identity.key_pem)}}],
-        "contexts": [{"name": "kuota-scheduler", "context": {"cluster": "local", "user": "kuota-scheduler"}}],
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "kuota-scheduler",
+        "clusters": [
+            {
+                "name": "local",
+                "cluster": {
+                    "server": server,
+                    "certificate-authority-data": b64(pki.ca_cert.read_bytes()),
+                },
+            }
+        ],
+        "users": [
+            {
+                "name": "kuota-scheduler",
+                "user": {
+                    "client-certificate-data": b64(identity.cert_pem),
+                    "client-key-data": b64(identity.key_pem),
+                },
+            }
+        ],
+        "contexts": [
+            {"name": "kuota-scheduler", "context": {"cluster": "local", "user": "kuota-scheduler"}}
+        ],
     }
     path.write_text(yaml.safe_dump(config))
     path.chmod(0o600)
@@ -87,7 +112,9 @@ class SchedulerReplica:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process is not None and self.process.poll() is not None:
-                raise RuntimeError(f"{self.identity} exited ({self.process.returncode}):\n{self.tail()}")
+                raise RuntimeError(
+                    f"{self.identity} exited ({self.process.returncode}):\n{self.tail()}"
+                )
             if self.endpoint("/readyz")[0] == 200:
                 return
             time.sleep(0.2)
@@ -106,25 +133,63 @@ class SchedulerReplica:
         stop(self.record, reap=self.process.poll if self.process else None)
 
 
-def start_replica(workdir: Path, kubeconfig: Path, identity: str, *, die_with_parent: bool = True) -> SchedulerReplica:
+def start_replica(
+    workdir: Path, kubeconfig: Path, identity: str, *, die_with_parent: bool = True
+) -> SchedulerReplica:
     port = _free_port()
     env = clean_env(workdir)
     env["PYTHONPATH"] = str(REPO_ROOT)
-    argv = [sys.executable, "-m", "scheduler.service.app", "--kubeconfig", str(kubeconfig), "--identity", identity,
-            "--lease-namespace", KUOTA_NAMESPACE, "--metrics-bind-address", f"127.0.0.1:{port}", *LEASE_TIMINGS]
-    process, record = spawn(identity, argv, workdir=workdir, env=env, die_with_parent=die_with_parent)
+    argv = [
+        sys.executable,
+        "-m",
+        "scheduler.service.app",
+        "--kubeconfig",
+        str(kubeconfig),
+        "--identity",
+        identity,
+        "--lease-namespace",
+        KUOTA_NAMESPACE,
+        "--metrics-bind-address",
+        f"127.0.0.1:{port}",
+        *LEASE_TIMINGS,
+    ]
+    process, record = spawn(
+        identity, argv, workdir=workdir, env=env, die_with_parent=die_with_parent
+    )
     return SchedulerReplica(identity=identity, port=port, record=record, process=process)
 
 
-def start_schedulers(kubectl_binary: Path, admin_kubeconfig: Path, pki: ClusterPki, server: str, workdir: Path, *,
-                     replicas: int = 1, die_with_parent: bool = True) -> list[SchedulerReplica]:
+def start_schedulers(
+    kubectl_binary: Path,
+    admin_kubeconfig: Path,
+    pki: ClusterPki,
+    server: str,
+    workdir: Path,
+    *,
+    replicas: int = 1,
+    die_with_parent: bool = True,
+) -> list[SchedulerReplica]:
     """Start ``replicas`` schedulers and wait until each has listed everything."""
-    subprocess.run([str(kubectl_binary), "--kubeconfig", str(admin_kubeconfig), "create", "namespace",
-                    KUOTA_NAMESPACE], capture_output=True, timeout=60)
+    subprocess.run(
+        [
+            str(kubectl_binary),
+            "--kubeconfig",
+            str(admin_kubeconfig),
+            "create",
+            "namespace",
+            KUOTA_NAMESPACE,
+        ],
+        capture_output=True,
+        timeout=60,
+    )
     kubectl(kubectl_binary, admin_kubeconfig, "get", "namespace", KUOTA_NAMESPACE)
     kubeconfig = scheduler_kubeconfig(pki, server, workdir / "kuota-scheduler.kubeconfig")
-    started = [start_replica(workdir, kubeconfig, f"kuota-scheduler-{index}", die_with_parent=die_with_parent)
-               for index in range(replicas)]
+    started = [
+        start_replica(
+            workdir, kubeconfig, f"kuota-scheduler-{index}", die_with_parent=die_with_parent
+        )
+        for index in range(replicas)
+    ]
     try:
         for replica in started:
             replica.wait_ready()
@@ -144,7 +209,9 @@ class SchedulerFleet:
         self.replicas = [first]
 
     def add(self) -> SchedulerReplica:
-        replica = start_replica(self.workdir, self.kubeconfig, f"kuota-scheduler-{len(self.replicas)}")
+        replica = start_replica(
+            self.workdir, self.kubeconfig, f"kuota-scheduler-{len(self.replicas)}"
+        )
         self.replicas.append(replica)
         replica.wait_ready()
         return replica

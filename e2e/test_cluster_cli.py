@@ -23,8 +23,14 @@ ROOT = Path(__file__).resolve().parents[1]
 def run_cli(*args: str, state_root: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "KUOTA_CLUSTER_DIR": str(state_root)}
     env.pop("KUBECONFIG", None)
-    return subprocess.run([sys.executable, "-m", "e2e.cluster", "--name", "cli-test", *args],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    return subprocess.run(
+        [sys.executable, "-m", "e2e.cluster", "--name", "cli-test", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
 
 
 def test_up_status_env_down(tmp_path: Path) -> None:
@@ -36,8 +42,13 @@ def test_up_status_env_down(tmp_path: Path) -> None:
         state = read_state(workdir)
         assert state is not None
         records = recorded_processes(state)
-        assert {r.name for r in records} == {"etcd", "kube-apiserver", "kube-controller-manager",
-                                             "kube-scheduler", "kwok"}
+        assert {r.name for r in records} == {
+            "etcd",
+            "kube-apiserver",
+            "kube-controller-manager",
+            "kube-scheduler",
+            "kwok",
+        }
         assert all(is_alive(r) for r in records), "up leaves every component running after it exits"
 
         status = run_cli("status", state_root=tmp_path)
@@ -47,8 +58,20 @@ def test_up_status_env_down(tmp_path: Path) -> None:
         assert env_line == f"export KUBECONFIG={workdir / 'admin.kubeconfig'}"
 
         nodes = subprocess.run(
-            [str(tools.binary("kubectl")), "--kubeconfig", str(workdir / "admin.kubeconfig"),
-             "get", "nodes", "-o", "json"], capture_output=True, text=True, timeout=60, check=True)
+            [
+                str(tools.binary("kubectl")),
+                "--kubeconfig",
+                str(workdir / "admin.kubeconfig"),
+                "get",
+                "nodes",
+                "-o",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
         items = json.loads(nodes.stdout)["items"]
         labels = [item["metadata"]["labels"].get("instance-type") for item in items]
         assert labels.count("spot") == 2 and labels.count("ondemand") == 2
@@ -63,7 +86,14 @@ def test_up_status_env_down(tmp_path: Path) -> None:
 
 
 def test_build_with_a_warm_cache_rebuilds_nothing() -> None:
-    done = subprocess.run([sys.executable, "-m", "e2e.cluster", "build"], cwd=ROOT,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "e2e.cluster", "build"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
-    assert "cache hit" in done.stderr and "go build" not in done.stderr and "go mod" not in done.stderr
+    assert (
+        "cache hit" in done.stderr and "go build" not in done.stderr and "go mod" not in done.stderr
+    )

@@ -31,8 +31,13 @@ def spot_job(name: str) -> dict[str, Any]:
                     "restartPolicy": "Never",
                     "nodeSelector": {"instance-type": "spot"},
                     "tolerations": [SPOT_TOLERATION],
-                    "containers": [{"name": "main", "image": "busybox",
-                                    "resources": {"requests": {"cpu": "1"}}}],
+                    "containers": [
+                        {
+                            "name": "main",
+                            "image": "busybox",
+                            "resources": {"requests": {"cpu": "1"}},
+                        }
+                    ],
                 },
             },
         },
@@ -48,8 +53,10 @@ async def test_job_runs_to_completion_on_spot_nodes(api: client.ApiClient, names
         return list(listed.items)
 
     running = await eventually(
-        pods, lambda items: len(items) == 2 and all(p.spec.node_name for p in items),
-        timeout=60, what="2 pods bound to nodes",
+        pods,
+        lambda items: len(items) == 2 and all(p.spec.node_name for p in items),
+        timeout=60,
+        what="2 pods bound to nodes",
     )
     assert all(pod.spec.node_name.startswith("kwok-spot-") for pod in running), [
         pod.spec.node_name for pod in running
@@ -59,8 +66,12 @@ async def test_job_runs_to_completion_on_spot_nodes(api: client.ApiClient, names
         return await batch.read_namespaced_job("spot-job", namespace)
 
     done = await eventually(
-        job, lambda j: any(c.type == "Complete" and c.status == "True" for c in (j.status.conditions or [])),
-        timeout=90, what="Job condition Complete",
+        job,
+        lambda j: any(
+            c.type == "Complete" and c.status == "True" for c in (j.status.conditions or [])
+        ),
+        timeout=90,
+        what="Job condition Complete",
     )
     assert done.status.succeeded == 2
 
@@ -73,20 +84,28 @@ WIDGET_CRD = {
         "group": "e2e.kuota.test",
         "scope": "Namespaced",
         "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-        "versions": [{
-            "name": "v1",
-            "served": True,
-            "storage": True,
-            "schema": {"openAPIV3Schema": {
-                "type": "object",
-                "properties": {"spec": {"type": "object", "properties": {"size": {"type": "integer"}}}},
-            }},
-        }],
+        "versions": [
+            {
+                "name": "v1",
+                "served": True,
+                "storage": True,
+                "schema": {
+                    "openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}
+                        },
+                    }
+                },
+            }
+        ],
     },
 }
 
 
-async def test_custom_resource_definition_serves_objects(api: client.ApiClient, namespace: str) -> None:
+async def test_custom_resource_definition_serves_objects(
+    api: client.ApiClient, namespace: str
+) -> None:
     extensions = client.ApiextensionsV1Api(api)
     custom = client.CustomObjectsApi(api)
     try:
@@ -99,16 +118,27 @@ async def test_custom_resource_definition_serves_objects(api: client.ApiClient, 
         return await extensions.read_custom_resource_definition("widgets.e2e.kuota.test")
 
     await eventually(
-        crd, lambda c: any(x.type == "Established" and x.status == "True" for x in (c.status.conditions or [])),
-        timeout=30, what="CRD Established",
+        crd,
+        lambda c: any(
+            x.type == "Established" and x.status == "True" for x in (c.status.conditions or [])
+        ),
+        timeout=30,
+        what="CRD Established",
     )
 
     async def create() -> bool:
         try:
             await custom.create_namespaced_custom_object(
-                "e2e.kuota.test", "v1", namespace, "widgets",
-                {"apiVersion": "e2e.kuota.test/v1", "kind": "Widget",
-                 "metadata": {"name": "w1"}, "spec": {"size": 3}},
+                "e2e.kuota.test",
+                "v1",
+                namespace,
+                "widgets",
+                {
+                    "apiVersion": "e2e.kuota.test/v1",
+                    "kind": "Widget",
+                    "metadata": {"name": "w1"},
+                    "spec": {"size": 3},
+                },
             )
             return True
         except client.ApiException as not_yet:  # discovery may lag Established briefly
@@ -117,5 +147,9 @@ async def test_custom_resource_definition_serves_objects(api: client.ApiClient, 
             return False
 
     await eventually(create, bool, timeout=30, what="creating a Widget")
-    listed = await custom.list_namespaced_custom_object("e2e.kuota.test", "v1", namespace, "widgets")
-    assert [(item["metadata"]["name"], item["spec"]["size"]) for item in listed["items"]] == [("w1", 3)]
+    listed = await custom.list_namespaced_custom_object(
+        "e2e.kuota.test", "v1", namespace, "widgets"
+    )
+    assert [(item["metadata"]["name"], item["spec"]["size"]) for item in listed["items"]] == [
+        ("w1", 3)
+    ]

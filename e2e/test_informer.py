@@ -18,12 +18,19 @@ pytestmark = pytest.mark.cluster
 CONFIGMAPS = Resource(group="", version="v1", plural="configmaps")
 
 
-async def test_informer_mirrors_configmaps_across_watch_resumes(api: client.ApiClient, namespace: str) -> None:
+async def test_informer_mirrors_configmaps_across_watch_resumes(
+    api: client.ApiClient, namespace: str
+) -> None:
     core = client.CoreV1Api(api)
-    await core.create_namespaced_config_map(namespace, {"metadata": {"name": "before"}, "data": {"n": "0"}})
+    await core.create_namespaced_config_map(
+        namespace, {"metadata": {"name": "before"}, "data": {"n": "0"}}
+    )
     events: list[Event] = []
-    informer = Informer("configmaps", KubeSource(api, CONFIGMAPS, page_size=50, watch_timeout_seconds=1),
-                        events.append)
+    informer = Informer(
+        "configmaps",
+        KubeSource(api, CONFIGMAPS, page_size=50, watch_timeout_seconds=1),
+        events.append,
+    )
     task = asyncio.create_task(informer.run())
     try:
         await asyncio.wait_for(informer.synced.wait(), timeout=30)
@@ -40,10 +47,16 @@ async def test_informer_mirrors_configmaps_across_watch_resumes(api: client.ApiC
         async def done() -> list[Event]:
             return ours()
 
-        await eventually(done, lambda seen: any(e.type == "DELETED" and e.key.endswith("/before") for e in seen),
-                         timeout=30, what="the deletion event")
+        await eventually(
+            done,
+            lambda seen: any(e.type == "DELETED" and e.key.endswith("/before") for e in seen),
+            timeout=30,
+            what="the deletion event",
+        )
         created = [e.key for e in ours() if e.type == "ADDED" and "/cm-" in e.key]
-        assert created == [f"{namespace}/cm-{i}" for i in range(20)], "every create seen once, in order"
+        assert created == [f"{namespace}/cm-{i}" for i in range(20)], (
+            "every create seen once, in order"
+        )
         modified = [e for e in ours() if e.type == "MODIFIED"]
         assert [e.key for e in modified] == [f"{namespace}/cm-3"]
         assert modified[0].object["data"] == {"changed": "yes"}

@@ -47,7 +47,9 @@ GROUP = "kueue.x-k8s.io"
 QUEUE = "kueue.x-k8s.io/queue-name"
 SCHEDULER = "system:serviceaccount:kueue-system:kuota-scheduler"
 PLURALS = {crd["spec"]["names"]["kind"]: crd["spec"]["names"]["plural"] for crd in load_crds()}
-NAMESPACED = {crd["spec"]["names"]["kind"] for crd in load_crds() if crd["spec"]["scope"] == "Namespaced"}
+NAMESPACED = {
+    crd["spec"]["names"]["kind"] for crd in load_crds() if crd["spec"]["scope"] == "Namespaced"
+}
 VERSIONS = ("v1alpha1", "v1alpha2", "v1beta2")
 SEEDS = [doc for doc in documents() if doc.api_version in {f"{GROUP}/{v}" for v in VERSIONS}]
 VALID_SEEDS = [doc for doc in SEEDS if review(doc.raw, default_namespace="default").valid]
@@ -76,18 +78,32 @@ def kubectl_binary() -> Path:
     return ToolPaths.resolve(build_if_missing=False).binary("kubectl")
 
 
-def run_kubectl(cluster: ClusterHandle, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(kubectl_binary()), "--kubeconfig", str(cluster.kubeconfig), *args], input=stdin,
-                          capture_output=True, text=True, timeout=60)
+def run_kubectl(
+    cluster: ClusterHandle, *args: str, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(kubectl_binary()), "--kubeconfig", str(cluster.kubeconfig), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def job(name: str, *, queue: str | None = None, suspend: bool | None = None) -> dict[str, Any]:
     body: dict[str, Any] = {
-        "apiVersion": "batch/v1", "kind": "Job",
+        "apiVersion": "batch/v1",
+        "kind": "Job",
         "metadata": {"name": name, "labels": {QUEUE: queue} if queue else {}},
-        "spec": {"template": {"metadata": {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "1s"}},
-                              "spec": {"restartPolicy": "Never",
-                                       "containers": [{"name": "main", "image": "busybox"}]}}},
+        "spec": {
+            "template": {
+                "metadata": {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "1s"}},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "main", "image": "busybox"}],
+                },
+            }
+        },
     }
     if suspend is not None:
         body["spec"]["suspend"] = suspend
@@ -95,22 +111,31 @@ def job(name: str, *, queue: str | None = None, suspend: bool | None = None) -> 
 
 
 async def pods_of(api: client.ApiClient, namespace: str, name: str) -> list[client.V1Pod]:
-    listed = await client.CoreV1Api(api).list_namespaced_pod(namespace, label_selector=f"job-name={name}")
+    listed = await client.CoreV1Api(api).list_namespaced_pod(
+        namespace, label_selector=f"job-name={name}"
+    )
     return list(listed.items)
 
 
 async def completes(api: client.ApiClient, namespace: str, name: str) -> None:
     batch = client.BatchV1Api(api)
-    await eventually(lambda: batch.read_namespaced_job(name, namespace),
-                     lambda j: any(c.type == "Complete" and c.status == "True" for c in (j.status.conditions or [])),
-                     timeout=90, what=f"Job {name} Complete")
+    await eventually(
+        lambda: batch.read_namespaced_job(name, namespace),
+        lambda j: any(
+            c.type == "Complete" and c.status == "True" for c in (j.status.conditions or [])
+        ),
+        timeout=90,
+        what=f"Job {name} Complete",
+    )
 
 
 async def test_a_queued_job_is_created_suspended_and_no_pod_appears(
     kuota: KuotaWebhook, api: client.ApiClient, namespace: str
 ) -> None:
     batch = client.BatchV1Api(api)
-    dry = await batch.create_namespaced_job(namespace, job("dry", queue="user-queue"), dry_run="All")
+    dry = await batch.create_namespaced_job(
+        namespace, job("dry", queue="user-queue"), dry_run="All"
+    )
     assert dry.spec.suspend is True
     await batch.create_namespaced_job(namespace, job("queued", queue="user-queue", suspend=False))
     stored = await batch.read_namespaced_job("queued", namespace)
@@ -119,10 +144,14 @@ async def test_a_queued_job_is_created_suspended_and_no_pod_appears(
     for _ in range(6):  # the job controller acts within milliseconds; watch it for three seconds
         assert await pods_of(api, namespace, "queued") == []
         await asyncio.sleep(0.5)
-    assert [j.metadata.name for j in (await batch.list_namespaced_job(namespace)).items] == ["queued"], "dry run created nothing"
+    assert [j.metadata.name for j in (await batch.list_namespaced_job(namespace)).items] == [
+        "queued"
+    ], "dry run created nothing"
 
 
-async def test_an_unqueued_job_runs_untouched(kuota: KuotaWebhook, api: client.ApiClient, namespace: str) -> None:
+async def test_an_unqueued_job_runs_untouched(
+    kuota: KuotaWebhook, api: client.ApiClient, namespace: str
+) -> None:
     batch = client.BatchV1Api(api)
     await batch.create_namespaced_job(namespace, job("plain"))
     stored = await batch.read_namespaced_job("plain", namespace)
@@ -136,17 +165,49 @@ async def test_only_kuotas_scheduler_unsuspends_a_queued_job(
 ) -> None:
     batch = client.BatchV1Api(api)
     await batch.create_namespaced_job(namespace, job("held", queue="user-queue"))
-    refused = run_kubectl(cluster, "-n", namespace, "patch", "job", "held", "--type=merge",
-                          "-p", '{"spec":{"suspend":false}}')
+    refused = run_kubectl(
+        cluster,
+        "-n",
+        namespace,
+        "patch",
+        "job",
+        "held",
+        "--type=merge",
+        "-p",
+        '{"spec":{"suspend":false}}',
+    )
     assert refused.returncode != 0
-    assert "Forbidden" in refused.stderr and "spec.suspend: a queued job can be unsuspended only by kuota's scheduler" \
-        in refused.stderr, refused.stderr
+    assert (
+        "Forbidden" in refused.stderr
+        and "spec.suspend: a queued job can be unsuspended only by kuota's scheduler"
+        in refused.stderr
+    ), refused.stderr
     assert (await batch.read_namespaced_job("held", namespace)).spec.suspend is True
-    granted = run_kubectl(cluster, "-n", namespace, "create", "rolebinding", "scheduler-edits-jobs",
-                          "--clusterrole=edit", f"--user={SCHEDULER}")
+    granted = run_kubectl(
+        cluster,
+        "-n",
+        namespace,
+        "create",
+        "rolebinding",
+        "scheduler-edits-jobs",
+        "--clusterrole=edit",
+        f"--user={SCHEDULER}",
+    )
     assert granted.returncode == 0, granted.stderr
-    by_scheduler = run_kubectl(cluster, "-n", namespace, f"--as={SCHEDULER}", "patch", "job", "held",
-                               "--type=merge", "-p", '{"spec":{"suspend":false}}', "-o", "json")
+    by_scheduler = run_kubectl(
+        cluster,
+        "-n",
+        namespace,
+        f"--as={SCHEDULER}",
+        "patch",
+        "job",
+        "held",
+        "--type=merge",
+        "-p",
+        '{"spec":{"suspend":false}}',
+        "-o",
+        "json",
+    )
     assert by_scheduler.returncode == 0, by_scheduler.stderr
     # The webhook let the scheduler's identity through.  (Waiting for the Job to run
     # would be wrong: when kuota's scheduler runs in the session it suspends again a
@@ -162,8 +223,11 @@ def test_kubectl_apply_of_an_invalid_cluster_queue_shows_kuotas_message(
     expected = admission_status(review(yaml.safe_load(INVALID_CLUSTER_QUEUE)).errors)["message"]
     assert expected.startswith("spec.resourceGroups[0].flavors[0].resources[1].nominalQuota: ")
     assert applied.stderr.strip().endswith(
-        f'admission webhook "clusterqueue.validate.kuota.io" denied the request: {expected}'), applied.stderr
-    assert run_kubectl(cluster, "get", "clusterqueue", "team-a").returncode != 0, "nothing was stored"
+        f'admission webhook "clusterqueue.validate.kuota.io" denied the request: {expected}'
+    ), applied.stderr
+    assert run_kubectl(cluster, "get", "clusterqueue", "team-a").returncode != 0, (
+        "nothing was stored"
+    )
 
 
 def _named(seed_raw: dict[str, Any], namespace: str) -> dict[str, Any]:
@@ -176,13 +240,22 @@ def _named(seed_raw: dict[str, Any], namespace: str) -> dict[str, Any]:
 
 def _get(cluster: ClusterHandle, body: dict[str, Any], version: str) -> dict[str, Any]:
     scope = ["-n", body["metadata"]["namespace"]] if body["kind"] in NAMESPACED else []
-    got = run_kubectl(cluster, *scope, "get", f"{PLURALS[body['kind']]}.{version}.{GROUP}",
-                      body["metadata"]["name"], "-o", "json")
+    got = run_kubectl(
+        cluster,
+        *scope,
+        "get",
+        f"{PLURALS[body['kind']]}.{version}.{GROUP}",
+        body["metadata"]["name"],
+        "-o",
+        "json",
+    )
     assert got.returncode == 0, got.stderr
     return json.loads(got.stdout)
 
 
-@pytest.mark.parametrize("seed", VALID_SEEDS, ids=lambda s: f"{s.api_version.split('/')[1]}:{s.kind}:{s.line}")
+@pytest.mark.parametrize(
+    "seed", VALID_SEEDS, ids=lambda s: f"{s.api_version.split('/')[1]}:{s.kind}:{s.line}"
+)
 def test_seed_applies_in_its_own_version_and_reads_back_in_both(
     seed: Any, cluster: ClusterHandle, kuota: KuotaWebhook, namespace: str
 ) -> None:
@@ -195,11 +268,17 @@ def test_seed_applies_in_its_own_version_and_reads_back_in_both(
     assert review(hub, operation="UPDATE", old=hub).valid, "the stored v1beta2 object is valid"
     original = _get(cluster, body, version)
     assert original["apiVersion"] == seed.api_version
-    wrote = {key: value for key, value in body.items() if key not in ("apiVersion", "metadata", "status")}
-    assert same_value(wrote, original), f"read back in {version} lost what the seed wrote: {json.dumps(original)[:2000]}"
+    wrote = {
+        key: value for key, value in body.items() if key not in ("apiVersion", "metadata", "status")
+    }
+    assert same_value(wrote, original), (
+        f"read back in {version} lost what the seed wrote: {json.dumps(original)[:2000]}"
+    )
 
 
-@pytest.mark.parametrize("seed", INVALID_SEEDS, ids=lambda s: f"{s.api_version.split('/')[1]}:{s.kind}:{s.line}")
+@pytest.mark.parametrize(
+    "seed", INVALID_SEEDS, ids=lambda s: f"{s.api_version.split('/')[1]}:{s.kind}:{s.line}"
+)
 def test_an_invalid_seed_is_refused_with_the_message_of_kuota_validate(
     seed: Any, cluster: ClusterHandle, kuota: KuotaWebhook, namespace: str
 ) -> None:
@@ -224,13 +303,21 @@ async def test_with_the_webhook_killed_queued_jobs_are_refused_and_unqueued_jobs
     try:
         assert not kuota.alive()
         with pytest.raises(ApiException) as refused:
-            await batch.create_namespaced_job(namespace, job("queued", queue="user-queue", suspend=False))
+            await batch.create_namespaced_job(
+                namespace, job("queued", queue="user-queue", suspend=False)
+            )
         assert "failed calling webhook" in str(refused.value.body), refused.value.body
-        assert (await batch.list_namespaced_job(namespace)).items == [], "the queued Job was not let through"
+        assert (await batch.list_namespaced_job(namespace)).items == [], (
+            "the queued Job was not let through"
+        )
         await batch.create_namespaced_job(namespace, job("plain"))
         await completes(api, namespace, "plain")
     finally:
         kuota.restart()
         wait_ready(kuota)
-    await eventually(lambda: batch.create_namespaced_job(namespace, job("after", queue="q"), dry_run="All"),
-                     lambda created: created.spec.suspend is True, timeout=30, what="the webhook serving again")
+    await eventually(
+        lambda: batch.create_namespaced_job(namespace, job("after", queue="q"), dry_run="All"),
+        lambda created: created.spec.suspend is True,
+        timeout=30,
+        what="the webhook serving again",
+    )

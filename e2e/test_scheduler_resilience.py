@@ -44,8 +44,12 @@ class WorkloadWatch:
     def holds_quota(workload: dict[str, Any]) -> bool:
         reserved = condition(workload, "QuotaReserved")
         finished = condition(workload, "Finished")
-        return bool((workload.get("status") or {}).get("admission")) and bool(reserved) and \
-            reserved["status"] == "True" and not (finished and finished["status"] == "True")
+        return (
+            bool((workload.get("status") or {}).get("admission"))
+            and bool(reserved)
+            and reserved["status"] == "True"
+            and not (finished and finished["status"] == "True")
+        )
 
     def usage_milli(self) -> int:
         total = 0
@@ -72,15 +76,45 @@ class WorkloadWatch:
 async def small_queue(api: client.ApiClient, namespace: str) -> AsyncIterator[str]:
     custom = client.CustomObjectsApi(api)
     flavor_name, cq_name = f"ondemand-{namespace}", f"burst-{namespace}"
-    await custom.create_cluster_custom_object(GROUP, VERSION, "resourceflavors",
-                                              flavor(flavor_name, {"instance-type": "ondemand"}))
-    await custom.create_cluster_custom_object(GROUP, VERSION, "clusterqueues", {
-        "apiVersion": f"{GROUP}/{VERSION}", "kind": "ClusterQueue", "metadata": {"name": cq_name},
-        "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
-            {"name": flavor_name, "resources": [{"name": "cpu", "nominalQuota": f"{QUOTA_MILLI}m"}]}]}]}})
-    await custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "localqueues", {
-        "apiVersion": f"{GROUP}/{VERSION}", "kind": "LocalQueue", "metadata": {"name": "user-queue"},
-        "spec": {"clusterQueue": cq_name}})
+    await custom.create_cluster_custom_object(
+        GROUP, VERSION, "resourceflavors", flavor(flavor_name, {"instance-type": "ondemand"})
+    )
+    await custom.create_cluster_custom_object(
+        GROUP,
+        VERSION,
+        "clusterqueues",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "ClusterQueue",
+            "metadata": {"name": cq_name},
+            "spec": {
+                "namespaceSelector": {},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu"],
+                        "flavors": [
+                            {
+                                "name": flavor_name,
+                                "resources": [{"name": "cpu", "nominalQuota": f"{QUOTA_MILLI}m"}],
+                            }
+                        ],
+                    }
+                ],
+            },
+        },
+    )
+    await custom.create_namespaced_custom_object(
+        GROUP,
+        VERSION,
+        namespace,
+        "localqueues",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "LocalQueue",
+            "metadata": {"name": "user-queue"},
+            "spec": {"clusterQueue": cq_name},
+        },
+    )
     yield cq_name
     await custom.delete_cluster_custom_object(GROUP, VERSION, "clusterqueues", cq_name)
     await custom.delete_cluster_custom_object(GROUP, VERSION, "resourceflavors", flavor_name)
@@ -89,28 +123,43 @@ async def small_queue(api: client.ApiClient, namespace: str) -> AsyncIterator[st
 async def current_leader(fleet: SchedulerFleet) -> Any:
     async def probe() -> Any:
         return fleet.leader()
-    return await eventually(probe, lambda leader: leader is not None, timeout=30, what="a leading replica")
+
+    return await eventually(
+        probe, lambda leader: leader is not None, timeout=30, what="a leading replica"
+    )
 
 
 async def test_sigkill_during_a_burst_of_200_jobs_admits_each_exactly_once_within_quota(
-    scheduler_fleet: SchedulerFleet, api: client.ApiClient, namespace: str, small_queue: str,
+    scheduler_fleet: SchedulerFleet,
+    api: client.ApiClient,
+    namespace: str,
+    small_queue: str,
 ) -> None:
     batch = client.BatchV1Api(api)
     watch = WorkloadWatch(namespace)
-    informer = Informer("e2e-workloads", KubeSource(api, Resource(GROUP, VERSION, "workloads")), watch.handle)
+    informer = Informer(
+        "e2e-workloads", KubeSource(api, Resource(GROUP, VERSION, "workloads")), watch.handle
+    )
     following = asyncio.create_task(informer.run())
     try:
         await asyncio.wait_for(informer.synced.wait(), timeout=30)
         leader = await current_leader(scheduler_fleet)
         for start in range(0, JOBS, 25):
-            await asyncio.gather(*(batch.create_namespaced_job(namespace, job(f"burst-{i}", "user-queue",
-                                                                              cpu=REQUEST, delay="2s"))
-                                   for i in range(start, min(start + 25, JOBS))))
+            await asyncio.gather(
+                *(
+                    batch.create_namespaced_job(
+                        namespace, job(f"burst-{i}", "user-queue", cpu=REQUEST, delay="2s")
+                    )
+                    for i in range(start, min(start + 25, JOBS))
+                )
+            )
 
         async def admitted_so_far() -> int:
             return len(watch.admissions)
 
-        await eventually(admitted_so_far, lambda n: n >= 30, timeout=60, what="30 admissions before the crash")
+        await eventually(
+            admitted_so_far, lambda n: n >= 30, timeout=60, what="30 admissions before the crash"
+        )
         leader.kill()
         assert not leader.alive()
         if not scheduler_fleet.alive():
@@ -118,20 +167,37 @@ async def test_sigkill_during_a_burst_of_200_jobs_admits_each_exactly_once_withi
 
         async def finished() -> int:
             listed = await client.CustomObjectsApi(api).list_namespaced_custom_object(
-                GROUP, VERSION, namespace, "workloads")
-            return sum(1 for wl in listed["items"] if (condition(wl, "Finished") or {}).get("status") == "True")
+                GROUP, VERSION, namespace, "workloads"
+            )
+            return sum(
+                1
+                for wl in listed["items"]
+                if (condition(wl, "Finished") or {}).get("status") == "True"
+            )
 
-        await eventually(finished, lambda n: n == JOBS, timeout=300, interval=2,
-                         what=f"all {JOBS} Workloads Finished after the crash")
-        listed = await client.CustomObjectsApi(api).list_namespaced_custom_object(GROUP, VERSION, namespace,
-                                                                                  "workloads")
+        await eventually(
+            finished,
+            lambda n: n == JOBS,
+            timeout=300,
+            interval=2,
+            what=f"all {JOBS} Workloads Finished after the crash",
+        )
+        listed = await client.CustomObjectsApi(api).list_namespaced_custom_object(
+            GROUP, VERSION, namespace, "workloads"
+        )
         owners = [wl["metadata"]["ownerReferences"][0]["name"] for wl in listed["items"]]
-        assert sorted(owners) == sorted(f"burst-{i}" for i in range(JOBS)), "one Workload per Job, none duplicated"
+        assert sorted(owners) == sorted(f"burst-{i}" for i in range(JOBS)), (
+            "one Workload per Job, none duplicated"
+        )
         assert len(watch.admissions) == JOBS
         assert set(watch.admissions.values()) == {1}, "every Workload admitted exactly once"
-        assert 0 < watch.peak_milli <= QUOTA_MILLI, f"usage peaked at {watch.peak_milli}m over {QUOTA_MILLI}m"
+        assert 0 < watch.peak_milli <= QUOTA_MILLI, (
+            f"usage peaked at {watch.peak_milli}m over {QUOTA_MILLI}m"
+        )
         jobs = (await batch.list_namespaced_job(namespace)).items
-        assert sorted(j.status.succeeded or 0 for j in jobs) == [1] * JOBS, "every Job ran its pod once"
+        assert sorted(j.status.succeeded or 0 for j in jobs) == [1] * JOBS, (
+            "every Job ran its pod once"
+        )
     finally:
         following.cancel()
         await asyncio.gather(following, return_exceptions=True)
@@ -139,7 +205,10 @@ async def test_sigkill_during_a_burst_of_200_jobs_admits_each_exactly_once_withi
 
 
 async def test_leader_failover_the_standby_takes_over_and_admissions_continue(
-    scheduler_fleet: SchedulerFleet, api: client.ApiClient, namespace: str, small_queue: str,
+    scheduler_fleet: SchedulerFleet,
+    api: client.ApiClient,
+    namespace: str,
+    small_queue: str,
 ) -> None:
     batch = client.BatchV1Api(api)
     leader = await current_leader(scheduler_fleet)
@@ -148,17 +217,31 @@ async def test_leader_failover_the_standby_takes_over_and_admissions_continue(
     standby = next(replica for replica in scheduler_fleet.alive() if replica is not leader)
     assert scheduler_fleet.leader() is leader, "the standby waits for the Lease"
 
-    await batch.create_namespaced_job(namespace, job("before", "user-queue", cpu=REQUEST, delay="1s"))
+    await batch.create_namespaced_job(
+        namespace, job("before", "user-queue", cpu=REQUEST, delay="1s")
+    )
 
     async def reserved(name: str) -> bool:
         listed = await client.CustomObjectsApi(api).list_namespaced_custom_object(
-            GROUP, VERSION, namespace, "workloads")
-        return any(wl["metadata"]["ownerReferences"][0]["name"] == name
-                   and (condition(wl, "QuotaReserved") or {}).get("status") == "True" for wl in listed["items"])
+            GROUP, VERSION, namespace, "workloads"
+        )
+        return any(
+            wl["metadata"]["ownerReferences"][0]["name"] == name
+            and (condition(wl, "QuotaReserved") or {}).get("status") == "True"
+            for wl in listed["items"]
+        )
 
-    await eventually(lambda: reserved("before"), bool, timeout=30, what="admission by the first leader")
+    await eventually(
+        lambda: reserved("before"), bool, timeout=30, what="admission by the first leader"
+    )
     leader.kill()
-    await batch.create_namespaced_job(namespace, job("after", "user-queue", cpu=REQUEST, delay="1s"))
-    await eventually(lambda: reserved("after"), bool, timeout=45,
-                     what="admission by the standby after the leader died (lease 4 s)")
+    await batch.create_namespaced_job(
+        namespace, job("after", "user-queue", cpu=REQUEST, delay="1s")
+    )
+    await eventually(
+        lambda: reserved("after"),
+        bool,
+        timeout=45,
+        what="admission by the standby after the leader died (lease 4 s)",
+    )
     assert scheduler_fleet.leader() is standby

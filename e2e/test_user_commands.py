@@ -28,12 +28,28 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def job(name: str, queue: str) -> dict[str, Any]:
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": name, "labels": {"kueue.x-k8s.io/queue-name": queue}},
-            "spec": {"parallelism": 1, "completions": 1, "template": {
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "labels": {"kueue.x-k8s.io/queue-name": queue}},
+        "spec": {
+            "parallelism": 1,
+            "completions": 1,
+            "template": {
                 "metadata": {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "300s"}},
-                "spec": {"restartPolicy": "Never", "containers": [
-                    {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]}}}}
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {
+                            "name": "main",
+                            "image": "busybox",
+                            "resources": {"requests": {"cpu": "1"}},
+                        }
+                    ],
+                },
+            },
+        },
+    }
 
 
 @pytest.fixture
@@ -41,37 +57,86 @@ async def small_pool(api: client.ApiClient, namespace: str) -> AsyncIterator[tup
     """(flavor, ClusterQueue), both named after the test's namespace: 2 CPUs on demand."""
     custom = client.CustomObjectsApi(api)
     flavor, queue = f"ondemand-{namespace}", f"small-pool-{namespace}"
-    await custom.create_cluster_custom_object(GROUP, VERSION, "resourceflavors", {
-        "apiVersion": f"{GROUP}/{VERSION}", "kind": "ResourceFlavor", "metadata": {"name": flavor},
-        "spec": {"nodeLabels": {"instance-type": "ondemand"}}})
-    await custom.create_cluster_custom_object(GROUP, VERSION, "clusterqueues", {
-        "apiVersion": f"{GROUP}/{VERSION}", "kind": "ClusterQueue", "metadata": {"name": queue},
-        "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
-            {"name": flavor, "resources": [{"name": "cpu", "nominalQuota": "2"}]}]}]}})
-    await custom.create_namespaced_custom_object(GROUP, VERSION, namespace, "localqueues", {
-        "apiVersion": f"{GROUP}/{VERSION}", "kind": "LocalQueue", "metadata": {"name": "user-queue"},
-        "spec": {"clusterQueue": queue}})
+    await custom.create_cluster_custom_object(
+        GROUP,
+        VERSION,
+        "resourceflavors",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "ResourceFlavor",
+            "metadata": {"name": flavor},
+            "spec": {"nodeLabels": {"instance-type": "ondemand"}},
+        },
+    )
+    await custom.create_cluster_custom_object(
+        GROUP,
+        VERSION,
+        "clusterqueues",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "ClusterQueue",
+            "metadata": {"name": queue},
+            "spec": {
+                "namespaceSelector": {},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu"],
+                        "flavors": [
+                            {"name": flavor, "resources": [{"name": "cpu", "nominalQuota": "2"}]}
+                        ],
+                    }
+                ],
+            },
+        },
+    )
+    await custom.create_namespaced_custom_object(
+        GROUP,
+        VERSION,
+        namespace,
+        "localqueues",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "LocalQueue",
+            "metadata": {"name": "user-queue"},
+            "spec": {"clusterQueue": queue},
+        },
+    )
     yield flavor, queue
     batch = client.BatchV1Api(api)
     for item in (await batch.list_namespaced_job(namespace)).items:
-        await batch.delete_namespaced_job(item.metadata.name, namespace, propagation_policy="Background")
+        await batch.delete_namespaced_job(
+            item.metadata.name, namespace, propagation_policy="Background"
+        )
     await custom.delete_cluster_custom_object(GROUP, VERSION, "clusterqueues", queue)
     await custom.delete_cluster_custom_object(GROUP, VERSION, "resourceflavors", flavor)
 
 
 async def kuota(cluster: ClusterHandle, *args: str) -> subprocess.CompletedProcess[str]:
     """The ``kuota`` command as a user runs it, with the cluster's kubeconfig."""
-    command = [sys.executable, "-m", "scheduler.cli.main", *args, "--kubeconfig", str(cluster.kubeconfig)]
-    return await asyncio.to_thread(subprocess.run, command, cwd=REPO_ROOT, capture_output=True, text=True,
-                                   timeout=60)
+    command = [
+        sys.executable,
+        "-m",
+        "scheduler.cli.main",
+        *args,
+        "--kubeconfig",
+        str(cluster.kubeconfig),
+    ]
+    return await asyncio.to_thread(
+        subprocess.run, command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60
+    )
 
 
 def condition(obj: dict[str, Any], kind: str) -> dict[str, Any] | None:
-    return next((c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == kind), None)
+    return next(
+        (c for c in (obj.get("status") or {}).get("conditions") or [] if c["type"] == kind), None
+    )
 
 
 async def test_status_list_and_explain_tell_a_user_why_a_job_waits(
-    kuota_scheduler: SchedulerReplica, cluster: ClusterHandle, api: client.ApiClient, namespace: str,
+    kuota_scheduler: SchedulerReplica,
+    cluster: ClusterHandle,
+    api: client.ApiClient,
+    namespace: str,
     small_pool: tuple[str, str],
 ) -> None:
     flavor, queue = small_pool
@@ -80,14 +145,22 @@ async def test_status_list_and_explain_tell_a_user_why_a_job_waits(
         await batch.create_namespaced_job(namespace, job(name, "user-queue"))
 
     async def workloads() -> list[dict[str, Any]]:
-        return (await custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "workloads"))["items"]
+        return (await custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "workloads"))[
+            "items"
+        ]
 
     def settled(items: list[dict[str, Any]]) -> bool:
         admitted = [w for w in items if (condition(w, "Admitted") or {}).get("status") == "True"]
-        waiting = [w for w in items if "more needed" in ((condition(w, "QuotaReserved") or {}).get("message") or "")]
+        waiting = [
+            w
+            for w in items
+            if "more needed" in ((condition(w, "QuotaReserved") or {}).get("message") or "")
+        ]
         return len(admitted) == 2 and len(waiting) == 1
 
-    items = await eventually(workloads, settled, timeout=60, what="2 Jobs admitted and 1 waiting for quota")
+    items = await eventually(
+        workloads, settled, timeout=60, what="2 Jobs admitted and 1 waiting for quota"
+    )
     (waiting,) = [w for w in items if (condition(w, "Admitted") or {}).get("status") != "True"]
     waiting_job = waiting["metadata"]["ownerReferences"][0]["name"]
     holders = sorted({"first", "second", "third"} - {waiting_job})
@@ -104,7 +177,8 @@ async def test_status_list_and_explain_tell_a_user_why_a_job_waits(
     rows = {line.split()[0]: line for line in listed.stdout.splitlines()[1:]}
     assert rows[waiting["metadata"]["name"]].split()[1:5] == ["user-queue", queue, "Pending", "-"]
     assert rows[waiting["metadata"]["name"]].endswith(
-        f"insufficient unused quota for cpu in flavor {flavor}, 1 more needed")
+        f"insufficient unused quota for cpu in flavor {flavor}, 1 more needed"
+    )
     admitted_rows = [row for name, row in rows.items() if name != waiting["metadata"]["name"]]
     assert [row.split()[3:5] for row in admitted_rows] == [["Admitted", f"main[cpu={flavor}]"]] * 2
 
@@ -113,16 +187,25 @@ async def test_status_list_and_explain_tell_a_user_why_a_job_waits(
     lines = explained.stdout.splitlines()
     assert lines[0] == f"Job {namespace}/{waiting_job} (Workload {waiting['metadata']['name']}):"
     assert lines[1] == f"It is pending in LocalQueue user-queue -> ClusterQueue {queue}."
-    assert lines[2] == f"Position: 1 of 1 pending in ClusterQueue {queue} (queue order: priority, then age)."
-    assert lines[3] == (f"Why (WaitingForQuota): couldn't assign flavors to pod set main: insufficient unused quota "
-                        f"for cpu in flavor {flavor}, 1 more needed")
-    assert lines[4:] == ["To be admitted, this has to free up:",
-                         f"  - 1 cpu in flavor {flavor} (in use: 2 of 2); held by job/{holders[0]} (1), "
-                         f"job/{holders[1]} (1)"]
+    assert (
+        lines[2]
+        == f"Position: 1 of 1 pending in ClusterQueue {queue} (queue order: priority, then age)."
+    )
+    assert lines[3] == (
+        f"Why (WaitingForQuota): couldn't assign flavors to pod set main: insufficient unused quota "
+        f"for cpu in flavor {flavor}, 1 more needed"
+    )
+    assert lines[4:] == [
+        "To be admitted, this has to free up:",
+        f"  - 1 cpu in flavor {flavor} (in use: 2 of 2); held by job/{holders[0]} (1), "
+        f"job/{holders[1]} (1)",
+    ]
 
     admitted = await kuota(cluster, "explain", f"job/{holders[0]}", "-n", namespace)
     assert admitted.returncode == 0, admitted.stderr
-    assert admitted.stdout.splitlines()[1].startswith(f"It is admitted in ClusterQueue {queue} since ")
+    assert admitted.stdout.splitlines()[1].startswith(
+        f"It is admitted in ClusterQueue {queue} since "
+    )
     assert admitted.stdout.splitlines()[2] == f"Flavors: main[cpu={flavor}]"
 
     missing = await kuota(cluster, "explain", "no-such-job", "-n", namespace)

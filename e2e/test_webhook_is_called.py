@@ -13,8 +13,9 @@ import base64
 import json
 import ssl
 import tempfile
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import jsonpatch
 import pytest
@@ -39,23 +40,31 @@ async def label_jobs(request: web.Request) -> web.Response:
     labelled.setdefault("metadata", {}).setdefault("labels", {})[LABEL] = "true"
     patch = jsonpatch.make_patch(job, labelled).to_string()
     request.app[CALLS].append(review["request"]["uid"])
-    return web.json_response({
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "response": {
-            "uid": review["request"]["uid"],
-            "allowed": True,
-            "patchType": "JSONPatch",
-            "patch": base64.b64encode(patch.encode()).decode(),
-        },
-    })
+    return web.json_response(
+        {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "response": {
+                "uid": review["request"]["uid"],
+                "allowed": True,
+                "patchType": "JSONPatch",
+                "patch": base64.b64encode(patch.encode()).decode(),
+            },
+        }
+    )
 
 
 @pytest.fixture
 async def tls_webhook() -> AsyncIterator[tuple[str, bytes, list[str]]]:
     """(url, CA PEM, list of request uids seen) for a webhook on 127.0.0.1."""
     ca = new_ca("e2e-webhook-ca")
-    serving = issue(ca, common_name="127.0.0.1", ip_addresses=["127.0.0.1"], dns_names=["localhost"], server=True)
+    serving = issue(
+        ca,
+        common_name="127.0.0.1",
+        ip_addresses=["127.0.0.1"],
+        dns_names=["localhost"],
+        server=True,
+    )
     with tempfile.TemporaryDirectory() as scratch:
         cert, key = Path(scratch, "tls.crt"), Path(scratch, "tls.key")
         serving.write(cert, key)
@@ -80,17 +89,25 @@ def registration(name: str, url: str, ca_pem: bytes, namespace: str) -> dict[str
         "apiVersion": "admissionregistration.k8s.io/v1",
         "kind": "MutatingWebhookConfiguration",
         "metadata": {"name": name},
-        "webhooks": [{
-            "name": "label-jobs.e2e.kuota.test",
-            "clientConfig": {"url": url, "caBundle": base64.b64encode(ca_pem).decode()},
-            "rules": [{"apiGroups": ["batch"], "apiVersions": ["v1"], "operations": ["CREATE"],
-                       "resources": ["jobs"]}],
-            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
-            "failurePolicy": "Fail",
-            "sideEffects": "None",
-            "admissionReviewVersions": ["v1"],
-            "timeoutSeconds": 5,
-        }],
+        "webhooks": [
+            {
+                "name": "label-jobs.e2e.kuota.test",
+                "clientConfig": {"url": url, "caBundle": base64.b64encode(ca_pem).decode()},
+                "rules": [
+                    {
+                        "apiGroups": ["batch"],
+                        "apiVersions": ["v1"],
+                        "operations": ["CREATE"],
+                        "resources": ["jobs"],
+                    }
+                ],
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+                "failurePolicy": "Fail",
+                "sideEffects": "None",
+                "admissionReviewVersions": ["v1"],
+                "timeoutSeconds": 5,
+            }
+        ],
     }
 
 
@@ -99,14 +116,22 @@ def suspended_job(name: str) -> dict[str, Any]:
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {"name": name},
-        "spec": {"suspend": True, "template": {"spec": {
-            "restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}],
-        }}},
+        "spec": {
+            "suspend": True,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "main", "image": "busybox"}],
+                }
+            },
+        },
     }
 
 
 async def test_api_server_applies_a_local_webhooks_patch(
-    cluster: ClusterHandle, api: client.ApiClient, namespace: str,
+    cluster: ClusterHandle,
+    api: client.ApiClient,
+    namespace: str,
     tls_webhook: tuple[str, bytes, list[str]],
 ) -> None:
     if not cluster.local:
@@ -115,15 +140,24 @@ async def test_api_server_applies_a_local_webhooks_patch(
     admission = client.AdmissionregistrationV1Api(api)
     batch = client.BatchV1Api(api)
     config_name = f"e2e-label-jobs-{namespace}"
-    await admission.create_mutating_webhook_configuration(registration(config_name, url, ca_pem, namespace))
+    await admission.create_mutating_webhook_configuration(
+        registration(config_name, url, ca_pem, namespace)
+    )
     try:
+
         async def dry_run_labels() -> dict[str, str]:
-            job = await batch.create_namespaced_job(namespace, suspended_job("probe"), dry_run="All")
+            job = await batch.create_namespaced_job(
+                namespace, suspended_job("probe"), dry_run="All"
+            )
             return job.metadata.labels or {}
 
         # The API server picks the registration up through an informer: poll.
-        await eventually(dry_run_labels, lambda labels: labels.get(LABEL) == "true",
-                         timeout=30, what="the webhook's label on a dry-run Job")
+        await eventually(
+            dry_run_labels,
+            lambda labels: labels.get(LABEL) == "true",
+            timeout=30,
+            what="the webhook's label on a dry-run Job",
+        )
 
         await batch.create_namespaced_job(namespace, suspended_job("real"))
         stored = await batch.read_namespaced_job("real", namespace)

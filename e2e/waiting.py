@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Awaitable, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 T = TypeVar("T")
 
 
 async def eventually(
-    probe: Callable[[], Awaitable[T]], accept: Callable[[T], bool], *, timeout: float, what: str,
+    probe: Callable[[], Awaitable[T]],
+    accept: Callable[[T], bool],
+    *,
+    timeout: float,
+    what: str,
     interval: float = 0.5,
 ) -> T:
     """Call ``probe`` until ``accept`` holds for its result; fail with the last result."""
@@ -22,5 +27,7 @@ async def eventually(
         if accept(last):
             return last
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}; last seen: {last!r}")
+            raise AssertionError(
+                f"timed out after {timeout:.0f}s waiting for {what}; last seen: {last!r}"
+            )
         await asyncio.sleep(interval)

@@ -16,7 +16,15 @@ from aiohttp import web
 
 from webhook.lookup import ClusterLookup, StaticLookup
 from webhook.metrics import WebhookMetrics
-from webhook.routes import CONVERT, DecisionContext, admission_endpoints, admission_handler, conversion_handler, metrics_handler, probe_handlers
+from webhook.routes import (
+    CONVERT,
+    DecisionContext,
+    admission_endpoints,
+    admission_handler,
+    conversion_handler,
+    metrics_handler,
+    probe_handlers,
+)
 from webhook.settings import WebhookSettings
 
 SETTINGS = web.AppKey("settings", WebhookSettings)
@@ -76,7 +84,9 @@ def probe_app(metrics: WebhookMetrics, is_ready: Callable[[], bool]) -> web.Appl
 
 def _kubernetes_lookup(proxy: _LookupProxy) -> Callable[[web.Application], AsyncIterator[None]]:
     async def open_and_close(app: web.Application) -> AsyncIterator[None]:
-        from webhook.kube_lookup import KubernetesLookup  # the one module that imports kubernetes_asyncio
+        from webhook.kube_lookup import (
+            KubernetesLookup,
+        )  # the one module that imports kubernetes_asyncio
 
         async with KubernetesLookup.connect(app[SETTINGS]) as kubernetes:
             proxy.target = kubernetes

@@ -46,8 +46,10 @@ SYSTEM_NAMESPACES: Final = ("kube-system",)
 
 def _has_queue(var: str) -> str:
     def present(field: str) -> str:
-        return (f"(has({var}.metadata.{field}) && '{QUEUE_KEY}' in {var}.metadata.{field} && "
-                f"{var}.metadata.{field}['{QUEUE_KEY}'] != '')")
+        return (
+            f"(has({var}.metadata.{field}) && '{QUEUE_KEY}' in {var}.metadata.{field} && "
+            f"{var}.metadata.{field}['{QUEUE_KEY}'] != '')"
+        )
 
     return f"({present('labels')} || {present('annotations')})"
 
@@ -62,8 +64,15 @@ QUEUED_EITHER: Final = {
 
 def system_excluded(kuota_namespace: str) -> dict[str, Any]:
     """Pure: a namespace selector excluding kube-system and kuota's namespace."""
-    return {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
-                                  "values": sorted({*SYSTEM_NAMESPACES, kuota_namespace})}]}
+    return {
+        "matchExpressions": [
+            {
+                "key": "kubernetes.io/metadata.name",
+                "operator": "NotIn",
+                "values": sorted({*SYSTEM_NAMESPACES, kuota_namespace}),
+            }
+        ]
+    }
 
 
 def _and_selector(first: Mapping[str, Any], second: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -90,10 +99,19 @@ def _with_path(client_config: Mapping[str, Any], path: str) -> dict[str, Any]:
     return config
 
 
-def _entry(name: str, path: str, client_config: Mapping[str, Any], *, rules: list[dict[str, Any]],
-           failure_policy: str, timeout: int, match_policy: str = "Equivalent",
-           namespace_selector: Mapping[str, Any] | None = None,
-           match_conditions: list[Mapping[str, str]] | None = None, mutating: bool) -> dict[str, Any]:
+def _entry(
+    name: str,
+    path: str,
+    client_config: Mapping[str, Any],
+    *,
+    rules: list[dict[str, Any]],
+    failure_policy: str,
+    timeout: int,
+    match_policy: str = "Equivalent",
+    namespace_selector: Mapping[str, Any] | None = None,
+    match_conditions: list[Mapping[str, str]] | None = None,
+    mutating: bool,
+) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "name": name,
         "clientConfig": _with_path(client_config, path),
@@ -114,62 +132,154 @@ def _entry(name: str, path: str, client_config: Mapping[str, Any], *, rules: lis
 
 
 def _job_rule(operations: list[str]) -> list[dict[str, Any]]:
-    return [{"apiGroups": ["batch"], "apiVersions": ["v1"], "operations": operations, "resources": ["jobs"],
-             "scope": "Namespaced"}]
+    return [
+        {
+            "apiGroups": ["batch"],
+            "apiVersions": ["v1"],
+            "operations": operations,
+            "resources": ["jobs"],
+            "scope": "Namespaced",
+        }
+    ]
 
 
 def _kueue_rule(resources: list[str], operations: list[str]) -> list[dict[str, Any]]:
-    return [{"apiGroups": [KUEUE_GROUP], "apiVersions": ["*"], "operations": operations, "resources": resources}]
+    return [
+        {
+            "apiGroups": [KUEUE_GROUP],
+            "apiVersions": ["*"],
+            "operations": operations,
+            "resources": resources,
+        }
+    ]
 
 
-def mutating_configuration(client_config: Mapping[str, Any], *, kuota_namespace: str = "kueue-system",
-                           manage_jobs_without_queue_name: bool = False,
-                           managed_namespace_selector: Mapping[str, Any] | None = None,
-                           default_local_queue: bool = True, labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+def mutating_configuration(
+    client_config: Mapping[str, Any],
+    *,
+    kuota_namespace: str = "kueue-system",
+    manage_jobs_without_queue_name: bool = False,
+    managed_namespace_selector: Mapping[str, Any] | None = None,
+    default_local_queue: bool = True,
+    labels: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Pure: kuota's MutatingWebhookConfiguration."""
     excluded = system_excluded(kuota_namespace)
-    webhooks = [_entry("queued-jobs.mutate.kuota.io", MUTATE_JOB, client_config, rules=_job_rule(["CREATE"]),
-                       failure_policy="Fail", timeout=5, namespace_selector=excluded,
-                       match_conditions=[QUEUED_CREATE], mutating=True)]
+    webhooks = [
+        _entry(
+            "queued-jobs.mutate.kuota.io",
+            MUTATE_JOB,
+            client_config,
+            rules=_job_rule(["CREATE"]),
+            failure_policy="Fail",
+            timeout=5,
+            namespace_selector=excluded,
+            match_conditions=[QUEUED_CREATE],
+            mutating=True,
+        )
+    ]
     if manage_jobs_without_queue_name or default_local_queue:
-        webhooks.append(_entry(
-            "unqueued-jobs.mutate.kuota.io", MUTATE_JOB, client_config, rules=_job_rule(["CREATE"]),
-            failure_policy="Fail" if manage_jobs_without_queue_name else "Ignore",
-            timeout=5 if manage_jobs_without_queue_name else 3,
-            namespace_selector=_and_selector(excluded, managed_namespace_selector),
-            match_conditions=[UNQUEUED_CREATE], mutating=True))
+        webhooks.append(
+            _entry(
+                "unqueued-jobs.mutate.kuota.io",
+                MUTATE_JOB,
+                client_config,
+                rules=_job_rule(["CREATE"]),
+                failure_policy="Fail" if manage_jobs_without_queue_name else "Ignore",
+                timeout=5 if manage_jobs_without_queue_name else 3,
+                namespace_selector=_and_selector(excluded, managed_namespace_selector),
+                match_conditions=[UNQUEUED_CREATE],
+                mutating=True,
+            )
+        )
     for kind in KUOTA_KINDS:
         if kind.mutating:
-            webhooks.append(_entry(f"{kind.kind.lower()}.mutate.kuota.io", kind.mutate_path, client_config,
-                                   rules=_kueue_rule([kind.plural], ["CREATE"]), failure_policy="Fail",
-                                   timeout=5, match_policy="Exact", mutating=True))
-    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "MutatingWebhookConfiguration",
-            "metadata": {"name": MUTATING_NAME, "labels": dict(labels or {"app.kubernetes.io/name": "kuota"})},
-            "webhooks": webhooks}
+            webhooks.append(
+                _entry(
+                    f"{kind.kind.lower()}.mutate.kuota.io",
+                    kind.mutate_path,
+                    client_config,
+                    rules=_kueue_rule([kind.plural], ["CREATE"]),
+                    failure_policy="Fail",
+                    timeout=5,
+                    match_policy="Exact",
+                    mutating=True,
+                )
+            )
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "MutatingWebhookConfiguration",
+        "metadata": {
+            "name": MUTATING_NAME,
+            "labels": dict(labels or {"app.kubernetes.io/name": "kuota"}),
+        },
+        "webhooks": webhooks,
+    }
 
 
-def validating_configuration(client_config: Mapping[str, Any], *, kuota_namespace: str = "kueue-system",
-                             manage_jobs_without_queue_name: bool = False,
-                             managed_namespace_selector: Mapping[str, Any] | None = None,
-                             labels: Mapping[str, str] | None = None) -> dict[str, Any]:
+def validating_configuration(
+    client_config: Mapping[str, Any],
+    *,
+    kuota_namespace: str = "kueue-system",
+    manage_jobs_without_queue_name: bool = False,
+    managed_namespace_selector: Mapping[str, Any] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Pure: kuota's ValidatingWebhookConfiguration."""
     excluded = system_excluded(kuota_namespace)
-    webhooks = [_entry("queued-jobs.validate.kuota.io", VALIDATE_JOB, client_config,
-                       rules=_job_rule(["CREATE", "UPDATE"]), failure_policy="Fail", timeout=5,
-                       namespace_selector=excluded, match_conditions=[QUEUED_EITHER], mutating=False)]
+    webhooks = [
+        _entry(
+            "queued-jobs.validate.kuota.io",
+            VALIDATE_JOB,
+            client_config,
+            rules=_job_rule(["CREATE", "UPDATE"]),
+            failure_policy="Fail",
+            timeout=5,
+            namespace_selector=excluded,
+            match_conditions=[QUEUED_EITHER],
+            mutating=False,
+        )
+    ]
     if manage_jobs_without_queue_name:
-        webhooks.append(_entry(
-            "unqueued-jobs.validate.kuota.io", VALIDATE_JOB, client_config, rules=_job_rule(["CREATE", "UPDATE"]),
-            failure_policy="Fail", timeout=5, namespace_selector=_and_selector(excluded, managed_namespace_selector),
-            match_conditions=[{"name": "has-no-queue-name",
-                               "expression": f"!((object != null && {_has_queue('object')}) || "
-                                             f"(oldObject != null && {_has_queue('oldObject')}))"}],
-            mutating=False))
+        webhooks.append(
+            _entry(
+                "unqueued-jobs.validate.kuota.io",
+                VALIDATE_JOB,
+                client_config,
+                rules=_job_rule(["CREATE", "UPDATE"]),
+                failure_policy="Fail",
+                timeout=5,
+                namespace_selector=_and_selector(excluded, managed_namespace_selector),
+                match_conditions=[
+                    {
+                        "name": "has-no-queue-name",
+                        "expression": f"!((object != null && {_has_queue('object')}) || "
+                        f"(oldObject != null && {_has_queue('oldObject')}))",
+                    }
+                ],
+                mutating=False,
+            )
+        )
     for kind in KUOTA_KINDS:
         resources = [kind.plural] + ([f"{kind.plural}/status"] if kind.status_subresource else [])
-        webhooks.append(_entry(f"{kind.kind.lower()}.validate.kuota.io", kind.validate_path, client_config,
-                               rules=_kueue_rule(resources, ["CREATE", "UPDATE"]), failure_policy="Fail",
-                               timeout=5, match_policy="Exact", mutating=False))
-    return {"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingWebhookConfiguration",
-            "metadata": {"name": VALIDATING_NAME, "labels": dict(labels or {"app.kubernetes.io/name": "kuota"})},
-            "webhooks": webhooks}
+        webhooks.append(
+            _entry(
+                f"{kind.kind.lower()}.validate.kuota.io",
+                kind.validate_path,
+                client_config,
+                rules=_kueue_rule(resources, ["CREATE", "UPDATE"]),
+                failure_policy="Fail",
+                timeout=5,
+                match_policy="Exact",
+                mutating=False,
+            )
+        )
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": {
+            "name": VALIDATING_NAME,
+            "labels": dict(labels or {"app.kubernetes.io/name": "kuota"}),
+        },
+        "webhooks": webhooks,
+    }

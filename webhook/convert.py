@@ -24,12 +24,18 @@ def parse_conversion_review(document: object) -> tuple[str, str, list[Any]]:
     if not isinstance(document, dict) or document.get("kind") != "ConversionReview":
         raise BadRequest("expected a JSON object of kind ConversionReview")
     if document.get("apiVersion") != CONVERSION_API_VERSION:
-        raise BadRequest(f"expected apiVersion {CONVERSION_API_VERSION} (conversionReviewVersions: [v1]), "
-                         f"got {document.get('apiVersion')!r}")
+        raise BadRequest(
+            f"expected apiVersion {CONVERSION_API_VERSION} (conversionReviewVersions: [v1]), "
+            f"got {document.get('apiVersion')!r}"
+        )
     request = document.get("request")
     if not isinstance(request, dict):
         raise BadRequest("ConversionReview has no request object")
-    uid, desired, objects = request.get("uid"), request.get("desiredAPIVersion"), request.get("objects")
+    uid, desired, objects = (
+        request.get("uid"),
+        request.get("desiredAPIVersion"),
+        request.get("objects"),
+    )
     if not isinstance(uid, str) or not uid:
         raise BadRequest("request.uid is missing")
     if not isinstance(desired, str) or not desired:
@@ -49,11 +55,22 @@ def convert_review(document: object) -> tuple[dict[str, Any], str]:
                 raise ConversionError(f"objects[{position}]", "must be a JSON object")
             converted.append(convert_with_warnings(item, desired, check=False).object)
         except ConversionError as failed:
-            name = item.get("metadata", {}).get("name") if isinstance(item, dict) and isinstance(item.get("metadata"), dict) else None
-            subject = f"{item.get('kind')} {name!r}" if isinstance(item, dict) else f"objects[{position}]"
-            response = {"uid": uid, "result": {"status": "Failure", "message": f"{subject}: {failed}"}}
+            name = (
+                item.get("metadata", {}).get("name")
+                if isinstance(item, dict) and isinstance(item.get("metadata"), dict)
+                else None
+            )
+            subject = (
+                f"{item.get('kind')} {name!r}" if isinstance(item, dict) else f"objects[{position}]"
+            )
+            response = {
+                "uid": uid,
+                "result": {"status": "Failure", "message": f"{subject}: {failed}"},
+            }
             return _wrap(response), "failed"
-    return _wrap({"uid": uid, "convertedObjects": converted, "result": {"status": "Success"}}), "converted"
+    return _wrap(
+        {"uid": uid, "convertedObjects": converted, "result": {"status": "Success"}}
+    ), "converted"
 
 
 def _wrap(response: dict[str, Any]) -> dict[str, Any]:

@@ -32,10 +32,12 @@ class KubernetesLookup:
 
     @classmethod
     @asynccontextmanager
-    async def connect(cls, settings: WebhookSettings) -> AsyncIterator["KubernetesLookup"]:
+    async def connect(cls, settings: WebhookSettings) -> AsyncIterator[KubernetesLookup]:
         configuration = client.Configuration()
         if settings.kubeconfig is not None:
-            await config.load_kube_config(config_file=str(settings.kubeconfig), client_configuration=configuration)
+            await config.load_kube_config(
+                config_file=str(settings.kubeconfig), client_configuration=configuration
+            )
         else:
             config.load_incluster_config(client_configuration=configuration)
         async with client.ApiClient(configuration=configuration) as api:
@@ -43,20 +45,29 @@ class KubernetesLookup:
 
     async def _get(self, path: str) -> dict[str, Any] | None:
         try:
-            result = await asyncio.wait_for(self._api.call_api(
-                path, "GET", header_params={"Accept": "application/json"}, auth_settings=["BearerToken"],
-                response_types_map={200: "object"}, _return_http_data_only=True,
-            ), timeout=self._timeout)
+            result = await asyncio.wait_for(
+                self._api.call_api(
+                    path,
+                    "GET",
+                    header_params={"Accept": "application/json"},
+                    auth_settings=["BearerToken"],
+                    response_types_map={200: "object"},
+                    _return_http_data_only=True,
+                ),
+                timeout=self._timeout,
+            )
         except ApiException as failed:
             if failed.status == 404:
                 return None
             raise LookupFailed(f"GET {path}: HTTP {failed.status} {failed.reason}") from failed
-        except (asyncio.TimeoutError, OSError, ValueError) as failed:
+        except (TimeoutError, OSError, ValueError) as failed:
             raise LookupFailed(f"GET {path}: {type(failed).__name__}: {failed}") from failed
         return result if isinstance(result, dict) else None
 
     async def has_default_local_queue(self, namespace: str) -> bool:
-        return await self._get(f"/apis/{KUEUE}/namespaces/{namespace}/localqueues/default") is not None
+        return (
+            await self._get(f"/apis/{KUEUE}/namespaces/{namespace}/localqueues/default") is not None
+        )
 
     async def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
         found = await self._get(f"/api/v1/namespaces/{namespace}")
@@ -65,7 +76,9 @@ class KubernetesLookup:
         labels = found.get("metadata", {}).get("labels")
         return labels if isinstance(labels, dict) else {}
 
-    async def get_object(self, api_version: str, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+    async def get_object(
+        self, api_version: str, kind: str, namespace: str, name: str
+    ) -> Mapping[str, Any] | None:
         plural = kind.lower() + "s"
         prefix = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
         return await self._get(f"{prefix}/namespaces/{namespace}/{plural}/{name}")

@@ -32,7 +32,9 @@ class ClusterLookup(Protocol):
         """The namespace's labels, or None when it does not exist."""
         ...
 
-    async def get_object(self, api_version: str, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+    async def get_object(
+        self, api_version: str, kind: str, namespace: str, name: str
+    ) -> Mapping[str, Any] | None:
         """A namespaced object (an owner), or None when it does not exist."""
         ...
 
@@ -65,6 +67,8 @@ class StaticLookup:
         self._touch()
         return self.namespaces.get(namespace, {"kubernetes.io/metadata.name": namespace})
 
-    async def get_object(self, api_version: str, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+    async def get_object(
+        self, api_version: str, kind: str, namespace: str, name: str
+    ) -> Mapping[str, Any] | None:
         self._touch()
         return self.objects.get((api_version, kind, namespace, name))

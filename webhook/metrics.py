@@ -26,13 +26,21 @@ class WebhookMetrics:
     latency: Histogram
 
     @classmethod
-    def create(cls) -> "WebhookMetrics":
+    def create(cls) -> WebhookMetrics:
         registry = CollectorRegistry(auto_describe=True)
-        requests = Counter("kuota_webhook_requests", "Webhook requests answered, by endpoint and outcome.",
-                           ("endpoint", "outcome"), registry=registry)
-        latency = Histogram("kuota_webhook_request_duration_seconds",
-                            "Time to answer one webhook request, by endpoint and outcome.",
-                            ("endpoint", "outcome"), buckets=LATENCY_BUCKETS, registry=registry)
+        requests = Counter(
+            "kuota_webhook_requests",
+            "Webhook requests answered, by endpoint and outcome.",
+            ("endpoint", "outcome"),
+            registry=registry,
+        )
+        latency = Histogram(
+            "kuota_webhook_request_duration_seconds",
+            "Time to answer one webhook request, by endpoint and outcome.",
+            ("endpoint", "outcome"),
+            buckets=LATENCY_BUCKETS,
+            registry=registry,
+        )
         return cls(registry=registry, requests=requests, latency=latency)
 
     def observe(self, endpoint: str, outcome: str, seconds: float) -> None:

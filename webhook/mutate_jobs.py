@@ -31,7 +31,14 @@ from typing import Any, Final
 from scheduler.api.validation.formats import selector_matches
 from scheduler.api.validation.job import QUEUE_NAME, queue_name
 from webhook.lookup import ClusterLookup, LookupFailed
-from webhook.review import AdmissionRequest, BadRequest, ResponseBody, allow, deny_internal, json_patch
+from webhook.review import (
+    AdmissionRequest,
+    BadRequest,
+    ResponseBody,
+    allow,
+    deny_internal,
+    json_patch,
+)
 from webhook.settings import WebhookSettings
 
 MAX_OWNER_DEPTH: Final = 10
@@ -62,11 +69,20 @@ def managed_selector(settings: WebhookSettings) -> Mapping[str, Any]:
     """Pure: the managed-namespace selector; Kueue's default excludes kube-system and kuota's namespace."""
     if settings.managed_jobs_namespace_selector is not None:
         return settings.managed_jobs_namespace_selector
-    return {"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "NotIn",
-                                  "values": [SYSTEM_NAMESPACE, settings.kuota_namespace]}]}
+    return {
+        "matchExpressions": [
+            {
+                "key": "kubernetes.io/metadata.name",
+                "operator": "NotIn",
+                "values": [SYSTEM_NAMESPACE, settings.kuota_namespace],
+            }
+        ]
+    }
 
 
-async def namespace_is_managed(namespace: str, *, settings: WebhookSettings, lookup: ClusterLookup) -> bool:
+async def namespace_is_managed(
+    namespace: str, *, settings: WebhookSettings, lookup: ClusterLookup
+) -> bool:
     """Whether ``managedJobsNamespaceSelector`` matches ``namespace`` (raises LookupFailed)."""
     labels = await lookup.namespace_labels(namespace)
     if labels is None:
@@ -103,13 +119,19 @@ async def has_managed_ancestor(
         reference = _controller_reference(current)
         if reference is None:
             return False
-        api_version, kind, name = reference.get("apiVersion"), reference.get("kind"), reference.get("name")
+        api_version, kind, name = (
+            reference.get("apiVersion"),
+            reference.get("kind"),
+            reference.get("name"),
+        )
         if (api_version, kind) not in MANAGED_JOB_KINDS or not isinstance(name, str):
             return False
         try:
             owner = await lookup.get_object(str(api_version), str(kind), namespace, name)
         except LookupFailed as failed:
-            raise OwnerUnreadable(f"cannot read owner {kind} {namespace}/{name}: {failed}") from failed
+            raise OwnerUnreadable(
+                f"cannot read owner {kind} {namespace}/{name}: {failed}"
+            ) from failed
         if owner is None or _as_dict(owner.get("metadata")).get("uid") != reference.get("uid"):
             return False
         if _job_is_managed(owner, settings):
@@ -135,12 +157,18 @@ async def decide(
             return JobMutation(reason="namespace not managed")
         has_default = await lookup.has_default_local_queue(namespace)
     except LookupFailed as failed:
-        warning = f"kuota could not look up namespace {namespace!r} or its default LocalQueue: {failed}"
+        warning = (
+            f"kuota could not look up namespace {namespace!r} or its default LocalQueue: {failed}"
+        )
         if settings.manage_jobs_without_queue_name:
-            return JobMutation(suspend=True, reason="managed without queue name", warnings=(warning,))
+            return JobMutation(
+                suspend=True, reason="managed without queue name", warnings=(warning,)
+            )
         return JobMutation(reason="lookup failed", warnings=(warning,))
     if has_default:
-        return JobMutation(suspend=True, set_default_queue=True, reason="default LocalQueue of the namespace")
+        return JobMutation(
+            suspend=True, set_default_queue=True, reason="default LocalQueue of the namespace"
+        )
     if settings.manage_jobs_without_queue_name:
         return JobMutation(suspend=True, reason="managed without queue name")
     return JobMutation(reason="not queued")
@@ -167,7 +195,9 @@ def mutation_patch(job: Mapping[str, Any], mutation: JobMutation) -> list[dict[s
 def job_of_request(request: AdmissionRequest) -> tuple[dict[str, Any], str]:
     if request.kind != ("batch", "v1", "Job"):
         group, version, kind = request.kind
-        raise BadRequest(f"this endpoint serves batch/v1 Job, got {group + '/' if group else ''}{version} {kind}")
+        raise BadRequest(
+            f"this endpoint serves batch/v1 Job, got {group + '/' if group else ''}{version} {kind}"
+        )
     if request.object is None:
         raise BadRequest(f"request.object is missing for {request.operation}")
     job = request.object
@@ -191,4 +221,6 @@ async def mutate_job_request(
     except OwnerUnreadable as unreadable:
         return deny_internal(request.uid, str(unreadable)), "error"
     patch = mutation_patch(job, mutation)
-    return allow(request.uid, patch=patch, warnings=mutation.warnings), ("patched" if patch else "allowed")
+    return allow(request.uid, patch=patch, warnings=mutation.warnings), (
+        "patched" if patch else "allowed"
+    )

@@ -91,7 +91,9 @@ def decode_json(body: bytes) -> Any:
     except UnicodeDecodeError:
         raise BadRequest("request body is not UTF-8 text") from None
     except json.JSONDecodeError as broken:
-        raise BadRequest(f"request body is not valid JSON: {broken.msg} at line {broken.lineno} column {broken.colno}") from None
+        raise BadRequest(
+            f"request body is not valid JSON: {broken.msg} at line {broken.lineno} column {broken.colno}"
+        ) from None
     except RecursionError:
         raise BadRequest("request body is nested too deeply") from None
 
@@ -103,7 +105,9 @@ def parse_admission_review(document: object) -> AdmissionRequest:
     if document.get("kind") != "AdmissionReview":
         raise BadRequest(f"expected kind AdmissionReview, got {document.get('kind')!r}")
     if document.get("apiVersion") != ADMISSION_API_VERSION:
-        raise BadRequest(f"expected apiVersion {ADMISSION_API_VERSION} (admissionReviewVersions: [v1]), got {document.get('apiVersion')!r}")
+        raise BadRequest(
+            f"expected apiVersion {ADMISSION_API_VERSION} (admissionReviewVersions: [v1]), got {document.get('apiVersion')!r}"
+        )
     request = document.get("request")
     if not isinstance(request, dict):
         raise BadRequest("AdmissionReview has no request object")
@@ -112,9 +116,15 @@ def parse_admission_review(document: object) -> AdmissionRequest:
         raise BadRequest("request.uid is missing")
     operation = request.get("operation")
     if operation not in OPERATIONS:
-        raise BadRequest(f"request.operation must be one of {', '.join(OPERATIONS)}, got {operation!r}")
+        raise BadRequest(
+            f"request.operation must be one of {', '.join(OPERATIONS)}, got {operation!r}"
+        )
     kind = request.get("kind")
-    if not isinstance(kind, dict) or not isinstance(kind.get("kind"), str) or not isinstance(kind.get("version"), str):
+    if (
+        not isinstance(kind, dict)
+        or not isinstance(kind.get("kind"), str)
+        or not isinstance(kind.get("version"), str)
+    ):
         raise BadRequest("request.kind must be an object with group, version and kind")
     user = request.get("userInfo") if isinstance(request.get("userInfo"), dict) else {}
     groups = user.get("groups") if isinstance(user.get("groups"), list) else []
@@ -126,7 +136,10 @@ def parse_admission_review(document: object) -> AdmissionRequest:
         name=_text(request.get("name")) or None,
         object=_object_or_none(request.get("object"), "object"),
         old_object=_object_or_none(request.get("oldObject"), "oldObject"),
-        user=UserInfo(username=_text(user.get("username")), groups=tuple(g for g in groups if isinstance(g, str))),
+        user=UserInfo(
+            username=_text(user.get("username")),
+            groups=tuple(g for g in groups if isinstance(g, str)),
+        ),
         dry_run=request.get("dryRun") is True,
         sub_resource=_text(request.get("subResource")),
     )
@@ -134,15 +147,23 @@ def parse_admission_review(document: object) -> AdmissionRequest:
 
 def review_body(response: ResponseBody) -> dict[str, Any]:
     """Pure: the AdmissionReview document that wraps ``response``."""
-    return {"apiVersion": ADMISSION_API_VERSION, "kind": "AdmissionReview", "response": dict(response)}
+    return {
+        "apiVersion": ADMISSION_API_VERSION,
+        "kind": "AdmissionReview",
+        "response": dict(response),
+    }
 
 
-def allow(uid: str, *, patch: Sequence[Mapping[str, Any]] = (), warnings: Sequence[str] = ()) -> ResponseBody:
+def allow(
+    uid: str, *, patch: Sequence[Mapping[str, Any]] = (), warnings: Sequence[str] = ()
+) -> ResponseBody:
     """Pure: an ``allowed: true`` answer, with a JSON patch when there is one."""
     response: ResponseBody = {"uid": uid, "allowed": True}
     if patch:
         response["patchType"] = "JSONPatch"
-        response["patch"] = base64.b64encode(json.dumps(list(patch), separators=(",", ":")).encode()).decode()
+        response["patch"] = base64.b64encode(
+            json.dumps(list(patch), separators=(",", ":")).encode()
+        ).decode()
     if warnings:
         response["warnings"] = list(warnings)
     return response

@@ -28,7 +28,15 @@ from webhook.logs import logger
 from webhook.lookup import ClusterLookup
 from webhook.metrics import CONTENT_TYPE, WebhookMetrics
 from webhook.mutate_jobs import mutate_job_request
-from webhook.review import AdmissionRequest, BadRequest, ResponseBody, decode_json, deny_internal, parse_admission_review, review_body
+from webhook.review import (
+    AdmissionRequest,
+    BadRequest,
+    ResponseBody,
+    decode_json,
+    deny_internal,
+    parse_admission_review,
+    review_body,
+)
 from webhook.settings import WebhookSettings
 from webhook.validate_jobs import validate_job_request
 from webhook.validate_kueue import validate_kueue_request
@@ -81,7 +89,9 @@ Decision = Callable[[AdmissionRequest, DecisionContext], Awaitable[tuple[Respons
 def _kueue_validation(kind: KuotaKind) -> Decision:
     kinds = frozenset({kind.kind})
 
-    async def decide(request: AdmissionRequest, context: DecisionContext) -> tuple[ResponseBody, str]:
+    async def decide(
+        request: AdmissionRequest, context: DecisionContext
+    ) -> tuple[ResponseBody, str]:
         return validate_kueue_request(request, kinds=kinds)
 
     return decide
@@ -90,17 +100,23 @@ def _kueue_validation(kind: KuotaKind) -> Decision:
 def _kueue_defaulting(kind: KuotaKind) -> Decision:
     kinds = frozenset({kind.kind})
 
-    async def decide(request: AdmissionRequest, context: DecisionContext) -> tuple[ResponseBody, str]:
+    async def decide(
+        request: AdmissionRequest, context: DecisionContext
+    ) -> tuple[ResponseBody, str]:
         return default_kueue_request(request, kinds=kinds, settings=context.settings)
 
     return decide
 
 
-async def _mutate_job(request: AdmissionRequest, context: DecisionContext) -> tuple[ResponseBody, str]:
+async def _mutate_job(
+    request: AdmissionRequest, context: DecisionContext
+) -> tuple[ResponseBody, str]:
     return await mutate_job_request(request, settings=context.settings, lookup=context.lookup)
 
 
-async def _validate_job(request: AdmissionRequest, context: DecisionContext) -> tuple[ResponseBody, str]:
+async def _validate_job(
+    request: AdmissionRequest, context: DecisionContext
+) -> tuple[ResponseBody, str]:
     return await validate_job_request(request, settings=context.settings, lookup=context.lookup)
 
 
@@ -117,7 +133,9 @@ def admission_endpoints() -> dict[str, Decision]:
 async def read_body(request: web.Request, limit: int) -> bytes:
     """The request body, refusing (400) anything over ``limit`` bytes without reading it all."""
     if request.content_length is not None and request.content_length > limit:
-        raise BadRequest(f"request body of {request.content_length} bytes is larger than the limit of {limit} bytes")
+        raise BadRequest(
+            f"request body of {request.content_length} bytes is larger than the limit of {limit} bytes"
+        )
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -131,12 +149,21 @@ async def read_body(request: web.Request, limit: int) -> bytes:
 
 
 def _bad_request(reason: str) -> web.Response:
-    return web.json_response({"kind": "Status", "status": "Failure", "code": 400, "reason": "BadRequest",
-                              "message": reason}, status=400)
+    return web.json_response(
+        {
+            "kind": "Status",
+            "status": "Failure",
+            "code": 400,
+            "reason": "BadRequest",
+            "message": reason,
+        },
+        status=400,
+    )
 
 
-def admission_handler(path: str, decide: Decision, *, context: DecisionContext,
-                      metrics: WebhookMetrics) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+def admission_handler(
+    path: str, decide: Decision, *, context: DecisionContext, metrics: WebhookMetrics
+) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     async def handle(request: web.Request) -> web.StreamResponse:
         started = time.perf_counter()
         parsed: AdmissionRequest | None = None
@@ -154,38 +181,65 @@ def admission_handler(path: str, decide: Decision, *, context: DecisionContext,
             if parsed is None:
                 reply = _bad_request(f"request could not be read: {type(unexpected).__name__}")
             else:
-                reply = web.json_response(review_body(deny_internal(parsed.uid, f"kuota webhook error: {unexpected}")))
+                reply = web.json_response(
+                    review_body(deny_internal(parsed.uid, f"kuota webhook error: {unexpected}"))
+                )
         metrics.observe(path, outcome, time.perf_counter() - started)
         if parsed is not None and outcome in ("denied", "patched", "error"):
-            logger().info("decision", extra={"context": {
-                "endpoint": path, "uid": parsed.uid, "operation": parsed.operation, "kind": parsed.kind[2],
-                "namespace": parsed.namespace, "name": parsed.name, "user": parsed.user.username,
-                "dryRun": parsed.dry_run, "outcome": outcome}})
+            logger().info(
+                "decision",
+                extra={
+                    "context": {
+                        "endpoint": path,
+                        "uid": parsed.uid,
+                        "operation": parsed.operation,
+                        "kind": parsed.kind[2],
+                        "namespace": parsed.namespace,
+                        "name": parsed.name,
+                        "user": parsed.user.username,
+                        "dryRun": parsed.dry_run,
+                        "outcome": outcome,
+                    }
+                },
+            )
         return reply
 
     return handle
 
 
-def conversion_handler(*, context: DecisionContext, metrics: WebhookMetrics) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+def conversion_handler(
+    *, context: DecisionContext, metrics: WebhookMetrics
+) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     async def handle(request: web.Request) -> web.StreamResponse:
         started = time.perf_counter()
         try:
-            answer, outcome = convert_review(decode_json(await read_body(request, context.settings.max_body_bytes)))
+            answer, outcome = convert_review(
+                decode_json(await read_body(request, context.settings.max_body_bytes))
+            )
             reply: web.StreamResponse = web.json_response(answer)
         except BadRequest as bad:
             outcome, reply = "bad_request", _bad_request(str(bad))
         except Exception as unexpected:  # noqa: BLE001
             logger().exception("conversion failed", extra={"context": {"endpoint": CONVERT}})
-            outcome, reply = "error", _bad_request(f"conversion could not be done: {type(unexpected).__name__}: {unexpected}")
+            outcome, reply = (
+                "error",
+                _bad_request(
+                    f"conversion could not be done: {type(unexpected).__name__}: {unexpected}"
+                ),
+            )
         metrics.observe(CONVERT, outcome, time.perf_counter() - started)
         if outcome != "converted":
-            logger().info("conversion", extra={"context": {"endpoint": CONVERT, "outcome": outcome}})
+            logger().info(
+                "conversion", extra={"context": {"endpoint": CONVERT, "outcome": outcome}}
+            )
         return reply
 
     return handle
 
 
-def metrics_handler(metrics: WebhookMetrics) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+def metrics_handler(
+    metrics: WebhookMetrics,
+) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
     async def handle(_: web.Request) -> web.StreamResponse:
         return web.Response(body=metrics.render(), headers={"Content-Type": CONTENT_TYPE})
 

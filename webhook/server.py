@@ -43,22 +43,41 @@ async def serve(settings: WebhookSettings, *, stop: asyncio.Event | None = None)
     runners: list[web.AppRunner] = []
     try:
         if settings.probe_port is not None:
-            probes = web.AppRunner(probe_app(app[METRICS], lambda: reloader.loaded), access_log=None)
+            probes = web.AppRunner(
+                probe_app(app[METRICS], lambda: reloader.loaded), access_log=None
+            )
             await probes.setup()
             runners.append(probes)
             await web.TCPSite(probes, settings.host, settings.probe_port).start()
         if not await reloader.wait_until_loaded(settings.cert_wait_seconds):
-            logger().error("no serving certificate", extra={"context": {
-                "cert": str(settings.cert_file), "key": str(settings.key_file), "waited": settings.cert_wait_seconds}})
+            logger().error(
+                "no serving certificate",
+                extra={
+                    "context": {
+                        "cert": str(settings.cert_file),
+                        "key": str(settings.key_file),
+                        "waited": settings.cert_wait_seconds,
+                    }
+                },
+            )
             return 1
-        runner = web.AppRunner(app, access_log=None, shutdown_timeout=settings.shutdown_grace_seconds)
+        runner = web.AppRunner(
+            app, access_log=None, shutdown_timeout=settings.shutdown_grace_seconds
+        )
         await runner.setup()
         runners.insert(0, runner)
         site = web.TCPSite(runner, settings.host, settings.port, ssl_context=reloader.context)
         await site.start()
         port = runner.addresses[0][1] if runner.addresses else settings.port
-        logger().info("serving", extra={"context": {"address": f"https://{settings.host}:{port}",
-                                                    "manageJobsWithoutQueueName": settings.manage_jobs_without_queue_name}})
+        logger().info(
+            "serving",
+            extra={
+                "context": {
+                    "address": f"https://{settings.host}:{port}",
+                    "manageJobsWithoutQueueName": settings.manage_jobs_without_queue_name,
+                }
+            },
+        )
         gc.collect()
         gc.freeze()  # start-up objects (schemas, tables) leave the collector's scans: shorter pauses per request
         watcher = asyncio.create_task(reloader.watch(settings.cert_reload_seconds))
@@ -66,7 +85,9 @@ async def serve(settings: WebhookSettings, *, stop: asyncio.Event | None = None)
             await stop.wait()
         finally:
             watcher.cancel()
-        logger().info("shutting down", extra={"context": {"grace_seconds": settings.shutdown_grace_seconds}})
+        logger().info(
+            "shutting down", extra={"context": {"grace_seconds": settings.shutdown_grace_seconds}}
+        )
         return 0
     finally:
         for runner in runners:
@@ -78,8 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     settings = settings_from_args(args)
     if settings.cert_file is None or settings.key_file is None:
-        parser.error("a serving certificate is required: --cert-file and --key-file, or --cert-dir "
-                     "(make one with: python -m certs generate --ip 127.0.0.1 --out DIR)")
+        parser.error(
+            "a serving certificate is required: --cert-file and --key-file, or --cert-dir "
+            "(make one with: python -m certs generate --ip 127.0.0.1 --out DIR)"
+        )
     configure(settings.log_level)
     try:
         return asyncio.run(serve(settings))

@@ -14,9 +14,10 @@ line overrides the file's value.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
@@ -65,13 +66,19 @@ def _selector_to_raw(config: Configuration) -> dict[str, Any]:
         raw["matchLabels"] = dict(selector.match_labels)
     if selector.match_expressions:
         raw["matchExpressions"] = [
-            {"key": item.key, "operator": item.operator, **({"values": list(item.values)} if item.values else {})}
+            {
+                "key": item.key,
+                "operator": item.operator,
+                **({"values": list(item.values)} if item.values else {}),
+            }
             for item in selector.match_expressions
         ]
     return raw
 
 
-def from_configuration(config: Configuration, base: WebhookSettings | None = None) -> WebhookSettings:
+def from_configuration(
+    config: Configuration, base: WebhookSettings | None = None
+) -> WebhookSettings:
     """Pure: settings taking the job-management fields from a Kueue Configuration."""
     return replace(
         base or WebhookSettings(),
@@ -99,47 +106,112 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"kuota-webhook {kuota_version()}")
     tls = parser.add_argument_group("serving")
-    tls.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
-    tls.add_argument("--port", type=int, default=9443, help="HTTPS port (default: 9443; 0 picks a free port)")
-    tls.add_argument("--cert-file", type=Path, help="PEM serving certificate (chain) signed by the caBundle's CA")
+    tls.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
+    )
+    tls.add_argument(
+        "--port", type=int, default=9443, help="HTTPS port (default: 9443; 0 picks a free port)"
+    )
+    tls.add_argument(
+        "--cert-file", type=Path, help="PEM serving certificate (chain) signed by the caBundle's CA"
+    )
     tls.add_argument("--key-file", type=Path, help="PEM private key of --cert-file")
-    tls.add_argument("--cert-dir", type=Path,
-                     help="directory holding tls.crt and tls.key (a mounted Secret); shorthand for the two flags above")
-    tls.add_argument("--cert-wait", type=float, default=60.0, metavar="SECONDS",
-                     help="how long to wait at start for the certificate files to appear (default: 60)")
-    tls.add_argument("--cert-reload-interval", type=float, default=5.0, metavar="SECONDS",
-                     help="how often to check the certificate files for changes; a change is loaded for new "
-                          "connections without dropping open ones (default: 5)")
-    tls.add_argument("--probe-port", type=int, default=None,
-                     help="also serve /healthz, /readyz and /metrics over plain HTTP on this port (off by default)")
-    tls.add_argument("--max-body-bytes", type=int, default=3 * MiB,
-                     help="larger request bodies are refused with HTTP 400 (default: 3 MiB)")
-    tls.add_argument("--shutdown-grace", type=float, default=10.0, metavar="SECONDS",
-                     help="time given to requests in flight after SIGTERM (default: 10)")
+    tls.add_argument(
+        "--cert-dir",
+        type=Path,
+        help="directory holding tls.crt and tls.key (a mounted Secret); shorthand for the two flags above",
+    )
+    tls.add_argument(
+        "--cert-wait",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="how long to wait at start for the certificate files to appear (default: 60)",
+    )
+    tls.add_argument(
+        "--cert-reload-interval",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="how often to check the certificate files for changes; a change is loaded for new "
+        "connections without dropping open ones (default: 5)",
+    )
+    tls.add_argument(
+        "--probe-port",
+        type=int,
+        default=None,
+        help="also serve /healthz, /readyz and /metrics over plain HTTP on this port (off by default)",
+    )
+    tls.add_argument(
+        "--max-body-bytes",
+        type=int,
+        default=3 * MiB,
+        help="larger request bodies are refused with HTTP 400 (default: 3 MiB)",
+    )
+    tls.add_argument(
+        "--shutdown-grace",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="time given to requests in flight after SIGTERM (default: 10)",
+    )
     jobs = parser.add_argument_group("job management")
-    jobs.add_argument("--config", type=Path,
-                      help="a Kueue Configuration file (config.kueue.x-k8s.io/v1beta2); supplies the defaults of "
-                           "the flags in this group")
-    jobs.add_argument("--manage-jobs-without-queue-name", action=argparse.BooleanOptionalAction, default=None,
-                      help="suspend Jobs without a queue name in managed namespaces too (Configuration field "
-                           "manageJobsWithoutQueueName; default: off)")
-    jobs.add_argument("--managed-namespace-selector", metavar="YAML",
-                      help="label selector of the managed namespaces, as YAML/JSON (Configuration field "
-                           "managedJobsNamespaceSelector; default: every namespace but kube-system and kuota's)")
-    jobs.add_argument("--kuota-namespace", default=None,
-                      help=f"kuota's own namespace, never managed (default: {DEFAULT_NAMESPACE} or the Configuration's)")
-    jobs.add_argument("--scheduler-identity", action="append", default=None, metavar="USERNAME",
-                      help="the only identity allowed to unsuspend a queued Job; repeat for several "
-                           f"(default: {DEFAULT_SCHEDULER_IDENTITY})")
+    jobs.add_argument(
+        "--config",
+        type=Path,
+        help="a Kueue Configuration file (config.kueue.x-k8s.io/v1beta2); supplies the defaults of "
+        "the flags in this group",
+    )
+    jobs.add_argument(
+        "--manage-jobs-without-queue-name",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="suspend Jobs without a queue name in managed namespaces too (Configuration field "
+        "manageJobsWithoutQueueName; default: off)",
+    )
+    jobs.add_argument(
+        "--managed-namespace-selector",
+        metavar="YAML",
+        help="label selector of the managed namespaces, as YAML/JSON (Configuration field "
+        "managedJobsNamespaceSelector; default: every namespace but kube-system and kuota's)",
+    )
+    jobs.add_argument(
+        "--kuota-namespace",
+        default=None,
+        help=f"kuota's own namespace, never managed (default: {DEFAULT_NAMESPACE} or the Configuration's)",
+    )
+    jobs.add_argument(
+        "--scheduler-identity",
+        action="append",
+        default=None,
+        metavar="USERNAME",
+        help="the only identity allowed to unsuspend a queued Job; repeat for several "
+        f"(default: {DEFAULT_SCHEDULER_IDENTITY})",
+    )
     cluster = parser.add_argument_group("cluster lookups (default LocalQueue, owners of a Job)")
-    cluster.add_argument("--kubeconfig", type=Path,
-                         help="kubeconfig for lookups; without it the in-cluster service account is used")
-    cluster.add_argument("--no-cluster-lookups", action="store_true",
-                         help="never call the API server: no default LocalQueue, owners unknown (tests, benchmarks)")
-    cluster.add_argument("--lookup-timeout", type=float, default=2.0, metavar="SECONDS",
-                         help="time limit of one lookup (default: 2)")
-    parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"),
-                        help="log verbosity; logs are JSON lines on stderr (default: info)")
+    cluster.add_argument(
+        "--kubeconfig",
+        type=Path,
+        help="kubeconfig for lookups; without it the in-cluster service account is used",
+    )
+    cluster.add_argument(
+        "--no-cluster-lookups",
+        action="store_true",
+        help="never call the API server: no default LocalQueue, owners unknown (tests, benchmarks)",
+    )
+    cluster.add_argument(
+        "--lookup-timeout",
+        type=float,
+        default=2.0,
+        metavar="SECONDS",
+        help="time limit of one lookup (default: 2)",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="info",
+        choices=("debug", "info", "warning", "error"),
+        help="log verbosity; logs are JSON lines on stderr (default: info)",
+    )
     return parser
 
 
@@ -147,7 +219,9 @@ def settings_from_args(args: argparse.Namespace) -> WebhookSettings:
     """Settings from parsed flags (reads ``--config`` when given)."""
     base = WebhookSettings()
     if args.config is not None:
-        base = from_configuration(parse_configuration(yaml.safe_load(args.config.read_text())), base)
+        base = from_configuration(
+            parse_configuration(yaml.safe_load(args.config.read_text())), base
+        )
     cert_file, key_file = args.cert_file, args.key_file
     if args.cert_dir is not None:
         cert_file = cert_file or args.cert_dir / "tls.crt"
@@ -156,7 +230,9 @@ def settings_from_args(args: argparse.Namespace) -> WebhookSettings:
     if args.managed_namespace_selector is not None:
         loaded = yaml.safe_load(args.managed_namespace_selector)
         if not isinstance(loaded, dict):
-            raise SystemExit("--managed-namespace-selector must be a YAML/JSON label selector object")
+            raise SystemExit(
+                "--managed-namespace-selector must be a YAML/JSON label selector object"
+            )
         selector = loaded
     return replace(
         base,
@@ -170,7 +246,8 @@ def settings_from_args(args: argparse.Namespace) -> WebhookSettings:
         max_body_bytes=args.max_body_bytes,
         shutdown_grace_seconds=args.shutdown_grace,
         manage_jobs_without_queue_name=(
-            base.manage_jobs_without_queue_name if args.manage_jobs_without_queue_name is None
+            base.manage_jobs_without_queue_name
+            if args.manage_jobs_without_queue_name is None
             else args.manage_jobs_without_queue_name
         ),
         managed_jobs_namespace_selector=selector,

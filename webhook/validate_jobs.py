@@ -37,7 +37,11 @@ def _suspended(job: Mapping[str, Any]) -> bool:
 
 
 def unsuspend_violation(
-    job: Mapping[str, Any], old: Mapping[str, Any] | None, *, username: str, settings: WebhookSettings
+    job: Mapping[str, Any],
+    old: Mapping[str, Any] | None,
+    *,
+    username: str,
+    settings: WebhookSettings,
 ) -> FieldError | None:
     """JOB-K1 for a Job already known to be managed: pure."""
     if _suspended(job) or (old is not None and not _suspended(old)):
@@ -46,11 +50,15 @@ def unsuspend_violation(
         return None
     allowed = ", ".join(settings.scheduler_identities)
     if old is None:
-        message = (f'a queued job must be created suspended (spec.suspend: true); only kuota\'s scheduler ({allowed}) '
-                   f'may start it, not "{username}"')
+        message = (
+            f"a queued job must be created suspended (spec.suspend: true); only kuota's scheduler ({allowed}) "
+            f'may start it, not "{username}"'
+        )
     else:
-        message = (f'a queued job can be unsuspended only by kuota\'s scheduler ({allowed}), not by "{username}"; '
-                   "kuota unsuspends it when its Workload is admitted")
+        message = (
+            f'a queued job can be unsuspended only by kuota\'s scheduler ({allowed}), not by "{username}"; '
+            "kuota unsuspends it when its Workload is admitted"
+        )
     return error(SUSPEND, message, origin="W", rule="JOB-K1")
 
 
@@ -73,7 +81,9 @@ async def validate_job_request(
             and await namespace_is_managed(namespace, settings=settings, lookup=lookup)
         )
     except LookupFailed as failed:
-        return deny_internal(request.uid, f"kuota could not look up namespace {namespace!r}: {failed}"), "error"
+        return deny_internal(
+            request.uid, f"kuota could not look up namespace {namespace!r}: {failed}"
+        ), "error"
     errors = validate_job(job, old, namespace_has_default_queue=has_default)
     if managed:
         violation = unsuspend_violation(job, old, username=request.user.username, settings=settings)

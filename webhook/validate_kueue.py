@@ -22,25 +22,33 @@ def object_of(request: AdmissionRequest, expected_kinds: frozenset[str]) -> dict
     """The request's object with its apiVersion/kind, checked against the endpoint (pure)."""
     group, version, kind = request.kind
     if kind not in expected_kinds:
-        raise BadRequest(f"this endpoint serves {' or '.join(sorted(expected_kinds))}, got {kind!r}")
+        raise BadRequest(
+            f"this endpoint serves {' or '.join(sorted(expected_kinds))}, got {kind!r}"
+        )
     if request.object is None:
         raise BadRequest(f"request.object is missing for {request.operation}")
     raw = dict(request.object)
     raw.setdefault("apiVersion", f"{group}/{version}" if group else version)
     raw.setdefault("kind", kind)
     if not is_supported(raw):
-        raise BadRequest(f"kuota does not serve apiVersion {raw.get('apiVersion')!r} kind {raw.get('kind')!r}")
+        raise BadRequest(
+            f"kuota does not serve apiVersion {raw.get('apiVersion')!r} kind {raw.get('kind')!r}"
+        )
     return raw
 
 
-def validate_kueue_request(request: AdmissionRequest, *, kinds: frozenset[str]) -> tuple[ResponseBody, str]:
+def validate_kueue_request(
+    request: AdmissionRequest, *, kinds: frozenset[str]
+) -> tuple[ResponseBody, str]:
     """The answer of ``/validate-kueue-x-k8s-io-v1beta2-<kind>``: pure."""
     if request.operation not in ("CREATE", "UPDATE"):
         return allow(request.uid), "allowed"
     raw = object_of(request, kinds)
     old = request.old_object if request.operation == "UPDATE" else None
     try:
-        result = review(raw, old=old, operation=request.operation, default_namespace=request.namespace)
+        result = review(
+            raw, old=old, operation=request.operation, default_namespace=request.namespace
+        )
     except UnsupportedKind as unsupported:
         raise BadRequest(str(unsupported)) from None
     if result.errors:

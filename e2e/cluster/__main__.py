@@ -16,14 +16,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from dataclasses import asdict
 import shutil
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
-from .controlplane import ClusterStartError, ControlPlane, read_state, recorded_processes, stop_recorded
+from .controlplane import (
+    ClusterStartError,
+    ControlPlane,
+    read_state,
+    recorded_processes,
+    stop_recorded,
+)
 from .processes import is_alive
-from .tools import ToolsMissing, ToolPaths, build
+from .tools import ToolPaths, ToolsMissing, build
 
 
 def state_dir(name: str) -> Path:
@@ -60,7 +66,9 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"cluster {args.name!r} was left half-running ({', '.join(dead)} gone); cleaning up")
         stop_recorded(workdir)
     shutil.rmtree(workdir, ignore_errors=True)
-    plane = ControlPlane(args.name, tools=ToolPaths.resolve(), workdir=workdir, die_with_parent=False)
+    plane = ControlPlane(
+        args.name, tools=ToolPaths.resolve(), workdir=workdir, die_with_parent=False
+    )
     try:
         info = plane.start()
     except ClusterStartError as failure:
@@ -70,7 +78,9 @@ def cmd_up(args: argparse.Namespace) -> int:
         from e2e.kuota_install import install_kuota
 
         try:
-            webhook = install_kuota(plane.tools.binary("kubectl"), info.kubeconfig, workdir, die_with_parent=False)
+            webhook = install_kuota(
+                plane.tools.binary("kubectl"), info.kubeconfig, workdir, die_with_parent=False
+            )
         except (RuntimeError, OSError) as failure:
             print(f"error: installing kuota failed: {failure}", file=sys.stderr)
             stop_recorded(workdir)
@@ -80,8 +90,15 @@ def cmd_up(args: argparse.Namespace) -> int:
         from e2e.kuota_scheduler import start_schedulers
 
         try:
-            replicas = start_schedulers(plane.tools.binary("kubectl"), info.kubeconfig, ClusterPki(workdir / "pki"),
-                                        info.server, workdir, replicas=args.replicas, die_with_parent=False)
+            replicas = start_schedulers(
+                plane.tools.binary("kubectl"),
+                info.kubeconfig,
+                ClusterPki(workdir / "pki"),
+                info.server,
+                workdir,
+                replicas=args.replicas,
+                die_with_parent=False,
+            )
         except (RuntimeError, OSError) as failure:
             print(f"error: starting kuota-scheduler failed: {failure}", file=sys.stderr)
             stop_recorded(workdir)
@@ -90,11 +107,13 @@ def cmd_up(args: argparse.Namespace) -> int:
             _record(workdir, asdict(replica.record))
         print(f"kuota is installed: webhook {webhook.base_url} (log {webhook.record.log})")
         for replica in replicas:
-            print(f"  {replica.identity}: http://127.0.0.1:{replica.port}/metrics (log {replica.record.log})")
+            print(
+                f"  {replica.identity}: http://127.0.0.1:{replica.port}/metrics (log {replica.record.log})"
+            )
     print(f"cluster {args.name!r} is up: {info.server}")
     print(f"  logs:       {workdir / 'logs'}")
     print(f"  kubeconfig: {info.kubeconfig}")
-    print("  use it:     eval \"$(python -m e2e.cluster env)\"; kubectl get nodes --show-labels")
+    print('  use it:     eval "$(python -m e2e.cluster env)"; kubectl get nodes --show-labels')
     print(f"  kubectl:    {plane.tools.binary('kubectl')}")
     print("  stop it:    python -m e2e.cluster down")
     return 0
@@ -111,7 +130,9 @@ def cmd_down(args: argparse.Namespace) -> int:
     workdir = state_dir(args.name)
     stopped = stop_recorded(workdir)
     shutil.rmtree(workdir, ignore_errors=True)
-    print(f"cluster {args.name!r}: stopped {', '.join(stopped) if stopped else 'nothing (not running)'}")
+    print(
+        f"cluster {args.name!r}: stopped {', '.join(stopped) if stopped else 'nothing (not running)'}"
+    )
     return 0
 
 
@@ -131,7 +152,10 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_env(args: argparse.Namespace) -> int:
     state = read_state(state_dir(args.name))
     if state is None or not state.get("kubeconfig"):
-        print(f"cluster {args.name!r} is not running; start it with: python -m e2e.cluster up", file=sys.stderr)
+        print(
+            f"cluster {args.name!r} is not running; start it with: python -m e2e.cluster up",
+            file=sys.stderr,
+        )
         return 1
     tools = ToolPaths.resolve(build_if_missing=False)
     print(f"export KUBECONFIG={state['kubeconfig']}")
@@ -140,17 +164,29 @@ def cmd_env(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m e2e.cluster", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m e2e.cluster",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--name", default="kuota", help="cluster name (default: kuota)")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("build", help="build the pinned control-plane tools into the cache").set_defaults(run=cmd_build)
+    commands.add_parser(
+        "build", help="build the pinned control-plane tools into the cache"
+    ).set_defaults(run=cmd_build)
     up = commands.add_parser("up", help="start the local cluster (detached)")
-    up.add_argument("--kuota", action="store_true",
-                    help="also install kuota: CRDs, the webhook on 127.0.0.1, webhook and conversion registrations, "
-                         "and the scheduler")
-    up.add_argument("--replicas", type=int, default=1,
-                    help="with --kuota: scheduler replicas (leader election through a Lease; default 1)")
+    up.add_argument(
+        "--kuota",
+        action="store_true",
+        help="also install kuota: CRDs, the webhook on 127.0.0.1, webhook and conversion registrations, "
+        "and the scheduler",
+    )
+    up.add_argument(
+        "--replicas",
+        type=int,
+        default=1,
+        help="with --kuota: scheduler replicas (leader election through a Lease; default 1)",
+    )
     up.set_defaults(run=cmd_up)
     commands.add_parser("down", help="stop everything `up` started").set_defaults(run=cmd_down)
     commands.add_parser("status", help="show which components run").set_defaults(run=cmd_status)

@@ -19,9 +19,9 @@ import shutil
 import socket
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 import yaml
 
@@ -34,8 +34,15 @@ from .tools import ToolPaths
 # kuota's scheduler replicas (kuota-scheduler-0, -1, ...) stop first, so nothing writes
 # while the cluster goes away; the webhook stops last: the API server must never be
 # left calling a webhook that is gone (LOCAL_CLUSTER.md section 8).
-STOP_ORDER = ("kuota-scheduler", "kwok", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd",
-              "kuota-webhook")
+STOP_ORDER = (
+    "kuota-scheduler",
+    "kwok",
+    "kube-scheduler",
+    "kube-controller-manager",
+    "kube-apiserver",
+    "etcd",
+    "kuota-webhook",
+)
 
 
 def _stop_group(record_name: str) -> str:
@@ -60,8 +67,12 @@ class ClusterInfo:
     admin_key: Path
 
     def client(self) -> AdminClient:
-        return AdminClient(server=self.server, ca_file=self.ca_file, cert_file=self.admin_cert,
-                           key_file=self.admin_key)
+        return AdminClient(
+            server=self.server,
+            ca_file=self.ca_file,
+            cert_file=self.admin_cert,
+            key_file=self.admin_key,
+        )
 
 
 def free_port() -> int:
@@ -188,15 +199,24 @@ class ControlPlane:
 
     # -- components ------------------------------------------------------------------
     def _spawn(self, name: str, argv: list[str]) -> tuple[subprocess.Popen[bytes], ProcessRecord]:
-        entry = spawn(name, argv, workdir=self.workdir, env=clean_env(self.workdir),
-                      die_with_parent=self.die_with_parent)
+        entry = spawn(
+            name,
+            argv,
+            workdir=self.workdir,
+            env=clean_env(self.workdir),
+            die_with_parent=self.die_with_parent,
+        )
         self._processes.append(entry)
         self._save_state()  # recorded at once, so a crash mid-start can still be cleaned up
         return entry
 
     def _start_with_ports(
-        self, name: str, port_count: int, argv_for: Callable[[list[int]], list[str]],
-        ready: Callable[[list[int]], bool], timeout: float,
+        self,
+        name: str,
+        port_count: int,
+        argv_for: Callable[[list[int]], list[str]],
+        ready: Callable[[list[int]], bool],
+        timeout: float,
     ) -> list[int]:
         """Start a component on fresh ports; retry when it lost a port race."""
         for _attempt in range(3):
@@ -210,11 +230,15 @@ class ControlPlane:
                     return ports
                 time.sleep(0.25)
             else:
-                raise ClusterStartError(f"{name} not ready within {timeout:.0f}s\n{self.log_tails()}")
+                raise ClusterStartError(
+                    f"{name} not ready within {timeout:.0f}s\n{self.log_tails()}"
+                )
             self._processes.remove((process, record))
             self._save_state()
             if "address already in use" not in log_tail(record.log, 20):
-                raise ClusterStartError(f"{name} exited with {process.returncode}\n{self.log_tails()}")
+                raise ClusterStartError(
+                    f"{name} exited with {process.returncode}\n{self.log_tails()}"
+                )
         raise ClusterStartError(f"{name}: no free port after 3 attempts\n{self.log_tails()}")
 
     def _start_etcd(self) -> int:
@@ -225,19 +249,28 @@ class ControlPlane:
             client, peer = ports
             shutil.rmtree(data_dir, ignore_errors=True)
             return [
-                binary, f"--name={self.name}", f"--data-dir={data_dir}",
+                binary,
+                f"--name={self.name}",
+                f"--data-dir={data_dir}",
                 f"--listen-client-urls=http://127.0.0.1:{client}",
                 f"--advertise-client-urls=http://127.0.0.1:{client}",
                 f"--listen-peer-urls=http://127.0.0.1:{peer}",
                 f"--initial-advertise-peer-urls=http://127.0.0.1:{peer}",
                 f"--initial-cluster={self.name}=http://127.0.0.1:{peer}",
-                "--initial-cluster-state=new", "--unsafe-no-fsync=true",
-                "--snapshot-count=10000", "--quota-backend-bytes=1073741824", "--log-level=warn",
+                "--initial-cluster-state=new",
+                "--unsafe-no-fsync=true",
+                "--snapshot-count=10000",
+                "--quota-backend-bytes=1073741824",
+                "--log-level=warn",
             ]
 
         def ready(ports: list[int]) -> bool:
             reply = request(f"http://127.0.0.1:{ports[0]}/health", timeout=2)
-            return reply.status == 200 and isinstance(reply.body, dict) and reply.body.get("health") == "true"
+            return (
+                reply.status == 200
+                and isinstance(reply.body, dict)
+                and reply.body.get("health") == "true"
+            )
 
         return self._start_with_ports("etcd", 2, argv, ready, 30)[0]
 
@@ -250,18 +283,25 @@ class ControlPlane:
             return [
                 str(self.tools.binary("kube-apiserver")),
                 f"--etcd-servers=http://127.0.0.1:{etcd_port}",
-                "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-                f"--secure-port={ports[0]}", f"--cert-dir={self.workdir / 'apiserver-certs'}",
-                f"--tls-cert-file={p.apiserver_cert}", f"--tls-private-key-file={p.apiserver_key}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--secure-port={ports[0]}",
+                f"--cert-dir={self.workdir / 'apiserver-certs'}",
+                f"--tls-cert-file={p.apiserver_cert}",
+                f"--tls-private-key-file={p.apiserver_key}",
                 f"--client-ca-file={p.ca_cert}",
                 "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
                 f"--service-account-key-file={p.sa_pub}",
                 f"--service-account-signing-key-file={p.sa_key}",
                 "--service-cluster-ip-range=10.0.0.0/24",
-                "--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
-                "--allow-privileged=true", "--endpoint-reconciler-type=none", "--profiling=false",
+                "--authorization-mode=Node,RBAC",
+                "--enable-admission-plugins=NodeRestriction",
+                "--allow-privileged=true",
+                "--endpoint-reconciler-type=none",
+                "--profiling=false",
                 # Load tests burst hundreds of writes; remove server-side throttling.
-                "--max-requests-inflight=0", "--max-mutating-requests-inflight=0",
+                "--max-requests-inflight=0",
+                "--max-mutating-requests-inflight=0",
                 "--enable-priority-and-fairness=false",
                 "--v=1",
             ]
@@ -279,14 +319,21 @@ class ControlPlane:
         path.write_text(kubeconfig.render(cluster_name=self.name, server=server, pki=self._pki))
         path.chmod(0o600)
         return ClusterInfo(
-            name=self.name, workdir=self.workdir, kubeconfig=path, server=server,
-            ca_file=self._pki.ca_cert, admin_cert=self._pki.admin_cert, admin_key=self._pki.admin_key,
+            name=self.name,
+            workdir=self.workdir,
+            kubeconfig=path,
+            server=server,
+            ca_file=self._pki.ca_cert,
+            admin_cert=self._pki.admin_cert,
+            admin_key=self._pki.admin_key,
         )
 
     def _health_probe(self, path: str) -> Callable[[list[int]], bool]:
         insecure = tls_context(ca_file=None)
-        return lambda ports: request(f"https://127.0.0.1:{ports[0]}{path}", context=insecure,
-                                     timeout=3).status == 200
+        return lambda ports: (
+            request(f"https://127.0.0.1:{ports[0]}{path}", context=insecure, timeout=3).status
+            == 200
+        )
 
     def _start_controller_manager(self) -> None:
         assert self._pki is not None
@@ -295,31 +342,52 @@ class ControlPlane:
         def argv(ports: list[int]) -> list[str]:
             return [
                 str(self.tools.binary("kube-controller-manager")),
-                f"--kubeconfig={config}", f"--authentication-kubeconfig={config}",
+                f"--kubeconfig={config}",
+                f"--authentication-kubeconfig={config}",
                 f"--authorization-kubeconfig={config}",
                 "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
-                "--bind-address=127.0.0.1", f"--secure-port={ports[0]}", "--leader-elect=false",
-                "--controllers=*", f"--service-account-private-key-file={self._pki.sa_key}",
-                f"--root-ca-file={self._pki.ca_cert}", "--use-service-account-credentials=false",
-                f"--cluster-name={self.name}", "--kube-api-qps=100", "--kube-api-burst=200", "--v=1",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={ports[0]}",
+                "--leader-elect=false",
+                "--controllers=*",
+                f"--service-account-private-key-file={self._pki.sa_key}",
+                f"--root-ca-file={self._pki.ca_cert}",
+                "--use-service-account-credentials=false",
+                f"--cluster-name={self.name}",
+                "--kube-api-qps=100",
+                "--kube-api-burst=200",
+                "--v=1",
             ]
 
-        self._start_with_ports("kube-controller-manager", 1, argv, self._health_probe("/healthz"), 60)
+        self._start_with_ports(
+            "kube-controller-manager", 1, argv, self._health_probe("/healthz"), 60
+        )
 
     def _start_scheduler(self) -> None:
         config_path = self.workdir / "scheduler.yaml"
-        config_path.write_text(yaml.safe_dump({
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
-            "kind": "KubeSchedulerConfiguration",
-            "clientConnection": {"kubeconfig": str(self.info.kubeconfig), "qps": 100, "burst": 200},
-            "leaderElection": {"leaderElect": False},
-        }))
+        config_path.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "kubescheduler.config.k8s.io/v1",
+                    "kind": "KubeSchedulerConfiguration",
+                    "clientConnection": {
+                        "kubeconfig": str(self.info.kubeconfig),
+                        "qps": 100,
+                        "burst": 200,
+                    },
+                    "leaderElection": {"leaderElect": False},
+                }
+            )
+        )
 
         def argv(ports: list[int]) -> list[str]:
             return [
-                str(self.tools.binary("kube-scheduler")), f"--config={config_path}",
-                "--bind-address=127.0.0.1", f"--secure-port={ports[0]}",
-                "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics", "--v=1",
+                str(self.tools.binary("kube-scheduler")),
+                f"--config={config_path}",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={ports[0]}",
+                "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+                "--v=1",
             ]
 
         self._start_with_ports("kube-scheduler", 1, argv, self._health_probe("/readyz"), 60)
@@ -327,10 +395,15 @@ class ControlPlane:
     def _start_kwok(self) -> None:
         config_path = self.workdir / "kwok.yaml"
         config_path.write_text(kwok_config.render(self.tools.kwok_stages))
-        process, _ = self._spawn("kwok", [
-            str(self.tools.binary("kwok")), f"--kubeconfig={self.info.kubeconfig}",
-            f"--config={config_path}", "--manage-all-nodes=true",
-        ])
+        process, _ = self._spawn(
+            "kwok",
+            [
+                str(self.tools.binary("kwok")),
+                f"--kubeconfig={self.info.kubeconfig}",
+                f"--config={config_path}",
+                "--manage-all-nodes=true",
+            ],
+        )
         time.sleep(0.5)
         if process.poll() is not None:
             raise ClusterStartError(f"kwok exited with {process.returncode}\n{self.log_tails()}")
@@ -341,17 +414,26 @@ class ControlPlane:
         for node in self.nodes:
             reply = client.call("POST", "/api/v1/nodes", node.manifest())
             if reply.status not in (201, 409):
-                raise ClusterStartError(f"creating node {node.name}: HTTP {reply.status}: {reply.body}")
+                raise ClusterStartError(
+                    f"creating node {node.name}: HTTP {reply.status}: {reply.body}"
+                )
 
     def _nodes_usable(self) -> bool:
         reply = self.info.client().call("GET", "/api/v1/nodes")
         if reply.status != 200:
             return False
-        usable = {item["metadata"]["name"] for item in reply.body.get("items", []) if is_usable(item)}
+        usable = {
+            item["metadata"]["name"] for item in reply.body.get("items", []) if is_usable(item)
+        }
         return {node.name for node in self.nodes} <= usable
 
     def _default_service_account(self) -> bool:
-        return self.info.client().call("GET", "/api/v1/namespaces/default/serviceaccounts/default").status == 200
+        return (
+            self.info.client()
+            .call("GET", "/api/v1/namespaces/default/serviceaccounts/default")
+            .status
+            == 200
+        )
 
     def _wait(self, predicate: Callable[[], bool], what: str, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -365,7 +447,9 @@ class ControlPlane:
             if _answers(predicate):
                 return
             time.sleep(0.5)
-        raise ClusterStartError(f"timed out after {timeout:.0f}s waiting for {what}\n{self.log_tails()}")
+        raise ClusterStartError(
+            f"timed out after {timeout:.0f}s waiting for {what}\n{self.log_tails()}"
+        )
 
     def _save_state(self) -> None:
         state = {
@@ -388,4 +472,6 @@ def _answers(predicate: Callable[[], bool]) -> bool:
 
 def component_log_tails(workdir: Path, lines: int = 80) -> str:
     logs = sorted((workdir / "logs").glob("*.log"))
-    return "\n".join(f"----- {path.stem} (last {lines} lines) -----\n{log_tail(path, lines)}" for path in logs)
+    return "\n".join(
+        f"----- {path.stem} (last {lines} lines) -----\n{log_tail(path, lines)}" for path in logs
+    )

@@ -23,7 +23,9 @@ class Response:
     body: Any
 
 
-def tls_context(*, ca_file: Path | None, cert_file: Path | None = None, key_file: Path | None = None) -> ssl.SSLContext:
+def tls_context(
+    *, ca_file: Path | None, cert_file: Path | None = None, key_file: Path | None = None
+) -> ssl.SSLContext:
     """Verify with ``ca_file``; without it, do not verify (component health ports)."""
     if ca_file is None:
         context = ssl.create_default_context()
@@ -37,7 +39,11 @@ def tls_context(*, ca_file: Path | None, cert_file: Path | None = None, key_file
 
 
 def request(
-    url: str, *, method: str = "GET", body: Any = None, context: ssl.SSLContext | None = None,
+    url: str,
+    *,
+    method: str = "GET",
+    body: Any = None,
+    context: ssl.SSLContext | None = None,
     timeout: float = 10.0,
 ) -> Response:
     """One HTTP(S) request; JSON in, JSON (or text) out.  Raises OSError when unreachable."""
@@ -47,7 +53,9 @@ def request(
             parts.hostname or "127.0.0.1", parts.port, timeout=timeout, context=context
         )
     else:
-        connection = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
+        connection = http.client.HTTPConnection(
+            parts.hostname or "127.0.0.1", parts.port, timeout=timeout
+        )
     path = parts.path + (f"?{parts.query}" if parts.query else "")
     payload = None if body is None else json.dumps(body).encode()
     headers = {"Accept": "application/json"}
@@ -74,4 +82,6 @@ class AdminClient:
         self._context = tls_context(ca_file=ca_file, cert_file=cert_file, key_file=key_file)
 
     def call(self, method: str, path: str, body: Any = None, timeout: float = 10.0) -> Response:
-        return request(self.server + path, method=method, body=body, context=self._context, timeout=timeout)
+        return request(
+            self.server + path, method=method, body=body, context=self._context, timeout=timeout
+        )

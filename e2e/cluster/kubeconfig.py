@@ -23,21 +23,31 @@ def render(*, cluster_name: str, server: str, pki: ClusterPki) -> str:
     config = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{
-            "name": cluster_name,
-            "cluster": {"server": server, "certificate-authority-data": _b64(pki.ca_cert)},
-        }],
-        "users": [{
-            "name": f"{cluster_name}-admin",
-            "user": {
-                "client-certificate-data": _b64(pki.admin_cert),
-                "client-key-data": _b64(pki.admin_key),
-            },
-        }],
-        "contexts": [{
-            "name": cluster_name,
-            "context": {"cluster": cluster_name, "user": f"{cluster_name}-admin", "namespace": "default"},
-        }],
+        "clusters": [
+            {
+                "name": cluster_name,
+                "cluster": {"server": server, "certificate-authority-data": _b64(pki.ca_cert)},
+            }
+        ],
+        "users": [
+            {
+                "name": f"{cluster_name}-admin",
+                "user": {
+                    "client-certificate-data": _b64(pki.admin_cert),
+                    "client-key-data": _b64(pki.admin_key),
+                },
+            }
+        ],
+        "contexts": [
+            {
+                "name": cluster_name,
+                "context": {
+                    "cluster": cluster_name,
+                    "user": f"{cluster_name}-admin",
+                    "namespace": "default",
+                },
+            }
+        ],
         "current-context": cluster_name,
     }
     return yaml.safe_dump(config, sort_keys=False)

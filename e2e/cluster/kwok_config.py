@@ -21,8 +21,11 @@ import yaml
 DELAY_ANNOTATION = "pod-complete.stage.kwok.x-k8s.io/delay"
 FAIL_ANNOTATION = "kuota.test/fail"
 STAGE_FILES = (
-    "node-initialize.yaml", "node-heartbeat-with-lease.yaml", "pod-ready.yaml",
-    "pod-complete.yaml", "pod-delete.yaml",
+    "node-initialize.yaml",
+    "node-heartbeat-with-lease.yaml",
+    "pod-ready.yaml",
+    "pod-complete.yaml",
+    "pod-delete.yaml",
 )
 
 _FAILED_STATUS = """\
@@ -65,10 +68,13 @@ def _failure(completion: dict[str, Any]) -> dict[str, Any]:
     stage = copy.deepcopy(completion)
     stage["metadata"]["name"] = "pod-fail"
     expressions = [
-        expression for expression in stage["spec"]["selector"]["matchExpressions"]
+        expression
+        for expression in stage["spec"]["selector"]["matchExpressions"]
         if expression["key"] != _annotation_key(FAIL_ANNOTATION)
     ]
-    expressions.append({"key": _annotation_key(FAIL_ANNOTATION), "operator": "In", "values": ["true"]})
+    expressions.append(
+        {"key": _annotation_key(FAIL_ANNOTATION), "operator": "In", "values": ["true"]}
+    )
     stage["spec"]["selector"]["matchExpressions"] = expressions
     stage["spec"]["next"] = {"statusTemplate": _FAILED_STATUS}
     return stage
@@ -76,19 +82,21 @@ def _failure(completion: dict[str, Any]) -> dict[str, Any]:
 
 def render(stages_dir: Path) -> str:
     """The multi-document kwok.yaml for a cluster (reads the stage files)."""
-    documents: list[dict[str, Any]] = [{
-        "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
-        "kind": "KwokConfiguration",
-        # kwok applies its option defaults only through kwokctl: set them here.
-        "options": {
-            "cidr": "10.0.0.0/16",
-            "nodeLeaseDurationSeconds": 40,
-            "nodeLeaseParallelism": 4,
-            "podPlayStageParallelism": 4,
-            "nodePlayStageParallelism": 4,
-            "podsOnNodeSyncParallelism": 2,
-        },
-    }]
+    documents: list[dict[str, Any]] = [
+        {
+            "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+            "kind": "KwokConfiguration",
+            # kwok applies its option defaults only through kwokctl: set them here.
+            "options": {
+                "cidr": "10.0.0.0/16",
+                "nodeLeaseDurationSeconds": 40,
+                "nodeLeaseParallelism": 4,
+                "podPlayStageParallelism": 4,
+                "nodePlayStageParallelism": 4,
+                "podsOnNodeSyncParallelism": 2,
+            },
+        }
+    ]
     for name in STAGE_FILES:
         stage = yaml.safe_load((stages_dir / name).read_text())
         if stage["metadata"]["name"] == "pod-complete":

@@ -43,8 +43,14 @@ SPOT_TAINT = {"key": "spot", "value": "true", "effect": "NoSchedule"}
 def default_fleet() -> tuple[NodeSpec, ...]:
     """2 on-demand, 2 tainted spot, 1 GPU node."""
     return (
-        *(NodeSpec(f"kwok-ondemand-{i}", {"instance-type": "ondemand"}, (), _CPU_NODE) for i in range(2)),
-        *(NodeSpec(f"kwok-spot-{i}", {"instance-type": "spot"}, (SPOT_TAINT,), _CPU_NODE) for i in range(2)),
+        *(
+            NodeSpec(f"kwok-ondemand-{i}", {"instance-type": "ondemand"}, (), _CPU_NODE)
+            for i in range(2)
+        ),
+        *(
+            NodeSpec(f"kwok-spot-{i}", {"instance-type": "spot"}, (SPOT_TAINT,), _CPU_NODE)
+            for i in range(2)
+        ),
         NodeSpec(
             "kwok-gpu-0",
             {"cloud.provider.com/accelerator": "nvidia-a100"},

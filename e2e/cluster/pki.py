@@ -13,7 +13,10 @@ from pathlib import Path
 from certs.generate import KeyPair, issue, new_ca, new_rsa_signing_key, write_private
 
 API_SERVER_DNS = (
-    "localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc",
+    "localhost",
+    "kubernetes",
+    "kubernetes.default",
+    "kubernetes.default.svc",
     "kubernetes.default.svc.cluster.local",
 )
 FIRST_SERVICE_IP = "10.0.0.1"  # bookkeeping only: nothing ever dials it
@@ -66,8 +69,11 @@ def generate(directory: Path, *, cluster_name: str) -> ClusterPki:
     ca = new_ca(f"{cluster_name}-ca")
     ca.write(pki.ca_cert, pki.ca_key)
     issue(
-        ca, common_name="kube-apiserver", dns_names=API_SERVER_DNS,
-        ip_addresses=("127.0.0.1", FIRST_SERVICE_IP), server=True,
+        ca,
+        common_name="kube-apiserver",
+        dns_names=API_SERVER_DNS,
+        ip_addresses=("127.0.0.1", FIRST_SERVICE_IP),
+        server=True,
     ).write(pki.apiserver_cert, pki.apiserver_key)
     # Group system:masters: full access without RBAC, for the harness and
     # the control-plane components that run with the admin kubeconfig.

@@ -13,9 +13,9 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
 _PR_SET_PDEATHSIG = 1
 
@@ -46,7 +46,7 @@ def _start_ticks(pid: int) -> int | None:
     except OSError:
         return None
     # The command name (field 2) may contain spaces; fields resume after ')'.
-    fields = stat[stat.rindex(")") + 2:].split()
+    fields = stat[stat.rindex(")") + 2 :].split()
     if fields[0] in ("Z", "X"):
         return None
     return int(fields[19])
@@ -72,8 +72,13 @@ def spawn(
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
         process = subprocess.Popen(
-            list(argv), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            cwd=workdir, env=env, start_new_session=True,
+            list(argv),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=workdir,
+            env=env,
+            start_new_session=True,
             preexec_fn=_die_with_parent if die_with_parent else None,
         )
     ticks = _start_ticks(process.pid) or 0
@@ -86,7 +91,9 @@ def is_alive(record: ProcessRecord) -> bool:
     return ticks is not None and ticks == record.start_ticks
 
 
-def stop(record: ProcessRecord, *, grace_seconds: float = 10.0, reap: Callable[[], None] | None = None) -> None:
+def stop(
+    record: ProcessRecord, *, grace_seconds: float = 10.0, reap: Callable[[], None] | None = None
+) -> None:
     """SIGTERM the process group, wait, then SIGKILL; a no-op for strangers and the dead."""
     for sig, wait in ((signal.SIGTERM, grace_seconds), (signal.SIGKILL, 5.0)):
         if not is_alive(record):

@@ -21,11 +21,11 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterator
 
 KUBERNETES = "v1.36.3"
 STAGING = "v0.36.3"
@@ -35,14 +35,37 @@ HELM = "v3.21.4"
 
 # Exactly the `v0.0.0` staging requirements of k8s.io/kubernetes v1.36.x.
 STAGING_MODULES = (
-    "api", "apiextensions-apiserver", "apimachinery", "apiserver", "cli-runtime",
-    "client-go", "cloud-provider", "cluster-bootstrap", "code-generator",
-    "component-base", "component-helpers", "controller-manager", "cri-api",
-    "cri-client", "cri-streaming", "csi-translation-lib",
-    "dynamic-resource-allocation", "endpointslice", "externaljwt", "kms",
-    "kube-aggregator", "kube-controller-manager", "kube-proxy", "kube-scheduler",
-    "kubectl", "kubelet", "metrics", "mount-utils", "pod-security-admission",
-    "sample-apiserver", "streaming",
+    "api",
+    "apiextensions-apiserver",
+    "apimachinery",
+    "apiserver",
+    "cli-runtime",
+    "client-go",
+    "cloud-provider",
+    "cluster-bootstrap",
+    "code-generator",
+    "component-base",
+    "component-helpers",
+    "controller-manager",
+    "cri-api",
+    "cri-client",
+    "cri-streaming",
+    "csi-translation-lib",
+    "dynamic-resource-allocation",
+    "endpointslice",
+    "externaljwt",
+    "kms",
+    "kube-aggregator",
+    "kube-controller-manager",
+    "kube-proxy",
+    "kube-scheduler",
+    "kubectl",
+    "kubelet",
+    "metrics",
+    "mount-utils",
+    "pod-security-admission",
+    "sample-apiserver",
+    "streaming",
 )
 KUBE_COMMANDS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl")
 BINARIES = (*KUBE_COMMANDS, "etcd", "kwok", "helm")
@@ -77,7 +100,7 @@ class ToolPaths:
         return self.bin / name
 
     @classmethod
-    def resolve(cls, *, build_if_missing: bool = True) -> "ToolPaths":
+    def resolve(cls, *, build_if_missing: bool = True) -> ToolPaths:
         """Return the cached tool set, building it under the lock if absent."""
         root = version_dir()
         if is_complete(root):
@@ -108,9 +131,12 @@ def version_dir() -> Path:
 
 
 def stamp_text() -> str:
-    return json.dumps(
-        {"kubernetes": KUBERNETES, "etcd": ETCD, "kwok": KWOK, "helm": HELM}, sort_keys=True
-    ) + "\n"
+    return (
+        json.dumps(
+            {"kubernetes": KUBERNETES, "etcd": ETCD, "kwok": KWOK, "helm": HELM}, sort_keys=True
+        )
+        + "\n"
+    )
 
 
 def is_complete(root: Path) -> bool:
@@ -150,9 +176,7 @@ def wrapper_go_mod() -> str:
     replaces them with local paths, which only works when it is the main
     module; our own module maps each one to its published tag instead.
     """
-    replaces = "\n".join(
-        f"\tk8s.io/{name} => k8s.io/{name} {STAGING}" for name in STAGING_MODULES
-    )
+    replaces = "\n".join(f"\tk8s.io/{name} => k8s.io/{name} {STAGING}" for name in STAGING_MODULES)
     tools = "\n".join(f"\tk8s.io/kubernetes/cmd/{cmd}" for cmd in KUBE_COMMANDS)
     return (
         "module kuota.local/cluster-tools\n\n"
@@ -165,7 +189,9 @@ def wrapper_go_mod() -> str:
 
 def _go_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    env.update({"GOTOOLCHAIN": "local", "CGO_ENABLED": "0", "GOFLAGS": "-modcacherw -buildvcs=false"})
+    env.update(
+        {"GOTOOLCHAIN": "local", "CGO_ENABLED": "0", "GOFLAGS": "-modcacherw -buildvcs=false"}
+    )
     env.pop("GOBIN", None)
     if extra:
         env.update(extra)
@@ -181,7 +207,7 @@ def _step(title: str, argv: list[str], *, cwd: Path, env: dict[str, str]) -> Non
 
 def _kube_ldflags() -> str:
     minor = KUBERNETES.split(".")[1]
-    date = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    date = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     flags = ["-s", "-w"]
     for package in ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version"):
         flags += [
@@ -197,14 +223,17 @@ def _kube_ldflags() -> str:
 def _helm_ldflags() -> str:
     base = "helm.sh/helm/v3"
     minor = KUBERNETES.split(".")[1]
-    return " ".join([
-        "-s", "-w",
-        f"-X {base}/internal/version.version={HELM}",
-        f"-X {base}/pkg/chartutil.k8sVersionMajor=1",
-        f"-X {base}/pkg/chartutil.k8sVersionMinor={minor}",
-        f"-X {base}/pkg/lint/rules.k8sVersionMajor=1",
-        f"-X {base}/pkg/lint/rules.k8sVersionMinor={minor}",
-    ])
+    return " ".join(
+        [
+            "-s",
+            "-w",
+            f"-X {base}/internal/version.version={HELM}",
+            f"-X {base}/pkg/chartutil.k8sVersionMajor=1",
+            f"-X {base}/pkg/chartutil.k8sVersionMinor={minor}",
+            f"-X {base}/pkg/lint/rules.k8sVersionMajor=1",
+            f"-X {base}/pkg/lint/rules.k8sVersionMinor={minor}",
+        ]
+    )
 
 
 def _build_into(staging: Path) -> None:
@@ -217,16 +246,39 @@ def _build_into(staging: Path) -> None:
     _step("go mod tidy (kubernetes + etcd)", ["go", "mod", "tidy"], cwd=src, env=env)
     _step(
         "go build kubernetes",
-        ["go", "build", "-p", "2", "-trimpath", "-tags", "selinux,notest,grpcnotrace",
-         "-ldflags", _kube_ldflags(), "-o", f"{bin_dir}/",
-         *(f"k8s.io/kubernetes/cmd/{cmd}" for cmd in KUBE_COMMANDS)],
-        cwd=src, env=env,
+        [
+            "go",
+            "build",
+            "-p",
+            "2",
+            "-trimpath",
+            "-tags",
+            "selinux,notest,grpcnotrace",
+            "-ldflags",
+            _kube_ldflags(),
+            "-o",
+            f"{bin_dir}/",
+            *(f"k8s.io/kubernetes/cmd/{cmd}" for cmd in KUBE_COMMANDS),
+        ],
+        cwd=src,
+        env=env,
     )
     _step(
         "go build etcd",
-        ["go", "build", "-p", "2", "-trimpath", "-ldflags", "-s -w",
-         "-o", str(bin_dir / "etcd"), "go.etcd.io/etcd/server/v3"],
-        cwd=src, env=env,
+        [
+            "go",
+            "build",
+            "-p",
+            "2",
+            "-trimpath",
+            "-ldflags",
+            "-s -w",
+            "-o",
+            str(bin_dir / "etcd"),
+            "go.etcd.io/etcd/server/v3",
+        ],
+        cwd=src,
+        env=env,
     )
     # kwok and helm carry no replace directives: plain `go install pkg@version`,
     # run outside the wrapper module so they resolve their own graphs.
@@ -235,12 +287,21 @@ def _build_into(staging: Path) -> None:
     _step(
         "go install kwok",
         ["go", "install", "-trimpath", "-ldflags", "-s -w", f"sigs.k8s.io/kwok/cmd/kwok@{KWOK}"],
-        cwd=outside, env=install_env,
+        cwd=outside,
+        env=install_env,
     )
     _step(
         "go install helm",
-        ["go", "install", "-trimpath", "-ldflags", _helm_ldflags(), f"helm.sh/helm/v3/cmd/helm@{HELM}"],
-        cwd=outside, env=install_env,
+        [
+            "go",
+            "install",
+            "-trimpath",
+            "-ldflags",
+            _helm_ldflags(),
+            f"helm.sh/helm/v3/cmd/helm@{HELM}",
+        ],
+        cwd=outside,
+        env=install_env,
     )
     _harvest_kwok_stages(staging / "kwok-stages", env=install_env, cwd=outside)
 
@@ -249,7 +310,11 @@ def _harvest_kwok_stages(target: Path, *, env: dict[str, str], cwd: Path) -> Non
     """Copy kwok's default stage files (they live in kwokctl, not in kwok)."""
     out = subprocess.run(
         ["go", "mod", "download", "-json", f"sigs.k8s.io/kwok@{KWOK}"],
-        cwd=cwd, env=env, check=True, capture_output=True, text=True,
+        cwd=cwd,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     source = Path(json.loads(out)["Dir"])
     target.mkdir()
@@ -266,8 +331,10 @@ def build(*, force: bool = False) -> ToolPaths:
             return ToolPaths(root)
         free = shutil.disk_usage(cache_root()).free
         if free < 8 * 1024**3:
-            print(f"[kuota-tools] warning: only {free / 1024**3:.1f} GiB free; a cold build needs ~7 GiB",
-                  file=sys.stderr)
+            print(
+                f"[kuota-tools] warning: only {free / 1024**3:.1f} GiB free; a cold build needs ~7 GiB",
+                file=sys.stderr,
+            )
         staging = cache_root() / f".build-{os.getpid()}"
         shutil.rmtree(staging, ignore_errors=True)
         started = time.monotonic()

@@ -15,9 +15,10 @@ read and reported in ``Configuration.warnings``.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Mapping
+from typing import Any
 
 from scheduler.api.field import FieldPath
 from scheduler.api.models.common import LabelSelector, LabelSelectorRequirement, frozen_map
@@ -29,7 +30,16 @@ from scheduler.api.refs import FairSharingPreemptionStrategy, QuotaCheckStrategy
 DEFAULT_NAMESPACE = "kueue-system"
 API_VERSION = "config.kueue.x-k8s.io/v1beta2"
 
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+_DURATION_UNITS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
 _DURATION_PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
 
 
@@ -119,7 +129,9 @@ def default_managed_jobs_namespace_selector(namespace: str) -> LabelSelector:
     return LabelSelector(
         match_expressions=(
             LabelSelectorRequirement(
-                key="kubernetes.io/metadata.name", operator="NotIn", values=("kube-system", namespace)
+                key="kubernetes.io/metadata.name",
+                operator="NotIn",
+                values=("kube-system", namespace),
             ),
         )
     )
@@ -176,17 +188,24 @@ _TYPED_SECTIONS = (
 )
 
 
-def _duration(reader: Reader, raw: Mapping[str, Any], key: str, path: FieldPath) -> timedelta | None:
+def _duration(
+    reader: Reader, raw: Mapping[str, Any], key: str, path: FieldPath
+) -> timedelta | None:
     value = raw.get(key)
     if value is None:
         return None
     parsed = parse_duration(value) if isinstance(value, str) else None
     if parsed is None:
-        reader.fail(path.child(key), f'"{spelled(value)}" is not a valid duration: use e.g. 30s, 5m or 1h30m')
+        reader.fail(
+            path.child(key),
+            f'"{spelled(value)}" is not a valid duration: use e.g. 30s, 5m or 1h30m',
+        )
     return parsed
 
 
-def _wait_for_pods_ready(reader: Reader, raw: Mapping[str, Any], path: FieldPath) -> WaitForPodsReady:
+def _wait_for_pods_ready(
+    reader: Reader, raw: Mapping[str, Any], path: FieldPath
+) -> WaitForPodsReady:
     here = path.child("waitForPodsReady")
     section = reader.object(raw, "waitForPodsReady", path) or {}
     strategy = reader.object(section, "requeuingStrategy", here) or {}
@@ -208,7 +227,9 @@ def _wait_for_pods_ready(reader: Reader, raw: Mapping[str, Any], path: FieldPath
     )
 
 
-def _fair_sharing(reader: Reader, raw: Mapping[str, Any], path: FieldPath, warnings: list[str]) -> FairSharingConfig | None:
+def _fair_sharing(
+    reader: Reader, raw: Mapping[str, Any], path: FieldPath, warnings: list[str]
+) -> FairSharingConfig | None:
     section = reader.object(raw, "fairSharing", path)
     if section is None:
         return None
@@ -254,7 +275,9 @@ def _resources(reader: Reader, raw: Mapping[str, Any], path: FieldPath) -> Resou
     )
 
 
-def _admission_fair_sharing(reader: Reader, raw: Mapping[str, Any], path: FieldPath) -> AdmissionFairSharing | None:
+def _admission_fair_sharing(
+    reader: Reader, raw: Mapping[str, Any], path: FieldPath
+) -> AdmissionFairSharing | None:
     section = reader.object(raw, "admissionFairSharing", path)
     if section is None:
         return None
@@ -267,7 +290,8 @@ def _admission_fair_sharing(reader: Reader, raw: Mapping[str, Any], path: FieldP
             reader.wrong_type(here.child("resourceWeights").key(name), "a number", value)
     return AdmissionFairSharing(
         usage_half_life_time=_duration(reader, section, "usageHalfLifeTime", here),
-        usage_sampling_interval=_duration(reader, section, "usageSamplingInterval", here) or timedelta(minutes=5),
+        usage_sampling_interval=_duration(reader, section, "usageSamplingInterval", here)
+        or timedelta(minutes=5),
         resource_weights=frozen_map(weights),
     )
 
@@ -290,7 +314,10 @@ def build_configuration(reader: Reader, raw: Mapping[str, Any]) -> Configuration
         if isinstance(value, bool):
             gates[name] = value
         else:
-            reader.fail(root.child("featureGates").key(name), f"must be true or false, not {describe(value)}")
+            reader.fail(
+                root.child("featureGates").key(name),
+                f"must be true or false, not {describe(value)}",
+            )
     retention_raw = reader.object(raw, "objectRetentionPolicies", root)
     retention = None
     if retention_raw is not None:
@@ -299,17 +326,26 @@ def build_configuration(reader: Reader, raw: Mapping[str, Any]) -> Configuration
         workloads_path = retention_path.child("workloads")
         retention = ObjectRetentionPolicies(
             after_finished=_duration(reader, workloads, "afterFinished", workloads_path),
-            after_deactivated_by_kueue=_duration(reader, workloads, "afterDeactivatedByKueue", workloads_path),
+            after_deactivated_by_kueue=_duration(
+                reader, workloads, "afterDeactivatedByKueue", workloads_path
+            ),
         )
     return Configuration(
         namespace=namespace,
-        manage_jobs_without_queue_name=bool(reader.boolean(raw, "manageJobsWithoutQueueName", root)),
-        managed_jobs_namespace_selector=selector or default_managed_jobs_namespace_selector(namespace),
+        manage_jobs_without_queue_name=bool(
+            reader.boolean(raw, "manageJobsWithoutQueueName", root)
+        ),
+        managed_jobs_namespace_selector=selector
+        or default_managed_jobs_namespace_selector(namespace),
         wait_for_pods_ready=_wait_for_pods_ready(reader, raw, root),
         integrations=Integrations(
             frameworks=frameworks or ("batch/job",),
-            external_frameworks=reader.strings(integrations_raw, "externalFrameworks", integrations_path),
-            label_keys_to_copy=reader.strings(integrations_raw, "labelKeysToCopy", integrations_path),
+            external_frameworks=reader.strings(
+                integrations_raw, "externalFrameworks", integrations_path
+            ),
+            label_keys_to_copy=reader.strings(
+                integrations_raw, "labelKeysToCopy", integrations_path
+            ),
         ),
         fair_sharing=_fair_sharing(reader, raw, root, warnings),
         admission_fair_sharing=_admission_fair_sharing(reader, raw, root),

@@ -158,7 +158,9 @@ def _add_finalizer(obj: dict[str, Any]) -> None:
         finalizers.append(RESOURCE_IN_USE_FINALIZER)
 
 
-def apply_create_defaults(obj: Mapping[str, Any], *, partial_admission: bool = True) -> dict[str, Any]:
+def apply_create_defaults(
+    obj: Mapping[str, Any], *, partial_admission: bool = True
+) -> dict[str, Any]:
     """Section 1.2 mutations (CREATE only) on a copy of ``obj``: pure.
 
     ClusterQueue and ResourceFlavor get the ``kueue.x-k8s.io/resource-in-use``

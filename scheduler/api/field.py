@@ -28,17 +28,17 @@ class FieldPath:
     parts: tuple[str | int, ...] = ()
 
     @classmethod
-    def parse(cls, dotted: str) -> "FieldPath":
+    def parse(cls, dotted: str) -> FieldPath:
         """Build a path from ``"spec.resourceGroups"``-style text (no indexes)."""
         return cls(tuple(part for part in dotted.split(".") if part))
 
-    def child(self, *names: str) -> "FieldPath":
+    def child(self, *names: str) -> FieldPath:
         return FieldPath(self.parts + names)
 
-    def index(self, position: int) -> "FieldPath":
+    def index(self, position: int) -> FieldPath:
         return FieldPath(self.parts + (position,))
 
-    def key(self, name: str) -> "FieldPath":
+    def key(self, name: str) -> FieldPath:
         """A map key; rendered ``[name]`` like apimachinery's ``Key``."""
         return FieldPath(self.parts + (f"[{name}]",))
 
@@ -68,7 +68,9 @@ class FieldError:
         return f"{self.field}: {self.message}" if self.field else self.message
 
 
-def error(path: FieldPath | str, message: str, *, origin: Origin = "W", rule: str = "") -> FieldError:
+def error(
+    path: FieldPath | str, message: str, *, origin: Origin = "W", rule: str = ""
+) -> FieldError:
     """Shorthand used by validators: pure."""
     return FieldError(field=str(path), message=message, origin=origin, rule=rule)
 

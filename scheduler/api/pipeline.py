@@ -81,7 +81,11 @@ def is_supported(raw: Mapping[str, Any]) -> bool:
     if (api_version, kind) in VALIDATORS:
         return True
     group, _, version = api_version.rpartition("/")
-    return group == KUEUE_GROUP and version in CONVERTIBLE_VERSIONS and (HUB, _hub_kind(kind)) in VALIDATORS
+    return (
+        group == KUEUE_GROUP
+        and version in CONVERTIBLE_VERSIONS
+        and (HUB, _hub_kind(kind)) in VALIDATORS
+    )
 
 
 def _hub_kind(kind: str) -> str:
@@ -111,7 +115,9 @@ def review(
     Raises :class:`UnsupportedKind` for objects kuota does not validate.
     """
     if not isinstance(raw, Mapping) or not is_supported(raw):
-        api_version, kind, _, _ = _identity(raw) if isinstance(raw, Mapping) else ("", "", None, None)
+        api_version, kind, _, _ = (
+            _identity(raw) if isinstance(raw, Mapping) else ("", "", None, None)
+        )
         raise UnsupportedKind(f"kuota does not validate apiVersion {api_version!r} kind {kind!r}")
     api_version, kind, name, namespace = _identity(raw)
     if default_namespace and namespace is None and kind in NAMESPACED_KINDS:
@@ -137,7 +143,9 @@ def review(
     errors = validator(defaulted, apply_schema_defaults(old) if old is not None else None)
     if version == "v1beta1":
         errors = [
-            FieldError(v1beta1_report_path(original, item.field), item.message, item.origin, item.rule)
+            FieldError(
+                v1beta1_report_path(original, item.field), item.message, item.origin, item.rule
+            )
             for item in errors
         ]
     return answer(errors, defaulted)

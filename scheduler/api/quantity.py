@@ -55,13 +55,25 @@ _QUANTITY_PATTERN = re.compile(
 )
 
 _DECIMAL_SUFFIX_EXPONENTS: dict[str, int] = {
-    "n": -9, "u": -6, "m": -3, "": 0, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18,
+    "n": -9,
+    "u": -6,
+    "m": -3,
+    "": 0,
+    "k": 3,
+    "M": 6,
+    "G": 9,
+    "T": 12,
+    "P": 15,
+    "E": 18,
 }
 _DECIMAL_SUFFIX_BY_EXPONENT: dict[int, str] = {
     exponent: suffix for suffix, exponent in _DECIMAL_SUFFIX_EXPONENTS.items()
 }
 _BINARY_SUFFIX_POWERS: dict[str, int] = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
-_BINARY_SUFFIX_BY_POWER: dict[int, str] = {0: "", **{power: suffix for suffix, power in _BINARY_SUFFIX_POWERS.items()}}
+_BINARY_SUFFIX_BY_POWER: dict[int, str] = {
+    0: "",
+    **{power: suffix for suffix, power in _BINARY_SUFFIX_POWERS.items()},
+}
 
 
 class QuantityError(ValueError):
@@ -109,13 +121,13 @@ class Quantity:
     def __delattr__(self, name: str) -> None:
         raise AttributeError("Quantity is immutable")
 
-    def __reduce__(self) -> tuple[type["Quantity"], tuple[int, QuantityFormat]]:
+    def __reduce__(self) -> tuple[type[Quantity], tuple[int, QuantityFormat]]:
         return (Quantity, (self._nanos, self._format))
 
     # --- construction -----------------------------------------------------
 
     @classmethod
-    def parse(cls, value: str | int | float | Decimal | "Quantity") -> "Quantity":
+    def parse(cls, value: str | int | float | Decimal | Quantity) -> Quantity:
         """Parse a quantity the way apimachinery does (see the module docstring): pure.
 
         Accepts the text form, a YAML/JSON integer, or a YAML/JSON float
@@ -141,7 +153,7 @@ class Quantity:
         raise QuantityError(f"{value!r} is not a quantity")
 
     @classmethod
-    def _parse_text(cls, text: str) -> "Quantity":
+    def _parse_text(cls, text: str) -> Quantity:
         match = _QUANTITY_PATTERN.fullmatch(text)
         if match is None:
             raise QuantityError(f"{text!r} is not a quantity")
@@ -190,17 +202,17 @@ class Quantity:
         return _divide_rounding_away_from_zero(mantissa, 10**-exponent10)
 
     @classmethod
-    def zero(cls) -> "Quantity":
+    def zero(cls) -> Quantity:
         """The zero quantity (prints ``0``): pure."""
         return cls(0, "DecimalSI")
 
     @classmethod
-    def from_milli(cls, milli: int, format: QuantityFormat = "DecimalSI") -> "Quantity":
+    def from_milli(cls, milli: int, format: QuantityFormat = "DecimalSI") -> Quantity:
         """A quantity of ``milli`` thousandths of a unit: pure."""
         return cls(milli * _NANOS_PER_MILLI, format)
 
     @classmethod
-    def from_units(cls, units: int, format: QuantityFormat = "DecimalSI") -> "Quantity":
+    def from_units(cls, units: int, format: QuantityFormat = "DecimalSI") -> Quantity:
         """A quantity of whole units (bytes, CPUs, GPUs…): pure."""
         return cls(units * NANOS_PER_UNIT, format)
 
@@ -236,37 +248,37 @@ class Quantity:
 
     # --- arithmetic -------------------------------------------------------
 
-    def _result_format(self, other: "Quantity") -> QuantityFormat:
+    def _result_format(self, other: Quantity) -> QuantityFormat:
         # apimachinery's Add/Sub keep the receiver's format unless it is zero.
         return other._format if self._nanos == 0 else self._format
 
-    def __add__(self, other: object) -> "Quantity":
+    def __add__(self, other: object) -> Quantity:
         if not isinstance(other, Quantity):
             return NotImplemented
         return Quantity(self._nanos + other._nanos, self._result_format(other))
 
-    def __radd__(self, other: object) -> "Quantity":
+    def __radd__(self, other: object) -> Quantity:
         # Lets ``sum(quantities)`` start from the integer 0.
         if isinstance(other, int) and not isinstance(other, bool) and other == 0:
             return self
         return NotImplemented
 
-    def __sub__(self, other: object) -> "Quantity":
+    def __sub__(self, other: object) -> Quantity:
         if not isinstance(other, Quantity):
             return NotImplemented
         return Quantity(self._nanos - other._nanos, self._result_format(other))
 
-    def __mul__(self, factor: object) -> "Quantity":
+    def __mul__(self, factor: object) -> Quantity:
         if isinstance(factor, bool) or not isinstance(factor, int):
             return NotImplemented
         return Quantity(self._nanos * factor, self._format)
 
     __rmul__ = __mul__
 
-    def __neg__(self) -> "Quantity":
+    def __neg__(self) -> Quantity:
         return Quantity(-self._nanos, self._format)
 
-    def __abs__(self) -> "Quantity":
+    def __abs__(self) -> Quantity:
         return Quantity(abs(self._nanos), self._format)
 
     # --- comparison -------------------------------------------------------

@@ -63,13 +63,19 @@ FungibilityPreference = Literal["BorrowingOverPreemption", "PreemptionOverBorrow
 FUNGIBILITY_PREFERENCES: tuple[FungibilityPreference, ...] = get_args(FungibilityPreference)
 
 WithinClusterQueuePolicy = Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"]
-WITHIN_CLUSTER_QUEUE_POLICIES: tuple[WithinClusterQueuePolicy, ...] = get_args(WithinClusterQueuePolicy)
+WITHIN_CLUSTER_QUEUE_POLICIES: tuple[WithinClusterQueuePolicy, ...] = get_args(
+    WithinClusterQueuePolicy
+)
 
 ReclaimWithinCohortPolicy = Literal["Never", "LowerPriority", "Any"]
-RECLAIM_WITHIN_COHORT_POLICIES: tuple[ReclaimWithinCohortPolicy, ...] = get_args(ReclaimWithinCohortPolicy)
+RECLAIM_WITHIN_COHORT_POLICIES: tuple[ReclaimWithinCohortPolicy, ...] = get_args(
+    ReclaimWithinCohortPolicy
+)
 
 BorrowWithinCohortPolicy = Literal["Never", "LowerPriority"]
-BORROW_WITHIN_COHORT_POLICIES: tuple[BorrowWithinCohortPolicy, ...] = get_args(BorrowWithinCohortPolicy)
+BORROW_WITHIN_COHORT_POLICIES: tuple[BorrowWithinCohortPolicy, ...] = get_args(
+    BorrowWithinCohortPolicy
+)
 
 AdmissionMode = Literal["UsageBasedAdmissionFairSharing", "NoAdmissionFairSharing"]
 ADMISSION_MODES: tuple[AdmissionMode, ...] = get_args(AdmissionMode)
@@ -113,7 +119,9 @@ KUBECONFIG_LOCATION_TYPES: tuple[KubeConfigLocationType, ...] = get_args(KubeCon
 # --- Configuration (api.md 12) -------------------------------------------------
 
 FairSharingPreemptionStrategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
-FAIR_SHARING_PREEMPTION_STRATEGIES: tuple[FairSharingPreemptionStrategy, ...] = get_args(FairSharingPreemptionStrategy)
+FAIR_SHARING_PREEMPTION_STRATEGIES: tuple[FairSharingPreemptionStrategy, ...] = get_args(
+    FairSharingPreemptionStrategy
+)
 
 RequeuingTimestamp = Literal["Eviction", "Creation"]
 REQUEUING_TIMESTAMPS: tuple[RequeuingTimestamp, ...] = get_args(RequeuingTimestamp)

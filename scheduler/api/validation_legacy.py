@@ -24,6 +24,7 @@ from scheduler.api.validation import formats
 GROUP: Final = "kueue.x-k8s.io"
 LEGACY_VERSIONS: Final = ("v1alpha1", "v1alpha2")
 
+
 def _sub(value: Any) -> bool:
     return isinstance(value, str) and formats.is_subdomain(value)
 
@@ -115,7 +116,9 @@ def validate_legacy_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> li
     elif kind == "Workload":
         if new_spec.get("podSets") != old_spec.get("podSets"):
             out.add("spec.podSets", "is immutable", "LEG-WL-7")
-        both_admitted = old_spec.get("admission") is not None and new_spec.get("admission") is not None
+        both_admitted = (
+            old_spec.get("admission") is not None and new_spec.get("admission") is not None
+        )
         if both_admitted and new_spec.get("queueName") != old_spec.get("queueName"):
             out.add(
                 "spec.queueName",
@@ -148,7 +151,12 @@ def _cq_v3(obj: Mapping[str, Any]) -> list[FieldError]:
     spec = _as_map(obj.get("spec"))
     if spec.get("admissionChecks") and spec.get("admissionChecksStrategy") is not None:
         return [
-            error("spec", "set either admissionChecks or admissionChecksStrategy, not both", origin="W", rule="CQ-V3")
+            error(
+                "spec",
+                "set either admissionChecks or admissionChecksStrategy, not both",
+                origin="W",
+                rule="CQ-V3",
+            )
         ]
     return []
 
@@ -179,7 +187,11 @@ def _cluster_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
     for i, resource in entries:
         name = resource.get("name")
         if name is None or name == "":
-            out.add(resources_path.index(i).child("name"), "required: give the resource name", "LEG-CQ-2")
+            out.add(
+                resources_path.index(i).child("name"),
+                "required: give the resource name",
+                "LEG-CQ-2",
+            )
         elif not _qn(name):
             out.add(resources_path.index(i).child("name"), _qn_message(name), "LEG-CQ-2")
     # LEG-CQ-3
@@ -187,7 +199,12 @@ def _cluster_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
     for i, resource in entries:
         name = resource.get("name")
         if name in seen and name:
-            out.add(resources_path.index(i).child("name"), formats.duplicate_key("resource", name, "resource"), "LEG-CQ-3", origin="S")
+            out.add(
+                resources_path.index(i).child("name"),
+                formats.duplicate_key("resource", name, "resource"),
+                "LEG-CQ-3",
+                origin="S",
+            )
         seen.add(name if isinstance(name, str) else None)
     # LEG-CQ-4 / LEG-CQ-5
     for i, resource in entries:
@@ -200,7 +217,9 @@ def _cluster_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
         elif len(flavors) > 16:
             out.add(path, formats.too_many(len(flavors), 16), "LEG-CQ-5")
     flavor_entries = [
-        (i, j, _as_map(flavor)) for i, resource in entries for j, flavor in enumerate(_as_list(resource.get("flavors")))
+        (i, j, _as_map(flavor))
+        for i, resource in entries
+        for j, flavor in enumerate(_as_list(resource.get("flavors")))
     ]
 
     def flavor_path(i: int, j: int) -> FieldPath:
@@ -217,14 +236,26 @@ def _cluster_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
         for j, flavor in enumerate(_as_list(resource.get("flavors"))):
             name = str(_as_map(flavor).get("name") or "default")
             if name in names_seen:
-                out.add(flavor_path(i, j).child("name"), formats.duplicate_key("flavor", name, "flavor"), "LEG-CQ-7", origin="S")
+                out.add(
+                    flavor_path(i, j).child("name"),
+                    formats.duplicate_key("flavor", name, "flavor"),
+                    "LEG-CQ-7",
+                    origin="S",
+                )
             names_seen.add(name)
     # LEG-CQ-8
     for i, j, flavor in flavor_entries:
         if flavor.get("quota") is None:
-            out.add(flavor_path(i, j).child("quota"), "required: give quota.min (and optionally quota.max)", "LEG-CQ-8", origin="S")
+            out.add(
+                flavor_path(i, j).child("quota"),
+                "required: give quota.min (and optionally quota.max)",
+                "LEG-CQ-8",
+                origin="S",
+            )
         else:
-            _type_check(out, flavor.get("quota"), flavor_path(i, j).child("quota"), Mapping, "an object")
+            _type_check(
+                out, flavor.get("quota"), flavor_path(i, j).child("quota"), Mapping, "an object"
+            )
     # LEG-CQ-9
     parsed: dict[tuple[int, int, str], Quantity] = {}
     for i, j, flavor in flavor_entries:
@@ -267,7 +298,11 @@ def _cluster_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
             )
     # LEG-CQ-12 / LEG-CQ-13
     lists = [
-        (i, str(resource.get("name")), [str(_as_map(f).get("name") or "default") for f in _as_list(resource.get("flavors"))])
+        (
+            i,
+            str(resource.get("name")),
+            [str(_as_map(f).get("name") or "default") for f in _as_list(resource.get("flavors"))],
+        )
         for i, resource in entries
     ]
     for position, (b, _, b_flavors) in enumerate(lists):
@@ -297,12 +332,18 @@ def _cluster_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
     # LEG-CQ-15
     strategy = spec.get("queueingStrategy")
     if strategy and strategy not in QUEUEING_STRATEGIES:
-        out.add(spec_path.child("queueingStrategy"), formats.unsupported(strategy, QUEUEING_STRATEGIES), "LEG-CQ-15")
+        out.add(
+            spec_path.child("queueingStrategy"),
+            formats.unsupported(strategy, QUEUEING_STRATEGIES),
+            "LEG-CQ-15",
+        )
     # LEG-CQ-16
     if spec.get("namespaceSelector") is not None:
         selector_path = spec_path.child("namespaceSelector")
         _type_check(out, spec["namespaceSelector"], selector_path, dict, "an object")
-        formats.check_selector(spec["namespaceSelector"], selector_path, out.errors, rule="LEG-CQ-16", origin="L")
+        formats.check_selector(
+            spec["namespaceSelector"], selector_path, out.errors, rule="LEG-CQ-16", origin="L"
+        )
     return out.errors
 
 
@@ -316,7 +357,10 @@ def _resource_flavor(obj: Mapping[str, Any], version: str) -> list[FieldError]:
     elif "nodeSelector" in obj:
         labels, labels_path = obj.get("nodeSelector"), FieldPath(("nodeSelector",))
     else:
-        labels, labels_path = _as_map(obj.get("metadata")).get("labels"), FieldPath(("metadata", "labels"))
+        labels, labels_path = (
+            _as_map(obj.get("metadata")).get("labels"),
+            FieldPath(("metadata", "labels")),
+        )
     _type_check(out, labels, labels_path, Mapping, "an object")
     labels = _as_map(labels)
     # LEG-RF-1
@@ -325,9 +369,17 @@ def _resource_flavor(obj: Mapping[str, Any], version: str) -> list[FieldError]:
     # LEG-RF-2
     for key, value in labels.items():
         if not _qn(key):
-            out.add(labels_path.key(str(key)), f'invalid label key "{key}": {formats.QUALIFIED_NAME_HINT}', "LEG-RF-2")
+            out.add(
+                labels_path.key(str(key)),
+                f'invalid label key "{key}": {formats.QUALIFIED_NAME_HINT}',
+                "LEG-RF-2",
+            )
         elif not _lv(value):
-            out.add(labels_path.key(str(key)), f'invalid label value "{value}" for key "{key}": {formats.LABEL_VALUE_HINT}', "LEG-RF-2")
+            out.add(
+                labels_path.key(str(key)),
+                f'invalid label value "{value}" for key "{key}": {formats.LABEL_VALUE_HINT}',
+                "LEG-RF-2",
+            )
     taints_path = FieldPath(("taints",))
     _type_check(out, obj.get("taints"), taints_path, list, "a list")
     taints = _as_list(obj.get("taints"))
@@ -345,14 +397,26 @@ def _resource_flavor(obj: Mapping[str, Any], version: str) -> list[FieldError]:
         elif not _qn(key):
             out.add(path.child("key"), _qn_message(key), "LEG-RF-4")
         if taint.get("value") is not None and not _lv(taint["value"]):
-            out.add(path.child("value"), f'"{taint["value"]}" is not a valid label value: {formats.LABEL_VALUE_HINT}', "LEG-RF-4")
+            out.add(
+                path.child("value"),
+                f'"{taint["value"]}" is not a valid label value: {formats.LABEL_VALUE_HINT}',
+                "LEG-RF-4",
+            )
         if effect is None:
-            out.add(path.child("effect"), "required: use NoSchedule, PreferNoSchedule or NoExecute", "LEG-RF-4")
+            out.add(
+                path.child("effect"),
+                "required: use NoSchedule, PreferNoSchedule or NoExecute",
+                "LEG-RF-4",
+            )
         elif effect not in TAINT_EFFECTS:
             out.add(path.child("effect"), formats.unsupported(effect, TAINT_EFFECTS), "LEG-RF-4")
         identity = (str(key), str(effect))
         if key and effect in TAINT_EFFECTS and identity in seen:
-            out.add(path, f'duplicate taint "{key}:{effect}": taints must be unique by key and effect', "LEG-RF-4")
+            out.add(
+                path,
+                f'duplicate taint "{key}:{effect}": taints must be unique by key and effect',
+                "LEG-RF-4",
+            )
         seen.add(identity)
     return out.errors
 

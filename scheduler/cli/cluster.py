@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, TextIO
 
 from scheduler.api.config import Configuration
@@ -33,12 +33,21 @@ from scheduler.api.field import FieldError
 from scheduler.api.parse import ObjectParseError, parse_object
 from scheduler.api.pipeline import Review, UnsupportedKind, review
 from scheduler.cli.loader import Document
-from scheduler.jobs import PriorityClasses, for_object, workload_from_job
 from scheduler.core.engine import NamespaceInfo, PriorityClassInfo
+from scheduler.jobs import PriorityClasses, for_object, workload_from_job
 
-SIMULATION_EPOCH = datetime(2025, 1, 1, tzinfo=timezone.utc)
-ENGINE_KINDS = frozenset({"ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "Workload",
-                          "WorkloadPriorityClass", "AdmissionCheck"})
+SIMULATION_EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
+ENGINE_KINDS = frozenset(
+    {
+        "ResourceFlavor",
+        "ClusterQueue",
+        "Cohort",
+        "LocalQueue",
+        "Workload",
+        "WorkloadPriorityClass",
+        "AdmissionCheck",
+    }
+)
 
 
 class InvalidInput(Exception):
@@ -80,7 +89,7 @@ def _metadata(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def _timestamp_text(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _label(kind: str, name: object) -> str:
@@ -93,7 +102,9 @@ def _priority_class(document: Document) -> tuple[PriorityClassObject | None, lis
     value = raw.get("value")
     errors = []
     if not isinstance(name, str) or not name:
-        errors.append(f"{_label('PriorityClass', name)}: metadata.name: Required value: name or generateName is required")
+        errors.append(
+            f"{_label('PriorityClass', name)}: metadata.name: Required value: name or generateName is required"
+        )
     if not isinstance(value, int) or isinstance(value, bool):
         errors.append(f"{_label('PriorityClass', name)}: value: Required value: must be an integer")
     global_default = raw.get("globalDefault") is True
@@ -103,10 +114,14 @@ def _priority_class(document: Document) -> tuple[PriorityClassObject | None, lis
 
 
 def _namespace(document: Document) -> tuple[NamespaceObject | None, list[str]]:
-    metadata = document.raw.get("metadata") if isinstance(document.raw.get("metadata"), Mapping) else {}
+    metadata = (
+        document.raw.get("metadata") if isinstance(document.raw.get("metadata"), Mapping) else {}
+    )
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
-        return None, [f"{_label('Namespace', name)}: metadata.name: Required value: name or generateName is required"]
+        return None, [
+            f"{_label('Namespace', name)}: metadata.name: Required value: name or generateName is required"
+        ]
     labels = metadata.get("labels") if isinstance(metadata.get("labels"), Mapping) else {}
     return NamespaceObject(name, {str(k): str(v) for k, v in labels.items()}), []
 
@@ -116,7 +131,9 @@ def _review_lines(item: Review, errors: Sequence[FieldError]) -> list[str]:
     return [f"{item.kind}/{name}: {error.render()}" for error in errors]
 
 
-def _with_identity(raw: dict[str, Any], generated: list[int], timestamps: list[int]) -> dict[str, Any]:
+def _with_identity(
+    raw: dict[str, Any], generated: list[int], timestamps: list[int]
+) -> dict[str, Any]:
     """A copy with a name (for generateName) and a creation timestamp (file order)."""
     copy = dict(raw)
     metadata = dict(_metadata(copy))
@@ -125,7 +142,9 @@ def _with_identity(raw: dict[str, Any], generated: list[int], timestamps: list[i
         generated[0] += 1
         metadata["name"] = f"{metadata['generateName']}{generated[0]:05d}"
     if not metadata.get("creationTimestamp"):
-        metadata["creationTimestamp"] = _timestamp_text(SIMULATION_EPOCH + timedelta(seconds=timestamps[0]))
+        metadata["creationTimestamp"] = _timestamp_text(
+            SIMULATION_EPOCH + timedelta(seconds=timestamps[0])
+        )
     timestamps[0] += 1
     return copy
 
@@ -162,7 +181,11 @@ def build_cluster(documents: Sequence[Document], stderr: TextIO) -> Cluster:
         try:
             item = review(raw, operation="CREATE", default_namespace="default")
         except UnsupportedKind:
-            _note(document, f"skipping apiVersion {api_version!r} kind {kind!r} (not a kind kuota simulates)", stderr)
+            _note(
+                document,
+                f"skipping apiVersion {api_version!r} kind {kind!r} (not a kind kuota simulates)",
+                stderr,
+            )
             continue
         if item.errors or item.stored is None:
             problems.extend(_review_lines(item, item.errors))
@@ -170,7 +193,11 @@ def build_cluster(documents: Sequence[Document], stderr: TextIO) -> Cluster:
         stored = item.stored
         if item.kind == "Job":
             if for_object(stored) is None or not for_object(stored).queue_name(stored):  # type: ignore[union-attr]
-                _note(document, f"Job/{item.name} has no kueue.x-k8s.io/queue-name: not managed by kuota", stderr)
+                _note(
+                    document,
+                    f"Job/{item.name} has no kueue.x-k8s.io/queue-name: not managed by kuota",
+                    stderr,
+                )
                 continue
             jobs.append((len(cluster.objects), document, stored))
             cluster.objects.append(None)  # the Workload goes here once classes are known
@@ -195,7 +222,9 @@ def build_cluster(documents: Sequence[Document], stderr: TextIO) -> Cluster:
         try:
             cluster.objects[position] = parse_object(raw_workload)
         except ObjectParseError as failed:
-            problems.extend(f"Job/{_metadata(job).get('name')}: {error.render()}" for error in failed.errors)
+            problems.extend(
+                f"Job/{_metadata(job).get('name')}: {error.render()}" for error in failed.errors
+            )
     if problems:
         raise InvalidInput(problems)
     cluster.objects = [item for item in cluster.objects if item is not None]
@@ -206,14 +235,20 @@ def build_cluster(documents: Sequence[Document], stderr: TextIO) -> Cluster:
             if created is not None and created > cluster.latest_timestamp:
                 cluster.latest_timestamp = created
     if timestamps[0]:
-        cluster.latest_timestamp = max(cluster.latest_timestamp,
-                                       SIMULATION_EPOCH + timedelta(seconds=timestamps[0] - 1))
+        cluster.latest_timestamp = max(
+            cluster.latest_timestamp, SIMULATION_EPOCH + timedelta(seconds=timestamps[0] - 1)
+        )
     return cluster
 
 
-def _priority_classes(objects: Sequence[Any], pod_classes: Sequence[PriorityClassObject]) -> PriorityClasses:
-    workload = {item.metadata.name: item.value or 0 for item in objects
-                if getattr(item, "kind", None) == "WorkloadPriorityClass"}
+def _priority_classes(
+    objects: Sequence[Any], pod_classes: Sequence[PriorityClassObject]
+) -> PriorityClasses:
+    workload = {
+        item.metadata.name: item.value or 0
+        for item in objects
+        if getattr(item, "kind", None) == "WorkloadPriorityClass"
+    }
     defaults = sorted((item.value, item.name) for item in pod_classes if item.global_default)
     return PriorityClasses(
         workload=workload,

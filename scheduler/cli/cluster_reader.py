@@ -36,13 +36,17 @@ KUEUE_PLURALS = {
 NAMESPACED = {"local_queues", "workloads"}
 
 
-async def _items(call: Any, *args: Any, required: bool = False, **kwargs: Any) -> list[dict[str, Any]]:
+async def _items(
+    call: Any, *args: Any, required: bool = False, **kwargs: Any
+) -> list[dict[str, Any]]:
     """The ``items`` of one list call as raw dicts; a missing or forbidden kind is empty unless ``required``."""
     try:
         response = await call(*args, _preload_content=False, **kwargs)
     except ApiException as failure:
         if failure.status == 404 and required:
-            raise RuntimeError(f"{args[-1]}.{GROUP}/{VERSION} is not served: are kuota's CRDs installed?") from None
+            raise RuntimeError(
+                f"{args[-1]}.{GROUP}/{VERSION} is not served: are kuota's CRDs installed?"
+            ) from None
         if failure.status in (403, 404):
             return []
         raise
@@ -62,11 +66,20 @@ async def _read(kubeconfig: str) -> ClusterObjects:
         calls = {}
         for attribute, plural in KUEUE_PLURALS.items():
             if attribute in NAMESPACED:
-                calls[attribute] = _items(custom.list_custom_object_for_all_namespaces, GROUP, VERSION, plural)
+                calls[attribute] = _items(
+                    custom.list_custom_object_for_all_namespaces, GROUP, VERSION, plural
+                )
             else:
-                calls[attribute] = _items(custom.list_cluster_custom_object, GROUP, VERSION, plural,
-                                          required=attribute == "cluster_queues")
-        calls["jobs"] = _items(client.BatchV1Api(api).list_job_for_all_namespaces, label_selector=QUEUE_NAME_LABEL)
+                calls[attribute] = _items(
+                    custom.list_cluster_custom_object,
+                    GROUP,
+                    VERSION,
+                    plural,
+                    required=attribute == "cluster_queues",
+                )
+        calls["jobs"] = _items(
+            client.BatchV1Api(api).list_job_for_all_namespaces, label_selector=QUEUE_NAME_LABEL
+        )
         calls["namespaces"] = _items(client.CoreV1Api(api).list_namespace)
         calls["priority_classes"] = _items(client.SchedulingV1Api(api).list_priority_class)
         results = await asyncio.gather(*calls.values())
@@ -79,5 +92,7 @@ def read_cluster(kubeconfig: str | None) -> ClusterObjects:
     """Every object the live commands need, read through ``kubeconfig`` (a path or a ``:``-list of paths)."""
     paths = [Path(part).expanduser() for part in (kubeconfig or "").split(os.pathsep) if part]
     if not any(path.is_file() for path in paths):
-        raise FileNotFoundError(f"no kubeconfig file at {kubeconfig}; pass --kubeconfig or set KUBECONFIG")
+        raise FileNotFoundError(
+            f"no kubeconfig file at {kubeconfig}; pass --kubeconfig or set KUBECONFIG"
+        )
     return asyncio.run(_read(kubeconfig))  # type: ignore[arg-type]

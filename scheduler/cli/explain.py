@@ -59,11 +59,15 @@ EXIT_OK, EXIT_NOT_FOUND = 0, 1
 MAX_CYCLES = 200
 MAX_HOLDERS = 5
 
-SHORTAGE = re.compile(r"insufficient unused quota for (?P<resource>\S+) in flavor (?P<flavor>\S+), "
-                      r"(?P<amount>\S+) more needed")
-OVER_MAXIMUM = re.compile(r"insufficient quota for (?P<resource>\S+) in flavor (?P<flavor>\S+), previously considered "
-                          r"podsets requests \((?P<earlier>[^)]*)\) \+ current podset request \((?P<request>[^)]*)\) "
-                          r"> maximum capacity \((?P<maximum>[^)]*)\)")
+SHORTAGE = re.compile(
+    r"insufficient unused quota for (?P<resource>\S+) in flavor (?P<flavor>\S+), "
+    r"(?P<amount>\S+) more needed"
+)
+OVER_MAXIMUM = re.compile(
+    r"insufficient quota for (?P<resource>\S+) in flavor (?P<flavor>\S+), previously considered "
+    r"podsets requests \((?P<earlier>[^)]*)\) \+ current podset request \((?P<request>[^)]*)\) "
+    r"> maximum capacity \((?P<maximum>[^)]*)\)"
+)
 UNTOLERATED = re.compile(r"untolerated taint (?P<taint>\{[^}]*\}) in flavor (?P<flavor>[^,.\s]+)")
 UNAVAILABLE = re.compile(r"resource (?P<resource>\S+) unavailable in ClusterQueue")
 
@@ -86,13 +90,19 @@ def hard_blockers(message: str) -> list[str]:
     """What no release of quota can cure, in words, from an engine pending message: pure."""
     lines = []
     for match in OVER_MAXIMUM.finditer(message):
-        earlier = f" (plus {match['earlier']} for earlier pod sets)" if match["earlier"] != "0" else ""
-        lines.append(f"{match['resource']} in flavor {match['flavor']}: it asks for {match['request']}{earlier} "
-                     f"but the ClusterQueue can never have more than {match['maximum']} there; "
-                     "only a larger quota helps")
+        earlier = (
+            f" (plus {match['earlier']} for earlier pod sets)" if match["earlier"] != "0" else ""
+        )
+        lines.append(
+            f"{match['resource']} in flavor {match['flavor']}: it asks for {match['request']}{earlier} "
+            f"but the ClusterQueue can never have more than {match['maximum']} there; "
+            "only a larger quota helps"
+        )
     for match in UNTOLERATED.finditer(message):
-        lines.append(f"flavor {match['flavor']} has the taint {match['taint']}, which the Job does not tolerate; "
-                     "add a toleration to use it")
+        lines.append(
+            f"flavor {match['flavor']} has the taint {match['taint']}, which the Job does not tolerate; "
+            "add a toleration to use it"
+        )
     for match in UNAVAILABLE.finditer(message):
         lines.append(f"the ClusterQueue has no quota at all for {match['resource']}")
     return lines
@@ -117,19 +127,31 @@ def find_target(objects: ClusterObjects, target: str, namespace: str) -> Target 
         if found is None:
             return f"Workload {name} not found in namespace {namespace}"
         uid = owner_job_uid(found)
-        job = next((j for j in objects.jobs if metadata(j).get("uid") == uid), None) if uid else None
+        job = (
+            next((j for j in objects.jobs if metadata(j).get("uid") == uid), None) if uid else None
+        )
         return Target(job, found)
     if kind not in ("", "job", "jobs", "job.batch"):
-        return f"cannot explain {kind!r}: name a Job (JOB or job/NAME) or a Workload (workload/NAME)"
-    job = next((j for j in objects.jobs
-                if metadata(j).get("namespace") == namespace and metadata(j).get("name") == name), None)
+        return (
+            f"cannot explain {kind!r}: name a Job (JOB or job/NAME) or a Workload (workload/NAME)"
+        )
+    job = next(
+        (
+            j
+            for j in objects.jobs
+            if metadata(j).get("namespace") == namespace and metadata(j).get("name") == name
+        ),
+        None,
+    )
     if job is None:
         if not kind:
             found = next((w for w in in_namespace if metadata(w).get("name") == name), None)
             if found is not None:
                 return Target(None, found)
-        return (f"Job {name} not found in namespace {namespace} among Jobs with the kueue.x-k8s.io/queue-name "
-                "label (kuota only queues Jobs that carry it)")
+        return (
+            f"Job {name} not found in namespace {namespace} among Jobs with the kueue.x-k8s.io/queue-name "
+            "label (kuota only queues Jobs that carry it)"
+        )
     uid = metadata(job).get("uid")
     workload = next((w for w in in_namespace if owner_job_uid(w) == uid), None)
     return Target(job, workload)
@@ -153,8 +175,13 @@ def _owner_names(objects: ClusterObjects) -> dict[str, str]:
     return names
 
 
-def _holders(engine: Any, cluster_queue: str, shortage: Shortage, owners: Mapping[str, str],
-             live_admitted: set[str]) -> list[str]:
+def _holders(
+    engine: Any,
+    cluster_queue: str,
+    shortage: Shortage,
+    owners: Mapping[str, str],
+    live_admitted: set[str],
+) -> list[str]:
     """Admitted Workloads of ``cluster_queue`` using ``shortage``'s flavor for its resource, biggest first: pure.
 
     One the engine admitted on its own run but the cluster has not yet is
@@ -169,14 +196,20 @@ def _holders(engine: Any, cluster_queue: str, shortage: Shortage, owners: Mappin
             continue
         total = None
         for pod_set in state.admission:
-            if pod_set.flavors.get(shortage.resource) == shortage.flavor and shortage.resource in pod_set.resource_usage:
+            if (
+                pod_set.flavors.get(shortage.resource) == shortage.flavor
+                and shortage.resource in pod_set.resource_usage
+            ):
                 amount = pod_set.resource_usage[shortage.resource]
                 total = amount if total is None else total + amount
         if total is not None:
             found.append((total, key))
     found.sort(key=lambda item: (-item[0].milli_value(), item[1]))
-    return [f"{_display(key, owners)} ({format_quantity(shortage.resource, amount)}"
-            f"{'' if key in live_admitted else ', being admitted'})" for amount, key in found]
+    return [
+        f"{_display(key, owners)} ({format_quantity(shortage.resource, amount)}"
+        f"{'' if key in live_admitted else ', being admitted'})"
+        for amount, key in found
+    ]
 
 
 def _quota_text(engine: Any, cluster_queue: Mapping[str, Any] | None, shortage: Shortage) -> str:
@@ -220,16 +253,26 @@ def _heading(target: Target, workload_key: str | None) -> str:
 def _admitted_lines(workload: Mapping[str, Any], state: str, now: datetime) -> list[str]:
     """Where and since when, from the live status: pure."""
     cluster_queue = admission(workload).get("clusterQueue") or "-"
-    since = condition(workload, "Admitted") if state == "Admitted" else condition(workload, "QuotaReserved")
+    since = (
+        condition(workload, "Admitted")
+        if state == "Admitted"
+        else condition(workload, "QuotaReserved")
+    )
     moment = parse_time((since or {}).get("lastTransitionTime"))
-    when = f" since {moment.strftime('%Y-%m-%dT%H:%M:%SZ')} ({age(moment, now)} ago)" if moment else ""
+    when = (
+        f" since {moment.strftime('%Y-%m-%dT%H:%M:%SZ')} ({age(moment, now)} ago)" if moment else ""
+    )
     word = "admitted" if state == "Admitted" else "holds quota (waiting for its admission checks)"
-    lines = [f"It is {word} in ClusterQueue {cluster_queue}{when}.", f"Flavors: {flavors_text(workload)}"]
+    lines = [
+        f"It is {word} in ClusterQueue {cluster_queue}{when}.",
+        f"Flavors: {flavors_text(workload)}",
+    ]
     return lines
 
 
-def explain_workload(objects: ClusterObjects, target: Target, now: datetime,
-                     notes: list[str] | None = None) -> list[str]:
+def explain_workload(
+    objects: ClusterObjects, target: Target, now: datetime, notes: list[str] | None = None
+) -> list[str]:
     """The explanation of ``target`` against the picture ``objects`` at ``now``, as lines: pure."""
     notes = notes if notes is not None else []
     engine, cluster, clock = new_live_engine(objects, now, notes)
@@ -246,23 +289,34 @@ def explain_workload(objects: ClusterObjects, target: Target, now: datetime,
             finished = condition(workload, "Finished") or {}
             moment = parse_time(finished.get("lastTransitionTime"))
             when = f" {age(moment, now)} ago" if moment else ""
-            return lines + [f"It finished{when} ({finished.get('reason') or 'Finished'}): "
-                            f"{finished.get('message') or 'no message'}"]
+            return lines + [
+                f"It finished{when} ({finished.get('reason') or 'Finished'}): "
+                f"{finished.get('message') or 'no message'}"
+            ]
         if state == "Evicted":
             evicted = condition(workload, "Evicted") or {}
-            return lines + [f"It is being evicted ({evicted.get('reason')}): {evicted.get('message')}",
-                            "Its quota is released once its pods are gone; then it queues again."]
+            return lines + [
+                f"It is being evicted ({evicted.get('reason')}): {evicted.get('message')}",
+                "Its quota is released once its pods are gone; then it queues again.",
+            ]
     elif target.job is not None:
-        lines.append("The scheduler has not created its Workload yet; this is what it would decide.")
+        lines.append(
+            "The scheduler has not created its Workload yet; this is what it would decide."
+        )
     if key is None or key not in engine.workloads:
-        return lines + ["kuota does not know this Job: is it suspended and labelled kueue.x-k8s.io/queue-name?"]
+        return lines + [
+            "kuota does not know this Job: is it suspended and labelled kueue.x-k8s.io/queue-name?"
+        ]
     engine.run_until_steady(clock, max_cycles=MAX_CYCLES)
     return lines + _pending_lines(engine, objects, key)
 
 
 def _predicted_key(cluster: Any, job_uid: str) -> str | None:
     for item in cluster.objects:
-        if getattr(item, "kind", None) == "Workload" and item.metadata.labels.get("kueue.x-k8s.io/job-uid") == job_uid:
+        if (
+            getattr(item, "kind", None) == "Workload"
+            and item.metadata.labels.get("kueue.x-k8s.io/job-uid") == job_uid
+        ):
             return str(item.key)
     return None
 
@@ -272,34 +326,51 @@ def _pending_lines(engine: Any, objects: ClusterObjects, key: str) -> list[str]:
     record = engine.workloads[key]
     queue = record.queue_name or "-"
     if state.state == "Admitted":
-        flavors = "; ".join(f"{ps.name}: " + ", ".join(f"{r}={f}" for r, f in ps.flavors.items())
-                            for ps in state.admission)
-        return [f"It is pending in LocalQueue {queue} -> ClusterQueue {state.cluster_queue}, and it fits now "
-                f"({flavors}): the scheduler's next cycle should admit it."]
+        flavors = "; ".join(
+            f"{ps.name}: " + ", ".join(f"{r}={f}" for r, f in ps.flavors.items())
+            for ps in state.admission
+        )
+        return [
+            f"It is pending in LocalQueue {queue} -> ClusterQueue {state.cluster_queue}, and it fits now "
+            f"({flavors}): the scheduler's next cycle should admit it."
+        ]
     cluster_queue = state.cluster_queue
     if cluster_queue is None:
         return [f"It is not queued ({state.reason}): {state.message}"]
     lines = [f"It is pending in LocalQueue {queue} -> ClusterQueue {cluster_queue}."]
     position = queue_position(engine, key, cluster_queue)
     if position is not None:
-        lines.append(f"Position: {position[0]} of {position[1]} pending in ClusterQueue {cluster_queue} "
-                     "(queue order: priority, then age).")
+        lines.append(
+            f"Position: {position[0]} of {position[1]} pending in ClusterQueue {cluster_queue} "
+            "(queue order: priority, then age)."
+        )
     message = state.message or "not examined yet"
     lines.append(f"Why ({state.reason or 'Pending'}): {message}")
     owners = _owner_names(objects)
-    live_admitted = {key_of(w) for w in objects.workloads if workload_state(w) in ("Admitted", "QuotaReserved", "Evicted")}
-    raw_queue = next((cq for cq in objects.cluster_queues if metadata(cq).get("name") == cluster_queue), None)
+    live_admitted = {
+        key_of(w)
+        for w in objects.workloads
+        if workload_state(w) in ("Admitted", "QuotaReserved", "Evicted")
+    }
+    raw_queue = next(
+        (cq for cq in objects.cluster_queues if metadata(cq).get("name") == cluster_queue), None
+    )
     missing = shortages(message)
     if missing:
-        lines.append("To be admitted, one of these has to free up:" if len(missing) > 1
-                     else "To be admitted, this has to free up:")
+        lines.append(
+            "To be admitted, one of these has to free up:"
+            if len(missing) > 1
+            else "To be admitted, this has to free up:"
+        )
         for shortage in missing:
             text = f"  - {shortage.amount} {shortage.resource} in flavor {shortage.flavor}"
             text += _quota_text(engine, raw_queue, shortage)
             holders = _holders(engine, cluster_queue, shortage, owners, live_admitted)
             if holders:
                 shown = ", ".join(holders[:MAX_HOLDERS])
-                more = f" and {len(holders) - MAX_HOLDERS} more" if len(holders) > MAX_HOLDERS else ""
+                more = (
+                    f" and {len(holders) - MAX_HOLDERS} more" if len(holders) > MAX_HOLDERS else ""
+                )
                 text += f"; held by {shown}{more}"
             lines.append(text)
     blockers = hard_blockers(message)
@@ -314,17 +385,22 @@ def add_parser(commands: Any) -> None:
         "explain",
         help="why a Job waits: its place in the queue, what blocks it, what has to free up",
         description="Read the cluster through your kubeconfig, run kuota's scheduling engine on it locally "
-                    "(nothing is written), and explain one Job: its position in its ClusterQueue, the resource "
-                    "and flavor that block it and how much has to free up; or where and since when it was "
-                    "admitted. TARGET is JOB, job/NAME or workload/NAME.",
+        "(nothing is written), and explain one Job: its position in its ClusterQueue, the resource "
+        "and flavor that block it and how much has to free up; or where and since when it was "
+        "admitted. TARGET is JOB, job/NAME or workload/NAME.",
     )
     parser.add_argument("target", metavar="TARGET", help="JOB, job/NAME or workload/NAME")
     add_connection_arguments(parser, namespaced=True, all_namespaces=False)
     parser.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO,
-        fetcher: ClusterFetcher | None = None) -> int:
+def run(
+    args: argparse.Namespace,
+    stdin: TextIO,
+    stdout: TextIO,
+    stderr: TextIO,
+    fetcher: ClusterFetcher | None = None,
+) -> int:
     objects, kubeconfig = fetch(args, stderr, fetcher)
     if objects is None:
         return EXIT_NOT_FOUND
@@ -341,4 +417,12 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO,
     return EXIT_OK
 
 
-__all__ = ["Shortage", "Target", "explain_workload", "find_target", "hard_blockers", "queue_position", "shortages"]
+__all__ = [
+    "Shortage",
+    "Target",
+    "explain_workload",
+    "find_target",
+    "hard_blockers",
+    "queue_position",
+    "shortages",
+]

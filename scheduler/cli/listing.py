@@ -69,7 +69,9 @@ def flavors_text(workload: Mapping[str, Any]) -> str:
         by_flavor: dict[str, list[str]] = {}
         for resource, flavor in (assignment.get("flavors") or {}).items():
             by_flavor.setdefault(str(flavor), []).append(str(resource))
-        assigned = " ".join(f"{','.join(resources)}={flavor}" for flavor, resources in by_flavor.items())
+        assigned = " ".join(
+            f"{','.join(resources)}={flavor}" for flavor, resources in by_flavor.items()
+        )
         parts.append(f"{assignment.get('name')}[{assigned}]")
     return " ".join(parts) or "-"
 
@@ -91,8 +93,12 @@ def pending_message(workload: Mapping[str, Any], state: str) -> str:
 
 def workload_rows(objects: ClusterObjects, namespace: str | None, now: datetime) -> list[list[str]]:
     """The table rows for ``namespace`` (None: all), sorted by namespace then name: pure."""
-    routes = {(metadata(lq).get("namespace"), metadata(lq).get("name")): str((lq.get("spec") or {}).get("clusterQueue") or "")
-              for lq in objects.local_queues}
+    routes = {
+        (metadata(lq).get("namespace"), metadata(lq).get("name")): str(
+            (lq.get("spec") or {}).get("clusterQueue") or ""
+        )
+        for lq in objects.local_queues
+    }
     rows = []
     for workload in objects.workloads:
         meta = metadata(workload)
@@ -100,14 +106,29 @@ def workload_rows(objects: ClusterObjects, namespace: str | None, now: datetime)
             continue
         state = workload_state(workload)
         queue = str((workload.get("spec") or {}).get("queueName") or "")
-        cluster_queue = admission(workload).get("clusterQueue") or routes.get((meta.get("namespace"), queue)) or "-"
-        rows.append([str(meta.get("namespace") or ""), str(meta.get("name") or ""), queue or "-", str(cluster_queue),
-                     state, flavors_text(workload), age(parse_time(meta.get("creationTimestamp")), now),
-                     pending_message(workload, state)])
+        cluster_queue = (
+            admission(workload).get("clusterQueue")
+            or routes.get((meta.get("namespace"), queue))
+            or "-"
+        )
+        rows.append(
+            [
+                str(meta.get("namespace") or ""),
+                str(meta.get("name") or ""),
+                queue or "-",
+                str(cluster_queue),
+                state,
+                flavors_text(workload),
+                age(parse_time(meta.get("creationTimestamp")), now),
+                pending_message(workload, state),
+            ]
+        )
     return sorted(rows, key=lambda row: (row[0], row[1]))
 
 
-def render_workloads(rows: Sequence[Sequence[str]], *, all_namespaces: bool, namespace: str | None) -> str:
+def render_workloads(
+    rows: Sequence[Sequence[str]], *, all_namespaces: bool, namespace: str | None
+) -> str:
     """The table (without the NAMESPACE column for one namespace), or a one-line "nothing": pure."""
     if not rows:
         where = "in any namespace" if all_namespaces else f"in namespace {namespace}"
@@ -118,21 +139,30 @@ def render_workloads(rows: Sequence[Sequence[str]], *, all_namespaces: bool, nam
 
 
 def add_parser(commands: Any) -> None:
-    parser = commands.add_parser("list", help="list kuota objects of the cluster (workloads)",
-                                 description="Read-only listings of a live cluster.")
+    parser = commands.add_parser(
+        "list",
+        help="list kuota objects of the cluster (workloads)",
+        description="Read-only listings of a live cluster.",
+    )
     kinds = parser.add_subparsers(dest="kind", metavar="KIND", required=True)
     workloads = kinds.add_parser(
-        "workloads", aliases=["workload", "wl"],
+        "workloads",
+        aliases=["workload", "wl"],
         help="Workloads: queue, ClusterQueue, state, flavors, age, why pending",
         description="Every Workload of the namespace (or of all with -A): its LocalQueue and ClusterQueue, "
-                    "state, assigned flavors, age, and the message saying why it is pending.",
+        "state, assigned flavors, age, and the message saying why it is pending.",
     )
     add_connection_arguments(workloads, namespaced=True)
     workloads.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO,
-        fetcher: ClusterFetcher | None = None) -> int:
+def run(
+    args: argparse.Namespace,
+    stdin: TextIO,
+    stdout: TextIO,
+    stderr: TextIO,
+    fetcher: ClusterFetcher | None = None,
+) -> int:
     objects, kubeconfig = fetch(args, stderr, fetcher)
     if objects is None:
         return EXIT_UNREACHABLE

@@ -25,7 +25,7 @@ import io
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -90,7 +90,7 @@ def parse_time(text: object) -> datetime | None:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def condition(raw: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
@@ -128,13 +128,21 @@ def age(moment: datetime | None, now: datetime) -> str:
 def _documents(objects: ClusterObjects) -> list[Document]:
     """The objects in an order that makes sense to an engine (queues before workloads): pure."""
     have_workload = {uid for uid in (owner_job_uid(w) for w in objects.workloads) if uid}
-    waiting_jobs = [job for job in objects.jobs
-                    if metadata(job).get("uid") not in have_workload
-                    and (job.get("spec") or {}).get("suspend") is True]
+    waiting_jobs = [
+        job
+        for job in objects.jobs
+        if metadata(job).get("uid") not in have_workload
+        and (job.get("spec") or {}).get("suspend") is True
+    ]
     groups: list[tuple[str, Sequence[dict[str, Any]], str, str]] = [
         ("Namespace", objects.namespaces, "v1", "Namespace"),
         ("PriorityClass", objects.priority_classes, "scheduling.k8s.io/v1", "PriorityClass"),
-        ("WorkloadPriorityClass", objects.workload_priority_classes, "kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass"),
+        (
+            "WorkloadPriorityClass",
+            objects.workload_priority_classes,
+            "kueue.x-k8s.io/v1beta2",
+            "WorkloadPriorityClass",
+        ),
         ("AdmissionCheck", objects.admission_checks, "kueue.x-k8s.io/v1beta2", "AdmissionCheck"),
         ("ResourceFlavor", objects.resource_flavors, "kueue.x-k8s.io/v1beta2", "ResourceFlavor"),
         ("Cohort", objects.cohorts, "kueue.x-k8s.io/v1beta2", "Cohort"),
@@ -173,7 +181,9 @@ def load_cluster(objects: ClusterObjects, notes: list[str]) -> Cluster:
     return build_cluster(kept, quiet)
 
 
-def new_live_engine(objects: ClusterObjects, now: datetime, notes: list[str]) -> tuple[Any, Cluster, datetime]:
+def new_live_engine(
+    objects: ClusterObjects, now: datetime, notes: list[str]
+) -> tuple[Any, Cluster, datetime]:
     """An engine holding the live picture, with no cycle run yet; (engine, cluster, engine clock): pure."""
     from scheduler.cli.simulate import new_engine
 
@@ -214,18 +224,31 @@ def context_namespace(path: str) -> str:
     return DEFAULT_NAMESPACE
 
 
-def add_connection_arguments(parser: argparse.ArgumentParser, *, namespaced: bool, all_namespaces: bool = True) -> None:
+def add_connection_arguments(
+    parser: argparse.ArgumentParser, *, namespaced: bool, all_namespaces: bool = True
+) -> None:
     """``--kubeconfig`` and, for namespaced commands, ``-n/--namespace`` and (unless told not) ``-A``."""
-    parser.add_argument("--kubeconfig", metavar="PATH",
-                        help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
+    parser.add_argument(
+        "--kubeconfig",
+        metavar="PATH",
+        help="kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)",
+    )
     if namespaced:
-        parser.add_argument("-n", "--namespace", metavar="NS",
-                            help="namespace (default: the current context's, else 'default')")
+        parser.add_argument(
+            "-n",
+            "--namespace",
+            metavar="NS",
+            help="namespace (default: the current context's, else 'default')",
+        )
         if all_namespaces:
-            parser.add_argument("-A", "--all-namespaces", action="store_true", help="every namespace")
+            parser.add_argument(
+                "-A", "--all-namespaces", action="store_true", help="every namespace"
+            )
 
 
-def fetch(args: argparse.Namespace, stderr: Any, fetcher: ClusterFetcher | None = None) -> tuple[ClusterObjects | None, str]:
+def fetch(
+    args: argparse.Namespace, stderr: Any, fetcher: ClusterFetcher | None = None
+) -> tuple[ClusterObjects | None, str]:
     """Read the cluster (through ``fetcher``, default the real reader); (objects or None on failure, kubeconfig)."""
     path = kubeconfig_path(getattr(args, "kubeconfig", None), os.environ, Path.home())
     if fetcher is None:
@@ -253,4 +276,4 @@ def chosen_namespace(args: argparse.Namespace, kubeconfig: str) -> str | None:
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)

@@ -73,8 +73,10 @@ def _objects(source: str, line: int, data: Any) -> Iterator[Document]:
     if data is None:
         return
     if not isinstance(data, dict):
-        raise InputError(f"{source}:{line}: a document must be a Kubernetes object (a mapping), "
-                         f"not {type(data).__name__}")
+        raise InputError(
+            f"{source}:{line}: a document must be a Kubernetes object (a mapping), "
+            f"not {type(data).__name__}"
+        )
     if data.get("kind") == "List" and isinstance(data.get("items"), list):
         for item in data["items"]:
             yield from _objects(source, line, item)

@@ -50,13 +50,18 @@ def workload_entry(state: WorkloadStateLike) -> dict[str, Any]:
     }
 
 
-def cluster_queue_entry(status: ClusterQueueStatusLike, format_quantity: QuantityFormatter) -> dict[str, Any]:
+def cluster_queue_entry(
+    status: ClusterQueueStatusLike, format_quantity: QuantityFormatter
+) -> dict[str, Any]:
     """One ``clusterQueues`` entry of the contract: pure."""
     return {
         "pending": status.pending,
         "admitted": status.admitted,
         "usage": {
-            flavor: {resource: format_quantity(resource, amount) for resource, amount in resources.items()}
+            flavor: {
+                resource: format_quantity(resource, amount)
+                for resource, amount in resources.items()
+            }
             for flavor, resources in status.usage.items()
         },
     }
@@ -70,13 +75,17 @@ def snapshot_json(
     """The ``--json`` object of cli-contract.md, exactly its keys: pure."""
     return {
         "workloads": {state.key: workload_entry(state) for state in workloads},
-        "clusterQueues": {status.name: cluster_queue_entry(status, format_quantity) for status in cluster_queues},
+        "clusterQueues": {
+            status.name: cluster_queue_entry(status, format_quantity) for status in cluster_queues
+        },
     }
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     """Left-aligned columns separated by two spaces; the last column is not padded: pure."""
-    widths = [max(len(str(row[index])) for row in [headers, *rows]) for index in range(len(headers))]
+    widths = [
+        max(len(str(row[index])) for row in [headers, *rows]) for index in range(len(headers))
+    ]
     lines = []
     for row in [headers, *rows]:
         cells = [str(cell).ljust(width) for cell, width in zip(row[:-1], widths)]
@@ -106,22 +115,32 @@ def _usage_text(usage: Mapping[str, Mapping[str, str]]) -> str:
     )
 
 
-def snapshot_table(report: Mapping[str, Any], evictions: Sequence[tuple[str, str, str]] = ()) -> str:
+def snapshot_table(
+    report: Mapping[str, Any], evictions: Sequence[tuple[str, str, str]] = ()
+) -> str:
     """The human form of a ``snapshot_json`` report: two aligned tables: pure.
 
     ``evictions`` (victim, preemptor, reason), in the order they happened,
     add a third table of who preempted whom and why.
     """
     workload_rows = [
-        [key, entry["state"], entry["clusterQueue"] or "-", _flavors_text(entry["flavors"]),
-         str(entry["evictions"]), entry["message"] or "-"]
+        [
+            key,
+            entry["state"],
+            entry["clusterQueue"] or "-",
+            _flavors_text(entry["flavors"]),
+            str(entry["evictions"]),
+            entry["message"] or "-",
+        ]
         for key, entry in report["workloads"].items()
     ]
     queue_rows = [
         [name, str(entry["pending"]), str(entry["admitted"]), _usage_text(entry["usage"])]
         for name, entry in report["clusterQueues"].items()
     ]
-    lines = table(["WORKLOAD", "STATE", "CLUSTERQUEUE", "FLAVORS", "EVICTIONS", "MESSAGE"], workload_rows)
+    lines = table(
+        ["WORKLOAD", "STATE", "CLUSTERQUEUE", "FLAVORS", "EVICTIONS", "MESSAGE"], workload_rows
+    )
     lines.append("")
     lines.extend(table(["CLUSTERQUEUE", "PENDING", "ADMITTED", "USAGE"], queue_rows))
     if evictions:

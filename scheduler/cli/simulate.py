@@ -57,25 +57,45 @@ def add_parser(commands: Any) -> None:
         "simulate",
         help="run the scheduling engine on manifests, offline",
         description="Load ResourceFlavors, ClusterQueues, Cohorts, LocalQueues, priority classes, "
-                    "Namespaces, Workloads, batch/v1 Jobs and the Configuration in file order, as if "
-                    "applied to an empty cluster, and run kuota's scheduler engine until nothing "
-                    "changes. Exit 0: steady state; 1: no steady state within the bound; "
-                    "2: unreadable or invalid input.",
+        "Namespaces, Workloads, batch/v1 Jobs and the Configuration in file order, as if "
+        "applied to an empty cluster, and run kuota's scheduler engine until nothing "
+        "changes. Exit 0: steady state; 1: no steady state within the bound; "
+        "2: unreadable or invalid input.",
         epilog=TIMELINE_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("files", nargs="+", metavar="FILE", help="YAML file(s); - reads standard input")
-    parser.add_argument("--json", action="store_true", help="print the JSON report of cli-contract.md")
-    parser.add_argument("--max-cycles", type=int, default=DEFAULT_MAX_CYCLES, metavar="N",
-                        help=f"give up after N scheduling cycles (default {DEFAULT_MAX_CYCLES}; "
-                             "timeline mode: per batch of events)")
+    parser.add_argument(
+        "files", nargs="+", metavar="FILE", help="YAML file(s); - reads standard input"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the JSON report of cli-contract.md"
+    )
+    parser.add_argument(
+        "--max-cycles",
+        type=int,
+        default=DEFAULT_MAX_CYCLES,
+        metavar="N",
+        help=f"give up after N scheduling cycles (default {DEFAULT_MAX_CYCLES}; "
+        "timeline mode: per batch of events)",
+    )
     timeline = parser.add_argument_group("timeline mode")
-    timeline.add_argument("--timeline", metavar="TRACE",
-                          help="replay a trace of jobs (CSV or JSON lines) in virtual time; FILE... are the queues")
-    timeline.add_argument("--plot", metavar="FILE.png",
-                          help="timeline mode: draw utilisation and queue length over time (needs kuota[plot])")
-    timeline.add_argument("--max-events", type=int, default=1_000_000, metavar="N",
-                          help="timeline mode: give up after N event batches (default 1000000)")
+    timeline.add_argument(
+        "--timeline",
+        metavar="TRACE",
+        help="replay a trace of jobs (CSV or JSON lines) in virtual time; FILE... are the queues",
+    )
+    timeline.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="timeline mode: draw utilisation and queue length over time (needs kuota[plot])",
+    )
+    timeline.add_argument(
+        "--max-events",
+        type=int,
+        default=1_000_000,
+        metavar="N",
+        help="timeline mode: give up after N event batches (default 1000000)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -103,22 +123,35 @@ def release_victims(engine: Any, result: Any, log: list[Any] | None = None) -> N
             engine.release(decision.victim)
 
 
-def snapshot(cluster: Cluster, *, max_cycles: int = DEFAULT_MAX_CYCLES,
-             engine_factory: Callable[..., Any] | None = None) -> tuple[dict[str, Any], bool]:
+def snapshot(
+    cluster: Cluster,
+    *,
+    max_cycles: int = DEFAULT_MAX_CYCLES,
+    engine_factory: Callable[..., Any] | None = None,
+) -> tuple[dict[str, Any], bool]:
     """Run the engine to a steady state; (the contract's report, whether it was reached)."""
-    report, steady, _ = snapshot_with_evictions(cluster, max_cycles=max_cycles, engine_factory=engine_factory)
+    report, steady, _ = snapshot_with_evictions(
+        cluster, max_cycles=max_cycles, engine_factory=engine_factory
+    )
     return report, steady
 
 
-def snapshot_with_evictions(cluster: Cluster, *, max_cycles: int = DEFAULT_MAX_CYCLES,
-                            engine_factory: Callable[..., Any] | None = None) -> tuple[dict[str, Any], bool, list[Any]]:
+def snapshot_with_evictions(
+    cluster: Cluster,
+    *,
+    max_cycles: int = DEFAULT_MAX_CYCLES,
+    engine_factory: Callable[..., Any] | None = None,
+) -> tuple[dict[str, Any], bool, list[Any]]:
     """``snapshot``, plus every ``Evict`` decision of the run in order."""
     from scheduler.core.resources import format_quantity
 
     engine = new_engine(cluster, engine_factory)
     evictions: list[Any] = []
-    _, steady = engine.run_until_steady(cluster.start_time, max_cycles=max_cycles,
-                                        after_cycle=lambda result: release_victims(engine, result, evictions))
+    _, steady = engine.run_until_steady(
+        cluster.start_time,
+        max_cycles=max_cycles,
+        after_cycle=lambda result: release_victims(engine, result, evictions),
+    )
     known = set(engine.workload_keys())
     ordered = [key for key in cluster.workload_keys if key in known]
     ordered += sorted(known.difference(ordered))
@@ -138,7 +171,10 @@ def _load_cluster(files: list[str], stdin: TextIO, stderr: TextIO) -> Cluster | 
     except InvalidInput as invalid:
         for line in invalid.lines:
             print(line, file=stderr)
-        print(f"error: {len(invalid.lines)} violation(s) in the input; nothing was simulated", file=stderr)
+        print(
+            f"error: {len(invalid.lines)} violation(s) in the input; nothing was simulated",
+            file=stderr,
+        )
         return None
 
 
@@ -158,9 +194,14 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO)
         json.dump(report, stdout, indent=2)
         stdout.write("\n")
     else:
-        stdout.write(snapshot_table(report, [(e.victim, e.preemptor or "-", e.reason) for e in evictions]))
+        stdout.write(
+            snapshot_table(report, [(e.victim, e.preemptor or "-", e.reason) for e in evictions])
+        )
     if not steady:
-        print(f"error: no steady state within {args.max_cycles} scheduling cycles; "
-              "the report shows the state at that point", file=stderr)
+        print(
+            f"error: no steady state within {args.max_cycles} scheduling cycles; "
+            "the report shows the state at that point",
+            file=stderr,
+        )
         return EXIT_NOT_STEADY
     return EXIT_STEADY

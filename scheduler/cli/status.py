@@ -82,7 +82,9 @@ def _quantity(text: object) -> Quantity:
         return Quantity.zero()
 
 
-def quota_rows(cluster_queue: Mapping[str, Any], usage: Mapping[str, Mapping[str, Quantity]]) -> tuple[UsageRow, ...]:
+def quota_rows(
+    cluster_queue: Mapping[str, Any], usage: Mapping[str, Mapping[str, Quantity]]
+) -> tuple[UsageRow, ...]:
     """One row per flavor and resource, in the order of the ClusterQueue's spec: pure."""
     rows = []
     for group in (cluster_queue.get("spec") or {}).get("resourceGroups") or []:
@@ -91,11 +93,15 @@ def quota_rows(cluster_queue: Mapping[str, Any], usage: Mapping[str, Mapping[str
             for resource in flavor.get("resources") or []:
                 resource_name = str(resource.get("name"))
                 used = (usage.get(name) or {}).get(resource_name, Quantity.zero())
-                rows.append(UsageRow(name, resource_name, used, _quantity(resource.get("nominalQuota"))))
+                rows.append(
+                    UsageRow(name, resource_name, used, _quantity(resource.get("nominalQuota")))
+                )
     return tuple(rows)
 
 
-def summarize(objects: ClusterObjects, now: datetime, notes: list[str] | None = None) -> list[QueueSummary]:
+def summarize(
+    objects: ClusterObjects, now: datetime, notes: list[str] | None = None
+) -> list[QueueSummary]:
     """Every ClusterQueue of the picture, by name, with the engine's counts and usage: pure."""
     notes = notes if notes is not None else []
     engine, _, _ = new_live_engine(objects, now, notes)
@@ -111,16 +117,18 @@ def summarize(objects: ClusterObjects, now: datetime, notes: list[str] | None = 
             status = engine.cluster_queue_status(name)
         except KeyError:
             continue  # left out with a note by the loader
-        summaries.append(QueueSummary(
-            name=name,
-            cohort=(raw.get("spec") or {}).get("cohortName") or None,
-            pending=status.pending,
-            admitted=status.admitted,
-            active=status.active,
-            inactive_message=status.active_message,
-            rows=quota_rows(raw, status.usage),
-            local_queues=tuple(sorted(local_queues.get(name, ()))),
-        ))
+        summaries.append(
+            QueueSummary(
+                name=name,
+                cohort=(raw.get("spec") or {}).get("cohortName") or None,
+                pending=status.pending,
+                admitted=status.admitted,
+                active=status.active,
+                inactive_message=status.active_message,
+                rows=quota_rows(raw, status.usage),
+                local_queues=tuple(sorted(local_queues.get(name, ()))),
+            )
+        )
     return summaries
 
 
@@ -141,16 +149,22 @@ def render_queue(summary: QueueSummary) -> list[str]:
     flavor_width = max([len("FLAVOR"), *(len(row.flavor) for row in summary.rows)])
     resource_width = max([len("RESOURCE"), *(len(row.resource) for row in summary.rows)])
     if summary.rows:
-        lines.append(f"  {'FLAVOR'.ljust(flavor_width)}  {'RESOURCE'.ljust(resource_width)}  "
-                     f"{'USAGE'.ljust(BAR_WIDTH + 5)}USED/QUOTA")
+        lines.append(
+            f"  {'FLAVOR'.ljust(flavor_width)}  {'RESOURCE'.ljust(resource_width)}  "
+            f"{'USAGE'.ljust(BAR_WIDTH + 5)}USED/QUOTA"
+        )
     for row in summary.rows:
         used, quota = to_int(row.resource, row.used), to_int(row.resource, row.nominal)
-        amounts = (f"{format_quantity(row.resource, row.used)}/{format_quantity(row.resource, row.nominal)}"
-                   f" ({_percent(used, quota)})")
+        amounts = (
+            f"{format_quantity(row.resource, row.used)}/{format_quantity(row.resource, row.nominal)}"
+            f" ({_percent(used, quota)})"
+        )
         if used > quota:
             amounts += f", borrowing {format_quantity(row.resource, row.used - row.nominal)}"
-        lines.append(f"  {row.flavor.ljust(flavor_width)}  {row.resource.ljust(resource_width)}  "
-                     f"{bar(used, quota).ljust(BAR_WIDTH + 5)}{amounts}")
+        lines.append(
+            f"  {row.flavor.ljust(flavor_width)}  {row.resource.ljust(resource_width)}  "
+            f"{bar(used, quota).ljust(BAR_WIDTH + 5)}{amounts}"
+        )
     if summary.local_queues:
         lines.append(f"  LocalQueues: {', '.join(summary.local_queues)}")
     return lines
@@ -169,15 +183,20 @@ def add_parser(commands: Any) -> None:
         "status",
         help="every ClusterQueue of the cluster: usage per flavor and resource, pending and admitted",
         description="Read the cluster through your kubeconfig and show every ClusterQueue: a usage bar per "
-                    "flavor and resource (used/nominal quota), pending and admitted Workloads, and the "
-                    "LocalQueues that feed it. Read-only.",
+        "flavor and resource (used/nominal quota), pending and admitted Workloads, and the "
+        "LocalQueues that feed it. Read-only.",
     )
     add_connection_arguments(parser, namespaced=False)
     parser.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO,
-        fetcher: ClusterFetcher | None = None) -> int:
+def run(
+    args: argparse.Namespace,
+    stdin: TextIO,
+    stdout: TextIO,
+    stderr: TextIO,
+    fetcher: ClusterFetcher | None = None,
+) -> int:
     objects, _ = fetch(args, stderr, fetcher)
     if objects is None:
         return EXIT_UNREACHABLE

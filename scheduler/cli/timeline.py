@@ -35,8 +35,10 @@ from scheduler.cli.render import table
 from scheduler.cli.trace import TraceError, TraceJob, parse_trace
 
 PERCENTILES = (50, 90, 99)
-PLOT_EXTRA_MESSAGE = ("error: --plot needs matplotlib, which is not installed; "
-                      "install the optional extra: pip install 'kuota[plot]'")
+PLOT_EXTRA_MESSAGE = (
+    "error: --plot needs matplotlib, which is not installed; "
+    "install the optional extra: pip install 'kuota[plot]'"
+)
 FlavorResource = tuple[str, str]
 
 
@@ -49,7 +51,9 @@ def percentile(values: Sequence[float], p: float) -> float:
 
 def trace_workload(job: TraceJob) -> dict[str, Any]:
     """The raw v1beta2 Workload a trace job stands for: pure."""
-    pod_spec: dict[str, Any] = {"containers": [{"name": "main", "resources": {"requests": dict(job.requests)}}]}
+    pod_spec: dict[str, Any] = {
+        "containers": [{"name": "main", "resources": {"requests": dict(job.requests)}}]
+    }
     if job.tolerations:
         pod_spec["tolerations"] = [dict(item) for item in job.tolerations]
     if job.node_selector:
@@ -115,7 +119,9 @@ def _sample(engine: Any, now: float) -> Sample:
         pending += status.pending
         for flavor, resources in status.usage.items():
             for resource, amount in resources.items():
-                usage[(flavor, resource)] = usage.get((flavor, resource), 0) + to_int(resource, amount)
+                usage[(flavor, resource)] = usage.get((flavor, resource), 0) + to_int(
+                    resource, amount
+                )
     return Sample(now, usage, pending)
 
 
@@ -137,15 +143,23 @@ def trace_workloads(jobs: Sequence[TraceJob], source: str) -> dict[str, Any]:
     return workloads
 
 
-def replay(engine: Any, jobs: Sequence[TraceJob], workloads: Mapping[str, Any], *,
-           max_events: int, max_cycles: int) -> Outcome:
+def replay(
+    engine: Any,
+    jobs: Sequence[TraceJob],
+    workloads: Mapping[str, Any],
+    *,
+    max_events: int,
+    max_cycles: int,
+) -> Outcome:
     """Drive ``engine`` through the trace in virtual time (module docstring)."""
     from scheduler.core.decisions import Admit, Evict
 
     outcome = Outcome()
     by_key = {f"{job.namespace}/{job.name}": job for job in jobs}
     run_token: dict[str, int] = {}
-    events: list[tuple[float, int, int, str]] = []  # (time, 0 completion | 1 submission, order, key)
+    events: list[
+        tuple[float, int, int, str]
+    ] = []  # (time, 0 completion | 1 submission, order, key)
     for order, job in enumerate(jobs):
         heapq.heappush(events, (job.submit, 1, order, f"{job.namespace}/{job.name}"))
     sequence = len(jobs)
@@ -158,7 +172,9 @@ def replay(engine: Any, jobs: Sequence[TraceJob], workloads: Mapping[str, Any], 
                 workload = workloads[key]
                 created = _moment(now) + timedelta(microseconds=order)
                 workload = dataclasses.replace(
-                    workload, metadata=dataclasses.replace(workload.metadata, creation_timestamp=created))
+                    workload,
+                    metadata=dataclasses.replace(workload.metadata, creation_timestamp=created),
+                )
                 engine.apply(workload)
             elif run_token.get(key) == order:
                 engine.finish(key)
@@ -170,12 +186,19 @@ def replay(engine: Any, jobs: Sequence[TraceJob], workloads: Mapping[str, Any], 
                     outcome.admitted_at[decision.workload] = now
                     sequence += 1
                     run_token[decision.workload] = sequence
-                    heapq.heappush(events, (now + by_key[decision.workload].duration, 0, sequence, decision.workload))
+                    heapq.heappush(
+                        events,
+                        (now + by_key[decision.workload].duration, 0, sequence, decision.workload),
+                    )
                 elif isinstance(decision, Evict):
-                    engine.release(decision.victim)  # a replay has no pods: the victim is gone at once
+                    engine.release(
+                        decision.victim
+                    )  # a replay has no pods: the victim is gone at once
                     run_token.pop(decision.victim, None)
                     outcome.admitted_at.pop(decision.victim, None)
-                    outcome.evictions[decision.victim] = outcome.evictions.get(decision.victim, 0) + 1
+                    outcome.evictions[decision.victim] = (
+                        outcome.evictions.get(decision.victim, 0) + 1
+                    )
             if result.admitted == 0 and result.evicted == 0:
                 break
         else:
@@ -188,11 +211,15 @@ def replay(engine: Any, jobs: Sequence[TraceJob], workloads: Mapping[str, Any], 
     return outcome
 
 
-def report(jobs: Sequence[TraceJob], outcome: Outcome, quota: Mapping[FlavorResource, int]) -> dict[str, Any]:
+def report(
+    jobs: Sequence[TraceJob], outcome: Outcome, quota: Mapping[FlavorResource, int]
+) -> dict[str, Any]:
     """The timeline report (``--json`` shape): pure."""
     queues: dict[str, dict[str, Any]] = {}
     for job in jobs:
-        entry = queues.setdefault(job.queue_key, {"jobs": 0, "admitted": 0, "completed": 0, "waits": []})
+        entry = queues.setdefault(
+            job.queue_key, {"jobs": 0, "admitted": 0, "completed": 0, "waits": []}
+        )
         key = f"{job.namespace}/{job.name}"
         entry["jobs"] += 1
         if key in outcome.admitted_at:
@@ -203,7 +230,10 @@ def report(jobs: Sequence[TraceJob], outcome: Outcome, quota: Mapping[FlavorReso
     for entry in queues.values():
         waits = entry.pop("waits")
         entry["waitSeconds"] = (
-            {**{f"p{p}": percentile(waits, p) for p in PERCENTILES}, "max": max(waits)} if waits else None)
+            {**{f"p{p}": percentile(waits, p) for p in PERCENTILES}, "max": max(waits)}
+            if waits
+            else None
+        )
     start = min((job.submit for job in jobs), default=0.0)
     end = max(outcome.completed_at.values(), default=start)
     return {
@@ -220,8 +250,9 @@ def report(jobs: Sequence[TraceJob], outcome: Outcome, quota: Mapping[FlavorReso
     }
 
 
-def utilisation(samples: Sequence[Sample], quota: Mapping[FlavorResource, int],
-                start: float, end: float) -> dict[str, dict[str, float]]:
+def utilisation(
+    samples: Sequence[Sample], quota: Mapping[FlavorResource, int], start: float, end: float
+) -> dict[str, dict[str, float]]:
     """Time-weighted usage / quota per flavor and resource over [start, end]: pure.
 
     Usage is piecewise constant: each sample holds until the next one.
@@ -237,30 +268,45 @@ def utilisation(samples: Sequence[Sample], quota: Mapping[FlavorResource, int],
             low, high = max(sample.time, start), min(until, end)
             if high > low:
                 area += sample.usage.get((flavor, resource), 0) * (high - low)
-        result.setdefault(flavor, {})[resource] = round(area / (total * span), 4) if span > 0 else 0.0
+        result.setdefault(flavor, {})[resource] = (
+            round(area / (total * span), 4) if span > 0 else 0.0
+        )
     return result
 
 
 def render_table(summary: Mapping[str, Any]) -> str:
     """The human form of the timeline report: pure."""
+
     def seconds(value: float | None) -> str:
         return "-" if value is None else f"{value:g}"
 
     rows = []
     for name, entry in summary["queues"].items():
         waits = entry["waitSeconds"] or {}
-        rows.append([name, str(entry["jobs"]), str(entry["admitted"]), str(entry["completed"]),
-                     *(seconds(waits.get(key)) for key in ("p50", "p90", "p99", "max"))])
+        rows.append(
+            [
+                name,
+                str(entry["jobs"]),
+                str(entry["admitted"]),
+                str(entry["completed"]),
+                *(seconds(waits.get(key)) for key in ("p50", "p90", "p99", "max")),
+            ]
+        )
     lines = table(["QUEUE", "JOBS", "ADMITTED", "COMPLETED", "WAIT P50", "P90", "P99", "MAX"], rows)
     lines.append("")
-    usage_rows = [[flavor, resource, f"{share * 100:.1f}%"]
-                  for flavor, resources in summary["utilisation"].items() for resource, share in resources.items()]
+    usage_rows = [
+        [flavor, resource, f"{share * 100:.1f}%"]
+        for flavor, resources in summary["utilisation"].items()
+        for resource, share in resources.items()
+    ]
     lines.extend(table(["FLAVOR", "RESOURCE", "UTILISATION"], usage_rows))
     lines.append("")
     jobs = summary["jobs"]
-    lines.append(f"makespan: {seconds(summary['makespanSeconds'])} s; jobs: {jobs['submitted']} submitted, "
-                 f"{jobs['completed']} completed, {jobs['neverAdmitted']} never admitted, "
-                 f"{jobs['evictions']} eviction(s)")
+    lines.append(
+        f"makespan: {seconds(summary['makespanSeconds'])} s; jobs: {jobs['submitted']} submitted, "
+        f"{jobs['completed']} completed, {jobs['neverAdmitted']} never admitted, "
+        f"{jobs['evictions']} eviction(s)"
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -275,8 +321,12 @@ def plot(path: str, samples: Sequence[Sample], quota: Mapping[FlavorResource, in
     times = [sample.time for sample in samples]
     for key, total in sorted(quota.items()):
         if total > 0:
-            top.step(times, [sample.usage.get(key, 0) / total for sample in samples], where="post",
-                     label=f"{key[0]}/{key[1]}")
+            top.step(
+                times,
+                [sample.usage.get(key, 0) / total for sample in samples],
+                where="post",
+                label=f"{key[0]}/{key[1]}",
+            )
     top.set_ylabel("utilisation")
     top.legend(loc="upper right", fontsize="small")
     bottom.step(times, [sample.pending for sample in samples], where="post")
@@ -288,7 +338,13 @@ def plot(path: str, samples: Sequence[Sample], quota: Mapping[FlavorResource, in
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
-    from scheduler.cli.simulate import EXIT_INVALID, EXIT_NOT_STEADY, EXIT_STEADY, _load_cluster, new_engine
+    from scheduler.cli.simulate import (
+        EXIT_INVALID,
+        EXIT_NOT_STEADY,
+        EXIT_STEADY,
+        _load_cluster,
+        new_engine,
+    )
 
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         print(PLOT_EXTRA_MESSAGE, file=stderr)
@@ -307,7 +363,9 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO)
     if cluster is None:
         return EXIT_INVALID
     engine = new_engine(cluster)
-    outcome = replay(engine, jobs, workloads, max_events=args.max_events, max_cycles=args.max_cycles)
+    outcome = replay(
+        engine, jobs, workloads, max_events=args.max_events, max_cycles=args.max_cycles
+    )
     quota = nominal_quota(cluster)
     summary = report(jobs, outcome, quota)
     if args.json:
@@ -318,6 +376,9 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO)
     if args.plot:
         plot(args.plot, outcome.samples, quota)
     if outcome.bounded:
-        print("error: the replay hit its bound (--max-events / --max-cycles) before the trace ended", file=stderr)
+        print(
+            "error: the replay hit its bound (--max-events / --max-cycles) before the trace ended",
+            file=stderr,
+        )
         return EXIT_NOT_STEADY
     return EXIT_STEADY

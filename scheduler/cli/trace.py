@@ -72,7 +72,11 @@ def _toleration(text: str) -> dict[str, Any]:
 
 
 def _requests(value: object) -> dict[str, str]:
-    pairs = {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else _pairs(str(value or "").replace(";", ","), ",")
+    pairs = (
+        {str(k): str(v) for k, v in value.items()}
+        if isinstance(value, Mapping)
+        else _pairs(str(value or "").replace(";", ","), ",")
+    )
     if not pairs:
         raise ValueError("requests is required, e.g. cpu=2,memory=4Gi")
     for resource, amount in pairs.items():
@@ -99,7 +103,9 @@ def _integer(row: Mapping[str, Any], key: str, default: int) -> int:
     value = row.get(key)
     if value is None or value == "":
         return default
-    if isinstance(value, float) or (isinstance(value, str) and not value.strip().lstrip("+-").isdigit()):
+    if isinstance(value, float) or (
+        isinstance(value, str) and not value.strip().lstrip("+-").isdigit()
+    ):
         raise ValueError(f"{key} must be an integer, not {value!r}")
     return int(value)
 
@@ -114,12 +120,17 @@ def _job(row: Mapping[str, Any], line: int, index: int) -> TraceJob:
         raise ValueError(f"count must be at least 1, not {count}")
     tolerations_value = row.get("tolerations") or []
     if isinstance(tolerations_value, str):
-        tolerations = tuple(_toleration(part.strip()) for part in tolerations_value.split(";") if part.strip())
+        tolerations = tuple(
+            _toleration(part.strip()) for part in tolerations_value.split(";") if part.strip()
+        )
     else:
         tolerations = tuple(dict(item) for item in tolerations_value)
     selector_value = row.get("nodeSelector") or {}
-    node_selector = ({str(k): str(v) for k, v in selector_value.items()} if isinstance(selector_value, Mapping)
-                     else _pairs(str(selector_value), ";"))
+    node_selector = (
+        {str(k): str(v) for k, v in selector_value.items()}
+        if isinstance(selector_value, Mapping)
+        else _pairs(str(selector_value), ";")
+    )
     return TraceJob(
         line=line,
         name=str(row.get("name") or f"job-{index}"),
@@ -151,10 +162,17 @@ def _rows(text: str, source: str) -> list[tuple[int, Mapping[str, Any]]]:
         return rows
     reader = csv.DictReader(io.StringIO(text), skipinitialspace=True)
     if not reader.fieldnames or "submit" not in reader.fieldnames:
-        raise TraceError(f"{source}:1: a CSV trace needs a header row naming submit, requests, count, "
-                         "duration, queue, priority")
-    return [(reader.line_num, {k: (v.strip() if isinstance(v, str) else v) for k, v in row.items() if k})
-            for row in reader]
+        raise TraceError(
+            f"{source}:1: a CSV trace needs a header row naming submit, requests, count, "
+            "duration, queue, priority"
+        )
+    return [
+        (
+            reader.line_num,
+            {k: (v.strip() if isinstance(v, str) else v) for k, v in row.items() if k},
+        )
+        for row in reader
+    ]
 
 
 def parse_trace(text: str, source: str) -> list[TraceJob]:

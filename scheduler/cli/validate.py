@@ -25,10 +25,12 @@ def add_parser(commands: Any) -> None:
         "validate",
         help="check manifests with the admission webhook's rules, offline",
         description="Check kueue.x-k8s.io manifests (every served version), batch/v1 Jobs and "
-                    "the Configuration file exactly as kuota's admission webhook would on create. "
-                    "Exit 0: all valid; 1: some invalid; 2: unreadable input.",
+        "the Configuration file exactly as kuota's admission webhook would on create. "
+        "Exit 0: all valid; 1: some invalid; 2: unreadable input.",
     )
-    parser.add_argument("files", nargs="+", metavar="FILE", help="YAML file(s); - reads standard input")
+    parser.add_argument(
+        "files", nargs="+", metavar="FILE", help="YAML file(s); - reads standard input"
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON report instead of lines")
     parser.set_defaults(run=run)
 
@@ -42,8 +44,11 @@ def review_documents(documents: Sequence[Document], stderr: TextIO) -> list[Revi
         except UnsupportedKind:
             api_version = document.raw.get("apiVersion")
             kind = document.raw.get("kind")
-            print(f"note: {document.where}: skipping apiVersion {api_version!r} kind {kind!r} "
-                  "(not a kind kuota validates)", file=stderr)
+            print(
+                f"note: {document.where}: skipping apiVersion {api_version!r} kind {kind!r} "
+                "(not a kind kuota validates)",
+                file=stderr,
+            )
     return reviews
 
 
@@ -58,16 +63,20 @@ def render_lines(reviews: Sequence[Review]) -> list[str]:
 
 def render_json(reviews: Sequence[Review]) -> dict[str, Any]:
     """Pure: the ``--json`` report of the contract."""
-    return {"objects": [
-        {
-            "kind": item.kind,
-            "name": item.name,
-            "namespace": item.namespace,
-            "valid": item.valid,
-            "errors": [{"field": error.field, "message": error.message} for error in item.errors],
-        }
-        for item in reviews
-    ]}
+    return {
+        "objects": [
+            {
+                "kind": item.kind,
+                "name": item.name,
+                "namespace": item.namespace,
+                "valid": item.valid,
+                "errors": [
+                    {"field": error.field, "message": error.message} for error in item.errors
+                ],
+            }
+            for item in reviews
+        ]
+    }
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:

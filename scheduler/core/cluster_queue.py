@@ -10,7 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from scheduler.api.models import ClusterQueue, ClusterQueuePreemption, FlavorFungibility, LabelSelector
+from scheduler.api.models import (
+    ClusterQueue,
+    ClusterQueuePreemption,
+    FlavorFungibility,
+    LabelSelector,
+)
 from scheduler.core.resource_node import QuotaNode
 
 
@@ -62,7 +67,9 @@ class ClusterQueueInfo:
         self.fungibility: FlavorFungibility = spec.flavor_fungibility
         self.preemption: ClusterQueuePreemption = spec.preemption
         self.stop_policy: str = spec.stop_policy
-        self.flavor_names: tuple[str, ...] = tuple(flavor for group in self.groups for flavor in group.flavors)
+        self.flavor_names: tuple[str, ...] = tuple(
+            flavor for group in self.groups for flavor in group.flavors
+        )
         strategy = spec.admission_checks_strategy
         self.admission_checks: tuple[str, ...] = (
             tuple(rule.name for rule in strategy.admission_checks) if strategy is not None else ()

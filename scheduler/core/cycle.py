@@ -38,14 +38,21 @@ tournament of 8.4 (``fair_share.next_entry``), with fresh shares each time.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Iterator, Mapping
+from typing import TYPE_CHECKING
 
 from scheduler.core.decisions import Admit, CycleResult, Decision, Evict, Pending, PodSetAdmission
 from scheduler.core.fair_share import FairEntry, next_entry
 from scheduler.core.flavor_assignment import Assignment, Mode, assign_flavors
 from scheduler.core.ordering import processing_key
-from scheduler.core.preemption import PreemptionContext, Preemptor, Target, find_targets, simulate_one
+from scheduler.core.preemption import (
+    PreemptionContext,
+    Preemptor,
+    Target,
+    find_targets,
+    simulate_one,
+)
 from scheduler.core.preemption.messages import preemption_message
 from scheduler.core.resource_node import QuotaNode, capacity_available
 from scheduler.core.resources import FRValues, to_quantity
@@ -76,7 +83,7 @@ _PARKS: dict[str, tuple[bool, bool]] = {
 class _Entry:
     __slots__ = ("cq", "record", "assignment", "targets", "reason", "message", "requeue")
 
-    def __init__(self, cq: "ClusterQueueInfo", record: WorkloadRecord) -> None:
+    def __init__(self, cq: ClusterQueueInfo, record: WorkloadRecord) -> None:
         self.cq = cq
         self.record = record
         self.assignment: Assignment | None = None
@@ -88,7 +95,13 @@ class _Entry:
     @property
     def preemptor(self) -> Preemptor:
         record = self.record
-        return Preemptor(key=record.key, uid=record.uid, priority=record.priority, timestamp=record.timestamp, cq=self.cq)
+        return Preemptor(
+            key=record.key,
+            uid=record.uid,
+            priority=record.priority,
+            timestamp=record.timestamp,
+            cq=self.cq,
+        )
 
 
 class _Cycle:
@@ -96,7 +109,7 @@ class _Cycle:
 
     __slots__ = ("engine", "snapshot", "context", "victims")
 
-    def __init__(self, engine: "Engine") -> None:
+    def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.snapshot = Snapshot()
         self.context = PreemptionContext(
@@ -119,7 +132,7 @@ class _Cycle:
 MAX_ROUNDS = 10_000
 
 
-def run_cycle(engine: "Engine", now: datetime) -> tuple[CycleResult, bool]:
+def run_cycle(engine: Engine, now: datetime) -> tuple[CycleResult, bool]:
     """Run one kuota cycle; returns (result, whether anything changed).
 
     Kueue rounds are repeated while they admit (and stop at an eviction, whose
@@ -144,11 +157,14 @@ def _latest_pending(decisions: list[Decision]) -> list[Decision]:
     for index, decision in enumerate(decisions):
         if isinstance(decision, (Admit, Pending)):
             last[decision.workload] = index
-    return [decision for index, decision in enumerate(decisions)
-            if not isinstance(decision, Pending) or last.get(decision.workload) == index]
+    return [
+        decision
+        for index, decision in enumerate(decisions)
+        if not isinstance(decision, Pending) or last.get(decision.workload) == index
+    ]
 
 
-def _run_round(engine: "Engine", now: datetime) -> tuple[CycleResult, bool]:
+def _run_round(engine: Engine, now: datetime) -> tuple[CycleResult, bool]:
     """One Kueue cycle (scheduling.md 4.1-4.7): one head per active ClusterQueue."""
     engine.ensure_forest()
     engine.cycles += 1
@@ -184,7 +200,7 @@ def _run_round(engine: "Engine", now: datetime) -> tuple[CycleResult, bool]:
     return CycleResult(decisions=tuple(decisions)), changed
 
 
-def _processing_order(engine: "Engine", entries: list[_Entry]) -> Iterator[_Entry]:
+def _processing_order(engine: Engine, entries: list[_Entry]) -> Iterator[_Entry]:
     """Entries in processing order: the classical sort (4.4) or, under fair sharing, the tournament (8.4)."""
     if not engine.fair_sharing:
         yield from sorted(entries, key=_sort_key)
@@ -195,7 +211,11 @@ def _processing_order(engine: "Engine", entries: list[_Entry]) -> Iterator[_Entr
             yield entry
         else:
             record = entry.record
-            contenders.append(FairEntry(entry, entry.cq.node, entry.assignment.usage, record.priority, record.timestamp))
+            contenders.append(
+                FairEntry(
+                    entry, entry.cq.node, entry.assignment.usage, record.priority, record.timestamp
+                )
+            )
     while contenders:
         chosen = next_entry(contenders)
         contenders.remove(chosen)
@@ -220,15 +240,28 @@ def _nominate(cycle: _Cycle, entry: _Entry) -> _Entry:
         entry.reason, entry.message, entry.requeue = "PendingEvaluation", FAILED_CHECKS, "Generic"
         return entry
     if not engine.namespace_matches(cq, record.namespace):
-        entry.reason, entry.message, entry.requeue = "Misconfigured", NAMESPACE_MISMATCH, "NamespaceMismatch"
+        entry.reason, entry.message, entry.requeue = (
+            "Misconfigured",
+            NAMESPACE_MISMATCH,
+            "NamespaceMismatch",
+        )
         return entry
-    entry.assignment, entry.targets = _assign(cycle, entry, start_after=_scan_start(engine, record, cq.name))
-    record.scan = ScanPosition(entry.assignment.last_tried, engine.cycles, engine.allocatable_generation(cq.name))
+    entry.assignment, entry.targets = _assign(
+        cycle, entry, start_after=_scan_start(engine, record, cq.name)
+    )
+    record.scan = ScanPosition(
+        entry.assignment.last_tried, engine.cycles, engine.allocatable_generation(cq.name)
+    )
     return entry
 
 
-def _assign(cycle: _Cycle, entry: _Entry, *, start_after: Mapping[tuple[str, int], int] | None = None,
-            pinned: Mapping[tuple[str, int], str] | None = None) -> tuple[Assignment, tuple[Target, ...]]:
+def _assign(
+    cycle: _Cycle,
+    entry: _Entry,
+    *,
+    start_after: Mapping[tuple[str, int], int] | None = None,
+    pinned: Mapping[tuple[str, int], str] | None = None,
+) -> tuple[Assignment, tuple[Target, ...]]:
     """Flavor assignment (5) and, when it needs preemption, the whole workload's targets (7.1)."""
     engine, context, preemptor = cycle.engine, cycle.context, entry.preemptor
     assignment = assign_flavors(
@@ -247,7 +280,7 @@ def _assign(cycle: _Cycle, entry: _Entry, *, start_after: Mapping[tuple[str, int
     return assignment, targets
 
 
-def _scan_start(engine: "Engine", record: WorkloadRecord, cq: str) -> Mapping[tuple[str, int], int]:
+def _scan_start(engine: Engine, record: WorkloadRecord, cq: str) -> Mapping[tuple[str, int], int]:
     """Where the flavor scan resumes (4.8): the last position, unless quota changed and it is stale: pure."""
     scan = record.scan
     if scan is None or not engine.resume_flavor_scan:
@@ -270,30 +303,52 @@ def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
     assignment = entry.assignment
     assert assignment is not None
     if assignment.mode == Mode.NO_FIT:
-        entry.reason, entry.message, entry.requeue = assignment.no_fit_reason(), assignment.message(), "NoFit"
+        entry.reason, entry.message, entry.requeue = (
+            assignment.no_fit_reason(),
+            assignment.message(),
+            "NoFit",
+        )
         return [_pending(entry)]
     if assignment.mode < Mode.FIT and not entry.targets:
-        entry.reason, entry.message, entry.requeue = "WaitingForQuota", assignment.message(), "PreemptionNoCandidates"
+        entry.reason, entry.message, entry.requeue = (
+            "WaitingForQuota",
+            assignment.message(),
+            "PreemptionNoCandidates",
+        )
         if cq.preemption.reclaim_within_cohort != "Any":
             cycle.snapshot.hold(node, _capacity_hold(cq, assignment))
         return [_pending(entry)]
     if deferred:
         cycle.snapshot.hold(node, assignment.usage)
         record.scan = None
-        entry.reason, entry.message, entry.requeue = "WaitingForPreemptedWorkloads", DEFERRED_FIT, "PendingPreemption"
+        entry.reason, entry.message, entry.requeue = (
+            "WaitingForPreemptedWorkloads",
+            DEFERRED_FIT,
+            "PendingPreemption",
+        )
         return [_pending(entry)]
     if any(target.workload in cycle.victims for target in entry.targets):
-        entry.reason, entry.message, entry.requeue = "WaitingForQuota", OVERLAPPING, "FailedAfterNomination"
+        entry.reason, entry.message, entry.requeue = (
+            "WaitingForQuota",
+            OVERLAPPING,
+            "FailedAfterNomination",
+        )
         return [_pending(entry)]
     if not _fits(cycle, node, assignment.usage, entry.targets):
-        entry.reason, entry.message, entry.requeue = "WaitingForQuota", NO_LONGER_FITS, "FailedAfterNomination"
+        entry.reason, entry.message, entry.requeue = (
+            "WaitingForQuota",
+            NO_LONGER_FITS,
+            "FailedAfterNomination",
+        )
         return [_pending(entry)]
     if assignment.mode < Mode.FIT:
         cycle.snapshot.hold(node, assignment.usage)
         evictions = _issue(cycle, entry)
         record.scan = None
         entry.reason, entry.requeue = "WaitingForPreemptedWorkloads", "PendingPreemption"
-        entry.message = f"{assignment.message()}. Pending the preemption of {len(entry.targets)} workload(s)"
+        entry.message = (
+            f"{assignment.message()}. Pending the preemption of {len(entry.targets)} workload(s)"
+        )
         return [*evictions, _pending(entry)]
     return [_admit(cycle.engine, entry, assignment, now)]
 
@@ -346,11 +401,18 @@ def _issue(cycle: _Cycle, entry: _Entry) -> list[Decision]:
         victim.evicted = True
         victim.evictions += 1
         victim.eviction_message = message
-        decisions.append(Evict(victim=target.workload, preemptor=preemptor.key, reason=target.reason, message=message))
+        decisions.append(
+            Evict(
+                victim=target.workload,
+                preemptor=preemptor.key,
+                reason=target.reason,
+                message=message,
+            )
+        )
     return decisions
 
 
-def _capacity_hold(cq: "ClusterQueueInfo", assignment: Assignment) -> FRValues:
+def _capacity_hold(cq: ClusterQueueInfo, assignment: Assignment) -> FRValues:
     """Capacity a preemptor without candidates keeps from later borrowers this cycle (4.5 step 2): pure."""
     node = cq.node
     assert node is not None
@@ -367,14 +429,16 @@ def _capacity_hold(cq: "ClusterQueueInfo", assignment: Assignment) -> FRValues:
     return hold
 
 
-def _admit(engine: "Engine", entry: _Entry, assignment: Assignment, now: datetime) -> Admit:
+def _admit(engine: Engine, entry: _Entry, assignment: Assignment, now: datetime) -> Admit:
     record, cq = entry.record, entry.cq
     pod_sets = tuple(
         PodSetAdmission(
             name=result.name,
             count=result.count,
             flavors=dict(result.flavors),
-            resource_usage={resource: to_quantity(resource, amount) for resource, amount in result.usage.items()},
+            resource_usage={
+                resource: to_quantity(resource, amount) for resource, amount in result.usage.items()
+            },
         )
         for result in assignment.pod_sets
     )
@@ -382,19 +446,27 @@ def _admit(engine: "Engine", entry: _Entry, assignment: Assignment, now: datetim
     record.state = ADMITTED
     record.cluster_queue = cq.name
     record.admission = pod_sets
-    record.reason, record.message, record.tried = "QuotaReserved", f"Quota reserved in ClusterQueue {cq.name}", True
+    record.reason, record.message, record.tried = (
+        "QuotaReserved",
+        f"Quota reserved in ClusterQueue {cq.name}",
+        True,
+    )
     record.scan = None
     engine.charge(record, cq.name, dict(assignment.usage), now)
-    return Admit(workload=record.key, cluster_queue=cq.name, pod_sets=pod_sets, message=record.message)
+    return Admit(
+        workload=record.key, cluster_queue=cq.name, pod_sets=pod_sets, message=record.message
+    )
 
 
 def _pending(entry: _Entry) -> Pending:
     record = entry.record
     record.reason, record.message, record.tried = entry.reason, entry.message, True
-    return Pending(workload=record.key, cluster_queue=entry.cq.name, reason=entry.reason, message=entry.message)
+    return Pending(
+        workload=record.key, cluster_queue=entry.cq.name, reason=entry.reason, message=entry.message
+    )
 
 
-def _return(engine: "Engine", entry: _Entry) -> bool:
+def _return(engine: Engine, entry: _Entry) -> bool:
     """Put a non-admitted head back (3.6); True when it was parked as inadmissible."""
     record, cq = entry.record, entry.cq
     best_effort_parks, strict_parks = _PARKS[entry.requeue]
@@ -412,7 +484,7 @@ def _return(engine: "Engine", entry: _Entry) -> bool:
     return park
 
 
-def _execute_requeues(engine: "Engine", now: datetime) -> bool:
+def _execute_requeues(engine: Engine, now: datetime) -> bool:
     """Run the requeue events raised since the last cycle (3.7); True if a workload moved."""
     names: set[str] = set(engine.requeue_cqs)
     for name in engine.requeue_trees:
@@ -427,7 +499,7 @@ def _execute_requeues(engine: "Engine", now: datetime) -> bool:
         if info is None or queue is None:
             continue
 
-        def keep_parked(key: str, info: "ClusterQueueInfo" = info) -> bool:
+        def keep_parked(key: str, info: ClusterQueueInfo = info) -> bool:
             record = engine.workloads[key]
             if record.requeue_at is not None and record.requeue_at > now:
                 return True
@@ -437,7 +509,7 @@ def _execute_requeues(engine: "Engine", now: datetime) -> bool:
     return moved > 0
 
 
-def _report_unqueued(engine: "Engine") -> list[Decision]:
+def _report_unqueued(engine: Engine) -> list[Decision]:
     """Pending decisions for workloads whose 3.1 status changed since the last cycle."""
     decisions: list[Decision] = []
     for key in sorted(engine.to_report):
@@ -446,7 +518,11 @@ def _report_unqueued(engine: "Engine") -> list[Decision]:
             continue
         reason, message = engine.pending_status(record)
         if reason is not None:
-            decisions.append(Pending(workload=key, cluster_queue=record.cluster_queue, reason=reason, message=message))
+            decisions.append(
+                Pending(
+                    workload=key, cluster_queue=record.cluster_queue, reason=reason, message=message
+                )
+            )
     engine.to_report.clear()
     return decisions
 

@@ -11,8 +11,9 @@ says its pods are gone (``Engine.release``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping, Union
+from typing import Union
 
 from scheduler.api.quantity import Quantity
 

@@ -15,10 +15,11 @@ kuota's batch).  The cycle itself lives in ``scheduler.core.cycle``.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from fractions import Fraction
-from typing import Callable, Literal, Mapping, Union
+from typing import Literal, Union
 
 from scheduler.api.config import Configuration
 from scheduler.api.models import (
@@ -55,7 +56,7 @@ from scheduler.core.workload import (
 
 GATE_ANNOTATION = "kueue.x-k8s.io/admission-gated-by"
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
-_EARLIEST = datetime.min.replace(tzinfo=timezone.utc)
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
 
 
 def _weight(fair_sharing: FairSharing | None) -> Fraction:
@@ -121,8 +122,13 @@ EngineObject = Union[
 class Engine(Router):
     """Queues, quota and the scheduling cycle (see the module docstring)."""
 
-    def __init__(self, config: Configuration | None = None, *, one_admission_per_queue: bool = False,
-                 resume_flavor_scan: bool = True) -> None:
+    def __init__(
+        self,
+        config: Configuration | None = None,
+        *,
+        one_admission_per_queue: bool = False,
+        resume_flavor_scan: bool = True,
+    ) -> None:
         super().__init__()
         self.config = config or Configuration()
         self.one_admission_per_queue = one_admission_per_queue
@@ -130,8 +136,12 @@ class Engine(Router):
         """4.8: resume a flavor scan after the last examined flavor (off: always start at the first)."""
         resources = self.config.resources
         self.resources_config = resources
-        self.ignore_undeclared = resources is not None and resources.quota_check_strategy == "IgnoreUndeclared"
-        self.fair_sharing = self.config.fair_sharing is not None and getattr(self.config.fair_sharing, "enable", True)
+        self.ignore_undeclared = (
+            resources is not None and resources.quota_check_strategy == "IgnoreUndeclared"
+        )
+        self.fair_sharing = self.config.fair_sharing is not None and getattr(
+            self.config.fair_sharing, "enable", True
+        )
         self.flavors: dict[str, ResourceFlavorSpec] = {}
         self.cluster_queues: dict[str, ClusterQueueInfo] = {}
         self.cq_quota: dict[str, NodeQuota] = {}
@@ -148,9 +158,10 @@ class Engine(Router):
         self.forest_dirty = True
         self.requeue_trees: set[str] = set()
         self.requeue_cqs: set[str] = set()
-        self.strategies: tuple[str, ...] = tuple(
-            getattr(self.config.fair_sharing, "preemption_strategies", ()) or ()
-        ) or DEFAULT_STRATEGIES
+        self.strategies: tuple[str, ...] = (
+            tuple(getattr(self.config.fair_sharing, "preemption_strategies", ()) or ())
+            or DEFAULT_STRATEGIES
+        )
         self.cohort_weights: dict[str, Fraction] = {}
         self.cycles = 0
         """Cycles run so far (the flavor-scan position's age, 4.8)."""
@@ -253,7 +264,11 @@ class Engine(Router):
         record.admission = ()
         record.evicted = False
         record.scan = None
-        record.reason, record.message, record.tried = "PendingEvaluation", record.eviction_message, True
+        record.reason, record.message, record.tried = (
+            "PendingEvaluation",
+            record.eviction_message,
+            True,
+        )
         self.route(record, force_heap=True)
 
     def allocatable_generation(self, cq: str) -> int:
@@ -307,15 +322,40 @@ class Engine(Router):
         if record is None:
             raise KeyError(workload)
         if record.state == ADMITTED and record.evicted:
-            return WorkloadState(workload, "Admitted", record.cluster_queue, record.admission, "Preempted",
-                                 record.eviction_message, record.evictions)
+            return WorkloadState(
+                workload,
+                "Admitted",
+                record.cluster_queue,
+                record.admission,
+                "Preempted",
+                record.eviction_message,
+                record.evictions,
+            )
         if record.state == ADMITTED:
             message = f"Quota reserved in ClusterQueue {record.cluster_queue}"
-            return WorkloadState(workload, "Admitted", record.cluster_queue, record.admission, "QuotaReserved", message, record.evictions)
+            return WorkloadState(
+                workload,
+                "Admitted",
+                record.cluster_queue,
+                record.admission,
+                "QuotaReserved",
+                message,
+                record.evictions,
+            )
         if record.state == FINISHED:
-            return WorkloadState(workload, "Finished", record.cluster_queue, record.admission, None, "", record.evictions)
+            return WorkloadState(
+                workload,
+                "Finished",
+                record.cluster_queue,
+                record.admission,
+                None,
+                "",
+                record.evictions,
+            )
         reason, message = self.pending_status(record)
-        return WorkloadState(workload, "Pending", record.cluster_queue, (), reason, message, record.evictions)
+        return WorkloadState(
+            workload, "Pending", record.cluster_queue, (), reason, message, record.evictions
+        )
 
     def cluster_queue_status(self, name: str) -> ClusterQueueStatus:
         info = self.cluster_queues.get(name)
@@ -330,7 +370,11 @@ class Engine(Router):
             for flavor in group.flavors:
                 for resource in sorted(group.covered):
                     amount = usage.get((flavor, resource), 0)
-                    over = max(0, amount - quota.nominal.get((flavor, resource), 0)) if info.cohort else 0
+                    over = (
+                        max(0, amount - quota.nominal.get((flavor, resource), 0))
+                        if info.cohort
+                        else 0
+                    )
                     used.setdefault(flavor, {})[resource] = to_quantity(resource, amount)
                     lent.setdefault(flavor, {})[resource] = to_quantity(resource, over)
         reason, message = inactive_message(self.inactive_reasons(name))
@@ -364,12 +408,25 @@ class Engine(Router):
         fragments: list[tuple[str, str]] = []
         if info.stop_policy != "None":
             fragments.append(("Stopped", "is stopped"))
-        missing = [flavor for flavor in dict.fromkeys(info.flavor_names) if flavor not in self.flavors]
+        missing = [
+            flavor for flavor in dict.fromkeys(info.flavor_names) if flavor not in self.flavors
+        ]
         if missing:
-            fragments.append(("FlavorNotFound", f"references missing ResourceFlavor(s): {','.join(missing)}"))
-        checks = [check for check in dict.fromkeys(info.admission_checks) if check not in self.admission_checks]
+            fragments.append(
+                ("FlavorNotFound", f"references missing ResourceFlavor(s): {','.join(missing)}")
+            )
+        checks = [
+            check
+            for check in dict.fromkeys(info.admission_checks)
+            if check not in self.admission_checks
+        ]
         if checks:
-            fragments.append(("AdmissionCheckNotFound", f"references missing AdmissionCheck(s): {','.join(checks)}"))
+            fragments.append(
+                (
+                    "AdmissionCheckNotFound",
+                    f"references missing AdmissionCheck(s): {','.join(checks)}",
+                )
+            )
         return fragments
 
     def namespace_labels(self, namespace: str) -> Mapping[str, str]:
@@ -384,8 +441,12 @@ class Engine(Router):
         """Rebuild the cohort forest if quotas or structure changed (usage comes from ``cq_usage``)."""
         if not self.forest_dirty:
             return
-        specs = {name: (info.cohort, self.cq_quota[name]) for name, info in self.cluster_queues.items()}
-        self.forest = build_forest(cluster_queues=specs, cohorts=self.cohort_specs, usage=self.cq_usage)
+        specs = {
+            name: (info.cohort, self.cq_quota[name]) for name, info in self.cluster_queues.items()
+        }
+        self.forest = build_forest(
+            cluster_queues=specs, cohorts=self.cohort_specs, usage=self.cq_usage
+        )
         for name, info in self.cluster_queues.items():
             info.node = self.forest.cluster_queues[name]
             info.node.weight = info.weight
@@ -410,7 +471,9 @@ class Engine(Router):
                 members.append(current.name)
         return sorted(members)
 
-    def charge(self, record: WorkloadRecord, cq: str, usage: FRValues, reserved_at: datetime | None = None) -> None:
+    def charge(
+        self, record: WorkloadRecord, cq: str, usage: FRValues, reserved_at: datetime | None = None
+    ) -> None:
         """Record ``usage`` of an admitted ``record`` against ``cq`` (cache and tree)."""
         self.reservations += 1
         record.reserved_at = (reserved_at or _EARLIEST, self.reservations)
@@ -482,7 +545,9 @@ class Engine(Router):
             self.namespaces[namespace] = labels
         new = self.namespace_labels(namespace)
         for name, info in self.cluster_queues.items():
-            if not selector_matches(info.namespace_selector, old) and selector_matches(info.namespace_selector, new):
+            if not selector_matches(info.namespace_selector, old) and selector_matches(
+                info.namespace_selector, new
+            ):
                 self.requeue_cqs.add(name)
 
     def _priority_class_changed(self, ref: tuple[str, str]) -> None:
@@ -512,19 +577,31 @@ class Engine(Router):
             self.index_remove(record)
         meta = workload.metadata
         ref = workload.spec.priority_class_ref
-        before = (record.pod_sets, record.priority, record.queue_name, record.active, record.timestamp)
+        before = (
+            record.pod_sets,
+            record.priority,
+            record.queue_name,
+            record.active,
+            record.timestamp,
+        )
         record.namespace = meta.namespace
         record.uid = meta.uid
         record.job_uid = meta.labels.get(JOB_UID_LABEL) or None
         record.queue_name = workload.spec.queue_name or None
-        record.priority_ref = (ref.kind or "WorkloadPriorityClass", ref.name) if ref is not None and ref.name else None
+        record.priority_ref = (
+            (ref.kind or "WorkloadPriorityClass", ref.name)
+            if ref is not None and ref.name
+            else None
+        )
         record.priority = self._resolve_priority(workload.spec.priority, record.priority_ref)
         record.timestamp = queue_timestamp(workload)
         record.pod_sets = pod_set_infos(workload, self.resources_config)
         record.active = workload.spec.active
         record.gate = meta.annotations.get(GATE_ANNOTATION) or None
         record.checks_failed = failed_admission_checks(workload)
-        record.requeue_at = workload.status.requeue_state.requeue_at if workload.status.requeue_state else None
+        record.requeue_at = (
+            workload.status.requeue_state.requeue_at if workload.status.requeue_state else None
+        )
         self.index_add(record)
         if before[0] != record.pod_sets:
             record.scan = None
@@ -542,7 +619,13 @@ class Engine(Router):
             return
         elif record.state == ADMITTED:
             return  # assumed by the engine; the status write has not landed yet
-        changed = before != (record.pod_sets, record.priority, record.queue_name, record.active, record.timestamp)
+        changed = before != (
+            record.pod_sets,
+            record.priority,
+            record.queue_name,
+            record.active,
+            record.timestamp,
+        )
         self.route(record, force_heap=changed)
 
     def _admit_from_status(self, record: WorkloadRecord, workload: Workload) -> None:
@@ -571,7 +654,9 @@ class Engine(Router):
         record.cluster_queue = cq
         record.admission = tuple(pod_sets)
         condition = workload.status.condition("QuotaReserved")
-        self.charge(record, cq, usage, condition.last_transition_time if condition is not None else None)
+        self.charge(
+            record, cq, usage, condition.last_transition_time if condition is not None else None
+        )
 
 
 __all__ = ["ClusterQueueStatus", "Engine", "NamespaceInfo", "PriorityClassInfo", "WorkloadState"]

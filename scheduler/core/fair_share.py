@@ -18,10 +18,11 @@ lower DRS, higher priority, earlier timestamp, first seen.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from fractions import Fraction
-from typing import Generic, Sequence, TypeVar
+from typing import Generic, TypeVar
 
 from scheduler.core.resource_node import QuotaNode, potential
 from scheduler.core.resources import FRValues
@@ -62,7 +63,9 @@ def lendable(parent: QuotaNode) -> dict[str, int]:
     return totals
 
 
-def dominant_resource_share(node: QuotaNode, lendable_cache: dict[int, dict[str, int]] | None = None) -> Share:
+def dominant_resource_share(
+    node: QuotaNode, lendable_cache: dict[int, dict[str, int]] | None = None
+) -> Share:
     """DRS of ``node`` with the tree as it is now (8.2): pure."""
     parent = node.parent
     if parent is None:
@@ -135,8 +138,11 @@ def next_entry(entries: Sequence[FairEntry[E]]) -> FairEntry[E]:
     return _tournament(root, list(enumerate(in_tree)), records)
 
 
-def _tournament(cohort: QuotaNode, items: list[tuple[int, FairEntry[E]]],
-                records: dict[int, dict[int, tuple[bool, tuple[int, Fraction]]]]) -> FairEntry[E]:
+def _tournament(
+    cohort: QuotaNode,
+    items: list[tuple[int, FairEntry[E]]],
+    records: dict[int, dict[int, tuple[bool, tuple[int, Fraction]]]],
+) -> FairEntry[E]:
     contenders: list[tuple[int, FairEntry[E]]] = []
     for child in sorted(cohort.children, key=lambda node: (node.is_cohort, node.name)):
         if child.is_cohort:
@@ -168,5 +174,13 @@ def _under(node: QuotaNode, ancestor: QuotaNode) -> bool:
     return False
 
 
-
-__all__ = ["FairEntry", "MAX_INT64", "Share", "ZERO", "borrows_on", "dominant_resource_share", "lendable", "next_entry"]
+__all__ = [
+    "FairEntry",
+    "MAX_INT64",
+    "Share",
+    "ZERO",
+    "borrows_on",
+    "dominant_resource_share",
+    "lendable",
+    "next_entry",
+]

@@ -22,13 +22,17 @@ nomination (``pinned``).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Callable, Mapping
 
 from scheduler.api.models import ResourceFlavorSpec
 from scheduler.core.cluster_queue import ClusterQueueInfo
-from scheduler.core.node_matching import describe_taint, first_untolerated_taint, matches_flavor_labels
+from scheduler.core.node_matching import (
+    describe_taint,
+    first_untolerated_taint,
+    matches_flavor_labels,
+)
 from scheduler.core.resource_node import (
     QuotaNode,
     borrowing_level,
@@ -168,8 +172,14 @@ def assign_flavors(
         for resource, flavor in result.flavors.items():
             fr = (flavor, resource)
             assigned[fr] = assigned.get(fr, 0) + result.usage[resource]
-    return Assignment(pod_sets=results, mode=workload_mode, borrowing_level=workload_level, usage=assigned,
-                      last_tried=scan.last_tried, chosen=scan.chosen)
+    return Assignment(
+        pod_sets=results,
+        mode=workload_mode,
+        borrowing_level=workload_level,
+        usage=assigned,
+        last_tried=scan.last_tried,
+        chosen=scan.chosen,
+    )
 
 
 def _assign_pod_set(
@@ -208,7 +218,7 @@ def _assign_pod_set(
         if scan.pinned is not None and key in scan.pinned:
             order = [(i, name) for i, name in order if name == scan.pinned[key]]
         else:
-            order = order[scan.start_after.get(key, -1) + 1:]
+            order = order[scan.start_after.get(key, -1) + 1 :]
         chosen, notes, reasons, last = _choose_flavor(
             cq=cq,
             node=node,
@@ -228,7 +238,9 @@ def _assign_pod_set(
         if chosen is None:
             result.notes.extend(notes)
             result.mode = Mode.NO_FIT
-            group_reasons.append(min(reasons, key=REASON_SEVERITY.__getitem__) if reasons else "NoMatchingFlavor")
+            group_reasons.append(
+                min(reasons, key=REASON_SEVERITY.__getitem__) if reasons else "NoMatchingFlavor"
+            )
             continue
         if chosen.mode != Mode.FIT:
             result.notes.extend(notes)
@@ -310,7 +322,10 @@ def _choose_flavor(
         candidate = _Candidate(flavor, mode, level, needing)
         try_next = (
             mode == Mode.PREEMPT_NO_CANDIDATES
-            or (mode in (Mode.PREEMPT, Mode.RECLAIM) and fungibility.when_can_preempt == "TryNextFlavor")
+            or (
+                mode in (Mode.PREEMPT, Mode.RECLAIM)
+                and fungibility.when_can_preempt == "TryNextFlavor"
+            )
             or (level > 0 and fungibility.when_can_borrow == "TryNextFlavor")
         )
         if not try_next:

@@ -12,8 +12,8 @@ then moves incrementally (``resource_node.add_usage``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from scheduler.api.models import ResourceGroup
 from scheduler.core.resource_node import QuotaNode, compute_quotas, recompute_cohort_usage
@@ -38,7 +38,11 @@ def quota_of(groups: tuple[ResourceGroup, ...]) -> NodeQuota:
         for flavor in group.flavors:
             for quota in flavor.resources:
                 fr = (str(flavor.name), str(quota.name))
-                nominal[fr] = to_int(quota.name, quota.nominal_quota) if quota.nominal_quota is not None else 0
+                nominal[fr] = (
+                    to_int(quota.name, quota.nominal_quota)
+                    if quota.nominal_quota is not None
+                    else 0
+                )
                 if quota.borrowing_limit is not None:
                     borrowing[fr] = to_int(quota.name, quota.borrowing_limit)
                 if quota.lending_limit is not None:

@@ -10,9 +10,15 @@ ClusterQueue's ``namespaceSelector`` against a Namespace's labels.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
-from scheduler.api.models import LabelSelector, NodeSelectorRequirement, NodeSelectorTerm, Taint, Toleration
+from scheduler.api.models import (
+    LabelSelector,
+    NodeSelectorRequirement,
+    NodeSelectorTerm,
+    Taint,
+    Toleration,
+)
 
 _BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
 
@@ -30,7 +36,9 @@ def tolerates(toleration: Toleration, taint: Taint) -> bool:
     return False
 
 
-def first_untolerated_taint(taints: Iterable[Taint], tolerations: Iterable[Toleration]) -> Taint | None:
+def first_untolerated_taint(
+    taints: Iterable[Taint], tolerations: Iterable[Toleration]
+) -> Taint | None:
     """The first blocking taint none of ``tolerations`` tolerates (``PreferNoSchedule`` ignored): pure."""
     tolerations = tuple(tolerations)
     for taint in taints:
@@ -85,7 +93,8 @@ def matches_flavor_labels(
     if not required_affinity:
         return True
     reduced = [
-        [expr for expr in term.match_expressions if expr.key in flavor_labels] for term in required_affinity
+        [expr for expr in term.match_expressions if expr.key in flavor_labels]
+        for term in required_affinity
     ]
     if any(not term for term in reduced):
         return True
@@ -100,7 +109,9 @@ def selector_matches(selector: LabelSelector | None, labels: Mapping[str, str]) 
         if labels.get(key) != wanted:
             return False
     return all(
-        requirement_matches(NodeSelectorRequirement(key=r.key, operator=r.operator, values=r.values), labels)
+        requirement_matches(
+            NodeSelectorRequirement(key=r.key, operator=r.operator, values=r.values), labels
+        )
         for r in selector.match_expressions
     )
 

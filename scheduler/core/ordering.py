@@ -30,7 +30,9 @@ def queue_key(*, priority: int, timestamp: datetime, uid: str, key: str) -> Queu
     return (-priority, timestamp, uid, key)
 
 
-def processing_key(*, borrowing_level: int, priority: int, timestamp: datetime, cluster_queue: str) -> tuple[int, int, datetime, str]:
+def processing_key(
+    *, borrowing_level: int, priority: int, timestamp: datetime, cluster_queue: str
+) -> tuple[int, int, datetime, str]:
     """Sort key of a nominated entry within a cycle: pure."""
     return (borrowing_level, -priority, timestamp, cluster_queue)
 

@@ -11,7 +11,7 @@ a requeue event (3.7) moves its workloads back.
 from __future__ import annotations
 
 import heapq
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from scheduler.core.ordering import QueueKey
 

@@ -63,7 +63,7 @@ class QuotaNode:
         kind = "Cohort" if self.is_cohort else "ClusterQueue"
         return f"<{kind} {self.name}>"
 
-    def root(self) -> "QuotaNode":
+    def root(self) -> QuotaNode:
         """The root of this node's tree: pure."""
         node = self
         while node.parent is not None:
@@ -86,7 +86,9 @@ def compute_quotas(node: QuotaNode) -> None:
         height = max(height, child.height + 1 if child.is_cohort else 1)
     node.subtree_quota = subtree
     node.local_quota = {
-        fr: max(0, quota - node.lending_limit[fr]) for fr, quota in subtree.items() if fr in node.lending_limit
+        fr: max(0, quota - node.lending_limit[fr])
+        for fr, quota in subtree.items()
+        if fr in node.lending_limit
     }
     node.height = height
 

@@ -9,7 +9,7 @@ is a ``(flavor, resource)`` pair, the unit every quota is kept in.
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from scheduler.api.quantity import Quantity
 

@@ -36,15 +36,19 @@ class Router:
 
     # --- indexes -------------------------------------------------------------
 
-    def index_add(self: "Engine", record: WorkloadRecord) -> None:  # type: ignore[misc]
+    def index_add(self: Engine, record: WorkloadRecord) -> None:  # type: ignore[misc]
         if record.queue_name:
-            self.by_local_queue.setdefault(f"{record.namespace}/{record.queue_name}", set()).add(record.key)
+            self.by_local_queue.setdefault(f"{record.namespace}/{record.queue_name}", set()).add(
+                record.key
+            )
         if record.priority_ref is not None:
             self.by_priority_ref.setdefault(record.priority_ref, set()).add(record.key)
 
-    def index_remove(self: "Engine", record: WorkloadRecord) -> None:  # type: ignore[misc]
+    def index_remove(self: Engine, record: WorkloadRecord) -> None:  # type: ignore[misc]
         if record.queue_name:
-            self.by_local_queue.get(f"{record.namespace}/{record.queue_name}", set()).discard(record.key)
+            self.by_local_queue.get(f"{record.namespace}/{record.queue_name}", set()).discard(
+                record.key
+            )
         if record.priority_ref is not None:
             self.by_priority_ref.get(record.priority_ref, set()).discard(record.key)
         self.unqueued_status.pop(record.key, None)
@@ -52,7 +56,7 @@ class Router:
 
     # --- routing -------------------------------------------------------------
 
-    def target(self: "Engine", record: WorkloadRecord) -> tuple[str | None, str | None, str]:  # type: ignore[misc]
+    def target(self: Engine, record: WorkloadRecord) -> tuple[str | None, str | None, str]:  # type: ignore[misc]
         """(CQ to queue in, reason, message): the CQ is None when it cannot be queued (3.1 table): pure."""
         if not record.active:
             return None, "Deactivated", "The workload is deactivated"
@@ -69,7 +73,7 @@ class Router:
             return None, "AdmissionGated", f"Admission is gated by: {record.gate}"
         return cq_name, None, ""
 
-    def route(self: "Engine", record: WorkloadRecord, *, force_heap: bool = False) -> None:  # type: ignore[misc]
+    def route(self: Engine, record: WorkloadRecord, *, force_heap: bool = False) -> None:  # type: ignore[misc]
         """Queue ``record`` where it belongs now (or take it out of every queue)."""
         if record.state in (ADMITTED, FINISHED):
             return
@@ -94,28 +98,28 @@ class Router:
         record.queued_in = cq_name
         queue.push(record.queue_order())
 
-    def unqueue(self: "Engine", record: WorkloadRecord) -> None:  # type: ignore[misc]
+    def unqueue(self: Engine, record: WorkloadRecord) -> None:  # type: ignore[misc]
         if record.queued_in is not None:
             queue = self.queues.get(record.queued_in)
             if queue is not None:
                 queue.remove(record.key)
             record.queued_in = None
 
-    def requeue_one(self: "Engine", record: WorkloadRecord) -> None:  # type: ignore[misc]
+    def requeue_one(self: Engine, record: WorkloadRecord) -> None:  # type: ignore[misc]
         """Re-key ``record`` in its heap (its priority or spec changed, 3.7)."""
         if record.queued_in is not None:
             self.queues[record.queued_in].push(record.queue_order())
 
-    def reroute_local_queue(self: "Engine", lq_key: str) -> None:  # type: ignore[misc]
+    def reroute_local_queue(self: Engine, lq_key: str) -> None:  # type: ignore[misc]
         for key in sorted(self.by_local_queue.get(lq_key, ())):
             self.route(self.workloads[key])
 
-    def reroute_cluster_queue(self: "Engine", cq_name: str) -> None:  # type: ignore[misc]
+    def reroute_cluster_queue(self: Engine, cq_name: str) -> None:  # type: ignore[misc]
         for lq_key, (target, _) in sorted(self.local_queues.items()):
             if target == cq_name:
                 self.reroute_local_queue(lq_key)
 
-    def pending_status(self: "Engine", record: WorkloadRecord) -> tuple[str | None, str]:  # type: ignore[misc]
+    def pending_status(self: Engine, record: WorkloadRecord) -> tuple[str | None, str]:  # type: ignore[misc]
         """(reason, message) of a pending workload as ``QuotaReserved=False`` shows it: pure."""
         unqueued = self.unqueued_status.get(record.key)
         if unqueued is not None:

@@ -15,8 +15,8 @@ everything on exit.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Iterable, Iterator
 
 from scheduler.core.resource_node import QuotaNode, add_usage, remove_usage
 from scheduler.core.resources import FRValues

@@ -7,9 +7,9 @@ builds the ``Active`` condition texts of a ClusterQueue.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Mapping
+from datetime import UTC, datetime
 
 from scheduler.core.decisions import PodSetAdmission
 from scheduler.core.resources import FRValues
@@ -98,7 +98,7 @@ class WorkloadRecord:
         self.evicted = False
         """A preemption was issued and its quota is not released yet (``Engine.release``)."""
         self.eviction_message = ""
-        self.reserved_at: tuple[datetime, int] = (datetime.min.replace(tzinfo=timezone.utc), 0)
+        self.reserved_at: tuple[datetime, int] = (datetime.min.replace(tzinfo=UTC), 0)
         """When quota was reserved (``QuotaReserved`` time, then a sequence): candidate order 7.4."""
         self.scan: ScanPosition | None = None
         """The flavor-scan position of the last attempt (4.8)."""
@@ -116,7 +116,17 @@ def inactive_message(fragments: list[tuple[str, str]]) -> tuple[str, str]:
         return "Ready", READY_MESSAGE
     if fragments[0][0] == "Terminating":
         return "Terminating", "Can't admit new workloads; clusterQueue is terminating"
-    return fragments[0][0], "Can't admit new workloads: " + ", ".join(text for _, text in fragments) + "."
+    return fragments[0][0], "Can't admit new workloads: " + ", ".join(
+        text for _, text in fragments
+    ) + "."
 
 
-__all__ = ["ADMITTED", "FINISHED", "PENDING", "READY_MESSAGE", "ScanPosition", "WorkloadRecord", "inactive_message"]
+__all__ = [
+    "ADMITTED",
+    "FINISHED",
+    "PENDING",
+    "READY_MESSAGE",
+    "ScanPosition",
+    "WorkloadRecord",
+    "inactive_message",
+]

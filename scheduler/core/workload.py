@@ -11,15 +11,15 @@ copies of one Job template share one ``PodSetInfo``.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Mapping
+from collections.abc import Mapping
+from datetime import UTC, datetime
 
 from scheduler.api.config import ResourcesConfig
 from scheduler.api.models import NodeSelectorTerm, PodSet, Toleration, Workload
 from scheduler.api.quantity import NANOS_PER_UNIT, Quantity
 from scheduler.core.resources import to_int
 
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class PodSetInfo:
@@ -47,7 +47,9 @@ class PodSetInfo:
         self.affinity = affinity
 
 
-def counted_per_pod(requests: Mapping[str, Quantity], config: ResourcesConfig | None) -> dict[str, int]:
+def counted_per_pod(
+    requests: Mapping[str, Quantity], config: ResourcesConfig | None
+) -> dict[str, int]:
     """Per-pod counted requests as integers (2.3 steps 1-3): pure."""
     if config is None:
         return {name: max(0, to_int(name, value)) for name, value in requests.items()}
@@ -117,7 +119,8 @@ def pod_set_infos(workload: Workload, config: ResourcesConfig | None) -> tuple[P
     """``PodSetInfo`` of every pod set, reclaimable pods taken into account: pure."""
     reclaimable = {item.name: item.count for item in workload.status.reclaimable_pods}
     return tuple(
-        pod_set_info(pod_set, reclaimable.get(pod_set.name, 0), config) for pod_set in workload.spec.pod_sets
+        pod_set_info(pod_set, reclaimable.get(pod_set.name, 0), config)
+        for pod_set in workload.spec.pod_sets
     )
 
 
@@ -137,7 +140,9 @@ def queue_timestamp(workload: Workload) -> datetime:
 
 def holds_reservation(workload: Workload) -> bool:
     """Whether the object records a quota reservation (``status.admission`` and QuotaReserved=True): pure."""
-    return workload.status.admission is not None and workload.status.is_condition_true("QuotaReserved")
+    return workload.status.admission is not None and workload.status.is_condition_true(
+        "QuotaReserved"
+    )
 
 
 def is_finished(workload: Workload) -> bool:
@@ -162,7 +167,11 @@ def admitted_usage(workload: Workload) -> list[tuple[str, int, dict[str, str], d
     spec_counts = {pod_set.name: pod_set.count for pod_set in workload.spec.pod_sets}
     result = []
     for assignment in admission.pod_set_assignments:
-        count = assignment.count if assignment.count is not None else spec_counts.get(assignment.name, 1)
+        count = (
+            assignment.count
+            if assignment.count is not None
+            else spec_counts.get(assignment.name, 1)
+        )
         usage = {name: to_int(name, value) for name, value in assignment.resource_usage.items()}
         released = reclaimable.get(assignment.name, 0)
         if released and count > 0:

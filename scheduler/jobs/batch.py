@@ -20,7 +20,11 @@ from scheduler.jobs.base import FinishedState, PodSetInfo, RawObject
 from scheduler.jobs.registry import register
 
 MAIN_POD_SET: Final = "main"
-CONTROLLER_MANAGED_LABELS: Final = ("controller-uid", "batch.kubernetes.io/controller-uid", "job-name")
+CONTROLLER_MANAGED_LABELS: Final = (
+    "controller-uid",
+    "batch.kubernetes.io/controller-uid",
+    "job-name",
+)
 """Labels the job controller puts on pod templates; they never reach the Workload."""
 
 
@@ -40,7 +44,9 @@ def pod_count(job: RawObject) -> int:
     """``min(parallelism, completions)``; parallelism defaults to 1: pure."""
     spec = _spec(job)
     parallelism = spec.get("parallelism")
-    parallelism = parallelism if isinstance(parallelism, int) and not isinstance(parallelism, bool) else 1
+    parallelism = (
+        parallelism if isinstance(parallelism, int) and not isinstance(parallelism, bool) else 1
+    )
     completions = spec.get("completions")
     if isinstance(completions, int) and not isinstance(completions, bool):
         return min(parallelism, completions)
@@ -64,7 +70,11 @@ def workload_template(job: RawObject) -> dict[str, Any]:
     template = copy.deepcopy(dict(_mapping(_spec(job).get("template"))))
     metadata = template.get("metadata")
     if isinstance(metadata, dict) and isinstance(metadata.get("labels"), dict):
-        labels = {key: value for key, value in metadata["labels"].items() if key not in CONTROLLER_MANAGED_LABELS}
+        labels = {
+            key: value
+            for key, value in metadata["labels"].items()
+            if key not in CONTROLLER_MANAGED_LABELS
+        }
         if labels:
             metadata["labels"] = labels
         else:
@@ -89,7 +99,11 @@ class BatchJob:
         return annotation if isinstance(annotation, str) else ""
 
     def pod_sets(self, job: RawObject) -> list[dict[str, Any]]:
-        pod_set: dict[str, Any] = {"name": MAIN_POD_SET, "count": pod_count(job), "template": workload_template(job)}
+        pod_set: dict[str, Any] = {
+            "name": MAIN_POD_SET,
+            "count": pod_count(job),
+            "template": workload_template(job),
+        }
         minimum = min_count(job)
         if minimum is not None:
             pod_set["minCount"] = minimum
@@ -116,15 +130,24 @@ class BatchJob:
         pod_spec = template.setdefault("spec", {})
         if info.node_selector:
             # Flavor labels are added; a key the user already set is never overridden.
-            pod_spec["nodeSelector"] = {**info.node_selector, **_mapping(pod_spec.get("nodeSelector"))}
+            pod_spec["nodeSelector"] = {
+                **info.node_selector,
+                **_mapping(pod_spec.get("nodeSelector")),
+            }
         if info.tolerations:
-            pod_spec["tolerations"] = [*list(pod_spec.get("tolerations") or []), *map(dict, info.tolerations)]
+            pod_spec["tolerations"] = [
+                *list(pod_spec.get("tolerations") or []),
+                *map(dict, info.tolerations),
+            ]
         if info.labels or info.annotations:
             metadata = template.setdefault("metadata", {})
             if info.labels:
                 metadata["labels"] = {**_mapping(metadata.get("labels")), **info.labels}
             if info.annotations:
-                metadata["annotations"] = {**_mapping(metadata.get("annotations")), **info.annotations}
+                metadata["annotations"] = {
+                    **_mapping(metadata.get("annotations")),
+                    **info.annotations,
+                }
         return result
 
     def restore(self, job: RawObject, pod_sets: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -145,9 +168,16 @@ class BatchJob:
         template = spec.setdefault("template", {})
         metadata = template.setdefault("metadata", {})
         recorded_metadata = _mapping(recorded.get("metadata"))
-        owned = {k: v for k, v in _mapping(metadata.get("labels")).items() if k in (*CONTROLLER_MANAGED_LABELS, "batch.kubernetes.io/job-name")}
+        owned = {
+            k: v
+            for k, v in _mapping(metadata.get("labels")).items()
+            if k in (*CONTROLLER_MANAGED_LABELS, "batch.kubernetes.io/job-name")
+        }
         labels = {**dict(_mapping(recorded_metadata.get("labels"))), **owned}
-        for key, value in (("labels", labels), ("annotations", dict(_mapping(recorded_metadata.get("annotations"))))):
+        for key, value in (
+            ("labels", labels),
+            ("annotations", dict(_mapping(recorded_metadata.get("annotations")))),
+        ):
             if value:
                 metadata[key] = value
             else:

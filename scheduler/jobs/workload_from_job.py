@@ -41,7 +41,9 @@ class PriorityClasses:
     global_default: tuple[str, int] | None = None
 
 
-def workload_name(owner_name: str, owner_uid: str, *, kind: str = "Job", group: str = "batch") -> str:
+def workload_name(
+    owner_name: str, owner_uid: str, *, kind: str = "Job", group: str = "batch"
+) -> str:
     """``<kind-lowercase>-<owner>-<hash>`` as the controller names the Workload: pure."""
     digest = hashlib.sha1(f"{kind}\n{group}\n{owner_name}\n{owner_uid}".encode()).hexdigest()
     prefix = f"{kind.lower()}-{owner_name}"[:NAME_PREFIX_LIMIT]
@@ -52,7 +54,9 @@ def _mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _priority(job: Mapping[str, Any], classes: PriorityClasses) -> tuple[dict[str, str] | None, int | None]:
+def _priority(
+    job: Mapping[str, Any], classes: PriorityClasses
+) -> tuple[dict[str, str] | None, int | None]:
     """(priorityClassRef, priority) by the rule of scheduling.md 2.1: pure.
 
     A named class that is not in ``classes`` keeps its reference and leaves
@@ -93,14 +97,16 @@ def workload_from_job(
         "name": workload_name(name, uid, kind=integration.kind, group=integration.group),
         "namespace": namespace,
         "labels": {JOB_UID_LABEL: uid},
-        "ownerReferences": [{
-            "apiVersion": integration.api_version,
-            "kind": integration.kind,
-            "name": name,
-            "uid": uid,
-            "controller": True,
-            "blockOwnerDeletion": True,
-        }],
+        "ownerReferences": [
+            {
+                "apiVersion": integration.api_version,
+                "kind": integration.kind,
+                "name": name,
+                "uid": uid,
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ],
     }
     spec: dict[str, Any] = {"podSets": integration.pod_sets(job)}
     queue = integration.queue_name(job)

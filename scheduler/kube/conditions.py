@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from scheduler.core.decisions import Admit, Evict, Pending
@@ -25,7 +25,7 @@ MAX_MESSAGE_BYTES = 32768
 
 def timestamp(now: datetime) -> str:
     """RFC 3339 in UTC with second precision, as the API server stores it."""
-    return now.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def truncate(message: str, limit: int = MAX_MESSAGE_BYTES) -> str:
@@ -41,17 +41,32 @@ def find_condition(conditions: Sequence[Mapping[str, Any]], kind: str) -> Mappin
 
 
 def set_condition(
-    conditions: Sequence[Mapping[str, Any]], *, kind: str, status: bool, reason: str, message: str,
-    now: datetime, generation: int | None = None,
+    conditions: Sequence[Mapping[str, Any]],
+    *,
+    kind: str,
+    status: bool,
+    reason: str,
+    message: str,
+    now: datetime,
+    generation: int | None = None,
 ) -> list[dict[str, Any]]:
     """A new list with ``kind`` set; the transition time moves only when status flips (pure)."""
     wanted = "True" if status else "False"
     result = [dict(c) for c in conditions]
     existing = next((c for c in result if c.get("type") == kind), None)
-    entry: dict[str, Any] = {"type": kind, "status": wanted, "reason": reason, "message": truncate(message)}
+    entry: dict[str, Any] = {
+        "type": kind,
+        "status": wanted,
+        "reason": reason,
+        "message": truncate(message),
+    }
     if generation is not None:
         entry["observedGeneration"] = generation
-    if existing is not None and existing.get("status") == wanted and existing.get("lastTransitionTime"):
+    if (
+        existing is not None
+        and existing.get("status") == wanted
+        and existing.get("lastTransitionTime")
+    ):
         entry["lastTransitionTime"] = existing["lastTransitionTime"]
     else:
         entry["lastTransitionTime"] = timestamp(now)
@@ -79,7 +94,9 @@ def admission_record(decision: Admit) -> dict[str, Any]:
             {
                 "name": pod_set.name,
                 "flavors": dict(pod_set.flavors),
-                "resourceUsage": {r: format_quantity(r, q) for r, q in pod_set.resource_usage.items()},
+                "resourceUsage": {
+                    r: format_quantity(r, q) for r, q in pod_set.resource_usage.items()
+                },
                 "count": pod_set.count,
             }
             for pod_set in decision.pod_sets
@@ -92,51 +109,99 @@ def admitted_status(workload: Mapping[str, Any], decision: Admit, now: datetime)
     status = _status(workload)
     generation = _generation(workload)
     conditions = list(status.get("conditions") or [])
-    conditions = set_condition(conditions, kind="QuotaReserved", status=True, reason="QuotaReserved",
-                               message=f"Quota reserved in ClusterQueue {decision.cluster_queue}", now=now,
-                               generation=generation)
+    conditions = set_condition(
+        conditions,
+        kind="QuotaReserved",
+        status=True,
+        reason="QuotaReserved",
+        message=f"Quota reserved in ClusterQueue {decision.cluster_queue}",
+        now=now,
+        generation=generation,
+    )
     for kind in ("Evicted", "Preempted"):
         previous = find_condition(conditions, kind)
         if previous is not None and previous.get("status") == "True":
-            conditions = set_condition(conditions, kind=kind, status=False, reason="QuotaReserved",
-                                       message=f"Previously: {previous.get('message', '')}", now=now,
-                                       generation=generation)
-    conditions = set_condition(conditions, kind="Admitted", status=True, reason="Admitted",
-                               message="The workload is admitted", now=now, generation=generation)
+            conditions = set_condition(
+                conditions,
+                kind=kind,
+                status=False,
+                reason="QuotaReserved",
+                message=f"Previously: {previous.get('message', '')}",
+                now=now,
+                generation=generation,
+            )
+    conditions = set_condition(
+        conditions,
+        kind="Admitted",
+        status=True,
+        reason="Admitted",
+        message="The workload is admitted",
+        now=now,
+        generation=generation,
+    )
     status["conditions"] = conditions
     status["admission"] = admission_record(decision)
     return status
 
 
-def pending_status(workload: Mapping[str, Any], decision: Pending, now: datetime) -> dict[str, Any] | None:
+def pending_status(
+    workload: Mapping[str, Any], decision: Pending, now: datetime
+) -> dict[str, Any] | None:
     """The status that explains a wait (4.7), or None when it already says exactly that."""
     status = _status(workload)
     conditions = list(status.get("conditions") or [])
     current = find_condition(conditions, "QuotaReserved")
     message = truncate(decision.message)
-    if (current is not None and current.get("status") == "False" and current.get("reason") == decision.reason
-            and current.get("message") == message and "admission" not in status):
+    if (
+        current is not None
+        and current.get("status") == "False"
+        and current.get("reason") == decision.reason
+        and current.get("message") == message
+        and "admission" not in status
+    ):
         return None
     generation = _generation(workload)
-    conditions = set_condition(conditions, kind="QuotaReserved", status=False, reason=decision.reason,
-                               message=message, now=now, generation=generation)
-    conditions = set_condition(conditions, kind="Admitted", status=False, reason="NoReservation",
-                               message="The workload has no reservation", now=now, generation=generation)
+    conditions = set_condition(
+        conditions,
+        kind="QuotaReserved",
+        status=False,
+        reason=decision.reason,
+        message=message,
+        now=now,
+        generation=generation,
+    )
+    conditions = set_condition(
+        conditions,
+        kind="Admitted",
+        status=False,
+        reason="NoReservation",
+        message="The workload has no reservation",
+        now=now,
+        generation=generation,
+    )
     status["conditions"] = conditions
     status.pop("admission", None)
     return status
 
 
-def finished_status(workload: Mapping[str, Any], *, reason: str, message: str, now: datetime) -> dict[str, Any] | None:
+def finished_status(
+    workload: Mapping[str, Any], *, reason: str, message: str, now: datetime
+) -> dict[str, Any] | None:
     """``Finished=True`` (6.5); the admission is kept for the record.  None when already finished."""
     status = _status(workload)
     conditions = list(status.get("conditions") or [])
     current = find_condition(conditions, "Finished")
     if current is not None and current.get("status") == "True":
         return None
-    status["conditions"] = set_condition(conditions, kind="Finished", status=True, reason=reason,
-                                         message=message or f"Job finished: {reason}", now=now,
-                                         generation=_generation(workload))
+    status["conditions"] = set_condition(
+        conditions,
+        kind="Finished",
+        status=True,
+        reason=reason,
+        message=message or f"Job finished: {reason}",
+        now=now,
+        generation=_generation(workload),
+    )
     return status
 
 
@@ -144,7 +209,9 @@ def is_admitted(workload: Mapping[str, Any]) -> bool:
     """Pure: the Workload records an admission (QuotaReserved=True and an admission record)."""
     status = workload.get("status") or {}
     reserved = find_condition(status.get("conditions") or [], "QuotaReserved")
-    return bool(status.get("admission")) and reserved is not None and reserved.get("status") == "True"
+    return (
+        bool(status.get("admission")) and reserved is not None and reserved.get("status") == "True"
+    )
 
 
 def is_finished(workload: Mapping[str, Any]) -> bool:
@@ -153,7 +220,9 @@ def is_finished(workload: Mapping[str, Any]) -> bool:
     return finished is not None and finished.get("status") == "True"
 
 
-def evicted_status(workload: Mapping[str, Any], decision: Evict, now: datetime) -> dict[str, Any] | None:
+def evicted_status(
+    workload: Mapping[str, Any], decision: Evict, now: datetime
+) -> dict[str, Any] | None:
     """``Evicted=True`` (and ``Preempted=True`` for preemptions) on a Workload that holds quota (6.4).
 
     The admission stays: quota is released only when the Job's pods are gone
@@ -163,16 +232,33 @@ def evicted_status(workload: Mapping[str, Any], decision: Evict, now: datetime) 
     conditions = list(status.get("conditions") or [])
     current = find_condition(conditions, "Evicted")
     message = truncate(decision.message)
-    if current is not None and current.get("status") == "True" and current.get("message") == message:
+    if (
+        current is not None
+        and current.get("status") == "True"
+        and current.get("message") == message
+    ):
         return None
     generation = _generation(workload)
     preempted = decision.preemptor is not None
-    conditions = set_condition(conditions, kind="Evicted", status=True,
-                               reason="Preempted" if preempted else decision.reason, message=message, now=now,
-                               generation=generation)
+    conditions = set_condition(
+        conditions,
+        kind="Evicted",
+        status=True,
+        reason="Preempted" if preempted else decision.reason,
+        message=message,
+        now=now,
+        generation=generation,
+    )
     if preempted:
-        conditions = set_condition(conditions, kind="Preempted", status=True, reason=decision.reason,
-                                   message=message, now=now, generation=generation)
+        conditions = set_condition(
+            conditions,
+            kind="Preempted",
+            status=True,
+            reason=decision.reason,
+            message=message,
+            now=now,
+            generation=generation,
+        )
     status["conditions"] = conditions
     return status
 
@@ -191,13 +277,34 @@ def released_status(workload: Mapping[str, Any], now: datetime) -> dict[str, Any
     message = str(evicted.get("message", ""))
     reason = str(evicted.get("reason", "Preempted"))
     generation = _generation(workload)
-    conditions = set_condition(conditions, kind="QuotaReserved", status=False, reason="PendingEvaluation",
-                               message=message, now=now, generation=generation)
-    conditions = set_condition(conditions, kind="Admitted", status=False, reason="NoReservation",
-                               message="The workload has no reservation", now=now, generation=generation)
+    conditions = set_condition(
+        conditions,
+        kind="QuotaReserved",
+        status=False,
+        reason="PendingEvaluation",
+        message=message,
+        now=now,
+        generation=generation,
+    )
+    conditions = set_condition(
+        conditions,
+        kind="Admitted",
+        status=False,
+        reason="NoReservation",
+        message="The workload has no reservation",
+        now=now,
+        generation=generation,
+    )
     if reason in ("Preempted", "NodeFailures"):
-        conditions = set_condition(conditions, kind="Requeued", status=True, reason=reason, message=message,
-                                   now=now, generation=generation)
+        conditions = set_condition(
+            conditions,
+            kind="Requeued",
+            status=True,
+            reason=reason,
+            message=message,
+            now=now,
+            generation=generation,
+        )
     status["conditions"] = conditions
     status.pop("admission", None)
     return status

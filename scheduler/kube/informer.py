@@ -71,7 +71,9 @@ def resource_version(obj: Mapping[str, Any]) -> str:
     return str((obj.get("metadata") or {}).get("resourceVersion", ""))
 
 
-def diff(held: Mapping[str, Mapping[str, Any]], listed: Mapping[str, Mapping[str, Any]]) -> list[Event]:
+def diff(
+    held: Mapping[str, Mapping[str, Any]], listed: Mapping[str, Mapping[str, Any]]
+) -> list[Event]:
     """Pure: the events that turn ``held`` into ``listed`` (deletions last, keys sorted)."""
     events = []
     for key in sorted(listed):
@@ -141,8 +143,14 @@ class Informer:
                 self.version = None
             except TransientError as failure:
                 delay = self.backoff.delay()
-                log.warning("watch broken, resuming", extra={"informer": self.name, "error": str(failure),
-                                                           "retry_in_s": round(delay, 2)})
+                log.warning(
+                    "watch broken, resuming",
+                    extra={
+                        "informer": self.name,
+                        "error": str(failure),
+                        "retry_in_s": round(delay, 2),
+                    },
+                )
                 await self.sleep(delay)
 
     async def _relist(self) -> None:

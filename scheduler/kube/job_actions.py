@@ -96,17 +96,29 @@ class WaitForFlavor:
     flavor: str
 
 
-Action = Union[CreateWorkload, StartJob, SuspendJob, RestoreJob, FinishWorkload, DeactivateWorkload,
-               ReleaseWorkload, WaitForFlavor]
+Action = Union[
+    CreateWorkload,
+    StartJob,
+    SuspendJob,
+    RestoreJob,
+    FinishWorkload,
+    DeactivateWorkload,
+    ReleaseWorkload,
+    WaitForFlavor,
+]
 
 
 def _label_value_ok(value: str) -> bool:
-    return len(value) <= 63 and all(c.isalnum() or c in "-_." for c in value) and (
-        not value or (value[0].isalnum() and value[-1].isalnum()))
+    return (
+        len(value) <= 63
+        and all(c.isalnum() or c in "-_." for c in value)
+        and (not value or (value[0].isalnum() and value[-1].isalnum()))
+    )
 
 
-def placement(workload: Mapping[str, Any], flavors: Mapping[str, FlavorPlacement],
-              queue_name: str) -> list[PodSetInfo] | WaitForFlavor:
+def placement(
+    workload: Mapping[str, Any], flavors: Mapping[str, FlavorPlacement], queue_name: str
+) -> list[PodSetInfo] | WaitForFlavor:
     """Per admitted pod set: the union of its flavors' labels and tolerations (6.3), pure."""
     admission = (workload.get("status") or {}).get("admission") or {}
     cluster_queue = str(admission.get("clusterQueue", ""))
@@ -123,10 +135,15 @@ def placement(workload: Mapping[str, Any], flavors: Mapping[str, FlavorPlacement
         labels = {POD_SET_LABEL: str(assignment.get("name", "main")), LOCAL_QUEUE_LABEL: queue_name}
         if _label_value_ok(cluster_queue):
             labels[CLUSTER_QUEUE_LABEL] = cluster_queue
-        infos.append(PodSetInfo(
-            name=str(assignment.get("name", "main")), count=int(assignment.get("count") or 0),
-            node_selector=selector, tolerations=tuple(tolerations), labels=labels,
-        ))
+        infos.append(
+            PodSetInfo(
+                name=str(assignment.get("name", "main")),
+                count=int(assignment.get("count") or 0),
+                node_selector=selector,
+                tolerations=tuple(tolerations),
+                labels=labels,
+            )
+        )
     return infos
 
 
@@ -155,7 +172,9 @@ def next_action(
             return None
         if not integration.is_suspended(job):
             return SuspendJob(integration.suspend(job), "Not admitted by cluster queue")
-        return CreateWorkload(workload_from_job(job, priority_classes=priority_classes, integration=integration))
+        return CreateWorkload(
+            workload_from_job(job, priority_classes=priority_classes, integration=integration)
+        )
     if finished.finished:
         return None if is_finished(workload) else FinishWorkload(finished.reason, finished.message)
     if is_finished(workload):
@@ -164,7 +183,11 @@ def next_action(
     if deactivated and is_admitted(workload) and not is_evicting(workload):
         return DeactivateWorkload()
     if is_evicting(workload):
-        evicted = next(c for c in (workload.get("status") or {}).get("conditions") or [] if c.get("type") == "Evicted")
+        evicted = next(
+            c
+            for c in (workload.get("status") or {}).get("conditions") or []
+            if c.get("type") == "Evicted"
+        )
         pod_sets = (workload.get("spec") or {}).get("podSets") or []
         message = str(evicted.get("message", ""))
         if not integration.is_suspended(job):
@@ -182,7 +205,9 @@ def next_action(
         infos = placement(workload, flavors, queue)
         if isinstance(infos, WaitForFlavor):
             return infos
-        cluster_queue = str(((workload.get("status") or {}).get("admission") or {}).get("clusterQueue", ""))
+        cluster_queue = str(
+            ((workload.get("status") or {}).get("admission") or {}).get("clusterQueue", "")
+        )
         return StartJob(integration.run_with(job, infos), cluster_queue)
     if not integration.is_suspended(job):
         return SuspendJob(integration.suspend(job), "Not admitted by cluster queue")

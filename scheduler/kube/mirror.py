@@ -24,8 +24,15 @@ from scheduler.kube.job_actions import FlavorPlacement
 
 log = logging.getLogger("kuota.mirror")
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
-KUEUE_KINDS = ("ResourceFlavor", "ClusterQueue", "Cohort", "LocalQueue", "Workload", "WorkloadPriorityClass",
-               "AdmissionCheck")
+KUEUE_KINDS = (
+    "ResourceFlavor",
+    "ClusterQueue",
+    "Cohort",
+    "LocalQueue",
+    "Workload",
+    "WorkloadPriorityClass",
+    "AdmissionCheck",
+)
 
 
 def owner_job_uid(workload: Mapping[str, Any]) -> str | None:
@@ -41,14 +48,14 @@ class Mirror:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self.jobs: dict[str, dict[str, Any]] = {}            # uid -> Job
-        self.workloads: dict[str, dict[str, Any]] = {}       # ns/name -> Workload
-        self.workload_of_job: dict[str, str] = {}            # job uid -> workload key
+        self.jobs: dict[str, dict[str, Any]] = {}  # uid -> Job
+        self.workloads: dict[str, dict[str, Any]] = {}  # ns/name -> Workload
+        self.workload_of_job: dict[str, str] = {}  # job uid -> workload key
         self.flavors: dict[str, FlavorPlacement] = {}
-        self.cluster_queues: dict[str, dict[str, Any]] = {}    # name -> ClusterQueue as stored
-        self.local_queues: dict[str, dict[str, Any]] = {}      # ns/name -> LocalQueue as stored
+        self.cluster_queues: dict[str, dict[str, Any]] = {}  # name -> ClusterQueue as stored
+        self.local_queues: dict[str, dict[str, Any]] = {}  # ns/name -> LocalQueue as stored
         self.priority_classes: dict[str, int] = {}
-        self.default_classes: dict[str, int] = {}            # globalDefault PriorityClasses
+        self.default_classes: dict[str, int] = {}  # globalDefault PriorityClasses
         self.workload_priority_classes: dict[str, int] = {}
         self.dirty_jobs: set[str] = set()
         self.changed = False
@@ -82,8 +89,10 @@ class Mirror:
         try:
             model = parse_object(apply_schema_defaults(obj))
         except ParseError as bad:
-            log.warning("skipping an object that does not parse",
-                        extra={"object": f"{kind}/{event.key}", "error": str(bad)})
+            log.warning(
+                "skipping an object that does not parse",
+                extra={"object": f"{kind}/{event.key}", "error": str(bad)},
+            )
             return
         self.engine.apply(model)  # type: ignore[arg-type]
 
@@ -145,14 +154,21 @@ class Mirror:
         self.priority_classes[name] = value
         if obj.get("globalDefault"):
             self.default_classes[name] = value
-        self.engine.apply(PriorityClassInfo(name=name, value=value, global_default=bool(obj.get("globalDefault"))))
+        self.engine.apply(
+            PriorityClassInfo(name=name, value=value, global_default=bool(obj.get("globalDefault")))
+        )
 
     # -- queries ------------------------------------------------------------------------
     def classes(self) -> PriorityClasses:
         """The priority classes a new Workload is resolved against (scheduling.md 2.1)."""
-        default = min(self.default_classes.items(), key=lambda item: (item[1], item[0]), default=None)
-        return PriorityClasses(workload=dict(self.workload_priority_classes), pod=dict(self.priority_classes),
-                               global_default=default)
+        default = min(
+            self.default_classes.items(), key=lambda item: (item[1], item[0]), default=None
+        )
+        return PriorityClasses(
+            workload=dict(self.workload_priority_classes),
+            pod=dict(self.priority_classes),
+            global_default=default,
+        )
 
     def workload_for(self, job_uid: str) -> dict[str, Any] | None:
         key = self.workload_of_job.get(job_uid)

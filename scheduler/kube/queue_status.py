@@ -21,15 +21,22 @@ LQ_READY = "Can submit new workloads to localQueue"
 LQ_BLOCKED = "Can't submit new workloads to clusterQueue"
 
 
-def _flavor_list(usage: Mapping[str, Mapping[str, Quantity]],
-                 borrowed: Mapping[str, Mapping[str, Quantity]] | None) -> list[dict[str, Any]]:
+def _flavor_list(
+    usage: Mapping[str, Mapping[str, Quantity]],
+    borrowed: Mapping[str, Mapping[str, Quantity]] | None,
+) -> list[dict[str, Any]]:
     flavors = []
     for flavor, resources in usage.items():
         entries = []
         for resource in sorted(resources):
-            entry: dict[str, Any] = {"name": resource, "total": format_quantity(resource, resources[resource])}
+            entry: dict[str, Any] = {
+                "name": resource,
+                "total": format_quantity(resource, resources[resource]),
+            }
             if borrowed is not None:
-                entry["borrowed"] = format_quantity(resource, borrowed.get(flavor, {}).get(resource, Quantity.zero()))
+                entry["borrowed"] = format_quantity(
+                    resource, borrowed.get(flavor, {}).get(resource, Quantity.zero())
+                )
             entries.append(entry)
         flavors.append({"name": flavor, "resources": entries})
     return flavors
@@ -37,24 +44,48 @@ def _flavor_list(usage: Mapping[str, Mapping[str, Quantity]],
 
 def _changed(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
     """Whether ``wanted`` differs, ignoring condition transition times (pure)."""
+
     def strip(status: Mapping[str, Any]) -> dict[str, Any]:
         copy = {k: v for k, v in status.items() if k != "conditions"}
         copy["conditions"] = sorted(
-            ({k: v for k, v in c.items() if k != "lastTransitionTime"} for c in status.get("conditions") or []),
-            key=lambda c: str(c.get("type")))
+            (
+                {k: v for k, v in c.items() if k != "lastTransitionTime"}
+                for c in status.get("conditions") or []
+            ),
+            key=lambda c: str(c.get("type")),
+        )
         return copy
+
     return strip(current) != strip(wanted)
 
 
-def cluster_queue_status(queue: Mapping[str, Any], state: ClusterQueueStatus, now: datetime) -> dict[str, Any] | None:
+def cluster_queue_status(
+    queue: Mapping[str, Any], state: ClusterQueueStatus, now: datetime
+) -> dict[str, Any] | None:
     """The status of 10.1 for ``queue`` (its stored object), or None when unchanged."""
     current = dict(queue.get("status") or {})
     generation = (queue.get("metadata") or {}).get("generation")
-    wanted = {k: v for k, v in current.items() if k not in
-              ("pendingWorkloads", "reservingWorkloads", "admittedWorkloads", "flavorsReservation", "flavorsUsage")}
-    wanted["conditions"] = set_condition(current.get("conditions") or [], kind="Active", status=state.active,
-                                         reason=state.active_reason, message=state.active_message, now=now,
-                                         generation=generation if isinstance(generation, int) else None)
+    wanted = {
+        k: v
+        for k, v in current.items()
+        if k
+        not in (
+            "pendingWorkloads",
+            "reservingWorkloads",
+            "admittedWorkloads",
+            "flavorsReservation",
+            "flavorsUsage",
+        )
+    }
+    wanted["conditions"] = set_condition(
+        current.get("conditions") or [],
+        kind="Active",
+        status=state.active,
+        reason=state.active_reason,
+        message=state.active_message,
+        now=now,
+        generation=generation if isinstance(generation, int) else None,
+    )
     wanted["pendingWorkloads"] = state.pending
     wanted["reservingWorkloads"] = state.admitted
     wanted["admittedWorkloads"] = state.admitted
@@ -64,7 +95,10 @@ def cluster_queue_status(queue: Mapping[str, Any], state: ClusterQueueStatus, no
 
 
 def local_queue_status(
-    queue: Mapping[str, Any], workloads: Iterable[Mapping[str, Any]], *, cluster_queue: ClusterQueueStatus | None,
+    queue: Mapping[str, Any],
+    workloads: Iterable[Mapping[str, Any]],
+    *,
+    cluster_queue: ClusterQueueStatus | None,
     now: datetime,
 ) -> dict[str, Any] | None:
     """The status of 10.2 for ``queue`` from its Workloads, or None when unchanged."""
@@ -82,7 +116,9 @@ def local_queue_status(
             pending += 1
             continue
         reserving += 1
-        for assignment in ((workload.get("status") or {}).get("admission") or {}).get("podSetAssignments") or []:
+        for assignment in ((workload.get("status") or {}).get("admission") or {}).get(
+            "podSetAssignments"
+        ) or []:
             flavors = assignment.get("flavors") or {}
             for resource, amount in (assignment.get("resourceUsage") or {}).items():
                 flavor = flavors.get(resource)
@@ -103,11 +139,27 @@ def local_queue_status(
     else:
         active, reason, message = True, "Ready", LQ_READY
     generation = (queue.get("metadata") or {}).get("generation")
-    wanted = {k: v for k, v in current.items() if k not in
-              ("pendingWorkloads", "reservingWorkloads", "admittedWorkloads", "flavorsReservation", "flavorsUsage")}
-    wanted["conditions"] = set_condition(current.get("conditions") or [], kind="Active", status=active,
-                                         reason=reason, message=message, now=now,
-                                         generation=generation if isinstance(generation, int) else None)
+    wanted = {
+        k: v
+        for k, v in current.items()
+        if k
+        not in (
+            "pendingWorkloads",
+            "reservingWorkloads",
+            "admittedWorkloads",
+            "flavorsReservation",
+            "flavorsUsage",
+        )
+    }
+    wanted["conditions"] = set_condition(
+        current.get("conditions") or [],
+        kind="Active",
+        status=active,
+        reason=reason,
+        message=message,
+        now=now,
+        generation=generation if isinstance(generation, int) else None,
+    )
     wanted["pendingWorkloads"] = 0 if stopped else pending
     wanted["reservingWorkloads"] = reserving
     wanted["admittedWorkloads"] = reserving

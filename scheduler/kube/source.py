@@ -10,7 +10,6 @@ JSON lines itself.  Errors become the informer's vocabulary: 410 Gone is
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -47,37 +46,54 @@ def _with_type(item: dict[str, Any], page: dict[str, Any]) -> dict[str, Any]:
     if item.get("kind") and item.get("apiVersion"):
         return item
     kind = str(page.get("kind", ""))
-    return {"apiVersion": page.get("apiVersion"), "kind": kind[:-4] if kind.endswith("List") else kind, **item}
+    return {
+        "apiVersion": page.get("apiVersion"),
+        "kind": kind[:-4] if kind.endswith("List") else kind,
+        **item,
+    }
 
 
 class KubeSource:
     """A :class:`~scheduler.kube.informer.Source` for one resource, cluster-wide."""
 
-    def __init__(self, api: ApiClient, resource: Resource, *, page_size: int = 500,
-                 watch_timeout_seconds: int = WATCH_TIMEOUT_SECONDS) -> None:
+    def __init__(
+        self,
+        api: ApiClient,
+        resource: Resource,
+        *,
+        page_size: int = 500,
+        watch_timeout_seconds: int = WATCH_TIMEOUT_SECONDS,
+    ) -> None:
         self.api = api
         self.resource = resource
         self.page_size = page_size
         self.watch_timeout_seconds = watch_timeout_seconds
 
-    async def _get(self, query: list[tuple[str, Any]], *, timeout: float | None) -> aiohttp.ClientResponse:
+    async def _get(
+        self, query: list[tuple[str, Any]], *, timeout: float | None
+    ) -> aiohttp.ClientResponse:
         try:
             response = await self.api.call_api(
-                self.resource.path, "GET", query_params=query, auth_settings=["BearerToken"],
-                _preload_content=False, _return_http_data_only=True, _request_timeout=timeout,
+                self.resource.path,
+                "GET",
+                query_params=query,
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _return_http_data_only=True,
+                _request_timeout=timeout,
             )
         except ApiException as failure:
             if failure.status == 410:
                 raise Expired(str(failure.reason)) from failure
             raise TransientError(f"HTTP {failure.status}: {failure.reason}") from failure
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as failure:
+        except (TimeoutError, aiohttp.ClientError, OSError) as failure:
             raise TransientError(repr(failure)) from failure
         if response.status >= 400:
             # Raw responses are not checked by the client: a missing CRD (404),
             # an expired continue token (410) or RBAC (403) arrive here.
             try:
                 body = (await response.read()).decode(errors="replace")[:300].strip()
-            except (aiohttp.ClientError, asyncio.TimeoutError):
+            except (TimeoutError, aiohttp.ClientError):
                 body = ""
             finally:
                 response.release()
@@ -98,7 +114,7 @@ class KubeSource:
             response = await self._get(query, timeout=60)
             try:
                 page = json.loads(await response.read())
-            except (aiohttp.ClientError, ValueError, asyncio.TimeoutError) as failure:
+            except (TimeoutError, aiohttp.ClientError, ValueError) as failure:
                 raise TransientError(f"reading the list: {failure!r}") from failure
             finally:
                 response.release()
@@ -111,15 +127,17 @@ class KubeSource:
 
     async def watch(self, resource_version: str) -> AsyncIterator[dict[str, Any]]:
         query: list[tuple[str, Any]] = [
-            ("watch", "true"), ("allowWatchBookmarks", "true"),
-            ("resourceVersion", resource_version), ("timeoutSeconds", self.watch_timeout_seconds),
+            ("watch", "true"),
+            ("allowWatchBookmarks", "true"),
+            ("resourceVersion", resource_version),
+            ("timeoutSeconds", self.watch_timeout_seconds),
         ]
         response = await self._get(query, timeout=self.watch_timeout_seconds + 30)
         try:
             while True:
                 try:
                     line = await response.content.readline()
-                except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as failure:
+                except (TimeoutError, aiohttp.ClientError, OSError) as failure:
                     raise TransientError(f"watch stream broke: {failure!r}") from failure
                 if not line:
                     return

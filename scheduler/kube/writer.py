@@ -22,8 +22,12 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from prometheus_client import Histogram
 
 GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
-WRITE_SECONDS = Histogram("kuota_api_write_duration_seconds", "Latency of the scheduler's API writes.",
-                          ["verb", "resource"], buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5))
+WRITE_SECONDS = Histogram(
+    "kuota_api_write_duration_seconds",
+    "Latency of the scheduler's API writes.",
+    ["verb", "resource"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+)
 
 
 class Conflict(Exception):
@@ -70,17 +74,26 @@ class Writer:
         meta = _metadata(workload)
         async with self._lock(f"workload/{meta.get('namespace')}/{meta.get('name')}"):
             try:
-                await self._timed("create", "workloads", self.custom.create_namespaced_custom_object(
-                    GROUP, VERSION, str(meta.get("namespace")), "workloads", dict(workload)))
+                await self._timed(
+                    "create",
+                    "workloads",
+                    self.custom.create_namespaced_custom_object(
+                        GROUP, VERSION, str(meta.get("namespace")), "workloads", dict(workload)
+                    ),
+                )
                 return True
             except Conflict:
                 return False
 
-    async def write_workload_status(self, workload: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, Any]:
+    async def write_workload_status(
+        self, workload: Mapping[str, Any], status: Mapping[str, Any]
+    ) -> dict[str, Any]:
         """Turn the Workload as read into one with ``status``: a guarded JSON patch on /status."""
         return await self.write_status("workloads", workload, status)
 
-    async def write_status(self, plural: str, obj: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, Any]:
+    async def write_status(
+        self, plural: str, obj: Mapping[str, Any], status: Mapping[str, Any]
+    ) -> dict[str, Any]:
         """Guarded JSON patch on the status of a kueue.x-k8s.io object (namespaced or cluster-scoped)."""
         meta = _metadata(obj)
         namespace, name = meta.get("namespace"), str(meta.get("name"))
@@ -91,9 +104,12 @@ class Writer:
         async with self._lock(f"{plural}/{namespace}/{name}"):
             if namespace:
                 call = self.custom.patch_namespaced_custom_object_status(
-                    GROUP, VERSION, str(namespace), plural, name, operations)
+                    GROUP, VERSION, str(namespace), plural, name, operations
+                )
             else:
-                call = self.custom.patch_cluster_custom_object_status(GROUP, VERSION, plural, name, operations)
+                call = self.custom.patch_cluster_custom_object_status(
+                    GROUP, VERSION, plural, name, operations
+                )
             result = await self._patch("patch", f"{plural}/status", call)
         return dict(result)
 
@@ -104,8 +120,13 @@ class Writer:
         if len(operations) == 1:
             return dict(old)
         async with self._lock(f"job/{meta.get('namespace')}/{meta.get('name')}"):
-            result = await self._patch("patch", "jobs", self.batch.patch_namespaced_job(
-                str(meta.get("name")), str(meta.get("namespace")), operations))
+            result = await self._patch(
+                "patch",
+                "jobs",
+                self.batch.patch_namespaced_job(
+                    str(meta.get("name")), str(meta.get("namespace")), operations
+                ),
+            )
         stored: dict[str, Any] = self.batch.api_client.sanitize_for_serialization(result)
         stored.setdefault("apiVersion", "batch/v1")
         stored.setdefault("kind", "Job")
@@ -114,17 +135,34 @@ class Writer:
     async def clear_job_start_time(self, job: Mapping[str, Any]) -> dict[str, Any]:
         """Remove ``status.startTime`` (so the pod template of a suspended Job may change)."""
         meta = _metadata(job)
-        operations = [{"op": "test", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion")},
-                      {"op": "remove", "path": "/status/startTime"}]
+        operations = [
+            {
+                "op": "test",
+                "path": "/metadata/resourceVersion",
+                "value": meta.get("resourceVersion"),
+            },
+            {"op": "remove", "path": "/status/startTime"},
+        ]
         async with self._lock(f"job/{meta.get('namespace')}/{meta.get('name')}"):
-            result = await self._patch("patch", "jobs/status", self.batch.patch_namespaced_job_status(
-                str(meta.get("name")), str(meta.get("namespace")), operations))
+            result = await self._patch(
+                "patch",
+                "jobs/status",
+                self.batch.patch_namespaced_job_status(
+                    str(meta.get("name")), str(meta.get("namespace")), operations
+                ),
+            )
         return self.batch.api_client.sanitize_for_serialization(result)
 
     @staticmethod
-    def _guarded(old: Mapping[str, Any], new: Mapping[str, Any], meta: Mapping[str, Any]) -> list[dict[str, Any]]:
+    def _guarded(
+        old: Mapping[str, Any], new: Mapping[str, Any], meta: Mapping[str, Any]
+    ) -> list[dict[str, Any]]:
         """RFC 6902 operations from ``old`` to ``new``, first testing the version they were computed from."""
-        guard = {"op": "test", "path": "/metadata/resourceVersion", "value": meta.get("resourceVersion")}
+        guard = {
+            "op": "test",
+            "path": "/metadata/resourceVersion",
+            "value": meta.get("resourceVersion"),
+        }
         return [guard, *jsonpatch.make_patch(dict(old), dict(new)).patch]
 
     async def _patch(self, verb: str, resource: str, call: Any) -> Any:
@@ -135,8 +173,15 @@ class Writer:
                 raise Conflict("the object changed since it was read") from failure
             raise
 
-    async def event(self, involved: Mapping[str, Any], *, kind: str, reason: str, message: str,
-                    event_type: str = "Normal") -> None:
+    async def event(
+        self,
+        involved: Mapping[str, Any],
+        *,
+        kind: str,
+        reason: str,
+        message: str,
+        event_type: str = "Normal",
+    ) -> None:
         """Emit a core/v1 Event on ``involved`` in the background.
 
         Events explain, they decide nothing: they never delay an admission, and
@@ -146,18 +191,28 @@ class Writer:
         namespace = str(meta.get("namespace") or "default")
         body = {
             "metadata": {"generateName": f"{meta.get('name')}.", "namespace": namespace},
-            "involvedObject": {"apiVersion": involved.get("apiVersion"), "kind": kind, "name": meta.get("name"),
-                               "namespace": namespace, "uid": meta.get("uid"),
-                               "resourceVersion": meta.get("resourceVersion")},
-            "reason": reason, "message": message[:1024], "type": event_type,
-            "source": {"component": "kuota-scheduler"}, "reportingComponent": "kuota-scheduler",
+            "involvedObject": {
+                "apiVersion": involved.get("apiVersion"),
+                "kind": kind,
+                "name": meta.get("name"),
+                "namespace": namespace,
+                "uid": meta.get("uid"),
+                "resourceVersion": meta.get("resourceVersion"),
+            },
+            "reason": reason,
+            "message": message[:1024],
+            "type": event_type,
+            "source": {"component": "kuota-scheduler"},
+            "reportingComponent": "kuota-scheduler",
         }
 
         async def send() -> None:
             async with self._event_slots:
                 try:
-                    await self._timed("create", "events", self.core.create_namespaced_event(namespace, body))
-                except (ApiException, Conflict, Gone, OSError, asyncio.TimeoutError):
+                    await self._timed(
+                        "create", "events", self.core.create_namespaced_event(namespace, body)
+                    )
+                except (TimeoutError, ApiException, Conflict, Gone, OSError):
                     pass
 
         task = asyncio.create_task(send())

@@ -39,25 +39,56 @@ def build_parser() -> argparse.ArgumentParser:
         description="kuota's scheduler: admits queued workloads by quota, flavor and priority.",
     )
     parser.add_argument("--version", action="version", version=f"kuota-scheduler {kuota_version()}")
-    parser.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, else in-cluster config)")
-    parser.add_argument("--config", type=Path,
-                        help="a config.kueue.x-k8s.io Configuration file (fairSharing, resources, ...)")
-    parser.add_argument("--leader-elect", action=argparse.BooleanOptionalAction, default=True,
-                        help="hold a Lease before acting, so only one replica writes (default: on)")
+    parser.add_argument(
+        "--kubeconfig", help="kubeconfig file (default: $KUBECONFIG, else in-cluster config)"
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        help="a config.kueue.x-k8s.io Configuration file (fairSharing, resources, ...)",
+    )
+    parser.add_argument(
+        "--leader-elect",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="hold a Lease before acting, so only one replica writes (default: on)",
+    )
     parser.add_argument("--lease-namespace", default="kuota-system", help="namespace of the Lease")
     parser.add_argument("--lease-name", default="kuota-scheduler", help="name of the Lease")
-    parser.add_argument("--lease-duration", type=int, default=15,
-                        help="seconds a standby waits before taking over (default 15)")
-    parser.add_argument("--renew-deadline", type=int, default=10,
-                        help="seconds the leader keeps trying to renew before it stops acting (default 10)")
-    parser.add_argument("--retry-period", type=int, default=2, help="seconds between Lease attempts (default 2)")
-    parser.add_argument("--identity", default=f"{socket.gethostname()}-{os.getpid()}",
-                        help="this replica's name in the Lease")
-    parser.add_argument("--metrics-bind-address", default="127.0.0.1:8080",
-                        help="HOST:PORT for /healthz, /readyz and /metrics (default 127.0.0.1:8080)")
-    parser.add_argument("--status-writes-per-second", type=float, default=20.0,
-                        help="upper bound on pending-status writes per second (default 20)")
-    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    parser.add_argument(
+        "--lease-duration",
+        type=int,
+        default=15,
+        help="seconds a standby waits before taking over (default 15)",
+    )
+    parser.add_argument(
+        "--renew-deadline",
+        type=int,
+        default=10,
+        help="seconds the leader keeps trying to renew before it stops acting (default 10)",
+    )
+    parser.add_argument(
+        "--retry-period", type=int, default=2, help="seconds between Lease attempts (default 2)"
+    )
+    parser.add_argument(
+        "--identity",
+        default=f"{socket.gethostname()}-{os.getpid()}",
+        help="this replica's name in the Lease",
+    )
+    parser.add_argument(
+        "--metrics-bind-address",
+        default="127.0.0.1:8080",
+        help="HOST:PORT for /healthz, /readyz and /metrics (default 127.0.0.1:8080)",
+    )
+    parser.add_argument(
+        "--status-writes-per-second",
+        type=float,
+        default=20.0,
+        help="upper bound on pending-status writes per second (default 20)",
+    )
+    parser.add_argument(
+        "--log-level", default="info", choices=["debug", "info", "warning", "error"]
+    )
     return parser
 
 
@@ -80,8 +111,13 @@ async def api_client(kubeconfig: str | None) -> client.ApiClient:
 
 async def serve(args: argparse.Namespace) -> int:
     api = await api_client(args.kubeconfig)
-    scheduler = Scheduler(api, Settings(config=load_configuration(args.config),
-                                        status_writes_per_second=args.status_writes_per_second))
+    scheduler = Scheduler(
+        api,
+        Settings(
+            config=load_configuration(args.config),
+            status_writes_per_second=args.status_writes_per_second,
+        ),
+    )
     host, _, port = args.metrics_bind_address.rpartition(":")
     runner = web.AppRunner(health_app(ready=scheduler.ready, alive=lambda: scheduler.alive))
     await runner.setup()
@@ -96,7 +132,10 @@ async def serve(args: argparse.Namespace) -> int:
         lost = asyncio.Event()
 
         async def on_lost() -> None:
-            log.warning("lost the Lease; stopping so a healthy replica can lead", extra={"identity": args.identity})
+            log.warning(
+                "lost the Lease; stopping so a healthy replica can lead",
+                extra={"identity": args.identity},
+            )
             lost.set()
 
         async def lead_or_stop() -> None:
@@ -110,20 +149,30 @@ async def serve(args: argparse.Namespace) -> int:
                 log.exception("the scheduling loop failed; stopping so a healthy replica can lead")
                 lost.set()
 
-        election = electionconfig.Config(lock, args.lease_duration, args.renew_deadline, args.retry_period,
-                                         lead_or_stop, on_lost)
+        election = electionconfig.Config(
+            lock, args.lease_duration, args.renew_deadline, args.retry_period, lead_or_stop, on_lost
+        )
         acting = asyncio.create_task(leaderelection.LeaderElection(election).run(), name="election")
     else:
         lost = asyncio.Event()
         acting = asyncio.create_task(scheduler.lead(), name="scheduling")
-    log.info("kuota-scheduler started", extra={"identity": args.identity, "leader_elect": args.leader_elect,
-                                               "version": kuota_version()})
+    log.info(
+        "kuota-scheduler started",
+        extra={
+            "identity": args.identity,
+            "leader_elect": args.leader_elect,
+            "version": kuota_version(),
+        },
+    )
     done, _ = await asyncio.wait(
         [asyncio.create_task(stopping.wait()), asyncio.create_task(lost.wait()), acting, watching],
-        return_when=asyncio.FIRST_COMPLETED)
+        return_when=asyncio.FIRST_COMPLETED,
+    )
     for task in (acting, watching):
         if task in done and not task.cancelled() and task.exception() is not None:
-            log.error("a main task failed", exc_info=task.exception(), extra={"task": task.get_name()})
+            log.error(
+                "a main task failed", exc_info=task.exception(), extra={"task": task.get_name()}
+            )
     code = 1 if lost.is_set() or any(t in done for t in (acting, watching)) else 0
     for task in (acting, watching):
         task.cancel()

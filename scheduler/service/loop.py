@@ -28,7 +28,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from kubernetes_asyncio import client
@@ -40,10 +40,23 @@ from scheduler.api.field import ParseError
 from scheduler.api.parse import parse_object
 from scheduler.core.decisions import Admit, Evict, Pending
 from scheduler.core.engine import Engine
-from scheduler.kube.conditions import admitted_status, evicted_status, finished_status, pending_status, released_status
+from scheduler.kube.conditions import (
+    admitted_status,
+    evicted_status,
+    finished_status,
+    pending_status,
+    released_status,
+)
 from scheduler.kube.informer import Informer
 from scheduler.kube.job_actions import (
-    CreateWorkload, DeactivateWorkload, FinishWorkload, ReleaseWorkload, RestoreJob, StartJob, SuspendJob, WaitForFlavor,
+    CreateWorkload,
+    DeactivateWorkload,
+    FinishWorkload,
+    ReleaseWorkload,
+    RestoreJob,
+    StartJob,
+    SuspendJob,
+    WaitForFlavor,
     next_action,
 )
 from scheduler.kube.mirror import KUEUE_KINDS, Mirror
@@ -53,13 +66,19 @@ from scheduler.kube.writer import Conflict, Gone, Writer
 from scheduler.service import observability as metrics
 
 log = logging.getLogger("kuota.scheduler")
-KUEUE_PLURALS = {"ResourceFlavor": "resourceflavors", "ClusterQueue": "clusterqueues", "Cohort": "cohorts",
-                 "LocalQueue": "localqueues", "Workload": "workloads",
-                 "WorkloadPriorityClass": "workloadpriorityclasses", "AdmissionCheck": "admissionchecks"}
+KUEUE_PLURALS = {
+    "ResourceFlavor": "resourceflavors",
+    "ClusterQueue": "clusterqueues",
+    "Cohort": "cohorts",
+    "LocalQueue": "localqueues",
+    "Workload": "workloads",
+    "WorkloadPriorityClass": "workloadpriorityclasses",
+    "AdmissionCheck": "admissionchecks",
+}
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 @dataclass
@@ -72,7 +91,9 @@ class Settings:
 
 
 class Scheduler:
-    def __init__(self, api: client.ApiClient, settings: Settings, *, clock: Callable[[], datetime] = utc_now) -> None:
+    def __init__(
+        self, api: client.ApiClient, settings: Settings, *, clock: Callable[[], datetime] = utc_now
+    ) -> None:
         self.api = api
         self.settings = settings
         self.clock = clock
@@ -93,19 +114,33 @@ class Scheduler:
             def handle(event: Any) -> None:
                 handler(event)
                 self.wakeup.set()
+
             return handle
 
         informers = [
-            Informer(kind, KubeSource(self.api, Resource("kueue.x-k8s.io", "v1beta2", KUEUE_PLURALS[kind])),
-                     woken(self.mirror.on_kueue))
+            Informer(
+                kind,
+                KubeSource(self.api, Resource("kueue.x-k8s.io", "v1beta2", KUEUE_PLURALS[kind])),
+                woken(self.mirror.on_kueue),
+            )
             for kind in KUEUE_KINDS
         ]
         informers += [
-            Informer("Job", KubeSource(self.api, Resource("batch", "v1", "jobs")), woken(self.mirror.on_job)),
-            Informer("Namespace", KubeSource(self.api, Resource("", "v1", "namespaces")),
-                     woken(self.mirror.on_namespace)),
-            Informer("PriorityClass", KubeSource(self.api, Resource("scheduling.k8s.io", "v1", "priorityclasses")),
-                     woken(self.mirror.on_priority_class)),
+            Informer(
+                "Job",
+                KubeSource(self.api, Resource("batch", "v1", "jobs")),
+                woken(self.mirror.on_job),
+            ),
+            Informer(
+                "Namespace",
+                KubeSource(self.api, Resource("", "v1", "namespaces")),
+                woken(self.mirror.on_namespace),
+            ),
+            Informer(
+                "PriorityClass",
+                KubeSource(self.api, Resource("scheduling.k8s.io", "v1", "priorityclasses")),
+                woken(self.mirror.on_priority_class),
+            ),
         ]
         return informers
 
@@ -122,16 +157,20 @@ class Scheduler:
         while not self.ready():
             await asyncio.sleep(0.05)
         self.role = "leader"
-        log.info("leading: informers synced, usage rebuilt from Workload status",
-                 extra={"workloads": len(self.mirror.workloads), "jobs": len(self.mirror.jobs)})
+        log.info(
+            "leading: informers synced, usage rebuilt from Workload status",
+            extra={"workloads": len(self.mirror.workloads), "jobs": len(self.mirror.jobs)},
+        )
         try:
             while True:
                 progressed = await self.turn()
                 if not progressed:
                     self.wakeup.clear()
                     try:
-                        await asyncio.wait_for(self.wakeup.wait(), timeout=self.settings.idle_wait_seconds)
-                    except asyncio.TimeoutError:
+                        await asyncio.wait_for(
+                            self.wakeup.wait(), timeout=self.settings.idle_wait_seconds
+                        )
+                    except TimeoutError:
                         pass
         finally:
             self.role = "follower"
@@ -175,21 +214,32 @@ class Scheduler:
                 continue
             status = cluster_queue_status(queue, states[name], now)
             if status is not None:
-                await self._write_queue_status("clusterqueues", name, queue, status, self.mirror.cluster_queues)
+                await self._write_queue_status(
+                    "clusterqueues", name, queue, status, self.mirror.cluster_queues
+                )
         by_queue: dict[str, list[dict[str, Any]]] = {}
         for workload in self.mirror.workloads.values():
             queue_name = (workload.get("spec") or {}).get("queueName")
             if queue_name:
-                by_queue.setdefault(f"{(workload.get('metadata') or {}).get('namespace')}/{queue_name}", []).append(
-                    workload)
+                by_queue.setdefault(
+                    f"{(workload.get('metadata') or {}).get('namespace')}/{queue_name}", []
+                ).append(workload)
         for key, queue in list(self.mirror.local_queues.items()):
             cq = states.get(str((queue.get("spec") or {}).get("clusterQueue", "")))
             status = local_queue_status(queue, by_queue.get(key, []), cluster_queue=cq, now=now)
             if status is not None:
-                await self._write_queue_status("localqueues", key, queue, status, self.mirror.local_queues)
+                await self._write_queue_status(
+                    "localqueues", key, queue, status, self.mirror.local_queues
+                )
 
-    async def _write_queue_status(self, plural: str, key: str, queue: dict[str, Any], status: dict[str, Any],
-                                  store: dict[str, dict[str, Any]]) -> None:
+    async def _write_queue_status(
+        self,
+        plural: str,
+        key: str,
+        queue: dict[str, Any],
+        status: dict[str, Any],
+        store: dict[str, dict[str, Any]],
+    ) -> None:
         try:
             store[key] = await self.writer.write_status(plural, queue, status)
         except (Conflict, Gone):
@@ -206,32 +256,51 @@ class Scheduler:
             return
         now = self.clock()
         try:
-            stored = await self.writer.write_workload_status(workload, admitted_status(workload, decision, now))
+            stored = await self.writer.write_workload_status(
+                workload, admitted_status(workload, decision, now)
+            )
         except (Conflict, Gone, ApiException) as failure:
-            log.warning("Could not admit Workload and assign flavors in apiserver",
-                        extra={"workload": decision.workload, "error": str(failure)})
+            log.warning(
+                "Could not admit Workload and assign flavors in apiserver",
+                extra={"workload": decision.workload, "error": str(failure)},
+            )
             self.forget(decision.workload)
             return
         self.mirror.workloads[decision.workload] = stored
         self.pending_writes.pop(decision.workload, None)
         flavors = sorted({f for pod_set in decision.pod_sets for f in pod_set.flavors.values()})
-        log.info("admitted", extra={"workload": decision.workload, "cluster_queue": decision.cluster_queue,
-                                    "flavors": flavors})
+        log.info(
+            "admitted",
+            extra={
+                "workload": decision.workload,
+                "cluster_queue": decision.cluster_queue,
+                "flavors": flavors,
+            },
+        )
         created = _created(workload)
-        priority_class = str(((workload.get("spec") or {}).get("priorityClassRef") or {}).get("name", ""))
+        priority_class = str(
+            ((workload.get("spec") or {}).get("priorityClassRef") or {}).get("name", "")
+        )
         metrics.QUOTA_RESERVED.labels(decision.cluster_queue, priority_class, self.role).inc()
         metrics.ADMITTED.labels(decision.cluster_queue, priority_class, self.role).inc()
         if created is not None:
-            metrics.ADMISSION_WAIT.labels(decision.cluster_queue, priority_class, self.role).observe(
-                max(0.0, (now - created).total_seconds()))
+            metrics.ADMISSION_WAIT.labels(
+                decision.cluster_queue, priority_class, self.role
+            ).observe(max(0.0, (now - created).total_seconds()))
         job_uid = _owner_job_uid(stored)
         if job_uid:
             self.mirror.dirty_jobs.add(str(job_uid))
-            await self.reconcile_job(str(job_uid))  # start it now: no wait for the watch to come back
+            await self.reconcile_job(
+                str(job_uid)
+            )  # start it now: no wait for the watch to come back
         wait = f"{(now - created).total_seconds():.0f}s" if created else "0s"
-        await self.writer.event(stored, kind="Workload", reason="QuotaReserved",
-                                message=f"Quota reserved in ClusterQueue {decision.cluster_queue}, "
-                                        f"wait time since queued was {wait}")
+        await self.writer.event(
+            stored,
+            kind="Workload",
+            reason="QuotaReserved",
+            message=f"Quota reserved in ClusterQueue {decision.cluster_queue}, "
+            f"wait time since queued was {wait}",
+        )
 
     async def evict(self, decision: Evict) -> None:
         """Record the eviction on the victim; its Job is stopped by the reconciler, quota released after."""
@@ -245,23 +314,44 @@ class Scheduler:
         try:
             stored = await self.writer.write_workload_status(workload, status)
         except (Conflict, Gone, ApiException) as failure:
-            log.warning("could not write the eviction", extra={"workload": decision.victim, "error": str(failure)})
+            log.warning(
+                "could not write the eviction",
+                extra={"workload": decision.victim, "error": str(failure)},
+            )
             return
         self.mirror.workloads[decision.victim] = stored
         cq = str(((workload.get("status") or {}).get("admission") or {}).get("clusterQueue", ""))
-        metrics.EVICTED.labels(cq, "Preempted" if decision.preemptor else decision.reason, decision.reason, "",
-                               self.role).inc()
-        log.info("evicted", extra={"workload": decision.victim, "preemptor": decision.preemptor,
-                                   "reason": decision.reason, "why": decision.message})
-        await self.writer.event(stored, kind="Workload", reason="Preempted" if decision.preemptor else "Evicted",
-                                message=decision.message)
+        metrics.EVICTED.labels(
+            cq,
+            "Preempted" if decision.preemptor else decision.reason,
+            decision.reason,
+            "",
+            self.role,
+        ).inc()
+        log.info(
+            "evicted",
+            extra={
+                "workload": decision.victim,
+                "preemptor": decision.preemptor,
+                "reason": decision.reason,
+                "why": decision.message,
+            },
+        )
+        await self.writer.event(
+            stored,
+            kind="Workload",
+            reason="Preempted" if decision.preemptor else "Evicted",
+            message=decision.message,
+        )
         job_uid = _owner_job_uid(stored)
         if job_uid:
             self.mirror.dirty_jobs.add(job_uid)
 
     async def release(self, key: str, workload: Mapping[str, Any]) -> None:
         """The evicted Job has no pods left: clear the admission, then give the quota back in the engine."""
-        stored = await self.writer.write_workload_status(workload, released_status(workload, self.clock()))
+        stored = await self.writer.write_workload_status(
+            workload, released_status(workload, self.clock())
+        )
         self.mirror.workloads[key] = stored
         self.engine.release(key)
         try:
@@ -296,13 +386,21 @@ class Scheduler:
                 continue
             metrics.DECISIONS.labels("pending").inc()
             try:
-                self.mirror.workloads[key] = await self.writer.write_workload_status(workload, status)
+                self.mirror.workloads[key] = await self.writer.write_workload_status(
+                    workload, status
+                )
             except (Conflict, Gone):
                 continue  # the watch brings the fresh object; the next cycle decides again
             except ApiException as failure:
-                log.warning("could not write the pending status", extra={"workload": key, "error": str(failure)})
+                log.warning(
+                    "could not write the pending status",
+                    extra={"workload": key, "error": str(failure)},
+                )
                 continue
-            log.info("pending", extra={"workload": key, "reason": decision.reason, "why": decision.message})
+            log.info(
+                "pending",
+                extra={"workload": key, "reason": decision.reason, "why": decision.message},
+            )
 
     # -- Jobs --------------------------------------------------------------------------
     async def reconcile_jobs(self) -> bool:
@@ -311,9 +409,11 @@ class Scheduler:
 
     async def _bounded(self, actions: list[Any]) -> list[Any]:
         """Run independent API actions with at most ``concurrent_writes`` in flight."""
+
         async def one(action: Any) -> Any:
             async with self.write_slots:
                 return await action
+
         return list(await asyncio.gather(*(one(action) for action in actions)))
 
     async def reconcile_job(self, uid: str) -> bool:
@@ -321,29 +421,50 @@ class Scheduler:
         if job is None:
             return False
         workload = self.mirror.workload_for(uid)
-        action = next_action(job, workload, flavors=self.mirror.flavors, priority_classes=self.mirror.classes())
+        action = next_action(
+            job, workload, flavors=self.mirror.flavors, priority_classes=self.mirror.classes()
+        )
         if action is None or isinstance(action, WaitForFlavor):
             return False
         key = f"{(job.get('metadata') or {}).get('namespace')}/{(job.get('metadata') or {}).get('name')}"
         try:
             if isinstance(action, CreateWorkload):
                 if await self.writer.create_workload(action.workload):
-                    await self.writer.event(job, kind="Job", reason="CreatedWorkload",
-                                            message=f"Created Workload: {_key(action.workload)}")
+                    await self.writer.event(
+                        job,
+                        kind="Job",
+                        reason="CreatedWorkload",
+                        message=f"Created Workload: {_key(action.workload)}",
+                    )
             elif isinstance(action, StartJob):
                 self.mirror.jobs[uid] = await self.writer.patch_job(job, action.job)
                 log.info("started job", extra={"job": key, "cluster_queue": action.cluster_queue})
-                await self.writer.event(job, kind="Job", reason="Started",
-                                        message=f"Admitted by clusterQueue {action.cluster_queue}")
+                await self.writer.event(
+                    job,
+                    kind="Job",
+                    reason="Started",
+                    message=f"Admitted by clusterQueue {action.cluster_queue}",
+                )
             elif isinstance(action, RestoreJob):
-                current = await self.writer.clear_job_start_time(job) if action.clear_start_time else job
-                restored = {**action.job, "metadata": current.get("metadata", action.job.get("metadata"))}
+                current = (
+                    await self.writer.clear_job_start_time(job) if action.clear_start_time else job
+                )
+                restored = {
+                    **action.job,
+                    "metadata": current.get("metadata", action.job.get("metadata")),
+                }
                 self.mirror.jobs[uid] = await self.writer.patch_job(current, restored)
                 log.info("stopped job, pod template restored", extra={"job": key})
                 await self.writer.event(job, kind="Job", reason="Stopped", message=action.message)
             elif isinstance(action, DeactivateWorkload) and workload is not None:
-                await self.evict(Evict(victim=_key(workload), preemptor=None, reason="Deactivated",
-                                       message=action.message))
+                await self.evict(
+                    Evict(
+                        victim=_key(workload),
+                        preemptor=None,
+                        reason="Deactivated",
+                        message=action.message,
+                    )
+                )
             elif isinstance(action, ReleaseWorkload) and workload is not None:
                 await self.release(_key(workload), workload)
             elif isinstance(action, SuspendJob):
@@ -351,19 +472,35 @@ class Scheduler:
                 log.info("suspended job", extra={"job": key, "why": action.message})
                 await self.writer.event(job, kind="Job", reason="Stopped", message=action.message)
             elif isinstance(action, FinishWorkload) and workload is not None:
-                status = finished_status(workload, reason=action.reason, message=action.message, now=self.clock())
+                status = finished_status(
+                    workload, reason=action.reason, message=action.message, now=self.clock()
+                )
                 if status is not None:
                     await self.writer.write_workload_status(workload, status)
-                    cq = str(((workload.get("status") or {}).get("admission") or {}).get("clusterQueue", ""))
+                    cq = str(
+                        ((workload.get("status") or {}).get("admission") or {}).get(
+                            "clusterQueue", ""
+                        )
+                    )
                     metrics.FINISHED.labels(cq, "", self.role).inc()
-                    await self.writer.event(job, kind="Job", reason="FinishedWorkload",
-                                            message=f"Workload '{_key(workload)}' is declared finished")
+                    await self.writer.event(
+                        job,
+                        kind="Job",
+                        reason="FinishedWorkload",
+                        message=f"Workload '{_key(workload)}' is declared finished",
+                    )
         except (Conflict, Gone):
             self.mirror.dirty_jobs.add(uid)  # recompute from the fresh object the watch delivers
             return False
         except ApiException as failure:
-            log.warning("job action failed", extra={"job": key, "action": type(action).__name__,
-                                                    "error": f"{failure.status} {failure.reason}"})
+            log.warning(
+                "job action failed",
+                extra={
+                    "job": key,
+                    "action": type(action).__name__,
+                    "error": f"{failure.status} {failure.reason}",
+                },
+            )
             return False
         return True
 
@@ -385,8 +522,14 @@ class Scheduler:
 
 
 def _owner_job_uid(obj: Mapping[str, Any]) -> str | None:
-    uid = next((o.get("uid") for o in (obj.get("metadata") or {}).get("ownerReferences") or []
-                if o.get("kind") == "Job"), None)
+    uid = next(
+        (
+            o.get("uid")
+            for o in (obj.get("metadata") or {}).get("ownerReferences") or []
+            if o.get("kind") == "Job"
+        ),
+        None,
+    )
     return str(uid) if uid else None
 
 

@@ -14,16 +14,28 @@ All functions are pure.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
-
+from collections.abc import Iterator
+from typing import Any
 
 Schema = dict[str, Any]
 
 _ALLOWED_NODE_KEYS = {
-    "description", "type", "format", "enum", "default", "properties", "required",
-    "additionalProperties", "items", "anyOf", "pattern", "x-kubernetes-int-or-string",
-    "x-kubernetes-preserve-unknown-fields", "x-kubernetes-list-type",
-    "x-kubernetes-list-map-keys", "x-kubernetes-map-type",
+    "description",
+    "type",
+    "format",
+    "enum",
+    "default",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "anyOf",
+    "pattern",
+    "x-kubernetes-int-or-string",
+    "x-kubernetes-preserve-unknown-fields",
+    "x-kubernetes-list-type",
+    "x-kubernetes-list-map-keys",
+    "x-kubernetes-map-type",
 }
 _SCALARS = {"string", "integer", "number", "boolean"}
 _TYPES = _SCALARS | {"object", "array"}
@@ -69,8 +81,11 @@ def _walk(node: Schema, path: str, problems: list[str]) -> None:
             problems.append(f"{path}: preserve-unknown-fields only on objects here")
     if "enum" in node:
         for value in node["enum"]:
-            problems.extend(value_problems(value, {k: v for k, v in node.items() if k != "enum"},
-                                           f"{path}.enum"))
+            problems.extend(
+                value_problems(
+                    value, {k: v for k, v in node.items() if k != "enum"}, f"{path}.enum"
+                )
+            )
     if "default" in node:
         problems.extend(value_problems(node["default"], node, f"{path}.default"))
     if node.get("x-kubernetes-map-type") not in (None, "atomic", "granular"):
@@ -171,7 +186,7 @@ def json_path_node(schema: Schema, json_path: str) -> Schema | None:
             match = re.match(r"^\.(\w+)", rest)
             assert match, json_path
             node = node.get("properties", {}).get(match.group(1))
-            rest = rest[match.end():]
+            rest = rest[match.end() :]
             continue
         match = _FILTER.match(rest)
         if not match or node.get("type") != "array":
@@ -179,7 +194,7 @@ def json_path_node(schema: Schema, json_path: str) -> Schema | None:
         node = node["items"]
         if match.group(1) not in node.get("properties", {}):
             return None
-        rest = rest[match.end():]
+        rest = rest[match.end() :]
     return node
 
 
@@ -228,8 +243,9 @@ def _has_type(value: Any, expected: str | None) -> bool:
     return expected in checks and checks[expected](value)
 
 
-def _check_object_value(value: dict[str, Any], schema: Schema, path: str,
-                        problems: list[str]) -> None:
+def _check_object_value(
+    value: dict[str, Any], schema: Schema, path: str, problems: list[str]
+) -> None:
     for name in schema.get("required", []):
         if name not in value:
             problems.append(f"{path}.{name}: required")
@@ -251,8 +267,7 @@ def _check_object_value(value: dict[str, Any], schema: Schema, path: str,
             problems.append(f"{child_path}: unknown field")
 
 
-def _check_array_value(value: list[Any], schema: Schema, path: str,
-                       problems: list[str]) -> None:
+def _check_array_value(value: list[Any], schema: Schema, path: str, problems: list[str]) -> None:
     for index, item in enumerate(value):
         _check_value(item, schema["items"], f"{path}[{index}]", problems)
     list_type = schema.get("x-kubernetes-list-type")

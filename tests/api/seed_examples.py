@@ -65,12 +65,22 @@ def _blocks(lines: list[str]) -> list[tuple[int, list[str]]]:
             blocks.append((start, current))
             current = None
             continue
-        if not stripped or stripped.startswith("#") or _KEY_LINE.match(line) or _ITEM_LINE.match(line):
+        if (
+            not stripped
+            or stripped.startswith("#")
+            or _KEY_LINE.match(line)
+            or _ITEM_LINE.match(line)
+        ):
             current.append(line)
             if _BLOCK_SCALAR.search(line):
                 scalar_indent = _indent(line)
             continue
-        if line.startswith(" ") and current and current[-1].strip() and not current[-1].rstrip().endswith(":"):
+        if (
+            line.startswith(" ")
+            and current
+            and current[-1].strip()
+            and not current[-1].rstrip().endswith(":")
+        ):
             # continuation of a folded flow scalar (e.g. a quoted message over two lines)
             if re.match(r"^\s+\S", line) and _indent(line) > _indent(current[-1]):
                 current.append(line)

@@ -32,7 +32,11 @@ def test_defaults() -> None:
     assert cfg.wait_for_pods_ready.recovery_timeout == timedelta(minutes=30)
     assert cfg.wait_for_pods_ready.block_admission is False
     strategy = cfg.wait_for_pods_ready.requeuing_strategy
-    assert (strategy.timestamp, strategy.backoff_base_seconds, strategy.backoff_max_seconds) == ("Eviction", 60, 3600)
+    assert (strategy.timestamp, strategy.backoff_base_seconds, strategy.backoff_max_seconds) == (
+        "Eviction",
+        60,
+        3600,
+    )
     (expression,) = cfg.managed_jobs_namespace_selector.match_expressions
     assert (expression.operator, expression.values) == ("NotIn", ("kube-system", "kueue-system"))
 
@@ -45,7 +49,9 @@ def test_namespace_feeds_the_default_selector() -> None:
 def test_spec_example() -> None:
     cfg = config(
         manageJobsWithoutQueueName=False,
-        fairSharing={"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]},
+        fairSharing={
+            "preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+        },
         resources={"transformations": [{"input": "cpu", "outputs": {"cpu_credits": "1"}}]},
         integrations={"frameworks": ["batch/job", "jobset.x-k8s.io/jobset"]},
         waitForPodsReady={"timeout": "5m", "blockAdmission": True},
@@ -57,7 +63,9 @@ def test_spec_example() -> None:
     assert transformation.strategy == "Retain"
     assert transformation.outputs["cpu_credits"] == Quantity.parse("1")
     assert cfg.integrations.frameworks == ("batch/job", "jobset.x-k8s.io/jobset")
-    assert cfg.wait_for_pods_ready is not None and cfg.wait_for_pods_ready.timeout == timedelta(minutes=5)
+    assert cfg.wait_for_pods_ready is not None and cfg.wait_for_pods_ready.timeout == timedelta(
+        minutes=5
+    )
     assert cfg.wait_for_pods_ready.recovery_timeout == timedelta(minutes=5)
     assert cfg.feature_gates == {"PartialAdmission": False}
 
@@ -65,7 +73,10 @@ def test_spec_example() -> None:
 def test_v1beta1_fair_sharing_enable_is_tolerated_with_a_warning() -> None:
     enabled = config(fairSharing={"enable": True})
     assert enabled.fair_sharing is not None
-    assert enabled.fair_sharing.preemption_strategies == ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+    assert enabled.fair_sharing.preemption_strategies == (
+        "LessThanOrEqualToFinalShare",
+        "LessThanInitialShare",
+    )
     assert any("v1beta1" in warning for warning in enabled.warnings)
     assert config(fairSharing={"enable": False}).fair_sharing is None
 
@@ -73,7 +84,12 @@ def test_v1beta1_fair_sharing_enable_is_tolerated_with_a_warning() -> None:
 def test_unknown_fields_and_bad_types_are_errors() -> None:
     with pytest.raises(ParseError) as caught:
         parse_configuration(
-            {**HEADER, "queueVisibility": {}, "waitForPodsReady": {"timeout": "soon"}, "featureGates": {"A": "yes"}}
+            {
+                **HEADER,
+                "queueVisibility": {},
+                "waitForPodsReady": {"timeout": "soon"},
+                "featureGates": {"A": "yes"},
+            }
         )
     fields = [item.field for item in caught.value.errors]
     assert fields == ["queueVisibility", "featureGates[A]", "waitForPodsReady.timeout"]
@@ -87,9 +103,15 @@ def test_operational_sections_are_kept() -> None:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("30m", timedelta(minutes=30)), ("1h30m", timedelta(minutes=90)), ("90s", timedelta(seconds=90)),
-     ("1.5h", timedelta(minutes=90)), ("300ms", timedelta(milliseconds=300)), ("0", timedelta(0)),
-     ("-1m", timedelta(minutes=-1))],
+    [
+        ("30m", timedelta(minutes=30)),
+        ("1h30m", timedelta(minutes=90)),
+        ("90s", timedelta(seconds=90)),
+        ("1.5h", timedelta(minutes=90)),
+        ("300ms", timedelta(milliseconds=300)),
+        ("0", timedelta(0)),
+        ("-1m", timedelta(minutes=-1)),
+    ],
 )
 def test_go_durations(text: str, expected: timedelta) -> None:
     assert parse_duration(text) == expected

@@ -14,7 +14,11 @@ import pytest
 import yaml
 
 from scheduler.api.convert import ConversionError, convert, convert_with_warnings, from_hub, to_hub
-from scheduler.api.convert.v1beta1 import domains_from_slices, slices_from_domains, v1beta1_report_path
+from scheduler.api.convert.v1beta1 import (
+    domains_from_slices,
+    slices_from_domains,
+    v1beta1_report_path,
+)
 from scheduler.api.field import FieldPath
 from tests.api.seed_examples import documents
 
@@ -32,7 +36,11 @@ def annotation(obj: dict[str, Any], key: str) -> dict[str, Any]:
 
 def seed(kind: str, name: str, version: str) -> dict[str, Any]:
     for document in documents():
-        if document.kind == kind and document.raw["metadata"].get("name") == name and document.api_version.endswith(version):
+        if (
+            document.kind == kind
+            and document.raw["metadata"].get("name") == name
+            and document.api_version.endswith(version)
+        ):
             return document.raw
     raise LookupError(f"{version} {kind} {name} not in the seeds")
 
@@ -52,7 +60,10 @@ def test_worked_example_team_a_cq_v1alpha1_to_v1beta2() -> None:
                 "flavors": [
                     {
                         "name": "default",
-                        "resources": [{"name": "cpu", "nominalQuota": "9"}, {"name": "memory", "nominalQuota": "36Gi"}],
+                        "resources": [
+                            {"name": "cpu", "nominalQuota": "9"},
+                            {"name": "memory", "nominalQuota": "36Gi"},
+                        ],
                     }
                 ],
             }
@@ -121,7 +132,10 @@ spec:
     ]
     back = from_hub(hub, "v1alpha1")
     assert [r["name"] for r in back["spec"]["resources"]] == ["cpu", "memory", "gpu"]
-    assert back["spec"]["resources"][1]["flavors"][1] == {"name": "on-demand", "quota": {"min": "36Gi"}}
+    assert back["spec"]["resources"][1]["flavors"][1] == {
+        "name": "on-demand",
+        "quota": {"min": "36Gi"},
+    }
 
 
 def test_max_in_a_cohort_becomes_borrowing_limit_and_comes_back() -> None:
@@ -164,8 +178,14 @@ spec:
     assert annotation(result.object, V1ALPHA1_FIELDS) == {
         "maxWithoutCohort": [{"resource": "cpu", "flavor": "spot", "max": "24"}]
     }
-    assert "quota.max of cpu/spot has no effect without a cohort; it was kept only in an annotation" in result.warnings
-    assert result.warnings[0] == "kueue.x-k8s.io/v1alpha1 ClusterQueue is a legacy form; it was converted to v1beta2"
+    assert (
+        "quota.max of cpu/spot has no effect without a cohort; it was kept only in an annotation"
+        in result.warnings
+    )
+    assert (
+        result.warnings[0]
+        == "kueue.x-k8s.io/v1alpha1 ClusterQueue is a legacy form; it was converted to v1beta2"
+    )
     assert from_hub(result.object, "v1alpha1") == cq
 
 
@@ -183,7 +203,10 @@ spec:
 """
     )
     hub = to_hub(cq)
-    assert [g["coveredResources"] for g in hub["spec"]["resourceGroups"]] == [["cpu", "memory"], ["gpu"]]
+    assert [g["coveredResources"] for g in hub["spec"]["resourceGroups"]] == [
+        ["cpu", "memory"],
+        ["gpu"],
+    ]
     assert annotation(hub, V1ALPHA1_FIELDS) == {"resourceOrder": ["cpu", "gpu", "memory"]}
     assert from_hub(hub, "v1alpha1") == cq
 
@@ -230,14 +253,24 @@ spec:
     legacy = from_hub(hub, "v1alpha1")
     assert legacy["spec"] == {
         "cohort": "c",
-        "resources": [{"name": "nvidia.com/gpu", "flavors": [{"name": "default", "quota": {"min": "4", "max": "6"}}]}],
+        "resources": [
+            {
+                "name": "nvidia.com/gpu",
+                "flavors": [{"name": "default", "quota": {"min": "4", "max": "6"}}],
+            }
+        ],
     }
     assert legacy["metadata"]["annotations"][HUB_FIELDS] == (
         '{"stopPolicy":"Hold","lendingLimits":[{"flavor":"default","resource":"nvidia.com/gpu","lendingLimit":"0"}]}'
     )
     again = to_hub(legacy)
     quota = again["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]
-    assert quota == {"name": "nvidia.com/gpu", "nominalQuota": "4", "borrowingLimit": "2", "lendingLimit": "0"}
+    assert quota == {
+        "name": "nvidia.com/gpu",
+        "nominalQuota": "4",
+        "borrowingLimit": "2",
+        "lendingLimit": "0",
+    }
     assert again["spec"]["stopPolicy"] == "Hold"
     assert "preemption" not in again["spec"]  # equal to the default: re-created by defaulting
     assert "annotations" not in again["metadata"]
@@ -258,7 +291,10 @@ spec:
 """
     )
     hub = to_hub(legacy)
-    assert hub["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0] == {"name": "cpu", "nominalQuota": "4"}
+    assert hub["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0] == {
+        "name": "cpu",
+        "nominalQuota": "4",
+    }
     assert "annotations" not in hub["metadata"]
 
 
@@ -283,7 +319,9 @@ def test_seed_v1beta2_cluster_queues_go_down_and_back_to_every_version() -> None
         spec = document.raw.get("spec") or {}
         groups = spec.get("resourceGroups") or []
         complete = all(
-            len(f.get("resources", [])) == len(g["coveredResources"]) for g in groups for f in g["flavors"]
+            len(f.get("resources", [])) == len(g["coveredResources"])
+            for g in groups
+            for f in g["flavors"]
         )
         for version in ("v1alpha1", "v1alpha2", "v1beta1"):
             if not complete and version != "v1beta1":
@@ -292,9 +330,15 @@ def test_seed_v1beta2_cluster_queues_go_down_and_back_to_every_version() -> None
                 assert caught.value.field == "spec.resourceGroups[0].flavors[0].resources"
                 continue
             back = to_hub(from_hub(document.raw, version))
-            assert _canonical_groups(back) == _canonical_groups(document.raw), (document.line, version)
+            assert _canonical_groups(back) == _canonical_groups(document.raw), (
+                document.line,
+                version,
+            )
             for key in ("preemption", "admissionChecksStrategy", "cohortName", "namespaceSelector"):
-                assert back["spec"].get(key) == spec.get(key) or key == "preemption", (document.line, key)
+                assert back["spec"].get(key) == spec.get(key) or key == "preemption", (
+                    document.line,
+                    key,
+                )
 
 
 def _canonical_groups(cq: dict[str, Any]) -> list[Any]:
@@ -327,7 +371,13 @@ status:
     )
     hub = to_hub(legacy)
     assert hub["status"]["flavorsUsage"] == [
-        {"name": "spot", "resources": [{"name": "cpu", "total": "3", "borrowed": "1"}, {"name": "memory", "total": "1Gi"}]}
+        {
+            "name": "spot",
+            "resources": [
+                {"name": "cpu", "total": "3", "borrowed": "1"},
+                {"name": "memory", "total": "1Gi"},
+            ],
+        }
     ]
     assert hub["status"]["flavorsReservation"] == hub["status"]["flavorsUsage"]
     assert hub["status"]["reservingWorkloads"] == 1
@@ -361,10 +411,16 @@ spec:
 """
     )
     hub = to_hub(cq)
-    assert hub["spec"]["preemption"] == {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
+    assert hub["spec"]["preemption"] == {
+        "reclaimWithinCohort": "Any",
+        "withinClusterQueue": "LowerPriority",
+    }
     hub["spec"]["preemption"]["borrowWithinCohort"] = {"policy": "LowerPriority"}
     down = from_hub(hub, "v1alpha2")
-    assert down["spec"]["preemption"] == {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
+    assert down["spec"]["preemption"] == {
+        "reclaimWithinCohort": "Any",
+        "withinClusterQueue": "LowerPriority",
+    }
     assert to_hub(down)["spec"]["preemption"]["borrowWithinCohort"] == {"policy": "LowerPriority"}
 
 
@@ -475,7 +531,10 @@ status: {pendingWorkloads: 1, admittedWorkloads: 4, conditions: []}
     legacy = from_hub(hub, "v1alpha1")
     assert legacy["spec"] == {"clusterQueue": "cq"}
     assert legacy["status"] == {"pendingWorkloads": 1}
-    assert annotation(legacy, HUB_FIELDS) == {"stopPolicy": "HoldAndDrain", "fairSharing": {"weight": "2"}}
+    assert annotation(legacy, HUB_FIELDS) == {
+        "stopPolicy": "HoldAndDrain",
+        "fairSharing": {"weight": "2"},
+    }
     again = to_hub(legacy)
     assert again["spec"] == hub["spec"]
 
@@ -517,7 +576,11 @@ spec:
 def test_v1alpha1_workload_admission_moves_to_status_with_usage_and_conditions() -> None:
     legacy = load(LEGACY_WORKLOAD)
     hub = to_hub(legacy)
-    assert hub["spec"]["priorityClassRef"] == {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": "high"}
+    assert hub["spec"]["priorityClassRef"] == {
+        "group": "scheduling.k8s.io",
+        "kind": "PriorityClass",
+        "name": "high",
+    }
     assert hub["spec"]["podSets"][0]["template"]["spec"] == legacy["spec"]["podSets"][0]["spec"]
     assert "admission" not in hub["spec"]
     assert hub["status"]["admission"] == {
@@ -532,7 +595,10 @@ def test_v1alpha1_workload_admission_moves_to_status_with_usage_and_conditions()
         ],
     }
     types = {c["type"]: c for c in hub["status"]["conditions"]}
-    assert types["QuotaReserved"]["status"] == "True" and types["QuotaReserved"]["reason"] == "QuotaReserved"
+    assert (
+        types["QuotaReserved"]["status"] == "True"
+        and types["QuotaReserved"]["reason"] == "QuotaReserved"
+    )
     assert types["Admitted"]["status"] == "True" and types["Admitted"]["reason"] == "Admitted"
     assert types["Admitted"]["lastTransitionTime"] == "2022-05-01T00:00:00Z"
     assert from_hub(hub, "v1alpha1") == legacy
@@ -567,11 +633,19 @@ status:
     assert legacy["spec"] == {
         "queueName": "q",
         "priority": 5,
-        "podSets": [{"name": "main", "count": 4, "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}],
+        "podSets": [
+            {
+                "name": "main",
+                "count": 4,
+                "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
+            }
+        ],
     }
     kept = annotation(legacy, HUB_FIELDS)
     assert kept["active"] is False and kept["maximumExecutionTimeSeconds"] == 600
-    assert kept["podSets"] == {"main": {"minCount": 2, "templateMetadata": {"labels": {"app": "x"}}}}
+    assert kept["podSets"] == {
+        "main": {"minCount": 2, "templateMetadata": {"labels": {"app": "x"}}}
+    }
     assert to_hub(legacy) == hub
 
 
@@ -593,7 +667,10 @@ status:
 """
     )
     legacy = from_hub(hub, "v1alpha2")
-    assert legacy["spec"]["admission"] == {"clusterQueue": "cq", "podSetFlavors": [{"name": "main", "flavors": {"cpu": "a"}}]}
+    assert legacy["spec"]["admission"] == {
+        "clusterQueue": "cq",
+        "podSetFlavors": [{"name": "main", "flavors": {"cpu": "a"}}],
+    }
     assert [c["type"] for c in legacy["status"]["conditions"]] == ["Admitted"]
     assert to_hub(legacy) == hub
 
@@ -634,8 +711,13 @@ status: {pendingWorkloadsStatus: {clusterQueuePendingWorkload: []}, pendingWorkl
     )
     hub = to_hub(old)
     assert hub["spec"]["cohortName"] == "team"
-    assert hub["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": "prov"}, {"name": "multikueue"}]}
-    assert hub["spec"]["flavorFungibility"] == {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "MayStopSearch"}
+    assert hub["spec"]["admissionChecksStrategy"] == {
+        "admissionChecks": [{"name": "prov"}, {"name": "multikueue"}]
+    }
+    assert hub["spec"]["flavorFungibility"] == {
+        "whenCanBorrow": "MayStopSearch",
+        "whenCanPreempt": "MayStopSearch",
+    }
     assert hub["status"] == {"pendingWorkloads": 1}
     back = from_hub(hub, "v1beta1")
     del old["status"]["pendingWorkloadsStatus"]
@@ -687,7 +769,11 @@ status:
 """
     )
     hub = to_hub(old)
-    assert hub["spec"]["priorityClassRef"] == {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "gold"}
+    assert hub["spec"]["priorityClassRef"] == {
+        "group": "kueue.x-k8s.io",
+        "kind": "WorkloadPriorityClass",
+        "name": "gold",
+    }
     assert hub["status"]["accumulatedPastExecutionTimeSeconds"] == 30
     topology = hub["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]
     assert topology == {
@@ -695,7 +781,10 @@ status:
         "slices": [
             {
                 "domainCount": 2,
-                "valuesPerLevel": [{"universal": "b1"}, {"individual": {"prefix": "node-", "roots": ["1", "2"]}}],
+                "valuesPerLevel": [
+                    {"universal": "b1"},
+                    {"individual": {"prefix": "node-", "roots": ["1", "2"]}},
+                ],
                 "podCounts": {"individual": [2, 1]},
             }
         ],
@@ -724,7 +813,9 @@ def test_topology_slices_with_prefix_and_suffix_expand() -> None:
         "slices": [
             {
                 "domainCount": 2,
-                "valuesPerLevel": [{"individual": {"prefix": "pool-", "suffix": "-x", "roots": ["1", "2"]}}],
+                "valuesPerLevel": [
+                    {"individual": {"prefix": "pool-", "suffix": "-x", "roots": ["1", "2"]}}
+                ],
                 "podCounts": {"universal": 4},
             }
         ],
@@ -733,15 +824,17 @@ def test_topology_slices_with_prefix_and_suffix_expand() -> None:
         "levels": ["h"],
         "domains": [{"values": ["pool-1-x"], "count": 4}, {"values": ["pool-2-x"], "count": 4}],
     }
-    assert domains_from_slices(slices_from_domains(domains_from_slices(compressed, path), path), path) == domains_from_slices(
-        compressed, path
-    )
+    assert domains_from_slices(
+        slices_from_domains(domains_from_slices(compressed, path), path), path
+    ) == domains_from_slices(compressed, path)
 
 
 def test_multikueue_kinds_between_v1beta1_and_v1beta2() -> None:
     cluster = seed("MultiKueueCluster", "onprem-worker", "v1beta2")
     old = from_hub(cluster, "v1beta1")
-    assert old["spec"] == {"kubeConfig": {"locationType": "Secret", "location": "onprem-worker-secret"}}
+    assert old["spec"] == {
+        "kubeConfig": {"locationType": "Secret", "location": "onprem-worker-secret"}
+    }
     assert to_hub(old) == cluster
     config = copy.deepcopy(seed("MultiKueueConfig", "multikueue-config", "v1beta2"))
     config["spec"]["quotaManagement"] = "Automated"
@@ -762,18 +855,21 @@ spec: {controllerName: kueue.x-k8s.io/multikueue, retryDelayMinutes: 15}
     hub = to_hub(old)
     assert hub["spec"] == {"controllerName": "kueue.x-k8s.io/multikueue"}
     assert from_hub(hub, "v1beta1") == old
-    assert to_hub(from_hub(seed("AdmissionCheck", "multikueue-check", "v1beta2"), "v1beta1")) == seed(
-        "AdmissionCheck", "multikueue-check", "v1beta2"
-    )
+    assert to_hub(
+        from_hub(seed("AdmissionCheck", "multikueue-check", "v1beta2"), "v1beta1")
+    ) == seed("AdmissionCheck", "multikueue-check", "v1beta2")
 
 
 def test_v1beta1_report_paths() -> None:
     original = {"spec": {"cohort": "c", "admissionChecks": ["a", "b"]}}
     assert v1beta1_report_path(original, "spec.cohortName") == "spec.cohort"
-    assert v1beta1_report_path(original, "spec.admissionChecksStrategy.admissionChecks[1].name") == "spec.admissionChecks[1]"
-    assert v1beta1_report_path({"spec": {}}, "spec.admissionChecksStrategy.admissionChecks[1].name") == (
-        "spec.admissionChecksStrategy.admissionChecks[1].name"
+    assert (
+        v1beta1_report_path(original, "spec.admissionChecksStrategy.admissionChecks[1].name")
+        == "spec.admissionChecks[1]"
     )
+    assert v1beta1_report_path(
+        {"spec": {}}, "spec.admissionChecksStrategy.admissionChecks[1].name"
+    ) == ("spec.admissionChecksStrategy.admissionChecks[1].name")
 
 
 # --- cross-version and errors -------------------------------------------------------------------------------------
@@ -784,10 +880,16 @@ def test_legacy_to_v1beta1_goes_through_the_hub() -> None:
     old = convert(team_a, "v1beta1")
     assert old["apiVersion"] == "kueue.x-k8s.io/v1beta1"
     assert old["spec"]["cohort"] == "team-ab"
-    assert convert(old, "v1alpha1") == {**team_a, "spec": {**team_a["spec"], "resources": [
-        {"name": "cpu", "flavors": [{"name": "default", "quota": {"min": "9"}}]},
-        {"name": "memory", "flavors": [{"name": "default", "quota": {"min": "36Gi"}}]},
-    ]}}
+    assert convert(old, "v1alpha1") == {
+        **team_a,
+        "spec": {
+            **team_a["spec"],
+            "resources": [
+                {"name": "cpu", "flavors": [{"name": "default", "quota": {"min": "9"}}]},
+                {"name": "memory", "flavors": [{"name": "default", "quota": {"min": "36Gi"}}]},
+            ],
+        },
+    }
     assert convert(convert(team_a, "v1alpha2"), "v1beta2") == to_hub(team_a)
 
 
@@ -804,11 +906,23 @@ def test_conversion_never_mutates_its_input() -> None:
     ("obj", "version", "field"),
     [
         ({"apiVersion": "batch/v1", "kind": "Job"}, "v1beta2", "apiVersion"),
-        ({"apiVersion": "kueue.x-k8s.io/v1alpha1", "kind": "Cohort", "metadata": {"name": "c"}}, "v1beta2", "kind"),
-        ({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "c"}}, "v1alpha1", "kind"),
+        (
+            {"apiVersion": "kueue.x-k8s.io/v1alpha1", "kind": "Cohort", "metadata": {"name": "c"}},
+            "v1beta2",
+            "kind",
+        ),
+        (
+            {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort", "metadata": {"name": "c"}},
+            "v1alpha1",
+            "kind",
+        ),
         ({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue"}, "v2", "version"),
         (
-            {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "spec": {"resources": []}},
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "ClusterQueue",
+                "spec": {"resources": []},
+            },
             "v1alpha1",
             "spec.resources",
         ),
@@ -816,14 +930,25 @@ def test_conversion_never_mutates_its_input() -> None:
             {
                 "apiVersion": "kueue.x-k8s.io/v1beta2",
                 "kind": "ClusterQueue",
-                "spec": {"resourceGroups": [{"coveredResources": ["cpu"], "flavors": [{"name": "a", "resources": [{"name": "cpu", "nominalQuota": "ten"}]}]}]},
+                "spec": {
+                    "resourceGroups": [
+                        {
+                            "coveredResources": ["cpu"],
+                            "flavors": [
+                                {"name": "a", "resources": [{"name": "cpu", "nominalQuota": "ten"}]}
+                            ],
+                        }
+                    ]
+                },
             },
             "v1alpha1",
             "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota",
         ),
     ],
 )
-def test_inconvertible_input_raises_with_a_field_path(obj: dict[str, Any], version: str, field: str) -> None:
+def test_inconvertible_input_raises_with_a_field_path(
+    obj: dict[str, Any], version: str, field: str
+) -> None:
     with pytest.raises(ConversionError) as caught:
         convert(obj, version)
     assert caught.value.field == field
@@ -832,7 +957,10 @@ def test_inconvertible_input_raises_with_a_field_path(obj: dict[str, Any], versi
 
 def test_same_shape_kinds_only_change_api_version() -> None:
     for document in documents():
-        if document.kind in ("ResourceFlavor", "WorkloadPriorityClass") and document.api_version.endswith("v1beta2"):
+        if document.kind in (
+            "ResourceFlavor",
+            "WorkloadPriorityClass",
+        ) and document.api_version.endswith("v1beta2"):
             old = from_hub(document.raw, "v1beta1")
             assert old == {**document.raw, "apiVersion": "kueue.x-k8s.io/v1beta1"}
             assert to_hub(old) == document.raw

@@ -22,8 +22,27 @@ from scheduler.api.quantity import Quantity
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-RESOURCE_NAMES = ["cpu", "memory", "nvidia.com/gpu", "pods", "cpu_credits", "example.com/foo", "ephemeral-storage"]
-FLAVOR_NAMES = ["spot", "on-demand", "default", "a100", "t4", "vendor1", "vendor2", "arm", "x86", "credits"]
+RESOURCE_NAMES = [
+    "cpu",
+    "memory",
+    "nvidia.com/gpu",
+    "pods",
+    "cpu_credits",
+    "example.com/foo",
+    "ephemeral-storage",
+]
+FLAVOR_NAMES = [
+    "spot",
+    "on-demand",
+    "default",
+    "a100",
+    "t4",
+    "vendor1",
+    "vendor2",
+    "arm",
+    "x86",
+    "credits",
+]
 DNS = st.sampled_from(["team-a", "team-b", "cq", "research-pool", "c.example.com", "q1"])
 TIMESTAMP = st.sampled_from(["2024-01-01T00:00:00Z", "2025-03-07T21:19:54Z"])
 
@@ -51,7 +70,11 @@ def canonical(text: str) -> str:
     return str(Quantity.parse(text))
 
 
-QUANTITY = st.builds(lambda n, unit: canonical(f"{n}{unit}"), st.integers(0, 100000), st.sampled_from(["", "m", "k", "Mi", "Gi"]))
+QUANTITY = st.builds(
+    lambda n, unit: canonical(f"{n}{unit}"),
+    st.integers(0, 100000),
+    st.sampled_from(["", "m", "k", "Mi", "Gi"]),
+)
 
 
 # --- legacy ClusterQueue ------------------------------------------------------------
@@ -89,8 +112,15 @@ def legacy_cluster_queue(draw: st.DrawFn, version: str) -> dict[str, Any]:
     if draw(st.booleans()):
         spec["queueingStrategy"] = draw(st.sampled_from(["StrictFIFO", "BestEffortFIFO"]))
     if version == "v1alpha2" and draw(st.booleans()):
-        spec["preemption"] = {"reclaimWithinCohort": draw(st.sampled_from(["Never", "Any", "LowerPriority"]))}
-    obj: dict[str, Any] = {"apiVersion": f"kueue.x-k8s.io/{version}", "kind": "ClusterQueue", "metadata": {"name": "cq"}, "spec": spec}
+        spec["preemption"] = {
+            "reclaimWithinCohort": draw(st.sampled_from(["Never", "Any", "LowerPriority"]))
+        }
+    obj: dict[str, Any] = {
+        "apiVersion": f"kueue.x-k8s.io/{version}",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "cq"},
+        "spec": spec,
+    }
     if draw(st.booleans()) and entries:
         used: dict[str, Any] = {}
         for entry in entries:
@@ -98,16 +128,28 @@ def legacy_cluster_queue(draw: st.DrawFn, version: str) -> dict[str, Any]:
             if draw(st.booleans()):
                 amounts["borrowing"] = draw(QUANTITY)
             used[entry["name"]] = {entry["flavors"][0]["name"]: amounts}
-        obj["status"] = {"usedResources": used, "pendingWorkloads": draw(st.integers(0, 9)), "admittedWorkloads": 2}
+        obj["status"] = {
+            "usedResources": used,
+            "pendingWorkloads": draw(st.integers(0, 9)),
+            "admittedWorkloads": 2,
+        }
     return obj
 
 
 # --- legacy ResourceFlavor, LocalQueue, Workload -------------------------------------------
 
-LABELS = st.dictionaries(st.sampled_from(["instance-type", "pool", "example.com/zone", "arch"]), st.sampled_from(["spot", "a", "x86", ""]), min_size=1, max_size=4)
+LABELS = st.dictionaries(
+    st.sampled_from(["instance-type", "pool", "example.com/zone", "arch"]),
+    st.sampled_from(["spot", "a", "x86", ""]),
+    min_size=1,
+    max_size=4,
+)
 TAINTS = st.lists(
     st.fixed_dictionaries(
-        {"key": st.sampled_from(["spot", "gpu", "example.com/t"]), "effect": st.sampled_from(["NoSchedule", "NoExecute"])},
+        {
+            "key": st.sampled_from(["spot", "gpu", "example.com/t"]),
+            "effect": st.sampled_from(["NoSchedule", "NoExecute"]),
+        },
         optional={"value": st.sampled_from(["true", "x"])},
     ),
     max_size=3,
@@ -117,7 +159,11 @@ TAINTS = st.lists(
 
 @st.composite
 def legacy_resource_flavor(draw: st.DrawFn, version: str) -> dict[str, Any]:
-    obj: dict[str, Any] = {"apiVersion": f"kueue.x-k8s.io/{version}", "kind": "ResourceFlavor", "metadata": {"name": "f"}}
+    obj: dict[str, Any] = {
+        "apiVersion": f"kueue.x-k8s.io/{version}",
+        "kind": "ResourceFlavor",
+        "metadata": {"name": "f"},
+    }
     if draw(st.booleans()):
         obj["metadata"]["labels"] = draw(LABELS)
     if version == "v1alpha1" and draw(st.booleans()):
@@ -149,17 +195,29 @@ def pod_spec(draw: st.DrawFn) -> dict[str, Any]:
     for index in range(draw(st.integers(1, 2))):
         resources: dict[str, Any] = {}
         if draw(st.booleans()):
-            resources["requests"] = draw(st.dictionaries(st.sampled_from(["cpu", "memory", "nvidia.com/gpu"]), QUANTITY, max_size=2))
+            resources["requests"] = draw(
+                st.dictionaries(
+                    st.sampled_from(["cpu", "memory", "nvidia.com/gpu"]), QUANTITY, max_size=2
+                )
+            )
         if draw(st.booleans()):
-            resources["limits"] = draw(st.dictionaries(st.sampled_from(["cpu", "memory"]), QUANTITY, max_size=2))
+            resources["limits"] = draw(
+                st.dictionaries(st.sampled_from(["cpu", "memory"]), QUANTITY, max_size=2)
+            )
         containers.append({"name": f"c{index}", "image": "busybox", "resources": resources})
     return {"containers": containers}
 
 
 @st.composite
 def legacy_workload(draw: st.DrawFn, version: str) -> dict[str, Any]:
-    names = draw(st.lists(st.sampled_from(["main", "driver", "workers"]), min_size=1, max_size=3, unique=True))
-    pod_sets = [{"name": name, "count": draw(st.integers(1, 8)), "spec": draw(pod_spec())} for name in names]
+    names = draw(
+        st.lists(
+            st.sampled_from(["main", "driver", "workers"]), min_size=1, max_size=3, unique=True
+        )
+    )
+    pod_sets = [
+        {"name": name, "count": draw(st.integers(1, 8)), "spec": draw(pod_spec())} for name in names
+    ]
     spec: dict[str, Any] = {"podSets": pod_sets}
     if draw(st.booleans()):
         spec["queueName"] = draw(DNS)
@@ -178,13 +236,32 @@ def legacy_workload(draw: st.DrawFn, version: str) -> dict[str, Any]:
     if admitted:
         spec["admission"] = {
             "clusterQueue": draw(DNS),
-            "podSetFlavors": [{"name": name, "flavors": {"cpu": draw(st.sampled_from(FLAVOR_NAMES))}} for name in names],
+            "podSetFlavors": [
+                {"name": name, "flavors": {"cpu": draw(st.sampled_from(FLAVOR_NAMES))}}
+                for name in names
+            ],
         }
     conditions = []
     if admitted and draw(st.booleans()):
-        conditions.append({"type": "Admitted", "status": "True", "reason": "Admitted", "message": "by cq", "lastTransitionTime": draw(TIMESTAMP)})
+        conditions.append(
+            {
+                "type": "Admitted",
+                "status": "True",
+                "reason": "Admitted",
+                "message": "by cq",
+                "lastTransitionTime": draw(TIMESTAMP),
+            }
+        )
     if draw(st.booleans()):
-        conditions.append({"type": "Finished", "status": "True", "reason": "Succeeded", "message": "done", "lastTransitionTime": draw(TIMESTAMP)})
+        conditions.append(
+            {
+                "type": "Finished",
+                "status": "True",
+                "reason": "Succeeded",
+                "message": "done",
+                "lastTransitionTime": draw(TIMESTAMP),
+            }
+        )
     if conditions:
         obj["status"] = {"conditions": conditions}
     return obj
@@ -229,7 +306,9 @@ def test_legacy_workload_round_trips_exactly(obj: dict[str, Any]) -> None:
     version = obj["apiVersion"].split("/")[1]
     hub = to_hub(obj)
     if "admission" in obj["spec"]:
-        assert {c["type"]: c["status"] for c in hub["status"]["conditions"]}["QuotaReserved"] == "True"
+        assert {c["type"]: c["status"] for c in hub["status"]["conditions"]}[
+            "QuotaReserved"
+        ] == "True"
     assert from_hub(hub, version) == obj
 
 
@@ -238,36 +317,93 @@ def test_legacy_workload_round_trips_exactly(obj: dict[str, Any]) -> None:
 
 @st.composite
 def v1beta1_object(draw: st.DrawFn) -> dict[str, Any]:
-    kind = draw(st.sampled_from(["ClusterQueue", "LocalQueue", "Workload", "AdmissionCheck", "MultiKueueCluster", "MultiKueueConfig", "Cohort", "ResourceFlavor"]))
-    obj: dict[str, Any] = {"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": kind, "metadata": {"name": "x"}}
+    kind = draw(
+        st.sampled_from(
+            [
+                "ClusterQueue",
+                "LocalQueue",
+                "Workload",
+                "AdmissionCheck",
+                "MultiKueueCluster",
+                "MultiKueueConfig",
+                "Cohort",
+                "ResourceFlavor",
+            ]
+        )
+    )
+    obj: dict[str, Any] = {
+        "apiVersion": "kueue.x-k8s.io/v1beta1",
+        "kind": kind,
+        "metadata": {"name": "x"},
+    }
     spec: dict[str, Any] = {}
     if kind == "ClusterQueue":
         if draw(st.booleans()):
             spec["cohort"] = draw(DNS)
         form = draw(st.sampled_from(["none", "list", "strategy", "empty"]))
         if form == "list":
-            spec["admissionChecks"] = draw(st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, unique=True))
+            spec["admissionChecks"] = draw(
+                st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, unique=True)
+            )
         elif form == "strategy":
-            spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": "a", "onFlavors": ["spot"]}] if draw(st.booleans()) else [{"name": "b"}]}
+            spec["admissionChecksStrategy"] = {
+                "admissionChecks": [{"name": "a", "onFlavors": ["spot"]}]
+                if draw(st.booleans())
+                else [{"name": "b"}]
+            }
         elif form == "empty":
             spec["admissionChecks"] = []
         if draw(st.booleans()):
             spec["flavorFungibility"] = {
-                "whenCanBorrow": draw(st.sampled_from(["Borrow", "MayStopSearch", "TryNextFlavor"])),
-                "whenCanPreempt": draw(st.sampled_from(["Preempt", "MayStopSearch", "TryNextFlavor"])),
+                "whenCanBorrow": draw(
+                    st.sampled_from(["Borrow", "MayStopSearch", "TryNextFlavor"])
+                ),
+                "whenCanPreempt": draw(
+                    st.sampled_from(["Preempt", "MayStopSearch", "TryNextFlavor"])
+                ),
             }
-        spec["resourceGroups"] = [{"coveredResources": ["cpu"], "flavors": [{"name": "spot", "resources": [{"name": "cpu", "nominalQuota": draw(st.sampled_from([9, "500m", "1k"]))}]}]}]
+        spec["resourceGroups"] = [
+            {
+                "coveredResources": ["cpu"],
+                "flavors": [
+                    {
+                        "name": "spot",
+                        "resources": [
+                            {
+                                "name": "cpu",
+                                "nominalQuota": draw(st.sampled_from([9, "500m", "1k"])),
+                            }
+                        ],
+                    }
+                ],
+            }
+        ]
     elif kind == "LocalQueue":
         spec["clusterQueue"] = draw(DNS)
         if draw(st.booleans()):
-            obj["status"] = {"flavorUsage": [{"name": "spot", "resources": [{"name": "cpu", "total": "1"}]}], "pendingWorkloads": 1}
+            obj["status"] = {
+                "flavorUsage": [{"name": "spot", "resources": [{"name": "cpu", "total": "1"}]}],
+                "pendingWorkloads": 1,
+            }
     elif kind == "Workload":
-        spec["podSets"] = [{"name": "main", "count": 1, "template": {"spec": {"containers": [{"name": "c"}]}}}]
-        choice = draw(st.sampled_from(["none", "wpc", "pc", "name-only", "empty-source", "name-empty-source"]))
+        spec["podSets"] = [
+            {"name": "main", "count": 1, "template": {"spec": {"containers": [{"name": "c"}]}}}
+        ]
+        choice = draw(
+            st.sampled_from(["none", "wpc", "pc", "name-only", "empty-source", "name-empty-source"])
+        )
         if choice == "wpc":
-            spec.update(priorityClassName="gold", priorityClassSource="kueue.x-k8s.io/workloadpriorityclass", priority=3)
+            spec.update(
+                priorityClassName="gold",
+                priorityClassSource="kueue.x-k8s.io/workloadpriorityclass",
+                priority=3,
+            )
         elif choice == "pc":
-            spec.update(priorityClassName="high", priorityClassSource="scheduling.k8s.io/priorityclass", priority=3)
+            spec.update(
+                priorityClassName="high",
+                priorityClassSource="scheduling.k8s.io/priorityclass",
+                priority=3,
+            )
         elif choice == "name-only":
             spec.update(priorityClassName="high")
         elif choice == "empty-source":
@@ -280,7 +416,13 @@ def v1beta1_object(draw: st.DrawFn) -> dict[str, Any]:
                 st.lists(
                     st.builds(
                         lambda values, count: {"values": values, "count": count},
-                        st.lists(st.sampled_from(["b1", "b2", "rack-1", "rack-12", "node-a-x", "node-b-x"]), min_size=levels, max_size=levels),
+                        st.lists(
+                            st.sampled_from(
+                                ["b1", "b2", "rack-1", "rack-12", "node-a-x", "node-b-x"]
+                            ),
+                            min_size=levels,
+                            max_size=levels,
+                        ),
                         st.integers(1, 5),
                     ),
                     max_size=4,
@@ -288,7 +430,19 @@ def v1beta1_object(draw: st.DrawFn) -> dict[str, Any]:
             )
             obj["status"] = {
                 "accumulatedPastExexcutionTimeSeconds": draw(st.integers(0, 100)),
-                "admission": {"clusterQueue": "cq", "podSetAssignments": [{"name": "main", "count": 1, "topologyAssignment": {"levels": [f"l{i}" for i in range(levels)], "domains": domains}}]},
+                "admission": {
+                    "clusterQueue": "cq",
+                    "podSetAssignments": [
+                        {
+                            "name": "main",
+                            "count": 1,
+                            "topologyAssignment": {
+                                "levels": [f"l{i}" for i in range(levels)],
+                                "domains": domains,
+                            },
+                        }
+                    ],
+                },
             }
     elif kind == "AdmissionCheck":
         spec["controllerName"] = "kueue.x-k8s.io/provisioning-request"
@@ -337,7 +491,10 @@ def hub_cluster_queue(draw: st.DrawFn) -> dict[str, Any]:
             quotas = []
             for resource in covered:
                 nominal = draw(QUANTITY)
-                quota: dict[str, Any] = {"name": resource, "nominalQuota": draw(st.sampled_from([nominal, 7]))}
+                quota: dict[str, Any] = {
+                    "name": resource,
+                    "nominalQuota": draw(st.sampled_from([nominal, 7])),
+                }
                 if cohort and draw(st.booleans()):
                     quota["borrowingLimit"] = draw(QUANTITY)
                 if cohort and draw(st.booleans()):
@@ -360,15 +517,26 @@ def hub_cluster_queue(draw: st.DrawFn) -> dict[str, Any]:
                 "borrowWithinCohort": st.just({"policy": "Never"}),
             },
         ),
-        "flavorFungibility": st.fixed_dictionaries({}, optional={"whenCanBorrow": st.sampled_from(["MayStopSearch", "TryNextFlavor"])}),
-        "fairSharing": st.fixed_dictionaries({}, optional={"weight": st.sampled_from(["0", "2", "500m"])}),
-        "admissionChecksStrategy": st.just({"admissionChecks": [{"name": "prov", "onFlavors": [flavors_pool[0]]}]}),
+        "flavorFungibility": st.fixed_dictionaries(
+            {}, optional={"whenCanBorrow": st.sampled_from(["MayStopSearch", "TryNextFlavor"])}
+        ),
+        "fairSharing": st.fixed_dictionaries(
+            {}, optional={"weight": st.sampled_from(["0", "2", "500m"])}
+        ),
+        "admissionChecksStrategy": st.just(
+            {"admissionChecks": [{"name": "prov", "onFlavors": [flavors_pool[0]]}]}
+        ),
         "admissionScope": st.just({"admissionMode": "UsageBasedAdmissionFairSharing"}),
     }
     for name, strategy in optional.items():
         if draw(st.booleans()):
             spec[name] = draw(strategy)
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": {"name": "cq"}, "spec": spec}
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "cq"},
+        "spec": spec,
+    }
 
 
 def comparable_cluster_queue(cq: dict[str, Any]) -> dict[str, Any]:
@@ -376,7 +544,12 @@ def comparable_cluster_queue(cq: dict[str, Any]) -> dict[str, Any]:
     result = copy.deepcopy(cq)
     spec = result["spec"]
     for name in list(spec):
-        if is_default_hub_field(name, spec[name]) and name not in ("resourceGroups", "cohortName", "namespaceSelector", "queueingStrategy"):
+        if is_default_hub_field(name, spec[name]) and name not in (
+            "resourceGroups",
+            "cohortName",
+            "namespaceSelector",
+            "queueingStrategy",
+        ):
             del spec[name]
     for group in spec.get("resourceGroups", []):
         for flavor in group["flavors"]:
@@ -410,12 +583,19 @@ def hub_resource_flavor(draw: st.DrawFn) -> dict[str, Any]:
     metadata: dict[str, Any] = {"name": "f"}
     if draw(st.booleans()):
         metadata["labels"] = draw(st.one_of(LABELS, st.just(spec.get("nodeLabels") or {"a": "b"})))
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": metadata, "spec": spec}
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ResourceFlavor",
+        "metadata": metadata,
+        "spec": spec,
+    }
 
 
 @SETTINGS
 @given(hub_resource_flavor(), st.sampled_from(["v1alpha1", "v1alpha2", "v1beta1"]))
-def test_hub_resource_flavor_survives_every_older_version(flavor: dict[str, Any], version: str) -> None:
+def test_hub_resource_flavor_survives_every_older_version(
+    flavor: dict[str, Any], version: str
+) -> None:
     assert to_hub(from_hub(flavor, version)) == flavor
 
 
@@ -426,7 +606,12 @@ def hub_local_queue(draw: st.DrawFn) -> dict[str, Any]:
         spec["stopPolicy"] = draw(st.sampled_from(["Hold", "HoldAndDrain"]))
     if draw(st.booleans()):
         spec["fairSharing"] = {"weight": draw(st.sampled_from(["1", "2"]))}
-    obj = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": {"name": "lq", "namespace": "ns"}, "spec": spec}
+    obj = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
+        "metadata": {"name": "lq", "namespace": "ns"},
+        "spec": spec,
+    }
     if draw(st.booleans()):
         obj["status"] = {"pendingWorkloads": draw(st.integers(0, 5))}
     return obj
@@ -440,10 +625,18 @@ def test_hub_local_queue_survives_every_older_version(queue: dict[str, Any], ver
 
 @st.composite
 def hub_workload(draw: st.DrawFn) -> dict[str, Any]:
-    names = draw(st.lists(st.sampled_from(["main", "driver", "workers"]), min_size=1, max_size=3, unique=True))
+    names = draw(
+        st.lists(
+            st.sampled_from(["main", "driver", "workers"]), min_size=1, max_size=3, unique=True
+        )
+    )
     pod_sets = []
     for name in names:
-        pod_set: dict[str, Any] = {"name": name, "count": draw(st.integers(0, 6)), "template": {"spec": draw(pod_spec())}}
+        pod_set: dict[str, Any] = {
+            "name": name,
+            "count": draw(st.integers(0, 6)),
+            "template": {"spec": draw(pod_spec())},
+        }
         if draw(st.booleans()):
             pod_set["template"]["metadata"] = {"labels": {"app": "x"}}
         if draw(st.booleans()) and pod_set["count"] > 0:
@@ -454,7 +647,11 @@ def hub_workload(draw: st.DrawFn) -> dict[str, Any]:
         spec["queueName"] = draw(DNS)
     ref = draw(st.sampled_from(["none", "pc", "wpc"]))
     if ref != "none":
-        group, kind = ("scheduling.k8s.io", "PriorityClass") if ref == "pc" else ("kueue.x-k8s.io", "WorkloadPriorityClass")
+        group, kind = (
+            ("scheduling.k8s.io", "PriorityClass")
+            if ref == "pc"
+            else ("kueue.x-k8s.io", "WorkloadPriorityClass")
+        )
         spec["priorityClassRef"] = {"group": group, "kind": kind, "name": "gold"}
         spec["priority"] = draw(st.integers(0, 100))
     if draw(st.booleans()):
@@ -467,26 +664,75 @@ def hub_workload(draw: st.DrawFn) -> dict[str, Any]:
     if reserved:
         assignments = []
         for pod_set in pod_sets:
-            assignment: dict[str, Any] = {"name": pod_set["name"], "flavors": {"cpu": "spot"}, "count": pod_set["count"]}
+            assignment: dict[str, Any] = {
+                "name": pod_set["name"],
+                "flavors": {"cpu": "spot"},
+                "count": pod_set["count"],
+            }
             if draw(st.booleans()):
                 assignment["resourceUsage"] = {"cpu": draw(QUANTITY)}
             assignments.append(assignment)
         status["admission"] = {"clusterQueue": draw(DNS), "podSetAssignments": assignments}
-        conditions.append({"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "message": "r", "lastTransitionTime": draw(TIMESTAMP)})
+        conditions.append(
+            {
+                "type": "QuotaReserved",
+                "status": "True",
+                "reason": "QuotaReserved",
+                "message": "r",
+                "lastTransitionTime": draw(TIMESTAMP),
+            }
+        )
         if draw(st.booleans()):
-            conditions.append({"type": "Admitted", "status": draw(st.sampled_from(["True", "False"])), "reason": "Admitted", "message": "a", "lastTransitionTime": draw(TIMESTAMP)})
+            conditions.append(
+                {
+                    "type": "Admitted",
+                    "status": draw(st.sampled_from(["True", "False"])),
+                    "reason": "Admitted",
+                    "message": "a",
+                    "lastTransitionTime": draw(TIMESTAMP),
+                }
+            )
     elif draw(st.booleans()):
-        conditions.append({"type": "QuotaReserved", "status": "False", "reason": "Pending", "message": "p", "lastTransitionTime": draw(TIMESTAMP)})
+        conditions.append(
+            {
+                "type": "QuotaReserved",
+                "status": "False",
+                "reason": "Pending",
+                "message": "p",
+                "lastTransitionTime": draw(TIMESTAMP),
+            }
+        )
     if draw(st.booleans()):
-        conditions.append({"type": "Finished", "status": "True", "reason": "Succeeded", "message": "f", "lastTransitionTime": draw(TIMESTAMP)})
+        conditions.append(
+            {
+                "type": "Finished",
+                "status": "True",
+                "reason": "Succeeded",
+                "message": "f",
+                "lastTransitionTime": draw(TIMESTAMP),
+            }
+        )
     if draw(st.booleans()):
-        conditions.append({"type": "PodsReady", "status": "True", "reason": "Started", "message": "s", "lastTransitionTime": draw(TIMESTAMP)})
+        conditions.append(
+            {
+                "type": "PodsReady",
+                "status": "True",
+                "reason": "Started",
+                "message": "s",
+                "lastTransitionTime": draw(TIMESTAMP),
+            }
+        )
     conditions = draw(st.permutations(conditions))
     if conditions:
         status["conditions"] = list(conditions)
     if draw(st.booleans()):
         status["requeueState"] = {"count": 1}
-    obj: dict[str, Any] = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {"name": "w", "namespace": "ns"}, "spec": spec}
+    obj: dict[str, Any] = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": "w", "namespace": "ns"},
+        "spec": spec,
+    }
     if status:
         obj["status"] = status
     return obj

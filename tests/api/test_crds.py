@@ -34,7 +34,13 @@ EXPECTED: dict[str, tuple[str, str, list[str], tuple[str, ...], bool]] = {
     "ClusterQueue": ("clusterqueues", "Cluster", ["cq"], ALL, True),
     "LocalQueue": ("localqueues", "Namespaced", ["queue", "queues", "lq"], ALL, True),
     "Cohort": ("cohorts", "Cluster", ["co"], BETA, True),
-    "Workload": ("workloads", "Namespaced", ["kwl", "kueueworkload", "kueueworkloads", "wl"], ALL, True),
+    "Workload": (
+        "workloads",
+        "Namespaced",
+        ["kwl", "kueueworkload", "kueueworkloads", "wl"],
+        ALL,
+        True,
+    ),
     "WorkloadPriorityClass": ("workloadpriorityclasses", "Cluster", ["wpc"], BETA, False),
     "AdmissionCheck": ("admissionchecks", "Cluster", ["ac"], BETA, True),
     "MultiKueueConfig": ("multikueueconfigs", "Cluster", ["mkconf"], BETA, False),
@@ -159,27 +165,36 @@ def test_cluster_queue_columns_match_kubectl_get_cq() -> None:
 
 def test_workload_columns_show_queue_and_reserving_cluster_queue() -> None:
     assert [name for name, _, _ in columns("Workload", "v1beta2")] == [
-        "Queue", "Admitted by", "Admitted", "Finished", "Age",
+        "Queue",
+        "Admitted by",
+        "Admitted",
+        "Finished",
+        "Age",
     ]
     assert ("Admitted by", ".status.admission.clusterQueue", False) in columns(
         "Workload", "v1beta2"
     )
-    assert ("Admitted by", ".spec.admission.clusterQueue", False) in columns(
-        "Workload", "v1alpha1"
-    )
+    assert ("Admitted by", ".spec.admission.clusterQueue", False) in columns("Workload", "v1alpha1")
 
 
 def test_local_queue_and_other_columns() -> None:
     assert [name for name, _, _ in columns("LocalQueue", "v1beta2")] == [
-        "ClusterQueue", "Pending Workloads", "Admitted Workloads", "Age",
+        "ClusterQueue",
+        "Pending Workloads",
+        "Admitted Workloads",
+        "Age",
     ]
     assert [name for name, _, _ in columns("LocalQueue", "v1alpha1")] == [
-        "ClusterQueue", "Pending Workloads", "Age",
+        "ClusterQueue",
+        "Pending Workloads",
+        "Age",
     ]
     assert [name for name, _, _ in columns("WorkloadPriorityClass", "v1beta2")] == ["Value", "Age"]
     assert [name for name, _, _ in columns("MultiKueueCluster", "v1beta2")] == ["Connected", "Age"]
     assert [name for name, _, _ in columns("AdmissionCheck", "v1beta2")] == [
-        "Controller", "Active", "Age",
+        "Controller",
+        "Active",
+        "Age",
     ]
     assert columns("Cohort", "v1beta2") == []
 
@@ -267,8 +282,10 @@ def test_undefaulted_enums_reject_the_empty_string() -> None:
 
 
 def test_quantities_are_int_or_string_with_the_kubernetes_pattern() -> None:
-    node = node_at(schema_of("ClusterQueue", "v1beta2"),
-                   "spec.resourceGroups[].flavors[].resources[].nominalQuota")
+    node = node_at(
+        schema_of("ClusterQueue", "v1beta2"),
+        "spec.resourceGroups[].flavors[].resources[].nominalQuota",
+    )
     assert node["x-kubernetes-int-or-string"] is True
     assert node["anyOf"] == [{"type": "integer"}, {"type": "string"}]
     assert "type" not in node and node["pattern"].startswith("^(\\+|-)?")
@@ -277,8 +294,7 @@ def test_quantities_are_int_or_string_with_the_kubernetes_pattern() -> None:
 def test_pod_templates_are_free_form_and_the_rest_is_pruned() -> None:
     schema = schema_of("Workload", "v1beta2")
     preserved = sorted(
-        path for path, node in all_nodes(schema)
-        if node.get("x-kubernetes-preserve-unknown-fields")
+        path for path, node in all_nodes(schema) if node.get("x-kubernetes-preserve-unknown-fields")
     )
     assert preserved == [
         "spec.podSets[].template",
@@ -364,7 +380,8 @@ def test_with_conversion_webhook_by_service_defaults_the_convert_path() -> None:
     crd = BY_KIND["ClusterQueue"]
     before = copy.deepcopy(crd)
     result = with_conversion_webhook(
-        crd, service={"namespace": "kuota-system", "name": "kuota-webhook", "port": 443},
+        crd,
+        service={"namespace": "kuota-system", "name": "kuota-webhook", "port": 443},
         ca_bundle=CA,
     )
     assert crd == before, "the input must not be modified"

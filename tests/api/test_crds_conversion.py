@@ -21,8 +21,7 @@ from tests.api.test_crds_seeds import SEED_MANIFESTS
 
 SERVED: dict[str, dict[str, dict[str, Any]]] = {
     crd["spec"]["names"]["kind"]: {
-        version["name"]: version["schema"]["openAPIV3Schema"]
-        for version in crd["spec"]["versions"]
+        version["name"]: version["schema"]["openAPIV3Schema"] for version in crd["spec"]["versions"]
     }
     for crd in load_crds()
 }
@@ -45,8 +44,9 @@ def lacks_a_covered_quota(manifest: dict[str, Any]) -> bool:
 
 
 @pytest.mark.parametrize(("manifest", "target"), CASES)
-def test_converted_seed_fits_the_schema_of_the_target_version(manifest: dict[str, Any],
-                                                              target: str) -> None:
+def test_converted_seed_fits_the_schema_of_the_target_version(
+    manifest: dict[str, Any], target: str
+) -> None:
     try:
         converted = convert_with_warnings(manifest, target, check=False).object
     except ConversionError as exc:
@@ -67,20 +67,47 @@ def test_a_full_v1beta2_workload_survives_every_served_version() -> None:
         "spec": {
             "queueName": "user-queue",
             "priority": 100,
-            "priorityClassRef": {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass",
-                                 "name": "high"},
+            "priorityClassRef": {
+                "group": "kueue.x-k8s.io",
+                "kind": "WorkloadPriorityClass",
+                "name": "high",
+            },
             "active": True,
             "maximumExecutionTimeSeconds": 3600,
-            "podSets": [{"name": "main", "count": 2, "minCount": 1, "template": {"spec": {
-                "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}}],
+            "podSets": [
+                {
+                    "name": "main",
+                    "count": 2,
+                    "minCount": 1,
+                    "template": {
+                        "spec": {
+                            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]
+                        }
+                    },
+                }
+            ],
         },
         "status": {
-            "admission": {"clusterQueue": "cq", "podSetAssignments": [
-                {"name": "main", "flavors": {"cpu": "default"}, "resourceUsage": {"cpu": "2"},
-                 "count": 2}]},
-            "conditions": [{"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
-                            "message": "Quota reserved in ClusterQueue cq",
-                            "lastTransitionTime": "2025-03-07T21:19:54Z"}],
+            "admission": {
+                "clusterQueue": "cq",
+                "podSetAssignments": [
+                    {
+                        "name": "main",
+                        "flavors": {"cpu": "default"},
+                        "resourceUsage": {"cpu": "2"},
+                        "count": 2,
+                    }
+                ],
+            },
+            "conditions": [
+                {
+                    "type": "QuotaReserved",
+                    "status": "True",
+                    "reason": "QuotaReserved",
+                    "message": "Quota reserved in ClusterQueue cq",
+                    "lastTransitionTime": "2025-03-07T21:19:54Z",
+                }
+            ],
         },
     }
     assert value_problems(workload, SERVED["Workload"]["v1beta2"]) == []
@@ -91,46 +118,79 @@ def test_a_full_v1beta2_workload_survives_every_served_version() -> None:
 
 FULL_V1BETA2 = [
     {
-        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
         "metadata": {"name": "cq"},
         "spec": {
-            "cohortName": "team", "queueingStrategy": "StrictFIFO", "namespaceSelector": {},
-            "stopPolicy": "Hold", "fairSharing": {"weight": "2"},
+            "cohortName": "team",
+            "queueingStrategy": "StrictFIFO",
+            "namespaceSelector": {},
+            "stopPolicy": "Hold",
+            "fairSharing": {"weight": "2"},
             "admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"},
-            "flavorFungibility": {"whenCanBorrow": "TryNextFlavor",
-                                  "whenCanPreempt": "TryNextFlavor",
-                                  "preference": "PreemptionOverBorrowing"},
-            "preemption": {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any",
-                           "borrowWithinCohort": {"policy": "LowerPriority",
-                                                  "maxPriorityThreshold": 100}},
-            "admissionChecksStrategy": {"admissionChecks": [
-                {"name": "prov", "onFlavors": ["spot"]}]},
-            "resourceGroups": [{"coveredResources": ["cpu", "nvidia.com/gpu"], "flavors": [
-                {"name": "spot", "resources": [
-                    {"name": "cpu", "nominalQuota": 9, "borrowingLimit": "1",
-                     "lendingLimit": "500m"},
-                    {"name": "nvidia.com/gpu", "nominalQuota": "4", "lendingLimit": 0}]}]}],
+            "flavorFungibility": {
+                "whenCanBorrow": "TryNextFlavor",
+                "whenCanPreempt": "TryNextFlavor",
+                "preference": "PreemptionOverBorrowing",
+            },
+            "preemption": {
+                "withinClusterQueue": "LowerPriority",
+                "reclaimWithinCohort": "Any",
+                "borrowWithinCohort": {"policy": "LowerPriority", "maxPriorityThreshold": 100},
+            },
+            "admissionChecksStrategy": {
+                "admissionChecks": [{"name": "prov", "onFlavors": ["spot"]}]
+            },
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu", "nvidia.com/gpu"],
+                    "flavors": [
+                        {
+                            "name": "spot",
+                            "resources": [
+                                {
+                                    "name": "cpu",
+                                    "nominalQuota": 9,
+                                    "borrowingLimit": "1",
+                                    "lendingLimit": "500m",
+                                },
+                                {"name": "nvidia.com/gpu", "nominalQuota": "4", "lendingLimit": 0},
+                            ],
+                        }
+                    ],
+                }
+            ],
         },
-        "status": {"pendingWorkloads": 1, "admittedWorkloads": 2, "reservingWorkloads": 2,
-                   "flavorsUsage": [{"name": "spot", "resources": [
-                       {"name": "cpu", "total": "3", "borrowed": "0"}]}]},
+        "status": {
+            "pendingWorkloads": 1,
+            "admittedWorkloads": 2,
+            "reservingWorkloads": 2,
+            "flavorsUsage": [
+                {"name": "spot", "resources": [{"name": "cpu", "total": "3", "borrowed": "0"}]}
+            ],
+        },
     },
     {
-        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "LocalQueue",
         "metadata": {"name": "lq", "namespace": "team-a"},
         "spec": {"clusterQueue": "cq", "stopPolicy": "HoldAndDrain", "fairSharing": {"weight": 0}},
         "status": {"pendingWorkloads": 3, "admittedWorkloads": 1},
     },
     {
-        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ResourceFlavor",
         "metadata": {"name": "spot"},
-        "spec": {"nodeLabels": {"instance-type": "spot"},
-                 "nodeTaints": [{"key": "spot", "value": "true", "effect": "NoSchedule"}],
-                 "tolerations": [{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
-                 "topologyName": "default"},
+        "spec": {
+            "nodeLabels": {"instance-type": "spot"},
+            "nodeTaints": [{"key": "spot", "value": "true", "effect": "NoSchedule"}],
+            "tolerations": [{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
+            "topologyName": "default",
+        },
     },
     {
-        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "MultiKueueCluster",
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "MultiKueueCluster",
         "metadata": {"name": "worker"},
         "spec": {"clusterSource": {"clusterProfileRef": {"name": "worker-profile"}}},
     },

@@ -44,8 +44,12 @@ def shape_disagreements(shape: Shape, node: dict[str, Any], path: str) -> list[s
         if shape is Scalar.QTY:
             ok = node.get("x-kubernetes-int-or-string") is True
         else:
-            expected = {Scalar.STR: "string", Scalar.INT: "integer",
-                        Scalar.BOOL: "boolean", Scalar.NUMBER: "number"}[shape]
+            expected = {
+                Scalar.STR: "string",
+                Scalar.INT: "integer",
+                Scalar.BOOL: "boolean",
+                Scalar.NUMBER: "number",
+            }[shape]
             ok = node.get("type") == expected
         return [] if ok else [f"{path}: table says {shape.name}, CRD says {node}"]
     if isinstance(shape, ListOf):
@@ -91,8 +95,12 @@ def test_crd_schema_matches_the_webhook_known_field_table(kind: str) -> None:
 
 def test_the_comparison_notices_a_field_missing_from_the_crd() -> None:
     table = Obj({"spec": Obj({"cohortName": Scalar.STR, "extra": Scalar.INT})})
-    node = {"type": "object", "properties": {"spec": {
-        "type": "object", "properties": {"cohortName": {"type": "integer"}}}}}
+    node = {
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "properties": {"cohortName": {"type": "integer"}}}
+        },
+    }
     assert shape_disagreements(table, node, "CQ") == [
         "CQ.spec: only in table ['extra'], only in CRD []",
         "CQ.spec.cohortName: table says STR, CRD says {'type': 'integer'}",
@@ -127,8 +135,9 @@ def dataclass_inside(annotation: Any) -> type | None:
     return None
 
 
-def model_disagreements(model: type, node: dict[str, Any], path: str,
-                        root: bool = False) -> list[str]:
+def model_disagreements(
+    model: type, node: dict[str, Any], path: str, root: bool = False
+) -> list[str]:
     """Pure: model fields that the CRD schema would prune at that place."""
     if node.get("x-kubernetes-preserve-unknown-fields") or "properties" not in node:
         return []

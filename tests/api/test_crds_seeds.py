@@ -47,21 +47,31 @@ def test_the_seeds_hold_manifests_of_every_quoted_version() -> None:
     versions = {param.values[1] for param in SEED_MANIFESTS}
     kinds = {param.values[0]["kind"] for param in SEED_MANIFESTS}
     assert versions == {"v1alpha1", "v1alpha2", "v1beta2"}
-    assert {"ClusterQueue", "ResourceFlavor", "LocalQueue", "AdmissionCheck",
-            "MultiKueueConfig", "MultiKueueCluster"} <= kinds
+    assert {
+        "ClusterQueue",
+        "ResourceFlavor",
+        "LocalQueue",
+        "AdmissionCheck",
+        "MultiKueueConfig",
+        "MultiKueueCluster",
+    } <= kinds
     assert len(SEED_MANIFESTS) >= 24
 
 
 @pytest.mark.parametrize(("manifest", "version"), SEED_MANIFESTS)
-def test_seed_manifest_passes_the_schema_of_its_version(manifest: dict[str, Any],
-                                                        version: str) -> None:
+def test_seed_manifest_passes_the_schema_of_its_version(
+    manifest: dict[str, Any], version: str
+) -> None:
     schema = SCHEMAS[(manifest["kind"], version)]
     assert value_problems(manifest, schema) == []
 
 
 def test_a_legacy_cluster_queue_is_not_a_v1beta2_one() -> None:
-    legacy = next(p.values[0] for p in SEED_MANIFESTS
-                  if p.values[0]["kind"] == "ClusterQueue" and p.values[1] == "v1alpha1")
+    legacy = next(
+        p.values[0]
+        for p in SEED_MANIFESTS
+        if p.values[0]["kind"] == "ClusterQueue" and p.values[1] == "v1alpha1"
+    )
     assert value_problems(legacy, SCHEMAS[("ClusterQueue", "v1beta2")]) == [
         "spec.resources: unknown field"
     ]
@@ -80,13 +90,21 @@ WL = SCHEMAS[("Workload", "v1beta2")]
 
 
 def cluster_queue(**spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
-            "metadata": {"name": "cq"}, "spec": spec}
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "ClusterQueue",
+        "metadata": {"name": "cq"},
+        "spec": spec,
+    }
 
 
 def group(*resources: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"coveredResources": [r["name"] for r in resources],
-             "flavors": [{"name": "default", "resources": list(resources)}]}]
+    return [
+        {
+            "coveredResources": [r["name"] for r in resources],
+            "flavors": [{"name": "default", "resources": list(resources)}],
+        }
+    ]
 
 
 @pytest.mark.parametrize(
@@ -94,37 +112,77 @@ def group(*resources: dict[str, Any]) -> list[dict[str, Any]]:
     [
         ({"queueingStrategy": "Fifo"}, "spec.queueingStrategy: 'Fifo' not in"),
         ({"cohort": "team"}, "spec.cohort: unknown field"),
-        ({"resourceGroups": group({"name": "cpu", "nominalQuota": "9 cpus"})},
-         "does not match the quantity pattern"),
-        ({"resourceGroups": group({"name": "cpu"})},
-         "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: required"),
-        ({"resourceGroups": group({"name": "cpu", "nominalQuota": 1.5})},
-         "must be an integer or a string"),
-        ({"preemption": {"borrowWithinCohort": {"maxPriorityThreshold": "100"}}},
-         "expected integer"),
-        ({"resourceGroups": group({"name": "cpu", "nominalQuota": 1},
-                                  {"name": "cpu", "nominalQuota": 2})},
-         "duplicate key ('cpu',)"),
-        ({"admissionChecksStrategy": {"admissionChecks": [
-            {"name": "ac", "onFlavors": ["a", "a"]}]}}, "duplicate entries in a set"),
+        (
+            {"resourceGroups": group({"name": "cpu", "nominalQuota": "9 cpus"})},
+            "does not match the quantity pattern",
+        ),
+        (
+            {"resourceGroups": group({"name": "cpu"})},
+            "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: required",
+        ),
+        (
+            {"resourceGroups": group({"name": "cpu", "nominalQuota": 1.5})},
+            "must be an integer or a string",
+        ),
+        (
+            {"preemption": {"borrowWithinCohort": {"maxPriorityThreshold": "100"}}},
+            "expected integer",
+        ),
+        (
+            {
+                "resourceGroups": group(
+                    {"name": "cpu", "nominalQuota": 1}, {"name": "cpu", "nominalQuota": 2}
+                )
+            },
+            "duplicate key ('cpu',)",
+        ),
+        (
+            {
+                "admissionChecksStrategy": {
+                    "admissionChecks": [{"name": "ac", "onFlavors": ["a", "a"]}]
+                }
+            },
+            "duplicate entries in a set",
+        ),
     ],
 )
-def test_the_checker_reports_what_the_api_server_would(spec: dict[str, Any],
-                                                       problem: str) -> None:
+def test_the_checker_reports_what_the_api_server_would(spec: dict[str, Any], problem: str) -> None:
     problems = value_problems(cluster_queue(**spec), CQ)
     assert any(problem in p for p in problems), problems
 
 
 def test_free_form_pod_templates_keep_any_field() -> None:
     workload = {
-        "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
         "metadata": {"name": "w", "namespace": "n"},
-        "spec": {"queueName": "q", "podSets": [{"count": 3, "template": {"spec": {
-            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
-            "anything": {"nested": True}}}}]},
-        "status": {"admission": {"clusterQueue": "cq", "podSetAssignments": [
-            {"name": "main", "flavors": {"cpu": "default"}, "resourceUsage": {"cpu": "3"},
-             "count": 3}]}},
+        "spec": {
+            "queueName": "q",
+            "podSets": [
+                {
+                    "count": 3,
+                    "template": {
+                        "spec": {
+                            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+                            "anything": {"nested": True},
+                        }
+                    },
+                }
+            ],
+        },
+        "status": {
+            "admission": {
+                "clusterQueue": "cq",
+                "podSetAssignments": [
+                    {
+                        "name": "main",
+                        "flavors": {"cpu": "default"},
+                        "resourceUsage": {"cpu": "3"},
+                        "count": 3,
+                    }
+                ],
+            }
+        },
     }
     assert value_problems(workload, WL) == []
     workload["spec"]["podSets"][0]["surprise"] = 1
@@ -138,18 +196,28 @@ def test_two_unnamed_pod_sets_collide_on_the_default_name() -> None:
 
 
 def test_the_structural_checker_rejects_what_apiextensions_rejects() -> None:
-    root = {"type": "object", "properties": {
-        "apiVersion": {"type": "string"}, "kind": {"type": "string"},
-        "metadata": {"type": "object"},
-        "q": {"type": "string", "anyOf": [{"type": "integer"}, {"type": "string"}],
-              "x-kubernetes-int-or-string": True},
-        "untyped": {"description": "no type"},
-        "keyed": {"type": "array", "x-kubernetes-list-type": "map",
-                  "x-kubernetes-list-map-keys": ["name"],
-                  "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
-        "cel": {"type": "string", "x-kubernetes-validations": [{"rule": "self != ''"}]},
-        "badDefault": {"type": "string", "enum": ["A"], "default": "B"},
-    }}
+    root = {
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "q": {
+                "type": "string",
+                "anyOf": [{"type": "integer"}, {"type": "string"}],
+                "x-kubernetes-int-or-string": True,
+            },
+            "untyped": {"description": "no type"},
+            "keyed": {
+                "type": "array",
+                "x-kubernetes-list-type": "map",
+                "x-kubernetes-list-map-keys": ["name"],
+                "items": {"type": "object", "properties": {"name": {"type": "string"}}},
+            },
+            "cel": {"type": "string", "x-kubernetes-validations": [{"rule": "self != ''"}]},
+            "badDefault": {"type": "string", "enum": ["A"], "default": "B"},
+        },
+    }
     problems = structural_problems(root)
     expected = [
         "properties.q: int-or-string must not carry a type",

@@ -30,7 +30,9 @@ def test_regular_containers_add_up() -> None:
 
 
 def test_an_init_container_larger_than_the_steady_state_wins() -> None:
-    total = effective_pod_requests((container(cpu="1"),), (container(cpu="4"), container(memory="2Gi")))
+    total = effective_pod_requests(
+        (container(cpu="1"),), (container(cpu="4"), container(memory="2Gi"))
+    )
     assert total == res(cpu="4", memory="2Gi")
 
 
@@ -61,7 +63,12 @@ def test_hand_built_models_carry_the_api_defaults() -> None:
 
 
 def test_condition_lookup() -> None:
-    status = WorkloadStatus(conditions=(Condition(type="Admitted", status="False"), Condition(type="QuotaReserved", status="True")))
+    status = WorkloadStatus(
+        conditions=(
+            Condition(type="Admitted", status="False"),
+            Condition(type="QuotaReserved", status="True"),
+        )
+    )
     assert status.is_condition_true("QuotaReserved")
     assert not status.is_condition_true("Admitted")
     assert status.condition("Finished") is None

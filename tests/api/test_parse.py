@@ -29,7 +29,12 @@ def cluster_queue(**spec: Any) -> dict[str, Any]:
 
 
 def one_resource(**quota: Any) -> list[dict[str, Any]]:
-    return [{"coveredResources": ["cpu"], "flavors": [{"name": "default", "resources": [{"name": "cpu", **quota}]}]}]
+    return [
+        {
+            "coveredResources": ["cpu"],
+            "flavors": [{"name": "default", "resources": [{"name": "cpu", **quota}]}],
+        }
+    ]
 
 
 def errors_of(raw: object) -> list[tuple[str, str]]:
@@ -78,7 +83,9 @@ def test_given_values_are_kept() -> None:
     assert cq.spec.queueing_strategy == "StrictFIFO"
     assert cq.spec.stop_policy == "HoldAndDrain"
     assert cq.spec.cohort_name == "team-ab"
-    assert cq.spec.namespace_selector is not None and dict(cq.spec.namespace_selector.match_labels) == {"team": "a"}
+    assert cq.spec.namespace_selector is not None and dict(
+        cq.spec.namespace_selector.match_labels
+    ) == {"team": "a"}
     assert cq.spec.fair_sharing is not None and cq.spec.fair_sharing.weight == Quantity.parse("1")
     quota = cq.spec.resource_groups[0].flavors[0].resources[0]
     assert str(quota.nominal_quota) == "1500m"
@@ -87,10 +94,15 @@ def test_given_values_are_kept() -> None:
 
 
 def test_local_queue_and_multikueue_defaults() -> None:
-    lq = parse_local_queue({"apiVersion": V1BETA2, "kind": "LocalQueue", "metadata": {"name": "q", "namespace": "ns"}})
+    lq = parse_local_queue(
+        {"apiVersion": V1BETA2, "kind": "LocalQueue", "metadata": {"name": "q", "namespace": "ns"}}
+    )
     assert lq.spec.stop_policy == "None" and lq.spec.cluster_queue is None
     mkc = parse_multikueue_cluster(
-        {"kind": "MultiKueueCluster", "spec": {"clusterSource": {"kubeConfig": {"location": "secret"}}}}
+        {
+            "kind": "MultiKueueCluster",
+            "spec": {"clusterSource": {"kubeConfig": {"location": "secret"}}},
+        }
     )
     assert mkc.spec.cluster_source is not None and mkc.spec.cluster_source.kube_config is not None
     assert mkc.spec.cluster_source.kube_config.location_type == "Secret"
@@ -106,29 +118,53 @@ def workload(**spec: Any) -> dict[str, Any]:
 
 
 def containers(*requests: dict[str, Any]) -> dict[str, Any]:
-    return {"spec": {"containers": [{"name": f"c{i}", "resources": {"requests": r}} for i, r in enumerate(requests)]}}
+    return {
+        "spec": {
+            "containers": [
+                {"name": f"c{i}", "resources": {"requests": r}} for i, r in enumerate(requests)
+            ]
+        }
+    }
 
 
 def test_workload_defaults_and_requests() -> None:
-    wl = parse_workload(workload(queueName="lq", podSets=[{"template": containers({"cpu": "1"}, {"cpu": "500m", "memory": "1Gi"})}]))
+    wl = parse_workload(
+        workload(
+            queueName="lq",
+            podSets=[{"template": containers({"cpu": "1"}, {"cpu": "500m", "memory": "1Gi"})}],
+        )
+    )
     assert wl.spec.active is True
     assert wl.spec.priority is None
     (pod_set,) = wl.spec.pod_sets
     assert (pod_set.name, pod_set.count) == ("main", 1)
     assert {k: str(v) for k, v in pod_set.requests.items()} == {"cpu": "1500m", "memory": "1Gi"}
     assert wl.key == "ns/w"
-    assert wl.metadata.creation_timestamp is not None and wl.metadata.creation_timestamp.tzinfo is not None
+    assert (
+        wl.metadata.creation_timestamp is not None
+        and wl.metadata.creation_timestamp.tzinfo is not None
+    )
 
 
 def test_missing_requests_take_limits_and_init_containers_follow_kubernetes() -> None:
     template = {
         "spec": {
             "containers": [
-                {"name": "main", "resources": {"limits": {"cpu": "2", "memory": "1Gi"}, "requests": {"memory": "512Mi"}}}
+                {
+                    "name": "main",
+                    "resources": {
+                        "limits": {"cpu": "2", "memory": "1Gi"},
+                        "requests": {"memory": "512Mi"},
+                    },
+                }
             ],
             "initContainers": [
                 {"name": "setup", "resources": {"requests": {"cpu": "3"}}},
-                {"name": "sidecar", "restartPolicy": "Always", "resources": {"requests": {"cpu": "500m"}}},
+                {
+                    "name": "sidecar",
+                    "restartPolicy": "Always",
+                    "resources": {"requests": {"cpu": "500m"}},
+                },
             ],
             "overhead": {"cpu": "100m"},
             "nodeSelector": {"instance-type": "spot"},
@@ -136,7 +172,13 @@ def test_missing_requests_take_limits_and_init_containers_follow_kubernetes() ->
             "affinity": {
                 "nodeAffinity": {
                     "requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {"key": "zone", "operator": "In", "values": ["a"]}
+                                ]
+                            }
+                        ]
                     }
                 }
             },
@@ -160,24 +202,38 @@ def test_admitted_workload_status() -> None:
     raw["status"] = {
         "admission": {
             "clusterQueue": "cq",
-            "podSetAssignments": [{"flavors": {"cpu": "spot"}, "resourceUsage": {"cpu": "2"}, "count": 2}],
+            "podSetAssignments": [
+                {"flavors": {"cpu": "spot"}, "resourceUsage": {"cpu": "2"}, "count": 2}
+            ],
         },
         "conditions": [
-            {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved", "message": "", "lastTransitionTime": "2025-03-07T21:19:54Z"}
+            {
+                "type": "QuotaReserved",
+                "status": "True",
+                "reason": "QuotaReserved",
+                "message": "",
+                "lastTransitionTime": "2025-03-07T21:19:54Z",
+            }
         ],
         "requeueState": {"count": 1, "requeueAt": "2025-03-07T21:29:54+01:00"},
     }
     wl = parse_workload(raw)
     assert wl.status.admission is not None
     assignment = wl.status.admission.pod_set_assignments[0]
-    assert (assignment.name, dict(assignment.flavors), assignment.count) == ("main", {"cpu": "spot"}, 2)
+    assert (assignment.name, dict(assignment.flavors), assignment.count) == (
+        "main",
+        {"cpu": "spot"},
+        2,
+    )
     assert assignment.resource_usage["cpu"] == Quantity.parse("2")
     assert wl.status.is_condition_true("QuotaReserved")
     assert wl.status.requeue_state is not None and wl.status.requeue_state.count == 1
 
 
 def test_workload_priority_class() -> None:
-    wpc = parse_workload_priority_class({"kind": "WorkloadPriorityClass", "metadata": {"name": "high"}, "value": 1000})
+    wpc = parse_workload_priority_class(
+        {"kind": "WorkloadPriorityClass", "metadata": {"name": "high"}, "value": 1000}
+    )
     assert wpc.value == 1000
 
 
@@ -199,7 +255,13 @@ def test_every_error_is_collected() -> None:
         queueingStrategy=3,
         cohortName=["a"],
         resourceGroups=[
-            {"coveredResources": ["cpu", 5], "flavors": [{"name": "a", "resources": [{"name": "cpu", "nominalQuota": "ten"}]}, "x"]}
+            {
+                "coveredResources": ["cpu", 5],
+                "flavors": [
+                    {"name": "a", "resources": [{"name": "cpu", "nominalQuota": "ten"}]},
+                    "x",
+                ],
+            }
         ],
         preemption={"borrowWithinCohort": {"maxPriorityThreshold": "high"}},
     )
@@ -215,9 +277,18 @@ def test_every_error_is_collected() -> None:
 
 
 def test_type_error_messages() -> None:
-    found = dict(errors_of(cluster_queue(queueingStrategy=3, preemption={"borrowWithinCohort": {"maxPriorityThreshold": 2**40}})))
+    found = dict(
+        errors_of(
+            cluster_queue(
+                queueingStrategy=3,
+                preemption={"borrowWithinCohort": {"maxPriorityThreshold": 2**40}},
+            )
+        )
+    )
     assert found["spec.queueingStrategy"] == "must be a string, not an integer"
-    assert found["spec.preemption.borrowWithinCohort.maxPriorityThreshold"].startswith("must be a 32-bit integer")
+    assert found["spec.preemption.borrowWithinCohort.maxPriorityThreshold"].startswith(
+        "must be a 32-bit integer"
+    )
 
 
 def test_map_keys_are_rendered_in_brackets() -> None:
@@ -232,7 +303,9 @@ def test_map_keys_are_rendered_in_brackets() -> None:
 
 def test_partial_model_keeps_the_good_fields() -> None:
     with pytest.raises(ObjectParseError) as caught:
-        parse_object(cluster_queue(cohortName="team", resourceGroups=one_resource(nominalQuota="x")))
+        parse_object(
+            cluster_queue(cohortName="team", resourceGroups=one_resource(nominalQuota="x"))
+        )
     partial = caught.value.partial
     assert isinstance(partial, ClusterQueue)
     assert partial.spec.cohort_name == "team"
@@ -250,7 +323,10 @@ def test_partial_model_keeps_the_good_fields() -> None:
         ({"apiVersion": "kueue.x-k8s.io/v1alpha1", "kind": "ClusterQueue"}, "apiVersion"),
         ({"apiVersion": "batch/v1", "kind": "Job"}, "apiVersion"),
         ({"apiVersion": V1BETA2, "kind": "ClusterQueue", "spec": []}, "spec"),
-        ({"apiVersion": V1BETA2, "kind": "ClusterQueue", "metadata": {"labels": {"a": 1}}}, "metadata.labels[a]"),
+        (
+            {"apiVersion": V1BETA2, "kind": "ClusterQueue", "metadata": {"labels": {"a": 1}}},
+            "metadata.labels[a]",
+        ),
     ],
 )
 def test_wrong_shapes_are_parse_errors(raw: object, field: str) -> None:
@@ -258,7 +334,9 @@ def test_wrong_shapes_are_parse_errors(raw: object, field: str) -> None:
 
 
 def test_null_fields_are_absent() -> None:
-    cq = parse_cluster_queue(cluster_queue(queueingStrategy=None, preemption=None, resourceGroups=None))
+    cq = parse_cluster_queue(
+        cluster_queue(queueingStrategy=None, preemption=None, resourceGroups=None)
+    )
     assert cq.spec.queueing_strategy == "BestEffortFIFO" and cq.spec.resource_groups == ()
 
 
@@ -275,23 +353,62 @@ def test_parsed_models_are_immutable() -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=20,
 )
 
-KINDS = ["ResourceFlavor", "ClusterQueue", "LocalQueue", "Cohort", "Workload", "WorkloadPriorityClass",
-         "AdmissionCheck", "MultiKueueConfig", "MultiKueueCluster", "Topology"]
-FIELDS = ["metadata", "spec", "status", "resourceGroups", "podSets", "template", "containers", "resources",
-          "requests", "flavors", "nominalQuota", "name", "count", "value", "admission", "conditions",
-          "podSetAssignments", "clusterSource", "kubeConfig", "preemption", "fairSharing", "weight", "labels"]
+KINDS = [
+    "ResourceFlavor",
+    "ClusterQueue",
+    "LocalQueue",
+    "Cohort",
+    "Workload",
+    "WorkloadPriorityClass",
+    "AdmissionCheck",
+    "MultiKueueConfig",
+    "MultiKueueCluster",
+    "Topology",
+]
+FIELDS = [
+    "metadata",
+    "spec",
+    "status",
+    "resourceGroups",
+    "podSets",
+    "template",
+    "containers",
+    "resources",
+    "requests",
+    "flavors",
+    "nominalQuota",
+    "name",
+    "count",
+    "value",
+    "admission",
+    "conditions",
+    "podSetAssignments",
+    "clusterSource",
+    "kubeConfig",
+    "preemption",
+    "fairSharing",
+    "weight",
+    "labels",
+]
 
 
 def shaped(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    return st.lists(children, max_size=3) | st.dictionaries(st.sampled_from(FIELDS), children, max_size=5)
+    return st.lists(children, max_size=3) | st.dictionaries(
+        st.sampled_from(FIELDS), children, max_size=5
+    )
 
 
 kueue_like = st.fixed_dictionaries(
-    {"apiVersion": st.sampled_from([V1BETA2, "config.kueue.x-k8s.io/v1beta2"]), "kind": st.sampled_from(KINDS + ["Configuration"])},
+    {
+        "apiVersion": st.sampled_from([V1BETA2, "config.kueue.x-k8s.io/v1beta2"]),
+        "kind": st.sampled_from(KINDS + ["Configuration"]),
+    },
     optional={
         "metadata": st.recursive(json_values, shaped, max_leaves=10),
         "spec": st.recursive(json_values, shaped, max_leaves=25),

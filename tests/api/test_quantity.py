@@ -63,7 +63,27 @@ def test_canonical_form_matches_the_api_server(text: str, canonical: str) -> Non
 
 @pytest.mark.parametrize(
     "text",
-    ["", "-", "+", ".", "1e", "e3", "1e1.5", "abc", " 1", "1 ", "1KiB", "1ki", "1Kii", "1.2.3", "--1", "1m1", "0x10", "1_000", "∞"],
+    [
+        "",
+        "-",
+        "+",
+        ".",
+        "1e",
+        "e3",
+        "1e1.5",
+        "abc",
+        " 1",
+        "1 ",
+        "1KiB",
+        "1ki",
+        "1Kii",
+        "1.2.3",
+        "--1",
+        "1m1",
+        "0x10",
+        "1_000",
+        "∞",
+    ],
 )
 def test_bad_syntax_is_rejected(text: str) -> None:
     with pytest.raises(QuantityError):
@@ -187,7 +207,9 @@ def test_ordering_agrees_with_the_decimal_value(a: str, b: str) -> None:
 
 
 @settings(max_examples=300)
-@given(st.decimals(min_value=Decimal("-1e12"), max_value=Decimal("1e12"), places=9, allow_nan=False))
+@given(
+    st.decimals(min_value=Decimal("-1e12"), max_value=Decimal("1e12"), places=9, allow_nan=False)
+)
 def test_decimal_values_are_kept_exactly(value: Decimal) -> None:
     assert Quantity.parse(value).as_decimal() == value
 

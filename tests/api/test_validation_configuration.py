@@ -14,73 +14,308 @@ WAIT = {"timeout": "5m"}
 
 FAILING = [
     bad("CFG-1", cfg(integrations={"frameworks": []}), "integrations.frameworks", "required"),
-    bad("CFG-2", cfg(integrations={"frameworks": ["batch/cronjob"]}), "integrations.frameworks[0]", 'unsupported value "batch/cronjob"', "batch/job"),
-    bad("CFG-3", cfg(integrations={"frameworks": ["batch/job", "batch/job"]}), "integrations.frameworks[1]", 'duplicate framework "batch/job"'),
-    bad("CFG-4", cfg(integrations={"externalFrameworks": ["myjob"]}), "integrations.externalFrameworks[0]", "must be written Kind.version.group"),
-    bad("CFG-4", cfg(integrations={"externalFrameworks": ["MyJob.v1.example.com", "MyJob.v1.example.com"]}),
-        "integrations.externalFrameworks[1]", 'duplicate framework "MyJob.v1.example.com"'),
-    bad("CFG-5", cfg(managedJobsNamespaceSelector={"matchExpressions": [{"key": "team", "operator": "Has"}]}),
-        "managedJobsNamespaceSelector.matchExpressions[0].operator", '"Has" is not a valid operator'),
-    bad("CFG-6", cfg(managedJobsNamespaceSelector={}), "managedJobsNamespaceSelector", 'must not select the "kube-system" namespace'),
-    bad("CFG-6", cfg(namespace="kuota", managedJobsNamespaceSelector={"matchExpressions": [
-        {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system"]}]}),
-        "managedJobsNamespaceSelector", 'must not select the "kuota" namespace'),
+    bad(
+        "CFG-2",
+        cfg(integrations={"frameworks": ["batch/cronjob"]}),
+        "integrations.frameworks[0]",
+        'unsupported value "batch/cronjob"',
+        "batch/job",
+    ),
+    bad(
+        "CFG-3",
+        cfg(integrations={"frameworks": ["batch/job", "batch/job"]}),
+        "integrations.frameworks[1]",
+        'duplicate framework "batch/job"',
+    ),
+    bad(
+        "CFG-4",
+        cfg(integrations={"externalFrameworks": ["myjob"]}),
+        "integrations.externalFrameworks[0]",
+        "must be written Kind.version.group",
+    ),
+    bad(
+        "CFG-4",
+        cfg(integrations={"externalFrameworks": ["MyJob.v1.example.com", "MyJob.v1.example.com"]}),
+        "integrations.externalFrameworks[1]",
+        'duplicate framework "MyJob.v1.example.com"',
+    ),
+    bad(
+        "CFG-5",
+        cfg(
+            managedJobsNamespaceSelector={"matchExpressions": [{"key": "team", "operator": "Has"}]}
+        ),
+        "managedJobsNamespaceSelector.matchExpressions[0].operator",
+        '"Has" is not a valid operator',
+    ),
+    bad(
+        "CFG-6",
+        cfg(managedJobsNamespaceSelector={}),
+        "managedJobsNamespaceSelector",
+        'must not select the "kube-system" namespace',
+    ),
+    bad(
+        "CFG-6",
+        cfg(
+            namespace="kuota",
+            managedJobsNamespaceSelector={
+                "matchExpressions": [
+                    {
+                        "key": "kubernetes.io/metadata.name",
+                        "operator": "NotIn",
+                        "values": ["kube-system"],
+                    }
+                ]
+            },
+        ),
+        "managedJobsNamespaceSelector",
+        'must not select the "kuota" namespace',
+    ),
     bad("CFG-7", cfg(waitForPodsReady={"timeout": "0s"}), "waitForPodsReady.timeout", "required"),
-    bad("CFG-8", cfg(waitForPodsReady={"timeout": "-5m"}), "waitForPodsReady.timeout", "greater than or equal to 0, got -5m"),
-    bad("CFG-8", cfg(waitForPodsReady={**WAIT, "requeuingStrategy": {"backoffLimitCount": -1}}),
-        "waitForPodsReady.requeuingStrategy.backoffLimitCount", "got -1"),
-    bad("CFG-8", cfg(waitForPodsReady={"timeout": "soon"}), "waitForPodsReady.timeout", '"soon" is not a valid duration'),
-    bad("CFG-9", cfg(waitForPodsReady={**WAIT, "requeuingStrategy": {"timestamp": "Admission"}}),
-        "waitForPodsReady.requeuingStrategy.timestamp", 'unsupported value "Admission": use one of Eviction, Creation'),
-    bad("CFG-10", cfg(fairSharing={}), "fairSharing.preemptionStrategies", "required: use [LessThanOrEqualToFinalShare]"),
-    bad("CFG-11", cfg(fairSharing={"preemptionStrategies": ["LessThanInitialShare", "LessThanOrEqualToFinalShare"]}),
-        "fairSharing.preemptionStrategies", "unsupported list", "order matters"),
-    bad("CFG-12", cfg(admissionFairSharing={"usageHalfLifeTime": "-1h"}), "admissionFairSharing.usageHalfLifeTime", "got -1h"),
-    bad("CFG-12", cfg(admissionFairSharing={"usageSamplingInterval": "0s"}), "admissionFairSharing.usageSamplingInterval", "must be greater than 0"),
-    bad("CFG-12", cfg(admissionFairSharing={"resourceWeights": {"cpu": -0.5}}), "admissionFairSharing.resourceWeights[cpu]", "got -0.5"),
-    bad("CFG-13", cfg(resources={"transformations": [{"input": "cpu", "strategy": "Drop"}]}), "resources.transformations[0].strategy",
-        'unsupported value "Drop": use one of Retain, Replace'),
-    bad("CFG-14", cfg(resources={"transformations": [{"input": "cpu"}, {"input": "cpu"}]}), "resources.transformations[1].input",
-        'duplicate transformation input "cpu"'),
-    bad("CFG-15", cfg(resources={"quotaCheckStrategy": "Ignore"}), "resources.quotaCheckStrategy", 'unsupported value "Ignore"'),
-    bad("CFG-15", cfg(resources={"quotaCheckStrategy": "IgnoreUndeclared", "excludeResourcePrefixes": ["example.com/"]}),
-        "resources.quotaCheckStrategy", "excludeResourcePrefixes cannot be used with IgnoreUndeclared"),
-    bad("CFG-16", cfg(objectRetentionPolicies={"workloads": {"afterFinished": "-1s"}}), "objectRetentionPolicies.workloads.afterFinished", "got -1s"),
+    bad(
+        "CFG-8",
+        cfg(waitForPodsReady={"timeout": "-5m"}),
+        "waitForPodsReady.timeout",
+        "greater than or equal to 0, got -5m",
+    ),
+    bad(
+        "CFG-8",
+        cfg(waitForPodsReady={**WAIT, "requeuingStrategy": {"backoffLimitCount": -1}}),
+        "waitForPodsReady.requeuingStrategy.backoffLimitCount",
+        "got -1",
+    ),
+    bad(
+        "CFG-8",
+        cfg(waitForPodsReady={"timeout": "soon"}),
+        "waitForPodsReady.timeout",
+        '"soon" is not a valid duration',
+    ),
+    bad(
+        "CFG-9",
+        cfg(waitForPodsReady={**WAIT, "requeuingStrategy": {"timestamp": "Admission"}}),
+        "waitForPodsReady.requeuingStrategy.timestamp",
+        'unsupported value "Admission": use one of Eviction, Creation',
+    ),
+    bad(
+        "CFG-10",
+        cfg(fairSharing={}),
+        "fairSharing.preemptionStrategies",
+        "required: use [LessThanOrEqualToFinalShare]",
+    ),
+    bad(
+        "CFG-11",
+        cfg(
+            fairSharing={
+                "preemptionStrategies": ["LessThanInitialShare", "LessThanOrEqualToFinalShare"]
+            }
+        ),
+        "fairSharing.preemptionStrategies",
+        "unsupported list",
+        "order matters",
+    ),
+    bad(
+        "CFG-12",
+        cfg(admissionFairSharing={"usageHalfLifeTime": "-1h"}),
+        "admissionFairSharing.usageHalfLifeTime",
+        "got -1h",
+    ),
+    bad(
+        "CFG-12",
+        cfg(admissionFairSharing={"usageSamplingInterval": "0s"}),
+        "admissionFairSharing.usageSamplingInterval",
+        "must be greater than 0",
+    ),
+    bad(
+        "CFG-12",
+        cfg(admissionFairSharing={"resourceWeights": {"cpu": -0.5}}),
+        "admissionFairSharing.resourceWeights[cpu]",
+        "got -0.5",
+    ),
+    bad(
+        "CFG-13",
+        cfg(resources={"transformations": [{"input": "cpu", "strategy": "Drop"}]}),
+        "resources.transformations[0].strategy",
+        'unsupported value "Drop": use one of Retain, Replace',
+    ),
+    bad(
+        "CFG-14",
+        cfg(resources={"transformations": [{"input": "cpu"}, {"input": "cpu"}]}),
+        "resources.transformations[1].input",
+        'duplicate transformation input "cpu"',
+    ),
+    bad(
+        "CFG-15",
+        cfg(resources={"quotaCheckStrategy": "Ignore"}),
+        "resources.quotaCheckStrategy",
+        'unsupported value "Ignore"',
+    ),
+    bad(
+        "CFG-15",
+        cfg(
+            resources={
+                "quotaCheckStrategy": "IgnoreUndeclared",
+                "excludeResourcePrefixes": ["example.com/"],
+            }
+        ),
+        "resources.quotaCheckStrategy",
+        "excludeResourcePrefixes cannot be used with IgnoreUndeclared",
+    ),
+    bad(
+        "CFG-16",
+        cfg(objectRetentionPolicies={"workloads": {"afterFinished": "-1s"}}),
+        "objectRetentionPolicies.workloads.afterFinished",
+        "got -1s",
+    ),
     bad("CFG-16", cfg(multiKueue={"gcInterval": "-1m"}), "multiKueue.gcInterval", "got -1m"),
-    bad("CFG-17", cfg(multiKueue={"origin": "not valid"}), "multiKueue.origin", '"not valid" is not a valid label value'),
-    bad("CFG-17", cfg(multiKueue={"incrementalDispatcherConfig": {"stepSize": 2}}), "multiKueue.incrementalDispatcherConfig",
-        "only valid with the incremental dispatcher"),
-    bad("CFG-17", cfg(multiKueue={"dispatcherName": "kueue.x-k8s.io/multikueue-dispatcher-incremental",
-                                  "incrementalDispatcherConfig": {"stepSize": 0}}),
-        "multiKueue.incrementalDispatcherConfig.stepSize", "must be at least 1"),
-    bad("CFG-18", cfg(internalCertManagement={"webhookServiceName": "1-service"}), "internalCertManagement.webhookServiceName",
-        '"1-service" is not a valid service name'),
-    bad("CFG-18", cfg(internalCertManagement={"webhookSecretName": "Secret_1"}), "internalCertManagement.webhookSecretName", '"Secret_1"'),
-    bad("CFG-19", cfg(featureGates={"TimeTravel": True}), "featureGates", 'unknown feature gate "TimeTravel"'),
-    bad("CFG-19", cfg(featureGates={"PartialAdmission": False}), "featureGates", "either on the command line or in the file, not both",
-        command_line_gates=True),
-    bad("CFG-20", cfg(queueVisibility={"updateIntervalSeconds": 5}), "queueVisibility", 'unknown field "queueVisibility"'),
-    bad("CFG-20", cfg(waitForPodsReady={"timeout": "5m", "blockAdmision": True}), "waitForPodsReady.blockAdmision", 'unknown field "blockAdmision"'),
+    bad(
+        "CFG-17",
+        cfg(multiKueue={"origin": "not valid"}),
+        "multiKueue.origin",
+        '"not valid" is not a valid label value',
+    ),
+    bad(
+        "CFG-17",
+        cfg(multiKueue={"incrementalDispatcherConfig": {"stepSize": 2}}),
+        "multiKueue.incrementalDispatcherConfig",
+        "only valid with the incremental dispatcher",
+    ),
+    bad(
+        "CFG-17",
+        cfg(
+            multiKueue={
+                "dispatcherName": "kueue.x-k8s.io/multikueue-dispatcher-incremental",
+                "incrementalDispatcherConfig": {"stepSize": 0},
+            }
+        ),
+        "multiKueue.incrementalDispatcherConfig.stepSize",
+        "must be at least 1",
+    ),
+    bad(
+        "CFG-18",
+        cfg(internalCertManagement={"webhookServiceName": "1-service"}),
+        "internalCertManagement.webhookServiceName",
+        '"1-service" is not a valid service name',
+    ),
+    bad(
+        "CFG-18",
+        cfg(internalCertManagement={"webhookSecretName": "Secret_1"}),
+        "internalCertManagement.webhookSecretName",
+        '"Secret_1"',
+    ),
+    bad(
+        "CFG-19",
+        cfg(featureGates={"TimeTravel": True}),
+        "featureGates",
+        'unknown feature gate "TimeTravel"',
+    ),
+    bad(
+        "CFG-19",
+        cfg(featureGates={"PartialAdmission": False}),
+        "featureGates",
+        "either on the command line or in the file, not both",
+        command_line_gates=True,
+    ),
+    bad(
+        "CFG-20",
+        cfg(queueVisibility={"updateIntervalSeconds": 5}),
+        "queueVisibility",
+        'unknown field "queueVisibility"',
+    ),
+    bad(
+        "CFG-20",
+        cfg(waitForPodsReady={"timeout": "5m", "blockAdmision": True}),
+        "waitForPodsReady.blockAdmision",
+        'unknown field "blockAdmision"',
+    ),
 ]
 
 PASSING = [
     good("CFG-1", cfg(), note="defaults"),
-    good("CFG-2", cfg(integrations={"frameworks": ["batch/job", "jobset.x-k8s.io/jobset", "kubeflow.org/mpijob"]})),
+    good(
+        "CFG-2",
+        cfg(
+            integrations={
+                "frameworks": ["batch/job", "jobset.x-k8s.io/jobset", "kubeflow.org/mpijob"]
+            }
+        ),
+    ),
     good("CFG-4", cfg(integrations={"externalFrameworks": ["MyJob.v1.example.com"]})),
     good("CFG-5", cfg(managedJobsNamespaceSelector={"matchLabels": {"kueue-managed": "true"}})),
-    good("CFG-6", cfg(managedJobsNamespaceSelector={"matchExpressions": [
-        {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": ["kube-system", "kueue-system"]}]})),
-    good("CFG-7", cfg(waitForPodsReady={"enable": False, "timeout": "0s"}), note="v1beta1 enable false"),
-    good("CFG-8", cfg(waitForPodsReady={"timeout": "1h30m", "recoveryTimeout": "0s",
-                                        "requeuingStrategy": {"timestamp": "Creation", "backoffLimitCount": 0}})),
-    good("CFG-10", cfg(fairSharing={"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]})),
+    good(
+        "CFG-6",
+        cfg(
+            managedJobsNamespaceSelector={
+                "matchExpressions": [
+                    {
+                        "key": "kubernetes.io/metadata.name",
+                        "operator": "NotIn",
+                        "values": ["kube-system", "kueue-system"],
+                    }
+                ]
+            }
+        ),
+    ),
+    good(
+        "CFG-7",
+        cfg(waitForPodsReady={"enable": False, "timeout": "0s"}),
+        note="v1beta1 enable false",
+    ),
+    good(
+        "CFG-8",
+        cfg(
+            waitForPodsReady={
+                "timeout": "1h30m",
+                "recoveryTimeout": "0s",
+                "requeuingStrategy": {"timestamp": "Creation", "backoffLimitCount": 0},
+            }
+        ),
+    ),
+    good(
+        "CFG-10",
+        cfg(
+            fairSharing={
+                "preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
+            }
+        ),
+    ),
     good("CFG-10", cfg(fairSharing={"enable": True}), note="v1beta1 enable true"),
     good("CFG-11", cfg(fairSharing={"preemptionStrategies": ["LessThanInitialShare"]})),
-    good("CFG-12", cfg(admissionFairSharing={"usageHalfLifeTime": "0s", "usageSamplingInterval": "5m", "resourceWeights": {"cpu": 2}})),
-    good("CFG-13", cfg(resources={"transformations": [{"input": "cpu", "strategy": "Retain", "outputs": {"cpu_credits": "1"}},
-                                                       {"input": "memory", "strategy": "Replace"}]})),
-    good("CFG-15", cfg(resources={"quotaCheckStrategy": "BlockUndeclared", "excludeResourcePrefixes": ["example.com/"]})),
-    good("CFG-16", cfg(objectRetentionPolicies={"workloads": {"afterFinished": "0s"}}, multiKueue={"gcInterval": "1m", "origin": "multikueue"})),
+    good(
+        "CFG-12",
+        cfg(
+            admissionFairSharing={
+                "usageHalfLifeTime": "0s",
+                "usageSamplingInterval": "5m",
+                "resourceWeights": {"cpu": 2},
+            }
+        ),
+    ),
+    good(
+        "CFG-13",
+        cfg(
+            resources={
+                "transformations": [
+                    {"input": "cpu", "strategy": "Retain", "outputs": {"cpu_credits": "1"}},
+                    {"input": "memory", "strategy": "Replace"},
+                ]
+            }
+        ),
+    ),
+    good(
+        "CFG-15",
+        cfg(
+            resources={
+                "quotaCheckStrategy": "BlockUndeclared",
+                "excludeResourcePrefixes": ["example.com/"],
+            }
+        ),
+    ),
+    good(
+        "CFG-16",
+        cfg(
+            objectRetentionPolicies={"workloads": {"afterFinished": "0s"}},
+            multiKueue={"gcInterval": "1m", "origin": "multikueue"},
+        ),
+    ),
     good("CFG-18", cfg(internalCertManagement={"enable": False, "webhookServiceName": "1-bad"})),
     good("CFG-19", cfg(featureGates={"PartialAdmission": False, "TopologyAwareScheduling": True})),
 ]
@@ -96,7 +331,10 @@ def test_passing_case(case: b.Good) -> None:
     b.check_good(validate_configuration, case)
 
 
-@pytest.mark.parametrize(("text", "seconds"), [("0", 0), ("30s", 30), ("1h30m", 5400), ("1.5m", 90), ("-5s", -5), ("300ms", 0.3)])
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("0", 0), ("30s", 30), ("1h30m", 5400), ("1.5m", 90), ("-5s", -5), ("300ms", 0.3)],
+)
 def test_parse_duration(text: str, seconds: float) -> None:
     assert float(parse_duration(text)) == pytest.approx(seconds)
 

@@ -24,22 +24,48 @@ json_scalars = st.one_of(
     st.integers(min_value=-(2**70), max_value=2**70),
     st.floats(allow_nan=True, allow_infinity=True),
     st.text(max_size=12),
-    st.sampled_from(["", "-1", "1n", "ten", "cpu", "main", "True", "Never", "kubernetes.io/hostname", "QuotaReserved"]),
+    st.sampled_from(
+        [
+            "",
+            "-1",
+            "1n",
+            "ten",
+            "cpu",
+            "main",
+            "True",
+            "Never",
+            "kubernetes.io/hostname",
+            "QuotaReserved",
+        ]
+    ),
 )
 json_values = st.recursive(
     json_scalars,
     lambda children: st.one_of(
         st.lists(children, max_size=4),
-        st.dictionaries(st.sampled_from(["spec", "name", "metadata", "count", "status", "resources", "x"]) | st.text(max_size=6), children, max_size=4),
+        st.dictionaries(
+            st.sampled_from(["spec", "name", "metadata", "count", "status", "resources", "x"])
+            | st.text(max_size=6),
+            children,
+            max_size=4,
+        ),
     ),
     max_leaves=20,
 )
 
 VALID_OBJECTS = [
-    b.cluster_queue("cq", groups=[b.group(["cpu", "memory"], b.flavor("a", cpu="1", memory="1Gi"))], cohort="c",
-                    admission_checks=[{"name": "ac", "onFlavors": ["a"]}]),
-    b.resource_flavor("rf", node_labels={"a": "b"}, taints=[{"key": "k", "effect": "NoSchedule"}],
-                      tolerations=[{"key": "k", "operator": "Exists"}]),
+    b.cluster_queue(
+        "cq",
+        groups=[b.group(["cpu", "memory"], b.flavor("a", cpu="1", memory="1Gi"))],
+        cohort="c",
+        admission_checks=[{"name": "ac", "onFlavors": ["a"]}],
+    ),
+    b.resource_flavor(
+        "rf",
+        node_labels={"a": "b"},
+        taints=[{"key": "k", "effect": "NoSchedule"}],
+        tolerations=[{"key": "k", "operator": "Exists"}],
+    ),
     b.local_queue("lq", cluster_queue="cq", fair_sharing={"weight": "1"}),
     b.cohort("co", parent="p", groups=[b.group(["cpu"], b.flavor("a", cpu="1"))]),
     b.reserved(b.workload("wl", pod_sets=[b.pod_set(count=2, requests={"cpu": "1"})])),
@@ -69,7 +95,9 @@ def mutated_objects(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
     original = draw(st.sampled_from(VALID_OBJECTS))
     obj = copy.deepcopy(original)
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
-        paths = [path for path in _paths(obj) if path and path[:1] not in (("apiVersion",), ("kind",))]
+        paths = [
+            path for path in _paths(obj) if path and path[:1] not in (("apiVersion",), ("kind",))
+        ]
         if not paths:
             break
         path = draw(st.sampled_from(paths))
@@ -110,7 +138,9 @@ def test_mutated_valid_objects_never_raise(pair: tuple[dict[str, Any], dict[str,
 
 @settings(max_examples=300, deadline=None)
 @given(pair=mutated_objects(), partial=st.booleans())
-def test_defaulting_never_raises_and_is_idempotent(pair: tuple[dict[str, Any], dict[str, Any]], partial: bool) -> None:
+def test_defaulting_never_raises_and_is_idempotent(
+    pair: tuple[dict[str, Any], dict[str, Any]], partial: bool
+) -> None:
     _, obj = pair
     once = apply_schema_defaults(obj)
     assert apply_schema_defaults(once) == once
@@ -121,7 +151,11 @@ def test_defaulting_never_raises_and_is_idempotent(pair: tuple[dict[str, Any], d
 @settings(max_examples=200, deadline=None)
 @given(value=json_values)
 def test_defaulting_arbitrary_values(value: Any) -> None:
-    apply_schema_defaults({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "spec": value})
-    apply_schema_defaults({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "spec": value, "status": value})
+    apply_schema_defaults(
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "spec": value}
+    )
+    apply_schema_defaults(
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "spec": value, "status": value}
+    )
     apply_create_defaults({"kind": "ClusterQueue", "metadata": value})
     apply_create_defaults({"kind": "Workload", "spec": value}, partial_admission=False)

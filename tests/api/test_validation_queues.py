@@ -6,7 +6,8 @@ import pytest
 
 from scheduler.api.validation import validate_cohort, validate_local_queue, validate_resource_flavor
 from tests.api import validation_builders as b
-from tests.api.validation_builders import bad, good, quota as q
+from tests.api.validation_builders import bad, good
+from tests.api.validation_builders import quota as q
 
 NO_SCHEDULE = {"key": "spot", "effect": "NoSchedule"}
 R0 = "spec.resourceGroups[0].flavors[0].resources[0]"
@@ -21,112 +22,356 @@ def taints(count: int) -> list[dict]:
 
 
 RF_FAILING = [
-    bad("RF-1", b.resource_flavor(node_labels=labels(9)), "spec.nodeLabels", "has 9 items; at most 8 are allowed"),
-    bad("RF-2", b.resource_flavor(node_labels={"@abc": "foo"}), "spec.nodeLabels[@abc]", 'invalid label key "@abc"'),
-    bad("RF-2", b.resource_flavor(node_labels={"abc": "-foo"}), "spec.nodeLabels[abc]", 'invalid label value "-foo" for key "abc"'),
+    bad(
+        "RF-1",
+        b.resource_flavor(node_labels=labels(9)),
+        "spec.nodeLabels",
+        "has 9 items; at most 8 are allowed",
+    ),
+    bad(
+        "RF-2",
+        b.resource_flavor(node_labels={"@abc": "foo"}),
+        "spec.nodeLabels[@abc]",
+        'invalid label key "@abc"',
+    ),
+    bad(
+        "RF-2",
+        b.resource_flavor(node_labels={"abc": "-foo"}),
+        "spec.nodeLabels[abc]",
+        'invalid label value "-foo" for key "abc"',
+    ),
     bad("RF-3", b.resource_flavor(taints=taints(9)), "spec.nodeTaints", "has 9 items"),
-    bad("RF-4", b.resource_flavor(taints=[{"effect": "NoSchedule"}]), "spec.nodeTaints[0].key", "required: give the taint key"),
-    bad("RF-5", b.resource_flavor(taints=[{"key": "bad key", "effect": "NoSchedule"}]), "spec.nodeTaints[0].key",
-        '"bad key" is not a valid taint key'),
-    bad("RF-6", b.resource_flavor(taints=[{"key": "spot", "value": "not ok", "effect": "NoSchedule"}]), "spec.nodeTaints[0].value",
-        '"not ok" is not a valid label value'),
-    bad("RF-7", b.resource_flavor(taints=[{"key": "spot"}]), "spec.nodeTaints[0].effect", "required: use NoSchedule, PreferNoSchedule or NoExecute"),
-    bad("RF-8", b.resource_flavor(taints=[{"key": "spot", "effect": ""}]), "spec.nodeTaints[0].effect", 'unsupported value ""'),
-    bad("RF-8", b.resource_flavor(taints=[{"key": "spot", "effect": "Evict"}]), "spec.nodeTaints[0].effect",
-        'unsupported value "Evict": use one of NoSchedule, PreferNoSchedule, NoExecute'),
-    bad("RF-9", b.resource_flavor(taints=[NO_SCHEDULE, NO_SCHEDULE]), "spec.nodeTaints[1]",
-        'duplicate taint "spot:NoSchedule": taints must be unique by key and effect'),
-    bad("RF-10", b.resource_flavor(tolerations=[{"operator": "Exists"}] * 9), "spec.tolerations", "has 9 items"),
-    bad("RF-11", b.resource_flavor(tolerations=[{"value": "x"}]), "spec.tolerations[0].operator", "must be Exists when key is empty"),
-    bad("RF-12", b.resource_flavor(tolerations=[{"key": "a", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 5}]),
-        "spec.tolerations[0].effect", "must be NoExecute when tolerationSeconds is set"),
-    bad("RF-13", b.resource_flavor(tolerations=[{"key": "a", "operator": "Matches"}]), "spec.tolerations[0].operator",
-        'unsupported value "Matches": use one of Equal, Exists'),
-    bad("RF-14", b.resource_flavor(tolerations=[{"key": "abc", "operator": "Exists", "value": "v"}]), "spec.tolerations[0].value",
-        "must be empty when operator is Exists"),
-    bad("RF-15", b.resource_flavor(tolerations=[{"key": "a", "operator": "Exists", "effect": "Sometimes"}]), "spec.tolerations[0].effect",
-        'unsupported value "Sometimes"'),
-    bad("RF-16", b.resource_flavor(tolerations=[{"key": "a b", "operator": "Exists"}]), "spec.tolerations[0].key",
-        '"a b" is not a valid toleration key'),
-    bad("RF-17", b.resource_flavor(node_labels={"a": "b"}, topology="Default_Topo"), "spec.topologyName", '"Default_Topo" is not a valid topology name'),
-    bad("RF-18", b.resource_flavor(topology="default"), "spec.nodeLabels", "a flavor with a topologyName needs at least one node label"),
-    bad("RF-19", b.resource_flavor(node_labels={"a": "b"}, topology="b"), "spec.topologyName", 'is immutable once set; it was "a"',
-        old=b.resource_flavor(node_labels={"a": "b"}, topology="a")),
-    bad("RF-19", b.resource_flavor(node_labels={"a": "b"}), "spec.topologyName", "is immutable once set",
-        old=b.resource_flavor(node_labels={"a": "b"}, topology="a")),
+    bad(
+        "RF-4",
+        b.resource_flavor(taints=[{"effect": "NoSchedule"}]),
+        "spec.nodeTaints[0].key",
+        "required: give the taint key",
+    ),
+    bad(
+        "RF-5",
+        b.resource_flavor(taints=[{"key": "bad key", "effect": "NoSchedule"}]),
+        "spec.nodeTaints[0].key",
+        '"bad key" is not a valid taint key',
+    ),
+    bad(
+        "RF-6",
+        b.resource_flavor(taints=[{"key": "spot", "value": "not ok", "effect": "NoSchedule"}]),
+        "spec.nodeTaints[0].value",
+        '"not ok" is not a valid label value',
+    ),
+    bad(
+        "RF-7",
+        b.resource_flavor(taints=[{"key": "spot"}]),
+        "spec.nodeTaints[0].effect",
+        "required: use NoSchedule, PreferNoSchedule or NoExecute",
+    ),
+    bad(
+        "RF-8",
+        b.resource_flavor(taints=[{"key": "spot", "effect": ""}]),
+        "spec.nodeTaints[0].effect",
+        'unsupported value ""',
+    ),
+    bad(
+        "RF-8",
+        b.resource_flavor(taints=[{"key": "spot", "effect": "Evict"}]),
+        "spec.nodeTaints[0].effect",
+        'unsupported value "Evict": use one of NoSchedule, PreferNoSchedule, NoExecute',
+    ),
+    bad(
+        "RF-9",
+        b.resource_flavor(taints=[NO_SCHEDULE, NO_SCHEDULE]),
+        "spec.nodeTaints[1]",
+        'duplicate taint "spot:NoSchedule": taints must be unique by key and effect',
+    ),
+    bad(
+        "RF-10",
+        b.resource_flavor(tolerations=[{"operator": "Exists"}] * 9),
+        "spec.tolerations",
+        "has 9 items",
+    ),
+    bad(
+        "RF-11",
+        b.resource_flavor(tolerations=[{"value": "x"}]),
+        "spec.tolerations[0].operator",
+        "must be Exists when key is empty",
+    ),
+    bad(
+        "RF-12",
+        b.resource_flavor(
+            tolerations=[
+                {"key": "a", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 5}
+            ]
+        ),
+        "spec.tolerations[0].effect",
+        "must be NoExecute when tolerationSeconds is set",
+    ),
+    bad(
+        "RF-13",
+        b.resource_flavor(tolerations=[{"key": "a", "operator": "Matches"}]),
+        "spec.tolerations[0].operator",
+        'unsupported value "Matches": use one of Equal, Exists',
+    ),
+    bad(
+        "RF-14",
+        b.resource_flavor(tolerations=[{"key": "abc", "operator": "Exists", "value": "v"}]),
+        "spec.tolerations[0].value",
+        "must be empty when operator is Exists",
+    ),
+    bad(
+        "RF-15",
+        b.resource_flavor(tolerations=[{"key": "a", "operator": "Exists", "effect": "Sometimes"}]),
+        "spec.tolerations[0].effect",
+        'unsupported value "Sometimes"',
+    ),
+    bad(
+        "RF-16",
+        b.resource_flavor(tolerations=[{"key": "a b", "operator": "Exists"}]),
+        "spec.tolerations[0].key",
+        '"a b" is not a valid toleration key',
+    ),
+    bad(
+        "RF-17",
+        b.resource_flavor(node_labels={"a": "b"}, topology="Default_Topo"),
+        "spec.topologyName",
+        '"Default_Topo" is not a valid topology name',
+    ),
+    bad(
+        "RF-18",
+        b.resource_flavor(topology="default"),
+        "spec.nodeLabels",
+        "a flavor with a topologyName needs at least one node label",
+    ),
+    bad(
+        "RF-19",
+        b.resource_flavor(node_labels={"a": "b"}, topology="b"),
+        "spec.topologyName",
+        'is immutable once set; it was "a"',
+        old=b.resource_flavor(node_labels={"a": "b"}, topology="a"),
+    ),
+    bad(
+        "RF-19",
+        b.resource_flavor(node_labels={"a": "b"}),
+        "spec.topologyName",
+        "is immutable once set",
+        old=b.resource_flavor(node_labels={"a": "b"}, topology="a"),
+    ),
 ]
 
 RF_PASSING = [
-    good("RF-1", b.resource_flavor(node_labels=labels(8), taints=taints(8)), note="V11 limits inclusive"),
-    good("RF-2", b.resource_flavor(node_labels={"cloud.example.com/instance-type": "spot_v2", "empty": ""})),
+    good(
+        "RF-1",
+        b.resource_flavor(node_labels=labels(8), taints=taints(8)),
+        note="V11 limits inclusive",
+    ),
+    good(
+        "RF-2",
+        b.resource_flavor(node_labels={"cloud.example.com/instance-type": "spot_v2", "empty": ""}),
+    ),
     good("RF-3", b.resource_flavor(), note="V11 empty flavor"),
     good("RF-4", b.resource_flavor(taints=[NO_SCHEDULE])),
     good("RF-5", b.resource_flavor(taints=[{"key": "example.com/spot", "effect": "NoSchedule"}])),
-    good("RF-6", b.resource_flavor(taints=[{"key": "spot", "value": "true", "effect": "NoSchedule"}])),
+    good(
+        "RF-6", b.resource_flavor(taints=[{"key": "spot", "value": "true", "effect": "NoSchedule"}])
+    ),
     good("RF-7", b.resource_flavor(taints=[{"key": "spot", "effect": "PreferNoSchedule"}])),
     good("RF-8", b.resource_flavor(taints=[{"key": "spot", "effect": "NoExecute"}])),
-    good("RF-9", b.resource_flavor(taints=[NO_SCHEDULE, {"key": "spot", "effect": "NoExecute"}]), note="V11 per key+effect"),
+    good(
+        "RF-9",
+        b.resource_flavor(taints=[NO_SCHEDULE, {"key": "spot", "effect": "NoExecute"}]),
+        note="V11 per key+effect",
+    ),
     good("RF-10", b.resource_flavor(tolerations=[{"operator": "Exists"}] * 8)),
-    good("RF-11", b.resource_flavor(tolerations=[{"operator": "Exists"}]), note="empty key with Exists"),
-    good("RF-12", b.resource_flavor(tolerations=[{"key": "a", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5}])),
-    good("RF-13", b.resource_flavor(tolerations=[{"key": "a", "value": "b"}]), note="Equal by default"),
+    good(
+        "RF-11",
+        b.resource_flavor(tolerations=[{"operator": "Exists"}]),
+        note="empty key with Exists",
+    ),
+    good(
+        "RF-12",
+        b.resource_flavor(
+            tolerations=[
+                {"key": "a", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5}
+            ]
+        ),
+    ),
+    good(
+        "RF-13",
+        b.resource_flavor(tolerations=[{"key": "a", "value": "b"}]),
+        note="Equal by default",
+    ),
     good("RF-14", b.resource_flavor(tolerations=[{"key": "a", "operator": "Equal", "value": "v"}])),
-    good("RF-15", b.resource_flavor(tolerations=[{"key": "a", "operator": "Exists", "effect": ""}]), note="empty effect"),
+    good(
+        "RF-15",
+        b.resource_flavor(tolerations=[{"key": "a", "operator": "Exists", "effect": ""}]),
+        note="empty effect",
+    ),
     good("RF-16", b.resource_flavor(tolerations=[{"key": "example.com/a", "operator": "Exists"}])),
     good("RF-17", b.resource_flavor(node_labels={"a": "b"}, topology="default")),
     good("RF-18", b.resource_flavor(node_labels={"a": "b"}, topology="default")),
-    good("RF-19", b.resource_flavor(node_labels={"a": "c"}, taints=[NO_SCHEDULE], topology="a"),
-         old=b.resource_flavor(node_labels={"a": "b"}, topology="a"), note="labels mutable with topology"),
-    good("RF-19", b.resource_flavor(node_labels={"a": "c"}, taints=[NO_SCHEDULE]), old=b.resource_flavor(node_labels={"a": "b"}),
-         note="V12"),
+    good(
+        "RF-19",
+        b.resource_flavor(node_labels={"a": "c"}, taints=[NO_SCHEDULE], topology="a"),
+        old=b.resource_flavor(node_labels={"a": "b"}, topology="a"),
+        note="labels mutable with topology",
+    ),
+    good(
+        "RF-19",
+        b.resource_flavor(node_labels={"a": "c"}, taints=[NO_SCHEDULE]),
+        old=b.resource_flavor(node_labels={"a": "b"}),
+        note="V12",
+    ),
 ]
 
 LQ_FAILING = [
-    bad("LQ-1", b.local_queue(cluster_queue="invalid_name"), "spec.clusterQueue", '"invalid_name" is not a valid name'),
-    bad("LQ-2", b.local_queue(cluster_queue="bar"), "spec.clusterQueue", 'is immutable; it was "foo"', "create a new LocalQueue",
-        old=b.local_queue(cluster_queue="foo")),
-    bad("LQ-2", b.local_queue(cluster_queue=None), "spec.clusterQueue", 'is immutable; it was "foo"', old=b.local_queue(cluster_queue="foo")),
-    bad("LQ-3", b.local_queue(stopPolicy="Pause"), "spec.stopPolicy", 'unsupported value "Pause": use one of None, Hold, HoldAndDrain'),
-    bad("LQ-4", b.local_queue(fairSharing={"weight": "x1"}), "spec.fairSharing.weight", '"x1" is not a valid quantity'),
-    bad("LQ-5", b.local_queue(fairSharing={"weight": "-2"}), "spec.fairSharing.weight", "greater than or equal to 0, got -2"),
-    bad("LQ-5", b.local_queue(fairSharing={"weight": "0.5n"}), "spec.fairSharing.weight", "too small to be used"),
+    bad(
+        "LQ-1",
+        b.local_queue(cluster_queue="invalid_name"),
+        "spec.clusterQueue",
+        '"invalid_name" is not a valid name',
+    ),
+    bad(
+        "LQ-2",
+        b.local_queue(cluster_queue="bar"),
+        "spec.clusterQueue",
+        'is immutable; it was "foo"',
+        "create a new LocalQueue",
+        old=b.local_queue(cluster_queue="foo"),
+    ),
+    bad(
+        "LQ-2",
+        b.local_queue(cluster_queue=None),
+        "spec.clusterQueue",
+        'is immutable; it was "foo"',
+        old=b.local_queue(cluster_queue="foo"),
+    ),
+    bad(
+        "LQ-3",
+        b.local_queue(stopPolicy="Pause"),
+        "spec.stopPolicy",
+        'unsupported value "Pause": use one of None, Hold, HoldAndDrain',
+    ),
+    bad(
+        "LQ-4",
+        b.local_queue(fairSharing={"weight": "x1"}),
+        "spec.fairSharing.weight",
+        '"x1" is not a valid quantity',
+    ),
+    bad(
+        "LQ-5",
+        b.local_queue(fairSharing={"weight": "-2"}),
+        "spec.fairSharing.weight",
+        "greater than or equal to 0, got -2",
+    ),
+    bad(
+        "LQ-5",
+        b.local_queue(fairSharing={"weight": "0.5n"}),
+        "spec.fairSharing.weight",
+        "too small to be used",
+    ),
 ]
 
 LQ_PASSING = [
     good("LQ-1", b.local_queue(cluster_queue="cluster-queue")),
-    good("LQ-2", b.local_queue(cluster_queue="foo"), old=b.local_queue(cluster_queue=None), note="set when it had none"),
-    good("LQ-2", b.local_queue(cluster_queue="foo", stopPolicy="Hold"), old=b.local_queue(cluster_queue="foo")),
+    good(
+        "LQ-2",
+        b.local_queue(cluster_queue="foo"),
+        old=b.local_queue(cluster_queue=None),
+        note="set when it had none",
+    ),
+    good(
+        "LQ-2",
+        b.local_queue(cluster_queue="foo", stopPolicy="Hold"),
+        old=b.local_queue(cluster_queue="foo"),
+    ),
     good("LQ-3", b.local_queue(stopPolicy="HoldAndDrain")),
     good("LQ-4", b.local_queue(fairSharing={"weight": "2"})),
     good("LQ-5", b.local_queue(fairSharing={"weight": 0})),
 ]
 
 CO_FAILING = [
-    bad("CO-1", {"apiVersion": b.KUEUE, "kind": "Cohort", "metadata": {"name": ""}}, "metadata.name", "required"),
+    bad(
+        "CO-1",
+        {"apiVersion": b.KUEUE, "kind": "Cohort", "metadata": {"name": ""}},
+        "metadata.name",
+        "required",
+    ),
     bad("CO-1", b.cohort("Team_A"), "metadata.name", '"Team_A" is not a valid name'),
     bad("CO-2", b.cohort(parent="@root"), "spec.parentName", '"@root" is not a valid cohort name'),
-    bad("CQ-6", b.cohort(groups=[b.group(["cpu"])]), "spec.resourceGroups[0].flavors", "must list at least 1 flavor"),
-    bad("CQ-13", b.cohort(groups=[b.group(["cpu", "memory"], b.flavor("a", memory="1", cpu="1"))]),
-        "spec.resourceGroups[0].flavors[0].resources[0].name", 'expected "cpu"'),
-    bad("CQ-17", b.cohort(groups=[b.group(["cpu"], b.flavor("a", cpu="-1"))]), f"{R0}.nominalQuota", "got -1"),
-    bad("CQ-19", b.cohort(parent="p", groups=[b.group(["cpu"], b.flavor("a", q("cpu", borrowing="-1")))]), f"{R0}.borrowingLimit", "got -1"),
-    bad("CQ-20", b.cohort(parent="p", groups=[b.group(["cpu"], b.flavor("a", q("cpu", lending="-1")))]), f"{R0}.lendingLimit", "got -1"),
-    bad("CO-4", b.cohort(groups=[b.group(["cpu"], b.flavor("a", q("cpu", borrowing=0)))]), f"{R0}.borrowingLimit",
-        "a borrowing limit needs a parent cohort: set spec.parentName or remove borrowingLimit"),
-    bad("CO-5", b.cohort(groups=[b.group(["cpu"], b.flavor("a", q("cpu", lending=1)))]), f"{R0}.lendingLimit",
-        "a lending limit needs a parent cohort: set spec.parentName or remove lendingLimit"),
+    bad(
+        "CQ-6",
+        b.cohort(groups=[b.group(["cpu"])]),
+        "spec.resourceGroups[0].flavors",
+        "must list at least 1 flavor",
+    ),
+    bad(
+        "CQ-13",
+        b.cohort(groups=[b.group(["cpu", "memory"], b.flavor("a", memory="1", cpu="1"))]),
+        "spec.resourceGroups[0].flavors[0].resources[0].name",
+        'expected "cpu"',
+    ),
+    bad(
+        "CQ-17",
+        b.cohort(groups=[b.group(["cpu"], b.flavor("a", cpu="-1"))]),
+        f"{R0}.nominalQuota",
+        "got -1",
+    ),
+    bad(
+        "CQ-19",
+        b.cohort(parent="p", groups=[b.group(["cpu"], b.flavor("a", q("cpu", borrowing="-1")))]),
+        f"{R0}.borrowingLimit",
+        "got -1",
+    ),
+    bad(
+        "CQ-20",
+        b.cohort(parent="p", groups=[b.group(["cpu"], b.flavor("a", q("cpu", lending="-1")))]),
+        f"{R0}.lendingLimit",
+        "got -1",
+    ),
+    bad(
+        "CO-4",
+        b.cohort(groups=[b.group(["cpu"], b.flavor("a", q("cpu", borrowing=0)))]),
+        f"{R0}.borrowingLimit",
+        "a borrowing limit needs a parent cohort: set spec.parentName or remove borrowingLimit",
+    ),
+    bad(
+        "CO-5",
+        b.cohort(groups=[b.group(["cpu"], b.flavor("a", q("cpu", lending=1)))]),
+        f"{R0}.lendingLimit",
+        "a lending limit needs a parent cohort: set spec.parentName or remove lendingLimit",
+    ),
     bad("CQ-37", b.cohort(fairSharing={"weight": "1n"}), "spec.fairSharing.weight", "too small"),
 ]
 
 CO_PASSING = [
     good("CO-1", b.cohort("team.root")),
     good("CO-2", b.cohort(parent="co"), note="self parent is accepted"),
-    good("CO-3", b.cohort(groups=[b.group(["cpu", "memory"], b.flavor("a", cpu="1", memory="1Gi"))])),
-    good("CO-4", b.cohort(parent="p", groups=[b.group(["cpu"], b.flavor("a", q("cpu", borrowing=0)))])),
-    good("CO-5", b.cohort(parent="p", groups=[b.group(["cpu"], b.flavor("a", q("cpu", lending=1)))])),
-    good("CO-6", b.cohort(parent="p", groups=[b.group(["cpu"], b.flavor("a", q("cpu", 1, lending=2)))]), note="V4 lend more than nominal"),
-    good("CO-7", b.cohort(groups=[b.group([f"r{k}" for k in range(64)], *(b.flavor(f"f{j}", *(q(f"r{k}") for k in range(64))) for j in range(9)))]),
-         note="no 512 limit"),
+    good(
+        "CO-3", b.cohort(groups=[b.group(["cpu", "memory"], b.flavor("a", cpu="1", memory="1Gi"))])
+    ),
+    good(
+        "CO-4",
+        b.cohort(parent="p", groups=[b.group(["cpu"], b.flavor("a", q("cpu", borrowing=0)))]),
+    ),
+    good(
+        "CO-5", b.cohort(parent="p", groups=[b.group(["cpu"], b.flavor("a", q("cpu", lending=1)))])
+    ),
+    good(
+        "CO-6",
+        b.cohort(parent="p", groups=[b.group(["cpu"], b.flavor("a", q("cpu", 1, lending=2)))]),
+        note="V4 lend more than nominal",
+    ),
+    good(
+        "CO-7",
+        b.cohort(
+            groups=[
+                b.group(
+                    [f"r{k}" for k in range(64)],
+                    *(b.flavor(f"f{j}", *(q(f"r{k}") for k in range(64))) for j in range(9)),
+                )
+            ]
+        ),
+        note="no 512 limit",
+    ),
     good("CO-8", b.cohort(fairSharing={"weight": "0.5"})),
 ]
 
@@ -162,13 +407,22 @@ def test_cohort_passing(case: b.Good) -> None:
 
 
 def test_local_queue_namespace_must_be_a_label() -> None:
-    b.find(validate_local_queue(b.local_queue(namespace="Team.A")), "metadata.namespace", '"Team.A" is not a valid namespace')
+    b.find(
+        validate_local_queue(b.local_queue(namespace="Team.A")),
+        "metadata.namespace",
+        '"Team.A" is not a valid namespace',
+    )
 
 
 def test_legacy_flavor_fields_get_a_hint() -> None:
     flavor = b.resource_flavor()
     flavor["labels"] = {"instance-type": "spot"}
-    b.find(validate_resource_flavor(flavor), "labels", 'unknown field "labels"', "v1beta2 uses spec.nodeLabels")
+    b.find(
+        validate_resource_flavor(flavor),
+        "labels",
+        'unknown field "labels"',
+        "v1beta2 uses spec.nodeLabels",
+    )
 
 
 def test_lq5_is_a_kuota_addition() -> None:

@@ -17,7 +17,9 @@ from scheduler.api.field import FieldError
 KUEUE = "kueue.x-k8s.io/v1beta2"
 
 
-def _object(kind: str, name: str, spec: dict[str, Any] | None, namespace: str | None = None) -> dict[str, Any]:
+def _object(
+    kind: str, name: str, spec: dict[str, Any] | None, namespace: str | None = None
+) -> dict[str, Any]:
     metadata: dict[str, Any] = {"name": name}
     if namespace is not None:
         metadata["namespace"] = namespace
@@ -27,7 +29,9 @@ def _object(kind: str, name: str, spec: dict[str, Any] | None, namespace: str | 
     return obj
 
 
-def quota(name: str, nominal: Any = "1", *, borrowing: Any = None, lending: Any = None) -> dict[str, Any]:
+def quota(
+    name: str, nominal: Any = "1", *, borrowing: Any = None, lending: Any = None
+) -> dict[str, Any]:
     entry: dict[str, Any] = {"name": name, "nominalQuota": nominal}
     if borrowing is not None:
         entry["borrowingLimit"] = borrowing
@@ -49,8 +53,14 @@ def group(covered: list[Any], *flavors: dict[str, Any]) -> dict[str, Any]:
     return {"coveredResources": covered, "flavors": list(flavors)}
 
 
-def cluster_queue(name: str = "cq", *, groups: list[Any] | None = None, cohort: str | None = None,
-                  admission_checks: list[Any] | None = None, **spec: Any) -> dict[str, Any]:
+def cluster_queue(
+    name: str = "cq",
+    *,
+    groups: list[Any] | None = None,
+    cohort: str | None = None,
+    admission_checks: list[Any] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
     body: dict[str, Any] = {"namespaceSelector": {}}
     if groups is not None:
         body["resourceGroups"] = groups
@@ -62,15 +72,23 @@ def cluster_queue(name: str = "cq", *, groups: list[Any] | None = None, cohort: 
     return _object("ClusterQueue", name, body)
 
 
-def simple_cluster_queue(*entries: dict[str, Any], cohort: str | None = None, **spec: Any) -> dict[str, Any]:
+def simple_cluster_queue(
+    *entries: dict[str, Any], cohort: str | None = None, **spec: Any
+) -> dict[str, Any]:
     """One group, one flavor ``alpha``, the given quota entries (default cpu: 1)."""
     entries = entries or (quota("cpu"),)
     covered = [entry.get("name") for entry in entries]
     return cluster_queue(groups=[group(covered, flavor("alpha", *entries))], cohort=cohort, **spec)
 
 
-def resource_flavor(name: str = "rf", *, node_labels: dict[str, Any] | None = None, taints: list[Any] | None = None,
-                    tolerations: list[Any] | None = None, topology: str | None = None) -> dict[str, Any]:
+def resource_flavor(
+    name: str = "rf",
+    *,
+    node_labels: dict[str, Any] | None = None,
+    taints: list[Any] | None = None,
+    tolerations: list[Any] | None = None,
+    topology: str | None = None,
+) -> dict[str, Any]:
     spec: dict[str, Any] = {}
     if node_labels is not None:
         spec["nodeLabels"] = node_labels
@@ -83,13 +101,17 @@ def resource_flavor(name: str = "rf", *, node_labels: dict[str, Any] | None = No
     return _object("ResourceFlavor", name, spec)
 
 
-def local_queue(name: str = "lq", *, cluster_queue: str | None = "cq", namespace: str = "default", **spec: Any) -> dict[str, Any]:
+def local_queue(
+    name: str = "lq", *, cluster_queue: str | None = "cq", namespace: str = "default", **spec: Any
+) -> dict[str, Any]:
     body: dict[str, Any] = {} if cluster_queue is None else {"clusterQueue": cluster_queue}
     body.update(spec)
     return _object("LocalQueue", name, body, namespace)
 
 
-def cohort(name: str = "co", *, parent: str | None = None, groups: list[Any] | None = None, **spec: Any) -> dict[str, Any]:
+def cohort(
+    name: str = "co", *, parent: str | None = None, groups: list[Any] | None = None, **spec: Any
+) -> dict[str, Any]:
     body: dict[str, Any] = {}
     if parent is not None:
         body["parentName"] = parent
@@ -99,7 +121,9 @@ def cohort(name: str = "co", *, parent: str | None = None, groups: list[Any] | N
     return _object("Cohort", name, body)
 
 
-def container(requests: dict[str, Any] | None = None, limits: dict[str, Any] | None = None, name: str = "c") -> dict[str, Any]:
+def container(
+    requests: dict[str, Any] | None = None, limits: dict[str, Any] | None = None, name: str = "c"
+) -> dict[str, Any]:
     resources: dict[str, Any] = {}
     if requests is not None:
         resources["requests"] = requests
@@ -108,9 +132,21 @@ def container(requests: dict[str, Any] | None = None, limits: dict[str, Any] | N
     return {"name": name, "image": "busybox", "resources": resources}
 
 
-def pod_set(name: str | None = None, *, count: Any = None, min_count: Any = None, requests: dict[str, Any] | None = None,
-            containers: list[Any] | None = None, init_containers: list[Any] | None = None, **extra: Any) -> dict[str, Any]:
-    pod_spec: dict[str, Any] = {"containers": containers if containers is not None else [container(requests or {"cpu": "1"})]}
+def pod_set(
+    name: str | None = None,
+    *,
+    count: Any = None,
+    min_count: Any = None,
+    requests: dict[str, Any] | None = None,
+    containers: list[Any] | None = None,
+    init_containers: list[Any] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    pod_spec: dict[str, Any] = {
+        "containers": containers
+        if containers is not None
+        else [container(requests or {"cpu": "1"})]
+    }
     if init_containers is not None:
         pod_spec["initContainers"] = init_containers
     result: dict[str, Any] = {"template": {"spec": pod_spec}}
@@ -124,9 +160,18 @@ def pod_set(name: str | None = None, *, count: Any = None, min_count: Any = None
     return result
 
 
-def workload(name: str = "wl", *, pod_sets: list[Any] | None = None, namespace: str = "default", annotations: dict[str, str] | None = None,
-             **spec: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"queueName": "lq", "podSets": pod_sets if pod_sets is not None else [pod_set()]}
+def workload(
+    name: str = "wl",
+    *,
+    pod_sets: list[Any] | None = None,
+    namespace: str = "default",
+    annotations: dict[str, str] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "queueName": "lq",
+        "podSets": pod_sets if pod_sets is not None else [pod_set()],
+    }
     body.update(spec)
     obj = _object("Workload", name, body, namespace)
     if annotations is not None:
@@ -135,7 +180,13 @@ def workload(name: str = "wl", *, pod_sets: list[Any] | None = None, namespace: 
 
 
 def condition(kind: str, status: str = "True", reason: str | None = None) -> dict[str, Any]:
-    return {"type": kind, "status": status, "reason": reason or kind, "message": "", "lastTransitionTime": "2025-01-01T00:00:00Z"}
+    return {
+        "type": kind,
+        "status": status,
+        "reason": reason or kind,
+        "message": "",
+        "lastTransitionTime": "2025-01-01T00:00:00Z",
+    }
 
 
 def with_spec(obj: dict[str, Any], **fields: Any) -> dict[str, Any]:
@@ -151,16 +202,28 @@ def with_status(obj: dict[str, Any], **status: Any) -> dict[str, Any]:
     return result
 
 
-def reserved(obj: dict[str, Any], *, assignments: list[Any] | None = None, admitted: bool = False) -> dict[str, Any]:
+def reserved(
+    obj: dict[str, Any], *, assignments: list[Any] | None = None, admitted: bool = False
+) -> dict[str, Any]:
     """The workload holding quota in ClusterQueue ``cq`` (assignments derived from its pod sets)."""
     if assignments is None:
         assignments = []
         for item in obj["spec"]["podSets"]:
             count = item.get("count", 1)
-            assignments.append({"name": item.get("name", "main"), "count": count, "flavors": {"cpu": "alpha"},
-                                "resourceUsage": {"cpu": str(count)}})
+            assignments.append(
+                {
+                    "name": item.get("name", "main"),
+                    "count": count,
+                    "flavors": {"cpu": "alpha"},
+                    "resourceUsage": {"cpu": str(count)},
+                }
+            )
     conditions = [condition("QuotaReserved")] + ([condition("Admitted")] if admitted else [])
-    return with_status(obj, conditions=conditions, admission={"clusterQueue": "cq", "podSetAssignments": assignments})
+    return with_status(
+        obj,
+        conditions=conditions,
+        admission={"clusterQueue": "cq", "podSetAssignments": assignments},
+    )
 
 
 def priority_class(name: str = "high", value: Any = 100, **fields: Any) -> dict[str, Any]:
@@ -171,7 +234,12 @@ def priority_class(name: str = "high", value: Any = 100, **fields: Any) -> dict[
     return obj
 
 
-def admission_check(name: str = "ac", *, controller: str | None = "kueue.x-k8s.io/multikueue", parameters: dict[str, Any] | None = None) -> dict[str, Any]:
+def admission_check(
+    name: str = "ac",
+    *,
+    controller: str | None = "kueue.x-k8s.io/multikueue",
+    parameters: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     spec: dict[str, Any] = {}
     if controller is not None:
         spec["controllerName"] = controller
@@ -180,13 +248,17 @@ def admission_check(name: str = "ac", *, controller: str | None = "kueue.x-k8s.i
     return _object("AdmissionCheck", name, spec)
 
 
-def multikueue_config(name: str = "mk", clusters: list[Any] | None = None, **spec: Any) -> dict[str, Any]:
+def multikueue_config(
+    name: str = "mk", clusters: list[Any] | None = None, **spec: Any
+) -> dict[str, Any]:
     body: dict[str, Any] = {} if clusters is None else {"clusters": clusters}
     body.update(spec)
     return _object("MultiKueueConfig", name, body)
 
 
-def multikueue_cluster(name: str = "worker", *, source: dict[str, Any] | None = None) -> dict[str, Any]:
+def multikueue_cluster(
+    name: str = "worker", *, source: dict[str, Any] | None = None
+) -> dict[str, Any]:
     if source is None:
         source = {"kubeConfig": {"location": "worker-secret"}}
     return _object("MultiKueueCluster", name, {"clusterSource": source})
@@ -197,15 +269,25 @@ def topology(name: str = "topo", levels: list[Any] | None = None) -> dict[str, A
     return _object("Topology", name, spec)
 
 
-def job(name: str = "job", *, queue: str | None = None, suspend: bool | None = True, labels: dict[str, str] | None = None,
-        annotations: dict[str, str] | None = None, namespace: str = "default", **spec: Any) -> dict[str, Any]:
+def job(
+    name: str = "job",
+    *,
+    queue: str | None = None,
+    suspend: bool | None = True,
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    namespace: str = "default",
+    **spec: Any,
+) -> dict[str, Any]:
     all_labels = dict(labels or {})
     if queue is not None:
         all_labels["kueue.x-k8s.io/queue-name"] = queue
     metadata: dict[str, Any] = {"name": name, "namespace": namespace, "labels": all_labels}
     if annotations is not None:
         metadata["annotations"] = annotations
-    body: dict[str, Any] = {"template": {"spec": {"containers": [container()], "restartPolicy": "Never"}}}
+    body: dict[str, Any] = {
+        "template": {"spec": {"containers": [container()], "restartPolicy": "Never"}}
+    }
     if suspend is not None:
         body["suspend"] = suspend
     body.update(spec)
@@ -224,10 +306,16 @@ def configuration(**fields: Any) -> dict[str, Any]:
 def find(errors: list[FieldError], field: str, *words: str, rule: str | None = None) -> FieldError:
     """The violation at ``field`` whose message holds every word (and rule, when given)."""
     for item in errors:
-        if item.field == field and all(word in item.message for word in words) and (rule is None or item.rule == rule):
+        if (
+            item.field == field
+            and all(word in item.message for word in words)
+            and (rule is None or item.rule == rule)
+        ):
             return item
     rendered = "\n  ".join(f"{item.rule}: {item.render()}" for item in errors) or "(none)"
-    raise AssertionError(f"no violation at {field!r} with {words!r} (rule {rule}); got:\n  {rendered}")
+    raise AssertionError(
+        f"no violation at {field!r} with {words!r} (rule {rule}); got:\n  {rendered}"
+    )
 
 
 def without_rule(errors: list[FieldError], rule: str) -> bool:
@@ -235,6 +323,7 @@ def without_rule(errors: list[FieldError], rule: str) -> bool:
 
 
 # --- table-driven rule cases -------------------------------------------------------
+
 
 @dataclass
 class Bad:
@@ -267,11 +356,25 @@ class Good:
         return f"{self.rule}:{self.note}"[:90]
 
 
-def bad(rule: str, new: dict[str, Any], path: str, *words: str, old: dict[str, Any] | None = None, **options: Any) -> Bad:
+def bad(
+    rule: str,
+    new: dict[str, Any],
+    path: str,
+    *words: str,
+    old: dict[str, Any] | None = None,
+    **options: Any,
+) -> Bad:
     return Bad(rule, new, path, words, old, options)
 
 
-def good(rule: str, new: dict[str, Any], *, old: dict[str, Any] | None = None, note: str = "", **options: Any) -> Good:
+def good(
+    rule: str,
+    new: dict[str, Any],
+    *,
+    old: dict[str, Any] | None = None,
+    note: str = "",
+    **options: Any,
+) -> Good:
     return Good(rule, new, old, options, note)
 
 

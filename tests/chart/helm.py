@@ -37,16 +37,21 @@ def helm_env(home: Path) -> dict[str, str]:
     return env
 
 
-def run_helm(*args: str, check: bool = True, kubeconfig: Path | None = None,
-             timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def run_helm(
+    *args: str, check: bool = True, kubeconfig: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
     """Run helm with fresh homes; raise with its output when ``check`` and it fails."""
     with tempfile.TemporaryDirectory(prefix="kuota-helm-") as home:
         argv = [str(helm_binary()), *args]
         if kubeconfig is not None:
             argv += ["--kubeconfig", str(kubeconfig)]
-        done = subprocess.run(argv, capture_output=True, text=True, env=helm_env(Path(home)), timeout=timeout)
+        done = subprocess.run(
+            argv, capture_output=True, text=True, env=helm_env(Path(home)), timeout=timeout
+        )
     if check and done.returncode != 0:
-        raise AssertionError(f"helm {' '.join(args)} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+        raise AssertionError(
+            f"helm {' '.join(args)} failed ({done.returncode}):\n{done.stdout}{done.stderr}"
+        )
     return done
 
 
@@ -60,10 +65,25 @@ def set_args(values: Mapping[str, Any]) -> list[str]:
     return args
 
 
-def render_text(values: Mapping[str, Any] | None = None, *, release: str = RELEASE, namespace: str = NAMESPACE,
-                value_files: Iterable[Path] = (), check: bool = True) -> subprocess.CompletedProcess[str]:
+def render_text(
+    values: Mapping[str, Any] | None = None,
+    *,
+    release: str = RELEASE,
+    namespace: str = NAMESPACE,
+    value_files: Iterable[Path] = (),
+    check: bool = True,
+) -> subprocess.CompletedProcess[str]:
     files = [arg for path in value_files for arg in ("-f", str(path))]
-    return run_helm("template", release, str(CHART), "-n", namespace, *files, *set_args(values or {}), check=check)
+    return run_helm(
+        "template",
+        release,
+        str(CHART),
+        "-n",
+        namespace,
+        *files,
+        *set_args(values or {}),
+        check=check,
+    )
 
 
 def render(values: Mapping[str, Any] | None = None, **kwargs: Any) -> list[dict[str, Any]]:

@@ -17,13 +17,22 @@ from .helm import by_kind, render
 
 
 def _rules(objects: list[dict[str, Any]], name: str) -> list[Mapping[str, Any]]:
-    return [rule for obj in objects if obj["kind"] in ("ClusterRole", "Role") and obj["metadata"]["name"].startswith(name)
-            for rule in obj["rules"]]
+    return [
+        rule
+        for obj in objects
+        if obj["kind"] in ("ClusterRole", "Role") and obj["metadata"]["name"].startswith(name)
+        for rule in obj["rules"]
+    ]
 
 
 def _grants(rules: list[Mapping[str, Any]]) -> set[tuple[str, str, str]]:
-    return {(group, resource, verb) for rule in rules for group in rule["apiGroups"]
-            for resource in rule["resources"] for verb in rule["verbs"]}
+    return {
+        (group, resource, verb)
+        for rule in rules
+        for group in rule["apiGroups"]
+        for resource in rule["resources"]
+        for verb in rule["verbs"]
+    }
 
 
 @pytest.fixture(scope="module")
@@ -40,20 +49,37 @@ def test_no_wildcards_anywhere(objects: list[dict[str, Any]]) -> None:
 
 def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, Any]]) -> None:
     grants = _grants(_rules(objects, "kuota-scheduler"))
-    expected = {("kueue.x-k8s.io", plural, verb) for plural in KUEUE_PLURALS.values() for verb in ("list", "watch")}
-    expected |= {("kueue.x-k8s.io", "workloads", "create"), ("kueue.x-k8s.io", "workloads/status", "patch"),
-                 ("kueue.x-k8s.io", "clusterqueues/status", "patch"), ("kueue.x-k8s.io", "localqueues/status", "patch"),
-                 ("batch", "jobs", "list"), ("batch", "jobs", "watch"), ("batch", "jobs", "patch"),
-                 ("", "namespaces", "list"), ("", "namespaces", "watch"),
-                 ("scheduling.k8s.io", "priorityclasses", "list"), ("scheduling.k8s.io", "priorityclasses", "watch"),
-                 ("", "events", "create"),
-                 ("coordination.k8s.io", "leases", "create"), ("coordination.k8s.io", "leases", "get"),
-                 ("coordination.k8s.io", "leases", "update")}
+    expected = {
+        ("kueue.x-k8s.io", plural, verb)
+        for plural in KUEUE_PLURALS.values()
+        for verb in ("list", "watch")
+    }
+    expected |= {
+        ("kueue.x-k8s.io", "workloads", "create"),
+        ("kueue.x-k8s.io", "workloads/status", "patch"),
+        ("kueue.x-k8s.io", "clusterqueues/status", "patch"),
+        ("kueue.x-k8s.io", "localqueues/status", "patch"),
+        ("batch", "jobs", "list"),
+        ("batch", "jobs", "watch"),
+        ("batch", "jobs", "patch"),
+        ("", "namespaces", "list"),
+        ("", "namespaces", "watch"),
+        ("scheduling.k8s.io", "priorityclasses", "list"),
+        ("scheduling.k8s.io", "priorityclasses", "watch"),
+        ("", "events", "create"),
+        ("coordination.k8s.io", "leases", "create"),
+        ("coordination.k8s.io", "leases", "get"),
+        ("coordination.k8s.io", "leases", "update"),
+    }
     assert grants == expected
 
 
 def test_the_scheduler_lease_role_is_namespaced_and_named(objects: list[dict[str, Any]]) -> None:
-    (role,) = [r for r in by_kind(objects, "Role") if r["metadata"]["name"] == "kuota-scheduler-leader-election"]
+    (role,) = [
+        r
+        for r in by_kind(objects, "Role")
+        if r["metadata"]["name"] == "kuota-scheduler-leader-election"
+    ]
     assert role["metadata"]["namespace"] == "kueue-system"
     named = [rule for rule in role["rules"] if "get" in rule["verbs"]]
     assert named[0]["resourceNames"] == ["kuota-scheduler"]
@@ -61,18 +87,29 @@ def test_the_scheduler_lease_role_is_namespaced_and_named(objects: list[dict[str
 
 def test_the_webhook_only_reads_single_objects(objects: list[dict[str, Any]]) -> None:
     grants = _grants(_rules(objects, "kuota-webhook"))
-    assert grants == {("", "namespaces", "get"), ("kueue.x-k8s.io", "localqueues", "get"),
-                      ("batch", "jobs", "get"), ("jobset.x-k8s.io", "jobsets", "get")}
+    assert grants == {
+        ("", "namespaces", "get"),
+        ("kueue.x-k8s.io", "localqueues", "get"),
+        ("batch", "jobs", "get"),
+        ("jobset.x-k8s.io", "jobsets", "get"),
+    }
 
 
-def test_the_cert_bootstrap_touches_only_its_secret_and_kuotas_objects(objects: list[dict[str, Any]]) -> None:
+def test_the_cert_bootstrap_touches_only_its_secret_and_kuotas_objects(
+    objects: list[dict[str, Any]],
+) -> None:
     rules = _rules(objects, "kuota-cert-bootstrap")
     for rule in rules:
         if set(rule["verbs"]) & {"get", "update", "patch"}:
             assert rule.get("resourceNames"), rule
-    crd_names = next(rule["resourceNames"] for rule in rules if rule["resources"] == ["customresourcedefinitions"]
-                     and "patch" in rule["verbs"])
-    assert sorted(crd_names) == sorted(crd["metadata"]["name"] for crd in by_kind(objects, "CustomResourceDefinition"))
+    crd_names = next(
+        rule["resourceNames"]
+        for rule in rules
+        if rule["resources"] == ["customresourcedefinitions"] and "patch" in rule["verbs"]
+    )
+    assert sorted(crd_names) == sorted(
+        crd["metadata"]["name"] for crd in by_kind(objects, "CustomResourceDefinition")
+    )
     assert not any("delete" in rule["verbs"] for rule in rules)
 
 

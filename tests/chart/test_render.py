@@ -52,8 +52,15 @@ def _service_client() -> dict[str, Any]:
 
 # -- helm lint and the schema -------------------------------------------------------------
 
-@pytest.mark.parametrize("values", [[], ["--set", "certManager.enabled=true"],
-                                    ["--set", f"webhook.externalURL={EXTERNAL}", "--set", f"webhook.caBundle={CA}"]])
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [],
+        ["--set", "certManager.enabled=true"],
+        ["--set", f"webhook.externalURL={EXTERNAL}", "--set", f"webhook.caBundle={CA}"],
+    ],
+)
 def test_helm_lint_is_clean(values: list[str]) -> None:
     done = run_helm("lint", "--strict", str(CHART), *values)
     assert "0 chart(s) failed" in done.stdout
@@ -65,12 +72,21 @@ def test_a_misspelled_value_fails_with_the_schema_message() -> None:
     assert "additional properties 'replcas' not allowed" in done.stderr
 
 
-@pytest.mark.parametrize(("values", "message"), [
-    ({"scheduler.logLevel": "verbose"}, "/scheduler/logLevel"),
-    ({"webhook.externalURL": "http://127.0.0.1:9443"}, "/webhook/externalURL"),
-    ({"containerSecurityContext.allowPrivilegeEscalation": True}, "/containerSecurityContext/allowPrivilegeEscalation"),
-    ({"config.integrations.frameworks": ["kubeflow.org/mpijob"]}, "/config/integrations/frameworks/0"),
-])
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"scheduler.logLevel": "verbose"}, "/scheduler/logLevel"),
+        ({"webhook.externalURL": "http://127.0.0.1:9443"}, "/webhook/externalURL"),
+        (
+            {"containerSecurityContext.allowPrivilegeEscalation": True},
+            "/containerSecurityContext/allowPrivilegeEscalation",
+        ),
+        (
+            {"config.integrations.frameworks": ["kubeflow.org/mpijob"]},
+            "/config/integrations/frameworks/0",
+        ),
+    ],
+)
 def test_the_schema_refuses_wrong_values(values: dict[str, Any], message: str) -> None:
     done = render_text(values, check=False)
     assert done.returncode != 0 and message in done.stderr, done.stderr
@@ -90,56 +106,104 @@ def test_every_value_in_values_yaml_is_documented() -> None:
             continue
         indent = len(line) - len(line.lstrip())
         previous = lines[number - 1].strip() if number else ""
-        parent_documented = any(lines[back].strip().startswith("# --") for back in range(max(0, number - 8), number))
+        parent_documented = any(
+            lines[back].strip().startswith("# --") for back in range(max(0, number - 8), number)
+        )
         if indent == 0 and not previous.startswith("#"):
             undocumented.append(stripped)
-        elif indent > 0 and not previous.startswith("#") and not parent_documented and not previous.endswith(":"):
+        elif (
+            indent > 0
+            and not previous.startswith("#")
+            and not parent_documented
+            and not previous.endswith(":")
+        ):
             undocumented.append(stripped)
     assert not undocumented, undocumented
 
 
 # -- default: self-managed certificates -------------------------------------------------
 
+
 def test_default_renders_the_whole_installation(default: list[dict[str, Any]]) -> None:
     kinds = {(obj["kind"], obj["metadata"]["name"]) for obj in default}
-    for expected in [("Deployment", "kuota-scheduler"), ("Deployment", "kuota-webhook"),
-                     ("Deployment", "kuota-cert-bootstrap"), ("Service", SERVICE),
-                     ("PodDisruptionBudget", "kuota-webhook"), ("ServiceAccount", "kuota-scheduler"),
-                     ("ServiceAccount", "kuota-webhook"), ("ConfigMap", "kuota-config"),
-                     ("MutatingWebhookConfiguration", "kuota-mutating-webhook-configuration"),
-                     ("ValidatingWebhookConfiguration", "kuota-validating-webhook-configuration")]:
+    for expected in [
+        ("Deployment", "kuota-scheduler"),
+        ("Deployment", "kuota-webhook"),
+        ("Deployment", "kuota-cert-bootstrap"),
+        ("Service", SERVICE),
+        ("PodDisruptionBudget", "kuota-webhook"),
+        ("ServiceAccount", "kuota-scheduler"),
+        ("ServiceAccount", "kuota-webhook"),
+        ("ConfigMap", "kuota-config"),
+        ("MutatingWebhookConfiguration", "kuota-mutating-webhook-configuration"),
+        ("ValidatingWebhookConfiguration", "kuota-validating-webhook-configuration"),
+    ]:
         assert expected in kinds
     assert not by_kind(default, "Namespace"), "the namespace is left to --create-namespace"
     assert not by_kind(default, "ServiceMonitor") and not by_kind(default, "Certificate")
 
 
-def test_the_webhook_configurations_are_the_webhook_issues_safe_ones(default: list[dict[str, Any]]) -> None:
+def test_the_webhook_configurations_are_the_webhook_issues_safe_ones(
+    default: list[dict[str, Any]],
+) -> None:
     mutating = one(default, "MutatingWebhookConfiguration", "kuota-mutating-webhook-configuration")
-    validating = one(default, "ValidatingWebhookConfiguration", "kuota-validating-webhook-configuration")
-    assert mutating["webhooks"] == mutating_configuration(_service_client(), kuota_namespace=NAMESPACE)["webhooks"]
-    assert validating["webhooks"] == validating_configuration(_service_client(), kuota_namespace=NAMESPACE)["webhooks"]
-    unqueued = next(entry for entry in mutating["webhooks"] if entry["name"] == "unqueued-jobs.mutate.kuota.io")
+    validating = one(
+        default, "ValidatingWebhookConfiguration", "kuota-validating-webhook-configuration"
+    )
+    assert (
+        mutating["webhooks"]
+        == mutating_configuration(_service_client(), kuota_namespace=NAMESPACE)["webhooks"]
+    )
+    assert (
+        validating["webhooks"]
+        == validating_configuration(_service_client(), kuota_namespace=NAMESPACE)["webhooks"]
+    )
+    unqueued = next(
+        entry for entry in mutating["webhooks"] if entry["name"] == "unqueued-jobs.mutate.kuota.io"
+    )
     assert unqueued["failurePolicy"] == "Ignore"
     assert "caBundle" not in json.dumps(mutating), "the bootstrap injects the CA bundle"
 
 
-def test_the_crds_are_scheduler_api_crds_converted_by_the_webhook_service(default: list[dict[str, Any]]) -> None:
-    rendered = {crd["metadata"]["name"]: crd for crd in by_kind(default, "CustomResourceDefinition")}
+def test_the_crds_are_scheduler_api_crds_converted_by_the_webhook_service(
+    default: list[dict[str, Any]],
+) -> None:
+    rendered = {
+        crd["metadata"]["name"]: crd for crd in by_kind(default, "CustomResourceDefinition")
+    }
     source = {crd["metadata"]["name"]: crd for crd in load_crds()}
     assert rendered.keys() == source.keys()
     for name, crd in rendered.items():
-        expected = {key: value for key, value in source[name]["spec"].items() if key != "conversion"}
-        assert {key: value for key, value in crd["spec"].items() if key != "conversion"} == expected, name
-        assert crd["spec"]["conversion"] == {"strategy": "Webhook", "webhook": {
-            "clientConfig": {"service": {"name": SERVICE, "namespace": NAMESPACE, "path": "/convert", "port": 443}},
-            "conversionReviewVersions": ["v1"]}}
+        expected = {
+            key: value for key, value in source[name]["spec"].items() if key != "conversion"
+        }
+        assert {
+            key: value for key, value in crd["spec"].items() if key != "conversion"
+        } == expected, name
+        assert crd["spec"]["conversion"] == {
+            "strategy": "Webhook",
+            "webhook": {
+                "clientConfig": {
+                    "service": {
+                        "name": SERVICE,
+                        "namespace": NAMESPACE,
+                        "path": "/convert",
+                        "port": 443,
+                    }
+                },
+                "conversionReviewVersions": ["v1"],
+            },
+        }
         assert crd["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"}
 
 
 def test_the_generated_templates_match_their_sources() -> None:
     """Drift guard: regenerating the CRD and webhook templates changes nothing."""
-    check = subprocess.run([sys.executable, str(CHART / "hack" / "generate.py"), "--check"],
-                           capture_output=True, text=True)
+    check = subprocess.run(
+        [sys.executable, str(CHART / "hack" / "generate.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
     assert check.returncode == 0, check.stderr
 
 
@@ -151,25 +215,34 @@ def test_the_configuration_parses_with_kuotas_parser(default: list[dict[str, Any
     assert config.integrations.frameworks == ("batch/job",)
 
 
-def test_the_scheduler_runs_two_replicas_with_leader_election(default: list[dict[str, Any]]) -> None:
+def test_the_scheduler_runs_two_replicas_with_leader_election(
+    default: list[dict[str, Any]],
+) -> None:
     deployment = one(default, "Deployment", "kuota-scheduler")
     assert deployment["spec"]["replicas"] == 2
     container = _container(deployment)
     assert container["command"] == ["kuota-scheduler"]
     args = container["args"]
     assert "--leader-elect" in args and f"--lease-namespace={NAMESPACE}" in args
-    assert "--lease-name=kuota-scheduler" in args and "--config=/etc/kuota/controller_manager_config.yaml" in args
+    assert (
+        "--lease-name=kuota-scheduler" in args
+        and "--config=/etc/kuota/controller_manager_config.yaml" in args
+    )
     assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == "kuota-scheduler"
     assert "checksum/config" in deployment["spec"]["template"]["metadata"]["annotations"]
 
 
-def test_the_webhook_runs_two_spread_replicas_and_trusts_the_scheduler(default: list[dict[str, Any]]) -> None:
+def test_the_webhook_runs_two_spread_replicas_and_trusts_the_scheduler(
+    default: list[dict[str, Any]],
+) -> None:
     deployment = one(default, "Deployment", "kuota-webhook")
     assert deployment["spec"]["replicas"] == 2
     spec = deployment["spec"]["template"]["spec"]
     required = spec["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert required[0]["topologyKey"] == "kubernetes.io/hostname"
-    assert required[0]["labelSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
+    assert (
+        required[0]["labelSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
+    )
     args = _container(deployment)["args"]
     assert f"--scheduler-identity=system:serviceaccount:{NAMESPACE}:kuota-scheduler" in args
     assert f"--kuota-namespace={NAMESPACE}" in args and "--cert-dir=/etc/kuota/certs" in args
@@ -190,7 +263,9 @@ def test_the_default_scheduler_identity_is_the_webhooks_default() -> None:
 def test_the_self_managed_certificates_match_the_bootstrap(default: list[dict[str, Any]]) -> None:
     container = _container(one(default, "Deployment", "kuota-cert-bootstrap"))
     assert container["command"] == ["python", "-m", "certs", "bootstrap"]
-    assert "--watch" in container["args"] and "--secret=kuota-webhook-server-cert" in container["args"]
+    assert (
+        "--watch" in container["args"] and "--secret=kuota-webhook-server-cert" in container["args"]
+    )
     assert f"--dns={SERVICE}.{NAMESPACE}.svc" in container["args"]
 
 
@@ -211,8 +286,13 @@ def test_every_pod_meets_the_restricted_pod_security_standard(values: dict[str, 
 
 def test_a_configuration_change_rolls_both_deployments_and_nothing_else_does() -> None:
     def checksums(values: dict[str, Any]) -> dict[str, str]:
-        return {d["metadata"]["name"]: d["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
-                for d in by_kind(render(values), "Deployment") if d["metadata"]["name"] != "kuota-cert-bootstrap"}
+        return {
+            d["metadata"]["name"]: d["spec"]["template"]["metadata"]["annotations"][
+                "checksum/config"
+            ]
+            for d in by_kind(render(values), "Deployment")
+            if d["metadata"]["name"] != "kuota-cert-bootstrap"
+        }
 
     base = checksums({})
     changed = checksums({"config.fairSharing.enabled": True})
@@ -223,53 +303,108 @@ def test_a_configuration_change_rolls_both_deployments_and_nothing_else_does() -
 
 # -- cert-manager --------------------------------------------------------------------------
 
+
 def test_cert_manager_renders_issuer_certificate_and_ca_injection() -> None:
     objects = render({"certManager.enabled": True})
     certificate = one(objects, "Certificate", "kuota-webhook-cert")
     assert certificate["spec"]["secretName"] == "kuota-webhook-server-cert"
-    assert certificate["spec"]["dnsNames"] == [f"{SERVICE}.{NAMESPACE}.svc", f"{SERVICE}.{NAMESPACE}.svc.cluster.local"]
-    assert certificate["spec"]["issuerRef"] == {"name": "kuota-selfsigned", "kind": "Issuer", "group": "cert-manager.io"}
+    assert certificate["spec"]["dnsNames"] == [
+        f"{SERVICE}.{NAMESPACE}.svc",
+        f"{SERVICE}.{NAMESPACE}.svc.cluster.local",
+    ]
+    assert certificate["spec"]["issuerRef"] == {
+        "name": "kuota-selfsigned",
+        "kind": "Issuer",
+        "group": "cert-manager.io",
+    }
     assert one(objects, "Issuer", "kuota-selfsigned")["spec"] == {"selfSigned": {}}
     injected = f"{NAMESPACE}/kuota-webhook-cert"
-    for obj in [*by_kind(objects, "CustomResourceDefinition"), *by_kind(objects, "MutatingWebhookConfiguration"),
-                *by_kind(objects, "ValidatingWebhookConfiguration")]:
-        assert obj["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == injected, obj["metadata"]["name"]
+    for obj in [
+        *by_kind(objects, "CustomResourceDefinition"),
+        *by_kind(objects, "MutatingWebhookConfiguration"),
+        *by_kind(objects, "ValidatingWebhookConfiguration"),
+    ]:
+        assert obj["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == injected, obj[
+            "metadata"
+        ]["name"]
     names = {obj["metadata"]["name"] for obj in objects}
     assert "kuota-cert-bootstrap" not in names, "no self-managed certificates beside cert-manager"
 
 
 def test_cert_manager_with_a_given_issuer_renders_no_issuer() -> None:
-    objects = render({"certManager.enabled": True, "certManager.issuerRef": {"name": "corp-ca", "kind": "ClusterIssuer"}})
+    objects = render(
+        {
+            "certManager.enabled": True,
+            "certManager.issuerRef": {"name": "corp-ca", "kind": "ClusterIssuer"},
+        }
+    )
     assert not by_kind(objects, "Issuer")
-    assert one(objects, "Certificate", "kuota-webhook-cert")["spec"]["issuerRef"] == {"name": "corp-ca",
-                                                                                       "kind": "ClusterIssuer"}
+    assert one(objects, "Certificate", "kuota-webhook-cert")["spec"]["issuerRef"] == {
+        "name": "corp-ca",
+        "kind": "ClusterIssuer",
+    }
 
 
 # -- manageJobsWithoutQueueName, fair sharing, CRDs off, external URL ------------------------
 
+
 def test_manage_jobs_without_queue_name_reaches_config_and_registrations() -> None:
-    selector = {"matchLabels": {"team": "ml"}, "matchExpressions": [{"key": "tier", "operator": "In", "values": ["batch"]}]}
-    objects = render({"config.manageJobsWithoutQueueName": True, "config.managedJobsNamespaceSelector": selector})
+    selector = {
+        "matchLabels": {"team": "ml"},
+        "matchExpressions": [{"key": "tier", "operator": "In", "values": ["batch"]}],
+    }
+    objects = render(
+        {"config.manageJobsWithoutQueueName": True, "config.managedJobsNamespaceSelector": selector}
+    )
     config = parse_configuration(_config(objects))
     assert config.manage_jobs_without_queue_name is True
     assert config.managed_jobs_namespace_selector.match_labels == {"team": "ml"}
-    kwargs = {"kuota_namespace": NAMESPACE, "manage_jobs_without_queue_name": True, "managed_namespace_selector": selector}
+    kwargs = {
+        "kuota_namespace": NAMESPACE,
+        "manage_jobs_without_queue_name": True,
+        "managed_namespace_selector": selector,
+    }
     mutating = one(objects, "MutatingWebhookConfiguration", "kuota-mutating-webhook-configuration")
-    validating = one(objects, "ValidatingWebhookConfiguration", "kuota-validating-webhook-configuration")
+    validating = one(
+        objects, "ValidatingWebhookConfiguration", "kuota-validating-webhook-configuration"
+    )
     assert mutating["webhooks"] == mutating_configuration(_service_client(), **kwargs)["webhooks"]
-    assert validating["webhooks"] == validating_configuration(_service_client(), **kwargs)["webhooks"]
-    policies = {entry["name"]: entry["failurePolicy"] for entry in mutating["webhooks"] + validating["webhooks"]}
-    assert policies["unqueued-jobs.mutate.kuota.io"] == policies["unqueued-jobs.validate.kuota.io"] == "Fail"
+    assert (
+        validating["webhooks"] == validating_configuration(_service_client(), **kwargs)["webhooks"]
+    )
+    policies = {
+        entry["name"]: entry["failurePolicy"]
+        for entry in mutating["webhooks"] + validating["webhooks"]
+    }
+    assert (
+        policies["unqueued-jobs.mutate.kuota.io"]
+        == policies["unqueued-jobs.validate.kuota.io"]
+        == "Fail"
+    )
 
 
 def test_fair_sharing_and_resource_transformations_reach_the_configuration() -> None:
-    transformation = {"input": "nvidia.com/mig-1g.5gb", "strategy": "Replace", "outputs": {"example.com/accelerator-memory": "5Gi"}}
-    objects = render({"config.fairSharing.enabled": True, "config.resources.transformations": [transformation],
-                      "config.resources.excludeResourcePrefixes": ["example.org/"]})
+    transformation = {
+        "input": "nvidia.com/mig-1g.5gb",
+        "strategy": "Replace",
+        "outputs": {"example.com/accelerator-memory": "5Gi"},
+    }
+    objects = render(
+        {
+            "config.fairSharing.enabled": True,
+            "config.resources.transformations": [transformation],
+            "config.resources.excludeResourcePrefixes": ["example.org/"],
+        }
+    )
     config = parse_configuration(_config(objects))
     assert config.fair_sharing is not None
-    assert tuple(config.fair_sharing.preemption_strategies) == ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
-    assert config.resources is not None and config.resources.exclude_resource_prefixes == ("example.org/",)
+    assert tuple(config.fair_sharing.preemption_strategies) == (
+        "LessThanOrEqualToFinalShare",
+        "LessThanInitialShare",
+    )
+    assert config.resources is not None and config.resources.exclude_resource_prefixes == (
+        "example.org/",
+    )
     assert config.resources.transformations[0].input == "nvidia.com/mig-1g.5gb"
 
 
@@ -285,24 +420,50 @@ def test_crds_keep_off_drops_the_keep_annotation() -> None:
 
 
 def test_external_url_registers_everything_by_url_and_nothing_by_service() -> None:
-    objects = render({"webhook.externalURL": EXTERNAL + "/", "webhook.caBundle": CA}, release="kuota-e2e",
-                     namespace="kuota-chart")
-    assert "service:" not in yaml.safe_dump([o for o in objects if o["kind"].endswith("WebhookConfiguration")
-                                             or o["kind"] == "CustomResourceDefinition"])
+    objects = render(
+        {"webhook.externalURL": EXTERNAL + "/", "webhook.caBundle": CA},
+        release="kuota-e2e",
+        namespace="kuota-chart",
+    )
+    assert "service:" not in yaml.safe_dump(
+        [
+            o
+            for o in objects
+            if o["kind"].endswith("WebhookConfiguration") or o["kind"] == "CustomResourceDefinition"
+        ]
+    )
     client = {"url": EXTERNAL, "caBundle": CA}
-    mutating = one(objects, "MutatingWebhookConfiguration", "kuota-e2e-mutating-webhook-configuration")
-    assert mutating["webhooks"] == mutating_configuration(client, kuota_namespace="kuota-chart")["webhooks"]
-    validating = one(objects, "ValidatingWebhookConfiguration", "kuota-e2e-validating-webhook-configuration")
-    assert validating["webhooks"] == validating_configuration(client, kuota_namespace="kuota-chart")["webhooks"]
+    mutating = one(
+        objects, "MutatingWebhookConfiguration", "kuota-e2e-mutating-webhook-configuration"
+    )
+    assert (
+        mutating["webhooks"]
+        == mutating_configuration(client, kuota_namespace="kuota-chart")["webhooks"]
+    )
+    validating = one(
+        objects, "ValidatingWebhookConfiguration", "kuota-e2e-validating-webhook-configuration"
+    )
+    assert (
+        validating["webhooks"]
+        == validating_configuration(client, kuota_namespace="kuota-chart")["webhooks"]
+    )
     for crd in by_kind(objects, "CustomResourceDefinition"):
-        assert crd["spec"]["conversion"]["webhook"]["clientConfig"] == {"url": f"{EXTERNAL}/convert", "caBundle": CA}
+        assert crd["spec"]["conversion"]["webhook"]["clientConfig"] == {
+            "url": f"{EXTERNAL}/convert",
+            "caBundle": CA,
+        }
     assert not [o for o in objects if o["metadata"]["name"].endswith("cert-bootstrap")]
 
 
 def test_webhook_off_renders_no_registration_and_no_conversion() -> None:
     objects = render({"webhook.enabled": False})
-    assert not by_kind(objects, "MutatingWebhookConfiguration") and not by_kind(objects, "ValidatingWebhookConfiguration")
-    assert {crd["spec"]["conversion"]["strategy"] for crd in by_kind(objects, "CustomResourceDefinition")} == {"None"}
+    assert not by_kind(objects, "MutatingWebhookConfiguration") and not by_kind(
+        objects, "ValidatingWebhookConfiguration"
+    )
+    assert {
+        crd["spec"]["conversion"]["strategy"]
+        for crd in by_kind(objects, "CustomResourceDefinition")
+    } == {"None"}
     assert [d["metadata"]["name"] for d in by_kind(objects, "Deployment")] == ["kuota-scheduler"]
 
 
@@ -310,15 +471,24 @@ def test_service_monitor_scrapes_both_metrics_services() -> None:
     objects = render({"metrics.serviceMonitor.enabled": True})
     monitor = one(objects, "ServiceMonitor", "kuota")
     selected = monitor["spec"]["selector"]["matchLabels"]
-    services = [s for s in by_kind(objects, "Service") if all(s["metadata"]["labels"].get(k) == v for k, v in selected.items())]
-    assert sorted(s["metadata"]["name"] for s in services) == ["kuota-scheduler-metrics", "kuota-webhook-metrics"]
+    services = [
+        s
+        for s in by_kind(objects, "Service")
+        if all(s["metadata"]["labels"].get(k) == v for k, v in selected.items())
+    ]
+    assert sorted(s["metadata"]["name"] for s in services) == [
+        "kuota-scheduler-metrics",
+        "kuota-webhook-metrics",
+    ]
     assert all(s["spec"]["ports"][0]["name"] == "metrics" for s in services)
 
 
 def test_values_local_for_e2e_keeps_webhooks_url_based() -> None:
     from .helm import REPO_ROOT
 
-    objects = render({"webhook.caBundle": CA}, value_files=[REPO_ROOT / "e2e" / "values-local.yaml"])
+    objects = render(
+        {"webhook.caBundle": CA}, value_files=[REPO_ROOT / "e2e" / "values-local.yaml"]
+    )
     for obj in objects:
         if obj["kind"].endswith("WebhookConfiguration"):
             assert all("url" in entry["clientConfig"] for entry in obj["webhooks"])
@@ -326,7 +496,9 @@ def test_values_local_for_e2e_keeps_webhooks_url_based() -> None:
             assert "url" in obj["spec"]["conversion"]["webhook"]["clientConfig"]
 
 
-def test_the_image_runs_the_chart_commands_as_the_charts_user(default: list[dict[str, Any]]) -> None:
+def test_the_image_runs_the_chart_commands_as_the_charts_user(
+    default: list[dict[str, Any]],
+) -> None:
     """The Dockerfile cannot be built here (no Docker engine); its contract with the chart can be read."""
     import tomllib
 
@@ -342,6 +514,9 @@ def test_the_image_runs_the_chart_commands_as_the_charts_user(default: list[dict
 
 
 def default_user(objects: list[dict[str, Any]]) -> int:
-    users = {d["spec"]["template"]["spec"]["securityContext"]["runAsUser"] for d in by_kind(objects, "Deployment")}
+    users = {
+        d["spec"]["template"]["spec"]["securityContext"]["runAsUser"]
+        for d in by_kind(objects, "Deployment")
+    }
     (user,) = users
     return int(user)

@@ -6,7 +6,15 @@ import argparse
 import io
 from datetime import timedelta
 
-from scheduler.cli.explain import Shortage, Target, explain_workload, find_target, hard_blockers, run, shortages
+from scheduler.cli.explain import (
+    Shortage,
+    Target,
+    explain_workload,
+    find_target,
+    hard_blockers,
+    run,
+    shortages,
+)
 from scheduler.cli.live import ClusterObjects
 from scheduler.jobs.workload_from_job import workload_name
 from tests.cli.live_builders import T0, LiveCluster, research_pool
@@ -29,14 +37,19 @@ def explain(cluster: LiveCluster, target: str, namespace: str = "team") -> list[
 
 
 def test_shortages_are_read_from_the_engine_message() -> None:
-    message = ("couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor ondemand, "
-               "3 more needed, untolerated taint {spot true NoSchedule <nil>} in flavor spot")
+    message = (
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor ondemand, "
+        "3 more needed, untolerated taint {spot true NoSchedule <nil>} in flavor spot"
+    )
     assert shortages(message) == [Shortage("cpu", "ondemand", "3")]
     assert hard_blockers(message) == [
         "flavor spot has the taint {spot true NoSchedule <nil>}, which the Job does not tolerate; "
-        "add a toleration to use it"]
-    assert hard_blockers("couldn't assign flavors to pod set main: resource example.com/gpu unavailable "
-                         "in ClusterQueue") == ["the ClusterQueue has no quota at all for example.com/gpu"]
+        "add a toleration to use it"
+    ]
+    assert hard_blockers(
+        "couldn't assign flavors to pod set main: resource example.com/gpu unavailable "
+        "in ClusterQueue"
+    ) == ["the ClusterQueue has no quota at all for example.com/gpu"]
 
 
 def test_a_waiting_job_names_the_resource_the_flavors_and_what_must_free_up() -> None:
@@ -71,8 +84,10 @@ def test_a_job_that_can_never_fit_says_so() -> None:
     lines = explain(cluster, "job/huge")
     assert lines[3].startswith("Why (ExceedsMaxQuota): ")
     assert lines[4] == "Not curable by waiting:"
-    assert lines[5] == ("  - cpu in flavor ondemand: it asks for 3 but the ClusterQueue can never have more than 2 "
-                        "there; only a larger quota helps")
+    assert lines[5] == (
+        "  - cpu in flavor ondemand: it asks for 3 but the ClusterQueue can never have more than 2 "
+        "there; only a larger quota helps"
+    )
 
 
 def test_an_admitted_job_says_where_and_since_when() -> None:
@@ -87,22 +102,31 @@ def test_an_admitted_job_says_where_and_since_when() -> None:
 def test_a_finished_job_says_how_it_ended() -> None:
     cluster = research_pool()
     cluster.job("team", "done", "user-queue", admitted=("research-pool", "ondemand"), finished=True)
-    assert explain(cluster, "done")[1] == "It finished 4m ago (Succeeded): Job finished successfully"
+    assert (
+        explain(cluster, "done")[1] == "It finished 4m ago (Succeeded): Job finished successfully"
+    )
 
 
 def test_a_job_whose_local_queue_is_missing_is_not_queued() -> None:
     cluster = research_pool()
     cluster.job("team", "lost", "no-such-queue")
-    assert explain(cluster, "lost")[1] == "It is not queued (Misconfigured): LocalQueue no-such-queue doesn't exist"
+    assert (
+        explain(cluster, "lost")[1]
+        == "It is not queued (Misconfigured): LocalQueue no-such-queue doesn't exist"
+    )
 
 
 def test_a_job_the_scheduler_has_not_seen_yet_gets_a_prediction() -> None:
     cluster = research_pool()
     cluster.job("team", "fresh", "user-queue", with_workload=False)
     lines = explain(cluster, "fresh")
-    assert lines[1] == "The scheduler has not created its Workload yet; this is what it would decide."
-    assert lines[2] == ("It is pending in LocalQueue user-queue -> ClusterQueue research-pool, and it fits now "
-                        "(main: cpu=ondemand): the scheduler's next cycle should admit it.")
+    assert (
+        lines[1] == "The scheduler has not created its Workload yet; this is what it would decide."
+    )
+    assert lines[2] == (
+        "It is pending in LocalQueue user-queue -> ClusterQueue research-pool, and it fits now "
+        "(main: cpu=ondemand): the scheduler's next cycle should admit it."
+    )
 
 
 def test_workloads_the_engine_would_admit_first_are_marked_as_being_admitted() -> None:
@@ -111,7 +135,9 @@ def test_workloads_the_engine_would_admit_first_are_marked_as_being_admitted() -
     cluster.job("team", "b", "user-queue", cpu="2")
     cluster.job("team", "c", "user-queue", cpu="1")
     lines = explain(cluster, "c")
-    assert lines[-1] == "  - 1 cpu in flavor spot (in use: 2 of 2); held by job/b (2, being admitted)"
+    assert (
+        lines[-1] == "  - 1 cpu in flavor spot (in use: 2 of 2); held by job/b (2, being admitted)"
+    )
 
 
 def test_targets_by_kind_and_name() -> None:
@@ -124,10 +150,15 @@ def test_targets_by_kind_and_name() -> None:
     assert isinstance(find_target(cluster.objects, name, "team"), Target)
     assert find_target(cluster.objects, "w", "elsewhere") == (
         "Job w not found in namespace elsewhere among Jobs with the kueue.x-k8s.io/queue-name label "
-        "(kuota only queues Jobs that carry it)")
-    assert find_target(cluster.objects, "workload/nope", "team") == "Workload nope not found in namespace team"
+        "(kuota only queues Jobs that carry it)"
+    )
+    assert (
+        find_target(cluster.objects, "workload/nope", "team")
+        == "Workload nope not found in namespace team"
+    )
     assert find_target(cluster.objects, "pod/w", "team") == (
-        "cannot explain 'pod': name a Job (JOB or job/NAME) or a Workload (workload/NAME)")
+        "cannot explain 'pod': name a Job (JOB or job/NAME) or a Workload (workload/NAME)"
+    )
 
 
 def test_run_uses_the_namespace_and_fails_clearly() -> None:
@@ -138,10 +169,14 @@ def test_run_uses_the_namespace_and_fails_clearly() -> None:
         return cluster.objects
 
     out, err = io.StringIO(), io.StringIO()
-    args = argparse.Namespace(kubeconfig="/k", namespace="team", all_namespaces=False, target="late")
+    args = argparse.Namespace(
+        kubeconfig="/k", namespace="team", all_namespaces=False, target="late"
+    )
     assert run(args, io.StringIO(), out, err, fetcher=fetcher) == 0
     assert "1 cpu in flavor spot" in out.getvalue()
-    args = argparse.Namespace(kubeconfig="/k", namespace="other", all_namespaces=False, target="late")
+    args = argparse.Namespace(
+        kubeconfig="/k", namespace="other", all_namespaces=False, target="late"
+    )
     out, err = io.StringIO(), io.StringIO()
     assert run(args, io.StringIO(), out, err, fetcher=fetcher) == 1
     assert err.getvalue().startswith("error: Job late not found in namespace other")

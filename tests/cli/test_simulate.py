@@ -67,18 +67,31 @@ def test_json_has_exactly_the_contract_shape() -> None:
     assert key.startswith("ns/job-train-")
     entry = report["workloads"][key]
     assert set(entry) == {"state", "clusterQueue", "flavors", "evictions", "message"}
-    assert entry == {"state": "Admitted", "clusterQueue": "cq", "flavors": {"main": {"cpu": "default", "memory": "default"}},
-                     "evictions": 0, "message": "Quota reserved in ClusterQueue cq"}
+    assert entry == {
+        "state": "Admitted",
+        "clusterQueue": "cq",
+        "flavors": {"main": {"cpu": "default", "memory": "default"}},
+        "evictions": 0,
+        "message": "Quota reserved in ClusterQueue cq",
+    }
     # requests x count, canonical quantities
-    assert report["clusterQueues"] == {"cq": {"pending": 0, "admitted": 1,
-                                              "usage": {"default": {"cpu": "3", "memory": "2Gi"}}}}
+    assert report["clusterQueues"] == {
+        "cq": {"pending": 0, "admitted": 1, "usage": {"default": {"cpu": "3", "memory": "2Gi"}}}
+    }
 
 
 def test_human_output_is_an_aligned_table_of_the_same_facts() -> None:
     code, out, _ = run("simulate", str(BEST_EFFORT))
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == ["WORKLOAD", "STATE", "CLUSTERQUEUE", "FLAVORS", "EVICTIONS", "MESSAGE"]
+    assert lines[0].split() == [
+        "WORKLOAD",
+        "STATE",
+        "CLUSTERQUEUE",
+        "FLAVORS",
+        "EVICTIONS",
+        "MESSAGE",
+    ]
     state_column = lines[0].index("STATE")
     rows = {line.split()[0]: line for line in lines[1:4]}
     assert all(row[state_column:].split()[0] in ("Admitted", "Pending") for row in rows.values())
@@ -103,7 +116,9 @@ def test_invalid_input_exits_2_with_the_validate_messages(tmp_path: Path) -> Non
     code, out, err = run("simulate", str(bad))
     assert code == 2 and out == ""
     assert validate_out.strip() and validate_out.strip() in err
-    assert validate_out.startswith("ClusterQueue/cq: spec.resourceGroups[0].flavors[0].resources[0].nominalQuota")
+    assert validate_out.startswith(
+        "ClusterQueue/cq: spec.resourceGroups[0].flavors[0].resources[0].nominalQuota"
+    )
 
 
 def test_bad_yaml_exits_2_naming_file_and_line(tmp_path: Path) -> None:
@@ -136,12 +151,17 @@ def test_jobs_without_a_queue_name_are_not_managed() -> None:
 
 
 def test_namespace_labels_feed_the_namespace_selector() -> None:
-    selective = SMALL.replace("namespaceSelector: {}", "namespaceSelector: {matchLabels: {team: ml}}")
+    selective = SMALL.replace(
+        "namespaceSelector: {}", "namespaceSelector: {matchLabels: {team: ml}}"
+    )
     namespace = "apiVersion: v1\nkind: Namespace\nmetadata: {name: ns, labels: {team: ml}}\n---\n"
     _, without, _ = run("simulate", "--json", "-", stdin=selective)
     _, with_labels, _ = run("simulate", "--json", "-", stdin=namespace + selective)
     (entry,) = json.loads(without)["workloads"].values()
-    assert (entry["state"], entry["message"]) == ("Pending", "workload namespace doesn't match ClusterQueue selector")
+    assert (entry["state"], entry["message"]) == (
+        "Pending",
+        "workload namespace doesn't match ClusterQueue selector",
+    )
     assert [item["state"] for item in json.loads(with_labels)["workloads"].values()] == ["Admitted"]
 
 
@@ -149,12 +169,16 @@ def test_priority_classes_order_the_queue() -> None:
     tight = SMALL.replace("parallelism: 2", "parallelism: 1").replace("cpu: 1500m", "cpu: 3")
     low = tight.split("---\n")[3]
     high = low.replace("name: train", "name: urgent").replace(
-        "  labels: {kueue.x-k8s.io/queue-name: lq}", "  labels: {kueue.x-k8s.io/queue-name: lq, "
-        "kueue.x-k8s.io/priority-class: high}")
+        "  labels: {kueue.x-k8s.io/queue-name: lq}",
+        "  labels: {kueue.x-k8s.io/queue-name: lq, kueue.x-k8s.io/priority-class: high}",
+    )
     wpc = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: high}\nvalue: 1000\n"
     code, out, err = run("simulate", "--json", "-", stdin="---\n".join([tight, high, wpc]))
     assert code == 0, err
-    states = {key.split("/")[1].rsplit("-", 1)[0]: entry["state"] for key, entry in json.loads(out)["workloads"].items()}
+    states = {
+        key.split("/")[1].rsplit("-", 1)[0]: entry["state"]
+        for key, entry in json.loads(out)["workloads"].items()
+    }
     assert states == {"job-train": "Pending", "job-urgent": "Admitted"}
 
 
@@ -219,6 +243,10 @@ spec:
     state = json.loads(out)["workloads"]["default/w"]
     assert state["state"] == "Pending"
     assert state["message"] == "ClusterQueue checked is inactive"
-    code, out, err = run("simulate", "--json", "-", stdin=ADMISSION_CHECKED + ADMISSION_CHECK + workload)
+    code, out, err = run(
+        "simulate", "--json", "-", stdin=ADMISSION_CHECKED + ADMISSION_CHECK + workload
+    )
     assert code == 0 and "AdmissionCheck/prov is not used" not in err
-    assert json.loads(out)["workloads"]["default/w"]["message"] != "ClusterQueue checked is inactive"
+    assert (
+        json.loads(out)["workloads"]["default/w"]["message"] != "ClusterQueue checked is inactive"
+    )

@@ -3,8 +3,8 @@ the contract's keys, ``flavors`` empty while pending, canonical quantities."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from scheduler.api.quantity import Quantity
 from scheduler.cli.render import snapshot_json, snapshot_table
@@ -40,25 +40,58 @@ def formatter(resource: str, value: Quantity) -> str:
 
 def test_snapshot_json_keys_and_values() -> None:
     states = [
-        FakeState("ns/a", "Admitted", "cq", (FakePodSet("main", {"cpu": "spot"}),), "Quota reserved in ClusterQueue cq"),
-        FakeState("ns/b", "Pending", None, (FakePodSet("main", {"cpu": "spot"}),), "LocalQueue lq doesn't exist", 2),
+        FakeState(
+            "ns/a",
+            "Admitted",
+            "cq",
+            (FakePodSet("main", {"cpu": "spot"}),),
+            "Quota reserved in ClusterQueue cq",
+        ),
+        FakeState(
+            "ns/b",
+            "Pending",
+            None,
+            (FakePodSet("main", {"cpu": "spot"}),),
+            "LocalQueue lq doesn't exist",
+            2,
+        ),
     ]
     queues = [FakeQueue("cq", 1, 1, {"spot": {"cpu": Quantity.parse("1500m")}})]
     report = snapshot_json(states, queues, formatter)
     assert report == {
         "workloads": {
-            "ns/a": {"state": "Admitted", "clusterQueue": "cq", "flavors": {"main": {"cpu": "spot"}},
-                     "evictions": 0, "message": "Quota reserved in ClusterQueue cq"},
-            "ns/b": {"state": "Pending", "clusterQueue": None, "flavors": {}, "evictions": 2,
-                     "message": "LocalQueue lq doesn't exist"},
+            "ns/a": {
+                "state": "Admitted",
+                "clusterQueue": "cq",
+                "flavors": {"main": {"cpu": "spot"}},
+                "evictions": 0,
+                "message": "Quota reserved in ClusterQueue cq",
+            },
+            "ns/b": {
+                "state": "Pending",
+                "clusterQueue": None,
+                "flavors": {},
+                "evictions": 2,
+                "message": "LocalQueue lq doesn't exist",
+            },
         },
-        "clusterQueues": {"cq": {"pending": 1, "admitted": 1, "usage": {"spot": {"cpu": "<cpu:1500m>"}}}},
+        "clusterQueues": {
+            "cq": {"pending": 1, "admitted": 1, "usage": {"spot": {"cpu": "<cpu:1500m>"}}}
+        },
     }
 
 
 def test_table_columns_line_up() -> None:
-    states = [FakeState("ns/a-long-name", "Admitted", "cq", (FakePodSet("main", {"cpu": "f", "memory": "f"}),), "ok"),
-              FakeState("ns/b", "Pending", None, (), "waiting")]
+    states = [
+        FakeState(
+            "ns/a-long-name",
+            "Admitted",
+            "cq",
+            (FakePodSet("main", {"cpu": "f", "memory": "f"}),),
+            "ok",
+        ),
+        FakeState("ns/b", "Pending", None, (), "waiting"),
+    ]
     text = snapshot_table(snapshot_json(states, [FakeQueue("cq", 1, 1)], formatter))
     header, first, second = text.splitlines()[:3]
     for column in ("STATE", "CLUSTERQUEUE", "FLAVORS", "EVICTIONS", "MESSAGE"):

@@ -8,7 +8,15 @@ from datetime import timedelta
 
 from scheduler.api.quantity import Quantity
 from scheduler.cli.live import ClusterObjects
-from scheduler.cli.status import QueueSummary, UsageRow, bar, render_queue, render_status, run, summarize
+from scheduler.cli.status import (
+    QueueSummary,
+    UsageRow,
+    bar,
+    render_queue,
+    render_status,
+    run,
+    summarize,
+)
 from tests.cli.live_builders import T0, research_pool
 
 NOW = T0 + timedelta(minutes=5)
@@ -36,8 +44,9 @@ def test_usage_comes_from_the_admitted_workloads_status() -> None:
     cluster.job("team", "c", "user-queue", cpu="2")
     (summary,) = summarize(cluster.objects, NOW)
     assert (summary.name, summary.pending, summary.admitted) == ("research-pool", 1, 2)
-    assert [(row.flavor, row.resource, str(row.used), str(row.nominal)) for row in summary.rows] == [
-        ("ondemand", "cpu", "1500m", "2"), ("spot", "cpu", "1", "2")]
+    assert [
+        (row.flavor, row.resource, str(row.used), str(row.nominal)) for row in summary.rows
+    ] == [("ondemand", "cpu", "1500m", "2"), ("spot", "cpu", "1", "2")]
     assert summary.local_queues == ("team/user-queue",)
 
 
@@ -67,27 +76,53 @@ def test_the_report_a_user_reads() -> None:
 
 def test_borrowing_and_inactive_queues_are_said() -> None:
     summary = QueueSummary(
-        name="team-a", cohort="all", pending=0, admitted=2, active=False,
+        name="team-a",
+        cohort="all",
+        pending=0,
+        admitted=2,
+        active=False,
         inactive_message="Can't admit new workloads: references missing ResourceFlavor(s): gpu",
         rows=(UsageRow("default", "memory", Quantity.parse("6Gi"), Quantity.parse("4Gi")),),
-        local_queues=())
+        local_queues=(),
+    )
     lines = render_queue(summary)
     assert lines[0] == "ClusterQueue team-a  pending 0  admitted 2  cohort all"
-    assert lines[1] == "  inactive: Can't admit new workloads: references missing ResourceFlavor(s): gpu"
+    assert (
+        lines[1]
+        == "  inactive: Can't admit new workloads: references missing ResourceFlavor(s): gpu"
+    )
     assert lines[3].endswith("[####################]+  6Gi/4Gi (150%), borrowing 2Gi")
 
 
 def test_queues_are_sorted_and_an_empty_cluster_says_so() -> None:
     assert render_status([]) == "No ClusterQueues.\n"
     cluster = research_pool().cluster_queue("alpha", [("ondemand", {"cpu": "1"})])
-    assert [summary.name for summary in summarize(cluster.objects, NOW)] == ["alpha", "research-pool"]
+    assert [summary.name for summary in summarize(cluster.objects, NOW)] == [
+        "alpha",
+        "research-pool",
+    ]
 
 
 def test_an_object_the_pipeline_rejects_is_left_out_with_a_note() -> None:
     cluster = research_pool()
-    cluster.objects.cluster_queues.append({"metadata": {"name": "broken"}, "spec": {"resourceGroups": [
-        {"coveredResources": ["cpu"], "flavors": [{"name": "ondemand", "resources": [
-            {"name": "cpu", "nominalQuota": "-1"}]}]}]}})
+    cluster.objects.cluster_queues.append(
+        {
+            "metadata": {"name": "broken"},
+            "spec": {
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu"],
+                        "flavors": [
+                            {
+                                "name": "ondemand",
+                                "resources": [{"name": "cpu", "nominalQuota": "-1"}],
+                            }
+                        ],
+                    }
+                ]
+            },
+        }
+    )
     notes: list[str] = []
     summaries = summarize(cluster.objects, NOW, notes)
     assert [summary.name for summary in summaries] == ["research-pool"]
@@ -112,5 +147,7 @@ def test_run_reads_through_the_fetcher_and_reports_unreachable_clusters() -> Non
 
     out, err = io.StringIO(), io.StringIO()
     assert run(args, io.StringIO(), out, err, fetcher=broken) == 1
-    assert err.getvalue() == ("error: cannot read the cluster through /nowhere/config: "
-                              "ConnectionRefusedError: Connect call failed ('127.0.0.1', 6443)\n")
+    assert err.getvalue() == (
+        "error: cannot read the cluster through /nowhere/config: "
+        "ConnectionRefusedError: Connect call failed ('127.0.0.1', 6443)\n"
+    )

@@ -45,12 +45,39 @@ submit,requests,count,duration,queue,priority,name
 2,cpu=2,1,5,ns/lq,0,j3
 3,"cpu=1,memory=1Gi",2,1,ns/lq,0,j4
 """
-TRACE_JSONL = "\n".join(json.dumps(row) for row in [
-    {"submit": 0, "requests": {"cpu": "4"}, "count": 1, "duration": 10, "queue": "ns/lq", "name": "j1"},
-    {"submit": 0, "requests": "cpu=1", "count": 2, "duration": 5, "queue": "ns/lq", "name": "j2"},
-    {"submit": 2, "requests": "cpu=2", "duration": 5, "queue": "ns/lq", "name": "j3"},
-    {"submit": 3, "requests": {"cpu": "1", "memory": "1Gi"}, "count": 2, "duration": 1, "queue": "ns/lq", "name": "j4"},
-]) + "\n"
+TRACE_JSONL = (
+    "\n".join(
+        json.dumps(row)
+        for row in [
+            {
+                "submit": 0,
+                "requests": {"cpu": "4"},
+                "count": 1,
+                "duration": 10,
+                "queue": "ns/lq",
+                "name": "j1",
+            },
+            {
+                "submit": 0,
+                "requests": "cpu=1",
+                "count": 2,
+                "duration": 5,
+                "queue": "ns/lq",
+                "name": "j2",
+            },
+            {"submit": 2, "requests": "cpu=2", "duration": 5, "queue": "ns/lq", "name": "j3"},
+            {
+                "submit": 3,
+                "requests": {"cpu": "1", "memory": "1Gi"},
+                "count": 2,
+                "duration": 1,
+                "queue": "ns/lq",
+                "name": "j4",
+            },
+        ]
+    )
+    + "\n"
+)
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -61,9 +88,17 @@ def run(*args: str) -> tuple[int, str, str]:
 
 @pytest.fixture
 def files(tmp_path: Path) -> dict[str, Path]:
-    paths = {"queues": tmp_path / "queues.yaml", "csv": tmp_path / "trace.csv", "jsonl": tmp_path / "trace.jsonl"}
-    paths["queues"].write_text(QUEUES.replace("[cpu]", "[cpu, memory]").replace(
-        "[{name: cpu, nominalQuota: 4}]", "[{name: cpu, nominalQuota: 4}, {name: memory, nominalQuota: 8Gi}]"))
+    paths = {
+        "queues": tmp_path / "queues.yaml",
+        "csv": tmp_path / "trace.csv",
+        "jsonl": tmp_path / "trace.jsonl",
+    }
+    paths["queues"].write_text(
+        QUEUES.replace("[cpu]", "[cpu, memory]").replace(
+            "[{name: cpu, nominalQuota: 4}]",
+            "[{name: cpu, nominalQuota: 4}, {name: memory, nominalQuota: 8Gi}]",
+        )
+    )
     paths["csv"].write_text(TRACE_CSV)
     paths["jsonl"].write_text(TRACE_JSONL)
     return paths
@@ -77,20 +112,38 @@ def test_nearest_rank_percentiles() -> None:
 
 
 def test_hand_computed_trace(files: dict[str, Path]) -> None:
-    code, out, err = run("simulate", "--json", "--timeline", str(files["csv"]), str(files["queues"]))
+    code, out, err = run(
+        "simulate", "--json", "--timeline", str(files["csv"]), str(files["queues"])
+    )
     assert code == 0, err
     report = json.loads(out)
-    assert report["queues"] == {"ns/lq": {"jobs": 4, "admitted": 4, "completed": 4,
-                                          "waitSeconds": {"p50": 8, "p90": 12, "p99": 12, "max": 12}}}
+    assert report["queues"] == {
+        "ns/lq": {
+            "jobs": 4,
+            "admitted": 4,
+            "completed": 4,
+            "waitSeconds": {"p50": 8, "p90": 12, "p99": 12, "max": 12},
+        }
+    }
     assert report["makespanSeconds"] == 16
     # cpu: 4 busy over 0-15, 2 over 15-16 -> 62 / (4 x 16); memory: 2Gi of 8Gi over 15-16 -> 2 / 128
     assert report["utilisation"] == {"default": {"cpu": 0.9688, "memory": 0.0156}}
-    assert report["jobs"] == {"submitted": 4, "admitted": 4, "completed": 4, "neverAdmitted": 0, "evictions": 0}
+    assert report["jobs"] == {
+        "submitted": 4,
+        "admitted": 4,
+        "completed": 4,
+        "neverAdmitted": 0,
+        "evictions": 0,
+    }
 
 
 def test_json_lines_trace_gives_the_same_report(files: dict[str, Path]) -> None:
-    _, from_csv, _ = run("simulate", "--json", "--timeline", str(files["csv"]), str(files["queues"]))
-    _, from_jsonl, _ = run("simulate", "--json", "--timeline", str(files["jsonl"]), str(files["queues"]))
+    _, from_csv, _ = run(
+        "simulate", "--json", "--timeline", str(files["csv"]), str(files["queues"])
+    )
+    _, from_jsonl, _ = run(
+        "simulate", "--json", "--timeline", str(files["jsonl"]), str(files["queues"])
+    )
     assert json.loads(from_csv) == json.loads(from_jsonl)
 
 
@@ -98,7 +151,17 @@ def test_human_report(files: dict[str, Path]) -> None:
     code, out, _ = run("simulate", "--timeline", str(files["csv"]), str(files["queues"]))
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == ["QUEUE", "JOBS", "ADMITTED", "COMPLETED", "WAIT", "P50", "P90", "P99", "MAX"]
+    assert lines[0].split() == [
+        "QUEUE",
+        "JOBS",
+        "ADMITTED",
+        "COMPLETED",
+        "WAIT",
+        "P50",
+        "P90",
+        "P99",
+        "MAX",
+    ]
     assert lines[1].split() == ["ns/lq", "4", "4", "4", "8", "12", "12", "12"]
     assert any(line.split() == ["default", "cpu", "96.9%"] for line in lines)
     assert lines[-1].startswith("makespan: 16 s; jobs: 4 submitted, 4 completed, 0 never admitted")
@@ -116,26 +179,50 @@ def test_jobs_that_never_fit_are_reported(files: dict[str, Path], tmp_path: Path
 
 
 def test_event_bound_exits_1(files: dict[str, Path]) -> None:
-    code, _, err = run("simulate", "--json", "--max-events", "2", "--timeline", str(files["csv"]), str(files["queues"]))
+    code, _, err = run(
+        "simulate",
+        "--json",
+        "--max-events",
+        "2",
+        "--timeline",
+        str(files["csv"]),
+        str(files["queues"]),
+    )
     assert code == 1 and "bound" in err
 
 
 def test_trace_parsing_reads_tolerations_and_node_selectors() -> None:
-    (job,) = parse_trace("submit,requests,duration,queue,tolerations,nodeSelector\n"
-                         "1.5,cpu=2,60,team/q,spot=true:NoSchedule;gpu,instance-type=spot\n", "t.csv")
+    (job,) = parse_trace(
+        "submit,requests,duration,queue,tolerations,nodeSelector\n"
+        "1.5,cpu=2,60,team/q,spot=true:NoSchedule;gpu,instance-type=spot\n",
+        "t.csv",
+    )
     assert (job.submit, job.count, job.priority, job.queue_key) == (1.5, 1, 0, "team/q")
-    assert job.tolerations == ({"key": "spot", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
-                               {"key": "gpu", "operator": "Exists"})
+    assert job.tolerations == (
+        {"key": "spot", "operator": "Equal", "value": "true", "effect": "NoSchedule"},
+        {"key": "gpu", "operator": "Exists"},
+    )
     assert job.node_selector == {"instance-type": "spot"}
 
 
-@pytest.mark.parametrize("text,where,fragment", [
-    ("submit,requests,duration,queue\n0,cpu=1,5,no-slash\n", "t.csv:2", "namespace/localqueue"),
-    ("submit,requests,duration,queue\n0,cpu=1,5,a/b\n0,cpu=x,5,a/b\n", "t.csv:3", "requests cpu"),
-    ("submit,requests,duration,queue\n0,,5,a/b\n", "t.csv:2", "requests is required"),
-    ("requests,duration\ncpu=1,5\n", "t.csv:1", "header"),
-    ('{"submit": 0, "requests": "cpu=1", "duration": 1, "queue": "a/b"}\n{oops\n', "t.csv:2", "invalid JSON"),
-])
+@pytest.mark.parametrize(
+    "text,where,fragment",
+    [
+        ("submit,requests,duration,queue\n0,cpu=1,5,no-slash\n", "t.csv:2", "namespace/localqueue"),
+        (
+            "submit,requests,duration,queue\n0,cpu=1,5,a/b\n0,cpu=x,5,a/b\n",
+            "t.csv:3",
+            "requests cpu",
+        ),
+        ("submit,requests,duration,queue\n0,,5,a/b\n", "t.csv:2", "requests is required"),
+        ("requests,duration\ncpu=1,5\n", "t.csv:1", "header"),
+        (
+            '{"submit": 0, "requests": "cpu=1", "duration": 1, "queue": "a/b"}\n{oops\n',
+            "t.csv:2",
+            "invalid JSON",
+        ),
+    ],
+)
 def test_bad_traces_name_file_and_line(text: str, where: str, fragment: str) -> None:
     with pytest.raises(TraceError) as failure:
         parse_trace(text, "t.csv")
@@ -150,13 +237,27 @@ def test_bad_trace_exits_2(files: dict[str, Path], tmp_path: Path) -> None:
 
 
 def test_utilisation_is_time_weighted() -> None:
-    samples = [Sample(0, {("f", "cpu"): 2000}, 0), Sample(5, {("f", "cpu"): 4000}, 0), Sample(10, {}, 0)]
+    samples = [
+        Sample(0, {("f", "cpu"): 2000}, 0),
+        Sample(5, {("f", "cpu"): 4000}, 0),
+        Sample(10, {}, 0),
+    ]
     assert utilisation(samples, {("f", "cpu"): 4000}, 0, 10) == {"f": {"cpu": 0.75}}
 
 
-@pytest.mark.skipif(importlib.util.find_spec("matplotlib") is not None, reason="matplotlib is installed")
-def test_plot_without_matplotlib_exits_2_naming_the_extra(files: dict[str, Path], tmp_path: Path) -> None:
-    code, out, err = run("simulate", "--timeline", str(files["csv"]), "--plot", str(tmp_path / "u.png"),
-                         str(files["queues"]))
+@pytest.mark.skipif(
+    importlib.util.find_spec("matplotlib") is not None, reason="matplotlib is installed"
+)
+def test_plot_without_matplotlib_exits_2_naming_the_extra(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    code, out, err = run(
+        "simulate",
+        "--timeline",
+        str(files["csv"]),
+        "--plot",
+        str(tmp_path / "u.png"),
+        str(files["queues"]),
+    )
     assert (code, out) == (2, "")
     assert "matplotlib" in err and "kuota[plot]" in err

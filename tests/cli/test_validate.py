@@ -39,11 +39,18 @@ def seed_is_known_invalid(raw: dict) -> bool:
     return "on_demand" in yaml.safe_dump(raw)
 
 
-SEEDS = [doc for doc in documents() if doc.api_version.startswith(("kueue.x-k8s.io/", "config.kueue", "batch/"))]
+SEEDS = [
+    doc
+    for doc in documents()
+    if doc.api_version.startswith(("kueue.x-k8s.io/", "config.kueue", "batch/"))
+]
 
 
-@pytest.mark.parametrize("seed", [s for s in SEEDS if not seed_is_known_invalid(s.raw)],
-                         ids=lambda s: f"{s.source[:3]}:{s.line}:{s.kind}")
+@pytest.mark.parametrize(
+    "seed",
+    [s for s in SEEDS if not seed_is_known_invalid(s.raw)],
+    ids=lambda s: f"{s.source[:3]}:{s.line}:{s.kind}",
+)
 def test_every_seed_meant_to_be_valid_passes(seed, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "seed.yaml"
     path.write_text(yaml.safe_dump(seed.raw))
@@ -51,8 +58,11 @@ def test_every_seed_meant_to_be_valid_passes(seed, tmp_path: Path) -> None:  # t
     assert (code, out) == (0, ""), err
 
 
-@pytest.mark.parametrize("seed", [s for s in SEEDS if seed_is_known_invalid(s.raw)],
-                         ids=lambda s: f"{s.source[:3]}:{s.line}:{s.kind}")
+@pytest.mark.parametrize(
+    "seed",
+    [s for s in SEEDS if seed_is_known_invalid(s.raw)],
+    ids=lambda s: f"{s.source[:3]}:{s.line}:{s.kind}",
+)
 def test_known_invalid_seeds_fail_naming_the_field(seed, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "seed.yaml"
     path.write_text(yaml.safe_dump(seed.raw))
@@ -98,11 +108,18 @@ def test_json_report_has_the_contract_shape() -> None:
     code, out, _ = run("validate", "--json", "-", stdin=FLAVOR_OK + "---\n" + CQ_BAD)
     assert code == 1
     report = json.loads(out)
-    assert report["objects"][0] == {"kind": "ResourceFlavor", "name": "default", "namespace": None,
-                                    "valid": True, "errors": []}
+    assert report["objects"][0] == {
+        "kind": "ResourceFlavor",
+        "name": "default",
+        "namespace": None,
+        "valid": True,
+        "errors": [],
+    }
     bad = report["objects"][1]
     assert (bad["kind"], bad["name"], bad["valid"]) == ("ClusterQueue", "cq", False)
-    assert bad["errors"][0]["field"] == "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota"
+    assert (
+        bad["errors"][0]["field"] == "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota"
+    )
 
 
 def test_namespaced_objects_default_to_the_default_namespace() -> None:
@@ -157,8 +174,13 @@ def test_unknown_kinds_are_noted_and_ignored() -> None:
 
 
 def test_list_documents_are_expanded() -> None:
-    listed = yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [
-        yaml.safe_load(FLAVOR_OK), yaml.safe_load(CQ_BAD)]})
+    listed = yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "List",
+            "items": [yaml.safe_load(FLAVOR_OK), yaml.safe_load(CQ_BAD)],
+        }
+    )
     code, out, _ = run("validate", "-", stdin=listed)
     assert code == 1 and out.startswith("ClusterQueue/cq: ")
 
@@ -170,5 +192,7 @@ def test_installed_console_script_runs(tmp_path: Path) -> None:
     script = Path(sys.executable).with_name("kuota")
     path = tmp_path / "q.yaml"
     path.write_text(CQ_BAD)
-    done = subprocess.run([str(script), "validate", str(path)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [str(script), "validate", str(path)], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 1 and "nominalQuota" in done.stdout

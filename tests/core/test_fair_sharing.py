@@ -17,8 +17,13 @@ from tests.core.test_preemption import incoming, release_all, running, settle, v
 
 def config(*strategies: str) -> Any:
     section: dict[str, Any] = {"preemptionStrategies": list(strategies)} if strategies else {}
-    return parse_configuration({"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-                                "fairSharing": section})
+    return parse_configuration(
+        {
+            "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+            "kind": "Configuration",
+            "fairSharing": section,
+        }
+    )
 
 
 def fair_engine(queues: list[Any], workloads: list[Any], *strategies: str) -> Engine:
@@ -35,7 +40,11 @@ def fair_engine(queues: list[Any], workloads: list[Any], *strategies: str) -> En
 
 
 def fq(name: str, cpu: str, *, weight: str | None = None, **resources: str) -> cluster_queue:
-    builder = cluster_queue(name).cohort("c").resource_group(flavor_quotas("default", cpu=cpu, **resources))
+    builder = (
+        cluster_queue(name)
+        .cohort("c")
+        .resource_group(flavor_quotas("default", cpu=cpu, **resources))
+    )
     builder.preemption(withinClusterQueue="LowerPriority", reclaimWithinCohort="Any")
     if weight is not None:
         builder.weight(weight)
@@ -64,55 +73,93 @@ def test_drs_with_weight_2_halves_and_weight_0_is_infinite() -> None:
 
 def abc(*, weights: dict[str, str] | None = None) -> list[Any]:
     weights = weights or {}
-    return [fq(name, cpu, weight=weights.get(name)) for name, cpu in (("a", "3"), ("b", "3"), ("c", "3"), ("preemptible", "0"))]
+    return [
+        fq(name, cpu, weight=weights.get(name))
+        for name, cpu in (("a", "3"), ("b", "3"), ("c", "3"), ("preemptible", "0"))
+    ]
 
 
 def b_running(sizes: tuple[str, ...] = ("1",) * 5) -> list[Any]:
     return [running(f"b{i + 1}", "b", size, 0, i + 1) for i, size in enumerate(sizes)]
 
 
-@pytest.mark.parametrize("strategies", [(), ("LessThanOrEqualToFinalShare",), ("LessThanInitialShare",)])
+@pytest.mark.parametrize(
+    "strategies", [(), ("LessThanOrEqualToFinalShare",), ("LessThanInitialShare",)]
+)
 def test_8_6_example_1_within_nominal_reclaims(strategies: tuple[str, ...]) -> None:
-    engine = fair_engine(abc(), [running("a1", "a", "3"), *b_running(), running("c1", "c", "1"),
-                                 incoming("p", "c", "1")], *strategies)
+    engine = fair_engine(
+        abc(),
+        [running("a1", "a", "3"), *b_running(), running("c1", "c", "1"), incoming("p", "c", "1")],
+        *strategies,
+    )
     assert victims(engine.cycle(T0)) == {"b5": "InCohortReclamation"}
 
 
 def test_8_6_example_2_final_share_passes() -> None:
-    engine = fair_engine(abc(), [running("a1", "a", "3"), *b_running(), running("c1", "c", "1"),
-                                 incoming("p", "a", "1")], "LessThanOrEqualToFinalShare")
+    engine = fair_engine(
+        abc(),
+        [running("a1", "a", "3"), *b_running(), running("c1", "c", "1"), incoming("p", "a", "1")],
+        "LessThanOrEqualToFinalShare",
+    )
     assert victims(engine.cycle(T0)) == {"b5": "InCohortFairSharing"}
 
 
 def test_8_6_example_2_initial_share_also_passes() -> None:
     # preemptorNew 111 < targetOld 222.
-    engine = fair_engine(abc(), [running("a1", "a", "3"), *b_running(), running("c1", "c", "1"),
-                                 incoming("p", "a", "1")], "LessThanInitialShare")
+    engine = fair_engine(
+        abc(),
+        [running("a1", "a", "3"), *b_running(), running("c1", "c", "1"), incoming("p", "a", "1")],
+        "LessThanInitialShare",
+    )
     assert victims(engine.cycle(T0)) == {"b5": "InCohortFairSharing"}
 
 
 def test_8_6_example_3_nobody_borrowing_no_preemption() -> None:
-    engine = fair_engine(abc(), [running("a1", "a", "3"), running("b1", "b", "3"), running("c1", "c", "3"),
-                                 incoming("p", "c", "1")])
+    engine = fair_engine(
+        abc(),
+        [
+            running("a1", "a", "3"),
+            running("b1", "b", "3"),
+            running("c1", "c", "3"),
+            incoming("p", "c", "1"),
+        ],
+    )
     assert victims(engine.cycle(T0)) == {}
 
 
 def test_8_6_example_4_final_share_skips_b1_and_takes_b2() -> None:
     # b1 (2), b2 (1), b3 (2): candidate order b1, b2, b3 means b1 is the newest reservation.
-    b = [running("b1", "b", "2", 0, 3), running("b2", "b", "1", 0, 2), running("b3", "b", "2", 0, 1)]
-    engine = fair_engine(abc(), [*b, running("c1", "c", "1"), incoming("p", "a", "3500m")],
-                         "LessThanOrEqualToFinalShare")
+    b = [
+        running("b1", "b", "2", 0, 3),
+        running("b2", "b", "1", 0, 2),
+        running("b3", "b", "2", 0, 1),
+    ]
+    engine = fair_engine(
+        abc(),
+        [*b, running("c1", "c", "1"), incoming("p", "a", "3500m")],
+        "LessThanOrEqualToFinalShare",
+    )
     assert victims(engine.cycle(T0)) == {"b2": "InCohortFairSharing"}
 
 
 def test_8_6_example_4_initial_share_takes_the_first_candidate() -> None:
-    b = [running("b1", "b", "2", 0, 3), running("b2", "b", "1", 0, 2), running("b3", "b", "2", 0, 1)]
-    engine = fair_engine(abc(), [*b, running("c1", "c", "1"), incoming("p", "a", "3500m")], "LessThanInitialShare")
+    b = [
+        running("b1", "b", "2", 0, 3),
+        running("b2", "b", "1", 0, 2),
+        running("b3", "b", "2", 0, 1),
+    ]
+    engine = fair_engine(
+        abc(), [*b, running("c1", "c", "1"), incoming("p", "a", "3500m")], "LessThanInitialShare"
+    )
     assert victims(engine.cycle(T0)) == {"b1": "InCohortFairSharing"}
 
 
 def test_8_6_example_4_default_strategies_use_final_share_first() -> None:
-    b = [running("b1", "b", "2", 0, 3), running("b2", "b", "1", 0, 2), running("b3", "b", "2", 0, 1)]
+    b = [
+        running("b1", "b", "2", 0, 3),
+        running("b2", "b", "1", 0, 2),
+        running("b3", "b", "2", 0, 1),
+    ]
     engine = fair_engine(abc(), [*b, running("c1", "c", "1"), incoming("p", "a", "3500m")])
     assert victims(engine.cycle(T0)) == {"b2": "InCohortFairSharing"}
 
@@ -120,29 +167,47 @@ def test_8_6_example_4_default_strategies_use_final_share_first() -> None:
 def test_weight_zero_preemptor_cannot_take_from_a_finite_share() -> None:
     # a has weight 0: with P it borrows, so its share is infinite; b's is finite -> retry list only,
     # and the second strategy needs preemptorNew < targetOld, which +inf never is.
-    engine = fair_engine(abc(weights={"a": "0"}), [running("a1", "a", "3"), *b_running(), running("c1", "c", "1"),
-                                                   incoming("p", "a", "1")])
+    engine = fair_engine(
+        abc(weights={"a": "0"}),
+        [running("a1", "a", "3"), *b_running(), running("c1", "c", "1"), incoming("p", "a", "1")],
+    )
     assert victims(engine.cycle(T0)) == {}
 
 
 def test_weight_zero_queue_can_still_reclaim_its_nominal_quota() -> None:
-    engine = fair_engine(abc(weights={"c": "0"}), [running("a1", "a", "3"), *b_running(), running("c1", "c", "1"),
-                                                   incoming("p", "c", "1")])
+    engine = fair_engine(
+        abc(weights={"c": "0"}),
+        [running("a1", "a", "3"), *b_running(), running("c1", "c", "1"), incoming("p", "c", "1")],
+    )
     assert victims(engine.cycle(T0)) == {"b5": "InCohortReclamation"}
 
 
 def test_weight_zero_borrower_is_preempted_first() -> None:
     # b (weight 0) and d (weight 1) both borrow 1; a reclaims within nominal from the infinite share first.
     queues = [fq("a", "3"), fq("b", "3", weight="0"), fq("d", "3"), fq("preemptible", "0")]
-    engine = fair_engine(queues, [running("b1", "b", "4", 0, 1), running("d1", "d", "4", 0, 2), running("a1", "a", "1"),
-                                  incoming("p", "a", "2")])
+    engine = fair_engine(
+        queues,
+        [
+            running("b1", "b", "4", 0, 1),
+            running("d1", "d", "4", 0, 2),
+            running("a1", "a", "1"),
+            incoming("p", "a", "2"),
+        ],
+    )
     assert victims(engine.cycle(T0)) == {"b1": "InCohortReclamation"}
 
 
 def test_8_4_admission_order_lower_share_first() -> None:
     queues = [fq(name, "6") for name in ("x", "y", "z")]
-    engine = fair_engine(queues, [running("x0", "x", "8"), running("y0", "y", "2"),
-                                  incoming("xw", "x", "4", priority=100, created=1), incoming("yw", "y", "6", created=2)])
+    engine = fair_engine(
+        queues,
+        [
+            running("x0", "x", "8"),
+            running("y0", "y", "2"),
+            incoming("xw", "x", "4", priority=100, created=1),
+            incoming("yw", "y", "6", created=2),
+        ],
+    )
     for builder in queues:  # no preemption in this example
         builder.preemption()
         engine.apply(builder.build())
@@ -151,8 +216,16 @@ def test_8_4_admission_order_lower_share_first() -> None:
 
 
 def test_no_ping_pong_under_fair_sharing() -> None:
-    engine = fair_engine(abc(), [running("a1", "a", "3"), *b_running(), running("c1", "c", "1"),
-                                 incoming("p", "a", "1"), incoming("q", "b", "1", created=101)])
+    engine = fair_engine(
+        abc(),
+        [
+            running("a1", "a", "3"),
+            *b_running(),
+            running("c1", "c", "1"),
+            incoming("p", "a", "1"),
+            incoming("q", "b", "1", created=101),
+        ],
+    )
     first = engine.cycle(T0)
     release_all(engine, first)
     log = settle(engine)

@@ -16,8 +16,16 @@ import pytest
 
 from scheduler.core.decisions import Admit, CycleResult, Evict, Pending
 from scheduler.core.engine import Engine
+from tests.core.builders import (
+    T0,
+    cluster_queue,
+    cohort,
+    flavor,
+    flavor_quotas,
+    local_queue,
+    workload,
+)
 from tests.core.test_properties import check_tree
-from tests.core.builders import T0, cluster_queue, cohort, flavor, flavor_quotas, local_queue, workload
 
 
 def cq(name: str, cpu: str, cohort_name: str | None = "c", **policy: Any) -> cluster_queue:
@@ -30,14 +38,23 @@ def cq(name: str, cpu: str, cohort_name: str | None = "c", **policy: Any) -> clu
 
 
 def running(name: str, queue: str, cpu: str, priority: int = 0, reserved: int = 0) -> workload:
-    return workload(name).queue(f"lq-{queue}").priority(priority).created(reserved).pod_set(cpu=cpu).running(queue, reserved=reserved)
+    return (
+        workload(name)
+        .queue(f"lq-{queue}")
+        .priority(priority)
+        .created(reserved)
+        .pod_set(cpu=cpu)
+        .running(queue, reserved=reserved)
+    )
 
 
 def incoming(name: str, queue: str, cpu: str, priority: int = 0, created: int = 100) -> workload:
     return workload(name).queue(f"lq-{queue}").priority(priority).created(created).pod_set(cpu=cpu)
 
 
-def engine_of(queues: list[Any], workloads: list[Any], *, extra: list[Any] = (), config: Any = None) -> Engine:  # type: ignore[assignment]
+def engine_of(
+    queues: list[Any], workloads: list[Any], *, extra: list[Any] = (), config: Any = None
+) -> Engine:  # type: ignore[assignment]
     engine = Engine(config)
     engine.apply(flavor("default").build())
     for item in [*extra, *queues]:
@@ -94,107 +111,301 @@ NEWER = {"withinClusterQueue": "LowerOrNewerEqualPriority"}
 
 CASES = [
     # --- withinClusterQueue -------------------------------------------------------------
-    Case("within Never: no victim",
-         [cq("q", "4", None)], [running("r", "q", "4", priority=0)], [incoming("p", "q", "4", priority=10)], {}),
-    Case("within LowerPriority: lower-priority victim",
-         [cq("q", "4", None, **LOWER)], [running("r", "q", "4", priority=0)], [incoming("p", "q", "4", priority=10)],
-         {"r": "InClusterQueue"}, {"p"}),
-    Case("within LowerPriority: equal priority is safe",
-         [cq("q", "4", None, **LOWER)], [running("r", "q", "4", priority=5)], [incoming("p", "q", "4", priority=5)], {}),
-    Case("within LowerOrNewerEqualPriority: equal priority, newer victim",
-         [cq("q", "4", None, **NEWER)], [running("r", "q", "4", priority=5, reserved=200)],
-         [incoming("p", "q", "4", priority=5, created=100)], {"r": "InClusterQueue"}, {"p"}),
-    Case("within LowerOrNewerEqualPriority: equal priority, older victim is safe",
-         [cq("q", "4", None, **NEWER)], [running("r", "q", "4", priority=5, reserved=50)],
-         [incoming("p", "q", "4", priority=5, created=100)], {}),
-    Case("within LowerOrNewerEqualPriority: same timestamp is safe (strictly earlier needed)",
-         [cq("q", "4", None, **NEWER)], [running("r", "q", "4", priority=5, reserved=100)],
-         [incoming("p", "q", "4", priority=5, created=100)], {}),
-    Case("7.6 within the CQ, minimal set",
-         [cq("X", "10", None, **LOWER)],
-         [running("x1", "X", "4", 0, 1), running("x2", "X", "1", 0, 3), running("x3", "X", "5", 10, 2)],
-         [incoming("p", "X", "4", priority=5)], {"x1": "InClusterQueue"}, {"p", "x2", "x3"}),
-    Case("lowest priority first, then most recently reserved",
-         [cq("q", "6", None, **LOWER)],
-         [running("old", "q", "2", 1, 1), running("new", "q", "2", 1, 5), running("low", "q", "2", 0, 3)],
-         [incoming("p", "q", "4", priority=9)], {"low": "InClusterQueue", "new": "InClusterQueue"}, {"p", "old"}),
-    Case("request larger than nominal never preempts without borrowWithinCohort",
-         [cq("q", "4", **LOWER), cq("other", "4")], [running("r", "q", "4")],
-         [incoming("p", "q", "6", priority=10)], {}),
+    Case(
+        "within Never: no victim",
+        [cq("q", "4", None)],
+        [running("r", "q", "4", priority=0)],
+        [incoming("p", "q", "4", priority=10)],
+        {},
+    ),
+    Case(
+        "within LowerPriority: lower-priority victim",
+        [cq("q", "4", None, **LOWER)],
+        [running("r", "q", "4", priority=0)],
+        [incoming("p", "q", "4", priority=10)],
+        {"r": "InClusterQueue"},
+        {"p"},
+    ),
+    Case(
+        "within LowerPriority: equal priority is safe",
+        [cq("q", "4", None, **LOWER)],
+        [running("r", "q", "4", priority=5)],
+        [incoming("p", "q", "4", priority=5)],
+        {},
+    ),
+    Case(
+        "within LowerOrNewerEqualPriority: equal priority, newer victim",
+        [cq("q", "4", None, **NEWER)],
+        [running("r", "q", "4", priority=5, reserved=200)],
+        [incoming("p", "q", "4", priority=5, created=100)],
+        {"r": "InClusterQueue"},
+        {"p"},
+    ),
+    Case(
+        "within LowerOrNewerEqualPriority: equal priority, older victim is safe",
+        [cq("q", "4", None, **NEWER)],
+        [running("r", "q", "4", priority=5, reserved=50)],
+        [incoming("p", "q", "4", priority=5, created=100)],
+        {},
+    ),
+    Case(
+        "within LowerOrNewerEqualPriority: same timestamp is safe (strictly earlier needed)",
+        [cq("q", "4", None, **NEWER)],
+        [running("r", "q", "4", priority=5, reserved=100)],
+        [incoming("p", "q", "4", priority=5, created=100)],
+        {},
+    ),
+    Case(
+        "7.6 within the CQ, minimal set",
+        [cq("X", "10", None, **LOWER)],
+        [
+            running("x1", "X", "4", 0, 1),
+            running("x2", "X", "1", 0, 3),
+            running("x3", "X", "5", 10, 2),
+        ],
+        [incoming("p", "X", "4", priority=5)],
+        {"x1": "InClusterQueue"},
+        {"p", "x2", "x3"},
+    ),
+    Case(
+        "lowest priority first, then most recently reserved",
+        [cq("q", "6", None, **LOWER)],
+        [
+            running("old", "q", "2", 1, 1),
+            running("new", "q", "2", 1, 5),
+            running("low", "q", "2", 0, 3),
+        ],
+        [incoming("p", "q", "4", priority=9)],
+        {"low": "InClusterQueue", "new": "InClusterQueue"},
+        {"p", "old"},
+    ),
+    Case(
+        "request larger than nominal never preempts without borrowWithinCohort",
+        [cq("q", "4", **LOWER), cq("other", "4")],
+        [running("r", "q", "4")],
+        [incoming("p", "q", "6", priority=10)],
+        {},
+    ),
     # --- reclaimWithinCohort ------------------------------------------------------------
-    Case("7.6 reclaim (flat cohort): newest borrower goes",
-         [cq("A", "6", reclaimWithinCohort="Any"), cq("B", "6")],
-         [running("b1", "B", "4", 0, 1), running("b2", "B", "4", 0, 2), running("a1", "A", "2", 0, 1)],
-         [incoming("a2", "A", "4")], {"b2": "InCohortReclamation"}, {"a1", "a2", "b1"}),
-    Case("reclaim Never: borrower is safe",
-         [cq("A", "6"), cq("B", "6")],
-         [running("b1", "B", "4", 0, 1), running("b2", "B", "4", 0, 2), running("a1", "A", "2", 0, 1)],
-         [incoming("a2", "A", "4")], {}),
-    Case("reclaim LowerPriority: higher-priority borrower is safe",
-         [cq("A", "6", reclaimWithinCohort="LowerPriority"), cq("B", "6")],
-         [running("b1", "B", "4", 5, 1), running("b2", "B", "4", 5, 2), running("a1", "A", "2", 0, 1)],
-         [incoming("a2", "A", "4", priority=5)], {}),
-    Case("reclaim LowerPriority: lower-priority borrower goes",
-         [cq("A", "6", reclaimWithinCohort="LowerPriority"), cq("B", "6")],
-         [running("b1", "B", "4", 1, 1), running("b2", "B", "4", 1, 2), running("a1", "A", "2", 0, 1)],
-         [incoming("a2", "A", "4", priority=5)], {"b2": "InCohortReclamation"}, {"a2"}),
-    Case("reclaim Any: even a higher-priority borrower",
-         [cq("A", "6", reclaimWithinCohort="Any"), cq("B", "6")],
-         [running("b1", "B", "4", 9, 1), running("b2", "B", "4", 9, 2), running("a1", "A", "2", 0, 1)],
-         [incoming("a2", "A", "4", priority=0)], {"b2": "InCohortReclamation"}, {"a2"}),
-    Case("a CQ within its nominal quota is never reclaimed from",
-         [cq("A", "6", reclaimWithinCohort="Any"), cq("B", "6")],
-         [running("b1", "B", "6", 0, 1), running("a1", "A", "4", 0, 1)],
-         [incoming("a2", "A", "4")], {}),
-    Case("non-preemptive queue's borrowing workloads are still reclaimed by others",
-         [cq("A", "6", reclaimWithinCohort="Any"),
-          cq("B", "6", withinClusterQueue="Never", reclaimWithinCohort="Never", borrowWithinCohort={"policy": "Never"})],
-         [running("b1", "B", "8", 0, 1)], [incoming("a1", "A", "6")], {"b1": "InCohortReclamation"}, {"a1"}),
-    Case("reclaim and within combined: cross-CQ victims before own CQ",
-         [cq("A", "6", reclaimWithinCohort="Any", **LOWER), cq("B", "6")],
-         [running("a0", "A", "4", 0, 1), running("b1", "B", "8", 0, 1)],
-         [incoming("a1", "A", "2", priority=5)], {"b1": "InCohortReclamation"}),
+    Case(
+        "7.6 reclaim (flat cohort): newest borrower goes",
+        [cq("A", "6", reclaimWithinCohort="Any"), cq("B", "6")],
+        [
+            running("b1", "B", "4", 0, 1),
+            running("b2", "B", "4", 0, 2),
+            running("a1", "A", "2", 0, 1),
+        ],
+        [incoming("a2", "A", "4")],
+        {"b2": "InCohortReclamation"},
+        {"a1", "a2", "b1"},
+    ),
+    Case(
+        "reclaim Never: borrower is safe",
+        [cq("A", "6"), cq("B", "6")],
+        [
+            running("b1", "B", "4", 0, 1),
+            running("b2", "B", "4", 0, 2),
+            running("a1", "A", "2", 0, 1),
+        ],
+        [incoming("a2", "A", "4")],
+        {},
+    ),
+    Case(
+        "reclaim LowerPriority: higher-priority borrower is safe",
+        [cq("A", "6", reclaimWithinCohort="LowerPriority"), cq("B", "6")],
+        [
+            running("b1", "B", "4", 5, 1),
+            running("b2", "B", "4", 5, 2),
+            running("a1", "A", "2", 0, 1),
+        ],
+        [incoming("a2", "A", "4", priority=5)],
+        {},
+    ),
+    Case(
+        "reclaim LowerPriority: lower-priority borrower goes",
+        [cq("A", "6", reclaimWithinCohort="LowerPriority"), cq("B", "6")],
+        [
+            running("b1", "B", "4", 1, 1),
+            running("b2", "B", "4", 1, 2),
+            running("a1", "A", "2", 0, 1),
+        ],
+        [incoming("a2", "A", "4", priority=5)],
+        {"b2": "InCohortReclamation"},
+        {"a2"},
+    ),
+    Case(
+        "reclaim Any: even a higher-priority borrower",
+        [cq("A", "6", reclaimWithinCohort="Any"), cq("B", "6")],
+        [
+            running("b1", "B", "4", 9, 1),
+            running("b2", "B", "4", 9, 2),
+            running("a1", "A", "2", 0, 1),
+        ],
+        [incoming("a2", "A", "4", priority=0)],
+        {"b2": "InCohortReclamation"},
+        {"a2"},
+    ),
+    Case(
+        "a CQ within its nominal quota is never reclaimed from",
+        [cq("A", "6", reclaimWithinCohort="Any"), cq("B", "6")],
+        [running("b1", "B", "6", 0, 1), running("a1", "A", "4", 0, 1)],
+        [incoming("a2", "A", "4")],
+        {},
+    ),
+    Case(
+        "non-preemptive queue's borrowing workloads are still reclaimed by others",
+        [
+            cq("A", "6", reclaimWithinCohort="Any"),
+            cq(
+                "B",
+                "6",
+                withinClusterQueue="Never",
+                reclaimWithinCohort="Never",
+                borrowWithinCohort={"policy": "Never"},
+            ),
+        ],
+        [running("b1", "B", "8", 0, 1)],
+        [incoming("a1", "A", "6")],
+        {"b1": "InCohortReclamation"},
+        {"a1"},
+    ),
+    Case(
+        "reclaim and within combined: cross-CQ victims before own CQ",
+        [cq("A", "6", reclaimWithinCohort="Any", **LOWER), cq("B", "6")],
+        [running("a0", "A", "4", 0, 1), running("b1", "B", "8", 0, 1)],
+        [incoming("a1", "A", "2", priority=5)],
+        {"b1": "InCohortReclamation"},
+    ),
     # --- borrowWithinCohort -------------------------------------------------------------
-    Case("7.6 borrowWithinCohort threshold 100: priority 50 taken, 200 kept",
-         [cq("A", "4", reclaimWithinCohort="LowerPriority",
-             borrowWithinCohort={"policy": "LowerPriority", "maxPriorityThreshold": 100}),
-          cq("B", "4"), cq("C", "4")],
-         [running("a1", "A", "4", 0, 1), running("b1", "B", "2", 50, 1), running("b2", "B", "4", 200, 2)],
-         [incoming("a2", "A", "4", priority=500)], {"b1": "InCohortReclaimWhileBorrowing"}, {"a2"}),
-    Case("maxPriorityThreshold boundary: priority equal to the threshold may be taken",
-         [cq("A", "4", reclaimWithinCohort="LowerPriority",
-             borrowWithinCohort={"policy": "LowerPriority", "maxPriorityThreshold": 100}), cq("B", "4"), cq("C", "4")],
-         [running("a1", "A", "4", 0, 1), running("b1", "B", "4", 1000, 1), running("b2", "B", "2", 100, 2)],
-         [incoming("a2", "A", "4", priority=500)], {"b2": "InCohortReclaimWhileBorrowing"}, {"a2"}),
-    Case("maxPriorityThreshold boundary: one above the threshold is kept",
-         [cq("A", "4", reclaimWithinCohort="LowerPriority",
-             borrowWithinCohort={"policy": "LowerPriority", "maxPriorityThreshold": 100}), cq("B", "4"), cq("C", "4")],
-         [running("a1", "A", "4", 0, 1), running("b1", "B", "4", 1000, 1), running("b2", "B", "2", 101, 2)],
-         [incoming("a2", "A", "4", priority=500)], {}),
-    Case("borrowWithinCohort without threshold: only lower priority",
-         [cq("A", "4", reclaimWithinCohort="Any", borrowWithinCohort={"policy": "LowerPriority"}), cq("B", "4"), cq("C", "4")],
-         [running("a1", "A", "4", 0, 1), running("b1", "B", "4", 1000, 1), running("b2", "B", "2", 500, 2)],
-         [incoming("a2", "A", "4", priority=500)], {}),
-    Case("borrowWithinCohort Never: borrowing preemptor takes nobody across",
-         [cq("A", "4", reclaimWithinCohort="Any"), cq("B", "4"), cq("C", "4")],
-         [running("a1", "A", "4", 0, 1), running("b1", "B", "4", 0, 1), running("b2", "B", "2", 0, 2)],
-         [incoming("a2", "A", "4", priority=500)], {}),
-    Case("reclaim while borrowing: other CQs' candidates are tried before the preemptor's own",
-         [cq("A", "4", reclaimWithinCohort="Any", borrowWithinCohort={"policy": "LowerPriority"}, **LOWER),
-          cq("B", "4"), cq("C", "4")],
-         [running("a1", "A", "4", 0, 1), running("b1", "B", "4", 0, 1), running("b2", "B", "2", 0, 2)],
-         [incoming("a2", "A", "4", priority=500)], {"b2": "InCohortReclaimWhileBorrowing"}, {"a2", "a1", "b1"}),
+    Case(
+        "7.6 borrowWithinCohort threshold 100: priority 50 taken, 200 kept",
+        [
+            cq(
+                "A",
+                "4",
+                reclaimWithinCohort="LowerPriority",
+                borrowWithinCohort={"policy": "LowerPriority", "maxPriorityThreshold": 100},
+            ),
+            cq("B", "4"),
+            cq("C", "4"),
+        ],
+        [
+            running("a1", "A", "4", 0, 1),
+            running("b1", "B", "2", 50, 1),
+            running("b2", "B", "4", 200, 2),
+        ],
+        [incoming("a2", "A", "4", priority=500)],
+        {"b1": "InCohortReclaimWhileBorrowing"},
+        {"a2"},
+    ),
+    Case(
+        "maxPriorityThreshold boundary: priority equal to the threshold may be taken",
+        [
+            cq(
+                "A",
+                "4",
+                reclaimWithinCohort="LowerPriority",
+                borrowWithinCohort={"policy": "LowerPriority", "maxPriorityThreshold": 100},
+            ),
+            cq("B", "4"),
+            cq("C", "4"),
+        ],
+        [
+            running("a1", "A", "4", 0, 1),
+            running("b1", "B", "4", 1000, 1),
+            running("b2", "B", "2", 100, 2),
+        ],
+        [incoming("a2", "A", "4", priority=500)],
+        {"b2": "InCohortReclaimWhileBorrowing"},
+        {"a2"},
+    ),
+    Case(
+        "maxPriorityThreshold boundary: one above the threshold is kept",
+        [
+            cq(
+                "A",
+                "4",
+                reclaimWithinCohort="LowerPriority",
+                borrowWithinCohort={"policy": "LowerPriority", "maxPriorityThreshold": 100},
+            ),
+            cq("B", "4"),
+            cq("C", "4"),
+        ],
+        [
+            running("a1", "A", "4", 0, 1),
+            running("b1", "B", "4", 1000, 1),
+            running("b2", "B", "2", 101, 2),
+        ],
+        [incoming("a2", "A", "4", priority=500)],
+        {},
+    ),
+    Case(
+        "borrowWithinCohort without threshold: only lower priority",
+        [
+            cq("A", "4", reclaimWithinCohort="Any", borrowWithinCohort={"policy": "LowerPriority"}),
+            cq("B", "4"),
+            cq("C", "4"),
+        ],
+        [
+            running("a1", "A", "4", 0, 1),
+            running("b1", "B", "4", 1000, 1),
+            running("b2", "B", "2", 500, 2),
+        ],
+        [incoming("a2", "A", "4", priority=500)],
+        {},
+    ),
+    Case(
+        "borrowWithinCohort Never: borrowing preemptor takes nobody across",
+        [cq("A", "4", reclaimWithinCohort="Any"), cq("B", "4"), cq("C", "4")],
+        [
+            running("a1", "A", "4", 0, 1),
+            running("b1", "B", "4", 0, 1),
+            running("b2", "B", "2", 0, 2),
+        ],
+        [incoming("a2", "A", "4", priority=500)],
+        {},
+    ),
+    Case(
+        "reclaim while borrowing: other CQs' candidates are tried before the preemptor's own",
+        [
+            cq(
+                "A",
+                "4",
+                reclaimWithinCohort="Any",
+                borrowWithinCohort={"policy": "LowerPriority"},
+                **LOWER,
+            ),
+            cq("B", "4"),
+            cq("C", "4"),
+        ],
+        [
+            running("a1", "A", "4", 0, 1),
+            running("b1", "B", "4", 0, 1),
+            running("b2", "B", "2", 0, 2),
+        ],
+        [incoming("a2", "A", "4", priority=500)],
+        {"b2": "InCohortReclaimWhileBorrowing"},
+        {"a2", "a1", "b1"},
+    ),
     # --- hierarchical cohorts -----------------------------------------------------------
-    Case("hierarchical reclaim: the org's guaranteed quota comes back",
-         [cq("a", "6", "org", reclaimWithinCohort="Any"), cq("b", "2", "org"), cq("x", "4", "root")],
-         [running("x1", "x", "10", 0, 1)], [incoming("a1", "a", "6")],
-         {"x1": "InCohortReclamation"}, {"a1"},
-         cohorts=[cohort("root"), cohort("org").parent("root")]),
-    Case("hierarchical: a sibling inside the org within its subtree quota is shielded",
-         [cq("a", "2", "org", reclaimWithinCohort="Any"), cq("b", "2", "org"), cq("x", "4", "root")],
-         [running("b1", "b", "4", 0, 1), running("x1", "x", "4", 0, 1)], [incoming("a1", "a", "2")],
-         {"b1": "InCohortReclamation"}, {"a1"},
-         cohorts=[cohort("root"), cohort("org").parent("root")]),
+    Case(
+        "hierarchical reclaim: the org's guaranteed quota comes back",
+        [cq("a", "6", "org", reclaimWithinCohort="Any"), cq("b", "2", "org"), cq("x", "4", "root")],
+        [running("x1", "x", "10", 0, 1)],
+        [incoming("a1", "a", "6")],
+        {"x1": "InCohortReclamation"},
+        {"a1"},
+        cohorts=[cohort("root"), cohort("org").parent("root")],
+    ),
+    Case(
+        "hierarchical: a sibling inside the org within its subtree quota is shielded",
+        [cq("a", "2", "org", reclaimWithinCohort="Any"), cq("b", "2", "org"), cq("x", "4", "root")],
+        [running("b1", "b", "4", 0, 1), running("x1", "x", "4", 0, 1)],
+        [incoming("a1", "a", "2")],
+        {"b1": "InCohortReclamation"},
+        {"a1"},
+        cohorts=[cohort("root"), cohort("org").parent("root")],
+    ),
 ]
 
 
@@ -209,7 +420,9 @@ def test_first_cycle_victims_and_outcome(case: Case) -> None:
     for key in preemptors:
         pending = [d for d in result.decisions if isinstance(d, Pending) and d.workload == key][-1]
         assert pending.reason == "WaitingForPreemptedWorkloads"
-        assert pending.message.endswith(f". Pending the preemption of {len(victims(result))} workload(s)")
+        assert pending.message.endswith(
+            f". Pending the preemption of {len(victims(result))} workload(s)"
+        )
     for decision in result.decisions:
         if isinstance(decision, Evict):
             engine.release(decision.victim)
@@ -221,14 +434,18 @@ def test_first_cycle_victims_and_outcome(case: Case) -> None:
 
 
 def test_no_preemption_when_the_preemptor_fits() -> None:
-    engine = engine_of([cq("q", "8", None, **LOWER)], [running("r", "q", "4"), incoming("p", "q", "4", priority=9)])
+    engine = engine_of(
+        [cq("q", "8", None, **LOWER)], [running("r", "q", "4"), incoming("p", "q", "4", priority=9)]
+    )
     result = engine.cycle(T0)
     assert victims(result) == {}
     assert any(isinstance(d, Admit) and d.workload == "default/p" for d in result.decisions)
 
 
 def test_victim_keeps_quota_until_released_and_preemptor_waits() -> None:
-    engine = engine_of([cq("q", "4", None, **LOWER)], [running("r", "q", "4"), incoming("p", "q", "4", priority=9)])
+    engine = engine_of(
+        [cq("q", "4", None, **LOWER)], [running("r", "q", "4"), incoming("p", "q", "4", priority=9)]
+    )
     first = engine.cycle(T0)
     assert victims(first) == {"r": "InClusterQueue"}
     assert engine.cluster_queue_status("q").admitted == 1
@@ -268,14 +485,24 @@ def test_cohort_paths_in_the_message() -> None:
         extra=[cohort("root"), cohort("org").parent("root")],
     )
     evict = next(d for d in engine.cycle(T0).decisions if isinstance(d, Evict))
-    assert evict.message.endswith("due to reclamation within the cohort; preemptor path: /root/org/a; preemptee path: /root/x")
+    assert evict.message.endswith(
+        "due to reclamation within the cohort; preemptor path: /root/org/a; preemptee path: /root/x"
+    )
 
 
 def test_two_preemptors_do_not_share_victims_in_one_cycle() -> None:
     # p1 (cq a) and p2 (cq b) both need the borrower x1: the first one processed wins, the other is skipped.
     engine = engine_of(
-        [cq("a", "4", reclaimWithinCohort="Any"), cq("b", "4", reclaimWithinCohort="Any"), cq("x", "0")],
-        [running("x1", "x", "8", 0, 1), incoming("p1", "a", "4", priority=5), incoming("p2", "b", "4")],
+        [
+            cq("a", "4", reclaimWithinCohort="Any"),
+            cq("b", "4", reclaimWithinCohort="Any"),
+            cq("x", "0"),
+        ],
+        [
+            running("x1", "x", "8", 0, 1),
+            incoming("p1", "a", "4", priority=5),
+            incoming("p2", "b", "4"),
+        ],
     )
     result = engine.cycle(T0)
     assert victims(result) == {"x1": "InCohortReclamation"}
@@ -291,7 +518,9 @@ def test_two_preemptors_do_not_share_victims_in_one_cycle() -> None:
 
 
 def test_sticky_preemptor_stays_head_of_best_effort_fifo() -> None:
-    engine = engine_of([cq("q", "4", None, **LOWER)], [running("r", "q", "4"), incoming("p", "q", "4", priority=9)])
+    engine = engine_of(
+        [cq("q", "4", None, **LOWER)], [running("r", "q", "4"), incoming("p", "q", "4", priority=9)]
+    )
     engine.cycle(T0)
     assert engine.queues["q"].sticky == "default/p"
     # "small" arrives with a higher priority, but the preemptor stays at the head until admitted.
@@ -305,7 +534,11 @@ def test_within_nominal_capacity_hold_for_non_reclaiming_queue() -> None:
     # a (reclaim Never) needs preemption without candidates: it holds its nominal capacity this cycle.
     engine = engine_of(
         [cq("a", "6"), cq("b", "6")],
-        [running("b1", "b", "8", 0, 1), incoming("a1", "a", "6", created=1), incoming("b2", "b", "2", created=2)],
+        [
+            running("b1", "b", "8", 0, 1),
+            incoming("a1", "a", "6", created=1),
+            incoming("b2", "b", "2", created=2),
+        ],
     )
     result = engine.cycle(T0)
     assert not [d for d in result.decisions if isinstance(d, Admit)]
@@ -313,24 +546,44 @@ def test_within_nominal_capacity_hold_for_non_reclaiming_queue() -> None:
 
 # --- 4.8 flavor-scan position ------------------------------------------------------------
 
+
 def test_flavor_scan_resumes_after_the_last_examined_flavor() -> None:
     from scheduler.core.flavor_assignment import assign_flavors
 
     engine = Engine()
     for name in ("f1", "f2"):
         engine.apply(flavor(name).build())
-    engine.apply(cluster_queue("q").cohort("c").fungibility(when_can_borrow="MayStopSearch")
-                 .resource_group(flavor_quotas("f1", cpu="1"), flavor_quotas("f2", cpu="4")).build())
-    engine.apply(cluster_queue("lender").cohort("c").resource_group(flavor_quotas("f1", cpu="4")).build())
+    engine.apply(
+        cluster_queue("q")
+        .cohort("c")
+        .fungibility(when_can_borrow="MayStopSearch")
+        .resource_group(flavor_quotas("f1", cpu="1"), flavor_quotas("f2", cpu="4"))
+        .build()
+    )
+    engine.apply(
+        cluster_queue("lender").cohort("c").resource_group(flavor_quotas("f1", cpu="4")).build()
+    )
     engine.ensure_forest()
     info = engine.cluster_queues["q"]
     pod_sets = workload("w").pod_set(cpu="2").build()
     from scheduler.core.workload import pod_set_infos
 
     sets = pod_set_infos(pod_sets, None)
-    first = assign_flavors(cq=info, pod_sets=sets, flavors=engine.flavors, ignore_undeclared=False, fair_sharing=False)
+    first = assign_flavors(
+        cq=info, pod_sets=sets, flavors=engine.flavors, ignore_undeclared=False, fair_sharing=False
+    )
     # f1 fits with borrowing and MayStopSearch stops the scan there: position 0, untried flavors remain.
-    assert (first.pod_sets[0].flavors, first.borrowing_level, first.last_tried) == ({"cpu": "f1"}, 1, {("main", 0): 0})
-    resumed = assign_flavors(cq=info, pod_sets=sets, flavors=engine.flavors, ignore_undeclared=False,
-                             fair_sharing=False, start_after=first.last_tried)
+    assert (first.pod_sets[0].flavors, first.borrowing_level, first.last_tried) == (
+        {"cpu": "f1"},
+        1,
+        {("main", 0): 0},
+    )
+    resumed = assign_flavors(
+        cq=info,
+        pod_sets=sets,
+        flavors=engine.flavors,
+        ignore_undeclared=False,
+        fair_sharing=False,
+        start_after=first.last_tried,
+    )
     assert (resumed.pod_sets[0].flavors, resumed.last_tried) == ({"cpu": "f2"}, {("main", 0): -1})

@@ -23,11 +23,15 @@ FR = ("default", "cpu")
 
 
 @st.composite
-def clusters(draw: Any, *, lower_priority_only: bool = False) -> tuple[list[Any], list[Any], list[Any], bool]:
+def clusters(
+    draw: Any, *, lower_priority_only: bool = False
+) -> tuple[list[Any], list[Any], list[Any], bool]:
     fair = draw(st.booleans())
     queues = []
     for index in range(draw(st.integers(1, 4))):
-        builder = cluster_queue(f"q{index}").resource_group(flavor_quotas("default", cpu=str(draw(st.integers(0, 6)))))
+        builder = cluster_queue(f"q{index}").resource_group(
+            flavor_quotas("default", cpu=str(draw(st.integers(0, 6))))
+        )
         if draw(st.integers(0, 4)) > 0:
             builder.cohort("c")
         if lower_priority_only:
@@ -49,8 +53,11 @@ def clusters(draw: Any, *, lower_priority_only: bool = False) -> tuple[list[Any]
 
     def some_workloads(prefix: str, first: int, bump: int) -> list[Any]:
         return [
-            workload(f"{prefix}{i}").queue(f"lq-{draw(st.sampled_from(names))}").priority(draw(st.integers(0, 3)) + bump)
-            .created(first + i).pod_set(count=draw(st.integers(1, 2)), cpu=str(draw(st.integers(1, 4))))
+            workload(f"{prefix}{i}")
+            .queue(f"lq-{draw(st.sampled_from(names))}")
+            .priority(draw(st.integers(0, 3)) + bump)
+            .created(first + i)
+            .pod_set(count=draw(st.integers(1, 2)), cpu=str(draw(st.integers(1, 4))))
             for i in range(draw(st.integers(0, 8)))
         ]
 
@@ -60,8 +67,13 @@ def clusters(draw: Any, *, lower_priority_only: bool = False) -> tuple[list[Any]
 def new_engine(queues: list[Any], fair: bool, **kwargs: Any) -> Engine:
     config = None
     if fair:
-        config = parse_configuration({"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration",
-                                      "fairSharing": {}})
+        config = parse_configuration(
+            {
+                "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+                "kind": "Configuration",
+                "fairSharing": {},
+            }
+        )
     engine = Engine(config, **kwargs)
     engine.apply(flavor("default").build())
     for builder in queues:
@@ -76,7 +88,11 @@ def run(engine: Engine, check: Any = None, max_cycles: int = 400) -> tuple[bool,
     evictions: list[Evict] = []
     for _ in range(max_cycles):
         engine.ensure_forest()
-        before = {name: capacity_available(info.node, FR) for name, info in engine.cluster_queues.items() if info.node}
+        before = {
+            name: capacity_available(info.node, FR)
+            for name, info in engine.cluster_queues.items()
+            if info.node
+        }
         result, changed = _cycle(engine)
         check_tree(engine)
         if check is not None:
@@ -122,9 +138,16 @@ def test_steady_state_and_quota_invariants_after_every_step(cluster: Any) -> Non
     """
     queues, early, late, fair = cluster
     cohort = [b.raw["spec"] for b in queues if b.raw["spec"].get("cohortName")]
-    assume(not (len(cohort) > 1 and any(
-        spec["preemption"]["withinClusterQueue"] != "Never" and spec["preemption"]["reclaimWithinCohort"] != "Never"
-        for spec in cohort)))
+    assume(
+        not (
+            len(cohort) > 1
+            and any(
+                spec["preemption"]["withinClusterQueue"] != "Never"
+                and spec["preemption"]["reclaimWithinCohort"] != "Never"
+                for spec in cohort
+            )
+        )
+    )
     engine = new_engine(queues, fair)
     load(engine, early)
     assert run(engine)[0]
@@ -150,7 +173,9 @@ def test_lower_priority_never_evicts_a_higher_priority_victim(cluster: Any) -> N
 @given(clusters())
 def test_no_preemption_when_the_preemptor_would_fit(cluster: Any) -> None:
     queues, early, late, fair = cluster
-    engine = new_engine(queues, fair, one_admission_per_queue=True)  # one round: nomination sees the tree as it was
+    engine = new_engine(
+        queues, fair, one_admission_per_queue=True
+    )  # one round: nomination sees the tree as it was
 
     def check(engine: Engine, before: dict[str, int], result: Any) -> None:
         for decision in result.decisions:

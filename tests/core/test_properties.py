@@ -11,7 +11,15 @@ from scheduler.core.decisions import Admit
 from scheduler.core.engine import Engine
 from scheduler.core.node_matching import first_untolerated_taint, matches_flavor_labels
 from scheduler.core.resource_node import QuotaNode, available, potential
-from tests.core.builders import T0, cluster_queue, flavor, flavor_quotas, local_queue, quota, workload
+from tests.core.builders import (
+    T0,
+    cluster_queue,
+    flavor,
+    flavor_quotas,
+    local_queue,
+    quota,
+    workload,
+)
 
 FLAVORS = ("f0", "f1", "f2")
 RESOURCES = ("cpu", "gpu")
@@ -52,10 +60,19 @@ def scenarios(draw: Any) -> list[Any]:
         objects.append(builder)
         objects.append(local_queue(f"lq-{name}").cluster_queue(name))
     for index in range(draw(st.integers(0, 14))):
-        wl = workload(f"w{index}").queue(f"lq-{draw(st.sampled_from(cq_names))}").created(draw(st.integers(0, 5)))
+        wl = (
+            workload(f"w{index}")
+            .queue(f"lq-{draw(st.sampled_from(cq_names))}")
+            .created(draw(st.integers(0, 5)))
+        )
         wl.priority(draw(st.integers(0, 2)))
         for ps in range(draw(st.integers(1, 2))):
-            wl.pod_set(f"ps{ps}", count=draw(st.integers(1, 3)), cpu=str(draw(st.integers(0, 3))), gpu=str(draw(st.integers(0, 2))))
+            wl.pod_set(
+                f"ps{ps}",
+                count=draw(st.integers(1, 3)),
+                cpu=str(draw(st.integers(0, 3))),
+                gpu=str(draw(st.integers(0, 2))),
+            )
             if draw(st.booleans()):
                 wl.toleration("spot", "true")
             if draw(st.integers(0, 4)) == 0:
@@ -88,7 +105,9 @@ def check_tree(engine: Engine) -> None:
                     assert node.usage.get(fr, 0) <= node.nominal.get(fr, 0) + limit
         if node.is_cohort:
             for fr in frs:
-                want = sum(max(0, c.usage.get(fr, 0) - c.local_quota.get(fr, 0)) for c in node.children)
+                want = sum(
+                    max(0, c.usage.get(fr, 0) - c.local_quota.get(fr, 0)) for c in node.children
+                )
                 assert node.usage.get(fr, 0) == want
     for name, info in engine.cluster_queues.items():
         assert info.node is not None
@@ -97,8 +116,11 @@ def check_tree(engine: Engine) -> None:
 
 
 def admitted(engine: Engine) -> dict[str, Any]:
-    return {key: engine.workload_state(key).admission for key in engine.workload_keys()
-            if engine.workload_state(key).state == "Admitted"}
+    return {
+        key: engine.workload_state(key).admission
+        for key in engine.workload_keys()
+        if engine.workload_state(key).state == "Admitted"
+    }
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -132,8 +154,15 @@ def test_admitted_flavors_tolerate_match_and_cover(objects: list[Any]) -> None:
                 assert admission.resource_usage[name] == pod_set.requests[name] * pod_set.count
             for flavor_name in set(admission.flavors.values()):
                 spec = engine.flavors[flavor_name]
-                assert first_untolerated_taint(spec.node_taints, template.tolerations + spec.tolerations) is None
-                assert matches_flavor_labels(template.node_selector, template.required_node_affinity, spec.node_labels)
+                assert (
+                    first_untolerated_taint(
+                        spec.node_taints, template.tolerations + spec.tolerations
+                    )
+                    is None
+                )
+                assert matches_flavor_labels(
+                    template.node_selector, template.required_node_affinity, spec.node_labels
+                )
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -142,7 +171,8 @@ def test_same_input_same_decisions(objects: list[Any]) -> None:
     first, _ = load(objects).run_until_steady(T0, max_cycles=100)
     second, _ = load(list(reversed(objects))).run_until_steady(T0, max_cycles=100)
     assert [r.decisions for r in first if any(isinstance(d, Admit) for d in r.decisions)] == [
-        r.decisions for r in second if any(isinstance(d, Admit) for d in r.decisions)]
+        r.decisions for r in second if any(isinstance(d, Admit) for d in r.decisions)
+    ]
     assert first == load(objects).run_until_steady(T0, max_cycles=100)[0]
 
 

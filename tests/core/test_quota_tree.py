@@ -5,13 +5,21 @@ from __future__ import annotations
 import pytest
 
 from scheduler.core.hierarchy import CohortSpecInfo, NodeQuota, build_forest
-from scheduler.core.resource_node import add_usage, borrowing_level, capacity_available, potential, remove_usage
+from scheduler.core.resource_node import (
+    add_usage,
+    borrowing_level,
+    capacity_available,
+    potential,
+    remove_usage,
+)
 
 CPU = ("default", "cpu")
 
 
 def q(nominal: int, *, bl: int | None = None, ll: int | None = None) -> NodeQuota:
-    return NodeQuota({CPU: nominal}, {CPU: bl} if bl is not None else {}, {CPU: ll} if ll is not None else {})
+    return NodeQuota(
+        {CPU: nominal}, {CPU: bl} if bl is not None else {}, {CPU: ll} if ll is not None else {}
+    )
 
 
 def flat(a: NodeQuota, b: NodeQuota, usage_a: int, usage_b: int):  # type: ignore[no-untyped-def]
@@ -42,8 +50,12 @@ def test_borrowing_limit_is_a_ceiling() -> None:
     assert capacity_available(forest.cluster_queues["team-a"], CPU) == 1
 
 
-@pytest.mark.parametrize("usage_a, usage_b, root_usage, want_a, want_b", [(0, 5, 0, 10, 16), (10, 5, 10, 0, 6)])
-def test_lending_limit(usage_a: int, usage_b: int, root_usage: int, want_a: int, want_b: int) -> None:
+@pytest.mark.parametrize(
+    "usage_a, usage_b, root_usage, want_a, want_b", [(0, 5, 0, 10, 16), (10, 5, 10, 0, 6)]
+)
+def test_lending_limit(
+    usage_a: int, usage_b: int, root_usage: int, want_a: int, want_b: int
+) -> None:
     forest = flat(q(9), q(12, ll=1), usage_a, usage_b)
     root = forest.cohorts["team-ab"]
     assert forest.cluster_queues["team-b"].local_quota[CPU] == 11

@@ -17,7 +17,9 @@ COMPLETE_STAGE = {
     "metadata": {"name": "pod-complete"},
     "spec": {
         "resourceRef": {"apiGroup": "v1", "kind": "Pod"},
-        "selector": {"matchExpressions": [{"key": ".status.phase", "operator": "In", "values": ["Running"]}]},
+        "selector": {
+            "matchExpressions": [{"key": ".status.phase", "operator": "In", "values": ["Running"]}]
+        },
         "next": {"statusTemplate": "phase: Succeeded\n"},
     },
 }
@@ -25,10 +27,16 @@ COMPLETE_STAGE = {
 
 def write_stages(directory: Path) -> None:
     for name in kwok_config.STAGE_FILES:
-        stage = COMPLETE_STAGE if name == "pod-complete.yaml" else {
-            "apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Stage",
-            "metadata": {"name": name.removesuffix(".yaml")}, "spec": {"next": {}},
-        }
+        stage = (
+            COMPLETE_STAGE
+            if name == "pod-complete.yaml"
+            else {
+                "apiVersion": "kwok.x-k8s.io/v1alpha1",
+                "kind": "Stage",
+                "metadata": {"name": name.removesuffix(".yaml")},
+                "spec": {"next": {}},
+            }
+        )
         (directory / name).write_text(yaml.safe_dump(stage))
 
 
@@ -37,18 +45,30 @@ def test_kwok_config_delays_completion_and_adds_a_failure_stage(tmp_path: Path) 
     documents = list(yaml.safe_load_all(kwok_config.render(tmp_path)))
     assert documents[0]["kind"] == "KwokConfiguration"
     by_name = {doc["metadata"]["name"]: doc for doc in documents[1:]}
-    assert set(by_name) == {"node-initialize", "node-heartbeat-with-lease", "pod-ready",
-                            "pod-complete", "pod-fail", "pod-delete"}
+    assert set(by_name) == {
+        "node-initialize",
+        "node-heartbeat-with-lease",
+        "pod-ready",
+        "pod-complete",
+        "pod-fail",
+        "pod-delete",
+    }
     complete, fail = by_name["pod-complete"], by_name["pod-fail"]
     delay_key = f'.metadata.annotations["{kwok_config.DELAY_ANNOTATION}"]'
     assert complete["spec"]["delay"]["durationFrom"]["expressionFrom"] == delay_key
     fail_key = f'.metadata.annotations["{kwok_config.FAIL_ANNOTATION}"]'
-    assert {"key": fail_key, "operator": "DoesNotExist"} in complete["spec"]["selector"]["matchExpressions"]
-    assert {"key": fail_key, "operator": "In", "values": ["true"]} in fail["spec"]["selector"]["matchExpressions"]
+    assert {"key": fail_key, "operator": "DoesNotExist"} in complete["spec"]["selector"][
+        "matchExpressions"
+    ]
+    assert {"key": fail_key, "operator": "In", "values": ["true"]} in fail["spec"]["selector"][
+        "matchExpressions"
+    ]
     assert "phase: Failed" in fail["spec"]["next"]["statusTemplate"]
 
 
-def test_pki_serving_certificate_verifies_for_loopback_and_names_the_service(tmp_path: Path) -> None:
+def test_pki_serving_certificate_verifies_for_loopback_and_names_the_service(
+    tmp_path: Path,
+) -> None:
     made = pki.generate(tmp_path, cluster_name="t")
     cert = x509.load_pem_x509_certificate(made.apiserver_cert.read_bytes())
     sans = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
@@ -70,7 +90,9 @@ def test_admin_certificate_is_in_system_masters(tmp_path: Path) -> None:
 
 def test_kubeconfig_embeds_credentials_and_names_the_cluster(tmp_path: Path) -> None:
     made = pki.generate(tmp_path, cluster_name="c1")
-    config = yaml.safe_load(kubeconfig.render(cluster_name="c1", server="https://127.0.0.1:1234", pki=made))
+    config = yaml.safe_load(
+        kubeconfig.render(cluster_name="c1", server="https://127.0.0.1:1234", pki=made)
+    )
     assert config["current-context"] == "c1"
     cluster = config["clusters"][0]["cluster"]
     assert cluster["server"] == "https://127.0.0.1:1234"
@@ -93,7 +115,10 @@ def test_default_fleet_has_the_documented_shape() -> None:
 def test_a_node_is_usable_only_when_ready_and_untainted() -> None:
     ready = {"status": {"conditions": [{"type": "Ready", "status": "True"}]}, "spec": {}}
     assert nodes.is_usable(ready)
-    tainted = {**ready, "spec": {"taints": [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]}}
+    tainted = {
+        **ready,
+        "spec": {"taints": [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]},
+    }
     assert not nodes.is_usable(tainted)
     spot = {**ready, "spec": {"taints": [nodes.SPOT_TAINT]}}
     assert nodes.is_usable(spot)

@@ -10,8 +10,9 @@ from e2e.cluster.processes import clean_env, is_alive, spawn, stop
 
 
 def test_spawned_process_is_recorded_and_stopped(tmp_path: Path) -> None:
-    process, record = spawn("sleeper", ["sleep", "60"], workdir=tmp_path, env=clean_env(tmp_path),
-                            die_with_parent=True)
+    process, record = spawn(
+        "sleeper", ["sleep", "60"], workdir=tmp_path, env=clean_env(tmp_path), die_with_parent=True
+    )
     assert is_alive(record)
     stop(record, grace_seconds=5, reap=process.poll)
     assert process.wait(timeout=5) is not None
@@ -20,8 +21,9 @@ def test_spawned_process_is_recorded_and_stopped(tmp_path: Path) -> None:
 
 
 def test_a_record_with_another_start_time_is_never_signalled(tmp_path: Path) -> None:
-    process, record = spawn("sleeper", ["sleep", "60"], workdir=tmp_path, env=clean_env(tmp_path),
-                            die_with_parent=True)
+    process, record = spawn(
+        "sleeper", ["sleep", "60"], workdir=tmp_path, env=clean_env(tmp_path), die_with_parent=True
+    )
     try:
         stranger = dataclasses.replace(record, start_ticks=record.start_ticks + 1)
         assert not is_alive(stranger)
@@ -41,7 +43,9 @@ def test_clean_env_drops_cluster_and_proxy_variables(monkeypatch, tmp_path: Path
 
 
 def test_stopping_an_already_exited_process_is_a_no_op(tmp_path: Path) -> None:
-    process, record = spawn("quick", ["true"], workdir=tmp_path, env=clean_env(tmp_path), die_with_parent=True)
+    process, record = spawn(
+        "quick", ["true"], workdir=tmp_path, env=clean_env(tmp_path), die_with_parent=True
+    )
     process.wait(timeout=5)
     stop(record, reap=process.poll)
     assert process.returncode == 0
@@ -57,15 +61,18 @@ def test_sweep_removes_clusters_whose_owner_died_and_keeps_live_ones(tmp_path: P
     def cluster_dir(name: str, owner: dict) -> tuple[Path, subprocess.Popen[bytes], object]:
         workdir = tmp_path / name
         workdir.mkdir()
-        process, record = spawn("etcd", ["sleep", "60"], workdir=workdir, env=clean_env(workdir),
-                                die_with_parent=True)
+        process, record = spawn(
+            "etcd", ["sleep", "60"], workdir=workdir, env=clean_env(workdir), die_with_parent=True
+        )
         state = {"owner": owner, "processes": [dataclasses.asdict(record)]}
         (workdir / "state.json").write_text(json.dumps(state))
         return workdir, process, record
 
     dead_owner = dataclasses.asdict(dataclasses.replace(current_process(), start_ticks=1))
     abandoned, orphan, orphan_record = cluster_dir("kuota-e2e-old", dead_owner)
-    live, survivor, survivor_record = cluster_dir("kuota-e2e-live", dataclasses.asdict(current_process()))
+    live, survivor, survivor_record = cluster_dir(
+        "kuota-e2e-live", dataclasses.asdict(current_process())
+    )
     try:
         assert sweep_abandoned(tmp_path, "kuota-e2e-") == [abandoned]
         assert not abandoned.exists()

@@ -32,7 +32,9 @@ def test_wrapper_module_maps_every_staging_module_to_the_matching_tag() -> None:
     replaced = re.findall(r"k8s\.io/(\S+) => k8s\.io/\1 (v\S+)", go_mod)
     assert len(replaced) == 31
     assert {version for _, version in replaced} == {tools.STAGING}
-    assert tools.STAGING.split(".")[1] == tools.KUBERNETES.split(".")[1], "staging must match Kubernetes"
+    assert tools.STAGING.split(".")[1] == tools.KUBERNETES.split(".")[1], (
+        "staging must match Kubernetes"
+    )
     assert f"k8s.io/kubernetes {tools.KUBERNETES}" in go_mod
 
 

@@ -23,24 +23,45 @@ from scheduler.jobs import (
 )
 
 
-def job(name: str = "pi", *, parallelism: int | None = 3, completions: int | None = None,
-        labels: dict[str, str] | None = None, annotations: dict[str, str] | None = None,
-        template_labels: dict[str, str] | None = None, pod_priority_class: str | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"template": {
-        "metadata": {"labels": template_labels or {}},
-        "spec": {"containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "2"}}}],
-                 "restartPolicy": "Never"}}}
+def job(
+    name: str = "pi",
+    *,
+    parallelism: int | None = 3,
+    completions: int | None = None,
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    template_labels: dict[str, str] | None = None,
+    pod_priority_class: str | None = None,
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "template": {
+            "metadata": {"labels": template_labels or {}},
+            "spec": {
+                "containers": [
+                    {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "2"}}}
+                ],
+                "restartPolicy": "Never",
+            },
+        }
+    }
     if pod_priority_class:
         spec["template"]["spec"]["priorityClassName"] = pod_priority_class
     if parallelism is not None:
         spec["parallelism"] = parallelism
     if completions is not None:
         spec["completions"] = completions
-    return {"apiVersion": "batch/v1", "kind": "Job",
-            "metadata": {"name": name, "namespace": "team-a", "uid": "6a0d-uid",
-                         "labels": {"kueue.x-k8s.io/queue-name": "user-queue", **(labels or {})},
-                         "annotations": annotations or {}},
-            "spec": spec}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "namespace": "team-a",
+            "uid": "6a0d-uid",
+            "labels": {"kueue.x-k8s.io/queue-name": "user-queue", **(labels or {})},
+            "annotations": annotations or {},
+        },
+        "spec": spec,
+    }
 
 
 def test_name_is_job_prefix_and_five_hex_digits_of_the_sha1_of_kind_group_name_uid() -> None:
@@ -58,9 +79,16 @@ def test_owner_reference_and_uid_label() -> None:
     workload = workload_from_job(job())
     assert workload["metadata"]["namespace"] == "team-a"
     assert workload["metadata"]["labels"] == {JOB_UID_LABEL: "6a0d-uid"}
-    assert workload["metadata"]["ownerReferences"] == [{
-        "apiVersion": "batch/v1", "kind": "Job", "name": "pi", "uid": "6a0d-uid",
-        "controller": True, "blockOwnerDeletion": True}]
+    assert workload["metadata"]["ownerReferences"] == [
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "name": "pi",
+            "uid": "6a0d-uid",
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
 
 
 def test_count_is_min_of_parallelism_and_completions() -> None:
@@ -71,12 +99,23 @@ def test_count_is_min_of_parallelism_and_completions() -> None:
 
 
 def test_one_pod_set_named_main_with_the_template_minus_controller_labels() -> None:
-    workload = workload_from_job(job(template_labels={
-        "controller-uid": "a", "batch.kubernetes.io/controller-uid": "b", "job-name": "pi",
-        "batch.kubernetes.io/job-name": "pi", "team": "ml"}))
+    workload = workload_from_job(
+        job(
+            template_labels={
+                "controller-uid": "a",
+                "batch.kubernetes.io/controller-uid": "b",
+                "job-name": "pi",
+                "batch.kubernetes.io/job-name": "pi",
+                "team": "ml",
+            }
+        )
+    )
     (pod_set,) = workload["spec"]["podSets"]
     assert pod_set["name"] == "main"
-    assert pod_set["template"]["metadata"]["labels"] == {"batch.kubernetes.io/job-name": "pi", "team": "ml"}
+    assert pod_set["template"]["metadata"]["labels"] == {
+        "batch.kubernetes.io/job-name": "pi",
+        "team": "ml",
+    }
     assert pod_set["template"]["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "2"}}
 
 
@@ -95,28 +134,41 @@ def test_queue_name_from_label_else_legacy_annotation() -> None:
 
 
 def test_priority_from_workload_priority_class_label_first() -> None:
-    classes = PriorityClasses(workload={"high": 1000}, pod={"pod-high": 50}, global_default=("base", 1))
-    workload = workload_from_job(job(labels={"kueue.x-k8s.io/priority-class": "high"},
-                                     pod_priority_class="pod-high"), priority_classes=classes)
+    classes = PriorityClasses(
+        workload={"high": 1000}, pod={"pod-high": 50}, global_default=("base", 1)
+    )
+    workload = workload_from_job(
+        job(labels={"kueue.x-k8s.io/priority-class": "high"}, pod_priority_class="pod-high"),
+        priority_classes=classes,
+    )
     assert workload["spec"]["priority"] == 1000
     assert workload["spec"]["priorityClassRef"] == {
-        "group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": "high"}
+        "group": "kueue.x-k8s.io",
+        "kind": "WorkloadPriorityClass",
+        "name": "high",
+    }
 
 
 def test_priority_from_pod_priority_class_then_global_default_then_none() -> None:
     classes = PriorityClasses(pod={"pod-high": 50}, global_default=("base", 1))
-    from_pod = workload_from_job(job(pod_priority_class="pod-high"), priority_classes=classes)["spec"]
+    from_pod = workload_from_job(job(pod_priority_class="pod-high"), priority_classes=classes)[
+        "spec"
+    ]
     assert (from_pod["priority"], from_pod["priorityClassRef"]["name"]) == (50, "pod-high")
     default = workload_from_job(job(), priority_classes=classes)["spec"]
     assert (default["priority"], default["priorityClassRef"]) == (
-        1, {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": "base"})
+        1,
+        {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": "base"},
+    )
     plain = workload_from_job(job())["spec"]
     assert "priority" not in plain and "priorityClassRef" not in plain
 
 
 def test_the_workload_is_valid_and_parses() -> None:
     classes = PriorityClasses(workload={"high": 1000})
-    raw = workload_from_job(job(labels={"kueue.x-k8s.io/priority-class": "high"}), priority_classes=classes)
+    raw = workload_from_job(
+        job(labels={"kueue.x-k8s.io/priority-class": "high"}), priority_classes=classes
+    )
     assert review(raw).errors == ()
     parsed = parse_object(raw)
     assert parsed.spec.pod_sets[0].count == 3
@@ -143,9 +195,14 @@ def test_run_with_unsuspends_and_adds_the_flavor_node_selector() -> None:
 def test_run_with_never_overrides_a_node_selector_key_the_user_set() -> None:
     mine = job()
     mine["spec"]["template"]["spec"]["nodeSelector"] = {"zone": "a", "instance-type": "spot"}
-    started = BATCH_JOB.run_with(mine, [PodSetInfo("main", 3, {"instance-type": "ondemand", "disk": "ssd"})])
+    started = BATCH_JOB.run_with(
+        mine, [PodSetInfo("main", 3, {"instance-type": "ondemand", "disk": "ssd"})]
+    )
     assert started["spec"]["template"]["spec"]["nodeSelector"] == {
-        "zone": "a", "instance-type": "spot", "disk": "ssd"}
+        "zone": "a",
+        "instance-type": "spot",
+        "disk": "ssd",
+    }
 
 
 def test_restore_puts_the_recorded_template_and_count_back() -> None:
@@ -162,8 +219,14 @@ def test_finished_reads_complete_or_failed_conditions() -> None:
     assert not BATCH_JOB.finished(running).finished
     done = {**running, "status": {"conditions": [{"type": "Complete", "status": "True"}]}}
     assert BATCH_JOB.finished(done).reason == "Succeeded"
-    failed = {**running, "status": {"conditions": [{"type": "Failed", "status": "True", "message": "x"}]}}
-    assert (BATCH_JOB.finished(failed).reason, BATCH_JOB.finished(failed).message) == ("Failed", "x")
+    failed = {
+        **running,
+        "status": {"conditions": [{"type": "Failed", "status": "True", "message": "x"}]},
+    }
+    assert (BATCH_JOB.finished(failed).reason, BATCH_JOB.finished(failed).message) == (
+        "Failed",
+        "x",
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -180,14 +243,32 @@ def test_restore_keeps_the_job_controllers_labels_so_the_selector_still_matches(
     original = job()
     original["spec"]["template"]["metadata"] = {"labels": {"app": "x"}}
     pod_sets = workload_from_job(original)["spec"]["podSets"]
-    live = BATCH_JOB.run_with(original, [PodSetInfo("main", 3, {"instance-type": "spot"},
-                                                    labels={"kueue.x-k8s.io/podset": "main"})])
+    live = BATCH_JOB.run_with(
+        original,
+        [
+            PodSetInfo(
+                "main", 3, {"instance-type": "spot"}, labels={"kueue.x-k8s.io/podset": "main"}
+            )
+        ],
+    )
     live["spec"]["template"]["metadata"]["labels"].update(
-        {"batch.kubernetes.io/controller-uid": "u1", "controller-uid": "u1", "job-name": "j",
-         "batch.kubernetes.io/job-name": "j"})
+        {
+            "batch.kubernetes.io/controller-uid": "u1",
+            "controller-uid": "u1",
+            "job-name": "j",
+            "batch.kubernetes.io/job-name": "j",
+        }
+    )
     restored = BATCH_JOB.restore(BATCH_JOB.suspend(live), pod_sets)
     assert restored["spec"]["template"]["metadata"]["labels"] == {
-        "app": "x", "batch.kubernetes.io/controller-uid": "u1", "controller-uid": "u1", "job-name": "j",
-        "batch.kubernetes.io/job-name": "j"}
+        "app": "x",
+        "batch.kubernetes.io/controller-uid": "u1",
+        "controller-uid": "u1",
+        "job-name": "j",
+        "batch.kubernetes.io/job-name": "j",
+    }
     assert "nodeSelector" not in restored["spec"]["template"]["spec"]
-    assert restored["spec"]["template"]["spec"]["containers"] == live["spec"]["template"]["spec"]["containers"]
+    assert (
+        restored["spec"]["template"]["spec"]["containers"]
+        == live["spec"]["template"]["spec"]["containers"]
+    )

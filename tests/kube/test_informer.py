@@ -27,7 +27,9 @@ class ScriptedSource:
     When the scripts run out, watch() blocks until the test cancels the informer.
     """
 
-    def __init__(self, lists: list[tuple[list[dict[str, Any]], str]], watches: list[list[Any]]) -> None:
+    def __init__(
+        self, lists: list[tuple[list[dict[str, Any]], str]], watches: list[list[Any]]
+    ) -> None:
         self.lists = lists
         self.watches = watches
         self.watched_from: list[str] = []
@@ -63,21 +65,35 @@ def recorder() -> tuple[list[tuple[str, str]], Any]:
 async def test_lists_then_watches_from_the_listed_version() -> None:
     source = ScriptedSource(
         lists=[([obj("a", 5), obj("b", 6)], "10")],
-        watches=[[{"type": "ADDED", "object": obj("c", 11)},
-                  {"type": "MODIFIED", "object": obj("a", 12)},
-                  {"type": "DELETED", "object": obj("b", 13)}]],
+        watches=[
+            [
+                {"type": "ADDED", "object": obj("c", 11)},
+                {"type": "MODIFIED", "object": obj("a", 12)},
+                {"type": "DELETED", "object": obj("b", 13)},
+            ]
+        ],
     )
     seen, handler = recorder()
     informer = Informer("test", source, handler)
     await run_until_exhausted(informer, source)
-    assert seen == [("ADDED", "ns/a"), ("ADDED", "ns/b"), ("ADDED", "ns/c"), ("MODIFIED", "ns/a"), ("DELETED", "ns/b")]
-    assert source.watched_from == ["10", "13"], "resumes from the last version seen when the stream ends"
+    assert seen == [
+        ("ADDED", "ns/a"),
+        ("ADDED", "ns/b"),
+        ("ADDED", "ns/c"),
+        ("MODIFIED", "ns/a"),
+        ("DELETED", "ns/b"),
+    ]
+    assert source.watched_from == ["10", "13"], (
+        "resumes from the last version seen when the stream ends"
+    )
     assert set(informer.store) == {"ns/a", "ns/c"}
     assert informer.synced.is_set()
 
 
 async def test_bookmarks_advance_the_version_without_events() -> None:
-    source = ScriptedSource(lists=[([], "1")], watches=[[{"type": "BOOKMARK", "object": obj("", 42, None)}]])
+    source = ScriptedSource(
+        lists=[([], "1")], watches=[[{"type": "BOOKMARK", "object": obj("", 42, None)}]]
+    )
     seen, handler = recorder()
     await run_until_exhausted(Informer("test", source, handler), source)
     assert seen == []
@@ -87,13 +103,21 @@ async def test_bookmarks_advance_the_version_without_events() -> None:
 async def test_410_relists_and_delivers_what_vanished_in_between() -> None:
     source = ScriptedSource(
         lists=[([obj("a", 5), obj("b", 6)], "10"), ([obj("a", 20), obj("c", 21)], "22")],
-        watches=[[{"type": "ERROR", "object": {"code": 410, "message": "too old resource version"}}], []],
+        watches=[
+            [{"type": "ERROR", "object": {"code": 410, "message": "too old resource version"}}],
+            [],
+        ],
     )
     seen, handler = recorder()
     informer = Informer("test", source, handler)
     await run_until_exhausted(informer, source)
-    assert seen == [("ADDED", "ns/a"), ("ADDED", "ns/b"),
-                    ("MODIFIED", "ns/a"), ("ADDED", "ns/c"), ("DELETED", "ns/b")]
+    assert seen == [
+        ("ADDED", "ns/a"),
+        ("ADDED", "ns/b"),
+        ("MODIFIED", "ns/a"),
+        ("ADDED", "ns/c"),
+        ("DELETED", "ns/b"),
+    ]
     assert source.watched_from == ["10", "22", "22"]
     assert informer.lists == 2
 
@@ -113,15 +137,26 @@ async def test_broken_connections_back_off_exponentially_and_resume_from_the_las
 
     source = ScriptedSource(
         lists=[([], "1")],
-        watches=[[{"type": "ADDED", "object": obj("a", 2)}, TransientError("reset")],
-                 [TransientError("refused")], [TransientError("refused")], []],
+        watches=[
+            [{"type": "ADDED", "object": obj("a", 2)}, TransientError("reset")],
+            [TransientError("refused")],
+            [TransientError("refused")],
+            [],
+        ],
     )
     seen, handler = recorder()
-    informer = Informer("test", source, handler, backoff=Backoff(initial=1, maximum=30, jitter=0),
-                        sleep=virtual_sleep)
+    informer = Informer(
+        "test",
+        source,
+        handler,
+        backoff=Backoff(initial=1, maximum=30, jitter=0),
+        sleep=virtual_sleep,
+    )
     await run_until_exhausted(informer, source)
     assert slept == [1, 2, 4]
-    assert source.watched_from == ["1", "2", "2", "2", "2"], "no relist, no lost event: resume from version 2"
+    assert source.watched_from == ["1", "2", "2", "2", "2"], (
+        "no relist, no lost event: resume from version 2"
+    )
     assert seen == [("ADDED", "ns/a")]
 
 
@@ -133,9 +168,15 @@ async def test_a_successful_event_resets_the_backoff() -> None:
 
     source = ScriptedSource(
         lists=[([], "1")],
-        watches=[[TransientError("a")], [{"type": "ADDED", "object": obj("a", 2)}, TransientError("b")], []],
+        watches=[
+            [TransientError("a")],
+            [{"type": "ADDED", "object": obj("a", 2)}, TransientError("b")],
+            [],
+        ],
     )
-    informer = Informer("test", source, lambda e: None, backoff=Backoff(initial=1, jitter=0), sleep=virtual_sleep)
+    informer = Informer(
+        "test", source, lambda e: None, backoff=Backoff(initial=1, jitter=0), sleep=virtual_sleep
+    )
     await run_until_exhausted(informer, source)
     assert slept == [1, 1]
 

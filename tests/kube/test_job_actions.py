@@ -4,32 +4,51 @@ scheduler does next: this is also what a restart finds and finishes."""
 from __future__ import annotations
 
 import copy
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from scheduler.api.quantity import Quantity
-from scheduler.core.decisions import Admit, PodSetAdmission, Pending
+from scheduler.core.decisions import Admit, Pending, PodSetAdmission
 from scheduler.kube.conditions import admitted_status, finished_status, pending_status
 from scheduler.kube.job_actions import (
-    CreateWorkload, FinishWorkload, FlavorPlacement, StartJob, SuspendJob, WaitForFlavor, next_action,
+    CreateWorkload,
+    FinishWorkload,
+    FlavorPlacement,
+    StartJob,
+    SuspendJob,
+    WaitForFlavor,
+    next_action,
 )
 
-NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 FLAVORS = {
     "spot": FlavorPlacement({"instance-type": "spot"}, ({"key": "spot", "operator": "Exists"},)),
     "ondemand": FlavorPlacement({"instance-type": "ondemand"}),
 }
 
 
-def job(*, suspend: bool = True, queue: str | None = "user-queue", done: str | None = None) -> dict[str, Any]:
+def job(
+    *, suspend: bool = True, queue: str | None = "user-queue", done: str | None = None
+) -> dict[str, Any]:
     labels = {"kueue.x-k8s.io/queue-name": queue} if queue else {}
     result: dict[str, Any] = {
-        "apiVersion": "batch/v1", "kind": "Job",
+        "apiVersion": "batch/v1",
+        "kind": "Job",
         "metadata": {"name": "train", "namespace": "ml", "uid": "uid-1", "labels": labels},
-        "spec": {"suspend": suspend, "parallelism": 2, "completions": 2, "template": {
-            "metadata": {"labels": {"app": "train"}},
-            "spec": {"nodeSelector": {"zone": "a"}, "containers": [
-                {"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}]}}},
+        "spec": {
+            "suspend": suspend,
+            "parallelism": 2,
+            "completions": 2,
+            "template": {
+                "metadata": {"labels": {"app": "train"}},
+                "spec": {
+                    "nodeSelector": {"zone": "a"},
+                    "containers": [
+                        {"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}
+                    ],
+                },
+            },
+        },
     }
     if done:
         result["status"] = {"conditions": [{"type": done, "status": "True", "message": "done"}]}
@@ -43,8 +62,12 @@ def workload_for(j: dict[str, Any]) -> dict[str, Any]:
 
 
 def admit(workload: dict[str, Any], flavor: str = "spot") -> dict[str, Any]:
-    decision = Admit(workload="ml/x", cluster_queue="cq", pod_sets=(
-        PodSetAdmission("main", 2, {"cpu": flavor}, {"cpu": Quantity.parse("2")}),), message="")
+    decision = Admit(
+        workload="ml/x",
+        cluster_queue="cq",
+        pod_sets=(PodSetAdmission("main", 2, {"cpu": flavor}, {"cpu": Quantity.parse("2")}),),
+        message="",
+    )
     return {**workload, "status": admitted_status(workload, decision, NOW)}
 
 
@@ -53,7 +76,9 @@ def test_a_queued_suspended_job_without_workload_gets_one_owned_by_it() -> None:
     assert created["metadata"]["ownerReferences"][0]["uid"] == "uid-1"
     assert created["spec"]["queueName"] == "user-queue"
     assert created["spec"]["podSets"][0]["count"] == 2
-    assert workload_for(job()) == created, "deterministic: a retry after a crash creates the same object"
+    assert workload_for(job()) == created, (
+        "deterministic: a retry after a crash creates the same object"
+    )
 
 
 def test_unqueued_jobs_are_not_ours() -> None:
@@ -81,7 +106,10 @@ def test_an_admitted_workload_starts_its_job_with_the_flavor_labels_in_one_patch
     assert spec["template"]["spec"]["nodeSelector"] == {"zone": "a", "instance-type": "spot"}
     assert {"key": "spot", "operator": "Exists"} in spec["template"]["spec"]["tolerations"]
     labels = spec["template"]["metadata"]["labels"]
-    assert labels["kueue.x-k8s.io/podset"] == "main" and labels["kueue.x-k8s.io/cluster-queue-name"] == "cq"
+    assert (
+        labels["kueue.x-k8s.io/podset"] == "main"
+        and labels["kueue.x-k8s.io/cluster-queue-name"] == "cq"
+    )
     assert labels["app"] == "train"
 
 
@@ -100,17 +128,25 @@ def test_a_finished_job_finishes_its_workload_once() -> None:
     action = next_action(job(suspend=False, done="Complete"), workload, flavors=FLAVORS)
     assert action == FinishWorkload("Succeeded", "done")
     status = finished_status(workload, reason="Succeeded", message="done", now=NOW)
-    assert status is not None and status["admission"] == workload["status"]["admission"], "kept for the record"
+    assert status is not None and status["admission"] == workload["status"]["admission"], (
+        "kept for the record"
+    )
     finished = {**workload, "status": status}
     assert next_action(job(suspend=False, done="Complete"), finished, flavors=FLAVORS) is None
     assert finished_status(finished, reason="Succeeded", message="done", now=NOW) is None
-    assert next_action(job(suspend=False, done="Failed"), workload, flavors=FLAVORS) == FinishWorkload("Failed", "done")
+    assert next_action(
+        job(suspend=False, done="Failed"), workload, flavors=FLAVORS
+    ) == FinishWorkload("Failed", "done")
 
 
 def test_admitted_status_records_admission_and_both_conditions() -> None:
     status = admit(workload_for(job()))["status"]
-    assert status["admission"] == {"clusterQueue": "cq", "podSetAssignments": [
-        {"name": "main", "flavors": {"cpu": "spot"}, "resourceUsage": {"cpu": "2"}, "count": 2}]}
+    assert status["admission"] == {
+        "clusterQueue": "cq",
+        "podSetAssignments": [
+            {"name": "main", "flavors": {"cpu": "spot"}, "resourceUsage": {"cpu": "2"}, "count": 2}
+        ],
+    }
     by_type = {c["type"]: c for c in status["conditions"]}
     assert by_type["QuotaReserved"]["message"] == "Quota reserved in ClusterQueue cq"
     assert (by_type["Admitted"]["status"], by_type["Admitted"]["reason"]) == ("True", "Admitted")
@@ -118,7 +154,9 @@ def test_admitted_status_records_admission_and_both_conditions() -> None:
 
 def test_pending_status_is_written_only_when_it_changes_and_keeps_transition_time() -> None:
     workload = workload_for(job())
-    waiting = Pending("ml/x", "cq", "WaitingForQuota", "couldn't assign flavors to pod set main: no")
+    waiting = Pending(
+        "ml/x", "cq", "WaitingForQuota", "couldn't assign flavors to pod set main: no"
+    )
     first = pending_status(workload, waiting, NOW)
     assert first is not None
     reserved = next(c for c in first["conditions"] if c["type"] == "QuotaReserved")
@@ -135,8 +173,17 @@ def test_pending_status_is_written_only_when_it_changes_and_keeps_transition_tim
 def test_admission_clears_a_previous_eviction() -> None:
     workload = workload_for(job())
     workload = copy.deepcopy(workload)
-    workload["status"] = {"conditions": [{"type": "Evicted", "status": "True", "reason": "Preempted",
-                                          "message": "Preempted by x", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}
+    workload["status"] = {
+        "conditions": [
+            {
+                "type": "Evicted",
+                "status": "True",
+                "reason": "Preempted",
+                "message": "Preempted by x",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            }
+        ]
+    }
     status = admit(workload)["status"]
     evicted = next(c for c in status["conditions"] if c["type"] == "Evicted")
     assert (evicted["status"], evicted["message"]) == ("False", "Previously: Preempted by x")
@@ -151,27 +198,45 @@ def test_an_evicted_workload_stops_its_job_restores_it_and_releases_once_pods_ar
     started = next_action(job(), workload, flavors=FLAVORS)
     assert isinstance(started, StartJob)
     running = {**started.job, "status": {"active": 2}}
-    evict = Evict(victim="ml/x", preemptor="ml/y", reason="InClusterQueue",
-                  message="Preempted to accommodate a workload (UID: u2, JobUID: j2) due to prioritization in the ClusterQueue")
+    evict = Evict(
+        victim="ml/x",
+        preemptor="ml/y",
+        reason="InClusterQueue",
+        message="Preempted to accommodate a workload (UID: u2, JobUID: j2) due to prioritization in the ClusterQueue",
+    )
     status = evicted_status(workload, evict, NOW)
-    assert status is not None and status["admission"] == workload["status"]["admission"], "quota still held"
+    assert status is not None and status["admission"] == workload["status"]["admission"], (
+        "quota still held"
+    )
     evicted = {**workload, "status": status}
     by_type = {c["type"]: c for c in status["conditions"]}
-    assert (by_type["Evicted"]["reason"], by_type["Preempted"]["reason"]) == ("Preempted", "InClusterQueue")
+    assert (by_type["Evicted"]["reason"], by_type["Preempted"]["reason"]) == (
+        "Preempted",
+        "InClusterQueue",
+    )
     assert evicted_status(evicted, evict, NOW) is None, "written once"
 
-    stop = next_action({**running, "status": {"active": 2, "startTime": "2026-11-22T12:00:00Z"}}, evicted,
-                       flavors=FLAVORS)
+    stop = next_action(
+        {**running, "status": {"active": 2, "startTime": "2026-11-22T12:00:00Z"}},
+        evicted,
+        flavors=FLAVORS,
+    )
     assert isinstance(stop, SuspendJob) and stop.message == evict.message
     assert stop.job["spec"]["suspend"] is True
-    assert stop.job["spec"]["template"] == running["spec"]["template"], "suspend first: a running template is immutable"
+    assert stop.job["spec"]["template"] == running["spec"]["template"], (
+        "suspend first: a running template is immutable"
+    )
     restore = next_action(stop.job, evicted, flavors=FLAVORS)
     assert isinstance(restore, RestoreJob) and restore.clear_start_time
-    assert restore.job["spec"]["template"]["spec"]["nodeSelector"] == {"zone": "a"}, "the user's template is back"
+    assert restore.job["spec"]["template"]["spec"]["nodeSelector"] == {"zone": "a"}, (
+        "the user's template is back"
+    )
     assert "tolerations" not in restore.job["spec"]["template"]["spec"]
     stopped = {**restore.job, "status": {"active": 1}}
     assert next_action(stopped, evicted, flavors=FLAVORS) is None, "pods still there"
-    assert isinstance(next_action({**stopped, "status": {"active": 0}}, evicted, flavors=FLAVORS), ReleaseWorkload)
+    assert isinstance(
+        next_action({**stopped, "status": {"active": 0}}, evicted, flavors=FLAVORS), ReleaseWorkload
+    )
 
     released = released_status(evicted, NOW)
     assert "admission" not in released

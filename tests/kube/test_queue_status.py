@@ -3,36 +3,65 @@ state and Workloads: what kubectl shows, written only when it changes."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from scheduler.api.quantity import Quantity
 from scheduler.core.engine import ClusterQueueStatus
-from scheduler.kube.queue_status import LQ_BLOCKED, LQ_READY, cluster_queue_status, local_queue_status
+from scheduler.kube.queue_status import (
+    LQ_BLOCKED,
+    LQ_READY,
+    cluster_queue_status,
+    local_queue_status,
+)
 
-NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 Q = Quantity.parse
 
 
 def state(*, pending: int = 1, admitted: int = 2, active: bool = True) -> ClusterQueueStatus:
     return ClusterQueueStatus(
-        name="cq", pending=pending, admitted=admitted,
-        usage={"on-demand": {"cpu": Q("9"), "memory": Q("36Gi")}, "spot": {"cpu": Q("3"), "memory": Q("0")}},
-        borrowed={"on-demand": {"cpu": Q("1"), "memory": Q("0")}, "spot": {"cpu": Q("0"), "memory": Q("0")}},
-        active=active, active_reason="Ready" if active else "FlavorNotFound",
-        active_message="Can admit new workloads" if active else
-        "Can't admit new workloads: references missing ResourceFlavor(s): spot.")
+        name="cq",
+        pending=pending,
+        admitted=admitted,
+        usage={
+            "on-demand": {"cpu": Q("9"), "memory": Q("36Gi")},
+            "spot": {"cpu": Q("3"), "memory": Q("0")},
+        },
+        borrowed={
+            "on-demand": {"cpu": Q("1"), "memory": Q("0")},
+            "spot": {"cpu": Q("0"), "memory": Q("0")},
+        },
+        active=active,
+        active_reason="Ready" if active else "FlavorNotFound",
+        active_message="Can admit new workloads"
+        if active
+        else "Can't admit new workloads: references missing ResourceFlavor(s): spot.",
+    )
 
 
 def test_cluster_queue_status_has_counts_quantities_and_the_active_condition() -> None:
     status = cluster_queue_status({"metadata": {"name": "cq", "generation": 3}}, state(), NOW)
     assert status is not None
-    assert (status["pendingWorkloads"], status["reservingWorkloads"], status["admittedWorkloads"]) == (1, 2, 2)
-    assert status["flavorsReservation"][0] == {"name": "on-demand", "resources": [
-        {"name": "cpu", "total": "9", "borrowed": "1"}, {"name": "memory", "total": "36Gi", "borrowed": "0"}]}
+    assert (
+        status["pendingWorkloads"],
+        status["reservingWorkloads"],
+        status["admittedWorkloads"],
+    ) == (1, 2, 2)
+    assert status["flavorsReservation"][0] == {
+        "name": "on-demand",
+        "resources": [
+            {"name": "cpu", "total": "9", "borrowed": "1"},
+            {"name": "memory", "total": "36Gi", "borrowed": "0"},
+        ],
+    }
     active = status["conditions"][0]
     assert (active["type"], active["status"], active["message"], active["observedGeneration"]) == (
-        "Active", "True", "Can admit new workloads", 3)
+        "Active",
+        "True",
+        "Can admit new workloads",
+        3,
+    )
 
 
 def test_cluster_queue_status_is_not_rewritten_when_unchanged_and_says_what_is_missing() -> None:
@@ -42,27 +71,47 @@ def test_cluster_queue_status_is_not_rewritten_when_unchanged_and_says_what_is_m
     inactive = cluster_queue_status(queue, state(active=False), NOW)
     assert inactive is not None
     assert inactive["conditions"][0]["message"] == (
-        "Can't admit new workloads: references missing ResourceFlavor(s): spot.")
+        "Can't admit new workloads: references missing ResourceFlavor(s): spot."
+    )
 
 
 def workload(queue: str, *, admitted: bool, cpu: str = "2") -> dict[str, Any]:
-    result: dict[str, Any] = {"metadata": {"name": "w", "namespace": "ns"}, "spec": {"queueName": queue}}
+    result: dict[str, Any] = {
+        "metadata": {"name": "w", "namespace": "ns"},
+        "spec": {"queueName": queue},
+    }
     if admitted:
         result["status"] = {
             "conditions": [{"type": "QuotaReserved", "status": "True"}],
-            "admission": {"clusterQueue": "cq", "podSetAssignments": [
-                {"name": "main", "flavors": {"cpu": "on-demand"}, "resourceUsage": {"cpu": cpu}}]}}
+            "admission": {
+                "clusterQueue": "cq",
+                "podSetAssignments": [
+                    {"name": "main", "flavors": {"cpu": "on-demand"}, "resourceUsage": {"cpu": cpu}}
+                ],
+            },
+        }
     return result
 
 
 def test_local_queue_status_counts_its_own_workloads() -> None:
     queue = {"metadata": {"name": "lq", "namespace": "ns"}, "spec": {"clusterQueue": "cq"}}
-    status = local_queue_status(queue, [workload("lq", admitted=True), workload("lq", admitted=True, cpu="500m"),
-                                        workload("lq", admitted=False)], cluster_queue=state(), now=NOW)
+    status = local_queue_status(
+        queue,
+        [
+            workload("lq", admitted=True),
+            workload("lq", admitted=True, cpu="500m"),
+            workload("lq", admitted=False),
+        ],
+        cluster_queue=state(),
+        now=NOW,
+    )
     assert status is not None
     assert (status["pendingWorkloads"], status["admittedWorkloads"]) == (1, 2)
     on_demand = next(f for f in status["flavorsUsage"] if f["name"] == "on-demand")
-    assert {r["name"]: r["total"] for r in on_demand["resources"]} == {"cpu": "2500m", "memory": "0"}
+    assert {r["name"]: r["total"] for r in on_demand["resources"]} == {
+        "cpu": "2500m",
+        "memory": "0",
+    }
     assert status["conditions"][0]["message"] == LQ_READY
 
 
@@ -71,7 +120,11 @@ def test_local_queue_status_explains_a_missing_or_stopped_cluster_queue() -> Non
     missing = local_queue_status(queue, [], cluster_queue=None, now=NOW)
     assert missing is not None and missing["conditions"][0]["reason"] == "ClusterQueueDoesNotExist"
     assert missing["conditions"][0]["message"] == LQ_BLOCKED
-    stopped = local_queue_status({**queue, "spec": {"clusterQueue": "cq", "stopPolicy": "Hold"}},
-                                 [workload("lq", admitted=False)], cluster_queue=state(), now=NOW)
+    stopped = local_queue_status(
+        {**queue, "spec": {"clusterQueue": "cq", "stopPolicy": "Hold"}},
+        [workload("lq", admitted=False)],
+        cluster_queue=state(),
+        now=NOW,
+    )
     assert stopped is not None and stopped["pendingWorkloads"] == 0
     assert stopped["conditions"][0]["reason"] == "Stopped"

@@ -28,19 +28,44 @@ def legacy_cluster_queue(draw: Any, name: str, cohort: str | None) -> dict[str, 
         if cohort is not None and draw(st.booleans()):
             quota["max"] = minimum + draw(st.integers(0, 4))
         entries.append({"name": flavor, "quota": quota})
-    spec: dict[str, Any] = {"namespaceSelector": {}, "resources": [{"name": "cpu", "flavors": entries}]}
+    spec: dict[str, Any] = {
+        "namespaceSelector": {},
+        "resources": [{"name": "cpu", "flavors": entries}],
+    }
     if cohort is not None:
         spec["cohort"] = cohort
     if draw(st.booleans()):
         spec["queueingStrategy"] = "StrictFIFO"
-    return {"apiVersion": "kueue.x-k8s.io/v1alpha1", "kind": "ClusterQueue", "metadata": {"name": name}, "spec": spec}
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1alpha1",
+        "kind": "ClusterQueue",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
 
 
 def workload(index: int, queue: str, cpu: int) -> dict[str, Any]:
-    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload",
-            "metadata": {"name": f"w{index}", "namespace": "ns"},
-            "spec": {"queueName": queue, "podSets": [{"name": "main", "count": 1, "template": {"spec": {
-                "containers": [{"name": "c", "resources": {"requests": {"cpu": str(cpu)}}}]}}}]}}
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": f"w{index}", "namespace": "ns"},
+        "spec": {
+            "queueName": queue,
+            "podSets": [
+                {
+                    "name": "main",
+                    "count": 1,
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {"name": "c", "resources": {"requests": {"cpu": str(cpu)}}}
+                            ]
+                        }
+                    },
+                }
+            ],
+        },
+    }
 
 
 def report(objects: list[dict[str, Any]]) -> dict[str, Any]:
@@ -51,17 +76,31 @@ def report(objects: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data(), with_cohort=st.booleans(),
-       requests=st.lists(st.tuples(st.sampled_from(["qa", "qb"]), st.integers(1, 6)), min_size=1, max_size=6))
+@given(
+    data=st.data(),
+    with_cohort=st.booleans(),
+    requests=st.lists(
+        st.tuples(st.sampled_from(["qa", "qb"]), st.integers(1, 6)), min_size=1, max_size=6
+    ),
+)
 def test_legacy_cluster_queues_and_their_conversions_admit_the_same(
-        data: Any, with_cohort: bool, requests: list[tuple[str, int]]) -> None:
+    data: Any, with_cohort: bool, requests: list[tuple[str, int]]
+) -> None:
     cohort = "co" if with_cohort else None
     legacy = [data.draw(legacy_cluster_queue(name, cohort)) for name in ("cq-a", "cq-b")]
-    common = [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": f}}
-              for f in FLAVORS]
-    common += [{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
-                "metadata": {"name": queue, "namespace": "ns"}, "spec": {"clusterQueue": target}}
-               for queue, target in (("qa", "cq-a"), ("qb", "cq-b"))]
+    common = [
+        {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": {"name": f}}
+        for f in FLAVORS
+    ]
+    common += [
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "LocalQueue",
+            "metadata": {"name": queue, "namespace": "ns"},
+            "spec": {"clusterQueue": target},
+        }
+        for queue, target in (("qa", "cq-a"), ("qb", "cq-b"))
+    ]
     workloads = [workload(index, queue, cpu) for index, (queue, cpu) in enumerate(requests)]
     try:
         from_legacy = report(common[:2] + legacy + common[2:] + workloads)

@@ -33,8 +33,16 @@ def simulate(*paths: Path) -> tuple[int, dict, str]:
 
 def test_every_seed_scenario_is_present() -> None:
     assert set(SCENARIOS) >= {
-        "research-pool", "cohort-borrowing", "cohort-nominal-first", "borrowing-limit", "lending-limit",
-        "strict-fifo", "best-effort-fifo", "codependent-resources", "credits", "inactive-missing-flavor",
+        "research-pool",
+        "cohort-borrowing",
+        "cohort-nominal-first",
+        "borrowing-limit",
+        "lending-limit",
+        "strict-fifo",
+        "best-effort-fifo",
+        "codependent-resources",
+        "credits",
+        "inactive-missing-flavor",
     }
 
 
@@ -51,4 +59,6 @@ def test_legacy_versions_report_the_same_as_v1beta2(legacy: str, current: str) -
     legacy_code, legacy_report, _ = simulate(HERE / legacy / "input.yaml")
     current_code, current_report, _ = simulate(HERE / current / "input.yaml")
     assert (legacy_code, legacy_report) == (current_code, current_report)
-    assert (HERE / legacy / "expected.json").read_text() == (HERE / current / "expected.json").read_text()
+    assert (HERE / legacy / "expected.json").read_text() == (
+        HERE / current / "expected.json"
+    ).read_text()

@@ -24,7 +24,9 @@ def lookup() -> StaticLookup:
 @pytest.fixture
 def make_client(aiohttp_client: Any, lookup: StaticLookup) -> ClientFactory:
     async def make(settings: WebhookSettings | None = None, **kwargs: Any) -> TestClient[Any, Any]:
-        return await aiohttp_client(create_app(settings or WebhookSettings(), lookup=kwargs.pop("lookup", lookup), **kwargs))
+        return await aiohttp_client(
+            create_app(settings or WebhookSettings(), lookup=kwargs.pop("lookup", lookup), **kwargs)
+        )
 
     return make
 

@@ -12,29 +12,61 @@ import uuid
 from typing import Any
 
 ADMIN = {"username": "kuota-admin", "groups": ["system:masters", "system:authenticated"]}
-SCHEDULER = {"username": "system:serviceaccount:kueue-system:kuota-scheduler",
-             "uid": "0c3f", "groups": ["system:serviceaccounts", "system:serviceaccounts:kueue-system",
-                                       "system:authenticated"]}
+SCHEDULER = {
+    "username": "system:serviceaccount:kueue-system:kuota-scheduler",
+    "uid": "0c3f",
+    "groups": [
+        "system:serviceaccounts",
+        "system:serviceaccounts:kueue-system",
+        "system:authenticated",
+    ],
+}
 QUEUE = "kueue.x-k8s.io/queue-name"
 
 
-def job(name: str = "sample-job", namespace: str = "team-a", *, labels: dict[str, str] | None = None,
-        annotations: dict[str, str] | None = None, suspend: bool | None = False, **metadata: Any) -> dict[str, Any]:
+def job(
+    name: str = "sample-job",
+    namespace: str = "team-a",
+    *,
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    suspend: bool | None = False,
+    **metadata: Any,
+) -> dict[str, Any]:
     """A batch/v1 Job as the API server sends it (defaults filled in)."""
     body: dict[str, Any] = {
-        "kind": "Job", "apiVersion": "batch/v1",
+        "kind": "Job",
+        "apiVersion": "batch/v1",
         "metadata": {"name": name, "namespace": namespace, "creationTimestamp": None, **metadata},
-        "spec": {"parallelism": 1, "completions": 1, "backoffLimit": 6, "completionMode": "NonIndexed",
-                 "manualSelector": False, "podReplacementPolicy": "TerminatingOrFailed",
-                 "template": {"metadata": {"creationTimestamp": None},
-                              "spec": {"containers": [{"name": "main", "image": "busybox", "args": ["sleep", "1"],
-                                                       "resources": {"requests": {"cpu": "1"}},
-                                                       "terminationMessagePath": "/dev/termination-log",
-                                                       "terminationMessagePolicy": "File",
-                                                       "imagePullPolicy": "Always"}],
-                                       "restartPolicy": "Never", "terminationGracePeriodSeconds": 30,
-                                       "dnsPolicy": "ClusterFirst", "securityContext": {},
-                                       "schedulerName": "default-scheduler"}}},
+        "spec": {
+            "parallelism": 1,
+            "completions": 1,
+            "backoffLimit": 6,
+            "completionMode": "NonIndexed",
+            "manualSelector": False,
+            "podReplacementPolicy": "TerminatingOrFailed",
+            "template": {
+                "metadata": {"creationTimestamp": None},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "main",
+                            "image": "busybox",
+                            "args": ["sleep", "1"],
+                            "resources": {"requests": {"cpu": "1"}},
+                            "terminationMessagePath": "/dev/termination-log",
+                            "terminationMessagePolicy": "File",
+                            "imagePullPolicy": "Always",
+                        }
+                    ],
+                    "restartPolicy": "Never",
+                    "terminationGracePeriodSeconds": 30,
+                    "dnsPolicy": "ClusterFirst",
+                    "securityContext": {},
+                    "schedulerName": "default-scheduler",
+                },
+            },
+        },
         "status": {},
     }
     if labels:
@@ -46,16 +78,28 @@ def job(name: str = "sample-job", namespace: str = "team-a", *, labels: dict[str
     return body
 
 
-def admission_review(obj: dict[str, Any] | None, *, operation: str = "CREATE", old: dict[str, Any] | None = None,
-                     user: dict[str, Any] = ADMIN, dry_run: bool = False, namespace: str | None = None,
-                     group_version_kind: tuple[str, str, str] | None = None, sub_resource: str | None = None) -> dict[str, Any]:
+def admission_review(
+    obj: dict[str, Any] | None,
+    *,
+    operation: str = "CREATE",
+    old: dict[str, Any] | None = None,
+    user: dict[str, Any] = ADMIN,
+    dry_run: bool = False,
+    namespace: str | None = None,
+    group_version_kind: tuple[str, str, str] | None = None,
+    sub_resource: str | None = None,
+) -> dict[str, Any]:
     source = obj if obj is not None else old or {}
     if group_version_kind is None:
         api_version = str(source.get("apiVersion", "batch/v1"))
         group, _, version = api_version.rpartition("/")
         group_version_kind = (group, version, str(source.get("kind", "Job")))
     group, version, kind = group_version_kind
-    resource = {"group": group, "version": version, "resource": kind.lower() + ("es" if kind.endswith("s") else "s")}
+    resource = {
+        "group": group,
+        "version": version,
+        "resource": kind.lower() + ("es" if kind.endswith("s") else "s"),
+    }
     metadata = source.get("metadata", {}) if isinstance(source.get("metadata"), dict) else {}
     request: dict[str, Any] = {
         "uid": str(uuid.uuid4()),
@@ -69,8 +113,11 @@ def admission_review(obj: dict[str, Any] | None, *, operation: str = "CREATE", o
         "object": copy.deepcopy(obj),
         "oldObject": copy.deepcopy(old),
         "dryRun": dry_run,
-        "options": {"kind": f"{operation.title()}Options", "apiVersion": "meta.k8s.io/v1",
-                    "fieldManager": "kubectl-client-side-apply"},
+        "options": {
+            "kind": f"{operation.title()}Options",
+            "apiVersion": "meta.k8s.io/v1",
+            "fieldManager": "kubectl-client-side-apply",
+        },
     }
     ns = namespace if namespace is not None else metadata.get("namespace")
     if ns:
@@ -81,5 +128,12 @@ def admission_review(obj: dict[str, Any] | None, *, operation: str = "CREATE", o
 
 
 def conversion_review(objects: list[Any], desired: str) -> dict[str, Any]:
-    return {"kind": "ConversionReview", "apiVersion": "apiextensions.k8s.io/v1",
-            "request": {"uid": str(uuid.uuid4()), "desiredAPIVersion": desired, "objects": copy.deepcopy(objects)}}
+    return {
+        "kind": "ConversionReview",
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "request": {
+            "uid": str(uuid.uuid4()),
+            "desiredAPIVersion": desired,
+            "objects": copy.deepcopy(objects),
+        },
+    }

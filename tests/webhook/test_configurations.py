@@ -16,25 +16,45 @@ def by_name(configuration: dict) -> dict:
 
 def test_only_queued_jobs_fail_closed_by_default() -> None:
     mutating = by_name(mutating_configuration(URL, kuota_namespace="kuota"))
-    queued, unqueued = mutating["queued-jobs.mutate.kuota.io"], mutating["unqueued-jobs.mutate.kuota.io"]
+    queued, unqueued = (
+        mutating["queued-jobs.mutate.kuota.io"],
+        mutating["unqueued-jobs.mutate.kuota.io"],
+    )
     assert queued["failurePolicy"] == "Fail" and unqueued["failurePolicy"] == "Ignore"
-    assert "kueue.x-k8s.io/queue-name' in object.metadata.labels" in queued["matchConditions"][0]["expression"]
+    assert (
+        "kueue.x-k8s.io/queue-name' in object.metadata.labels"
+        in queued["matchConditions"][0]["expression"]
+    )
     assert unqueued["matchConditions"][0]["expression"].startswith("!")
     for entry in (queued, unqueued):
-        assert entry["namespaceSelector"]["matchExpressions"][0]["values"] == ["kube-system", "kuota"]
+        assert entry["namespaceSelector"]["matchExpressions"][0]["values"] == [
+            "kube-system",
+            "kuota",
+        ]
         assert entry["clientConfig"]["url"] == "https://127.0.0.1:9443/mutate-batch-v1-job"
     every = [*mutating.values(), *by_name(validating_configuration(URL)).values()]
-    assert all(e["sideEffects"] == "None" and e["admissionReviewVersions"] == ["v1"] and e["timeoutSeconds"] <= 5 for e in every)
+    assert all(
+        e["sideEffects"] == "None"
+        and e["admissionReviewVersions"] == ["v1"]
+        and e["timeoutSeconds"] <= 5
+        for e in every
+    )
     assert all(rule["resources"] != ["pods"] for e in every for rule in e["rules"])
 
 
 def test_manage_jobs_without_queue_name_fails_closed_in_managed_namespaces() -> None:
     selector = {"matchLabels": {"kuota": "enabled"}}
-    mutating = by_name(mutating_configuration(URL, manage_jobs_without_queue_name=True, managed_namespace_selector=selector))
+    mutating = by_name(
+        mutating_configuration(
+            URL, manage_jobs_without_queue_name=True, managed_namespace_selector=selector
+        )
+    )
     unqueued = mutating["unqueued-jobs.mutate.kuota.io"]
     assert unqueued["failurePolicy"] == "Fail"
     assert unqueued["namespaceSelector"]["matchLabels"] == {"kuota": "enabled"}
-    assert "unqueued-jobs.validate.kuota.io" in by_name(validating_configuration(URL, manage_jobs_without_queue_name=True))
+    assert "unqueued-jobs.validate.kuota.io" in by_name(
+        validating_configuration(URL, manage_jobs_without_queue_name=True)
+    )
 
 
 def test_every_registered_path_is_served_and_kuota_kinds_match_exactly() -> None:
@@ -52,10 +72,13 @@ def test_the_ca_bundle_is_injected_only_where_it_is_missing() -> None:
     bundle = ca_bundle(b"-----BEGIN CERTIFICATE-----\n")
     configuration = mutating_configuration(URL)
     patch = webhook_configuration_patch(configuration, bundle)
-    assert patch is not None and all(e["clientConfig"]["caBundle"] == bundle for e in patch["webhooks"])
+    assert patch is not None and all(
+        e["clientConfig"]["caBundle"] == bundle for e in patch["webhooks"]
+    )
     assert webhook_configuration_patch(patch, bundle) is None
     crd = load_crds()[0]
     assert crd_conversion_patch(crd, bundle) is None, "strategy None is left alone"
     converted = with_conversion_webhook(crd, url="https://127.0.0.1:9443/convert", ca_bundle="Y2E=")
     assert crd_conversion_patch(converted, bundle) == {
-        "spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": bundle}}}}}
+        "spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": bundle}}}}
+    }

@@ -30,11 +30,15 @@ async def test_a_job_with_a_queue_name_is_suspended(webhook: Any, where: str) ->
     assert response["allowed"] is True and response["patchType"] == "JSONPatch"
     result = applied(sent, response)
     assert result["spec"]["suspend"] is True
-    assert result["metadata"][where] == {QUEUE: "user-queue", "team": "a"}, "labels are never removed"
+    assert result["metadata"][where] == {QUEUE: "user-queue", "team": "a"}, (
+        "labels are never removed"
+    )
     assert patch_of(response) == [{"op": "replace", "path": "/spec/suspend", "value": True}]
 
 
-async def test_suspend_is_added_when_absent_and_nothing_is_sent_when_already_suspended(webhook: Any) -> None:
+async def test_suspend_is_added_when_absent_and_nothing_is_sent_when_already_suspended(
+    webhook: Any,
+) -> None:
     absent = job(labels={QUEUE: "q"}, suspend=None)
     response = await post_review(webhook, MUTATE, admission_review(absent))
     assert patch_of(response) == [{"op": "add", "path": "/spec/suspend", "value": True}]
@@ -48,7 +52,9 @@ async def test_an_unqueued_job_is_left_alone(webhook: Any, lookup: StaticLookup)
     assert response == {"uid": response["uid"], "allowed": True}
 
 
-async def test_the_namespaces_default_local_queue_is_set_and_the_job_suspended(webhook: Any, lookup: StaticLookup) -> None:
+async def test_the_namespaces_default_local_queue_is_set_and_the_job_suspended(
+    webhook: Any, lookup: StaticLookup
+) -> None:
     lookup.default_queues.add("team-a")
     sent = job()
     result = applied(sent, await post_review(webhook, MUTATE, admission_review(sent)))
@@ -56,8 +62,9 @@ async def test_the_namespaces_default_local_queue_is_set_and_the_job_suspended(w
     assert result["spec"]["suspend"] is True
 
 
-async def test_the_default_local_queue_is_not_used_in_an_unmanaged_namespace(make_client: ClientFactory,
-                                                                             lookup: StaticLookup) -> None:
+async def test_the_default_local_queue_is_not_used_in_an_unmanaged_namespace(
+    make_client: ClientFactory, lookup: StaticLookup
+) -> None:
     lookup.default_queues.add("kueue-system")
     client = await make_client(WebhookSettings(kuota_namespace="kueue-system"))
     sent = job(namespace="kueue-system")
@@ -65,11 +72,15 @@ async def test_the_default_local_queue_is_not_used_in_an_unmanaged_namespace(mak
     assert "patch" not in response
 
 
-async def test_manage_jobs_without_queue_name_suspends_in_managed_namespaces_only(make_client: ClientFactory,
-                                                                                lookup: StaticLookup) -> None:
+async def test_manage_jobs_without_queue_name_suspends_in_managed_namespaces_only(
+    make_client: ClientFactory, lookup: StaticLookup
+) -> None:
     lookup.namespaces["batch"] = {"kubernetes.io/metadata.name": "batch", "kuota": "on"}
     lookup.namespaces["other"] = {"kubernetes.io/metadata.name": "other"}
-    settings = WebhookSettings(manage_jobs_without_queue_name=True, managed_jobs_namespace_selector={"matchLabels": {"kuota": "on"}})
+    settings = WebhookSettings(
+        manage_jobs_without_queue_name=True,
+        managed_jobs_namespace_selector={"matchLabels": {"kuota": "on"}},
+    )
     client = await make_client(settings)
     managed = job(namespace="batch")
     result = applied(managed, await post_review(client, MUTATE, admission_review(managed)))
@@ -78,42 +89,75 @@ async def test_manage_jobs_without_queue_name_suspends_in_managed_namespaces_onl
     assert "patch" not in response
 
 
-async def test_a_failed_lookup_suspends_managed_jobs_and_leaves_others_with_a_warning(make_client: ClientFactory) -> None:
+async def test_a_failed_lookup_suspends_managed_jobs_and_leaves_others_with_a_warning(
+    make_client: ClientFactory,
+) -> None:
     failing = StaticLookup(failing=True)
     plain = await make_client(lookup=failing)
     response = await post_review(plain, MUTATE, admission_review(job()))
     assert response["allowed"] is True and "patch" not in response
     assert "could not look up namespace 'team-a'" in response["warnings"][0]
-    managing = await make_client(WebhookSettings(manage_jobs_without_queue_name=True), lookup=failing)
+    managing = await make_client(
+        WebhookSettings(manage_jobs_without_queue_name=True), lookup=failing
+    )
     response = await post_review(managing, MUTATE, admission_review(job()))
     assert patch_of(response) == [{"op": "replace", "path": "/spec/suspend", "value": True}]
 
 
-async def test_a_child_of_a_managed_job_set_is_left_to_its_owner(webhook: Any, lookup: StaticLookup) -> None:
-    owner = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
-             "metadata": {"name": "js", "namespace": "team-a", "uid": "u-1", "labels": {QUEUE: "q"}}}
+async def test_a_child_of_a_managed_job_set_is_left_to_its_owner(
+    webhook: Any, lookup: StaticLookup
+) -> None:
+    owner = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": "js", "namespace": "team-a", "uid": "u-1", "labels": {QUEUE: "q"}},
+    }
     lookup.objects[("jobset.x-k8s.io/v1alpha2", "JobSet", "team-a", "js")] = owner
-    reference = {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "name": "js", "uid": "u-1", "controller": True}
+    reference = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "name": "js",
+        "uid": "u-1",
+        "controller": True,
+    }
     child = job(labels={QUEUE: "q"}, ownerReferences=[reference])
     response = await post_review(webhook, MUTATE, admission_review(child))
     assert "patch" not in response
     stale = job(labels={QUEUE: "q"}, ownerReferences=[{**reference, "uid": "another"}])
-    assert applied(stale, await post_review(webhook, MUTATE, admission_review(stale)))["spec"]["suspend"] is True
+    assert (
+        applied(stale, await post_review(webhook, MUTATE, admission_review(stale)))["spec"][
+            "suspend"
+        ]
+        is True
+    )
 
 
 async def test_an_unreadable_owner_denies_the_request(make_client: ClientFactory) -> None:
     client = await make_client(lookup=StaticLookup(failing=True))
-    reference = {"apiVersion": "batch/v1", "kind": "Job", "name": "parent", "uid": "u", "controller": True}
-    response = await post_review(client, MUTATE, admission_review(job(labels={QUEUE: "q"}, ownerReferences=[reference])))
+    reference = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "name": "parent",
+        "uid": "u",
+        "controller": True,
+    }
+    response = await post_review(
+        client, MUTATE, admission_review(job(labels={QUEUE: "q"}, ownerReferences=[reference]))
+    )
     assert response["allowed"] is False
-    assert response["status"]["code"] == 500 and "cannot read owner Job team-a/parent" in response["status"]["message"]
+    assert (
+        response["status"]["code"] == 500
+        and "cannot read owner Job team-a/parent" in response["status"]["message"]
+    )
 
 
 async def test_a_job_being_deleted_and_updates_are_not_mutated(webhook: Any) -> None:
     deleting = job(labels={QUEUE: "q"}, deletionTimestamp="2025-01-01T00:00:00Z")
     assert "patch" not in await post_review(webhook, MUTATE, admission_review(deleting))
     running = job(labels={QUEUE: "q"}, suspend=False)
-    assert "patch" not in await post_review(webhook, MUTATE, admission_review(running, operation="UPDATE", old=running))
+    assert "patch" not in await post_review(
+        webhook, MUTATE, admission_review(running, operation="UPDATE", old=running)
+    )
 
 
 async def test_a_dry_run_gets_the_same_answer(webhook: Any, lookup: StaticLookup) -> None:
@@ -127,45 +171,73 @@ async def test_a_dry_run_gets_the_same_answer(webhook: Any, lookup: StaticLookup
 async def test_only_the_scheduler_may_unsuspend_a_queued_job(webhook: Any) -> None:
     held = job(labels={QUEUE: "q"}, suspend=True)
     started = job(labels={QUEUE: "q"}, suspend=False)
-    response = await post_review(webhook, VALIDATE, admission_review(started, operation="UPDATE", old=held))
+    response = await post_review(
+        webhook, VALIDATE, admission_review(started, operation="UPDATE", old=held)
+    )
     assert response["allowed"] is False
     assert response["status"]["code"] == 403 and response["status"]["reason"] == "Forbidden"
     assert response["status"]["message"] == (
         "spec.suspend: a queued job can be unsuspended only by kuota's scheduler "
         '(system:serviceaccount:kueue-system:kuota-scheduler), not by "kuota-admin"; '
-        "kuota unsuspends it when its Workload is admitted")
-    by_scheduler = await post_review(webhook, VALIDATE, admission_review(started, operation="UPDATE", old=held, user=SCHEDULER))
+        "kuota unsuspends it when its Workload is admitted"
+    )
+    by_scheduler = await post_review(
+        webhook, VALIDATE, admission_review(started, operation="UPDATE", old=held, user=SCHEDULER)
+    )
     assert by_scheduler["allowed"] is True
-    unqueued = await post_review(webhook, VALIDATE, admission_review(job(suspend=False), operation="UPDATE", old=job(suspend=True)))
+    unqueued = await post_review(
+        webhook,
+        VALIDATE,
+        admission_review(job(suspend=False), operation="UPDATE", old=job(suspend=True)),
+    )
     assert unqueued["allowed"] is True, "Jobs kuota does not manage are not its business"
 
 
-async def test_a_queued_job_created_unsuspended_is_refused_unless_by_the_scheduler(webhook: Any) -> None:
+async def test_a_queued_job_created_unsuspended_is_refused_unless_by_the_scheduler(
+    webhook: Any,
+) -> None:
     started = job(labels={QUEUE: "q"}, suspend=False)
     refused = await post_review(webhook, VALIDATE, admission_review(started))
-    assert refused["allowed"] is False and refused["status"]["details"]["causes"][0]["field"] == "spec.suspend"
-    assert (await post_review(webhook, VALIDATE, admission_review(started, user=SCHEDULER)))["allowed"] is True
+    assert (
+        refused["allowed"] is False
+        and refused["status"]["details"]["causes"][0]["field"] == "spec.suspend"
+    )
+    assert (await post_review(webhook, VALIDATE, admission_review(started, user=SCHEDULER)))[
+        "allowed"
+    ] is True
 
 
 async def test_job_rules_give_the_api_layers_messages_byte_for_byte(webhook: Any) -> None:
-    bad = job(labels={QUEUE: "Not_A_Queue", "kueue.x-k8s.io/max-exec-time-seconds": "soon"}, suspend=True)
+    bad = job(
+        labels={QUEUE: "Not_A_Queue", "kueue.x-k8s.io/max-exec-time-seconds": "soon"}, suspend=True
+    )
     response = await post_review(webhook, VALIDATE, admission_review(bad))
     assert response["status"] == dict(admission_status(validate_job(bad)))
     assert response["status"]["message"].startswith("metadata.labels[kueue.x-k8s.io/queue-name]: ")
 
 
-async def test_removing_the_queue_name_in_a_namespace_with_a_default_queue_is_refused(webhook: Any, lookup: StaticLookup) -> None:
+async def test_removing_the_queue_name_in_a_namespace_with_a_default_queue_is_refused(
+    webhook: Any, lookup: StaticLookup
+) -> None:
     old, new = job(labels={QUEUE: "q"}, suspend=True), job(suspend=True)
-    assert (await post_review(webhook, VALIDATE, admission_review(new, operation="UPDATE", old=old)))["allowed"] is True
+    assert (
+        await post_review(webhook, VALIDATE, admission_review(new, operation="UPDATE", old=old))
+    )["allowed"] is True
     lookup.default_queues.add("team-a")
-    response = await post_review(webhook, VALIDATE, admission_review(new, operation="UPDATE", old=old))
+    response = await post_review(
+        webhook, VALIDATE, admission_review(new, operation="UPDATE", old=old)
+    )
     assert response["status"]["message"] == (
-        'metadata.labels[kueue.x-k8s.io/queue-name]: must not be removed in a namespace with a "default" LocalQueue')
+        'metadata.labels[kueue.x-k8s.io/queue-name]: must not be removed in a namespace with a "default" LocalQueue'
+    )
 
 
 async def test_the_queue_name_cannot_change_while_the_job_runs(webhook: Any) -> None:
     old, new = job(labels={QUEUE: "a"}, suspend=False), job(labels={QUEUE: "b"}, suspend=False)
-    response = await post_review(webhook, VALIDATE, admission_review(new, operation="UPDATE", old=old, user=SCHEDULER))
+    response = await post_review(
+        webhook, VALIDATE, admission_review(new, operation="UPDATE", old=old, user=SCHEDULER)
+    )
     assert response["status"]["message"] == (
         "metadata.labels[kueue.x-k8s.io/queue-name]: cannot change while the job is running (not suspended); "
-        "suspend the job first")
+        "suspend the job first"
+    )

@@ -29,16 +29,24 @@ def serial_of(writer: asyncio.StreamWriter) -> int:
     return x509.load_der_x509_certificate(der).serial_number
 
 
-async def http_get(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, path: str) -> tuple[int, str]:
+async def http_get(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, path: str
+) -> tuple[int, str]:
     """One HTTP/1.1 keep-alive GET on an open connection."""
     writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
     await writer.drain()
     head = (await reader.readuntil(b"\r\n\r\n")).decode()
-    length = next(int(line.split(":", 1)[1]) for line in head.split("\r\n") if line.lower().startswith("content-length"))
+    length = next(
+        int(line.split(":", 1)[1])
+        for line in head.split("\r\n")
+        if line.lower().startswith("content-length")
+    )
     return int(head.split()[1]), (await reader.readexactly(length)).decode()
 
 
-async def start(tmp_path: Path, **overrides: Any) -> tuple[asyncio.Task[int], asyncio.Event, int, int]:
+async def start(
+    tmp_path: Path, **overrides: Any
+) -> tuple[asyncio.Task[int], asyncio.Event, int, int]:
     import socket
 
     ports = []
@@ -46,9 +54,16 @@ async def start(tmp_path: Path, **overrides: Any) -> tuple[asyncio.Task[int], as
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             ports.append(probe.getsockname()[1])
-    settings = WebhookSettings(port=ports[0], probe_port=ports[1], cert_file=tmp_path / "tls.crt",
-                               key_file=tmp_path / "tls.key", cert_reload_seconds=0.1, cluster_lookups=False,
-                               shutdown_grace_seconds=2, **overrides)
+    settings = WebhookSettings(
+        port=ports[0],
+        probe_port=ports[1],
+        cert_file=tmp_path / "tls.crt",
+        key_file=tmp_path / "tls.key",
+        cert_reload_seconds=0.1,
+        cluster_lookups=False,
+        shutdown_grace_seconds=2,
+        **overrides,
+    )
     stop = asyncio.Event()
     task = asyncio.create_task(serve(settings, stop=stop))
     return task, stop, ports[0], ports[1]
@@ -61,9 +76,12 @@ async def wait_for(check: Any, timeout: float = 10) -> None:
         await asyncio.sleep(0.05)
 
 
-async def test_tls_serving_readiness_and_reload_without_dropping_connections(tmp_path: Path) -> None:
+async def test_tls_serving_readiness_and_reload_without_dropping_connections(
+    tmp_path: Path,
+) -> None:
     task, stop, port, probe_port = await start(tmp_path)
     async with aiohttp.ClientSession() as plain:
+
         async def probe_status() -> int:
             try:
                 async with plain.get(f"http://127.0.0.1:{probe_port}/readyz") as reply:
@@ -76,10 +94,14 @@ async def test_tls_serving_readiness_and_reload_without_dropping_connections(tmp
         files.write(tmp_path, first)
         await wait_for(lambda: _is(probe_status, 200))
     context = client_context(tmp_path / "ca.crt")
-    reader, writer = await asyncio.open_connection("127.0.0.1", port, ssl=context)  # one kept-alive connection
+    reader, writer = await asyncio.open_connection(
+        "127.0.0.1", port, ssl=context
+    )  # one kept-alive connection
     old_serial = serial_of(writer)
     assert (await http_get(reader, writer, "/readyz"))[0] == 200
-    files.write(tmp_path, files.make(dns_names=["localhost"], ip_addresses=["127.0.0.1"], ca=first.ca))
+    files.write(
+        tmp_path, files.make(dns_names=["localhost"], ip_addresses=["127.0.0.1"], ca=first.ca)
+    )
     renewed = x509.load_pem_x509_certificate((tmp_path / "tls.crt").read_bytes()).serial_number
     assert renewed != old_serial
 
@@ -94,11 +116,18 @@ async def test_tls_serving_readiness_and_reload_without_dropping_connections(tmp
     status, _ = await http_get(reader, writer, "/healthz")  # the open connection was not dropped
     assert status == 200 and serial_of(writer) == old_serial
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=context)) as session:
-        async with session.post(f"https://127.0.0.1:{port}/mutate-batch-v1-job",
-                                json=admission_review(job(labels={QUEUE: "q"}))) as reply:
-            assert reply.status == 200 and (await reply.json())["response"]["patchType"] == "JSONPatch"
+        async with session.post(
+            f"https://127.0.0.1:{port}/mutate-batch-v1-job",
+            json=admission_review(job(labels={QUEUE: "q"})),
+        ) as reply:
+            assert (
+                reply.status == 200 and (await reply.json())["response"]["patchType"] == "JSONPatch"
+            )
     status, text = await http_get(reader, writer, "/metrics")
-    assert 'kuota_webhook_requests_total{endpoint="/mutate-batch-v1-job",outcome="patched"} 1.0' in text
+    assert (
+        'kuota_webhook_requests_total{endpoint="/mutate-batch-v1-job",outcome="patched"} 1.0'
+        in text
+    )
     assert "kuota_webhook_request_duration_seconds_bucket" in text
     writer.close()
     stop.set()
@@ -116,8 +145,20 @@ async def test_a_missing_certificate_ends_the_process_with_1(tmp_path: Path) -> 
 
 def test_sigterm_stops_the_process_gracefully(tmp_path: Path) -> None:
     files.write(tmp_path, files.make(dns_names=["localhost"], ip_addresses=["127.0.0.1"]))
-    process = subprocess.Popen([sys.executable, "-m", "webhook.server", "--cert-dir", str(tmp_path), "--port", "0",
-                                "--no-cluster-lookups"], stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "webhook.server",
+            "--cert-dir",
+            str(tmp_path),
+            "--port",
+            "0",
+            "--no-cluster-lookups",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert process.stderr is not None
     line = process.stderr.readline()
     assert '"msg": "serving"' in line, line
@@ -137,12 +178,23 @@ def test_help_documents_every_flag() -> None:
     assert "--manage-jobs-without-queue-name" in text and "--scheduler-identity" in text
 
 
-@pytest.mark.parametrize("argv, field, value", [
-    (["--manage-jobs-without-queue-name"], "manage_jobs_without_queue_name", True),
-    (["--scheduler-identity", "a", "--scheduler-identity", "b"], "scheduler_identities", ("a", "b")),
-    (["--cert-dir", "/certs"], "cert_file", Path("/certs/tls.crt")),
-    (["--managed-namespace-selector", "{matchLabels: {kuota: enabled}}"], "managed_jobs_namespace_selector", {"matchLabels": {"kuota": "enabled"}}),
-])
+@pytest.mark.parametrize(
+    "argv, field, value",
+    [
+        (["--manage-jobs-without-queue-name"], "manage_jobs_without_queue_name", True),
+        (
+            ["--scheduler-identity", "a", "--scheduler-identity", "b"],
+            "scheduler_identities",
+            ("a", "b"),
+        ),
+        (["--cert-dir", "/certs"], "cert_file", Path("/certs/tls.crt")),
+        (
+            ["--managed-namespace-selector", "{matchLabels: {kuota: enabled}}"],
+            "managed_jobs_namespace_selector",
+            {"matchLabels": {"kuota": "enabled"}},
+        ),
+    ],
+)
 def test_flags_become_settings(argv: list[str], field: str, value: Any) -> None:
     from webhook.settings import settings_from_args
 
@@ -153,9 +205,13 @@ def test_the_configuration_file_supplies_job_management(tmp_path: Path) -> None:
     from webhook.settings import settings_from_args
 
     config = tmp_path / "config.yaml"
-    config.write_text("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nnamespace: kuota\n"
-                      "manageJobsWithoutQueueName: true\n")
+    config.write_text(
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nnamespace: kuota\n"
+        "manageJobsWithoutQueueName: true\n"
+    )
     settings = settings_from_args(build_parser().parse_args(["--config", str(config)]))
     assert settings.manage_jobs_without_queue_name is True and settings.kuota_namespace == "kuota"
-    overridden = settings_from_args(build_parser().parse_args(["--config", str(config), "--no-manage-jobs-without-queue-name"]))
+    overridden = settings_from_args(
+        build_parser().parse_args(["--config", str(config), "--no-manage-jobs-without-queue-name"])
+    )
     assert overridden.manage_jobs_without_queue_name is False

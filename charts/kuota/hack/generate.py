@@ -47,7 +47,9 @@ MANAGED_SENTINEL = {"matchLabels": {"kuota-generator-managed": "sentinel"}}
 def _dump(data: Any, indent: int) -> str:
     """Pure: block YAML of ``data``, every line indented by ``indent`` spaces."""
     text = yaml.safe_dump(data, sort_keys=False, default_flow_style=False, width=10_000)
-    return "".join(" " * indent + line if line.strip() else line for line in text.splitlines(keepends=True))
+    return "".join(
+        " " * indent + line if line.strip() else line for line in text.splitlines(keepends=True)
+    )
 
 
 def crd_template(crd: dict[str, Any]) -> str:
@@ -79,18 +81,33 @@ def _placeholders(configuration: dict[str, Any]) -> str:
     def client_config(match: re.Match[str]) -> str:
         indent, path = match.group(1), match.group(2)
         width = len(indent)
-        return (f'{indent}clientConfig: {{{{- include "kuota.webhookClientConfig" '
-                f'(dict "root" $ "path" "{path}") | nindent {width + 2} }}}}\n')
+        return (
+            f'{indent}clientConfig: {{{{- include "kuota.webhookClientConfig" '
+            f'(dict "root" $ "path" "{path}") | nindent {width + 2} }}}}\n'
+        )
 
-    text = re.sub(rf"^( *)clientConfig:\n +url: {re.escape(URL_SENTINEL)}(\S*)\n", client_config, text, flags=re.M)
+    text = re.sub(
+        rf"^( *)clientConfig:\n +url: {re.escape(URL_SENTINEL)}(\S*)\n",
+        client_config,
+        text,
+        flags=re.M,
+    )
 
     def selector(match: re.Match[str]) -> str:
         indent, body = match.group(1), match.group(2)
-        helper = "kuota.managedJobsNamespaceSelector" if "kuota-generator-managed" in body else "kuota.systemExcludedSelector"
+        helper = (
+            "kuota.managedJobsNamespaceSelector"
+            if "kuota-generator-managed" in body
+            else "kuota.systemExcludedSelector"
+        )
         return f'{indent}namespaceSelector: {{{{- include "{helper}" $ | nindent {len(indent) + 2} }}}}\n'
 
     text = re.sub(r"^( *)namespaceSelector:\n((?:\1  .*\n)+)", selector, text, flags=re.M)
-    leftover = [word for word in (URL_SENTINEL, NAMESPACE_SENTINEL, "kuota-generator-managed") if word in text]
+    leftover = [
+        word
+        for word in (URL_SENTINEL, NAMESPACE_SENTINEL, "kuota-generator-managed")
+        if word in text
+    ]
     if leftover:
         raise SystemExit(f"generator: placeholders left in the webhook template: {leftover}")
     return text
@@ -99,14 +116,27 @@ def _placeholders(configuration: dict[str, Any]) -> str:
 def webhook_configurations_template() -> str:
     """Pure: the template of both webhook configurations, in both manageJobsWithoutQueueName variants."""
     client = {"url": URL_SENTINEL}
-    parts = [HEADER.format(source="webhook/configurations.py"), "{{- if .Values.webhook.enabled }}\n"]
+    parts = [
+        HEADER.format(source="webhook/configurations.py"),
+        "{{- if .Values.webhook.enabled }}\n",
+    ]
     for kind, build, suffix in (
         ("MutatingWebhookConfiguration", mutating_configuration, "mutating-webhook-configuration"),
-        ("ValidatingWebhookConfiguration", validating_configuration, "validating-webhook-configuration"),
+        (
+            "ValidatingWebhookConfiguration",
+            validating_configuration,
+            "validating-webhook-configuration",
+        ),
     ):
-        unmanaged = build(client, kuota_namespace=NAMESPACE_SENTINEL, managed_namespace_selector=MANAGED_SENTINEL)
-        managed = build(client, kuota_namespace=NAMESPACE_SENTINEL, manage_jobs_without_queue_name=True,
-                        managed_namespace_selector=MANAGED_SENTINEL)
+        unmanaged = build(
+            client, kuota_namespace=NAMESPACE_SENTINEL, managed_namespace_selector=MANAGED_SENTINEL
+        )
+        managed = build(
+            client,
+            kuota_namespace=NAMESPACE_SENTINEL,
+            manage_jobs_without_queue_name=True,
+            managed_namespace_selector=MANAGED_SENTINEL,
+        )
         parts += [
             "---\n",
             "apiVersion: admissionregistration.k8s.io/v1\n",
@@ -129,23 +159,41 @@ def webhook_configurations_template() -> str:
 
 def expected_files() -> dict[Path, str]:
     """Pure apart from reading package data: every generated file and its content."""
-    files = {CHART / "templates" / "crds" / f"{crd['metadata']['name']}.yaml": crd_template(crd) for crd in load_crds()}
+    files = {
+        CHART / "templates" / "crds" / f"{crd['metadata']['name']}.yaml": crd_template(crd)
+        for crd in load_crds()
+    }
     files[CHART / "templates" / "webhook-configurations.yaml"] = webhook_configurations_template()
     names = "".join(f"- {crd['metadata']['name']}\n" for crd in load_crds())
     files[CHART / "templates" / "_crd_names.tpl"] = (
-        "{{/* " + HEADER.format(source="scheduler/api/crds").strip().lstrip("# ") + " */}}\n"
-        + '{{- define "kuota.crdNames" -}}\n' + names + "{{- end -}}\n")
+        "{{/* "
+        + HEADER.format(source="scheduler/api/crds").strip().lstrip("# ")
+        + " */}}\n"
+        + '{{- define "kuota.crdNames" -}}\n'
+        + names
+        + "{{- end -}}\n"
+    )
     return files
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--check", action="store_true", help="report drift and exit 1 instead of writing")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--check", action="store_true", help="report drift and exit 1 instead of writing"
+    )
     args = parser.parse_args(argv)
     expected = expected_files()
-    stale = [path for path, text in expected.items() if not path.is_file() or path.read_text() != text]
+    stale = [
+        path for path, text in expected.items() if not path.is_file() or path.read_text() != text
+    ]
     crd_dir = CHART / "templates" / "crds"
-    extra = [path for path in crd_dir.glob("*.yaml") if path not in expected] if crd_dir.is_dir() else []
+    extra = (
+        [path for path in crd_dir.glob("*.yaml") if path not in expected]
+        if crd_dir.is_dir()
+        else []
+    )
     if args.check:
         for path in [*stale, *extra]:
             print(f"out of date: {path.relative_to(REPO_ROOT)}", file=sys.stderr)

@@ -108,7 +108,9 @@ def convert(obj: Mapping[str, Any], to_version: str) -> Obj:
     return convert_with_warnings(obj, to_version).object
 
 
-def convert_with_warnings(obj: Mapping[str, Any], to_version: str, *, check: bool = True) -> ConversionResult:
+def convert_with_warnings(
+    obj: Mapping[str, Any], to_version: str, *, check: bool = True
+) -> ConversionResult:
     """Like :func:`convert`, and also return the warnings (validation.md 14.5): pure."""
     target = normalize_version(to_version, "version")
     warnings: Warnings = []
@@ -140,16 +142,24 @@ def _to_hub(obj: Mapping[str, Any], warnings: Warnings, *, check: bool) -> Obj:
         return v1beta1_up(obj, kind, warnings)
     converter = _LEGACY_UP.get(kind)
     if converter is None:
-        raise ConversionError("kind", f'{GROUP}/{version} has no kind "{kind}"; legacy kinds are ClusterQueue, ResourceFlavor, LocalQueue and Workload')
+        raise ConversionError(
+            "kind",
+            f'{GROUP}/{version} has no kind "{kind}"; legacy kinds are ClusterQueue, ResourceFlavor, LocalQueue and Workload',
+        )
     result = converter(obj, version, warnings)
-    warnings.insert(0, f"{GROUP}/{version} {kind} is a legacy form; it was converted to {HUB_VERSION}")
+    warnings.insert(
+        0, f"{GROUP}/{version} {kind} is a legacy form; it was converted to {HUB_VERSION}"
+    )
     return result
 
 
 def _from_hub(obj: Mapping[str, Any], version: Version, warnings: Warnings) -> Obj:
     source = version_of(obj)
     if source != HUB_VERSION:
-        raise ConversionError("apiVersion", f"from_hub needs a {GROUP}/{HUB_VERSION} object, got {obj.get('apiVersion')}")
+        raise ConversionError(
+            "apiVersion",
+            f"from_hub needs a {GROUP}/{HUB_VERSION} object, got {obj.get('apiVersion')}",
+        )
     kind = kind_of(obj)
     if version == HUB_VERSION:
         return deep(dict(obj))
@@ -157,5 +167,8 @@ def _from_hub(obj: Mapping[str, Any], version: Version, warnings: Warnings) -> O
         return v1beta1_down(obj, kind, warnings)
     converter = _LEGACY_DOWN.get(kind)
     if converter is None or version not in LEGACY_VERSIONS:
-        raise ConversionError("kind", f'{GROUP}/{version} has no kind "{kind}"; legacy kinds are ClusterQueue, ResourceFlavor, LocalQueue and Workload')
+        raise ConversionError(
+            "kind",
+            f'{GROUP}/{version} has no kind "{kind}"; legacy kinds are ClusterQueue, ResourceFlavor, LocalQueue and Workload',
+        )
     return converter(obj, version, warnings)

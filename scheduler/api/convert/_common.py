@@ -37,7 +37,9 @@ class ConversionError(ValueError):
     def __init__(self, field: str, message: str, errors: Sequence[FieldError] = ()) -> None:
         self.field = field
         self.message = message
-        self.errors: list[FieldError] = list(errors) or [error(field, message, origin="K", rule="CONVERT")]
+        self.errors: list[FieldError] = list(errors) or [
+            error(field, message, origin="K", rule="CONVERT")
+        ]
         rendered = "; ".join(item.render() for item in self.errors)
         super().__init__(rendered)
 
@@ -49,7 +51,9 @@ def version_of(obj: Mapping[str, Any]) -> Version:
         raise ConversionError("apiVersion", f"must be {GROUP}/<version>, got {api_version!r}")
     group, _, version = api_version.partition("/")
     if group != GROUP:
-        raise ConversionError("apiVersion", f'group "{group}" is not {GROUP}; only Kueue objects can be converted')
+        raise ConversionError(
+            "apiVersion", f'group "{group}" is not {GROUP}; only Kueue objects can be converted'
+        )
     return normalize_version(version, "apiVersion")
 
 
@@ -59,7 +63,9 @@ def normalize_version(version: str, field: str = "") -> Version:
     for known in VERSIONS:
         if bare == known:
             return known
-    raise ConversionError(field, f'unsupported version "{version}": use one of {", ".join(VERSIONS)}')
+    raise ConversionError(
+        field, f'unsupported version "{version}": use one of {", ".join(VERSIONS)}'
+    )
 
 
 def kind_of(obj: Mapping[str, Any]) -> str:
@@ -96,11 +102,15 @@ def list_at(value: Any, path: FieldPath) -> list[Any]:
 def quantity_at(value: Any, path: FieldPath) -> Quantity:
     """Parse a quantity found at ``path``; raises ConversionError on bad syntax: pure."""
     if isinstance(value, bool) or value is None:
-        raise ConversionError(str(path), f'"{value}" is not a valid quantity (examples: 9, 500m, 36Gi)')
+        raise ConversionError(
+            str(path), f'"{value}" is not a valid quantity (examples: 9, 500m, 36Gi)'
+        )
     try:
         return Quantity.parse(value)
     except (QuantityError, TypeError, ValueError):
-        raise ConversionError(str(path), f'"{value}" is not a valid quantity (examples: 9, 500m, 36Gi)') from None
+        raise ConversionError(
+            str(path), f'"{value}" is not a valid quantity (examples: 9, 500m, 36Gi)'
+        ) from None
 
 
 def canonical_at(value: Any, path: FieldPath) -> str:

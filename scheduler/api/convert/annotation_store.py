@@ -72,7 +72,9 @@ def put(obj: Obj, key: str, data: Mapping[str, Any]) -> None:
     annotations[key] = json.dumps(data, separators=(",", ":"))
 
 
-def apply_safely(target: Obj, apply: Any, stored: Mapping[str, Any], key: str, warnings: Warnings) -> Obj:
+def apply_safely(
+    target: Obj, apply: Any, stored: Mapping[str, Any], key: str, warnings: Warnings
+) -> Obj:
     """Run ``apply(copy_of_target, stored)``; on a malformed annotation keep ``target``.
 
     Returns the object to use.  ``apply`` may mutate the copy it is given.
@@ -83,6 +85,8 @@ def apply_safely(target: Obj, apply: Any, stored: Mapping[str, Any], key: str, w
     try:
         apply(candidate, stored)
     except (TypeError, KeyError, AttributeError, ValueError, IndexError):
-        warnings.append(f"annotation {key} does not have the expected shape; it was ignored and removed")
+        warnings.append(
+            f"annotation {key} does not have the expected shape; it was ignored and removed"
+        )
         return target
     return candidate

@@ -38,8 +38,14 @@ from scheduler.api.field import FieldPath
 
 DEFAULT_FLAVOR_NAME: Final = "default"
 
-PREEMPTION_DEFAULTS: Final[Mapping[str, str]] = {"withinClusterQueue": "Never", "reclaimWithinCohort": "Never"}
-FUNGIBILITY_DEFAULTS: Final[Mapping[str, str]] = {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"}
+PREEMPTION_DEFAULTS: Final[Mapping[str, str]] = {
+    "withinClusterQueue": "Never",
+    "reclaimWithinCohort": "Never",
+}
+FUNGIBILITY_DEFAULTS: Final[Mapping[str, str]] = {
+    "whenCanBorrow": "MayStopSearch",
+    "whenCanPreempt": "TryNextFlavor",
+}
 LEGACY_PREEMPTION_FIELDS: Final = ("withinClusterQueue", "reclaimWithinCohort")
 HUB_ONLY_SPEC_FIELDS: Final = (
     "preemption",
@@ -65,7 +71,8 @@ def is_default_preemption(preemption: Any) -> bool:
                 return False
         elif key == "borrowWithinCohort":
             if not isinstance(value, Mapping) or any(
-                sub != "policy" or policy not in ("", None, "Never") for sub, policy in value.items()
+                sub != "policy" or policy not in ("", None, "Never")
+                for sub, policy in value.items()
             ):
                 return False
         else:
@@ -111,7 +118,9 @@ def cluster_queue_up(obj: Mapping[str, Any], version: str, warnings: Warnings) -
         elif key == "queueingStrategy":
             new_spec["queueingStrategy"] = value or "BestEffortFIFO"
         elif key == "resources":
-            groups, max_without_cohort, order = _groups_from_resources(value, bool(spec.get("cohort")))
+            groups, max_without_cohort, order = _groups_from_resources(
+                value, bool(spec.get("cohort"))
+            )
             new_spec["resourceGroups"] = groups
             if max_without_cohort:
                 legacy_fields["maxWithoutCohort"] = max_without_cohort
@@ -170,9 +179,18 @@ def _groups_from_resources(
                             "max": canonical_at(quota["max"], quota_path.child("max")),
                         }
                     )
-        groups.append({"coveredResources": [resource.get("name") for _, resource in members], "flavors": group_flavors})
+        groups.append(
+            {
+                "coveredResources": [resource.get("name") for _, resource in members],
+                "flavors": group_flavors,
+            }
+        )
     converted_order = [str(name) for group in groups for name in group["coveredResources"]]
-    return groups, max_without_cohort, (original_order if original_order != converted_order else None)
+    return (
+        groups,
+        max_without_cohort,
+        (original_order if original_order != converted_order else None),
+    )
 
 
 def _flavor_name(flavor: Any) -> str:
@@ -212,7 +230,9 @@ def _restore_hub_fields(out: Obj, stored: Mapping[str, Any]) -> None:
                     continue
                 for quota in flavor.get("resources") or []:
                     if quota.get("name") == item["resource"]:
-                        limit = quantity_at(item["lendingLimit"], FieldPath(("metadata", "annotations")))
+                        limit = quantity_at(
+                            item["lendingLimit"], FieldPath(("metadata", "annotations"))
+                        )
                         if limit <= quantity_at(quota["nominalQuota"], FieldPath(("spec",))):
                             quota["lendingLimit"] = item["lendingLimit"]
 
@@ -244,7 +264,9 @@ def _flavors_usage_from_used(used: Any) -> list[Obj]:
             if amounts.get("total") is not None:
                 entry["total"] = canonical_at(amounts["total"], amounts_path.child("total"))
             if amounts.get("borrowing") is not None:
-                entry["borrowed"] = canonical_at(amounts["borrowing"], amounts_path.child("borrowing"))
+                entry["borrowed"] = canonical_at(
+                    amounts["borrowing"], amounts_path.child("borrowing")
+                )
             by_flavor.setdefault(flavor, []).append(entry)
     return [{"name": flavor, "resources": resources} for flavor, resources in by_flavor.items()]
 
@@ -273,8 +295,14 @@ def cluster_queue_down(obj: Mapping[str, Any], version: str, warnings: Warnings)
             new_spec["resources"] = resources
             if lending:
                 hub_fields["lendingLimits"] = lending
-        elif key == "preemption" and legacy_fields.get("preemptionInSpec") and isinstance(value, Mapping):
-            new_spec["preemption"] = {k: deep(v) for k, v in value.items() if k in LEGACY_PREEMPTION_FIELDS}
+        elif (
+            key == "preemption"
+            and legacy_fields.get("preemptionInSpec")
+            and isinstance(value, Mapping)
+        ):
+            new_spec["preemption"] = {
+                k: deep(v) for k, v in value.items() if k in LEGACY_PREEMPTION_FIELDS
+            }
             rest = {k: deep(v) for k, v in value.items() if k not in LEGACY_PREEMPTION_FIELDS}
             if rest and not is_default_preemption(rest):
                 hub_fields["preemption"] = rest
@@ -311,7 +339,9 @@ def _resources_from_groups(groups: Any) -> tuple[list[Obj], list[dict[str, str]]
         group_path = path.index(group_index)
         group = mapping_at(group, group_path)
         flavors = list_at(group.get("flavors"), group_path.child("flavors"))
-        for resource_name in list_at(group.get("coveredResources"), group_path.child("coveredResources")):
+        for resource_name in list_at(
+            group.get("coveredResources"), group_path.child("coveredResources")
+        ):
             legacy_flavors: list[Obj] = []
             for flavor_index, flavor in enumerate(flavors):
                 flavor_path = group_path.child("flavors").index(flavor_index)
@@ -319,18 +349,25 @@ def _resources_from_groups(groups: Any) -> tuple[list[Obj], list[dict[str, str]]
                 quota, quota_path = _find_quota(flavor, resource_name, flavor_path)
                 legacy_quota: Obj = {}
                 if quota.get("nominalQuota") is None:
-                    raise ConversionError(str(quota_path.child("nominalQuota")), "required: set the quota for this resource (0 is allowed)")
+                    raise ConversionError(
+                        str(quota_path.child("nominalQuota")),
+                        "required: set the quota for this resource (0 is allowed)",
+                    )
                 nominal = quantity_at(quota["nominalQuota"], quota_path.child("nominalQuota"))
                 legacy_quota["min"] = str(nominal)
                 if quota.get("borrowingLimit") is not None:
-                    borrowing = quantity_at(quota["borrowingLimit"], quota_path.child("borrowingLimit"))
+                    borrowing = quantity_at(
+                        quota["borrowingLimit"], quota_path.child("borrowingLimit")
+                    )
                     legacy_quota["max"] = str(nominal + borrowing)
                 if quota.get("lendingLimit") is not None:
                     lending.append(
                         {
                             "flavor": str(flavor.get("name")),
                             "resource": str(resource_name),
-                            "lendingLimit": canonical_at(quota["lendingLimit"], quota_path.child("lendingLimit")),
+                            "lendingLimit": canonical_at(
+                                quota["lendingLimit"], quota_path.child("lendingLimit")
+                            ),
                         }
                     )
                 legacy_flavors.append({"name": flavor.get("name"), "quota": legacy_quota})
@@ -338,7 +375,9 @@ def _resources_from_groups(groups: Any) -> tuple[list[Obj], list[dict[str, str]]
     return resources, lending
 
 
-def _find_quota(flavor: Mapping[str, Any], resource: Any, flavor_path: FieldPath) -> tuple[Mapping[str, Any], FieldPath]:
+def _find_quota(
+    flavor: Mapping[str, Any], resource: Any, flavor_path: FieldPath
+) -> tuple[Mapping[str, Any], FieldPath]:
     quotas_path = flavor_path.child("resources")
     for index, quota in enumerate(list_at(flavor.get("resources"), quotas_path)):
         if isinstance(quota, Mapping) and quota.get("name") == resource:
@@ -370,7 +409,10 @@ def _restore_legacy_fields(spec: Obj, stored: Mapping[str, Any]) -> None:
     order = stored.get("resourceOrder")
     if isinstance(order, list):
         rank = {str(name): position for position, name in enumerate(order)}
-        listed = sorted((r for r in resources if str(r.get("name")) in rank), key=lambda r: rank[str(r.get("name"))])
+        listed = sorted(
+            (r for r in resources if str(r.get("name")) in rank),
+            key=lambda r: rank[str(r.get("name"))],
+        )
         unlisted = [r for r in resources if str(r.get("name")) not in rank]
         spec["resources"] = listed + unlisted
 
@@ -393,13 +435,17 @@ def _used_from_flavors_usage(usage: Any) -> Obj:
     used: Obj = {}
     for flavor_index, flavor in enumerate(list_at(usage, path)):
         flavor = mapping_at(flavor, path.index(flavor_index))
-        for resource_index, resource in enumerate(list_at(flavor.get("resources"), path.index(flavor_index).child("resources"))):
+        for resource_index, resource in enumerate(
+            list_at(flavor.get("resources"), path.index(flavor_index).child("resources"))
+        ):
             resource_path = path.index(flavor_index).child("resources").index(resource_index)
             resource = mapping_at(resource, resource_path)
             amounts: Obj = {}
             if resource.get("total") is not None:
                 amounts["total"] = canonical_at(resource["total"], resource_path.child("total"))
             if resource.get("borrowed") is not None:
-                amounts["borrowing"] = canonical_at(resource["borrowed"], resource_path.child("borrowed"))
+                amounts["borrowing"] = canonical_at(
+                    resource["borrowed"], resource_path.child("borrowed")
+                )
             used.setdefault(resource.get("name"), {})[flavor.get("name")] = amounts
     return used

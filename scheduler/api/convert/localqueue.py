@@ -14,7 +14,15 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from scheduler.api.convert import annotation_store as store
-from scheduler.api.convert._common import HUB_VERSION, Obj, Warnings, api_version, base_object, deep, mapping_at
+from scheduler.api.convert._common import (
+    HUB_VERSION,
+    Obj,
+    Warnings,
+    api_version,
+    base_object,
+    deep,
+    mapping_at,
+)
 from scheduler.api.field import FieldPath
 
 HUB_ONLY_STATUS: Final = (
@@ -36,7 +44,9 @@ def local_queue_up(obj: Mapping[str, Any], version: str, warnings: Warnings) -> 
     if obj.get("kind") == "Queue":
         out["kind"] = "LocalQueue"
         legacy_fields["kind"] = "Queue"
-        warnings.append("kind Queue is the Kueue v0.1 name of LocalQueue; it was read as a LocalQueue")
+        warnings.append(
+            "kind Queue is the Kueue v0.1 name of LocalQueue; it was read as a LocalQueue"
+        )
     if hub_fields:
         spec = out.setdefault("spec", {})
         if isinstance(spec, dict):
@@ -64,7 +74,11 @@ def local_queue_down(obj: Mapping[str, Any], version: str, warnings: Warnings) -
             hub_fields["fairSharing"] = deep(spec.pop("fairSharing"))
         out["spec"] = deep(spec)
     if "status" in obj:
-        status = {key: deep(value) for key, value in mapping_at(obj["status"], FieldPath(("status",))).items() if key not in HUB_ONLY_STATUS}
+        status = {
+            key: deep(value)
+            for key, value in mapping_at(obj["status"], FieldPath(("status",))).items()
+            if key not in HUB_ONLY_STATUS
+        }
         if status:
             out["status"] = status
     store.put(out, store.HUB_FIELDS, hub_fields)

@@ -14,7 +14,15 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from scheduler.api.convert import annotation_store as store
-from scheduler.api.convert._common import HUB_VERSION, Obj, Warnings, api_version, base_object, deep, mapping_at
+from scheduler.api.convert._common import (
+    HUB_VERSION,
+    Obj,
+    Warnings,
+    api_version,
+    base_object,
+    deep,
+    mapping_at,
+)
 from scheduler.api.field import FieldPath
 
 HUB_ONLY_FIELDS: Final = ("tolerations", "topologyName")
@@ -22,7 +30,9 @@ HUB_ONLY_FIELDS: Final = ("tolerations", "topologyName")
 
 def resource_flavor_up(obj: Mapping[str, Any], version: str, warnings: Warnings) -> Obj:
     """Convert a legacy ResourceFlavor to v1beta2: pure."""
-    out = base_object(obj, api_version(HUB_VERSION), skip=("labels", "taints", "nodeSelector", "spec"))
+    out = base_object(
+        obj, api_version(HUB_VERSION), skip=("labels", "taints", "nodeSelector", "spec")
+    )
     hub_fields = store.take(out, store.HUB_FIELDS, warnings)
     store.take(out, store.fields_key(version), warnings)
     spec: Obj = deep(dict(mapping_at(obj.get("spec"), FieldPath(("spec",)))))
@@ -32,11 +42,17 @@ def resource_flavor_up(obj: Mapping[str, Any], version: str, warnings: Warnings)
         node_labels = obj.get("labels")
     elif "nodeSelector" in obj:
         node_labels = obj.get("nodeSelector") or None
-        object_labels = mapping_at(obj.get("metadata"), FieldPath(("metadata",))).get("labels") or {}
+        object_labels = (
+            mapping_at(obj.get("metadata"), FieldPath(("metadata",))).get("labels") or {}
+        )
         if (obj.get("nodeSelector") or {}) == object_labels:
-            legacy_fields["nodeSelector"] = True  # converting down would not write it back otherwise
+            legacy_fields["nodeSelector"] = (
+                True  # converting down would not write it back otherwise
+            )
     else:
-        node_labels = mapping_at(obj.get("metadata"), FieldPath(("metadata",))).get("labels") or None
+        node_labels = (
+            mapping_at(obj.get("metadata"), FieldPath(("metadata",))).get("labels") or None
+        )
     if node_labels is not None:
         spec["nodeLabels"] = deep(node_labels)
     if "taints" in obj:
@@ -62,7 +78,9 @@ def resource_flavor_down(obj: Mapping[str, Any], version: str, warnings: Warning
         if node_labels is not None:
             out["labels"] = deep(node_labels)
     else:
-        object_labels = mapping_at(out.get("metadata"), FieldPath(("metadata",))).get("labels") or {}
+        object_labels = (
+            mapping_at(out.get("metadata"), FieldPath(("metadata",))).get("labels") or {}
+        )
         if legacy_fields.get("nodeSelector") or (node_labels or {}) != object_labels:
             out["nodeSelector"] = deep(node_labels or {})
     if taints is not None:

@@ -63,7 +63,9 @@ def v1beta1_up(obj: Mapping[str, Any], kind: str, warnings: Warnings) -> Obj:
     old_fields: dict[str, Any] = {}
     converter = _UP.get(kind)
     if converter is None and kind not in SAME_SHAPE_KINDS:
-        raise ConversionError("kind", f'kind "{kind}" is not a kueue.x-k8s.io/v1beta1 kind kuota converts')
+        raise ConversionError(
+            "kind", f'kind "{kind}" is not a kueue.x-k8s.io/v1beta1 kind kuota converts'
+        )
     if converter is not None:
         converter(out, old_fields, hub_fields, warnings)
     store.put(out, store.fields_key(V1BETA1), old_fields)
@@ -78,7 +80,9 @@ def v1beta1_down(obj: Mapping[str, Any], kind: str, warnings: Warnings) -> Obj:
     hub_fields: dict[str, Any] = {}
     converter = _DOWN.get(kind)
     if converter is None and kind not in SAME_SHAPE_KINDS:
-        raise ConversionError("kind", f'kind "{kind}" is not a kueue.x-k8s.io/v1beta2 kind kuota converts')
+        raise ConversionError(
+            "kind", f'kind "{kind}" is not a kueue.x-k8s.io/v1beta2 kind kuota converts'
+        )
     if converter is not None:
         converter(out, hub_fields, old_fields, warnings)
     store.put(out, store.HUB_FIELDS, hub_fields)
@@ -106,18 +110,24 @@ def _status(out: Obj) -> dict[str, Any] | None:
 # --- ClusterQueue ------------------------------------------------------------------
 
 
-def _cluster_queue_up(out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, Any], warnings: Warnings) -> None:
+def _cluster_queue_up(
+    out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, Any], warnings: Warnings
+) -> None:
     spec = _spec(out)
     if spec is not None:
         if "cohortName" in spec:
-            raise ConversionError("spec.cohortName", 'unknown field "cohortName"; v1beta1 calls it spec.cohort')
+            raise ConversionError(
+                "spec.cohortName", 'unknown field "cohortName"; v1beta1 calls it spec.cohort'
+            )
         if "cohort" in spec:
             spec["cohortName"] = spec.pop("cohort")
         if "admissionChecks" in spec:
             checks = list_at(spec.pop("admissionChecks"), FieldPath(("spec", "admissionChecks")))
             if checks:
                 # Kueue's converter: a non-empty list replaces any strategy.
-                spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": name} for name in checks]}
+                spec["admissionChecksStrategy"] = {
+                    "admissionChecks": [{"name": name} for name in checks]
+                }
                 old_fields["admissionChecks"] = "list"
             else:
                 old_fields["admissionChecks"] = "empty"
@@ -132,12 +142,16 @@ def _cluster_queue_up(out: Obj, old_fields: dict[str, Any], hub_fields: dict[str
         status.pop("pendingWorkloadsStatus", None)
 
 
-def _cluster_queue_down(out: Obj, hub_fields: dict[str, Any], old_fields: dict[str, Any], warnings: Warnings) -> None:
+def _cluster_queue_down(
+    out: Obj, hub_fields: dict[str, Any], old_fields: dict[str, Any], warnings: Warnings
+) -> None:
     spec = _spec(out)
     if spec is None:
         return
     if "cohort" in spec:
-        raise ConversionError("spec.cohort", 'unknown field "cohort"; v1beta2 calls it spec.cohortName')
+        raise ConversionError(
+            "spec.cohort", 'unknown field "cohort"; v1beta2 calls it spec.cohortName'
+        )
     if "cohortName" in spec:
         spec["cohort"] = spec.pop("cohortName")
     strategy = spec.get("admissionChecksStrategy")
@@ -165,7 +179,9 @@ def _cluster_queue_down(out: Obj, hub_fields: dict[str, Any], old_fields: dict[s
 # --- LocalQueue -------------------------------------------------------------------------
 
 
-def _local_queue_up(out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, Any], warnings: Warnings) -> None:
+def _local_queue_up(
+    out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, Any], warnings: Warnings
+) -> None:
     status = _status(out)
     if status is None:
         return
@@ -174,7 +190,9 @@ def _local_queue_up(out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, 
         status["flavorsUsage"] = status.pop("flavorUsage")
 
 
-def _local_queue_down(out: Obj, hub_fields: dict[str, Any], old_fields: dict[str, Any], warnings: Warnings) -> None:
+def _local_queue_down(
+    out: Obj, hub_fields: dict[str, Any], old_fields: dict[str, Any], warnings: Warnings
+) -> None:
     status = _status(out)
     if status is not None and "flavorsUsage" in status:
         status["flavorUsage"] = status.pop("flavorsUsage")
@@ -183,12 +201,15 @@ def _local_queue_down(out: Obj, hub_fields: dict[str, Any], old_fields: dict[str
 # --- Workload ------------------------------------------------------------------------------
 
 
-def _workload_up(out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, Any], warnings: Warnings) -> None:
+def _workload_up(
+    out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, Any], warnings: Warnings
+) -> None:
     spec = _spec(out)
     if spec is not None:
         if "priorityClassRef" in spec:
             raise ConversionError(
-                "spec.priorityClassRef", 'unknown field "priorityClassRef"; v1beta1 uses priorityClassName and priorityClassSource'
+                "spec.priorityClassRef",
+                'unknown field "priorityClassRef"; v1beta1 uses priorityClassName and priorityClassSource',
             )
         name = spec.pop("priorityClassName", None)
         has_source = "priorityClassSource" in spec
@@ -209,7 +230,9 @@ def _workload_up(out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, Any
     _map_topology_assignments(status, slices_from_domains)
 
 
-def _workload_down(out: Obj, hub_fields: dict[str, Any], old_fields: dict[str, Any], warnings: Warnings) -> None:
+def _workload_down(
+    out: Obj, hub_fields: dict[str, Any], old_fields: dict[str, Any], warnings: Warnings
+) -> None:
     spec = _spec(out)
     if spec is not None:
         ref = spec.pop("priorityClassRef", None)
@@ -238,7 +261,9 @@ def _workload_down(out: Obj, hub_fields: dict[str, Any], old_fields: dict[str, A
     _map_topology_assignments(status, domains_from_slices)
 
 
-def _map_topology_assignments(status: dict[str, Any], convert: Callable[[Mapping[str, Any], FieldPath], Obj]) -> None:
+def _map_topology_assignments(
+    status: dict[str, Any], convert: Callable[[Mapping[str, Any], FieldPath], Obj]
+) -> None:
     admission = status.get("admission")
     if not isinstance(admission, dict):
         return
@@ -246,7 +271,9 @@ def _map_topology_assignments(status: dict[str, Any], convert: Callable[[Mapping
     for index, assignment in enumerate(list_at(admission.get("podSetAssignments"), path)):
         if isinstance(assignment, dict) and assignment.get("topologyAssignment") is not None:
             assignment_path = path.index(index).child("topologyAssignment")
-            assignment["topologyAssignment"] = convert(mapping_at(assignment["topologyAssignment"], assignment_path), assignment_path)
+            assignment["topologyAssignment"] = convert(
+                mapping_at(assignment["topologyAssignment"], assignment_path), assignment_path
+            )
 
 
 def slices_from_domains(assignment: Mapping[str, Any], path: FieldPath) -> Obj:
@@ -257,7 +284,10 @@ def slices_from_domains(assignment: Mapping[str, Any], path: FieldPath) -> Obj:
     prefix and suffix taken out (roots stay non-empty).  Pure.
     """
     out: Obj = {key: deep(value) for key, value in assignment.items() if key != "domains"}
-    domains = [mapping_at(d, path.child("domains").index(i)) for i, d in enumerate(list_at(assignment.get("domains"), path.child("domains")))]
+    domains = [
+        mapping_at(d, path.child("domains").index(i))
+        for i, d in enumerate(list_at(assignment.get("domains"), path.child("domains")))
+    ]
     if not domains:
         out["slices"] = []
         return out
@@ -268,7 +298,9 @@ def slices_from_domains(assignment: Mapping[str, Any], path: FieldPath) -> Obj:
         values_per_level.append(_level_values(values))
     counts = [int(d.get("count", 0)) for d in domains]
     pod_counts: Obj = {"universal": counts[0]} if len(set(counts)) == 1 else {"individual": counts}
-    out["slices"] = [{"domainCount": len(domains), "valuesPerLevel": values_per_level, "podCounts": pod_counts}]
+    out["slices"] = [
+        {"domainCount": len(domains), "valuesPerLevel": values_per_level, "podCounts": pod_counts}
+    ]
     return out
 
 
@@ -299,9 +331,13 @@ def domains_from_slices(assignment: Mapping[str, Any], path: FieldPath) -> Obj:
         item = mapping_at(item, slice_path)
         size = item.get("domainCount")
         if not isinstance(size, int) or size < 0:
-            raise ConversionError(str(slice_path.child("domainCount")), "must be a non-negative integer")
+            raise ConversionError(
+                str(slice_path.child("domainCount")), "must be a non-negative integer"
+            )
         columns: list[list[str]] = []
-        for level_index, level in enumerate(list_at(item.get("valuesPerLevel"), slice_path.child("valuesPerLevel"))):
+        for level_index, level in enumerate(
+            list_at(item.get("valuesPerLevel"), slice_path.child("valuesPerLevel"))
+        ):
             level_path = slice_path.child("valuesPerLevel").index(level_index)
             level = mapping_at(level, level_path)
             if level.get("universal") is not None:
@@ -310,18 +346,28 @@ def domains_from_slices(assignment: Mapping[str, Any], path: FieldPath) -> Obj:
             individual = mapping_at(level.get("individual"), level_path.child("individual"))
             roots = list_at(individual.get("roots"), level_path.child("individual", "roots"))
             if len(roots) != size:
-                raise ConversionError(str(level_path.child("individual", "roots")), f"must have domainCount ({size}) items")
+                raise ConversionError(
+                    str(level_path.child("individual", "roots")),
+                    f"must have domainCount ({size}) items",
+                )
             prefix, suffix = individual.get("prefix") or "", individual.get("suffix") or ""
             columns.append([f"{prefix}{root}{suffix}" for root in roots])
         pod_counts = mapping_at(item.get("podCounts"), slice_path.child("podCounts"))
         if pod_counts.get("universal") is not None:
             counts = [pod_counts["universal"]] * size
         else:
-            counts = list_at(pod_counts.get("individual"), slice_path.child("podCounts", "individual"))
+            counts = list_at(
+                pod_counts.get("individual"), slice_path.child("podCounts", "individual")
+            )
             if len(counts) != size:
-                raise ConversionError(str(slice_path.child("podCounts", "individual")), f"must have domainCount ({size}) items")
+                raise ConversionError(
+                    str(slice_path.child("podCounts", "individual")),
+                    f"must have domainCount ({size}) items",
+                )
         for position in range(size):
-            domains.append({"values": [column[position] for column in columns], "count": counts[position]})
+            domains.append(
+                {"values": [column[position] for column in columns], "count": counts[position]}
+            )
     out["domains"] = domains
     return out
 
@@ -329,30 +375,41 @@ def domains_from_slices(assignment: Mapping[str, Any], path: FieldPath) -> Obj:
 # --- AdmissionCheck, MultiKueueCluster, MultiKueueConfig ----------------------------------
 
 
-def _admission_check_up(out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, Any], warnings: Warnings) -> None:
+def _admission_check_up(
+    out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, Any], warnings: Warnings
+) -> None:
     spec = _spec(out)
     if spec is not None and "retryDelayMinutes" in spec:
         old_fields["retryDelayMinutes"] = spec.pop("retryDelayMinutes")
 
 
-def _admission_check_down(out: Obj, hub_fields: dict[str, Any], old_fields: dict[str, Any], warnings: Warnings) -> None:
+def _admission_check_down(
+    out: Obj, hub_fields: dict[str, Any], old_fields: dict[str, Any], warnings: Warnings
+) -> None:
     spec = _spec(out)
     if spec is not None and "retryDelayMinutes" in old_fields and "retryDelayMinutes" not in spec:
         spec["retryDelayMinutes"] = old_fields["retryDelayMinutes"]
 
 
-def _multikueue_cluster_up(out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, Any], warnings: Warnings) -> None:
+def _multikueue_cluster_up(
+    out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, Any], warnings: Warnings
+) -> None:
     spec = _spec(out)
     if spec is None:
         return
     moved = {key: spec.pop(key) for key in ("kubeConfig", "clusterProfileRef") if key in spec}
     if moved:
         if "clusterSource" in spec:
-            raise ConversionError("spec.clusterSource", 'unknown field "clusterSource"; v1beta1 sets spec.kubeConfig or spec.clusterProfileRef')
+            raise ConversionError(
+                "spec.clusterSource",
+                'unknown field "clusterSource"; v1beta1 sets spec.kubeConfig or spec.clusterProfileRef',
+            )
         spec["clusterSource"] = moved
 
 
-def _multikueue_cluster_down(out: Obj, hub_fields: dict[str, Any], old_fields: dict[str, Any], warnings: Warnings) -> None:
+def _multikueue_cluster_down(
+    out: Obj, hub_fields: dict[str, Any], old_fields: dict[str, Any], warnings: Warnings
+) -> None:
     spec = _spec(out)
     if spec is None or "clusterSource" not in spec:
         return
@@ -360,7 +417,9 @@ def _multikueue_cluster_down(out: Obj, hub_fields: dict[str, Any], old_fields: d
     spec.update(source)
 
 
-def _multikueue_config_up(out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, Any], warnings: Warnings) -> None:
+def _multikueue_config_up(
+    out: Obj, old_fields: dict[str, Any], hub_fields: dict[str, Any], warnings: Warnings
+) -> None:
     spec = _spec(out)
     if "quotaManagement" in hub_fields:
         if spec is None:
@@ -368,7 +427,9 @@ def _multikueue_config_up(out: Obj, old_fields: dict[str, Any], hub_fields: dict
         spec.setdefault("quotaManagement", hub_fields["quotaManagement"])
 
 
-def _multikueue_config_down(out: Obj, hub_fields: dict[str, Any], old_fields: dict[str, Any], warnings: Warnings) -> None:
+def _multikueue_config_down(
+    out: Obj, hub_fields: dict[str, Any], old_fields: dict[str, Any], warnings: Warnings
+) -> None:
     spec = _spec(out)
     if spec is not None and "quotaManagement" in spec:
         hub_fields["quotaManagement"] = spec.pop("quotaManagement")
@@ -403,7 +464,11 @@ def v1beta1_report_path(original: Mapping[str, Any], path: str) -> str:
         return "spec.cohort" + path[len("spec.cohortName") :]
     spec = original.get("spec")
     strategy_prefix = "spec.admissionChecksStrategy.admissionChecks"
-    if isinstance(spec, Mapping) and spec.get("admissionChecks") and path.startswith(strategy_prefix):
+    if (
+        isinstance(spec, Mapping)
+        and spec.get("admissionChecks")
+        and path.startswith(strategy_prefix)
+    ):
         rest = path[len(strategy_prefix) :]
         if rest.startswith("[") and "]" in rest:
             index, _, tail = rest[1:].partition("]")

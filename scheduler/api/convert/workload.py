@@ -58,18 +58,28 @@ def per_pod_requests(pod_spec: Mapping[str, Any], path: FieldPath) -> dict[str, 
     A container's missing request takes its limit (api.md 7.2).  Pure.
     """
     total: dict[str, Quantity] = {}
-    for index, container in enumerate(list_at(pod_spec.get("containers"), path.child("containers"))):
-        for name, amount in _container_requests(container, path.child("containers").index(index)).items():
+    for index, container in enumerate(
+        list_at(pod_spec.get("containers"), path.child("containers"))
+    ):
+        for name, amount in _container_requests(
+            container, path.child("containers").index(index)
+        ).items():
             total[name] = total.get(name, Quantity.zero()) + amount
     init_floor: dict[str, Quantity] = {}
-    for index, container in enumerate(list_at(pod_spec.get("initContainers"), path.child("initContainers"))):
-        for name, amount in _container_requests(container, path.child("initContainers").index(index)).items():
+    for index, container in enumerate(
+        list_at(pod_spec.get("initContainers"), path.child("initContainers"))
+    ):
+        for name, amount in _container_requests(
+            container, path.child("initContainers").index(index)
+        ).items():
             init_floor[name] = max(init_floor.get(name, Quantity.zero()), amount)
     for name, amount in init_floor.items():
         total[name] = max(total.get(name, Quantity.zero()), amount)
     overhead_path = path.child("overhead")
     for name, amount in mapping_at(pod_spec.get("overhead"), overhead_path).items():
-        total[name] = total.get(name, Quantity.zero()) + quantity_at(amount, overhead_path.key(name))
+        total[name] = total.get(name, Quantity.zero()) + quantity_at(
+            amount, overhead_path.key(name)
+        )
     return total
 
 
@@ -96,9 +106,15 @@ def _pod_set_name(pod_set: Mapping[str, Any]) -> str:
 def _admission_up(admission: Mapping[str, Any], pod_sets: list[Any]) -> Obj:
     """Legacy ``spec.admission`` → v1beta2 ``status.admission``: pure."""
     path = FieldPath(("spec", "admission"))
-    by_name = {_pod_set_name(ps): (index, ps) for index, ps in enumerate(pod_sets) if isinstance(ps, Mapping)}
+    by_name = {
+        _pod_set_name(ps): (index, ps)
+        for index, ps in enumerate(pod_sets)
+        if isinstance(ps, Mapping)
+    }
     assignments: list[Obj] = []
-    for index, flavors in enumerate(list_at(admission.get("podSetFlavors"), path.child("podSetFlavors"))):
+    for index, flavors in enumerate(
+        list_at(admission.get("podSetFlavors"), path.child("podSetFlavors"))
+    ):
         flavors = mapping_at(flavors, path.child("podSetFlavors").index(index))
         assignment: Obj = {key: deep(value) for key, value in flavors.items()}
         name = _pod_set_name(flavors)
@@ -107,7 +123,9 @@ def _admission_up(admission: Mapping[str, Any], pod_sets: list[Any]) -> Obj:
             count = pod_set.get("count", 1)
             pod_path = FieldPath(("spec", "podSets")).index(pod_index).child("spec")
             usage = per_pod_requests(mapping_at(pod_set.get("spec"), pod_path), pod_path)
-            assignment["resourceUsage"] = {resource: str(amount * int(count)) for resource, amount in usage.items()}
+            assignment["resourceUsage"] = {
+                resource: str(amount * int(count)) for resource, amount in usage.items()
+            }
             assignment["count"] = count
         assignments.append(assignment)
     out: Obj = {key: deep(value) for key, value in admission.items() if key != "podSetFlavors"}
@@ -115,7 +133,9 @@ def _admission_up(admission: Mapping[str, Any], pod_sets: list[Any]) -> Obj:
     return out
 
 
-def _synthesized_conditions(legacy: Mapping[str, Any], conditions: list[Obj], cluster_queue: Any) -> tuple[list[Obj], bool]:
+def _synthesized_conditions(
+    legacy: Mapping[str, Any], conditions: list[Obj], cluster_queue: Any
+) -> tuple[list[Obj], bool]:
     """Add ``QuotaReserved`` and (when missing) ``Admitted`` to an admitted legacy workload.
 
     Returns the new list and whether ``Admitted`` was added.  Pure.
@@ -160,7 +180,8 @@ def _stamp(legacy: Mapping[str, Any], conditions: list[Obj]) -> str:
 
 def _reserved(conditions: list[Any]) -> bool:
     return any(
-        isinstance(c, Mapping) and c.get("type") == "QuotaReserved" and c.get("status") == "True" for c in conditions
+        isinstance(c, Mapping) and c.get("type") == "QuotaReserved" and c.get("status") == "True"
+        for c in conditions
     )
 
 
@@ -183,22 +204,32 @@ def workload_up(obj: Mapping[str, Any], version: str, warnings: Warnings) -> Obj
             new_spec["podSets"] = [_pod_set_up(pod_set) for pod_set in pod_sets]
         elif key == "priorityClassName":
             if value:
-                new_spec["priorityClassRef"] = {"group": PRIORITY_CLASS_GROUP, "kind": PRIORITY_CLASS_KIND, "name": value}
+                new_spec["priorityClassRef"] = {
+                    "group": PRIORITY_CLASS_GROUP,
+                    "kind": PRIORITY_CLASS_KIND,
+                    "name": value,
+                }
             else:
                 legacy_fields["priorityClassName"] = value
         elif key == "admission":
             if value is not None:
-                admission = _admission_up(mapping_at(value, FieldPath(("spec", "admission"))), pod_sets)
+                admission = _admission_up(
+                    mapping_at(value, FieldPath(("spec", "admission"))), pod_sets
+                )
             else:
                 legacy_fields["admissionNull"] = True
         else:
             new_spec[key] = deep(value)
     added_admitted = False
     new_status: Obj = {key: deep(value) for key, value in status.items() if key != "conditions"}
-    conditions = [deep(c) for c in list_at(status.get("conditions"), FieldPath(("status", "conditions")))]
+    conditions = [
+        deep(c) for c in list_at(status.get("conditions"), FieldPath(("status", "conditions")))
+    ]
     if admission is not None:
         new_status["admission"] = admission
-        conditions, added_admitted = _synthesized_conditions(obj, conditions, admission.get("clusterQueue"))
+        conditions, added_admitted = _synthesized_conditions(
+            obj, conditions, admission.get("clusterQueue")
+        )
     if conditions:
         new_status["conditions"] = conditions
     if "spec" in obj:
@@ -208,8 +239,12 @@ def workload_up(obj: Mapping[str, Any], version: str, warnings: Warnings) -> Obj
     if hub_fields:
         out = store.apply_safely(out, _restore_hub_fields, hub_fields, store.HUB_FIELDS, warnings)
     final_conditions = (out.get("status") or {}).get("conditions") or []
-    if added_admitted and any(c.get("type") == "Admitted" and _is_synthesized_admitted(c) for c in final_conditions):
-        legacy_fields["admittedAdded"] = True  # converting down drops the Admitted condition added here
+    if added_admitted and any(
+        c.get("type") == "Admitted" and _is_synthesized_admitted(c) for c in final_conditions
+    ):
+        legacy_fields["admittedAdded"] = (
+            True  # converting down drops the Admitted condition added here
+        )
     store.put(out, store.fields_key(version), legacy_fields)
     return out
 
@@ -253,7 +288,9 @@ def _restore_hub_fields(out: Obj, stored: Mapping[str, Any]) -> None:
         if name not in status and not (name == "admission" and admitted):
             status[name] = deep(value)
     if "conditions" in stored:
-        restored = _restore_conditions(stored["conditions"], status.get("conditions") or [], admitted)
+        restored = _restore_conditions(
+            stored["conditions"], status.get("conditions") or [], admitted
+        )
         if restored is not None:
             status["conditions"] = restored
     if status and "status" not in out:
@@ -262,11 +299,13 @@ def _restore_hub_fields(out: Obj, stored: Mapping[str, Any]) -> None:
 
 def _restore_conditions(stored: list[Any], current: list[Any], admitted: bool) -> list[Any] | None:
     """The stored v1beta2 conditions, if the legacy object still agrees with them: pure."""
+
     def legacy_view(conditions: list[Any]) -> list[Any]:
         return [
             c
             for c in conditions
-            if c.get("type") in LEGACY_CONDITIONS and not (c.get("type") == "Admitted" and _is_synthesized_admitted(c))
+            if c.get("type") in LEGACY_CONDITIONS
+            and not (c.get("type") == "Admitted" and _is_synthesized_admitted(c))
         ]
 
     if legacy_view(stored) != legacy_view(current):
@@ -306,10 +345,17 @@ def workload_down(obj: Mapping[str, Any], version: str, warnings: Warnings) -> O
     pod_set_extras: dict[str, Obj] = {}
     for key, value in spec.items():
         if key == "podSets":
-            new_spec["podSets"] = [_pod_set_down(pod_set, pod_set_extras) for pod_set in list_at(value, FieldPath(("spec", "podSets")))]
+            new_spec["podSets"] = [
+                _pod_set_down(pod_set, pod_set_extras)
+                for pod_set in list_at(value, FieldPath(("spec", "podSets")))
+            ]
         elif key == "priorityClassRef":
             ref = mapping_at(value, FieldPath(("spec", "priorityClassRef")))
-            if ref.get("group") == PRIORITY_CLASS_GROUP and ref.get("kind") == PRIORITY_CLASS_KIND and ref.get("name"):
+            if (
+                ref.get("group") == PRIORITY_CLASS_GROUP
+                and ref.get("kind") == PRIORITY_CLASS_KIND
+                and ref.get("name")
+            ):
                 new_spec["priorityClassName"] = ref["name"]
             else:
                 hub_fields["priorityClassRef"] = deep(value)
@@ -327,10 +373,14 @@ def workload_down(obj: Mapping[str, Any], version: str, warnings: Warnings) -> O
     conditions = list_at(status.get("conditions"), FieldPath(("status", "conditions")))
     admission = status.get("admission")
     if admission is not None and _reserved(conditions):
-        new_spec["admission"] = _admission_down(mapping_at(admission, FieldPath(("status", "admission"))))
+        new_spec["admission"] = _admission_down(
+            mapping_at(admission, FieldPath(("status", "admission")))
+        )
     elif legacy_fields.get("admissionNull") and "admission" not in new_spec:
         new_spec["admission"] = None
-    legacy_conditions = [deep(c) for c in conditions if isinstance(c, Mapping) and c.get("type") in LEGACY_CONDITIONS]
+    legacy_conditions = [
+        deep(c) for c in conditions if isinstance(c, Mapping) and c.get("type") in LEGACY_CONDITIONS
+    ]
     if legacy_fields.get("admittedAdded"):
         legacy_conditions = [c for c in legacy_conditions if not _is_synthesized_admitted(c)]
     new_status: Obj = {}
@@ -352,7 +402,11 @@ def workload_down(obj: Mapping[str, Any], version: str, warnings: Warnings) -> O
         rebuilt_status = workload_up(out, version, []).get("status") or {}
     except ConversionError:
         rebuilt_status = {}
-    if "admission" in new_spec and new_spec["admission"] is not None and rebuilt_status.get("admission") != admission:
+    if (
+        "admission" in new_spec
+        and new_spec["admission"] is not None
+        and rebuilt_status.get("admission") != admission
+    ):
         hub_fields["admission"] = deep(admission)
     if (rebuilt_status.get("conditions") or []) != conditions:
         hub_fields["conditions"] = deep(conditions)

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import yaml
 
@@ -126,9 +127,7 @@ def to_yaml(crd: dict[str, Any]) -> str:
         def ignore_aliases(self, data: Any) -> bool:
             return True
 
-    body = yaml.dump(
-        crd, Dumper=_NoAliases, sort_keys=False, default_flow_style=False, width=100
-    )
+    body = yaml.dump(crd, Dumper=_NoAliases, sort_keys=False, default_flow_style=False, width=100)
     return HEADER + body
 
 

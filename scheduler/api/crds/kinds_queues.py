@@ -120,9 +120,7 @@ def _flavor_fungibility(version: str) -> Schema:
 def _preemption() -> Schema:
     borrow_within_cohort = obj(
         {
-            "policy": enum(
-                ["Never", "LowerPriority"], default="Never", empty_means_default=True
-            ),
+            "policy": enum(["Never", "LowerPriority"], default="Never", empty_means_default=True),
             "maxPriorityThreshold": int32(),
         },
         default={},
@@ -316,12 +314,8 @@ def cluster_queue() -> KindDefinition:
         scope="Cluster",
         short_names=("cq",),
         versions=(
-            VersionDefinition(
-                "v1alpha1", _cluster_queue_legacy("v1alpha1"), legacy_columns, True
-            ),
-            VersionDefinition(
-                "v1alpha2", _cluster_queue_legacy("v1alpha2"), legacy_columns, True
-            ),
+            VersionDefinition("v1alpha1", _cluster_queue_legacy("v1alpha1"), legacy_columns, True),
+            VersionDefinition("v1alpha2", _cluster_queue_legacy("v1alpha2"), legacy_columns, True),
             VersionDefinition(
                 "v1beta1", current("v1beta1"), _cluster_queue_columns("cohort"), True
             ),

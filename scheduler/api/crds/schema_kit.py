@@ -21,7 +21,8 @@ arguments.
 from __future__ import annotations
 
 import copy
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 Schema = dict[str, Any]
 """One node of an OpenAPI v3 schema, as it appears in the CRD YAML."""
@@ -147,9 +148,7 @@ def quantity_map(description: str | None = None) -> Schema:
 
 def free_form(description: str | None = None) -> Schema:
     """Pure: an object kept verbatim (pod templates, topology data kuota ignores)."""
-    return _described(
-        {"type": "object", "x-kubernetes-preserve-unknown-fields": True}, description
-    )
+    return _described({"type": "object", "x-kubernetes-preserve-unknown-fields": True}, description)
 
 
 def array(items: Schema, description: str | None = None) -> Schema:

@@ -11,8 +11,6 @@ from typing import Union
 
 from scheduler.api.models.common import *  # noqa: F401,F403
 from scheduler.api.models.others import *  # noqa: F401,F403
-from scheduler.api.models.queues import *  # noqa: F401,F403
-from scheduler.api.models.workload import *  # noqa: F401,F403
 from scheduler.api.models.others import (
     AdmissionCheck,
     MultiKueueCluster,
@@ -20,7 +18,9 @@ from scheduler.api.models.others import (
     Topology,
     WorkloadPriorityClass,
 )
+from scheduler.api.models.queues import *  # noqa: F401,F403
 from scheduler.api.models.queues import ClusterQueue, Cohort, LocalQueue, ResourceFlavor
+from scheduler.api.models.workload import *  # noqa: F401,F403
 from scheduler.api.models.workload import Workload
 
 KueueObject = Union[

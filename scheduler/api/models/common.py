@@ -11,10 +11,11 @@ manifest did not give one.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import Mapping, TypeVar
+from typing import TypeVar
 
 from scheduler.api.quantity import Quantity
 from scheduler.api.refs import FlavorName, ResourceName
@@ -156,6 +157,7 @@ class ResourceGroup:
 
     covered_resources: tuple[ResourceName, ...] = ()
     flavors: tuple[FlavorQuotas, ...] = ()
+
 
 __all__ = [
     "Condition",

@@ -141,6 +141,7 @@ class Topology:
     def name(self) -> str:
         return self.metadata.name
 
+
 __all__ = [
     "AdmissionCheck",
     "AdmissionCheckObjectStatus",

@@ -8,8 +8,9 @@ downstream needs to know what "absent" meant.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Mapping
+from typing import Literal
 
 from scheduler.api.models.common import (
     Condition,
@@ -240,6 +241,7 @@ class LocalQueue:
     @property
     def name(self) -> str:
         return self.metadata.name
+
 
 __all__ = [
     "AdmissionCheckStrategyRule",

@@ -15,9 +15,10 @@ unchanged.  The effective requests follow Kubernetes' pod-request rule:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from scheduler.api.models.common import Condition, ObjectMeta, Toleration, frozen_map
 from scheduler.api.quantity import Quantity
@@ -269,6 +270,7 @@ class Workload:
     @property
     def key(self) -> WorkloadKey:
         return workload_key(self.metadata.namespace, self.metadata.name)
+
 
 __all__ = [
     "Admission",

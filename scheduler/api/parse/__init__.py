@@ -17,7 +17,8 @@ shape first by the conversion layer.  ``parse_object`` also accepts the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Mapping, TypeVar, Union
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, Union
 
 from scheduler.api.field import FieldError, FieldPath, ParseError, error
 from scheduler.api.models import (
@@ -129,7 +130,9 @@ def parse_object(raw: object) -> ParsedObject:
     api_version = raw.get("apiVersion")
     kind = raw.get("kind")
     if not isinstance(api_version, str) or not api_version:
-        raise _type_error(f"must be a string such as {V1BETA2}, not {spelled(api_version)}", "apiVersion")
+        raise _type_error(
+            f"must be a string such as {V1BETA2}, not {spelled(api_version)}", "apiVersion"
+        )
     if not isinstance(kind, str) or not kind:
         raise _type_error(f"must be a string naming the kind, not {spelled(kind)}", "kind")
     group, _, version = api_version.rpartition("/")
@@ -144,7 +147,9 @@ def parse_object(raw: object) -> ParsedObject:
             )
         return parse_configuration(raw)
     if group != KUEUE_GROUP:
-        raise _type_error(f'unsupported apiVersion "{api_version}": expected {V1BETA2}', "apiVersion")
+        raise _type_error(
+            f'unsupported apiVersion "{api_version}": expected {V1BETA2}', "apiVersion"
+        )
     if version != "v1beta2":
         raise _type_error(
             f'"{api_version}" must be converted to {V1BETA2} before it is parsed', "apiVersion"

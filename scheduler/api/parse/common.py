@@ -8,7 +8,8 @@ reader's error list.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from scheduler.api.field import FieldPath
 from scheduler.api.models.common import (
@@ -80,7 +81,9 @@ def parse_label_selector(reader: Reader, raw: Raw, path: FieldPath) -> LabelSele
     )
 
 
-def optional_label_selector(reader: Reader, raw: Raw, key: str, path: FieldPath) -> LabelSelector | None:
+def optional_label_selector(
+    reader: Reader, raw: Raw, key: str, path: FieldPath
+) -> LabelSelector | None:
     """``None`` when absent: an absent selector matches nothing (api.md 0.4)."""
     selector = reader.object(raw, key, path)
     return None if selector is None else parse_label_selector(reader, selector, path.child(key))
@@ -120,7 +123,9 @@ def parse_toleration(reader: Reader, raw: Raw, path: FieldPath) -> Toleration:
 
 
 def tolerations(reader: Reader, raw: Raw, key: str, path: FieldPath) -> tuple[Toleration, ...]:
-    return reader.objects(raw, key, path, lambda item, item_path: parse_toleration(reader, item, item_path))
+    return reader.objects(
+        raw, key, path, lambda item, item_path: parse_toleration(reader, item, item_path)
+    )
 
 
 def optional_fair_sharing(reader: Reader, raw: Raw, path: FieldPath) -> FairSharing | None:
@@ -132,12 +137,15 @@ def optional_fair_sharing(reader: Reader, raw: Raw, path: FieldPath) -> FairShar
     return FairSharing(weight=weight if weight is not None else Quantity.from_units(1))
 
 
-def optional_fair_sharing_status(reader: Reader, raw: Raw, path: FieldPath) -> FairSharingStatus | None:
+def optional_fair_sharing_status(
+    reader: Reader, raw: Raw, path: FieldPath
+) -> FairSharingStatus | None:
     fair = reader.object(raw, "fairSharing", path)
     if fair is None:
         return None
     return FairSharingStatus(
-        weighted_share=reader.integer(fair, "weightedShare", path.child("fairSharing"), bits=64) or 0
+        weighted_share=reader.integer(fair, "weightedShare", path.child("fairSharing"), bits=64)
+        or 0
     )
 
 
@@ -169,7 +177,9 @@ def parse_resource_groups(reader: Reader, raw: Raw, path: FieldPath) -> tuple[Re
     return reader.objects(raw, "resourceGroups", path, group)
 
 
-def parse_flavor_usages(reader: Reader, raw: Raw, key: str, path: FieldPath) -> tuple[FlavorUsage, ...]:
+def parse_flavor_usages(
+    reader: Reader, raw: Raw, key: str, path: FieldPath
+) -> tuple[FlavorUsage, ...]:
     """``flavorsUsage`` / ``flavorsReservation`` of a ClusterQueue status (api.md 2.6)."""
 
     def usage(item: Raw, item_path: FieldPath) -> ResourceUsage:

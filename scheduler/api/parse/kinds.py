@@ -9,7 +9,8 @@ reader's error list.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from scheduler.api.field import FieldPath
 from scheduler.api.models import others as o
@@ -28,7 +29,13 @@ from scheduler.api.parse.common import (
 )
 from scheduler.api.parse.reader import Reader
 from scheduler.api.quantity import Quantity
-from scheduler.api.refs import AdmissionCheckName, ClusterQueueName, CohortName, FlavorName, ResourceName
+from scheduler.api.refs import (
+    AdmissionCheckName,
+    ClusterQueueName,
+    CohortName,
+    FlavorName,
+    ResourceName,
+)
 
 Raw = Mapping[str, Any]
 ROOT = FieldPath()
@@ -59,7 +66,9 @@ def build_resource_flavor(reader: Reader, raw: Raw) -> q.ResourceFlavor:
         metadata=_metadata(reader, raw),
         spec=q.ResourceFlavorSpec(
             node_labels=frozen_map(reader.string_map(spec, "nodeLabels", spec_path)),
-            node_taints=reader.objects(spec, "nodeTaints", spec_path, lambda i, p: parse_taint(reader, i, p)),
+            node_taints=reader.objects(
+                spec, "nodeTaints", spec_path, lambda i, p: parse_taint(reader, i, p)
+            ),
             tolerations=tolerations(reader, spec, "tolerations", spec_path),
             topology_name=_optional_name(reader, spec, "topologyName", spec_path),
         ),
@@ -94,7 +103,9 @@ def _preemption(reader: Reader, spec: Raw, path: FieldPath) -> q.ClusterQueuePre
     )
 
 
-def _admission_checks_strategy(reader: Reader, spec: Raw, path: FieldPath) -> q.AdmissionChecksStrategy | None:
+def _admission_checks_strategy(
+    reader: Reader, spec: Raw, path: FieldPath
+) -> q.AdmissionChecksStrategy | None:
     raw = reader.object(spec, "admissionChecksStrategy", path)
     if raw is None:
         return None
@@ -106,11 +117,15 @@ def _admission_checks_strategy(reader: Reader, spec: Raw, path: FieldPath) -> q.
         )
 
     return q.AdmissionChecksStrategy(
-        admission_checks=reader.objects(raw, "admissionChecks", path.child("admissionChecksStrategy"), rule)
+        admission_checks=reader.objects(
+            raw, "admissionChecks", path.child("admissionChecksStrategy"), rule
+        )
     )
 
 
-def _concurrent_admission_policy(reader: Reader, spec: Raw, path: FieldPath) -> q.ConcurrentAdmissionPolicy | None:
+def _concurrent_admission_policy(
+    reader: Reader, spec: Raw, path: FieldPath
+) -> q.ConcurrentAdmissionPolicy | None:
     raw = reader.object(spec, "concurrentAdmissionPolicy", path)
     if raw is None:
         return None
@@ -129,7 +144,8 @@ def _concurrent_admission_policy(reader: Reader, spec: Raw, path: FieldPath) -> 
         )
     return q.ConcurrentAdmissionPolicy(
         migration=q.ConcurrentAdmissionMigration(
-            mode=_optional_name(reader, migration_raw, "mode", migration_path), constraints=constraints
+            mode=_optional_name(reader, migration_raw, "mode", migration_path),
+            constraints=constraints,
         )
     )
 
@@ -158,13 +174,17 @@ def build_cluster_queue(reader: Reader, raw: Raw) -> q.ClusterQueue:
             admission_scope=None
             if scope_raw is None
             else q.AdmissionScope(
-                admission_mode=_optional_name(reader, scope_raw, "admissionMode", path.child("admissionScope"))
+                admission_mode=_optional_name(
+                    reader, scope_raw, "admissionMode", path.child("admissionScope")
+                )
             ),
             concurrent_admission_policy=_concurrent_admission_policy(reader, spec, path),
         ),
         status=q.ClusterQueueStatus(
             conditions=parse_conditions(reader, status, status_path),
-            flavors_reservation=parse_flavor_usages(reader, status, "flavorsReservation", status_path),
+            flavors_reservation=parse_flavor_usages(
+                reader, status, "flavorsReservation", status_path
+            ),
             flavors_usage=parse_flavor_usages(reader, status, "flavorsUsage", status_path),
             pending_workloads=reader.integer(status, "pendingWorkloads", status_path) or 0,
             reserving_workloads=reader.integer(status, "reservingWorkloads", status_path) or 0,
@@ -189,11 +209,15 @@ def build_cohort(reader: Reader, raw: Raw) -> q.Cohort:
             resource_groups=parse_resource_groups(reader, spec, path),
             fair_sharing=optional_fair_sharing(reader, spec, path),
         ),
-        status=q.CohortStatus(fair_sharing=optional_fair_sharing_status(reader, status, FieldPath(("status",)))),
+        status=q.CohortStatus(
+            fair_sharing=optional_fair_sharing_status(reader, status, FieldPath(("status",)))
+        ),
     )
 
 
-def _local_flavor_usages(reader: Reader, raw: Raw, key: str, path: FieldPath) -> tuple[q.LocalQueueFlavorUsage, ...]:
+def _local_flavor_usages(
+    reader: Reader, raw: Raw, key: str, path: FieldPath
+) -> tuple[q.LocalQueueFlavorUsage, ...]:
     def usage(item: Raw, item_path: FieldPath) -> q.LocalQueueResourceUsage:
         return q.LocalQueueResourceUsage(
             name=ResourceName(reader.text(item, "name", item_path)),
@@ -228,11 +252,15 @@ def build_local_queue(reader: Reader, raw: Raw) -> q.LocalQueue:
             pending_workloads=reader.integer(status, "pendingWorkloads", status_path) or 0,
             reserving_workloads=reader.integer(status, "reservingWorkloads", status_path) or 0,
             admitted_workloads=reader.integer(status, "admittedWorkloads", status_path) or 0,
-            flavors_reservation=_local_flavor_usages(reader, status, "flavorsReservation", status_path),
+            flavors_reservation=_local_flavor_usages(
+                reader, status, "flavorsReservation", status_path
+            ),
             flavors_usage=_local_flavor_usages(reader, status, "flavorsUsage", status_path),
             weighted_share=None
             if fair_status is None
-            else reader.integer(fair_status, "weightedShare", status_path.child("fairSharing"), bits=64),
+            else reader.integer(
+                fair_status, "weightedShare", status_path.child("fairSharing"), bits=64
+            ),
         ),
     )
 
@@ -266,7 +294,9 @@ def build_admission_check(reader: Reader, raw: Raw) -> o.AdmissionCheck:
                 name=reader.text(params, "name", params_path),
             ),
         ),
-        status=o.AdmissionCheckObjectStatus(conditions=parse_conditions(reader, status, FieldPath(("status",)))),
+        status=o.AdmissionCheckObjectStatus(
+            conditions=parse_conditions(reader, status, FieldPath(("status",)))
+        ),
     )
 
 
@@ -302,12 +332,16 @@ def build_multikueue_cluster(reader: Reader, raw: Raw) -> o.MultiKueueCluster:
             ),
             cluster_profile_ref=None
             if profile_raw is None
-            else o.ClusterProfileRef(name=reader.text(profile_raw, "name", source_path.child("clusterProfileRef"))),
+            else o.ClusterProfileRef(
+                name=reader.text(profile_raw, "name", source_path.child("clusterProfileRef"))
+            ),
         )
     return o.MultiKueueCluster(
         metadata=_metadata(reader, raw),
         spec=o.MultiKueueClusterSpec(cluster_source=source),
-        status=o.MultiKueueClusterStatus(conditions=parse_conditions(reader, status, FieldPath(("status",)))),
+        status=o.MultiKueueClusterStatus(
+            conditions=parse_conditions(reader, status, FieldPath(("status",)))
+        ),
     )
 
 
@@ -318,7 +352,10 @@ def build_topology(reader: Reader, raw: Raw) -> o.Topology:
         metadata=_metadata(reader, raw),
         spec=o.TopologySpec(
             levels=reader.objects(
-                spec, "levels", path, lambda i, p: o.TopologyLevel(node_label=reader.text(i, "nodeLabel", p))
+                spec,
+                "levels",
+                path,
+                lambda i, p: o.TopologyLevel(node_label=reader.text(i, "nodeLabel", p)),
             )
         ),
     )

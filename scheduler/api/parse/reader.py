@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import json
 import math
-from datetime import date, datetime, timezone
-from typing import Any, Callable, Iterator, Mapping, TypeVar
+from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, date, datetime
+from typing import Any, TypeVar
 
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.quantity import Quantity, QuantityError
@@ -103,7 +104,9 @@ class Reader:
     def object(self, raw: Mapping[str, Any], key: str, path: FieldPath) -> Mapping[str, Any] | None:
         return self.as_object(raw.get(key), path.child(key))
 
-    def items(self, raw: Mapping[str, Any], key: str, path: FieldPath) -> Iterator[tuple[Any, FieldPath]]:
+    def items(
+        self, raw: Mapping[str, Any], key: str, path: FieldPath
+    ) -> Iterator[tuple[Any, FieldPath]]:
         """The items of a list field with their paths (nothing when absent or not a list)."""
         value = raw.get(key)
         here = path.child(key)
@@ -213,7 +216,7 @@ class Reader:
                 f'"{spelled(value)}" is not a valid time: use RFC 3339, e.g. 2025-03-07T21:19:54Z',
             )
             return None
-        return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
+        return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
     # --- collections of scalars ---------------------------------------------
 
@@ -236,7 +239,9 @@ class Reader:
                 self.wrong_type(path.child(key).key(name), "a string", value)
         return result
 
-    def quantity_map(self, raw: Mapping[str, Any], key: str, path: FieldPath) -> dict[str, Quantity]:
+    def quantity_map(
+        self, raw: Mapping[str, Any], key: str, path: FieldPath
+    ) -> dict[str, Quantity]:
         mapping = self.object(raw, key, path)
         result: dict[str, Quantity] = {}
         for name, value in (mapping or {}).items():

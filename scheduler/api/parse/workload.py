@@ -12,7 +12,8 @@ Everything else is kept verbatim in ``PodTemplate.raw``.  Defaults: pod set
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from scheduler.api.field import FieldPath
 from scheduler.api.models import workload as w
@@ -35,11 +36,17 @@ EMPTY: Raw = {}
 
 def _names(reader: Reader, raw: Raw, key: str, path: FieldPath) -> tuple[str, ...]:
     """A list of ``{name: ...}`` objects reduced to the names."""
-    return reader.objects(raw, key, path, lambda item, item_path: reader.text(item, "name", item_path))
+    return reader.objects(
+        raw, key, path, lambda item, item_path: reader.text(item, "name", item_path)
+    )
 
 
-def _resource_list(reader: Reader, raw: Raw, key: str, path: FieldPath) -> dict[ResourceName, Quantity]:
-    return {ResourceName(name): amount for name, amount in reader.quantity_map(raw, key, path).items()}
+def _resource_list(
+    reader: Reader, raw: Raw, key: str, path: FieldPath
+) -> dict[ResourceName, Quantity]:
+    return {
+        ResourceName(name): amount for name, amount in reader.quantity_map(raw, key, path).items()
+    }
 
 
 def _container(reader: Reader, raw: Raw, path: FieldPath) -> w.ContainerResources:
@@ -56,12 +63,16 @@ def _container(reader: Reader, raw: Raw, path: FieldPath) -> w.ContainerResource
     )
 
 
-def _node_selector_terms(reader: Reader, affinity: Raw, path: FieldPath) -> tuple[w.NodeSelectorTerm, ...] | None:
+def _node_selector_terms(
+    reader: Reader, affinity: Raw, path: FieldPath
+) -> tuple[w.NodeSelectorTerm, ...] | None:
     node_affinity = reader.object(affinity, "nodeAffinity", path)
     if node_affinity is None:
         return None
     node_path = path.child("nodeAffinity")
-    required = reader.object(node_affinity, "requiredDuringSchedulingIgnoredDuringExecution", node_path)
+    required = reader.object(
+        node_affinity, "requiredDuringSchedulingIgnoredDuringExecution", node_path
+    )
     if required is None:
         return None
     required_path = node_path.child("requiredDuringSchedulingIgnoredDuringExecution")
@@ -88,8 +99,12 @@ def parse_pod_template(reader: Reader, raw: Raw, path: FieldPath) -> w.PodTempla
     metadata_path = path.child("metadata")
     spec = reader.object(raw, "spec", path) or EMPTY
     spec_path = path.child("spec")
-    containers = reader.objects(spec, "containers", spec_path, lambda i, p: _container(reader, i, p))
-    init_containers = reader.objects(spec, "initContainers", spec_path, lambda i, p: _container(reader, i, p))
+    containers = reader.objects(
+        spec, "containers", spec_path, lambda i, p: _container(reader, i, p)
+    )
+    init_containers = reader.objects(
+        spec, "initContainers", spec_path, lambda i, p: _container(reader, i, p)
+    )
     pod_resources = reader.object(spec, "resources", spec_path) or EMPTY
     pod_requests = _resource_list(reader, pod_resources, "requests", spec_path.child("resources"))
     pod_limits = _resource_list(reader, pod_resources, "limits", spec_path.child("resources"))
@@ -124,7 +139,9 @@ def _pod_set(reader: Reader, raw: Raw, path: FieldPath) -> w.PodSet:
         name=PodSetName(reader.string(raw, "name", path) or DEFAULT_POD_SET_NAME),
         count=1 if count is None else count,
         min_count=reader.integer(raw, "minCount", path),
-        template=None if template is None else parse_pod_template(reader, template, path.child("template")),
+        template=None
+        if template is None
+        else parse_pod_template(reader, template, path.child("template")),
         topology_request=None if topology_request is None else frozen_map(topology_request),
     )
 
@@ -135,7 +152,10 @@ def _admission(reader: Reader, raw: Raw, path: FieldPath) -> w.Admission:
         return w.PodSetAssignment(
             name=PodSetName(reader.string(item, "name", item_path) or DEFAULT_POD_SET_NAME),
             flavors=frozen_map(
-                {ResourceName(r): FlavorName(f) for r, f in reader.string_map(item, "flavors", item_path).items()}
+                {
+                    ResourceName(r): FlavorName(f)
+                    for r, f in reader.string_map(item, "flavors", item_path).items()
+                }
             ),
             resource_usage=frozen_map(_resource_list(reader, item, "resourceUsage", item_path)),
             count=reader.integer(item, "count", item_path),
@@ -177,7 +197,9 @@ def _status(reader: Reader, raw: Raw, path: FieldPath) -> w.WorkloadStatus:
 
     return w.WorkloadStatus(
         conditions=parse_conditions(reader, raw, path),
-        admission=None if admission is None else _admission(reader, admission, path.child("admission")),
+        admission=None
+        if admission is None
+        else _admission(reader, admission, path.child("admission")),
         requeue_state=None
         if requeue is None
         else w.RequeueState(
@@ -202,7 +224,9 @@ def _status(reader: Reader, raw: Raw, path: FieldPath) -> w.WorkloadStatus:
                 resources=frozen_map(_resource_list(reader, i, "resources", p)),
             ),
         ),
-        accumulated_past_execution_time_seconds=reader.integer(raw, "accumulatedPastExecutionTimeSeconds", path),
+        accumulated_past_execution_time_seconds=reader.integer(
+            raw, "accumulatedPastExecutionTimeSeconds", path
+        ),
         evictions=reader.objects(
             stats,
             "evictions",
@@ -241,7 +265,9 @@ def build_workload(reader: Reader, raw: Raw) -> w.Workload:
     return w.Workload(
         metadata=parse_metadata(reader, metadata, FieldPath(("metadata",))),
         spec=w.WorkloadSpec(
-            pod_sets=reader.objects(spec, "podSets", spec_path, lambda i, p: _pod_set(reader, i, p)),
+            pod_sets=reader.objects(
+                spec, "podSets", spec_path, lambda i, p: _pod_set(reader, i, p)
+            ),
             queue_name=LocalQueueName(queue_name) if queue_name else None,
             priority_class_ref=None
             if ref is None
@@ -252,7 +278,9 @@ def build_workload(reader: Reader, raw: Raw) -> w.Workload:
             ),
             priority=reader.integer(spec, "priority", spec_path),
             active=True if active is None else active,
-            maximum_execution_time_seconds=reader.integer(spec, "maximumExecutionTimeSeconds", spec_path),
+            maximum_execution_time_seconds=reader.integer(
+                spec, "maximumExecutionTimeSeconds", spec_path
+            ),
             preemption_gates=_names(reader, spec, "preemptionGates", spec_path),
         ),
         status=_status(reader, status, FieldPath(("status",))),

@@ -23,7 +23,10 @@ from scheduler.api.validation.cohort import validate_cohort
 from scheduler.api.validation.configuration import validate_configuration
 from scheduler.api.validation.job import validate_job
 from scheduler.api.validation.localqueue import validate_local_queue
-from scheduler.api.validation.multikueue import validate_multikueue_cluster, validate_multikueue_config
+from scheduler.api.validation.multikueue import (
+    validate_multikueue_cluster,
+    validate_multikueue_config,
+)
 from scheduler.api.validation.priorityclass import validate_workload_priority_class
 from scheduler.api.validation.render import admission_status
 from scheduler.api.validation.resourceflavor import validate_resource_flavor
@@ -59,9 +62,15 @@ def validate(obj: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> li
     """
     api_version = obj.get("apiVersion") if isinstance(obj, Mapping) else None
     kind = obj.get("kind") if isinstance(obj, Mapping) else None
-    validator = VALIDATORS.get((api_version, kind)) if isinstance(api_version, str) and isinstance(kind, str) else None
+    validator = (
+        VALIDATORS.get((api_version, kind))
+        if isinstance(api_version, str) and isinstance(kind, str)
+        else None
+    )
     if validator is None:
-        raise ValueError(f"kuota cannot validate apiVersion {api_version!r} kind {kind!r}: not a supported v1beta2 kind")
+        raise ValueError(
+            f"kuota cannot validate apiVersion {api_version!r} kind {kind!r}: not a supported v1beta2 kind"
+        )
     return validator(obj, old)
 
 

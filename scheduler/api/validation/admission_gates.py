@@ -26,9 +26,13 @@ def _is_domain_prefixed_path(gate: str) -> bool:
     return bool(slash) and is_subdomain(host) and _PATH_RE.fullmatch(path) is not None
 
 
-def check_gated_by(annotations: object, errors: list[FieldError], *, rule: str, origin: Origin = "W") -> None:
+def check_gated_by(
+    annotations: object, errors: list[FieldError], *, rule: str, origin: Origin = "W"
+) -> None:
     """WL-20 / JOB-12: the annotation, when present, is well formed."""
-    if not isinstance(annotations, dict) or not isinstance(annotations.get(ADMISSION_GATED_BY), str):
+    if not isinstance(annotations, dict) or not isinstance(
+        annotations.get(ADMISSION_GATED_BY), str
+    ):
         return
     at = FieldPath(("metadata", "annotations")).key(ADMISSION_GATED_BY)
     gates = split_gates(annotations[ADMISSION_GATED_BY])
@@ -43,20 +47,32 @@ def check_gated_by(annotations: object, errors: list[FieldError], *, rule: str, 
             continue
         seen.add(gate)
         if not _is_domain_prefixed_path(gate):
-            errors.append(error(at, f'"{gate}" must look like example.com/name', origin=origin, rule=rule))
+            errors.append(
+                error(at, f'"{gate}" must look like example.com/name', origin=origin, rule=rule)
+            )
         if len(gate) > 63:
-            errors.append(error(at, f'gate "{gate}" is longer than 63 characters', origin=origin, rule=rule))
+            errors.append(
+                error(at, f'gate "{gate}" is longer than 63 characters', origin=origin, rule=rule)
+            )
 
 
-def check_gates_only_shrink(old_annotations: object, new_annotations: object, errors: list[FieldError], *, rule: str) -> None:
+def check_gates_only_shrink(
+    old_annotations: object, new_annotations: object, errors: list[FieldError], *, rule: str
+) -> None:
     """WL-62 / JOB-U11: gates can be set at creation only, then only removed."""
-    old_value = old_annotations.get(ADMISSION_GATED_BY) if isinstance(old_annotations, dict) else None
-    new_value = new_annotations.get(ADMISSION_GATED_BY) if isinstance(new_annotations, dict) else None
+    old_value = (
+        old_annotations.get(ADMISSION_GATED_BY) if isinstance(old_annotations, dict) else None
+    )
+    new_value = (
+        new_annotations.get(ADMISSION_GATED_BY) if isinstance(new_annotations, dict) else None
+    )
     if not isinstance(new_value, str) or new_value.strip() == "":
         return
     at = FieldPath(("metadata", "annotations")).key(ADMISSION_GATED_BY)
     if not isinstance(old_value, str) or old_value.strip() == "":
-        errors.append(error(at, "admission gates can only be set when the object is created", rule=rule))
+        errors.append(
+            error(at, "admission gates can only be set when the object is created", rule=rule)
+        )
         return
     if set(split_gates(new_value)) - set(split_gates(old_value)):
         errors.append(error(at, "gates can only be removed, not added", rule=rule))

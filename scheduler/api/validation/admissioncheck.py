@@ -30,7 +30,9 @@ _PARAMETER_HINTS = {
 }
 
 
-def validate_admission_check(new: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> list[FieldError]:
+def validate_admission_check(
+    new: Mapping[str, Any], old: Mapping[str, Any] | None = None
+) -> list[FieldError]:
     """Every AdmissionCheck rule (CREATE, or UPDATE when ``old`` is given): pure, never raises."""
     errors: list[FieldError] = []
     obj = prepare(new, ADMISSION_CHECK, errors)
@@ -42,7 +44,14 @@ def validate_admission_check(new: Mapping[str, Any], old: Mapping[str, Any] | No
     at = SPEC.child("controllerName")
     if controller is None or controller == "":
         errors.append(
-            error(at, required("name the controller that handles this check, e.g. kueue.x-k8s.io/multikueue"), origin="S", rule="AC-1")
+            error(
+                at,
+                required(
+                    "name the controller that handles this check, e.g. kueue.x-k8s.io/multikueue"
+                ),
+                origin="S",
+                rule="AC-1",
+            )
         )
     elif isinstance(controller, str) and len(controller) > 253:
         errors.append(error(at, "must be at most 253 characters", origin="S", rule="AC-1"))
@@ -57,11 +66,28 @@ def validate_admission_check(new: Mapping[str, Any], old: Mapping[str, Any] | No
         for field, hint in _PARAMETER_HINTS.items():
             if parameters.get(field) in (None, ""):
                 errors.append(error(here.child(field), required(hint), origin="S", rule="AC-3"))
-        group, kind, name = parameters.get("apiGroup"), parameters.get("kind"), parameters.get("name")
+        group, kind, name = (
+            parameters.get("apiGroup"),
+            parameters.get("kind"),
+            parameters.get("name"),
+        )
         if isinstance(group, str) and group != "" and not is_subdomain(group):
-            errors.append(error(here.child("apiGroup"), not_subdomain(group, "API group"), origin="S", rule="AC-4"))
-        if isinstance(kind, str) and kind != "" and (len(kind) > 63 or _KIND_RE.fullmatch(kind) is None):
-            errors.append(error(here.child("kind"), f'"{kind}" is not a valid kind', origin="S", rule="AC-4"))
+            errors.append(
+                error(
+                    here.child("apiGroup"),
+                    not_subdomain(group, "API group"),
+                    origin="S",
+                    rule="AC-4",
+                )
+            )
+        if (
+            isinstance(kind, str)
+            and kind != ""
+            and (len(kind) > 63 or _KIND_RE.fullmatch(kind) is None)
+        ):
+            errors.append(
+                error(here.child("kind"), f'"{kind}" is not a valid kind', origin="S", rule="AC-4")
+            )
         if isinstance(name, str) and name != "" and not is_label(name):
             errors.append(error(here.child("name"), not_label(name), origin="S", rule="AC-4"))
     return in_rule_order(errors, RULE_ORDER)

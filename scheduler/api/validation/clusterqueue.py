@@ -74,12 +74,23 @@ def check_resource_groups(groups: object, errors: list[FieldError]) -> None:
         at = GROUPS.index(g)
         covered = group.get("coveredResources")
         if covered is None or covered == []:
-            errors.append(error(at.child("coveredResources"), "must list at least 1 resource", origin="S", rule="CQ-2"))
+            errors.append(
+                error(
+                    at.child("coveredResources"),
+                    "must list at least 1 resource",
+                    origin="S",
+                    rule="CQ-2",
+                )
+            )
         check_max(covered, 64, at.child("coveredResources"), errors, rule="CQ-3")
         for j, resource in strings(covered):
             here = at.child("coveredResources").index(j)
             if not is_qualified_name(resource):
-                errors.append(error(here, not_qualified_name(resource, "resource name"), origin="W", rule="CQ-4"))
+                errors.append(
+                    error(
+                        here, not_qualified_name(resource, "resource name"), origin="W", rule="CQ-4"
+                    )
+                )
             if resource in resource_owner:
                 owner = resource_owner[resource]
                 message = (
@@ -93,11 +104,25 @@ def check_resource_groups(groups: object, errors: list[FieldError]) -> None:
                 resource_owner[resource] = g
         flavors = group.get("flavors")
         if flavors is None or flavors == []:
-            errors.append(error(at.child("flavors"), "must list at least 1 flavor", origin="S", rule="CQ-6"))
+            errors.append(
+                error(at.child("flavors"), "must list at least 1 flavor", origin="S", rule="CQ-6")
+            )
         check_max(flavors, 64, at.child("flavors"), errors, rule="CQ-7")
-        covered_names = [item for item in covered if isinstance(item, str)] if isinstance(covered, list) else None
+        covered_names = (
+            [item for item in covered if isinstance(item, str)]
+            if isinstance(covered, list)
+            else None
+        )
         for j, flavor in mappings(flavors):
-            _check_flavor(flavor, at.child("flavors").index(j), g, covered, covered_names, flavor_owner, errors)
+            _check_flavor(
+                flavor,
+                at.child("flavors").index(j),
+                g,
+                covered,
+                covered_names,
+                flavor_owner,
+                errors,
+            )
 
 
 def _check_flavor(
@@ -111,15 +136,26 @@ def _check_flavor(
 ) -> None:
     name = flavor.get("name")
     if name is None or name == "":
-        errors.append(error(at.child("name"), required("give the ResourceFlavor name"), origin="S", rule="CQ-8"))
+        errors.append(
+            error(
+                at.child("name"), required("give the ResourceFlavor name"), origin="S", rule="CQ-8"
+            )
+        )
     elif isinstance(name, str):
         if not is_subdomain(name):
-            errors.append(error(at.child("name"), not_subdomain(name, "flavor name"), origin="S", rule="CQ-8"))
+            errors.append(
+                error(at.child("name"), not_subdomain(name, "flavor name"), origin="S", rule="CQ-8")
+            )
         if name in flavor_owner:
             owner = flavor_owner[name]
             if owner == g:
                 errors.append(
-                    error(at.child("name"), f'flavor "{name}" is listed twice in this resource group', origin="S", rule="CQ-9")
+                    error(
+                        at.child("name"),
+                        f'flavor "{name}" is listed twice in this resource group',
+                        origin="S",
+                        rule="CQ-9",
+                    )
                 )
             else:
                 errors.append(
@@ -135,9 +171,22 @@ def _check_flavor(
             flavor_owner[name] = g
     resources = flavor.get("resources")
     if resources is None or resources == []:
-        errors.append(error(at.child("resources"), "must list at least 1 resource quota", origin="S", rule="CQ-10"))
+        errors.append(
+            error(
+                at.child("resources"),
+                "must list at least 1 resource quota",
+                origin="S",
+                rule="CQ-10",
+            )
+        )
     check_max(resources, 64, at.child("resources"), errors, rule="CQ-11")
-    if isinstance(resources, list) and resources and isinstance(covered, list) and covered and len(resources) != len(covered):
+    if (
+        isinstance(resources, list)
+        and resources
+        and isinstance(covered, list)
+        and covered
+        and len(resources) != len(covered)
+    ):
         listed = ", ".join(render_value(item) for item in covered)
         errors.append(
             error(
@@ -156,7 +205,12 @@ def _check_flavor(
             expected = covered[k]
             if resource_name is None:
                 errors.append(
-                    error(here.child("name"), required(f'expected "{expected}" (coveredResources[{k}])'), origin="S", rule="CQ-13")
+                    error(
+                        here.child("name"),
+                        required(f'expected "{expected}" (coveredResources[{k}])'),
+                        origin="S",
+                        rule="CQ-13",
+                    )
                 )
             elif isinstance(resource_name, str) and resource_name != expected:
                 errors.append(
@@ -170,7 +224,14 @@ def _check_flavor(
                 )
         if isinstance(resource_name, str):
             if resource_name in seen:
-                errors.append(error(here.child("name"), duplicate_key("resource", resource_name), origin="S", rule="CQ-14"))
+                errors.append(
+                    error(
+                        here.child("name"),
+                        duplicate_key("resource", resource_name),
+                        origin="S",
+                        rule="CQ-14",
+                    )
+                )
             seen.add(resource_name)
         _check_quota_values(quota, here, errors)
 
@@ -178,9 +239,18 @@ def _check_flavor(
 def _check_quota_values(quota: dict[str, Any], at: FieldPath, errors: list[FieldError]) -> None:
     if "nominalQuota" not in quota:
         errors.append(
-            error(at.child("nominalQuota"), required("set the quota for this resource (0 is allowed)"), origin="S", rule="CQ-15")
+            error(
+                at.child("nominalQuota"),
+                required("set the quota for this resource (0 is allowed)"),
+                origin="S",
+                rule="CQ-15",
+            )
         )
-    for field, rule in (("nominalQuota", "CQ-17"), ("borrowingLimit", "CQ-19"), ("lendingLimit", "CQ-20")):
+    for field, rule in (
+        ("nominalQuota", "CQ-17"),
+        ("borrowingLimit", "CQ-19"),
+        ("lendingLimit", "CQ-20"),
+    ):
         raw = quota.get(field)
         value = check_quantity(raw, at.child(field), errors, rule="CQ-16")
         if value is not None and value.is_negative():
@@ -235,7 +305,10 @@ def _check_limits(spec: dict[str, Any], errors: list[FieldError]) -> None:
                     rule="CQ-21",
                 )
             )
-        nominal, lending = _quantity(quota.get("nominalQuota")), _quantity(quota.get("lendingLimit"))
+        nominal, lending = (
+            _quantity(quota.get("nominalQuota")),
+            _quantity(quota.get("lendingLimit")),
+        )
         if nominal is not None and lending is not None and lending > nominal:
             errors.append(
                 error(
@@ -251,20 +324,36 @@ def _check_limits(spec: dict[str, Any], errors: list[FieldError]) -> None:
 def _check_totals(groups: object, errors: list[FieldError]) -> None:
     """CQ-23, CQ-24, CQ-25."""
     group_items = mappings(groups)
-    flavor_total = sum(len(group["flavors"]) for _, group in group_items if isinstance(group.get("flavors"), list))
+    flavor_total = sum(
+        len(group["flavors"]) for _, group in group_items if isinstance(group.get("flavors"), list)
+    )
     covered_total = sum(
-        len(group["coveredResources"]) for _, group in group_items if isinstance(group.get("coveredResources"), list)
+        len(group["coveredResources"])
+        for _, group in group_items
+        if isinstance(group.get("coveredResources"), list)
     )
     if flavor_total > 256:
         errors.append(
-            error(GROUPS, f"has {flavor_total} flavors in total; at most 256 are allowed across all resource groups", rule="CQ-23")
+            error(
+                GROUPS,
+                f"has {flavor_total} flavors in total; at most 256 are allowed across all resource groups",
+                rule="CQ-23",
+            )
         )
     if covered_total > 256:
         errors.append(
-            error(GROUPS, f"covers {covered_total} resources in total; at most 256 are allowed across all resource groups", rule="CQ-24")
+            error(
+                GROUPS,
+                f"covers {covered_total} resources in total; at most 256 are allowed across all resource groups",
+                rule="CQ-24",
+            )
         )
     for g, group in group_items:
-        entries = sum(len(flavor["resources"]) for _, flavor in mappings(group.get("flavors")) if isinstance(flavor.get("resources"), list))
+        entries = sum(
+            len(flavor["resources"])
+            for _, flavor in mappings(group.get("flavors"))
+            if isinstance(flavor.get("resources"), list)
+        )
         if entries > 512:
             errors.append(
                 error(
@@ -280,19 +369,48 @@ def _check_preemption(preemption: object, errors: list[FieldError]) -> None:
     if not isinstance(preemption, dict):
         return
     at = SPEC.child("preemption")
-    check_enum(preemption.get("withinClusterQueue"), WITHIN_CLUSTER_QUEUE, at.child("withinClusterQueue"), errors, rule="CQ-29")
-    check_enum(preemption.get("reclaimWithinCohort"), RECLAIM_WITHIN_COHORT, at.child("reclaimWithinCohort"), errors, rule="CQ-29")
+    check_enum(
+        preemption.get("withinClusterQueue"),
+        WITHIN_CLUSTER_QUEUE,
+        at.child("withinClusterQueue"),
+        errors,
+        rule="CQ-29",
+    )
+    check_enum(
+        preemption.get("reclaimWithinCohort"),
+        RECLAIM_WITHIN_COHORT,
+        at.child("reclaimWithinCohort"),
+        errors,
+        rule="CQ-29",
+    )
     borrow = as_dict(preemption.get("borrowWithinCohort"))
-    check_enum(borrow.get("policy"), BORROW_WITHIN_COHORT, at.child("borrowWithinCohort", "policy"), errors, rule="CQ-29")
+    check_enum(
+        borrow.get("policy"),
+        BORROW_WITHIN_COHORT,
+        at.child("borrowWithinCohort", "policy"),
+        errors,
+        rule="CQ-29",
+    )
     threshold = borrow.get("maxPriorityThreshold")
     if threshold is not None and (
-        isinstance(threshold, bool) or not isinstance(threshold, int) or not INT32_MIN <= threshold <= INT32_MAX
+        isinstance(threshold, bool)
+        or not isinstance(threshold, int)
+        or not INT32_MIN <= threshold <= INT32_MAX
     ):
         errors.append(
-            error(at.child("borrowWithinCohort", "maxPriorityThreshold"), "must be a 32-bit integer", origin="S", rule="CQ-29")
+            error(
+                at.child("borrowWithinCohort", "maxPriorityThreshold"),
+                "must be a 32-bit integer",
+                origin="S",
+                rule="CQ-29",
+            )
         )
     policy = borrow.get("policy")
-    if preemption.get("reclaimWithinCohort") == "Never" and isinstance(policy, str) and policy != "Never":
+    if (
+        preemption.get("reclaimWithinCohort") == "Never"
+        and isinstance(policy, str)
+        and policy != "Never"
+    ):
         errors.append(
             error(
                 at,
@@ -321,7 +439,8 @@ def _check_fungibility(fungibility: object, errors: list[FieldError]) -> None:
         return
     check_enum(preference, PREFERENCES, at.child("preference"), errors, rule="CQ-32")
     if isinstance(preference, str) and (
-        fungibility.get("whenCanBorrow") != "TryNextFlavor" or fungibility.get("whenCanPreempt") != "TryNextFlavor"
+        fungibility.get("whenCanBorrow") != "TryNextFlavor"
+        or fungibility.get("whenCanPreempt") != "TryNextFlavor"
     ):
         errors.append(
             error(
@@ -333,7 +452,9 @@ def _check_fungibility(fungibility: object, errors: list[FieldError]) -> None:
         )
 
 
-def _check_admission_checks(spec: dict[str, Any], old_spec: dict[str, Any] | None, errors: list[FieldError]) -> None:
+def _check_admission_checks(
+    spec: dict[str, Any], old_spec: dict[str, Any] | None, errors: list[FieldError]
+) -> None:
     """CQ-38 … CQ-41."""
     strategy = spec.get("admissionChecksStrategy")
     if not isinstance(strategy, dict):
@@ -342,7 +463,12 @@ def _check_admission_checks(spec: dict[str, Any], old_spec: dict[str, Any] | Non
     rules = strategy.get("admissionChecks")
     if rules is None or rules == []:
         errors.append(
-            error(at, "must list at least 1 admission check (or remove admissionChecksStrategy)", origin="S", rule="CQ-38")
+            error(
+                at,
+                "must list at least 1 admission check (or remove admissionChecksStrategy)",
+                origin="S",
+                rule="CQ-38",
+            )
         )
     check_max(rules, 64, at, errors, rule="CQ-39")
     own_flavors = flavor_names(spec.get("resourceGroups"))
@@ -361,9 +487,13 @@ def _check_admission_checks(spec: dict[str, Any], old_spec: dict[str, Any] | Non
         for position, flavor in strings(on_flavors):
             item_at = here.child("onFlavors").index(position)
             if not is_subdomain(flavor):
-                errors.append(error(item_at, not_subdomain(flavor, "flavor name"), origin="S", rule="CQ-40"))
+                errors.append(
+                    error(item_at, not_subdomain(flavor, "flavor name"), origin="S", rule="CQ-40")
+                )
             if flavor in listed:
-                errors.append(error(item_at, f'flavor "{flavor}" is listed twice', origin="S", rule="CQ-40"))
+                errors.append(
+                    error(item_at, f'flavor "{flavor}" is listed twice', origin="S", rule="CQ-40")
+                )
             listed.add(flavor)
             if flavor not in own_flavors and not skip_membership:
                 known = ", ".join(sorted(set(own_flavors))) or "none"
@@ -378,11 +508,15 @@ def _check_admission_checks(spec: dict[str, Any], old_spec: dict[str, Any] | Non
                 )
 
 
-def _onflavors_leniency(spec: dict[str, Any], old_spec: dict[str, Any] | None) -> dict[str, frozenset[str]]:
+def _onflavors_leniency(
+    spec: dict[str, Any], old_spec: dict[str, Any] | None
+) -> dict[str, frozenset[str]]:
     """CQ-41 on update: rule name → old onFlavors set, when the flavors are unchanged."""
     if old_spec is None or not isinstance(old_spec.get("admissionChecksStrategy"), dict):
         return {}
-    if set(flavor_names(old_spec.get("resourceGroups"))) != set(flavor_names(spec.get("resourceGroups"))):
+    if set(flavor_names(old_spec.get("resourceGroups"))) != set(
+        flavor_names(spec.get("resourceGroups"))
+    ):
         return {}
     old_rules = as_dict(old_spec["admissionChecksStrategy"]).get("admissionChecks")
     return {
@@ -399,7 +533,14 @@ def _check_scope_and_policy(spec: dict[str, Any], errors: list[FieldError]) -> N
         mode = scope.get("admissionMode")
         at = SPEC.child("admissionScope", "admissionMode")
         if mode is None or mode == "":
-            errors.append(error(at, required("use UsageBasedAdmissionFairSharing or NoAdmissionFairSharing"), origin="S", rule="CQ-42"))
+            errors.append(
+                error(
+                    at,
+                    required("use UsageBasedAdmissionFairSharing or NoAdmissionFairSharing"),
+                    origin="S",
+                    rule="CQ-42",
+                )
+            )
         check_enum(mode or None, ADMISSION_MODES, at, errors, rule="CQ-42")
     policy = spec.get("concurrentAdmissionPolicy")
     if isinstance(policy, dict):
@@ -407,16 +548,33 @@ def _check_scope_and_policy(spec: dict[str, Any], errors: list[FieldError]) -> N
         at = SPEC.child("concurrentAdmissionPolicy", "migration")
         mode = migration.get("mode")
         if mode is None or mode == "":
-            errors.append(error(at.child("mode"), required("use TryPreferredFlavors or RetainFirstAdmission"), origin="S", rule="CQ-43"))
+            errors.append(
+                error(
+                    at.child("mode"),
+                    required("use TryPreferredFlavors or RetainFirstAdmission"),
+                    origin="S",
+                    rule="CQ-43",
+                )
+            )
         check_enum(mode or None, MIGRATION_MODES, at.child("mode"), errors, rule="CQ-43")
         last = as_dict(migration.get("constraints")).get("lastAcceptableFlavorName")
         if isinstance(last, str) and not is_subdomain(last):
             errors.append(
-                error(at.child("constraints", "lastAcceptableFlavorName"), not_subdomain(last, "flavor name"), origin="S", rule="CQ-43")
+                error(
+                    at.child("constraints", "lastAcceptableFlavorName"),
+                    not_subdomain(last, "flavor name"),
+                    origin="S",
+                    rule="CQ-43",
+                )
             )
 
 
-def _check_concurrent_admission(spec: dict[str, Any], old_spec: dict[str, Any] | None, gates: FeatureGates | None, errors: list[FieldError]) -> None:
+def _check_concurrent_admission(
+    spec: dict[str, Any],
+    old_spec: dict[str, Any] | None,
+    gates: FeatureGates | None,
+    errors: list[FieldError],
+) -> None:
     """CQ-44 (update) and CQ-45 (gate ConcurrentAdmission)."""
     policy = spec.get("concurrentAdmissionPolicy")
     if old_spec is not None and old_spec.get("concurrentAdmissionPolicy") != policy:
@@ -432,28 +590,61 @@ def _check_concurrent_admission(spec: dict[str, Any], old_spec: dict[str, Any] |
     groups = spec.get("resourceGroups")
     group_list = groups if isinstance(groups, list) else []
     if len(group_list) != 1:
-        errors.append(error(GROUPS, "must have exactly one resource group when concurrentAdmissionPolicy is set", rule="CQ-45"))
-    elif isinstance(group_list[0], dict) and isinstance(group_list[0].get("flavors"), list) and len(group_list[0]["flavors"]) > 16:
-        errors.append(error(GROUPS.index(0).child("flavors"), "at most 16 flavors when concurrentAdmissionPolicy is set", rule="CQ-45"))
+        errors.append(
+            error(
+                GROUPS,
+                "must have exactly one resource group when concurrentAdmissionPolicy is set",
+                rule="CQ-45",
+            )
+        )
+    elif (
+        isinstance(group_list[0], dict)
+        and isinstance(group_list[0].get("flavors"), list)
+        and len(group_list[0]["flavors"]) > 16
+    ):
+        errors.append(
+            error(
+                GROUPS.index(0).child("flavors"),
+                "at most 16 flavors when concurrentAdmissionPolicy is set",
+                rule="CQ-45",
+            )
+        )
     migration = as_dict(policy.get("migration"))
     at = SPEC.child("concurrentAdmissionPolicy", "migration", "constraints")
     constraints = migration.get("constraints")
-    if isinstance(constraints, dict) and migration.get("mode") not in (None, "", "TryPreferredFlavors"):
-        errors.append(error(at, "constraints are allowed only with mode TryPreferredFlavors", rule="CQ-45"))
+    if isinstance(constraints, dict) and migration.get("mode") not in (
+        None,
+        "",
+        "TryPreferredFlavors",
+    ):
+        errors.append(
+            error(at, "constraints are allowed only with mode TryPreferredFlavors", rule="CQ-45")
+        )
     last = as_dict(constraints).get("lastAcceptableFlavorName")
     own = flavor_names(groups)
     if isinstance(last, str) and last and last not in own:
         errors.append(
-            error(at.child("lastAcceptableFlavorName"), f"must be one of this queue's flavors: {', '.join(own) or 'none'}", rule="CQ-45")
+            error(
+                at.child("lastAcceptableFlavorName"),
+                f"must be one of this queue's flavors: {', '.join(own) or 'none'}",
+                rule="CQ-45",
+            )
         )
     if spec.get("queueingStrategy") == "StrictFIFO":
         errors.append(
-            error(SPEC.child("queueingStrategy"), "StrictFIFO cannot be combined with concurrentAdmissionPolicy", rule="CQ-45")
+            error(
+                SPEC.child("queueingStrategy"),
+                "StrictFIFO cannot be combined with concurrentAdmissionPolicy",
+                rule="CQ-45",
+            )
         )
 
 
 def validate_cluster_queue(
-    new: Mapping[str, Any], old: Mapping[str, Any] | None = None, *, gates: FeatureGates | None = None
+    new: Mapping[str, Any],
+    old: Mapping[str, Any] | None = None,
+    *,
+    gates: FeatureGates | None = None,
 ) -> list[FieldError]:
     """Every ClusterQueue rule (CREATE, or UPDATE when ``old`` is given): pure, never raises."""
     errors: list[FieldError] = []
@@ -470,13 +661,30 @@ def validate_cluster_queue(
     _check_totals(groups, errors)
     cohort = spec.get("cohortName")
     if isinstance(cohort, str) and cohort != "" and not is_subdomain(cohort):
-        errors.append(error(SPEC.child("cohortName"), not_subdomain(cohort), origin="S", rule="CQ-26"))
-    check_enum(spec.get("queueingStrategy"), QUEUEING_STRATEGIES, SPEC.child("queueingStrategy"), errors, rule="CQ-27")
-    check_selector(spec.get("namespaceSelector"), SPEC.child("namespaceSelector"), errors, rule="CQ-28")
+        errors.append(
+            error(SPEC.child("cohortName"), not_subdomain(cohort), origin="S", rule="CQ-26")
+        )
+    check_enum(
+        spec.get("queueingStrategy"),
+        QUEUEING_STRATEGIES,
+        SPEC.child("queueingStrategy"),
+        errors,
+        rule="CQ-27",
+    )
+    check_selector(
+        spec.get("namespaceSelector"), SPEC.child("namespaceSelector"), errors, rule="CQ-28"
+    )
     _check_preemption(spec.get("preemption"), errors)
     _check_fungibility(spec.get("flavorFungibility"), errors)
-    check_enum(spec.get("stopPolicy"), STOP_POLICIES, SPEC.child("stopPolicy"), errors, rule="CQ-34")
-    check_weight(spec.get("fairSharing"), SPEC.child("fairSharing"), errors, rules=("CQ-35", "CQ-36", "CQ-37"))
+    check_enum(
+        spec.get("stopPolicy"), STOP_POLICIES, SPEC.child("stopPolicy"), errors, rule="CQ-34"
+    )
+    check_weight(
+        spec.get("fairSharing"),
+        SPEC.child("fairSharing"),
+        errors,
+        rules=("CQ-35", "CQ-36", "CQ-37"),
+    )
     _check_admission_checks(spec, old_spec, errors)
     _check_scope_and_policy(spec, errors)
     _check_concurrent_admission(spec, old_spec, gates, errors)

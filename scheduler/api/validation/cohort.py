@@ -25,7 +25,9 @@ RULE_ORDER = (
 )
 
 
-def validate_cohort(new: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> list[FieldError]:
+def validate_cohort(
+    new: Mapping[str, Any], old: Mapping[str, Any] | None = None
+) -> list[FieldError]:
     """Every Cohort rule (CREATE and UPDATE are the same): pure, never raises."""
     errors: list[FieldError] = []
     obj = prepare(new, COHORT, errors)
@@ -35,7 +37,14 @@ def validate_cohort(new: Mapping[str, Any], old: Mapping[str, Any] | None = None
     spec = as_dict(obj.get("spec"))
     parent = spec.get("parentName")
     if isinstance(parent, str) and parent != "" and not is_subdomain(parent):
-        errors.append(error(SPEC.child("parentName"), not_subdomain(parent, "cohort name"), origin="S", rule="CO-2"))
+        errors.append(
+            error(
+                SPEC.child("parentName"),
+                not_subdomain(parent, "cohort name"),
+                origin="S",
+                rule="CO-2",
+            )
+        )
     groups = spec.get("resourceGroups")
     check_resource_groups(groups, errors)
     if parent is None or parent == "":
@@ -56,5 +65,10 @@ def validate_cohort(new: Mapping[str, Any], old: Mapping[str, Any] | None = None
                         rule="CO-5",
                     )
                 )
-    check_weight(spec.get("fairSharing"), SPEC.child("fairSharing"), errors, rules=("CQ-35", "CQ-36", "CQ-37"))
+    check_weight(
+        spec.get("fairSharing"),
+        SPEC.child("fairSharing"),
+        errors,
+        rules=("CQ-35", "CQ-36", "CQ-37"),
+    )
     return in_rule_order(errors, RULE_ORDER)

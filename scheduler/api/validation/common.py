@@ -19,7 +19,13 @@ from typing import Any
 from scheduler.api.defaults import apply_schema_defaults
 from scheduler.api.field import FieldError, FieldPath, Origin, error
 from scheduler.api.quantity import Quantity
-from scheduler.api.validation.formats import check_quantity, duplicate_key, negative, render_value, required
+from scheduler.api.validation.formats import (
+    check_quantity,
+    duplicate_key,
+    negative,
+    render_value,
+    required,
+)
 from scheduler.api.validation.shape import Obj, clean
 
 FeatureGates = Mapping[str, bool]
@@ -48,7 +54,9 @@ def gate(gates: FeatureGates | None, name: str) -> bool:
 def prepare(obj: object, shape: Obj, errors: list[FieldError]) -> dict[str, Any] | None:
     """Default then shape-check one raw object; None when it is not an object at all."""
     if not isinstance(obj, Mapping):
-        errors.append(error("", "the object must be a mapping (YAML/JSON object)", origin="S", rule="TYPE"))
+        errors.append(
+            error("", "the object must be a mapping (YAML/JSON object)", origin="S", rule="TYPE")
+        )
         return None
     cleaned = clean(apply_schema_defaults(obj), shape, FieldPath(), errors)
     return cleaned if isinstance(cleaned, dict) else None
@@ -118,10 +126,21 @@ def check_admission_check_name(
 ) -> None:
     """An admission-check reference's name: required, at most 316 characters, unique (pure apart from ``errors``)."""
     if name is None or name == "":
-        errors.append(error(here.child("name"), required("name the AdmissionCheck"), origin="S", rule=rule))
+        errors.append(
+            error(here.child("name"), required("name the AdmissionCheck"), origin="S", rule=rule)
+        )
     elif isinstance(name, str):
         if len(name) > 316:
-            errors.append(error(here.child("name"), "must be at most 316 characters", origin="S", rule=rule))
+            errors.append(
+                error(here.child("name"), "must be at most 316 characters", origin="S", rule=rule)
+            )
         if name in seen:
-            errors.append(error(here.child("name"), duplicate_key("admission check", name), origin="S", rule=rule))
+            errors.append(
+                error(
+                    here.child("name"),
+                    duplicate_key("admission check", name),
+                    origin="S",
+                    rule=rule,
+                )
+            )
         seen.add(name)

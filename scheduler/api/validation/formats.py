@@ -24,7 +24,9 @@ _NAME_PART_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _DNS1035_RE = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 
 SUBDOMAIN_HINT = 'use at most 253 lower-case letters, digits, "-" or ".", starting and ending with a letter or digit'
-LABEL_HINT = 'use at most 63 lower-case letters, digits or "-", starting and ending with a letter or digit'
+LABEL_HINT = (
+    'use at most 63 lower-case letters, digits or "-", starting and ending with a letter or digit'
+)
 QUALIFIED_NAME_HINT = (
     'use an optional DNS-subdomain prefix and "/", then at most 63 letters, digits, "-", "_" or ".", '
     "starting and ending with a letter or digit"
@@ -183,7 +185,13 @@ def check_enum(
 
 
 def check_max(
-    items: object, limit: int, path: FieldPath, errors: list[FieldError], *, rule: str, origin: Origin = "S"
+    items: object,
+    limit: int,
+    path: FieldPath,
+    errors: list[FieldError],
+    *,
+    rule: str,
+    origin: Origin = "S",
 ) -> None:
     """FMT-MAX for a list or map."""
     if isinstance(items, (list, dict)) and len(items) > limit:
@@ -228,34 +236,62 @@ def check_label_map(
     for key, value in labels.items():
         at = path.key(key) if keyed_paths else path
         if not is_qualified_name(key):
-            errors.append(error(at, f'invalid label key "{key}": {QUALIFIED_NAME_HINT}', origin=origin, rule=rule))
+            errors.append(
+                error(
+                    at,
+                    f'invalid label key "{key}": {QUALIFIED_NAME_HINT}',
+                    origin=origin,
+                    rule=rule,
+                )
+            )
         if isinstance(value, str) and not is_label_value(value):
             for_key = f' for key "{key}"' if with_key_in_value_message else ""
             errors.append(
-                error(at, f'invalid label value "{value}"{for_key}: {LABEL_VALUE_HINT}', origin=origin, rule=rule)
+                error(
+                    at,
+                    f'invalid label value "{value}"{for_key}: {LABEL_VALUE_HINT}',
+                    origin=origin,
+                    rule=rule,
+                )
             )
 
 
 SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
-def check_selector(selector: object, path: FieldPath, errors: list[FieldError], *, rule: str, origin: Origin = "W") -> None:
+def check_selector(
+    selector: object, path: FieldPath, errors: list[FieldError], *, rule: str, origin: Origin = "W"
+) -> None:
     """FMT-SEL on a cleaned label selector."""
     if not isinstance(selector, dict):
         return
-    check_label_map(selector.get("matchLabels"), path.child("matchLabels"), errors, rule=rule, origin=origin, keyed_paths=False)
+    check_label_map(
+        selector.get("matchLabels"),
+        path.child("matchLabels"),
+        errors,
+        rule=rule,
+        origin=origin,
+        keyed_paths=False,
+    )
     for position, expression in mappings(selector.get("matchExpressions")):
         at = path.child("matchExpressions").index(position)
         key = expression.get("key")
         if key is None:
-            errors.append(error(at.child("key"), required("give the label key"), origin=origin, rule=rule))
+            errors.append(
+                error(at.child("key"), required("give the label key"), origin=origin, rule=rule)
+            )
         elif isinstance(key, str) and not is_qualified_name(key):
             errors.append(error(at.child("key"), not_qualified_name(key), origin=origin, rule=rule))
         operator = expression.get("operator")
         values = expression.get("values")
         if operator is None:
             errors.append(
-                error(at.child("operator"), required("use In, NotIn, Exists or DoesNotExist"), origin=origin, rule=rule)
+                error(
+                    at.child("operator"),
+                    required("use In, NotIn, Exists or DoesNotExist"),
+                    origin=origin,
+                    rule=rule,
+                )
             )
         elif isinstance(operator, str) and operator not in SELECTOR_OPERATORS:
             errors.append(
@@ -268,10 +304,22 @@ def check_selector(selector: object, path: FieldPath, errors: list[FieldError], 
             )
         elif operator in ("In", "NotIn") and (values is None or values == []):
             errors.append(
-                error(at.child("values"), f"must list at least one value when operator is {operator}", origin=origin, rule=rule)
+                error(
+                    at.child("values"),
+                    f"must list at least one value when operator is {operator}",
+                    origin=origin,
+                    rule=rule,
+                )
             )
         elif operator in ("Exists", "DoesNotExist") and isinstance(values, list) and values:
-            errors.append(error(at.child("values"), f"must be empty when operator is {operator}", origin=origin, rule=rule))
+            errors.append(
+                error(
+                    at.child("values"),
+                    f"must be empty when operator is {operator}",
+                    origin=origin,
+                    rule=rule,
+                )
+            )
         for value_index, value in strings(values):
             if not is_label_value(value):
                 errors.append(
@@ -310,7 +358,11 @@ def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> 
 
 
 def check_metadata(
-    obj: Mapping[str, Any], errors: list[FieldError], *, namespaced: bool, name_rule: str = "META-NAME"
+    obj: Mapping[str, Any],
+    errors: list[FieldError],
+    *,
+    namespaced: bool,
+    name_rule: str = "META-NAME",
 ) -> None:
     """``metadata.name`` required and FMT-SUB, namespace FMT-LBL (origin A).
 
@@ -324,13 +376,27 @@ def check_metadata(
     name = metadata.get("name")
     if name is None or name == "":
         if not isinstance(metadata.get("generateName"), str) or not metadata.get("generateName"):
-            errors.append(error(path.child("name"), required("give the object a name"), origin="A", rule=name_rule))
+            errors.append(
+                error(
+                    path.child("name"),
+                    required("give the object a name"),
+                    origin="A",
+                    rule=name_rule,
+                )
+            )
     elif isinstance(name, str) and not is_subdomain(name):
         errors.append(error(path.child("name"), not_subdomain(name), origin="A", rule=name_rule))
     if namespaced:
         namespace = metadata.get("namespace")
         if isinstance(namespace, str) and namespace != "" and not is_label(namespace):
-            errors.append(error(path.child("namespace"), not_label(namespace, "namespace"), origin="A", rule="META-NAMESPACE"))
+            errors.append(
+                error(
+                    path.child("namespace"),
+                    not_label(namespace, "namespace"),
+                    origin="A",
+                    rule="META-NAMESPACE",
+                )
+            )
 
 
 def first_duplicates(values: Iterable[tuple[int, object]]) -> list[tuple[int, object, int]]:

@@ -18,7 +18,14 @@ from typing import Any, Final
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.validation.admission_gates import check_gated_by, check_gates_only_shrink
 from scheduler.api.validation.common import in_rule_order, numbered, prepare, prepare_old
-from scheduler.api.validation.formats import as_dict, check_metadata, immutable, is_subdomain, not_subdomain, render_value
+from scheduler.api.validation.formats import (
+    as_dict,
+    check_metadata,
+    immutable,
+    is_subdomain,
+    not_subdomain,
+    render_value,
+)
 from scheduler.api.validation.known_fields import JOB
 
 QUEUE_NAME: Final = "kueue.x-k8s.io/queue-name"
@@ -84,10 +91,20 @@ def check_job_labels(obj: dict[str, Any], errors: list[FieldError]) -> None:
     """JOB-1 … JOB-4, JOB-11, JOB-12 (the checks shared with JobSet)."""
     labels, annotations = _labels(obj), _annotations(obj)
     # JOB-2 is K: Kueue dropped the legacy annotation in v0.15; kuota still honours and checks it.
-    for source, path, rule, origin in ((labels, LABELS, "JOB-1", "W"), (annotations, ANNOTATIONS, "JOB-2", "K")):
+    for source, path, rule, origin in (
+        (labels, LABELS, "JOB-1", "W"),
+        (annotations, ANNOTATIONS, "JOB-2", "K"),
+    ):
         value = source.get(QUEUE_NAME)
         if isinstance(value, str) and value != "" and not is_subdomain(value):
-            errors.append(error(path.key(QUEUE_NAME), not_subdomain(value, "LocalQueue name"), origin=origin, rule=rule))
+            errors.append(
+                error(
+                    path.key(QUEUE_NAME),
+                    not_subdomain(value, "LocalQueue name"),
+                    origin=origin,
+                    rule=rule,
+                )
+            )
     limit = labels.get(MAX_EXEC_TIME)
     if isinstance(limit, str):
         at = LABELS.key(MAX_EXEC_TIME)
@@ -98,11 +115,19 @@ def check_job_labels(obj: dict[str, Any], errors: list[FieldError]) -> None:
     for source, path in ((labels, LABELS), (annotations, ANNOTATIONS)):
         value = source.get(PREBUILT_WORKLOAD)
         if isinstance(value, str) and not is_subdomain(value):
-            errors.append(error(path.key(PREBUILT_WORKLOAD), not_subdomain(value, "Workload name"), rule="JOB-11"))
+            errors.append(
+                error(
+                    path.key(PREBUILT_WORKLOAD),
+                    not_subdomain(value, "Workload name"),
+                    rule="JOB-11",
+                )
+            )
     check_gated_by(annotations, errors, rule="JOB-12")
 
 
-def _check_batch_annotations(obj: dict[str, Any], old: dict[str, Any] | None, errors: list[FieldError]) -> None:
+def _check_batch_annotations(
+    obj: dict[str, Any], old: dict[str, Any] | None, errors: list[FieldError]
+) -> None:
     """JOB-5 … JOB-10 (JOB-5/6/7 on update only when the annotation changed: JOB-U9)."""
     annotations, spec = _annotations(obj), as_dict(obj.get("spec"))
     minimum = annotations.get(MIN_PARALLELISM)
@@ -113,9 +138,17 @@ def _check_batch_annotations(obj: dict[str, Any], old: dict[str, Any] | None, er
         if _INT_RE.fullmatch(minimum) is None:
             errors.append(error(at, f'"{minimum}" is not an integer', rule="JOB-5"))
         elif not 0 < int(minimum) < count:
-            errors.append(error(at, f"must be between 1 and {count - 1} (the job runs {count} pods)", rule="JOB-6"))
+            errors.append(
+                error(
+                    at,
+                    f"must be between 1 and {count - 1} (the job runs {count} pods)",
+                    rule="JOB-6",
+                )
+            )
         if _elastic(obj):
-            errors.append(error(at, "partial admission and elastic jobs cannot be combined", rule="JOB-7"))
+            errors.append(
+                error(at, "partial admission and elastic jobs cannot be combined", rule="JOB-7")
+            )
     equal = annotations.get(COMPLETIONS_EQUAL_PARALLELISM)
     if isinstance(equal, str):
         at = ANNOTATIONS.key(COMPLETIONS_EQUAL_PARALLELISM)
@@ -124,7 +157,13 @@ def _check_batch_annotations(obj: dict[str, Any], old: dict[str, Any] | None, er
             errors.append(error(at, f'"{equal}" is not true or false', rule="JOB-8"))
         elif enabled:
             if spec.get("completionMode") in (None, "", "NonIndexed"):
-                errors.append(error(at, "may only be enabled for Indexed jobs (spec.completionMode: Indexed)", rule="JOB-9"))
+                errors.append(
+                    error(
+                        at,
+                        "may only be enabled for Indexed jobs (spec.completionMode: Indexed)",
+                        rule="JOB-9",
+                    )
+                )
             parallelism = spec.get("parallelism") if isinstance(spec.get("parallelism"), int) else 1
             completions = spec.get("completions") if isinstance(spec.get("completions"), int) else 1
             if parallelism != completions:
@@ -138,46 +177,111 @@ def _check_batch_annotations(obj: dict[str, Any], old: dict[str, Any] | None, er
 
 
 def check_job_update(
-    obj: dict[str, Any], old: dict[str, Any], errors: list[FieldError], *, namespace_has_default_queue: bool, job_specific: bool
+    obj: dict[str, Any],
+    old: dict[str, Any],
+    errors: list[FieldError],
+    *,
+    namespace_has_default_queue: bool,
+    job_specific: bool,
 ) -> None:
     """JOB-U1 … JOB-U11 (JOB-U7/U8 only for batch/v1 Jobs)."""
     suspended, was_suspended = _suspended(obj), _suspended(old)
     queue, old_queue = queue_name(obj), queue_name(old)
     at_queue = LABELS.key(QUEUE_NAME)
     if not suspended and queue != old_queue:
-        errors.append(error(at_queue, "cannot change while the job is running (not suspended); suspend the job first", rule="JOB-U1"))
+        errors.append(
+            error(
+                at_queue,
+                "cannot change while the job is running (not suspended); suspend the job first",
+                rule="JOB-U1",
+            )
+        )
     if queue == "" and old_queue != "" and namespace_has_default_queue:
-        errors.append(error(at_queue, 'must not be removed in a namespace with a "default" LocalQueue', rule="JOB-U2"))
+        errors.append(
+            error(
+                at_queue,
+                'must not be removed in a namespace with a "default" LocalQueue',
+                rule="JOB-U2",
+            )
+        )
     priority, old_priority = _labels(obj).get(PRIORITY_CLASS), _labels(old).get(PRIORITY_CLASS)
     at_priority = LABELS.key(PRIORITY_CLASS)
     if not suspended and old_priority is None and priority is not None:
-        errors.append(error(at_priority, "a WorkloadPriorityClass cannot be added to a running (not suspended) job", rule="JOB-U3"))
+        errors.append(
+            error(
+                at_priority,
+                "a WorkloadPriorityClass cannot be added to a running (not suspended) job",
+                rule="JOB-U3",
+            )
+        )
     if old_priority is not None and priority is None:
         errors.append(
-            error(at_priority, "a WorkloadPriorityClass cannot be removed from a job; change it to another class instead", rule="JOB-U4")
+            error(
+                at_priority,
+                "a WorkloadPriorityClass cannot be removed from a job; change it to another class instead",
+                rule="JOB-U4",
+            )
         )
-    if (not suspended or not was_suspended) and _labels(obj).get(MAX_EXEC_TIME) != _labels(old).get(MAX_EXEC_TIME):
-        errors.append(error(LABELS.key(MAX_EXEC_TIME), "cannot change unless the job stays suspended", rule="JOB-U5"))
+    if (not suspended or not was_suspended) and _labels(obj).get(MAX_EXEC_TIME) != _labels(old).get(
+        MAX_EXEC_TIME
+    ):
+        errors.append(
+            error(
+                LABELS.key(MAX_EXEC_TIME),
+                "cannot change unless the job stays suspended",
+                rule="JOB-U5",
+            )
+        )
     if not suspended and not _elastic(obj) and _prebuilt(obj) != _prebuilt(old):
-        errors.append(error(LABELS.key(PREBUILT_WORKLOAD), "cannot change while the job is running", rule="JOB-U6"))
+        errors.append(
+            error(
+                LABELS.key(PREBUILT_WORKLOAD),
+                "cannot change while the job is running",
+                rule="JOB-U6",
+            )
+        )
     if job_specific:
         spec, old_spec = as_dict(obj.get("spec")), as_dict(old.get("spec"))
-        if MIN_PARALLELISM in _annotations(old) and not was_suspended and spec.get("parallelism") != old_spec.get("parallelism"):
+        if (
+            MIN_PARALLELISM in _annotations(old)
+            and not was_suspended
+            and spec.get("parallelism") != old_spec.get("parallelism")
+        ):
             errors.append(
-                error(FieldPath(("spec", "parallelism")), "cannot change while the job runs with partial admission; suspend it first", rule="JOB-U7")
+                error(
+                    FieldPath(("spec", "parallelism")),
+                    "cannot change while the job runs with partial admission; suspend it first",
+                    rule="JOB-U7",
+                )
             )
         equal, old_equal = (
-            _as_bool(_annotations(item).get(COMPLETIONS_EQUAL_PARALLELISM)) or False for item in (obj, old)
+            _as_bool(_annotations(item).get(COMPLETIONS_EQUAL_PARALLELISM)) or False
+            for item in (obj, old)
         )
         if not suspended and not was_suspended and equal != old_equal:
-            errors.append(error(ANNOTATIONS.key(COMPLETIONS_EQUAL_PARALLELISM), "cannot change while the job is not suspended", rule="JOB-U8"))
+            errors.append(
+                error(
+                    ANNOTATIONS.key(COMPLETIONS_EQUAL_PARALLELISM),
+                    "cannot change while the job is not suspended",
+                    rule="JOB-U8",
+                )
+            )
     if _elastic(obj) != _elastic(old):
-        errors.append(error(ANNOTATIONS.key(ELASTIC_JOB), immutable(render_value(_annotations(old).get(ELASTIC_JOB))), rule="JOB-U10"))
+        errors.append(
+            error(
+                ANNOTATIONS.key(ELASTIC_JOB),
+                immutable(render_value(_annotations(old).get(ELASTIC_JOB))),
+                rule="JOB-U10",
+            )
+        )
     check_gates_only_shrink(_annotations(old), _annotations(obj), errors, rule="JOB-U11")
 
 
 def validate_job(
-    new: Mapping[str, Any], old: Mapping[str, Any] | None = None, *, namespace_has_default_queue: bool = False
+    new: Mapping[str, Any],
+    old: Mapping[str, Any] | None = None,
+    *,
+    namespace_has_default_queue: bool = False,
 ) -> list[FieldError]:
     """Every batch/v1 Job rule (CREATE, or UPDATE when ``old`` is given): pure, never raises.
 
@@ -188,11 +292,19 @@ def validate_job(
     obj = prepare(new, JOB, errors)
     if obj is None:
         return errors
-    errors = [item for item in errors if item.rule != "UNKNOWN-FIELD"]  # the Job schema is not kuota's
+    errors = [
+        item for item in errors if item.rule != "UNKNOWN-FIELD"
+    ]  # the Job schema is not kuota's
     old_obj = prepare_old(old, JOB)
     check_metadata(obj, errors, namespaced=True)
     check_job_labels(obj, errors)
     _check_batch_annotations(obj, old_obj, errors)
     if old_obj is not None:
-        check_job_update(obj, old_obj, errors, namespace_has_default_queue=namespace_has_default_queue, job_specific=True)
+        check_job_update(
+            obj,
+            old_obj,
+            errors,
+            namespace_has_default_queue=namespace_has_default_queue,
+            job_specific=True,
+        )
     return in_rule_order(errors, RULE_ORDER)

@@ -19,7 +19,14 @@ from typing import Final
 
 from scheduler.api.validation.shape import Foreign, ListOf, MapOf, Obj, Scalar, Shape
 
-STR, INT, BOOL, NUMBER, QTY, ANY = Scalar.STR, Scalar.INT, Scalar.BOOL, Scalar.NUMBER, Scalar.QTY, Scalar.ANY
+STR, INT, BOOL, NUMBER, QTY, ANY = (
+    Scalar.STR,
+    Scalar.INT,
+    Scalar.BOOL,
+    Scalar.NUMBER,
+    Scalar.QTY,
+    Scalar.ANY,
+)
 
 
 def _renamed(name: str, old_versions: str, new_path: str) -> str:
@@ -64,7 +71,14 @@ RESOURCE_GROUPS: Final = ListOf(
                     {
                         "name": STR,
                         "resources": ListOf(
-                            Obj({"name": STR, "nominalQuota": QTY, "borrowingLimit": QTY, "lendingLimit": QTY})
+                            Obj(
+                                {
+                                    "name": STR,
+                                    "nominalQuota": QTY,
+                                    "borrowingLimit": QTY,
+                                    "lendingLimit": QTY,
+                                }
+                            )
                         ),
                     }
                 )
@@ -74,7 +88,9 @@ RESOURCE_GROUPS: Final = ListOf(
 )
 
 TAINT: Final = Obj({"key": STR, "value": STR, "effect": STR, "timeAdded": ANY})
-TOLERATION: Final = Obj({"key": STR, "operator": STR, "value": STR, "effect": STR, "tolerationSeconds": INT})
+TOLERATION: Final = Obj(
+    {"key": STR, "operator": STR, "value": STR, "effect": STR, "tolerationSeconds": INT}
+)
 
 CONDITION: Final = Obj(
     {
@@ -88,8 +104,20 @@ CONDITION: Final = Obj(
 )
 
 
-def _top(spec: Shape, *, status: Shape = ANY, extra: dict[str, Shape] | None = None, foreign: dict[str, Foreign] | None = None) -> Obj:
-    fields: dict[str, Shape] = {"apiVersion": STR, "kind": STR, "metadata": OBJECT_META, "spec": spec, "status": status}
+def _top(
+    spec: Shape,
+    *,
+    status: Shape = ANY,
+    extra: dict[str, Shape] | None = None,
+    foreign: dict[str, Foreign] | None = None,
+) -> Obj:
+    fields: dict[str, Shape] = {
+        "apiVersion": STR,
+        "kind": STR,
+        "metadata": OBJECT_META,
+        "spec": spec,
+        "status": status,
+    }
     fields.update(extra or {})
     return Obj(fields, foreign=foreign or {})
 
@@ -101,7 +129,9 @@ CLUSTER_QUEUE: Final = _top(
             "cohortName": STR,
             "queueingStrategy": STR,
             "namespaceSelector": LABEL_SELECTOR,
-            "flavorFungibility": Obj({"whenCanBorrow": STR, "whenCanPreempt": STR, "preference": STR}),
+            "flavorFungibility": Obj(
+                {"whenCanBorrow": STR, "whenCanPreempt": STR, "preference": STR}
+            ),
             "preemption": Obj(
                 {
                     "withinClusterQueue": STR,
@@ -149,16 +179,22 @@ RESOURCE_FLAVOR: Final = _top(
     ),
     foreign={
         "labels": Foreign("UNKNOWN-FIELD", _renamed("labels", "v1alpha1", "spec.nodeLabels")),
-        "taints": Foreign("UNKNOWN-FIELD", _renamed("taints", "v1alpha1/v1alpha2", "spec.nodeTaints")),
+        "taints": Foreign(
+            "UNKNOWN-FIELD", _renamed("taints", "v1alpha1/v1alpha2", "spec.nodeTaints")
+        ),
     },
 )
 
-LOCAL_QUEUE: Final = _top(Obj({"clusterQueue": STR, "stopPolicy": STR, "fairSharing": FAIR_SHARING}))
+LOCAL_QUEUE: Final = _top(
+    Obj({"clusterQueue": STR, "stopPolicy": STR, "fairSharing": FAIR_SHARING})
+)
 
 COHORT: Final = _top(
     Obj(
         {"parentName": STR, "resourceGroups": RESOURCE_GROUPS, "fairSharing": FAIR_SHARING},
-        foreign={"parent": Foreign("UNKNOWN-FIELD", _renamed("parent", "v1alpha1", "spec.parentName"))},
+        foreign={
+            "parent": Foreign("UNKNOWN-FIELD", _renamed("parent", "v1alpha1", "spec.parentName"))
+        },
     )
 )
 
@@ -193,7 +229,11 @@ WORKLOAD: Final = _top(
                         "minCount": INT,
                         "topologyRequest": ANY,
                     },
-                    foreign={"spec": Foreign("UNKNOWN-FIELD", _renamed("spec", "v1alpha1", "template.spec"))},
+                    foreign={
+                        "spec": Foreign(
+                            "UNKNOWN-FIELD", _renamed("spec", "v1alpha1", "template.spec")
+                        )
+                    },
                 )
             ),
             "queueName": STR,
@@ -205,12 +245,16 @@ WORKLOAD: Final = _top(
         },
         foreign={
             "priorityClassName": Foreign(
-                "UNKNOWN-FIELD", _renamed("priorityClassName", "v1beta1/v1alpha1", "spec.priorityClassRef.name")
+                "UNKNOWN-FIELD",
+                _renamed("priorityClassName", "v1beta1/v1alpha1", "spec.priorityClassRef.name"),
             ),
             "priorityClassSource": Foreign(
-                "UNKNOWN-FIELD", _renamed("priorityClassSource", "v1beta1", "spec.priorityClassRef.group and .kind")
+                "UNKNOWN-FIELD",
+                _renamed("priorityClassSource", "v1beta1", "spec.priorityClassRef.group and .kind"),
             ),
-            "admission": Foreign("UNKNOWN-FIELD", _renamed("admission", "v1alpha1", "status.admission")),
+            "admission": Foreign(
+                "UNKNOWN-FIELD", _renamed("admission", "v1alpha1", "status.admission")
+            ),
         },
     ),
     status=Obj(
@@ -269,7 +313,11 @@ WORKLOAD: Final = _top(
         foreign={
             "accumulatedPastExexcutionTimeSeconds": Foreign(
                 "UNKNOWN-FIELD",
-                _renamed("accumulatedPastExexcutionTimeSeconds", "v1beta1", "status.accumulatedPastExecutionTimeSeconds"),
+                _renamed(
+                    "accumulatedPastExexcutionTimeSeconds",
+                    "v1beta1",
+                    "status.accumulatedPastExecutionTimeSeconds",
+                ),
             )
         },
     ),
@@ -284,7 +332,8 @@ ADMISSION_CHECK: Final = _top(
         {"controllerName": STR, "parameters": Obj({"apiGroup": STR, "kind": STR, "name": STR})},
         foreign={
             "retryDelayMinutes": Foreign(
-                "UNKNOWN-FIELD", 'unknown field "retryDelayMinutes"; this v1beta1 field was removed in v1beta2'
+                "UNKNOWN-FIELD",
+                'unknown field "retryDelayMinutes"; this v1beta1 field was removed in v1beta2',
             )
         },
     )
@@ -307,7 +356,8 @@ MULTIKUEUE_CLUSTER: Final = _top(
                 "UNKNOWN-FIELD", _renamed("kubeConfig", "v1beta1", "spec.clusterSource.kubeConfig")
             ),
             "clusterProfileRef": Foreign(
-                "UNKNOWN-FIELD", _renamed("clusterProfileRef", "v1beta1", "spec.clusterSource.clusterProfileRef")
+                "UNKNOWN-FIELD",
+                _renamed("clusterProfileRef", "v1beta1", "spec.clusterSource.clusterProfileRef"),
             ),
         },
     )
@@ -353,13 +403,18 @@ CONFIGURATION: Final = Obj(
             },
             foreign={
                 "podOptions": Foreign(
-                    "CFG-20", 'unknown field "podOptions"; this deprecated v1beta1 field was removed in v1beta2'
+                    "CFG-20",
+                    'unknown field "podOptions"; this deprecated v1beta1 field was removed in v1beta2',
                 )
             },
         ),
         "fairSharing": Obj({"enable": BOOL, "preemptionStrategies": ListOf(STR)}),
         "admissionFairSharing": Obj(
-            {"usageHalfLifeTime": _DURATION, "usageSamplingInterval": _DURATION, "resourceWeights": MapOf(NUMBER)}
+            {
+                "usageHalfLifeTime": _DURATION,
+                "usageSamplingInterval": _DURATION,
+                "resourceWeights": MapOf(NUMBER),
+            }
         ),
         "resources": Obj(
             {
@@ -395,10 +450,18 @@ CONFIGURATION: Final = Obj(
                 "localQueueMetrics": Obj({"enable": BOOL, "localQueueSelector": LABEL_SELECTOR}),
             }
         ),
-        "health": Obj({"healthProbeBindAddress": STR, "readinessEndpointName": STR, "livenessEndpointName": STR}),
+        "health": Obj(
+            {
+                "healthProbeBindAddress": STR,
+                "readinessEndpointName": STR,
+                "livenessEndpointName": STR,
+            }
+        ),
         "leaderElection": ANY,
         "clientConnection": Obj({"qps": NUMBER, "burst": INT}),
-        "internalCertManagement": Obj({"enable": BOOL, "webhookServiceName": STR, "webhookSecretName": STR}),
+        "internalCertManagement": Obj(
+            {"enable": BOOL, "webhookServiceName": STR, "webhookSecretName": STR}
+        ),
         "controller": ANY,
         "pprofBindAddress": STR,
         "tls": ANY,

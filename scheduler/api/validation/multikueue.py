@@ -30,7 +30,9 @@ QUOTA_MANAGEMENT = ("Manual", "Automated")
 LOCATION_TYPES = ("Secret", "Path")
 
 
-def validate_multikueue_config(new: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> list[FieldError]:
+def validate_multikueue_config(
+    new: Mapping[str, Any], old: Mapping[str, Any] | None = None
+) -> list[FieldError]:
     """Every MultiKueueConfig rule: pure, never raises."""
     errors: list[FieldError] = []
     obj = prepare(new, MULTIKUEUE_CONFIG, errors)
@@ -45,13 +47,30 @@ def validate_multikueue_config(new: Mapping[str, Any], old: Mapping[str, Any] | 
     check_max(clusters, 20, at, errors, rule="MKC-1")
     for position, name in strings(clusters):
         if len(name) > 256:
-            errors.append(error(at.index(position), "must be at most 256 characters", origin="S", rule="MKC-1"))
+            errors.append(
+                error(
+                    at.index(position), "must be at most 256 characters", origin="S", rule="MKC-1"
+                )
+            )
     reported: set[str] = set()
     for _, name, _ in first_duplicates(strings(clusters)):
         if name not in reported:
-            errors.append(error(at, f'must not contain duplicates ("{name}" appears twice)', origin="C", rule="MKC-2"))
+            errors.append(
+                error(
+                    at,
+                    f'must not contain duplicates ("{name}" appears twice)',
+                    origin="C",
+                    rule="MKC-2",
+                )
+            )
             reported.add(str(name))
-    check_enum(spec.get("quotaManagement"), QUOTA_MANAGEMENT, SPEC.child("quotaManagement"), errors, rule="MKC-3")
+    check_enum(
+        spec.get("quotaManagement"),
+        QUOTA_MANAGEMENT,
+        SPEC.child("quotaManagement"),
+        errors,
+        rule="MKC-3",
+    )
     return in_rule_order(errors, CONFIG_RULE_ORDER)
 
 
@@ -62,7 +81,9 @@ def _check_name(value: object, path: FieldPath, hint: str, errors: list[FieldErr
         errors.append(error(path, "must be at most 256 characters", origin="S", rule="MKCL-2"))
 
 
-def validate_multikueue_cluster(new: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> list[FieldError]:
+def validate_multikueue_cluster(
+    new: Mapping[str, Any], old: Mapping[str, Any] | None = None
+) -> list[FieldError]:
     """Every MultiKueueCluster rule: pure, never raises."""
     errors: list[FieldError] = []
     obj = prepare(new, MULTIKUEUE_CLUSTER, errors)
@@ -71,15 +92,37 @@ def validate_multikueue_cluster(new: Mapping[str, Any], old: Mapping[str, Any] |
     check_metadata(obj, errors, namespaced=False)
     source = as_dict(obj.get("spec")).get("clusterSource")
     at = SPEC.child("clusterSource")
-    if source is None or (isinstance(source, dict) and ("kubeConfig" in source) == ("clusterProfileRef" in source)):
-        errors.append(error(at, "set exactly one of kubeConfig or clusterProfileRef", origin="C", rule="MKCL-1"))
+    if source is None or (
+        isinstance(source, dict) and ("kubeConfig" in source) == ("clusterProfileRef" in source)
+    ):
+        errors.append(
+            error(
+                at, "set exactly one of kubeConfig or clusterProfileRef", origin="C", rule="MKCL-1"
+            )
+        )
     source = as_dict(source)
     kube_config = source.get("kubeConfig")
     if isinstance(kube_config, dict):
         here = at.child("kubeConfig")
-        _check_name(kube_config.get("location"), here.child("location"), "give the Secret name or the file path of the kubeconfig", errors)
-        check_enum(kube_config.get("locationType"), LOCATION_TYPES, here.child("locationType"), errors, rule="MKCL-2")
+        _check_name(
+            kube_config.get("location"),
+            here.child("location"),
+            "give the Secret name or the file path of the kubeconfig",
+            errors,
+        )
+        check_enum(
+            kube_config.get("locationType"),
+            LOCATION_TYPES,
+            here.child("locationType"),
+            errors,
+            rule="MKCL-2",
+        )
     profile = source.get("clusterProfileRef")
     if isinstance(profile, dict):
-        _check_name(profile.get("name"), at.child("clusterProfileRef", "name"), "give the ClusterProfile name", errors)
+        _check_name(
+            profile.get("name"),
+            at.child("clusterProfileRef", "name"),
+            "give the ClusterProfile name",
+            errors,
+        )
     return in_rule_order(errors, CLUSTER_RULE_ORDER)

@@ -45,4 +45,3 @@ def admission_status(errors: Sequence[FieldError]) -> AdmissionStatus:
         "message": "; ".join(item.render() for item in errors),
         "details": {"causes": [{"field": item.field, "message": item.message} for item in errors]},
     }
-

@@ -45,25 +45,51 @@ def check_taints(taints: object, path: FieldPath, errors: list[FieldError]) -> N
         at = path.index(i)
         key, value, effect = taint.get("key"), taint.get("value"), taint.get("effect")
         if key is None or key == "":
-            errors.append(error(at.child("key"), required("give the taint key"), origin="S", rule="RF-4"))
+            errors.append(
+                error(at.child("key"), required("give the taint key"), origin="S", rule="RF-4")
+            )
         elif isinstance(key, str) and not is_qualified_name(key):
-            errors.append(error(at.child("key"), not_qualified_name(key, "taint key"), origin="W", rule="RF-5"))
+            errors.append(
+                error(
+                    at.child("key"), not_qualified_name(key, "taint key"), origin="W", rule="RF-5"
+                )
+            )
         if isinstance(value, str) and not is_label_value(value):
             errors.append(error(at.child("value"), not_label_value(value), origin="W", rule="RF-6"))
         if effect is None:
-            errors.append(error(at.child("effect"), required("use NoSchedule, PreferNoSchedule or NoExecute"), origin="S", rule="RF-7"))
+            errors.append(
+                error(
+                    at.child("effect"),
+                    required("use NoSchedule, PreferNoSchedule or NoExecute"),
+                    origin="S",
+                    rule="RF-7",
+                )
+            )
         elif isinstance(effect, str) and effect not in TAINT_EFFECTS:
-            errors.append(error(at.child("effect"), unsupported(effect, TAINT_EFFECTS), origin="C", rule="RF-8"))
+            errors.append(
+                error(
+                    at.child("effect"), unsupported(effect, TAINT_EFFECTS), origin="C", rule="RF-8"
+                )
+            )
         if isinstance(key, str) and isinstance(effect, str):
             if (key, effect) in seen:
                 errors.append(
-                    error(at, f'duplicate taint "{key}:{effect}": taints must be unique by key and effect', origin="W", rule="RF-9")
+                    error(
+                        at,
+                        f'duplicate taint "{key}:{effect}": taints must be unique by key and effect',
+                        origin="W",
+                        rule="RF-9",
+                    )
                 )
             seen.add((key, effect))
 
 
 def check_tolerations(
-    tolerations: object, path: FieldPath, errors: list[FieldError], *, rule_of: Mapping[str, str] | None = None
+    tolerations: object,
+    path: FieldPath,
+    errors: list[FieldError],
+    *,
+    rule_of: Mapping[str, str] | None = None,
 ) -> None:
     """RF-10 … RF-16 on a cleaned toleration list; ``rule_of`` renames rule ids (WL-39)."""
 
@@ -76,7 +102,11 @@ def check_tolerations(
         key, operator = toleration.get("key"), toleration.get("operator")
         value, effect = toleration.get("value"), toleration.get("effect")
         effective_operator = "Equal" if operator in (None, "") else operator
-        if (key is None or key == "") and isinstance(effective_operator, str) and effective_operator != "Exists":
+        if (
+            (key is None or key == "")
+            and isinstance(effective_operator, str)
+            and effective_operator != "Exists"
+        ):
             errors.append(
                 error(
                     at.child("operator"),
@@ -86,20 +116,55 @@ def check_tolerations(
                 )
             )
         if "tolerationSeconds" in toleration and effect != "NoExecute":
-            errors.append(error(at.child("effect"), "must be NoExecute when tolerationSeconds is set", origin="C", rule=rule("RF-12")))
+            errors.append(
+                error(
+                    at.child("effect"),
+                    "must be NoExecute when tolerationSeconds is set",
+                    origin="C",
+                    rule=rule("RF-12"),
+                )
+            )
         if isinstance(operator, str) and operator != "" and operator not in TOLERATION_OPERATORS:
             errors.append(
-                error(at.child("operator"), unsupported(operator, TOLERATION_OPERATORS) + " (Equal is the default)", origin="C", rule=rule("RF-13"))
+                error(
+                    at.child("operator"),
+                    unsupported(operator, TOLERATION_OPERATORS) + " (Equal is the default)",
+                    origin="C",
+                    rule=rule("RF-13"),
+                )
             )
         if operator == "Exists" and isinstance(value, str) and value != "":
-            errors.append(error(at.child("value"), "must be empty when operator is Exists", origin="C", rule=rule("RF-14")))
+            errors.append(
+                error(
+                    at.child("value"),
+                    "must be empty when operator is Exists",
+                    origin="C",
+                    rule=rule("RF-14"),
+                )
+            )
         if isinstance(effect, str) and effect != "" and effect not in TAINT_EFFECTS:
-            errors.append(error(at.child("effect"), unsupported(effect, TAINT_EFFECTS), origin="C", rule=rule("RF-15")))
+            errors.append(
+                error(
+                    at.child("effect"),
+                    unsupported(effect, TAINT_EFFECTS),
+                    origin="C",
+                    rule=rule("RF-15"),
+                )
+            )
         if isinstance(key, str) and key != "" and not is_qualified_name(key):
-            errors.append(error(at.child("key"), not_qualified_name(key, "toleration key"), origin="W", rule=rule("RF-16")))
+            errors.append(
+                error(
+                    at.child("key"),
+                    not_qualified_name(key, "toleration key"),
+                    origin="W",
+                    rule=rule("RF-16"),
+                )
+            )
 
 
-def validate_resource_flavor(new: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> list[FieldError]:
+def validate_resource_flavor(
+    new: Mapping[str, Any], old: Mapping[str, Any] | None = None
+) -> list[FieldError]:
     """Every ResourceFlavor rule (CREATE, or UPDATE when ``old`` is given): pure, never raises."""
     errors: list[FieldError] = []
     obj = prepare(new, RESOURCE_FLAVOR, errors)
@@ -109,19 +174,40 @@ def validate_resource_flavor(new: Mapping[str, Any], old: Mapping[str, Any] | No
     spec = as_dict(obj.get("spec"))
     labels = spec.get("nodeLabels")
     check_max(labels, 8, SPEC.child("nodeLabels"), errors, rule="RF-1")
-    check_label_map(labels, SPEC.child("nodeLabels"), errors, rule="RF-2", with_key_in_value_message=True)
+    check_label_map(
+        labels, SPEC.child("nodeLabels"), errors, rule="RF-2", with_key_in_value_message=True
+    )
     check_taints(spec.get("nodeTaints"), SPEC.child("nodeTaints"), errors)
     check_tolerations(spec.get("tolerations"), SPEC.child("tolerations"), errors)
     topology = spec.get("topologyName")
     if isinstance(topology, str) and topology != "" and not is_subdomain(topology):
-        errors.append(error(SPEC.child("topologyName"), not_subdomain(topology, "topology name"), origin="S", rule="RF-17"))
+        errors.append(
+            error(
+                SPEC.child("topologyName"),
+                not_subdomain(topology, "topology name"),
+                origin="S",
+                rule="RF-17",
+            )
+        )
     if isinstance(topology, str) and topology != "" and (labels is None or labels == {}):
         errors.append(
-            error(SPEC.child("nodeLabels"), "a flavor with a topologyName needs at least one node label", origin="C", rule="RF-18")
+            error(
+                SPEC.child("nodeLabels"),
+                "a flavor with a topologyName needs at least one node label",
+                origin="C",
+                rule="RF-18",
+            )
         )
     old_obj = prepare_old(old, RESOURCE_FLAVOR)
     if old_obj is not None:
         old_topology = as_dict(old_obj.get("spec")).get("topologyName")
         if isinstance(old_topology, str) and old_topology != "" and topology != old_topology:
-            errors.append(error(SPEC.child("topologyName"), immutable(old_topology, " once set"), origin="C", rule="RF-19"))
+            errors.append(
+                error(
+                    SPEC.child("topologyName"),
+                    immutable(old_topology, " once set"),
+                    origin="C",
+                    rule="RF-19",
+                )
+            )
     return in_rule_order(errors, RULE_ORDER)

@@ -30,9 +30,9 @@ from scheduler.api.parse.reader import describe
 class _Invalid:
     """Marker for a value that failed the shape pass (already reported)."""
 
-    _instance: "_Invalid | None" = None
+    _instance: _Invalid | None = None
 
-    def __new__(cls) -> "_Invalid":
+    def __new__(cls) -> _Invalid:
         if cls._instance is None:
             cls._instance = super().__new__(cls)
         return cls._instance
@@ -70,19 +70,19 @@ class Foreign:
 class Obj:
     """An object with a closed (or, with ``open=True``, partly known) set of fields."""
 
-    fields: Mapping[str, "Shape"]
+    fields: Mapping[str, Shape]
     open: bool = False
     foreign: Mapping[str, Foreign] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class ListOf:
-    item: "Shape"
+    item: Shape
 
 
 @dataclass(frozen=True)
 class MapOf:
-    value: "Shape"
+    value: Shape
 
 
 Shape = Scalar | Obj | ListOf | MapOf
@@ -134,7 +134,9 @@ def clean(value: object, shape: Shape, path: FieldPath, errors: list[FieldError]
             if not isinstance(key, str):
                 errors.append(_type_error(path.key(str(key)), "a map with string keys", key))
                 continue
-            cleaned_map[key] = None if item is None else clean(item, shape.value, path.key(key), errors)
+            cleaned_map[key] = (
+                None if item is None else clean(item, shape.value, path.key(key), errors)
+            )
         return cleaned_map
     if not isinstance(value, Mapping):
         errors.append(_type_error(path, "an object", value))
@@ -151,5 +153,7 @@ def clean(value: object, shape: Shape, path: FieldPath, errors: list[FieldError]
         elif shape.open:
             cleaned[name] = item
         else:
-            errors.append(error(path.child(name), f'unknown field "{name}"', origin="K", rule="UNKNOWN-FIELD"))
+            errors.append(
+                error(path.child(name), f'unknown field "{name}"', origin="K", rule="UNKNOWN-FIELD")
+            )
     return cleaned

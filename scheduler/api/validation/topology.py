@@ -32,7 +32,9 @@ def _node_labels(spec: Mapping[str, Any]) -> list[object]:
     return [level.get("nodeLabel") for _, level in mappings(spec.get("levels"))]
 
 
-def validate_topology(new: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> list[FieldError]:
+def validate_topology(
+    new: Mapping[str, Any], old: Mapping[str, Any] | None = None
+) -> list[FieldError]:
     """Every Topology rule (CREATE, or UPDATE when ``old`` is given): pure, never raises."""
     errors: list[FieldError] = []
     obj = prepare(new, TOPOLOGY, errors)
@@ -48,20 +50,30 @@ def validate_topology(new: Mapping[str, Any], old: Mapping[str, Any] | None = No
         label = level.get("nodeLabel")
         at = LEVELS.index(position).child("nodeLabel")
         if label is None or label == "":
-            errors.append(error(at, required("give the node label of this level"), origin="S", rule="TOPO-1"))
+            errors.append(
+                error(at, required("give the node label of this level"), origin="S", rule="TOPO-1")
+            )
         elif isinstance(label, str) and len(label) > 316:
             errors.append(error(at, "must be at most 316 characters", origin="S", rule="TOPO-1"))
         elif isinstance(label, str) and not is_qualified_name(label):
-            errors.append(error(at, not_qualified_name(label, "node label"), origin="S", rule="TOPO-1"))
+            errors.append(
+                error(at, not_qualified_name(label, "node label"), origin="S", rule="TOPO-1")
+            )
     labels = [label for label in _node_labels(spec) if isinstance(label, str)]
     if len(set(labels)) != len(labels):
         errors.append(error(LEVELS, "must not contain duplicates", origin="C", rule="TOPO-2"))
     if HOSTNAME in labels[:-1]:
-        errors.append(error(LEVELS, f"{HOSTNAME} may only be the last (lowest) level", origin="C", rule="TOPO-3"))
+        errors.append(
+            error(
+                LEVELS, f"{HOSTNAME} may only be the last (lowest) level", origin="C", rule="TOPO-3"
+            )
+        )
     old_obj = prepare_old(old, TOPOLOGY)
     if old_obj is not None:
         before, after = _node_labels(as_dict(old_obj.get("spec"))), _node_labels(spec)
-        if before != after and not (before and after and before[-1] == HOSTNAME and after[-1] == HOSTNAME):
+        if before != after and not (
+            before and after and before[-1] == HOSTNAME and after[-1] == HOSTNAME
+        ):
             errors.append(
                 error(
                     LEVELS,

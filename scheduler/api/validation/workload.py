@@ -15,7 +15,14 @@ from typing import Any, Final
 
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.validation.admission_gates import check_gated_by, check_gates_only_shrink
-from scheduler.api.validation.common import FeatureGates, gate, in_rule_order, numbered, prepare, prepare_old
+from scheduler.api.validation.common import (
+    FeatureGates,
+    gate,
+    in_rule_order,
+    numbered,
+    prepare,
+    prepare_old,
+)
 from scheduler.api.validation.formats import (
     QUALIFIED_NAME_HINT,
     as_dict,
@@ -35,11 +42,20 @@ from scheduler.api.validation.formats import (
     required,
 )
 from scheduler.api.validation.known_fields import WORKLOAD
-from scheduler.api.validation.workload_status import check_status, check_status_update, check_spec_update
+from scheduler.api.validation.workload_status import (
+    check_spec_update,
+    check_status,
+    check_status_update,
+)
 
 SPEC = FieldPath(("spec",))
 POD_SETS = SPEC.child("podSets")
-RULE_ORDER = numbered("WL", 21) + [f"WL-{n}" for n in range(30, 42)] + [f"WL-{n}" for n in range(50, 63)] + ["UNKNOWN-FIELD"]
+RULE_ORDER = (
+    numbered("WL", 21)
+    + [f"WL-{n}" for n in range(30, 42)]
+    + [f"WL-{n}" for n in range(50, 63)]
+    + ["UNKNOWN-FIELD"]
+)
 
 ELASTIC_JOB: Final = "kueue.x-k8s.io/elastic-job"
 PRIORITY_BOOST: Final = "kueue.x-k8s.io/priority-boost"
@@ -57,7 +73,9 @@ def is_elastic(obj: Mapping[str, Any]) -> bool:
     return as_dict(as_dict(obj.get("metadata")).get("annotations")).get(ELASTIC_JOB) == "true"
 
 
-def _check_resources(resources: object, at: FieldPath, errors: list[FieldError], non_negative: bool) -> None:
+def _check_resources(
+    resources: object, at: FieldPath, errors: list[FieldError], non_negative: bool
+) -> None:
     """WL-11, WL-12 on one ``resources`` block (container or pod level)."""
     for field in ("requests", "limits"):
         amounts = as_dict(as_dict(resources).get(field))
@@ -77,25 +95,52 @@ def _check_resources(resources: object, at: FieldPath, errors: list[FieldError],
                 errors.append(error(here, negative(raw), rule="WL-12"))
 
 
-def _check_template_metadata(template: dict[str, Any], at: FieldPath, errors: list[FieldError]) -> None:
+def _check_template_metadata(
+    template: dict[str, Any], at: FieldPath, errors: list[FieldError]
+) -> None:
     """WL-13."""
     metadata = as_dict(template.get("metadata"))
-    check_label_map(metadata.get("labels"), at.child("labels"), errors, rule="WL-13", keyed_paths=False)
+    check_label_map(
+        metadata.get("labels"), at.child("labels"), errors, rule="WL-13", keyed_paths=False
+    )
     annotations = metadata.get("annotations")
     if isinstance(annotations, dict):
         for key in annotations:
             if not is_qualified_name(key):
-                errors.append(error(at.child("annotations"), f'invalid annotation key "{key}": {QUALIFIED_NAME_HINT}', rule="WL-13"))
-        size = sum(len(key.encode()) + len(str(value).encode()) for key, value in annotations.items())
+                errors.append(
+                    error(
+                        at.child("annotations"),
+                        f'invalid annotation key "{key}": {QUALIFIED_NAME_HINT}',
+                        rule="WL-13",
+                    )
+                )
+        size = sum(
+            len(key.encode()) + len(str(value).encode()) for key, value in annotations.items()
+        )
         if size > MAX_ANNOTATION_BYTES:
-            errors.append(error(at.child("annotations"), f"annotations are larger than {MAX_ANNOTATION_BYTES} bytes", rule="WL-13"))
+            errors.append(
+                error(
+                    at.child("annotations"),
+                    f"annotations are larger than {MAX_ANNOTATION_BYTES} bytes",
+                    rule="WL-13",
+                )
+            )
 
 
-def _check_pod_sets(obj: dict[str, Any], spec: dict[str, Any], gates: FeatureGates | None, errors: list[FieldError]) -> None:
+def _check_pod_sets(
+    obj: dict[str, Any], spec: dict[str, Any], gates: FeatureGates | None, errors: list[FieldError]
+) -> None:
     """WL-1 … WL-13."""
     pod_sets = spec.get("podSets")
     if pod_sets is None or pod_sets == []:
-        errors.append(error(POD_SETS, "must list at least 1 pod set", origin="K" if pod_sets is None else "S", rule="WL-1"))
+        errors.append(
+            error(
+                POD_SETS,
+                "must list at least 1 pod set",
+                origin="K" if pod_sets is None else "S",
+                rule="WL-1",
+            )
+        )
     check_max(pod_sets, 18, POD_SETS, errors, rule="WL-2")
     names: set[str] = set()
     with_min_count = 0
@@ -105,7 +150,11 @@ def _check_pod_sets(obj: dict[str, Any], spec: dict[str, Any], gates: FeatureGat
         name = pod_set.get("name")
         if isinstance(name, str):
             if not is_label(name):
-                errors.append(error(at.child("name"), not_label(name, "pod set name"), origin="S", rule="WL-3"))
+                errors.append(
+                    error(
+                        at.child("name"), not_label(name, "pod set name"), origin="S", rule="WL-3"
+                    )
+                )
             if name in names:
                 errors.append(
                     error(
@@ -123,38 +172,82 @@ def _check_pod_sets(obj: dict[str, Any], spec: dict[str, Any], gates: FeatureGat
         elif isinstance(template, dict):
             containers = as_dict(template.get("spec")).get("containers")
             if containers is None or containers == []:
-                errors.append(error(at.child("template", "spec", "containers"), required(hint), origin="S", rule="WL-5"))
+                errors.append(
+                    error(
+                        at.child("template", "spec", "containers"),
+                        required(hint),
+                        origin="S",
+                        rule="WL-5",
+                    )
+                )
         count, min_count = pod_set.get("count"), pod_set.get("minCount")
         if isinstance(count, int) and count < 0:
-            errors.append(error(at.child("count"), "must be greater than or equal to 0", origin="S", rule="WL-6"))
+            errors.append(
+                error(
+                    at.child("count"), "must be greater than or equal to 0", origin="S", rule="WL-6"
+                )
+            )
         if "minCount" in pod_set:
             with_min_count += 1
         if isinstance(min_count, int) and min_count < 1:
-            errors.append(error(at.child("minCount"), "must be at least 1", origin="S", rule="WL-7"))
+            errors.append(
+                error(at.child("minCount"), "must be at least 1", origin="S", rule="WL-7")
+            )
         if isinstance(min_count, int) and isinstance(count, int) and min_count > count:
-            errors.append(error(at.child("minCount"), f"must be less than or equal to count ({count})", origin="C", rule="WL-8"))
+            errors.append(
+                error(
+                    at.child("minCount"),
+                    f"must be less than or equal to count ({count})",
+                    origin="C",
+                    rule="WL-8",
+                )
+            )
         if isinstance(template, dict):
             pod_spec = as_dict(template.get("spec"))
             template_spec_at = at.child("template", "spec")
             for field in ("containers", "initContainers"):
                 for c, container in mappings(pod_spec.get(field)):
-                    _check_resources(container.get("resources"), template_spec_at.child(field).index(c).child("resources"), errors, non_negative)
-            _check_resources(pod_spec.get("resources"), template_spec_at.child("resources"), errors, non_negative)
+                    _check_resources(
+                        container.get("resources"),
+                        template_spec_at.child(field).index(c).child("resources"),
+                        errors,
+                        non_negative,
+                    )
+            _check_resources(
+                pod_spec.get("resources"), template_spec_at.child("resources"), errors, non_negative
+            )
             if gate(gates, "WorkloadValidationForPodSetMetadata"):
                 _check_template_metadata(template, at.child("template", "metadata"), errors)
     if with_min_count > 1:
         errors.append(
-            error(POD_SETS, f"{with_min_count} pod sets use minCount; at most one pod set may use partial admission", rule="WL-9")
+            error(
+                POD_SETS,
+                f"{with_min_count} pod sets use minCount; at most one pod set may use partial admission",
+                rule="WL-9",
+            )
         )
     if with_min_count and is_elastic(obj):
-        errors.append(error(POD_SETS, "partial admission (minCount) and elastic jobs cannot be combined", rule="WL-10"))
+        errors.append(
+            error(
+                POD_SETS,
+                "partial admission (minCount) and elastic jobs cannot be combined",
+                rule="WL-10",
+            )
+        )
 
 
 def _check_priority(spec: dict[str, Any], errors: list[FieldError]) -> None:
     """WL-14 … WL-19."""
     queue = spec.get("queueName")
     if isinstance(queue, str) and queue != "" and not is_subdomain(queue):
-        errors.append(error(SPEC.child("queueName"), not_subdomain(queue, "LocalQueue name"), origin="S", rule="WL-14"))
+        errors.append(
+            error(
+                SPEC.child("queueName"),
+                not_subdomain(queue, "LocalQueue name"),
+                origin="S",
+                rule="WL-14",
+            )
+        )
     ref = spec.get("priorityClassRef")
     at = SPEC.child("priorityClassRef")
     if isinstance(ref, dict):
@@ -171,7 +264,14 @@ def _check_priority(spec: dict[str, Any], errors: list[FieldError]) -> None:
         if kind:
             check_enum(kind, PRIORITY_KINDS, at.child("kind"), errors, rule="WL-15")
         if isinstance(name, str) and name != "" and not is_subdomain(name):
-            errors.append(error(at.child("name"), not_subdomain(name, "priority class name"), origin="S", rule="WL-15"))
+            errors.append(
+                error(
+                    at.child("name"),
+                    not_subdomain(name, "priority class name"),
+                    origin="S",
+                    rule="WL-15",
+                )
+            )
         if group in KIND_OF_GROUP and kind in PRIORITY_KINDS and KIND_OF_GROUP[group] != kind:
             errors.append(
                 error(
@@ -184,12 +284,22 @@ def _check_priority(spec: dict[str, Any], errors: list[FieldError]) -> None:
             )
         if "priority" not in spec:
             errors.append(
-                error(SPEC.child("priority"), "required when priorityClassRef is set: copy the class's value here", origin="C", rule="WL-17")
+                error(
+                    SPEC.child("priority"),
+                    "required when priorityClassRef is set: copy the class's value here",
+                    origin="C",
+                    rule="WL-17",
+                )
             )
     limit = spec.get("maximumExecutionTimeSeconds")
     if isinstance(limit, int) and limit < 1:
         errors.append(
-            error(SPEC.child("maximumExecutionTimeSeconds"), "must be at least 1 (omit it for no limit)", origin="S", rule="WL-18")
+            error(
+                SPEC.child("maximumExecutionTimeSeconds"),
+                "must be at least 1 (omit it for no limit)",
+                origin="S",
+                rule="WL-18",
+            )
         )
     gates_list = spec.get("preemptionGates")
     check_max(gates_list, 8, SPEC.child("preemptionGates"), errors, rule="WL-19")
@@ -205,7 +315,9 @@ def _check_priority(spec: dict[str, Any], errors: list[FieldError]) -> None:
             seen.add(name)
 
 
-def _check_annotations(obj: dict[str, Any], gates: FeatureGates | None, errors: list[FieldError]) -> None:
+def _check_annotations(
+    obj: dict[str, Any], gates: FeatureGates | None, errors: list[FieldError]
+) -> None:
     """WL-20, WL-21."""
     annotations = as_dict(obj.get("metadata")).get("annotations")
     if gate(gates, "AdmissionGatedBy"):
@@ -226,7 +338,10 @@ def _is_int32(text: str) -> bool:
 
 
 def validate_workload(
-    new: Mapping[str, Any], old: Mapping[str, Any] | None = None, *, gates: FeatureGates | None = None
+    new: Mapping[str, Any],
+    old: Mapping[str, Any] | None = None,
+    *,
+    gates: FeatureGates | None = None,
 ) -> list[FieldError]:
     """Every Workload rule, spec and status (CREATE, or UPDATE when ``old`` is given): pure, never raises."""
     errors: list[FieldError] = []
@@ -241,16 +356,27 @@ def validate_workload(
     _check_annotations(obj, gates, errors)
     check_status(obj, old_obj, errors)
     if old_obj is not None:
-        check_spec_update(obj, old_obj, elastic_slices=gate(gates, "ElasticJobsViaWorkloadSlices") and is_elastic(obj), errors=errors)
+        check_spec_update(
+            obj,
+            old_obj,
+            elastic_slices=gate(gates, "ElasticJobsViaWorkloadSlices") and is_elastic(obj),
+            errors=errors,
+        )
         check_status_update(obj, old_obj, errors)
         check_gates_only_shrink(
-            as_dict(old_obj.get("metadata")).get("annotations"), as_dict(obj.get("metadata")).get("annotations"), errors, rule="WL-62"
+            as_dict(old_obj.get("metadata")).get("annotations"),
+            as_dict(obj.get("metadata")).get("annotations"),
+            errors,
+            rule="WL-62",
         )
     return in_rule_order(errors, RULE_ORDER)
 
 
 def validate_workload_status(
-    new: Mapping[str, Any], old: Mapping[str, Any] | None = None, *, gates: FeatureGates | None = None
+    new: Mapping[str, Any],
+    old: Mapping[str, Any] | None = None,
+    *,
+    gates: FeatureGates | None = None,
 ) -> list[FieldError]:
     """The rules that apply to the ``workloads/status`` subresource (7.2, and 7.3 for status): pure."""
     errors: list[FieldError] = []

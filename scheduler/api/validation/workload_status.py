@@ -51,7 +51,10 @@ def has_condition(obj: Mapping[str, Any] | None, kind: str) -> bool:
     if obj is None:
         return False
     conditions = as_dict(obj.get("status")).get("conditions")
-    return any(item.get("type") == kind and item.get("status") == "True" for _, item in mappings(conditions))
+    return any(
+        item.get("type") == kind and item.get("status") == "True"
+        for _, item in mappings(conditions)
+    )
 
 
 class _AnyPodSet(dict[str, "int | None"]):
@@ -60,7 +63,7 @@ class _AnyPodSet(dict[str, "int | None"]):
     def __contains__(self, key: object) -> bool:
         return True
 
-    def get(self, key: str, default: "int | None" = None) -> "int | None":  # type: ignore[override]
+    def get(self, key: str, default: int | None = None) -> int | None:  # type: ignore[override]
         return default
 
 
@@ -88,12 +91,22 @@ def _whole_units(resource: str, raw: object) -> int | None:
     return milli if resource == "cpu" else -(-milli // 1000)
 
 
-def _check_admission(obj: dict[str, Any], old: dict[str, Any] | None, reserved: bool, errors: list[FieldError]) -> None:
+def _check_admission(
+    obj: dict[str, Any], old: dict[str, Any] | None, reserved: bool, errors: list[FieldError]
+) -> None:
     """WL-30 … WL-34."""
     status = as_dict(obj.get("status"))
     admission = status.get("admission")
     counts = pod_set_counts(obj)
-    if reserved and admission is None and not (has_condition(old, "QuotaReserved") and old is not None and as_dict(old.get("status")).get("admission") is None):
+    if (
+        reserved
+        and admission is None
+        and not (
+            has_condition(old, "QuotaReserved")
+            and old is not None
+            and as_dict(old.get("status")).get("admission") is None
+        )
+    ):
         errors.append(
             error(
                 ADMISSION,
@@ -105,7 +118,12 @@ def _check_admission(obj: dict[str, Any], old: dict[str, Any] | None, reserved: 
         return
     assignments = admission.get("podSetAssignments")
     spec_pod_sets = as_dict(obj.get("spec")).get("podSets")
-    if reserved and isinstance(assignments, list) and isinstance(spec_pod_sets, list) and len(assignments) != len(spec_pod_sets):
+    if (
+        reserved
+        and isinstance(assignments, list)
+        and isinstance(spec_pod_sets, list)
+        and len(assignments) != len(spec_pod_sets)
+    ):
         errors.append(
             error(
                 ASSIGNMENTS,
@@ -119,14 +137,28 @@ def _check_admission(obj: dict[str, Any], old: dict[str, Any] | None, reserved: 
         at = ASSIGNMENTS.index(k)
         name = assignment.get("name")
         if reserved and isinstance(name, str) and name not in counts:
-            errors.append(error(at.child("name"), f'no pod set named "{name}" in spec.podSets', rule="WL-32"))
-        count = assignment.get("count") if "count" in assignment else counts.get(name) if isinstance(name, str) else None
+            errors.append(
+                error(at.child("name"), f'no pod set named "{name}" in spec.podSets', rule="WL-32")
+            )
+        count = (
+            assignment.get("count")
+            if "count" in assignment
+            else counts.get(name)
+            if isinstance(name, str)
+            else None
+        )
         for resource, raw in as_dict(assignment.get("resourceUsage")).items():
             here = at.child("resourceUsage").key(resource)
             if check_quantity(raw, here, errors, rule="WL-34") is None:
                 continue
             units = _whole_units(resource, raw)
-            if reserved and isinstance(count, int) and count > 0 and units is not None and units % count:
+            if (
+                reserved
+                and isinstance(count, int)
+                and count > 0
+                and units is not None
+                and units % count
+            ):
                 errors.append(
                     error(
                         here,
@@ -136,21 +168,57 @@ def _check_admission(obj: dict[str, Any], old: dict[str, Any] | None, reserved: 
                 )
     cluster_queue = admission.get("clusterQueue")
     if cluster_queue is None or cluster_queue == "":
-        errors.append(error(ADMISSION.child("clusterQueue"), required("name the ClusterQueue that reserved the quota"), origin="S", rule="WL-34"))
+        errors.append(
+            error(
+                ADMISSION.child("clusterQueue"),
+                required("name the ClusterQueue that reserved the quota"),
+                origin="S",
+                rule="WL-34",
+            )
+        )
     elif isinstance(cluster_queue, str) and not is_subdomain(cluster_queue):
-        errors.append(error(ADMISSION.child("clusterQueue"), not_subdomain(cluster_queue, "ClusterQueue name"), origin="S", rule="WL-34"))
+        errors.append(
+            error(
+                ADMISSION.child("clusterQueue"),
+                not_subdomain(cluster_queue, "ClusterQueue name"),
+                origin="S",
+                rule="WL-34",
+            )
+        )
     check_max(assignments, 18, ASSIGNMENTS, errors, rule="WL-34")
     for k, assignment in mappings(assignments):
         at = ASSIGNMENTS.index(k)
         name, count = assignment.get("name"), assignment.get("count")
         if isinstance(name, str) and not is_label(name):
-            errors.append(error(at.child("name"), not_label(name, "pod set name"), origin="S", rule="WL-34"))
+            errors.append(
+                error(at.child("name"), not_label(name, "pod set name"), origin="S", rule="WL-34")
+            )
         if isinstance(count, int) and count < 0:
-            errors.append(error(at.child("count"), "must be greater than or equal to 0", origin="S", rule="WL-34"))
+            errors.append(
+                error(
+                    at.child("count"),
+                    "must be greater than or equal to 0",
+                    origin="S",
+                    rule="WL-34",
+                )
+            )
         for resource, flavor in as_dict(assignment.get("flavors")).items():
             if isinstance(flavor, str) and not is_subdomain(flavor):
-                errors.append(error(at.child("flavors").key(resource), not_subdomain(flavor, "flavor name"), origin="S", rule="WL-34"))
-        check_enum(assignment.get("delayedTopologyRequest"), DELAYED_TOPOLOGY, at.child("delayedTopologyRequest"), errors, rule="WL-34")
+                errors.append(
+                    error(
+                        at.child("flavors").key(resource),
+                        not_subdomain(flavor, "flavor name"),
+                        origin="S",
+                        rule="WL-34",
+                    )
+                )
+        check_enum(
+            assignment.get("delayedTopologyRequest"),
+            DELAYED_TOPOLOGY,
+            at.child("delayedTopologyRequest"),
+            errors,
+            rule="WL-34",
+        )
 
 
 def _check_conditions(conditions: object, errors: list[FieldError]) -> None:
@@ -163,29 +231,70 @@ def _check_conditions(conditions: object, errors: list[FieldError]) -> None:
         for field in ("type", "status", "reason", "lastTransitionTime"):
             if condition.get(field) in (None, ""):
                 errors.append(error(here.child(field), required(), origin="S", rule="WL-35"))
-        check_enum(condition.get("status") or None, CONDITION_STATUSES, here.child("status"), errors, rule="WL-35")
+        check_enum(
+            condition.get("status") or None,
+            CONDITION_STATUSES,
+            here.child("status"),
+            errors,
+            rule="WL-35",
+        )
         reason = condition.get("reason")
         if isinstance(reason, str) and reason != "":
             if len(reason) > 1024:
-                errors.append(error(here.child("reason"), "must be at most 1024 characters", origin="S", rule="WL-35"))
+                errors.append(
+                    error(
+                        here.child("reason"),
+                        "must be at most 1024 characters",
+                        origin="S",
+                        rule="WL-35",
+                    )
+                )
             elif _REASON_RE.fullmatch(reason) is None:
                 errors.append(
-                    error(here.child("reason"), 'reason must start with a letter and use letters, digits, "_", "," or ":"', origin="S", rule="WL-35")
+                    error(
+                        here.child("reason"),
+                        'reason must start with a letter and use letters, digits, "_", "," or ":"',
+                        origin="S",
+                        rule="WL-35",
+                    )
                 )
         message = condition.get("message")
         if isinstance(message, str) and len(message) > 32768:
-            errors.append(error(here.child("message"), "must be at most 32768 characters", origin="S", rule="WL-35"))
+            errors.append(
+                error(
+                    here.child("message"),
+                    "must be at most 32768 characters",
+                    origin="S",
+                    rule="WL-35",
+                )
+            )
         generation = condition.get("observedGeneration")
         if isinstance(generation, int) and generation < 0:
-            errors.append(error(here.child("observedGeneration"), "must be greater than or equal to 0", origin="S", rule="WL-35"))
+            errors.append(
+                error(
+                    here.child("observedGeneration"),
+                    "must be greater than or equal to 0",
+                    origin="S",
+                    rule="WL-35",
+                )
+            )
         kind = condition.get("type")
         if isinstance(kind, str) and kind != "":
             if kind in seen:
-                errors.append(error(here.child("type"), duplicate_key("condition type", kind), origin="S", rule="WL-35"))
+                errors.append(
+                    error(
+                        here.child("type"),
+                        duplicate_key("condition type", kind),
+                        origin="S",
+                        rule="WL-35",
+                    )
+                )
             seen.add(kind)
 
 
-def _check_reclaimable(obj: dict[str, Any], old: dict[str, Any] | None, errors: list[FieldError]) -> None:
+def _check_reclaimable(
+    obj: dict[str, Any], old: dict[str, Any] | None, errors: list[FieldError]
+) -> None:
     """WL-36, WL-37."""
     counts = pod_set_counts(obj)
     old_counts = _reclaimable(old) if old is not None else {}
@@ -198,8 +307,15 @@ def _check_reclaimable(obj: dict[str, Any], old: dict[str, Any] | None, errors: 
             errors.append(error(at.child("name"), f'no pod set named "{name}"', rule="WL-36"))
             continue
         limit = counts[name]
-        if isinstance(count, int) and isinstance(limit, int) and count > limit and old_counts.get(name) != count:
-            errors.append(error(at.child("count"), f"must be less than or equal to {limit}", rule="WL-37"))
+        if (
+            isinstance(count, int)
+            and isinstance(limit, int)
+            and count > limit
+            and old_counts.get(name) != count
+        ):
+            errors.append(
+                error(at.child("count"), f"must be less than or equal to {limit}", rule="WL-37")
+            )
 
 
 def _check_admission_checks(obj: dict[str, Any], errors: list[FieldError]) -> None:
@@ -213,38 +329,96 @@ def _check_admission_checks(obj: dict[str, Any], errors: list[FieldError]) -> No
         here = at.index(k)
         check_admission_check_name(check.get("name"), here, seen, errors, rule="WL-38")
         if check.get("state") is None:
-            errors.append(error(here.child("state"), required("use Pending, Ready, Retry or Rejected"), origin="S", rule="WL-38"))
+            errors.append(
+                error(
+                    here.child("state"),
+                    required("use Pending, Ready, Retry or Rejected"),
+                    origin="S",
+                    rule="WL-38",
+                )
+            )
         check_enum(check.get("state"), CHECK_STATES, here.child("state"), errors, rule="WL-38")
         for field in ("requeueAfterSeconds", "retryCount"):
             value = check.get(field)
             if isinstance(value, int) and value < 0:
-                errors.append(error(here.child(field), "must be greater than or equal to 0", origin="S", rule="WL-38"))
+                errors.append(
+                    error(
+                        here.child(field),
+                        "must be greater than or equal to 0",
+                        origin="S",
+                        rule="WL-38",
+                    )
+                )
         updates = check.get("podSetUpdates")
         check_max(updates, 18, here.child("podSetUpdates"), errors, rule="WL-39")
         for u, update in mappings(updates):
             update_at = here.child("podSetUpdates").index(u)
             update_name = update.get("name")
             if isinstance(update_name, str) and update_name not in counts:
-                errors.append(error(update_at.child("name"), f'no pod set named "{update_name}" in spec.podSets', rule="WL-39"))
+                errors.append(
+                    error(
+                        update_at.child("name"),
+                        f'no pod set named "{update_name}" in spec.podSets',
+                        rule="WL-39",
+                    )
+                )
             for field in ("labels", "nodeSelector"):
-                check_label_map(update.get(field), update_at.child(field), errors, rule="WL-39", keyed_paths=False)
+                check_label_map(
+                    update.get(field),
+                    update_at.child(field),
+                    errors,
+                    rule="WL-39",
+                    keyed_paths=False,
+                )
             for key in as_dict(update.get("annotations")):
                 if not is_qualified_name(key):
-                    errors.append(error(update_at.child("annotations"), f'invalid annotation key "{key}": {QUALIFIED_NAME_HINT}', rule="WL-39"))
-            check_tolerations(update.get("tolerations"), update_at.child("tolerations"), errors, rule_of=_TOLERATION_RULES)
+                    errors.append(
+                        error(
+                            update_at.child("annotations"),
+                            f'invalid annotation key "{key}": {QUALIFIED_NAME_HINT}',
+                            rule="WL-39",
+                        )
+                    )
+            check_tolerations(
+                update.get("tolerations"),
+                update_at.child("tolerations"),
+                errors,
+                rule_of=_TOLERATION_RULES,
+            )
 
 
 def _check_clusters(status: dict[str, Any], errors: list[FieldError]) -> None:
     """WL-40, WL-41."""
     cluster, nominated = status.get("clusterName"), status.get("nominatedClusterNames")
     if isinstance(cluster, str) and cluster != "" and isinstance(nominated, list) and nominated:
-        errors.append(error(STATUS.child("clusterName"), "clusterName and nominatedClusterNames cannot both be set", origin="C", rule="WL-40"))
+        errors.append(
+            error(
+                STATUS.child("clusterName"),
+                "clusterName and nominatedClusterNames cannot both be set",
+                origin="C",
+                rule="WL-40",
+            )
+        )
     check_max(nominated, 20, STATUS.child("nominatedClusterNames"), errors, rule="WL-41")
     for position, name in strings(nominated):
         if len(name) > 256:
-            errors.append(error(STATUS.child("nominatedClusterNames").index(position), "must be at most 256 characters", origin="S", rule="WL-41"))
+            errors.append(
+                error(
+                    STATUS.child("nominatedClusterNames").index(position),
+                    "must be at most 256 characters",
+                    origin="S",
+                    rule="WL-41",
+                )
+            )
     if isinstance(cluster, str) and len(cluster) > 256:
-        errors.append(error(STATUS.child("clusterName"), "must be at most 256 characters", origin="S", rule="WL-41"))
+        errors.append(
+            error(
+                STATUS.child("clusterName"),
+                "must be at most 256 characters",
+                origin="S",
+                rule="WL-41",
+            )
+        )
 
 
 def check_status(obj: dict[str, Any], old: dict[str, Any] | None, errors: list[FieldError]) -> None:
@@ -268,16 +442,27 @@ def _reclaimable(obj: Mapping[str, Any]) -> dict[str, int]:
     }
 
 
-def check_spec_update(obj: dict[str, Any], old: dict[str, Any], *, elastic_slices: bool, errors: list[FieldError]) -> None:
+def check_spec_update(
+    obj: dict[str, Any], old: dict[str, Any], *, elastic_slices: bool, errors: list[FieldError]
+) -> None:
     """WL-50 … WL-56."""
     spec, old_spec = as_dict(obj.get("spec")), as_dict(old.get("spec"))
     spec_at = FieldPath(("spec",))
-    reserved_before, reserved_now = has_condition(old, "QuotaReserved"), has_condition(obj, "QuotaReserved")
+    reserved_before, reserved_now = (
+        has_condition(old, "QuotaReserved"),
+        has_condition(obj, "QuotaReserved"),
+    )
     if reserved_before:
         pod_sets, old_pod_sets = spec.get("podSets"), old_spec.get("podSets")
         if isinstance(pod_sets, list) and isinstance(old_pod_sets, list):
             if len(pod_sets) != len(old_pod_sets):
-                errors.append(error(spec_at.child("podSets"), "pod sets cannot change while the workload holds a quota reservation", rule="WL-50"))
+                errors.append(
+                    error(
+                        spec_at.child("podSets"),
+                        "pod sets cannot change while the workload holds a quota reservation",
+                        rule="WL-50",
+                    )
+                )
             else:
                 for i, (before, after) in enumerate(zip(old_pod_sets, pod_sets)):
                     if _pod_set_changed(before, after, elastic_slices):
@@ -301,15 +486,28 @@ def check_spec_update(obj: dict[str, Any], old: dict[str, Any], *, elastic_slice
     ref, old_ref = spec.get("priorityClassRef"), old_spec.get("priorityClassRef")
     if reserved_before and (ref is None) != (old_ref is None):
         errors.append(
-            error(spec_at.child("priorityClassRef"), "cannot be added or removed while the workload holds a quota reservation", origin="C", rule="WL-53")
+            error(
+                spec_at.child("priorityClassRef"),
+                "cannot be added or removed while the workload holds a quota reservation",
+                origin="C",
+                rule="WL-53",
+            )
         )
     if reserved_before and isinstance(ref, dict) and isinstance(old_ref, dict):
         for field in ("group", "kind"):
             if ref.get(field) != old_ref.get(field):
                 errors.append(
-                    error(spec_at.child("priorityClassRef", field), "cannot change while the workload holds a quota reservation", origin="C", rule="WL-54")
+                    error(
+                        spec_at.child("priorityClassRef", field),
+                        "cannot change while the workload holds a quota reservation",
+                        origin="C",
+                        rule="WL-54",
+                    )
                 )
-        both_pc = all(item.get("group") == "scheduling.k8s.io" and item.get("kind") == "PriorityClass" for item in (ref, old_ref))
+        both_pc = all(
+            item.get("group") == "scheduling.k8s.io" and item.get("kind") == "PriorityClass"
+            for item in (ref, old_ref)
+        )
         if both_pc and ref.get("name") != old_ref.get("name"):
             errors.append(
                 error(
@@ -321,9 +519,16 @@ def check_spec_update(obj: dict[str, Any], old: dict[str, Any], *, elastic_slice
                 )
             )
     if has_condition(old, "Admitted") and has_condition(obj, "Admitted"):
-        if (spec.get("maximumExecutionTimeSeconds") or 0) != (old_spec.get("maximumExecutionTimeSeconds") or 0):
+        if (spec.get("maximumExecutionTimeSeconds") or 0) != (
+            old_spec.get("maximumExecutionTimeSeconds") or 0
+        ):
             errors.append(
-                error(spec_at.child("maximumExecutionTimeSeconds"), "cannot change while the workload is admitted", origin="C", rule="WL-56")
+                error(
+                    spec_at.child("maximumExecutionTimeSeconds"),
+                    "cannot change while the workload is admitted",
+                    origin="C",
+                    rule="WL-56",
+                )
             )
 
 
@@ -345,7 +550,9 @@ def _without_topology(admission: object) -> object:
     if not isinstance(admission, dict) or not isinstance(admission.get("podSetAssignments"), list):
         return admission
     assignments = [
-        {key: value for key, value in item.items() if key not in _TOPOLOGY_FIELDS} if isinstance(item, dict) else item
+        {key: value for key, value in item.items() if key not in _TOPOLOGY_FIELDS}
+        if isinstance(item, dict)
+        else item
         for item in admission["podSetAssignments"]
     ]
     return {**admission, "podSetAssignments": assignments}
@@ -357,7 +564,13 @@ def check_status_update(obj: dict[str, Any], old: dict[str, Any], errors: list[F
     admission, old_admission = status.get("admission"), old_status.get("admission")
     if admission is not None and old_admission is not None and admission != old_admission:
         if _without_topology(admission) != _without_topology(old_admission):
-            errors.append(error(ADMISSION, "cannot be modified once set; clear it (evict) and set it again instead", rule="WL-57"))
+            errors.append(
+                error(
+                    ADMISSION,
+                    "cannot be modified once set; clear it (evict) and set it again instead",
+                    rule="WL-57",
+                )
+            )
     if has_condition(old, "QuotaReserved") and has_condition(obj, "QuotaReserved"):
         now = _reclaimable(obj)
         new_counts = pod_set_counts(obj)
@@ -371,23 +584,55 @@ def check_status_update(obj: dict[str, Any], old: dict[str, Any], errors: list[F
                 continue
             at = STATUS.child("reclaimablePods").key(name)
             if name not in now:
-                errors.append(error(at, "cannot be removed while the workload holds a quota reservation", rule="WL-58"))
+                errors.append(
+                    error(
+                        at,
+                        "cannot be removed while the workload holds a quota reservation",
+                        rule="WL-58",
+                    )
+                )
             elif now[name] < before:
-                errors.append(error(at.child("count"), f"cannot decrease below {before}", rule="WL-58"))
+                errors.append(
+                    error(at.child("count"), f"cannot decrease below {before}", rule="WL-58")
+                )
     old_checks = {item.get("name"): item for _, item in mappings(old_status.get("admissionChecks"))}
     for k, check in mappings(status.get("admissionChecks")):
         previous = old_checks.get(check.get("name"))
-        if previous is not None and previous.get("state") == "Ready" and check.get("state") == "Ready":
+        if (
+            previous is not None
+            and previous.get("state") == "Ready"
+            and check.get("state") == "Ready"
+        ):
             if previous.get("podSetUpdates") != check.get("podSetUpdates"):
                 errors.append(
-                    error(STATUS.child("admissionChecks").index(k).child("podSetUpdates"), "cannot change after the check became Ready", rule="WL-59")
+                    error(
+                        STATUS.child("admissionChecks").index(k).child("podSetUpdates"),
+                        "cannot change after the check became Ready",
+                        rule="WL-59",
+                    )
                 )
     cluster, old_cluster = status.get("clusterName"), old_status.get("clusterName")
-    if isinstance(old_cluster, str) and old_cluster != "" and isinstance(cluster, str) and cluster not in ("", old_cluster):
-        errors.append(error(STATUS.child("clusterName"), immutable(old_cluster, " once set"), origin="C", rule="WL-60"))
+    if (
+        isinstance(old_cluster, str)
+        and old_cluster != ""
+        and isinstance(cluster, str)
+        and cluster not in ("", old_cluster)
+    ):
+        errors.append(
+            error(
+                STATUS.child("clusterName"),
+                immutable(old_cluster, " once set"),
+                origin="C",
+                rule="WL-60",
+            )
+        )
     if (old_cluster is None or old_cluster == "") and isinstance(cluster, str) and cluster != "":
         nominated = [name for _, name in strings(old_status.get("nominatedClusterNames"))]
         if cluster not in nominated:
             errors.append(
-                error(STATUS.child("clusterName"), f"must be one of the nominated clusters ({', '.join(nominated) or 'none'})", rule="WL-61")
+                error(
+                    STATUS.child("clusterName"),
+                    f"must be one of the nominated clusters ({', '.join(nominated) or 'none'})",
+                    rule="WL-61",
+                )
             )

@@ -24,9 +24,9 @@ waits finds the same victims again instead of choosing new ones.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Mapping
 
 from scheduler.core.cluster_queue import ClusterQueueInfo
 from scheduler.core.preemption.candidates import Candidate, classical_candidates, fair_candidates
@@ -71,7 +71,9 @@ class PreemptionContext:
     """Workloads already simulated as gone (earlier victims of this cycle, 4.5 step 0)."""
 
 
-def find_targets(ctx: PreemptionContext, preemptor: Preemptor, requests: FRValues, needed: set[FlavorResource]) -> tuple[Target, ...]:
+def find_targets(
+    ctx: PreemptionContext, preemptor: Preemptor, requests: FRValues, needed: set[FlavorResource]
+) -> tuple[Target, ...]:
     """Victims whose eviction lets ``requests`` fit in the preemptor's CQ; () when none will do: pure.
 
     ``needed`` are the FRs needing preemption; a candidate must use one of them.
@@ -88,7 +90,9 @@ def find_targets(ctx: PreemptionContext, preemptor: Preemptor, requests: FRValue
     return tuple(Target(workload=c.key, cluster_queue=c.cq_name, reason=c.reason) for c in chosen)
 
 
-def simulate_one(ctx: PreemptionContext, preemptor: Preemptor, fr: FlavorResource, amount: int) -> tuple[tuple[Target, ...], int]:
+def simulate_one(
+    ctx: PreemptionContext, preemptor: Preemptor, fr: FlavorResource, amount: int
+) -> tuple[tuple[Target, ...], int]:
     """The 5.3 simulation for a single FR: (targets, borrowing level once they are gone): pure."""
     targets = find_targets(ctx, preemptor, {fr: amount}, {fr})
     node = preemptor.cq.node

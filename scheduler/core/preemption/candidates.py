@@ -23,8 +23,9 @@ Candidate order, smallest first, mirrored by ``order_key``:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from scheduler.core.resource_node import QuotaNode, local_available
 from scheduler.core.resources import FlavorResource, FRValues
@@ -62,11 +63,25 @@ class Candidate:
 def _order_key(record: WorkloadRecord, group: int) -> tuple[bool, int, int, float, int, str, str]:
     """The 7.4 sort key (module docstring, criteria 1-5): pure."""
     reserved, sequence = record.reserved_at
-    return (not record.evicted, group, record.priority, -reserved.timestamp(), -sequence, record.uid, record.key)
+    return (
+        not record.evicted,
+        group,
+        record.priority,
+        -reserved.timestamp(),
+        -sequence,
+        record.uid,
+        record.key,
+    )
 
 
-def _candidate(record: WorkloadRecord, cq_name: str, node: QuotaNode, group: int, reason: str,
-               only_without_borrowing: bool = False) -> Candidate:
+def _candidate(
+    record: WorkloadRecord,
+    cq_name: str,
+    node: QuotaNode,
+    group: int,
+    reason: str,
+    only_without_borrowing: bool = False,
+) -> Candidate:
     assert record.usage is not None
     return Candidate(
         key=record.key,
@@ -82,7 +97,7 @@ def _candidate(record: WorkloadRecord, cq_name: str, node: QuotaNode, group: int
     )
 
 
-def within_queue_allows(policy: str, candidate: WorkloadRecord, preemptor: "Preemptor") -> bool:
+def within_queue_allows(policy: str, candidate: WorkloadRecord, preemptor: Preemptor) -> bool:
     """``withinClusterQueue`` (7.2): pure."""
     if policy == "LowerPriority":
         return candidate.priority < preemptor.priority
@@ -93,7 +108,7 @@ def within_queue_allows(policy: str, candidate: WorkloadRecord, preemptor: "Pree
     return False
 
 
-def reclaim_allows(policy: str, candidate: WorkloadRecord, preemptor: "Preemptor") -> bool:
+def reclaim_allows(policy: str, candidate: WorkloadRecord, preemptor: Preemptor) -> bool:
     """``reclaimWithinCohort`` (7.2): pure."""
     if policy == "Any":
         return True
@@ -113,16 +128,25 @@ def over_quota(node: QuotaNode, needed: set[FlavorResource]) -> bool:
     return any(node.usage.get(fr, 0) > quota.get(fr, 0) for fr in needed)
 
 
-def _records(ctx: "PreemptionContext", cq_name: str, preemptor: "Preemptor", needed: set[FlavorResource]) -> Iterator[WorkloadRecord]:
+def _records(
+    ctx: PreemptionContext, cq_name: str, preemptor: Preemptor, needed: set[FlavorResource]
+) -> Iterator[WorkloadRecord]:
     for key in sorted(ctx.admitted.get(cq_name, ())):
         record = ctx.records[key]
-        if key == preemptor.key or key in ctx.excluded or not record.usage or cq_name not in record.usage:
+        if (
+            key == preemptor.key
+            or key in ctx.excluded
+            or not record.usage
+            or cq_name not in record.usage
+        ):
             continue
         if uses_needed(record.usage[cq_name], needed):
             yield record
 
 
-def _same_queue(ctx: "PreemptionContext", preemptor: "Preemptor", needed: set[FlavorResource]) -> list[Candidate]:
+def _same_queue(
+    ctx: PreemptionContext, preemptor: Preemptor, needed: set[FlavorResource]
+) -> list[Candidate]:
     cq = preemptor.cq
     policy = cq.preemption.within_cluster_queue
     node = cq.node
@@ -136,7 +160,9 @@ def _same_queue(ctx: "PreemptionContext", preemptor: "Preemptor", needed: set[Fl
     ]
 
 
-def _over_quota_queues(node: QuotaNode, skip: QuotaNode, needed: set[FlavorResource]) -> Iterator[QuotaNode]:
+def _over_quota_queues(
+    node: QuotaNode, skip: QuotaNode, needed: set[FlavorResource]
+) -> Iterator[QuotaNode]:
     """CQs under ``node`` reached by descending only into nodes over their quota in a needed FR: pure."""
     if node is skip or not over_quota(node, needed):
         return
@@ -147,8 +173,12 @@ def _over_quota_queues(node: QuotaNode, skip: QuotaNode, needed: set[FlavorResou
         yield from _over_quota_queues(child, skip, needed)
 
 
-def classical_candidates(ctx: "PreemptionContext", preemptor: "Preemptor", requests: FRValues,
-                         needed: set[FlavorResource]) -> list[Candidate]:
+def classical_candidates(
+    ctx: PreemptionContext,
+    preemptor: Preemptor,
+    requests: FRValues,
+    needed: set[FlavorResource],
+) -> list[Candidate]:
     """Candidates of 7.3, classified, sorted by 7.4: pure (reads the tree)."""
     cq = preemptor.cq
     node = cq.node
@@ -158,8 +188,13 @@ def classical_candidates(ctx: "PreemptionContext", preemptor: "Preemptor", reque
     if node.parent is not None and policy.reclaim_within_cohort != "Never":
         borrow = policy.borrow_within_cohort
         threshold = borrow.max_priority_threshold
-        advantage = all(node.usage.get(fr, 0) + amount <= node.nominal.get(fr, 0) for fr, amount in requests.items())
-        remaining = {fr: max(0, amount - local_available(node, fr)) for fr, amount in requests.items()}
+        advantage = all(
+            node.usage.get(fr, 0) + amount <= node.nominal.get(fr, 0)
+            for fr, amount in requests.items()
+        )
+        remaining = {
+            fr: max(0, amount - local_available(node, fr)) for fr, amount in requests.items()
+        }
         child, ancestor = node, node.parent
         while ancestor is not None:
             for sibling in ancestor.children:
@@ -170,25 +205,41 @@ def classical_candidates(ctx: "PreemptionContext", preemptor: "Preemptor", reque
                         if not reclaim_allows(policy.reclaim_within_cohort, record, preemptor):
                             continue
                         if advantage:
-                            found.append(_candidate(record, queue.name, queue, HIERARCHICAL, RECLAMATION))
+                            found.append(
+                                _candidate(record, queue.name, queue, HIERARCHICAL, RECLAMATION)
+                            )
                         elif (
                             borrow.policy == "Never"
                             or record.priority >= preemptor.priority
                             or (threshold is not None and record.priority > threshold)
                         ):
-                            found.append(_candidate(record, queue.name, queue, CROSS_QUEUE, RECLAMATION, True))
+                            found.append(
+                                _candidate(
+                                    record, queue.name, queue, CROSS_QUEUE, RECLAMATION, True
+                                )
+                            )
                         else:
-                            found.append(_candidate(record, queue.name, queue, CROSS_QUEUE, RECLAIM_WHILE_BORROWING))
+                            found.append(
+                                _candidate(
+                                    record, queue.name, queue, CROSS_QUEUE, RECLAIM_WHILE_BORROWING
+                                )
+                            )
             advantage = advantage or all(
-                ancestor.usage.get(fr, 0) + amount <= ancestor.subtree_quota.get(fr, 0) for fr, amount in remaining.items()
+                ancestor.usage.get(fr, 0) + amount <= ancestor.subtree_quota.get(fr, 0)
+                for fr, amount in remaining.items()
             )
-            remaining = {fr: max(0, amount - local_available(ancestor, fr)) for fr, amount in remaining.items()}
+            remaining = {
+                fr: max(0, amount - local_available(ancestor, fr))
+                for fr, amount in remaining.items()
+            }
             child, ancestor = ancestor, ancestor.parent
     found.sort(key=lambda candidate: candidate.order_key)
     return found
 
 
-def fair_candidates(ctx: "PreemptionContext", preemptor: "Preemptor", needed: set[FlavorResource]) -> list[Candidate]:
+def fair_candidates(
+    ctx: PreemptionContext, preemptor: Preemptor, needed: set[FlavorResource]
+) -> list[Candidate]:
     """Candidates of 8.5 step 1: P's CQ by policy, plus borrowing CQs of the whole tree; sorted by 7.4: pure."""
     cq = preemptor.cq
     node = cq.node
@@ -202,11 +253,15 @@ def fair_candidates(ctx: "PreemptionContext", preemptor: "Preemptor", needed: se
             if current.is_cohort:
                 stack.extend(current.children)
                 continue
-            if current is node or not any(current.usage.get(fr, 0) > current.nominal.get(fr, 0) for fr in needed):
+            if current is node or not any(
+                current.usage.get(fr, 0) > current.nominal.get(fr, 0) for fr in needed
+            ):
                 continue
             for record in _records(ctx, current.name, preemptor, needed):
                 if reclaim_allows(reclaim, record, preemptor):
-                    found.append(_candidate(record, current.name, current, CROSS_QUEUE, FAIR_SHARING))
+                    found.append(
+                        _candidate(record, current.name, current, CROSS_QUEUE, FAIR_SHARING)
+                    )
     found.sort(key=lambda candidate: candidate.order_key)
     return found
 

@@ -32,11 +32,16 @@ def fits(node: QuotaNode, requests: FRValues, attempt: str) -> bool:
     if any(amount > capacity_available(node, fr) for fr, amount in requests.items()):
         return False
     if attempt == NO_BORROW:
-        return all(node.usage.get(fr, 0) + amount <= node.nominal.get(fr, 0) for fr, amount in requests.items())
+        return all(
+            node.usage.get(fr, 0) + amount <= node.nominal.get(fr, 0)
+            for fr, amount in requests.items()
+        )
     return True
 
 
-def attempt_plan(cq: ClusterQueueInfo, needed: set[FlavorResource], candidates: list[Candidate]) -> list[str]:
+def attempt_plan(
+    cq: ClusterQueueInfo, needed: set[FlavorResource], candidates: list[Candidate]
+) -> list[str]:
     """Which fit tests to try, in order (module docstring): pure."""
     node = cq.node
     assert node is not None
@@ -69,8 +74,9 @@ def _shielded(victim: QuotaNode, preemptor: QuotaNode, needed: set[FlavorResourc
     return False
 
 
-def give_back_unneeded(trial: Trial, node: QuotaNode, requests: FRValues, attempt: str,
-                       targets: list[Candidate]) -> list[Candidate]:
+def give_back_unneeded(
+    trial: Trial, node: QuotaNode, requests: FRValues, attempt: str, targets: list[Candidate]
+) -> list[Candidate]:
     """Fill back (7.5): return victims, second-to-last to first, while the preemptor still fits."""
     kept = list(targets)
     for victim in reversed(targets[:-1]):
@@ -82,8 +88,12 @@ def give_back_unneeded(trial: Trial, node: QuotaNode, requests: FRValues, attemp
     return kept
 
 
-def minimal_targets(cq: ClusterQueueInfo, requests: FRValues, needed: set[FlavorResource],
-                    candidates: list[Candidate]) -> list[Candidate]:
+def minimal_targets(
+    cq: ClusterQueueInfo,
+    requests: FRValues,
+    needed: set[FlavorResource],
+    candidates: list[Candidate],
+) -> list[Candidate]:
     """The 7.5 victim set for ``requests`` in ``cq``, or [] when no attempt succeeds: pure (tree restored)."""
     node = cq.node
     assert node is not None
@@ -94,7 +104,9 @@ def minimal_targets(cq: ClusterQueueInfo, requests: FRValues, needed: set[Flavor
                 if candidate.group != SAME_QUEUE:
                     if attempt == BORROW and candidate.only_without_borrowing:
                         continue
-                    if _within_nominal(candidate.node, needed) or _shielded(candidate.node, node, needed):
+                    if _within_nominal(candidate.node, needed) or _shielded(
+                        candidate.node, node, needed
+                    ):
                         continue
                 trial.remove(candidate.node, candidate.usage)
                 targets.append(candidate)

@@ -24,7 +24,12 @@ from __future__ import annotations
 
 from scheduler.core.cluster_queue import ClusterQueueInfo
 from scheduler.core.fair_share import Share, dominant_resource_share
-from scheduler.core.preemption.candidates import FAIR_SHARING, IN_CLUSTER_QUEUE, RECLAMATION, Candidate
+from scheduler.core.preemption.candidates import (
+    FAIR_SHARING,
+    IN_CLUSTER_QUEUE,
+    RECLAMATION,
+    Candidate,
+)
 from scheduler.core.preemption.classical import BORROW, fits, give_back_unneeded
 from scheduler.core.resource_node import QuotaNode
 from scheduler.core.resources import FlavorResource, FRValues
@@ -35,7 +40,9 @@ LESS_THAN_INITIAL_SHARE = "LessThanInitialShare"
 DEFAULT_STRATEGIES = (LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, LESS_THAN_INITIAL_SHARE)
 
 
-def strategy_passes(strategy: str, preemptor_new: Share, target_old: Share, target_new: Share) -> bool:
+def strategy_passes(
+    strategy: str, preemptor_new: Share, target_old: Share, target_new: Share
+) -> bool:
     """Whether ``strategy`` allows the preemption (8.5 table): pure."""
     if strategy == LESS_THAN_OR_EQUAL_TO_FINAL_SHARE:
         return preemptor_new.key <= target_new.key
@@ -89,12 +96,19 @@ class _Search:
                         continue
                     share = self.share(child)
                     if not child.is_cohort:
-                        if not self.remaining.get(child.name) or (child is not self.preemptor and not share.borrowing):
+                        if not self.remaining.get(child.name) or (
+                            child is not self.preemptor and not share.borrowing
+                        ):
                             self.dropped.add(id(child))
                             continue
-                        if best_queue is None or share.key > best_queue[1].key or (
-                            share.key == best_queue[1].key
-                            and self.remaining[child.name][0].order_key < self.remaining[best_queue[0].name][0].order_key
+                        if (
+                            best_queue is None
+                            or share.key > best_queue[1].key
+                            or (
+                                share.key == best_queue[1].key
+                                and self.remaining[child.name][0].order_key
+                                < self.remaining[best_queue[0].name][0].order_key
+                            )
                         ):
                             best_queue = (child, share)
                     else:
@@ -106,7 +120,9 @@ class _Search:
                 if best_queue is None and best_cohort is None:
                     self.dropped.add(id(node))
                     break
-                if best_cohort is not None and (best_queue is None or best_cohort[1].key >= best_queue[1].key):
+                if best_cohort is not None and (
+                    best_queue is None or best_cohort[1].key >= best_queue[1].key
+                ):
                     node = best_cohort[0]
                     continue
                 assert best_queue is not None
@@ -129,8 +145,13 @@ def _take(trial: Trial, victims: list[Candidate], candidate: Candidate, reason: 
     victims.append(candidate)
 
 
-def fair_targets(cq: ClusterQueueInfo, requests: FRValues, needed: set[FlavorResource],
-                 candidates: list[Candidate], strategies: tuple[str, ...]) -> list[Candidate]:
+def fair_targets(
+    cq: ClusterQueueInfo,
+    requests: FRValues,
+    needed: set[FlavorResource],
+    candidates: list[Candidate],
+    strategies: tuple[str, ...],
+) -> list[Candidate]:
     """The 8.5 victim set for ``requests`` in ``cq``, or [] when P cannot be made to fit: pure (tree restored)."""
     queue_node = cq.node
     assert queue_node is not None

@@ -32,8 +32,14 @@ def queue_path(node: QuotaNode | None) -> str:
     return "/" + "/".join(reversed(names))
 
 
-def preemption_message(*, preemptor_uid: str | None, preemptor_job_uid: str | None, reason: str,
-                       preemptor_node: QuotaNode | None, victim_node: QuotaNode | None) -> str:
+def preemption_message(
+    *,
+    preemptor_uid: str | None,
+    preemptor_job_uid: str | None,
+    reason: str,
+    preemptor_node: QuotaNode | None,
+    victim_node: QuotaNode | None,
+) -> str:
     """The eviction message ``M`` of 7.7: pure."""
     return (
         f"Preempted to accommodate a workload (UID: {preemptor_uid or UNKNOWN}, "
