@@ -119,12 +119,14 @@ def show_running_pods(kubeconfig: str) -> bool:
     if not running:
         return False
     say(
-        "$ kubectl get pods -n team-ml  (running ones: the admitted flavor's nodeSelector put them there)"
+        "$ kubectl get pods -n team-ml  (running ones: the admitted flavor's nodeSelector put "
+        "them there)"
     )
     for pod in sorted(running, key=lambda item: item["metadata"]["name"]):
         selector = (pod["spec"].get("nodeSelector") or {}).get("instance-type", "-")
         say(
-            f"{pod['metadata']['name']:<28} instance-type={selector:<9} node {pod['spec'].get('nodeName')}"
+            f"{pod['metadata']['name']:<28} instance-type={selector:<9} node "
+            f"{pod['spec'].get('nodeName')}"
         )
     say()
     return True
@@ -143,7 +145,8 @@ def run(timeout: float, interval: float, name: str) -> int:
     say(kubectl(kubeconfig, "apply", "-f", str(DEMO_DIR / "queues.yaml")).rstrip())
     say()
     say(
-        "== Six Jobs, as a user writes them (e2e/demo/jobs.yaml): 2 CPUs each, on-demand quota 4, spot quota 4"
+        "== Six Jobs, as a user writes them (e2e/demo/jobs.yaml): 2 CPUs each, on-demand quota 4, "
+        "spot quota 4"
     )
     created = kubectl(kubeconfig, "create", "-f", str(DEMO_DIR / "jobs.yaml"), "-o", "name")
     submitted = {line.split("/", 1)[1] for line in created.split()}
@@ -170,12 +173,14 @@ def run(timeout: float, interval: float, name: str) -> int:
             and len(states) >= len(submitted)
         ):
             say(
-                "Every Job was admitted to a flavor, ran on its nodes and finished; the quota is free again."
+                "Every Job was admitted to a flavor, ran on its nodes and finished; the quota is "
+                "free again."
             )
             return 0
         if time.monotonic() + interval > deadline:
             say(
-                f"The demo stops watching after {timeout:.0f} s; the Jobs carry on (kuota status shows them)."
+                f"The demo stops watching after {timeout:.0f} s; the Jobs carry on (kuota status "
+                "shows them)."
             )
             return 0
         time.sleep(interval)

@@ -68,7 +68,8 @@ class SessionCluster:
         plane.stop()
         if keep:
             print(
-                f"\n[kuota-e2e] kept {plane.workdir}; KUBECONFIG={plane.workdir / 'admin.kubeconfig'}"
+                f"\n[kuota-e2e] kept {plane.workdir}; "
+                f"KUBECONFIG={plane.workdir / 'admin.kubeconfig'}"
             )
         else:
             shutil.rmtree(plane.workdir, ignore_errors=True)

@@ -90,7 +90,9 @@ def kube(cluster: ClusterHandle) -> Kube:
 
 @pytest.fixture(scope="module")
 def release(cluster: ClusterHandle, kuota: KuotaWebhook, kube: Kube) -> Iterator[str]:
-    """``helm install`` of the chart, URL-based, into a restricted namespace; uninstalled at the end."""
+    """``helm install`` of the chart, URL-based, into a restricted namespace;
+    uninstalled at the end.
+    """
     kube.try_("delete", "namespace", NAMESPACE, "--ignore-not-found", "--wait=true")
     kube("create", "namespace", NAMESPACE)
     kube(
@@ -310,8 +312,8 @@ def _queued_job(name: str) -> dict[str, Any]:
 def test_a_queued_job_is_suspended_through_the_charts_registration(
     release: str, kube: Kube
 ) -> None:
-    # kueue-system is the session's kuota namespace (the scheduler fixture creates it too): created if
-    # missing and left in place, so no later fixture meets it Terminating.
+    # kueue-system is the session's kuota namespace (the scheduler fixture creates it too):
+    # created if missing and left in place, so no later fixture meets it Terminating.
     kube.try_("create", "namespace", JOB_NAMESPACE)
     try:
         deadline, suspended = time.monotonic() + 60, False
@@ -364,7 +366,9 @@ def _fresh(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _dry_run_all(kube: Kube, text: str) -> set[str]:
-    """Server-side dry-run apply of every rendered object the cluster has a kind for; returns the kinds skipped."""
+    """Server-side dry-run apply of every rendered object the cluster has a kind for;
+    returns the kinds skipped.
+    """
     objects = [_fresh(obj) for obj in yaml.safe_load_all(text) if obj]
     skipped = {
         obj["kind"]
@@ -414,7 +418,8 @@ def _dry_run_all(kube: Kube, text: str) -> set[str]:
 def test_every_rendered_manifest_passes_a_server_side_dry_run(
     release: str, kube: Kube, values: list[str], skipped: set[str]
 ) -> None:
-    """The API server's own OpenAPI validation (strict: unknown fields fail) of each rendering; nothing is stored.
+    """The API server's own OpenAPI validation (strict: unknown fields fail) of each
+    rendering; nothing is stored.
 
     Service-referenced registrations are only dry-run here: never stored, never called.
     """

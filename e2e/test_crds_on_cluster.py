@@ -34,7 +34,8 @@ SEEDS = [doc for doc in documents() if doc.api_version == f"{GROUP}/{VERSION}"]
 
 @pytest.fixture(scope="session")
 def crds(cluster: ClusterHandle, kuota: Any) -> Iterator[list[str]]:
-    """The CRDs as kuota installs them (with their conversion webhook): one installation per session.
+    """The CRDs as kuota installs them (with their conversion webhook): one installation
+    per session.
 
     Installing them again without conversion here would break every later
     test that reads a legacy version.

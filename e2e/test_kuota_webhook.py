@@ -289,7 +289,7 @@ def test_an_invalid_seed_is_refused_with_the_message_of_kuota_validate(
     status = admission_status(errors)
     if status["code"] == 403:  # kubectl prints a Forbidden denial's message as one line
         assert f"denied the request: {status['message']}" in applied.stderr, applied.stderr
-    else:  # and an Invalid one as its causes ("<field>: <message>", one "* " line each when several)
+    else:  # and an Invalid one as its causes ("<field>: <message>", one "* " line each if several)
         assert "The request is invalid" in applied.stderr, applied.stderr
         for item in errors:
             assert item.render() in applied.stderr, applied.stderr

@@ -178,8 +178,9 @@ async def test_on_demand_first_then_spot_then_completion(
     )
     assert reserved["reason"] == "WaitingForQuota"
     assert reserved["message"] == (
-        f"couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor ondemand-{namespace}, "
-        f"1 more needed, insufficient unused quota for cpu in flavor spot-{namespace}, 1 more needed"
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor "
+        f"ondemand-{namespace}, 1 more needed, insufficient unused quota for cpu in flavor "
+        f"spot-{namespace}, 1 more needed"
     )
 
     custom = client.CustomObjectsApi(api)

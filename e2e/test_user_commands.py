@@ -192,8 +192,8 @@ async def test_status_list_and_explain_tell_a_user_why_a_job_waits(
         == f"Position: 1 of 1 pending in ClusterQueue {queue} (queue order: priority, then age)."
     )
     assert lines[3] == (
-        f"Why (WaitingForQuota): couldn't assign flavors to pod set main: insufficient unused quota "
-        f"for cpu in flavor {flavor}, 1 more needed"
+        "Why (WaitingForQuota): couldn't assign flavors to pod set main: insufficient unused "
+        f"quota for cpu in flavor {flavor}, 1 more needed"
     )
     assert lines[4:] == [
         "To be admitted, this has to free up:",

@@ -108,7 +108,8 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"kuota is installed: webhook {webhook.base_url} (log {webhook.record.log})")
         for replica in replicas:
             print(
-                f"  {replica.identity}: http://127.0.0.1:{replica.port}/metrics (log {replica.record.log})"
+                f"  {replica.identity}: http://127.0.0.1:{replica.port}/metrics "
+                f"(log {replica.record.log})"
             )
     print(f"cluster {args.name!r} is up: {info.server}")
     print(f"  logs:       {workdir / 'logs'}")
@@ -131,7 +132,8 @@ def cmd_down(args: argparse.Namespace) -> int:
     stopped = stop_recorded(workdir)
     shutil.rmtree(workdir, ignore_errors=True)
     print(
-        f"cluster {args.name!r}: stopped {', '.join(stopped) if stopped else 'nothing (not running)'}"
+        f"cluster {args.name!r}: stopped "
+        f"{', '.join(stopped) if stopped else 'nothing (not running)'}"
     )
     return 0
 
@@ -178,8 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     up.add_argument(
         "--kuota",
         action="store_true",
-        help="also install kuota: CRDs, the webhook on 127.0.0.1, webhook and conversion registrations, "
-        "and the scheduler",
+        help="also install kuota: CRDs, the webhook on 127.0.0.1, webhook and conversion "
+        "registrations, and the scheduler",
     )
     up.add_argument(
         "--replicas",

@@ -332,7 +332,8 @@ def build(*, force: bool = False) -> ToolPaths:
         free = shutil.disk_usage(cache_root()).free
         if free < 8 * 1024**3:
             print(
-                f"[kuota-tools] warning: only {free / 1024**3:.1f} GiB free; a cold build needs ~7 GiB",
+                f"[kuota-tools] warning: only {free / 1024**3:.1f} GiB free; a cold build needs "
+                "~7 GiB",
                 file=sys.stderr,
             )
         staging = cache_root() / f".build-{os.getpid()}"

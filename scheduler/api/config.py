@@ -44,7 +44,9 @@ _DURATION_PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
 
 
 def parse_duration(text: str) -> timedelta | None:
-    """A Go duration (``30m``, ``1h30m``, ``1.5h``, ``300ms``, ``0``) → ``timedelta``; ``None`` if invalid: pure."""
+    """A Go duration (``30m``, ``1h30m``, ``1.5h``, ``300ms``, ``0``) → ``timedelta``;
+    ``None`` if invalid: pure.
+    """
     body = text
     sign = 1
     if body[:1] in "+-" and body:
@@ -238,8 +240,8 @@ def _fair_sharing(
     if "enable" in section:
         enable = reader.boolean(section, "enable", here)
         warnings.append(
-            "fairSharing.enable belongs to config.kueue.x-k8s.io/v1beta1; in v1beta2 the presence of "
-            "fairSharing enables it"
+            "fairSharing.enable belongs to config.kueue.x-k8s.io/v1beta1; in v1beta2 the presence "
+            "of fairSharing enables it"
         )
         if enable is False:
             return None
@@ -358,7 +360,10 @@ def build_configuration(reader: Reader, raw: Mapping[str, Any]) -> Configuration
 
 
 def parse_configuration(raw: object) -> Configuration:
-    """Parse a ``config.kueue.x-k8s.io/v1beta2`` Configuration; raises ``ObjectParseError``: pure."""
+    """Parse a ``config.kueue.x-k8s.io/v1beta2`` Configuration: pure.
+
+    Raises ``ObjectParseError``.
+    """
     from scheduler.api.parse import ObjectParseError
 
     reader = Reader()

@@ -235,11 +235,17 @@ class Quantity:
         return self._nanos < 0
 
     def milli_value(self) -> int:
-        """The value in milli-units, a fraction rounded away from zero (Kubernetes ``MilliValue``): pure."""
+        """The value in milli-units, a fraction rounded away from zero: pure.
+
+        Kubernetes' ``MilliValue``.
+        """
         return _divide_rounding_away_from_zero(self._nanos, _NANOS_PER_MILLI)
 
     def value(self) -> int:
-        """The value in whole units, a fraction rounded away from zero (Kubernetes ``Value``): pure."""
+        """The value in whole units, a fraction rounded away from zero: pure.
+
+        Kubernetes' ``Value``.
+        """
         return _divide_rounding_away_from_zero(self._nanos, NANOS_PER_UNIT)
 
     def as_decimal(self) -> Decimal:

@@ -72,7 +72,7 @@ def _type_check(out: _Collector, value: Any, path: FieldPath, expected: type, wh
         out.add(path, f"must be {what}", "TYPE", origin="S")
 
 
-# --- entry points ----------------------------------------------------------------------
+# --- entry points ---------------------------------------------------------------------------------
 
 
 def validate_legacy(obj: Mapping[str, Any]) -> list[FieldError]:
@@ -110,7 +110,8 @@ def validate_legacy_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> li
         if before and new_spec.get("clusterQueue") != before:
             out.add(
                 "spec.clusterQueue",
-                f'is immutable; it was "{before}": create a new LocalQueue to point at another ClusterQueue',
+                f'is immutable; it was "{before}": create a new LocalQueue to point at another '
+                "ClusterQueue",
                 "LEG-LQ-2",
             )
     elif kind == "Workload":
@@ -122,7 +123,8 @@ def validate_legacy_update(new: Mapping[str, Any], old: Mapping[str, Any]) -> li
         if both_admitted and new_spec.get("queueName") != old_spec.get("queueName"):
             out.add(
                 "spec.queueName",
-                f'is immutable while spec.admission is set; it was "{old_spec.get("queueName") or ""}"',
+                "is immutable while spec.admission is set; it was "
+                f'"{old_spec.get("queueName") or ""}"',
                 "LEG-WL-7",
             )
         if both_admitted and new_spec.get("admission") != old_spec.get("admission"):
@@ -144,7 +146,7 @@ def _version(obj: Mapping[str, Any]) -> str:
     return version if group == GROUP else ""
 
 
-# --- CQ-V3 (v1beta1) ----------------------------------------------------------------------
+# --- CQ-V3 (v1beta1) ------------------------------------------------------------------------------
 
 
 def _cq_v3(obj: Mapping[str, Any]) -> list[FieldError]:
@@ -161,7 +163,7 @@ def _cq_v3(obj: Mapping[str, Any]) -> list[FieldError]:
     return []
 
 
-# --- ClusterQueue (14.1) ----------------------------------------------------------------------
+# --- ClusterQueue (14.1) --------------------------------------------------------------------------
 
 
 def _cluster_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
@@ -175,7 +177,8 @@ def _cluster_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
     if "resourceGroups" in spec:
         out.add(
             spec_path.child("resourceGroups"),
-            f'unknown field "resourceGroups"; {version} ClusterQueues use spec.resources (see api.md section 14)',
+            f'unknown field "resourceGroups"; {version} ClusterQueues use spec.resources (see '
+            "api.md section 14)",
             "CQ-V4",
             origin="K",
         )
@@ -267,7 +270,8 @@ def _cluster_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
             if amount is None:
                 out.add(
                     flavor_path(i, j).child("quota", bound),
-                    f'"{formats.render_value(quota[bound])}" is not a valid quantity (examples: 9, 500m, 36Gi)',
+                    f'"{formats.render_value(quota[bound])}" is not a valid quantity (examples: '
+                    "9, 500m, 36Gi)",
                     "LEG-CQ-9",
                     origin="S",
                 )
@@ -293,7 +297,8 @@ def _cluster_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
             shown_min = formats.render_value(quota["min"]) if quota.get("min") is not None else "0"
             out.add(
                 flavor_path(i, j).child("quota", "max"),
-                f"max ({formats.render_value(quota['max'])}) must be greater than or equal to min ({shown_min})",
+                f"max ({formats.render_value(quota['max'])}) must be greater than or equal to min "
+                f"({shown_min})",
                 "LEG-CQ-11",
             )
     # LEG-CQ-12 / LEG-CQ-13
@@ -314,15 +319,17 @@ def _cluster_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
             if set(a_flavors) == set(b_flavors) and len(a_flavors) == len(b_flavors):
                 out.add(
                     path,
-                    f'lists the same flavors as resource "{a_name}" in a different order; codependent resources '
-                    f"must list their flavors in the same order ({', '.join(a_flavors)})",
+                    f'lists the same flavors as resource "{a_name}" in a different order; '
+                    "codependent resources must list their flavors in the same order "
+                    f"({', '.join(a_flavors)})",
                     "LEG-CQ-12",
                 )
             else:
                 out.add(
                     path,
-                    f'shares flavor(s) {", ".join(shared)} with resource "{a_name}" but the lists differ; resources '
-                    "either list exactly the same flavors in the same order (codependent) or share no flavor at all",
+                    f'shares flavor(s) {", ".join(shared)} with resource "{a_name}" but the lists '
+                    "differ; resources either list exactly the same flavors in the same order "
+                    "(codependent) or share no flavor at all",
                     "LEG-CQ-13",
                 )
     # LEG-CQ-14
@@ -347,7 +354,7 @@ def _cluster_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
     return out.errors
 
 
-# --- ResourceFlavor (14.2) ---------------------------------------------------------------------
+# --- ResourceFlavor (14.2) ------------------------------------------------------------------------
 
 
 def _resource_flavor(obj: Mapping[str, Any], version: str) -> list[FieldError]:
@@ -421,7 +428,7 @@ def _resource_flavor(obj: Mapping[str, Any], version: str) -> list[FieldError]:
     return out.errors
 
 
-# --- LocalQueue (14.3) -----------------------------------------------------------------------------
+# --- LocalQueue (14.3) ----------------------------------------------------------------------------
 
 
 def _local_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
@@ -434,7 +441,7 @@ def _local_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
     return out.errors
 
 
-# --- Workload (14.4) -------------------------------------------------------------------------------
+# --- Workload (14.4) ------------------------------------------------------------------------------
 
 
 def _workload(obj: Mapping[str, Any], version: str) -> list[FieldError]:

@@ -93,7 +93,9 @@ class Outcome:
 
 
 def nominal_quota(cluster: Cluster) -> dict[FlavorResource, int]:
-    """Total nominal quota per (flavor, resource) over ClusterQueues and Cohorts, as engine integers."""
+    """Total nominal quota per (flavor, resource) over ClusterQueues and Cohorts, as
+    engine integers.
+    """
     from scheduler.core.resources import to_int
 
     totals: dict[FlavorResource, int] = {}
@@ -126,7 +128,10 @@ def _sample(engine: Any, now: float) -> Sample:
 
 
 def trace_workloads(jobs: Sequence[TraceJob], source: str) -> dict[str, Any]:
-    """Each job's parsed Workload by key, checked like ``kuota validate``; raises TraceError: pure."""
+    """Each job's parsed Workload by key, checked like ``kuota validate``: pure.
+
+    Raises TraceError.
+    """
     from scheduler.api.parse import ObjectParseError, parse_object
     from scheduler.api.pipeline import review
 

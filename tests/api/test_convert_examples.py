@@ -45,7 +45,7 @@ def seed(kind: str, name: str, version: str) -> dict[str, Any]:
     raise LookupError(f"{version} {kind} {name} not in the seeds")
 
 
-# --- ClusterQueue -------------------------------------------------------------------
+# --- ClusterQueue ---------------------------------------------------------------------------------
 
 
 def test_worked_example_team_a_cq_v1alpha1_to_v1beta2() -> None:
@@ -284,7 +284,8 @@ kind: ClusterQueue
 metadata:
   name: q
   annotations:
-    conversion.kuota.io/v1beta2-fields: '{"lendingLimits":[{"flavor":"gone","resource":"cpu","lendingLimit":"1"}]}'
+    conversion.kuota.io/v1beta2-fields: >-
+      {"lendingLimits":[{"flavor":"gone","resource":"cpu","lendingLimit":"1"}]}
 spec:
   cohort: c
   resources: [{name: cpu, flavors: [{name: default, quota: {min: "4"}}]}]
@@ -424,7 +425,7 @@ spec:
     assert to_hub(down)["spec"]["preemption"]["borrowWithinCohort"] == {"policy": "LowerPriority"}
 
 
-# --- ResourceFlavor --------------------------------------------------------------------------------
+# --- ResourceFlavor -------------------------------------------------------------------------------
 
 
 def test_v1alpha1_resource_flavor_seed_moves_labels_and_taints_under_spec() -> None:
@@ -491,7 +492,7 @@ spec:
     assert to_hub(from_hub(hub, "v1beta1")) == hub
 
 
-# --- LocalQueue -------------------------------------------------------------------------------------------
+# --- LocalQueue -----------------------------------------------------------------------------------
 
 
 def test_v1alpha2_local_queue_seed_converts() -> None:
@@ -545,7 +546,7 @@ def test_seed_v1beta2_local_queue_to_each_version_and_back() -> None:
         assert to_hub(from_hub(user_queue, version)) == user_queue
 
 
-# --- Workload ----------------------------------------------------------------------------------------------
+# --- Workload -------------------------------------------------------------------------------------
 
 LEGACY_WORKLOAD = """
 apiVersion: kueue.x-k8s.io/v1alpha1
@@ -625,7 +626,8 @@ spec:
       spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}
 status:
   conditions:
-  - {type: Evicted, status: "True", reason: Deactivated, message: m, lastTransitionTime: "2024-01-01T00:00:00Z"}
+  - {type: Evicted, status: "True", reason: Deactivated, message: m,
+     lastTransitionTime: "2024-01-01T00:00:00Z"}
   requeueState: {count: 1}
 """
     )
@@ -656,14 +658,20 @@ apiVersion: kueue.x-k8s.io/v1beta2
 kind: Workload
 metadata: {name: w, namespace: ns}
 spec:
-  podSets: [{name: main, count: 2, template: {spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}}]
+  podSets:
+  - name: main
+    count: 2
+    template: {spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
 status:
   admission:
     clusterQueue: cq
-    podSetAssignments: [{name: main, flavors: {cpu: a}, resourceUsage: {cpu: "2", pods: "2"}, count: 2}]
+    podSetAssignments:
+    - {name: main, flavors: {cpu: a}, resourceUsage: {cpu: "2", pods: "2"}, count: 2}
   conditions:
-  - {type: QuotaReserved, status: "True", reason: QuotaReserved, message: r, lastTransitionTime: "2024-01-01T00:00:00Z"}
-  - {type: Admitted, status: "False", reason: UnsatisfiedAdmissionChecks, message: u, lastTransitionTime: "2024-01-01T00:00:00Z"}
+  - {type: QuotaReserved, status: "True", reason: QuotaReserved, message: r,
+     lastTransitionTime: "2024-01-01T00:00:00Z"}
+  - {type: Admitted, status: "False", reason: UnsatisfiedAdmissionChecks, message: u,
+     lastTransitionTime: "2024-01-01T00:00:00Z"}
 """
     )
     legacy = from_hub(hub, "v1alpha2")
@@ -684,7 +692,9 @@ metadata: {name: w, namespace: ns}
 spec: {podSets: [{name: main, count: 1, template: {spec: {containers: [{name: c}]}}}]}
 status:
   admission: {clusterQueue: cq, podSetAssignments: [{name: main, flavors: {}, count: 1}]}
-  conditions: [{type: QuotaReserved, status: "False", reason: Pending, message: p, lastTransitionTime: "2024-01-01T00:00:00Z"}]
+  conditions:
+  - {type: QuotaReserved, status: "False", reason: Pending, message: p,
+     lastTransitionTime: "2024-01-01T00:00:00Z"}
 """
     )
     legacy = from_hub(hub, "v1alpha1")
@@ -692,7 +702,7 @@ status:
     assert to_hub(legacy) == hub
 
 
-# --- v1beta1 -------------------------------------------------------------------------------------------------
+# --- v1beta1 --------------------------------------------------------------------------------------
 
 
 def test_v1beta1_cluster_queue_renames_and_spellings() -> None:
@@ -705,7 +715,8 @@ spec:
   cohort: team
   admissionChecks: [prov, multikueue]
   flavorFungibility: {whenCanBorrow: Borrow, whenCanPreempt: Preempt}
-  resourceGroups: [{coveredResources: [cpu], flavors: [{name: a, resources: [{name: cpu, nominalQuota: 9}]}]}]
+  resourceGroups:
+  - {coveredResources: [cpu], flavors: [{name: a, resources: [{name: cpu, nominalQuota: 9}]}]}
 status: {pendingWorkloadsStatus: {clusterQueuePendingWorkload: []}, pendingWorkloads: 1}
 """
     )
@@ -872,7 +883,7 @@ def test_v1beta1_report_paths() -> None:
     ) == ("spec.admissionChecksStrategy.admissionChecks[1].name")
 
 
-# --- cross-version and errors -------------------------------------------------------------------------------------
+# --- cross-version and errors ---------------------------------------------------------------------
 
 
 def test_legacy_to_v1beta1_goes_through_the_hub() -> None:

@@ -77,7 +77,7 @@ QUANTITY = st.builds(
 )
 
 
-# --- legacy ClusterQueue ------------------------------------------------------------
+# --- legacy ClusterQueue --------------------------------------------------------------------------
 
 
 @st.composite
@@ -136,7 +136,7 @@ def legacy_cluster_queue(draw: st.DrawFn, version: str) -> dict[str, Any]:
     return obj
 
 
-# --- legacy ResourceFlavor, LocalQueue, Workload -------------------------------------------
+# --- legacy ResourceFlavor, LocalQueue, Workload --------------------------------------------------
 
 LABELS = st.dictionaries(
     st.sampled_from(["instance-type", "pool", "example.com/zone", "arch"]),
@@ -312,7 +312,7 @@ def test_legacy_workload_round_trips_exactly(obj: dict[str, Any]) -> None:
     assert from_hub(hub, version) == obj
 
 
-# --- v1beta1 ----------------------------------------------------------------------------------
+# --- v1beta1 --------------------------------------------------------------------------------------
 
 
 @st.composite
@@ -471,7 +471,7 @@ def test_v1beta1_objects_round_trip_exactly(obj: dict[str, Any]) -> None:
     assert from_hub(to_hub(obj, check=False), "v1beta1") == obj
 
 
-# --- v1beta2 → old → v1beta2 ------------------------------------------------------------------------------
+# --- v1beta2 → old → v1beta2 ----------------------------------------------------------------------
 
 
 @st.composite

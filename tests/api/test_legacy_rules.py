@@ -152,14 +152,16 @@ CASES: list[tuple[str, dict[str, Any], str, str, dict[str, Any]]] = [
         "LEG-CQ-12",
         cq([res("cpu", "spot", "on-demand"), res("memory", "on-demand", "spot")]),
         "spec.resources[1].flavors",
-        'lists the same flavors as resource "cpu" in a different order; codependent resources must list their flavors in the same order (spot, on-demand)',
+        'lists the same flavors as resource "cpu" in a different order; codependent resources '
+        "must list their flavors in the same order (spot, on-demand)",
         cq([res("cpu", "spot", "on-demand"), res("memory", "spot", "on-demand")]),
     ),
     (
         "LEG-CQ-13",
         cq([res("cpu", "spot", "on-demand"), res("nvidia.com/gpu", "spot")]),
         "spec.resources[1].flavors",
-        'shares flavor(s) spot with resource "cpu" but the lists differ; resources either list exactly the same flavors in the same order (codependent) or share no flavor at all',
+        'shares flavor(s) spot with resource "cpu" but the lists differ; resources either list '
+        "exactly the same flavors in the same order (codependent) or share no flavor at all",
         cq([res("cpu", "spot", "on-demand"), res("nvidia.com/gpu", "vendor1", "vendor2")]),
     ),
     (

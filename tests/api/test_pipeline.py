@@ -121,7 +121,8 @@ def test_v18_unnamed_flavor_and_empty_quota_default() -> None:
 
 
 def test_legacy_failure_stops_before_v1beta2_rules() -> None:
-    # Invalid as legacy (max < min) and would also be odd as v1beta2: only the legacy rule is reported.
+    # Invalid as legacy (max < min) and would also be odd as v1beta2: only the legacy rule is
+    # reported.
     result = review(legacy_cq(res("cpu", "default", quota={"min": 10, "max": 5})))
     assert result.errors and all(e.rule.startswith("LEG") for e in result.errors), result.errors
 

@@ -151,7 +151,8 @@ FAILING = [
         "CQ-12",
         b.cluster_queue(groups=[b.group(["cpu", "memory"], b.flavor("default-flavor", cpu="9"))]),
         f"{G0}.flavors[0].resources",
-        'flavor "default-flavor" gives quotas for 1 resource(s) but the group covers 2 (cpu, memory)',
+        'flavor "default-flavor" gives quotas for 1 resource(s) but the group covers 2 (cpu, '
+        "memory)",
     ),
     bad(
         "CQ-13",
@@ -359,7 +360,8 @@ FAILING = [
         "CQ-33",
         b.simple_cluster_queue(flavorFungibility={"preference": "PreemptionOverBorrowing"}),
         "spec.flavorFungibility.preference",
-        'preference "PreemptionOverBorrowing" applies only when whenCanBorrow and whenCanPreempt are both TryNextFlavor',
+        'preference "PreemptionOverBorrowing" applies only when whenCanBorrow and whenCanPreempt '
+        "are both TryNextFlavor",
     ),
     bad(
         "CQ-34",

@@ -72,8 +72,8 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
         None,
         {},
         "spec.resourceGroups[0].flavors[0].resources",
-        'flavor "default-flavor" gives quotas for 1 resource(s) but the group covers 2 (cpu, memory); '
-        "give exactly one quota per covered resource, in the same order",
+        'flavor "default-flavor" gives quotas for 1 resource(s) but the group covers 2 (cpu, '
+        "memory); give exactly one quota per covered resource, in the same order",
         "CQ-12",
     ),
     (
@@ -91,7 +91,8 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
         None,
         {},
         "spec.resourceGroups[0].flavors[1].resources[0].name",
-        'expected "cpu" (coveredResources[0]) but found "memory"; list resources in the same order as coveredResources',
+        'expected "cpu" (coveredResources[0]) but found "memory"; list resources in the same '
+        "order as coveredResources",
         "CQ-13",
     ),
     (
@@ -106,7 +107,8 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
         None,
         {},
         "spec.resourceGroups[1].flavors[0].name",
-        'flavor "spot" is already used by resourceGroups[0]; a flavor may belong to only one resource group',
+        'flavor "spot" is already used by resourceGroups[0]; a flavor may belong to only one '
+        "resource group",
         "CQ-9",
     ),
     (
@@ -121,7 +123,8 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
         None,
         {},
         "spec.resourceGroups[1].coveredResources[0]",
-        'resource "memory" is already covered by resourceGroups[0]; a resource may belong to only one resource group',
+        'resource "memory" is already covered by resourceGroups[0]; a resource may belong to only '
+        "one resource group",
         "CQ-5",
     ),
     (
@@ -191,7 +194,8 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
         None,
         {},
         "spec.resourceGroups[0].flavors[0].name",
-        '"invalid_name" is not a valid flavor name: use at most 253 lower-case letters, digits, "-" or "." …',
+        '"invalid_name" is not a valid flavor name: use at most 253 lower-case letters, digits, '
+        '"-" or "." …',
         "CQ-8",
     ),
     (
@@ -236,8 +240,8 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
         None,
         {},
         "spec.preemption",
-        "borrowWithinCohort.policy LowerPriority needs reclaimWithinCohort LowerPriority or Any; with reclaimWithinCohort Never, "
-        "set borrowWithinCohort.policy to Never",
+        "borrowWithinCohort.policy LowerPriority needs reclaimWithinCohort LowerPriority or Any; "
+        "with reclaimWithinCohort Never, set borrowWithinCohort.policy to Never",
         "CQ-30",
     ),
     (
@@ -247,8 +251,8 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
         None,
         {},
         "spec.preemption",
-        "borrowWithinCohort.policy LowerPriority needs reclaimWithinCohort LowerPriority or Any; with reclaimWithinCohort Never, "
-        "set borrowWithinCohort.policy to Never",
+        "borrowWithinCohort.policy LowerPriority needs reclaimWithinCohort LowerPriority or Any; "
+        "with reclaimWithinCohort Never, set borrowWithinCohort.policy to Never",
         "CQ-30",
     ),
     (
@@ -268,7 +272,8 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
         None,
         {},
         "spec.flavorFungibility.preference",
-        'preference "PreemptionOverBorrowing" applies only when whenCanBorrow and whenCanPreempt are both TryNextFlavor',
+        'preference "PreemptionOverBorrowing" applies only when whenCanBorrow and whenCanPreempt '
+        "are both TryNextFlavor",
         "CQ-33",
     ),
     (
@@ -278,7 +283,8 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
         None,
         {},
         "spec.flavorFungibility.whenCanBorrow",
-        'unsupported value "Borrow": use one of MayStopSearch, TryNextFlavor; "Borrow" is the old v1beta1 spelling, use MayStopSearch',
+        'unsupported value "Borrow": use one of MayStopSearch, TryNextFlavor; "Borrow" is the old '
+        "v1beta1 spelling, use MayStopSearch",
         "CQ-31",
     ),
     (
@@ -352,7 +358,8 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
         None,
         {},
         "spec.admissionChecksStrategy.admissionChecks[0].onFlavors[0]",
-        'flavor "ghost" is not one of this queue\'s flavors (alpha); onFlavors may only name flavors from spec.resourceGroups',
+        'flavor "ghost" is not one of this queue\'s flavors (alpha); onFlavors may only name '
+        "flavors from spec.resourceGroups",
         "CQ-41",
     ),
     (
@@ -492,7 +499,8 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
         None,
         {},
         "spec.podSets[1].name",
-        'duplicate pod set name "main"; give every pod set its own name (an unnamed pod set is called main)',
+        'duplicate pod set name "main"; give every pod set its own name (an unnamed pod set is '
+        "called main)",
         "WL-4",
     ),
     (
@@ -690,7 +698,8 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
         None,
         {},
         "fairSharing.preemptionStrategies",
-        "required: use [LessThanOrEqualToFinalShare], [LessThanInitialShare] or [LessThanOrEqualToFinalShare, LessThanInitialShare]",
+        "required: use [LessThanOrEqualToFinalShare], [LessThanInitialShare] or "
+        "[LessThanOrEqualToFinalShare, LessThanInitialShare]",
         "CFG-10",
     ),
     (

@@ -106,9 +106,9 @@ def test_selector_rules() -> None:
     assert rendered[0].startswith('sel.matchLabels: invalid label value "-bad"')
     assert "sel.matchExpressions[0].values: must be empty when operator is Exists" in rendered
     assert (
-        'sel.matchExpressions[1].operator: "Has" is not a valid operator: use In, NotIn, Exists or DoesNotExist'
-        in rendered
-    )
+        'sel.matchExpressions[1].operator: "Has" is not a valid operator: '
+        "use In, NotIn, Exists or DoesNotExist"
+    ) in rendered
     assert any(
         line.startswith('sel.matchExpressions[2].key: "bad key" is not a valid name')
         for line in rendered
@@ -185,7 +185,8 @@ def test_rendering_a_real_validation_result() -> None:
     status = admission_status(validate_cluster_queue(queue))
     assert status["code"] == 422  # CQ-27 is a schema rule
     assert status["message"] == (
-        "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: must be greater than or equal to 0, got -1; "
+        "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: "
+        "must be greater than or equal to 0, got -1; "
         'spec.queueingStrategy: unsupported value "FIFO": use one of StrictFIFO, BestEffortFIFO'
     )
     only_webhook = admission_status(

@@ -114,7 +114,9 @@ class LiveCluster:
         tolerate_spot: bool = True,
         with_workload: bool = True,
     ) -> dict[str, Any]:
-        """A Job and (unless ``with_workload=False``) its Workload; ``admitted=(cluster queue, flavor)``."""
+        """A Job and (unless ``with_workload=False``) its Workload;
+        ``admitted=(cluster queue, flavor)``.
+        """
         self._serial += 1
         created = created or T0 + timedelta(seconds=self._serial)
         pod_spec: dict[str, Any] = {

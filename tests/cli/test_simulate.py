@@ -172,7 +172,10 @@ def test_priority_classes_order_the_queue() -> None:
         "  labels: {kueue.x-k8s.io/queue-name: lq}",
         "  labels: {kueue.x-k8s.io/queue-name: lq, kueue.x-k8s.io/priority-class: high}",
     )
-    wpc = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\nmetadata: {name: high}\nvalue: 1000\n"
+    wpc = (
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: WorkloadPriorityClass\n"
+        "metadata: {name: high}\nvalue: 1000\n"
+    )
     code, out, err = run("simulate", "--json", "-", stdin="---\n".join([tight, high, wpc]))
     assert code == 0, err
     states = {

@@ -22,8 +22,8 @@ from tests.cli.live_builders import T0, research_pool
 
 NOW = T0 + timedelta(minutes=5)
 MESSAGE = (
-    "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor ondemand, "
-    "1 more needed"
+    "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor "
+    "ondemand, 1 more needed"
 )
 
 

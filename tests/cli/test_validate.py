@@ -123,7 +123,10 @@ def test_json_report_has_the_contract_shape() -> None:
 
 
 def test_namespaced_objects_default_to_the_default_namespace() -> None:
-    queue = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: q}\nspec: {clusterQueue: cq}\n"
+    queue = (
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\n"
+        "metadata: {name: q}\nspec: {clusterQueue: cq}\n"
+    )
     code, out, _ = run("validate", "--json", "-", stdin=queue)
     assert code == 0
     assert json.loads(out)["objects"][0]["namespace"] == "default"

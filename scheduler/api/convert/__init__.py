@@ -99,7 +99,9 @@ def to_hub(obj: Mapping[str, Any], *, check: bool = True) -> Obj:
 
 
 def from_hub(obj: Mapping[str, Any], version: str) -> Obj:
-    """Convert a v1beta2 object to ``version`` (``v1alpha1`` … or ``kueue.x-k8s.io/v1beta1``): pure."""
+    """Convert a v1beta2 object to ``version`` (``v1alpha1`` … or
+    ``kueue.x-k8s.io/v1beta1``): pure.
+    """
     return _from_hub(obj, normalize_version(version, "version"), [])
 
 
@@ -144,7 +146,8 @@ def _to_hub(obj: Mapping[str, Any], warnings: Warnings, *, check: bool) -> Obj:
     if converter is None:
         raise ConversionError(
             "kind",
-            f'{GROUP}/{version} has no kind "{kind}"; legacy kinds are ClusterQueue, ResourceFlavor, LocalQueue and Workload',
+            f'{GROUP}/{version} has no kind "{kind}"; legacy kinds are ClusterQueue, '
+            "ResourceFlavor, LocalQueue and Workload",
         )
     result = converter(obj, version, warnings)
     warnings.insert(
@@ -169,6 +172,7 @@ def _from_hub(obj: Mapping[str, Any], version: Version, warnings: Warnings) -> O
     if converter is None or version not in LEGACY_VERSIONS:
         raise ConversionError(
             "kind",
-            f'{GROUP}/{version} has no kind "{kind}"; legacy kinds are ClusterQueue, ResourceFlavor, LocalQueue and Workload',
+            f'{GROUP}/{version} has no kind "{kind}"; legacy kinds are ClusterQueue, '
+            "ResourceFlavor, LocalQueue and Workload",
         )
     return converter(obj, version, warnings)

@@ -126,8 +126,8 @@ def cluster_queue_up(obj: Mapping[str, Any], version: str, warnings: Warnings) -
                 legacy_fields["maxWithoutCohort"] = max_without_cohort
                 for entry in max_without_cohort:
                     warnings.append(
-                        f"quota.max of {entry['resource']}/{entry['flavor']} has no effect without a cohort; "
-                        "it was kept only in an annotation"
+                        f"quota.max of {entry['resource']}/{entry['flavor']} has no effect "
+                        "without a cohort; it was kept only in an annotation"
                     )
             if order is not None:
                 legacy_fields["resourceOrder"] = order
@@ -283,7 +283,8 @@ def cluster_queue_down(obj: Mapping[str, Any], version: str, warnings: Warnings)
     if "resources" in spec:
         raise ConversionError(
             "spec.resources",
-            'unknown field "resources"; v1beta2 ClusterQueues use spec.resourceGroups (see api.md section 14)',
+            'unknown field "resources"; v1beta2 ClusterQueues use spec.resourceGroups (see api.md '
+            "section 14)",
         )
     hub_fields: dict[str, Any] = {}
     new_spec: Obj = {}

@@ -209,7 +209,8 @@ def _workload_up(
         if "priorityClassRef" in spec:
             raise ConversionError(
                 "spec.priorityClassRef",
-                'unknown field "priorityClassRef"; v1beta1 uses priorityClassName and priorityClassSource',
+                'unknown field "priorityClassRef"; v1beta1 uses priorityClassName and '
+                "priorityClassSource",
             )
         name = spec.pop("priorityClassName", None)
         has_source = "priorityClassSource" in spec
@@ -246,8 +247,9 @@ def _workload_down(
             else:
                 raise ConversionError(
                     "spec.priorityClassRef.kind",
-                    f"kind {ref.get('kind')} does not belong to group {ref.get('group')}: "
-                    "use PriorityClass with scheduling.k8s.io, WorkloadPriorityClass with kueue.x-k8s.io",
+                    f"kind {ref.get('kind')} does not belong to group {ref.get('group')}: use "
+                    "PriorityClass with scheduling.k8s.io, WorkloadPriorityClass with "
+                    "kueue.x-k8s.io",
                 )
         else:
             for field in ("priorityClassName", "priorityClassSource"):
@@ -402,7 +404,8 @@ def _multikueue_cluster_up(
         if "clusterSource" in spec:
             raise ConversionError(
                 "spec.clusterSource",
-                'unknown field "clusterSource"; v1beta1 sets spec.kubeConfig or spec.clusterProfileRef',
+                'unknown field "clusterSource"; v1beta1 sets spec.kubeConfig or '
+                "spec.clusterProfileRef",
             )
         spec["clusterSource"] = moved
 

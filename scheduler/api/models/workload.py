@@ -40,7 +40,9 @@ ResourceList = Mapping[ResourceName, Quantity]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ContainerResources:
-    """What one container asks for; ``requests`` already include limits standing in for missing requests."""
+    """What one container asks for; ``requests`` already include limits standing in
+    for missing requests.
+    """
 
     name: str = ""
     requests: ResourceList = field(default_factory=frozen_map)

@@ -107,7 +107,9 @@ def parse_multikueue_config(raw: Mapping[str, Any]) -> MultiKueueConfig:
 
 
 def parse_multikueue_cluster(raw: Mapping[str, Any]) -> MultiKueueCluster:
-    """Parse a v1beta2 MultiKueueCluster (default location type Secret); raises ``ObjectParseError``: pure."""
+    """Parse a v1beta2 MultiKueueCluster (default location type Secret); raises
+    ``ObjectParseError``: pure.
+    """
     return _parse_kind(raw, "MultiKueueCluster")  # type: ignore[no-any-return]
 
 

@@ -69,7 +69,8 @@ def validate(obj: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> li
     )
     if validator is None:
         raise ValueError(
-            f"kuota cannot validate apiVersion {api_version!r} kind {kind!r}: not a supported v1beta2 kind"
+            f"kuota cannot validate apiVersion {api_version!r} kind {kind!r}: not a supported "
+            "v1beta2 kind"
         )
     return validator(obj, old)
 

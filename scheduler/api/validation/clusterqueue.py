@@ -191,8 +191,9 @@ def _check_flavor(
         errors.append(
             error(
                 at.child("resources"),
-                f'flavor "{render_value(name)}" gives quotas for {len(resources)} resource(s) but the group covers '
-                f"{len(covered)} ({listed}); give exactly one quota per covered resource, in the same order",
+                f'flavor "{render_value(name)}" gives quotas for {len(resources)} resource(s) but '
+                f"the group covers {len(covered)} ({listed}); give exactly one quota per covered "
+                "resource, in the same order",
                 origin="C",
                 rule="CQ-12",
             )
@@ -216,8 +217,8 @@ def _check_flavor(
                 errors.append(
                     error(
                         here.child("name"),
-                        f'expected "{expected}" (coveredResources[{k}]) but found "{resource_name}"; '
-                        "list resources in the same order as coveredResources",
+                        f'expected "{expected}" (coveredResources[{k}]) but found '
+                        f'"{resource_name}"; list resources in the same order as coveredResources',
                         origin="W",
                         rule="CQ-13",
                     )
@@ -291,7 +292,8 @@ def _check_limits(spec: dict[str, Any], errors: list[FieldError]) -> None:
             errors.append(
                 error(
                     at.child("borrowingLimit"),
-                    "a borrowing limit needs a cohort: set spec.cohortName or remove borrowingLimit",
+                    "a borrowing limit needs a cohort: set spec.cohortName or remove "
+                    "borrowingLimit",
                     origin="C",
                     rule="CQ-18",
                 )
@@ -313,8 +315,9 @@ def _check_limits(spec: dict[str, Any], errors: list[FieldError]) -> None:
             errors.append(
                 error(
                     at.child("lendingLimit"),
-                    f"must be less than or equal to nominalQuota ({render_value(quota.get('nominalQuota'))}); "
-                    "a queue cannot lend more than it owns",
+                    "must be less than or equal to nominalQuota "
+                    f"({render_value(quota.get('nominalQuota'))}); a queue cannot lend more than "
+                    "it owns",
                     origin="W",
                     rule="CQ-22",
                 )
@@ -336,7 +339,8 @@ def _check_totals(groups: object, errors: list[FieldError]) -> None:
         errors.append(
             error(
                 GROUPS,
-                f"has {flavor_total} flavors in total; at most 256 are allowed across all resource groups",
+                f"has {flavor_total} flavors in total; at most 256 are allowed across all "
+                "resource groups",
                 rule="CQ-23",
             )
         )
@@ -344,7 +348,8 @@ def _check_totals(groups: object, errors: list[FieldError]) -> None:
         errors.append(
             error(
                 GROUPS,
-                f"covers {covered_total} resources in total; at most 256 are allowed across all resource groups",
+                f"covers {covered_total} resources in total; at most 256 are allowed across all "
+                "resource groups",
                 rule="CQ-24",
             )
         )
@@ -358,7 +363,8 @@ def _check_totals(groups: object, errors: list[FieldError]) -> None:
             errors.append(
                 error(
                     GROUPS.index(g),
-                    f"has {entries} flavor/resource quota entries; at most 512 are allowed in one resource group",
+                    f"has {entries} flavor/resource quota entries; at most 512 are allowed in one "
+                    "resource group",
                     rule="CQ-25",
                 )
             )
@@ -414,8 +420,8 @@ def _check_preemption(preemption: object, errors: list[FieldError]) -> None:
         errors.append(
             error(
                 at,
-                f"borrowWithinCohort.policy {policy} needs reclaimWithinCohort LowerPriority or Any; "
-                "with reclaimWithinCohort Never, set borrowWithinCohort.policy to Never",
+                f"borrowWithinCohort.policy {policy} needs reclaimWithinCohort LowerPriority or "
+                "Any; with reclaimWithinCohort Never, set borrowWithinCohort.policy to Never",
                 origin="C",
                 rule="CQ-30",
             )
@@ -445,7 +451,8 @@ def _check_fungibility(fungibility: object, errors: list[FieldError]) -> None:
         errors.append(
             error(
                 at.child("preference"),
-                f'preference "{preference}" applies only when whenCanBorrow and whenCanPreempt are both TryNextFlavor',
+                f'preference "{preference}" applies only when whenCanBorrow and whenCanPreempt '
+                "are both TryNextFlavor",
                 origin="C",
                 rule="CQ-33",
             )

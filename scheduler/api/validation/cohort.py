@@ -53,7 +53,8 @@ def validate_cohort(
                 errors.append(
                     error(
                         at.child("borrowingLimit"),
-                        "a borrowing limit needs a parent cohort: set spec.parentName or remove borrowingLimit",
+                        "a borrowing limit needs a parent cohort: set spec.parentName or remove "
+                        "borrowingLimit",
                         rule="CO-4",
                     )
                 )
@@ -61,7 +62,8 @@ def validate_cohort(
                 errors.append(
                     error(
                         at.child("lendingLimit"),
-                        "a lending limit needs a parent cohort: set spec.parentName or remove lendingLimit",
+                        "a lending limit needs a parent cohort: set spec.parentName or remove "
+                        "lendingLimit",
                         rule="CO-5",
                     )
                 )

@@ -114,7 +114,8 @@ def check_weight(
         errors.append(
             error(
                 at,
-                f"weight {render_value(raw)} is too small to be used: set 0, or a value greater than 1n (0.000000001)",
+                f"weight {render_value(raw)} is too small to be used: set 0, or a value greater "
+                "than 1n (0.000000001)",
                 origin=origins[2],
                 rule=rules[2],
             )
@@ -124,7 +125,9 @@ def check_weight(
 def check_admission_check_name(
     name: object, here: FieldPath, seen: set[str], errors: list[FieldError], *, rule: str
 ) -> None:
-    """An admission-check reference's name: required, at most 316 characters, unique (pure apart from ``errors``)."""
+    """An admission-check reference's name: required, at most 316 characters, unique
+    (pure apart from ``errors``).
+    """
     if name is None or name == "":
         errors.append(
             error(here.child("name"), required("name the AdmissionCheck"), origin="S", rule=rule)

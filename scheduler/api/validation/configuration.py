@@ -121,7 +121,10 @@ PREEMPTION_STRATEGY_LISTS: Final = (
     ["LessThanInitialShare"],
     ["LessThanOrEqualToFinalShare", "LessThanInitialShare"],
 )
-STRATEGY_HINT: Final = "use [LessThanOrEqualToFinalShare], [LessThanInitialShare] or [LessThanOrEqualToFinalShare, LessThanInitialShare]"
+STRATEGY_HINT: Final = (
+    "use [LessThanOrEqualToFinalShare], [LessThanInitialShare] or [LessThanOrEqualToFinalShare, "
+    "LessThanInitialShare]"
+)
 INCREMENTAL_DISPATCHER: Final = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
 _DURATION_RE = re.compile(r"([-+]?)((?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+)")
 _DURATION_PART_RE = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")

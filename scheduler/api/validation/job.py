@@ -170,7 +170,8 @@ def _check_batch_annotations(
                 errors.append(
                     error(
                         FieldPath(("spec", "completions")),
-                        f"must equal parallelism ({parallelism}) when {COMPLETIONS_EQUAL_PARALLELISM} is true",
+                        f"must equal parallelism ({parallelism}) when "
+                        f"{COMPLETIONS_EQUAL_PARALLELISM} is true",
                         rule="JOB-10",
                     )
                 )
@@ -218,7 +219,8 @@ def check_job_update(
         errors.append(
             error(
                 at_priority,
-                "a WorkloadPriorityClass cannot be removed from a job; change it to another class instead",
+                "a WorkloadPriorityClass cannot be removed from a job; change it to another class "
+                "instead",
                 rule="JOB-U4",
             )
         )

@@ -162,7 +162,8 @@ CLUSTER_QUEUE: Final = _top(
             ),
             "resources": Foreign(
                 "CQ-V4",
-                'unknown field "resources"; v1beta2 ClusterQueues use spec.resourceGroups (see api.md section 14)',
+                'unknown field "resources"; v1beta2 ClusterQueues use spec.resourceGroups (see '
+                "api.md section 14)",
             ),
         },
     )
@@ -404,7 +405,8 @@ CONFIGURATION: Final = Obj(
             foreign={
                 "podOptions": Foreign(
                     "CFG-20",
-                    'unknown field "podOptions"; this deprecated v1beta1 field was removed in v1beta2',
+                    'unknown field "podOptions"; this deprecated v1beta1 field was removed in '
+                    "v1beta2",
                 )
             },
         ),

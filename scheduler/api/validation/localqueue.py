@@ -54,7 +54,8 @@ def validate_local_queue(
             errors.append(
                 error(
                     SPEC.child("clusterQueue"),
-                    f'is immutable; it was "{previous}": create a new LocalQueue to point at another ClusterQueue',
+                    f'is immutable; it was "{previous}": create a new LocalQueue to point at '
+                    "another ClusterQueue",
                     origin="C",
                     rule="LQ-2",
                 )

@@ -76,7 +76,8 @@ def check_taints(taints: object, path: FieldPath, errors: list[FieldError]) -> N
                 errors.append(
                     error(
                         at,
-                        f'duplicate taint "{key}:{effect}": taints must be unique by key and effect',
+                        f'duplicate taint "{key}:{effect}": taints must be unique by key and '
+                        "effect",
                         origin="W",
                         rule="RF-9",
                     )
@@ -110,7 +111,8 @@ def check_tolerations(
             errors.append(
                 error(
                     at.child("operator"),
-                    "must be Exists when key is empty (an empty key with Exists tolerates every taint)",
+                    "must be Exists when key is empty (an empty key with Exists tolerates every "
+                    "taint)",
                     origin="C",
                     rule=rule("RF-11"),
                 )

@@ -77,7 +77,8 @@ def validate_topology(
             errors.append(
                 error(
                     LEVELS,
-                    f"levels can only change when {HOSTNAME} is the last level both before and after the change",
+                    f"levels can only change when {HOSTNAME} is the last level both before and "
+                    "after the change",
                     origin="C",
                     rule="TOPO-4",
                 )

@@ -85,8 +85,8 @@ def _check_resources(
                 errors.append(
                     error(
                         here,
-                        'the resource name "pods" is reserved: kuota counts pods itself; remove it from the pod '
-                        'template (a ClusterQueue may still set a "pods" quota)',
+                        'the resource name "pods" is reserved: kuota counts pods itself; remove '
+                        'it from the pod template (a ClusterQueue may still set a "pods" quota)',
                         rule="WL-11",
                     )
                 )
@@ -159,7 +159,8 @@ def _check_pod_sets(
                 errors.append(
                     error(
                         at.child("name"),
-                        f'duplicate pod set name "{name}"; give every pod set its own name (an unnamed pod set is called main)',
+                        f'duplicate pod set name "{name}"; give every pod set its own name (an '
+                        "unnamed pod set is called main)",
                         origin="S",
                         rule="WL-4",
                     )
@@ -222,7 +223,8 @@ def _check_pod_sets(
         errors.append(
             error(
                 POD_SETS,
-                f"{with_min_count} pod sets use minCount; at most one pod set may use partial admission",
+                f"{with_min_count} pod sets use minCount; at most one pod set may use partial "
+                "admission",
                 rule="WL-9",
             )
         )
@@ -276,8 +278,8 @@ def _check_priority(spec: dict[str, Any], errors: list[FieldError]) -> None:
             errors.append(
                 error(
                     at.child("kind"),
-                    f"kind {kind} does not belong to group {group}: use PriorityClass with scheduling.k8s.io, "
-                    "WorkloadPriorityClass with kueue.x-k8s.io",
+                    f"kind {kind} does not belong to group {group}: use PriorityClass with "
+                    "scheduling.k8s.io, WorkloadPriorityClass with kueue.x-k8s.io",
                     origin="C",
                     rule="WL-16",
                 )
@@ -343,7 +345,9 @@ def validate_workload(
     *,
     gates: FeatureGates | None = None,
 ) -> list[FieldError]:
-    """Every Workload rule, spec and status (CREATE, or UPDATE when ``old`` is given): pure, never raises."""
+    """Every Workload rule, spec and status (CREATE, or UPDATE when ``old`` is given):
+    pure, never raises.
+    """
     errors: list[FieldError] = []
     obj = prepare(new, WORKLOAD, errors)
     if obj is None:
@@ -378,7 +382,9 @@ def validate_workload_status(
     *,
     gates: FeatureGates | None = None,
 ) -> list[FieldError]:
-    """The rules that apply to the ``workloads/status`` subresource (7.2, and 7.3 for status): pure."""
+    """The rules that apply to the ``workloads/status`` subresource (7.2, and 7.3 for
+    status): pure.
+    """
     errors: list[FieldError] = []
     obj = prepare(new, WORKLOAD, errors)
     if obj is None:

@@ -110,7 +110,8 @@ def _check_admission(
         errors.append(
             error(
                 ADMISSION,
-                "required while the QuotaReserved condition is True: record the ClusterQueue and the pod set assignments",
+                "required while the QuotaReserved condition is True: record the ClusterQueue and "
+                "the pod set assignments",
                 rule="WL-30",
             )
         )
@@ -162,7 +163,8 @@ def _check_admission(
                 errors.append(
                     error(
                         here,
-                        f"{render_value(raw)} is not a multiple of count {count}; resourceUsage is the per-pod usage times count",
+                        f"{render_value(raw)} is not a multiple of count {count}; resourceUsage "
+                        "is the per-pod usage times count",
                         rule="WL-33",
                     )
                 )
@@ -470,7 +472,8 @@ def check_spec_update(
                         errors.append(
                             error(
                                 spec_at.child("podSets").index(i),
-                                f'pod set "{name}" cannot change while the workload holds a quota reservation',
+                                f'pod set "{name}" cannot change while the workload holds a quota '
+                                "reservation",
                                 rule="WL-51",
                             )
                         )
@@ -478,7 +481,8 @@ def check_spec_update(
         errors.append(
             error(
                 spec_at.child("queueName"),
-                f'cannot change while the workload holds a quota reservation; it was "{render_value(old_spec.get("queueName"))}"',
+                "cannot change while the workload holds a quota reservation; it was "
+                f'"{render_value(old_spec.get("queueName"))}"',
                 origin="C",
                 rule="WL-52",
             )
@@ -512,8 +516,8 @@ def check_spec_update(
             errors.append(
                 error(
                     spec_at.child("priorityClassRef", "name"),
-                    "a PriorityClass reference cannot change while the workload holds a quota reservation "
-                    "(a WorkloadPriorityClass reference can)",
+                    "a PriorityClass reference cannot change while the workload holds a quota "
+                    "reservation (a WorkloadPriorityClass reference can)",
                     origin="C",
                     rule="WL-55",
                 )
