@@ -53,7 +53,7 @@ def same_value(wrote: Any, stored: Any) -> bool:
         return (
             isinstance(stored, list)
             and len(wrote) == len(stored)
-            and all(same_value(a, b) for a, b in zip(wrote, stored))
+            and all(same_value(a, b) for a, b in zip(wrote, stored, strict=True))
         )
     if wrote == stored:
         return True

@@ -13,6 +13,7 @@ process) is written to ``<workdir>/state.json`` so another invocation, e.g.
 
 from __future__ import annotations
 
+import functools
 import http.client
 import json
 import shutil
@@ -226,7 +227,7 @@ class ControlPlane:
             while time.monotonic() < deadline:
                 if process.poll() is not None:
                     break
-                if _answers(lambda: ready(ports)):
+                if _answers(functools.partial(ready, ports)):
                     return ports
                 time.sleep(0.25)
             else:

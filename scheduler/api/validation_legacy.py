@@ -311,7 +311,7 @@ def _cluster_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
         for i, resource in entries
     ]
     for position, (b, _, b_flavors) in enumerate(lists):
-        for a, a_name, a_flavors in lists[:position]:
+        for _, a_name, a_flavors in lists[:position]:
             shared = [name for name in a_flavors if name in b_flavors]
             if not shared or a_flavors == b_flavors:
                 continue

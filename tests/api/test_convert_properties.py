@@ -95,7 +95,7 @@ def legacy_cluster_queue(draw: st.DrawFn, version: str) -> dict[str, Any]:
         cursor += size
     cohort = draw(st.one_of(st.none(), DNS))
     entries = []
-    for name, cls in zip(resources, classes):
+    for name, cls in zip(resources, classes, strict=True):
         flavors = []
         for flavor in class_flavors[cls]:
             minimum, maximum = draw(quantity_pair())

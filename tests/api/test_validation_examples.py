@@ -27,6 +27,12 @@ from scheduler.api.validation import (
     validate_workload,
     validate_workload_priority_class,
 )
+from tests.api import test_validation_clusterqueue as cq_tests
+from tests.api import test_validation_configuration as cfg_tests
+from tests.api import test_validation_job as job_tests
+from tests.api import test_validation_queues as queue_tests
+from tests.api import test_validation_small_kinds as small_tests
+from tests.api import test_validation_workload as wl_tests
 from tests.api import validation_builders as b
 from tests.api.seed_examples import documents
 from tests.api.validation_builders import quota as q
@@ -959,28 +965,8 @@ def test_validate_rejects_unknown_kinds() -> None:
 
 # --- every rule has tests ---------------------------------------------------------------
 
-from tests.api import (  # noqa: E402
-    test_validation_clusterqueue as cq_tests,
-)
-from tests.api import (
-    test_validation_configuration as cfg_tests,
-)
-from tests.api import (
-    test_validation_job as job_tests,
-)
-from tests.api import (
-    test_validation_queues as queue_tests,
-)
-from tests.api import (
-    test_validation_small_kinds as small_tests,
-)
-from tests.api import (
-    test_validation_workload as wl_tests,
-)
-
-NOT_OURS = {
-    "CQ-V3"
-}  # v1beta1 input rule, checked by the conversion layer before v1beta2 validation
+# CQ-V3 is a v1beta1 input rule, checked by the conversion layer before v1beta2 validation.
+NOT_OURS = {"CQ-V3"}
 
 
 def _documented_rules() -> set[str]:

@@ -7,8 +7,6 @@ module per group of kinds; everything is re-exported here.
 
 from __future__ import annotations
 
-from typing import Union
-
 from scheduler.api.models.common import *  # noqa: F401,F403
 from scheduler.api.models.others import *  # noqa: F401,F403
 from scheduler.api.models.others import (
@@ -23,16 +21,16 @@ from scheduler.api.models.queues import ClusterQueue, Cohort, LocalQueue, Resour
 from scheduler.api.models.workload import *  # noqa: F401,F403
 from scheduler.api.models.workload import Workload
 
-KueueObject = Union[
-    ResourceFlavor,
-    ClusterQueue,
-    LocalQueue,
-    Cohort,
-    Workload,
-    WorkloadPriorityClass,
-    AdmissionCheck,
-    MultiKueueConfig,
-    MultiKueueCluster,
-    Topology,
-]
+KueueObject = (
+    ResourceFlavor
+    | ClusterQueue
+    | LocalQueue
+    | Cohort
+    | Workload
+    | WorkloadPriorityClass
+    | AdmissionCheck
+    | MultiKueueConfig
+    | MultiKueueCluster
+    | Topology
+)
 """Any parsed ``kueue.x-k8s.io/v1beta2`` object."""

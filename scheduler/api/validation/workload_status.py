@@ -466,7 +466,7 @@ def check_spec_update(
                     )
                 )
             else:
-                for i, (before, after) in enumerate(zip(old_pod_sets, pod_sets)):
+                for i, (before, after) in enumerate(zip(old_pod_sets, pod_sets, strict=True)):
                     if _pod_set_changed(before, after, elastic_slices):
                         name = render_value(after.get("name")) if isinstance(after, dict) else ""
                         errors.append(
