@@ -196,7 +196,10 @@ class Quantity:
         if exponent10 >= 0:
             if digits + exponent10 > _MAX_DIGITS:
                 raise QuantityError(f"{text!r} is too large")
-            return mantissa * 10**exponent10
+            # typeshed types int ** int as Any (a negative exponent gives a float); here
+            # the exponent is not negative, so the power is an int.
+            scale: int = 10**exponent10
+            return mantissa * scale
         if -exponent10 > digits:
             return 1 if mantissa > 0 else -1
         return _divide_rounding_away_from_zero(mantissa, 10**-exponent10)

@@ -374,17 +374,17 @@ def _resource_flavor(obj: Mapping[str, Any], version: str) -> list[FieldError]:
     if len(labels) > 8:
         out.add(labels_path, formats.too_many(len(labels), 8), "LEG-RF-1")
     # LEG-RF-2
-    for key, value in labels.items():
-        if not _qn(key):
+    for label, value in labels.items():
+        if not _qn(label):
             out.add(
-                labels_path.key(str(key)),
-                f'invalid label key "{key}": {formats.QUALIFIED_NAME_HINT}',
+                labels_path.key(str(label)),
+                f'invalid label key "{label}": {formats.QUALIFIED_NAME_HINT}',
                 "LEG-RF-2",
             )
         elif not _lv(value):
             out.add(
-                labels_path.key(str(key)),
-                f'invalid label value "{value}" for key "{key}": {formats.LABEL_VALUE_HINT}',
+                labels_path.key(str(label)),
+                f'invalid label value "{value}" for key "{label}": {formats.LABEL_VALUE_HINT}',
                 "LEG-RF-2",
             )
     taints_path = FieldPath(("taints",))

@@ -148,7 +148,7 @@ def _job(row: Mapping[str, Any], line: int, index: int) -> TraceJob:
 
 def _rows(text: str, source: str) -> list[tuple[int, Mapping[str, Any]]]:
     if text.lstrip().startswith("{") or source.endswith((".jsonl", ".ndjson")):
-        rows = []
+        rows: list[tuple[int, Mapping[str, Any]]] = []
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
@@ -183,7 +183,7 @@ def parse_trace(text: str, source: str) -> list[TraceJob]:
             jobs.append(_job(row, line, index))
         except (ValueError, TypeError) as failure:
             raise TraceError(f"{source}:{line}: {failure}") from failure
-    names = {}
+    names: dict[str, int] = {}
     for job in jobs:
         key = f"{job.namespace}/{job.name}"
         if key in names:

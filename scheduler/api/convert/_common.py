@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.quantity import Quantity, QuantityError
@@ -76,7 +76,10 @@ def kind_of(obj: Mapping[str, Any]) -> str:
     return kind
 
 
-def deep(value: Any) -> Any:
+T = TypeVar("T")
+
+
+def deep(value: T) -> T:
     """A deep copy, so that outputs never share structure with inputs: pure."""
     return copy.deepcopy(value)
 

@@ -431,9 +431,10 @@ def _status_down(status: Mapping[str, Any]) -> Obj:
     return out
 
 
-def _used_from_flavors_usage(usage: Any) -> Obj:
+def _used_from_flavors_usage(usage: Any) -> dict[str | None, dict[str | None, Obj]]:
     path = FieldPath(("status", "flavorsUsage"))
-    used: Obj = {}
+    # The schema requires both names; a status without one keeps a None key, as it always has.
+    used: dict[str | None, dict[str | None, Obj]] = {}
     for flavor_index, flavor in enumerate(list_at(usage, path)):
         flavor = mapping_at(flavor, path.index(flavor_index))
         for resource_index, resource in enumerate(

@@ -73,7 +73,7 @@ def resource_flavor_down(obj: Mapping[str, Any], version: str, warnings: Warning
     spec = dict(mapping_at(obj.get("spec"), FieldPath(("spec",))))
     node_labels = spec.pop("nodeLabels", None)
     taints = spec.pop("nodeTaints", None)
-    hub_fields = {name: deep(spec.pop(name)) for name in HUB_ONLY_FIELDS if name in spec}
+    hub_fields: Obj = {name: deep(spec.pop(name)) for name in HUB_ONLY_FIELDS if name in spec}
     if version == "v1alpha1":
         if node_labels is not None:
             out["labels"] = deep(node_labels)

@@ -30,6 +30,9 @@ from scheduler.api.parse.common import (
 from scheduler.api.parse.reader import Reader
 from scheduler.api.quantity import Quantity
 from scheduler.api.refs import (
+    ADMISSION_MODES,
+    FUNGIBILITY_PREFERENCES,
+    MIGRATION_MODES,
     AdmissionCheckName,
     ClusterQueueName,
     CohortName,
@@ -84,7 +87,7 @@ def _flavor_fungibility(reader: Reader, spec: Raw, path: FieldPath) -> q.FlavorF
     return q.FlavorFungibility(
         when_can_borrow=reader.enum(raw, "whenCanBorrow", here, "MayStopSearch"),
         when_can_preempt=reader.enum(raw, "whenCanPreempt", here, "TryNextFlavor"),
-        preference=_optional_name(reader, raw, "preference", here),
+        preference=reader.optional_enum(raw, "preference", here, FUNGIBILITY_PREFERENCES),
     )
 
 
@@ -144,7 +147,7 @@ def _concurrent_admission_policy(
         )
     return q.ConcurrentAdmissionPolicy(
         migration=q.ConcurrentAdmissionMigration(
-            mode=_optional_name(reader, migration_raw, "mode", migration_path),
+            mode=reader.optional_enum(migration_raw, "mode", migration_path, MIGRATION_MODES),
             constraints=constraints,
         )
     )
@@ -174,8 +177,8 @@ def build_cluster_queue(reader: Reader, raw: Raw) -> q.ClusterQueue:
             admission_scope=None
             if scope_raw is None
             else q.AdmissionScope(
-                admission_mode=_optional_name(
-                    reader, scope_raw, "admissionMode", path.child("admissionScope")
+                admission_mode=reader.optional_enum(
+                    scope_raw, "admissionMode", path.child("admissionScope"), ADMISSION_MODES
                 )
             ),
             concurrent_admission_policy=_concurrent_admission_policy(reader, spec, path),

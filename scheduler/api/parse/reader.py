@@ -17,16 +17,18 @@ the given string and lets validation report them.  ``null`` is read as
 
 from __future__ import annotations
 
+import builtins
 import json
 import math
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, date, datetime
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.quantity import Quantity, QuantityError
 
 T = TypeVar("T")
+E = TypeVar("E", bound=str)
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -156,6 +158,21 @@ class Reader:
         value = self.string(raw, key, path)
         return value if value else default
 
+    def optional_enum(
+        self, raw: Mapping[str, Any], key: str, path: FieldPath, values: tuple[E, ...]
+    ) -> E | None:
+        """A closed-set string without a default; absent, null or ``""`` give ``None``.
+
+        ``values`` is the set's tuple from ``scheduler.api.refs`` and gives the result its
+        ``Literal`` type. A value outside it is kept, not rejected: validation reports it
+        under its own rule (FMT-ENUM), as refs.py explains.
+        """
+        value = self.string(raw, key, path)
+        if not value:
+            return None
+        # The cast is that contract: a listed value once the object has been validated.
+        return cast(E, value)
+
     def integer(
         self, raw: Mapping[str, Any], key: str, path: FieldPath, *, bits: int = 32
     ) -> int | None:
@@ -183,7 +200,8 @@ class Reader:
             return None
         return value
 
-    def as_quantity(self, value: object, path: FieldPath) -> Quantity | None:
+    # ``builtins.object``: inside the class body, ``object`` names the method above.
+    def as_quantity(self, value: builtins.object, path: FieldPath) -> Quantity | None:
         if value is None:
             return None
         if isinstance(value, (str, int, float)) and not isinstance(value, bool):

@@ -230,11 +230,8 @@ def _check_namespaces(config: dict[str, Any], errors: list[FieldError]) -> None:
     selector = config.get("managedJobsNamespaceSelector")
     at = FieldPath(("managedJobsNamespaceSelector",))
     check_selector(selector, at, errors, rule="CFG-5", origin="K")
-    namespace = (
-        config.get("namespace")
-        if isinstance(config.get("namespace"), str) and config.get("namespace")
-        else DEFAULT_NAMESPACE
-    )
+    configured = config.get("namespace")
+    namespace = configured if isinstance(configured, str) and configured else DEFAULT_NAMESPACE
     if isinstance(selector, dict):
         for excluded in dict.fromkeys(("kube-system", namespace)):
             if selector_matches(selector, {NAMESPACE_LABEL: excluded}):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from scheduler.api.field import FieldError, FieldPath, Origin, error
 from scheduler.api.quantity import Quantity, QuantityError
@@ -345,10 +345,11 @@ def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, str]) -> 
     for _, expression in mappings(selector.get("matchExpressions")):
         key, operator = expression.get("key"), expression.get("operator")
         values = [value for _, value in strings(expression.get("values"))]
-        present = isinstance(key, str) and key in labels
-        if operator == "In" and not (present and labels[key] in values):
+        label = labels.get(key) if isinstance(key, str) else None
+        present = label is not None
+        if operator == "In" and not (present and label in values):
             return False
-        if operator == "NotIn" and present and labels[key] in values:
+        if operator == "NotIn" and present and label in values:
             return False
         if operator == "Exists" and not present:
             return False
@@ -402,10 +403,13 @@ def check_metadata(
             )
 
 
-def first_duplicates(values: Iterable[tuple[int, object]]) -> list[tuple[int, object, int]]:
+V = TypeVar("V")
+
+
+def first_duplicates(values: Iterable[tuple[int, V]]) -> list[tuple[int, V, int]]:
     """(index, value, index of the first occurrence) for every repeated value: pure."""
     seen: dict[object, int] = {}
-    repeats: list[tuple[int, object, int]] = []
+    repeats: list[tuple[int, V, int]] = []
     for position, value in values:
         key = value if isinstance(value, (str, int, tuple)) else repr(value)
         if key in seen:

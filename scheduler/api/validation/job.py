@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from scheduler.api.field import FieldError, FieldPath, error
+from scheduler.api.field import FieldError, FieldPath, Origin, error
 from scheduler.api.validation.admission_gates import check_gated_by, check_gates_only_shrink
 from scheduler.api.validation.common import in_rule_order, numbered, prepare, prepare_old
 from scheduler.api.validation.formats import (
@@ -82,7 +82,8 @@ def _as_bool(value: object) -> bool | None:
 
 
 def _pod_count(spec: Mapping[str, Any]) -> int:
-    parallelism = spec.get("parallelism") if isinstance(spec.get("parallelism"), int) else 1
+    raw_parallelism = spec.get("parallelism")
+    parallelism = raw_parallelism if isinstance(raw_parallelism, int) else 1
     completions = spec.get("completions")
     return min(parallelism, completions) if isinstance(completions, int) else parallelism
 
@@ -91,10 +92,11 @@ def check_job_labels(obj: dict[str, Any], errors: list[FieldError]) -> None:
     """JOB-1 … JOB-4, JOB-11, JOB-12 (the checks shared with JobSet)."""
     labels, annotations = _labels(obj), _annotations(obj)
     # JOB-2 is K: Kueue dropped the legacy annotation in v0.15; kuota still honours and checks it.
-    for source, path, rule, origin in (
+    queue_names: tuple[tuple[dict[str, Any], FieldPath, str, Origin], ...] = (
         (labels, LABELS, "JOB-1", "W"),
         (annotations, ANNOTATIONS, "JOB-2", "K"),
-    ):
+    )
+    for source, path, rule, origin in queue_names:
         value = source.get(QUEUE_NAME)
         if isinstance(value, str) and value != "" and not is_subdomain(value):
             errors.append(
