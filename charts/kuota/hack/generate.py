@@ -75,7 +75,9 @@ def crd_template(crd: dict[str, Any]) -> str:
 
 
 def _placeholders(configuration: dict[str, Any]) -> str:
-    """Pure: the ``webhooks:`` list of a configuration with helper calls where install-time values go."""
+    """Pure: the ``webhooks:`` list of a configuration with helper calls where install-time
+    values go.
+    """
     text = _dump({"webhooks": configuration["webhooks"]}, 0)
 
     def client_config(match: re.Match[str]) -> str:
@@ -100,7 +102,10 @@ def _placeholders(configuration: dict[str, Any]) -> str:
             if "kuota-generator-managed" in body
             else "kuota.systemExcludedSelector"
         )
-        return f'{indent}namespaceSelector: {{{{- include "{helper}" $ | nindent {len(indent) + 2} }}}}\n'
+        return (
+            f"{indent}namespaceSelector: "
+            f'{{{{- include "{helper}" $ | nindent {len(indent) + 2} }}}}\n'
+        )
 
     text = re.sub(r"^( *)namespaceSelector:\n((?:\1  .*\n)+)", selector, text, flags=re.M)
     leftover = [
@@ -114,7 +119,9 @@ def _placeholders(configuration: dict[str, Any]) -> str:
 
 
 def webhook_configurations_template() -> str:
-    """Pure: the template of both webhook configurations, in both manageJobsWithoutQueueName variants."""
+    """Pure: the template of both webhook configurations, in both manageJobsWithoutQueueName
+    variants.
+    """
     client = {"url": URL_SENTINEL}
     parts = [
         HEADER.format(source="webhook/configurations.py"),
