@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: help venv tools demo down test test-unit test-e2e lint-imports bench clean
+.PHONY: help venv tools demo down test test-unit test-e2e lint lint-imports bench clean
 
 help:
 	@echo "make demo    start the local Kubernetes cluster and run kuota on it"
@@ -59,6 +59,14 @@ test-e2e: tools
 	$(PY) -m pytest -p no:cacheprovider e2e
 
 lint-imports: venv
+	$(VENV)/bin/lint-imports
+
+# The checks of .pre-commit-config.yaml over the whole tree, settings from pyproject.toml:
+# formatting, lint rules, mypy --strict and the import-layer contracts.
+lint: venv
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
 # Every benchmarks/bench_*.py module that exists, one after the other; a module
