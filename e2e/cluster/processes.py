@@ -94,7 +94,22 @@ def is_alive(record: ProcessRecord) -> bool:
 def stop(
     record: ProcessRecord, *, grace_seconds: float = 10.0, reap: Callable[[], None] | None = None
 ) -> None:
-    """SIGTERM the process group, wait, then SIGKILL; a no-op for strangers and the dead."""
+    """SIGTERM the process group, wait, then SIGKILL; a no-op for strangers and the dead.
+
+    ``reap`` (the owner's ``Popen.poll``) runs once more at the end: a zombie already counts
+    as gone here, and a Popen that never collected its child's exit status warns that the
+    process "is still running" when it is garbage-collected.
+    """
+    try:
+        _signal_until_gone(record, grace_seconds, reap)
+    finally:
+        if reap:
+            reap()
+
+
+def _signal_until_gone(
+    record: ProcessRecord, grace_seconds: float, reap: Callable[[], None] | None
+) -> None:
     for sig, wait in ((signal.SIGTERM, grace_seconds), (signal.SIGKILL, 5.0)):
         if not is_alive(record):
             return

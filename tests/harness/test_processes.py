@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import subprocess
+import time
 from pathlib import Path
 
 from e2e.cluster.processes import clean_env, is_alive, spawn, stop
@@ -50,6 +51,20 @@ def test_stopping_an_already_exited_process_is_a_no_op(tmp_path: Path) -> None:
     stop(record, reap=process.poll)
     assert process.returncode == 0
     assert isinstance(process, subprocess.Popen)
+
+
+def test_stop_collects_the_exit_status_of_a_process_that_already_exited(tmp_path: Path) -> None:
+    # An exited child is a zombie, which counts as gone: stop must still reap it, or its
+    # Popen warns "subprocess ... is still running" when garbage-collected.
+    process, record = spawn(
+        "quick", ["true"], workdir=tmp_path, env=clean_env(tmp_path), die_with_parent=True
+    )
+    deadline = time.monotonic() + 5
+    while is_alive(record) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not is_alive(record) and process.returncode is None
+    stop(record, reap=process.poll)
+    assert process.returncode == 0
 
 
 def test_sweep_removes_clusters_whose_owner_died_and_keeps_live_ones(tmp_path: Path) -> None:
