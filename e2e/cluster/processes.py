@@ -92,23 +92,28 @@ def is_alive(record: ProcessRecord) -> bool:
 
 
 def stop(
-    record: ProcessRecord, *, grace_seconds: float = 10.0, reap: Callable[[], None] | None = None
+    record: ProcessRecord,
+    *,
+    grace_seconds: float = 10.0,
+    reap: Callable[[], int | None] | None = None,
 ) -> None:
     """SIGTERM the process group, wait, then SIGKILL; a no-op for strangers and the dead.
 
-    ``reap`` (the owner's ``Popen.poll``) runs once more at the end: a zombie already counts
-    as gone here, and a Popen that never collected its child's exit status warns that the
-    process "is still running" when it is garbage-collected.
+    ``reap`` is the owner's ``Popen.poll``. A zombie already counts as gone here, but its
+    exit status can be collected only once all its threads have ended (a Go binary has
+    many), so at the end ``reap`` is called until it returns the status (5 s at most): a
+    Popen that never got it warns that the process "is still running" when collected.
     """
     try:
         _signal_until_gone(record, grace_seconds, reap)
     finally:
-        if reap:
-            reap()
+        deadline = time.monotonic() + 5.0
+        while reap is not None and reap() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
 
 
 def _signal_until_gone(
-    record: ProcessRecord, grace_seconds: float, reap: Callable[[], None] | None
+    record: ProcessRecord, grace_seconds: float, reap: Callable[[], int | None] | None
 ) -> None:
     for sig, wait in ((signal.SIGTERM, grace_seconds), (signal.SIGKILL, 5.0)):
         if not is_alive(record):

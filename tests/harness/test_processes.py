@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -65,6 +66,37 @@ def test_stop_collects_the_exit_status_of_a_process_that_already_exited(tmp_path
     assert not is_alive(record) and process.returncode is None
     stop(record, reap=process.poll)
     assert process.returncode == 0
+
+
+# The main thread ends while another thread still runs: the leader is a zombie, so gone for
+# is_alive, yet the process cannot be reaped until its last thread ends - what a Go binary
+# such as kube-apiserver looks like for a moment after SIGKILL.
+LEADER_ENDS_FIRST = """
+import ctypes, os, threading, time
+
+def last_thread():
+    time.sleep(1)
+    os._exit(3)
+
+threading.Thread(target=last_thread).start()
+ctypes.CDLL(None).pthread_exit(None)
+"""
+
+
+def test_stop_waits_until_a_dead_multithreaded_process_can_be_reaped(tmp_path: Path) -> None:
+    process, record = spawn(
+        "threads",
+        [sys.executable, "-c", LEADER_ENDS_FIRST],
+        workdir=tmp_path,
+        env=clean_env(tmp_path),
+        die_with_parent=True,
+    )
+    deadline = time.monotonic() + 5
+    while is_alive(record) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not is_alive(record) and process.poll() is None
+    stop(record, reap=process.poll)
+    assert process.returncode == 3
 
 
 def test_sweep_removes_clusters_whose_owner_died_and_keeps_live_ones(tmp_path: Path) -> None:
