@@ -21,6 +21,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from . import jobset_tools
 from .controlplane import (
     ClusterStartError,
     ControlPlane,
@@ -53,6 +54,7 @@ def _running(workdir: Path) -> tuple[dict | None, list[str], list[str]]:
 
 def cmd_build(_: argparse.Namespace) -> int:
     build()
+    jobset_tools.build()
     return 0
 
 
