@@ -47,7 +47,7 @@ from certs import files as cert_files
 from .controlplane import ClusterInfo, free_port
 from .jobset_tools import JobSetTools
 from .kubeapi import AdminClient, Response, request
-from .processes import ProcessRecord, clean_env, is_alive, log_tail, spawn, stop
+from .processes import ProcessRecord, clean_env, log_tail, spawn, stop
 
 PROCESS_NAME = "jobset-controller"
 NAME_PREFIX = "jobset-"  # what upstream's kustomize overlay prefixes its objects with
@@ -172,18 +172,20 @@ class JobSetController:
     def base_url(self) -> str:
         return f"https://127.0.0.1:{self.webhook_port}"
 
-    def alive(self) -> bool:
-        return is_alive(self.record)
-
     def log_tail(self, lines: int = 80) -> str:
         return log_tail(self.record.log, lines)
 
     def uninstall(self) -> None:
-        """Registrations first, then the process: nothing is left calling a webhook that is gone."""
-        for collection, name in self.registrations:
-            self.client.call("DELETE", f"{collection}/{name}")
-        self.registrations = []
-        stop(self.record, reap=_reaper(self.process))
+        """Registrations first, then the process: nothing is left calling a webhook that is gone.
+
+        The process is stopped even when the API server no longer answers.
+        """
+        try:
+            for collection, name in self.registrations:
+                self.client.call("DELETE", f"{collection}/{name}")
+            self.registrations = []
+        finally:
+            stop(self.record, reap=_reaper(self.process))
 
 
 def install_jobset(
