@@ -24,8 +24,8 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# The pinned control-plane binaries, built from Go modules into the user's
-# cache (a no-op when the cache already holds them).
+# The pinned control-plane binaries and the JobSet controller, built from Go
+# modules into the user's cache (a no-op when the cache already holds them).
 tools: venv
 	$(PY) -m e2e.cluster build
 

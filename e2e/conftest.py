@@ -1,7 +1,8 @@
 """pytest wiring for the end-to-end suites: the cluster fixture, kuota
 installed on it (``kuota``: the same installation as ``python -m e2e.cluster
-up --kuota``), a client and a namespace per test, and component log tails on
-every failure."""
+up --kuota``), the real JobSet controller (``jobset``: as ``up --jobset``,
+started only when a test asks for it), a client and a namespace per test, and
+component log tails on every failure."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 from kubernetes_asyncio import client, config
 
+from .cluster.jobset import JobSetController, install_jobset
 from .cluster.pki import ClusterPki
 from .cluster.tools import ToolPaths
 from .fixtures import ClusterHandle, SessionCluster
@@ -45,6 +47,23 @@ def kuota(cluster: ClusterHandle) -> Iterator[KuotaWebhook]:
     webhook = install_kuota(kubectl_binary, cluster.kubeconfig, workdir)
     yield webhook
     uninstall_kuota(kubectl_binary, cluster.kubeconfig, webhook)
+
+
+@pytest.fixture(scope="session")
+def jobset(cluster: ClusterHandle) -> Iterator[JobSetController]:
+    """The JobSet controller for the rest of the session: CRD, manager, webhooks by URL.
+
+    Lazy: only sessions with a test that needs JobSets start it.  Its
+    registrations are deleted before the process stops, before the cluster does.
+    """
+    if not cluster.local or cluster.info is None or cluster.workdir is None:
+        pytest.skip(
+            "JobSet's webhooks run on this machine's 127.0.0.1; "
+            "an external API server cannot call them"
+        )
+    controller = install_jobset(cluster.info, cluster.workdir)
+    yield controller
+    controller.uninstall()
 
 
 @pytest.fixture(scope="session")

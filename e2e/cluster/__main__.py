@@ -9,6 +9,10 @@ says what runs; ``env`` prints the line that points kubectl at it.
 and the webhook and CRD-conversion configurations registered by URL.
 ``down`` stops the control plane first and the webhook last, so the API
 server is never left calling a webhook that is gone.
+
+``up --jobset`` also runs the real JobSet controller (``jobset.py``): its CRD,
+the manager on 127.0.0.1 and its webhooks registered by URL.  ``build``
+builds it along with the control plane.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from . import jobset_tools
 from .controlplane import (
     ClusterStartError,
     ControlPlane,
@@ -28,6 +33,7 @@ from .controlplane import (
     recorded_processes,
     stop_recorded,
 )
+from .jobset import JobSetStartError, install_jobset
 from .processes import is_alive
 from .tools import ToolPaths, ToolsMissing, build
 
@@ -53,6 +59,7 @@ def _running(workdir: Path) -> tuple[dict | None, list[str], list[str]]:
 
 def cmd_build(_: argparse.Namespace) -> int:
     build()
+    jobset_tools.build()
     return 0
 
 
@@ -69,11 +76,21 @@ def cmd_up(args: argparse.Namespace) -> int:
     plane = ControlPlane(
         args.name, tools=ToolPaths.resolve(), workdir=workdir, die_with_parent=False
     )
+    jobset = jobset_tools.JobSetTools.resolve() if args.jobset else None
     try:
         info = plane.start()
     except ClusterStartError as failure:
         print(f"error: {failure}", file=sys.stderr)
         return 1
+    if jobset is not None:
+        try:
+            controller = install_jobset(info, workdir, tools=jobset, die_with_parent=False)
+        except (JobSetStartError, OSError) as failure:
+            print(f"error: starting the JobSet controller failed: {failure}", file=sys.stderr)
+            stop_recorded(workdir)
+            return 1
+        _record(workdir, asdict(controller.record))
+        print(f"JobSet is installed: webhooks {controller.base_url} (log {controller.record.log})")
     if args.kuota:
         from e2e.kuota_install import install_kuota
 
@@ -182,6 +199,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also install kuota: CRDs, the webhook on 127.0.0.1, webhook and conversion "
         "registrations, and the scheduler",
+    )
+    up.add_argument(
+        "--jobset",
+        action="store_true",
+        help="also run the real JobSet controller: its CRD, the manager on 127.0.0.1 and its "
+        "webhooks registered by URL",
     )
     up.add_argument(
         "--replicas",

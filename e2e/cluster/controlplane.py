@@ -33,8 +33,9 @@ from .processes import ProcessRecord, clean_env, current_process, is_alive, log_
 from .tools import ToolPaths
 
 # kuota's scheduler replicas (kuota-scheduler-0, -1, ...) stop first, so nothing writes
-# while the cluster goes away; the webhook stops last: the API server must never be
-# left calling a webhook that is gone (LOCAL_CLUSTER.md section 8).
+# while the cluster goes away; the webhooks (JobSet's controller serves its own) stop
+# last: the API server must never be left calling a webhook that is gone
+# (LOCAL_CLUSTER.md section 8).
 STOP_ORDER = (
     "kuota-scheduler",
     "kwok",
@@ -42,6 +43,7 @@ STOP_ORDER = (
     "kube-controller-manager",
     "kube-apiserver",
     "etcd",
+    "jobset-controller",
     "kuota-webhook",
 )
 
