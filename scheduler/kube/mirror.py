@@ -20,7 +20,7 @@ from scheduler.api.parse import parse_object
 from scheduler.core.engine import Engine, NamespaceInfo, PriorityClassInfo
 from scheduler.jobs.workload_from_job import PriorityClasses
 from scheduler.kube.informer import Event
-from scheduler.kube.job_actions import FlavorPlacement
+from scheduler.jobs.controller import FlavorPlacement
 
 log = logging.getLogger("kuota.mirror")
 JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"

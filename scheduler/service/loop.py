@@ -40,7 +40,7 @@ from scheduler.api.field import ParseError
 from scheduler.api.parse import parse_object
 from scheduler.core.decisions import Admit, Evict, Pending
 from scheduler.core.engine import Engine
-from scheduler.kube.conditions import (
+from scheduler.status.workload_status import (
     admitted_status,
     evicted_status,
     finished_status,
@@ -48,7 +48,7 @@ from scheduler.kube.conditions import (
     released_status,
 )
 from scheduler.kube.informer import Informer
-from scheduler.kube.job_actions import (
+from scheduler.jobs.controller import (
     CreateWorkload,
     DeactivateWorkload,
     FinishWorkload,
@@ -60,7 +60,7 @@ from scheduler.kube.job_actions import (
     next_action,
 )
 from scheduler.kube.mirror import KUEUE_KINDS, Mirror
-from scheduler.kube.queue_status import cluster_queue_status, local_queue_status
+from scheduler.status.queue_status import cluster_queue_status, local_queue_status
 from scheduler.kube.source import KubeSource, Resource
 from scheduler.kube.writer import Conflict, Gone, Writer
 from scheduler.service import observability as metrics

@@ -9,8 +9,8 @@ from typing import Any
 
 from scheduler.api.quantity import Quantity
 from scheduler.core.decisions import Admit, Pending, PodSetAdmission
-from scheduler.kube.conditions import admitted_status, finished_status, pending_status
-from scheduler.kube.job_actions import (
+from scheduler.status.workload_status import admitted_status, finished_status, pending_status
+from scheduler.jobs.controller import (
     CreateWorkload,
     FinishWorkload,
     FlavorPlacement,
@@ -191,8 +191,8 @@ def test_admission_clears_a_previous_eviction() -> None:
 
 def test_an_evicted_workload_stops_its_job_restores_it_and_releases_once_pods_are_gone() -> None:
     from scheduler.core.decisions import Evict
-    from scheduler.kube.conditions import evicted_status, released_status
-    from scheduler.kube.job_actions import ReleaseWorkload, RestoreJob
+    from scheduler.status.workload_status import evicted_status, released_status
+    from scheduler.jobs.controller import ReleaseWorkload, RestoreJob
 
     workload = admit(workload_for(job()))
     started = next_action(job(), workload, flavors=FLAVORS)
@@ -250,8 +250,8 @@ def test_an_evicted_workload_stops_its_job_restores_it_and_releases_once_pods_ar
 
 def test_a_deactivated_admitted_workload_is_evicted_and_its_job_stopped() -> None:
     from scheduler.core.decisions import Evict
-    from scheduler.kube.conditions import evicted_status
-    from scheduler.kube.job_actions import DeactivateWorkload
+    from scheduler.status.workload_status import evicted_status
+    from scheduler.jobs.controller import DeactivateWorkload
 
     workload = admit(workload_for(job()))
     running = next_action(job(), workload, flavors=FLAVORS)
