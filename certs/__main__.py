@@ -118,7 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="renew this long before expiry (default: 30)",
     )
     boot.add_argument(
-        "--kubeconfig", type=Path, help="kubeconfig (default: in-cluster service account)"
+        "--kubeconfig",
+        type=Path,
+        help="kubeconfig (default: $KUBECONFIG, else the in-cluster service account)",
     )
     boot.add_argument("--watch", action="store_true", help="keep running and renew before expiry")
     boot.add_argument(

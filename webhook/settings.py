@@ -192,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     cluster.add_argument(
         "--kubeconfig",
         type=Path,
-        help="kubeconfig for lookups; without it the in-cluster service account is used",
+        help="kubeconfig for lookups (default: $KUBECONFIG, else the in-cluster service account)",
     )
     cluster.add_argument(
         "--no-cluster-lookups",

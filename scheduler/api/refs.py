@@ -197,3 +197,18 @@ KueueKind = Literal[
     "Topology",
 ]
 KUEUE_KINDS: tuple[KueueKind, ...] = get_args(KueueKind)
+
+KUEUE_PLURALS: Final[dict[KueueKind, str]] = {
+    "ResourceFlavor": "resourceflavors",
+    "ClusterQueue": "clusterqueues",
+    "LocalQueue": "localqueues",
+    "Cohort": "cohorts",
+    "Workload": "workloads",
+    "WorkloadPriorityClass": "workloadpriorityclasses",
+    "AdmissionCheck": "admissionchecks",
+    "MultiKueueConfig": "multikueueconfigs",
+    "MultiKueueCluster": "multikueueclusters",
+    "Topology": "topologies",
+}
+"""The resource (plural) name of every kind in the API's paths and RBAC rules."""
+NAMESPACED_KINDS: Final[frozenset[KueueKind]] = frozenset({"LocalQueue", "Workload"})
