@@ -38,7 +38,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def cmd_bootstrap(args: argparse.Namespace) -> int:
     from certs.bootstrap import BootstrapOptions, run  # needs the Kubernetes client
+    from scheduler import logs
 
+    logs.configure("info")
     options = BootstrapOptions(
         namespace=args.namespace,
         secret=args.secret,

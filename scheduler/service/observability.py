@@ -3,19 +3,17 @@
 Metric names are Kueue's (scheduling.md 10.4) so existing dashboards keep
 working; kuota's own carry the ``kuota_`` prefix.  Every Kueue metric has the
 ``replica_role`` label (``leader`` or ``follower``).  Logs are one JSON object
-per line; the ``extra`` fields of a log call become keys.
+per line (:mod:`scheduler.logs`, shared with the webhook).
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import sys
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
+
+from scheduler import logs
 
 ROLE = ["replica_role"]
 WAIT_BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 14400)
@@ -84,40 +82,9 @@ CYCLE_SECONDS = Histogram(
 DECISIONS = Counter("kuota_decisions_total", "Engine decisions carried out.", ["decision"])
 
 
-class JsonFormatter(logging.Formatter):
-    """One JSON object per line: time, level, logger, message, and every ``extra`` field."""
-
-    _standard = set(vars(logging.makeLogRecord({})))
-
-    def format(self, record: logging.LogRecord) -> str:
-        entry = {
-            "time": datetime.fromtimestamp(record.created, UTC).isoformat(
-                timespec="milliseconds"
-            ),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "msg": record.getMessage(),
-        }
-        entry.update(
-            {
-                k: v
-                for k, v in vars(record).items()
-                if k not in self._standard and not k.startswith("_")
-            }
-        )
-        if record.exc_info:
-            entry["error"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str)
-
-
 def configure_logging(level: str = "info") -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter())
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level.upper())
-    for noisy in ("aiohttp.access", "kubernetes_asyncio"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    """JSON lines on stderr, in the format both processes share (:mod:`scheduler.logs`)."""
+    logs.configure(level)
 
 
 def health_app(*, ready: Callable[[], bool], alive: Callable[[], bool]) -> web.Application:
