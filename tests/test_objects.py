@@ -64,6 +64,7 @@ def test_malformed_objects_read_as_absent_fields_never_as_errors(raw: dict[str, 
     assert objects.admitted_cluster_queue(raw) == ""
     assert objects.pod_set_assignments(raw) == []
     assert objects.workload_queue_name(raw) == ""
+    assert objects.priority_class_name(raw) == ""
     for predicate in (
         objects.has_quota_reservation,
         objects.is_admitted,
@@ -195,6 +196,9 @@ def test_admission_record_reads() -> None:
     assert objects.admission({"status": {"admission": {}}}) is None, "an empty record is none"
     assert objects.pod_set_assignments({"status": {"admission": {"podSetAssignments": 3}}}) == []
     assert objects.workload_queue_name({"spec": {"queueName": "lq"}}) == "lq"
+    ref = {"spec": {"priorityClassRef": {"kind": "PriorityClass", "name": "high"}}}
+    assert objects.priority_class_name(ref) == "high"
+    assert objects.priority_class_name({"spec": {"priorityClassRef": "high"}}) == ""
 
 
 @pytest.mark.parametrize(

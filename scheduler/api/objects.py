@@ -312,6 +312,11 @@ def pod_set_assignments(workload: RawObject) -> list[PodSetAssignment]:
     return [item for item in found if isinstance(item, Mapping)]
 
 
+def priority_class_name(workload: RawObject) -> str:
+    """``spec.priorityClassRef.name`` of a Workload, ``""`` when none: pure."""
+    return _text(_mapping(spec(workload).get("priorityClassRef")).get("name")) or ""
+
+
 def workload_queue_name(workload: RawObject) -> str:
     """``spec.queueName`` of a Workload, ``""`` when none: pure."""
     return _text(spec(workload).get("queueName")) or ""
