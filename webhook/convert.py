@@ -20,7 +20,7 @@ CONVERSION_API_VERSION: Final = "apiextensions.k8s.io/v1"
 
 
 def parse_conversion_review(document: object) -> tuple[str, str, list[Any]]:
-    """Pure: (uid, desiredAPIVersion, objects) of a ConversionReview; :class:`BadRequest` otherwise."""
+    """Pure: (uid, desiredAPIVersion, objects) of a ConversionReview, else :class:`BadRequest`."""
     if not isinstance(document, dict) or document.get("kind") != "ConversionReview":
         raise BadRequest("expected a JSON object of kind ConversionReview")
     if document.get("apiVersion") != CONVERSION_API_VERSION:

@@ -28,8 +28,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from scheduler.api.objects import queue_name
+from scheduler.api.refs import QUEUE_NAME_LABEL
 from scheduler.api.validation.formats import selector_matches
-from scheduler.api.validation.job import QUEUE_NAME, queue_name
 from webhook.lookup import ClusterLookup, LookupFailed
 from webhook.review import (
     AdmissionRequest,
@@ -66,7 +67,7 @@ def _as_dict(value: object) -> dict[str, Any]:
 
 
 def managed_selector(settings: WebhookSettings) -> Mapping[str, Any]:
-    """Pure: the managed-namespace selector; Kueue's default excludes kube-system and kuota's namespace."""
+    """Pure: the managed-namespace selector (Kueue's default: all but kube-system and kuota's)."""
     if settings.managed_jobs_namespace_selector is not None:
         return settings.managed_jobs_namespace_selector
     return {
@@ -91,7 +92,8 @@ async def namespace_is_managed(
 
 
 def _job_is_managed(job: Mapping[str, Any], settings: WebhookSettings) -> bool:
-    """Pure: a queued job, or any job when ``manageJobsWithoutQueueName`` (namespace checked by the caller)."""
+    """Pure: a queued job, or any job with ``manageJobsWithoutQueueName`` (the caller checks the
+    namespace)."""
     return bool(queue_name(job)) or settings.manage_jobs_without_queue_name
 
 
@@ -186,7 +188,7 @@ def mutation_patch(job: Mapping[str, Any], mutation: JobMutation) -> list[dict[s
         before["spec"] = {"suspend": spec["suspend"]} if "suspend" in spec else {}
     after = copy.deepcopy(before)
     if mutation.set_default_queue:
-        after.setdefault("metadata", {}).setdefault("labels", {})[QUEUE_NAME] = DEFAULT_QUEUE
+        after.setdefault("metadata", {}).setdefault("labels", {})[QUEUE_NAME_LABEL] = DEFAULT_QUEUE
     if mutation.suspend:
         after.setdefault("spec", {})["suspend"] = True
     return json_patch(before, after)
