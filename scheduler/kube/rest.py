@@ -129,21 +129,44 @@ class RestClient(Protocol):
         self, path: str, body: Mapping[str, Any], *, field_manager: str, force: bool = False
     ) -> dict[str, Any]: ...
 
+    def stream(
+        self, path: str, *, query: Query = (), timeout: float | None = None
+    ) -> AsyncIterator[dict[str, Any]]: ...
+
+
+def status_message(body: str) -> str:
+    """The readable part of an API ``Status`` body: its message and its causes' messages: pure.
+
+    The API server puts the interesting part of some errors in the causes:
+    a failed JSON-patch ``test`` is "the server rejected our request due to
+    an error in our request" with "testing value ... failed" as its cause.
+    A body that is not a Status is returned as it is.
+    """
+    try:
+        decoded = json.loads(body)
+    except ValueError:
+        return body
+    if not isinstance(decoded, dict) or not isinstance(decoded.get("message"), str):
+        return body
+    details = decoded.get("details")
+    causes = details.get("causes") if isinstance(details, dict) else None
+    extra = [
+        cause["message"]
+        for cause in causes or []
+        if isinstance(cause, dict)
+        and isinstance(cause.get("message"), str)
+        and cause["message"] != decoded["message"]
+    ]
+    return "; ".join([decoded["message"], *extra])
+
 
 def error_for(status: int, body: str, *, what: str) -> RestError:
     """The exception of the vocabulary for an HTTP error ``status``: pure.
 
-    ``body`` is the API server's ``Status`` object as text (its ``message`` is
-    quoted); ``what`` names the request (``PATCH /apis/...``).
+    ``body`` is the API server's answer (a ``Status`` object, quoted by its
+    messages); ``what`` names the request (``PATCH /apis/...``).
     """
-    message = body
-    try:
-        decoded = json.loads(body)
-    except ValueError:
-        decoded = None
-    if isinstance(decoded, dict) and isinstance(decoded.get("message"), str):
-        message = decoded["message"]
-    text = f"{what}: HTTP {status}: {message[:300].strip()}"
+    text = f"{what}: HTTP {status}: {status_message(body)[:500].strip()}"
     if status == 404:
         return NotFound(text, status=status)
     if status == 409:
@@ -251,8 +274,9 @@ class Rest:
                 "PATCH", path, body=[dict(op) for op in operations], content_type=JSON_PATCH
             )
         except ApiError as failure:
-            # The API server answers a failed "test" with 422 naming the test.
-            if failure.status == 422 and "test" in str(failure).lower():
+            # The API server answers a failed "test" with 422 and, in the
+            # causes, evanphx/json-patch's "testing value ... failed: test failed".
+            if failure.status == 422 and "test failed" in str(failure).lower():
                 raise Conflict(str(failure), status=422) from failure
             raise
 

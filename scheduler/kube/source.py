@@ -19,7 +19,7 @@ from kubernetes_asyncio.client import ApiClient
 
 from scheduler.kube import rest
 from scheduler.kube.informer import Expired, TransientError
-from scheduler.kube.rest import Resource, Rest
+from scheduler.kube.rest import Resource, Rest, RestClient
 
 __all__ = ["KubeSource", "Resource"]
 
@@ -46,13 +46,13 @@ class KubeSource:
 
     def __init__(
         self,
-        api: Rest | ApiClient,
+        api: RestClient | ApiClient,
         resource: Resource,
         *,
         page_size: int = 500,
         watch_timeout_seconds: int = WATCH_TIMEOUT_SECONDS,
     ) -> None:
-        self.rest = api if isinstance(api, Rest) else Rest(api)
+        self.rest: RestClient = Rest(api) if isinstance(api, ApiClient) else api
         self.resource = resource
         self.page_size = page_size
         self.watch_timeout_seconds = watch_timeout_seconds

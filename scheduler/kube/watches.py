@@ -15,7 +15,7 @@ from typing import Final
 from scheduler.api.refs import HUB_VERSION, KUEUE_GROUP, KUEUE_PLURALS
 from scheduler.kube.informer import Event, Informer
 from scheduler.kube.mirror import KUEUE_KINDS, Mirror
-from scheduler.kube.rest import Resource, Rest
+from scheduler.kube.rest import Resource, RestClient
 from scheduler.kube.source import KubeSource
 
 WATCHED_KUEUE_PLURALS: Final = {kind: KUEUE_PLURALS[kind] for kind in KUEUE_KINDS}
@@ -26,7 +26,7 @@ PRIORITY_CLASSES: Final = Resource("scheduling.k8s.io", "v1", "priorityclasses")
 
 
 def scheduler_informers(
-    rest: Rest, mirror: Mirror, *, on_change: Callable[[], None]
+    rest: RestClient, mirror: Mirror, *, on_change: Callable[[], None]
 ) -> list[Informer]:
     """The scheduler's informers, each feeding ``mirror`` and then calling ``on_change``."""
 

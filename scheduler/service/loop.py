@@ -35,7 +35,7 @@ from scheduler.kube import metrics
 from scheduler.kube.executor import Executor
 from scheduler.kube.mirror import Mirror
 from scheduler.kube.queue_reporter import QueueReporter
-from scheduler.kube.rest import Rest
+from scheduler.kube.rest import RestClient
 from scheduler.kube.watches import WATCHED_KUEUE_PLURALS, scheduler_informers
 from scheduler.kube.writer import Writer
 
@@ -61,7 +61,7 @@ class Scheduler:
     """Engine, mirror, informers, executor and queue reporter, wired for one process."""
 
     def __init__(
-        self, rest: Rest, settings: Settings, *, clock: Callable[[], datetime] = utc_now
+        self, rest: RestClient, settings: Settings, *, clock: Callable[[], datetime] = utc_now
     ) -> None:
         self.settings = settings
         self.clock = clock

@@ -14,6 +14,10 @@ from collections.abc import Callable
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+# The scheduler's metrics register themselves on import; /metrics serves them
+# (from prometheus-client's default registry) even before the loop records any.
+from scheduler.kube import metrics as metrics
+
 
 def health_app(*, ready: Callable[[], bool], alive: Callable[[], bool]) -> web.Application:
     """``/healthz`` (the loop is alive), ``/readyz`` (every informer has listed), ``/metrics``."""
@@ -28,11 +32,11 @@ def health_app(*, ready: Callable[[], bool], alive: Callable[[], bool]) -> web.A
             else web.Response(status=503, text="informers not synced")
         )
 
-    async def metrics(_: web.Request) -> web.Response:
+    async def serve_metrics(_: web.Request) -> web.Response:
         return web.Response(body=generate_latest(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     app = web.Application()
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
-    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/metrics", serve_metrics)
     return app
