@@ -155,9 +155,25 @@ def status_message(body: str) -> str:
         for cause in causes or []
         if isinstance(cause, dict)
         and isinstance(cause.get("message"), str)
-        and cause["message"] != decoded["message"]
+        and cause["message"] not in decoded["message"]
     ]
     return "; ".join([decoded["message"], *extra])
+
+
+PATCH_NOT_APPLICABLE = "the server rejected our request due to an error in our request"
+"""kube-apiserver's whole answer (422, reason Invalid, no details) when a JSON patch
+cannot be applied to the stored object: a ``test`` failed, or a path it
+changes is gone.  Validation errors say ``<Kind> "<name>" is invalid: ...``."""
+
+
+def patch_did_not_apply(message: str) -> bool:
+    """Whether a 422 to a JSON patch means "the object is not what the patch was made from": pure.
+
+    For kuota's guarded patches (computed from the object as read, first
+    testing its resourceVersion) that is a conflict: recompute from a fresh
+    read.  Servers that quote the patch library's error say "test failed".
+    """
+    return PATCH_NOT_APPLICABLE in message or "test failed" in message.lower()
 
 
 def error_for(status: int, body: str, *, what: str) -> RestError:
@@ -274,9 +290,7 @@ class Rest:
                 "PATCH", path, body=[dict(op) for op in operations], content_type=JSON_PATCH
             )
         except ApiError as failure:
-            # The API server answers a failed "test" with 422 and, in the
-            # causes, evanphx/json-patch's "testing value ... failed: test failed".
-            if failure.status == 422 and "test failed" in str(failure).lower():
+            if failure.status == 422 and patch_did_not_apply(str(failure)):
                 raise Conflict(str(failure), status=422) from failure
             raise
 

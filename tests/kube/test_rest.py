@@ -120,24 +120,36 @@ async def test_error_statuses_become_the_vocabulary(
     assert f"the server says {code}" in str(raised.value), "the Status message is quoted"
 
 
-async def test_a_json_patch_whose_test_fails_is_a_conflict(server: tuple[Script, Rest]) -> None:
+@pytest.mark.parametrize(
+    "details",
+    [
+        {},  # what kube-apiserver 1.36 answers: no details at all
+        {"causes": [{"message": "testing value /metadata/resourceVersion failed: test failed"}]},
+    ],
+)
+async def test_a_json_patch_that_no_longer_applies_is_a_conflict(
+    server: tuple[Script, Rest], details: dict[str, Any]
+) -> None:
     script, api = server
-    # What kube-apiserver answers when a "test" operation fails: the reason is in the causes.
     refused = status(422, "the server rejected our request due to an error in our request")
-    refused["details"] = {
-        "causes": [{"message": "testing value /metadata/resourceVersion failed: test failed"}]
-    }
+    refused["reason"], refused["details"] = "Invalid", details
     script.answers[("PATCH", JOB)] = (422, refused)
     operations = [{"op": "test", "path": "/metadata/resourceVersion", "value": "7"}]
-    with pytest.raises(rest.Conflict, match="testing value /metadata/resourceVersion failed"):
+    with pytest.raises(rest.Conflict, match="rejected our request"):
         await api.json_patch(JOB, operations)
     (sent,) = script.seen
     assert sent.content_type == "application/json-patch+json"
     assert sent.body == operations
 
-    script.answers[("PATCH", JOB)] = (422, status(422, "spec.suspend: Invalid value"))
-    with pytest.raises(rest.ApiError, match="spec.suspend: Invalid value"):
-        await api.json_patch(JOB, [{"op": "replace", "path": "/spec/suspend", "value": 1}])
+
+async def test_an_invalid_patched_object_is_not_a_conflict(server: tuple[Script, Rest]) -> None:
+    script, api = server
+    invalid = status(422, 'Job.batch "train" is invalid: spec.parallelism: Invalid value: -1')
+    invalid["details"] = {"causes": [{"field": "spec.parallelism", "message": "Invalid value"}]}
+    script.answers[("PATCH", JOB)] = (422, invalid)
+    with pytest.raises(rest.ApiError, match="spec.parallelism: Invalid value") as raised:
+        await api.json_patch(JOB, [{"op": "replace", "path": "/spec/parallelism", "value": -1}])
+    assert type(raised.value) is rest.ApiError
 
 
 async def test_other_patches_send_their_content_types(server: tuple[Script, Rest]) -> None:
