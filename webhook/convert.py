@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from scheduler.api import objects as raw_objects
 from scheduler.api.convert import ConversionError, convert_with_warnings
 from webhook.review import BadRequest
 
@@ -55,11 +56,7 @@ def convert_review(document: object) -> tuple[dict[str, Any], str]:
                 raise ConversionError(f"objects[{position}]", "must be a JSON object")
             converted.append(convert_with_warnings(item, desired, check=False).object)
         except ConversionError as failed:
-            name = (
-                item.get("metadata", {}).get("name")
-                if isinstance(item, dict) and isinstance(item.get("metadata"), dict)
-                else None
-            )
+            name = raw_objects.metadata(item).get("name") if isinstance(item, dict) else None
             subject = (
                 f"{item.get('kind')} {name!r}" if isinstance(item, dict) else f"objects[{position}]"
             )

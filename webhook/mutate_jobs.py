@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from scheduler.api import objects
 from scheduler.api.objects import queue_name
 from scheduler.api.refs import QUEUE_NAME_LABEL
 from scheduler.api.validation.formats import selector_matches
@@ -97,16 +98,6 @@ def _job_is_managed(job: Mapping[str, Any], settings: WebhookSettings) -> bool:
     return bool(queue_name(job)) or settings.manage_jobs_without_queue_name
 
 
-def _controller_reference(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    references = _as_dict(obj.get("metadata")).get("ownerReferences")
-    if not isinstance(references, list):
-        return None
-    for reference in references:
-        if isinstance(reference, dict) and reference.get("controller") is True:
-            return reference
-    return None
-
-
 async def has_managed_ancestor(
     job: Mapping[str, Any], namespace: str, *, settings: WebhookSettings, lookup: ClusterLookup
 ) -> bool:
@@ -118,7 +109,7 @@ async def has_managed_ancestor(
     """
     current: Mapping[str, Any] = job
     for _ in range(MAX_OWNER_DEPTH):
-        reference = _controller_reference(current)
+        reference = objects.controller_reference(current)
         if reference is None:
             return False
         api_version, kind, name = (
@@ -134,7 +125,7 @@ async def has_managed_ancestor(
             raise OwnerUnreadable(
                 f"cannot read owner {kind} {namespace}/{name}: {failed}"
             ) from failed
-        if owner is None or _as_dict(owner.get("metadata")).get("uid") != reference.get("uid"):
+        if owner is None or objects.uid(owner) != reference.get("uid"):
             return False
         if _job_is_managed(owner, settings):
             return True
@@ -146,8 +137,7 @@ async def decide(
     job: Mapping[str, Any], namespace: str, *, settings: WebhookSettings, lookup: ClusterLookup
 ) -> JobMutation:
     """Steps 0-4 of validation.md 1.3 for one Job on CREATE (raises OwnerUnreadable)."""
-    metadata = _as_dict(job.get("metadata"))
-    if metadata.get("deletionTimestamp"):
+    if objects.is_being_deleted(job):
         return JobMutation(reason="being deleted")
     if await has_managed_ancestor(job, namespace, settings=settings, lookup=lookup):
         return JobMutation(reason="owned by a managed job")
@@ -203,7 +193,7 @@ def job_of_request(request: AdmissionRequest) -> tuple[dict[str, Any], str]:
     if request.object is None:
         raise BadRequest(f"request.object is missing for {request.operation}")
     job = request.object
-    namespace = request.namespace or _as_dict(job.get("metadata")).get("namespace")
+    namespace = request.namespace or objects.namespace(job)
     if not isinstance(namespace, str) or not namespace:
         raise BadRequest("a Job is namespaced: request.namespace is missing")
     return job, namespace

@@ -88,7 +88,7 @@ def quota_rows(
 ) -> tuple[UsageRow, ...]:
     """One row per flavor and resource, in the order of the ClusterQueue's spec: pure."""
     rows = []
-    for group in (cluster_queue.get("spec") or {}).get("resourceGroups") or []:
+    for group in raw_objects.spec(cluster_queue).get("resourceGroups") or []:
         for flavor in group.get("flavors") or []:
             name = str(flavor.get("name"))
             for resource in flavor.get("resources") or []:
