@@ -63,10 +63,6 @@ class JobMutation:
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
 
-def _as_dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def managed_selector(settings: WebhookSettings) -> Mapping[str, Any]:
     """Pure: the managed-namespace selector (Kueue's default: all but kube-system and kuota's)."""
     if settings.managed_jobs_namespace_selector is not None:
