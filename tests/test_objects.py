@@ -52,6 +52,7 @@ def test_malformed_objects_read_as_absent_fields_never_as_errors(raw: dict[str, 
     assert objects.generation(raw) is None
     assert objects.labels(raw) == {}
     assert objects.annotations(raw) == {}
+    assert objects.label(raw, "a") is None and objects.annotation(raw, "a") is None
     assert objects.creation_time(raw) is None
     assert not objects.is_being_deleted(raw)
     assert objects.owner_references(raw) == []
@@ -116,6 +117,15 @@ def test_labels_and_annotations_keep_string_entries_only_and_are_copies() -> Non
     assert objects.annotations(raw) == {"n": "x"}
     objects.labels(raw)["z"] = "changed"
     assert "z" not in raw["metadata"]["labels"]
+
+
+def test_one_label_or_annotation_is_read_when_it_is_a_string() -> None:
+    raw = {"metadata": {"labels": {"a": "1", "b": 2}, "annotations": {"n": "x"}}}
+    assert objects.label(raw, "a") == "1"
+    assert objects.label(raw, "b") is None
+    assert objects.label(raw, "missing") is None
+    assert objects.annotation(raw, "n") == "x"
+    assert objects.annotation({"metadata": None}, "n") is None
 
 
 def test_times_parse_rfc3339_and_reject_anything_else() -> None:

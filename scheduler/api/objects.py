@@ -179,6 +179,18 @@ def annotations(obj: RawObject) -> dict[str, str]:
     return _string_map(metadata(obj).get("annotations"))
 
 
+def label(obj: RawObject, key: str) -> str | None:
+    """One label's value (a string), without copying the others: pure."""
+    value = _mapping(metadata(obj).get("labels")).get(key)
+    return value if isinstance(value, str) else None
+
+
+def annotation(obj: RawObject, key: str) -> str | None:
+    """One annotation's value (a string), without copying the others: pure."""
+    value = _mapping(metadata(obj).get("annotations")).get(key)
+    return value if isinstance(value, str) else None
+
+
 def parse_time(text: object) -> datetime | None:
     """An RFC 3339 timestamp of the API (``2025-01-01T00:00:00Z``), or None: pure."""
     if not isinstance(text, str) or not text:
@@ -240,9 +252,7 @@ def owner_job_uid(workload: RawObject) -> str | None:
     The one rule: the owner reference of kind ``Job`` in group ``batch``,
     else the ``kueue.x-k8s.io/job-uid`` label; None when neither is there.
     """
-    return owner_uid(workload, kind="Job", group="batch") or _text(
-        labels(workload).get(JOB_UID_LABEL)
-    )
+    return owner_uid(workload, kind="Job", group="batch") or _text(label(workload, JOB_UID_LABEL))
 
 
 # --- the queue a job asks for -------------------------------------------------------
@@ -250,10 +260,8 @@ def owner_job_uid(workload: RawObject) -> str | None:
 
 def queue_name(obj: RawObject) -> str:
     """The effective queue name of a job (label, else legacy annotation), ``""`` when none: pure."""
-    label = labels(obj).get(QUEUE_NAME_LABEL)
-    if label:
-        return label
-    return annotations(obj).get(QUEUE_NAME_ANNOTATION, "")
+    # On the webhook's hot path: read the two keys, copy nothing.
+    return label(obj, QUEUE_NAME_LABEL) or annotation(obj, QUEUE_NAME_ANNOTATION) or ""
 
 
 # --- conditions -----------------------------------------------------------------------
