@@ -38,7 +38,9 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 def cmd_bootstrap(args: argparse.Namespace) -> int:
     from certs.bootstrap import BootstrapOptions, run  # needs the Kubernetes client
+    from scheduler import logs
 
+    logs.configure("info")
     options = BootstrapOptions(
         namespace=args.namespace,
         secret=args.secret,
@@ -118,7 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="renew this long before expiry (default: 30)",
     )
     boot.add_argument(
-        "--kubeconfig", type=Path, help="kubeconfig (default: in-cluster service account)"
+        "--kubeconfig",
+        type=Path,
+        help="kubeconfig (default: $KUBECONFIG, else the in-cluster service account)",
     )
     boot.add_argument("--watch", action="store_true", help="keep running and renew before expiry")
     boot.add_argument(

@@ -13,9 +13,10 @@
 4. with ``--watch``, repeat every ``--interval`` seconds, so renewal happens
    before expiry.
 
-This module talks to the API server with kubernetes_asyncio; the decisions
-(what to renew, what to patch) are the pure functions of
-:mod:`certs.files` and :mod:`certs.inject`.
+This module talks to the API server through kuota's one client factory and
+REST layer (:mod:`scheduler.kube.client`, :mod:`scheduler.kube.rest`: raw
+JSON, no model classes); the decisions (what to renew, what to patch) are
+the pure functions of :mod:`certs.files` and :mod:`certs.inject`.
 """
 
 from __future__ import annotations
@@ -26,20 +27,30 @@ import logging
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import serialization
-from kubernetes_asyncio import client, config
-from kubernetes_asyncio.client.exceptions import ApiException
 
 from certs import files
 from certs.generate import KeyPair
 from certs.inject import ca_bundle, crd_conversion_patch, webhook_configuration_patch
+from scheduler.api import objects
+from scheduler.api.refs import KUEUE_GROUP
+from scheduler.kube.client import connect
+from scheduler.kube.rest import NotFound, Resource, Rest, RestClient
 
 log = logging.getLogger("kuota.certs")
 MUTATING_NAME = "kuota-mutating-webhook-configuration"
 VALIDATING_NAME = "kuota-validating-webhook-configuration"
-KUEUE_GROUP = "kueue.x-k8s.io"
+SECRETS = Resource("", "v1", "secrets")
+MUTATING_CONFIGURATIONS = Resource(
+    "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations"
+)
+VALIDATING_CONFIGURATIONS = Resource(
+    "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations"
+)
+CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions")
 
 
 @dataclass(frozen=True)
@@ -54,7 +65,7 @@ class BootstrapOptions:
     kubeconfig: Path | None = None
 
 
-def _pair(data: dict[str, str], cert_key: str, key_key: str) -> KeyPair | None:
+def _pair(data: dict[str, Any], cert_key: str, key_key: str) -> KeyPair | None:
     try:
         cert = x509.load_pem_x509_certificate(base64.b64decode(data[cert_key]))
         key = serialization.load_pem_private_key(base64.b64decode(data[key_key]), password=None)
@@ -63,8 +74,12 @@ def _pair(data: dict[str, str], cert_key: str, key_key: str) -> KeyPair | None:
     return KeyPair(cert=cert, key=key)  # type: ignore[arg-type]
 
 
+def _encode(pem: bytes) -> str:
+    return base64.b64encode(pem).decode()
+
+
 def _secret_data(certificates: files.WebhookCertificates) -> dict[str, str]:
-    encode = lambda pem: base64.b64encode(pem).decode()  # noqa: E731
+    encode = _encode
     return {
         files.CA_CERT: encode(certificates.ca.cert_pem),
         files.CA_KEY: encode(certificates.ca.key_pem),
@@ -73,17 +88,16 @@ def _secret_data(certificates: files.WebhookCertificates) -> dict[str, str]:
     }
 
 
-async def ensure_secret(
-    core: client.CoreV1Api, options: BootstrapOptions
-) -> files.WebhookCertificates:
+async def ensure_secret(rest: RestClient, options: BootstrapOptions) -> files.WebhookCertificates:
     """The certificates of the Secret, renewed (and written back) when due."""
+    path = SECRETS.object_path(options.secret, namespace=options.namespace)
+    secret: dict[str, Any] | None
     try:
-        secret = await core.read_namespaced_secret(options.secret, options.namespace)
-        data = dict(secret.data or {})
-    except ApiException as failed:
-        if failed.status != 404:
-            raise
-        secret, data = None, {}
+        secret = await rest.get(path)
+    except NotFound:
+        secret = None
+    data = secret.get("data") if secret is not None else None
+    data = data if isinstance(data, dict) else {}
     ca = _pair(data, files.CA_CERT, files.CA_KEY)
     serving = _pair(data, files.TLS_CERT, files.TLS_KEY)
     if ca is not None and files.needs_renewal(ca.cert_pem, before=options.renew_before * 2):
@@ -100,93 +114,78 @@ async def ensure_secret(
         ca=ca,
         valid_days=options.valid_days,
     )
-    body = client.V1Secret(
-        metadata=client.V1ObjectMeta(
-            name=options.secret,
-            namespace=options.namespace,
-            labels={"app.kubernetes.io/name": "kuota"},
-        ),
-        type="kubernetes.io/tls",
-        data=_secret_data(certificates),
-    )
+    metadata: dict[str, Any] = {
+        "name": options.secret,
+        "namespace": options.namespace,
+        "labels": {"app.kubernetes.io/name": "kuota"},
+    }
+    body = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": metadata,
+        "type": "kubernetes.io/tls",
+        "data": _secret_data(certificates),
+    }
     if secret is None:
-        await core.create_namespaced_secret(options.namespace, body)
+        await rest.create(SECRETS.collection_path(options.namespace), body)
     else:
-        body.metadata.resource_version = secret.metadata.resource_version
-        await core.replace_namespaced_secret(options.secret, options.namespace, body)
+        # Optimistic concurrency: a replica that renewed meanwhile wins, this one retries.
+        metadata["resourceVersion"] = objects.resource_version(secret)
+        await rest.replace(path, body)
     log.info(
         "webhook certificate issued",
         extra={
-            "context": {
-                "secret": f"{options.namespace}/{options.secret}",
-                "expires": files.expires_at(certificates.serving.cert_pem).isoformat(),
-            }
+            "secret": f"{options.namespace}/{options.secret}",
+            "expires": files.expires_at(certificates.serving.cert_pem).isoformat(),
         },
     )
     return certificates
 
 
-async def inject_everywhere(api: client.ApiClient, ca_pem: bytes) -> list[str]:
-    """Set the CA bundle on kuota's webhook configurations and conversion CRDs; returns what changed."""
+async def inject_everywhere(rest: RestClient, ca_pem: bytes) -> list[str]:
+    """Set the CA bundle on kuota's webhook configurations and conversion CRDs; what changed."""
     bundle = ca_bundle(ca_pem)
-    admission = client.AdmissionregistrationV1Api(api)
-    extensions = client.ApiextensionsV1Api(api)
     changed: list[str] = []
-    for name, read, patch in (
-        (
-            MUTATING_NAME,
-            admission.read_mutating_webhook_configuration,
-            admission.patch_mutating_webhook_configuration,
-        ),
-        (
-            VALIDATING_NAME,
-            admission.read_validating_webhook_configuration,
-            admission.patch_validating_webhook_configuration,
-        ),
+    for name, resource in (
+        (MUTATING_NAME, MUTATING_CONFIGURATIONS),
+        (VALIDATING_NAME, VALIDATING_CONFIGURATIONS),
     ):
         try:
-            current = api.sanitize_for_serialization(await read(name))
-        except ApiException as failed:
-            if failed.status == 404:
-                continue
-            raise
+            current = await rest.get(resource.object_path(name))
+        except NotFound:
+            continue
         body = webhook_configuration_patch(current, bundle)
         if body is not None:
-            await patch(name, body)
+            await rest.merge_patch(resource.object_path(name), body)
             changed.append(name)
-    crds = await extensions.list_custom_resource_definition()
-    for crd in crds.items:
-        if crd.spec.group != KUEUE_GROUP:
+    crds = await rest.list(CRDS.path)
+    for crd in crds.get("items") or []:
+        if not isinstance(crd, dict) or objects.spec(crd).get("group") != KUEUE_GROUP:
             continue
-        body = crd_conversion_patch(api.sanitize_for_serialization(crd), bundle)
+        body = crd_conversion_patch(crd, bundle)
         if body is not None:
-            await extensions.patch_custom_resource_definition(crd.metadata.name, body)
-            changed.append(crd.metadata.name)
+            name = objects.name(crd)
+            await rest.merge_patch(CRDS.object_path(name), body)
+            changed.append(name)
     return changed
 
 
-async def bootstrap_once(api: client.ApiClient, options: BootstrapOptions) -> list[str]:
-    certificates = await ensure_secret(client.CoreV1Api(api), options)
+async def bootstrap_once(rest: RestClient, options: BootstrapOptions) -> list[str]:
+    certificates = await ensure_secret(rest, options)
     if options.out is not None:
         existing = options.out / files.TLS_CERT
         if not existing.is_file() or existing.read_bytes() != certificates.serving.cert_pem:
             files.write(options.out, certificates)
-    return await inject_everywhere(api, certificates.ca.cert_pem)
+    return await inject_everywhere(rest, certificates.ca.cert_pem)
 
 
 async def run(options: BootstrapOptions, *, watch: bool, interval: float) -> int:
-    configuration = client.Configuration()
-    if options.kubeconfig is not None:
-        await config.load_kube_config(
-            config_file=str(options.kubeconfig), client_configuration=configuration
-        )
-    else:
-        config.load_incluster_config(client_configuration=configuration)
-    async with client.ApiClient(configuration=configuration) as api:
+    async with connect(options.kubeconfig) as api:
+        rest = Rest(api)
         while True:
-            changed = await bootstrap_once(api, options)
+            changed = await bootstrap_once(rest, options)
             if changed:
-                log.info("CA bundle injected", extra={"context": {"into": changed}})
+                log.info("CA bundle injected", extra={"into": changed})
             if not watch:
                 return 0
             await asyncio.sleep(interval)

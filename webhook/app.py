@@ -10,7 +10,8 @@ TLS pass one that is always true.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
 
 from aiohttp import web
 
@@ -29,7 +30,7 @@ from webhook.settings import WebhookSettings
 
 SETTINGS = web.AppKey("settings", WebhookSettings)
 METRICS = web.AppKey("metrics", WebhookMetrics)
-LOOKUP = web.AppKey("lookup", ClusterLookup)  # type: ignore[type-abstract]
+LOOKUP = web.AppKey("lookup", ClusterLookup)
 
 
 class _LookupProxy:
@@ -41,10 +42,12 @@ class _LookupProxy:
     async def has_default_local_queue(self, namespace: str) -> bool:
         return await self.target.has_default_local_queue(namespace)
 
-    async def namespace_labels(self, namespace: str):  # type: ignore[no-untyped-def]
+    async def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
         return await self.target.namespace_labels(namespace)
 
-    async def get_object(self, api_version: str, kind: str, namespace: str, name: str):  # type: ignore[no-untyped-def]
+    async def get_object(
+        self, api_version: str, kind: str, namespace: str, name: str
+    ) -> Mapping[str, Any] | None:
         return await self.target.get_object(api_version, kind, namespace, name)
 
 

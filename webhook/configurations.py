@@ -35,12 +35,12 @@ import copy
 from collections.abc import Mapping
 from typing import Any, Final
 
+from scheduler.api.refs import KUEUE_GROUP, QUEUE_NAME_LABEL
 from webhook.routes import KUOTA_KINDS, MUTATE_JOB, VALIDATE_JOB
 
 MUTATING_NAME: Final = "kuota-mutating-webhook-configuration"
 VALIDATING_NAME: Final = "kuota-validating-webhook-configuration"
-KUEUE_GROUP: Final = "kueue.x-k8s.io"
-QUEUE_KEY: Final = "kueue.x-k8s.io/queue-name"
+QUEUE_KEY: Final = QUEUE_NAME_LABEL  # label, or the legacy annotation of the same key
 SYSTEM_NAMESPACES: Final = ("kube-system",)
 
 
@@ -58,7 +58,8 @@ QUEUED_CREATE: Final = {"name": "has-queue-name", "expression": _has_queue("obje
 UNQUEUED_CREATE: Final = {"name": "has-no-queue-name", "expression": f"!{_has_queue('object')}"}
 QUEUED_EITHER: Final = {
     "name": "has-or-had-queue-name",
-    "expression": f"(object != null && {_has_queue('object')}) || (oldObject != null && {_has_queue('oldObject')})",
+    "expression": f"(object != null && {_has_queue('object')}) || "
+    f"(oldObject != null && {_has_queue('oldObject')})",
 }
 
 

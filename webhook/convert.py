@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from scheduler.api import objects as raw_objects
 from scheduler.api.convert import ConversionError, convert_with_warnings
 from webhook.review import BadRequest
 
@@ -20,7 +21,7 @@ CONVERSION_API_VERSION: Final = "apiextensions.k8s.io/v1"
 
 
 def parse_conversion_review(document: object) -> tuple[str, str, list[Any]]:
-    """Pure: (uid, desiredAPIVersion, objects) of a ConversionReview; :class:`BadRequest` otherwise."""
+    """Pure: (uid, desiredAPIVersion, objects) of a ConversionReview, else :class:`BadRequest`."""
     if not isinstance(document, dict) or document.get("kind") != "ConversionReview":
         raise BadRequest("expected a JSON object of kind ConversionReview")
     if document.get("apiVersion") != CONVERSION_API_VERSION:
@@ -55,11 +56,7 @@ def convert_review(document: object) -> tuple[dict[str, Any], str]:
                 raise ConversionError(f"objects[{position}]", "must be a JSON object")
             converted.append(convert_with_warnings(item, desired, check=False).object)
         except ConversionError as failed:
-            name = (
-                item.get("metadata", {}).get("name")
-                if isinstance(item, dict) and isinstance(item.get("metadata"), dict)
-                else None
-            )
+            name = raw_objects.metadata(item).get("name") if isinstance(item, dict) else None
             subject = (
                 f"{item.get('kind')} {name!r}" if isinstance(item, dict) else f"objects[{position}]"
             )

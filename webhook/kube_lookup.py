@@ -1,12 +1,14 @@
 """The one adapter between the webhook's decisions and a real API server.
 
-Implements :class:`~webhook.lookup.ClusterLookup` with kubernetes_asyncio:
+Implements :class:`~webhook.lookup.ClusterLookup` with kuota's one client
+factory and REST layer (:mod:`scheduler.kube.client`, :mod:`scheduler.kube.rest`):
 plain GETs of the namespace, of LocalQueue ``<namespace>/default`` and of a
 Job's owner, each bounded by ``--lookup-timeout``.  404 is an answer
 (absent); anything else that goes wrong is :class:`LookupFailed`, and the
 decision code says what that means for the request.  This is the only module
-of the ``webhook`` package allowed to import the Kubernetes client (see the
-import-linter contracts in ``pyproject.toml``).
+of the ``webhook`` package allowed to import those two (see the
+import-linter contracts in ``pyproject.toml``); nothing of the webhook
+imports the Kubernetes client itself.
 """
 
 from __future__ import annotations
@@ -16,69 +18,55 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
-from kubernetes_asyncio import client, config
-from kubernetes_asyncio.client.exceptions import ApiException
-
+from scheduler.api import objects
+from scheduler.api.refs import HUB_VERSION, KUEUE_GROUP, KUEUE_PLURALS
+from scheduler.kube.client import connect
+from scheduler.kube.rest import NotFound, Resource, Rest, RestError
 from webhook.lookup import LookupFailed
 from webhook.settings import WebhookSettings
 
-KUEUE = "kueue.x-k8s.io/v1beta2"
+LOCAL_QUEUES = Resource(KUEUE_GROUP, HUB_VERSION, KUEUE_PLURALS["LocalQueue"])
+NAMESPACES = Resource("", "v1", "namespaces")
+DEFAULT_LOCAL_QUEUE = "default"
+
+
+def owner_resource(api_version: str, kind: str) -> Resource:
+    """Where an owner of ``apiVersion``/``kind`` lives (plural: lowercase kind + "s"): pure."""
+    group, _, version = api_version.rpartition("/")
+    return Resource(group, version, kind.lower() + "s")
 
 
 class KubernetesLookup:
-    def __init__(self, api: client.ApiClient, timeout: float) -> None:
-        self._api = api
+    def __init__(self, rest: Rest, timeout: float) -> None:
+        self._rest = rest
         self._timeout = timeout
 
     @classmethod
     @asynccontextmanager
     async def connect(cls, settings: WebhookSettings) -> AsyncIterator[KubernetesLookup]:
-        configuration = client.Configuration()
-        if settings.kubeconfig is not None:
-            await config.load_kube_config(
-                config_file=str(settings.kubeconfig), client_configuration=configuration
-            )
-        else:
-            config.load_incluster_config(client_configuration=configuration)
-        async with client.ApiClient(configuration=configuration) as api:
-            yield cls(api, settings.lookup_timeout_seconds)
+        async with connect(settings.kubeconfig) as api:
+            yield cls(Rest(api), settings.lookup_timeout_seconds)
 
     async def _get(self, path: str) -> dict[str, Any] | None:
         try:
-            result = await asyncio.wait_for(
-                self._api.call_api(
-                    path,
-                    "GET",
-                    header_params={"Accept": "application/json"},
-                    auth_settings=["BearerToken"],
-                    response_types_map={200: "object"},
-                    _return_http_data_only=True,
-                ),
-                timeout=self._timeout,
-            )
-        except ApiException as failed:
-            if failed.status == 404:
-                return None
-            raise LookupFailed(f"GET {path}: HTTP {failed.status} {failed.reason}") from failed
-        except (TimeoutError, OSError, ValueError) as failed:
-            raise LookupFailed(f"GET {path}: {type(failed).__name__}: {failed}") from failed
-        return result if isinstance(result, dict) else None
+            return await asyncio.wait_for(self._rest.get(path), timeout=self._timeout)
+        except NotFound:
+            return None
+        except RestError as failed:
+            raise LookupFailed(str(failed)) from failed
+        except TimeoutError as failed:
+            raise LookupFailed(f"GET {path}: no answer within {self._timeout}s") from failed
 
     async def has_default_local_queue(self, namespace: str) -> bool:
-        return (
-            await self._get(f"/apis/{KUEUE}/namespaces/{namespace}/localqueues/default") is not None
-        )
+        path = LOCAL_QUEUES.object_path(DEFAULT_LOCAL_QUEUE, namespace=namespace)
+        return await self._get(path) is not None
 
     async def namespace_labels(self, namespace: str) -> Mapping[str, str] | None:
-        found = await self._get(f"/api/v1/namespaces/{namespace}")
-        if found is None:
-            return None
-        labels = found.get("metadata", {}).get("labels")
-        return labels if isinstance(labels, dict) else {}
+        found = await self._get(NAMESPACES.object_path(namespace))
+        return None if found is None else objects.labels(found)
 
     async def get_object(
         self, api_version: str, kind: str, namespace: str, name: str
     ) -> Mapping[str, Any] | None:
-        plural = kind.lower() + "s"
-        prefix = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
-        return await self._get(f"{prefix}/namespaces/{namespace}/{plural}/{name}")
+        path = owner_resource(api_version, kind).object_path(name, namespace=namespace)
+        return await self._get(path)

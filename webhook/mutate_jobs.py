@@ -28,8 +28,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from scheduler.api import objects
+from scheduler.api.objects import queue_name
+from scheduler.api.refs import QUEUE_NAME_LABEL
 from scheduler.api.validation.formats import selector_matches
-from scheduler.api.validation.job import QUEUE_NAME, queue_name
 from webhook.lookup import ClusterLookup, LookupFailed
 from webhook.review import (
     AdmissionRequest,
@@ -61,12 +63,8 @@ class JobMutation:
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
 
-def _as_dict(value: object) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def managed_selector(settings: WebhookSettings) -> Mapping[str, Any]:
-    """Pure: the managed-namespace selector; Kueue's default excludes kube-system and kuota's namespace."""
+    """Pure: the managed-namespace selector (Kueue's default: all but kube-system and kuota's)."""
     if settings.managed_jobs_namespace_selector is not None:
         return settings.managed_jobs_namespace_selector
     return {
@@ -91,18 +89,9 @@ async def namespace_is_managed(
 
 
 def _job_is_managed(job: Mapping[str, Any], settings: WebhookSettings) -> bool:
-    """Pure: a queued job, or any job when ``manageJobsWithoutQueueName`` (namespace checked by the caller)."""
+    """Pure: a queued job, or any job with ``manageJobsWithoutQueueName`` (the caller checks the
+    namespace)."""
     return bool(queue_name(job)) or settings.manage_jobs_without_queue_name
-
-
-def _controller_reference(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    references = _as_dict(obj.get("metadata")).get("ownerReferences")
-    if not isinstance(references, list):
-        return None
-    for reference in references:
-        if isinstance(reference, dict) and reference.get("controller") is True:
-            return reference
-    return None
 
 
 async def has_managed_ancestor(
@@ -116,7 +105,7 @@ async def has_managed_ancestor(
     """
     current: Mapping[str, Any] = job
     for _ in range(MAX_OWNER_DEPTH):
-        reference = _controller_reference(current)
+        reference = objects.controller_reference(current)
         if reference is None:
             return False
         api_version, kind, name = (
@@ -132,7 +121,7 @@ async def has_managed_ancestor(
             raise OwnerUnreadable(
                 f"cannot read owner {kind} {namespace}/{name}: {failed}"
             ) from failed
-        if owner is None or _as_dict(owner.get("metadata")).get("uid") != reference.get("uid"):
+        if owner is None or objects.uid(owner) != reference.get("uid"):
             return False
         if _job_is_managed(owner, settings):
             return True
@@ -144,8 +133,7 @@ async def decide(
     job: Mapping[str, Any], namespace: str, *, settings: WebhookSettings, lookup: ClusterLookup
 ) -> JobMutation:
     """Steps 0-4 of validation.md 1.3 for one Job on CREATE (raises OwnerUnreadable)."""
-    metadata = _as_dict(job.get("metadata"))
-    if metadata.get("deletionTimestamp"):
+    if objects.is_being_deleted(job):
         return JobMutation(reason="being deleted")
     if await has_managed_ancestor(job, namespace, settings=settings, lookup=lookup):
         return JobMutation(reason="owned by a managed job")
@@ -186,7 +174,7 @@ def mutation_patch(job: Mapping[str, Any], mutation: JobMutation) -> list[dict[s
         before["spec"] = {"suspend": spec["suspend"]} if "suspend" in spec else {}
     after = copy.deepcopy(before)
     if mutation.set_default_queue:
-        after.setdefault("metadata", {}).setdefault("labels", {})[QUEUE_NAME] = DEFAULT_QUEUE
+        after.setdefault("metadata", {}).setdefault("labels", {})[QUEUE_NAME_LABEL] = DEFAULT_QUEUE
     if mutation.suspend:
         after.setdefault("spec", {})["suspend"] = True
     return json_patch(before, after)
@@ -201,7 +189,7 @@ def job_of_request(request: AdmissionRequest) -> tuple[dict[str, Any], str]:
     if request.object is None:
         raise BadRequest(f"request.object is missing for {request.operation}")
     job = request.object
-    namespace = request.namespace or _as_dict(job.get("metadata")).get("namespace")
+    namespace = request.namespace or objects.namespace(job)
     if not isinstance(namespace, str) or not namespace:
         raise BadRequest("a Job is namespaced: request.namespace is missing")
     return job, namespace

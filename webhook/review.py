@@ -92,21 +92,23 @@ def decode_json(body: bytes) -> Any:
         raise BadRequest("request body is not UTF-8 text") from None
     except json.JSONDecodeError as broken:
         raise BadRequest(
-            f"request body is not valid JSON: {broken.msg} at line {broken.lineno} column {broken.colno}"
+            f"request body is not valid JSON: {broken.msg} "
+            f"at line {broken.lineno} column {broken.colno}"
         ) from None
     except RecursionError:
         raise BadRequest("request body is nested too deeply") from None
 
 
 def parse_admission_review(document: object) -> AdmissionRequest:
-    """Pure: the request of an ``admission.k8s.io/v1`` AdmissionReview; :class:`BadRequest` otherwise."""
+    """Pure: the request of an ``admission.k8s.io/v1`` AdmissionReview, else :class:`BadRequest`."""
     if not isinstance(document, dict):
         raise BadRequest("expected a JSON object of kind AdmissionReview")
     if document.get("kind") != "AdmissionReview":
         raise BadRequest(f"expected kind AdmissionReview, got {document.get('kind')!r}")
     if document.get("apiVersion") != ADMISSION_API_VERSION:
         raise BadRequest(
-            f"expected apiVersion {ADMISSION_API_VERSION} (admissionReviewVersions: [v1]), got {document.get('apiVersion')!r}"
+            f"expected apiVersion {ADMISSION_API_VERSION} (admissionReviewVersions: [v1]), "
+            f"got {document.get('apiVersion')!r}"
         )
     request = document.get("request")
     if not isinstance(request, dict):
@@ -126,8 +128,10 @@ def parse_admission_review(document: object) -> AdmissionRequest:
         or not isinstance(kind.get("version"), str)
     ):
         raise BadRequest("request.kind must be an object with group, version and kind")
-    user = request.get("userInfo") if isinstance(request.get("userInfo"), dict) else {}
-    groups = user.get("groups") if isinstance(user.get("groups"), list) else []
+    found_user = request.get("userInfo")
+    user: dict[str, Any] = found_user if isinstance(found_user, dict) else {}
+    found_groups = user.get("groups")
+    groups: list[Any] = found_groups if isinstance(found_groups, list) else []
     return AdmissionRequest(
         uid=uid,
         operation=operation,

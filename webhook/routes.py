@@ -134,7 +134,8 @@ async def read_body(request: web.Request, limit: int) -> bytes:
     """The request body, refusing (400) anything over ``limit`` bytes without reading it all."""
     if request.content_length is not None and request.content_length > limit:
         raise BadRequest(
-            f"request body of {request.content_length} bytes is larger than the limit of {limit} bytes"
+            f"request body of {request.content_length} bytes is larger than the limit "
+            f"of {limit} bytes"
         )
     chunks: list[bytes] = []
     size = 0

@@ -79,7 +79,8 @@ async def serve(settings: WebhookSettings, *, stop: asyncio.Event | None = None)
             },
         )
         gc.collect()
-        gc.freeze()  # start-up objects (schemas, tables) leave the collector's scans: shorter pauses per request
+        # Start-up objects (schemas, tables) leave the collector's scans: shorter pauses.
+        gc.freeze()
         watcher = asyncio.create_task(reloader.watch(settings.cert_reload_seconds))
         try:
             await stop.wait()

@@ -95,11 +95,13 @@ def build_parser() -> argparse.ArgumentParser:
         prog="kuota-webhook",
         description=(
             "kuota's admission and CRD-conversion webhook server (HTTPS). It suspends queued "
-            "batch/v1 Jobs on create, defaults and validates kueue.x-k8s.io resources with the same "
+            "batch/v1 Jobs on create, defaults and validates kueue.x-k8s.io resources with the "
+            "same "
             "messages as `kuota validate`, and converts between their API versions."
         ),
         epilog=(
-            "Endpoints: /mutate-batch-v1-job, /validate-batch-v1-job, /mutate-kueue-x-k8s-io-v1beta2-<kind>, "
+            "Endpoints: /mutate-batch-v1-job, /validate-batch-v1-job, "
+            "/mutate-kueue-x-k8s-io-v1beta2-<kind>, "
             "/validate-kueue-x-k8s-io-v1beta2-<kind>, /convert, /healthz, /readyz, /metrics. "
             "SIGTERM stops accepting connections and lets requests in flight finish."
         ),
@@ -119,7 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
     tls.add_argument(
         "--cert-dir",
         type=Path,
-        help="directory holding tls.crt and tls.key (a mounted Secret); shorthand for the two flags above",
+        help="directory holding tls.crt and tls.key (a mounted Secret); "
+        "shorthand for the two flags above",
     )
     tls.add_argument(
         "--cert-wait",
@@ -140,7 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--probe-port",
         type=int,
         default=None,
-        help="also serve /healthz, /readyz and /metrics over plain HTTP on this port (off by default)",
+        help="also serve /healthz, /readyz and /metrics over plain HTTP on this port "
+        "(off by default)",
     )
     tls.add_argument(
         "--max-body-bytes",
@@ -178,7 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
     jobs.add_argument(
         "--kuota-namespace",
         default=None,
-        help=f"kuota's own namespace, never managed (default: {DEFAULT_NAMESPACE} or the Configuration's)",
+        help=f"kuota's own namespace, never managed "
+        f"(default: {DEFAULT_NAMESPACE} or the Configuration's)",
     )
     jobs.add_argument(
         "--scheduler-identity",
@@ -192,7 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     cluster.add_argument(
         "--kubeconfig",
         type=Path,
-        help="kubeconfig for lookups; without it the in-cluster service account is used",
+        help="kubeconfig for lookups (default: $KUBECONFIG, else the in-cluster service account)",
     )
     cluster.add_argument(
         "--no-cluster-lookups",

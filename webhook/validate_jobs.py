@@ -51,12 +51,13 @@ def unsuspend_violation(
     allowed = ", ".join(settings.scheduler_identities)
     if old is None:
         message = (
-            f"a queued job must be created suspended (spec.suspend: true); only kuota's scheduler ({allowed}) "
-            f'may start it, not "{username}"'
+            "a queued job must be created suspended (spec.suspend: true); "
+            f'only kuota\'s scheduler ({allowed}) may start it, not "{username}"'
         )
     else:
         message = (
-            f'a queued job can be unsuspended only by kuota\'s scheduler ({allowed}), not by "{username}"; '
+            f"a queued job can be unsuspended only by kuota's scheduler ({allowed}), "
+            f'not by "{username}"; '
             "kuota unsuspends it when its Workload is admitted"
         )
     return error(SUSPEND, message, origin="W", rule="JOB-K1")

@@ -25,10 +25,10 @@ from scheduler.api.models.common import LabelSelector, LabelSelectorRequirement,
 from scheduler.api.parse.common import optional_label_selector
 from scheduler.api.parse.reader import Reader, describe, spelled
 from scheduler.api.quantity import Quantity
+from scheduler.api.refs import CONFIG_V1BETA2 as API_VERSION
 from scheduler.api.refs import FairSharingPreemptionStrategy, QuotaCheckStrategy, RequeuingTimestamp
 
 DEFAULT_NAMESPACE = "kueue-system"
-API_VERSION = "config.kueue.x-k8s.io/v1beta2"
 
 _DURATION_UNITS = {
     "ns": 1e-9,

@@ -22,9 +22,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-RESOURCE_IN_USE_FINALIZER: Final = "kueue.x-k8s.io/resource-in-use"
+from scheduler.api.refs import LEGACY_API_VERSIONS as LEGACY_VERSIONS
+from scheduler.api.refs import RESOURCE_IN_USE_FINALIZER as RESOURCE_IN_USE_FINALIZER
+
 DEFAULT_POD_SET_NAME: Final = "main"
-LEGACY_VERSIONS: Final = ("kueue.x-k8s.io/v1alpha1", "kueue.x-k8s.io/v1alpha2")
 
 
 def plain_copy(value: object) -> Any:

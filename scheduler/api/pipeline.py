@@ -28,11 +28,11 @@ from typing import Any, Literal
 from scheduler.api.convert import ConversionError, to_hub, v1beta1_report_path
 from scheduler.api.defaults import apply_create_defaults, apply_schema_defaults
 from scheduler.api.field import FieldError
+from scheduler.api.refs import KUEUE_GROUP
+from scheduler.api.refs import V1BETA2 as HUB
 from scheduler.api.validation import VALIDATORS
 
 Operation = Literal["CREATE", "UPDATE"]
-KUEUE_GROUP = "kueue.x-k8s.io"
-HUB = f"{KUEUE_GROUP}/v1beta2"
 CONVERTIBLE_VERSIONS = ("v1alpha1", "v1alpha2", "v1beta1")
 NAMESPACED_KINDS = frozenset({"LocalQueue", "Queue", "Workload", "Job"})
 

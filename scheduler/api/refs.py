@@ -14,7 +14,7 @@ literals therefore holds a listed value once the object has been validated.
 
 from __future__ import annotations
 
-from typing import Literal, NewType, get_args
+from typing import Final, Literal, NewType, get_args
 
 # --- names ------------------------------------------------------------------
 
@@ -40,11 +40,61 @@ def workload_key(namespace: str, name: str) -> WorkloadKey:
 
 
 # --- API groups and versions -------------------------------------------------
+# Every constant of the Kueue API lives in this module (groups, versions,
+# labels, annotations, finalizers, condition types): the scheduler, the
+# webhook, the CLI and the certificate bootstrap import them from here and
+# never spell them again.
 
-KUEUE_GROUP = "kueue.x-k8s.io"
-CONFIG_GROUP = "config.kueue.x-k8s.io"
-V1BETA2 = f"{KUEUE_GROUP}/v1beta2"
-CONFIG_V1BETA2 = f"{CONFIG_GROUP}/v1beta2"
+KUEUE_GROUP: Final = "kueue.x-k8s.io"
+CONFIG_GROUP: Final = "config.kueue.x-k8s.io"
+KueueVersion = Literal["v1alpha1", "v1alpha2", "v1beta1", "v1beta2"]
+KUEUE_VERSIONS: tuple[KueueVersion, ...] = get_args(KueueVersion)
+"""Every served version of ``kueue.x-k8s.io``, oldest first."""
+HUB_VERSION: Final = "v1beta2"
+"""The storage version, the hub of every conversion, the version kuota reads and writes."""
+LEGACY_VERSIONS: Final = ("v1alpha1", "v1alpha2")
+"""The early versions (``quota.min/max``) judged by the legacy rules first."""
+V1BETA2: Final = f"{KUEUE_GROUP}/{HUB_VERSION}"
+CONFIG_V1BETA2: Final = f"{CONFIG_GROUP}/v1beta2"
+LEGACY_API_VERSIONS: Final = tuple(f"{KUEUE_GROUP}/{version}" for version in LEGACY_VERSIONS)
+
+# --- labels and annotations ----------------------------------------------------
+
+QUEUE_NAME_LABEL: Final = f"{KUEUE_GROUP}/queue-name"
+"""The LocalQueue a job asks for; kuota also reads a legacy annotation of the same key."""
+QUEUE_NAME_ANNOTATION: Final = QUEUE_NAME_LABEL
+JOB_UID_LABEL: Final = f"{KUEUE_GROUP}/job-uid"
+"""On a Workload: the UID of the Job it was made for."""
+POD_SET_LABEL: Final = f"{KUEUE_GROUP}/podset"
+LOCAL_QUEUE_LABEL: Final = f"{KUEUE_GROUP}/local-queue-name"
+CLUSTER_QUEUE_LABEL: Final = f"{KUEUE_GROUP}/cluster-queue-name"
+PRIORITY_CLASS_LABEL: Final = f"{KUEUE_GROUP}/priority-class"
+"""On a job: the WorkloadPriorityClass of its Workload."""
+MAX_EXEC_TIME_SECONDS_KEY: Final = f"{KUEUE_GROUP}/max-exec-time-seconds"
+JOB_MIN_PARALLELISM_ANNOTATION: Final = f"{KUEUE_GROUP}/job-min-parallelism"
+JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION: Final = (
+    f"{KUEUE_GROUP}/job-completions-equal-parallelism"
+)
+PREBUILT_WORKLOAD_KEY: Final = f"{KUEUE_GROUP}/prebuilt-workload-name"
+ELASTIC_JOB_ANNOTATION: Final = f"{KUEUE_GROUP}/elastic-job"
+PRIORITY_BOOST_ANNOTATION: Final = f"{KUEUE_GROUP}/priority-boost"
+ADMISSION_GATED_BY_ANNOTATION: Final = f"{KUEUE_GROUP}/admission-gated-by"
+MULTIKUEUE_INCREMENTAL_DISPATCHER: Final = f"{KUEUE_GROUP}/multikueue-dispatcher-incremental"
+
+# --- finalizers -------------------------------------------------------------------
+
+RESOURCE_IN_USE_FINALIZER: Final = f"{KUEUE_GROUP}/resource-in-use"
+
+# --- condition types ---------------------------------------------------------------
+
+QUOTA_RESERVED: Final = "QuotaReserved"
+ADMITTED: Final = "Admitted"
+EVICTED: Final = "Evicted"
+PREEMPTED: Final = "Preempted"
+REQUEUED: Final = "Requeued"
+FINISHED: Final = "Finished"
+ACTIVE: Final = "Active"
+"""The ClusterQueue / LocalQueue condition."""
 
 DEFAULT_POD_SET_NAME = PodSetName("main")
 
@@ -147,3 +197,18 @@ KueueKind = Literal[
     "Topology",
 ]
 KUEUE_KINDS: tuple[KueueKind, ...] = get_args(KueueKind)
+
+KUEUE_PLURALS: Final[dict[KueueKind, str]] = {
+    "ResourceFlavor": "resourceflavors",
+    "ClusterQueue": "clusterqueues",
+    "LocalQueue": "localqueues",
+    "Cohort": "cohorts",
+    "Workload": "workloads",
+    "WorkloadPriorityClass": "workloadpriorityclasses",
+    "AdmissionCheck": "admissionchecks",
+    "MultiKueueConfig": "multikueueconfigs",
+    "MultiKueueCluster": "multikueueclusters",
+    "Topology": "topologies",
+}
+"""The resource (plural) name of every kind in the API's paths and RBAC rules."""
+NAMESPACED_KINDS: Final[frozenset[KueueKind]] = frozenset({"LocalQueue", "Workload"})

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TextIO
 
+from scheduler.api import objects
 from scheduler.api.config import Configuration
 from scheduler.api.field import FieldError
 from scheduler.api.parse import ObjectParseError, parse_object
@@ -80,7 +81,11 @@ class Cluster:
         return self.latest_timestamp + timedelta(seconds=1)
 
 
+NAME_REQUIRED = "metadata.name: Required value: name or generateName is required"
+
+
 def _metadata(raw: dict[str, Any]) -> dict[str, Any]:
+    """``raw.metadata``, created when missing: the one place this module writes metadata."""
     metadata = raw.get("metadata")
     if not isinstance(metadata, dict):
         metadata = {}
@@ -98,13 +103,11 @@ def _label(kind: str, name: object) -> str:
 
 def _priority_class(document: Document) -> tuple[PriorityClassObject | None, list[str]]:
     raw = document.raw
-    name = _metadata(dict(raw)).get("name")
+    name = objects.metadata(raw).get("name")
     value = raw.get("value")
     errors = []
     if not isinstance(name, str) or not name:
-        errors.append(
-            f"{_label('PriorityClass', name)}: metadata.name: Required value: name or generateName is required"
-        )
+        errors.append(f"{_label('PriorityClass', name)}: {NAME_REQUIRED}")
     if not isinstance(value, int) or isinstance(value, bool):
         errors.append(f"{_label('PriorityClass', name)}: value: Required value: must be an integer")
     global_default = raw.get("globalDefault") is True
@@ -114,16 +117,13 @@ def _priority_class(document: Document) -> tuple[PriorityClassObject | None, lis
 
 
 def _namespace(document: Document) -> tuple[NamespaceObject | None, list[str]]:
-    metadata = (
-        document.raw.get("metadata") if isinstance(document.raw.get("metadata"), Mapping) else {}
-    )
+    metadata = objects.metadata(document.raw)
     name = metadata.get("name")
     if not isinstance(name, str) or not name:
-        return None, [
-            f"{_label('Namespace', name)}: metadata.name: Required value: name or generateName is required"
-        ]
-    labels = metadata.get("labels") if isinstance(metadata.get("labels"), Mapping) else {}
-    return NamespaceObject(name, {str(k): str(v) for k, v in labels.items()}), []
+        return None, [f"{_label('Namespace', name)}: {NAME_REQUIRED}"]
+    labels: object = metadata.get("labels")
+    pairs = labels.items() if isinstance(labels, Mapping) else ()
+    return NamespaceObject(name, {str(k): str(v) for k, v in pairs}), []
 
 
 def _review_lines(item: Review, errors: Sequence[FieldError]) -> list[str]:
@@ -216,7 +216,7 @@ def build_cluster(documents: Sequence[Document], stderr: TextIO) -> Cluster:
         else:
             _note(document, f"{parsed.kind}/{item.name} is not used by the simulation", stderr)
     classes = _priority_classes(cluster.objects, pod_classes)
-    for position, document, job in jobs:
+    for position, _document, job in jobs:
         raw_workload = workload_from_job(job, priority_classes=classes)
         _metadata(raw_workload)["creationTimestamp"] = _metadata(job)["creationTimestamp"]
         try:

@@ -13,86 +13,92 @@ an error worth saying.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-from kubernetes_asyncio import client, config
-from kubernetes_asyncio.client.exceptions import ApiException
+from scheduler.api.refs import (
+    HUB_VERSION,
+    KUEUE_GROUP,
+    KUEUE_PLURALS,
+    QUEUE_NAME_LABEL,
+    KueueKind,
+)
+from scheduler.cli.live import ClusterObjects
+from scheduler.kube.client import connect
+from scheduler.kube.rest import ApiError, NotFound, Resource, Rest
 
-from scheduler.cli.live import QUEUE_NAME_LABEL, ClusterObjects
-
-GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
-KUEUE_PLURALS = {
-    "resource_flavors": "resourceflavors",
-    "cohorts": "cohorts",
-    "cluster_queues": "clusterqueues",
-    "local_queues": "localqueues",
-    "workload_priority_classes": "workloadpriorityclasses",
-    "admission_checks": "admissionchecks",
-    "workloads": "workloads",
+KUEUE_RESOURCES: dict[str, KueueKind] = {
+    "resource_flavors": "ResourceFlavor",
+    "cohorts": "Cohort",
+    "cluster_queues": "ClusterQueue",
+    "local_queues": "LocalQueue",
+    "workload_priority_classes": "WorkloadPriorityClass",
+    "admission_checks": "AdmissionCheck",
+    "workloads": "Workload",
 }
-NAMESPACED = {"local_queues", "workloads"}
+"""``ClusterObjects`` attribute -> the kuota kind it holds."""
+REQUIRED = "cluster_queues"
+"""The kind whose absence means kuota's CRDs are not installed."""
+CORE_RESOURCES = {
+    "jobs": Resource("batch", "v1", "jobs"),
+    "namespaces": Resource("", "v1", "namespaces"),
+    "priority_classes": Resource("scheduling.k8s.io", "v1", "priorityclasses"),
+}
+SELECTORS = {"jobs": QUEUE_NAME_LABEL}
+"""Label selectors: only the Jobs that carry a queue name."""
 
 
 async def _items(
-    call: Any, *args: Any, required: bool = False, **kwargs: Any
+    rest: Rest, resource: Resource, *, selector: str | None = None, required: bool = False
 ) -> list[dict[str, Any]]:
-    """The ``items`` of one list call as raw dicts; a missing or forbidden kind is empty unless ``required``."""
+    """The ``items`` of one list (raw dicts); a missing or forbidden kind is empty, if allowed."""
+    query = [("labelSelector", selector)] if selector else []
     try:
-        response = await call(*args, _preload_content=False, **kwargs)
-    except ApiException as failure:
-        if failure.status == 404 and required:
+        listed = await rest.list(resource.path, query=query)
+    except NotFound:
+        if required:
             raise RuntimeError(
-                f"{args[-1]}.{GROUP}/{VERSION} is not served: are kuota's CRDs installed?"
+                f"{resource.plural}.{resource.group}/{resource.version} is not served: "
+                "are kuota's CRDs installed?"
             ) from None
-        if failure.status in (403, 404):
+        return []
+    except ApiError as failure:
+        if failure.status == 403:
             return []
         raise
-    try:
-        body = json.loads(await response.read())
-    finally:
-        response.release()
-    return [item for item in body.get("items") or [] if isinstance(item, dict)]
+    return [item for item in listed.get("items") or [] if isinstance(item, dict)]
 
 
 async def _read(kubeconfig: str) -> ClusterObjects:
-    configuration = client.Configuration()
-    await config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)
-    async with client.ApiClient(configuration=configuration) as api:
-        custom = client.CustomObjectsApi(api)
-        objects = ClusterObjects()
-        calls = {}
-        for attribute, plural in KUEUE_PLURALS.items():
-            if attribute in NAMESPACED:
-                calls[attribute] = _items(
-                    custom.list_custom_object_for_all_namespaces, GROUP, VERSION, plural
-                )
-            else:
-                calls[attribute] = _items(
-                    custom.list_cluster_custom_object,
-                    GROUP,
-                    VERSION,
-                    plural,
-                    required=attribute == "cluster_queues",
-                )
-        calls["jobs"] = _items(
-            client.BatchV1Api(api).list_job_for_all_namespaces, label_selector=QUEUE_NAME_LABEL
+    async with connect(kubeconfig) as api:
+        rest = Rest(api)
+        calls = {
+            attribute: _items(
+                rest,
+                Resource(KUEUE_GROUP, HUB_VERSION, KUEUE_PLURALS[kind]),
+                required=attribute == REQUIRED,
+            )
+            for attribute, kind in KUEUE_RESOURCES.items()
+        }
+        calls.update(
+            {
+                attribute: _items(rest, resource, selector=SELECTORS.get(attribute))
+                for attribute, resource in CORE_RESOURCES.items()
+            }
         )
-        calls["namespaces"] = _items(client.CoreV1Api(api).list_namespace)
-        calls["priority_classes"] = _items(client.SchedulingV1Api(api).list_priority_class)
         results = await asyncio.gather(*calls.values())
-        for attribute, items in zip(calls, results):
-            setattr(objects, attribute, items)
-        return objects
+        found = ClusterObjects()
+        for attribute, items in zip(calls, results, strict=True):
+            setattr(found, attribute, items)
+        return found
 
 
 def read_cluster(kubeconfig: str | None) -> ClusterObjects:
-    """Every object the live commands need, read through ``kubeconfig`` (a path or a ``:``-list of paths)."""
+    """Every object the live commands need, read through ``kubeconfig`` (a path or a ``:``-list)."""
     paths = [Path(part).expanduser() for part in (kubeconfig or "").split(os.pathsep) if part]
-    if not any(path.is_file() for path in paths):
+    if kubeconfig is None or not any(path.is_file() for path in paths):
         raise FileNotFoundError(
             f"no kubeconfig file at {kubeconfig}; pass --kubeconfig or set KUBECONFIG"
         )
-    return asyncio.run(_read(kubeconfig))  # type: ignore[arg-type]
+    return asyncio.run(_read(kubeconfig))

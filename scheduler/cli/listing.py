@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, TextIO
 
+from scheduler.api import objects as raw_objects
+from scheduler.api.refs import ADMITTED, EVICTED, FINISHED, QUOTA_RESERVED
 from scheduler.cli.live import (
     ClusterFetcher,
     ClusterObjects,
@@ -29,8 +31,6 @@ from scheduler.cli.live import (
     condition,
     fetch,
     is_true,
-    metadata,
-    parse_time,
     utc_now,
 )
 from scheduler.cli.render import table
@@ -41,14 +41,14 @@ HEADERS = ["NAMESPACE", "NAME", "QUEUE", "CLUSTERQUEUE", "STATE", "FLAVORS", "AG
 
 def workload_state(workload: Mapping[str, Any]) -> str:
     """The state of a Workload from its status (see the module docstring): pure."""
-    if is_true(workload, "Finished"):
+    if is_true(workload, FINISHED):
         return "Finished"
-    if (workload.get("spec") or {}).get("active") is False:
+    if raw_objects.is_deactivated(workload):
         return "Inactive"
-    reserved = is_true(workload, "QuotaReserved")
-    if reserved and is_true(workload, "Evicted"):
+    reserved = is_true(workload, QUOTA_RESERVED)
+    if reserved and is_true(workload, EVICTED):
         return "Evicted"
-    if is_true(workload, "Admitted"):
+    if is_true(workload, ADMITTED):
         return "Admitted"
     if reserved:
         return "QuotaReserved"
@@ -57,15 +57,13 @@ def workload_state(workload: Mapping[str, Any]) -> str:
 
 def admission(workload: Mapping[str, Any]) -> Mapping[str, Any]:
     """``status.admission`` or an empty mapping: pure."""
-    status = workload.get("status") if isinstance(workload.get("status"), Mapping) else {}
-    found = status.get("admission")
-    return found if isinstance(found, Mapping) else {}
+    return raw_objects.admission(workload) or {}
 
 
 def flavors_text(workload: Mapping[str, Any]) -> str:
     """``main[cpu,memory=ondemand]`` per pod set of the admission, ``-`` without one: pure."""
     parts = []
-    for assignment in admission(workload).get("podSetAssignments") or []:
+    for assignment in raw_objects.pod_set_assignments(workload):
         by_flavor: dict[str, list[str]] = {}
         for resource, flavor in (assignment.get("flavors") or {}).items():
             by_flavor.setdefault(str(flavor), []).append(str(resource))
@@ -79,12 +77,12 @@ def flavors_text(workload: Mapping[str, Any]) -> str:
 def pending_message(workload: Mapping[str, Any], state: str) -> str:
     """The message a user wants next to the state: why it waits, or why it was evicted: pure."""
     if state == "Pending":
-        reserved = condition(workload, "QuotaReserved")
+        reserved = condition(workload, QUOTA_RESERVED)
         if reserved is not None and reserved.get("message"):
             return str(reserved["message"])
         return "-"
     if state == "Evicted":
-        evicted = condition(workload, "Evicted")
+        evicted = condition(workload, EVICTED)
         return str((evicted or {}).get("message") or "-")
     if state == "Inactive":
         return "spec.active is false"
@@ -94,32 +92,32 @@ def pending_message(workload: Mapping[str, Any], state: str) -> str:
 def workload_rows(objects: ClusterObjects, namespace: str | None, now: datetime) -> list[list[str]]:
     """The table rows for ``namespace`` (None: all), sorted by namespace then name: pure."""
     routes = {
-        (metadata(lq).get("namespace"), metadata(lq).get("name")): str(
-            (lq.get("spec") or {}).get("clusterQueue") or ""
+        (raw_objects.namespace(lq), raw_objects.name(lq)): str(
+            raw_objects.spec(lq).get("clusterQueue") or ""
         )
         for lq in objects.local_queues
     }
     rows = []
     for workload in objects.workloads:
-        meta = metadata(workload)
-        if namespace is not None and meta.get("namespace") != namespace:
+        workload_namespace = raw_objects.namespace(workload)
+        if namespace is not None and workload_namespace != namespace:
             continue
         state = workload_state(workload)
-        queue = str((workload.get("spec") or {}).get("queueName") or "")
+        queue = raw_objects.workload_queue_name(workload)
         cluster_queue = (
-            admission(workload).get("clusterQueue")
-            or routes.get((meta.get("namespace"), queue))
+            raw_objects.admitted_cluster_queue(workload)
+            or routes.get((workload_namespace, queue))
             or "-"
         )
         rows.append(
             [
-                str(meta.get("namespace") or ""),
-                str(meta.get("name") or ""),
+                workload_namespace or "",
+                raw_objects.name(workload),
                 queue or "-",
                 str(cluster_queue),
                 state,
                 flavors_text(workload),
-                age(parse_time(meta.get("creationTimestamp")), now),
+                age(raw_objects.creation_time(workload), now),
                 pending_message(workload, state),
             ]
         )
@@ -149,8 +147,8 @@ def add_parser(commands: Any) -> None:
         "workloads",
         aliases=["workload", "wl"],
         help="Workloads: queue, ClusterQueue, state, flavors, age, why pending",
-        description="Every Workload of the namespace (or of all with -A): its LocalQueue and ClusterQueue, "
-        "state, assigned flavors, age, and the message saying why it is pending.",
+        description="Every Workload of the namespace (or of all with -A): its LocalQueue and "
+        "ClusterQueue, state, assigned flavors, age, and the message saying why it is pending.",
     )
     add_connection_arguments(workloads, namespaced=True)
     workloads.set_defaults(run=run)

@@ -31,11 +31,21 @@ from typing import Any
 
 import yaml
 
+from scheduler.api import objects as raw_objects
+
+# Re-exported for the live commands (explain, list, status): raw objects are
+# read through scheduler.api.objects, the one reader.
+from scheduler.api.objects import condition as condition
+from scheduler.api.objects import is_true as is_true
+from scheduler.api.objects import metadata as metadata
+from scheduler.api.objects import owner_job_uid as owner_job_uid
+from scheduler.api.objects import parse_time as parse_time
+from scheduler.api.refs import JOB_UID_LABEL as JOB_UID_LABEL
+from scheduler.api.refs import QUEUE_NAME_LABEL as QUEUE_NAME_LABEL
+from scheduler.api.refs import V1BETA2
 from scheduler.cli.cluster import Cluster, InvalidInput, build_cluster
 from scheduler.cli.loader import Document
 
-QUEUE_NAME_LABEL = "kueue.x-k8s.io/queue-name"
-JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
 DEFAULT_NAMESPACE = "default"
 
 
@@ -60,52 +70,9 @@ ClusterFetcher = Callable[[str | None], ClusterObjects]
 """Reads a cluster through the kubeconfig at the given path (None: the default)."""
 
 
-def metadata(raw: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``raw.metadata`` or an empty mapping: pure."""
-    value = raw.get("metadata")
-    return value if isinstance(value, Mapping) else {}
-
-
 def key_of(raw: Mapping[str, Any]) -> str:
-    """``namespace/name`` of a namespaced object: pure."""
-    meta = metadata(raw)
-    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
-
-
-def owner_job_uid(workload: Mapping[str, Any]) -> str | None:
-    """The UID of the batch Job owning ``workload`` (owner reference, else the job-uid label): pure."""
-    meta = metadata(workload)
-    for owner in meta.get("ownerReferences") or []:
-        if owner.get("kind") == "Job" and str(owner.get("apiVersion", "")).startswith("batch/"):
-            return str(owner.get("uid"))
-    labels = meta.get("labels") or {}
-    return labels.get(JOB_UID_LABEL) or None
-
-
-def parse_time(text: object) -> datetime | None:
-    """An RFC 3339 timestamp of the API (``2025-01-01T00:00:00Z``), or None: pure."""
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def condition(raw: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
-    """The status condition of type ``kind``, if any: pure."""
-    status = raw.get("status") if isinstance(raw.get("status"), Mapping) else {}
-    for item in status.get("conditions") or []:
-        if isinstance(item, Mapping) and item.get("type") == kind:
-            return item
-    return None
-
-
-def is_true(raw: Mapping[str, Any], kind: str) -> bool:
-    """Whether condition ``kind`` is ``True``: pure."""
-    found = condition(raw, kind)
-    return found is not None and found.get("status") == "True"
+    """``namespace/name`` of a namespaced object: pure (an empty namespace keeps its slash)."""
+    return f"{raw_objects.namespace(raw) or ''}/{raw_objects.name(raw)}"
 
 
 def age(moment: datetime | None, now: datetime) -> str:
@@ -131,8 +98,8 @@ def _documents(objects: ClusterObjects) -> list[Document]:
     waiting_jobs = [
         job
         for job in objects.jobs
-        if metadata(job).get("uid") not in have_workload
-        and (job.get("spec") or {}).get("suspend") is True
+        if raw_objects.uid(job) not in have_workload
+        and raw_objects.spec(job).get("suspend") is True
     ]
     groups: list[tuple[str, Sequence[dict[str, Any]], str, str]] = [
         ("Namespace", objects.namespaces, "v1", "Namespace"),
@@ -140,15 +107,15 @@ def _documents(objects: ClusterObjects) -> list[Document]:
         (
             "WorkloadPriorityClass",
             objects.workload_priority_classes,
-            "kueue.x-k8s.io/v1beta2",
+            V1BETA2,
             "WorkloadPriorityClass",
         ),
-        ("AdmissionCheck", objects.admission_checks, "kueue.x-k8s.io/v1beta2", "AdmissionCheck"),
-        ("ResourceFlavor", objects.resource_flavors, "kueue.x-k8s.io/v1beta2", "ResourceFlavor"),
-        ("Cohort", objects.cohorts, "kueue.x-k8s.io/v1beta2", "Cohort"),
-        ("ClusterQueue", objects.cluster_queues, "kueue.x-k8s.io/v1beta2", "ClusterQueue"),
-        ("LocalQueue", objects.local_queues, "kueue.x-k8s.io/v1beta2", "LocalQueue"),
-        ("Workload", objects.workloads, "kueue.x-k8s.io/v1beta2", "Workload"),
+        ("AdmissionCheck", objects.admission_checks, V1BETA2, "AdmissionCheck"),
+        ("ResourceFlavor", objects.resource_flavors, V1BETA2, "ResourceFlavor"),
+        ("Cohort", objects.cohorts, V1BETA2, "Cohort"),
+        ("ClusterQueue", objects.cluster_queues, V1BETA2, "ClusterQueue"),
+        ("LocalQueue", objects.local_queues, V1BETA2, "LocalQueue"),
+        ("Workload", objects.workloads, V1BETA2, "Workload"),
         ("Job", waiting_jobs, "batch/v1", "Job"),
     ]
     documents = []
@@ -184,7 +151,7 @@ def load_cluster(objects: ClusterObjects, notes: list[str]) -> Cluster:
 def new_live_engine(
     objects: ClusterObjects, now: datetime, notes: list[str]
 ) -> tuple[Any, Cluster, datetime]:
-    """An engine holding the live picture, with no cycle run yet; (engine, cluster, engine clock): pure."""
+    """An engine holding the live picture, no cycle run yet; (engine, cluster, its clock): pure."""
     from scheduler.cli.simulate import new_engine
 
     cluster = load_cluster(objects, notes)
@@ -196,7 +163,7 @@ def new_live_engine(
 
 
 def kubeconfig_path(explicit: str | None, environ: Mapping[str, str], home: Path) -> str:
-    """``--kubeconfig``, else ``$KUBECONFIG`` (may be a ``:``-list), else ``~/.kube/config``: pure."""
+    """``--kubeconfig``, else ``$KUBECONFIG`` (a ``:``-list too), else ``~/.kube/config``: pure."""
     if explicit:
         return explicit
     from_env = environ.get("KUBECONFIG", "")
@@ -227,7 +194,7 @@ def context_namespace(path: str) -> str:
 def add_connection_arguments(
     parser: argparse.ArgumentParser, *, namespaced: bool, all_namespaces: bool = True
 ) -> None:
-    """``--kubeconfig`` and, for namespaced commands, ``-n/--namespace`` and (unless told not) ``-A``."""
+    """``--kubeconfig``; for namespaced commands ``-n/--namespace`` and (unless told not) ``-A``."""
     parser.add_argument(
         "--kubeconfig",
         metavar="PATH",
@@ -249,7 +216,10 @@ def add_connection_arguments(
 def fetch(
     args: argparse.Namespace, stderr: Any, fetcher: ClusterFetcher | None = None
 ) -> tuple[ClusterObjects | None, str]:
-    """Read the cluster (through ``fetcher``, default the real reader); (objects or None on failure, kubeconfig)."""
+    """Read the cluster through ``fetcher`` (default: the real reader).
+
+    Returns (the objects, or None on failure; the kubeconfig path).
+    """
     path = kubeconfig_path(getattr(args, "kubeconfig", None), os.environ, Path.home())
     if fetcher is None:
         from scheduler.cli.cluster_reader import read_cluster

@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TextIO
 
+from scheduler.api import objects as raw_objects
 from scheduler.api.quantity import Quantity, QuantityError
 from scheduler.cli.live import (
     ClusterFetcher,
     ClusterObjects,
     add_connection_arguments,
     fetch,
-    metadata,
+    key_of,
     new_live_engine,
     utc_now,
 )
@@ -87,7 +88,7 @@ def quota_rows(
 ) -> tuple[UsageRow, ...]:
     """One row per flavor and resource, in the order of the ClusterQueue's spec: pure."""
     rows = []
-    for group in (cluster_queue.get("spec") or {}).get("resourceGroups") or []:
+    for group in raw_objects.spec(cluster_queue).get("resourceGroups") or []:
         for flavor in group.get("flavors") or []:
             name = str(flavor.get("name"))
             for resource in flavor.get("resources") or []:
@@ -107,12 +108,11 @@ def summarize(
     engine, _, _ = new_live_engine(objects, now, notes)
     local_queues: dict[str, list[str]] = {}
     for local_queue in objects.local_queues:
-        meta = metadata(local_queue)
-        target = str((local_queue.get("spec") or {}).get("clusterQueue") or "")
-        local_queues.setdefault(target, []).append(f"{meta.get('namespace')}/{meta.get('name')}")
+        target = str(raw_objects.spec(local_queue).get("clusterQueue") or "")
+        local_queues.setdefault(target, []).append(key_of(local_queue))
     summaries = []
-    for raw in sorted(objects.cluster_queues, key=lambda item: str(metadata(item).get("name"))):
-        name = str(metadata(raw).get("name"))
+    for raw in sorted(objects.cluster_queues, key=raw_objects.name):
+        name = raw_objects.name(raw)
         try:
             status = engine.cluster_queue_status(name)
         except KeyError:
@@ -120,7 +120,7 @@ def summarize(
         summaries.append(
             QueueSummary(
                 name=name,
-                cohort=(raw.get("spec") or {}).get("cohortName") or None,
+                cohort=raw_objects.spec(raw).get("cohortName") or None,
                 pending=status.pending,
                 admitted=status.admitted,
                 active=status.active,
@@ -155,10 +155,9 @@ def render_queue(summary: QueueSummary) -> list[str]:
         )
     for row in summary.rows:
         used, quota = to_int(row.resource, row.used), to_int(row.resource, row.nominal)
-        amounts = (
-            f"{format_quantity(row.resource, row.used)}/{format_quantity(row.resource, row.nominal)}"
-            f" ({_percent(used, quota)})"
-        )
+        used_text = format_quantity(row.resource, row.used)
+        quota_text = format_quantity(row.resource, row.nominal)
+        amounts = f"{used_text}/{quota_text} ({_percent(used, quota)})"
         if used > quota:
             amounts += f", borrowing {format_quantity(row.resource, row.used - row.nominal)}"
         lines.append(
@@ -181,10 +180,11 @@ def render_status(summaries: Sequence[QueueSummary]) -> str:
 def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "status",
-        help="every ClusterQueue of the cluster: usage per flavor and resource, pending and admitted",
-        description="Read the cluster through your kubeconfig and show every ClusterQueue: a usage bar per "
-        "flavor and resource (used/nominal quota), pending and admitted Workloads, and the "
-        "LocalQueues that feed it. Read-only.",
+        help="every ClusterQueue of the cluster: usage per flavor and resource, pending and "
+        "admitted",
+        description="Read the cluster through your kubeconfig and show every ClusterQueue: a usage "
+        "bar per flavor and resource (used/nominal quota), pending and admitted Workloads, and "
+        "the LocalQueues that feed it. Read-only.",
     )
     add_connection_arguments(parser, namespaced=False)
     parser.set_defaults(run=run)

@@ -54,8 +54,8 @@ from scheduler.core.workload import (
     queue_timestamp,
 )
 
-GATE_ANNOTATION = "kueue.x-k8s.io/admission-gated-by"
-JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
+from scheduler.api.refs import ADMISSION_GATED_BY_ANNOTATION as GATE_ANNOTATION
+from scheduler.api.refs import JOB_UID_LABEL as JOB_UID_LABEL
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
 
 

@@ -6,11 +6,11 @@ kinds and the Workloads the scheduler queues.
 Workload with :func:`workload_from_job`.
 """
 
+from scheduler.api.refs import JOB_UID_LABEL
 from scheduler.jobs.base import FinishedState, JobIntegration, PodSetInfo
 from scheduler.jobs.batch import BATCH_JOB, BatchJob
 from scheduler.jobs.registry import by_framework, for_object, frameworks, register
 from scheduler.jobs.workload_from_job import (
-    JOB_UID_LABEL,
     PriorityClasses,
     workload_from_job,
     workload_name,

@@ -15,7 +15,8 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from scheduler.api.validation.job import MIN_PARALLELISM, QUEUE_NAME
+from scheduler.api import objects
+from scheduler.api.refs import JOB_MIN_PARALLELISM_ANNOTATION
 from scheduler.jobs.base import FinishedState, PodSetInfo, RawObject
 from scheduler.jobs.registry import register
 
@@ -30,10 +31,6 @@ CONTROLLER_MANAGED_LABELS: Final = (
 
 def _mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-
-
-def _metadata(job: RawObject) -> Mapping[str, Any]:
-    return _mapping(job.get("metadata"))
 
 
 def _spec(job: RawObject) -> Mapping[str, Any]:
@@ -54,8 +51,8 @@ def pod_count(job: RawObject) -> int:
 
 
 def min_count(job: RawObject) -> int | None:
-    """The partial-admission minimum from ``kueue.x-k8s.io/job-min-parallelism``, if usable: pure."""
-    value = _mapping(_metadata(job).get("annotations")).get(MIN_PARALLELISM)
+    """The partial-admission minimum from the ``job-min-parallelism`` annotation: pure."""
+    value = objects.annotations(job).get(JOB_MIN_PARALLELISM_ANNOTATION)
     if not isinstance(value, str):
         return None
     try:
@@ -91,12 +88,7 @@ class BatchJob:
     group = "batch"
 
     def queue_name(self, job: RawObject) -> str:
-        metadata = _metadata(job)
-        label = _mapping(metadata.get("labels")).get(QUEUE_NAME)
-        if isinstance(label, str) and label:
-            return label
-        annotation = _mapping(metadata.get("annotations")).get(QUEUE_NAME)
-        return annotation if isinstance(annotation, str) else ""
+        return objects.queue_name(job)
 
     def pod_sets(self, job: RawObject) -> list[dict[str, Any]]:
         pod_set: dict[str, Any] = {
@@ -194,8 +186,8 @@ class BatchJob:
         return result
 
     def finished(self, job: RawObject) -> FinishedState:
-        for condition in _mapping(job.get("status")).get("conditions") or []:
-            if not isinstance(condition, Mapping) or condition.get("status") != "True":
+        for condition in objects.conditions(job):
+            if condition.get("status") != "True":
                 continue
             message = str(condition.get("message") or "")
             if condition.get("type") == "Complete":

@@ -17,12 +17,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from scheduler.api.refs import V1BETA2
-from scheduler.api.validation.job import MAX_EXEC_TIME, PRIORITY_CLASS
+from scheduler.api import objects
+from scheduler.api.refs import (
+    JOB_UID_LABEL,
+    KUEUE_GROUP,
+    MAX_EXEC_TIME_SECONDS_KEY,
+    PRIORITY_CLASS_LABEL,
+    V1BETA2,
+)
 from scheduler.jobs.base import JobIntegration
 from scheduler.jobs.batch import BATCH_JOB
 
-JOB_UID_LABEL: Final = "kueue.x-k8s.io/job-uid"
 NAME_PREFIX_LIMIT: Final = 247
 HASH_LENGTH: Final = 5
 
@@ -62,12 +67,11 @@ def _priority(
     A named class that is not in ``classes`` keeps its reference and leaves
     ``priority`` unset, for the scheduler to resolve later.
     """
-    labels = _mapping(_mapping(job.get("metadata")).get("labels"))
-    workload_class = labels.get(PRIORITY_CLASS)
-    if isinstance(workload_class, str) and workload_class:
-        ref = {"group": "kueue.x-k8s.io", "kind": "WorkloadPriorityClass", "name": workload_class}
+    workload_class = objects.labels(job).get(PRIORITY_CLASS_LABEL)
+    if workload_class:
+        ref = {"group": KUEUE_GROUP, "kind": "WorkloadPriorityClass", "name": workload_class}
         return ref, classes.workload.get(workload_class)
-    pod_spec = _mapping(_mapping(_mapping(job.get("spec")).get("template")).get("spec"))
+    pod_spec = _mapping(_mapping(objects.spec(job).get("template")).get("spec"))
     pod_class = pod_spec.get("priorityClassName")
     if isinstance(pod_class, str) and pod_class:
         ref = {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": pod_class}
@@ -89,10 +93,9 @@ def workload_from_job(
     ``job`` is a ``batch/v1`` Job (or an object of ``integration``); absent
     metadata fields are treated as empty strings.
     """
-    metadata = _mapping(job.get("metadata"))
-    name = str(metadata.get("name") or "")
-    namespace = str(metadata.get("namespace") or "")
-    uid = str(metadata.get("uid") or "")
+    name = objects.name(job)
+    namespace = objects.namespace(job) or ""
+    uid = objects.uid(job) or ""
     workload_metadata: dict[str, Any] = {
         "name": workload_name(name, uid, kind=integration.kind, group=integration.group),
         "namespace": namespace,
@@ -117,7 +120,7 @@ def workload_from_job(
         spec["priorityClassRef"] = ref
     if value is not None:
         spec["priority"] = value
-    max_exec = _mapping(metadata.get("annotations")).get(MAX_EXEC_TIME)
-    if isinstance(max_exec, str) and max_exec.isdigit() and int(max_exec) > 0:
+    max_exec = objects.annotations(job).get(MAX_EXEC_TIME_SECONDS_KEY, "")
+    if max_exec.isdigit() and int(max_exec) > 0:
         spec["maximumExecutionTimeSeconds"] = int(max_exec)
     return {"apiVersion": V1BETA2, "kind": "Workload", "metadata": workload_metadata, "spec": spec}

@@ -29,6 +29,9 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from scheduler.api.objects import key as object_key
+from scheduler.api.objects import resource_version
+
 EventType = Literal["ADDED", "MODIFIED", "DELETED"]
 log = logging.getLogger("kuota.informer")
 
@@ -56,19 +59,8 @@ class Source(Protocol):
         ...
 
     def watch(self, resource_version: str) -> AsyncIterator[dict[str, Any]]:
-        """Raw watch events (``{"type", "object"}``), BOOKMARK included, until the server ends the stream."""
+        """Raw watch events (``{"type", "object"}``, bookmarks too) until the stream ends."""
         ...
-
-
-def object_key(obj: Mapping[str, Any]) -> str:
-    """Pure: ``namespace/name`` for namespaced objects, ``name`` otherwise."""
-    metadata = obj.get("metadata") or {}
-    namespace = metadata.get("namespace")
-    return f"{namespace}/{metadata.get('name')}" if namespace else str(metadata.get("name"))
-
-
-def resource_version(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("resourceVersion", ""))
 
 
 def diff(

@@ -1,30 +1,54 @@
-"""Routing informer events into the engine and the Job index.
+"""Routing informer events into the engine, and the raw objects the executor writes from.
 
 Every kuota object arrives as raw JSON; it is defaulted and parsed by the API
 layer exactly as the webhook and ``kuota simulate`` do, then applied to the
 engine.  An object that does not parse is logged and skipped (bad input never
-stops the scheduler).  Jobs are indexed by UID and Workloads by the UID of the
-Job that owns them, so the Job reconciler can find the pair in O(1); every
-change marks the affected Job dirty for the next reconcile pass.
+stops the scheduler).
+
+Which cache owns what (one owner per fact):
+
+- **The engine** owns the scheduling view: ResourceFlavors (node labels,
+  taints, tolerations), PriorityClass and WorkloadPriorityClass values,
+  namespaces, queues and the Workloads' records.  The mirror keeps no copy
+  of flavors or priority values: the Job controller reads a flavor's node
+  labels and tolerations (:meth:`Mirror.flavor_placements`) and the priority
+  classes (:meth:`Mirror.classes`) from the engine, through these two
+  methods only.
+- **The mirror** owns what the engine does not hold: the raw objects that
+  writes are computed from (a status patch is a diff against the stored
+  object and carries its resourceVersion), so Workloads, Jobs, ClusterQueues
+  and LocalQueues as stored; the Job <-> Workload index; the set of Jobs to
+  reconcile; and the names of the ``globalDefault`` PriorityClasses (the
+  engine keeps values, not that flag).  After a write the executor stores
+  the answer here at once, so the next decision starts from it without
+  waiting for the watch.
+- **The informers** keep their own store of every object, but only to diff
+  a relist against (vanished objects become deletions); nothing reads it.
+
+Jobs are indexed by UID and Workloads by the UID of the Job that owns them
+(:func:`scheduler.api.objects.owner_job_uid`), so the Job reconciler finds
+the pair in O(1); every change marks the affected Job dirty.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
 
+from scheduler.api import objects
 from scheduler.api.defaults import apply_schema_defaults
 from scheduler.api.field import ParseError
+from scheduler.api.models import ResourceFlavorSpec, Toleration
 from scheduler.api.parse import parse_object
+from scheduler.api.refs import KueueKind
 from scheduler.core.engine import Engine, NamespaceInfo, PriorityClassInfo
+from scheduler.jobs.controller import FlavorPlacement
 from scheduler.jobs.workload_from_job import PriorityClasses
 from scheduler.kube.informer import Event
-from scheduler.kube.job_actions import FlavorPlacement
 
 log = logging.getLogger("kuota.mirror")
-JOB_UID_LABEL = "kueue.x-k8s.io/job-uid"
-KUEUE_KINDS = (
+KUEUE_KINDS: Final[tuple[KueueKind, ...]] = (
     "ResourceFlavor",
     "ClusterQueue",
     "Cohort",
@@ -33,58 +57,78 @@ KUEUE_KINDS = (
     "WorkloadPriorityClass",
     "AdmissionCheck",
 )
+"""The kuota kinds the scheduler watches."""
 
 
-def owner_job_uid(workload: Mapping[str, Any]) -> str | None:
-    """Pure: the UID of the Job that owns this Workload, if any."""
-    for owner in (workload.get("metadata") or {}).get("ownerReferences") or []:
-        if owner.get("kind") == "Job" and str(owner.get("apiVersion", "")).startswith("batch/"):
-            return str(owner.get("uid"))
-    return ((workload.get("metadata") or {}).get("labels") or {}).get(JOB_UID_LABEL)
+def toleration_json(toleration: Toleration) -> dict[str, Any]:
+    """A toleration as the API serializes it (empty fields omitted): pure."""
+    raw: dict[str, Any] = {}
+    if toleration.key:
+        raw["key"] = toleration.key
+    if toleration.operator:
+        raw["operator"] = toleration.operator
+    if toleration.value:
+        raw["value"] = toleration.value
+    if toleration.effect:
+        raw["effect"] = toleration.effect
+    if toleration.toleration_seconds is not None:
+        raw["tolerationSeconds"] = toleration.toleration_seconds
+    return raw
+
+
+def flavor_placement(spec: ResourceFlavorSpec) -> FlavorPlacement:
+    """What a Job started on this flavor receives: its node labels and tolerations: pure."""
+    return FlavorPlacement(
+        node_labels=dict(spec.node_labels),
+        tolerations=tuple(toleration_json(t) for t in spec.tolerations),
+    )
+
+
+class _FlavorPlacements(Mapping[str, FlavorPlacement]):
+    """A read-only view of the engine's flavors as placements (converted on access)."""
+
+    def __init__(self, flavors: Mapping[str, ResourceFlavorSpec]) -> None:
+        self._flavors = flavors
+
+    def __getitem__(self, name: str) -> FlavorPlacement:
+        return flavor_placement(self._flavors[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._flavors)
+
+    def __len__(self) -> int:
+        return len(self._flavors)
 
 
 class Mirror:
-    """The scheduler's picture of the cluster, fed by informers."""
+    """The scheduler's picture of the cluster, fed by informers (see the module docstring)."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.jobs: dict[str, dict[str, Any]] = {}  # uid -> Job
         self.workloads: dict[str, dict[str, Any]] = {}  # ns/name -> Workload
         self.workload_of_job: dict[str, str] = {}  # job uid -> workload key
-        self.flavors: dict[str, FlavorPlacement] = {}
         self.cluster_queues: dict[str, dict[str, Any]] = {}  # name -> ClusterQueue as stored
         self.local_queues: dict[str, dict[str, Any]] = {}  # ns/name -> LocalQueue as stored
-        self.priority_classes: dict[str, int] = {}
-        self.default_classes: dict[str, int] = {}  # globalDefault PriorityClasses
-        self.workload_priority_classes: dict[str, int] = {}
+        self.default_priority_classes: set[str] = set()  # names with globalDefault: true
         self.dirty_jobs: set[str] = set()
-        self.changed = False
 
     # -- kuota kinds ------------------------------------------------------------------
     def on_kueue(self, event: Event) -> None:
         obj = event.object
         kind = str(obj.get("kind", ""))
-        meta = obj.get("metadata") or {}
-        self.changed = True
         if kind == "Workload":
             self._index_workload(event)
-        if kind == "ResourceFlavor":
-            self._index_flavor(event)
-        if kind in ("ClusterQueue", "LocalQueue"):
+        elif kind == "ResourceFlavor":
+            self.dirty_jobs.update(self.jobs)  # a Job waiting for this flavor can start now
+        elif kind in ("ClusterQueue", "LocalQueue"):
             store = self.cluster_queues if kind == "ClusterQueue" else self.local_queues
             if event.type == "DELETED":
                 store.pop(event.key, None)
             else:
                 store[event.key] = dict(obj)
-        if kind == "WorkloadPriorityClass":
-            name = str(meta.get("name"))
-            value = obj.get("value")
-            if event.type == "DELETED" or not isinstance(value, int):
-                self.workload_priority_classes.pop(name, None)
-            else:
-                self.workload_priority_classes[name] = value
         if event.type == "DELETED":
-            self.engine.remove(kind, str(meta.get("name")), meta.get("namespace"))
+            self.engine.remove(kind, objects.name(obj), objects.namespace(obj))
             return
         try:
             model = parse_object(apply_schema_defaults(obj))
@@ -97,7 +141,7 @@ class Mirror:
         self.engine.apply(model)  # type: ignore[arg-type]
 
     def _index_workload(self, event: Event) -> None:
-        job_uid = owner_job_uid(event.object)
+        job_uid = objects.owner_job_uid(event.object)
         if event.type == "DELETED":
             self.workloads.pop(event.key, None)
             if job_uid and self.workload_of_job.get(job_uid) == event.key:
@@ -109,21 +153,11 @@ class Mirror:
         if job_uid:
             self.dirty_jobs.add(job_uid)
 
-    def _index_flavor(self, event: Event) -> None:
-        name = str((event.object.get("metadata") or {}).get("name"))
-        if event.type == "DELETED":
-            self.flavors.pop(name, None)
-        else:
-            spec = event.object.get("spec") or {}
-            self.flavors[name] = FlavorPlacement(
-                node_labels=dict(spec.get("nodeLabels") or {}),
-                tolerations=tuple(dict(t) for t in spec.get("tolerations") or []),
-            )
-        self.dirty_jobs.update(self.jobs)  # a Job waiting for this flavor can start now
-
     # -- core kinds ---------------------------------------------------------------------
     def on_job(self, event: Event) -> None:
-        uid = str((event.object.get("metadata") or {}).get("uid"))
+        uid = objects.uid(event.object)
+        if uid is None:
+            return
         if event.type == "DELETED":
             self.jobs.pop(uid, None)
         else:
@@ -131,44 +165,41 @@ class Mirror:
             self.dirty_jobs.add(uid)
 
     def on_namespace(self, event: Event) -> None:
-        name = str((event.object.get("metadata") or {}).get("name"))
-        self.changed = True
+        name = objects.name(event.object)
         if event.type == "DELETED":
             self.engine.remove("Namespace", name)
         else:
-            labels = (event.object.get("metadata") or {}).get("labels") or {}
-            self.engine.apply(NamespaceInfo(name=name, labels=dict(labels)))
+            self.engine.apply(NamespaceInfo(name=name, labels=objects.labels(event.object)))
 
     def on_priority_class(self, event: Event) -> None:
         obj = event.object
-        name = str((obj.get("metadata") or {}).get("name"))
-        self.changed = True
-        self.default_classes.pop(name, None)
+        name = objects.name(obj)
+        self.default_priority_classes.discard(name)
         if event.type == "DELETED":
-            self.priority_classes.pop(name, None)
             self.engine.remove("PriorityClass", name)
             return
         value = obj.get("value")
         if not isinstance(value, int):
             return
-        self.priority_classes[name] = value
         if obj.get("globalDefault"):
-            self.default_classes[name] = value
+            self.default_priority_classes.add(name)
         self.engine.apply(
             PriorityClassInfo(name=name, value=value, global_default=bool(obj.get("globalDefault")))
         )
 
-    # -- queries ------------------------------------------------------------------------
+    # -- queries (the two places that read the engine's catalog) ------------------------
     def classes(self) -> PriorityClasses:
         """The priority classes a new Workload is resolved against (scheduling.md 2.1)."""
-        default = min(
-            self.default_classes.items(), key=lambda item: (item[1], item[0]), default=None
-        )
+        values = self.engine.priority_classes
+        defaults = ((n, values[n]) for n in self.default_priority_classes if n in values)
+        default = min(defaults, key=lambda item: (item[1], item[0]), default=None)
         return PriorityClasses(
-            workload=dict(self.workload_priority_classes),
-            pod=dict(self.priority_classes),
-            global_default=default,
+            workload=self.engine.workload_priority_classes, pod=values, global_default=default
         )
+
+    def flavor_placements(self) -> Mapping[str, FlavorPlacement]:
+        """The node labels and tolerations of every flavor the engine knows (a live view)."""
+        return _FlavorPlacements(self.engine.flavors)
 
     def workload_for(self, job_uid: str) -> dict[str, Any] | None:
         key = self.workload_of_job.get(job_uid)

@@ -1,11 +1,21 @@
 """Every write the scheduler makes, in one place, one writer per object.
 
-Writes to the same object are serialised by a per-object lock so two patches
-to one Job never race.  Status writes carry the ``resourceVersion`` they were
-computed from: a 409 means the object moved, and the caller recomputes from a
-fresh read instead of overwriting someone else's change.  Each write is
-counted and timed by verb and resource, which is how "API writes per admitted
+Writes to the same object are serialised by a per-object lock, so two
+patches to one Job never race.  Every patch is *guarded*: a JSON patch whose
+first operation tests the ``resourceVersion`` the change was computed from.
+If the object moved in between, the API server refuses the whole patch and
+the REST layer raises :class:`~scheduler.kube.rest.Conflict`; the caller
+recomputes from a fresh object instead of overwriting someone else's change.
+Each write is counted and timed by verb and resource
+(``kuota_api_write_duration_seconds``), which is how "API writes per admitted
 Job" is measured.
+
+Events explain, they decide nothing: they are sent in the background (at most
+8 in flight), never delay a decision, and a failed one is dropped.
+
+This is also the one place a later change adds fencing (no write unless the
+Lease is held at that instant, see :mod:`scheduler.kube.leader`): every write
+goes through :meth:`Writer._timed`.
 """
 
 from __future__ import annotations
@@ -13,77 +23,85 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Mapping
+from typing import Any, TypeVar
 
 import jsonpatch
-from kubernetes_asyncio import client
-from kubernetes_asyncio.client.exceptions import ApiException
-from prometheus_client import Histogram
 
-GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
-WRITE_SECONDS = Histogram(
-    "kuota_api_write_duration_seconds",
-    "Latency of the scheduler's API writes.",
-    ["verb", "resource"],
-    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
-)
+from scheduler.api import objects
+from scheduler.api.refs import HUB_VERSION, KUEUE_GROUP
+from scheduler.kube.metrics import WRITE_SECONDS
+from scheduler.kube.rest import Conflict, NotFound, Resource, RestClient, RestError
 
+__all__ = ["Conflict", "NotFound", "RestError", "Writer"]
 
-class Conflict(Exception):
-    """The object changed since it was read (HTTP 409); recompute from a fresh read."""
+T = TypeVar("T")
+JOBS = Resource("batch", "v1", "jobs")
+EVENTS = Resource("", "v1", "events")
+EVENT_SLOTS = 8
+MAX_EVENT_MESSAGE = 1024
 
 
-class Gone(Exception):
-    """The object no longer exists (HTTP 404)."""
+def kueue_resource(plural: str) -> Resource:
+    """A ``kueue.x-k8s.io`` resource in the version kuota stores: pure."""
+    return Resource(KUEUE_GROUP, HUB_VERSION, plural)
 
 
-def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
+def version_test(obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON-patch operation that fails unless ``obj`` is unchanged on the server: pure."""
+    return {
+        "op": "test",
+        "path": "/metadata/resourceVersion",
+        "value": objects.metadata(obj).get("resourceVersion"),
+    }
+
+
+def guarded_patch(
+    old: Mapping[str, Any], new: Mapping[str, Any], *, read: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """RFC 6902 operations from ``old`` to ``new``, first testing the version of ``read``: pure.
+
+    ``read`` is the object as it was read (default ``old``); its
+    resourceVersion is the one the change was computed from.
+    """
+    guard = version_test(old if read is None else read)
+    return [guard, *jsonpatch.make_patch(dict(old), dict(new)).patch]
 
 
 class Writer:
-    def __init__(self, api: client.ApiClient) -> None:
-        self.custom = client.CustomObjectsApi(api)
-        self.batch = client.BatchV1Api(api)
-        self.core = client.CoreV1Api(api)
+    """The scheduler's writes over a :class:`~scheduler.kube.rest.RestClient`."""
+
+    def __init__(self, rest: RestClient) -> None:
+        self.rest = rest
         self._locks: dict[str, asyncio.Lock] = {}
         self.counts: Counter[str] = Counter()
+        """Writes attempted, by ``"<verb> <resource>"``."""
         self._events_in_flight: set[asyncio.Task[None]] = set()
-        self._event_slots = asyncio.Semaphore(8)
+        self._event_slots = asyncio.Semaphore(EVENT_SLOTS)
 
     def _lock(self, key: str) -> asyncio.Lock:
         return self._locks.setdefault(key, asyncio.Lock())
 
-    async def _timed(self, verb: str, resource: str, call: Any) -> Any:
+    async def _timed(self, verb: str, resource: str, call: Awaitable[T]) -> T:
         started = time.perf_counter()
         try:
             return await call
-        except ApiException as failure:
-            if failure.status == 409:
-                raise Conflict(str(failure.reason)) from failure
-            if failure.status == 404:
-                raise Gone(str(failure.reason)) from failure
-            raise
         finally:
             self.counts[f"{verb} {resource}"] += 1
             WRITE_SECONDS.labels(verb, resource).observe(time.perf_counter() - started)
 
+    # -- Workloads and queues ----------------------------------------------------------
+
     async def create_workload(self, workload: Mapping[str, Any]) -> bool:
         """Create; False when it already exists (a retry after a crash)."""
-        meta = _metadata(workload)
-        async with self._lock(f"workload/{meta.get('namespace')}/{meta.get('name')}"):
+        namespace = objects.namespace(workload) or ""
+        path = kueue_resource("workloads").collection_path(namespace)
+        async with self._lock(f"workloads/{objects.key(workload)}"):
             try:
-                await self._timed(
-                    "create",
-                    "workloads",
-                    self.custom.create_namespaced_custom_object(
-                        GROUP, VERSION, str(meta.get("namespace")), "workloads", dict(workload)
-                    ),
-                )
-                return True
+                await self._timed("create", "workloads", self.rest.create(path, workload))
             except Conflict:
                 return False
+        return True
 
     async def write_workload_status(
         self, workload: Mapping[str, Any], status: Mapping[str, Any]
@@ -94,86 +112,42 @@ class Writer:
     async def write_status(
         self, plural: str, obj: Mapping[str, Any], status: Mapping[str, Any]
     ) -> dict[str, Any]:
-        """Guarded JSON patch on the status of a kueue.x-k8s.io object (namespaced or cluster-scoped)."""
-        meta = _metadata(obj)
-        namespace, name = meta.get("namespace"), str(meta.get("name"))
+        """Guarded JSON patch on the status of a kueue.x-k8s.io object; the object as stored."""
         # Diff from the object exactly as stored: an object without any status
         # needs "add /status", not "add /status/conditions".
-        current = {"status": obj["status"]} if "status" in obj else {}
-        operations = self._guarded(current, {"status": dict(status)}, meta)
-        async with self._lock(f"{plural}/{namespace}/{name}"):
-            if namespace:
-                call = self.custom.patch_namespaced_custom_object_status(
-                    GROUP, VERSION, str(namespace), plural, name, operations
-                )
-            else:
-                call = self.custom.patch_cluster_custom_object_status(
-                    GROUP, VERSION, plural, name, operations
-                )
-            result = await self._patch("patch", f"{plural}/status", call)
-        return dict(result)
+        current: dict[str, Any] = {"status": obj["status"]} if "status" in obj else {}
+        operations = guarded_patch(current, {"status": dict(status)}, read=obj)
+        path = kueue_resource(plural).object_path(
+            objects.name(obj), namespace=objects.namespace(obj), subresource="status"
+        )
+        async with self._lock(f"{plural}/{objects.key(obj)}"):
+            return await self._timed(
+                "patch", f"{plural}/status", self.rest.json_patch(path, operations)
+            )
+
+    # -- Jobs ----------------------------------------------------------------------------
 
     async def patch_job(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
-        """One JSON patch from ``old`` to ``new``, guarded by a test of the resourceVersion; the Job as stored."""
-        meta = _metadata(old)
-        operations = self._guarded(old, new, meta)
+        """One guarded JSON patch from ``old`` to ``new``; the Job as stored (no write if equal)."""
+        operations = guarded_patch(old, new)
         if len(operations) == 1:
             return dict(old)
-        async with self._lock(f"job/{meta.get('namespace')}/{meta.get('name')}"):
-            result = await self._patch(
-                "patch",
-                "jobs",
-                self.batch.patch_namespaced_job(
-                    str(meta.get("name")), str(meta.get("namespace")), operations
-                ),
-            )
-        stored: dict[str, Any] = self.batch.api_client.sanitize_for_serialization(result)
-        stored.setdefault("apiVersion", "batch/v1")
-        stored.setdefault("kind", "Job")
-        return stored
+        path = JOBS.object_path(objects.name(old), namespace=objects.namespace(old))
+        async with self._lock(f"jobs/{objects.key(old)}"):
+            return await self._timed("patch", "jobs", self.rest.json_patch(path, operations))
 
     async def clear_job_start_time(self, job: Mapping[str, Any]) -> dict[str, Any]:
         """Remove ``status.startTime`` (so the pod template of a suspended Job may change)."""
-        meta = _metadata(job)
-        operations = [
-            {
-                "op": "test",
-                "path": "/metadata/resourceVersion",
-                "value": meta.get("resourceVersion"),
-            },
-            {"op": "remove", "path": "/status/startTime"},
-        ]
-        async with self._lock(f"job/{meta.get('namespace')}/{meta.get('name')}"):
-            result = await self._patch(
-                "patch",
-                "jobs/status",
-                self.batch.patch_namespaced_job_status(
-                    str(meta.get("name")), str(meta.get("namespace")), operations
-                ),
-            )
-        return self.batch.api_client.sanitize_for_serialization(result)
+        operations = [version_test(job), {"op": "remove", "path": "/status/startTime"}]
+        path = JOBS.object_path(
+            objects.name(job), namespace=objects.namespace(job), subresource="status"
+        )
+        async with self._lock(f"jobs/{objects.key(job)}"):
+            return await self._timed("patch", "jobs/status", self.rest.json_patch(path, operations))
 
-    @staticmethod
-    def _guarded(
-        old: Mapping[str, Any], new: Mapping[str, Any], meta: Mapping[str, Any]
-    ) -> list[dict[str, Any]]:
-        """RFC 6902 operations from ``old`` to ``new``, first testing the version they were computed from."""
-        guard = {
-            "op": "test",
-            "path": "/metadata/resourceVersion",
-            "value": meta.get("resourceVersion"),
-        }
-        return [guard, *jsonpatch.make_patch(dict(old), dict(new)).patch]
+    # -- Events --------------------------------------------------------------------------
 
-    async def _patch(self, verb: str, resource: str, call: Any) -> Any:
-        try:
-            return await self._timed(verb, resource, call)
-        except ApiException as failure:
-            if failure.status == 422 and "test" in str(failure.body or "").lower():
-                raise Conflict("the object changed since it was read") from failure
-            raise
-
-    async def event(
+    def event(
         self,
         involved: Mapping[str, Any],
         *,
@@ -182,13 +156,9 @@ class Writer:
         message: str,
         event_type: str = "Normal",
     ) -> None:
-        """Emit a core/v1 Event on ``involved`` in the background.
-
-        Events explain, they decide nothing: they never delay an admission, and
-        a failed one is not retried.  At most 8 are in flight.
-        """
-        meta = _metadata(involved)
-        namespace = str(meta.get("namespace") or "default")
+        """Emit a core/v1 Event on ``involved`` in the background (see the module docstring)."""
+        meta = objects.metadata(involved)
+        namespace = objects.namespace(involved) or "default"
         body = {
             "metadata": {"generateName": f"{meta.get('name')}.", "namespace": namespace},
             "involvedObject": {
@@ -200,7 +170,7 @@ class Writer:
                 "resourceVersion": meta.get("resourceVersion"),
             },
             "reason": reason,
-            "message": message[:1024],
+            "message": message[:MAX_EVENT_MESSAGE],
             "type": event_type,
             "source": {"component": "kuota-scheduler"},
             "reportingComponent": "kuota-scheduler",
@@ -210,11 +180,18 @@ class Writer:
             async with self._event_slots:
                 try:
                     await self._timed(
-                        "create", "events", self.core.create_namespaced_event(namespace, body)
+                        "create",
+                        "events",
+                        self.rest.create(EVENTS.collection_path(namespace), body),
                     )
-                except (TimeoutError, ApiException, Conflict, Gone, OSError):
+                except RestError:
                     pass
 
         task = asyncio.create_task(send())
         self._events_in_flight.add(task)
         task.add_done_callback(self._events_in_flight.discard)
+
+    async def events_sent(self) -> None:
+        """Wait for the Events in flight (tests, and a graceful stop)."""
+        while self._events_in_flight:
+            await asyncio.gather(*self._events_in_flight, return_exceptions=True)

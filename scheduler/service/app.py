@@ -21,13 +21,14 @@ from pathlib import Path
 
 import yaml
 from aiohttp import web
-from kubernetes_asyncio import client, config
-from kubernetes_asyncio.leaderelection import electionconfig, leaderelection
-from kubernetes_asyncio.leaderelection.resourcelock.leaselock import LeaseLock
 
+from scheduler import logs
 from scheduler.api.config import Configuration, parse_configuration
+from scheduler.kube.client import new_api_client
+from scheduler.kube.leader import AlwaysLeader, Leadership, LeaseElection
+from scheduler.kube.rest import Rest
 from scheduler.service.loop import Scheduler, Settings
-from scheduler.service.observability import configure_logging, health_app
+from scheduler.service.observability import health_app
 from scheduler.version import kuota_version
 
 log = logging.getLogger("kuota.scheduler")
@@ -99,20 +100,10 @@ def load_configuration(path: Path | None) -> Configuration | None:
     return parse_configuration(raw)
 
 
-async def api_client(kubeconfig: str | None) -> client.ApiClient:
-    configuration = client.Configuration()
-    path = kubeconfig or os.environ.get("KUBECONFIG")
-    if path:
-        await config.load_kube_config(config_file=path, client_configuration=configuration)
-    else:
-        config.load_incluster_config(client_configuration=configuration)
-    return client.ApiClient(configuration=configuration)
-
-
 async def serve(args: argparse.Namespace) -> int:
-    api = await api_client(args.kubeconfig)
+    api = await new_api_client(args.kubeconfig)
     scheduler = Scheduler(
-        api,
+        Rest(api),
         Settings(
             config=load_configuration(args.config),
             status_writes_per_second=args.status_writes_per_second,
@@ -127,35 +118,29 @@ async def serve(args: argparse.Namespace) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
     watching = asyncio.create_task(scheduler.watch(), name="informers")
-    if args.leader_elect:
-        lock = LeaseLock(args.lease_name, args.lease_namespace, args.identity, api)
-        lost = asyncio.Event()
-
-        async def on_lost() -> None:
-            log.warning(
-                "lost the Lease; stopping so a healthy replica can lead",
-                extra={"identity": args.identity},
-            )
-            lost.set()
-
-        async def lead_or_stop() -> None:
-            # kubernetes_asyncio runs this as a task nobody awaits: an exception
-            # here would leave a leader that holds the Lease and does nothing.
-            try:
-                await scheduler.lead()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("the scheduling loop failed; stopping so a healthy replica can lead")
-                lost.set()
-
-        election = electionconfig.Config(
-            lock, args.lease_duration, args.renew_deadline, args.retry_period, lead_or_stop, on_lost
+    leadership: Leadership = (
+        LeaseElection(
+            api,
+            name=args.lease_name,
+            namespace=args.lease_namespace,
+            identity=args.identity,
+            lease_duration=args.lease_duration,
+            renew_deadline=args.renew_deadline,
+            retry_period=args.retry_period,
         )
-        acting = asyncio.create_task(leaderelection.LeaderElection(election).run(), name="election")
-    else:
-        lost = asyncio.Event()
-        acting = asyncio.create_task(scheduler.lead(), name="scheduling")
+        if args.leader_elect
+        else AlwaysLeader(args.identity)
+    )
+    lost = asyncio.Event()
+
+    async def on_lost() -> None:
+        log.warning(
+            "no longer leading; stopping so a healthy replica can lead",
+            extra={"identity": args.identity},
+        )
+        lost.set()
+
+    acting = asyncio.create_task(leadership.run(scheduler.lead, on_lost), name="leading")
     log.info(
         "kuota-scheduler started",
         extra={
@@ -186,7 +171,7 @@ async def serve(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging(args.log_level)
+    logs.configure(args.log_level)
     return asyncio.run(serve(args))
 
 

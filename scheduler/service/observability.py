@@ -1,123 +1,22 @@
-"""Metrics, health endpoints and structured logs of the scheduler process.
+"""The scheduler's health and metrics endpoints.
 
-Metric names are Kueue's (scheduling.md 10.4) so existing dashboards keep
-working; kuota's own carry the ``kuota_`` prefix.  Every Kueue metric has the
-``replica_role`` label (``leader`` or ``follower``).  Logs are one JSON object
-per line; the ``extra`` fields of a log call become keys.
+``/healthz`` says the process is alive (its loop has not stopped), ``/readyz``
+that every informer has listed once, ``/metrics`` serves prometheus-client's
+default registry (the metrics themselves are defined in
+:mod:`scheduler.kube.metrics`, where they are recorded).  Logs are
+:mod:`scheduler.logs`' JSON lines, shared with the webhook.
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import sys
 from collections.abc import Callable
-from datetime import UTC, datetime
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-ROLE = ["replica_role"]
-WAIT_BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 14400)
-
-ADMISSION_ATTEMPTS = Counter(
-    "kueue_admission_attempts_total", "Scheduling cycles by result.", ["result", *ROLE]
-)
-ADMISSION_ATTEMPT_SECONDS = Histogram(
-    "kueue_admission_attempt_duration_seconds", "Duration of a scheduling cycle.", ["result", *ROLE]
-)
-PENDING = Gauge(
-    "kueue_pending_workloads",
-    "Pending workloads per ClusterQueue.",
-    ["cluster_queue", "status", *ROLE],
-)
-RESERVING = Gauge(
-    "kueue_reserving_active_workloads", "Workloads holding quota.", ["cluster_queue", *ROLE]
-)
-ADMITTED_ACTIVE = Gauge(
-    "kueue_admitted_active_workloads", "Admitted, unfinished workloads.", ["cluster_queue", *ROLE]
-)
-QUOTA_RESERVED = Counter(
-    "kueue_quota_reserved_workloads_total",
-    "Quota reservations.",
-    ["cluster_queue", "priority_class", *ROLE],
-)
-ADMITTED = Counter(
-    "kueue_admitted_workloads_total", "Admissions.", ["cluster_queue", "priority_class", *ROLE]
-)
-ADMISSION_WAIT = Histogram(
-    "kueue_admission_wait_time_seconds",
-    "Time from creation to admission.",
-    ["cluster_queue", "priority_class", *ROLE],
-    buckets=WAIT_BUCKETS,
-)
-EVICTED = Counter(
-    "kueue_evicted_workloads_total",
-    "Evictions.",
-    ["cluster_queue", "reason", "underlying_cause", "priority_class", *ROLE],
-)
-FINISHED = Counter(
-    "kueue_finished_workloads_total",
-    "Finished workloads.",
-    ["cluster_queue", "priority_class", *ROLE],
-)
-CQ_STATUS = Gauge(
-    "kueue_cluster_queue_status",
-    "1 for the ClusterQueue's current status.",
-    ["cluster_queue", "status", *ROLE],
-)
-CQ_RESERVATION = Gauge(
-    "kueue_cluster_queue_resource_reservation",
-    "Quota reserved per flavor and resource.",
-    ["cohort", "cluster_queue", "flavor", "resource", *ROLE],
-)
-CQ_USAGE = Gauge(
-    "kueue_cluster_queue_resource_usage",
-    "Quota used by admitted workloads per flavor and resource.",
-    ["cohort", "cluster_queue", "flavor", "resource", *ROLE],
-)
-CYCLE_SECONDS = Histogram(
-    "kuota_cycle_duration_seconds",
-    "Duration of one engine cycle.",
-    buckets=(0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5),
-)
-DECISIONS = Counter("kuota_decisions_total", "Engine decisions carried out.", ["decision"])
-
-
-class JsonFormatter(logging.Formatter):
-    """One JSON object per line: time, level, logger, message, and every ``extra`` field."""
-
-    _standard = set(vars(logging.makeLogRecord({})))
-
-    def format(self, record: logging.LogRecord) -> str:
-        entry = {
-            "time": datetime.fromtimestamp(record.created, UTC).isoformat(
-                timespec="milliseconds"
-            ),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "msg": record.getMessage(),
-        }
-        entry.update(
-            {
-                k: v
-                for k, v in vars(record).items()
-                if k not in self._standard and not k.startswith("_")
-            }
-        )
-        if record.exc_info:
-            entry["error"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str)
-
-
-def configure_logging(level: str = "info") -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(JsonFormatter())
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level.upper())
-    for noisy in ("aiohttp.access", "kubernetes_asyncio"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+# The scheduler's metrics register themselves on import; /metrics serves them
+# (from prometheus-client's default registry) even before the loop records any.
+from scheduler.kube import metrics as metrics
 
 
 def health_app(*, ready: Callable[[], bool], alive: Callable[[], bool]) -> web.Application:
@@ -133,11 +32,11 @@ def health_app(*, ready: Callable[[], bool], alive: Callable[[], bool]) -> web.A
             else web.Response(status=503, text="informers not synced")
         )
 
-    async def metrics(_: web.Request) -> web.Response:
+    async def serve_metrics(_: web.Request) -> web.Response:
         return web.Response(body=generate_latest(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     app = web.Application()
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
-    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/metrics", serve_metrics)
     return app

@@ -1,4 +1,4 @@
-"""Job mutation (validation.md 1.3) and validation (section 11 + JOB-K1) through the HTTP endpoints."""
+"""Job mutation (validation.md 1.3) and validation (11 + JOB-K1) through the HTTP endpoints."""
 
 from __future__ import annotations
 
@@ -228,7 +228,8 @@ async def test_removing_the_queue_name_in_a_namespace_with_a_default_queue_is_re
         webhook, VALIDATE, admission_review(new, operation="UPDATE", old=old)
     )
     assert response["status"]["message"] == (
-        'metadata.labels[kueue.x-k8s.io/queue-name]: must not be removed in a namespace with a "default" LocalQueue'
+        "metadata.labels[kueue.x-k8s.io/queue-name]: must not be removed in a namespace "
+        'with a "default" LocalQueue'
     )
 
 
@@ -238,6 +239,6 @@ async def test_the_queue_name_cannot_change_while_the_job_runs(webhook: Any) -> 
         webhook, VALIDATE, admission_review(new, operation="UPDATE", old=old, user=SCHEDULER)
     )
     assert response["status"]["message"] == (
-        "metadata.labels[kueue.x-k8s.io/queue-name]: cannot change while the job is running (not suspended); "
-        "suspend the job first"
+        "metadata.labels[kueue.x-k8s.io/queue-name]: cannot change while the job is running "
+        "(not suspended); suspend the job first"
     )

@@ -61,7 +61,8 @@ async def test_an_invalid_cluster_queue_names_the_field(webhook: Any) -> None:
     response = await post_review(webhook, validate_path("ClusterQueue"), admission_review(cq))
     assert response["allowed"] is False
     assert response["status"]["message"] == (
-        "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: must be greater than or equal to 0, got -1"
+        "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: "
+        "must be greater than or equal to 0, got -1"
     )
 
 

@@ -1,4 +1,4 @@
-"""The process: TLS from files, reload without dropping connections, probes, metrics, shutdown, --help."""
+"""The process: TLS from files, reload without dropping, probes, metrics, shutdown, --help."""
 
 from __future__ import annotations
 

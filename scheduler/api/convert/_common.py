@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, TypeVar
 
+from scheduler.api import refs
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.quantity import Quantity, QuantityError
+from scheduler.api.refs import HUB_VERSION as HUB_VERSION
+from scheduler.api.refs import LEGACY_VERSIONS as LEGACY_VERSIONS
 
-GROUP: Final = "kueue.x-k8s.io"
-HUB_VERSION: Final = "v1beta2"
-LEGACY_VERSIONS: Final = ("v1alpha1", "v1alpha2")
-Version = Literal["v1alpha1", "v1alpha2", "v1beta1", "v1beta2"]
-VERSIONS: Final[tuple[Version, ...]] = ("v1alpha1", "v1alpha2", "v1beta1", "v1beta2")
+GROUP: Final = refs.KUEUE_GROUP
+Version = refs.KueueVersion
+VERSIONS: Final = refs.KUEUE_VERSIONS
 
 Obj = dict[str, Any]
 Warnings = list[str]

@@ -17,13 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from scheduler.api import refs
 from scheduler.api.crds.schema_kit import Schema
 
-GROUP = "kueue.x-k8s.io"
-STORAGE_VERSION = "v1beta2"
-VERSION_ORDER = ("v1alpha1", "v1alpha2", "v1beta1", "v1beta2")
-
 Scope = Literal["Cluster", "Namespaced"]
+GROUP = refs.KUEUE_GROUP
 ColumnType = Literal["string", "integer", "number", "boolean", "date"]
 
 

@@ -29,7 +29,6 @@ import yaml
 
 from scheduler.api.crds.definition import (
     GROUP,
-    STORAGE_VERSION,
     KindDefinition,
     VersionDefinition,
 )
@@ -47,6 +46,7 @@ from scheduler.api.crds.kinds_queues import (
     resource_flavor,
 )
 from scheduler.api.crds.kinds_workload import workload
+from scheduler.api.refs import HUB_VERSION as STORAGE_VERSION
 
 KIND_BUILDERS: tuple[Callable[[], KindDefinition], ...] = (
     resource_flavor,

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from scheduler.api.models.common import Condition, ObjectMeta
-
-API_VERSION = "kueue.x-k8s.io/v1beta2"
+from scheduler.api.refs import V1BETA2 as API_VERSION
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

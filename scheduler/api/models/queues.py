@@ -25,6 +25,7 @@ from scheduler.api.models.common import (
     frozen_map,
 )
 from scheduler.api.quantity import Quantity
+from scheduler.api.refs import V1BETA2 as API_VERSION
 from scheduler.api.refs import (
     AdmissionCheckName,
     AdmissionMode,
@@ -41,9 +42,6 @@ from scheduler.api.refs import (
     StopPolicy,
     WithinClusterQueuePolicy,
 )
-
-API_VERSION = "kueue.x-k8s.io/v1beta2"
-
 
 # --- ResourceFlavor -----------------------------------------------------------
 

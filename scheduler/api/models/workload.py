@@ -32,8 +32,7 @@ from scheduler.api.refs import (
     WorkloadKey,
     workload_key,
 )
-
-API_VERSION = "kueue.x-k8s.io/v1beta2"
+from scheduler.api.refs import V1BETA2 as API_VERSION
 
 ResourceList = Mapping[ResourceName, Quantity]
 

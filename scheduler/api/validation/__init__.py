@@ -17,6 +17,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from scheduler.api.field import FieldError
+from scheduler.api.refs import CONFIG_V1BETA2
+from scheduler.api.refs import V1BETA2 as KUEUE_V1BETA2
 from scheduler.api.validation.admissioncheck import validate_admission_check
 from scheduler.api.validation.clusterqueue import validate_cluster_queue
 from scheduler.api.validation.cohort import validate_cohort
@@ -35,7 +37,6 @@ from scheduler.api.validation.workload import validate_workload, validate_worklo
 
 Validator = Callable[[Mapping[str, Any], Mapping[str, Any] | None], list[FieldError]]
 
-KUEUE_V1BETA2 = "kueue.x-k8s.io/v1beta2"
 VALIDATORS: dict[tuple[str, str], Validator] = {
     (KUEUE_V1BETA2, "ClusterQueue"): validate_cluster_queue,
     (KUEUE_V1BETA2, "ResourceFlavor"): validate_resource_flavor,
@@ -48,7 +49,7 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     (KUEUE_V1BETA2, "MultiKueueCluster"): validate_multikueue_cluster,
     (KUEUE_V1BETA2, "Topology"): validate_topology,
     ("batch/v1", "Job"): validate_job,
-    ("config.kueue.x-k8s.io/v1beta2", "Configuration"): validate_configuration,
+    (CONFIG_V1BETA2, "Configuration"): validate_configuration,
 }
 """(apiVersion, kind) → validator, for every kind this package validates."""
 

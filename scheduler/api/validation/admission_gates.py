@@ -7,12 +7,11 @@ A comma-separated list of gates, each a domain-prefixed path such as
 from __future__ import annotations
 
 import re
-from typing import Final
 
 from scheduler.api.field import FieldError, FieldPath, Origin, error
+from scheduler.api.refs import ADMISSION_GATED_BY_ANNOTATION as ADMISSION_GATED_BY
 from scheduler.api.validation.formats import is_subdomain
 
-ADMISSION_GATED_BY: Final = "kueue.x-k8s.io/admission-gated-by"
 _PATH_RE = re.compile(r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+")
 
 

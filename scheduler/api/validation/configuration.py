@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any, Final
 
 from scheduler.api.field import FieldError, FieldPath, error
+from scheduler.api.refs import MULTIKUEUE_INCREMENTAL_DISPATCHER as INCREMENTAL_DISPATCHER
 from scheduler.api.validation.common import in_rule_order, numbered, prepare
 from scheduler.api.validation.formats import (
     LABEL_HINT,
@@ -125,7 +126,6 @@ STRATEGY_HINT: Final = (
     "use [LessThanOrEqualToFinalShare], [LessThanInitialShare] or [LessThanOrEqualToFinalShare, "
     "LessThanInitialShare]"
 )
-INCREMENTAL_DISPATCHER: Final = "kueue.x-k8s.io/multikueue-dispatcher-incremental"
 _DURATION_RE = re.compile(r"([-+]?)((?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+)")
 _DURATION_PART_RE = re.compile(r"([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h)")
 _UNIT_SECONDS = {

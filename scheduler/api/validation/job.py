@@ -13,9 +13,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 from scheduler.api.field import FieldError, FieldPath, Origin, error
+from scheduler.api.objects import queue_name as queue_name  # the one queue-name rule
+from scheduler.api.refs import ELASTIC_JOB_ANNOTATION as ELASTIC_JOB
+from scheduler.api.refs import (
+    JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION as COMPLETIONS_EQUAL_PARALLELISM,
+)
+from scheduler.api.refs import JOB_MIN_PARALLELISM_ANNOTATION as MIN_PARALLELISM
+from scheduler.api.refs import MAX_EXEC_TIME_SECONDS_KEY as MAX_EXEC_TIME
+from scheduler.api.refs import PREBUILT_WORKLOAD_KEY as PREBUILT_WORKLOAD
+from scheduler.api.refs import PRIORITY_CLASS_LABEL as PRIORITY_CLASS
+from scheduler.api.refs import QUEUE_NAME_LABEL as QUEUE_NAME
 from scheduler.api.validation.admission_gates import check_gated_by, check_gates_only_shrink
 from scheduler.api.validation.common import in_rule_order, numbered, prepare, prepare_old
 from scheduler.api.validation.formats import (
@@ -27,14 +37,6 @@ from scheduler.api.validation.formats import (
     render_value,
 )
 from scheduler.api.validation.known_fields import JOB
-
-QUEUE_NAME: Final = "kueue.x-k8s.io/queue-name"
-PRIORITY_CLASS: Final = "kueue.x-k8s.io/priority-class"
-MAX_EXEC_TIME: Final = "kueue.x-k8s.io/max-exec-time-seconds"
-MIN_PARALLELISM: Final = "kueue.x-k8s.io/job-min-parallelism"
-COMPLETIONS_EQUAL_PARALLELISM: Final = "kueue.x-k8s.io/job-completions-equal-parallelism"
-PREBUILT_WORKLOAD: Final = "kueue.x-k8s.io/prebuilt-workload-name"
-ELASTIC_JOB: Final = "kueue.x-k8s.io/elastic-job"
 
 LABELS = FieldPath(("metadata", "labels"))
 ANNOTATIONS = FieldPath(("metadata", "annotations"))
@@ -50,15 +52,6 @@ def _labels(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 def _annotations(obj: Mapping[str, Any]) -> dict[str, Any]:
     return as_dict(as_dict(obj.get("metadata")).get("annotations"))
-
-
-def queue_name(obj: Mapping[str, Any]) -> str:
-    """The effective queue name (label, else legacy annotation), "" when none: pure."""
-    label = _labels(obj).get(QUEUE_NAME)
-    if isinstance(label, str) and label:
-        return label
-    annotation = _annotations(obj).get(QUEUE_NAME)
-    return annotation if isinstance(annotation, str) else ""
 
 
 def _suspended(obj: Mapping[str, Any]) -> bool:

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 from scheduler.api.field import FieldError, FieldPath, error
+from scheduler.api.refs import ELASTIC_JOB_ANNOTATION as ELASTIC_JOB
+from scheduler.api.refs import PRIORITY_BOOST_ANNOTATION as PRIORITY_BOOST
 from scheduler.api.validation.admission_gates import check_gated_by, check_gates_only_shrink
 from scheduler.api.validation.common import (
     FeatureGates,
@@ -57,8 +59,6 @@ RULE_ORDER = (
     + ["UNKNOWN-FIELD"]
 )
 
-ELASTIC_JOB: Final = "kueue.x-k8s.io/elastic-job"
-PRIORITY_BOOST: Final = "kueue.x-k8s.io/priority-boost"
 PRIORITY_GROUPS = ("kueue.x-k8s.io", "scheduling.k8s.io")
 PRIORITY_KINDS = ("WorkloadPriorityClass", "PriorityClass")
 KIND_OF_GROUP = {"kueue.x-k8s.io": "WorkloadPriorityClass", "scheduling.k8s.io": "PriorityClass"}

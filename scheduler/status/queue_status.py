@@ -12,10 +12,12 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from scheduler.api import objects
 from scheduler.api.quantity import Quantity
+from scheduler.api.refs import ACTIVE
 from scheduler.core.engine import ClusterQueueStatus
 from scheduler.core.resources import format_quantity
-from scheduler.kube.conditions import find_condition, is_admitted, is_finished, set_condition
+from scheduler.status.conditions import find_condition, set_condition
 
 LQ_READY = "Can submit new workloads to localQueue"
 LQ_BLOCKED = "Can't submit new workloads to clusterQueue"
@@ -63,8 +65,8 @@ def cluster_queue_status(
     queue: Mapping[str, Any], state: ClusterQueueStatus, now: datetime
 ) -> dict[str, Any] | None:
     """The status of 10.1 for ``queue`` (its stored object), or None when unchanged."""
-    current = dict(queue.get("status") or {})
-    generation = (queue.get("metadata") or {}).get("generation")
+    current = dict(objects.status(queue))
+    generation = objects.generation(queue)
     wanted = {
         k: v
         for k, v in current.items()
@@ -79,12 +81,12 @@ def cluster_queue_status(
     }
     wanted["conditions"] = set_condition(
         current.get("conditions") or [],
-        kind="Active",
+        kind=ACTIVE,
         status=state.active,
         reason=state.active_reason,
         message=state.active_message,
         now=now,
-        generation=generation if isinstance(generation, int) else None,
+        generation=generation,
     )
     wanted["pendingWorkloads"] = state.pending
     wanted["reservingWorkloads"] = state.admitted
@@ -102,33 +104,31 @@ def local_queue_status(
     now: datetime,
 ) -> dict[str, Any] | None:
     """The status of 10.2 for ``queue`` from its Workloads, or None when unchanged."""
-    current = dict(queue.get("status") or {})
-    stopped = (queue.get("spec") or {}).get("stopPolicy") not in (None, "", "None")
+    current = dict(objects.status(queue))
+    stopped = objects.spec(queue).get("stopPolicy") not in (None, "", "None")
     pending = reserving = 0
     totals: dict[str, dict[str, Quantity]] = {}
     if cluster_queue is not None:
         for flavor, resources in cluster_queue.usage.items():
             totals[flavor] = {resource: Quantity.zero() for resource in resources}
     for workload in workloads:
-        if is_finished(workload):
+        if objects.is_finished(workload):
             continue
-        if not is_admitted(workload):
+        if not objects.has_quota_reservation(workload):
             pending += 1
             continue
         reserving += 1
-        for assignment in ((workload.get("status") or {}).get("admission") or {}).get(
-            "podSetAssignments"
-        ) or []:
+        for assignment in objects.pod_set_assignments(workload):
             flavors = assignment.get("flavors") or {}
             for resource, amount in (assignment.get("resourceUsage") or {}).items():
-                flavor = flavors.get(resource)
-                if flavor is None:
+                flavor_name = flavors.get(resource)
+                if flavor_name is None:
                     continue
                 try:
                     quantity = Quantity.parse(amount)
                 except ValueError:
                     continue
-                bucket = totals.setdefault(flavor, {})
+                bucket = totals.setdefault(flavor_name, {})
                 bucket[resource] = bucket.get(resource, Quantity.zero()) + quantity
     if stopped:
         active, reason, message = False, "Stopped", "LocalQueue is stopped"
@@ -138,7 +138,7 @@ def local_queue_status(
         active, reason, message = False, "ClusterQueueIsInactive", LQ_BLOCKED
     else:
         active, reason, message = True, "Ready", LQ_READY
-    generation = (queue.get("metadata") or {}).get("generation")
+    generation = objects.generation(queue)
     wanted = {
         k: v
         for k, v in current.items()
@@ -153,12 +153,12 @@ def local_queue_status(
     }
     wanted["conditions"] = set_condition(
         current.get("conditions") or [],
-        kind="Active",
+        kind=ACTIVE,
         status=active,
         reason=reason,
         message=message,
         now=now,
-        generation=generation if isinstance(generation, int) else None,
+        generation=generation,
     )
     wanted["pendingWorkloads"] = 0 if stopped else pending
     wanted["reservingWorkloads"] = reserving
@@ -169,4 +169,4 @@ def local_queue_status(
 
 
 def active_condition(status: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    return find_condition(status.get("conditions") or [], "Active")
+    return find_condition(status.get("conditions") or [], ACTIVE)

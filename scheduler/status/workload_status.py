@@ -3,87 +3,31 @@
 The engine decides; this module turns a decision into the exact ``status``
 fields of scheduling.md 6.1/6.2/4.7/6.5: the ``admission`` record and the
 ``QuotaReserved`` / ``Admitted`` / ``Evicted`` / ``Finished`` conditions.
-Nothing here talks to the API server, so every message and every
-``lastTransitionTime`` rule is unit-tested directly.
-
-Kubernetes condition rule kept throughout: ``lastTransitionTime`` changes only
-when a condition's ``status`` changes; reason and message may change freely.
+Each function returns the *whole* new status (the executor diffs it against
+the stored one into a guarded patch), or None when the stored status already
+says exactly that, so an unchanged explanation costs no write.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
+from scheduler.api import objects
+from scheduler.api.refs import ADMITTED, EVICTED, FINISHED, PREEMPTED, QUOTA_RESERVED, REQUEUED
 from scheduler.core.decisions import Admit, Evict, Pending
 from scheduler.core.resources import format_quantity
-
-MAX_MESSAGE_BYTES = 32768
-
-
-def timestamp(now: datetime) -> str:
-    """RFC 3339 in UTC with second precision, as the API server stores it."""
-    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def truncate(message: str, limit: int = MAX_MESSAGE_BYTES) -> str:
-    """Condition messages are capped; a cut message ends with ``" ..."`` (pure)."""
-    encoded = message.encode()
-    if len(encoded) <= limit:
-        return message
-    return encoded[: limit - 4].decode(errors="ignore") + " ..."
-
-
-def find_condition(conditions: Sequence[Mapping[str, Any]], kind: str) -> Mapping[str, Any] | None:
-    return next((c for c in conditions if c.get("type") == kind), None)
-
-
-def set_condition(
-    conditions: Sequence[Mapping[str, Any]],
-    *,
-    kind: str,
-    status: bool,
-    reason: str,
-    message: str,
-    now: datetime,
-    generation: int | None = None,
-) -> list[dict[str, Any]]:
-    """A new list with ``kind`` set; the transition time moves only when status flips (pure)."""
-    wanted = "True" if status else "False"
-    result = [dict(c) for c in conditions]
-    existing = next((c for c in result if c.get("type") == kind), None)
-    entry: dict[str, Any] = {
-        "type": kind,
-        "status": wanted,
-        "reason": reason,
-        "message": truncate(message),
-    }
-    if generation is not None:
-        entry["observedGeneration"] = generation
-    if (
-        existing is not None
-        and existing.get("status") == wanted
-        and existing.get("lastTransitionTime")
-    ):
-        entry["lastTransitionTime"] = existing["lastTransitionTime"]
-    else:
-        entry["lastTransitionTime"] = timestamp(now)
-    if existing is None:
-        result.append(entry)
-    else:
-        result[result.index(existing)] = entry
-    return result
+from scheduler.status.conditions import find_condition, set_condition, truncate
 
 
 def _status(workload: Mapping[str, Any]) -> dict[str, Any]:
-    return copy.deepcopy(dict(workload.get("status") or {}))
+    return copy.deepcopy(dict(objects.status(workload)))
 
 
 def _generation(workload: Mapping[str, Any]) -> int | None:
-    value = (workload.get("metadata") or {}).get("generation")
-    return value if isinstance(value, int) else None
+    return objects.generation(workload)
 
 
 def admission_record(decision: Admit) -> dict[str, Any]:
@@ -111,14 +55,14 @@ def admitted_status(workload: Mapping[str, Any], decision: Admit, now: datetime)
     conditions = list(status.get("conditions") or [])
     conditions = set_condition(
         conditions,
-        kind="QuotaReserved",
+        kind=QUOTA_RESERVED,
         status=True,
         reason="QuotaReserved",
         message=f"Quota reserved in ClusterQueue {decision.cluster_queue}",
         now=now,
         generation=generation,
     )
-    for kind in ("Evicted", "Preempted"):
+    for kind in (EVICTED, PREEMPTED):
         previous = find_condition(conditions, kind)
         if previous is not None and previous.get("status") == "True":
             conditions = set_condition(
@@ -132,7 +76,7 @@ def admitted_status(workload: Mapping[str, Any], decision: Admit, now: datetime)
             )
     conditions = set_condition(
         conditions,
-        kind="Admitted",
+        kind=ADMITTED,
         status=True,
         reason="Admitted",
         message="The workload is admitted",
@@ -150,7 +94,7 @@ def pending_status(
     """The status that explains a wait (4.7), or None when it already says exactly that."""
     status = _status(workload)
     conditions = list(status.get("conditions") or [])
-    current = find_condition(conditions, "QuotaReserved")
+    current = find_condition(conditions, QUOTA_RESERVED)
     message = truncate(decision.message)
     if (
         current is not None
@@ -163,7 +107,7 @@ def pending_status(
     generation = _generation(workload)
     conditions = set_condition(
         conditions,
-        kind="QuotaReserved",
+        kind=QUOTA_RESERVED,
         status=False,
         reason=decision.reason,
         message=message,
@@ -172,7 +116,7 @@ def pending_status(
     )
     conditions = set_condition(
         conditions,
-        kind="Admitted",
+        kind=ADMITTED,
         status=False,
         reason="NoReservation",
         message="The workload has no reservation",
@@ -187,15 +131,15 @@ def pending_status(
 def finished_status(
     workload: Mapping[str, Any], *, reason: str, message: str, now: datetime
 ) -> dict[str, Any] | None:
-    """``Finished=True`` (6.5); the admission is kept for the record.  None when already finished."""
+    """``Finished=True`` (6.5), the admission kept for the record; None when already finished."""
     status = _status(workload)
     conditions = list(status.get("conditions") or [])
-    current = find_condition(conditions, "Finished")
+    current = find_condition(conditions, FINISHED)
     if current is not None and current.get("status") == "True":
         return None
     status["conditions"] = set_condition(
         conditions,
-        kind="Finished",
+        kind=FINISHED,
         status=True,
         reason=reason,
         message=message or f"Job finished: {reason}",
@@ -205,32 +149,17 @@ def finished_status(
     return status
 
 
-def is_admitted(workload: Mapping[str, Any]) -> bool:
-    """Pure: the Workload records an admission (QuotaReserved=True and an admission record)."""
-    status = workload.get("status") or {}
-    reserved = find_condition(status.get("conditions") or [], "QuotaReserved")
-    return (
-        bool(status.get("admission")) and reserved is not None and reserved.get("status") == "True"
-    )
-
-
-def is_finished(workload: Mapping[str, Any]) -> bool:
-    status = workload.get("status") or {}
-    finished = find_condition(status.get("conditions") or [], "Finished")
-    return finished is not None and finished.get("status") == "True"
-
-
 def evicted_status(
     workload: Mapping[str, Any], decision: Evict, now: datetime
 ) -> dict[str, Any] | None:
-    """``Evicted=True`` (and ``Preempted=True`` for preemptions) on a Workload that holds quota (6.4).
+    """``Evicted=True`` (and ``Preempted=True`` for preemptions) on a Workload holding quota (6.4).
 
     The admission stays: quota is released only when the Job's pods are gone
     (:func:`released_status`).  None when the Workload already says exactly that.
     """
     status = _status(workload)
     conditions = list(status.get("conditions") or [])
-    current = find_condition(conditions, "Evicted")
+    current = find_condition(conditions, EVICTED)
     message = truncate(decision.message)
     if (
         current is not None
@@ -242,7 +171,7 @@ def evicted_status(
     preempted = decision.preemptor is not None
     conditions = set_condition(
         conditions,
-        kind="Evicted",
+        kind=EVICTED,
         status=True,
         reason="Preempted" if preempted else decision.reason,
         message=message,
@@ -252,7 +181,7 @@ def evicted_status(
     if preempted:
         conditions = set_condition(
             conditions,
-            kind="Preempted",
+            kind=PREEMPTED,
             status=True,
             reason=decision.reason,
             message=message,
@@ -263,23 +192,17 @@ def evicted_status(
     return status
 
 
-def is_evicting(workload: Mapping[str, Any]) -> bool:
-    """Pure: evicted while still holding its admission (the Job must stop before quota is released)."""
-    evicted = find_condition((workload.get("status") or {}).get("conditions") or [], "Evicted")
-    return is_admitted(workload) and evicted is not None and evicted.get("status") == "True"
-
-
 def released_status(workload: Mapping[str, Any], now: datetime) -> dict[str, Any]:
     """The eviction completed (6.4 step 3): admission removed, pending again, ``Requeued`` (3.9)."""
     status = _status(workload)
     conditions = list(status.get("conditions") or [])
-    evicted = find_condition(conditions, "Evicted") or {}
+    evicted = find_condition(conditions, EVICTED) or {}
     message = str(evicted.get("message", ""))
     reason = str(evicted.get("reason", "Preempted"))
     generation = _generation(workload)
     conditions = set_condition(
         conditions,
-        kind="QuotaReserved",
+        kind=QUOTA_RESERVED,
         status=False,
         reason="PendingEvaluation",
         message=message,
@@ -288,7 +211,7 @@ def released_status(workload: Mapping[str, Any], now: datetime) -> dict[str, Any
     )
     conditions = set_condition(
         conditions,
-        kind="Admitted",
+        kind=ADMITTED,
         status=False,
         reason="NoReservation",
         message="The workload has no reservation",
@@ -298,7 +221,7 @@ def released_status(workload: Mapping[str, Any], now: datetime) -> dict[str, Any
     if reason in ("Preempted", "NodeFailures"):
         conditions = set_condition(
             conditions,
-            kind="Requeued",
+            kind=REQUEUED,
             status=True,
             reason=reason,
             message=message,

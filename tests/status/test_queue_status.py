@@ -8,7 +8,7 @@ from typing import Any
 
 from scheduler.api.quantity import Quantity
 from scheduler.core.engine import ClusterQueueStatus
-from scheduler.kube.queue_status import (
+from scheduler.status.queue_status import (
     LQ_BLOCKED,
     LQ_READY,
     cluster_queue_status,

@@ -9,8 +9,7 @@ from typing import Any
 
 from scheduler.api.quantity import Quantity
 from scheduler.core.decisions import Admit, Pending, PodSetAdmission
-from scheduler.kube.conditions import admitted_status, finished_status, pending_status
-from scheduler.kube.job_actions import (
+from scheduler.jobs.controller import (
     CreateWorkload,
     FinishWorkload,
     FlavorPlacement,
@@ -19,6 +18,7 @@ from scheduler.kube.job_actions import (
     WaitForFlavor,
     next_action,
 )
+from scheduler.status.workload_status import admitted_status, finished_status, pending_status
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 FLAVORS = {
@@ -191,8 +191,8 @@ def test_admission_clears_a_previous_eviction() -> None:
 
 def test_an_evicted_workload_stops_its_job_restores_it_and_releases_once_pods_are_gone() -> None:
     from scheduler.core.decisions import Evict
-    from scheduler.kube.conditions import evicted_status, released_status
-    from scheduler.kube.job_actions import ReleaseWorkload, RestoreJob
+    from scheduler.jobs.controller import ReleaseWorkload, RestoreJob
+    from scheduler.status.workload_status import evicted_status, released_status
 
     workload = admit(workload_for(job()))
     started = next_action(job(), workload, flavors=FLAVORS)
@@ -202,7 +202,8 @@ def test_an_evicted_workload_stops_its_job_restores_it_and_releases_once_pods_ar
         victim="ml/x",
         preemptor="ml/y",
         reason="InClusterQueue",
-        message="Preempted to accommodate a workload (UID: u2, JobUID: j2) due to prioritization in the ClusterQueue",
+        message="Preempted to accommodate a workload (UID: u2, JobUID: j2) "
+        "due to prioritization in the ClusterQueue",
     )
     status = evicted_status(workload, evict, NOW)
     assert status is not None and status["admission"] == workload["status"]["admission"], (
@@ -250,8 +251,8 @@ def test_an_evicted_workload_stops_its_job_restores_it_and_releases_once_pods_ar
 
 def test_a_deactivated_admitted_workload_is_evicted_and_its_job_stopped() -> None:
     from scheduler.core.decisions import Evict
-    from scheduler.kube.conditions import evicted_status
-    from scheduler.kube.job_actions import DeactivateWorkload
+    from scheduler.jobs.controller import DeactivateWorkload
+    from scheduler.status.workload_status import evicted_status
 
     workload = admit(workload_for(job()))
     running = next_action(job(), workload, flavors=FLAVORS)

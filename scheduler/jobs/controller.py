@@ -1,8 +1,11 @@
 """What a queued Job needs next, decided from the Job and its Workload (pure).
 
 The Job controller of kuota is this one function, :func:`next_action`, plus
-an executor that performs the action.  Keeping the decision pure means every
-situation a restart can leave behind is a unit test:
+the executor (``scheduler.kube.executor``) that performs the action.  It
+lives with the Job integrations because it is what kuota knows about a
+job's life cycle (DESIGN.md, layer 2); it reads the Workload through
+``scheduler.api.objects`` and the job through its integration.  Keeping the
+decision pure means every situation a restart can leave behind is a unit test:
 
 - a queued Job without a Workload gets one (the name is a hash of the Job's
   UID, so a second create after a crash is a harmless "already exists");
@@ -21,16 +24,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
+from scheduler.api import objects
+from scheduler.api.refs import CLUSTER_QUEUE_LABEL, EVICTED, LOCAL_QUEUE_LABEL, POD_SET_LABEL
 from scheduler.jobs.base import JobIntegration, PodSetInfo
 from scheduler.jobs.registry import for_object
 from scheduler.jobs.workload_from_job import PriorityClasses, workload_from_job
-from scheduler.kube.conditions import is_admitted, is_evicting, is_finished
-
-POD_SET_LABEL = "kueue.x-k8s.io/podset"
-LOCAL_QUEUE_LABEL = "kueue.x-k8s.io/local-queue-name"
-CLUSTER_QUEUE_LABEL = "kueue.x-k8s.io/cluster-queue-name"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +79,7 @@ class RestoreJob:
 
 @dataclass(frozen=True, slots=True)
 class DeactivateWorkload:
-    """``spec.active: false`` on an admitted Workload: record the eviction, then stop like any other."""
+    """``spec.active: false`` on an admitted Workload: record the eviction, then stop it."""
 
     message: str = "The workload is deactivated"
 
@@ -96,16 +96,17 @@ class WaitForFlavor:
     flavor: str
 
 
-Action = Union[
-    CreateWorkload,
-    StartJob,
-    SuspendJob,
-    RestoreJob,
-    FinishWorkload,
-    DeactivateWorkload,
-    ReleaseWorkload,
-    WaitForFlavor,
-]
+Action = (
+    CreateWorkload
+    | StartJob
+    | SuspendJob
+    | RestoreJob
+    | FinishWorkload
+    | DeactivateWorkload
+    | ReleaseWorkload
+    | WaitForFlavor
+)
+"""Everything the controller may ask for; the executor handles each member (checked exhaustive)."""
 
 
 def _label_value_ok(value: str) -> bool:
@@ -120,10 +121,9 @@ def placement(
     workload: Mapping[str, Any], flavors: Mapping[str, FlavorPlacement], queue_name: str
 ) -> list[PodSetInfo] | WaitForFlavor:
     """Per admitted pod set: the union of its flavors' labels and tolerations (6.3), pure."""
-    admission = (workload.get("status") or {}).get("admission") or {}
-    cluster_queue = str(admission.get("clusterQueue", ""))
+    cluster_queue = objects.admitted_cluster_queue(workload)
     infos = []
-    for assignment in admission.get("podSetAssignments") or []:
+    for assignment in objects.pod_set_assignments(workload):
         selector: dict[str, str] = {}
         tolerations: list[Mapping[str, Any]] = []
         for flavor_name in sorted(set((assignment.get("flavors") or {}).values())):
@@ -148,7 +148,7 @@ def placement(
 
 
 def _active_pods(job: Mapping[str, Any]) -> int:
-    value = (job.get("status") or {}).get("active")
+    value = objects.status(job).get("active")
     return value if isinstance(value, int) else 0
 
 
@@ -164,7 +164,7 @@ def next_action(
     if integration is None:
         return None
     queue = integration.queue_name(job)
-    if not queue or (job.get("metadata") or {}).get("deletionTimestamp"):
+    if not queue or objects.is_being_deleted(job):
         return None
     finished = integration.finished(job)
     if workload is None:
@@ -176,38 +176,35 @@ def next_action(
             workload_from_job(job, priority_classes=priority_classes, integration=integration)
         )
     if finished.finished:
-        return None if is_finished(workload) else FinishWorkload(finished.reason, finished.message)
-    if is_finished(workload):
+        if objects.is_finished(workload):
+            return None
+        return FinishWorkload(finished.reason, finished.message)
+    if objects.is_finished(workload):
         return None
-    deactivated = (workload.get("spec") or {}).get("active") is False
-    if deactivated and is_admitted(workload) and not is_evicting(workload):
+    holds_quota = objects.has_quota_reservation(workload)
+    evicting = objects.is_evicting(workload)
+    if objects.is_deactivated(workload) and holds_quota and not evicting:
         return DeactivateWorkload()
-    if is_evicting(workload):
-        evicted = next(
-            c
-            for c in (workload.get("status") or {}).get("conditions") or []
-            if c.get("type") == "Evicted"
-        )
-        pod_sets = (workload.get("spec") or {}).get("podSets") or []
+    if evicting:
+        evicted = objects.condition(workload, EVICTED) or {}
+        pod_sets = objects.spec(workload).get("podSets") or []
         message = str(evicted.get("message", ""))
         if not integration.is_suspended(job):
             return SuspendJob(integration.suspend(job), message)
         restored = integration.restore(job, pod_sets)
         if restored.get("spec") != job.get("spec"):
-            started = bool((job.get("status") or {}).get("startTime"))
+            started = bool(objects.status(job).get("startTime"))
             return RestoreJob(restored, clear_start_time=started, message=message)
         if _active_pods(job):
             return None  # wait until the Job controller has removed its pods
         return ReleaseWorkload()
-    if is_admitted(workload):
+    if holds_quota:
         if not integration.is_suspended(job):
             return None
         infos = placement(workload, flavors, queue)
         if isinstance(infos, WaitForFlavor):
             return infos
-        cluster_queue = str(
-            ((workload.get("status") or {}).get("admission") or {}).get("clusterQueue", "")
-        )
+        cluster_queue = objects.admitted_cluster_queue(workload)
         return StartJob(integration.run_with(job, infos), cluster_queue)
     if not integration.is_suspended(job):
         return SuspendJob(integration.suspend(job), "Not admitted by cluster queue")

@@ -1,0 +1,417 @@
+"""Carrying out the engine's decisions and the Job controller's actions as API writes.
+
+The engine (``scheduler.core``) decides and the Job controller
+(``scheduler.jobs.controller``) says what a Job needs next; both answer with
+data.  This module turns that data into writes, by the rules of DESIGN.md:
+
+- **Assume, write, confirm or forget.**  A cycle that admits a Workload has
+  already counted its quota in the engine (the assumption).  The admission is
+  then written; the watch confirms it when the stored Workload comes back.
+  If the write fails, :meth:`Executor.forget` drops the assumption and
+  re-applies the Workload exactly as the mirror holds it, so no quota stays
+  counted for nothing.
+- **Crash-safe order.**  The admission is recorded in the Workload's status
+  first; only then is the Job started, from that record (one patch:
+  unsuspend plus the flavor's node labels).  Nothing is started when the
+  status write fails, and a crash in between leaves an admitted Workload with
+  a suspended Job that the controller finishes after the restart; the
+  admission is never made twice.
+- **Eviction.**  The victim gets ``Evicted`` (and ``Preempted``) while it
+  still holds its admission; its Job is then stopped and its pod template
+  restored; its quota is released (status first, then the engine) only once
+  the Job has no active pods.
+- **Conflicts recompute.**  A 409 (or a failed resourceVersion test) means
+  the object moved: the Job is marked dirty and decided again from the fresh
+  object the watch delivers; a stale decision is never forced through.
+- **Pending explanations** (``QuotaReserved=False``) are written only when
+  they change, at most ``status_writes_per_second`` per turn, newest
+  decision per Workload, so thousands of waiting Workloads do not flood the
+  API server.
+
+Dispatch is by ``match`` over the closed unions (``Decision`` and
+``Action``) ending in ``assert_never``, so the type checker fails the build
+when a new kind of decision or action has no handler.  Independent writes
+run concurrently (at most ``concurrent_writes`` in flight); the writer still
+serialises writes to one object.  Every line logged while acting on an
+object carries its key (``object``) through :func:`scheduler.logs.bind`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from datetime import datetime
+from typing import Any, TypeVar, assert_never
+
+from scheduler import logs
+from scheduler.api import objects
+from scheduler.api.defaults import apply_schema_defaults
+from scheduler.api.field import ParseError
+from scheduler.api.parse import parse_object
+from scheduler.core.decisions import Admit, Decision, Evict, Pending
+from scheduler.core.engine import Engine
+from scheduler.jobs.controller import (
+    Action,
+    CreateWorkload,
+    DeactivateWorkload,
+    FinishWorkload,
+    ReleaseWorkload,
+    RestoreJob,
+    StartJob,
+    SuspendJob,
+    WaitForFlavor,
+    next_action,
+)
+from scheduler.kube import metrics
+from scheduler.kube.mirror import Mirror
+from scheduler.kube.rest import Conflict, NotFound, RestError
+from scheduler.kube.writer import Writer
+from scheduler.status.workload_status import (
+    admitted_status,
+    evicted_status,
+    finished_status,
+    pending_status,
+    released_status,
+)
+
+log = logging.getLogger("kuota.scheduler")
+T = TypeVar("T")
+Workload = dict[str, Any]
+
+
+class Executor:
+    """Decisions and Job actions in, API writes out (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        engine: Engine,
+        mirror: Mirror,
+        writer: Writer,
+        clock: Callable[[], datetime],
+        role: Callable[[], str] = lambda: "leader",
+        concurrent_writes: int = 16,
+        status_writes_per_second: float = 20.0,
+    ) -> None:
+        self.engine = engine
+        self.mirror = mirror
+        self.writer = writer
+        self.clock = clock
+        self.role = role
+        """The ``replica_role`` label of the metrics recorded."""
+        self.status_writes_per_second = status_writes_per_second
+        self.pending_writes: dict[str, Pending] = {}
+        """Pending explanations not written yet, newest per Workload."""
+        self._write_slots = asyncio.Semaphore(concurrent_writes)
+
+    async def bounded(self, actions: Iterable[Awaitable[T]]) -> list[T]:
+        """Run independent API actions with at most ``concurrent_writes`` in flight."""
+
+        async def one(action: Awaitable[T]) -> T:
+            async with self._write_slots:
+                return await action
+
+        return list(await asyncio.gather(*(one(action) for action in actions)))
+
+    # -- engine decisions ---------------------------------------------------------------
+
+    async def carry_out(self, decisions: Iterable[Decision]) -> None:
+        """Admissions and evictions now (concurrently), then pending explanations within budget."""
+        writes: list[Awaitable[None]] = []
+        for decision in decisions:
+            match decision:
+                case Admit():
+                    writes.append(self.admit(decision))
+                case Evict():
+                    writes.append(self.evict(decision))
+                case Pending():
+                    self.pending_writes[decision.workload] = decision
+                case _:
+                    assert_never(decision)
+        await self.bounded(writes)
+        await self.flush_pending()
+
+    async def admit(self, decision: Admit) -> None:
+        """Record the admission in the Workload's status, then start its Job from that record."""
+        with logs.bind(object=decision.workload):
+            await self._admit(decision)
+
+    async def _admit(self, decision: Admit) -> None:
+        metrics.DECISIONS.labels("admit").inc()
+        workload = self.mirror.workloads.get(decision.workload)
+        if workload is None:  # deleted meanwhile: nothing to write, nothing to hold
+            namespace, name = decision.workload.split("/", 1)
+            self.engine.remove("Workload", name, namespace)
+            return
+        now = self.clock()
+        try:
+            stored = await self.writer.write_workload_status(
+                workload, admitted_status(workload, decision, now)
+            )
+        except RestError as failure:
+            log.warning(
+                "Could not admit Workload and assign flavors in apiserver",
+                extra={"workload": decision.workload, "error": str(failure)},
+            )
+            self.forget(decision.workload)
+            return
+        self.mirror.workloads[decision.workload] = stored
+        self.pending_writes.pop(decision.workload, None)
+        flavors = sorted({f for pod_set in decision.pod_sets for f in pod_set.flavors.values()})
+        log.info(
+            "admitted",
+            extra={
+                "workload": decision.workload,
+                "cluster_queue": decision.cluster_queue,
+                "flavors": flavors,
+            },
+        )
+        created = objects.creation_time(workload)
+        priority_class = objects.priority_class_name(workload)
+        role = self.role()
+        metrics.QUOTA_RESERVED.labels(decision.cluster_queue, priority_class, role).inc()
+        metrics.ADMITTED.labels(decision.cluster_queue, priority_class, role).inc()
+        if created is not None:
+            metrics.ADMISSION_WAIT.labels(decision.cluster_queue, priority_class, role).observe(
+                max(0.0, (now - created).total_seconds())
+            )
+        job_uid = objects.owner_job_uid(stored)
+        if job_uid:
+            self.mirror.dirty_jobs.add(job_uid)
+            await self.reconcile_job(job_uid)  # start it now: no wait for the watch to come back
+        wait = f"{(now - created).total_seconds():.0f}s" if created else "0s"
+        self.writer.event(
+            stored,
+            kind="Workload",
+            reason="QuotaReserved",
+            message=f"Quota reserved in ClusterQueue {decision.cluster_queue}, "
+            f"wait time since queued was {wait}",
+        )
+
+    async def evict(self, decision: Evict) -> None:
+        """Record the eviction; the controller then stops its Job, and the quota goes after."""
+        with logs.bind(object=decision.victim):
+            await self._evict(decision)
+
+    async def _evict(self, decision: Evict) -> None:
+        metrics.DECISIONS.labels("evict").inc()
+        workload = self.mirror.workloads.get(decision.victim)
+        if workload is None:
+            return
+        status = evicted_status(workload, decision, self.clock())
+        if status is None:
+            return
+        try:
+            stored = await self.writer.write_workload_status(workload, status)
+        except RestError as failure:
+            log.warning(
+                "could not write the eviction",
+                extra={"workload": decision.victim, "error": str(failure)},
+            )
+            return
+        self.mirror.workloads[decision.victim] = stored
+        reason = "Preempted" if decision.preemptor else decision.reason
+        metrics.EVICTED.labels(
+            objects.admitted_cluster_queue(workload), reason, decision.reason, "", self.role()
+        ).inc()
+        log.info(
+            "evicted",
+            extra={
+                "workload": decision.victim,
+                "preemptor": decision.preemptor,
+                "reason": decision.reason,
+                "why": decision.message,
+            },
+        )
+        self.writer.event(
+            stored,
+            kind="Workload",
+            reason="Preempted" if decision.preemptor else "Evicted",
+            message=decision.message,
+        )
+        job_uid = objects.owner_job_uid(stored)
+        if job_uid:
+            self.mirror.dirty_jobs.add(job_uid)
+
+    async def release(self, key: str, workload: Workload) -> None:
+        """The evicted Job has no pods left: clear the admission, then give the quota back."""
+        stored = await self.writer.write_workload_status(
+            workload, released_status(workload, self.clock())
+        )
+        self.mirror.workloads[key] = stored
+        self.engine.release(key)
+        try:
+            still_admitted = self.engine.workload_state(key).state == "Admitted"
+        except KeyError:
+            still_admitted = False
+        if still_admitted:  # evicted by a previous leader: this engine never saw the Evict
+            self.forget(key)
+        log.info("eviction completed, quota released", extra={"workload": key})
+
+    def forget(self, key: str) -> None:
+        """Drop the engine's assumption about ``key`` and put back what the API server has."""
+        namespace, name = key.split("/", 1)
+        self.engine.remove("Workload", name, namespace)
+        current = self.mirror.workloads.get(key)
+        if current is None:
+            return
+        try:
+            model = parse_object(apply_schema_defaults(current))
+        except ParseError:
+            return
+        self.engine.apply(model)  # type: ignore[arg-type]
+
+    async def flush_pending(self) -> None:
+        """Write changed pending explanations within the budget; the rest wait for the next turn."""
+        budget = max(1, int(self.status_writes_per_second))
+        for key in list(self.pending_writes)[:budget]:
+            decision = self.pending_writes.pop(key)
+            with logs.bind(object=key):
+                await self._write_pending(key, decision)
+
+    async def _write_pending(self, key: str, decision: Pending) -> None:
+        workload = self.mirror.workloads.get(key)
+        if workload is None:
+            return
+        status = pending_status(workload, decision, self.clock())
+        if status is None:
+            return
+        metrics.DECISIONS.labels("pending").inc()
+        try:
+            self.mirror.workloads[key] = await self.writer.write_workload_status(workload, status)
+        except (Conflict, NotFound):
+            return  # the watch brings the fresh object; the next cycle decides again
+        except RestError as failure:
+            log.warning(
+                "could not write the pending status", extra={"workload": key, "error": str(failure)}
+            )
+            return
+        log.info(
+            "pending", extra={"workload": key, "reason": decision.reason, "why": decision.message}
+        )
+
+    # -- Jobs ---------------------------------------------------------------------------
+
+    async def reconcile_jobs(self) -> bool:
+        """Decide again for every Job that changed; True when any action was carried out."""
+        dirty, self.mirror.dirty_jobs = self.mirror.dirty_jobs, set()
+        return any(await self.bounded(self.reconcile_job(uid) for uid in sorted(dirty)))
+
+    async def reconcile_job(self, uid: str) -> bool:
+        """The controller's next action for one Job, carried out; True when it wrote something."""
+        job = self.mirror.jobs.get(uid)
+        if job is None:
+            return False
+        workload = self.mirror.workload_for(uid)
+        action = next_action(
+            job,
+            workload,
+            flavors=self.mirror.flavor_placements(),
+            priority_classes=self.mirror.classes(),
+        )
+        if action is None or isinstance(action, WaitForFlavor):
+            return False
+        key = objects.key(job)
+        with logs.bind(object=key):
+            try:
+                return await self._perform(uid, job, workload, action)
+            except (Conflict, NotFound):
+                # Recompute from the fresh object the watch delivers.
+                self.mirror.dirty_jobs.add(uid)
+                return False
+            except RestError as failure:
+                log.warning(
+                    "job action failed",
+                    extra={"job": key, "action": type(action).__name__, "error": str(failure)},
+                )
+                return False
+
+    async def _perform(
+        self, uid: str, job: Workload, workload: Workload | None, action: Action
+    ) -> bool:
+        """One handler per action type; ``assert_never`` keeps the dispatch exhaustive."""
+        match action:
+            case CreateWorkload():
+                await self._create_workload(job, action)
+            case StartJob():
+                await self._start_job(uid, job, action)
+            case RestoreJob():
+                await self._restore_job(uid, job, action)
+            case SuspendJob():
+                await self._suspend_job(uid, job, action)
+            case DeactivateWorkload():
+                if workload is None:  # the controller asks this only of a Workload
+                    return False
+                await self.evict(
+                    Evict(
+                        victim=objects.key(workload),
+                        preemptor=None,
+                        reason="Deactivated",
+                        message=action.message,
+                    )
+                )
+            case ReleaseWorkload():
+                if workload is None:
+                    return False
+                await self.release(objects.key(workload), workload)
+            case FinishWorkload():
+                if workload is None:
+                    return False
+                await self._finish_workload(job, workload, action)
+            case WaitForFlavor():
+                return False
+            case _:
+                assert_never(action)
+        return True
+
+    async def _create_workload(self, job: Workload, action: CreateWorkload) -> None:
+        if await self.writer.create_workload(action.workload):
+            self.writer.event(
+                job,
+                kind="Job",
+                reason="CreatedWorkload",
+                message=f"Created Workload: {objects.key(action.workload)}",
+            )
+
+    async def _start_job(self, uid: str, job: Workload, action: StartJob) -> None:
+        self.mirror.jobs[uid] = await self.writer.patch_job(job, action.job)
+        log.info(
+            "started job", extra={"job": objects.key(job), "cluster_queue": action.cluster_queue}
+        )
+        self.writer.event(
+            job,
+            kind="Job",
+            reason="Started",
+            message=f"Admitted by clusterQueue {action.cluster_queue}",
+        )
+
+    async def _restore_job(self, uid: str, job: Workload, action: RestoreJob) -> None:
+        current = await self.writer.clear_job_start_time(job) if action.clear_start_time else job
+        restored = {**action.job, "metadata": current.get("metadata", action.job.get("metadata"))}
+        self.mirror.jobs[uid] = await self.writer.patch_job(current, restored)
+        log.info("stopped job, pod template restored", extra={"job": objects.key(job)})
+        self.writer.event(job, kind="Job", reason="Stopped", message=action.message)
+
+    async def _suspend_job(self, uid: str, job: Workload, action: SuspendJob) -> None:
+        self.mirror.jobs[uid] = await self.writer.patch_job(job, action.job)
+        log.info("suspended job", extra={"job": objects.key(job), "why": action.message})
+        self.writer.event(job, kind="Job", reason="Stopped", message=action.message)
+
+    async def _finish_workload(
+        self, job: Workload, workload: Workload, action: FinishWorkload
+    ) -> None:
+        status = finished_status(
+            workload, reason=action.reason, message=action.message, now=self.clock()
+        )
+        if status is None:
+            return
+        await self.writer.write_workload_status(workload, status)
+        cluster_queue = objects.admitted_cluster_queue(workload)
+        metrics.FINISHED.labels(cluster_queue, "", self.role()).inc()
+        self.writer.event(
+            job,
+            kind="Job",
+            reason="FinishedWorkload",
+            message=f"Workload '{objects.key(workload)}' is declared finished",
+        )

@@ -1,0 +1,97 @@
+"""ClusterQueue and LocalQueue status and the queue gauges, from the engine's state.
+
+The engine knows counts and usage; :mod:`scheduler.status.queue_status`
+shapes them into the ``status`` a user reads (scheduling.md 10.1, 10.2) and
+says None when the stored status already says the same.  This reporter
+computes them for every queue the mirror holds and writes only the changed
+ones (the scheduler calls it about once a second, not every turn).  A
+conflict or a vanished queue is skipped: the watch brings the fresh object
+and the next refresh tries again.  It also publishes Kueue's per-queue
+gauges (``kueue_pending_workloads``, ``kueue_cluster_queue_resource_usage``...).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from scheduler import logs
+from scheduler.api import objects
+from scheduler.core.engine import ClusterQueueStatus, Engine
+from scheduler.kube import metrics
+from scheduler.kube.mirror import Mirror
+from scheduler.kube.rest import Conflict, NotFound, RestError
+from scheduler.kube.writer import Writer
+from scheduler.status.queue_status import cluster_queue_status, local_queue_status
+
+log = logging.getLogger("kuota.scheduler")
+
+
+class QueueReporter:
+    def __init__(
+        self, *, engine: Engine, mirror: Mirror, writer: Writer, clock: Callable[[], datetime]
+    ) -> None:
+        self.engine = engine
+        self.mirror = mirror
+        self.writer = writer
+        self.clock = clock
+
+    async def refresh(self) -> None:
+        """Write every ClusterQueue and LocalQueue status that changed (10.1, 10.2)."""
+        now = self.clock()
+        states: dict[str, ClusterQueueStatus] = {}
+        for name, queue in list(self.mirror.cluster_queues.items()):
+            try:
+                states[name] = self.engine.cluster_queue_status(name)
+            except KeyError:
+                continue
+            status = cluster_queue_status(queue, states[name], now)
+            if status is not None:
+                await self._write("clusterqueues", name, queue, status)
+        by_queue: dict[str, list[dict[str, Any]]] = {}
+        for workload in self.mirror.workloads.values():
+            queue_name = objects.workload_queue_name(workload)
+            if queue_name:
+                local_queue = f"{objects.namespace(workload)}/{queue_name}"
+                by_queue.setdefault(local_queue, []).append(workload)
+        for key, queue in list(self.mirror.local_queues.items()):
+            cluster_queue = str(objects.spec(queue).get("clusterQueue", ""))
+            status = local_queue_status(
+                queue, by_queue.get(key, []), cluster_queue=states.get(cluster_queue), now=now
+            )
+            if status is not None:
+                await self._write("localqueues", key, queue, status)
+
+    async def _write(
+        self, plural: str, key: str, queue: dict[str, Any], status: dict[str, Any]
+    ) -> None:
+        store = (
+            self.mirror.cluster_queues if plural == "clusterqueues" else self.mirror.local_queues
+        )
+        with logs.bind(object=key):
+            try:
+                store[key] = await self.writer.write_status(plural, queue, status)
+            except (Conflict, NotFound):
+                pass  # the watch brings the fresh object; the next refresh tries again
+            except RestError as failure:
+                log.warning(
+                    "could not write queue status", extra={"queue": key, "error": str(failure)}
+                )
+
+    def publish_metrics(self, role: str) -> None:
+        """Kueue's per-ClusterQueue gauges, labelled with this replica's role."""
+        for name in self.engine.cluster_queue_names():
+            status = self.engine.cluster_queue_status(name)
+            metrics.PENDING.labels(name, "active", role).set(status.pending)
+            metrics.RESERVING.labels(name, role).set(status.admitted)
+            metrics.ADMITTED_ACTIVE.labels(name, role).set(status.admitted)
+            current = "active" if status.active else "pending"
+            for state in ("pending", "active", "terminating"):
+                metrics.CQ_STATUS.labels(name, state, role).set(1 if state == current else 0)
+            for flavor, resources in status.usage.items():
+                for resource, quantity in resources.items():
+                    value = float(quantity.milli_value()) / 1000
+                    metrics.CQ_RESERVATION.labels("", name, flavor, resource, role).set(value)
+                    metrics.CQ_USAGE.labels("", name, flavor, resource, role).set(value)

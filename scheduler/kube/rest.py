@@ -1,0 +1,336 @@
+"""Raw JSON over the Kubernetes REST API: any path in, plain dicts out.
+
+kuota reads and writes the API's JSON as dicts (``scheduler.api`` parses
+them, ``scheduler.api.objects`` reads them), so the generated model classes
+of kubernetes_asyncio would only cost a conversion each way.  :class:`Rest`
+calls ``ApiClient.call_api(..., _preload_content=False)`` on a path and
+decodes the body itself; the client still does what it is good at
+(authentication, TLS, token refresh, connection pooling).
+
+One small exception vocabulary replaces ``ApiException`` and aiohttp's
+errors, so callers decide by meaning rather than by status code:
+
+========================  =====================================================
+:class:`NotFound`         404: the object (or the kind) does not exist
+:class:`Conflict`         409, or 422 from a JSON patch whose ``test`` failed:
+                          the object changed since it was read; recompute
+:class:`Expired`          410: the resourceVersion fell out of the history
+:class:`Unreachable`      no answer: connection refused or reset, timeout
+:class:`ApiError`         any other error status (403, 422 invalid, 5xx)
+========================  =====================================================
+
+All derive from :class:`RestError`.  :class:`RestClient` is the protocol the
+adapters depend on, so unit tests pass an in-memory fake instead.
+
+Writes offered: create (POST), replace (PUT), JSON patch (RFC 6902), merge
+patch (RFC 7386) and server-side apply (``application/apply-patch+yaml``
+with a field manager).  Kueue writes Workload status by server-side apply as
+``kueue-admission``; :meth:`Rest.apply` is that call, ready for it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import aiohttp
+from kubernetes_asyncio.client import ApiClient
+
+JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+
+Query = Sequence[tuple[str, Any]]
+
+
+class RestError(Exception):
+    """Something went wrong talking to the API server; ``status`` is the HTTP status, if any."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class NotFound(RestError):
+    """HTTP 404: the object, or its kind, does not exist."""
+
+
+class Conflict(RestError):
+    """The object changed since it was read (409, or a failed JSON-patch ``test``)."""
+
+
+class Expired(RestError):
+    """HTTP 410 Gone: the requested resourceVersion is no longer in the server's history."""
+
+
+class Unreachable(RestError):
+    """No answer: the connection failed, broke or timed out."""
+
+
+class ApiError(RestError):
+    """Any other error status (forbidden, invalid, server error)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    """Where a kind lives in the API; ``group`` "" is the core group."""
+
+    group: str
+    version: str
+    plural: str
+
+    @property
+    def path(self) -> str:
+        """The collection across all namespaces (or of a cluster-scoped kind): pure."""
+        prefix = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        return f"{prefix}/{self.plural}"
+
+    def object_path(
+        self, name: str, *, namespace: str | None = None, subresource: str | None = None
+    ) -> str:
+        """The path of one object (``namespace`` None: cluster-scoped) or its subresource: pure."""
+        prefix = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        scope = f"/namespaces/{namespace}" if namespace else ""
+        tail = f"/{subresource}" if subresource else ""
+        return f"{prefix}{scope}/{self.plural}/{name}{tail}"
+
+    def collection_path(self, namespace: str | None = None) -> str:
+        """The collection in ``namespace`` (None: every namespace or cluster-scoped): pure."""
+        if not namespace:
+            return self.path
+        prefix = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        return f"{prefix}/namespaces/{namespace}/{self.plural}"
+
+
+class RestClient(Protocol):
+    """What the adapters need from the API server; :class:`Rest` is the real one."""
+
+    async def get(
+        self, path: str, *, query: Query = (), timeout: float | None = None
+    ) -> dict[str, Any]: ...
+
+    async def list(
+        self, path: str, *, query: Query = (), timeout: float | None = None
+    ) -> dict[str, Any]: ...
+
+    async def create(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    async def replace(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    async def json_patch(
+        self, path: str, operations: Sequence[Mapping[str, Any]]
+    ) -> dict[str, Any]: ...
+
+    async def merge_patch(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    async def apply(
+        self, path: str, body: Mapping[str, Any], *, field_manager: str, force: bool = False
+    ) -> dict[str, Any]: ...
+
+    def stream(
+        self, path: str, *, query: Query = (), timeout: float | None = None
+    ) -> AsyncIterator[dict[str, Any]]: ...
+
+
+def status_message(body: str) -> str:
+    """The readable part of an API ``Status`` body: its message and its causes' messages: pure.
+
+    The API server puts the interesting part of some errors in the causes:
+    a failed JSON-patch ``test`` is "the server rejected our request due to
+    an error in our request" with "testing value ... failed" as its cause.
+    A body that is not a Status is returned as it is.
+    """
+    try:
+        decoded = json.loads(body)
+    except ValueError:
+        return body
+    if not isinstance(decoded, dict) or not isinstance(decoded.get("message"), str):
+        return body
+    details = decoded.get("details")
+    causes = details.get("causes") if isinstance(details, dict) else None
+    extra = [
+        cause["message"]
+        for cause in causes or []
+        if isinstance(cause, dict)
+        and isinstance(cause.get("message"), str)
+        and cause["message"] not in decoded["message"]
+    ]
+    return "; ".join([decoded["message"], *extra])
+
+
+PATCH_NOT_APPLICABLE = "the server rejected our request due to an error in our request"
+"""kube-apiserver's whole answer (422, reason Invalid, no details) when a JSON patch
+cannot be applied to the stored object: a ``test`` failed, or a path it
+changes is gone.  Validation errors say ``<Kind> "<name>" is invalid: ...``."""
+
+
+def patch_did_not_apply(message: str) -> bool:
+    """Whether a 422 to a JSON patch means "the object is not what the patch was made from": pure.
+
+    For kuota's guarded patches (computed from the object as read, first
+    testing its resourceVersion) that is a conflict: recompute from a fresh
+    read.  Servers that quote the patch library's error say "test failed".
+    """
+    return PATCH_NOT_APPLICABLE in message or "test failed" in message.lower()
+
+
+def error_for(status: int, body: str, *, what: str) -> RestError:
+    """The exception of the vocabulary for an HTTP error ``status``: pure.
+
+    ``body`` is the API server's answer (a ``Status`` object, quoted by its
+    messages); ``what`` names the request (``PATCH /apis/...``).
+    """
+    text = f"{what}: HTTP {status}: {status_message(body)[:500].strip()}"
+    if status == 404:
+        return NotFound(text, status=status)
+    if status == 409:
+        return Conflict(text, status=status)
+    if status == 410:
+        return Expired(text, status=status)
+    return ApiError(text, status=status)
+
+
+class Rest:
+    """:class:`RestClient` over a kubernetes_asyncio ``ApiClient`` (raw JSON both ways)."""
+
+    def __init__(self, api: ApiClient, *, timeout: float | None = None) -> None:
+        self.api = api
+        self.timeout = timeout
+        """Default request timeout in seconds (None: the client's)."""
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Query = (),
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: float | None = None,
+    ) -> aiohttp.ClientResponse:
+        """The raw response of a successful call; errors raised as the vocabulary."""
+        what = f"{method} {path}"
+        try:
+            response: aiohttp.ClientResponse = await self.api.call_api(
+                path,
+                method,
+                query_params=list(query),
+                header_params={"Accept": "application/json", "Content-Type": content_type},
+                body=body,
+                auth_settings=["BearerToken"],
+                _preload_content=False,
+                _return_http_data_only=True,
+                _request_timeout=timeout if timeout is not None else self.timeout,
+            )
+        except (TimeoutError, aiohttp.ClientError, OSError) as failure:
+            raise Unreachable(f"{what}: {type(failure).__name__}: {failure}") from failure
+        if response.status >= 400:
+            try:
+                text = (await response.read()).decode(errors="replace")
+            except (TimeoutError, aiohttp.ClientError, OSError):
+                text = ""
+            finally:
+                response.release()
+            raise error_for(response.status, text, what=what)
+        return response
+
+    async def _json(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Query = (),
+        body: Any = None,
+        content_type: str = "application/json",
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        response = await self._send(
+            method, path, query=query, body=body, content_type=content_type, timeout=timeout
+        )
+        try:
+            payload = json.loads(await response.read())
+        except (TimeoutError, aiohttp.ClientError, OSError) as failure:
+            raise Unreachable(f"{method} {path}: reading the answer: {failure!r}") from failure
+        except ValueError as failure:
+            raise ApiError(f"{method} {path}: the answer is not JSON: {failure}") from failure
+        finally:
+            response.release()
+        if not isinstance(payload, dict):
+            raise ApiError(f"{method} {path}: the answer is not a JSON object")
+        return payload
+
+    async def get(
+        self, path: str, *, query: Query = (), timeout: float | None = None
+    ) -> dict[str, Any]:
+        """GET one object (or anything that answers a JSON object)."""
+        return await self._json("GET", path, query=query, timeout=timeout)
+
+    async def list(
+        self, path: str, *, query: Query = (), timeout: float | None = None
+    ) -> dict[str, Any]:
+        """GET a collection: the List object (``items`` and ``metadata.continue``)."""
+        return await self._json("GET", path, query=query, timeout=timeout)
+
+    async def create(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """POST ``body`` to a collection; the object as stored."""
+        return await self._json("POST", path, body=dict(body))
+
+    async def replace(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """PUT ``body`` (with its resourceVersion: optimistic concurrency); the object as stored."""
+        return await self._json("PUT", path, body=dict(body))
+
+    async def json_patch(
+        self, path: str, operations: Sequence[Mapping[str, Any]]
+    ) -> dict[str, Any]:
+        """An RFC 6902 patch; a failed ``test`` operation is a :class:`Conflict`."""
+        try:
+            return await self._json(
+                "PATCH", path, body=[dict(op) for op in operations], content_type=JSON_PATCH
+            )
+        except ApiError as failure:
+            if failure.status == 422 and patch_did_not_apply(str(failure)):
+                raise Conflict(str(failure), status=422) from failure
+            raise
+
+    async def merge_patch(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """An RFC 7386 merge patch (lists are replaced whole)."""
+        return await self._json("PATCH", path, body=dict(body), content_type=MERGE_PATCH)
+
+    async def apply(
+        self, path: str, body: Mapping[str, Any], *, field_manager: str, force: bool = False
+    ) -> dict[str, Any]:
+        """Server-side apply of ``body`` (the whole intent, with apiVersion and kind)."""
+        query: list[tuple[str, Any]] = [("fieldManager", field_manager)]
+        if force:
+            query.append(("force", "true"))
+        return await self._json(
+            "PATCH", path, query=query, body=dict(body), content_type=APPLY_PATCH
+        )
+
+    async def stream(
+        self, path: str, *, query: Query = (), timeout: float | None = None
+    ) -> AsyncIterator[dict[str, Any]]:
+        """A watch: one JSON object per line until the server ends the stream.
+
+        A broken connection is :class:`Unreachable`; a line that is not a JSON
+        object is a :class:`RestError` (the stream is no longer trustworthy).
+        """
+        response = await self._send("GET", path, query=query, timeout=timeout)
+        try:
+            while True:
+                try:
+                    line = await response.content.readline()
+                except (TimeoutError, aiohttp.ClientError, OSError) as failure:
+                    raise Unreachable(f"watch {path} broke: {failure!r}") from failure
+                if not line:
+                    return
+                try:
+                    event = json.loads(line)
+                except ValueError as failure:
+                    raise RestError(f"malformed watch event: {line[:200]!r}") from failure
+                if isinstance(event, dict):
+                    yield event
+        finally:
+            response.release()

@@ -1,0 +1,57 @@
+"""Which kinds the scheduler watches, and where each one's events go.
+
+One informer per kind, all through the same REST layer: the kuota kinds the
+engine needs go to :meth:`Mirror.on_kueue`, Jobs to :meth:`Mirror.on_job`,
+Namespaces and PriorityClasses to their handlers.  Every event also calls
+``on_change`` (the scheduling loop's wake-up), so a change is acted on at
+once instead of at the next idle tick.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from scheduler.api.refs import HUB_VERSION, KUEUE_GROUP, KUEUE_PLURALS
+from scheduler.kube.informer import Event, Informer
+from scheduler.kube.mirror import KUEUE_KINDS, Mirror
+from scheduler.kube.rest import Resource, RestClient
+from scheduler.kube.source import KubeSource
+
+WATCHED_KUEUE_PLURALS: Final = {kind: KUEUE_PLURALS[kind] for kind in KUEUE_KINDS}
+"""Kind -> resource of every kuota kind the scheduler lists and watches (its RBAC follows)."""
+JOBS: Final = Resource("batch", "v1", "jobs")
+NAMESPACES: Final = Resource("", "v1", "namespaces")
+PRIORITY_CLASSES: Final = Resource("scheduling.k8s.io", "v1", "priorityclasses")
+
+
+def scheduler_informers(
+    rest: RestClient, mirror: Mirror, *, on_change: Callable[[], None]
+) -> list[Informer]:
+    """The scheduler's informers, each feeding ``mirror`` and then calling ``on_change``."""
+
+    def then_wake(handler: Callable[[Event], None]) -> Callable[[Event], None]:
+        def handle(event: Event) -> None:
+            handler(event)
+            on_change()
+
+        return handle
+
+    informers = [
+        Informer(
+            kind,
+            KubeSource(rest, Resource(KUEUE_GROUP, HUB_VERSION, plural)),
+            then_wake(mirror.on_kueue),
+        )
+        for kind, plural in WATCHED_KUEUE_PLURALS.items()
+    ]
+    informers += [
+        Informer("Job", KubeSource(rest, JOBS), then_wake(mirror.on_job)),
+        Informer("Namespace", KubeSource(rest, NAMESPACES), then_wake(mirror.on_namespace)),
+        Informer(
+            "PriorityClass",
+            KubeSource(rest, PRIORITY_CLASSES),
+            then_wake(mirror.on_priority_class),
+        ),
+    ]
+    return informers

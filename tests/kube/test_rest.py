@@ -1,0 +1,232 @@
+"""The REST layer over a real kubernetes_asyncio ApiClient, against a local HTTP server.
+
+The server (aiohttp, on 127.0.0.1) plays the API server: it records what
+arrives (method, path, query, content type, body) and answers with what the
+test scripts, so these tests check the bytes on the wire and the mapping of
+every answer to the exception vocabulary.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+from kubernetes_asyncio import client
+
+from scheduler.kube import rest
+from scheduler.kube.client import kubeconfig_source
+from scheduler.kube.rest import Resource, Rest
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    query: dict[str, str]
+    content_type: str
+    body: Any
+
+
+@dataclass
+class Script:
+    answers: dict[tuple[str, str], tuple[int, Any]] = field(default_factory=dict)
+    seen: list[Recorded] = field(default_factory=list)
+
+
+def status(code: int, message: str) -> dict[str, Any]:
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "status": "Failure",
+        "message": message,
+        "code": code,
+    }
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[tuple[Script, Rest]]:
+    script = Script()
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        text = await request.text()
+        script.seen.append(
+            Recorded(
+                request.method,
+                request.path,
+                dict(request.query),
+                request.headers.get("Content-Type", ""),
+                json.loads(text) if text else None,
+            )
+        )
+        code, payload = script.answers.get((request.method, request.path), (404, status(404, "no")))
+        if isinstance(payload, list):  # a watch: one JSON object per line
+            response = web.StreamResponse(status=code)
+            await response.prepare(request)
+            for line in payload:
+                await response.write(
+                    (line if isinstance(line, str) else json.dumps(line)).encode() + b"\n"
+                )
+            await response.write_eof()
+            return response
+        return web.json_response(payload, status=code)
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", handle)
+    test_server = TestServer(app, host="127.0.0.1")
+    await test_server.start_server()
+    configuration = client.Configuration(host=str(test_server.make_url("")).rstrip("/"))
+    async with client.ApiClient(configuration=configuration) as api:
+        yield script, Rest(api, timeout=5)
+    await test_server.close()
+
+
+JOB = "/apis/batch/v1/namespaces/ml/jobs/train"
+
+
+async def test_get_returns_the_json_object_as_a_plain_dict(server: tuple[Script, Rest]) -> None:
+    script, api = server
+    script.answers[("GET", JOB)] = (200, {"kind": "Job", "metadata": {"name": "train"}})
+    found = await api.get(JOB)
+    assert found == {"kind": "Job", "metadata": {"name": "train"}}
+    assert type(found) is dict
+
+
+@pytest.mark.parametrize(
+    ("code", "error"),
+    [
+        (404, rest.NotFound),
+        (409, rest.Conflict),
+        (410, rest.Expired),
+        (403, rest.ApiError),
+        (422, rest.ApiError),
+        (500, rest.ApiError),
+    ],
+)
+async def test_error_statuses_become_the_vocabulary(
+    server: tuple[Script, Rest], code: int, error: type[rest.RestError]
+) -> None:
+    script, api = server
+    script.answers[("GET", JOB)] = (code, status(code, f"the server says {code}"))
+    with pytest.raises(error) as raised:
+        await api.get(JOB)
+    assert type(raised.value) is error
+    assert raised.value.status == code
+    assert f"the server says {code}" in str(raised.value), "the Status message is quoted"
+
+
+@pytest.mark.parametrize(
+    "details",
+    [
+        {},  # what kube-apiserver 1.36 answers: no details at all
+        {"causes": [{"message": "testing value /metadata/resourceVersion failed: test failed"}]},
+    ],
+)
+async def test_a_json_patch_that_no_longer_applies_is_a_conflict(
+    server: tuple[Script, Rest], details: dict[str, Any]
+) -> None:
+    script, api = server
+    refused = status(422, "the server rejected our request due to an error in our request")
+    refused["reason"], refused["details"] = "Invalid", details
+    script.answers[("PATCH", JOB)] = (422, refused)
+    operations = [{"op": "test", "path": "/metadata/resourceVersion", "value": "7"}]
+    with pytest.raises(rest.Conflict, match="rejected our request"):
+        await api.json_patch(JOB, operations)
+    (sent,) = script.seen
+    assert sent.content_type == "application/json-patch+json"
+    assert sent.body == operations
+
+
+async def test_an_invalid_patched_object_is_not_a_conflict(server: tuple[Script, Rest]) -> None:
+    script, api = server
+    invalid = status(422, 'Job.batch "train" is invalid: spec.parallelism: Invalid value: -1')
+    invalid["details"] = {"causes": [{"field": "spec.parallelism", "message": "Invalid value"}]}
+    script.answers[("PATCH", JOB)] = (422, invalid)
+    with pytest.raises(rest.ApiError, match="spec.parallelism: Invalid value") as raised:
+        await api.json_patch(JOB, [{"op": "replace", "path": "/spec/parallelism", "value": -1}])
+    assert type(raised.value) is rest.ApiError
+
+
+async def test_other_patches_send_their_content_types(server: tuple[Script, Rest]) -> None:
+    script, api = server
+    script.answers[("PATCH", JOB)] = (200, {"kind": "Job"})
+    await api.merge_patch(JOB, {"metadata": {"labels": {"a": "b"}}})
+    status_path = "/apis/kueue.x-k8s.io/v1beta2/namespaces/ml/workloads/w/status"
+    script.answers[("PATCH", status_path)] = (200, {"kind": "Workload"})
+    intent = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "status": {}}
+    await api.apply(status_path, intent, field_manager="kueue-admission", force=True)
+
+    merge, apply = script.seen
+    assert merge.content_type == "application/merge-patch+json"
+    assert merge.body == {"metadata": {"labels": {"a": "b"}}}
+    assert apply.method == "PATCH"
+    assert apply.content_type == "application/apply-patch+yaml"
+    assert apply.query == {"fieldManager": "kueue-admission", "force": "true"}
+    assert apply.body == intent, "JSON is YAML: the intent is sent as JSON"
+
+
+async def test_create_replace_and_list(server: tuple[Script, Rest]) -> None:
+    script, api = server
+    collection = "/apis/batch/v1/namespaces/ml/jobs"
+    script.answers[("POST", collection)] = (201, {"metadata": {"name": "train"}})
+    script.answers[("PUT", JOB)] = (200, {"metadata": {"name": "train"}})
+    script.answers[("GET", collection)] = (200, {"kind": "JobList", "items": []})
+    await api.create(collection, {"metadata": {"name": "train"}})
+    await api.replace(JOB, {"metadata": {"name": "train", "resourceVersion": "3"}})
+    listed = await api.list(collection, query=[("labelSelector", "kueue.x-k8s.io/queue-name")])
+    assert listed == {"kind": "JobList", "items": []}
+    post, put, get = script.seen
+    assert (post.method, put.method, get.method) == ("POST", "PUT", "GET")
+    assert put.body["metadata"]["resourceVersion"] == "3"
+    assert get.query == {"labelSelector": "kueue.x-k8s.io/queue-name"}
+
+
+async def test_a_watch_yields_each_line_and_a_broken_line_is_an_error(
+    server: tuple[Script, Rest],
+) -> None:
+    script, api = server
+    path = "/api/v1/configmaps"
+    events = [{"type": "ADDED", "object": {"metadata": {"name": "a"}}}, {"type": "BOOKMARK"}]
+    script.answers[("GET", path)] = (200, events)
+    assert [event async for event in api.stream(path, query=[("watch", "true")])] == events
+
+    script.answers[("GET", path)] = (200, [events[0], "{not json"])
+    seen = []
+    with pytest.raises(rest.RestError, match="malformed watch event"):
+        async for event in api.stream(path):
+            seen.append(event)
+    assert seen == events[:1]
+
+
+async def test_no_answer_is_unreachable() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    configuration = client.Configuration(host=f"http://127.0.0.1:{port}")
+    async with client.ApiClient(configuration=configuration) as api:
+        with pytest.raises(rest.Unreachable):
+            await Rest(api, timeout=2).get(JOB)
+
+
+def test_resource_paths() -> None:
+    jobs = Resource("batch", "v1", "jobs")
+    assert jobs.path == "/apis/batch/v1/jobs"
+    assert jobs.collection_path("ml") == "/apis/batch/v1/namespaces/ml/jobs"
+    assert jobs.object_path("t", namespace="ml", subresource="status") == (
+        "/apis/batch/v1/namespaces/ml/jobs/t/status"
+    )
+    namespaces = Resource("", "v1", "namespaces")
+    assert namespaces.path == "/api/v1/namespaces"
+    assert namespaces.object_path("ml") == "/api/v1/namespaces/ml"
+
+
+def test_which_kubeconfig_is_loaded() -> None:
+    assert kubeconfig_source("/explicit", {"KUBECONFIG": "/env"}) == "/explicit"
+    assert kubeconfig_source(None, {"KUBECONFIG": "/a:/b"}) == "/a:/b"
+    assert kubeconfig_source(None, {"KUBECONFIG": ":"}) is None, "an empty list is no kubeconfig"
+    assert kubeconfig_source(None, {}) is None, "in-cluster"

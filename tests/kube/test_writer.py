@@ -1,0 +1,142 @@
+"""The writer: guarded patches, one write per object at a time, errors by meaning."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from scheduler.kube.rest import ApiError, Conflict, NotFound
+from scheduler.kube.writer import Writer
+
+from .fake_api import FakeApi
+from .world import job, job_path, workload_path
+
+
+def stored_job(api: FakeApi, name: str = "train") -> dict:  # type: ignore[type-arg]
+    return api.put(job_path(name), job(name))
+
+
+async def test_a_job_patch_tests_the_version_it_was_computed_from() -> None:
+    api = FakeApi(latency=0)
+    writer = Writer(api)
+    old = stored_job(api)
+    new = {**old, "spec": {**old["spec"], "suspend": False}}
+
+    result = await writer.patch_job(old, new)
+
+    (call,) = api.calls
+    assert call.verb == "PATCH" and call.path == job_path("train")
+    assert call.body[0] == {
+        "op": "test",
+        "path": "/metadata/resourceVersion",
+        "value": old["metadata"]["resourceVersion"],
+    }
+    assert call.body[1:] == [{"op": "replace", "path": "/spec/suspend", "value": False}]
+    assert result["spec"]["suspend"] is False
+    assert writer.counts["patch jobs"] == 1
+
+
+async def test_a_patch_computed_from_a_stale_object_is_a_conflict_and_changes_nothing() -> None:
+    api = FakeApi()
+    writer = Writer(api)
+    old = stored_job(api)
+    api.put(job_path("train"), {**old, "metadata": {**old["metadata"], "labels": {"x": "y"}}})
+
+    with pytest.raises(Conflict):
+        await writer.patch_job(old, {**old, "spec": {**old["spec"], "suspend": False}})
+    assert api.store[job_path("train")]["spec"]["suspend"] is True
+
+
+async def test_an_unchanged_job_costs_no_write() -> None:
+    api = FakeApi()
+    writer = Writer(api)
+    old = stored_job(api)
+    assert await writer.patch_job(old, dict(old)) == old
+    assert api.calls == []
+
+
+async def test_a_status_write_diffs_against_the_stored_status() -> None:
+    api = FakeApi()
+    writer = Writer(api)
+    workload = api.put(workload_path("w"), {"metadata": {"name": "w", "namespace": "ml"}})
+
+    await writer.write_workload_status(workload, {"conditions": [{"type": "X"}]})
+    (first,) = api.calls
+    assert first.path == workload_path("w") + "/status"
+    assert first.body[1:] == [
+        {"op": "add", "path": "/status", "value": {"conditions": [{"type": "X"}]}}
+    ], "an object without status gets it whole"
+
+    stored = api.store[workload_path("w")]
+    await writer.write_workload_status(stored, {"conditions": [{"type": "Y"}]})
+    assert api.calls[1].body[1:] == [
+        {"op": "replace", "path": "/status/conditions/0/type", "value": "Y"}
+    ]
+
+
+async def test_writes_to_one_object_are_serialised_and_to_different_objects_are_not() -> None:
+    api = FakeApi(latency=0.02)
+    writer = Writer(api)
+    a, b = stored_job(api, "a"), stored_job(api, "b")
+
+    def started(obj: dict) -> dict:  # type: ignore[type-arg]
+        return {**obj, "spec": {**obj["spec"], "suspend": False}}
+
+    def relabelled(obj: dict) -> dict:  # type: ignore[type-arg]
+        return {**obj, "metadata": {**obj["metadata"], "labels": {"x": "y"}}}
+
+    outcomes = await asyncio.gather(
+        writer.patch_job(a, started(a)),
+        writer.patch_job(a, relabelled(a)),
+        writer.patch_job(b, started(b)),
+        return_exceptions=True,
+    )
+
+    assert api.most_in_flight[job_path("a")] == 1, "one write per object at a time"
+    assert api.most_concurrent >= 2, "different objects are written concurrently"
+    assert isinstance(outcomes[1], Conflict), (
+        "the second, computed from the same read, must recompute"
+    )
+    assert api.store[job_path("a")]["spec"]["suspend"] is False
+    assert api.store[job_path("b")]["spec"]["suspend"] is False
+
+
+async def test_creating_an_existing_workload_is_not_an_error() -> None:
+    api = FakeApi()
+    writer = Writer(api)
+    workload = {"metadata": {"name": "w", "namespace": "ml"}, "spec": {}}
+    assert await writer.create_workload(workload) is True
+    assert await writer.create_workload(workload) is False, "a retry after a crash"
+
+
+async def test_other_errors_keep_their_meaning() -> None:
+    api = FakeApi()
+    writer = Writer(api)
+    gone = {"metadata": {"name": "gone", "namespace": "ml", "resourceVersion": "1"}}
+    with pytest.raises(NotFound):
+        await writer.write_workload_status(gone, {"conditions": []})
+    old = stored_job(api)
+    api.fail("PATCH", job_path("train"), ApiError("HTTP 403: forbidden", status=403))
+    with pytest.raises(ApiError):
+        await writer.patch_job(old, {**old, "spec": {**old["spec"], "suspend": False}})
+    assert writer.counts["patch workloads/status"] == 1 and writer.counts["patch jobs"] == 1
+
+
+async def test_events_are_sent_in_the_background_and_a_failed_one_is_dropped() -> None:
+    api = FakeApi()
+    writer = Writer(api)
+    involved = stored_job(api)
+    api.fail("POST", "/events", ApiError("HTTP 500", status=500))
+    writer.event(involved, kind="Job", reason="Started", message="first")
+    writer.event(involved, kind="Job", reason="Started", message="x" * 5000)
+    await writer.events_sent()
+
+    sent = [call.body for call in api.calls if call.verb == "POST"]
+    assert len(sent) == 2
+    stored = [obj for path, obj in api.store.items() if "/events/" in path]
+    assert len(stored) == 1, "the failed Event is not retried"
+    (event,) = stored
+    assert event["involvedObject"]["uid"] == "uid-train"
+    assert len(event["message"]) == 1024
+    assert event["metadata"]["namespace"] == "ml"

@@ -1,0 +1,100 @@
+"""The turn loop: one turn reconciles, decides, writes, and every line carries its cycle."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+
+import pytest
+
+from scheduler import logs
+from scheduler.api import objects
+from scheduler.kube.informer import Event
+from scheduler.kube.mirror import KUEUE_KINDS
+from scheduler.service.loop import KUEUE_PLURALS, Scheduler, Settings
+from tests.kube.fake_api import FakeApi
+from tests.kube.world import (
+    KUEUE,
+    NAMESPACE,
+    NOW,
+    cluster_queue,
+    flavor,
+    job,
+    job_path,
+    local_queue,
+    namespace,
+)
+
+
+def deliver(scheduler: Scheduler, api: FakeApi) -> None:
+    for kind, obj in api.events():
+        event = Event(kind, obj, objects.key(obj))  # type: ignore[arg-type]
+        match str(obj.get("kind")):
+            case "Job":
+                scheduler.mirror.on_job(event)
+            case "Namespace":
+                scheduler.mirror.on_namespace(event)
+            case kind_name if kind_name in KUEUE_KINDS:
+                scheduler.mirror.on_kueue(event)
+            case _:
+                pass
+
+
+@pytest.fixture
+def log_lines() -> Iterator[io.StringIO]:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logs.JsonFormatter())
+    logger = logging.getLogger("kuota")
+    logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    yield stream
+    logger.removeHandler(handler)
+    logger.setLevel(level)
+
+
+async def test_turns_admit_a_queued_job_and_every_line_names_its_cycle(
+    log_lines: io.StringIO,
+) -> None:
+    api = FakeApi()
+    scheduler = Scheduler(api, Settings(queue_status_interval_seconds=0), clock=lambda: NOW)
+    api.put(f"{KUEUE}/resourceflavors/spot", flavor())
+    api.put(f"{KUEUE}/clusterqueues/cq", cluster_queue())
+    api.put(f"{KUEUE}/namespaces/{NAMESPACE}/localqueues/lq", local_queue())
+    api.put(f"/api/v1/namespaces/{NAMESPACE}", namespace())
+    api.put(job_path("train"), job("train"))
+    deliver(scheduler, api)
+
+    assert await scheduler.turn(), "turn 1 creates the Workload"
+    deliver(scheduler, api)
+    assert await scheduler.turn(), "turn 2 admits it and starts the Job"
+    await scheduler.writer.events_sent()
+    deliver(scheduler, api)
+
+    started = api.store[job_path("train")]
+    assert started["spec"]["suspend"] is False
+    lines = [json.loads(line) for line in log_lines.getvalue().splitlines()]
+    admitted = next(line for line in lines if line["msg"] == "admitted")
+    assert admitted["cycle"] == 2
+    assert admitted["object"] == admitted["workload"]
+    assert all("cycle" in line for line in lines), "everything logged in a turn names it"
+
+    queue_status = api.store[f"{KUEUE}/clusterqueues/cq"]["status"]
+    assert queue_status["admittedWorkloads"] == 1, "queue status refreshed from the engine"
+
+    assert not await scheduler.turn(), "nothing left to do"
+
+
+def test_the_watched_kinds_are_the_chart_s() -> None:
+    assert KUEUE_PLURALS == {
+        "ResourceFlavor": "resourceflavors",
+        "ClusterQueue": "clusterqueues",
+        "Cohort": "cohorts",
+        "LocalQueue": "localqueues",
+        "Workload": "workloads",
+        "WorkloadPriorityClass": "workloadpriorityclasses",
+        "AdmissionCheck": "admissionchecks",
+    }

@@ -1,0 +1,88 @@
+"""The certificate bootstrap's API calls, against an in-memory API server."""
+
+from __future__ import annotations
+
+import base64
+from datetime import timedelta
+from typing import Any
+
+from certs import files
+from certs.bootstrap import (
+    CRDS,
+    MUTATING_CONFIGURATIONS,
+    MUTATING_NAME,
+    SECRETS,
+    BootstrapOptions,
+    bootstrap_once,
+)
+from certs.inject import ca_bundle
+from tests.kube.fake_api import FakeApi
+
+OPTIONS = BootstrapOptions(
+    namespace="kueue-system",
+    secret="kuota-webhook-server-cert",
+    dns_names=("kuota-webhook-service.kueue-system.svc",),
+    ip_addresses=(),
+)
+SECRET = SECRETS.object_path(OPTIONS.secret, namespace=OPTIONS.namespace)
+
+
+def crd(name: str, group: str, strategy: str = "Webhook") -> dict[str, Any]:
+    return {
+        "metadata": {"name": name},
+        "spec": {
+            "group": group,
+            "conversion": {"strategy": strategy, "webhook": {"clientConfig": {"url": "https://x"}}},
+        },
+    }
+
+
+def cluster() -> FakeApi:
+    api = FakeApi()
+    api.put(
+        MUTATING_CONFIGURATIONS.object_path(MUTATING_NAME),
+        {"metadata": {"name": MUTATING_NAME}, "webhooks": [{"name": "a", "clientConfig": {}}]},
+    )
+    api.put(
+        CRDS.object_path("workloads.kueue.x-k8s.io"),
+        crd("workloads.kueue.x-k8s.io", "kueue.x-k8s.io"),
+    )
+    api.put(CRDS.object_path("widgets.example.com"), crd("widgets.example.com", "example.com"))
+    return api
+
+
+async def test_a_missing_secret_is_created_and_the_ca_injected_where_needed() -> None:
+    api = cluster()
+    changed = await bootstrap_once(api, OPTIONS)
+
+    secret = api.store[SECRET]
+    assert secret["type"] == "kubernetes.io/tls"
+    assert set(secret["data"]) == {"ca.crt", "ca.key", "tls.crt", "tls.key"}
+    assert changed == [MUTATING_NAME, "workloads.kueue.x-k8s.io"], "not the other group's CRD"
+    bundle = ca_bundle(base64.b64decode(secret["data"]["ca.crt"]))
+    webhooks = api.store[MUTATING_CONFIGURATIONS.object_path(MUTATING_NAME)]["webhooks"]
+    assert webhooks[0]["clientConfig"]["caBundle"] == bundle
+    merges = [call for call in api.calls if call.verb == "MERGE"]
+    assert [call.path for call in merges] == [
+        MUTATING_CONFIGURATIONS.object_path(MUTATING_NAME),
+        CRDS.object_path("workloads.kueue.x-k8s.io"),
+    ]
+
+    writes = len(api.calls)
+    assert await bootstrap_once(api, OPTIONS) == [], "a second run changes nothing"
+    assert [call.verb for call in api.calls[writes:]] == ["GET", "GET", "GET", "LIST"]
+
+
+async def test_a_secret_due_for_renewal_is_replaced_with_its_resource_version() -> None:
+    api = cluster()
+    await bootstrap_once(api, OPTIONS)
+    first = api.store[SECRET]
+    due = BootstrapOptions(**{**OPTIONS.__dict__, "renew_before": timedelta(days=91)})
+
+    await bootstrap_once(api, due)
+    (replace,) = [call for call in api.calls if call.verb == "PUT"]
+    assert replace.body["metadata"]["resourceVersion"] == first["metadata"]["resourceVersion"]
+    renewed = api.store[SECRET]["data"]
+    assert renewed["tls.crt"] != first["data"]["tls.crt"]
+    assert renewed["ca.crt"] == first["data"]["ca.crt"], "the CA is far from expiry: kept"
+    assert files.TLS_CERT == "tls.crt"
