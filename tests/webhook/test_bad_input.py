@@ -9,6 +9,7 @@ still answers a proper request.
 
 from __future__ import annotations
 
+import io
 import json
 from typing import Any
 
@@ -25,7 +26,10 @@ ENDPOINTS = sorted(admission_endpoints()) + [CONVERT]
 
 
 async def expect_400(client: Any, path: str, data: bytes, reason: str) -> None:
-    reply = await client.post(path, data=data, headers={"Content-Type": "application/json"})
+    # A stream, not raw bytes: aiohttp warns that a large bytes body blocks the loop.
+    reply = await client.post(
+        path, data=io.BytesIO(data), headers={"Content-Type": "application/json"}
+    )
     assert reply.status == 400, await reply.text()
     body = await reply.json()
     assert body["code"] == 400 and reason in body["message"], body

@@ -145,26 +145,16 @@ async def test_a_missing_certificate_ends_the_process_with_1(tmp_path: Path) -> 
 
 def test_sigterm_stops_the_process_gracefully(tmp_path: Path) -> None:
     files.write(tmp_path, files.make(dns_names=["localhost"], ip_addresses=["127.0.0.1"]))
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "webhook.server",
-            "--cert-dir",
-            str(tmp_path),
-            "--port",
-            "0",
-            "--no-cluster-lookups",
-        ],
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert process.stderr is not None
-    line = process.stderr.readline()
-    assert '"msg": "serving"' in line, line
-    process.terminate()
-    assert process.wait(timeout=15) == 0
-    assert '"msg": "shutting down"' in process.stderr.read()
+    argv = [sys.executable, "-m", "webhook.server", "--cert-dir", str(tmp_path), "--port", "0"]
+    with subprocess.Popen(
+        [*argv, "--no-cluster-lookups"], stderr=subprocess.PIPE, text=True
+    ) as process:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        assert '"msg": "serving"' in line, line
+        process.terminate()
+        assert process.wait(timeout=15) == 0
+        assert '"msg": "shutting down"' in process.stderr.read()
 
 
 def test_help_documents_every_flag() -> None:
