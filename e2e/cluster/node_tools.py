@@ -28,6 +28,7 @@ from pathlib import Path
 
 from e2e.image import oci
 
+from . import debian
 from .tools import (
     KUBERNETES,
     ToolsMissing,
@@ -108,25 +109,10 @@ def is_complete(root: Path) -> bool:
 
 def ensure_packages() -> None:
     """Install the node's Debian packages when a binary is missing (idempotent)."""
-    missing = sorted(
-        {
-            package
-            for binary, package in DEBIAN_PACKAGES.items()
-            if not (Path(binary).exists() if binary.startswith("/") else shutil.which(binary))
-        }
-    )
-    if not missing:
-        return
-    if os.geteuid() != 0:
-        raise ToolsMissing(f"the real node needs: apt-get install -y {' '.join(missing)}")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    _step("apt-get update", ["apt-get", "update", "-qq"], cwd=Path("/"), env=env)
-    _step(
-        f"apt-get install {' '.join(missing)}",
-        ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *missing],
-        cwd=Path("/"),
-        env=env,
-    )
+    try:
+        debian.ensure(DEBIAN_PACKAGES)
+    except debian.PackagesMissing as failure:
+        raise ToolsMissing(str(failure)) from failure
 
 
 def _pause_image(binary: Path, target: Path, workdir: Path) -> None:

@@ -40,11 +40,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from e2e.cluster import debian
 from e2e.cluster.tools import cache_root
 
 from . import oci, recipe
 
-RECIPE_REVISION = "1"  # bump when the steps below change what they produce
+BASE_REVISION = "1"  # bump when ensure_base changes what it produces (the image key
+# covers this whole file already)
 APT_SOURCES = ("/etc/apt/sources.list", *sorted(glob.glob("/etc/apt/sources.list.d/*.sources")))
 HOST_TOOLS = {"mmdebstrap": "mmdebstrap", "unshare": "util-linux", "chroot": "coreutils"}
 
@@ -65,7 +67,7 @@ def _apt_sources() -> list[Path]:
 def base_key() -> str:
     """Pure apart from reading the apt sources: the cache key of the base root filesystem."""
     digest = hashlib.sha256()
-    digest.update(f"{RECIPE_REVISION}|{recipe.SUITE}|".encode())
+    digest.update(f"{BASE_REVISION}|{recipe.SUITE}|".encode())
     digest.update(",".join(recipe.RUNTIME_PACKAGES + recipe.BUILD_PACKAGES).encode())
     for source in _apt_sources():
         digest.update(source.read_bytes())
@@ -122,11 +124,10 @@ def _run(title: str, argv: list[str], **kwargs: object) -> None:
 def _check_host() -> None:
     if os.geteuid() != 0:
         raise ImageBuildError("building the image needs root (chroot, mount namespaces)")
-    missing = [package for tool, package in HOST_TOOLS.items() if shutil.which(tool) is None]
-    if missing:
-        raise ImageBuildError(
-            f"missing host tools; install them with: apt-get install -y {' '.join(missing)}"
-        )
+    try:
+        debian.ensure(HOST_TOOLS)
+    except debian.PackagesMissing as failure:
+        raise ImageBuildError(str(failure)) from failure
     if sys.version_info[:2] != (3, 11):
         raise ImageBuildError(
             f"run the build with Python 3.11 (the image's Python); this is {sys.version.split()[0]}"
@@ -158,8 +159,22 @@ def ensure_base() -> Path:
     return target
 
 
-def _wheels(target: Path) -> None:
-    """kuota's wheel and every runtime dependency as wheels, for this (= the image's) Python."""
+def _wheels(target: Path, source: Path) -> None:
+    """kuota's wheel and every runtime dependency as wheels, for this (= the image's) Python.
+
+    Built from a copy of exactly what the Dockerfile copies: setuptools leaves a
+    ``build/`` directory beside the sources, and stale files there would end up
+    in the wheel.
+    """
+    source.mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(recipe.REPO_ROOT / name, source / name)
+    for package in recipe.PACKAGES:
+        shutil.copytree(
+            recipe.REPO_ROOT / package,
+            source / package,
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+        )
     _run(
         "pip wheel kuota and its dependencies",
         [
@@ -171,7 +186,7 @@ def _wheels(target: Path) -> None:
             "--disable-pip-version-check",
             "--wheel-dir",
             str(target),
-            str(recipe.REPO_ROOT),
+            str(source),
         ],
     )
 
@@ -271,7 +286,7 @@ def build(*, force: bool = False) -> Path:
         try:
             rootfs = staging / "rootfs"
             rootfs.mkdir(parents=True)
-            _wheels(staging / "wheels")
+            _wheels(staging / "wheels", staging / "source")
             _run(
                 "unpack the base",
                 ["tar", "--extract", "--numeric-owner", "-p", f"--file={base}", "-C", str(rootfs)],
