@@ -518,7 +518,7 @@ def test_values_local_for_e2e_keeps_webhooks_url_based() -> None:
 def test_the_image_runs_the_chart_commands_as_the_charts_user(
     default: list[dict[str, Any]],
 ) -> None:
-    """The Dockerfile cannot be built here (no Docker engine); its contract with the chart can be read."""
+    """The Dockerfile's contract with the chart (``make image`` builds the same image)."""
     import tomllib
 
     from .helm import REPO_ROOT
