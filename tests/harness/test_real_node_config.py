@@ -4,7 +4,10 @@ e2e/test_real_node.py)."""
 from __future__ import annotations
 
 import re
+import socket
 from pathlib import Path
+
+import pytest
 
 from e2e.cluster import node_tools, realnode, tools
 from e2e.cluster.netns import NODE_IP, POD_CIDR
@@ -51,3 +54,32 @@ def test_kubelet_authenticates_clients_with_the_cluster_ca_only(tmp_path: Path) 
     assert config["readOnlyPort"] == 0 and config["address"] == NODE_IP
     assert config["resolvConf"] == ""  # no DNS: nothing for pods to resolve or leave by
     assert config["podLogsDir"].startswith(str(tmp_path))
+
+
+def test_teardown_removes_empty_directories_it_created_but_never_a_file(tmp_path: Path) -> None:
+    empty = tmp_path / "created" / "results"
+    empty.mkdir(parents=True)
+    realnode._remove_empty_tree(tmp_path / "created")
+    assert not (tmp_path / "created").exists()
+    kept = tmp_path / "shared" / "results"
+    kept.mkdir(parents=True)
+    (kept / "someone-elses").write_text("x")
+    realnode._remove_empty_tree(tmp_path / "shared")
+    assert (kept / "someone-elses").is_file()
+
+
+def test_only_shim_sockets_nobody_listens_on_are_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(realnode, "SHIM_SOCKETS", tmp_path)
+    live = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    live.bind(str(tmp_path / "live"))
+    live.listen(1)
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(tmp_path / "stale"))
+    stale.close()  # the file stays, nobody listens: what a killed shim leaves
+    try:
+        realnode._remove_stale_shim_sockets()
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["live"]
+    finally:
+        live.close()
