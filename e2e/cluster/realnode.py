@@ -421,7 +421,13 @@ class RealNode:
         config = self.directory / "containerd.toml"
         config.write_text(containerd_config(self.directory, self.socket, cni_conf))
         self._spawn("containerd", ["containerd", f"--config={config}"])
-        self._wait_for("containerd", lambda: bool(self._ctr("version", timeout=5)), 60)
+        self._wait_for("containerd", self._containerd_answers, 60)
+
+    def _containerd_answers(self) -> bool:
+        try:
+            return bool(self._ctr("version", timeout=5))
+        except ClusterStartError:  # the socket exists before containerd serves on it
+            return False
 
     def _start_kubelet(self, pki: dict[str, Path]) -> None:
         config = self.directory / "kubelet.yaml"

@@ -6,9 +6,9 @@ The Dockerfile's two stages, done with Debian's and Python's own tools:
    a minimal Debian bookworm root filesystem with ``python3`` from the same
    apt sources as the machine itself (the Dockerfile starts from
    ``debian:bookworm-slim`` and installs the same packages with apt-get).
-2. **Wheels**: the host's ``pip wheel`` (Python 3.11 on glibc, like the
-   image) builds kuota's wheel and fetches its runtime dependencies; nothing
-   inside the image touches the network.
+2. **Wheels**: the host's pip builds kuota's (pure Python) wheel and
+   downloads its runtime dependencies as binary wheels for CPython 3.11 on
+   bookworm's glibc; nothing inside the image touches the network.
 3. **Install** in the root filesystem, under ``chroot`` inside a private
    mount namespace (``unshare --mount``: the /proc and /dev mounts vanish with
    it, even on a crash): a venv in ``/opt/kuota``, ``pip install --no-index``
@@ -36,6 +36,7 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -128,10 +129,6 @@ def _check_host() -> None:
         debian.ensure(HOST_TOOLS)
     except debian.PackagesMissing as failure:
         raise ImageBuildError(str(failure)) from failure
-    if sys.version_info[:2] != (3, 11):
-        raise ImageBuildError(
-            f"run the build with Python 3.11 (the image's Python); this is {sys.version.split()[0]}"
-        )
 
 
 def ensure_base() -> Path:
@@ -159,12 +156,28 @@ def ensure_base() -> Path:
     return target
 
 
-def _wheels(target: Path, source: Path) -> None:
-    """kuota's wheel and every runtime dependency as wheels, for this (= the image's) Python.
+# glibc 2.36 (bookworm) runs every manylinux wheel up to 2.36 (and the legacy aliases).
+WHEEL_PLATFORMS = (
+    *(f"manylinux_2_{minor}_x86_64" for minor in range(36, 4, -1)),
+    "manylinux2014_x86_64",
+    "manylinux2010_x86_64",
+    "manylinux1_x86_64",
+)
 
-    Built from a copy of exactly what the Dockerfile copies: setuptools leaves a
-    ``build/`` directory beside the sources, and stale files there would end up
-    in the wheel.
+
+def _runtime_dependencies() -> list[str]:
+    with open(recipe.REPO_ROOT / "pyproject.toml", "rb") as handle:
+        return list(tomllib.load(handle)["project"]["dependencies"])
+
+
+def _wheels(target: Path, source: Path) -> None:
+    """kuota's wheel and every runtime dependency as wheels for the image's Python.
+
+    kuota itself is pure Python, built from a copy of exactly what the
+    Dockerfile copies (setuptools leaves a ``build/`` directory beside the
+    sources, and stale files there would end up in the wheel).  The
+    dependencies are fetched as binary wheels for CPython 3.11 on bookworm's
+    glibc, whatever Python runs this build.
     """
     source.mkdir(parents=True)
     for name in ("pyproject.toml", "README.md"):
@@ -175,18 +188,21 @@ def _wheels(target: Path, source: Path) -> None:
             source / package,
             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
         )
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--quiet"]
+    _run("pip wheel kuota", [*pip, "wheel", "--no-deps", "--wheel-dir", str(target), str(source)])
+    platforms = [arg for platform in WHEEL_PLATFORMS for arg in ("--platform", platform)]
     _run(
-        "pip wheel kuota and its dependencies",
+        "pip download kuota's dependencies (CPython 3.11 wheels)",
         [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--wheel-dir",
+            *pip,
+            "download",
+            "--only-binary=:all:",
+            f"--python-version={recipe.PYTHON_VERSION}",
+            "--implementation=cp",
+            *platforms,
+            "--dest",
             str(target),
-            str(source),
+            *_runtime_dependencies(),
         ],
     )
 

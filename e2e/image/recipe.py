@@ -17,6 +17,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 SUITE = "bookworm"
+PYTHON_VERSION = "3.11"  # bookworm's python3; the wheels are fetched for it
 # Runtime packages of the final image; the build stage adds python3-venv
 # (ensurepip) and removes it again, as the Dockerfile's two stages do.
 RUNTIME_PACKAGES = ("python3",)
