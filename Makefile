@@ -74,9 +74,10 @@ test-e2e: tools
 	$(PY) -m pytest -p no:cacheprovider e2e
 
 # The chart, unchanged, with kuota's image on a real node of the local cluster
-# (e2e/test_real_node.py): its own cluster in a private network namespace.
+# (e2e/test_real_node.py), and the sweep after a killed runner
+# (e2e/test_real_node_crash.py): each its own cluster in a private network namespace.
 test-e2e-node: node-tools
-	$(PY) -m pytest -p no:cacheprovider e2e/test_real_node.py
+	$(PY) -m pytest -p no:cacheprovider e2e/test_real_node.py e2e/test_real_node_crash.py
 
 lint-imports: venv
 	$(VENV)/bin/lint-imports
