@@ -30,7 +30,7 @@ from e2e.image import recipe
 pytestmark = pytest.mark.cluster
 
 PREFIX = "kuota-e2e-node-crash-"
-NAME = "crash"
+NAME = f"crash-{os.getpid()}"  # the namespace and cgroup root are named after it
 CHILD = f"""
 import sys, tempfile, time
 from pathlib import Path
