@@ -40,7 +40,8 @@ import yaml
 from cryptography import x509
 
 from e2e.cluster.controlplane import ClusterInfo, stop_recorded, sweep_abandoned
-from e2e.cluster.realnode import NODE_NAME, start_cluster
+from e2e.cluster.node_config import NODE_NAME
+from e2e.cluster.realnode import start_cluster
 from e2e.cluster.tools import KUBERNETES, ToolPaths
 from e2e.image import recipe
 from e2e.image.build import build as build_image

@@ -23,7 +23,8 @@ from typing import Any
 import pytest
 
 from e2e.cluster.controlplane import sweep_abandoned
-from e2e.cluster.realnode import GLOBAL_SYSCTLS, NODE_LABELS
+from e2e.cluster.node_config import NODE_LABELS
+from e2e.cluster.node_record import GLOBAL_SYSCTLS
 from e2e.cluster.tools import ToolPaths
 from e2e.image import recipe
 

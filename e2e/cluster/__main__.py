@@ -72,7 +72,8 @@ def _up_real_node(args: argparse.Namespace, workdir: Path) -> int:
     from e2e.image.build import ImageBuildError
     from e2e.image.build import build as build_image
 
-    from .realnode import NODE_NAME, start_cluster
+    from .node_config import NODE_NAME
+    from .realnode import start_cluster
 
     try:
         info = start_cluster(args.name, workdir, images=[build_image()], die_with_parent=False)

@@ -119,7 +119,7 @@ def stop_recorded(workdir: Path) -> list[str]:
     A real node (``realnode.json``) is taken down first, with everything it
     changed on the machine; its network namespace (``netns.json``) last.
     """
-    from .realnode import teardown_recorded  # the real node builds on this module
+    from .node_record import teardown_recorded  # the real node builds on this module
 
     stopped = teardown_recorded(workdir)
     state = read_state(workdir)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from e2e.cluster import node_tools, realnode, tools
+from e2e.cluster import node_config, node_record, node_tools, tools
 from e2e.cluster.netns import NODE_IP, POD_CIDR
 
 
@@ -24,7 +24,7 @@ def test_the_node_tool_set_has_its_own_key_and_leaves_the_main_set_alone() -> No
 
 
 def test_containerd_keeps_every_path_in_the_node_directory(tmp_path: Path) -> None:
-    text = realnode.containerd_config(tmp_path, tmp_path / "c.sock", tmp_path / "net.d")
+    text = node_config.containerd_config(tmp_path, tmp_path / "c.sock", tmp_path / "net.d")
     paths = re.findall(r'= "(/[^"]*)"', text)
     outside = [p for p in paths if not p.startswith(str(tmp_path)) and p != "/usr/lib/cni"]
     assert outside == []
@@ -34,13 +34,13 @@ def test_containerd_keeps_every_path_in_the_node_directory(tmp_path: Path) -> No
 
 
 def test_pod_addresses_come_from_the_node_directory(tmp_path: Path) -> None:
-    plugin = realnode.cni_config("kuota-x", tmp_path / "ipam")["plugins"][0]
+    plugin = node_config.cni_config("kuota-x", tmp_path / "ipam")["plugins"][0]
     assert plugin["ipam"]["dataDir"] == str(tmp_path / "ipam")
     assert plugin["ipam"]["ranges"] == [[{"subnet": POD_CIDR}]]
 
 
 def test_kubelet_authenticates_clients_with_the_cluster_ca_only(tmp_path: Path) -> None:
-    config = realnode.kubelet_config(
+    config = node_config.kubelet_config(
         tmp_path,
         tmp_path / "c.sock",
         "/kuota-x",
@@ -59,19 +59,19 @@ def test_kubelet_authenticates_clients_with_the_cluster_ca_only(tmp_path: Path) 
 def test_teardown_removes_empty_directories_it_created_but_never_a_file(tmp_path: Path) -> None:
     empty = tmp_path / "created" / "results"
     empty.mkdir(parents=True)
-    realnode._remove_empty_tree(tmp_path / "created")
+    node_record._remove_empty_tree(tmp_path / "created")
     assert not (tmp_path / "created").exists()
     kept = tmp_path / "shared" / "results"
     kept.mkdir(parents=True)
     (kept / "someone-elses").write_text("x")
-    realnode._remove_empty_tree(tmp_path / "shared")
+    node_record._remove_empty_tree(tmp_path / "shared")
     assert (kept / "someone-elses").is_file()
 
 
 def test_only_shim_sockets_nobody_listens_on_are_removed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(realnode, "SHIM_SOCKETS", tmp_path)
+    monkeypatch.setattr(node_record, "SHIM_SOCKETS", tmp_path)
     live = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     live.bind(str(tmp_path / "live"))
     live.listen(1)
@@ -79,7 +79,7 @@ def test_only_shim_sockets_nobody_listens_on_are_removed(
     stale.bind(str(tmp_path / "stale"))
     stale.close()  # the file stays, nobody listens: what a killed shim leaves
     try:
-        realnode._remove_stale_shim_sockets()
+        node_record._remove_stale_shim_sockets()
         assert sorted(p.name for p in tmp_path.iterdir()) == ["live"]
     finally:
         live.close()
