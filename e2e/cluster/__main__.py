@@ -13,6 +13,11 @@ server is never left calling a webhook that is gone.
 ``up --jobset`` also runs the real JobSet controller (``jobset.py``): its CRD,
 the manager on 127.0.0.1 and its webhooks registered by URL.  ``build``
 builds it along with the control plane.
+
+``up --real-node`` runs the cluster in a private network namespace and adds
+one real node (containerd, kubelet, kube-proxy) with kuota's image loaded
+(e2e.cluster.realnode); ``down`` also undoes what that node changed on the
+machine.  ``build --real-node`` also builds the node's tools and the image.
 """
 
 from __future__ import annotations
@@ -57,9 +62,36 @@ def _running(workdir: Path) -> tuple[dict | None, list[str], list[str]]:
     return state, alive, dead
 
 
-def cmd_build(_: argparse.Namespace) -> int:
+def cmd_build(args: argparse.Namespace) -> int:
     build()
     jobset_tools.build()
+    if args.real_node:
+        from e2e.image.build import build as build_image
+
+        from .node_tools import build as build_node_tools
+
+        build_node_tools()
+        build_image()
+    return 0
+
+
+def _up_real_node(args: argparse.Namespace, workdir: Path) -> int:
+    from e2e.image.build import ImageBuildError
+    from e2e.image.build import build as build_image
+
+    from .node_config import NODE_NAME
+    from .realnode import start_cluster
+
+    try:
+        info = start_cluster(args.name, workdir, images=[build_image()], die_with_parent=False)
+    except (ClusterStartError, ImageBuildError, RuntimeError, OSError) as failure:
+        print(f"error: {failure}", file=sys.stderr)
+        return 1
+    print(f"cluster {args.name!r} is up with the real node {NODE_NAME}: {info.server}")
+    print(f"  logs:       {workdir / 'logs'}")
+    print(f"  kubeconfig: {info.kubeconfig}")
+    print("  images:     kuota:<version> is loaded on the node (imagePullPolicy IfNotPresent)")
+    print("  stop it:    python -m e2e.cluster down")
     return 0
 
 
@@ -73,6 +105,13 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"cluster {args.name!r} was left half-running ({', '.join(dead)} gone); cleaning up")
         stop_recorded(workdir)
     shutil.rmtree(workdir, ignore_errors=True)
+    if args.real_node:
+        if args.kuota:
+            print(
+                "error: --kuota and --real-node do not combine; install the chart", file=sys.stderr
+            )
+            return 2
+        return _up_real_node(args, workdir)
     plane = ControlPlane(
         args.name, tools=ToolPaths.resolve(), workdir=workdir, die_with_parent=False
     )
@@ -190,9 +229,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--name", default="kuota", help="cluster name (default: kuota)")
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser(
+    build_command = commands.add_parser(
         "build", help="build the pinned control-plane tools into the cache"
-    ).set_defaults(run=cmd_build)
+    )
+    build_command.add_argument(
+        "--real-node",
+        action="store_true",
+        help="also the real node's tools (kubelet, kube-proxy, pause) and kuota's image",
+    )
+    build_command.set_defaults(run=cmd_build)
     up = commands.add_parser("up", help="start the local cluster (detached)")
     up.add_argument(
         "--kuota",
@@ -211,6 +256,12 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=1,
         help="with --kuota: scheduler replicas (leader election through a Lease; default 1)",
+    )
+    up.add_argument(
+        "--real-node",
+        action="store_true",
+        help="run the cluster in a private network namespace with one real node "
+        "(containerd, kubelet, kube-proxy) that has kuota's image",
     )
     up.set_defaults(run=cmd_up)
     commands.add_parser("down", help="stop everything `up` started").set_defaults(run=cmd_down)

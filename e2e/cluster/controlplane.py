@@ -19,6 +19,7 @@ import json
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -26,8 +27,9 @@ from pathlib import Path
 
 import yaml
 
-from . import kubeconfig, kwok_config, pki
+from . import kubeconfig, kwok_config, netns_forward, pki
 from .kubeapi import AdminClient, request, tls_context
+from .netns import NODE_IP, NetNamespace, delete_recorded
 from .nodes import NodeSpec, default_fleet, is_usable
 from .processes import ProcessRecord, clean_env, current_process, is_alive, log_tail, spawn, stop
 from .tools import ToolPaths
@@ -41,6 +43,7 @@ STOP_ORDER = (
     "kwok",
     "kube-scheduler",
     "kube-controller-manager",
+    "api-forward",
     "kube-apiserver",
     "etcd",
     "jobset-controller",
@@ -114,17 +117,24 @@ def sweep_abandoned(parent: Path, prefix: str) -> list[Path]:
 
 
 def stop_recorded(workdir: Path) -> list[str]:
-    """Stop the processes a previous run recorded in ``workdir``; returns the names stopped."""
+    """Stop the processes a previous run recorded in ``workdir``; returns the names stopped.
+
+    A real node (``realnode.json``) is taken down first, with everything it
+    changed on the machine; its network namespace (``netns.json``) last.
+    """
+    from .node_record import teardown_recorded  # the real node builds on this module
+
+    stopped = teardown_recorded(workdir)
     state = read_state(workdir)
-    if state is None:
-        return []
-    records = recorded_processes(state)
-    stopped = []
-    for name in STOP_ORDER:
-        for record in records:
-            if _stop_group(record.name) == name and is_alive(record):
-                stop(record)
-                stopped.append(record.name)
+    if state is not None:
+        records = recorded_processes(state)
+        for name in STOP_ORDER:
+            for record in records:
+                if _stop_group(record.name) == name and is_alive(record):
+                    stop(record)
+                    stopped.append(record.name)
+    if delete_recorded(workdir):
+        stopped.append("netns")
     return stopped
 
 
@@ -139,8 +149,12 @@ class ControlPlane:
         workdir: Path,
         nodes: Sequence[NodeSpec] = default_fleet(),
         die_with_parent: bool = True,
+        netns: NetNamespace | None = None,
     ) -> None:
+        """``netns``: run every component in that network namespace, the API server
+        bound to its node address too (a cluster with a real node, e2e.cluster.realnode)."""
         self.name = name
+        self.netns = netns
         self.tools = tools or ToolPaths.resolve()
         self.workdir = workdir
         self.nodes = tuple(nodes)
@@ -164,6 +178,8 @@ class ControlPlane:
             self._pki = pki.generate(self.workdir / "pki", cluster_name=self.name)
             etcd_port = self._start_etcd()
             api_port = self._start_apiserver(etcd_port)
+            if self.netns is not None:
+                self._start_api_forward(api_port)
             self._info = self._write_kubeconfig(api_port)
             self._start_controller_manager()
             self._start_scheduler()
@@ -201,7 +217,17 @@ class ControlPlane:
         return component_log_tails(self.workdir, lines)
 
     # -- components ------------------------------------------------------------------
-    def _spawn(self, name: str, argv: list[str]) -> tuple[subprocess.Popen[bytes], ProcessRecord]:
+    def _probe(self, predicate: Callable[[], bool]) -> bool:
+        """``_answers`` run where the components listen (inside the namespace, if any)."""
+        if self.netns is None:
+            return _answers(predicate)
+        return self.netns.call(lambda: _answers(predicate))
+
+    def _spawn(
+        self, name: str, argv: list[str], *, in_netns: bool = True
+    ) -> tuple[subprocess.Popen[bytes], ProcessRecord]:
+        if self.netns is not None and in_netns:
+            argv = self.netns.wrap(argv)
         entry = spawn(
             name,
             argv,
@@ -229,7 +255,7 @@ class ControlPlane:
             while time.monotonic() < deadline:
                 if process.poll() is not None:
                     break
-                if _answers(functools.partial(ready, ports)):
+                if self._probe(functools.partial(ready, ports)):
                     return ports
                 time.sleep(0.25)
             else:
@@ -282,12 +308,32 @@ class ControlPlane:
         p = self._pki
         context = tls_context(ca_file=p.ca_cert, cert_file=p.admin_cert, key_file=p.admin_key)
 
+        # In a private namespace the API server also listens on the node's address and
+        # keeps the `kubernetes` Service's endpoints (pods reach it through the
+        # Service); on the machine's loopback neither is possible (section 7.1).
+        network = (
+            [
+                "--bind-address=0.0.0.0",
+                f"--advertise-address={NODE_IP}",
+                f"--kubelet-client-certificate={p.admin_cert}",
+                f"--kubelet-client-key={p.admin_key}",
+                f"--kubelet-certificate-authority={p.ca_cert}",
+                # The node's IP, never its name: there is no DNS for it to resolve.
+                "--kubelet-preferred-address-types=InternalIP",
+            ]
+            if self.netns is not None
+            else [
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                "--endpoint-reconciler-type=none",
+            ]
+        )
+
         def argv(ports: list[int]) -> list[str]:
             return [
                 str(self.tools.binary("kube-apiserver")),
                 f"--etcd-servers=http://127.0.0.1:{etcd_port}",
-                "--bind-address=127.0.0.1",
-                "--advertise-address=127.0.0.1",
+                *network,
                 f"--secure-port={ports[0]}",
                 f"--cert-dir={self.workdir / 'apiserver-certs'}",
                 f"--tls-cert-file={p.apiserver_cert}",
@@ -300,7 +346,6 @@ class ControlPlane:
                 "--authorization-mode=Node,RBAC",
                 "--enable-admission-plugins=NodeRestriction",
                 "--allow-privileged=true",
-                "--endpoint-reconciler-type=none",
                 "--profiling=false",
                 # Load tests burst hundreds of writes; remove server-side throttling.
                 "--max-requests-inflight=0",
@@ -314,6 +359,17 @@ class ControlPlane:
             return reply.status == 200
 
         return self._start_with_ports("kube-apiserver", 1, argv, ready, 120)[0]
+
+    def _start_api_forward(self, api_port: int) -> None:
+        """The machine's 127.0.0.1:api_port to the same port inside the namespace."""
+        assert self.netns is not None
+        argv = [sys.executable, netns_forward.__file__, str(self.netns.path), str(api_port)]
+        process, _ = self._spawn("api-forward", argv, in_netns=False)
+        deadline = time.monotonic() + 20
+        while not _answers(lambda: _listening(api_port)):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise ClusterStartError(f"api-forward did not start\n{self.log_tails()}")
+            time.sleep(0.1)
 
     def _write_kubeconfig(self, api_port: int) -> ClusterInfo:
         assert self._pki is not None
@@ -404,7 +460,10 @@ class ControlPlane:
                 str(self.tools.binary("kwok")),
                 f"--kubeconfig={self.info.kubeconfig}",
                 f"--config={config_path}",
-                "--manage-all-nodes=true",
+                # With a real node kwok must leave it alone (REAL_NODE.md, error 4).
+                "--manage-all-nodes=true"
+                if self.netns is None
+                else "--manage-nodes-with-label-selector=type=kwok",
             ],
         )
         time.sleep(0.5)
@@ -447,7 +506,7 @@ class ControlPlane:
                         f"{record.name} exited ({process.returncode}) while waiting for {what}\n"
                         f"{self.log_tails()}"
                     )
-            if _answers(predicate):
+            if self._probe(predicate):
                 return
             time.sleep(0.5)
         raise ClusterStartError(
@@ -463,6 +522,11 @@ class ControlPlane:
             "processes": [asdict(record) for _, record in self._processes],
         }
         (self.workdir / "state.json").write_text(json.dumps(state, indent=2))
+
+
+def _listening(port: int) -> bool:
+    with socket.create_connection(("127.0.0.1", port), timeout=1):
+        return True
 
 
 def _answers(predicate: Callable[[], bool]) -> bool:

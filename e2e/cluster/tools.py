@@ -169,20 +169,27 @@ def _exclusive_lock(root: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def wrapper_go_mod() -> str:
+def wrapper_go_mod(
+    commands: tuple[str, ...] = KUBE_COMMANDS, *, module: str = "kuota.local/cluster-tools"
+) -> str:
     """The go.mod that lets `go build` resolve Kubernetes' staging modules.
 
     k8s.io/kubernetes requires its staging modules at the placeholder v0.0.0 and
     replaces them with local paths, which only works when it is the main
-    module; our own module maps each one to its published tag instead.
+    module; our own module maps each one to its published tag instead.  The
+    main tool set (the default arguments) also builds etcd; the real node's
+    set (e2e.cluster.node_tools) passes its own commands and module name.
     """
     replaces = "\n".join(f"\tk8s.io/{name} => k8s.io/{name} {STAGING}" for name in STAGING_MODULES)
-    tools = "\n".join(f"\tk8s.io/kubernetes/cmd/{cmd}" for cmd in KUBE_COMMANDS)
+    tools = "\n".join(f"\tk8s.io/kubernetes/cmd/{cmd}" for cmd in commands)
+    with_etcd = commands == KUBE_COMMANDS
+    etcd_tool = "\tgo.etcd.io/etcd/server/v3\n" if with_etcd else ""
+    etcd_require = f"\tgo.etcd.io/etcd/server/v3 {ETCD}\n" if with_etcd else ""
     return (
-        "module kuota.local/cluster-tools\n\n"
+        f"module {module}\n\n"
         "go 1.26.0\n\n"
-        f"tool (\n\tgo.etcd.io/etcd/server/v3\n{tools}\n)\n\n"
-        f"require (\n\tgo.etcd.io/etcd/server/v3 {ETCD}\n\tk8s.io/kubernetes {KUBERNETES}\n)\n\n"
+        f"tool (\n{etcd_tool}{tools}\n)\n\n"
+        f"require (\n{etcd_require}\tk8s.io/kubernetes {KUBERNETES}\n)\n\n"
         f"replace (\n{replaces}\n)\n"
     )
 

@@ -269,6 +269,25 @@ def test_the_self_managed_certificates_match_the_bootstrap(default: list[dict[st
     assert f"--dns={SERVICE}.{NAMESPACE}.svc" in container["args"]
 
 
+def test_every_pod_can_be_placed_on_chosen_nodes() -> None:
+    """A dedicated node pool (or the e2e real node) needs all three Deployments selectable."""
+    selector = {"pool": "system"}
+    toleration = [{"key": "pool", "operator": "Exists", "effect": "NoSchedule"}]
+    objects = render(
+        {
+            f"{component}.{field}": value
+            for component in ("scheduler", "webhook", "certBootstrap")
+            for field, value in (("nodeSelector", selector), ("tolerations", toleration))
+        }
+    )
+    deployments = by_kind(objects, "Deployment")
+    assert len(deployments) == 3
+    for deployment in deployments:
+        pod = deployment["spec"]["template"]["spec"]
+        assert pod["nodeSelector"] == selector, deployment["metadata"]["name"]
+        assert pod["tolerations"] == toleration, deployment["metadata"]["name"]
+
+
 @pytest.mark.parametrize("values", [{}, {"certManager.enabled": True}])
 def test_every_pod_meets_the_restricted_pod_security_standard(values: dict[str, Any]) -> None:
     for deployment in by_kind(render(values), "Deployment"):
@@ -499,9 +518,7 @@ def test_values_local_for_e2e_keeps_webhooks_url_based() -> None:
 def test_the_image_runs_the_chart_commands_as_the_charts_user(
     default: list[dict[str, Any]],
 ) -> None:
-    """The Dockerfile cannot be built here (no Docker engine); its contract with the
-    chart can be read.
-    """
+    """The Dockerfile's contract with the chart (``make image`` builds the same image)."""
     import tomllib
 
     from .helm import REPO_ROOT
