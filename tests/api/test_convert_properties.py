@@ -55,14 +55,12 @@ def quantity_pair(draw: st.DrawFn) -> tuple[str, str]:
         unit = draw(st.sampled_from(["", "Ki", "Mi", "Gi"]))
         low = draw(st.integers(0, 4096))
         extra = draw(st.integers(0, 4096))
-        text = lambda n: f"{n}{unit}"  # noqa: E731
     else:
         unit = draw(st.sampled_from(["", "m", "k", "M"]))
         low = draw(st.integers(0, 5000))
         extra = draw(st.integers(0, 5000))
-        text = lambda n: f"{n}{unit}"  # noqa: E731
-    minimum = Quantity.parse(text(low))
-    maximum = Quantity.parse(text(low + extra))
+    minimum = Quantity.parse(f"{low}{unit}")
+    maximum = Quantity.parse(f"{low + extra}{unit}")
     return str(minimum), str(minimum + (maximum - minimum))
 
 
@@ -94,7 +92,7 @@ def legacy_cluster_queue(draw: st.DrawFn, version: str) -> dict[str, Any]:
         class_flavors.append(list(flavors_pool[cursor : cursor + size]))
         cursor += size
     cohort = draw(st.one_of(st.none(), DNS))
-    entries = []
+    entries: list[dict[str, Any]] = []
     for name, cls in zip(resources, classes, strict=True):
         flavors = []
         for flavor in class_flavors[cls]:
