@@ -8,11 +8,33 @@ stays as it was), convert it back up, and check what v1beta2 then says.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import yaml
+
 from scheduler.api.convert import annotation_store as store
+from scheduler.api.convert import convert_with_warnings, from_hub
 
 HUB_FIELDS = "conversion.kuota.io/v1beta2-fields"
+V1ALPHA2_FIELDS = "conversion.kuota.io/v1alpha2-fields"
+V1BETA1_FIELDS = "conversion.kuota.io/v1beta1-fields"
+
+
+def load(text: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load(text)
+    return loaded
+
+
+def annotations_of(obj: dict[str, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = obj.get("metadata", {}).get("annotations", {})
+    return found
+
+
+def up(obj: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """What the API server stores: the unchecked conversion the conversion webhook runs."""
+    result = convert_with_warnings(obj, "v1beta2", check=False)
+    return result.object, result.warnings
 
 
 # --- the annotation store ----------------------------------------------------------------------
@@ -49,3 +71,103 @@ def test_an_unreadable_record_is_reported_and_counts_every_field_as_changed() ->
     assert shadows.changed("spec.preemption", None)
     assert not shadows.unchanged("nodeSelector", {})
     assert len(warnings) == 1 and "unreadable 'shadowed' record" in warnings[0]
+
+
+# --- ResourceFlavor -------------------------------------------------------------------------------
+
+HUB_FLAVOR = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: f}
+spec:
+  nodeLabels: {instance-type: ondemand, zone: a}
+  tolerations: [{key: spot, operator: Exists, effect: NoSchedule}]
+"""
+
+
+def test_v1alpha2_labels_set_after_a_v1beta2_apply_become_the_node_labels() -> None:
+    view = from_hub(load(HUB_FLAVOR), "v1alpha2")
+    assert view["nodeSelector"] == {"instance-type": "ondemand", "zone": "a"}
+    # The blog post's v1alpha2 manifest sets metadata.labels; the patch leaves nodeSelector.
+    view["metadata"]["labels"] = {"instance-type": "spot"}
+    stored, warnings = up(view)
+    assert stored["spec"] == {
+        "nodeLabels": {"instance-type": "spot"},
+        "tolerations": [{"key": "spot", "operator": "Exists", "effect": "NoSchedule"}],
+    }
+    assert stored["metadata"] == {"name": "f", "labels": {"instance-type": "spot"}}
+    assert any("metadata.labels are the node labels" in warning for warning in warnings)
+    again = from_hub(stored, "v1alpha2")
+    assert "nodeSelector" not in again, "labels and node labels agree: no nodeSelector"
+
+
+def test_a_nodeselector_the_request_changes_wins_over_the_labels() -> None:
+    view = from_hub(load(HUB_FLAVOR), "v1alpha2")
+    view["metadata"]["labels"] = {"team": "ml"}
+    view["nodeSelector"] = {"instance-type": "spot"}
+    stored, _ = up(view)
+    assert stored["spec"]["nodeLabels"] == {"instance-type": "spot"}
+    assert stored["metadata"]["labels"] == {"team": "ml"}
+    back = from_hub(stored, "v1alpha2")
+    assert back["nodeSelector"] == {"instance-type": "spot"}
+    kept = json.loads(annotations_of(back).get(HUB_FIELDS, "{}"))
+    assert "shadowed" not in kept, "the user's own nodeSelector is not an artifact"
+
+
+def test_an_unchanged_view_keeps_the_v1beta2_node_labels() -> None:
+    hub = load(HUB_FLAVOR)
+    hub["metadata"]["labels"] = {"team": "ml"}
+    view = from_hub(hub, "v1alpha2")
+    assert view["nodeSelector"] == {"instance-type": "ondemand", "zone": "a"}
+    assert view["metadata"]["labels"] == {"team": "ml"}
+    stored, _ = up(view)
+    assert stored == hub
+
+
+def test_a_nodeselector_written_in_v1alpha2_keeps_winning_over_new_object_labels() -> None:
+    written = load(
+        """
+apiVersion: kueue.x-k8s.io/v1alpha2
+kind: ResourceFlavor
+metadata: {name: f, labels: {team: a}}
+nodeSelector: {pool: gpu}
+"""
+    )
+    view = from_hub(up(written)[0], "v1alpha2")
+    assert view == written, "a late-v1alpha2 flavor round-trips exactly"
+    # Re-applying the same manifest with one more object label does not touch nodeSelector.
+    view["metadata"]["labels"] = {"team": "a", "cost-center": "42"}
+    stored, _ = up(view)
+    assert stored["spec"]["nodeLabels"] == {"pool": "gpu"}
+
+
+def test_a_v1alpha2_nodeselector_a_v1beta2_write_replaced_is_no_longer_the_users() -> None:
+    written = load(
+        """
+apiVersion: kueue.x-k8s.io/v1alpha2
+kind: ResourceFlavor
+metadata: {name: f, labels: {pool: gpu}}
+nodeSelector: {pool: gpu}
+"""
+    )
+    hub = up(written)[0]
+    assert V1ALPHA2_FIELDS in annotations_of(hub)
+    hub["spec"]["nodeLabels"] = {"pool": "cpu"}  # a v1beta2 apply; the annotation stays
+    view = from_hub(hub, "v1alpha2")
+    assert view["nodeSelector"] == {"pool": "cpu"}
+    view["metadata"]["labels"] = {"pool": "tpu"}
+    stored, _ = up(view)
+    assert stored["spec"]["nodeLabels"] == {"pool": "tpu"}
+    # And when the v1beta2 write made node labels and object labels agree, no nodeSelector.
+    hub["spec"]["nodeLabels"] = {"pool": "gpu-2"}
+    hub["metadata"]["labels"] = {"pool": "gpu-2"}
+    assert "nodeSelector" not in from_hub(hub, "v1alpha2")
+
+
+def test_an_unreadable_record_leaves_the_flavor_as_the_object_says() -> None:
+    view = from_hub(load(HUB_FLAVOR), "v1alpha2")
+    view["metadata"]["annotations"][HUB_FIELDS] = json.dumps({"shadowed": "garbage"})
+    view["metadata"]["labels"] = {"instance-type": "spot"}
+    stored, warnings = up(view)
+    assert stored["spec"]["nodeLabels"] == {"instance-type": "ondemand", "zone": "a"}
+    assert any("unreadable" in warning for warning in warnings)
