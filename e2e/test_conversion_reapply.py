@@ -4,11 +4,14 @@
 object converted *down* to that version, computes a patch against its last
 applied configuration (written in the *other* version, so it deletes nothing
 the older form shows), and the API server converts the patched object back
-*up*.  What the down-conversion had to write to carry ``v1beta2`` data (a ``nodeSelector``)
+*up*.  What the down-conversion had to write to carry ``v1beta2`` data
 survives that patch untouched; it must not win over what the new manifest
 sets.  Each test applies the way a user does, with ``kubectl apply`` on the
 real cluster, and reads the object back in ``v1beta2``, the version the
-scheduler acts on.
+scheduler acts on:
+
+* a ``nodeSelector`` next to new v1alpha2 ``metadata.labels``;
+* a stashed preemption next to a late-v1alpha2 ``spec.preemption``;
 """
 
 from __future__ import annotations
@@ -112,3 +115,58 @@ def test_v1alpha2_flavor_reapplied_after_v1beta2_takes_the_new_node_labels(
     assert "unchanged" in apply(cluster, reapplied)
     again = read(cluster, "resourceflavors", name, "v1beta2")
     assert again["spec"].get("nodeLabels") == {"instance-type": "spot"}, again
+
+
+def _cluster_queue_groups() -> list[dict[str, Any]]:
+    return [
+        {
+            "coveredResources": ["cpu"],
+            "flavors": [{"name": "default", "resources": [{"name": "cpu", "nominalQuota": "4"}]}],
+        }
+    ]
+
+
+def test_v1alpha2_cluster_queue_reapplied_after_v1beta2_takes_the_new_preemption(
+    cluster: ClusterHandle, name: str
+) -> None:
+    apply(
+        cluster,
+        {
+            "apiVersion": f"{GROUP}/v1beta2",
+            "kind": "ClusterQueue",
+            "metadata": {"name": name},
+            "spec": {
+                "namespaceSelector": {},
+                "cohortName": "team",
+                "preemption": {
+                    "withinClusterQueue": "LowerPriority",
+                    "reclaimWithinCohort": "Any",
+                    "borrowWithinCohort": {"policy": "LowerPriority"},
+                },
+                "resourceGroups": _cluster_queue_groups(),
+            },
+        },
+    )
+    # Late v1alpha2 preemption: only reclaimWithinCohort is set, withinClusterQueue is Never.
+    apply(
+        cluster,
+        {
+            "apiVersion": f"{GROUP}/v1alpha2",
+            "kind": "ClusterQueue",
+            "metadata": {"name": name},
+            "spec": {
+                "namespaceSelector": {},
+                "cohort": "team",
+                "preemption": {"reclaimWithinCohort": "LowerPriority"},
+                "resources": [
+                    {"name": "cpu", "flavors": [{"name": "default", "quota": {"min": 4}}]}
+                ],
+            },
+        },
+    )
+
+    preemption = read(cluster, "clusterqueues", name, "v1beta2")["spec"]["preemption"]
+    assert preemption.get("withinClusterQueue", "Never") == "Never", preemption
+    assert preemption["reclaimWithinCohort"] == "LowerPriority", preemption
+    # What v1alpha2 cannot express is kept from the v1beta2 apply.
+    assert preemption.get("borrowWithinCohort") == {"policy": "LowerPriority"}, preemption

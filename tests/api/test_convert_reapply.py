@@ -171,3 +171,75 @@ def test_an_unreadable_record_leaves_the_flavor_as_the_object_says() -> None:
     stored, warnings = up(view)
     assert stored["spec"]["nodeLabels"] == {"instance-type": "ondemand", "zone": "a"}
     assert any("unreadable" in warning for warning in warnings)
+
+
+# --- ClusterQueue (legacy) ----------------------------------------------------------------------
+
+HUB_CLUSTER_QUEUE = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  cohortName: team
+  stopPolicy: Hold
+  preemption:
+    withinClusterQueue: LowerPriority
+    reclaimWithinCohort: Any
+    borrowWithinCohort: {policy: LowerPriority}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources: [{name: cpu, nominalQuota: "4", lendingLimit: "1"}]
+"""
+
+
+def test_v1alpha2_preemption_set_after_a_v1beta2_apply_replaces_the_stashed_one() -> None:
+    view = from_hub(load(HUB_CLUSTER_QUEUE), "v1alpha2")
+    assert "preemption" not in view["spec"]
+    view["spec"]["preemption"] = {"reclaimWithinCohort": "LowerPriority"}
+    stored, warnings = up(view)
+    assert stored["spec"]["preemption"] == {
+        "reclaimWithinCohort": "LowerPriority",
+        "borrowWithinCohort": {"policy": "LowerPriority"},  # v1alpha2 cannot say it: kept
+    }
+    assert stored["spec"]["stopPolicy"] == "Hold"
+    quota = stored["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]
+    assert quota["lendingLimit"] == "1"
+    assert any(
+        "withinClusterQueue and reclaimWithinCohort are the request's" in w for w in warnings
+    )
+
+
+def test_an_unchanged_legacy_cluster_queue_keeps_the_whole_v1beta2_preemption() -> None:
+    hub = load(HUB_CLUSTER_QUEUE)
+    for version in ("v1alpha1", "v1alpha2"):
+        view = from_hub(hub, version)
+        view["spec"]["queueingStrategy"] = "StrictFIFO"  # a change elsewhere
+        stored, _ = up(view)
+        assert stored["spec"]["preemption"] == hub["spec"]["preemption"]
+        assert stored["spec"]["queueingStrategy"] == "StrictFIFO"
+
+
+def test_legacy_preemption_the_down_conversion_showed_is_the_requests_to_change() -> None:
+    written = load(
+        """
+apiVersion: kueue.x-k8s.io/v1alpha2
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  cohort: team
+  preemption: {reclaimWithinCohort: Any, withinClusterQueue: LowerPriority}
+  resources: [{name: cpu, flavors: [{name: default, quota: {min: "4"}}]}]
+"""
+    )
+    hub = up(written)[0]
+    hub["spec"]["preemption"]["borrowWithinCohort"] = {"policy": "LowerPriority"}
+    view = from_hub(hub, "v1alpha2")
+    assert view["spec"]["preemption"] == written["spec"]["preemption"]
+    del view["spec"]["preemption"]["withinClusterQueue"]
+    stored, _ = up(view)
+    assert stored["spec"]["preemption"] == {
+        "reclaimWithinCohort": "Any",
+        "borrowWithinCohort": {"policy": "LowerPriority"},
+    }
