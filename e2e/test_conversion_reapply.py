@@ -12,6 +12,7 @@ scheduler acts on:
 
 * a ``nodeSelector`` next to new v1alpha2 ``metadata.labels``;
 * a stashed preemption next to a late-v1alpha2 ``spec.preemption``;
+* the v1beta1 list form of admission checks next to a new strategy.
 """
 
 from __future__ import annotations
@@ -170,3 +171,42 @@ def test_v1alpha2_cluster_queue_reapplied_after_v1beta2_takes_the_new_preemption
     assert preemption["reclaimWithinCohort"] == "LowerPriority", preemption
     # What v1alpha2 cannot express is kept from the v1beta2 apply.
     assert preemption.get("borrowWithinCohort") == {"policy": "LowerPriority"}, preemption
+
+
+def test_v1beta1_cluster_queue_reapplied_after_v1beta2_takes_the_new_admission_checks(
+    cluster: ClusterHandle, name: str
+) -> None:
+    def v1beta1(admission: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "apiVersion": f"{GROUP}/v1beta1",
+            "kind": "ClusterQueue",
+            "metadata": {"name": name},
+            "spec": {
+                "namespaceSelector": {},
+                "resourceGroups": _cluster_queue_groups(),
+                **admission,
+            },
+        }
+
+    apply(cluster, v1beta1({"admissionChecks": ["first"]}))
+    apply(
+        cluster,
+        {
+            "apiVersion": f"{GROUP}/v1beta2",
+            "kind": "ClusterQueue",
+            "metadata": {"name": name},
+            "spec": {
+                "namespaceSelector": {},
+                "resourceGroups": _cluster_queue_groups(),
+                "admissionChecksStrategy": {"admissionChecks": [{"name": "second"}]},
+            },
+        },
+    )
+    apply(cluster, v1beta1({"admissionChecksStrategy": {"admissionChecks": [{"name": "third"}]}}))
+
+    stored = read(cluster, "clusterqueues", name, "v1beta2")
+    assert stored["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": "third"}]}, (
+        stored["spec"]
+    )
+    legacy = read(cluster, "clusterqueues", name, "v1beta1")
+    assert "admissionChecks" not in legacy["spec"], legacy["spec"]

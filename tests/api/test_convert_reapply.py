@@ -243,3 +243,47 @@ spec:
         "reclaimWithinCohort": "Any",
         "borrowWithinCohort": {"policy": "LowerPriority"},
     }
+
+
+# --- ClusterQueue (v1beta1) ----------------------------------------------------------------------
+
+V1BETA1_CLUSTER_QUEUE = """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: q}
+spec:
+  admissionChecks: [first]
+  resourceGroups:
+  - {coveredResources: [cpu], flavors: [{name: a, resources: [{name: cpu, nominalQuota: 9}]}]}
+"""
+
+
+def test_v1beta1_list_form_is_not_restored_after_a_v1beta2_strategy_change() -> None:
+    hub = up(load(V1BETA1_CLUSTER_QUEUE))[0]
+    assert V1BETA1_FIELDS in annotations_of(hub)
+    hub["spec"]["admissionChecksStrategy"] = {"admissionChecks": [{"name": "second"}]}
+    view = from_hub(hub, "v1beta1")
+    assert "admissionChecks" not in view["spec"]
+    assert view["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": "second"}]}
+    view["spec"]["admissionChecksStrategy"] = {"admissionChecks": [{"name": "third"}]}
+    stored, _ = up(view)
+    assert stored["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": "third"}]}
+
+
+def test_v1beta1_list_form_stays_while_the_strategy_is_unchanged() -> None:
+    written = load(V1BETA1_CLUSTER_QUEUE)
+    hub = up(written)[0]
+    hub["spec"]["queueingStrategy"] = "StrictFIFO"  # a v1beta2 write elsewhere
+    view = from_hub(hub, "v1beta1")
+    assert view["spec"]["admissionChecks"] == ["first"]
+    assert "admissionChecksStrategy" not in view["spec"]
+
+
+def test_v1beta1_empty_list_is_not_written_next_to_a_strategy_set_since() -> None:
+    written = load(V1BETA1_CLUSTER_QUEUE)
+    written["spec"]["admissionChecks"] = []
+    hub = up(written)[0]
+    assert from_hub(hub, "v1beta1") == written
+    hub["spec"]["admissionChecksStrategy"] = {"admissionChecks": [{"name": "second"}]}
+    view = from_hub(hub, "v1beta1")
+    assert "admissionChecks" not in view["spec"]
