@@ -245,6 +245,45 @@ spec:
     }
 
 
+# --- Workload (legacy) ----------------------------------------------------------------------------
+
+HUB_WORKLOAD = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata: {name: w, namespace: ns}
+spec:
+  queueName: q
+  priority: 5
+  priorityClassRef: {group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: gold}
+  podSets:
+  - name: main
+    count: 2
+    template: {spec: {containers: [{name: c, resources: {requests: {cpu: "1"}}}]}}
+"""
+
+
+def test_a_legacy_priority_class_name_replaces_a_stashed_workload_priority_class() -> None:
+    hub = load(HUB_WORKLOAD)
+    for version in ("v1alpha1", "v1alpha2"):
+        view = from_hub(hub, version)
+        assert "priorityClassName" not in view["spec"]
+        view["spec"]["priorityClassName"] = ""  # "no priority class"
+        stored, warnings = up(view)
+        assert "priorityClassRef" not in stored["spec"]
+        assert any("priority class reference kept there was dropped" in w for w in warnings)
+        view["spec"]["priorityClassName"] = "high"
+        stored, _ = up(view)
+        assert stored["spec"]["priorityClassRef"] == {
+            "group": "scheduling.k8s.io",
+            "kind": "PriorityClass",
+            "name": "high",
+        }
+        unchanged = from_hub(hub, version)
+        unchanged["spec"]["queueName"] = "other"
+        stored, _ = up(unchanged)
+        assert stored["spec"]["priorityClassRef"] == hub["spec"]["priorityClassRef"]
+
+
 # --- ClusterQueue (v1beta1) ----------------------------------------------------------------------
 
 V1BETA1_CLUSTER_QUEUE = """
