@@ -27,11 +27,13 @@ V1ALPHA1_FIELDS = "conversion.kuota.io/v1alpha1-fields"
 
 
 def load(text: str) -> dict[str, Any]:
-    return yaml.safe_load(text)
+    loaded: dict[str, Any] = yaml.safe_load(text)
+    return loaded
 
 
 def annotation(obj: dict[str, Any], key: str) -> dict[str, Any]:
-    return json.loads(obj["metadata"]["annotations"][key])
+    decoded: dict[str, Any] = json.loads(obj["metadata"]["annotations"][key])
+    return decoded
 
 
 def seed(kind: str, name: str, version: str) -> dict[str, Any]:

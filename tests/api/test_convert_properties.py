@@ -6,6 +6,10 @@
 * For generated valid v1beta2 objects: ``to_hub(from_hub(y, v))`` equals ``y``
   once values equal to v1beta2 defaults are dropped and quantities compared
   numerically (what defaulting re-creates and what "quantity spelling" means).
+* For generated valid v1beta2 objects: converting down, changing one field the
+  older version can express, and converting up gives the change and keeps what
+  the older version cannot express (issue 12, item 9: what ``kubectl apply`` of
+  an older manifest does).
 """
 
 from __future__ import annotations
@@ -13,11 +17,11 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from scheduler.api.convert import from_hub, to_hub
-from scheduler.api.convert.clusterqueue import is_default_hub_field
+from scheduler.api.convert.clusterqueue import is_default_hub_field, is_default_preemption
 from scheduler.api.quantity import Quantity
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -55,14 +59,12 @@ def quantity_pair(draw: st.DrawFn) -> tuple[str, str]:
         unit = draw(st.sampled_from(["", "Ki", "Mi", "Gi"]))
         low = draw(st.integers(0, 4096))
         extra = draw(st.integers(0, 4096))
-        text = lambda n: f"{n}{unit}"  # noqa: E731
     else:
         unit = draw(st.sampled_from(["", "m", "k", "M"]))
         low = draw(st.integers(0, 5000))
         extra = draw(st.integers(0, 5000))
-        text = lambda n: f"{n}{unit}"  # noqa: E731
-    minimum = Quantity.parse(text(low))
-    maximum = Quantity.parse(text(low + extra))
+    minimum = Quantity.parse(f"{low}{unit}")
+    maximum = Quantity.parse(f"{low + extra}{unit}")
     return str(minimum), str(minimum + (maximum - minimum))
 
 
@@ -94,7 +96,7 @@ def legacy_cluster_queue(draw: st.DrawFn, version: str) -> dict[str, Any]:
         class_flavors.append(list(flavors_pool[cursor : cursor + size]))
         cursor += size
     cohort = draw(st.one_of(st.none(), DNS))
-    entries = []
+    entries: list[dict[str, Any]] = []
     for name, cls in zip(resources, classes, strict=True):
         flavors = []
         for flavor in class_flavors[cls]:
@@ -744,3 +746,213 @@ def test_hub_workload_survives_every_older_version(workload: dict[str, Any], ver
     # A v1beta2 pod set may have count 0, which the legacy rules (count > 0) reject:
     # reading back a down-converted object is a conversion, not an admission, so skip the check.
     assert to_hub(from_hub(workload, version), check=False) == workload
+
+
+# --- v1beta2 → old, a field changed there, → v1beta2: the change wins -----------------------------
+#
+# What ``kubectl apply`` of an older-version manifest does to a stored object: the
+# manifest changes one field the older version can express, and everything else the
+# down-conversion wrote (annotations included) comes back as it was.  The change must
+# be in the result, and nothing the older version cannot express may be lost.
+
+
+def changed_up(lower: dict[str, Any]) -> dict[str, Any]:
+    """The conversion the API server runs on the patched object (unchecked)."""
+    return to_hub(lower, check=False)
+
+
+@SETTINGS
+@given(
+    hub_resource_flavor(),
+    st.sampled_from(["v1alpha1", "v1alpha2", "v1beta1"]),
+    st.sampled_from(["labels", "nodeSelector", "taints"]),
+    st.one_of(LABELS, st.just({})),
+    TAINTS,
+)
+def test_a_resource_flavor_field_changed_in_an_older_version_wins(
+    flavor: dict[str, Any],
+    version: str,
+    field: str,
+    labels: dict[str, str],
+    taints: list[dict[str, str]],
+) -> None:
+    lower = from_hub(flavor, version)
+    expected = copy.deepcopy(flavor)
+    if field == "taints":
+        assume(taints != flavor["spec"].get("nodeTaints"))
+        if version == "v1beta1":
+            lower["spec"]["nodeTaints"] = taints
+        else:
+            lower["taints"] = taints
+        expected["spec"]["nodeTaints"] = taints
+    elif version == "v1beta1":
+        assume(labels != flavor["spec"].get("nodeLabels"))
+        lower["spec"]["nodeLabels"] = labels
+        expected["spec"]["nodeLabels"] = labels
+    elif version == "v1alpha1":
+        assume(labels != flavor["spec"].get("nodeLabels"))
+        lower["labels"] = labels
+        expected["spec"]["nodeLabels"] = labels
+    elif field == "labels":  # v1alpha2: metadata.labels are the node labels
+        assume(labels != (lower["metadata"].get("labels") or {}))
+        lower["metadata"]["labels"] = labels
+        expected["metadata"]["labels"] = labels
+        expected["spec"].pop("nodeLabels", None)
+        if labels:
+            expected["spec"]["nodeLabels"] = labels
+        if not labels:
+            del expected["metadata"]["labels"]
+            del lower["metadata"]["labels"]
+    else:  # v1alpha2: an explicit nodeSelector wins over metadata.labels
+        assume(labels != lower.get("nodeSelector"))
+        lower["nodeSelector"] = labels
+        expected["spec"].pop("nodeLabels", None)
+        if labels:
+            expected["spec"]["nodeLabels"] = labels
+    back = changed_up(lower)
+    assert back["spec"] == expected["spec"]
+    assert back["metadata"].get("labels") == expected["metadata"].get("labels")
+
+
+LEGACY_PREEMPTION = st.fixed_dictionaries(
+    {},
+    optional={
+        "withinClusterQueue": st.sampled_from(["Never", "LowerPriority"]),
+        "reclaimWithinCohort": st.sampled_from(["Never", "LowerPriority", "Any"]),
+    },
+)
+
+
+@SETTINGS
+@given(
+    hub_cluster_queue(),
+    st.sampled_from(["v1alpha1", "v1alpha2", "v1beta1"]),
+    st.sampled_from(["queueingStrategy", "cohort", "namespaceSelector"]),
+    DNS,
+)
+def test_a_cluster_queue_field_changed_in_an_older_version_wins(
+    cq: dict[str, Any], version: str, field: str, name: str
+) -> None:
+    lower = from_hub(cq, version)
+    expected = copy.deepcopy(cq)
+    spec, expected_spec = lower["spec"], expected["spec"]
+    if field == "queueingStrategy":
+        current = spec.get("queueingStrategy")
+        strategy = "BestEffortFIFO" if current == "StrictFIFO" else "StrictFIFO"
+        spec["queueingStrategy"] = strategy
+        expected_spec["queueingStrategy"] = strategy
+    elif field == "cohort":
+        # A cohort replaced by another: the borrowing and lending limits stay valid.
+        assume("cohortName" in cq["spec"] and name != cq["spec"]["cohortName"])
+        spec["cohort"] = name
+        expected_spec["cohortName"] = name
+    else:
+        spec["namespaceSelector"] = {"matchLabels": {"team": name}}
+        expected_spec["namespaceSelector"] = {"matchLabels": {"team": name}}
+    back = changed_up(lower)
+    # (The metadata may gain what only the older version said, e.g. where preemption was.)
+    assert meaningful_spec(back) == meaningful_spec(expected)
+
+
+@SETTINGS
+@given(hub_cluster_queue(), LEGACY_PREEMPTION)
+def test_a_preemption_changed_in_late_v1alpha2_wins(
+    cq: dict[str, Any], preemption: dict[str, str]
+) -> None:
+    lower = from_hub(cq, "v1alpha2")
+    assume(preemption != lower["spec"].get("preemption"))
+    lower["spec"]["preemption"] = preemption
+    expected = copy.deepcopy(cq)
+    kept = {  # what v1alpha2 cannot say
+        key: value
+        for key, value in (cq["spec"].get("preemption") or {}).items()
+        if key not in ("withinClusterQueue", "reclaimWithinCohort")
+    }
+    expected["spec"]["preemption"] = {**kept, **preemption}
+    assert meaningful_spec(changed_up(lower)) == meaningful_spec(expected)
+
+
+def meaningful_spec(cq: dict[str, Any]) -> dict[str, Any]:
+    """The comparable spec, without preemption keys equal to their defaults."""
+    spec: dict[str, Any] = comparable_cluster_queue(cq)["spec"]
+    if isinstance(spec.get("preemption"), dict):
+        spec["preemption"] = {
+            key: value
+            for key, value in spec["preemption"].items()
+            if not is_default_preemption({key: value})
+        }
+    return spec
+
+
+@SETTINGS
+@given(hub_cluster_queue(), st.sampled_from(["list", "strategy"]), DNS)
+def test_v1beta1_admission_checks_changed_after_a_v1beta1_and_a_v1beta2_write_win(
+    cq: dict[str, Any], form: str, check: str
+) -> None:
+    # The object was first written in v1beta1 with the list form, then in v1beta2.
+    first = from_hub(cq, "v1beta1")
+    first["spec"].pop("admissionChecksStrategy", None)
+    first["spec"]["admissionChecks"] = ["first"]
+    stored = to_hub(first, check=False)
+    stored["spec"]["admissionChecksStrategy"] = {"admissionChecks": [{"name": "second"}]}
+    lower = from_hub(stored, "v1beta1")
+    if form == "list":
+        lower["spec"]["admissionChecks"] = [check]
+    else:  # the patch sets the strategy and leaves whatever else the view showed
+        lower["spec"]["admissionChecksStrategy"] = {"admissionChecks": [{"name": check}]}
+    back = changed_up(lower)
+    assert back["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": check}]}
+
+
+@SETTINGS
+@given(hub_local_queue(), st.sampled_from(["v1alpha1", "v1alpha2", "v1beta1"]), DNS)
+def test_a_local_queue_field_changed_in_an_older_version_wins(
+    queue: dict[str, Any], version: str, cluster_queue: str
+) -> None:
+    assume(cluster_queue != queue["spec"]["clusterQueue"])
+    lower = from_hub(queue, version)
+    lower["spec"]["clusterQueue"] = cluster_queue
+    expected = copy.deepcopy(queue)
+    expected["spec"]["clusterQueue"] = cluster_queue
+    assert changed_up(lower) == expected
+
+
+@SETTINGS
+@given(
+    hub_workload(),
+    st.sampled_from(["v1alpha1", "v1alpha2", "v1beta1"]),
+    st.sampled_from(["priorityClassName", "queueName"]),
+    st.sampled_from(["", "other"]),
+)
+def test_a_workload_field_changed_in_an_older_version_wins(
+    workload: dict[str, Any], version: str, field: str, value: str
+) -> None:
+    lower = from_hub(workload, version)
+    expected = copy.deepcopy(workload)
+    spec, expected_spec = lower["spec"], expected["spec"]
+    if field == "queueName":
+        assume(value and value != spec.get("queueName"))
+        spec["queueName"] = value
+        expected_spec["queueName"] = value
+    elif version == "v1beta1":
+        assume(value)
+        spec["priorityClassName"] = value
+        spec["priorityClassSource"] = "scheduling.k8s.io/priorityclass"
+        expected_spec["priorityClassRef"] = {
+            "group": "scheduling.k8s.io",
+            "kind": "PriorityClass",
+            "name": value,
+        }
+    else:  # legacy: the name always meant a PriorityClass; "" means none
+        assume(value != spec.get("priorityClassName"))
+        spec["priorityClassName"] = value
+        expected_spec.pop("priorityClassRef", None)
+        if value:
+            expected_spec["priorityClassRef"] = {
+                "group": "scheduling.k8s.io",
+                "kind": "PriorityClass",
+                "name": value,
+            }
+    back = changed_up(lower)
+    assert back["spec"] == expected_spec
+    assert back.get("status") == workload.get("status")

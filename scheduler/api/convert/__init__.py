@@ -14,7 +14,10 @@ Guarantees (api.md 14.5):
   an empty queueing strategy is ``BestEffortFIFO``);
 * v1beta2 → old → v1beta2 gives back the spec up to values equal to v1beta2
   defaults (which defaulting re-creates) and quantity spelling; status is
-  recomputed by the controller and only partly kept.
+  recomputed by the controller and only partly kept;
+* v1beta2 → old, a field the old version can express changed there (what
+  ``kubectl apply`` of an old manifest does), → v1beta2 keeps the change: what
+  an annotation kept never overrides it (issue 12, item 9).
 
 What one side cannot say is kept in the ``conversion.kuota.io/…-fields``
 annotations (see :mod:`scheduler.api.convert.annotation_store`).  Legacy input is

@@ -13,6 +13,15 @@ the original resource order; going down, every v1beta2-only field that is not
 at its default, and lending limits.  The legacy rules must hold before
 :func:`cluster_queue_up` runs (the package entry point checks them), so the
 flavor lists are pairwise identical or disjoint here.
+
+One stashed field overlaps what the legacy form can say: a v1beta2
+``preemption`` whose ``withinClusterQueue``/``reclaimWithinCohort`` the
+legacy spec did not show (late v1alpha2 has those two fields).  Going down,
+the annotation records the fingerprint of the legacy ``spec.preemption`` as
+written; going up, when the request changed it, those two keys come from the
+request alone and only what v1alpha2 cannot say (``borrowWithinCohort``) is
+taken from the stash (annotation_store: a stash never overrides what a
+request sets).
 """
 
 from __future__ import annotations
@@ -47,6 +56,7 @@ FUNGIBILITY_DEFAULTS: Final[Mapping[str, str]] = {
     "whenCanPreempt": "TryNextFlavor",
 }
 LEGACY_PREEMPTION_FIELDS: Final = ("withinClusterQueue", "reclaimWithinCohort")
+LEGACY_PREEMPTION: Final = "spec.preemption"  # the fingerprinted field (annotation_store.record)
 HUB_ONLY_SPEC_FIELDS: Final = (
     "preemption",
     "flavorFungibility",
@@ -107,9 +117,10 @@ def is_default_hub_field(name: str, value: Any) -> bool:
 def cluster_queue_up(obj: Mapping[str, Any], version: str, warnings: Warnings) -> Obj:
     """Convert a (valid) legacy ClusterQueue to v1beta2: pure."""
     out = base_object(obj, api_version(HUB_VERSION), skip=("spec", "status"))
-    hub_fields = store.take(out, store.HUB_FIELDS, warnings)
+    hub_fields, shadows = store.take_guarded(out, store.HUB_FIELDS, warnings)
     store.take(out, store.fields_key(version), warnings)  # stale copy from an earlier trip
     spec = mapping_at(obj.get("spec"), FieldPath(("spec",)))
+    hub_fields = _without_overridden_preemption(hub_fields, spec, shadows, warnings)
     legacy_fields: dict[str, Any] = {}
     new_spec: Obj = {}
     for key, value in spec.items():
@@ -144,6 +155,32 @@ def cluster_queue_up(obj: Mapping[str, Any], version: str, warnings: Warnings) -
         out["status"] = _status_up(mapping_at(obj["status"], FieldPath(("status",))))
     store.put(out, store.fields_key(version), legacy_fields)
     return out
+
+
+def _without_overridden_preemption(
+    hub_fields: dict[str, Any],
+    spec: Mapping[str, Any],
+    shadows: store.Shadowed,
+    warnings: Warnings,
+) -> dict[str, Any]:
+    """The stash, minus the preemption keys the request set in the legacy spec: pure."""
+    stashed = hub_fields.get("preemption")
+    if not isinstance(stashed, Mapping) or not shadows.changed(
+        LEGACY_PREEMPTION, spec.get("preemption")
+    ):
+        return hub_fields
+    overridden = [key for key in LEGACY_PREEMPTION_FIELDS if key in stashed]
+    if not overridden:
+        return hub_fields
+    kept = {key: value for key, value in stashed.items() if key not in LEGACY_PREEMPTION_FIELDS}
+    result = {key: value for key, value in hub_fields.items() if key != "preemption"}
+    if kept:
+        result["preemption"] = kept
+    warnings.append(
+        f"spec.preemption was changed since the annotation {store.HUB_FIELDS} was written; "
+        f"its {' and '.join(overridden)} are the request's"
+    )
+    return result
 
 
 def _groups_from_resources(
@@ -322,12 +359,17 @@ def cluster_queue_down(obj: Mapping[str, Any], version: str, warnings: Warnings)
         status = _status_down(mapping_at(obj["status"], FieldPath(("status",))))
         if status:
             out["status"] = status
+    stashed_preemption = hub_fields.get("preemption")
+    if isinstance(stashed_preemption, Mapping) and any(
+        key in stashed_preemption for key in LEGACY_PREEMPTION_FIELDS
+    ):
+        store.record(hub_fields, {LEGACY_PREEMPTION: new_spec.get("preemption")})
     store.put(out, store.HUB_FIELDS, _ordered_hub_fields(hub_fields))
     return out
 
 
 def _ordered_hub_fields(hub_fields: Mapping[str, Any]) -> dict[str, Any]:
-    order = (*HUB_ONLY_SPEC_FIELDS, "lendingLimits")
+    order = (*HUB_ONLY_SPEC_FIELDS, "lendingLimits", store.SHADOWED)
     return {name: hub_fields[name] for name in order if name in hub_fields}
 
 

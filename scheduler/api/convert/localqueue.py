@@ -5,7 +5,9 @@ which the legacy form keeps in the ``v1beta2-fields`` annotation.  Kueue
 v0.1.x named the kind ``Queue``; kuota accepts it as an alias (api.md 14.3)
 and remembers the spelling so that the round trip gives it back.  Status: only
 ``pendingWorkloads`` exists in the legacy form; the rest of the v1beta2 status
-is left to the controller.
+is left to the controller.  Nothing stashed here has a legacy counterpart, so
+there is no fingerprint to record (annotation_store): a legacy request can
+change ``clusterQueue`` and keep the stop policy it cannot see.
 """
 
 from __future__ import annotations

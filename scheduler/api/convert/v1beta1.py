@@ -14,6 +14,18 @@ Kueue does; the controller recomputes status.
 The topology assignment of an admitted pod set changed from a list of domains
 to compressed slices; :func:`slices_from_domains` and
 :func:`domains_from_slices` convert between the two.
+
+The v1beta1 form of admission checks (``list`` or ``empty``) reshapes the
+v1beta2 ``admissionChecksStrategy`` on the way down, so the annotation records
+the strategy's fingerprint as converting up wrote it, and the form is applied
+only while no v1beta2 write changed the strategy.  Otherwise a list the user
+wrote long ago would come back in place of the strategy set since, and a
+v1beta1 manifest that sets a strategy would carry both forms (annotation_store:
+a stash never overrides what a request sets).  The other entries need no
+fingerprint: they have no v1beta2 counterpart (``retryDelayMinutes``,
+``quotaManagement``) or are applied only where v1beta2 still says the same
+thing (``Borrow``/``Preempt`` where it says ``MayStopSearch``, a priority class
+name and source where there is no ``priorityClassRef``).
 """
 
 from __future__ import annotations
@@ -49,6 +61,7 @@ SAME_SHAPE_KINDS: Final = (
     "Topology",
     "ProvisioningRequestConfig",
 )
+STRATEGY: Final = "spec.admissionChecksStrategy"  # fingerprinted (annotation_store.record)
 WRONG_EXECUTION_SPELLING: Final = "accumulatedPastExexcutionTimeSeconds"
 RIGHT_EXECUTION_SPELLING: Final = "accumulatedPastExecutionTimeSeconds"
 
@@ -131,6 +144,7 @@ def _cluster_queue_up(
                 old_fields["admissionChecks"] = "list"
             else:
                 old_fields["admissionChecks"] = "empty"
+            store.record(old_fields, {STRATEGY: spec.get("admissionChecksStrategy")})
         fungibility = spec.get("flavorFungibility")
         if isinstance(fungibility, dict):
             for field, old_value in OLD_FUNGIBILITY.items():
@@ -155,7 +169,9 @@ def _cluster_queue_down(
     if "cohortName" in spec:
         spec["cohort"] = spec.pop("cohortName")
     strategy = spec.get("admissionChecksStrategy")
-    form = old_fields.get("admissionChecks")
+    shadows = store.shadowed(old_fields, store.fields_key(V1BETA1), warnings)
+    # The v1beta1 form applies only while no v1beta2 write changed the strategy since.
+    form = None if shadows.changed(STRATEGY, strategy) else old_fields.get("admissionChecks")
     if form == "list" and isinstance(strategy, Mapping):
         rules = strategy.get("admissionChecks")
         if (

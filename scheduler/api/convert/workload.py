@@ -18,6 +18,14 @@ added.  Going down, what the legacy form cannot hold (``active: false``,
 requests, template metadata, a WorkloadPriorityClass reference, the other
 status fields and conditions, an admission that recomputation would not give
 back) goes to the ``v1beta2-fields`` annotation.
+
+Two stashed values stand in for something the legacy form can say, and are
+restored only while the legacy object still says what it said when they were
+stashed (annotation_store: a stash never overrides what a request sets): the
+admission and the conditions are compared with what the legacy object shows
+of them, and a WorkloadPriorityClass reference is kept only while
+``spec.priorityClassName``, whose fingerprint the annotation records, is
+unchanged (a request that sets it, even to ``""``, chooses the class).
 """
 
 from __future__ import annotations
@@ -47,6 +55,7 @@ LEGACY_CONDITIONS: Final = ("Admitted", "Finished")
 HUB_ONLY_POD_SET_FIELDS: Final = ("minCount", "topologyRequest")
 PRIORITY_CLASS_GROUP: Final = "scheduling.k8s.io"
 PRIORITY_CLASS_KIND: Final = "PriorityClass"
+PRIORITY_CLASS_NAME: Final = "spec.priorityClassName"  # fingerprinted (annotation_store.record)
 
 
 # --- usage --------------------------------------------------------------------
@@ -191,10 +200,18 @@ def _reserved(conditions: list[Any]) -> bool:
 def workload_up(obj: Mapping[str, Any], version: str, warnings: Warnings) -> Obj:
     """Convert a (valid) legacy Workload to v1beta2: pure."""
     out = base_object(obj, api_version(HUB_VERSION), skip=("spec", "status"))
-    hub_fields = store.take(out, store.HUB_FIELDS, warnings)
+    hub_fields, shadows = store.take_guarded(out, store.HUB_FIELDS, warnings)
     store.take(out, store.fields_key(version), warnings)
     legacy_fields: dict[str, Any] = {}
     spec = mapping_at(obj.get("spec"), FieldPath(("spec",)))
+    if "priorityClassRef" in hub_fields and shadows.changed(
+        PRIORITY_CLASS_NAME, spec.get("priorityClassName")
+    ):
+        del hub_fields["priorityClassRef"]
+        warnings.append(
+            "spec.priorityClassName was changed since the annotation "
+            f"{store.HUB_FIELDS} was written; the priority class reference kept there was dropped"
+        )
     status = mapping_at(obj.get("status"), FieldPath(("status",)))
     pod_sets = list_at(spec.get("podSets"), FieldPath(("spec", "podSets")))
     new_spec: Obj = {}
@@ -368,6 +385,8 @@ def workload_down(obj: Mapping[str, Any], version: str, warnings: Warnings) -> O
             new_spec[key] = deep(value)
     if "priorityClassName" in legacy_fields and "priorityClassName" not in new_spec:
         new_spec["priorityClassName"] = legacy_fields["priorityClassName"]
+    if "priorityClassRef" in hub_fields:
+        store.record(hub_fields, {PRIORITY_CLASS_NAME: new_spec.get("priorityClassName")})
     if pod_set_extras:
         hub_fields["podSets"] = pod_set_extras
     conditions = list_at(status.get("conditions"), FieldPath(("status", "conditions")))
