@@ -46,6 +46,7 @@ from scheduler.core.decisions import Admit, CycleResult, Decision, Evict, Pendin
 from scheduler.core.fair_share import FairEntry, next_entry
 from scheduler.core.flavor_assignment import Assignment, Mode, assign_flavors
 from scheduler.core.ordering import processing_key
+from scheduler.core.pending_reasons import Blocker, Shortage
 from scheduler.core.preemption import (
     PreemptionContext,
     Preemptor,
@@ -81,7 +82,17 @@ _PARKS: dict[str, tuple[bool, bool]] = {
 
 
 class _Entry:
-    __slots__ = ("cq", "record", "assignment", "targets", "reason", "message", "requeue")
+    __slots__ = (
+        "cq",
+        "record",
+        "assignment",
+        "targets",
+        "reason",
+        "message",
+        "shortages",
+        "blockers",
+        "requeue",
+    )
 
     def __init__(self, cq: ClusterQueueInfo, record: WorkloadRecord) -> None:
         self.cq = cq
@@ -90,6 +101,8 @@ class _Entry:
         self.targets: tuple[Target, ...] = ()
         self.reason = ""
         self.message = ""
+        self.shortages: tuple[Shortage, ...] = ()
+        self.blockers: tuple[Blocker, ...] = ()
         self.requeue = ""
 
     @property
@@ -308,6 +321,7 @@ def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
             assignment.message(),
             "NoFit",
         )
+        entry.shortages, entry.blockers = assignment.reasons()
         return [_pending(entry)]
     if assignment.mode < Mode.FIT and not entry.targets:
         entry.reason, entry.message, entry.requeue = (
@@ -315,6 +329,7 @@ def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
             assignment.message(),
             "PreemptionNoCandidates",
         )
+        entry.shortages, entry.blockers = assignment.reasons()
         if cq.preemption.reclaim_within_cohort != "Any":
             cycle.snapshot.hold(node, _capacity_hold(cq, assignment))
         return [_pending(entry)]
@@ -349,6 +364,7 @@ def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
         entry.message = (
             f"{assignment.message()}. Pending the preemption of {len(entry.targets)} workload(s)"
         )
+        entry.shortages, entry.blockers = assignment.reasons()
         return [*evictions, _pending(entry)]
     return [_admit(cycle.engine, entry, assignment, now)]
 
@@ -446,11 +462,7 @@ def _admit(engine: Engine, entry: _Entry, assignment: Assignment, now: datetime)
     record.state = ADMITTED
     record.cluster_queue = cq.name
     record.admission = pod_sets
-    record.reason, record.message, record.tried = (
-        "QuotaReserved",
-        f"Quota reserved in ClusterQueue {cq.name}",
-        True,
-    )
+    record.set_status("QuotaReserved", f"Quota reserved in ClusterQueue {cq.name}")
     record.scan = None
     engine.charge(record, cq.name, dict(assignment.usage), now)
     return Admit(
@@ -460,9 +472,14 @@ def _admit(engine: Engine, entry: _Entry, assignment: Assignment, now: datetime)
 
 def _pending(entry: _Entry) -> Pending:
     record = entry.record
-    record.reason, record.message, record.tried = entry.reason, entry.message, True
+    record.set_status(entry.reason, entry.message, entry.shortages, entry.blockers)
     return Pending(
-        workload=record.key, cluster_queue=entry.cq.name, reason=entry.reason, message=entry.message
+        workload=record.key,
+        cluster_queue=entry.cq.name,
+        reason=entry.reason,
+        message=entry.message,
+        shortages=entry.shortages,
+        blockers=entry.blockers,
     )
 
 
@@ -516,13 +533,9 @@ def _report_unqueued(engine: Engine) -> list[Decision]:
         record = engine.workloads.get(key)
         if record is None or record.state != "Pending":
             continue
-        reason, message = engine.pending_status(record)
-        if reason is not None:
-            decisions.append(
-                Pending(
-                    workload=key, cluster_queue=record.cluster_queue, reason=reason, message=message
-                )
-            )
+        pending = engine.pending_status(record)
+        if pending is not None:
+            decisions.append(pending)
     engine.to_report.clear()
     return decisions
 

@@ -39,6 +39,7 @@ from scheduler.core.cluster_queue import ClusterQueueInfo
 from scheduler.core.decisions import CycleResult, PodSetAdmission, WorkloadKey
 from scheduler.core.hierarchy import CohortSpecInfo, Forest, NodeQuota, build_forest, quota_of
 from scheduler.core.node_matching import selector_matches
+from scheduler.core.pending_reasons import Blocker, Shortage
 from scheduler.core.preemption.fair import DEFAULT_STRATEGIES
 from scheduler.core.queues import ClusterQueueQueue
 from scheduler.core.resource_node import add_usage, remove_usage
@@ -92,6 +93,10 @@ class WorkloadState:
     reason: str | None
     message: str
     evictions: int
+    shortages: tuple[Shortage, ...] = ()
+    """Pending: what would have to free up, per flavor and resource (as in ``Pending``)."""
+    blockers: tuple[Blocker, ...] = ()
+    """Pending: what no release of quota cures (as in ``Pending``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -264,11 +269,7 @@ class Engine(Router):
         record.admission = ()
         record.evicted = False
         record.scan = None
-        record.reason, record.message, record.tried = (
-            "PendingEvaluation",
-            record.eviction_message,
-            True,
-        )
+        record.set_status("PendingEvaluation", record.eviction_message)
         self.route(record, force_heap=True)
 
     def allocatable_generation(self, cq: str) -> int:
@@ -283,8 +284,7 @@ class Engine(Router):
         self._release(record)
         self.unqueue(record)
         record.state = FINISHED
-        record.reason = None
-        record.message = ""
+        record.reason, record.message, record.shortages, record.blockers = None, "", (), ()
 
     # --- scheduling -----------------------------------------------------------
 
@@ -352,9 +352,21 @@ class Engine(Router):
                 "",
                 record.evictions,
             )
-        reason, message = self.pending_status(record)
+        pending = self.pending_status(record)
+        if pending is None:
+            return WorkloadState(
+                workload, "Pending", record.cluster_queue, (), None, "", record.evictions
+            )
         return WorkloadState(
-            workload, "Pending", record.cluster_queue, (), reason, message, record.evictions
+            workload,
+            "Pending",
+            record.cluster_queue,
+            (),
+            pending.reason,
+            pending.message,
+            record.evictions,
+            pending.shortages,
+            pending.blockers,
         )
 
     def cluster_queue_status(self, name: str) -> ClusterQueueStatus:

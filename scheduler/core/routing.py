@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from scheduler.core.decisions import Pending
 from scheduler.core.queues import ClusterQueueQueue
 from scheduler.core.state import ADMITTED, FINISHED, WorkloadRecord
 
@@ -119,16 +120,19 @@ class Router:
             if target == cq_name:
                 self.reroute_local_queue(lq_key)
 
-    def pending_status(self: Engine, record: WorkloadRecord) -> tuple[str | None, str]:  # type: ignore[misc]
-        """(reason, message) of a pending workload as ``QuotaReserved=False`` shows it: pure."""
-        unqueued = self.unqueued_status.get(record.key)
+    def pending_status(self: Engine, record: WorkloadRecord) -> Pending | None:  # type: ignore[misc]
+        """A pending workload's status as ``QuotaReserved=False`` shows it; None before any attempt: pure."""
+        key, cq = record.key, record.cluster_queue
+        unqueued = self.unqueued_status.get(key)
         if unqueued is not None:
-            return unqueued
-        if record.cluster_queue is not None and self.inactive_reasons(record.cluster_queue):
-            return "Suspended", f"ClusterQueue {record.cluster_queue} is inactive"
-        if record.tried:
-            return record.reason, record.message
-        return None, ""
+            return Pending(key, cq, *unqueued)
+        if cq is not None and self.inactive_reasons(cq):
+            return Pending(key, cq, "Suspended", f"ClusterQueue {cq} is inactive")
+        if record.tried and record.reason is not None:
+            return Pending(
+                key, cq, record.reason, record.message, record.shortages, record.blockers
+            )
+        return None
 
 
 __all__ = ["Router"]

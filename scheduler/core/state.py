@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from scheduler.core.decisions import PodSetAdmission
+from scheduler.core.pending_reasons import Blocker, Shortage
 from scheduler.core.resources import FRValues
 from scheduler.core.workload import PodSetInfo
 
@@ -59,6 +60,8 @@ class WorkloadRecord:
         "usage",
         "reason",
         "message",
+        "shortages",
+        "blockers",
         "tried",
         "evictions",
         "job_uid",
@@ -91,6 +94,9 @@ class WorkloadRecord:
         """Admitted: CQ name -> usage per FR (one entry)."""
         self.reason: str | None = None
         self.message = ""
+        self.shortages: tuple[Shortage, ...] = ()
+        self.blockers: tuple[Blocker, ...] = ()
+        """The structure ``message`` was rendered from, when flavor assignment made it."""
         self.tried = False
         self.evictions = 0
         self.job_uid: str | None = None
@@ -102,6 +108,17 @@ class WorkloadRecord:
         """When quota was reserved (``QuotaReserved`` time, then a sequence): candidate order 7.4."""
         self.scan: ScanPosition | None = None
         """The flavor-scan position of the last attempt (4.8)."""
+
+    def set_status(
+        self,
+        reason: str,
+        message: str,
+        shortages: tuple[Shortage, ...] = (),
+        blockers: tuple[Blocker, ...] = (),
+    ) -> None:
+        """Record the outcome of an attempt (``QuotaReserved`` reason and message, and its structure)."""
+        self.reason, self.message, self.tried = reason, message, True
+        self.shortages, self.blockers = shortages, blockers
 
     def queue_order(self) -> tuple[int, datetime, str, str]:
         return (-self.priority, self.timestamp, self.uid, self.key)
