@@ -180,3 +180,37 @@ def test_run_uses_the_namespace_and_fails_clearly() -> None:
     out, err = io.StringIO(), io.StringIO()
     assert run(args, io.StringIO(), out, err, fetcher=fetcher) == 1
     assert err.getvalue().startswith("error: Job late not found in namespace other")
+
+
+def test_a_job_blocked_by_a_taint_is_told_both_what_frees_up_and_what_does_not() -> None:
+    cluster = full_pool()
+    cluster.job("team", "strict", "user-queue", tolerate_spot=False)
+    assert explain(cluster, "strict")[3:] == [
+        "Why (WaitingForQuota): couldn't assign flavors to pod set main: insufficient unused quota "
+        "for cpu in flavor ondemand, 1 more needed, untolerated taint {spot true NoSchedule <nil>} "
+        "in flavor spot",
+        "To be admitted, this has to free up:",
+        "  - 1 cpu in flavor ondemand (in use: 2 of 2); held by job/a (1), job/b (1)",
+        "Also:",
+        "  - flavor spot has the taint {spot true NoSchedule <nil>}, which the Job does not "
+        "tolerate; add a toleration to use it",
+    ]
+
+
+def test_a_request_above_the_maximum_with_earlier_pod_sets_is_not_curable() -> None:
+    cluster = research_pool()
+    cluster.job("team", "wide", "user-queue", cpu="1500m", tolerate_spot=False)
+    workload = cluster.objects.workloads[-1]
+    main = workload["spec"]["podSets"][0]
+    workload["spec"]["podSets"] = [main, {**main, "name": "second"}]
+    assert explain(cluster, "wide")[3:] == [
+        "Why (ExceedsMaxQuota): couldn't assign flavors to pod set second: insufficient quota for "
+        "cpu in flavor ondemand, previously considered podsets requests (1500m) + current podset "
+        "request (1500m) > maximum capacity (2), untolerated taint {spot true NoSchedule <nil>} in "
+        "flavor spot",
+        "Not curable by waiting:",
+        "  - cpu in flavor ondemand: it asks for 1500m (plus 1500m for earlier pod sets) but the "
+        "ClusterQueue can never have more than 2 there; only a larger quota helps",
+        "  - flavor spot has the taint {spot true NoSchedule <nil>}, which the Job does not "
+        "tolerate; add a toleration to use it",
+    ]
