@@ -97,6 +97,8 @@ class WorkloadState:
     """Pending: what would have to free up, per flavor and resource (as in ``Pending``)."""
     blockers: tuple[Blocker, ...] = ()
     """Pending: what no release of quota cures (as in ``Pending``)."""
+    local_queue: str | None = None
+    """The LocalQueue it was submitted to (``spec.queueName``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,56 +320,58 @@ class Engine(Router):
     # --- reading state --------------------------------------------------------
 
     def workload_state(self, workload: WorkloadKey) -> WorkloadState:
+        """What the workload's conditions say now (state, reason, message and their structure)."""
         record = self.workloads.get(workload)
         if record is None:
             raise KeyError(workload)
-        if record.state == ADMITTED and record.evicted:
-            return WorkloadState(
-                workload,
-                "Admitted",
-                record.cluster_queue,
-                record.admission,
-                "Preempted",
-                record.eviction_message,
-                record.evictions,
-            )
+        state: Literal["Admitted", "Pending", "Finished"]
+        admission, reason, message = record.admission, record.reason, record.message
+        shortages: tuple[Shortage, ...] = ()
+        blockers: tuple[Blocker, ...] = ()
         if record.state == ADMITTED:
-            message = f"Quota reserved in ClusterQueue {record.cluster_queue}"
-            return WorkloadState(
-                workload,
-                "Admitted",
-                record.cluster_queue,
-                record.admission,
-                "QuotaReserved",
-                message,
-                record.evictions,
-            )
-        if record.state == FINISHED:
-            return WorkloadState(
-                workload,
-                "Finished",
-                record.cluster_queue,
-                record.admission,
-                None,
-                "",
-                record.evictions,
-            )
-        pending = self.pending_status(record)
-        if pending is None:
-            return WorkloadState(
-                workload, "Pending", record.cluster_queue, (), None, "", record.evictions
-            )
+            state = "Admitted"
+            if record.evicted:
+                reason, message = "Preempted", record.eviction_message
+            else:
+                reason = "QuotaReserved"
+                message = f"Quota reserved in ClusterQueue {record.cluster_queue}"
+        elif record.state == FINISHED:
+            state, reason, message = "Finished", None, ""
+        else:
+            state, admission = "Pending", ()
+            pending = self.pending_status(record)
+            reason, message = (None, "") if pending is None else (pending.reason, pending.message)
+            if pending is not None:
+                shortages, blockers = pending.shortages, pending.blockers
         return WorkloadState(
-            workload,
-            "Pending",
-            record.cluster_queue,
-            (),
-            pending.reason,
-            pending.message,
-            record.evictions,
-            pending.shortages,
-            pending.blockers,
+            key=workload,
+            state=state,
+            cluster_queue=record.cluster_queue,
+            admission=admission,
+            reason=reason,
+            message=message,
+            evictions=record.evictions,
+            shortages=shortages,
+            blockers=blockers,
+            local_queue=record.queue_name,
         )
+
+    def has_workload(self, workload: WorkloadKey) -> bool:
+        """Whether the engine knows the workload (in any state): pure."""
+        return workload in self.workloads
+
+    def queue_position(self, workload: WorkloadKey) -> tuple[int, int] | None:
+        """(1-based position, pending count) in its ClusterQueue's queue order; None if not queued.
+
+        Queue order is 3.4's (priority, then age, ``WorkloadRecord.queue_order``)
+        over every pending workload of the queue, active and inadmissible.  Pure.
+        """
+        record = self.workloads.get(workload)
+        queue = self.queues.get(record.cluster_queue or "") if record is not None else None
+        if queue is None or workload not in queue:
+            return None
+        ordered = sorted(queue.keys(), key=lambda key: self.workloads[key].queue_order())
+        return ordered.index(workload) + 1, len(ordered)
 
     def cluster_queue_status(self, name: str) -> ClusterQueueStatus:
         info = self.cluster_queues.get(name)
