@@ -120,6 +120,13 @@ class WorkloadRecord:
         self.reason, self.message, self.tried = reason, message, True
         self.shortages, self.blockers = shortages, blockers
 
+    def queue_signature(self) -> tuple[object, ...]:
+        """What, when an update changes it, re-keys the workload in its heap (3.7): pure.
+
+        Pod sets first (a new shape also resets the flavor scan).
+        """
+        return (self.pod_sets, self.priority, self.queue_name, self.active, self.timestamp)
+
     def queue_order(self) -> tuple[int, datetime, str, str]:
         return (-self.priority, self.timestamp, self.uid, self.key)
 

@@ -12,12 +12,14 @@ copies of one Job template share one ``PodSetInfo``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from scheduler.api.config import ResourcesConfig
 from scheduler.api.models import NodeSelectorTerm, PodSet, Toleration, Workload
 from scheduler.api.quantity import NANOS_PER_UNIT, Quantity
-from scheduler.core.resources import to_int
+from scheduler.core.decisions import PodSetAdmission
+from scheduler.core.resources import FRValues, to_int, to_quantity
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -181,9 +183,50 @@ def admitted_usage(workload: Workload) -> list[tuple[str, int, dict[str, str], d
     return result
 
 
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """The quota a Workload's ``status.admission`` records it holds (6.1)."""
+
+    cluster_queue: str
+    usage: FRValues
+    """Total per FR over its pod sets."""
+    pod_sets: tuple[PodSetAdmission, ...]
+    reserved_at: datetime | None
+    """When ``QuotaReserved`` became true (candidate order, 7.4)."""
+
+
+def reservation(workload: Workload) -> Reservation:
+    """The reservation recorded in ``workload``'s status (``holds_reservation`` is true): pure."""
+    admission = workload.status.admission
+    assert admission is not None
+    usage: FRValues = {}
+    pod_sets = []
+    for name, count, flavors, amounts in admitted_usage(workload):
+        for resource, amount in amounts.items():
+            flavor = flavors.get(resource)
+            if flavor is not None:
+                usage[(flavor, resource)] = usage.get((flavor, resource), 0) + amount
+        pod_sets.append(
+            PodSetAdmission(
+                name=name,
+                count=count,
+                flavors=dict(flavors),
+                resource_usage={r: to_quantity(r, a) for r, a in amounts.items()},
+            )
+        )
+    condition = workload.status.condition("QuotaReserved")
+    return Reservation(
+        cluster_queue=str(admission.cluster_queue),
+        usage=usage,
+        pod_sets=tuple(pod_sets),
+        reserved_at=condition.last_transition_time if condition is not None else None,
+    )
+
+
 __all__ = [
     "EPOCH",
     "PodSetInfo",
+    "Reservation",
     "admitted_usage",
     "counted_per_pod",
     "failed_admission_checks",
@@ -192,4 +235,5 @@ __all__ = [
     "pod_set_info",
     "pod_set_infos",
     "queue_timestamp",
+    "reservation",
 ]

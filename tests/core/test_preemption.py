@@ -412,7 +412,7 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_first_cycle_victims_and_outcome(case: Case) -> None:
     engine = engine_of(case.queues, [*case.running, *case.incoming], extra=case.cohorts)
-    engine.ensure_forest()
+    engine.cache.ensure_forest()
     check_tree(engine)  # the running workloads of the case fit their quota
     result = engine.cycle(T0)
     assert victims(result) == case.want_victims
@@ -522,7 +522,7 @@ def test_sticky_preemptor_stays_head_of_best_effort_fifo() -> None:
         [cq("q", "4", None, **LOWER)], [running("r", "q", "4"), incoming("p", "q", "4", priority=9)]
     )
     engine.cycle(T0)
-    assert engine.queues["q"].sticky == "default/p"
+    assert engine.queues.queue("q").sticky == "default/p"
     # "small" arrives with a higher priority, but the preemptor stays at the head until admitted.
     engine.apply(incoming("small", "q", "1", priority=10, created=200).build())
     second = engine.cycle(T0)
@@ -563,14 +563,18 @@ def test_flavor_scan_resumes_after_the_last_examined_flavor() -> None:
     engine.apply(
         cluster_queue("lender").cohort("c").resource_group(flavor_quotas("f1", cpu="4")).build()
     )
-    engine.ensure_forest()
-    info = engine.cluster_queues["q"]
+    engine.cache.ensure_forest()
+    info = engine.cache.cluster_queues["q"]
     pod_sets = workload("w").pod_set(cpu="2").build()
     from scheduler.core.workload import pod_set_infos
 
     sets = pod_set_infos(pod_sets, None)
     first = assign_flavors(
-        cq=info, pod_sets=sets, flavors=engine.flavors, ignore_undeclared=False, fair_sharing=False
+        cq=info,
+        pod_sets=sets,
+        flavors=engine.cache.flavors,
+        ignore_undeclared=False,
+        fair_sharing=False,
     )
     # f1 fits with borrowing and MayStopSearch stops the scan there: position 0, untried flavors remain.
     assert (first.pod_sets[0].flavors, first.borrowing_level, first.last_tried) == (
@@ -581,7 +585,7 @@ def test_flavor_scan_resumes_after_the_last_examined_flavor() -> None:
     resumed = assign_flavors(
         cq=info,
         pod_sets=sets,
-        flavors=engine.flavors,
+        flavors=engine.cache.flavors,
         ignore_undeclared=False,
         fair_sharing=False,
         start_after=first.last_tried,
