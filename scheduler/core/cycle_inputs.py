@@ -20,7 +20,7 @@ from typing import Protocol
 from scheduler.api.models import ResourceFlavorSpec
 from scheduler.core.cluster_queue import ClusterQueueInfo
 from scheduler.core.decisions import Pending
-from scheduler.core.preemption.fair import DEFAULT_STRATEGIES
+from scheduler.core.preemption.context import DEFAULT_STRATEGIES
 from scheduler.core.resources import FRValues
 from scheduler.core.state import WorkloadRecord
 

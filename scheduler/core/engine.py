@@ -51,7 +51,7 @@ from scheduler.core.engine_types import (
 )
 from scheduler.core.pending_reasons import Blocker, Shortage
 from scheduler.core.preemption import PreemptionContext
-from scheduler.core.preemption.fair import DEFAULT_STRATEGIES
+from scheduler.core.preemption.context import DEFAULT_STRATEGIES
 from scheduler.core.queue_manager import PriorityRef, QueueManager
 from scheduler.core.quota_cache import QuotaCache
 from scheduler.core.state import ADMITTED, FINISHED, PENDING, WorkloadRecord, inactive_message

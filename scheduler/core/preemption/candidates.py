@@ -25,14 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from scheduler.core.preemption.context import PreemptionContext, Preemptor
 from scheduler.core.resource_node import QuotaNode, local_available
 from scheduler.core.resources import FlavorResource, FRValues
 from scheduler.core.state import WorkloadRecord
-
-if TYPE_CHECKING:
-    from scheduler.core.preemption import PreemptionContext, Preemptor
 
 HIERARCHICAL, CROSS_QUEUE, SAME_QUEUE = 0, 1, 2
 """Candidate classes, in the order they are tried (7.4)."""

@@ -31,13 +31,14 @@ from scheduler.core.preemption.candidates import (
     Candidate,
 )
 from scheduler.core.preemption.classical import BORROW, fits, give_back_unneeded
+from scheduler.core.preemption.context import (
+    DEFAULT_STRATEGIES,
+    LESS_THAN_INITIAL_SHARE,
+    LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
+)
 from scheduler.core.resource_node import QuotaNode
 from scheduler.core.resources import FlavorResource, FRValues
 from scheduler.core.snapshot import Snapshot, Trial
-
-LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = "LessThanOrEqualToFinalShare"
-LESS_THAN_INITIAL_SHARE = "LessThanInitialShare"
-DEFAULT_STRATEGIES = (LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, LESS_THAN_INITIAL_SHARE)
 
 
 def strategy_passes(
