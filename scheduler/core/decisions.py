@@ -6,9 +6,9 @@ them.  An ``Admit`` carries the admission record of scheduling.md 6.1; a
 ``Pending`` carries the ``QuotaReserved=False`` reason and the exact message a
 user reads (scheduling.md 3.1, 4.3, 4.5, 5.6), and when that message comes
 from flavor assignment, the structure it was rendered from: the shortages
-(what would have to free up) and the blockers (what no release cures); an ``Evict`` names a victim of
-preemption (scheduling.md 7.7): its quota stays counted until the caller
-says its pods are gone (``Engine.release``).
+(what would have to free up) and the blockers (what no release cures); an
+``Evict`` names a victim of preemption (scheduling.md 7.7): its quota stays
+counted until the caller says its pods are gone (``Engine.release``).
 """
 
 from __future__ import annotations

@@ -113,7 +113,7 @@ class Assignment:
         return set().union(*(result.preempt_frs for result in self.pod_sets))
 
     def message(self) -> str:
-        """The pending message: every pod set that is not a plain Fit, joined by ``"; "`` (5.6): pure."""
+        """The pending message: each pod set that is not a plain Fit, joined by "; " (5.6): pure."""
         return "; ".join(result.message() for result in self.pod_sets if result.mode != Mode.FIT)
 
     def reasons(self) -> tuple[tuple[Shortage, ...], tuple[Blocker, ...]]:
@@ -290,7 +290,9 @@ def _choose_flavor(
     fair_sharing: bool,
     simulate: Simulation | None,
 ) -> tuple[_Candidate | None, list[PodSetReason], list[str], int]:
-    """Scan flavors in ``order`` and pick one (5.4): (choice, reasons, NoFit reasons, position): pure.
+    """Scan flavors in ``order`` and pick one (5.4): pure.
+
+    Returns (choice, reasons, NoFit reasons, scan position).
 
     The scan position is the index of the flavor the scan stopped at, or -1
     when it went through the end of the group's list (4.8).

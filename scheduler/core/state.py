@@ -23,7 +23,10 @@ FINISHED = "Finished"
 
 @dataclass(frozen=True, slots=True)
 class ScanPosition:
-    """Per (pod set, resource group): index of the last flavor examined, -1 if the scan reached the end (4.8)."""
+    """Per (pod set, resource group): the index of the last flavor examined (4.8).
+
+    -1 when the scan reached the end of the group's flavors.
+    """
 
     last_tried: Mapping[tuple[str, int], int]
     cycle: int
@@ -105,7 +108,7 @@ class WorkloadRecord:
         """A preemption was issued and its quota is not released yet (``Engine.release``)."""
         self.eviction_message = ""
         self.reserved_at: tuple[datetime, int] = (datetime.min.replace(tzinfo=UTC), 0)
-        """When quota was reserved (``QuotaReserved`` time, then a sequence): candidate order 7.4."""
+        """When quota was reserved (``QuotaReserved`` time, then a sequence): order of 7.4."""
         self.scan: ScanPosition | None = None
         """The flavor-scan position of the last attempt (4.8)."""
 
@@ -116,7 +119,7 @@ class WorkloadRecord:
         shortages: tuple[Shortage, ...] = (),
         blockers: tuple[Blocker, ...] = (),
     ) -> None:
-        """Record the outcome of an attempt (``QuotaReserved`` reason and message, and its structure)."""
+        """Record the outcome of an attempt: ``QuotaReserved`` reason, message, structure."""
         self.reason, self.message, self.tried = reason, message, True
         self.shortages, self.blockers = shortages, blockers
 

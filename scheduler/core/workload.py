@@ -108,7 +108,7 @@ def pod_set_info(pod_set: PodSet, reclaimable: int, config: ResourcesConfig | No
         found = PodSetInfo(
             name=pod_set.name,
             count=count,
-            per_pod=counted_per_pod(requests, config),
+            per_pod=counted_per_pod({str(name): value for name, value in requests.items()}, config),
             tolerations=tolerations,
             node_selector=node_selector,
             affinity=affinity,
@@ -127,7 +127,10 @@ def pod_set_infos(workload: Workload, config: ResourcesConfig | None) -> tuple[P
 
 
 def queue_timestamp(workload: Workload) -> datetime:
-    """Queue-order timestamp (3.4): creation time, or the eviction time after a PodsReady/check eviction: pure."""
+    """Queue-order timestamp (3.4): pure.
+
+    The creation time, or the eviction time after a PodsReady or admission-check eviction.
+    """
     evicted = workload.status.condition("Evicted")
     if (
         evicted is not None
@@ -141,7 +144,10 @@ def queue_timestamp(workload: Workload) -> datetime:
 
 
 def holds_reservation(workload: Workload) -> bool:
-    """Whether the object records a quota reservation (``status.admission`` and QuotaReserved=True): pure."""
+    """Whether the object records a quota reservation: pure.
+
+    That is ``status.admission`` set and ``QuotaReserved=True``.
+    """
     return workload.status.admission is not None and workload.status.is_condition_true(
         "QuotaReserved"
     )
@@ -158,7 +164,9 @@ def failed_admission_checks(workload: Workload) -> bool:
 
 
 def admitted_usage(workload: Workload) -> list[tuple[str, int, dict[str, str], dict[str, int]]]:
-    """Per pod set of a recorded admission: (name, count, flavors, usage ints scaled by reclaimable pods): pure.
+    """Per pod set of a recorded admission: (name, count, flavors, usage ints): pure.
+
+    Usage is scaled by reclaimable pods (below).
 
     From admission on, usage comes from ``resourceUsage`` (6.1), scaled down
     to ``count - reclaimable`` pods (2.4).
@@ -174,12 +182,15 @@ def admitted_usage(workload: Workload) -> list[tuple[str, int, dict[str, str], d
             if assignment.count is not None
             else spec_counts.get(assignment.name, 1)
         )
-        usage = {name: to_int(name, value) for name, value in assignment.resource_usage.items()}
+        usage = {
+            str(name): to_int(name, value) for name, value in assignment.resource_usage.items()
+        }
         released = reclaimable.get(assignment.name, 0)
         if released and count > 0:
             remaining = max(0, count - released)
             usage = {name: amount * remaining // count for name, amount in usage.items()}
-        result.append((str(assignment.name), count, dict(assignment.flavors), usage))
+        flavors = {str(resource): str(flavor) for resource, flavor in assignment.flavors.items()}
+        result.append((str(assignment.name), count, flavors, usage))
     return result
 
 

@@ -1,4 +1,4 @@
-"""Fair sharing (scheduling.md 8): dominant resource share, admission order, preemption strategies."""
+"""Fair sharing (scheduling.md 8): dominant resource share, admission order, strategies."""
 
 from __future__ import annotations
 
@@ -189,7 +189,8 @@ def test_weight_zero_queue_can_still_reclaim_its_nominal_quota() -> None:
 
 
 def test_weight_zero_borrower_is_preempted_first() -> None:
-    # b (weight 0) and d (weight 1) both borrow 1; a reclaims within nominal from the infinite share first.
+    # b (weight 0) and d (weight 1) both borrow 1; a reclaims within nominal from the
+    # infinite share first.
     queues = [fq("a", "3"), fq("b", "3", weight="0"), fq("d", "3"), fq("preemptible", "0")]
     engine = fair_engine(
         queues,

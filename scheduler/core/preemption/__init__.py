@@ -39,7 +39,7 @@ from scheduler.core.snapshot import Snapshot
 def find_targets(
     ctx: PreemptionContext, preemptor: Preemptor, requests: FRValues, needed: set[FlavorResource]
 ) -> tuple[Target, ...]:
-    """Victims whose eviction lets ``requests`` fit in the preemptor's CQ; () when none will do: pure.
+    """Victims whose eviction lets ``requests`` fit in the preemptor's CQ; () if none do: pure.
 
     ``needed`` are the FRs needing preemption; a candidate must use one of them.
     The quota tree is read and temporarily changed, always restored.

@@ -44,7 +44,7 @@ class Preemptor:
 
 @dataclass(slots=True)
 class PreemptionContext:
-    """What a victim search reads: admitted workloads per CQ, their records, the fair-sharing settings."""
+    """What a victim search reads: admitted workloads per CQ, their records, fair sharing."""
 
     admitted: Mapping[str, set[str]]
     records: Mapping[str, WorkloadRecord]
