@@ -339,20 +339,12 @@ def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
     assignment = entry.assignment
     assert assignment is not None
     if assignment.mode == Mode.NO_FIT:
-        entry.reason, entry.message, entry.requeue = (
-            assignment.no_fit_reason(),
-            assignment.message(),
-            "NoFit",
-        )
-        entry.shortages, entry.blockers = assignment.reasons()
+        entry.reason, entry.requeue = assignment.no_fit_reason(), "NoFit"
+        entry.message, entry.shortages, entry.blockers = assignment.pending()
         return [_pending(entry)]
     if assignment.mode < Mode.FIT and not entry.targets:
-        entry.reason, entry.message, entry.requeue = (
-            "WaitingForQuota",
-            assignment.message(),
-            "PreemptionNoCandidates",
-        )
-        entry.shortages, entry.blockers = assignment.reasons()
+        entry.reason, entry.requeue = "WaitingForQuota", "PreemptionNoCandidates"
+        entry.message, entry.shortages, entry.blockers = assignment.pending()
         if cq.preemption.reclaim_within_cohort != "Any":
             cycle.snapshot.hold(node, _capacity_hold(cq, assignment))
         return [_pending(entry)]
@@ -384,10 +376,8 @@ def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
         evictions = _issue(cycle, entry)
         record.scan = None
         entry.reason, entry.requeue = "WaitingForPreemptedWorkloads", "PendingPreemption"
-        entry.message = (
-            f"{assignment.message()}. Pending the preemption of {len(entry.targets)} workload(s)"
-        )
-        entry.shortages, entry.blockers = assignment.reasons()
+        message, entry.shortages, entry.blockers = assignment.pending()
+        entry.message = f"{message}. Pending the preemption of {len(entry.targets)} workload(s)"
         return [*evictions, _pending(entry)]
     return [_admit(cycle.sched, entry, assignment, now)]
 

@@ -196,7 +196,7 @@ class Engine:
         self._release(record)
         self.queues.unqueue(record)
         record.state = FINISHED
-        record.reason, record.message, record.shortages, record.blockers = None, "", (), ()
+        record.forget_status()
 
     # --- scheduling -----------------------------------------------------------------
 
@@ -361,6 +361,7 @@ class Engine:
     # --- workloads --------------------------------------------------------------------
 
     def _apply_workload(self, workload: Workload) -> None:
+        """Refresh the record from the API object, then count, route or finish it."""
         key = workload.key
         record = self._records.get(key)
         if record is None:

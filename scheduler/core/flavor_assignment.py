@@ -40,8 +40,8 @@ from scheduler.core.pending_reasons import (
     ResourceUnavailable,
     Shortage,
     UntoleratedTaint,
-    in_message_order,
     pod_set_message,
+    render,
     split,
 )
 from scheduler.core.resource_node import (
@@ -114,16 +114,18 @@ class Assignment:
 
     def message(self) -> str:
         """The pending message: each pod set that is not a plain Fit, joined by "; " (5.6): pure."""
-        return "; ".join(result.message() for result in self.pod_sets if result.mode != Mode.FIT)
+        return self.pending()[0]
 
-    def reasons(self) -> tuple[tuple[Shortage, ...], tuple[Blocker, ...]]:
-        """(shortages, blockers) behind ``message()``, in the order their notes appear: pure."""
-        return split(
-            reason
-            for result in self.pod_sets
-            if result.mode != Mode.FIT
-            for reason in in_message_order(result.reasons)
-        )
+    def pending(self) -> tuple[str, tuple[Shortage, ...], tuple[Blocker, ...]]:
+        """The pending message and the shortages and blockers it names, in its order: pure."""
+        messages: list[str] = []
+        ordered: list[PodSetReason] = []
+        for result in self.pod_sets:
+            if result.mode != Mode.FIT:
+                message, reasons = render(result.name, result.reasons)
+                messages.append(message)
+                ordered.extend(reasons)
+        return ("; ".join(messages), *split(ordered))
 
     def no_fit_reason(self) -> str:
         """The most severe NoFit reason over the pod sets (5.5): pure."""

@@ -142,15 +142,20 @@ PodSetReason = Shortage | Blocker
 """Why one flavor (or the whole ClusterQueue) could not take a pod set."""
 
 
-def in_message_order(reasons: Iterable[PodSetReason]) -> list[PodSetReason]:
-    """``reasons`` in the order their notes appear in the message: sorted notes (5.6): pure."""
-    return sorted(reasons, key=lambda reason: reason.note())
+def render(pod_set: str, reasons: Iterable[PodSetReason]) -> tuple[str, list[PodSetReason]]:
+    """One pod set's message and its reasons in the order the message names them: pure.
+
+    ``couldn't assign flavors to pod set <name>: <notes>``, the notes sorted
+    (5.6); each note is rendered once.
+    """
+    pairs = sorted(((reason.note(), reason) for reason in reasons), key=lambda pair: pair[0])
+    notes = ", ".join(note for note, _ in pairs)
+    return f"couldn't assign flavors to pod set {pod_set}: {notes}", [r for _, r in pairs]
 
 
 def pod_set_message(pod_set: str, reasons: Iterable[PodSetReason]) -> str:
     """``couldn't assign flavors to pod set <name>: <sorted notes>`` (5.6): pure."""
-    notes = ", ".join(sorted(reason.note() for reason in reasons))
-    return f"couldn't assign flavors to pod set {pod_set}: {notes}"
+    return render(pod_set, reasons)[0]
 
 
 def split(reasons: Iterable[PodSetReason]) -> tuple[tuple[Shortage, ...], tuple[Blocker, ...]]:
@@ -175,7 +180,7 @@ __all__ = [
     "ResourceUnavailable",
     "Shortage",
     "UntoleratedTaint",
-    "in_message_order",
     "pod_set_message",
+    "render",
     "split",
 ]

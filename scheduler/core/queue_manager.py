@@ -71,6 +71,7 @@ class QueueManager:
         self.reroute_local_queue(key)
 
     def remove_local_queue(self, key: str) -> None:
+        """Forget LocalQueue ``namespace/name``; its workloads become unqueued (3.1)."""
         if self._local_queues.pop(key, None) is not None:
             self.reroute_local_queue(key)
 
@@ -79,6 +80,7 @@ class QueueManager:
         self._queues.setdefault(name, ClusterQueueQueue())
 
     def reroute_local_queue(self, key: str) -> None:
+        """Route again every workload submitted to LocalQueue ``namespace/name``."""
         for workload in sorted(self._by_local_queue.get(key, ())):
             self.route(self._records[workload])
 
@@ -148,7 +150,7 @@ class QueueManager:
                 self._to_report[record.key] = None
             return
         if self._unqueued.pop(record.key, None) is not None:
-            record.tried = False
+            record.forget_status()
         record.cluster_queue = cq_name
         if not self._cluster_queues.is_active(cq_name):
             self._to_report[record.key] = None
@@ -243,10 +245,8 @@ class QueueManager:
             return Pending(key, cq, *unqueued)
         if cq is not None and not self._cluster_queues.is_active(cq):
             return Pending(key, cq, "Suspended", f"ClusterQueue {cq} is inactive")
-        if record.tried and record.reason is not None:
-            return Pending(
-                key, cq, record.reason, record.message, record.shortages, record.blockers
-            )
+        if record.reason is not None:
+            return Pending(key, cq, record.reason, record.message, *record.details)
         return None
 
     def pending_count(self, cluster_queue: str) -> int:

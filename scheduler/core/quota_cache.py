@@ -86,6 +86,7 @@ class QuotaCache:
         return True
 
     def apply_cohort(self, cohort: Cohort) -> None:
+        """Insert or replace a Cohort's spec (parent, quota, fair-sharing weight)."""
         spec = cohort.spec
         parent = str(spec.parent_name) if spec.parent_name else None
         self._cohorts[cohort.name] = CohortSpecInfo(parent, quota_of(spec.resource_groups))

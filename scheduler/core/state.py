@@ -21,6 +21,11 @@ ADMITTED = "Admitted"
 FINISHED = "Finished"
 
 
+Details = tuple[tuple[Shortage, ...], tuple[Blocker, ...]]
+"""(shortages, blockers) behind a pending message."""
+NO_DETAILS: Details = ((), ())
+
+
 @dataclass(frozen=True, slots=True)
 class ScanPosition:
     """Per (pod set, resource group): the index of the last flavor examined (4.8).
@@ -63,9 +68,7 @@ class WorkloadRecord:
         "usage",
         "reason",
         "message",
-        "shortages",
-        "blockers",
-        "tried",
+        "details",
         "evictions",
         "job_uid",
         "evicted",
@@ -96,11 +99,10 @@ class WorkloadRecord:
         self.usage: dict[str, FRValues] | None = None
         """Admitted: CQ name -> usage per FR (one entry)."""
         self.reason: str | None = None
+        """The last attempt's ``QuotaReserved`` reason; None: nothing to show (never tried)."""
         self.message = ""
-        self.shortages: tuple[Shortage, ...] = ()
-        self.blockers: tuple[Blocker, ...] = ()
-        """The structure ``message`` was rendered from, when flavor assignment made it."""
-        self.tried = False
+        self.details: Details = NO_DETAILS
+        """(shortages, blockers) ``message`` was rendered from, when flavor assignment made it."""
         self.evictions = 0
         self.job_uid: str | None = None
         """The ``kueue.x-k8s.io/job-uid`` label, quoted in preemption messages (7.7)."""
@@ -120,8 +122,13 @@ class WorkloadRecord:
         blockers: tuple[Blocker, ...] = (),
     ) -> None:
         """Record the outcome of an attempt: ``QuotaReserved`` reason, message, structure."""
-        self.reason, self.message, self.tried = reason, message, True
-        self.shortages, self.blockers = shortages, blockers
+        self.reason, self.message = reason, message
+        # One slot, shared when empty: a pending workload costs no more memory than before.
+        self.details = (shortages, blockers) if shortages or blockers else NO_DETAILS
+
+    def forget_status(self) -> None:
+        """Nothing to show until the next attempt (routed anew, or finished)."""
+        self.reason, self.message, self.details = None, "", NO_DETAILS
 
     def queue_signature(self) -> tuple[object, ...]:
         """What, when an update changes it, re-keys the workload in its heap (3.7): pure.
@@ -153,6 +160,8 @@ __all__ = [
     "FINISHED",
     "PENDING",
     "READY_MESSAGE",
+    "Details",
+    "NO_DETAILS",
     "ScanPosition",
     "WorkloadRecord",
     "inactive_message",
