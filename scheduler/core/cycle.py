@@ -489,13 +489,14 @@ def _admit(sched: Scheduler, entry: _Entry, assignment: Assignment, now: datetim
 def _pending(entry: _Entry) -> Pending:
     record = entry.record
     record.set_status(entry.reason, entry.message, entry.shortages, entry.blockers)
+    shortages, blockers = record.details  # the shared instances
     return Pending(
         workload=record.key,
         cluster_queue=entry.cq.name,
         reason=entry.reason,
         message=entry.message,
-        shortages=entry.shortages,
-        blockers=entry.blockers,
+        shortages=shortages,
+        blockers=blockers,
     )
 
 

@@ -16,7 +16,7 @@ note prints them exactly as before (``format_amount`` is ``str(to_quantity)``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -142,20 +142,28 @@ PodSetReason = Shortage | Blocker
 """Why one flavor (or the whole ClusterQueue) could not take a pod set."""
 
 
-def render(pod_set: str, reasons: Iterable[PodSetReason]) -> tuple[str, list[PodSetReason]]:
+def render(pod_set: str, reasons: Sequence[PodSetReason]) -> tuple[str, Sequence[PodSetReason]]:
     """One pod set's message and its reasons in the order the message names them: pure.
 
     ``couldn't assign flavors to pod set <name>: <notes>``, the notes sorted
     (5.6); each note is rendered once.
     """
-    pairs = sorted(((reason.note(), reason) for reason in reasons), key=lambda pair: pair[0])
-    notes = ", ".join(note for note, _ in pairs)
-    return f"couldn't assign flavors to pod set {pod_set}: {notes}", [r for _, r in pairs]
+    if len(reasons) == 1:  # the common case, without the sort's allocations
+        notes = reasons[0].note()
+    else:
+        pairs = sorted([(reason.note(), reason) for reason in reasons], key=_first)
+        notes = ", ".join([note for note, _ in pairs])
+        reasons = [reason for _, reason in pairs]
+    return f"couldn't assign flavors to pod set {pod_set}: {notes}", reasons
+
+
+def _first(pair: tuple[str, PodSetReason]) -> str:
+    return pair[0]
 
 
 def pod_set_message(pod_set: str, reasons: Iterable[PodSetReason]) -> str:
     """``couldn't assign flavors to pod set <name>: <sorted notes>`` (5.6): pure."""
-    return render(pod_set, reasons)[0]
+    return render(pod_set, list(reasons))[0]
 
 
 def split(reasons: Iterable[PodSetReason]) -> tuple[tuple[Shortage, ...], tuple[Blocker, ...]]:

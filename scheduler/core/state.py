@@ -25,6 +25,27 @@ Details = tuple[tuple[Shortage, ...], tuple[Blocker, ...]]
 """(shortages, blockers) behind a pending message."""
 NO_DETAILS: Details = ((), ())
 
+_SHARED_DETAILS: dict[Details, Details] = {}
+_SHARED_LIMIT = 10_000
+
+
+def shared_details(details: Details) -> Details:
+    """One shared instance per distinct value (the values are immutable).
+
+    Thousands of workloads waiting in one ClusterQueue usually wait for the
+    same reason; sharing keeps the records from holding thousands of equal
+    objects, which the garbage collector would otherwise walk on every full
+    collection.  Bounded like ``workload``'s pod-set interning.
+    """
+    if details == NO_DETAILS:
+        return NO_DETAILS
+    found = _SHARED_DETAILS.get(details)
+    if found is None:
+        if len(_SHARED_DETAILS) >= _SHARED_LIMIT:
+            _SHARED_DETAILS.clear()
+        found = _SHARED_DETAILS[details] = details
+    return found
+
 
 @dataclass(frozen=True, slots=True)
 class ScanPosition:
@@ -123,8 +144,7 @@ class WorkloadRecord:
     ) -> None:
         """Record the outcome of an attempt: ``QuotaReserved`` reason, message, structure."""
         self.reason, self.message = reason, message
-        # One slot, shared when empty: a pending workload costs no more memory than before.
-        self.details = (shortages, blockers) if shortages or blockers else NO_DETAILS
+        self.details = shared_details((shortages, blockers))
 
     def forget_status(self) -> None:
         """Nothing to show until the next attempt (routed anew, or finished)."""
@@ -164,5 +184,6 @@ __all__ = [
     "NO_DETAILS",
     "ScanPosition",
     "WorkloadRecord",
+    "shared_details",
     "inactive_message",
 ]
