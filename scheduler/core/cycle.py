@@ -51,7 +51,7 @@ from scheduler.core.decisions import Admit, CycleResult, Decision, Evict, Pendin
 from scheduler.core.fair_share import FairEntry, next_entry
 from scheduler.core.flavor_assignment import Assignment, Mode, assign_flavors
 from scheduler.core.ordering import processing_key
-from scheduler.core.pending_reasons import Blocker, Shortage
+from scheduler.core.pending_reasons import NO_DETAILS, Details
 from scheduler.core.preemption import (
     PreemptionContext,
     Preemptor,
@@ -84,8 +84,7 @@ class _Entry:
         "targets",
         "reason",
         "message",
-        "shortages",
-        "blockers",
+        "details",
         "requeue",
     )
 
@@ -96,8 +95,7 @@ class _Entry:
         self.targets: tuple[Target, ...] = ()
         self.reason = ""
         self.message = ""
-        self.shortages: tuple[Shortage, ...] = ()
-        self.blockers: tuple[Blocker, ...] = ()
+        self.details: Details = NO_DETAILS
         self.requeue = ""
 
     @property
@@ -340,11 +338,11 @@ def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
     assert assignment is not None
     if assignment.mode == Mode.NO_FIT:
         entry.reason, entry.requeue = assignment.no_fit_reason(), "NoFit"
-        entry.message, entry.shortages, entry.blockers = assignment.pending()
+        entry.message, entry.details = assignment.pending()
         return [_pending(entry)]
     if assignment.mode < Mode.FIT and not entry.targets:
         entry.reason, entry.requeue = "WaitingForQuota", "PreemptionNoCandidates"
-        entry.message, entry.shortages, entry.blockers = assignment.pending()
+        entry.message, entry.details = assignment.pending()
         if cq.preemption.reclaim_within_cohort != "Any":
             cycle.snapshot.hold(node, _capacity_hold(cq, assignment))
         return [_pending(entry)]
@@ -376,7 +374,7 @@ def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
         evictions = _issue(cycle, entry)
         record.scan = None
         entry.reason, entry.requeue = "WaitingForPreemptedWorkloads", "PendingPreemption"
-        message, entry.shortages, entry.blockers = assignment.pending()
+        message, entry.details = assignment.pending()
         entry.message = f"{message}. Pending the preemption of {len(entry.targets)} workload(s)"
         return [*evictions, _pending(entry)]
     return [_admit(cycle.sched, entry, assignment, now)]
@@ -488,8 +486,8 @@ def _admit(sched: Scheduler, entry: _Entry, assignment: Assignment, now: datetim
 
 def _pending(entry: _Entry) -> Pending:
     record = entry.record
-    record.set_status(entry.reason, entry.message, entry.shortages, entry.blockers)
-    shortages, blockers = record.details  # the shared instances
+    record.set_status(entry.reason, entry.message, entry.details)
+    shortages, blockers = entry.details
     return Pending(
         workload=record.key,
         cluster_queue=entry.cq.name,

@@ -32,7 +32,7 @@ from scheduler.core.cluster_queue import ClusterQueueInfo
 from scheduler.core.node_matching import first_untolerated_taint, matches_flavor_labels
 from scheduler.core.pending_reasons import (
     AffinityMismatch,
-    Blocker,
+    Details,
     ExceedsMaximum,
     FlavorNotFound,
     PodSetReason,
@@ -42,7 +42,6 @@ from scheduler.core.pending_reasons import (
     UntoleratedTaint,
     pod_set_message,
     render,
-    split,
 )
 from scheduler.core.resource_node import (
     QuotaNode,
@@ -116,16 +115,19 @@ class Assignment:
         """The pending message: each pod set that is not a plain Fit, joined by "; " (5.6): pure."""
         return self.pending()[0]
 
-    def pending(self) -> tuple[str, tuple[Shortage, ...], tuple[Blocker, ...]]:
+    def pending(self) -> tuple[str, Details]:
         """The pending message and the shortages and blockers it names, in its order: pure."""
-        messages: list[str] = []
-        ordered: list[PodSetReason] = []
-        for result in self.pod_sets:
-            if result.mode != Mode.FIT:
-                message, reasons = render(result.name, result.reasons)
-                messages.append(message)
-                ordered.extend(reasons)
-        return ("; ".join(messages), *split(ordered))
+        parts = [
+            render(result.name, result.reasons)
+            for result in self.pod_sets
+            if result.mode != Mode.FIT
+        ]
+        if len(parts) == 1:
+            return parts[0]
+        message = "; ".join(message for message, _ in parts)
+        shortages = tuple(item for _, (some, _) in parts for item in some)
+        blockers = tuple(item for _, (_, some) in parts for item in some)
+        return message, (shortages, blockers)
 
     def no_fit_reason(self) -> str:
         """The most severe NoFit reason over the pod sets (5.5): pure."""

@@ -142,19 +142,38 @@ PodSetReason = Shortage | Blocker
 """Why one flavor (or the whole ClusterQueue) could not take a pod set."""
 
 
-def render(pod_set: str, reasons: Sequence[PodSetReason]) -> tuple[str, Sequence[PodSetReason]]:
-    """One pod set's message and its reasons in the order the message names them: pure.
+Details = tuple[tuple[Shortage, ...], tuple[Blocker, ...]]
+"""(shortages, blockers) behind a pending message, each in the order the message names them."""
+
+NO_DETAILS: Details = ((), ())
+
+_RENDERED: dict[tuple[str, tuple[PodSetReason, ...]], tuple[str, Details]] = {}
+_RENDERED_LIMIT = 10_000
+
+
+def render(pod_set: str, reasons: Sequence[PodSetReason]) -> tuple[str, Details]:
+    """One pod set's message and its details, each in the message's order: pure.
 
     ``couldn't assign flavors to pod set <name>: <notes>``, the notes sorted
-    (5.6); each note is rendered once.
+    (5.6).  Results are shared by value (the reasons are immutable): the
+    many workloads that wait in one ClusterQueue for the same reason get one
+    message and one details pair, instead of allocating (and keeping, and
+    making the garbage collector walk) equal copies.  Bounded like the
+    pod-set interning of ``workload``.
     """
-    if len(reasons) == 1:  # the common case, without the sort's allocations
-        notes = reasons[0].note()
-    else:
+    key = (pod_set, tuple(reasons))
+    found = _RENDERED.get(key)
+    if found is None:
         pairs = sorted([(reason.note(), reason) for reason in reasons], key=_first)
         notes = ", ".join([note for note, _ in pairs])
-        reasons = [reason for _, reason in pairs]
-    return f"couldn't assign flavors to pod set {pod_set}: {notes}", reasons
+        found = (
+            f"couldn't assign flavors to pod set {pod_set}: {notes}",
+            split([reason for _, reason in pairs]),
+        )
+        if len(_RENDERED) >= _RENDERED_LIMIT:
+            _RENDERED.clear()
+        _RENDERED[key] = found
+    return found
 
 
 def _first(pair: tuple[str, PodSetReason]) -> str:
@@ -166,7 +185,7 @@ def pod_set_message(pod_set: str, reasons: Iterable[PodSetReason]) -> str:
     return render(pod_set, list(reasons))[0]
 
 
-def split(reasons: Iterable[PodSetReason]) -> tuple[tuple[Shortage, ...], tuple[Blocker, ...]]:
+def split(reasons: Iterable[PodSetReason]) -> Details:
     """(shortages, blockers) of ``reasons``, each in the given order: pure."""
     shortages: list[Shortage] = []
     blockers: list[Blocker] = []
@@ -175,14 +194,16 @@ def split(reasons: Iterable[PodSetReason]) -> tuple[tuple[Shortage, ...], tuple[
             shortages.append(reason)
         else:
             blockers.append(reason)
-    return tuple(shortages), tuple(blockers)
+    return (tuple(shortages), tuple(blockers)) if shortages or blockers else NO_DETAILS
 
 
 __all__ = [
     "AffinityMismatch",
     "Blocker",
+    "Details",
     "ExceedsMaximum",
     "FlavorNotFound",
+    "NO_DETAILS",
     "PodSetReason",
     "PreemptionPossibility",
     "ResourceUnavailable",

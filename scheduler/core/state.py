@@ -12,39 +12,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from scheduler.core.decisions import PodSetAdmission
-from scheduler.core.pending_reasons import Blocker, Shortage
+from scheduler.core.pending_reasons import NO_DETAILS, Details
 from scheduler.core.resources import FRValues
 from scheduler.core.workload import PodSetInfo
 
 PENDING = "Pending"
 ADMITTED = "Admitted"
 FINISHED = "Finished"
-
-
-Details = tuple[tuple[Shortage, ...], tuple[Blocker, ...]]
-"""(shortages, blockers) behind a pending message."""
-NO_DETAILS: Details = ((), ())
-
-_SHARED_DETAILS: dict[Details, Details] = {}
-_SHARED_LIMIT = 10_000
-
-
-def shared_details(details: Details) -> Details:
-    """One shared instance per distinct value (the values are immutable).
-
-    Thousands of workloads waiting in one ClusterQueue usually wait for the
-    same reason; sharing keeps the records from holding thousands of equal
-    objects, which the garbage collector would otherwise walk on every full
-    collection.  Bounded like ``workload``'s pod-set interning.
-    """
-    if details == NO_DETAILS:
-        return NO_DETAILS
-    found = _SHARED_DETAILS.get(details)
-    if found is None:
-        if len(_SHARED_DETAILS) >= _SHARED_LIMIT:
-            _SHARED_DETAILS.clear()
-        found = _SHARED_DETAILS[details] = details
-    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,16 +109,9 @@ class WorkloadRecord:
         self.scan: ScanPosition | None = None
         """The flavor-scan position of the last attempt (4.8)."""
 
-    def set_status(
-        self,
-        reason: str,
-        message: str,
-        shortages: tuple[Shortage, ...] = (),
-        blockers: tuple[Blocker, ...] = (),
-    ) -> None:
+    def set_status(self, reason: str, message: str, details: Details = NO_DETAILS) -> None:
         """Record the outcome of an attempt: ``QuotaReserved`` reason, message, structure."""
-        self.reason, self.message = reason, message
-        self.details = shared_details((shortages, blockers))
+        self.reason, self.message, self.details = reason, message, details
 
     def forget_status(self) -> None:
         """Nothing to show until the next attempt (routed anew, or finished)."""
@@ -180,10 +147,7 @@ __all__ = [
     "FINISHED",
     "PENDING",
     "READY_MESSAGE",
-    "Details",
-    "NO_DETAILS",
     "ScanPosition",
     "WorkloadRecord",
-    "shared_details",
     "inactive_message",
 ]
