@@ -92,7 +92,8 @@ def main() -> None:
     until_steady()
     rng = random.Random(1)
     for _ in range(CHURN_ROUNDS):
-        admitted = [key for key, rec in engine.workloads.items() if rec.state == "Admitted"]
+        holding = {key for keys in engine.cache.admitted.values() for key in keys}
+        admitted = [item.key for item in workloads if item.key in holding]  # in apply order
         for key in rng.sample(admitted, CHURN):
             engine.finish(key)
         until_steady()

@@ -29,7 +29,7 @@ from typing import Any
 from scheduler.api.config import parse_configuration
 from scheduler.core.decisions import Evict
 from scheduler.core.engine import Engine
-from scheduler.core.preemption import PreemptionContext, Preemptor, find_targets
+from scheduler.core.preemption import Preemptor, find_targets
 from tests.core.builders import T0, cluster_queue, flavor, flavor_quotas, local_queue, workload
 
 QUEUES = 100
@@ -85,7 +85,7 @@ def build(policy: dict[str, Any], *, fair: bool, full_even: bool) -> Engine:
                 template.status, admission=admission, conditions=conditions
             )
             engine.apply(dataclasses.replace(template, metadata=meta, spec=spec, status=status))
-    engine.ensure_forest()
+    engine.cache.ensure_forest()
     return engine
 
 
@@ -99,19 +99,13 @@ def median_ms(call: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def search(engine: Engine) -> Callable[[], Any]:
-    context = PreemptionContext(
-        admitted=engine.cq_admitted,
-        records=engine.workloads,
-        cluster_queues=engine.cluster_queues,
-        fair_sharing=engine.fair_sharing,
-        strategies=engine.strategies,
-    )
+    context = engine.preemption_context()
     preemptor = Preemptor(
         key="default/p",
         uid="up",
         priority=5,
         timestamp=T0 + timedelta(days=1),
-        cq=engine.cluster_queues["cq0"],
+        cq=engine.cache.cluster_queues["cq0"],
     )
     fr = ("default", "cpu")
     return lambda: find_targets(context, preemptor, {fr: REQUEST}, {fr})
@@ -131,7 +125,7 @@ def main() -> None:
     ]
     for name, policy, fair, full_even in cases:
         engine = build(policy, fair=fair, full_even=full_even)
-        admitted = sum(len(keys) for keys in engine.cq_admitted.values())
+        admitted = sum(len(keys) for keys in engine.cache.admitted.values())
         elapsed, targets = median_ms(search(engine))
         rows.append((name, admitted, len(targets), elapsed))
     engine = build({"reclaimWithinCohort": "Any"}, fair=False, full_even=False)
@@ -143,7 +137,7 @@ def main() -> None:
     rows.append(
         (
             "full cycle issuing the reclaim",
-            sum(len(k) for k in engine.cq_admitted.values()),
+            sum(len(k) for k in engine.cache.admitted.values()),
             evicted,
             cycle_ms,
         )

@@ -16,11 +16,12 @@ What the user reads, for a pending Workload:
 2. its position among the pending Workloads of that ClusterQueue, in the
    engine's queue order (priority, then age: ``WorkloadRecord.queue_order``);
 3. the engine's pending message, verbatim;
-4. what would have to free up, read from that message: for every
-   ``insufficient unused quota for R in flavor F, N more needed`` the amount,
-   the flavor's use against its quota, and the admitted Workloads that hold
-   it; plus the blockers nothing can free up (a request above the maximum
-   capacity, an untolerated taint, a resource without quota).
+4. what would have to free up, from the structure the engine rendered that
+   message from (``Pending.shortages``): for every shortage the amount, the
+   flavor's use against its quota, and the admitted Workloads that hold it;
+   plus the blockers nothing can free up (``Pending.blockers``: a request
+   above the maximum capacity, an untolerated taint, a resource without
+   quota).  Nothing is parsed back out of the message.
 
 An admitted Workload says where (ClusterQueue, flavors) and since when (the
 ``Admitted`` or ``QuotaReserved`` condition); a finished one says how it
@@ -32,8 +33,7 @@ Workload is the one it owns (owner reference, or label
 from __future__ import annotations
 
 import argparse
-import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TextIO
@@ -54,57 +54,49 @@ from scheduler.cli.live import (
     parse_time,
     utc_now,
 )
+from scheduler.core.engine import Engine
+from scheduler.core.pending_reasons import (
+    Blocker,
+    ExceedsMaximum,
+    ResourceUnavailable,
+    Shortage,
+    UntoleratedTaint,
+)
+from scheduler.core.resources import format_quantity
 
 EXIT_OK, EXIT_NOT_FOUND = 0, 1
 MAX_CYCLES = 200
 MAX_HOLDERS = 5
 
-SHORTAGE = re.compile(
-    r"insufficient unused quota for (?P<resource>\S+) in flavor (?P<flavor>\S+), "
-    r"(?P<amount>\S+) more needed"
-)
-OVER_MAXIMUM = re.compile(
-    r"insufficient quota for (?P<resource>\S+) in flavor (?P<flavor>\S+), previously considered "
-    r"podsets requests \((?P<earlier>[^)]*)\) \+ current podset request \((?P<request>[^)]*)\) "
-    r"> maximum capacity \((?P<maximum>[^)]*)\)"
-)
-UNTOLERATED = re.compile(r"untolerated taint (?P<taint>\{[^}]*\}) in flavor (?P<flavor>[^,.\s]+)")
-UNAVAILABLE = re.compile(r"resource (?P<resource>\S+) unavailable in ClusterQueue")
 
+def hard_blockers(blockers: Sequence[Blocker]) -> list[str]:
+    """What no release of quota can cure, in words: maxima exceeded, then taints, then resources.
 
-@dataclass(frozen=True, slots=True)
-class Shortage:
-    """``amount`` more of ``resource`` must free up in ``flavor``."""
-
-    resource: str
-    flavor: str
-    amount: str
-
-
-def shortages(message: str) -> list[Shortage]:
-    """Every "N more needed" of an engine pending message, in its order: pure."""
-    return [Shortage(m["resource"], m["flavor"], m["amount"]) for m in SHORTAGE.finditer(message)]
-
-
-def hard_blockers(message: str) -> list[str]:
-    """What no release of quota can cure, in words, from an engine pending message: pure."""
+    Affinity mismatches and missing flavors are named by the pending message
+    alone.  Pure.
+    """
     lines = []
-    for match in OVER_MAXIMUM.finditer(message):
-        earlier = (
-            f" (plus {match['earlier']} for earlier pod sets)" if match["earlier"] != "0" else ""
-        )
-        lines.append(
-            f"{match['resource']} in flavor {match['flavor']}: it asks for {match['request']}{earlier} "
-            f"but the ClusterQueue can never have more than {match['maximum']} there; "
-            "only a larger quota helps"
-        )
-    for match in UNTOLERATED.finditer(message):
-        lines.append(
-            f"flavor {match['flavor']} has the taint {match['taint']}, which the Job does not tolerate; "
-            "add a toleration to use it"
-        )
-    for match in UNAVAILABLE.finditer(message):
-        lines.append(f"the ClusterQueue has no quota at all for {match['resource']}")
+    for blocker in blockers:
+        if isinstance(blocker, ExceedsMaximum):
+            earlier = (
+                f" (plus {blocker.earlier} for earlier pod sets)"
+                if not blocker.earlier.is_zero()
+                else ""
+            )
+            lines.append(
+                f"{blocker.resource} in flavor {blocker.flavor}: it asks for {blocker.request}"
+                f"{earlier} but the ClusterQueue can never have more than {blocker.maximum} "
+                "there; only a larger quota helps"
+            )
+    for blocker in blockers:
+        if isinstance(blocker, UntoleratedTaint):
+            lines.append(
+                f"flavor {blocker.flavor} has the taint {blocker.taint_text}, which the Job does "
+                "not tolerate; add a toleration to use it"
+            )
+    for blocker in blockers:
+        if isinstance(blocker, ResourceUnavailable):
+            lines.append(f"the ClusterQueue has no quota at all for {blocker.resource}")
     return lines
 
 
@@ -149,8 +141,8 @@ def find_target(objects: ClusterObjects, target: str, namespace: str) -> Target 
             if found is not None:
                 return Target(None, found)
         return (
-            f"Job {name} not found in namespace {namespace} among Jobs with the kueue.x-k8s.io/queue-name "
-            "label (kuota only queues Jobs that carry it)"
+            f"Job {name} not found in namespace {namespace} among Jobs with the "
+            "kueue.x-k8s.io/queue-name label (kuota only queues Jobs that carry it)"
         )
     uid = metadata(job).get("uid")
     workload = next((w for w in in_namespace if owner_job_uid(w) == uid), None)
@@ -165,7 +157,7 @@ def _display(workload_key: str, owners: Mapping[str, str]) -> str:
 
 
 def _owner_names(objects: ClusterObjects) -> dict[str, str]:
-    """Workload key -> ``job/NAME`` of its Job (``namespace/`` prefixed across namespaces is not needed): pure."""
+    """Workload key -> ``job/NAME`` of its Job (no ``namespace/`` prefix: one namespace): pure."""
     jobs = {metadata(j).get("uid"): str(metadata(j).get("name")) for j in objects.jobs}
     names = {}
     for workload in objects.workloads:
@@ -176,19 +168,17 @@ def _owner_names(objects: ClusterObjects) -> dict[str, str]:
 
 
 def _holders(
-    engine: Any,
+    engine: Engine,
     cluster_queue: str,
     shortage: Shortage,
     owners: Mapping[str, str],
     live_admitted: set[str],
 ) -> list[str]:
-    """Admitted Workloads of ``cluster_queue`` using ``shortage``'s flavor for its resource, biggest first: pure.
+    """Admitted Workloads of ``cluster_queue`` using ``shortage``'s FR, biggest first: pure.
 
-    One the engine admitted on its own run but the cluster has not yet is
-    marked "being admitted".
+    They use ``shortage``'s flavor for its resource.  One the engine admitted
+    on its own run but the cluster has not yet is marked "being admitted".
     """
-    from scheduler.core.resources import format_quantity
-
     found = []
     for key in engine.workload_keys():
         state = engine.workload_state(key)
@@ -212,9 +202,7 @@ def _holders(
     ]
 
 
-def _quota_text(engine: Any, cluster_queue: Mapping[str, Any] | None, shortage: Shortage) -> str:
-    from scheduler.core.resources import format_quantity
-
+def _quota_text(engine: Engine, cluster_queue: Mapping[str, Any] | None, shortage: Shortage) -> str:
     if cluster_queue is None:
         return ""
     name = str(metadata(cluster_queue).get("name"))
@@ -229,15 +217,6 @@ def _quota_text(engine: Any, cluster_queue: Mapping[str, Any] | None, shortage: 
     if used is None or nominal is None:
         return ""
     return f" (in use: {format_quantity(shortage.resource, used)} of {nominal})"
-
-
-def queue_position(engine: Any, workload_key: str, cluster_queue: str) -> tuple[int, int] | None:
-    """(1-based position, pending count) in the engine's queue order, None if not queued there: pure."""
-    queue = engine.queues.get(cluster_queue)
-    if queue is None or workload_key not in queue:
-        return None
-    ordered = sorted(queue.keys(), key=lambda key: engine.workloads[key].queue_order())
-    return ordered.index(workload_key) + 1, len(ordered)
 
 
 def _heading(target: Target, workload_key: str | None) -> str:
@@ -275,6 +254,7 @@ def explain_workload(
 ) -> list[str]:
     """The explanation of ``target`` against the picture ``objects`` at ``now``, as lines: pure."""
     notes = notes if notes is not None else []
+    engine: Engine
     engine, cluster, clock = new_live_engine(objects, now, notes)
     workload = target.workload
     key = key_of(workload) if workload is not None else None
@@ -303,7 +283,7 @@ def explain_workload(
         lines.append(
             "The scheduler has not created its Workload yet; this is what it would decide."
         )
-    if key is None or key not in engine.workloads:
+    if key is None or not engine.has_workload(key):
         return lines + [
             "kuota does not know this Job: is it suspended and labelled kueue.x-k8s.io/queue-name?"
         ]
@@ -321,24 +301,23 @@ def _predicted_key(cluster: Any, job_uid: str) -> str | None:
     return None
 
 
-def _pending_lines(engine: Any, objects: ClusterObjects, key: str) -> list[str]:
+def _pending_lines(engine: Engine, objects: ClusterObjects, key: str) -> list[str]:
     state = engine.workload_state(key)
-    record = engine.workloads[key]
-    queue = record.queue_name or "-"
+    queue = state.local_queue or "-"
     if state.state == "Admitted":
         flavors = "; ".join(
             f"{ps.name}: " + ", ".join(f"{r}={f}" for r, f in ps.flavors.items())
             for ps in state.admission
         )
         return [
-            f"It is pending in LocalQueue {queue} -> ClusterQueue {state.cluster_queue}, and it fits now "
-            f"({flavors}): the scheduler's next cycle should admit it."
+            f"It is pending in LocalQueue {queue} -> ClusterQueue {state.cluster_queue}, "
+            f"and it fits now ({flavors}): the scheduler's next cycle should admit it."
         ]
     cluster_queue = state.cluster_queue
     if cluster_queue is None:
         return [f"It is not queued ({state.reason}): {state.message}"]
     lines = [f"It is pending in LocalQueue {queue} -> ClusterQueue {cluster_queue}."]
-    position = queue_position(engine, key, cluster_queue)
+    position = engine.queue_position(key)
     if position is not None:
         lines.append(
             f"Position: {position[0]} of {position[1]} pending in ClusterQueue {cluster_queue} "
@@ -355,7 +334,7 @@ def _pending_lines(engine: Any, objects: ClusterObjects, key: str) -> list[str]:
     raw_queue = next(
         (cq for cq in objects.cluster_queues if metadata(cq).get("name") == cluster_queue), None
     )
-    missing = shortages(message)
+    missing = state.shortages
     if missing:
         lines.append(
             "To be admitted, one of these has to free up:"
@@ -373,7 +352,7 @@ def _pending_lines(engine: Any, objects: ClusterObjects, key: str) -> list[str]:
                 )
                 text += f"; held by {shown}{more}"
             lines.append(text)
-    blockers = hard_blockers(message)
+    blockers = hard_blockers(state.blockers)
     if blockers:
         lines.append("Not curable by waiting:" if not missing else "Also:")
         lines.extend(f"  - {blocker}" for blocker in blockers)
@@ -384,10 +363,10 @@ def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "explain",
         help="why a Job waits: its place in the queue, what blocks it, what has to free up",
-        description="Read the cluster through your kubeconfig, run kuota's scheduling engine on it locally "
-        "(nothing is written), and explain one Job: its position in its ClusterQueue, the resource "
-        "and flavor that block it and how much has to free up; or where and since when it was "
-        "admitted. TARGET is JOB, job/NAME or workload/NAME.",
+        description="Read the cluster through your kubeconfig, run kuota's scheduling engine on it "
+        "locally (nothing is written), and explain one Job: its position in its ClusterQueue, the "
+        "resource and flavor that block it and how much has to free up; or where and since when it "
+        "was admitted. TARGET is JOB, job/NAME or workload/NAME.",
     )
     parser.add_argument("target", metavar="TARGET", help="JOB, job/NAME or workload/NAME")
     add_connection_arguments(parser, namespaced=True, all_namespaces=False)
@@ -417,12 +396,4 @@ def run(
     return EXIT_OK
 
 
-__all__ = [
-    "Shortage",
-    "Target",
-    "explain_workload",
-    "find_target",
-    "hard_blockers",
-    "queue_position",
-    "shortages",
-]
+__all__ = ["Target", "explain_workload", "find_target", "hard_blockers"]

@@ -18,6 +18,10 @@ checks it); the deep queue simply drains within one call.  Only the latest
 Pending decision of a workload is reported.  ``Engine(one_admission_per_queue
 =True)`` runs a single round.
 
+The cycle receives the engine's parts, not the engine: a ``Scheduler`` holds
+the quota cache and the queue manager behind the narrow views of
+``cycle_inputs``, the workload records, the options and the cycle counter.
+
 Preemption (4.5 steps 0-6): an entry whose assignment needs preemption got
 its targets at nomination.  If an earlier entry of this cycle already chose
 one of them, its assignment is recomputed with those victims gone (pinned to
@@ -40,12 +44,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING
 
+from scheduler.core.cluster_queue import ClusterQueueInfo
+from scheduler.core.cycle_inputs import CycleQueues, CycleQuota, SchedulingOptions
 from scheduler.core.decisions import Admit, CycleResult, Decision, Evict, Pending, PodSetAdmission
 from scheduler.core.fair_share import FairEntry, next_entry
 from scheduler.core.flavor_assignment import Assignment, Mode, assign_flavors
 from scheduler.core.ordering import processing_key
+from scheduler.core.pending_reasons import NO_DETAILS, Details
 from scheduler.core.preemption import (
     PreemptionContext,
     Preemptor,
@@ -54,34 +60,33 @@ from scheduler.core.preemption import (
     simulate_one,
 )
 from scheduler.core.preemption.messages import preemption_message
+from scheduler.core.requeue import execute_requeues, report_unqueued, return_head
 from scheduler.core.resource_node import QuotaNode, capacity_available
 from scheduler.core.resources import FRValues, to_quantity
 from scheduler.core.snapshot import Snapshot
 from scheduler.core.state import ADMITTED, ScanPosition, WorkloadRecord
 
-if TYPE_CHECKING:
-    from scheduler.core.cluster_queue import ClusterQueueInfo
-    from scheduler.core.engine import Engine
-
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 NAMESPACE_MISMATCH = "workload namespace doesn't match ClusterQueue selector"
 FAILED_CHECKS = "The workload has failed admission checks"
-DEFERRED_FIT = "Workload has overlapping preemption targets with another workload, but will fit after these preemptions complete"
+DEFERRED_FIT = (
+    "Workload has overlapping preemption targets with another workload, "
+    "but will fit after these preemptions complete"
+)
 OVERLAPPING = "Workload has overlapping preemption targets with another workload"
-
-# Where a non-admitted head goes (3.6): requeue reason -> (BestEffortFIFO parks?, StrictFIFO parks?)
-_PARKS: dict[str, tuple[bool, bool]] = {
-    "NoFit": (True, False),
-    "PreemptionNoCandidates": (True, False),
-    "FailedAfterNomination": (False, False),
-    "PendingPreemption": (False, False),
-    "NamespaceMismatch": (True, True),
-    "Generic": (True, False),
-}
 
 
 class _Entry:
-    __slots__ = ("cq", "record", "assignment", "targets", "reason", "message", "requeue")
+    __slots__ = (
+        "cq",
+        "record",
+        "assignment",
+        "targets",
+        "reason",
+        "message",
+        "details",
+        "requeue",
+    )
 
     def __init__(self, cq: ClusterQueueInfo, record: WorkloadRecord) -> None:
         self.cq = cq
@@ -90,6 +95,7 @@ class _Entry:
         self.targets: tuple[Target, ...] = ()
         self.reason = ""
         self.message = ""
+        self.details: Details = NO_DETAILS
         self.requeue = ""
 
     @property
@@ -104,27 +110,53 @@ class _Entry:
         )
 
 
+class Scheduler:
+    """The engine's parts a cycle works on, and the number of cycles run so far."""
+
+    __slots__ = ("quota", "queues", "records", "options", "cycles")
+
+    def __init__(
+        self,
+        *,
+        quota: CycleQuota,
+        queues: CycleQueues,
+        records: Mapping[str, WorkloadRecord],
+        options: SchedulingOptions,
+    ) -> None:
+        self.quota = quota
+        self.queues = queues
+        self.records = records
+        self.options = options
+        self.cycles = 0
+        """Cycles (rounds) run so far: the age of a flavor-scan position (4.8)."""
+
+    def run(self, now: datetime) -> tuple[CycleResult, bool]:
+        """One kuota cycle at ``now``; (result, whether anything changed)."""
+        return run_cycle(self, now)
+
+
 class _Cycle:
-    """What one cycle shares between entries: the snapshot, the preemption view, the victims chosen so far."""
+    """What one round shares between entries: the snapshot, the preemption view, the victims."""
 
-    __slots__ = ("engine", "snapshot", "context", "victims")
+    __slots__ = ("sched", "snapshot", "context", "victims")
 
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
+    def __init__(self, sched: Scheduler) -> None:
+        self.sched = sched
         self.snapshot = Snapshot()
+        quota, options = sched.quota, sched.options
         self.context = PreemptionContext(
-            admitted=engine.cq_admitted,
-            records=engine.workloads,
-            cluster_queues=engine.cluster_queues,
-            fair_sharing=engine.fair_sharing,
-            strategies=engine.strategies,
+            admitted=quota.admitted,
+            records=sched.records,
+            cluster_queues=quota.cluster_queues,
+            fair_sharing=options.fair_sharing,
+            strategies=options.strategies,
         )
         self.victims: dict[str, tuple[QuotaNode, FRValues]] = {}
         """Every workload chosen as a victim earlier in this cycle -> (its CQ node, its usage)."""
 
     def usage_of(self, target: Target) -> tuple[QuotaNode, FRValues]:
-        record = self.engine.workloads[target.workload]
-        node = self.engine.cluster_queues[target.cluster_queue].node
+        record = self.sched.records[target.workload]
+        node = self.sched.quota.cluster_queues[target.cluster_queue].node
         assert node is not None and record.usage is not None
         return node, record.usage[target.cluster_queue]
 
@@ -132,18 +164,18 @@ class _Cycle:
 MAX_ROUNDS = 10_000
 
 
-def run_cycle(engine: Engine, now: datetime) -> tuple[CycleResult, bool]:
+def run_cycle(sched: Scheduler, now: datetime) -> tuple[CycleResult, bool]:
     """Run one kuota cycle; returns (result, whether anything changed).
 
     Kueue rounds are repeated while they admit (and stop at an eviction, whose
     victims must be released from outside before anything else can happen).
     """
-    if engine.one_admission_per_queue:
-        return _run_round(engine, now)
+    if sched.options.one_admission_per_queue:
+        return _run_round(sched, now)
     decisions: list[Decision] = []
     changed = False
     for _ in range(MAX_ROUNDS):
-        result, round_changed = _run_round(engine, now)
+        result, round_changed = _run_round(sched, now)
         decisions.extend(result.decisions)
         changed = changed or round_changed
         if not result.admitted or result.evicted:
@@ -152,7 +184,7 @@ def run_cycle(engine: Engine, now: datetime) -> tuple[CycleResult, bool]:
 
 
 def _latest_pending(decisions: list[Decision]) -> list[Decision]:
-    """Drop a Pending decision when a later decision of the same cycle concerns the same workload (pure)."""
+    """Drop a Pending decision when a later one of the same cycle concerns its workload: pure."""
     last: dict[str, int] = {}
     for index, decision in enumerate(decisions):
         if isinstance(decision, (Admit, Pending)):
@@ -164,45 +196,40 @@ def _latest_pending(decisions: list[Decision]) -> list[Decision]:
     ]
 
 
-def _run_round(engine: Engine, now: datetime) -> tuple[CycleResult, bool]:
+def _run_round(sched: Scheduler, now: datetime) -> tuple[CycleResult, bool]:
     """One Kueue cycle (scheduling.md 4.1-4.7): one head per active ClusterQueue."""
-    engine.ensure_forest()
-    engine.cycles += 1
-    changed = _execute_requeues(engine, now)
-    decisions: list[Decision] = _report_unqueued(engine)
-    cycle = _Cycle(engine)
+    quota = sched.quota
+    quota.ensure_forest()
+    sched.cycles += 1
+    changed = execute_requeues(quota, sched.queues, sched.records, now)
+    decisions: list[Decision] = report_unqueued(sched.queues, sched.records)
+    cycle = _Cycle(sched)
     snapshot = cycle.snapshot
-    candidates = [
-        name
-        for name in sorted(engine.cluster_queues)
-        if not engine.inactive_reasons(name) and name not in engine.forest.in_cycle
-    ]
+    candidates = [name for name in sorted(quota.cluster_queues) if quota.can_schedule(name)]
     try:
         heads: list[_Entry] = []
         for name in candidates:
-            key = engine.queues[name].pop()
-            if key is not None:
-                record = engine.workloads[key]
-                record.queued_in = None
-                heads.append(_Entry(engine.cluster_queues[name], record))
+            record = sched.queues.pop_head(name)
+            if record is not None:
+                heads.append(_Entry(quota.cluster_queues[name], record))
         entries = [_nominate(cycle, entry) for entry in heads]
-        for entry in _processing_order(engine, entries):
+        for entry in _processing_order(sched, entries):
             made = _process(cycle, entry, now)
             decisions.extend(made)
             if any(isinstance(decision, Evict) for decision in made):
                 changed = True
             if isinstance(made[-1], Admit):
                 changed = True
-            elif _return(engine, entry):
+            elif return_head(sched.queues, entry.record, entry.cq, entry.requeue):
                 changed = True
     finally:
         snapshot.rollback()
     return CycleResult(decisions=tuple(decisions)), changed
 
 
-def _processing_order(engine: Engine, entries: list[_Entry]) -> Iterator[_Entry]:
-    """Entries in processing order: the classical sort (4.4) or, under fair sharing, the tournament (8.4)."""
-    if not engine.fair_sharing:
+def _processing_order(sched: Scheduler, entries: list[_Entry]) -> Iterator[_Entry]:
+    """Entries in processing order: the classical sort (4.4) or the fair tournament (8.4)."""
+    if not sched.options.fair_sharing:
         yield from sorted(entries, key=_sort_key)
         return
     contenders: list[FairEntry[_Entry]] = []
@@ -233,13 +260,16 @@ def _sort_key(entry: _Entry) -> tuple[int, int, datetime, str]:
 
 
 def _nominate(cycle: _Cycle, entry: _Entry) -> _Entry:
-    """Checks of 4.3, then flavor assignment and preemption targets; failures fill reason/message/requeue."""
-    engine = cycle.engine
+    """Checks of 4.3, then flavor assignment and preemption targets.
+
+    A failed check fills the entry's reason, message and requeue reason.
+    """
+    sched = cycle.sched
     record, cq = entry.record, entry.cq
     if record.checks_failed:
         entry.reason, entry.message, entry.requeue = "PendingEvaluation", FAILED_CHECKS, "Generic"
         return entry
-    if not engine.namespace_matches(cq, record.namespace):
+    if not sched.quota.namespace_matches(cq, record.namespace):
         entry.reason, entry.message, entry.requeue = (
             "Misconfigured",
             NAMESPACE_MISMATCH,
@@ -247,10 +277,10 @@ def _nominate(cycle: _Cycle, entry: _Entry) -> _Entry:
         )
         return entry
     entry.assignment, entry.targets = _assign(
-        cycle, entry, start_after=_scan_start(engine, record, cq.name)
+        cycle, entry, start_after=_scan_start(sched, record, cq.name)
     )
     record.scan = ScanPosition(
-        entry.assignment.last_tried, engine.cycles, engine.allocatable_generation(cq.name)
+        entry.assignment.last_tried, sched.cycles, sched.quota.allocatable_generation(cq.name)
     )
     return entry
 
@@ -263,13 +293,13 @@ def _assign(
     pinned: Mapping[tuple[str, int], str] | None = None,
 ) -> tuple[Assignment, tuple[Target, ...]]:
     """Flavor assignment (5) and, when it needs preemption, the whole workload's targets (7.1)."""
-    engine, context, preemptor = cycle.engine, cycle.context, entry.preemptor
+    sched, context, preemptor = cycle.sched, cycle.context, entry.preemptor
     assignment = assign_flavors(
         cq=entry.cq,
         pod_sets=entry.record.pod_sets,
-        flavors=engine.flavors,
-        ignore_undeclared=engine.ignore_undeclared,
-        fair_sharing=engine.fair_sharing,
+        flavors=sched.quota.flavors,
+        ignore_undeclared=sched.options.ignore_undeclared,
+        fair_sharing=sched.options.fair_sharing,
         simulate=lambda fr, amount: simulate_one(context, preemptor, fr, amount),
         start_after=start_after,
         pinned=pinned,
@@ -280,12 +310,16 @@ def _assign(
     return assignment, targets
 
 
-def _scan_start(engine: Engine, record: WorkloadRecord, cq: str) -> Mapping[tuple[str, int], int]:
-    """Where the flavor scan resumes (4.8): the last position, unless quota changed and it is stale: pure."""
+def _scan_start(sched: Scheduler, record: WorkloadRecord, cq: str) -> Mapping[tuple[str, int], int]:
+    """Where the flavor scan resumes (4.8): the last position, unless stale after a quota change.
+
+    Pure.
+    """
     scan = record.scan
-    if scan is None or not engine.resume_flavor_scan:
+    if scan is None or not sched.options.resume_flavor_scan:
         return {}
-    if engine.allocatable_generation(cq) > scan.generation and scan.cycle < engine.cycles - 1:
+    stale = scan.cycle < sched.cycles - 1
+    if sched.quota.allocatable_generation(cq) > scan.generation and stale:
         return {}
     return scan.last_tried
 
@@ -303,18 +337,12 @@ def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
     assignment = entry.assignment
     assert assignment is not None
     if assignment.mode == Mode.NO_FIT:
-        entry.reason, entry.message, entry.requeue = (
-            assignment.no_fit_reason(),
-            assignment.message(),
-            "NoFit",
-        )
+        entry.reason, entry.requeue = assignment.no_fit_reason(), "NoFit"
+        entry.message, entry.details = assignment.pending()
         return [_pending(entry)]
     if assignment.mode < Mode.FIT and not entry.targets:
-        entry.reason, entry.message, entry.requeue = (
-            "WaitingForQuota",
-            assignment.message(),
-            "PreemptionNoCandidates",
-        )
+        entry.reason, entry.requeue = "WaitingForQuota", "PreemptionNoCandidates"
+        entry.message, entry.details = assignment.pending()
         if cq.preemption.reclaim_within_cohort != "Any":
             cycle.snapshot.hold(node, _capacity_hold(cq, assignment))
         return [_pending(entry)]
@@ -346,15 +374,14 @@ def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
         evictions = _issue(cycle, entry)
         record.scan = None
         entry.reason, entry.requeue = "WaitingForPreemptedWorkloads", "PendingPreemption"
-        entry.message = (
-            f"{assignment.message()}. Pending the preemption of {len(entry.targets)} workload(s)"
-        )
+        message, entry.details = assignment.pending()
+        entry.message = f"{message}. Pending the preemption of {len(entry.targets)} workload(s)"
         return [*evictions, _pending(entry)]
-    return [_admit(cycle.engine, entry, assignment, now)]
+    return [_admit(cycle.sched, entry, assignment, now)]
 
 
 def _recompute(cycle: _Cycle, entry: _Entry) -> bool:
-    """4.5 step 0: reassign with this cycle's victims gone, flavors pinned; True for a DeferredFit."""
+    """4.5 step 0: reassign with the cycle's victims gone, flavors pinned; True: a DeferredFit."""
     assignment = entry.assignment
     assert assignment is not None
     context = cycle.context
@@ -384,11 +411,11 @@ def _fits(cycle: _Cycle, node: QuotaNode, usage: FRValues, targets: tuple[Target
 
 def _issue(cycle: _Cycle, entry: _Entry) -> list[Decision]:
     """Issue the preemptions of 7.7: an ``Evict`` per target not already being evicted."""
-    engine, preemptor = cycle.engine, entry.record
+    sched, preemptor = cycle.sched, entry.record
     decisions: list[Decision] = []
     for target in entry.targets:
         cycle.victims[target.workload] = cycle.usage_of(target)
-        victim = engine.workloads[target.workload]
+        victim = sched.records[target.workload]
         if victim.evicted:
             continue
         message = preemption_message(
@@ -396,7 +423,7 @@ def _issue(cycle: _Cycle, entry: _Entry) -> list[Decision]:
             preemptor_job_uid=preemptor.job_uid,
             reason=target.reason,
             preemptor_node=entry.cq.node,
-            victim_node=engine.cluster_queues[target.cluster_queue].node,
+            victim_node=sched.quota.cluster_queues[target.cluster_queue].node,
         )
         victim.evicted = True
         victim.evictions += 1
@@ -413,7 +440,10 @@ def _issue(cycle: _Cycle, entry: _Entry) -> list[Decision]:
 
 
 def _capacity_hold(cq: ClusterQueueInfo, assignment: Assignment) -> FRValues:
-    """Capacity a preemptor without candidates keeps from later borrowers this cycle (4.5 step 2): pure."""
+    """Capacity a preemptor without candidates keeps from later borrowers (4.5 step 2): pure.
+
+    It is held for the rest of the round only.
+    """
     node = cq.node
     assert node is not None
     borrows = assignment.borrowing_level > 0
@@ -429,7 +459,7 @@ def _capacity_hold(cq: ClusterQueueInfo, assignment: Assignment) -> FRValues:
     return hold
 
 
-def _admit(engine: Engine, entry: _Entry, assignment: Assignment, now: datetime) -> Admit:
+def _admit(sched: Scheduler, entry: _Entry, assignment: Assignment, now: datetime) -> Admit:
     record, cq = entry.record, entry.cq
     pod_sets = tuple(
         PodSetAdmission(
@@ -442,17 +472,13 @@ def _admit(engine: Engine, entry: _Entry, assignment: Assignment, now: datetime)
         )
         for result in assignment.pod_sets
     )
-    engine.queues[cq.name].remove(record.key)
+    sched.queues.admitted(record, cq.name)
     record.state = ADMITTED
     record.cluster_queue = cq.name
     record.admission = pod_sets
-    record.reason, record.message, record.tried = (
-        "QuotaReserved",
-        f"Quota reserved in ClusterQueue {cq.name}",
-        True,
-    )
+    record.set_status("QuotaReserved", f"Quota reserved in ClusterQueue {cq.name}")
     record.scan = None
-    engine.charge(record, cq.name, dict(assignment.usage), now)
+    sched.quota.charge(record, cq.name, dict(assignment.usage), now)
     return Admit(
         workload=record.key, cluster_queue=cq.name, pod_sets=pod_sets, message=record.message
     )
@@ -460,71 +486,16 @@ def _admit(engine: Engine, entry: _Entry, assignment: Assignment, now: datetime)
 
 def _pending(entry: _Entry) -> Pending:
     record = entry.record
-    record.reason, record.message, record.tried = entry.reason, entry.message, True
+    record.set_status(entry.reason, entry.message, entry.details)
+    shortages, blockers = entry.details
     return Pending(
-        workload=record.key, cluster_queue=entry.cq.name, reason=entry.reason, message=entry.message
+        workload=record.key,
+        cluster_queue=entry.cq.name,
+        reason=entry.reason,
+        message=entry.message,
+        shortages=shortages,
+        blockers=blockers,
     )
 
 
-def _return(engine: Engine, entry: _Entry) -> bool:
-    """Put a non-admitted head back (3.6); True when it was parked as inadmissible."""
-    record, cq = entry.record, entry.cq
-    best_effort_parks, strict_parks = _PARKS[entry.requeue]
-    park = strict_parks if cq.strict_fifo else best_effort_parks
-    if park and not cq.strict_fifo and record.scan is not None and record.scan.untried_remain:
-        park = False  # untried flavors remain: back to the heap (3.6 exception b)
-    queue = engine.queues[cq.name]
-    record.queued_in = cq.name
-    if park:
-        queue.park(record.queue_order())
-    else:
-        queue.push(record.queue_order())
-        if entry.requeue == "PendingPreemption" and not cq.strict_fifo:
-            queue.sticky = record.key
-    return park
-
-
-def _execute_requeues(engine: Engine, now: datetime) -> bool:
-    """Run the requeue events raised since the last cycle (3.7); True if a workload moved."""
-    names: set[str] = set(engine.requeue_cqs)
-    for name in engine.requeue_trees:
-        members = engine.tree_members(name)
-        names.update(members if members else ([name] if name in engine.cluster_queues else []))
-    engine.requeue_trees.clear()
-    engine.requeue_cqs.clear()
-    moved = 0
-    for name in sorted(names):
-        info = engine.cluster_queues.get(name)
-        queue = engine.queues.get(name)
-        if info is None or queue is None:
-            continue
-
-        def keep_parked(key: str, info: ClusterQueueInfo = info) -> bool:
-            record = engine.workloads[key]
-            if record.requeue_at is not None and record.requeue_at > now:
-                return True
-            return not engine.namespace_matches(info, record.namespace)
-
-        moved += queue.requeue_inadmissible(keep_parked)
-    return moved > 0
-
-
-def _report_unqueued(engine: Engine) -> list[Decision]:
-    """Pending decisions for workloads whose 3.1 status changed since the last cycle."""
-    decisions: list[Decision] = []
-    for key in sorted(engine.to_report):
-        record = engine.workloads.get(key)
-        if record is None or record.state != "Pending":
-            continue
-        reason, message = engine.pending_status(record)
-        if reason is not None:
-            decisions.append(
-                Pending(
-                    workload=key, cluster_queue=record.cluster_queue, reason=reason, message=message
-                )
-            )
-    engine.to_report.clear()
-    return decisions
-
-
-__all__ = ["run_cycle"]
+__all__ = ["Scheduler", "run_cycle"]

@@ -4,18 +4,20 @@ The engine never writes to the API: a cycle returns decisions and the caller
 (the live scheduler, ``kuota simulate``, the tests) carries them out or prints
 them.  An ``Admit`` carries the admission record of scheduling.md 6.1; a
 ``Pending`` carries the ``QuotaReserved=False`` reason and the exact message a
-user reads (scheduling.md 3.1, 4.3, 4.5, 5.6); an ``Evict`` names a victim of
-preemption (scheduling.md 7.7): its quota stays counted until the caller
-says its pods are gone (``Engine.release``).
+user reads (scheduling.md 3.1, 4.3, 4.5, 5.6), and when that message comes
+from flavor assignment, the structure it was rendered from: the shortages
+(what would have to free up) and the blockers (what no release cures); an
+``Evict`` names a victim of preemption (scheduling.md 7.7): its quota stays
+counted until the caller says its pods are gone (``Engine.release``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Union
 
 from scheduler.api.quantity import Quantity
+from scheduler.core.pending_reasons import Blocker, Shortage
 
 WorkloadKey = str
 """``<namespace>/<name>`` of a Workload."""
@@ -47,6 +49,10 @@ class Pending:
     cluster_queue: str | None
     reason: str
     message: str
+    shortages: tuple[Shortage, ...] = ()
+    """Per flavor and resource, what must free up; in the order ``message`` names them."""
+    blockers: tuple[Blocker, ...] = ()
+    """What no release of quota cures (maximum exceeded, taint, ...); in message order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +63,7 @@ class Evict:
     message: str
 
 
-Decision = Union[Admit, Pending, Evict]
+Decision = Admit | Pending | Evict
 
 
 @dataclass(frozen=True, slots=True)

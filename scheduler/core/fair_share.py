@@ -44,7 +44,10 @@ class Share:
 
     @property
     def key(self) -> tuple[int, Fraction]:
-        """Comparison key: infinite shares above finite ones, two infinite ones by ``unweighted``: pure."""
+        """Comparison key: infinite shares above finite ones: pure.
+
+        Two infinite shares compare by ``unweighted``.
+        """
         return (1, self.unweighted) if self.infinite else (0, self.value)
 
     def weighted_share(self) -> int:
@@ -56,7 +59,10 @@ ZERO = Share(borrowing=False, unweighted=Fraction(0), infinite=False, value=Frac
 
 
 def lendable(parent: QuotaNode) -> dict[str, int]:
-    """Per resource name, what ``parent`` could give a child: Σ over the root's flavors of potential: pure."""
+    """Per resource name, what ``parent`` could give a child: pure.
+
+    The sum, over the root's flavors, of their potential.
+    """
     totals: dict[str, int] = {}
     for fr in parent.root().subtree_quota:
         totals[fr[1]] = totals.get(fr[1], 0) + potential(parent, fr)

@@ -3,9 +3,10 @@
 Results, not booleans: every (pod set, resource group) records the flavor
 chosen, its mode (``NoFit < PreemptNoCandidates < Preempt < Reclaim < Fit``,
 an ordered enum, so a pod set's mode is ``min()`` over its groups and a
-workload's ``min()`` over its pod sets), its borrowing level, and the notes
-and NoFit reasons of every flavor examined.  The pending message a user reads
-is derived from that structure (5.6).
+workload's ``min()`` over its pod sets), its borrowing level, and the
+reasons (``scheduler.core.pending_reasons``: shortages and blockers) and
+NoFit reasons of every flavor examined.  The pending message a user reads is
+rendered from that structure (5.6), never the other way round.
 
 Assignment reads the live quota tree; the caller decides what to do with the
 result (the cycle, 4.5).  When an FR lacks unused quota and preemption may
@@ -28,10 +29,19 @@ from enum import IntEnum
 
 from scheduler.api.models import ResourceFlavorSpec
 from scheduler.core.cluster_queue import ClusterQueueInfo
-from scheduler.core.node_matching import (
-    describe_taint,
-    first_untolerated_taint,
-    matches_flavor_labels,
+from scheduler.core.node_matching import first_untolerated_taint, matches_flavor_labels
+from scheduler.core.pending_reasons import (
+    AffinityMismatch,
+    Details,
+    ExceedsMaximum,
+    FlavorNotFound,
+    PodSetReason,
+    PreemptionPossibility,
+    ResourceUnavailable,
+    Shortage,
+    UntoleratedTaint,
+    pod_set_message,
+    render,
 )
 from scheduler.core.resource_node import (
     QuotaNode,
@@ -40,7 +50,7 @@ from scheduler.core.resource_node import (
     may_reclaim_in_hierarchy,
     potential,
 )
-from scheduler.core.resources import FlavorResource, FRValues, format_amount
+from scheduler.core.resources import FlavorResource, FRValues, to_quantity
 from scheduler.core.workload import PodSetInfo
 
 
@@ -71,14 +81,15 @@ class PodSetResult:
     borrowing_level: int = 0
     flavors: dict[str, str] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
+    reasons: list[PodSetReason] = field(default_factory=list)
+    """Why examined flavors could not be used (none for a group whose chosen flavor fits, 5.6)."""
     no_fit_reason: str | None = None
     preempt_frs: set[FlavorResource] = field(default_factory=set)
     """Assigned FRs whose mode is not Fit (they need preemption)."""
 
     def message(self) -> str:
         """``couldn't assign flavors to pod set <name>: <sorted notes>`` (5.6): pure."""
-        return f"couldn't assign flavors to pod set {self.name}: {', '.join(sorted(self.notes))}"
+        return pod_set_message(self.name, self.reasons)
 
 
 @dataclass(slots=True)
@@ -101,8 +112,22 @@ class Assignment:
         return set().union(*(result.preempt_frs for result in self.pod_sets))
 
     def message(self) -> str:
-        """The pending message: every pod set that is not a plain Fit, joined by ``"; "`` (5.6): pure."""
-        return "; ".join(result.message() for result in self.pod_sets if result.mode != Mode.FIT)
+        """The pending message: each pod set that is not a plain Fit, joined by "; " (5.6): pure."""
+        return self.pending()[0]
+
+    def pending(self) -> tuple[str, Details]:
+        """The pending message and the shortages and blockers it names, in its order: pure."""
+        parts = [
+            render(result.name, result.reasons)
+            for result in self.pod_sets
+            if result.mode != Mode.FIT
+        ]
+        if len(parts) == 1:
+            return parts[0]
+        message = "; ".join(message for message, _ in parts)
+        shortages = tuple(item for _, (some, _) in parts for item in some)
+        blockers = tuple(item for _, (_, some) in parts for item in some)
+        return message, (shortages, blockers)
 
     def no_fit_reason(self) -> str:
         """The most severe NoFit reason over the pod sets (5.5): pure."""
@@ -204,8 +229,8 @@ def _assign_pod_set(
         if index is not None:
             by_group.setdefault(index, []).append(resource)
         elif requests[resource] != 0 and not ignore_undeclared:
-            result.notes.append(f"resource {resource} unavailable in ClusterQueue")
-    if result.notes:
+            result.reasons.append(ResourceUnavailable(pod_set.name, resource))
+    if result.reasons:
         result.mode = Mode.NO_FIT
         result.no_fit_reason = "NoMatchingFlavor"
         return result
@@ -219,7 +244,7 @@ def _assign_pod_set(
             order = [(i, name) for i, name in order if name == scan.pinned[key]]
         else:
             order = order[scan.start_after.get(key, -1) + 1 :]
-        chosen, notes, reasons, last = _choose_flavor(
+        chosen, why, no_fit, last = _choose_flavor(
             cq=cq,
             node=node,
             order=order,
@@ -236,14 +261,14 @@ def _assign_pod_set(
         if chosen is not None:
             scan.chosen[key] = chosen.flavor
         if chosen is None:
-            result.notes.extend(notes)
+            result.reasons.extend(why)
             result.mode = Mode.NO_FIT
             group_reasons.append(
-                min(reasons, key=REASON_SEVERITY.__getitem__) if reasons else "NoMatchingFlavor"
+                min(no_fit, key=REASON_SEVERITY.__getitem__) if no_fit else "NoMatchingFlavor"
             )
             continue
         if chosen.mode != Mode.FIT:
-            result.notes.extend(notes)
+            result.reasons.extend(why)
         result.mode = min(result.mode, chosen.mode)
         result.borrowing_level = max(result.borrowing_level, chosen.level)
         result.preempt_frs.update(chosen.preempt_frs)
@@ -268,30 +293,32 @@ def _choose_flavor(
     earlier: FRValues,
     fair_sharing: bool,
     simulate: Simulation | None,
-) -> tuple[_Candidate | None, list[str], list[str], int]:
-    """Scan flavors in ``order`` and pick one (5.4): (choice, notes, NoFit reasons, scan position): pure.
+) -> tuple[_Candidate | None, list[PodSetReason], list[str], int]:
+    """Scan flavors in ``order`` and pick one (5.4): pure.
+
+    Returns (choice, reasons, NoFit reasons, scan position).
 
     The scan position is the index of the flavor the scan stopped at, or -1
     when it went through the end of the group's list (4.8).
     """
-    notes: list[str] = []
-    reasons: list[str] = []
+    why: list[PodSetReason] = []
+    no_fit: list[str] = []
     best: _Candidate | None = None
     fungibility = cq.fungibility
     for position, flavor in order:
         spec = flavors.get(flavor)
         if spec is None:
-            notes.append(f"flavor {flavor} not found")
-            reasons.append("NoMatchingFlavor")
+            why.append(FlavorNotFound(pod_set.name, flavor))
+            no_fit.append("NoMatchingFlavor")
             continue
         taint = first_untolerated_taint(spec.node_taints, pod_set.tolerations + spec.tolerations)
         if taint is not None:
-            notes.append(f"untolerated taint {describe_taint(taint)} in flavor {flavor}")
-            reasons.append("NoMatchingFlavor")
+            why.append(UntoleratedTaint(pod_set.name, flavor, taint))
+            no_fit.append("NoMatchingFlavor")
             continue
         if not matches_flavor_labels(pod_set.node_selector, pod_set.affinity, spec.node_labels):
-            notes.append(f"flavor {flavor} doesn't match node affinity")
-            reasons.append("NoMatchingFlavor")
+            why.append(AffinityMismatch(pod_set.name, flavor))
+            no_fit.append("NoMatchingFlavor")
             continue
         mode = Mode.FIT
         level = 0
@@ -302,20 +329,21 @@ def _choose_flavor(
             this_mode, this_level, note, reason = _classify(
                 cq=cq,
                 node=node,
+                pod_set=pod_set.name,
                 fr=fr,
                 earlier=before,
                 request=requests[resource],
                 fair_sharing=fair_sharing,
                 simulate=simulate,
             )
-            if note:
-                notes.append(note)
+            if note is not None:
+                why.append(note)
             if this_mode < Mode.FIT:
                 needing.append(fr)
             mode = min(mode, this_mode)
             level = max(level, this_level)
             if this_mode == Mode.NO_FIT:
-                reasons.append(reason or "WaitingForQuota")
+                no_fit.append(reason or "WaitingForQuota")
                 break
         if mode == Mode.NO_FIT:
             continue
@@ -329,10 +357,10 @@ def _choose_flavor(
             or (level > 0 and fungibility.when_can_borrow == "TryNextFlavor")
         )
         if not try_next:
-            return candidate, notes, reasons, (position if position < last_index else -1)
+            return candidate, why, no_fit, (position if position < last_index else -1)
         if best is None or _preferred(candidate, best, fungibility.preference):
             best = candidate
-    return best, notes, reasons, -1
+    return best, why, no_fit, -1
 
 
 def _preferred(candidate: _Candidate, best: _Candidate, preference: str | None) -> bool:
@@ -352,29 +380,31 @@ def _classify(
     *,
     cq: ClusterQueueInfo,
     node: QuotaNode,
+    pod_set: str,
     fr: tuple[str, str],
     earlier: int,
     request: int,
     fair_sharing: bool,
     simulate: Simulation | None,
-) -> tuple[Mode, int, str | None, str | None]:
-    """Quota classification of one FR (5.3): (mode, borrowing level, note, NoFit reason): pure."""
+) -> tuple[Mode, int, PodSetReason | None, str | None]:
+    """Quota classification of one FR (5.3): (mode, borrowing level, reason, NoFit reason): pure."""
     flavor, resource = fr
     value = earlier + request
     maximum = potential(node, fr)
     if value > maximum:
-        return (
-            Mode.NO_FIT,
-            0,
-            f"insufficient quota for {resource} in flavor {flavor}, previously considered podsets requests "
-            f"({format_amount(resource, earlier)}) + current podset request ({format_amount(resource, request)}) "
-            f"> maximum capacity ({format_amount(resource, maximum)})",
-            "ExceedsMaxQuota",
+        exceeds = ExceedsMaximum(
+            pod_set=pod_set,
+            flavor=flavor,
+            resource=resource,
+            earlier=to_quantity(resource, earlier),
+            request=to_quantity(resource, request),
+            maximum=to_quantity(resource, maximum),
         )
+        return Mode.NO_FIT, 0, exceeds, "ExceedsMaxQuota"
     free = capacity_available(node, fr)
     if value <= free:
         return Mode.FIT, borrowing_level(node, fr, value), None, None
-    note = f"insufficient unused quota for {resource} in flavor {flavor}, {format_amount(resource, value - free)} more needed"
+    missing = to_quantity(resource, value - free)
     policy = cq.preemption
     can_preempt_while_borrowing = policy.borrow_within_cohort.policy == "LowerPriority" or (
         fair_sharing and policy.reclaim_within_cohort != "Never"
@@ -385,13 +415,26 @@ def _classify(
         or can_preempt_while_borrowing
     ):
         if simulate is None:
-            return Mode.PREEMPT_NO_CANDIDATES, borrowing_level(node, fr, value), note, None
-        targets, level = simulate(fr, value)
-        if not targets:
-            return Mode.PREEMPT_NO_CANDIDATES, level, note, None
-        in_cq = any(getattr(target, "cluster_queue", None) == cq.name for target in targets)
-        return (Mode.PREEMPT if in_cq else Mode.RECLAIM), level, note, None
-    return Mode.NO_FIT, 0, note, "WaitingForQuota"
+            level = borrowing_level(node, fr, value)
+            possibility = PreemptionPossibility.NO_CANDIDATES
+            mode = Mode.PREEMPT_NO_CANDIDATES
+        else:
+            targets, level = simulate(fr, value)
+            in_cq = any(getattr(target, "cluster_queue", None) == cq.name for target in targets)
+            if not targets:
+                possibility, mode = PreemptionPossibility.NO_CANDIDATES, Mode.PREEMPT_NO_CANDIDATES
+            elif in_cq:
+                possibility, mode = PreemptionPossibility.PREEMPT, Mode.PREEMPT
+            else:
+                possibility, mode = PreemptionPossibility.RECLAIM, Mode.RECLAIM
+        shortage = Shortage(pod_set, flavor, resource, missing, level > 0, possibility)
+        return mode, level, shortage, None
+    # Here the request alone exceeds the nominal quota (first condition above) and the CQ has a
+    # cohort (else ``value > maximum``): the FR can only be had by borrowing.
+    shortage = Shortage(
+        pod_set, flavor, resource, missing, True, PreemptionPossibility.NOT_POSSIBLE
+    )
+    return Mode.NO_FIT, 0, shortage, "WaitingForQuota"
 
 
 __all__ = ["Assignment", "Mode", "PodSetResult", "REASON_SEVERITY", "assign_flavors"]

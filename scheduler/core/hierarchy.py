@@ -84,9 +84,9 @@ def build_forest(
         cohort_name = cluster_queues[name][0]
         if cohort_name and cohort_name not in forest.cohorts:
             forest.cohorts[cohort_name] = QuotaNode(cohort_name, is_cohort=True)
-    for info in list(cohorts.values()):
-        if info.parent and info.parent not in forest.cohorts:
-            forest.cohorts[info.parent] = QuotaNode(info.parent, is_cohort=True)
+    for spec in list(cohorts.values()):
+        if spec.parent and spec.parent not in forest.cohorts:
+            forest.cohorts[spec.parent] = QuotaNode(spec.parent, is_cohort=True)
     cyclic = _cyclic_cohorts(cohorts)
     for name in sorted(forest.cohorts):
         info = cohorts.get(name)

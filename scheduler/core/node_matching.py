@@ -39,7 +39,10 @@ def tolerates(toleration: Toleration, taint: Taint) -> bool:
 def first_untolerated_taint(
     taints: Iterable[Taint], tolerations: Iterable[Toleration]
 ) -> Taint | None:
-    """The first blocking taint none of ``tolerations`` tolerates (``PreferNoSchedule`` ignored): pure."""
+    """The first blocking taint none of ``tolerations`` tolerates: pure.
+
+    ``PreferNoSchedule`` taints never block.
+    """
     tolerations = tuple(tolerations)
     for taint in taints:
         if taint.effect not in _BLOCKING_EFFECTS:
@@ -81,7 +84,7 @@ def matches_flavor_labels(
     required_affinity: tuple[NodeSelectorTerm, ...] | None,
     flavor_labels: Mapping[str, str],
 ) -> bool:
-    """Whether the pod's node selection, reduced to the flavor's label keys, matches the flavor: pure.
+    """Whether the pod's node selection, reduced to the flavor's label keys, matches it: pure.
 
     Reduction (5.2): keep ``nodeSelector`` entries and affinity expressions
     whose key is one of the flavor's label keys; if any affinity term becomes

@@ -53,7 +53,7 @@ class ClusterQueueQueue:
         self._inadmissible.pop(key, None)
         self._counter += 1
         self._current[key] = self._counter
-        heapq.heappush(self._heap, (*order, self._counter))  # type: ignore[arg-type]
+        heapq.heappush(self._heap, (*order, self._counter))
         if len(self._heap) > 2 * len(self._current) + 64:
             self._compact()
 
@@ -85,7 +85,10 @@ class ClusterQueueQueue:
         return None
 
     def requeue_inadmissible(self, keep_parked: Callable[[str], bool]) -> int:
-        """Move every inadmissible workload back to the heap unless ``keep_parked(key)``; returns how many moved."""
+        """Move every inadmissible workload back to the heap unless ``keep_parked(key)``.
+
+        Returns how many moved.
+        """
         moved = 0
         for key, order in list(self._inadmissible.items()):
             if keep_parked(key):

@@ -116,25 +116,33 @@ def local_available(node: QuotaNode, fr: FlavorResource) -> int:
 
 
 def add_usage(node: QuotaNode, fr: FlavorResource, amount: int) -> None:
-    """Charge ``amount`` of ``fr`` to ``node``: what its guaranteed quota cannot absorb goes to the parent."""
-    while True:
-        free_locally = local_available(node, fr)
-        node.usage[fr] = node.usage.get(fr, 0) + amount
+    """Charge ``amount`` of ``fr`` to ``node``.
+
+    What its guaranteed (local) quota cannot absorb is charged to the parent.
+    """
+    current: QuotaNode | None = node
+    while current is not None:
+        free_locally = local_available(current, fr)
+        current.usage[fr] = current.usage.get(fr, 0) + amount
         amount -= free_locally
-        node = node.parent  # type: ignore[assignment]
-        if node is None or amount <= 0:
+        if amount <= 0:
             return
+        current = current.parent
 
 
 def remove_usage(node: QuotaNode, fr: FlavorResource, amount: int) -> None:
-    """Release ``amount`` of ``fr``: the parent gives back ``min(amount, Usage - LocalQuota)`` if positive."""
-    while True:
-        stored_in_parent = min(amount, node.usage.get(fr, 0) - node.local_quota.get(fr, 0))
-        node.usage[fr] = node.usage.get(fr, 0) - amount
+    """Release ``amount`` of ``fr`` from ``node``.
+
+    The parent gives back ``min(amount, Usage - LocalQuota)`` when positive.
+    """
+    current: QuotaNode | None = node
+    while current is not None:
+        stored_in_parent = min(amount, current.usage.get(fr, 0) - current.local_quota.get(fr, 0))
+        current.usage[fr] = current.usage.get(fr, 0) - amount
         amount = stored_in_parent
-        node = node.parent  # type: ignore[assignment]
-        if node is None or amount <= 0:
+        if amount <= 0:
             return
+        current = current.parent
 
 
 def available(node: QuotaNode, fr: FlavorResource) -> int:
@@ -185,7 +193,10 @@ def borrowing_level(node: QuotaNode, fr: FlavorResource, amount: int) -> int:
 
 
 def may_reclaim_in_hierarchy(node: QuotaNode, fr: FlavorResource, amount: int) -> bool:
-    """True when the subtree absorbing ``amount`` is not the root (1.4), enabling reclamation: pure."""
+    """True when the subtree absorbing ``amount`` is not the root (1.4): pure.
+
+    Reclamation is then possible.
+    """
     if node.parent is None:
         return False
     found = _absorbing_ancestor(node, fr, amount)
@@ -193,11 +204,14 @@ def may_reclaim_in_hierarchy(node: QuotaNode, fr: FlavorResource, amount: int) -
 
 
 def _absorbing_ancestor(node: QuotaNode, fr: FlavorResource, amount: int) -> QuotaNode | None:
-    """The node of the 1.4 walk that absorbs ``amount`` (``node`` itself for level 0), or None: pure."""
+    """The node of the 1.4 walk that absorbs ``amount``, or None: pure.
+
+    ``node`` itself for level 0.
+    """
     if node.usage.get(fr, 0) + amount <= node.nominal.get(fr, 0) or node.parent is None:
         return node
     remaining = amount - local_available(node, fr)
-    ancestor = node.parent
+    ancestor: QuotaNode | None = node.parent
     while ancestor is not None:
         if ancestor.usage.get(fr, 0) + remaining <= ancestor.subtree_quota.get(fr, 0):
             return ancestor

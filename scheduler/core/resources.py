@@ -29,7 +29,10 @@ def is_binary(resource: str) -> bool:
 
 
 def to_int(resource: str, value: Quantity) -> int:
-    """The integer the scheduler compares: milli-cores for cpu, base units (rounded up) otherwise: pure."""
+    """The integer the scheduler compares: pure.
+
+    Milli-cores for cpu, base units (rounded up) otherwise.
+    """
     return value.milli_value() if resource == "cpu" else value.value()
 
 
@@ -46,7 +49,10 @@ def format_amount(resource: str, amount: int) -> str:
 
 
 def format_quantity(resource: str, value: Quantity) -> str:
-    """Canonical Kubernetes text of ``value`` as the engine prints it (cpu ``500m``, memory ``1Gi``): pure."""
+    """Canonical Kubernetes text of ``value`` as the engine prints it: pure.
+
+    For example cpu ``500m``, memory ``1Gi``.
+    """
     return format_amount(resource, to_int(resource, value))
 
 

@@ -38,7 +38,7 @@ class Trial:
                 self._log.append((node, fr, -amount))
 
     def add(self, node: QuotaNode, usage: FRValues) -> None:
-        """Charge ``usage`` to ``node`` (a victim given back, or the preemptor simulated as admitted)."""
+        """Charge ``usage`` to ``node`` (a victim given back, or a preemptor simulated admitted)."""
         for fr, amount in usage.items():
             if amount > 0:
                 add_usage(node, fr, amount)
@@ -77,7 +77,7 @@ class Snapshot:
     @staticmethod
     @contextmanager
     def trial() -> Iterator[Trial]:
-        """A step-by-step what-if search on the tree; every change is undone on exit, even on error."""
+        """A step-by-step what-if search on the tree; all is undone on exit, even on error."""
         trial = Trial()
         try:
             yield trial

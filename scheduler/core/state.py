@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from scheduler.core.decisions import PodSetAdmission
+from scheduler.core.pending_reasons import NO_DETAILS, Details
 from scheduler.core.resources import FRValues
 from scheduler.core.workload import PodSetInfo
 
@@ -22,7 +23,10 @@ FINISHED = "Finished"
 
 @dataclass(frozen=True, slots=True)
 class ScanPosition:
-    """Per (pod set, resource group): index of the last flavor examined, -1 if the scan reached the end (4.8)."""
+    """Per (pod set, resource group): the index of the last flavor examined (4.8).
+
+    -1 when the scan reached the end of the group's flavors.
+    """
 
     last_tried: Mapping[tuple[str, int], int]
     cycle: int
@@ -59,7 +63,7 @@ class WorkloadRecord:
         "usage",
         "reason",
         "message",
-        "tried",
+        "details",
         "evictions",
         "job_uid",
         "evicted",
@@ -90,8 +94,10 @@ class WorkloadRecord:
         self.usage: dict[str, FRValues] | None = None
         """Admitted: CQ name -> usage per FR (one entry)."""
         self.reason: str | None = None
+        """The last attempt's ``QuotaReserved`` reason; None: nothing to show (never tried)."""
         self.message = ""
-        self.tried = False
+        self.details: Details = NO_DETAILS
+        """(shortages, blockers) ``message`` was rendered from, when flavor assignment made it."""
         self.evictions = 0
         self.job_uid: str | None = None
         """The ``kueue.x-k8s.io/job-uid`` label, quoted in preemption messages (7.7)."""
@@ -99,9 +105,24 @@ class WorkloadRecord:
         """A preemption was issued and its quota is not released yet (``Engine.release``)."""
         self.eviction_message = ""
         self.reserved_at: tuple[datetime, int] = (datetime.min.replace(tzinfo=UTC), 0)
-        """When quota was reserved (``QuotaReserved`` time, then a sequence): candidate order 7.4."""
+        """When quota was reserved (``QuotaReserved`` time, then a sequence): order of 7.4."""
         self.scan: ScanPosition | None = None
         """The flavor-scan position of the last attempt (4.8)."""
+
+    def set_status(self, reason: str, message: str, details: Details = NO_DETAILS) -> None:
+        """Record the outcome of an attempt: ``QuotaReserved`` reason, message, structure."""
+        self.reason, self.message, self.details = reason, message, details
+
+    def forget_status(self) -> None:
+        """Nothing to show until the next attempt (routed anew, or finished)."""
+        self.reason, self.message, self.details = None, "", NO_DETAILS
+
+    def queue_signature(self) -> tuple[object, ...]:
+        """What, when an update changes it, re-keys the workload in its heap (3.7): pure.
+
+        Pod sets first (a new shape also resets the flavor scan).
+        """
+        return (self.pod_sets, self.priority, self.queue_name, self.active, self.timestamp)
 
     def queue_order(self) -> tuple[int, datetime, str, str]:
         return (-self.priority, self.timestamp, self.uid, self.key)

@@ -12,12 +12,14 @@ copies of one Job template share one ``PodSetInfo``.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from scheduler.api.config import ResourcesConfig
 from scheduler.api.models import NodeSelectorTerm, PodSet, Toleration, Workload
 from scheduler.api.quantity import NANOS_PER_UNIT, Quantity
-from scheduler.core.resources import to_int
+from scheduler.core.decisions import PodSetAdmission
+from scheduler.core.resources import FRValues, to_int, to_quantity
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -106,7 +108,7 @@ def pod_set_info(pod_set: PodSet, reclaimable: int, config: ResourcesConfig | No
         found = PodSetInfo(
             name=pod_set.name,
             count=count,
-            per_pod=counted_per_pod(requests, config),
+            per_pod=counted_per_pod({str(name): value for name, value in requests.items()}, config),
             tolerations=tolerations,
             node_selector=node_selector,
             affinity=affinity,
@@ -125,7 +127,10 @@ def pod_set_infos(workload: Workload, config: ResourcesConfig | None) -> tuple[P
 
 
 def queue_timestamp(workload: Workload) -> datetime:
-    """Queue-order timestamp (3.4): creation time, or the eviction time after a PodsReady/check eviction: pure."""
+    """Queue-order timestamp (3.4): pure.
+
+    The creation time, or the eviction time after a PodsReady or admission-check eviction.
+    """
     evicted = workload.status.condition("Evicted")
     if (
         evicted is not None
@@ -139,7 +144,10 @@ def queue_timestamp(workload: Workload) -> datetime:
 
 
 def holds_reservation(workload: Workload) -> bool:
-    """Whether the object records a quota reservation (``status.admission`` and QuotaReserved=True): pure."""
+    """Whether the object records a quota reservation: pure.
+
+    That is ``status.admission`` set and ``QuotaReserved=True``.
+    """
     return workload.status.admission is not None and workload.status.is_condition_true(
         "QuotaReserved"
     )
@@ -156,7 +164,9 @@ def failed_admission_checks(workload: Workload) -> bool:
 
 
 def admitted_usage(workload: Workload) -> list[tuple[str, int, dict[str, str], dict[str, int]]]:
-    """Per pod set of a recorded admission: (name, count, flavors, usage ints scaled by reclaimable pods): pure.
+    """Per pod set of a recorded admission: (name, count, flavors, usage ints): pure.
+
+    Usage is scaled by reclaimable pods (below).
 
     From admission on, usage comes from ``resourceUsage`` (6.1), scaled down
     to ``count - reclaimable`` pods (2.4).
@@ -172,18 +182,62 @@ def admitted_usage(workload: Workload) -> list[tuple[str, int, dict[str, str], d
             if assignment.count is not None
             else spec_counts.get(assignment.name, 1)
         )
-        usage = {name: to_int(name, value) for name, value in assignment.resource_usage.items()}
+        usage = {
+            str(name): to_int(name, value) for name, value in assignment.resource_usage.items()
+        }
         released = reclaimable.get(assignment.name, 0)
         if released and count > 0:
             remaining = max(0, count - released)
             usage = {name: amount * remaining // count for name, amount in usage.items()}
-        result.append((str(assignment.name), count, dict(assignment.flavors), usage))
+        flavors = {str(resource): str(flavor) for resource, flavor in assignment.flavors.items()}
+        result.append((str(assignment.name), count, flavors, usage))
     return result
+
+
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """The quota a Workload's ``status.admission`` records it holds (6.1)."""
+
+    cluster_queue: str
+    usage: FRValues
+    """Total per FR over its pod sets."""
+    pod_sets: tuple[PodSetAdmission, ...]
+    reserved_at: datetime | None
+    """When ``QuotaReserved`` became true (candidate order, 7.4)."""
+
+
+def reservation(workload: Workload) -> Reservation:
+    """The reservation recorded in ``workload``'s status (``holds_reservation`` is true): pure."""
+    admission = workload.status.admission
+    assert admission is not None
+    usage: FRValues = {}
+    pod_sets = []
+    for name, count, flavors, amounts in admitted_usage(workload):
+        for resource, amount in amounts.items():
+            flavor = flavors.get(resource)
+            if flavor is not None:
+                usage[(flavor, resource)] = usage.get((flavor, resource), 0) + amount
+        pod_sets.append(
+            PodSetAdmission(
+                name=name,
+                count=count,
+                flavors=dict(flavors),
+                resource_usage={r: to_quantity(r, a) for r, a in amounts.items()},
+            )
+        )
+    condition = workload.status.condition("QuotaReserved")
+    return Reservation(
+        cluster_queue=str(admission.cluster_queue),
+        usage=usage,
+        pod_sets=tuple(pod_sets),
+        reserved_at=condition.last_transition_time if condition is not None else None,
+    )
 
 
 __all__ = [
     "EPOCH",
     "PodSetInfo",
+    "Reservation",
     "admitted_usage",
     "counted_per_pod",
     "failed_admission_checks",
@@ -192,4 +246,5 @@ __all__ = [
     "pod_set_info",
     "pod_set_infos",
     "queue_timestamp",
+    "reservation",
 ]

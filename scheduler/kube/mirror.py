@@ -190,16 +190,18 @@ class Mirror:
     # -- queries (the two places that read the engine's catalog) ------------------------
     def classes(self) -> PriorityClasses:
         """The priority classes a new Workload is resolved against (scheduling.md 2.1)."""
-        values = self.engine.priority_classes
+        values = self.engine.priority_class_values("PriorityClass")
         defaults = ((n, values[n]) for n in self.default_priority_classes if n in values)
         default = min(defaults, key=lambda item: (item[1], item[0]), default=None)
         return PriorityClasses(
-            workload=self.engine.workload_priority_classes, pod=values, global_default=default
+            workload=self.engine.priority_class_values("WorkloadPriorityClass"),
+            pod=values,
+            global_default=default,
         )
 
     def flavor_placements(self) -> Mapping[str, FlavorPlacement]:
         """The node labels and tolerations of every flavor the engine knows (a live view)."""
-        return _FlavorPlacements(self.engine.flavors)
+        return _FlavorPlacements(self.engine.flavor_specs())
 
     def workload_for(self, job_uid: str) -> dict[str, Any] | None:
         key = self.workload_of_job.get(job_uid)

@@ -6,16 +6,17 @@ import argparse
 import io
 from datetime import timedelta
 
-from scheduler.cli.explain import (
-    Shortage,
-    Target,
-    explain_workload,
-    find_target,
-    hard_blockers,
-    run,
-    shortages,
-)
+from scheduler.api.models import Taint
+from scheduler.api.quantity import Quantity
+from scheduler.cli.explain import Target, explain_workload, find_target, hard_blockers, run
 from scheduler.cli.live import ClusterObjects
+from scheduler.core.pending_reasons import (
+    PreemptionPossibility,
+    ResourceUnavailable,
+    Shortage,
+    UntoleratedTaint,
+    pod_set_message,
+)
 from scheduler.jobs.workload_from_job import workload_name
 from tests.cli.live_builders import T0, LiveCluster, research_pool
 
@@ -36,20 +37,29 @@ def explain(cluster: LiveCluster, target: str, namespace: str = "team") -> list[
     return explain_workload(cluster.objects, found, NOW)
 
 
-def test_shortages_are_read_from_the_engine_message() -> None:
+def test_shortages_and_blockers_are_the_structure_of_the_engine_message() -> None:
     message = (
-        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor ondemand, "
-        "3 more needed, untolerated taint {spot true NoSchedule <nil>} in flavor spot"
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor "
+        "ondemand, 3 more needed, untolerated taint {spot true NoSchedule <nil>} in flavor spot"
     )
-    assert shortages(message) == [Shortage("cpu", "ondemand", "3")]
-    assert hard_blockers(message) == [
+    shortage = Shortage(
+        "main", "ondemand", "cpu", Quantity.parse("3"), False, PreemptionPossibility.NO_CANDIDATES
+    )
+    taint = UntoleratedTaint("main", "spot", Taint(key="spot", value="true", effect="NoSchedule"))
+    assert pod_set_message("main", [shortage, taint]) == message
+    assert (shortage.resource, shortage.flavor, str(shortage.amount)) == ("cpu", "ondemand", "3")
+    assert hard_blockers([taint]) == [
         "flavor spot has the taint {spot true NoSchedule <nil>}, which the Job does not tolerate; "
         "add a toleration to use it"
     ]
-    assert hard_blockers(
+    unavailable = ResourceUnavailable("main", "example.com/gpu")
+    assert pod_set_message("main", [unavailable]) == (
         "couldn't assign flavors to pod set main: resource example.com/gpu unavailable "
         "in ClusterQueue"
-    ) == ["the ClusterQueue has no quota at all for example.com/gpu"]
+    )
+    assert hard_blockers([unavailable]) == [
+        "the ClusterQueue has no quota at all for example.com/gpu"
+    ]
 
 
 def test_a_waiting_job_names_the_resource_the_flavors_and_what_must_free_up() -> None:
@@ -59,8 +69,9 @@ def test_a_waiting_job_names_the_resource_the_flavors_and_what_must_free_up() ->
         f"Job team/late (Workload {workload_name('late', 'uid-late')}):",
         "It is pending in LocalQueue user-queue -> ClusterQueue research-pool.",
         "Position: 1 of 1 pending in ClusterQueue research-pool (queue order: priority, then age).",
-        "Why (WaitingForQuota): couldn't assign flavors to pod set main: insufficient unused quota for cpu in "
-        "flavor ondemand, 1 more needed, insufficient unused quota for cpu in flavor spot, 1 more needed",
+        "Why (WaitingForQuota): couldn't assign flavors to pod set main: insufficient unused "
+        "quota for cpu in flavor ondemand, 1 more needed, insufficient unused quota for cpu in "
+        "flavor spot, 1 more needed",
         "To be admitted, one of these has to free up:",
         "  - 1 cpu in flavor ondemand (in use: 2 of 2); held by job/a (1), job/b (1)",
         "  - 1 cpu in flavor spot (in use: 2 of 2); held by job/c (1), job/d (1)",
@@ -149,8 +160,8 @@ def test_targets_by_kind_and_name() -> None:
     assert by_workload.job["metadata"]["name"] == "w"
     assert isinstance(find_target(cluster.objects, name, "team"), Target)
     assert find_target(cluster.objects, "w", "elsewhere") == (
-        "Job w not found in namespace elsewhere among Jobs with the kueue.x-k8s.io/queue-name label "
-        "(kuota only queues Jobs that carry it)"
+        "Job w not found in namespace elsewhere among Jobs with the kueue.x-k8s.io/queue-name "
+        "label (kuota only queues Jobs that carry it)"
     )
     assert (
         find_target(cluster.objects, "workload/nope", "team")
@@ -180,3 +191,37 @@ def test_run_uses_the_namespace_and_fails_clearly() -> None:
     out, err = io.StringIO(), io.StringIO()
     assert run(args, io.StringIO(), out, err, fetcher=fetcher) == 1
     assert err.getvalue().startswith("error: Job late not found in namespace other")
+
+
+def test_a_job_blocked_by_a_taint_is_told_both_what_frees_up_and_what_does_not() -> None:
+    cluster = full_pool()
+    cluster.job("team", "strict", "user-queue", tolerate_spot=False)
+    assert explain(cluster, "strict")[3:] == [
+        "Why (WaitingForQuota): couldn't assign flavors to pod set main: insufficient unused quota "
+        "for cpu in flavor ondemand, 1 more needed, untolerated taint {spot true NoSchedule <nil>} "
+        "in flavor spot",
+        "To be admitted, this has to free up:",
+        "  - 1 cpu in flavor ondemand (in use: 2 of 2); held by job/a (1), job/b (1)",
+        "Also:",
+        "  - flavor spot has the taint {spot true NoSchedule <nil>}, which the Job does not "
+        "tolerate; add a toleration to use it",
+    ]
+
+
+def test_a_request_above_the_maximum_with_earlier_pod_sets_is_not_curable() -> None:
+    cluster = research_pool()
+    cluster.job("team", "wide", "user-queue", cpu="1500m", tolerate_spot=False)
+    workload = cluster.objects.workloads[-1]
+    main = workload["spec"]["podSets"][0]
+    workload["spec"]["podSets"] = [main, {**main, "name": "second"}]
+    assert explain(cluster, "wide")[3:] == [
+        "Why (ExceedsMaxQuota): couldn't assign flavors to pod set second: insufficient quota for "
+        "cpu in flavor ondemand, previously considered podsets requests (1500m) + current podset "
+        "request (1500m) > maximum capacity (2), untolerated taint {spot true NoSchedule <nil>} in "
+        "flavor spot",
+        "Not curable by waiting:",
+        "  - cpu in flavor ondemand: it asks for 1500m (plus 1500m for earlier pod sets) but the "
+        "ClusterQueue can never have more than 2 there; only a larger quota helps",
+        "  - flavor spot has the taint {spot true NoSchedule <nil>}, which the Job does not "
+        "tolerate; add a toleration to use it",
+    ]

@@ -292,7 +292,10 @@ class workload(_Builder):  # noqa: N801
         return self
 
     def admitted(self, cq: str, *assignments: dict[str, Any], reserved: int = 0) -> workload:
-        """Holding quota since ``reserved`` seconds after T0: ``assignments`` are podSetAssignments dicts."""
+        """Holding quota since ``reserved`` seconds after T0.
+
+        ``assignments`` are podSetAssignments dicts.
+        """
         self.raw["status"] = {
             "admission": {"clusterQueue": cq, "podSetAssignments": list(assignments)},
             "conditions": [

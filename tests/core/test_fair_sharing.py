@@ -1,4 +1,4 @@
-"""Fair sharing (scheduling.md 8): dominant resource share, admission order, preemption strategies."""
+"""Fair sharing (scheduling.md 8): dominant resource share, admission order, strategies."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def fair_engine(queues: list[Any], workloads: list[Any], *strategies: str) -> En
         engine.apply(local_queue(f"lq-{name}").cluster_queue(name).build())
     for item in workloads:
         engine.apply(item.build())
-    engine.ensure_forest()
+    engine.cache.ensure_forest()
     return engine
 
 
@@ -56,10 +56,13 @@ def test_drs_example_of_8_2() -> None:
         [fq("cq", "2", gpu="5"), fq("lending-cq", "8", gpu="5")],
         [workload("w").queue("lq-cq").pod_set(cpu="3", gpu="7").running("cq")],
     )
-    share = dominant_resource_share(engine.forest.cluster_queues["cq"])
+    share = dominant_resource_share(engine.cache.forest.cluster_queues["cq"])
     assert (share.borrowing, share.value, share.weighted_share()) == (True, Fraction(200), 200)
-    assert dominant_resource_share(engine.forest.cluster_queues["lending-cq"]).weighted_share() == 0
-    assert dominant_resource_share(engine.forest.cohorts["c"]).weighted_share() == 0
+    assert (
+        dominant_resource_share(engine.cache.forest.cluster_queues["lending-cq"]).weighted_share()
+        == 0
+    )
+    assert dominant_resource_share(engine.cache.forest.cohorts["c"]).weighted_share() == 0
 
 
 def test_drs_with_weight_2_halves_and_weight_0_is_infinite() -> None:
@@ -68,7 +71,10 @@ def test_drs_with_weight_2_halves_and_weight_0_is_infinite() -> None:
             [fq("cq", "2", weight=weight, gpu="5"), fq("lending-cq", "8", gpu="5")],
             [workload("w").queue("lq-cq").pod_set(cpu="3", gpu="7").running("cq")],
         )
-        assert dominant_resource_share(engine.forest.cluster_queues["cq"]).weighted_share() == want
+        assert (
+            dominant_resource_share(engine.cache.forest.cluster_queues["cq"]).weighted_share()
+            == want
+        )
 
 
 def abc(*, weights: dict[str, str] | None = None) -> list[Any]:
@@ -183,7 +189,8 @@ def test_weight_zero_queue_can_still_reclaim_its_nominal_quota() -> None:
 
 
 def test_weight_zero_borrower_is_preempted_first() -> None:
-    # b (weight 0) and d (weight 1) both borrow 1; a reclaims within nominal from the infinite share first.
+    # b (weight 0) and d (weight 1) both borrow 1; a reclaims within nominal from the
+    # infinite share first.
     queues = [fq("a", "3"), fq("b", "3", weight="0"), fq("d", "3"), fq("preemptible", "0")]
     engine = fair_engine(
         queues,

@@ -1,4 +1,4 @@
-"""Classical preemption (scheduling.md 7) as named table cases, plus 4.5 processing and Engine.release.
+"""Classical preemption (scheduling.md 7) as named table cases, 4.5 processing, Engine.release.
 
 Each case: ClusterQueues (builders), running workloads (``running``: name,
 CQ, cpu, priority, seconds after T0 their quota was reserved), one or more
@@ -412,7 +412,7 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_first_cycle_victims_and_outcome(case: Case) -> None:
     engine = engine_of(case.queues, [*case.running, *case.incoming], extra=case.cohorts)
-    engine.ensure_forest()
+    engine.cache.ensure_forest()
     check_tree(engine)  # the running workloads of the case fit their quota
     result = engine.cycle(T0)
     assert victims(result) == case.want_victims
@@ -469,7 +469,8 @@ def test_eviction_message_names_the_preemptor_by_uid_and_why() -> None:
     )
     evict = next(d for d in engine.cycle(T0).decisions if isinstance(d, Evict))
     assert evict.message == (
-        "Preempted to accommodate a workload (UID: uid-p, JobUID: job-123) due to prioritization in the "
+        "Preempted to accommodate a workload (UID: uid-p, JobUID: job-123) due to prioritization "
+        "in the "
         "ClusterQueue; preemptor path: /q; preemptee path: /q"
     )
     assert evict.preemptor == "default/p"
@@ -491,7 +492,8 @@ def test_cohort_paths_in_the_message() -> None:
 
 
 def test_two_preemptors_do_not_share_victims_in_one_cycle() -> None:
-    # p1 (cq a) and p2 (cq b) both need the borrower x1: the first one processed wins, the other is skipped.
+    # p1 (cq a) and p2 (cq b) both need the borrower x1: the first one processed wins, the
+    # other is skipped.
     engine = engine_of(
         [
             cq("a", "4", reclaimWithinCohort="Any"),
@@ -509,7 +511,8 @@ def test_two_preemptors_do_not_share_victims_in_one_cycle() -> None:
     pending = {d.workload: d for d in result.decisions if isinstance(d, Pending)}
     assert pending["default/p1"].reason == "WaitingForPreemptedWorkloads"
     assert pending["default/p2"].message in (
-        "Workload has overlapping preemption targets with another workload, but will fit after these preemptions complete",
+        "Workload has overlapping preemption targets with another workload, but will fit after "
+        "these preemptions complete",
         "Workload has overlapping preemption targets with another workload",
     )
     release_all(engine, result)
@@ -522,7 +525,7 @@ def test_sticky_preemptor_stays_head_of_best_effort_fifo() -> None:
         [cq("q", "4", None, **LOWER)], [running("r", "q", "4"), incoming("p", "q", "4", priority=9)]
     )
     engine.cycle(T0)
-    assert engine.queues["q"].sticky == "default/p"
+    assert engine.queues.queue("q").sticky == "default/p"
     # "small" arrives with a higher priority, but the preemptor stays at the head until admitted.
     engine.apply(incoming("small", "q", "1", priority=10, created=200).build())
     second = engine.cycle(T0)
@@ -531,7 +534,8 @@ def test_sticky_preemptor_stays_head_of_best_effort_fifo() -> None:
 
 
 def test_within_nominal_capacity_hold_for_non_reclaiming_queue() -> None:
-    # a (reclaim Never) needs preemption without candidates: it holds its nominal capacity this cycle.
+    # a (reclaim Never) needs preemption without candidates: it holds its nominal capacity
+    # this cycle.
     engine = engine_of(
         [cq("a", "6"), cq("b", "6")],
         [
@@ -563,16 +567,21 @@ def test_flavor_scan_resumes_after_the_last_examined_flavor() -> None:
     engine.apply(
         cluster_queue("lender").cohort("c").resource_group(flavor_quotas("f1", cpu="4")).build()
     )
-    engine.ensure_forest()
-    info = engine.cluster_queues["q"]
+    engine.cache.ensure_forest()
+    info = engine.cache.cluster_queues["q"]
     pod_sets = workload("w").pod_set(cpu="2").build()
     from scheduler.core.workload import pod_set_infos
 
     sets = pod_set_infos(pod_sets, None)
     first = assign_flavors(
-        cq=info, pod_sets=sets, flavors=engine.flavors, ignore_undeclared=False, fair_sharing=False
+        cq=info,
+        pod_sets=sets,
+        flavors=engine.cache.flavors,
+        ignore_undeclared=False,
+        fair_sharing=False,
     )
-    # f1 fits with borrowing and MayStopSearch stops the scan there: position 0, untried flavors remain.
+    # f1 fits with borrowing and MayStopSearch stops the scan there: position 0, untried
+    # flavors remain.
     assert (first.pod_sets[0].flavors, first.borrowing_level, first.last_tried) == (
         {"cpu": "f1"},
         1,
@@ -581,7 +590,7 @@ def test_flavor_scan_resumes_after_the_last_examined_flavor() -> None:
     resumed = assign_flavors(
         cq=info,
         pod_sets=sets,
-        flavors=engine.flavors,
+        flavors=engine.cache.flavors,
         ignore_undeclared=False,
         fair_sharing=False,
         start_after=first.last_tried,

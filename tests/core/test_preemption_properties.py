@@ -87,10 +87,10 @@ def run(engine: Engine, check: Any = None, max_cycles: int = 400) -> tuple[bool,
     """Cycle with release until steady; ``check(engine, before, result)`` after every cycle."""
     evictions: list[Evict] = []
     for _ in range(max_cycles):
-        engine.ensure_forest()
+        engine.cache.ensure_forest()
         before = {
             name: capacity_available(info.node, FR)
-            for name, info in engine.cluster_queues.items()
+            for name, info in engine.cache.cluster_queues.items()
             if info.node
         }
         result, changed = _cycle(engine)
@@ -108,9 +108,9 @@ def run(engine: Engine, check: Any = None, max_cycles: int = 400) -> tuple[bool,
 
 
 def _cycle(engine: Engine) -> Any:
-    from scheduler.core.cycle import run_cycle
-
-    return run_cycle(engine, T0)
+    """One cycle: (its result, whether it changed anything)."""
+    results, steady = engine.run_until_steady(T0, max_cycles=1)
+    return results[0], not steady
 
 
 def load(engine: Engine, workloads: list[Any]) -> dict[str, Any]:
@@ -166,7 +166,7 @@ def test_lower_priority_never_evicts_a_higher_priority_victim(cluster: Any) -> N
     load(engine, late)
     _, second = run(engine)
     for evict in [*first, *second]:
-        assert engine.workloads[evict.victim].priority < engine.workloads[evict.preemptor].priority  # type: ignore[index]
+        assert engine.records[evict.victim].priority < engine.records[evict.preemptor].priority  # type: ignore[index]
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -180,7 +180,7 @@ def test_no_preemption_when_the_preemptor_would_fit(cluster: Any) -> None:
     def check(engine: Engine, before: dict[str, int], result: Any) -> None:
         for decision in result.decisions:
             if isinstance(decision, Evict):
-                preemptor = engine.workloads[decision.preemptor]  # type: ignore[index]
+                preemptor = engine.records[decision.preemptor]  # type: ignore[index]
                 request = sum(ps.requests.get("cpu", 0) for ps in preemptor.pod_sets)
                 assert request > before[preemptor.cluster_queue], (decision, before)  # type: ignore[index]
 

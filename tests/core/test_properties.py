@@ -89,7 +89,7 @@ def load(objects: list[Any], **kwargs: Any) -> Engine:
 
 
 def all_nodes(engine: Engine) -> list[QuotaNode]:
-    return [*engine.forest.cluster_queues.values(), *engine.forest.cohorts.values()]
+    return [*engine.cache.forest.cluster_queues.values(), *engine.cache.forest.cohorts.values()]
 
 
 def check_tree(engine: Engine) -> None:
@@ -109,9 +109,9 @@ def check_tree(engine: Engine) -> None:
                     max(0, c.usage.get(fr, 0) - c.local_quota.get(fr, 0)) for c in node.children
                 )
                 assert node.usage.get(fr, 0) == want
-    for name, info in engine.cluster_queues.items():
+    for name, info in engine.cache.cluster_queues.items():
         assert info.node is not None
-        for fr, amount in engine.cq_usage.get(name, {}).items():
+        for fr, amount in engine.cache.usage.get(name, {}).items():
             assert info.node.usage.get(fr, 0) == amount
 
 
@@ -153,7 +153,7 @@ def test_admitted_flavors_tolerate_match_and_cover(objects: list[Any]) -> None:
             for name in requested:
                 assert admission.resource_usage[name] == pod_set.requests[name] * pod_set.count
             for flavor_name in set(admission.flavors.values()):
-                spec = engine.flavors[flavor_name]
+                spec = engine.cache.flavors[flavor_name]
                 assert (
                     first_untolerated_taint(
                         spec.node_taints, template.tolerations + spec.tolerations
@@ -179,8 +179,9 @@ def test_same_input_same_decisions(objects: list[Any]) -> None:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_multi_admission_matches_one_per_queue(objects: list[Any]) -> None:
-    # The flavor-scan resume of 4.8 makes timing observable (which flavor a skipped entry tries next),
-    # so both engines start every scan at the first flavor here (scheduling.md 11).
+    # The flavor-scan resume of 4.8 makes timing observable (which flavor a skipped entry
+    # tries next), so both engines start every scan at the first flavor here
+    # (scheduling.md 11).
     many = load(objects, resume_flavor_scan=False)
     one = load(objects, one_admission_per_queue=True, resume_flavor_scan=False)
     assert many.run_until_steady(T0, max_cycles=200)[1]

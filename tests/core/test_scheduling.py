@@ -75,7 +75,8 @@ def test_credits_transformation_example() -> None:
     assert states["default/job5"] == (
         "Pending",
         "WaitingForQuota",
-        "couldn't assign flavors to pod set main: insufficient unused quota for cpu_credits in flavor credits, 1 more needed",
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu_credits in "
+        "flavor credits, 1 more needed",
     )
     usage = engine.cluster_queue_status("team-cluster-queue").usage
     assert (
@@ -116,7 +117,8 @@ def test_uncovered_resource_blocks_with_no_matching_flavor() -> None:
     assert final(engine)["default/w"] == (
         "Pending",
         "NoMatchingFlavor",
-        "couldn't assign flavors to pod set main: resource example.com/gpu unavailable in ClusterQueue",
+        "couldn't assign flavors to pod set main: resource example.com/gpu unavailable in "
+        "ClusterQueue",
     )
 
 
@@ -134,7 +136,8 @@ def test_pods_resource_counts_pods() -> None:
     assert states["default/b"] == (
         "Pending",
         "WaitingForQuota",
-        "couldn't assign flavors to pod set main: insufficient unused quota for pods in flavor f, 1 more needed",
+        "couldn't assign flavors to pod set main: insufficient unused quota for pods in flavor f, "
+        "1 more needed",
     )
 
 
@@ -183,7 +186,8 @@ def test_team_b_gets_nominal_before_team_a_borrows() -> None:
     decisions = {d.workload: d for d in kuota.cycle(T0).decisions}
     assert isinstance(decisions["default/b1"], Admit), "kuota's cycle: team-b still first"
     assert decisions["default/a1"].message == (  # type: ignore[union-attr]
-        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default, 2 more needed"
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor "
+        "default, 2 more needed"
     )
 
 
@@ -231,7 +235,8 @@ def test_borrowing_limit_exceeds_max_quota() -> None:
     assert final(engine)["default/big"] == (
         "Pending",
         "ExceedsMaxQuota",
-        "couldn't assign flavors to pod set main: insufficient quota for cpu in flavor default, previously considered "
+        "couldn't assign flavors to pod set main: insufficient quota for cpu in flavor default, "
+        "previously considered "
         "podsets requests (0) + current podset request (11) > maximum capacity (10)",
     )
 
@@ -422,7 +427,8 @@ def test_research_pool_untolerated_spot() -> None:
     assert final(engine)["default/j"] == (
         "Pending",
         "WaitingForQuota",
-        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor ondemand, 3 more needed, "
+        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor "
+        "ondemand, 3 more needed, "
         "untolerated taint {spot true NoSchedule <nil>} in flavor spot",
     )
 
@@ -484,7 +490,7 @@ def test_required_affinity(terms: list[Any], want: str | None) -> None:
 
 
 def fungibility_case(first_used: int, second_used: int, cq_builder: Any) -> Engine:
-    """Two flavors f1 (4 cpu) and f2 (4 cpu) in CQ "cq" (cohort with "lender" holding 4 cpu in f1)."""
+    """Two flavors f1 (4 cpu) and f2 (4 cpu) in CQ "cq", cohort with "lender" (4 cpu in f1)."""
     return engine_with(
         flavor("f1"),
         flavor("f2"),
@@ -601,7 +607,8 @@ def test_multiple_pod_sets_accumulate_and_message_names_failing_pod_set() -> Non
     assert final(engine)["default/w"] == (
         "Pending",
         "ExceedsMaxQuota",
-        "couldn't assign flavors to pod set two: insufficient quota for cpu in flavor default, previously considered "
+        "couldn't assign flavors to pod set two: insufficient quota for cpu in flavor default, "
+        "previously considered "
         "podsets requests (30) + current podset request (30) > maximum capacity (50)",
     )
 

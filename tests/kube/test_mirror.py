@@ -121,7 +121,7 @@ def test_flavor_placements_are_read_from_the_engine(mirror: Mirror) -> None:
     assert mirror.flavor_placements()["spot"] == FlavorPlacement(
         node_labels={"instance-type": "spot"}, tolerations=(SPOT_TOLERATION,)
     )
-    assert mirror.engine.flavors["spot"].node_labels == {"instance-type": "spot"}
+    assert mirror.engine.flavor_specs()["spot"].node_labels == {"instance-type": "spot"}
 
     mirror.on_kueue(event("DELETED", flavor()))
     assert "spot" not in mirror.flavor_placements()
@@ -140,7 +140,7 @@ def test_tolerations_are_rendered_as_the_api_serializes_them(mirror: Mirror) -> 
         {"operator": "Exists"},
     ]
     mirror.on_kueue(event("ADDED", rendered))
-    spec = mirror.engine.flavors["spot"]
+    spec = mirror.engine.flavor_specs()["spot"]
     assert [toleration_json(t) for t in spec.tolerations] == rendered["spec"]["tolerations"]
 
 
@@ -190,4 +190,4 @@ def test_jobs_and_namespaces(mirror: Mirror) -> None:
     mirror.on_namespace(
         event("ADDED", {"metadata": {"name": "ml", "labels": {"team": "a", "n": 1}}})
     )
-    assert mirror.engine.namespace_labels("ml") == {"team": "a"}
+    assert mirror.engine.cache.namespace_labels("ml") == {"team": "a"}

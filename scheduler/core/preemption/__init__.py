@@ -16,6 +16,9 @@ The answer comes in three steps, one module each:
 * ``fair``: dominant resource shares and the strategies of 8.5, used instead
   of ``classical`` when the Configuration enables fair sharing.
 
+The types they share (``Preemptor``, ``PreemptionContext``, ``Target``) live
+in ``context``, below all three, and are re-exported here.
+
 Every search runs inside ``Snapshot.trial()``, so the quota tree is always
 left exactly as it was found.  A workload already being evicted (its quota
 not yet released) stays a candidate and is ordered first, so a preemptor that
@@ -24,57 +27,19 @@ waits finds the same victims again instead of choosing new ones.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
-
-from scheduler.core.cluster_queue import ClusterQueueInfo
 from scheduler.core.preemption.candidates import Candidate, classical_candidates, fair_candidates
 from scheduler.core.preemption.classical import minimal_targets
-from scheduler.core.preemption.fair import DEFAULT_STRATEGIES, fair_targets
+from scheduler.core.preemption.context import PreemptionContext, Preemptor, Target
+from scheduler.core.preemption.fair import fair_targets
 from scheduler.core.resource_node import borrowing_level
 from scheduler.core.resources import FlavorResource, FRValues
 from scheduler.core.snapshot import Snapshot
-from scheduler.core.state import WorkloadRecord
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    """A workload to evict, and why (``InClusterQueue``, ``InCohortReclamation``, ...)."""
-
-    workload: str
-    cluster_queue: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Preemptor:
-    """The pending workload that needs room."""
-
-    key: str
-    uid: str
-    priority: int
-    timestamp: datetime
-    cq: ClusterQueueInfo
-
-
-@dataclass(slots=True)
-class PreemptionContext:
-    """What a victim search reads: admitted workloads per CQ, their records, the fair-sharing settings."""
-
-    admitted: Mapping[str, set[str]]
-    records: Mapping[str, WorkloadRecord]
-    cluster_queues: Mapping[str, ClusterQueueInfo]
-    fair_sharing: bool = False
-    strategies: tuple[str, ...] = DEFAULT_STRATEGIES
-    excluded: set[str] = field(default_factory=set)
-    """Workloads already simulated as gone (earlier victims of this cycle, 4.5 step 0)."""
 
 
 def find_targets(
     ctx: PreemptionContext, preemptor: Preemptor, requests: FRValues, needed: set[FlavorResource]
 ) -> tuple[Target, ...]:
-    """Victims whose eviction lets ``requests`` fit in the preemptor's CQ; () when none will do: pure.
+    """Victims whose eviction lets ``requests`` fit in the preemptor's CQ; () if none do: pure.
 
     ``needed`` are the FRs needing preemption; a candidate must use one of them.
     The quota tree is read and temporarily changed, always restored.

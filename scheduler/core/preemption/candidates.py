@@ -25,14 +25,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from scheduler.core.preemption.context import PreemptionContext, Preemptor
 from scheduler.core.resource_node import QuotaNode, local_available
 from scheduler.core.resources import FlavorResource, FRValues
 from scheduler.core.state import WorkloadRecord
-
-if TYPE_CHECKING:
-    from scheduler.core.preemption import PreemptionContext, Preemptor
 
 HIERARCHICAL, CROSS_QUEUE, SAME_QUEUE = 0, 1, 2
 """Candidate classes, in the order they are tried (7.4)."""
@@ -123,7 +120,7 @@ def uses_needed(usage: FRValues, needed: set[FlavorResource]) -> bool:
 
 
 def over_quota(node: QuotaNode, needed: set[FlavorResource]) -> bool:
-    """A CQ above its nominal quota, or a cohort above its subtree quota, in some needed FR: pure."""
+    """A CQ above its nominal quota, or a cohort above its subtree quota, in a needed FR: pure."""
     quota = node.subtree_quota if node.is_cohort else node.nominal
     return any(node.usage.get(fr, 0) > quota.get(fr, 0) for fr in needed)
 
@@ -163,7 +160,7 @@ def _same_queue(
 def _over_quota_queues(
     node: QuotaNode, skip: QuotaNode, needed: set[FlavorResource]
 ) -> Iterator[QuotaNode]:
-    """CQs under ``node`` reached by descending only into nodes over their quota in a needed FR: pure."""
+    """CQs under ``node``, descending only into nodes over their quota in a needed FR: pure."""
     if node is skip or not over_quota(node, needed):
         return
     if not node.is_cohort:
@@ -195,7 +192,8 @@ def classical_candidates(
         remaining = {
             fr: max(0, amount - local_available(node, fr)) for fr, amount in requests.items()
         }
-        child, ancestor = node, node.parent
+        child: QuotaNode = node
+        ancestor: QuotaNode | None = node.parent
         while ancestor is not None:
             for sibling in ancestor.children:
                 if sibling is child:
@@ -240,7 +238,10 @@ def classical_candidates(
 def fair_candidates(
     ctx: PreemptionContext, preemptor: Preemptor, needed: set[FlavorResource]
 ) -> list[Candidate]:
-    """Candidates of 8.5 step 1: P's CQ by policy, plus borrowing CQs of the whole tree; sorted by 7.4: pure."""
+    """Candidates of 8.5 step 1, sorted by 7.4: pure.
+
+    P's own CQ by policy, plus the borrowing CQs of the whole tree.
+    """
     cq = preemptor.cq
     node = cq.node
     assert node is not None

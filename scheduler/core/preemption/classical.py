@@ -60,7 +60,10 @@ def _within_nominal(node: QuotaNode, needed: set[FlavorResource]) -> bool:
 
 
 def _shielded(victim: QuotaNode, preemptor: QuotaNode, needed: set[FlavorResource]) -> bool:
-    """A cohort strictly between the victim's CQ and the common ancestor is within its quota (7.5): pure."""
+    """Whether a cohort between the victim's CQ and the common ancestor is within quota: pure.
+
+    Such a cohort shields the victim (7.5); "between" excludes both ends.
+    """
     ancestors_of_preemptor = set()
     node: QuotaNode | None = preemptor
     while node is not None:
@@ -94,7 +97,10 @@ def minimal_targets(
     needed: set[FlavorResource],
     candidates: list[Candidate],
 ) -> list[Candidate]:
-    """The 7.5 victim set for ``requests`` in ``cq``, or [] when no attempt succeeds: pure (tree restored)."""
+    """The 7.5 victim set for ``requests`` in ``cq``, or [] when no attempt succeeds.
+
+    Pure: the quota tree is changed during the search and always restored.
+    """
     node = cq.node
     assert node is not None
     for attempt in attempt_plan(cq, needed, candidates):

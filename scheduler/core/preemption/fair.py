@@ -31,13 +31,14 @@ from scheduler.core.preemption.candidates import (
     Candidate,
 )
 from scheduler.core.preemption.classical import BORROW, fits, give_back_unneeded
+from scheduler.core.preemption.context import (
+    DEFAULT_STRATEGIES,
+    LESS_THAN_INITIAL_SHARE,
+    LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
+)
 from scheduler.core.resource_node import QuotaNode
 from scheduler.core.resources import FlavorResource, FRValues
 from scheduler.core.snapshot import Snapshot, Trial
-
-LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = "LessThanOrEqualToFinalShare"
-LESS_THAN_INITIAL_SHARE = "LessThanInitialShare"
-DEFAULT_STRATEGIES = (LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, LESS_THAN_INITIAL_SHARE)
 
 
 def strategy_passes(
@@ -52,7 +53,7 @@ def strategy_passes(
 def _path(node: QuotaNode) -> list[QuotaNode]:
     path = [node]
     while path[-1].parent is not None:
-        path.append(path[-1].parent)  # type: ignore[arg-type]
+        path.append(path[-1].parent)
     return path
 
 
@@ -152,7 +153,10 @@ def fair_targets(
     candidates: list[Candidate],
     strategies: tuple[str, ...],
 ) -> list[Candidate]:
-    """The 8.5 victim set for ``requests`` in ``cq``, or [] when P cannot be made to fit: pure (tree restored)."""
+    """The 8.5 victim set for ``requests`` in ``cq``, or [] when P cannot be made to fit.
+
+    Pure: the quota tree is changed during the search and always restored.
+    """
     queue_node = cq.node
     assert queue_node is not None
     strategies = strategies or DEFAULT_STRATEGIES

@@ -1,0 +1,96 @@
+"""What a scheduling cycle may touch: two narrow views and its options.
+
+The cycle (``scheduler.core.cycle``) does not receive the engine.  It reads
+and charges quota through ``CycleQuota`` (answered by ``QuotaCache``), takes
+heads from and returns them to their queues through ``CycleQueues``
+(answered by ``QueueManager``), reads workload records from the engine's
+record store, and follows ``SchedulingOptions``.  Writing the two views down
+as protocols keeps the cycle's reach visible and checked by mypy: anything
+else the cache or the queue manager can do (applying objects, routing) is
+not the cycle's business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from scheduler.api.models import ResourceFlavorSpec
+from scheduler.core.cluster_queue import ClusterQueueInfo
+from scheduler.core.decisions import Pending
+from scheduler.core.preemption.context import DEFAULT_STRATEGIES
+from scheduler.core.resources import FRValues
+from scheduler.core.state import WorkloadRecord
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulingOptions:
+    """The Configuration and engine switches a cycle follows."""
+
+    one_admission_per_queue: bool = False
+    """Run a single Kueue round per cycle instead of rounds until nothing is admitted."""
+    resume_flavor_scan: bool = True
+    """4.8: resume a flavor scan after the last examined flavor (off: always start at the first)."""
+    fair_sharing: bool = False
+    ignore_undeclared: bool = False
+    """``resources.quotaCheckStrategy: IgnoreUndeclared``: uncovered resources do not block."""
+    strategies: tuple[str, ...] = DEFAULT_STRATEGIES
+    """Fair-sharing preemption strategies, in order (8.5)."""
+
+
+class CycleQuota(Protocol):
+    """The quota cache as a cycle sees it."""
+
+    @property
+    def cluster_queues(self) -> Mapping[str, ClusterQueueInfo]: ...
+
+    @property
+    def flavors(self) -> Mapping[str, ResourceFlavorSpec]: ...
+
+    @property
+    def admitted(self) -> Mapping[str, set[str]]:
+        """ClusterQueue -> keys of its admitted workloads (the preemption candidates)."""
+        ...
+
+    def ensure_forest(self) -> None: ...
+
+    def can_schedule(self, name: str) -> bool:
+        """Whether a cycle may pop the head of ``name`` (active, no cohort cycle)."""
+        ...
+
+    def namespace_matches(self, info: ClusterQueueInfo, namespace: str) -> bool: ...
+
+    def allocatable_generation(self, cq: str) -> int: ...
+
+    def tree_members(self, name: str) -> list[str]: ...
+
+    def charge(
+        self, record: WorkloadRecord, cq: str, usage: FRValues, reserved_at: datetime | None
+    ) -> None: ...
+
+
+class CycleQueues(Protocol):
+    """The queue manager as a cycle sees it."""
+
+    def pop_head(self, cluster_queue: str) -> WorkloadRecord | None: ...
+
+    def put_back(
+        self, record: WorkloadRecord, cluster_queue: str, *, park: bool, sticky: bool
+    ) -> None: ...
+
+    def admitted(self, record: WorkloadRecord, cluster_queue: str) -> None: ...
+
+    def requeue_inadmissible(
+        self, cluster_queue: str, keep_parked: Callable[[str], bool]
+    ) -> int: ...
+
+    def take_requeue_events(self) -> tuple[set[str], set[str]]: ...
+
+    def take_to_report(self) -> list[str]: ...
+
+    def pending_status(self, record: WorkloadRecord) -> Pending | None: ...
+
+
+__all__ = ["CycleQueues", "CycleQuota", "SchedulingOptions"]

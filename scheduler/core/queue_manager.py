@@ -1,0 +1,273 @@
+"""The queue manager: where each pending workload waits (scheduling.md 3.1-3.7).
+
+A workload is queued in the pending structure of the ClusterQueue its
+LocalQueue names (``queues.ClusterQueueQueue``: active heap + inadmissible
+set), unless it cannot be: deactivated, LocalQueue missing or stopped,
+ClusterQueue missing, admission-gated.  Those workloads sit outside every
+queue with the reason and message of the 3.1 table, reported once per change
+(``take_to_report``); they are routed again whenever their LocalQueue or
+ClusterQueue changes, and indexes by LocalQueue (and by priority class, for
+priority changes) keep that O(affected).  Workloads queued in an inactive
+ClusterQueue stay queued (they count as pending) but are never popped (3.11).
+
+Requeue events (3.7) are collected here between cycles (``requeue_tree``,
+``requeue_cluster_queue``) and taken by the next cycle.
+
+The manager reads the quota side through the two questions of
+``ClusterQueueView`` only, and workloads through the engine's record store;
+it never imports the cache or the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+from scheduler.core.decisions import Pending
+from scheduler.core.queues import ClusterQueueQueue
+from scheduler.core.state import ADMITTED, FINISHED, WorkloadRecord
+
+PriorityRef = tuple[str, str]
+"""(kind, name) of a PriorityClass or WorkloadPriorityClass."""
+
+
+class ClusterQueueView(Protocol):
+    """What routing needs to know about ClusterQueues (``QuotaCache`` answers it)."""
+
+    def exists(self, name: str) -> bool:
+        """Known and not terminating."""
+        ...
+
+    def is_active(self, name: str) -> bool:
+        """May admit (3.11)."""
+        ...
+
+
+class QueueManager:
+    """LocalQueue routing, the per-ClusterQueue queues and their indexes (module docstring)."""
+
+    def __init__(
+        self, cluster_queues: ClusterQueueView, records: Mapping[str, WorkloadRecord]
+    ) -> None:
+        self._cluster_queues = cluster_queues
+        self._records = records
+        self._local_queues: dict[str, tuple[str, str]] = {}
+        """``namespace/name`` -> (ClusterQueue name, stopPolicy)."""
+        self._queues: dict[str, ClusterQueueQueue] = {}
+        self._by_local_queue: dict[str, set[str]] = {}
+        self._by_priority_ref: dict[PriorityRef, set[str]] = {}
+        self._unqueued: dict[str, tuple[str, str]] = {}
+        """Workloads outside every queue: key -> (reason, message) of 3.1."""
+        self._to_report: dict[str, None] = {}
+        """Workloads whose 3.1 status changed since the last cycle reported it."""
+        self._requeue_trees: set[str] = set()
+        self._requeue_cluster_queues: set[str] = set()
+
+    # --- LocalQueues and ClusterQueues --------------------------------------------
+
+    def apply_local_queue(self, key: str, cluster_queue: str, stop_policy: str) -> None:
+        """Insert or update LocalQueue ``namespace/name`` and route its workloads again."""
+        self._local_queues[key] = (cluster_queue, stop_policy)
+        self.reroute_local_queue(key)
+
+    def remove_local_queue(self, key: str) -> None:
+        """Forget LocalQueue ``namespace/name``; its workloads become unqueued (3.1)."""
+        if self._local_queues.pop(key, None) is not None:
+            self.reroute_local_queue(key)
+
+    def add_cluster_queue(self, name: str) -> None:
+        """Make sure ``name`` has a queue (an existing one keeps its workloads)."""
+        self._queues.setdefault(name, ClusterQueueQueue())
+
+    def reroute_local_queue(self, key: str) -> None:
+        """Route again every workload submitted to LocalQueue ``namespace/name``."""
+        for workload in sorted(self._by_local_queue.get(key, ())):
+            self.route(self._records[workload])
+
+    def reroute_cluster_queue(self, name: str) -> None:
+        """Route again every workload of every LocalQueue that points at ``name``."""
+        for key, (target, _) in sorted(self._local_queues.items()):
+            if target == name:
+                self.reroute_local_queue(key)
+
+    # --- indexes -------------------------------------------------------------------
+
+    def index(self, record: WorkloadRecord) -> None:
+        """Add ``record`` to the LocalQueue and priority-class indexes (by its current spec)."""
+        if record.queue_name:
+            key = f"{record.namespace}/{record.queue_name}"
+            self._by_local_queue.setdefault(key, set()).add(record.key)
+        if record.priority_ref is not None:
+            self._by_priority_ref.setdefault(record.priority_ref, set()).add(record.key)
+
+    def unindex(self, record: WorkloadRecord) -> None:
+        """Take ``record`` out of the indexes and forget its 3.1 status (before a spec change)."""
+        if record.queue_name:
+            key = f"{record.namespace}/{record.queue_name}"
+            self._by_local_queue.get(key, set()).discard(record.key)
+        if record.priority_ref is not None:
+            self._by_priority_ref.get(record.priority_ref, set()).discard(record.key)
+        self._unqueued.pop(record.key, None)
+        self._to_report.pop(record.key, None)
+
+    def with_priority_ref(self, ref: PriorityRef) -> list[WorkloadRecord]:
+        """Workloads whose priority comes from ``ref``, by key: pure."""
+        return [self._records[key] for key in sorted(self._by_priority_ref.get(ref, ()))]
+
+    # --- routing -------------------------------------------------------------------
+
+    def target(self, record: WorkloadRecord) -> tuple[str | None, str | None, str]:
+        """(CQ to queue in, reason, message); no CQ when it cannot be queued (3.1 table): pure."""
+        if not record.active:
+            return None, "Deactivated", "The workload is deactivated"
+        local_queue = self._local_queues.get(f"{record.namespace}/{record.queue_name or ''}")
+        if local_queue is None:
+            return None, "Misconfigured", f"LocalQueue {record.queue_name or ''} doesn't exist"
+        cq_name, stop_policy = local_queue
+        if stop_policy != "None":
+            return None, "Suspended", f"LocalQueue {record.queue_name} is inactive"
+        if not self._cluster_queues.exists(cq_name):
+            return None, "Misconfigured", f"ClusterQueue {cq_name} doesn't exist"
+        if record.gate:
+            return None, "AdmissionGated", f"Admission is gated by: {record.gate}"
+        return cq_name, None, ""
+
+    def route(self, record: WorkloadRecord, *, force_heap: bool = False) -> None:
+        """Queue ``record`` where it belongs now (or take it out of every queue).
+
+        ``force_heap`` re-keys it in the heap even if it stays in the same
+        ClusterQueue (its queue order or requests changed: it may fit now).
+        """
+        if record.state in (ADMITTED, FINISHED):
+            return
+        cq_name, reason, message = self.target(record)
+        if cq_name is None:
+            self.unqueue(record)
+            record.cluster_queue = None
+            assert reason is not None
+            if self._unqueued.get(record.key) != (reason, message):
+                self._unqueued[record.key] = (reason, message)
+                self._to_report[record.key] = None
+            return
+        if self._unqueued.pop(record.key, None) is not None:
+            record.forget_status()
+        record.cluster_queue = cq_name
+        if not self._cluster_queues.is_active(cq_name):
+            self._to_report[record.key] = None
+        if record.queued_in == cq_name and not force_heap:
+            return
+        self.unqueue(record)
+        queue = self._queues.setdefault(cq_name, ClusterQueueQueue())
+        record.queued_in = cq_name
+        queue.push(record.queue_order())
+
+    def unqueue(self, record: WorkloadRecord) -> None:
+        """Take ``record`` out of the queue that holds it, if any."""
+        if record.queued_in is not None:
+            queue = self._queues.get(record.queued_in)
+            if queue is not None:
+                queue.remove(record.key)
+            record.queued_in = None
+
+    def requeue_one(self, record: WorkloadRecord) -> None:
+        """Re-key ``record`` in its heap (its priority or spec changed, 3.7)."""
+        if record.queued_in is not None:
+            self._queues[record.queued_in].push(record.queue_order())
+
+    # --- what the cycle does with heads -------------------------------------------
+
+    def pop_head(self, cluster_queue: str) -> WorkloadRecord | None:
+        """The head of ``cluster_queue``'s heap (3.4), taken out of the queue (4.1)."""
+        key = self._queues[cluster_queue].pop()
+        if key is None:
+            return None
+        record = self._records[key]
+        record.queued_in = None
+        return record
+
+    def put_back(
+        self, record: WorkloadRecord, cluster_queue: str, *, park: bool, sticky: bool
+    ) -> None:
+        """Return a head that was not admitted (3.6): parked as inadmissible, or to the heap.
+
+        ``sticky`` keeps it at the head of its BestEffortFIFO heap (3.4 rule 1).
+        """
+        queue = self._queues[cluster_queue]
+        record.queued_in = cluster_queue
+        if park:
+            queue.park(record.queue_order())
+            return
+        queue.push(record.queue_order())
+        if sticky:
+            queue.sticky = record.key
+
+    def admitted(self, record: WorkloadRecord, cluster_queue: str) -> None:
+        """``record`` was admitted from ``cluster_queue``: it leaves the queue, sticky no more."""
+        self._queues[cluster_queue].remove(record.key)
+
+    def requeue_inadmissible(self, cluster_queue: str, keep_parked: Callable[[str], bool]) -> int:
+        """Move ``cluster_queue``'s inadmissible workloads back to the heap (3.7); how many moved.
+
+        Those for which ``keep_parked(key)`` is true stay parked.
+        """
+        queue = self._queues.get(cluster_queue)
+        return queue.requeue_inadmissible(keep_parked) if queue is not None else 0
+
+    # --- requeue events and reports ----------------------------------------------
+
+    def requeue_tree(self, name: str) -> None:
+        """Request a requeue of every CQ in the tree of CQ or cohort ``name`` (3.7)."""
+        self._requeue_trees.add(name)
+
+    def requeue_cluster_queue(self, name: str) -> None:
+        """Request a requeue of one ClusterQueue (3.7)."""
+        self._requeue_cluster_queues.add(name)
+
+    def take_requeue_events(self) -> tuple[set[str], set[str]]:
+        """(trees, ClusterQueues) requested since the last call; the requests are cleared."""
+        trees, cluster_queues = self._requeue_trees, self._requeue_cluster_queues
+        self._requeue_trees, self._requeue_cluster_queues = set(), set()
+        return trees, cluster_queues
+
+    def take_to_report(self) -> list[str]:
+        """Keys whose 3.1 status changed since the last call (sorted); the list is cleared."""
+        keys = sorted(self._to_report)
+        self._to_report.clear()
+        return keys
+
+    # --- reading -------------------------------------------------------------------
+
+    def pending_status(self, record: WorkloadRecord) -> Pending | None:
+        """A pending workload's ``QuotaReserved=False`` status; None before any attempt: pure."""
+        key, cq = record.key, record.cluster_queue
+        unqueued = self._unqueued.get(key)
+        if unqueued is not None:
+            return Pending(key, cq, *unqueued)
+        if cq is not None and not self._cluster_queues.is_active(cq):
+            return Pending(key, cq, "Suspended", f"ClusterQueue {cq} is inactive")
+        if record.reason is not None:
+            return Pending(key, cq, record.reason, record.message, *record.details)
+        return None
+
+    def pending_count(self, cluster_queue: str) -> int:
+        """``pendingWorkloads`` of the ClusterQueue: active + inadmissible: pure."""
+        queue = self._queues.get(cluster_queue)
+        return len(queue) if queue is not None else 0
+
+    def queue(self, cluster_queue: str) -> ClusterQueueQueue | None:
+        """The queue of ``cluster_queue`` itself, for reading (tests, diagnostics): pure."""
+        return self._queues.get(cluster_queue)
+
+    def position(self, record: WorkloadRecord) -> tuple[int, int] | None:
+        """(1-based position, pending count) in its ClusterQueue's queue order; None if not queued.
+
+        Pure; sorts the queue, so for a single question (``kuota explain``), not a cycle.
+        """
+        queue = self._queues.get(record.cluster_queue or "")
+        if queue is None or record.key not in queue:
+            return None
+        ordered = sorted(queue.keys(), key=lambda key: self._records[key].queue_order())
+        return ordered.index(record.key) + 1, len(ordered)
+
+
+__all__ = ["ClusterQueueView", "PriorityRef", "QueueManager"]
