@@ -22,10 +22,12 @@ from the object the watch delivers.  Other finalizers are left alone.
 
 The scheduler calls :meth:`FinalizerReleaser.release` once per turn, so only
 the leader writes; checking costs one pass over the queues and flavors the
-mirror holds, and a write happens only for an object being deleted.  An
-object whose patch failed for another reason (say 403) is not tried again
-until it changes or :data:`RETRY_SECONDS` pass, so a turn loop never
-hammers the API server.
+mirror holds, and a write happens only for an object being deleted.  The
+mirror is left to the watch (a ClusterQueue gone from the API server stays
+"in use" for its flavors until its DELETED event, as in Kueue); meanwhile
+the same version of an object is not patched twice, and one whose patch
+failed for another reason (say 403) is not tried again until it changes or
+:data:`RETRY_SECONDS` pass, so a turn loop never hammers the API server.
 """
 
 from __future__ import annotations
@@ -124,8 +126,8 @@ class FinalizerReleaser:
         self.mirror = mirror
         self.writer = writer
         self.monotonic = monotonic
-        self._failed: dict[str, tuple[str | None, float]] = {}
-        """``plural/name`` -> (resourceVersion, when) of a patch refused for good reason."""
+        self._tried: dict[str, tuple[str | None, float, bool]] = {}
+        """``plural/name`` -> (resourceVersion, when, done) of the last patch of that object."""
 
     async def release(self) -> None:
         """One pass: remove every finalizer that may go now."""
@@ -133,41 +135,46 @@ class FinalizerReleaser:
         for name in list(
             releasable_cluster_queues(queues, lambda cq: holds_reservations(self.engine, cq))
         ):
-            await self._remove("clusterqueues", queues, name)
+            await self._remove("clusterqueues", queues[name])
         flavors = self.mirror.resource_flavors
         for name in list(releasable_flavors(flavors, queues)):
-            await self._remove("resourceflavors", flavors, name)
+            await self._remove("resourceflavors", flavors[name])
+        for key in list(self._tried):  # forget objects the mirror no longer holds
+            plural, name = key.split("/", 1)
+            if name not in (queues if plural == "clusterqueues" else flavors):
+                del self._tried[key]
 
-    async def _remove(self, plural: str, store: dict[str, dict[str, Any]], name: str) -> None:
-        obj = store[name]
-        operations = finalizer_removal(obj, RESOURCE_IN_USE_FINALIZER)
+    def _settled(self, key: str, version: str | None) -> bool:
+        """Whether this version of the object was patched already, or refused recently."""
+        tried = self._tried.get(key)
+        if tried is None or tried[0] != version:
+            return False
+        _, when, done = tried
+        return done or self.monotonic() - when < RETRY_SECONDS
+
+    async def _remove(self, plural: str, obj: dict[str, Any]) -> None:
+        name, version = objects.name(obj), objects.resource_version(obj)
         key = f"{plural}/{name}"
-        failed = self._failed.get(key)
-        version = objects.resource_version(obj)
-        if operations is None or (
-            failed is not None
-            and failed[0] == version
-            and self.monotonic() - failed[1] < RETRY_SECONDS
-        ):
+        operations = finalizer_removal(obj, RESOURCE_IN_USE_FINALIZER)
+        if operations is None or self._settled(key, version):
             return
         path = kueue_resource(plural).object_path(name)
         with logs.bind(object=key):
             try:
                 # Through the writer's one write path: counted, timed (and fenced).
-                stored = await self.writer._timed(
+                await self.writer._timed(
                     "patch", plural, self.writer.rest.json_patch(path, operations)
                 )
             except (Conflict, NotFound):
                 return  # moved or gone: the watch brings the fresh object
             except RestError as failure:
-                self._failed[key] = (version, self.monotonic())
+                self._tried[key] = (version, self.monotonic(), False)
                 log.warning(
                     "could not remove the finalizer", extra={"object": key, "error": str(failure)}
                 )
                 return
-        self._failed.pop(key, None)
-        store[name] = stored
-        log.info(
-            "finalizer removed, deletion proceeds",
-            extra={"object": key, "finalizer": RESOURCE_IN_USE_FINALIZER},
-        )
+            self._tried[key] = (version, self.monotonic(), True)
+            log.info(
+                "finalizer removed, deletion proceeds",
+                extra={"object": key, "finalizer": RESOURCE_IN_USE_FINALIZER},
+            )
