@@ -111,6 +111,7 @@ async def serve(args: argparse.Namespace) -> int:
             status_writes_per_second=args.status_writes_per_second,
         ),
     )
+    scheduler.writer.events.instance = args.identity  # reportingInstance: this replica, as leased
     host, _, port = args.metrics_bind_address.rpartition(":")
     runner = web.AppRunner(health_app(ready=scheduler.ready, alive=lambda: scheduler.alive))
     await runner.setup()
