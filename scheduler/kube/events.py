@@ -140,16 +140,21 @@ def event_key(
 
 
 def involved_reference(involved: Mapping[str, Any], kind: str) -> dict[str, Any]:
-    """``involvedObject``: the object reference of ``involved``: pure."""
+    """``involvedObject``: the object reference of ``involved``: pure.
+
+    A cluster-scoped object's reference has no namespace (its Event lives in
+    ``default``, as the API requires), so ``kubectl describe`` finds it.
+    """
     meta = objects.metadata(involved)
-    return {
+    reference = {
         "apiVersion": involved.get("apiVersion") or API_VERSIONS.get(kind, ""),
         "kind": kind,
         "name": meta.get("name"),
-        "namespace": objects.namespace(involved) or "default",
         "uid": meta.get("uid"),
         "resourceVersion": meta.get("resourceVersion"),
     }
+    namespace = objects.namespace(involved)
+    return {**reference, "namespace": namespace} if namespace else reference
 
 
 def new_event(occurrence: Occurrence, *, instance: str) -> dict[str, Any]:
@@ -243,6 +248,9 @@ class EventRecorder:
         self._order: deque[EventKey] = deque()
         self._sending: set[EventKey] = set()
         self._senders: set[asyncio.Task[None]] = set()
+        self._active = 0
+        """Senders still taking keys (decremented by the sender itself, in the same step as it
+        finds the queue empty, so a key queued after that always gets a sender)."""
 
     def record(
         self,
@@ -267,7 +275,8 @@ class EventRecorder:
         if key in self._sending:
             return  # queued again by its sender once the write in flight is done
         self._order.append(key)
-        if len(self._senders) < self.in_flight:
+        if self._active < self.in_flight:
+            self._active += 1
             sender = asyncio.create_task(self._send_queued(), name="kuota-events")
             self._senders.add(sender)
             sender.add_done_callback(self._senders.discard)
@@ -276,6 +285,11 @@ class EventRecorder:
         """Wait until every queued event has been written (or dropped)."""
         while self._senders:
             await asyncio.gather(*self._senders, return_exceptions=True)
+
+    @property
+    def busy(self) -> bool:
+        """Whether a sender task exists (an idle recorder holds none)."""
+        return bool(self._senders)
 
     @property
     def queued(self) -> int:
@@ -295,16 +309,19 @@ class EventRecorder:
         # write of it is in flight; a repeat that arrives during the write
         # waits in ``_waiting`` and is queued again when the write is done
         # (then it patches the Event just created instead of creating another).
-        while self._order:
-            key = self._order.popleft()
-            occurrence = self._waiting.pop(key)
-            self._sending.add(key)
-            try:
-                await self._write(occurrence)
-            finally:
-                self._sending.discard(key)
-                if key in self._waiting:
-                    self._order.append(key)
+        try:
+            while self._order:
+                key = self._order.popleft()
+                occurrence = self._waiting.pop(key)
+                self._sending.add(key)
+                try:
+                    await self._write(occurrence)
+                finally:
+                    self._sending.discard(key)
+                    if key in self._waiting:
+                        self._order.append(key)
+        finally:
+            self._active -= 1
 
     async def _write(self, occurrence: Occurrence) -> None:
         key = occurrence.key

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -81,6 +82,14 @@ def test_a_new_event_is_complete_as_kubectl_reads_it() -> None:
     assert (body["type"], body["reason"]) == ("Normal", "Started")
     assert len(body["message"]) == MAX_MESSAGE
     assert "eventTime" not in body, "a core/v1 Event with eventTime is judged by the new API"
+
+
+def test_an_event_about_a_cluster_scoped_object_lives_in_default() -> None:
+    queue = {"apiVersion": "kueue.x-k8s.io/v1beta2", "metadata": {"name": "cq", "uid": "u"}}
+    key = event_key(queue, kind="ClusterQueue", reason="R", message="m", event_type="Normal")
+    body = new_event(Occurrence(key=key, involved=queue, first=T0, last=T0), instance="i")
+    assert body["metadata"]["namespace"] == "default"
+    assert "namespace" not in body["involvedObject"], "kubectl describe looks for none"
 
 
 def test_the_aggregation_key_is_object_type_reason_and_message() -> None:
@@ -248,7 +257,35 @@ async def test_writes_in_flight_are_bounded_and_the_recorder_idles_without_tasks
     await events.flush()
     assert len(stored_events(api)) == 20
     assert api.most_concurrent == 3
-    assert not events._senders, "no task is left waiting once the queue is empty"
+    assert not events.busy, "no task is left waiting once the queue is empty"
+
+
+async def test_an_event_queued_as_the_last_sender_finishes_is_still_sent() -> None:
+    """The sender's task is done a step before its done-callbacks run: no event may fall there."""
+    loop = asyncio.get_running_loop()
+    gate: asyncio.Future[None] = loop.create_future()
+
+    at_gate = asyncio.Event()
+
+    class GatedApi(FakeApi):
+        async def create(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+            created = await super().create(path, body)
+            at_gate.set()
+            await gate  # past this, the sender finishes without yielding again
+            return created
+
+    api, clock = GatedApi(), Clock()
+    events = recorder(api, clock, in_flight=1)
+    events.record(listed_job("a", "uid-a"), kind="Job", reason="R", message="m")
+    await at_gate.wait()
+    gate.set_result(None)  # the sender's last step is scheduled first ...
+    loop.call_soon(  # ... then this, which runs before the finished task's callbacks
+        lambda: events.record(listed_job("b", "uid-b"), kind="Job", reason="R", message="m")
+    )
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    await events.flush()
+    assert sorted(event["involvedObject"]["name"] for event in stored_events(api)) == ["a", "b"]
 
 
 async def test_writes_go_through_the_timed_wrapper() -> None:
