@@ -3,10 +3,20 @@
 * :func:`install_crds`: the CRDs alone, conversion strategy ``None``
   (``test_crds_on_cluster``: the schemas on their own);
 * :func:`install_kuota`: what ``python -m e2e.cluster up --kuota`` and the
-  ``kuota`` session fixture do — the webhook started as a local process on
-  127.0.0.1 with generated certificates, the CRDs with their conversion
-  webhook, both webhook configurations registered by URL (never through a
-  Service: the API server must not dial a cluster IP here);
+  ``kuota`` session fixture do — the chart's ServiceAccounts and RBAC, the
+  webhook started as a local process on 127.0.0.1 with generated
+  certificates, the CRDs with their conversion webhook, both webhook
+  configurations registered by URL (never through a Service: the API server
+  must not dial a cluster IP here);
+* :func:`install_rbac` and :func:`service_account_kubeconfig`: kuota's
+  processes run with exactly the permissions the Helm chart grants.  The
+  chart's RBAC templates are rendered by ``helm template --show-only`` (release
+  ``kuota`` in ``kueue-system``, default values: what a user installs) and
+  applied; each process gets a client certificate for its ServiceAccount's
+  user (``system:serviceaccount:kueue-system:<name>``, groups
+  ``system:serviceaccounts`` and ``system:serviceaccounts:kueue-system``,
+  never ``system:masters``), so a permission the code uses and the chart
+  lacks fails a test here as it would fail in a cluster;
 * :func:`uninstall_kuota`: registrations deleted and CRD conversion switched
   off *before* the webhook stops, so nothing is left calling a dead webhook.
 """
@@ -32,7 +42,10 @@ from typing import Any
 import yaml
 
 from certs import files as cert_files
+from certs.generate import issue
+from e2e.cluster.pki import ClusterPki
 from e2e.cluster.processes import ProcessRecord, clean_env, is_alive, log_tail, spawn, stop
+from e2e.cluster.tools import ToolPaths
 from scheduler.api.crds import CONVERSION_PATH, load_crds, with_conversion_webhook
 from webhook.configurations import (
     MUTATING_NAME,
@@ -43,6 +56,18 @@ from webhook.configurations import (
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 KUOTA_NAMESPACE = "kueue-system"
+KUOTA_RELEASE = "kuota"
+CHART = REPO_ROOT / "charts" / "kuota"
+RBAC_TEMPLATES = (
+    "templates/serviceaccounts.yaml",
+    "templates/rbac-scheduler.yaml",
+    "templates/rbac-webhook.yaml",
+)
+"""The chart's RBAC for the processes the harness runs (the certificate bootstrap runs
+only in ``e2e/test_rbac_identities.py``, which applies its own templates)."""
+SCHEDULER_ACCOUNT = "kuota-scheduler"
+WEBHOOK_ACCOUNT = "kuota-webhook"
+BOOTSTRAP_ACCOUNT = "kuota-cert-bootstrap"
 
 
 def kubectl(
@@ -93,6 +118,140 @@ def install_crds(kubectl_binary: Path, kubeconfig: Path) -> list[str]:
         *[f"crd/{name}" for name in names],
     )
     return names
+
+
+# -- the chart's RBAC, and identities bound by it ------------------------------------------------
+
+
+def service_account_user(account: str, namespace: str = KUOTA_NAMESPACE) -> str:
+    """The user name the API server gives a ServiceAccount's credentials: pure."""
+    return f"system:serviceaccount:{namespace}:{account}"
+
+
+def render_chart(*templates: str, namespace: str = KUOTA_NAMESPACE) -> list[dict[str, Any]]:
+    """``helm template`` of the chart (release ``kuota``, default values), only ``templates``."""
+    helm = ToolPaths.resolve(build_if_missing=False).binary("helm")
+    with tempfile.TemporaryDirectory(prefix="kuota-helm-") as home:
+        env = clean_env(Path(home))
+        for name in ("CONFIG", "CACHE", "DATA"):
+            env[f"HELM_{name}_HOME"] = str(Path(home) / name.lower())
+        only = [arg for template in templates for arg in ("--show-only", template)]
+        done = subprocess.run(
+            [str(helm), "template", KUOTA_RELEASE, str(CHART), "-n", namespace, *only],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+    if done.returncode != 0:
+        raise RuntimeError(f"helm template failed ({done.returncode}):\n{done.stderr}")
+    return [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+
+
+def apply_objects(kubectl_binary: Path, kubeconfig: Path, manifests: list[dict[str, Any]]) -> None:
+    kubectl(kubectl_binary, kubeconfig, "apply", "-f", "-", stdin=yaml.safe_dump_all(manifests))
+
+
+def wait_can_i(
+    kubectl_binary: Path, kubeconfig: Path, user: str, *check: str, timeout: float = 30
+) -> None:
+    """Poll ``kubectl auth can-i --as user`` until yes (RBAC takes effect through informers)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        done = subprocess.run(
+            [str(kubectl_binary), "--kubeconfig", str(kubeconfig), "auth", "can-i"]
+            + [f"--as={user}", *check],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if done.stdout.strip() == "yes":
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{user} still cannot {' '.join(check)}: {done.stdout}{done.stderr}")
+        time.sleep(0.2)
+
+
+def install_rbac(kubectl_binary: Path, kubeconfig: Path) -> None:
+    """kuota's namespace, the chart's ServiceAccounts and RBAC; waits until they take effect."""
+    subprocess.run(
+        [str(kubectl_binary), "--kubeconfig", str(kubeconfig), "create", "namespace"]
+        + [KUOTA_NAMESPACE],
+        capture_output=True,
+        timeout=60,
+    )
+    kubectl(kubectl_binary, kubeconfig, "get", "namespace", KUOTA_NAMESPACE)
+    apply_objects(kubectl_binary, kubeconfig, render_chart(*RBAC_TEMPLATES))
+    wait_can_i(
+        kubectl_binary,
+        kubeconfig,
+        service_account_user(SCHEDULER_ACCOUNT),
+        "list",
+        "jobs.batch",  # a built-in kind: kuota's CRDs may not be installed yet
+        "-A",
+    )
+    wait_can_i(
+        kubectl_binary, kubeconfig, service_account_user(WEBHOOK_ACCOUNT), "get", "namespaces"
+    )
+
+
+def cluster_access(kubeconfig: Path, workdir: Path) -> tuple[ClusterPki, str]:
+    """The local cluster's PKI (``<workdir>/pki``) and API server URL (from ``kubeconfig``)."""
+    pki = ClusterPki(workdir / "pki")
+    if not pki.ca_key.is_file():
+        raise RuntimeError(
+            f"no cluster CA key in {pki.directory}: kuota's processes get ServiceAccount "
+            "client certificates from the local cluster's CA"
+        )
+    config = yaml.safe_load(kubeconfig.read_text())
+    return pki, str(config["clusters"][0]["cluster"]["server"])
+
+
+def service_account_kubeconfig(pki: ClusterPki, server: str, path: Path, account: str) -> Path:
+    """A kubeconfig whose client certificate authenticates as ServiceAccount ``account``.
+
+    The API server takes the certificate's CN as the user and its O fields as
+    the groups, so this identity is exactly the one a token of that
+    ServiceAccount would give: the user, ``system:serviceaccounts`` and
+    ``system:serviceaccounts:<namespace>``; no ``system:masters``.
+    """
+    identity = issue(
+        pki.ca(),
+        common_name=service_account_user(account),
+        organizations=("system:serviceaccounts", f"system:serviceaccounts:{KUOTA_NAMESPACE}"),
+        client=True,
+    )
+
+    def b64(data: bytes) -> str:
+        return base64.b64encode(data).decode()
+
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": account,
+        "clusters": [
+            {
+                "name": "local",
+                "cluster": {
+                    "server": server,
+                    "certificate-authority-data": b64(pki.ca_cert.read_bytes()),
+                },
+            }
+        ],
+        "users": [
+            {
+                "name": account,
+                "user": {
+                    "client-certificate-data": b64(identity.cert_pem),
+                    "client-key-data": b64(identity.key_pem),
+                },
+            }
+        ],
+        "contexts": [{"name": account, "context": {"cluster": "local", "user": account}}],
+    }
+    path.write_text(yaml.safe_dump(config))
+    path.chmod(0o600)
+    return path
 
 
 # -- the webhook, as a local process registered by URL (LOCAL_CLUSTER.md section 8) ------------
@@ -189,9 +348,8 @@ def wait_ready(webhook: KuotaWebhook, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if webhook.process is not None and webhook.process.poll() is not None:
-            raise RuntimeError(
-                f"kuota-webhook exited ({webhook.process.returncode}):\n{log_tail(webhook.record.log)}"
-            )
+            code, tail = webhook.process.returncode, log_tail(webhook.record.log)
+            raise RuntimeError(f"kuota-webhook exited ({code}):\n{tail}")
         try:
             with urllib.request.urlopen(
                 f"{webhook.base_url}/readyz", context=context, timeout=2
@@ -207,7 +365,10 @@ def wait_ready(webhook: KuotaWebhook, timeout: float = 30) -> None:
 
 
 def start_webhook(workdir: Path, kubeconfig: Path, *, die_with_parent: bool = True) -> KuotaWebhook:
-    """Generate certificates for 127.0.0.1 and start ``kuota-webhook`` detached, logging to workdir/logs."""
+    """Certificates for 127.0.0.1, then ``kuota-webhook`` started detached (logs in workdir/logs).
+
+    ``kubeconfig`` is the identity of its cluster lookups.
+    """
     cert_dir = workdir / "kuota-webhook-certs"
     certificates = cert_files.make(dns_names=["localhost"], ip_addresses=["127.0.0.1"])
     cert_files.write(cert_dir, certificates)
@@ -251,13 +412,20 @@ def kuota_manifests(base_url: str, ca_bundle: str) -> list[dict[str, Any]]:
 def install_kuota(
     kubectl_binary: Path, kubeconfig: Path, workdir: Path, *, die_with_parent: bool = True
 ) -> KuotaWebhook:
-    """What a user's installation amounts to: CRDs, the webhook running, registrations by URL.
+    """What a user's installation amounts to: RBAC, CRDs, the webhook running, registrations.
 
+    ``kubeconfig`` is the admin's (it installs); the webhook's own lookups use
+    its ServiceAccount's identity (``<workdir>/kuota-webhook.kubeconfig``).
     Waits until the API server actually calls the webhook (a server-side
     dry-run of a queued Job comes back suspended), since registrations take
     effect through an informer.
     """
-    webhook = start_webhook(workdir, kubeconfig, die_with_parent=die_with_parent)
+    install_rbac(kubectl_binary, kubeconfig)
+    pki, server = cluster_access(kubeconfig, workdir)
+    identity = service_account_kubeconfig(
+        pki, server, workdir / "kuota-webhook.kubeconfig", WEBHOOK_ACCOUNT
+    )
+    webhook = start_webhook(workdir, identity, die_with_parent=die_with_parent)
     try:
         manifests = kuota_manifests(webhook.base_url, webhook.ca_bundle)
         with tempfile.NamedTemporaryFile("w", suffix=".yaml") as manifest:

@@ -1,17 +1,18 @@
 """``kuota-scheduler`` replicas as local processes against a local cluster.
 
-Each replica gets a kubeconfig whose client certificate names the user
-``system:serviceaccount:kueue-system:kuota-scheduler``: the identity the
-webhook lets unsuspend queued Jobs.  Until the Helm chart's RBAC is installed
-with it, the certificate also carries the group ``system:masters`` (local
-test clusters only), so the process has the access the chart will grant.
-Replicas elect a leader through a Lease in ``kueue-system``; short lease
-timings make failover quick enough to test.
+Each replica runs with exactly the permissions the Helm chart grants: the
+chart's RBAC is applied (:func:`e2e.kuota_install.install_rbac`) and the
+replicas share a kubeconfig whose client certificate names the user
+``system:serviceaccount:kueue-system:kuota-scheduler`` with the groups of a
+ServiceAccount and nothing more (no ``system:masters``), so an API call the
+chart does not allow fails here as it would in a cluster.  It is also the
+identity the webhook lets unsuspend queued Jobs.  Replicas elect a leader
+through a Lease in ``kueue-system``; short lease timings make failover quick
+enough to test.
 """
 
 from __future__ import annotations
 
-import base64
 import os
 import signal
 import socket
@@ -23,14 +24,18 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
-from certs.generate import KeyPair, issue
 from e2e.cluster.pki import ClusterPki
 from e2e.cluster.processes import ProcessRecord, clean_env, is_alive, log_tail, spawn, stop
-from e2e.kuota_install import KUOTA_NAMESPACE, REPO_ROOT, kubectl
+from e2e.kuota_install import (
+    KUOTA_NAMESPACE,
+    REPO_ROOT,
+    SCHEDULER_ACCOUNT,
+    install_rbac,
+    service_account_kubeconfig,
+    service_account_user,
+)
 
-SCHEDULER_USER = f"system:serviceaccount:{KUOTA_NAMESPACE}:kuota-scheduler"
+SCHEDULER_USER = service_account_user(SCHEDULER_ACCOUNT)
 LEASE_TIMINGS = ("--lease-duration", "4", "--renew-deadline", "3", "--retry-period", "1")
 
 
@@ -41,50 +46,8 @@ def _free_port() -> int:
 
 
 def scheduler_kubeconfig(pki: ClusterPki, server: str, path: Path) -> Path:
-    """A kubeconfig that authenticates as the scheduler's ServiceAccount user."""
-    identity: KeyPair = issue(
-        pki.ca(),
-        common_name=SCHEDULER_USER,
-        organizations=(
-            "system:serviceaccounts",
-            f"system:serviceaccounts:{KUOTA_NAMESPACE}",
-            "system:masters",
-        ),
-        client=True,
-    )
-
-    def b64(data: bytes) -> str:
-        return base64.b64encode(data).decode()
-
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "current-context": "kuota-scheduler",
-        "clusters": [
-            {
-                "name": "local",
-                "cluster": {
-                    "server": server,
-                    "certificate-authority-data": b64(pki.ca_cert.read_bytes()),
-                },
-            }
-        ],
-        "users": [
-            {
-                "name": "kuota-scheduler",
-                "user": {
-                    "client-certificate-data": b64(identity.cert_pem),
-                    "client-key-data": b64(identity.key_pem),
-                },
-            }
-        ],
-        "contexts": [
-            {"name": "kuota-scheduler", "context": {"cluster": "local", "user": "kuota-scheduler"}}
-        ],
-    }
-    path.write_text(yaml.safe_dump(config))
-    path.chmod(0o600)
-    return path
+    """A kubeconfig that authenticates as the scheduler's ServiceAccount, and only as that."""
+    return service_account_kubeconfig(pki, server, path, SCHEDULER_ACCOUNT)
 
 
 @dataclass
@@ -169,20 +132,12 @@ def start_schedulers(
     replicas: int = 1,
     die_with_parent: bool = True,
 ) -> list[SchedulerReplica]:
-    """Start ``replicas`` schedulers and wait until each has listed everything."""
-    subprocess.run(
-        [
-            str(kubectl_binary),
-            "--kubeconfig",
-            str(admin_kubeconfig),
-            "create",
-            "namespace",
-            KUOTA_NAMESPACE,
-        ],
-        capture_output=True,
-        timeout=60,
-    )
-    kubectl(kubectl_binary, admin_kubeconfig, "get", "namespace", KUOTA_NAMESPACE)
+    """Start ``replicas`` schedulers and wait until each has listed everything.
+
+    The chart's RBAC is applied first (again, if :func:`~e2e.kuota_install.install_kuota`
+    did already: ``kubectl apply`` changes nothing then).
+    """
+    install_rbac(kubectl_binary, admin_kubeconfig)
     kubeconfig = scheduler_kubeconfig(pki, server, workdir / "kuota-scheduler.kubeconfig")
     started = [
         start_replica(
@@ -201,7 +156,10 @@ def start_schedulers(
 
 
 class SchedulerFleet:
-    """The session's scheduler replicas: tests may kill the leader and add replicas; all stop at the end."""
+    """The session's scheduler replicas, all with one identity (``kubeconfig``).
+
+    Tests may kill the leader and add replicas; all stop at the end.
+    """
 
     def __init__(self, kubeconfig: Path, workdir: Path, first: SchedulerReplica) -> None:
         self.kubeconfig = kubeconfig

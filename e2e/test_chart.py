@@ -177,9 +177,14 @@ SCHEDULER_CAN = [
     ("list", "jobs.batch", "-A"),
     ("watch", "jobs.batch", "-A"),
     ("patch", "jobs.batch", "-n", "default"),
+    ("patch", "jobs.batch", "--subresource=status", "-n", "default"),  # a stopped Job's startTime
     ("watch", "namespaces"),
     ("list", "priorityclasses.scheduling.k8s.io"),
     ("create", "events", "-n", "default"),
+    ("patch", "events", "-n", "default"),  # the count of a repeated Event
+    # The resource-in-use finalizer of a deleted one (no narrower grant can remove it).
+    ("patch", "clusterqueues.kueue.x-k8s.io"),
+    ("patch", "resourceflavors.kueue.x-k8s.io"),
     ("create", "leases.coordination.k8s.io", "-n", NAMESPACE),
     ("update", f"leases.coordination.k8s.io/{RELEASE}-scheduler", "-n", NAMESPACE),
 ]
@@ -192,7 +197,12 @@ SCHEDULER_CANNOT = [
     ("update", "workloads.kueue.x-k8s.io", "-n", "default"),
     ("patch", "workloads.kueue.x-k8s.io", "-n", "default"),
     ("delete", "workloads.kueue.x-k8s.io", "-n", "default"),
-    ("patch", "clusterqueues.kueue.x-k8s.io"),
+    ("update", "clusterqueues.kueue.x-k8s.io"),
+    ("delete", "clusterqueues.kueue.x-k8s.io"),
+    ("update", "resourceflavors.kueue.x-k8s.io"),
+    ("patch", "localqueues.kueue.x-k8s.io", "-n", "default"),
+    ("patch", "cohorts.kueue.x-k8s.io"),
+    ("delete", "events", "-n", "default"),
     ("create", "pods", "-n", "default"),
     ("get", "leases.coordination.k8s.io", "-n", "kube-system"),
     ("update", "leases.coordination.k8s.io/someone-else", "-n", NAMESPACE),

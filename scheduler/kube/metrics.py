@@ -82,3 +82,8 @@ WRITE_SECONDS = Histogram(
     ["verb", "resource"],
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
 )
+EVENTS_DROPPED = Counter(
+    "kuota_events_dropped_total",
+    "Events not written: the queue was full, or the API server refused the write.",
+    ["reason"],
+)

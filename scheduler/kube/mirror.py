@@ -16,9 +16,10 @@ Which cache owns what (one owner per fact):
   methods only.
 - **The mirror** owns what the engine does not hold: the raw objects that
   writes are computed from (a status patch is a diff against the stored
-  object and carries its resourceVersion), so Workloads, Jobs, ClusterQueues
-  and LocalQueues as stored; the Job <-> Workload index; the set of Jobs to
-  reconcile; and the names of the ``globalDefault`` PriorityClasses (the
+  object and carries its resourceVersion), so Workloads, Jobs, ClusterQueues,
+  LocalQueues and ResourceFlavors as stored (whose finalizers
+  :mod:`scheduler.kube.finalizers` removes); the Job <-> Workload index; the set of
+  Jobs to reconcile; and the names of the ``globalDefault`` PriorityClasses (the
   engine keeps values, not that flag).  After a write the executor stores
   the answer here at once, so the next decision starts from it without
   waiting for the watch.
@@ -110,6 +111,7 @@ class Mirror:
         self.workload_of_job: dict[str, str] = {}  # job uid -> workload key
         self.cluster_queues: dict[str, dict[str, Any]] = {}  # name -> ClusterQueue as stored
         self.local_queues: dict[str, dict[str, Any]] = {}  # ns/name -> LocalQueue as stored
+        self.resource_flavors: dict[str, dict[str, Any]] = {}  # name -> ResourceFlavor as stored
         self.default_priority_classes: set[str] = set()  # names with globalDefault: true
         self.dirty_jobs: set[str] = set()
 
@@ -121,13 +123,16 @@ class Mirror:
             self._index_workload(event)
         elif kind == "ResourceFlavor":
             self.dirty_jobs.update(self.jobs)  # a Job waiting for this flavor can start now
-        elif kind in ("ClusterQueue", "LocalQueue"):
-            store = self.cluster_queues if kind == "ClusterQueue" else self.local_queues
+        store = self._raw_store(kind)
+        if store is not None:
             if event.type == "DELETED":
                 store.pop(event.key, None)
             else:
                 store[event.key] = dict(obj)
-        if event.type == "DELETED":
+        if event.type == "DELETED" or (kind == "ClusterQueue" and objects.is_being_deleted(obj)):
+            # A ClusterQueue being deleted is terminating (Kueue's rule): it admits
+            # nothing new, and the engine forgets it once its last reservation is
+            # released; applying it again would make it active.
             self.engine.remove(kind, objects.name(obj), objects.namespace(obj))
             return
         try:
@@ -139,6 +144,13 @@ class Mirror:
             )
             return
         self.engine.apply(model)  # type: ignore[arg-type]
+
+    def _raw_store(self, kind: str) -> dict[str, dict[str, Any]] | None:
+        return {
+            "ClusterQueue": self.cluster_queues,
+            "LocalQueue": self.local_queues,
+            "ResourceFlavor": self.resource_flavors,
+        }.get(kind)
 
     def _index_workload(self, event: Event) -> None:
         job_uid = objects.owner_job_uid(event.object)

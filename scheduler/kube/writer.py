@@ -10,8 +10,8 @@ Each write is counted and timed by verb and resource
 (``kuota_api_write_duration_seconds``), which is how "API writes per admitted
 Job" is measured.
 
-Events explain, they decide nothing: they are sent in the background (at most
-8 in flight), never delay a decision, and a failed one is dropped.
+Events explain, they decide nothing: :mod:`scheduler.kube.events` sends them
+in the background, aggregates repeats and never delays a decision.
 
 This is also the one place a later change adds fencing (no write unless the
 Lease is held at that instant, see :mod:`scheduler.kube.leader`): every write
@@ -30,6 +30,7 @@ import jsonpatch
 
 from scheduler.api import objects
 from scheduler.api.refs import HUB_VERSION, KUEUE_GROUP
+from scheduler.kube.events import EventRecorder
 from scheduler.kube.metrics import WRITE_SECONDS
 from scheduler.kube.rest import Conflict, NotFound, Resource, RestClient, RestError
 
@@ -37,9 +38,6 @@ __all__ = ["Conflict", "NotFound", "RestError", "Writer"]
 
 T = TypeVar("T")
 JOBS = Resource("batch", "v1", "jobs")
-EVENTS = Resource("", "v1", "events")
-EVENT_SLOTS = 8
-MAX_EVENT_MESSAGE = 1024
 
 
 def kueue_resource(plural: str) -> Resource:
@@ -76,8 +74,7 @@ class Writer:
         self._locks: dict[str, asyncio.Lock] = {}
         self.counts: Counter[str] = Counter()
         """Writes attempted, by ``"<verb> <resource>"``."""
-        self._events_in_flight: set[asyncio.Task[None]] = set()
-        self._event_slots = asyncio.Semaphore(EVENT_SLOTS)
+        self.events = EventRecorder(rest, timed=self._timed)
 
     def _lock(self, key: str) -> asyncio.Lock:
         return self._locks.setdefault(key, asyncio.Lock())
@@ -156,42 +153,11 @@ class Writer:
         message: str,
         event_type: str = "Normal",
     ) -> None:
-        """Emit a core/v1 Event on ``involved`` in the background (see the module docstring)."""
-        meta = objects.metadata(involved)
-        namespace = objects.namespace(involved) or "default"
-        body = {
-            "metadata": {"generateName": f"{meta.get('name')}.", "namespace": namespace},
-            "involvedObject": {
-                "apiVersion": involved.get("apiVersion"),
-                "kind": kind,
-                "name": meta.get("name"),
-                "namespace": namespace,
-                "uid": meta.get("uid"),
-                "resourceVersion": meta.get("resourceVersion"),
-            },
-            "reason": reason,
-            "message": message[:MAX_EVENT_MESSAGE],
-            "type": event_type,
-            "source": {"component": "kuota-scheduler"},
-            "reportingComponent": "kuota-scheduler",
-        }
-
-        async def send() -> None:
-            async with self._event_slots:
-                try:
-                    await self._timed(
-                        "create",
-                        "events",
-                        self.rest.create(EVENTS.collection_path(namespace), body),
-                    )
-                except RestError:
-                    pass
-
-        task = asyncio.create_task(send())
-        self._events_in_flight.add(task)
-        task.add_done_callback(self._events_in_flight.discard)
+        """Record an Event on ``involved`` in the background (:mod:`scheduler.kube.events`)."""
+        self.events.record(
+            involved, kind=kind, reason=reason, message=message, event_type=event_type
+        )
 
     async def events_sent(self) -> None:
         """Wait for the Events in flight (tests, and a graceful stop)."""
-        while self._events_in_flight:
-            await asyncio.gather(*self._events_in_flight, return_exceptions=True)
+        await self.events.flush()

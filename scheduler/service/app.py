@@ -32,6 +32,8 @@ from scheduler.service.observability import health_app
 from scheduler.version import kuota_version
 
 log = logging.getLogger("kuota.scheduler")
+EVENT_FLUSH_SECONDS = 5.0
+"""How long a stopping scheduler waits for its queued Events."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -109,6 +111,7 @@ async def serve(args: argparse.Namespace) -> int:
             status_writes_per_second=args.status_writes_per_second,
         ),
     )
+    scheduler.writer.events.instance = args.identity  # reportingInstance: this replica, as leased
     host, _, port = args.metrics_bind_address.rpartition(":")
     runner = web.AppRunner(health_app(ready=scheduler.ready, alive=lambda: scheduler.alive))
     await runner.setup()
@@ -162,6 +165,12 @@ async def serve(args: argparse.Namespace) -> int:
     for task in (acting, watching):
         task.cancel()
     await asyncio.gather(acting, watching, return_exceptions=True)
+    try:  # the Events already queued explain what was done: write them, briefly
+        await asyncio.wait_for(scheduler.writer.events_sent(), timeout=EVENT_FLUSH_SECONDS)
+    except TimeoutError:
+        log.warning(
+            "stopping with Events not written", extra={"queued": scheduler.writer.events.queued}
+        )
     scheduler.alive = False
     await runner.cleanup()
     await api.close()

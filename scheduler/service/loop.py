@@ -33,6 +33,7 @@ from scheduler.api.config import Configuration
 from scheduler.core.engine import Engine
 from scheduler.kube import metrics
 from scheduler.kube.executor import Executor
+from scheduler.kube.finalizers import FinalizerReleaser
 from scheduler.kube.mirror import Mirror
 from scheduler.kube.queue_reporter import QueueReporter
 from scheduler.kube.rest import RestClient
@@ -85,6 +86,9 @@ class Scheduler:
         self.queues = QueueReporter(
             engine=self.engine, mirror=self.mirror, writer=self.writer, clock=clock
         )
+        self.finalizers = FinalizerReleaser(
+            engine=self.engine, mirror=self.mirror, writer=self.writer
+        )
         self.informers = scheduler_informers(rest, self.mirror, on_change=self.wakeup.set)
 
     def ready(self) -> bool:
@@ -129,6 +133,7 @@ class Scheduler:
             metrics.ADMISSION_ATTEMPTS.labels(outcome, self.role).inc()
             metrics.ADMISSION_ATTEMPT_SECONDS.labels(outcome, self.role).observe(elapsed)
             await self.executor.carry_out(result.decisions)
+            await self.finalizers.release()
             self.queues.publish_metrics(self.role)
             if time.monotonic() >= self.next_queue_status:
                 interval = self.settings.queue_status_interval_seconds
