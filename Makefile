@@ -62,9 +62,11 @@ demo: tools
 down: venv
 	$(PY) -m e2e.cluster down
 
-# Includes the real-node test (e2e/test_real_node.py), hence node-tools: it adds
-# about 12 minutes to a cold run on 2 cores and 5 to a warm one (README).
-test: tools node-tools
+# Lint first (formatting, lint rules, mypy --strict, import contracts: cheap, and a
+# finding there fails the run before the long suites start). Includes the real-node
+# test (e2e/test_real_node.py), hence node-tools: it adds about 12 minutes to a cold
+# run on 2 cores and 5 to a warm one (README).
+test: lint tools node-tools
 	$(PY) -m pytest -p no:cacheprovider
 
 test-unit: venv

@@ -14,7 +14,7 @@ def test_import_contracts_hold() -> None:
     lint = Path(sys.executable).with_name("lint-imports")
     result = subprocess.run([str(lint)], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
-    # Every contract of pyproject.toml ran and held (10: the layers, the client wing's, the core's own).
+    # Every contract of pyproject.toml ran and held (10: layers, client wing, the core's).
     contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
     count = len(contracts["contracts"])
     assert count >= 10, count

@@ -88,7 +88,7 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     ]
     lines = []
     for row in [headers, *rows]:
-        cells = [str(cell).ljust(width) for cell, width in zip(row[:-1], widths)]
+        cells = [str(cell).ljust(width) for cell, width in zip(row[:-1], widths, strict=False)]
         lines.append("  ".join([*cells, str(row[-1])]).rstrip())
     return lines
 

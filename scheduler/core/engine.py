@@ -311,6 +311,10 @@ class Engine:
         """The workload records by key, for reading (tests, diagnostics)."""
         return self._records
 
+    def holds_reservations(self, cluster_queue: str) -> bool:
+        """Whether any workload holds quota in ``cluster_queue`` (known to the engine or not)."""
+        return bool(self.cache.admitted.get(cluster_queue))
+
     def flavor_specs(self) -> Mapping[str, ResourceFlavorSpec]:
         """Every ResourceFlavor the engine knows, by name (read-only view)."""
         return self.cache.flavors

@@ -46,7 +46,7 @@ async def load_configuration(
     if source is not None:
         await config.load_kube_config(config_file=source, client_configuration=configuration)
     else:
-        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        config.load_incluster_config(client_configuration=configuration)
     return configuration
 
 

@@ -108,7 +108,7 @@ def holds_reservations(engine: Engine, cluster_queue: str) -> bool:
     it holds: a queue already being deleted when this scheduler started was
     never applied, yet its Workloads' reservations are counted all the same.
     """
-    return bool(engine.cq_admitted.get(cluster_queue))
+    return engine.holds_reservations(cluster_queue)
 
 
 class FinalizerReleaser:
