@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from scheduler.api.config import DEFAULT_NAMESPACE, Configuration, parse_configuration
+from scheduler.jobs.managed_namespaces import ManagedNamespaces, raw_selector
 from scheduler.version import kuota_version
 
 DEFAULT_SCHEDULER_IDENTITY = "system:serviceaccount:kueue-system:kuota-scheduler"
@@ -41,7 +42,8 @@ class WebhookSettings:
     probe_port: int | None = None
     manage_jobs_without_queue_name: bool = False
     managed_jobs_namespace_selector: Mapping[str, Any] | None = None
-    """Raw label selector (``matchLabels``/``matchExpressions``); None matches every namespace."""
+    """Raw label selector (``matchLabels``/``matchExpressions``); None is Kueue's default (every
+    namespace); kube-system and kuota's namespace are never managed either way."""
     kuota_namespace: str = DEFAULT_NAMESPACE
     frameworks: tuple[str, ...] = ("batch/job",)
     scheduler_identities: tuple[str, ...] = (DEFAULT_SCHEDULER_IDENTITY,)
@@ -58,22 +60,12 @@ class WebhookSettings:
     def jobs_enabled(self) -> bool:
         return "batch/job" in self.frameworks
 
-
-def _selector_to_raw(config: Configuration) -> dict[str, Any]:
-    selector = config.managed_jobs_namespace_selector
-    raw: dict[str, Any] = {}
-    if selector.match_labels:
-        raw["matchLabels"] = dict(selector.match_labels)
-    if selector.match_expressions:
-        raw["matchExpressions"] = [
-            {
-                "key": item.key,
-                "operator": item.operator,
-                **({"values": list(item.values)} if item.values else {}),
-            }
-            for item in selector.match_expressions
-        ]
-    return raw
+    @property
+    def managed_namespaces(self) -> ManagedNamespaces:
+        """The settings of the managed-namespace rule (:mod:`scheduler.jobs.managed_namespaces`)."""
+        return ManagedNamespaces(
+            kuota_namespace=self.kuota_namespace, selector=self.managed_jobs_namespace_selector
+        )
 
 
 def from_configuration(
@@ -83,7 +75,7 @@ def from_configuration(
     return replace(
         base or WebhookSettings(),
         manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
-        managed_jobs_namespace_selector=_selector_to_raw(config),
+        managed_jobs_namespace_selector=raw_selector(config),
         kuota_namespace=config.namespace,
         frameworks=tuple(config.integrations.frameworks),
         partial_admission=bool(config.feature_gates.get("PartialAdmission", True)),
@@ -177,7 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--managed-namespace-selector",
         metavar="YAML",
         help="label selector of the managed namespaces, as YAML/JSON (Configuration field "
-        "managedJobsNamespaceSelector; default: every namespace but kube-system and kuota's)",
+        "managedJobsNamespaceSelector); a Job elsewhere, queued or not, is not kuota's at all. "
+        "kube-system and kuota's namespace are never managed (default: every other namespace)",
     )
     jobs.add_argument(
         "--kuota-namespace",

@@ -402,6 +402,38 @@ def test_manage_jobs_without_queue_name_reaches_config_and_registrations() -> No
     )
 
 
+def test_the_managed_namespace_selector_scopes_queued_jobs_too() -> None:
+    """A queued Job outside config.managedJobsNamespaceSelector is not kuota's (issue 12 item 7)."""
+    selector = {"matchLabels": {"kuota.io/managed": "true"}}
+    objects = render({"config.managedJobsNamespaceSelector": selector})
+    kwargs = {"kuota_namespace": NAMESPACE, "managed_namespace_selector": selector}
+    mutating = one(objects, "MutatingWebhookConfiguration", "kuota-mutating-webhook-configuration")
+    validating = one(
+        objects, "ValidatingWebhookConfiguration", "kuota-validating-webhook-configuration"
+    )
+    assert mutating["webhooks"] == mutating_configuration(_service_client(), **kwargs)["webhooks"]
+    assert (
+        validating["webhooks"] == validating_configuration(_service_client(), **kwargs)["webhooks"]
+    )
+    queued = [
+        entry
+        for entry in mutating["webhooks"] + validating["webhooks"]
+        if entry["name"].startswith("queued-jobs.")
+    ]
+    assert len(queued) == 2
+    for entry in queued:
+        assert entry["namespaceSelector"] == {
+            "matchLabels": {"kuota.io/managed": "true"},
+            "matchExpressions": [
+                {
+                    "key": "kubernetes.io/metadata.name",
+                    "operator": "NotIn",
+                    "values": sorted({"kube-system", NAMESPACE}),
+                }
+            ],
+        }
+
+
 def test_fair_sharing_and_resource_transformations_reach_the_configuration() -> None:
     transformation = {
         "input": "nvidia.com/mig-1g.5gb",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from certs.inject import ca_bundle, crd_conversion_patch, webhook_configuration_patch
 from scheduler.api.crds import load_crds, with_conversion_webhook
+from scheduler.jobs.managed_namespaces import ManagedNamespaces
 from webhook.configurations import mutating_configuration, validating_configuration
 from webhook.routes import admission_endpoints
 
@@ -82,3 +83,28 @@ def test_the_ca_bundle_is_injected_only_where_it_is_missing() -> None:
     assert crd_conversion_patch(converted, bundle) == {
         "spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": bundle}}}}
     }
+
+
+def test_every_job_entry_carries_the_managed_namespace_rule() -> None:
+    """Queued or not: a Job where kuota manages nothing never reaches kuota (issue 12 item 7)."""
+    selector = {"matchLabels": {"kuota": "enabled"}}
+    rule = ManagedNamespaces(kuota_namespace="kuota", selector=selector).registration_selector()
+    for manage in (False, True):
+        options = {
+            "kuota_namespace": "kuota",
+            "manage_jobs_without_queue_name": manage,
+            "managed_namespace_selector": selector,
+        }
+        entries = [
+            *mutating_configuration(URL, **options)["webhooks"],
+            *validating_configuration(URL, **options)["webhooks"],
+        ]
+        jobs = [entry for entry in entries if entry["rules"][0]["resources"] == ["jobs"]]
+        assert {"queued-jobs.mutate.kuota.io", "queued-jobs.validate.kuota.io"} <= {
+            entry["name"] for entry in jobs
+        }
+        assert all(entry["namespaceSelector"] == rule for entry in jobs)
+        assert rule["matchLabels"] == {"kuota": "enabled"}
+        assert all("namespaceSelector" not in e for e in entries if e not in jobs), (
+            "kuota's own kinds are cluster-wide business"
+        )
