@@ -27,6 +27,17 @@ from scheduler.version import kuota_version
 
 DEFAULT_SCHEDULER_IDENTITY = "system:serviceaccount:kueue-system:kuota-scheduler"
 MiB = 1024 * 1024
+# Connection bounds (issue 12 item 6; the reasons are in webhook/connections.py):
+# 256 open TLS connections cost about 70 MiB (280 KiB each, measured), far below the
+# chart's 512 Mi, and leave room for every API server's pool (client-go keeps at most
+# 25 idle connections per host) and its bursts.
+DEFAULT_MAX_CONNECTIONS = 256
+# Longer than the 90 s after which kube-apiserver's HTTP client drops an idle
+# connection itself, so the webhook never closes one that the API server is about
+# to reuse (a POST on a connection closed under it fails the admission request).
+DEFAULT_IDLE_TIMEOUT_SECONDS = 120.0
+# Go's own TLS client gives up after 10 s (net/http DefaultTransport).
+DEFAULT_TLS_HANDSHAKE_TIMEOUT_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -52,6 +63,9 @@ class WebhookSettings:
     cluster_lookups: bool = True
     lookup_timeout_seconds: float = 2.0
     max_body_bytes: int = 3 * MiB
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    idle_timeout_seconds: float = DEFAULT_IDLE_TIMEOUT_SECONDS
+    tls_handshake_timeout_seconds: float = DEFAULT_TLS_HANDSHAKE_TIMEOUT_SECONDS
     shutdown_grace_seconds: float = 10.0
     log_level: str = "info"
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -80,6 +94,20 @@ def from_configuration(
         frameworks=tuple(config.integrations.frameworks),
         partial_admission=bool(config.feature_gates.get("PartialAdmission", True)),
     )
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -143,6 +171,31 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=3 * MiB,
         help="larger request bodies are refused with HTTP 400 (default: 3 MiB)",
+    )
+    tls.add_argument(
+        "--max-connections",
+        type=_positive_int,
+        default=DEFAULT_MAX_CONNECTIONS,
+        metavar="N",
+        help="open HTTPS connections at most, TLS handshakes included (each costs about 280 KiB); "
+        "beyond it the connection quiet the longest is closed, a request in progress never "
+        f"(default: {DEFAULT_MAX_CONNECTIONS})",
+    )
+    tls.add_argument(
+        "--idle-timeout",
+        type=_positive_float,
+        default=DEFAULT_IDLE_TIMEOUT_SECONDS,
+        metavar="SECONDS",
+        help="close a connection that has carried no request for this long (default: "
+        f"{DEFAULT_IDLE_TIMEOUT_SECONDS:g}, above kube-apiserver's own 90 s)",
+    )
+    tls.add_argument(
+        "--tls-handshake-timeout",
+        type=_positive_float,
+        default=DEFAULT_TLS_HANDSHAKE_TIMEOUT_SECONDS,
+        metavar="SECONDS",
+        help="close a connection whose TLS handshake is not done by then "
+        f"(default: {DEFAULT_TLS_HANDSHAKE_TIMEOUT_SECONDS:g})",
     )
     tls.add_argument(
         "--shutdown-grace",
@@ -242,6 +295,9 @@ def settings_from_args(args: argparse.Namespace) -> WebhookSettings:
         cert_reload_seconds=args.cert_reload_interval,
         probe_port=args.probe_port,
         max_body_bytes=args.max_body_bytes,
+        max_connections=args.max_connections,
+        idle_timeout_seconds=args.idle_timeout,
+        tls_handshake_timeout_seconds=args.tls_handshake_timeout,
         shutdown_grace_seconds=args.shutdown_grace,
         manage_jobs_without_queue_name=(
             base.manage_jobs_without_queue_name
