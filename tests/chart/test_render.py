@@ -85,6 +85,9 @@ def test_a_misspelled_value_fails_with_the_schema_message() -> None:
             {"config.integrations.frameworks": ["kubeflow.org/mpijob"]},
             "/config/integrations/frameworks/0",
         ),
+        ({"webhook.maxConnections": 0}, "/webhook/maxConnections"),
+        ({"webhook.idleTimeoutSeconds": 0}, "/webhook/idleTimeoutSeconds"),
+        ({"webhook.tlsHandshakeTimeoutSeconds": -1}, "/webhook/tlsHandshakeTimeoutSeconds"),
     ],
 )
 def test_the_schema_refuses_wrong_values(values: dict[str, Any], message: str) -> None:
@@ -251,6 +254,53 @@ def test_the_webhook_runs_two_spread_replicas_and_trusts_the_scheduler(
     assert pdb["spec"]["selector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
     service = one(default, "Service", SERVICE)
     assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
+
+
+def _webhook_settings(objects: list[dict[str, Any]]) -> Any:
+    """The settings the webhook container's arguments give, parsed by the webhook itself."""
+    from webhook.settings import build_parser, settings_from_args
+
+    args = [
+        arg
+        for arg in _container(one(objects, "Deployment", "kuota-webhook"))["args"]
+        if not arg.startswith("--config=")  # the ConfigMap's file is not on this machine
+    ]
+    return settings_from_args(build_parser().parse_args(args))
+
+
+def test_the_connection_bounds_default_to_the_webhooks_own(
+    default: list[dict[str, Any]],
+) -> None:
+    """Issue 12 item 6: the chart passes every bound, and its defaults are the measured ones."""
+    from webhook.settings import WebhookSettings
+
+    settings, defaults = _webhook_settings(default), WebhookSettings()
+    assert (
+        settings.max_connections,
+        settings.idle_timeout_seconds,
+        settings.tls_handshake_timeout_seconds,
+    ) == (
+        defaults.max_connections,
+        defaults.idle_timeout_seconds,
+        defaults.tls_handshake_timeout_seconds,
+    )
+
+
+def test_the_connection_bounds_reach_the_webhook() -> None:
+    settings = _webhook_settings(
+        render(
+            {
+                "webhook.maxConnections": 64,
+                "webhook.idleTimeoutSeconds": 95.5,
+                "webhook.tlsHandshakeTimeoutSeconds": 3,
+            }
+        )
+    )
+    assert (
+        settings.max_connections,
+        settings.idle_timeout_seconds,
+        settings.tls_handshake_timeout_seconds,
+    ) == (64, 95.5, 3.0)
 
 
 def test_the_default_scheduler_identity_is_the_webhooks_default() -> None:
