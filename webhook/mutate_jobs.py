@@ -7,7 +7,7 @@ later" would be too late.  The steps, in the order of the spec:
 0. an object being deleted is left alone, and so is a Job in a namespace
    kuota does not manage (:mod:`scheduler.jobs.managed_namespaces`: Kueue
    v0.19's locked-on ``ManagedJobsNamespaceSelectorAlwaysRespected``), queue
-   name or not;
+   name or not — see below for where that rule is applied;
 1. a child of a *managed* job (walking controller owner references up to ten
    levels) is left to its owner;
 2. a Job without a queue name in a managed namespace that has a LocalQueue
@@ -16,15 +16,16 @@ later" would be too late.  The steps, in the order of the spec:
 4. a Job with a queue name — or, with ``manageJobsWithoutQueueName``, any
    Job in a managed namespace — gets ``spec.suspend: true``.
 
-Where the namespace rule is applied: the API server applies it first, since
-every Job entry of the registrations carries the managed-namespace selector
+Where the namespace rule is applied: by the API server, since every Job
+entry of the registrations carries the managed-namespace selector
 (:mod:`webhook.configurations`), so a Job elsewhere never reaches this code.
-A queued Job that does reach it is therefore in a managed namespace, and is
-suspended without a namespace lookup (one GET per queued Job would cost an
-etcd read for an answer the API server has already given); only the names
-that are never managed (``kube-system``, kuota's namespace) are checked
-here.  A Job without a queue name needs the namespace's labels anyway (step
-2), and gets the full rule.
+A queued Job that does reach it is in a namespace the registration selected,
+and is suspended without a second opinion: no namespace lookup (one GET per
+queued Job would cost an etcd read for an answer the API server has already
+given), and no check of its own against ``--kuota-namespace`` either, so the
+registrations alone decide — one place, the one the API server reads.  A Job
+without a queue name needs the namespace's labels anyway (step 2), and gets
+the whole rule from :func:`namespace_is_managed`.
 
 The decision is a function of the request, the settings and a
 :class:`~webhook.lookup.ClusterLookup`; nothing here talks to a cluster, so a
@@ -79,17 +80,12 @@ async def namespace_is_managed(
     namespace: str, *, settings: WebhookSettings, lookup: ClusterLookup
 ) -> bool:
     """The managed-namespace rule for ``namespace``, labels looked up (raises LookupFailed)."""
-    if never_managed(namespace, settings):
-        return False
+    if namespace in settings.managed_namespaces.never_managed:
+        return False  # no lookup needed
     labels = await lookup.namespace_labels(namespace)
     if labels is None:
         return False
     return is_managed_namespace(namespace, labels, settings.managed_namespaces)
-
-
-def never_managed(namespace: str, settings: WebhookSettings) -> bool:
-    """Pure: ``kube-system`` or kuota's namespace, whose Jobs kuota never touches."""
-    return namespace in settings.managed_namespaces.never_managed
 
 
 def _job_is_managed(job: Mapping[str, Any], settings: WebhookSettings) -> bool:
@@ -139,8 +135,6 @@ async def decide(
     """Steps 0-4 of validation.md 1.3 for one Job on CREATE (raises OwnerUnreadable)."""
     if objects.is_being_deleted(job):
         return JobMutation(reason="being deleted")
-    if never_managed(namespace, settings):
-        return JobMutation(reason="namespace not managed")
     if await has_managed_ancestor(job, namespace, settings=settings, lookup=lookup):
         return JobMutation(reason="owned by a managed job")
     queue = queue_name(job)

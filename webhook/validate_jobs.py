@@ -20,9 +20,9 @@ only it can know:
 
 "Managed" follows :mod:`scheduler.jobs.managed_namespaces`: a queued Job
 that reaches this endpoint is in a managed namespace (the registration's
-``namespaceSelector`` says so; only the never-managed names are checked
-again here, without a lookup), and a Job without a queue name is managed
-only with ``manageJobsWithoutQueueName`` in a namespace the rule selects.
+``namespaceSelector`` says so, as for mutation), and a Job without a queue
+name is managed only with ``manageJobsWithoutQueueName`` in a namespace the
+rule selects (looked up).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.validation import validate_job
 from scheduler.api.validation.job import queue_name
 from webhook.lookup import ClusterLookup, LookupFailed
-from webhook.mutate_jobs import job_of_request, namespace_is_managed, never_managed
+from webhook.mutate_jobs import job_of_request, namespace_is_managed
 from webhook.review import AdmissionRequest, ResponseBody, allow, deny, deny_internal
 from webhook.settings import WebhookSettings
 
@@ -86,13 +86,10 @@ async def validate_job_request(
     try:
         removing_queue = old is not None and not queue_name(job) and bool(queue_name(old))
         has_default = removing_queue and await lookup.has_default_local_queue(namespace)
-        managed = not never_managed(namespace, settings) and (
-            bool(queue_name(job))
-            or (
-                settings.manage_jobs_without_queue_name
-                and not (_suspended(job) and (old is None or _suspended(old)))
-                and await namespace_is_managed(namespace, settings=settings, lookup=lookup)
-            )
+        managed = bool(queue_name(job)) or (
+            settings.manage_jobs_without_queue_name
+            and not (_suspended(job) and (old is None or _suspended(old)))
+            and await namespace_is_managed(namespace, settings=settings, lookup=lookup)
         )
     except LookupFailed as failed:
         return deny_internal(

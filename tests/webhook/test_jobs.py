@@ -247,28 +247,6 @@ async def test_the_queue_name_cannot_change_while_the_job_runs(webhook: Any) -> 
 # -- namespaces kuota does not manage (issue 12 item 7) ------------------------------------
 
 
-@pytest.mark.parametrize("namespace", ["kube-system", "kueue-system"])
-async def test_a_queued_job_in_a_never_managed_namespace_is_not_kuotas(
-    webhook: Any, namespace: str
-) -> None:
-    """Not suspended, and anyone may start it: it runs as if kuota were not installed."""
-    sent = job(namespace=namespace, labels={QUEUE: "q"}, suspend=False)
-    mutated = await post_review(webhook, MUTATE, admission_review(sent))
-    assert mutated == {"uid": mutated["uid"], "allowed": True}
-    held = job(namespace=namespace, labels={QUEUE: "q"}, suspend=True)
-    started = await post_review(
-        webhook, VALIDATE, admission_review(sent, operation="UPDATE", old=held)
-    )
-    assert started["allowed"] is True
-    resized = copy.deepcopy(sent)
-    resized["spec"]["parallelism"] = 5
-    assert (
-        await post_review(
-            webhook, VALIDATE, admission_review(resized, operation="UPDATE", old=sent)
-        )
-    )["allowed"] is True
-
-
 async def test_with_manage_jobs_without_queue_name_a_selected_namespace_is_still_checked(
     make_client: ClientFactory, lookup: StaticLookup
 ) -> None:
