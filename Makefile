@@ -80,7 +80,7 @@ test-e2e-node: node-tools
 	$(PY) -m pytest -p no:cacheprovider e2e/test_real_node.py e2e/test_real_node_crash.py
 
 # The webhook's memory under 5,000 idle connections (tests/webhook/test_memory_under_load.py
-# in its full form; make test opens 1,000). Measured: about 30 s on 2 shared cores.
+# in its full form; make test opens 1,000). Measured: 17-33 s on 2 shared cores.
 test-webhook-load: venv
 	KUOTA_WEBHOOK_IDLE_CONNECTIONS=5000 $(PY) -m pytest -p no:cacheprovider -s tests/webhook/test_memory_under_load.py
 

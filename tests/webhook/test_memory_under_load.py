@@ -16,7 +16,7 @@ plus 18 %, and 39 % of the chart's limit.  Without the bound the same 5,000
 TLS connections would need about 1.4 GiB (280 KiB each, measured).
 
 ``make test`` opens 1,000 connections (four times the bound: it is
-exercised, in about 10 s); ``make test-webhook-load`` opens the full 5,000
+exercised; the file takes 12-15 s); ``make test-webhook-load`` opens the full 5,000
 (``KUOTA_WEBHOOK_IDLE_CONNECTIONS``).
 """
 
