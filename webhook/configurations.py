@@ -10,10 +10,13 @@ the cluster only where a miss would be worse than a refusal (issue item 7):
   that is ``Ignore`` (its only job is the convenience of the namespace's
   ``default`` LocalQueue) unless ``manageJobsWithoutQueueName`` makes those
   Jobs kuota's too, and then it is ``Fail`` in the managed namespaces only.
-* ``namespaceSelector`` keeps ``kube-system`` and kuota's own namespace out
-  of every Job entry (a broken webhook can never stop the system from
-  repairing itself); the unqueued entry also carries
-  ``managedJobsNamespaceSelector``.
+* every Job entry, queued or not, carries the managed-namespace rule as its
+  ``namespaceSelector`` (:mod:`scheduler.jobs.managed_namespaces`:
+  ``managedJobsNamespaceSelector``, and never ``kube-system`` or kuota's own
+  namespace).  A Job in another namespace is not kuota's at all, queue name
+  or not (Kueue v0.19, ``ManagedJobsNamespaceSelectorAlwaysRespected``), so
+  the API server does not even call kuota for it, and a broken webhook can
+  never stop the system from repairing itself.
 * ``timeoutSeconds`` is small (5 s, 3 s for the ``Ignore`` entry): the
   answers are computed in well under a millisecond, a slow webhook is a
   broken one.
@@ -36,12 +39,12 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from scheduler.api.refs import KUEUE_GROUP, QUEUE_NAME_LABEL
+from scheduler.jobs.managed_namespaces import ManagedNamespaces
 from webhook.routes import KUOTA_KINDS, MUTATE_JOB, VALIDATE_JOB
 
 MUTATING_NAME: Final = "kuota-mutating-webhook-configuration"
 VALIDATING_NAME: Final = "kuota-validating-webhook-configuration"
 QUEUE_KEY: Final = QUEUE_NAME_LABEL  # label, or the legacy annotation of the same key
-SYSTEM_NAMESPACES: Final = ("kube-system",)
 
 
 def _has_queue(var: str) -> str:
@@ -61,32 +64,6 @@ QUEUED_EITHER: Final = {
     "expression": f"(object != null && {_has_queue('object')}) || "
     f"(oldObject != null && {_has_queue('oldObject')})",
 }
-
-
-def system_excluded(kuota_namespace: str) -> dict[str, Any]:
-    """Pure: a namespace selector excluding kube-system and kuota's namespace."""
-    return {
-        "matchExpressions": [
-            {
-                "key": "kubernetes.io/metadata.name",
-                "operator": "NotIn",
-                "values": sorted({*SYSTEM_NAMESPACES, kuota_namespace}),
-            }
-        ]
-    }
-
-
-def _and_selector(first: Mapping[str, Any], second: Mapping[str, Any] | None) -> dict[str, Any]:
-    if not second:
-        return copy.deepcopy(dict(first))
-    merged: dict[str, Any] = {}
-    labels = {**first.get("matchLabels", {}), **second.get("matchLabels", {})}
-    if labels:
-        merged["matchLabels"] = labels
-    expressions = [*first.get("matchExpressions", []), *second.get("matchExpressions", [])]
-    if expressions:
-        merged["matchExpressions"] = copy.deepcopy(expressions)
-    return merged
 
 
 def _with_path(client_config: Mapping[str, Any], path: str) -> dict[str, Any]:
@@ -165,7 +142,9 @@ def mutating_configuration(
     labels: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Pure: kuota's MutatingWebhookConfiguration."""
-    excluded = system_excluded(kuota_namespace)
+    managed = ManagedNamespaces(
+        kuota_namespace=kuota_namespace, selector=managed_namespace_selector
+    ).registration_selector()
     webhooks = [
         _entry(
             "queued-jobs.mutate.kuota.io",
@@ -174,7 +153,7 @@ def mutating_configuration(
             rules=_job_rule(["CREATE"]),
             failure_policy="Fail",
             timeout=5,
-            namespace_selector=excluded,
+            namespace_selector=managed,
             match_conditions=[QUEUED_CREATE],
             mutating=True,
         )
@@ -188,7 +167,7 @@ def mutating_configuration(
                 rules=_job_rule(["CREATE"]),
                 failure_policy="Fail" if manage_jobs_without_queue_name else "Ignore",
                 timeout=5 if manage_jobs_without_queue_name else 3,
-                namespace_selector=_and_selector(excluded, managed_namespace_selector),
+                namespace_selector=managed,
                 match_conditions=[UNQUEUED_CREATE],
                 mutating=True,
             )
@@ -227,7 +206,9 @@ def validating_configuration(
     labels: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Pure: kuota's ValidatingWebhookConfiguration."""
-    excluded = system_excluded(kuota_namespace)
+    managed = ManagedNamespaces(
+        kuota_namespace=kuota_namespace, selector=managed_namespace_selector
+    ).registration_selector()
     webhooks = [
         _entry(
             "queued-jobs.validate.kuota.io",
@@ -236,7 +217,7 @@ def validating_configuration(
             rules=_job_rule(["CREATE", "UPDATE"]),
             failure_policy="Fail",
             timeout=5,
-            namespace_selector=excluded,
+            namespace_selector=managed,
             match_conditions=[QUEUED_EITHER],
             mutating=False,
         )
@@ -250,7 +231,7 @@ def validating_configuration(
                 rules=_job_rule(["CREATE", "UPDATE"]),
                 failure_policy="Fail",
                 timeout=5,
-                namespace_selector=_and_selector(excluded, managed_namespace_selector),
+                namespace_selector=managed,
                 match_conditions=[
                     {
                         "name": "has-no-queue-name",

@@ -5,13 +5,18 @@ apps in one test process do not share counters.  Outcomes are a closed set
 of words: ``allowed``, ``patched``, ``denied``, ``converted``, ``failed``
 (a conversion refused), ``bad_request`` (HTTP 400) and ``error`` (kuota could
 not decide; answered as a denial).
+
+The HTTPS listener adds the connections it holds (handshaking ones
+included) and how many it closed at its bound (:mod:`webhook.connections`):
+a steadily growing eviction count means the bound is too small for the API
+servers, or someone is holding connections open.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 # Admission answers are sub-millisecond; the API server gives up after timeoutSeconds.
@@ -24,6 +29,8 @@ class WebhookMetrics:
     registry: CollectorRegistry
     requests: Counter
     latency: Histogram
+    connections: Gauge
+    evictions: Counter
 
     @classmethod
     def create(cls) -> WebhookMetrics:
@@ -41,7 +48,23 @@ class WebhookMetrics:
             buckets=LATENCY_BUCKETS,
             registry=registry,
         )
-        return cls(registry=registry, requests=requests, latency=latency)
+        connections = Gauge(
+            "kuota_webhook_connections",
+            "HTTPS connections open now, TLS handshakes included.",
+            registry=registry,
+        )
+        evictions = Counter(
+            "kuota_webhook_connections_evicted",
+            "Connections closed to stay within --max-connections (the quietest first).",
+            registry=registry,
+        )
+        return cls(
+            registry=registry,
+            requests=requests,
+            latency=latency,
+            connections=connections,
+            evictions=evictions,
+        )
 
     def observe(self, endpoint: str, outcome: str, seconds: float) -> None:
         self.requests.labels(endpoint, outcome).inc()

@@ -4,7 +4,10 @@ The instant a queued Job is created it must already be suspended: the Job
 controller creates pods from the first version it sees, so "suspend it
 later" would be too late.  The steps, in the order of the spec:
 
-0. an object being deleted is left alone;
+0. an object being deleted is left alone, and so is a Job in a namespace
+   kuota does not manage (:mod:`scheduler.jobs.managed_namespaces`: Kueue
+   v0.19's locked-on ``ManagedJobsNamespaceSelectorAlwaysRespected``), queue
+   name or not — see below for where that rule is applied;
 1. a child of a *managed* job (walking controller owner references up to ten
    levels) is left to its owner;
 2. a Job without a queue name in a managed namespace that has a LocalQueue
@@ -12,6 +15,17 @@ later" would be too late.  The steps, in the order of the spec:
 3. (WorkloadPriorityClass defaulting: feature gate off in kuota);
 4. a Job with a queue name — or, with ``manageJobsWithoutQueueName``, any
    Job in a managed namespace — gets ``spec.suspend: true``.
+
+Where the namespace rule is applied: by the API server, since every Job
+entry of the registrations carries the managed-namespace selector
+(:mod:`webhook.configurations`), so a Job elsewhere never reaches this code.
+A queued Job that does reach it is in a namespace the registration selected,
+and is suspended without a second opinion: no namespace lookup (one GET per
+queued Job would cost an etcd read for an answer the API server has already
+given), and no check of its own against ``--kuota-namespace`` either, so the
+registrations alone decide — one place, the one the API server reads.  A Job
+without a queue name needs the namespace's labels anyway (step 2), and gets
+the whole rule from :func:`namespace_is_managed`.
 
 The decision is a function of the request, the settings and a
 :class:`~webhook.lookup.ClusterLookup`; nothing here talks to a cluster, so a
@@ -31,7 +45,7 @@ from typing import Any, Final
 from scheduler.api import objects
 from scheduler.api.objects import queue_name
 from scheduler.api.refs import QUEUE_NAME_LABEL
-from scheduler.api.validation.formats import selector_matches
+from scheduler.jobs.managed_namespaces import is_managed_namespace
 from webhook.lookup import ClusterLookup, LookupFailed
 from webhook.review import (
     AdmissionRequest,
@@ -46,7 +60,6 @@ from webhook.settings import WebhookSettings
 MAX_OWNER_DEPTH: Final = 10
 DEFAULT_QUEUE: Final = "default"
 MANAGED_JOB_KINDS: Final = frozenset({("batch/v1", "Job"), ("jobset.x-k8s.io/v1alpha2", "JobSet")})
-SYSTEM_NAMESPACE: Final = "kube-system"
 
 
 class OwnerUnreadable(RuntimeError):
@@ -63,29 +76,16 @@ class JobMutation:
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
 
-def managed_selector(settings: WebhookSettings) -> Mapping[str, Any]:
-    """Pure: the managed-namespace selector (Kueue's default: all but kube-system and kuota's)."""
-    if settings.managed_jobs_namespace_selector is not None:
-        return settings.managed_jobs_namespace_selector
-    return {
-        "matchExpressions": [
-            {
-                "key": "kubernetes.io/metadata.name",
-                "operator": "NotIn",
-                "values": [SYSTEM_NAMESPACE, settings.kuota_namespace],
-            }
-        ]
-    }
-
-
 async def namespace_is_managed(
     namespace: str, *, settings: WebhookSettings, lookup: ClusterLookup
 ) -> bool:
-    """Whether ``managedJobsNamespaceSelector`` matches ``namespace`` (raises LookupFailed)."""
+    """The managed-namespace rule for ``namespace``, labels looked up (raises LookupFailed)."""
+    if namespace in settings.managed_namespaces.never_managed:
+        return False  # no lookup needed
     labels = await lookup.namespace_labels(namespace)
     if labels is None:
         return False
-    return selector_matches(managed_selector(settings), labels)
+    return is_managed_namespace(namespace, labels, settings.managed_namespaces)
 
 
 def _job_is_managed(job: Mapping[str, Any], settings: WebhookSettings) -> bool:

@@ -6,6 +6,14 @@ optional plain-HTTP probe port, JSON logs, and a graceful end: on SIGTERM
 (or SIGINT) the listener closes, requests in flight get
 ``--shutdown-grace`` seconds to finish, then the process exits 0.
 
+Memory stays bounded under any number of clients (issue 12 item 6): the
+HTTPS listener (:mod:`webhook.listener`) holds at most ``--max-connections``
+connections (:mod:`webhook.connections` says which one it closes first),
+a TLS handshake gets ``--tls-handshake-timeout`` seconds and an idle
+connection ``--idle-timeout`` seconds (aiohttp's ``keepalive_timeout``,
+also on the probe port), and the buffers of closed connections go back to
+the system (:mod:`webhook.memory`).
+
 Start-up order: the probe port (if any) answers at once, ``/readyz``
 saying 503 until the certificate is loaded; the HTTPS listener opens once it
 is.  A missing certificate after ``--cert-wait`` seconds ends the process
@@ -24,7 +32,10 @@ from aiohttp import web
 
 from certs.reload import CertificateReloader
 from webhook.app import METRICS, create_app, probe_app
+from webhook.connections import ConnectionPool
+from webhook.listener import BoundedTLSSite
 from webhook.logs import configure, logger
+from webhook.memory import return_large_buffers
 from webhook.settings import WebhookSettings, build_parser, settings_from_args
 
 
@@ -40,11 +51,17 @@ async def serve(settings: WebhookSettings, *, stop: asyncio.Event | None = None)
             pass
     reloader = CertificateReloader(settings.cert_file, settings.key_file)
     app = create_app(settings, is_ready=lambda: reloader.loaded)
+    metrics = app[METRICS]
+    pool = ConnectionPool(settings.max_connections, on_evict=metrics.evictions.inc)
+    metrics.connections.set_function(pool.open_count)
+    app.middlewares.append(pool.middleware())
     runners: list[web.AppRunner] = []
     try:
         if settings.probe_port is not None:
             probes = web.AppRunner(
-                probe_app(app[METRICS], lambda: reloader.loaded), access_log=None
+                probe_app(metrics, lambda: reloader.loaded),
+                access_log=None,
+                keepalive_timeout=settings.idle_timeout_seconds,
             )
             await probes.setup()
             runners.append(probes)
@@ -62,19 +79,32 @@ async def serve(settings: WebhookSettings, *, stop: asyncio.Event | None = None)
             )
             return 1
         runner = web.AppRunner(
-            app, access_log=None, shutdown_timeout=settings.shutdown_grace_seconds
+            app,
+            access_log=None,
+            shutdown_timeout=settings.shutdown_grace_seconds,
+            keepalive_timeout=settings.idle_timeout_seconds,
         )
         await runner.setup()
         runners.insert(0, runner)
-        site = web.TCPSite(runner, settings.host, settings.port, ssl_context=reloader.context)
+        site = BoundedTLSSite(
+            runner,
+            settings.host,
+            settings.port,
+            ssl_context=reloader.context,
+            pool=pool,
+            handshake_timeout=settings.tls_handshake_timeout_seconds,
+        )
         await site.start()
-        port = runner.addresses[0][1] if runner.addresses else settings.port
+        port = site.port
         logger().info(
             "serving",
             extra={
                 "context": {
                     "address": f"https://{settings.host}:{port}",
                     "manageJobsWithoutQueueName": settings.manage_jobs_without_queue_name,
+                    "maxConnections": settings.max_connections,
+                    "idleTimeoutSeconds": settings.idle_timeout_seconds,
+                    "tlsHandshakeTimeoutSeconds": settings.tls_handshake_timeout_seconds,
                 }
             },
         )
@@ -105,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
             "(make one with: python -m certs generate --ip 127.0.0.1 --out DIR)"
         )
     configure(settings.log_level)
+    return_large_buffers()
     try:
         return asyncio.run(serve(settings))
     except KeyboardInterrupt:

@@ -22,10 +22,22 @@ from typing import Any
 import yaml
 
 from scheduler.api.config import DEFAULT_NAMESPACE, Configuration, parse_configuration
+from scheduler.jobs.managed_namespaces import ManagedNamespaces, raw_selector
 from scheduler.version import kuota_version
 
 DEFAULT_SCHEDULER_IDENTITY = "system:serviceaccount:kueue-system:kuota-scheduler"
 MiB = 1024 * 1024
+# Connection bounds (issue 12 item 6; the reasons are in webhook/connections.py):
+# 256 open TLS connections cost about 70 MiB (280 KiB each, measured), far below the
+# chart's 512 Mi, and leave room for every API server's pool (client-go keeps at most
+# 25 idle connections per host) and its bursts.
+DEFAULT_MAX_CONNECTIONS = 256
+# Longer than the 90 s after which kube-apiserver's HTTP client drops an idle
+# connection itself, so the webhook never closes one that the API server is about
+# to reuse (a POST on a connection closed under it fails the admission request).
+DEFAULT_IDLE_TIMEOUT_SECONDS = 120.0
+# Go's own TLS client gives up after 10 s (net/http DefaultTransport).
+DEFAULT_TLS_HANDSHAKE_TIMEOUT_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -41,7 +53,8 @@ class WebhookSettings:
     probe_port: int | None = None
     manage_jobs_without_queue_name: bool = False
     managed_jobs_namespace_selector: Mapping[str, Any] | None = None
-    """Raw label selector (``matchLabels``/``matchExpressions``); None matches every namespace."""
+    """Raw label selector (``matchLabels``/``matchExpressions``); None is Kueue's default (every
+    namespace); kube-system and kuota's namespace are never managed either way."""
     kuota_namespace: str = DEFAULT_NAMESPACE
     frameworks: tuple[str, ...] = ("batch/job",)
     scheduler_identities: tuple[str, ...] = (DEFAULT_SCHEDULER_IDENTITY,)
@@ -50,6 +63,9 @@ class WebhookSettings:
     cluster_lookups: bool = True
     lookup_timeout_seconds: float = 2.0
     max_body_bytes: int = 3 * MiB
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    idle_timeout_seconds: float = DEFAULT_IDLE_TIMEOUT_SECONDS
+    tls_handshake_timeout_seconds: float = DEFAULT_TLS_HANDSHAKE_TIMEOUT_SECONDS
     shutdown_grace_seconds: float = 10.0
     log_level: str = "info"
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -58,22 +74,12 @@ class WebhookSettings:
     def jobs_enabled(self) -> bool:
         return "batch/job" in self.frameworks
 
-
-def _selector_to_raw(config: Configuration) -> dict[str, Any]:
-    selector = config.managed_jobs_namespace_selector
-    raw: dict[str, Any] = {}
-    if selector.match_labels:
-        raw["matchLabels"] = dict(selector.match_labels)
-    if selector.match_expressions:
-        raw["matchExpressions"] = [
-            {
-                "key": item.key,
-                "operator": item.operator,
-                **({"values": list(item.values)} if item.values else {}),
-            }
-            for item in selector.match_expressions
-        ]
-    return raw
+    @property
+    def managed_namespaces(self) -> ManagedNamespaces:
+        """The settings of the managed-namespace rule (:mod:`scheduler.jobs.managed_namespaces`)."""
+        return ManagedNamespaces(
+            kuota_namespace=self.kuota_namespace, selector=self.managed_jobs_namespace_selector
+        )
 
 
 def from_configuration(
@@ -83,11 +89,25 @@ def from_configuration(
     return replace(
         base or WebhookSettings(),
         manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
-        managed_jobs_namespace_selector=_selector_to_raw(config),
+        managed_jobs_namespace_selector=raw_selector(config),
         kuota_namespace=config.namespace,
         frameworks=tuple(config.integrations.frameworks),
         partial_admission=bool(config.feature_gates.get("PartialAdmission", True)),
     )
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -153,6 +173,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="larger request bodies are refused with HTTP 400 (default: 3 MiB)",
     )
     tls.add_argument(
+        "--max-connections",
+        type=_positive_int,
+        default=DEFAULT_MAX_CONNECTIONS,
+        metavar="N",
+        help="open HTTPS connections at most, TLS handshakes included (each costs about 280 KiB); "
+        "beyond it the connection quiet the longest is closed, a request in progress never "
+        f"(default: {DEFAULT_MAX_CONNECTIONS})",
+    )
+    tls.add_argument(
+        "--idle-timeout",
+        type=_positive_float,
+        default=DEFAULT_IDLE_TIMEOUT_SECONDS,
+        metavar="SECONDS",
+        help="close a connection that has carried no request for this long (default: "
+        f"{DEFAULT_IDLE_TIMEOUT_SECONDS:g}, above kube-apiserver's own 90 s)",
+    )
+    tls.add_argument(
+        "--tls-handshake-timeout",
+        type=_positive_float,
+        default=DEFAULT_TLS_HANDSHAKE_TIMEOUT_SECONDS,
+        metavar="SECONDS",
+        help="close a connection whose TLS handshake is not done by then "
+        f"(default: {DEFAULT_TLS_HANDSHAKE_TIMEOUT_SECONDS:g})",
+    )
+    tls.add_argument(
         "--shutdown-grace",
         type=float,
         default=10.0,
@@ -177,7 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--managed-namespace-selector",
         metavar="YAML",
         help="label selector of the managed namespaces, as YAML/JSON (Configuration field "
-        "managedJobsNamespaceSelector; default: every namespace but kube-system and kuota's)",
+        "managedJobsNamespaceSelector); a Job elsewhere, queued or not, is not kuota's at all. "
+        "kube-system and kuota's namespace are never managed (default: every other namespace)",
     )
     jobs.add_argument(
         "--kuota-namespace",
@@ -249,6 +295,9 @@ def settings_from_args(args: argparse.Namespace) -> WebhookSettings:
         cert_reload_seconds=args.cert_reload_interval,
         probe_port=args.probe_port,
         max_body_bytes=args.max_body_bytes,
+        max_connections=args.max_connections,
+        idle_timeout_seconds=args.idle_timeout,
+        tls_handshake_timeout_seconds=args.tls_handshake_timeout,
         shutdown_grace_seconds=args.shutdown_grace,
         manage_jobs_without_queue_name=(
             base.manage_jobs_without_queue_name

@@ -12,7 +12,17 @@ only it can know:
   (``userInfo.username``) must be one of ``--scheduler-identity``; anyone else
   unsuspending a queued Job — or creating it unsuspended, should the mutating
   webhook not have run — is denied with 403, because letting it through would
-  run the Job without quota.
+  run the Job without quota;
+* whether the Job is kuota's at all, and whether the request comes from
+  kuota's scheduler: the API layer's **JOB-K2** (a running Job keeps the
+  ``parallelism`` and ``completions`` its quota was reserved for) applies to
+  managed Jobs, updated by anyone but the scheduler.
+
+"Managed" follows :mod:`scheduler.jobs.managed_namespaces`: a queued Job
+that reaches this endpoint is in a managed namespace (the registration's
+``namespaceSelector`` says so, as for mutation), and a Job without a queue
+name is managed only with ``manageJobsWithoutQueueName`` in a namespace the
+rule selects (looked up).
 """
 
 from __future__ import annotations
@@ -78,14 +88,21 @@ async def validate_job_request(
         has_default = removing_queue and await lookup.has_default_local_queue(namespace)
         managed = bool(queue_name(job)) or (
             settings.manage_jobs_without_queue_name
-            and not _suspended(job)
+            and not (_suspended(job) and (old is None or _suspended(old)))
             and await namespace_is_managed(namespace, settings=settings, lookup=lookup)
         )
     except LookupFailed as failed:
         return deny_internal(
             request.uid, f"kuota could not look up namespace {namespace!r}: {failed}"
         ), "error"
-    errors = validate_job(job, old, namespace_has_default_queue=has_default)
+    by_scheduler = request.user.username in settings.scheduler_identities
+    errors = validate_job(
+        job,
+        old,
+        namespace_has_default_queue=has_default,
+        managed=managed,
+        by_scheduler=by_scheduler,
+    )
     if managed:
         violation = unsuspend_violation(job, old, username=request.user.username, settings=settings)
         if violation is not None:

@@ -3,12 +3,15 @@ kinds and the Workloads the scheduler queues.
 
 ``batch/job`` (batch/v1 Job) is registered on import; find an integration with
 :func:`registry.for_object` or :func:`registry.by_framework`, and make a Job's
-Workload with :func:`workload_from_job`.
+Workload with :func:`workload_from_job`.  Whether a namespace's Jobs are
+kuota's at all is :func:`is_managed_namespace` (one rule for the webhook and
+the Job controller).
 """
 
 from scheduler.api.refs import JOB_UID_LABEL
 from scheduler.jobs.base import FinishedState, JobIntegration, PodSetInfo
 from scheduler.jobs.batch import BATCH_JOB, BatchJob
+from scheduler.jobs.managed_namespaces import ManagedNamespaces, is_managed_namespace
 from scheduler.jobs.registry import by_framework, for_object, frameworks, register
 from scheduler.jobs.workload_from_job import (
     PriorityClasses,
@@ -22,11 +25,13 @@ __all__ = [
     "FinishedState",
     "JOB_UID_LABEL",
     "JobIntegration",
+    "ManagedNamespaces",
     "PodSetInfo",
     "PriorityClasses",
     "by_framework",
     "for_object",
     "frameworks",
+    "is_managed_namespace",
     "register",
     "workload_from_job",
     "workload_name",

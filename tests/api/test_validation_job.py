@@ -269,3 +269,117 @@ def test_generate_name_stands_in_for_name() -> None:
     assert validate_job(job) == []
     del job["metadata"]["generateName"]
     b.find(validate_job(job), "metadata.name", "required")
+
+
+# --- JOB-K2: the quota fields of a running Job kuota manages -------------------------
+
+MANAGED = {"managed": True}
+
+
+def running(**spec: object) -> dict[str, object]:
+    return b.job(queue="team-a", suspend=False, **spec)
+
+
+ADMITTED_QUOTA_FAILING = [
+    bad(
+        "JOB-K2",
+        running(parallelism=4),
+        "spec.parallelism",
+        "cannot change while the job is admitted by kuota",
+        "its quota was reserved for 2 pods",
+        "suspend it in the same update (spec.suspend: true)",
+        old=running(parallelism=2),
+        **MANAGED,
+    ),
+    bad(
+        "JOB-K2",
+        running(parallelism=1),
+        "spec.parallelism",
+        "reserved for 3 pods",
+        old=running(parallelism=3),
+        note="shrinking is refused too: kuota would keep reserving 3 pods",
+        **MANAGED,
+    ),
+    bad(
+        "JOB-K2",
+        running(completionMode="Indexed", parallelism=5, completions=5),
+        "spec.completions",
+        "reserved for 3 pods",
+        old=running(completionMode="Indexed", parallelism=3, completions=3),
+        note="an elastic Indexed Job: completions move with parallelism",
+        **MANAGED,
+    ),
+    bad(
+        "JOB-K2",
+        running(parallelism=4, completions=1),
+        "spec.parallelism",
+        "reserved for 1 pod)",
+        old=running(parallelism=2, completions=1),
+        note="the pod count is min(parallelism, completions)",
+        **MANAGED,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", ADMITTED_QUOTA_FAILING, ids=lambda case: case.id)
+def test_admitted_quota_failing_case(case: b.Bad) -> None:
+    options = {key: value for key, value in case.options.items() if key != "note"}
+    found = b.find(validate_job(case.new, case.old, **options), case.path, *case.words)
+    assert (found.rule, found.origin) == ("JOB-K2", "K")
+
+
+ADMITTED_QUOTA_PASSING = [
+    good(
+        "JOB-K2",
+        b.job(queue="team-a", parallelism=4),
+        old=b.job(queue="team-a", parallelism=2),
+        note="a suspended (pending) Job may still change",
+        **MANAGED,
+    ),
+    good(
+        "JOB-K2",
+        b.job(queue="team-a", parallelism=4),
+        old=running(parallelism=2),
+        note="suspending in the same update gives the reservation back",
+        **MANAGED,
+    ),
+    good(
+        "JOB-K2",
+        running(parallelism=4),
+        old=running(parallelism=2),
+        note="kuota's scheduler may (it sets the admitted count)",
+        managed=True,
+        by_scheduler=True,
+    ),
+    good(
+        "JOB-K2",
+        running(parallelism=4),
+        old=running(parallelism=2),
+        note="a Job kuota does not manage is not kuota's business",
+    ),
+    good(
+        "JOB-K2",
+        running(parallelism=2, backoffLimit=3),
+        old=running(parallelism=2, backoffLimit=6),
+        note="fields the quota does not depend on",
+        **MANAGED,
+    ),
+]
+
+
+@pytest.mark.parametrize("case", ADMITTED_QUOTA_PASSING, ids=lambda case: case.id)
+def test_admitted_quota_passing_case(case: b.Good) -> None:
+    b.check_good(validate_job, case)
+
+
+def test_a_finished_job_holds_no_quota_to_guard() -> None:
+    old = running(parallelism=2)
+    old["status"] = {"conditions": [{"type": "Complete", "status": "True"}]}
+    assert validate_job(running(parallelism=4), old, managed=True) == []
+
+
+def test_partial_admission_keeps_its_own_message_for_parallelism() -> None:
+    old = b.job(queue="team-a", suspend=False, annotations={MINP: "1"}, parallelism=4)
+    new = b.job(queue="team-a", suspend=False, annotations={MINP: "1"}, parallelism=3)
+    errors = validate_job(new, old, managed=True)
+    assert [(item.rule, item.field) for item in errors] == [("JOB-U7", "spec.parallelism")]

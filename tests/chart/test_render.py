@@ -85,6 +85,9 @@ def test_a_misspelled_value_fails_with_the_schema_message() -> None:
             {"config.integrations.frameworks": ["kubeflow.org/mpijob"]},
             "/config/integrations/frameworks/0",
         ),
+        ({"webhook.maxConnections": 0}, "/webhook/maxConnections"),
+        ({"webhook.idleTimeoutSeconds": 0}, "/webhook/idleTimeoutSeconds"),
+        ({"webhook.tlsHandshakeTimeoutSeconds": -1}, "/webhook/tlsHandshakeTimeoutSeconds"),
     ],
 )
 def test_the_schema_refuses_wrong_values(values: dict[str, Any], message: str) -> None:
@@ -253,6 +256,53 @@ def test_the_webhook_runs_two_spread_replicas_and_trusts_the_scheduler(
     assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
 
 
+def _webhook_settings(objects: list[dict[str, Any]]) -> Any:
+    """The settings the webhook container's arguments give, parsed by the webhook itself."""
+    from webhook.settings import build_parser, settings_from_args
+
+    args = [
+        arg
+        for arg in _container(one(objects, "Deployment", "kuota-webhook"))["args"]
+        if not arg.startswith("--config=")  # the ConfigMap's file is not on this machine
+    ]
+    return settings_from_args(build_parser().parse_args(args))
+
+
+def test_the_connection_bounds_default_to_the_webhooks_own(
+    default: list[dict[str, Any]],
+) -> None:
+    """Issue 12 item 6: the chart passes every bound, and its defaults are the measured ones."""
+    from webhook.settings import WebhookSettings
+
+    settings, defaults = _webhook_settings(default), WebhookSettings()
+    assert (
+        settings.max_connections,
+        settings.idle_timeout_seconds,
+        settings.tls_handshake_timeout_seconds,
+    ) == (
+        defaults.max_connections,
+        defaults.idle_timeout_seconds,
+        defaults.tls_handshake_timeout_seconds,
+    )
+
+
+def test_the_connection_bounds_reach_the_webhook() -> None:
+    settings = _webhook_settings(
+        render(
+            {
+                "webhook.maxConnections": 64,
+                "webhook.idleTimeoutSeconds": 95.5,
+                "webhook.tlsHandshakeTimeoutSeconds": 3,
+            }
+        )
+    )
+    assert (
+        settings.max_connections,
+        settings.idle_timeout_seconds,
+        settings.tls_handshake_timeout_seconds,
+    ) == (64, 95.5, 3.0)
+
+
 def test_the_default_scheduler_identity_is_the_webhooks_default() -> None:
     from webhook.settings import DEFAULT_SCHEDULER_IDENTITY
 
@@ -400,6 +450,38 @@ def test_manage_jobs_without_queue_name_reaches_config_and_registrations() -> No
         == policies["unqueued-jobs.validate.kuota.io"]
         == "Fail"
     )
+
+
+def test_the_managed_namespace_selector_scopes_queued_jobs_too() -> None:
+    """A queued Job outside config.managedJobsNamespaceSelector is not kuota's (issue 12 item 7)."""
+    selector = {"matchLabels": {"kuota.io/managed": "true"}}
+    objects = render({"config.managedJobsNamespaceSelector": selector})
+    kwargs = {"kuota_namespace": NAMESPACE, "managed_namespace_selector": selector}
+    mutating = one(objects, "MutatingWebhookConfiguration", "kuota-mutating-webhook-configuration")
+    validating = one(
+        objects, "ValidatingWebhookConfiguration", "kuota-validating-webhook-configuration"
+    )
+    assert mutating["webhooks"] == mutating_configuration(_service_client(), **kwargs)["webhooks"]
+    assert (
+        validating["webhooks"] == validating_configuration(_service_client(), **kwargs)["webhooks"]
+    )
+    queued = [
+        entry
+        for entry in mutating["webhooks"] + validating["webhooks"]
+        if entry["name"].startswith("queued-jobs.")
+    ]
+    assert len(queued) == 2
+    for entry in queued:
+        assert entry["namespaceSelector"] == {
+            "matchLabels": {"kuota.io/managed": "true"},
+            "matchExpressions": [
+                {
+                    "key": "kubernetes.io/metadata.name",
+                    "operator": "NotIn",
+                    "values": sorted({"kube-system", NAMESPACE}),
+                }
+            ],
+        }
 
 
 def test_fair_sharing_and_resource_transformations_reach_the_configuration() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from certs.inject import ca_bundle, crd_conversion_patch, webhook_configuration_patch
 from scheduler.api.crds import load_crds, with_conversion_webhook
+from scheduler.jobs.managed_namespaces import ManagedNamespaces
 from webhook.configurations import mutating_configuration, validating_configuration
 from webhook.routes import admission_endpoints
 
@@ -82,3 +83,67 @@ def test_the_ca_bundle_is_injected_only_where_it_is_missing() -> None:
     assert crd_conversion_patch(converted, bundle) == {
         "spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": bundle}}}}
     }
+
+
+def test_every_job_entry_carries_the_managed_namespace_rule() -> None:
+    """Queued or not: a Job where kuota manages nothing never reaches kuota (issue 12 item 7)."""
+    selector = {"matchLabels": {"kuota": "enabled"}}
+    rule = ManagedNamespaces(kuota_namespace="kuota", selector=selector).registration_selector()
+    for manage in (False, True):
+        options = {
+            "kuota_namespace": "kuota",
+            "manage_jobs_without_queue_name": manage,
+            "managed_namespace_selector": selector,
+        }
+        entries = [
+            *mutating_configuration(URL, **options)["webhooks"],
+            *validating_configuration(URL, **options)["webhooks"],
+        ]
+        jobs = [entry for entry in entries if entry["rules"][0]["resources"] == ["jobs"]]
+        assert {"queued-jobs.mutate.kuota.io", "queued-jobs.validate.kuota.io"} <= {
+            entry["name"] for entry in jobs
+        }
+        assert all(entry["namespaceSelector"] == rule for entry in jobs)
+        assert rule["matchLabels"] == {"kuota": "enabled"}
+        assert all("namespaceSelector" not in e for e in entries if e not in jobs), (
+            "kuota's own kinds are cluster-wide business"
+        )
+
+
+# Every kueue.x-k8s.io resource Kueue v0.19.2 registers a webhook for, from its
+# config/components/webhook/manifests.yaml (module sigs.k8s.io/kueue@v0.19.2).
+KUEUE_V0_19_2_MUTATED = {"clusterqueues", "resourceflavors", "workloads"}
+KUEUE_V0_19_2_VALIDATED = {
+    "clusterqueues",
+    "cohorts",
+    "resourceflavors",
+    "workloads",
+    "workloads/status",
+}
+
+
+def _kueue_resources(configuration: dict) -> set[str]:
+    return {
+        resource
+        for entry in configuration["webhooks"]
+        for rule in entry["rules"]
+        if rule["apiGroups"] == ["kueue.x-k8s.io"]
+        for resource in rule["resources"]
+    }
+
+
+def test_status_writes_reach_the_webhook_only_where_kueue_has_one() -> None:
+    """Issue 13: no round trip for the scheduler's status writes where Kueue has none.
+
+    kuota validates the spec of more kinds than Kueue does (LocalQueue,
+    Topology, ...: the same code as ``kuota validate``), but a subresource
+    only where Kueue registers it: ``workloads/status``.  ClusterQueue and
+    LocalQueue status, written by kuota's scheduler on every change, never
+    wait on the webhook.
+    """
+    validated = _kueue_resources(validating_configuration(URL))
+    mutated = _kueue_resources(mutating_configuration(URL))
+    status = {resource for resource in validated | mutated if "/" in resource}
+    assert status == {r for r in KUEUE_V0_19_2_VALIDATED if "/" in r} == {"workloads/status"}
+    assert KUEUE_V0_19_2_VALIDATED <= validated, "kuota checks at least what Kueue checks"
+    assert mutated == KUEUE_V0_19_2_MUTATED

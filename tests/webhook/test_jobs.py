@@ -242,3 +242,76 @@ async def test_the_queue_name_cannot_change_while_the_job_runs(webhook: Any) -> 
         "metadata.labels[kueue.x-k8s.io/queue-name]: cannot change while the job is running "
         "(not suspended); suspend the job first"
     )
+
+
+# -- namespaces kuota does not manage (issue 12 item 7) ------------------------------------
+
+
+async def test_with_manage_jobs_without_queue_name_a_selected_namespace_is_still_checked(
+    make_client: ClientFactory, lookup: StaticLookup
+) -> None:
+    lookup.namespaces["batch"] = {"kubernetes.io/metadata.name": "batch", "kuota": "on"}
+    lookup.namespaces["kueue-system"] = {
+        "kubernetes.io/metadata.name": "kueue-system",
+        "kuota": "on",
+    }
+    settings = WebhookSettings(
+        manage_jobs_without_queue_name=True,
+        managed_jobs_namespace_selector={"matchLabels": {"kuota": "on"}},
+    )
+    client = await make_client(settings)
+    inside = await post_review(
+        client,
+        VALIDATE,
+        admission_review(
+            job(namespace="batch"), operation="UPDATE", old=job(namespace="batch", suspend=True)
+        ),
+    )
+    assert inside["allowed"] is False, "an unqueued Job of a managed namespace is kuota's"
+    system = await post_review(client, MUTATE, admission_review(job(namespace="kueue-system")))
+    assert "patch" not in system, "kuota's namespace is never managed, whatever the selector"
+
+
+# -- JOB-K2: a running queued Job keeps its quota fields (issue 12 item 4) -------------------
+
+
+def resized(parallelism: int, *, suspend: bool = False) -> dict[str, Any]:
+    """A queued Job of ``parallelism`` pods (no completions: a work queue)."""
+    body = job(labels={QUEUE: "q"}, suspend=suspend)
+    body["spec"]["parallelism"] = parallelism
+    del body["spec"]["completions"]
+    return body
+
+
+async def test_a_running_queued_jobs_parallelism_cannot_change(webhook: Any) -> None:
+    response = await post_review(
+        webhook, VALIDATE, admission_review(resized(5), operation="UPDATE", old=resized(2))
+    )
+    assert response["allowed"] is False
+    assert response["status"]["code"] == 422 and response["status"]["reason"] == "Invalid"
+    assert response["status"]["message"] == (
+        "spec.parallelism: cannot change while the job is admitted by kuota (its quota was "
+        "reserved for 2 pods); to resize it, suspend it in the same update (spec.suspend: true), "
+        "and kuota releases the quota and queues it again with the new value"
+    )
+
+
+async def test_the_scheduler_and_suspended_jobs_may_change_parallelism(webhook: Any) -> None:
+    by_scheduler = await post_review(
+        webhook,
+        VALIDATE,
+        admission_review(resized(5), operation="UPDATE", old=resized(2), user=SCHEDULER),
+    )
+    pending = await post_review(
+        webhook,
+        VALIDATE,
+        admission_review(
+            resized(5, suspend=True), operation="UPDATE", old=resized(2, suspend=True)
+        ),
+    )
+    stopping = await post_review(
+        webhook,
+        VALIDATE,
+        admission_review(resized(5, suspend=True), operation="UPDATE", old=resized(2)),
+    )
+    assert [by_scheduler["allowed"], pending["allowed"], stopping["allowed"]] == [True] * 3

@@ -183,6 +183,12 @@ def test_help_documents_every_flag() -> None:
             "managed_jobs_namespace_selector",
             {"matchLabels": {"kuota": "enabled"}},
         ),
+        (["--max-connections", "64"], "max_connections", 64),
+        (["--idle-timeout", "30"], "idle_timeout_seconds", 30.0),
+        (["--tls-handshake-timeout", "2.5"], "tls_handshake_timeout_seconds", 2.5),
+        ([], "max_connections", 256),
+        ([], "idle_timeout_seconds", 120.0),
+        ([], "tls_handshake_timeout_seconds", 10.0),
     ],
 )
 def test_flags_become_settings(argv: list[str], field: str, value: Any) -> None:
@@ -205,3 +211,15 @@ def test_the_configuration_file_supplies_job_management(tmp_path: Path) -> None:
         build_parser().parse_args(["--config", str(config), "--no-manage-jobs-without-queue-name"])
     )
     assert overridden.manage_jobs_without_queue_name is False
+
+
+@pytest.mark.parametrize(
+    "argv", [["--max-connections", "0"], ["--idle-timeout", "0"], ["--tls-handshake-timeout", "-1"]]
+)
+def test_a_bound_that_bounds_nothing_is_refused(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as stopped:
+        build_parser().parse_args(argv)
+    assert stopped.value.code == 2
+    assert argv[0] in capsys.readouterr().err

@@ -12,9 +12,9 @@ largest pieces are written by this script rather than by hand:
 * ``templates/webhook-configurations.yaml``: the Mutating and Validating
   WebhookConfigurations of ``webhook/configurations.py`` (the safe
   settings: failure policies, match conditions, timeouts), in both
-  ``manageJobsWithoutQueueName`` variants, with the client config, the
-  excluded namespaces and the managed-namespace selector filled in by
-  helpers of ``_helpers.tpl``.
+  ``manageJobsWithoutQueueName`` variants, with the client config and the
+  managed-namespace selector (on every Job entry) filled in by helpers of
+  ``_helpers.tpl``.
 
 Run ``python charts/kuota/hack/generate.py`` after changing either source;
 ``--check`` exits 1 when a committed template differs (the tests run it).
@@ -97,11 +97,11 @@ def _placeholders(configuration: dict[str, Any]) -> str:
 
     def selector(match: re.Match[str]) -> str:
         indent, body = match.group(1), match.group(2)
-        helper = (
-            "kuota.managedJobsNamespaceSelector"
-            if "kuota-generator-managed" in body
-            else "kuota.systemExcludedSelector"
-        )
+        if "kuota-generator-managed" not in body:
+            raise SystemExit(
+                "generator: a namespaceSelector without the managed-namespace rule: " + body
+            )
+        helper = "kuota.managedJobsNamespaceSelector"
         return (
             f"{indent}namespaceSelector: "
             f'{{{{- include "{helper}" $ | nindent {len(indent) + 2} }}}}\n'

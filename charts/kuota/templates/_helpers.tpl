@@ -95,15 +95,12 @@ service:
 {{- end -}}
 {{- end -}}
 
-{{/* kube-system and the release namespace, never managed (webhook/configurations.system_excluded). */}}
-{{- define "kuota.systemExcludedSelector" -}}
-matchExpressions:
-- key: kubernetes.io/metadata.name
-  operator: NotIn
-  values: {{- list "kube-system" .Release.Namespace | uniq | sortAlpha | toYaml | nindent 2 }}
-{{- end -}}
-
-{{/* The excluded namespaces AND config.managedJobsNamespaceSelector. */}}
+{{/*
+The managed-namespace rule as a namespaceSelector, on every Job entry of the
+webhook configurations (scheduler/jobs/managed_namespaces.py,
+ManagedNamespaces.registration_selector): never kube-system or the release
+namespace, AND config.managedJobsNamespaceSelector.
+*/}}
 {{- define "kuota.managedJobsNamespaceSelector" -}}
 {{- $managed := .Values.config.managedJobsNamespaceSelector | default dict -}}
 {{- $labels := $managed.matchLabels | default dict -}}

@@ -7,6 +7,29 @@ key when the label is absent or empty.  "Suspended" = ``spec.suspend: true``.
 
 The generic checks (``check_job_labels``, ``check_job_update``) are shared
 with JobSet (section 12) through the ``job_specific`` switch.
+
+**JOB-K2** (kuota, issue 12 item 4) guards the quota of a running Job.  A
+queued Job runs only once kuota's scheduler has admitted it (JOB-K1), with a
+quota reservation sized from its pod count; changing that count afterwards
+would run more pods than were reserved, and nothing would react.  So while a
+Job kuota manages stays unsuspended and unfinished, an update by anyone but
+the scheduler may not change what its quota depends on:
+
+* ``spec.parallelism`` (always mutable for the API server);
+* ``spec.completions`` (mutable for Indexed Jobs, in tandem with
+  ``parallelism``: elastic Indexed Jobs);
+* ``spec.template``: nothing to check.  kube-apiserver 1.36 refuses every
+  template change on a Job whose old ``spec.suspend`` is not true
+  (``validatePodTemplateUpdate``: the scheduling directives and pod resources
+  become mutable only while suspended), and validating webhooks run after
+  that check; ``e2e/test_webhook_job_quota.py`` proves it on the local
+  cluster.
+
+Suspending the Job in the same update is allowed: it gives the reservation
+back, and kuota queues the Job again as it now is.  Whether the Job is
+kuota's (queued in a managed namespace, or managed without a queue name)
+and whether the request comes from kuota's scheduler are facts of the
+request, which the webhook passes in.
 """
 
 from __future__ import annotations
@@ -15,6 +38,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from scheduler.api import objects
 from scheduler.api.field import FieldError, FieldPath, Origin, error
 from scheduler.api.objects import queue_name as queue_name  # the one queue-name rule
 from scheduler.api.refs import ELASTIC_JOB_ANNOTATION as ELASTIC_JOB
@@ -40,7 +64,9 @@ from scheduler.api.validation.known_fields import JOB
 
 LABELS = FieldPath(("metadata", "labels"))
 ANNOTATIONS = FieldPath(("metadata", "annotations"))
-RULE_ORDER = numbered("JOB", 12) + [f"JOB-U{n}" for n in range(1, 12)] + ["UNKNOWN-FIELD"]
+RULE_ORDER = numbered("JOB", 12) + [f"JOB-U{n}" for n in range(1, 12)] + ["JOB-K2", "UNKNOWN-FIELD"]
+QUOTA_FIELDS = ("parallelism", "completions")
+"""The fields of ``spec`` a running Job's quota reservation depends on (JOB-K2)."""
 _INT_RE = re.compile(r"[+-]?[0-9]+")
 _TRUE = ("1", "t", "T", "TRUE", "true", "True")
 _FALSE = ("0", "f", "F", "FALSE", "false", "False")
@@ -274,16 +300,52 @@ def check_job_update(
     check_gates_only_shrink(_annotations(old), _annotations(obj), errors, rule="JOB-U11")
 
 
+def _finished(obj: Mapping[str, Any]) -> bool:
+    return objects.is_true(obj, "Complete") or objects.is_true(obj, "Failed")
+
+
+def check_admitted_quota(
+    obj: Mapping[str, Any], old: Mapping[str, Any], errors: list[FieldError]
+) -> None:
+    """JOB-K2 for a Job kuota manages, updated by someone other than its scheduler: pure."""
+    if _suspended(obj) or _suspended(old) or _finished(old):
+        return
+    spec, old_spec = as_dict(obj.get("spec")), as_dict(old.get("spec"))
+    reserved = _pod_count(old_spec)
+    for name in QUOTA_FIELDS:
+        if spec.get(name) == old_spec.get(name):
+            continue
+        at = FieldPath(("spec", name))
+        if any(item.field == str(at) for item in errors):
+            continue  # JOB-U7 already refused this field, for the same reason
+        errors.append(
+            error(
+                at,
+                "cannot change while the job is admitted by kuota (its quota was reserved "
+                f"for {reserved} pod{'' if reserved == 1 else 's'}); to resize it, suspend it "
+                "in the same update (spec.suspend: true), and kuota releases the quota and "
+                "queues it again with the new value",
+                origin="K",
+                rule="JOB-K2",
+            )
+        )
+
+
 def validate_job(
     new: Mapping[str, Any],
     old: Mapping[str, Any] | None = None,
     *,
     namespace_has_default_queue: bool = False,
+    managed: bool = False,
+    by_scheduler: bool = False,
 ) -> list[FieldError]:
     """Every batch/v1 Job rule (CREATE, or UPDATE when ``old`` is given): pure, never raises.
 
     ``namespace_has_default_queue`` tells JOB-U2 whether the Job's namespace
-    has a LocalQueue named ``default`` (the caller looks it up).
+    has a LocalQueue named ``default`` (the caller looks it up).  ``managed``
+    (kuota manages this Job) and ``by_scheduler`` (the request comes from
+    kuota's scheduler) decide whether JOB-K2 applies: to a managed Job,
+    updated by anyone else.
     """
     errors: list[FieldError] = []
     obj = prepare(new, JOB, errors)
@@ -304,4 +366,6 @@ def validate_job(
             namespace_has_default_queue=namespace_has_default_queue,
             job_specific=True,
         )
+        if managed and not by_scheduler:
+            check_admitted_quota(obj, old_obj, errors)
     return in_rule_order(errors, RULE_ORDER)

@@ -1,0 +1,280 @@
+"""Which requests reach kuota's webhook at all, on a real API server.
+
+Issue 12 item 7: a Job in a namespace kuota does not manage is not kuota's,
+queue name or not (Kueue v0.19, ``ManagedJobsNamespaceSelectorAlwaysRespected``).
+The registrations carry the rule as the ``namespaceSelector`` of every Job
+entry, so the API server does not even call the webhook there; what the
+webhook decides is what the stored Job shows right after ``create`` (the
+scheduler's side of the rule lands separately, so nothing later is asserted).
+
+* ``kueue-system`` (kuota's namespace) is never managed: a queued Job created
+  there keeps ``suspend: false``;
+* with the registrations rendered for ``managedJobsNamespaceSelector:
+  {matchLabels: {kuota.io/e2e-managed: "yes"}}``, a queued Job in an
+  unlabelled namespace keeps ``suspend: false`` and one in a labelled
+  namespace is created suspended.
+
+Issue 13: the status writes of kuota's scheduler reach the webhook exactly
+where Kueue v0.19.2 registers a webhook: ``workloads/status`` yes,
+``clusterqueues/status`` and ``localqueues/status`` no (counted in the
+webhook's own request metrics).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import ssl
+import subprocess
+import tempfile
+import urllib.request
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from e2e.cluster.tools import ToolPaths
+from e2e.kuota_install import KUOTA_NAMESPACE, KuotaWebhook, kubectl
+from webhook.configurations import mutating_configuration, validating_configuration
+
+from .fixtures import ClusterHandle
+from .waiting import eventually
+
+pytestmark = pytest.mark.cluster
+GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
+QUEUE = "kueue.x-k8s.io/queue-name"
+MANAGED_LABEL = "kuota.io/e2e-managed"
+
+
+def queued_job(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "labels": {QUEUE: "user-queue"}},
+        "spec": {
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "main", "image": "busybox"}],
+                }
+            }
+        },
+    }
+
+
+def register(
+    cluster: ClusterHandle, webhook: KuotaWebhook, selector: dict[str, Any] | None
+) -> None:
+    """Apply kuota's two registrations as ``python -m e2e.cluster up --kuota`` does."""
+    client_config = {"url": webhook.base_url, "caBundle": webhook.ca_bundle}
+    options: dict[str, Any] = {"kuota_namespace": KUOTA_NAMESPACE}
+    if selector is not None:
+        options["managed_namespace_selector"] = selector
+    manifests = [
+        mutating_configuration(client_config, **options),
+        validating_configuration(client_config, **options),
+    ]
+    binary: Path = ToolPaths.resolve(build_if_missing=False).binary("kubectl")
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as manifest:
+        yaml.safe_dump_all(manifests, manifest)
+        manifest.flush()
+        kubectl(
+            binary, cluster.kubeconfig, "apply", "--server-side", "--force-conflicts",
+            "--field-manager=kuota-e2e", "-f", manifest.name,
+        )  # fmt: skip
+
+
+async def suspended_on_create(api: client.ApiClient, namespace: str) -> bool:
+    """What the webhooks decide for a queued Job created in ``namespace`` (dry run: no trace)."""
+    created = await client.BatchV1Api(api).create_namespaced_job(
+        namespace, queued_job(f"probe-{uuid.uuid4().hex[:6]}"), dry_run="All"
+    )
+    return bool(created.spec.suspend)
+
+
+@pytest.fixture
+async def kuota_namespace(api: client.ApiClient) -> AsyncIterator[str]:
+    """kuota's own namespace (made if this session has not made it yet; left in place)."""
+    core = client.CoreV1Api(api)
+    try:
+        await core.create_namespace(
+            client.V1Namespace(metadata=client.V1ObjectMeta(name=KUOTA_NAMESPACE))
+        )
+    except ApiException as exists:
+        if exists.status != 409:
+            raise
+    yield KUOTA_NAMESPACE
+
+
+async def test_a_queued_job_in_kuotas_own_namespace_is_not_suspended(
+    kuota: KuotaWebhook, api: client.ApiClient, namespace: str, kuota_namespace: str
+) -> None:
+    batch = client.BatchV1Api(api)
+    name = f"not-kuotas-{uuid.uuid4().hex[:6]}"
+    created = await batch.create_namespaced_job(kuota_namespace, queued_job(name))
+    try:
+        assert created.spec.suspend is False, "the webhook left it alone"
+        assert created.metadata.labels[QUEUE] == "user-queue"
+    finally:
+        await batch.delete_namespaced_job(name, kuota_namespace, propagation_policy="Background")
+    managed = await batch.create_namespaced_job(namespace, queued_job("queued"))
+    assert managed.spec.suspend is True, "a queued Job in a managed namespace is suspended"
+
+
+@pytest.fixture
+def selected_namespaces(cluster: ClusterHandle, kuota: KuotaWebhook) -> Iterator[dict[str, Any]]:
+    """The session's registrations with a managed-namespace selector, restored afterwards."""
+    selector = {"matchLabels": {MANAGED_LABEL: "yes"}}
+    register(cluster, kuota, selector)
+    yield selector
+    register(cluster, kuota, None)
+
+
+async def test_the_managed_namespace_selector_scopes_queued_jobs(
+    selected_namespaces: dict[str, Any], api: client.ApiClient, namespace: str
+) -> None:
+    core, batch = client.CoreV1Api(api), client.BatchV1Api(api)
+    managed = f"managed-{namespace}"
+    await core.create_namespace(
+        client.V1Namespace(
+            metadata=client.V1ObjectMeta(name=managed, labels={MANAGED_LABEL: "yes"})
+        )
+    )
+    try:
+        # Registrations reach the API server through an informer: wait until this one is in use.
+        await eventually(
+            lambda: suspended_on_create(api, namespace),
+            lambda suspended: suspended is False,
+            timeout=30,
+            what="the API server using the registration with the selector",
+        )
+        outside = await batch.create_namespaced_job(namespace, queued_job("outside"))
+        inside = await batch.create_namespaced_job(managed, queued_job("inside"))
+        assert (outside.spec.suspend, inside.spec.suspend) == (False, True)
+    finally:
+        await core.delete_namespace(managed)
+
+
+@pytest.fixture(autouse=True)
+async def registrations_in_use(api: client.ApiClient, namespace: str) -> AsyncIterator[None]:
+    """After every test here: the session's own registrations are in use again."""
+    yield
+    await eventually(
+        lambda: suspended_on_create(api, namespace),
+        lambda suspended: suspended is True,
+        timeout=30,
+        what="the session's registrations in use again",
+    )
+
+
+# -- issue 13: status writes reach the webhook only where Kueue has one -------------------
+
+
+def webhook_requests(webhook: KuotaWebhook, kind: str) -> float:
+    """Requests answered on ``/validate-kueue-x-k8s-io-v1beta2-<kind>``, every outcome."""
+    context = ssl.create_default_context(cafile=str(webhook.cert_dir / "ca.crt"))
+    with urllib.request.urlopen(f"{webhook.base_url}/metrics", context=context, timeout=10) as got:
+        text = got.read().decode()
+    endpoint = f"/validate-kueue-x-k8s-io-v1beta2-{kind}"
+    pattern = (
+        rf'^kuota_webhook_requests_total{{endpoint="{re.escape(endpoint)}",outcome="\w+"}} (\S+)$'
+    )
+    return sum(float(value) for value in re.findall(pattern, text, re.M))
+
+
+def patch_status(
+    cluster: ClusterHandle, *target: str, status: dict[str, Any]
+) -> subprocess.CompletedProcess[str]:
+    binary: Path = ToolPaths.resolve(build_if_missing=False).binary("kubectl")
+    return subprocess.run(
+        [
+            str(binary), "--kubeconfig", str(cluster.kubeconfig), "patch", *target,
+            "--subresource=status", "--type=merge", "-p", json.dumps({"status": status}),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )  # fmt: skip
+
+
+async def test_status_writes_reach_the_webhook_only_where_kueue_validates_them(
+    cluster: ClusterHandle, kuota: KuotaWebhook, api: client.ApiClient, namespace: str
+) -> None:
+    custom = client.CustomObjectsApi(api)
+    cluster_queue = f"scope-{namespace}"
+    await custom.create_cluster_custom_object(
+        GROUP,
+        VERSION,
+        "clusterqueues",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "ClusterQueue",
+            "metadata": {"name": cluster_queue},
+            "spec": {"namespaceSelector": {}},
+        },
+    )
+    await custom.create_namespaced_custom_object(
+        GROUP,
+        VERSION,
+        namespace,
+        "localqueues",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "LocalQueue",
+            "metadata": {"name": "scope"},
+            "spec": {"clusterQueue": cluster_queue},
+        },
+    )
+    await custom.create_namespaced_custom_object(
+        GROUP,
+        VERSION,
+        namespace,
+        "workloads",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "Workload",
+            "metadata": {"name": "scope"},
+            "spec": {
+                "queueName": "scope",
+                "podSets": [
+                    {
+                        "name": "main",
+                        "count": 1,
+                        "template": {
+                            "spec": {
+                                "restartPolicy": "Never",
+                                "containers": [{"name": "main", "image": "busybox"}],
+                            }
+                        },
+                    }
+                ],
+            },
+        },
+    )
+    try:
+        kinds = ("clusterqueue", "localqueue", "workload")
+        before = {kind: webhook_requests(kuota, kind) for kind in kinds}
+        for written in (
+            patch_status(cluster, "clusterqueue", cluster_queue, status={"pendingWorkloads": 7}),
+            patch_status(
+                cluster, "-n", namespace, "localqueue", "scope", status={"pendingWorkloads": 7}
+            ),
+        ):
+            assert written.returncode == 0, written.stderr  # stored, without asking kuota
+        # Whatever kuota answers, the Workload's status write is a question to kuota, as in Kueue.
+        patch_status(
+            cluster, "-n", namespace, "workload", "scope", status={"requeueState": {"count": 1}}
+        )
+        after = {kind: webhook_requests(kuota, kind) for kind in kinds}
+        assert {kind: after[kind] - before[kind] for kind in kinds} == {
+            "clusterqueue": 0,
+            "localqueue": 0,
+            "workload": 1,
+        }
+    finally:
+        await custom.delete_cluster_custom_object(GROUP, VERSION, "clusterqueues", cluster_queue)

@@ -1,0 +1,194 @@
+"""How many connections the webhook holds open, and which one it closes first.
+
+Why a bound at all (issue 12 item 6): every open TLS connection costs the
+process about 280 KiB — asyncio's ``SSLProtocol`` keeps a 256 KiB read
+buffer per connection, OpenSSL the rest — and glibc does not give that
+memory back when the connection ends.  Measured on the local machine:
+1,000 idle connections took the webhook from 44 to 319 MiB; about 1,700
+exceed the chart's 512 Mi limit, and then no queued Job can be created.
+
+The policy, kept by :class:`ConnectionPool`:
+
+* at most ``limit`` connections are open, counting those still in their
+  TLS handshake (the 256 KiB are taken at accept time, before a single
+  byte of TLS);
+* a connection beyond the limit makes room by closing the one that has
+  been quiet the longest: idle between requests, still handshaking, or in
+  a request older than :data:`STALE_REQUEST_SECONDS` (30 s, the API
+  server's largest ``timeoutSeconds``: nobody waits for that answer any
+  more);
+* a connection with a younger request in progress is never closed; when
+  every open connection has one, the next connection waits in the listen
+  backlog until one finishes (the kernel holds it, at no cost to the
+  process).
+
+Why close the quietest rather than refuse the newest: with refusal, anyone
+who opens ``limit`` idle connections locks the API server out until they
+time out, and every queued Job is refused (``failurePolicy: Fail``).
+Closing the quietest keeps serving new connections, the API server's
+included, and never touches a request in progress; at worst it closes one
+of the API server's pooled idle connections, which its HTTP client sees
+(TLS close_notify, then FIN) and replaces with a new one.
+
+Idle and handshake time are bounded elsewhere, by aiohttp's
+``keepalive_timeout`` and asyncio's ``ssl_handshake_timeout``
+(:mod:`webhook.listener`).  The pool learns that a connection is busy from
+:meth:`ConnectionPool.middleware` (one aiohttp middleware), and that it has
+ended from its socket: asyncio closes the socket it was given when the
+connection is lost, so ``fileno() == -1`` is the one reliable signal for
+every way a connection can end (handshake failure, timeout, peer, abort).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Final
+
+from aiohttp import web
+from aiohttp.typedefs import Handler, Middleware
+
+STALE_REQUEST_SECONDS: Final = 30.0
+"""A request older than this is waited for by nobody: kube-apiserver's timeoutSeconds is ≤ 30."""
+
+
+@dataclass(eq=False, slots=True)
+class Connection:
+    """One accepted connection: its socket, and what it is doing."""
+
+    socket: socket.socket
+    last_active: float
+    protocol: object | None = None
+    """aiohttp's protocol object for this connection (``request.protocol``), once made."""
+    transport: asyncio.Transport | None = None
+    """The TLS transport, once the handshake is done."""
+    handshake: asyncio.Task[None] | None = None
+    busy_since: float | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self.socket.fileno() < 0
+
+    def evictable(self, now: float) -> bool:
+        """Pure: not in the middle of a request someone still waits for."""
+        return self.busy_since is None or now - self.busy_since >= STALE_REQUEST_SECONDS
+
+    def abort(self) -> None:
+        """Close at once, without a TLS goodbye (nothing is in flight that anyone waits for)."""
+        if self.transport is not None:
+            self.transport.abort()
+        elif self.handshake is not None and not self.handshake.done():
+            self.handshake.cancel()
+        else:
+            self.socket.close()
+
+
+class ConnectionPool:
+    """The open connections of one listener, oldest activity first."""
+
+    def __init__(
+        self,
+        limit: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        on_evict: Callable[[], None] = lambda: None,
+    ) -> None:
+        if limit < 1:
+            raise ValueError(f"the connection limit must be at least 1, got {limit}")
+        self.limit = limit
+        self.evicted = 0
+        self._clock = clock
+        self._on_evict = on_evict
+        self._open: OrderedDict[Connection, None] = OrderedDict()
+        self._by_protocol: dict[object, Connection] = {}
+
+    def open_count(self) -> int:
+        """Connections open now (handshaking ones included)."""
+        self._forget_closed()
+        return len(self._open)
+
+    def has_room(self) -> bool:
+        """Whether one more connection can be taken now, closing a quiet one if need be."""
+        if self.open_count() < self.limit:
+            return True
+        return self._quietest() is not None
+
+    async def wait_for_room(self, poll_seconds: float = 0.05) -> None:
+        """Return once :meth:`has_room`; polls while every connection is mid-request."""
+        while not self.has_room():
+            await asyncio.sleep(poll_seconds)
+
+    def admit(self, sock: socket.socket) -> Connection:
+        """Take ``sock`` in; at the limit, the quietest connection is closed to make room.
+
+        If the quietest became busy since :meth:`has_room` said yes, the new
+        connection is still taken: the bound is passed by one for as long as
+        that request lasts, never by more (the accept loop waits for room
+        before the next accept).
+        """
+        if self.open_count() >= self.limit:
+            victim = self._quietest()
+            if victim is not None:
+                self._drop(victim)
+                victim.abort()
+                self.evicted += 1
+                self._on_evict()
+        connection = Connection(socket=sock, last_active=self._clock())
+        self._open[connection] = None
+        return connection
+
+    def bind(self, connection: Connection, protocol: object) -> None:
+        """Record the aiohttp protocol object serving ``connection``."""
+        connection.protocol = protocol
+        self._by_protocol[protocol] = connection
+
+    def abort_handshakes(self) -> None:
+        """Close every connection still in its TLS handshake (the listener is going away)."""
+        for connection in list(self._open):
+            if connection.transport is None:
+                self._drop(connection)
+                connection.abort()
+
+    def middleware(self) -> Middleware:
+        """An aiohttp middleware that marks the request's connection busy while it runs."""
+
+        @web.middleware
+        async def track_busy(request: web.Request, handler: Handler) -> web.StreamResponse:
+            connection = self._by_protocol.get(request.protocol)
+            if connection is None:  # not one of this pool's connections
+                return await handler(request)
+            connection.busy_since = self._touch(connection)
+            try:
+                return await handler(request)
+            finally:
+                connection.busy_since = None
+                self._touch(connection)
+
+        return track_busy
+
+    def _touch(self, connection: Connection) -> float:
+        now = self._clock()
+        connection.last_active = now
+        if connection in self._open:
+            self._open.move_to_end(connection)
+        return now
+
+    def _quietest(self) -> Connection | None:
+        now = self._clock()
+        for connection in self._open:  # oldest activity first
+            if not connection.closed and connection.evictable(now):
+                return connection
+        return None
+
+    def _drop(self, connection: Connection) -> None:
+        self._open.pop(connection, None)
+        if connection.protocol is not None:
+            self._by_protocol.pop(connection.protocol, None)
+
+    def _forget_closed(self) -> None:
+        for connection in [c for c in self._open if c.closed]:
+            self._drop(connection)
