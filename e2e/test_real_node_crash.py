@@ -115,6 +115,7 @@ def test_the_sweep_undoes_a_killed_runners_real_node() -> None:
     finally:
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
+        child.stdout.close()
     time.sleep(2)
     left = _machine()
     assert left["netns"] and left["shims"] >= 1 and left["mounts"] > 0 and left["cgroups"]
