@@ -122,7 +122,7 @@ class RealNode:
     def stop(self) -> None:
         teardown_recorded(self.workdir)
         for _, process in self._processes:
-            process.poll()
+            _reap(process)
         self._processes.clear()
 
     def log_tails(self, lines: int = 60) -> str:
@@ -325,3 +325,17 @@ def start_cluster(
         stop_recorded(workdir)
         raise
     return info
+
+
+def _reap(process: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    """Collect the exit status of a component the teardown has already signalled.
+
+    A Popen dropped before its status is collected warns "still running" when the
+    garbage collector finds it, in whatever test runs then; warnings are errors, so the
+    status is collected here (SIGKILL first if the process outlived its teardown).
+    """
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=timeout)
