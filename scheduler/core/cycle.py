@@ -48,6 +48,7 @@ from datetime import datetime
 from scheduler.core.cluster_queue import ClusterQueueInfo
 from scheduler.core.cycle_inputs import CycleQueues, CycleQuota, SchedulingOptions
 from scheduler.core.decisions import Admit, CycleResult, Decision, Evict, Pending, PodSetAdmission
+from scheduler.core.drain import drain
 from scheduler.core.fair_share import FairEntry, next_entry
 from scheduler.core.flavor_assignment import Assignment, Mode, assign_flavors
 from scheduler.core.ordering import processing_key
@@ -169,11 +170,22 @@ def run_cycle(sched: Scheduler, now: datetime) -> tuple[CycleResult, bool]:
 
     Kueue rounds are repeated while they admit (and stop at an eviction, whose
     victims must be released from outside before anything else can happen).
+    First, the admitted workloads of queues set to ``HoldAndDrain`` are
+    evicted (``drain``, 3.10).
     """
+    drained = drain(
+        cluster_queues=sched.quota.cluster_queues,
+        admitted=sched.quota.admitted,
+        draining_local_queues=sched.queues.draining_local_queues(),
+        records=sched.records,
+    )
     if sched.options.one_admission_per_queue:
-        return _run_round(sched, now)
-    decisions: list[Decision] = []
-    changed = False
+        result, changed = _run_round(sched, now)
+        if drained:
+            return CycleResult(decisions=(*drained, *result.decisions)), True
+        return result, changed
+    decisions: list[Decision] = [*drained]
+    changed = bool(drained)
     for _ in range(MAX_ROUNDS):
         result, round_changed = _run_round(sched, now)
         decisions.extend(result.decisions)
@@ -428,6 +440,7 @@ def _issue(cycle: _Cycle, entry: _Entry) -> list[Decision]:
         victim.evicted = True
         victim.evictions += 1
         victim.eviction_message = message
+        victim.eviction_reason = "Preempted"
         decisions.append(
             Evict(
                 victim=target.workload,

@@ -242,7 +242,7 @@ class Engine:
         if record.state == ADMITTED:
             state = "Admitted"
             if record.evicted:
-                reason, message = "Preempted", record.eviction_message
+                reason, message = record.eviction_reason or "Preempted", record.eviction_message
             else:
                 reason = "QuotaReserved"
                 message = f"Quota reserved in ClusterQueue {record.cluster_queue}"
@@ -431,6 +431,12 @@ class Engine:
         record.state = ADMITTED
         record.cluster_queue = reserved.cluster_queue
         record.admission = reserved.pod_sets
+        evicted = workload.status.condition("Evicted")
+        if evicted is not None and evicted.status == "True" and not record.evicted:
+            # Evicted before this engine saw it (a restart, another leader): not evicted twice.
+            record.evicted = True
+            record.eviction_reason = evicted.reason or "Preempted"
+            record.eviction_message = evicted.message or ""
         self.cache.charge(record, reserved.cluster_queue, reserved.usage, reserved.reserved_at)
 
 

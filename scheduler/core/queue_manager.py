@@ -229,6 +229,14 @@ class QueueManager:
         self._requeue_trees, self._requeue_cluster_queues = set(), set()
         return trees, cluster_queues
 
+    def draining_local_queues(self) -> dict[str, set[str]]:
+        """LocalQueues set to ``HoldAndDrain`` -> keys of the workloads submitted to them: pure."""
+        return {
+            key: self._by_local_queue.get(key, set())
+            for key, (_, stop_policy) in self._local_queues.items()
+            if stop_policy == "HoldAndDrain"
+        }
+
     def take_to_report(self) -> list[str]:
         """Keys whose 3.1 status changed since the last call (sorted); the list is cleared."""
         keys = sorted(self._to_report)

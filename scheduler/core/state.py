@@ -68,6 +68,7 @@ class WorkloadRecord:
         "job_uid",
         "evicted",
         "eviction_message",
+        "eviction_reason",
         "reserved_at",
         "scan",
     )
@@ -104,6 +105,8 @@ class WorkloadRecord:
         self.evicted = False
         """A preemption was issued and its quota is not released yet (``Engine.release``)."""
         self.eviction_message = ""
+        self.eviction_reason = ""
+        """The ``Evicted`` reason written: ``Preempted``, ``ClusterQueueStopped``, ... (6.4)."""
         self.reserved_at: tuple[datetime, int] = (datetime.min.replace(tzinfo=UTC), 0)
         """When quota was reserved (``QuotaReserved`` time, then a sequence): order of 7.4."""
         self.scan: ScanPosition | None = None

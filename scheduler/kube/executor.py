@@ -209,6 +209,7 @@ class Executor:
                 "could not write the eviction",
                 extra={"workload": decision.victim, "error": str(failure)},
             )
+            self.forget(decision.victim)  # not evicted after all: a later cycle decides again
             return
         self.mirror.workloads[decision.victim] = stored
         reason = "Preempted" if decision.preemptor else decision.reason
@@ -227,7 +228,7 @@ class Executor:
         self.writer.event(
             stored,
             kind="Workload",
-            reason="Preempted" if decision.preemptor else "Evicted",
+            reason="Preempted" if decision.preemptor else f"EvictedDueTo{decision.reason}",
             message=decision.message,
         )
         job_uid = objects.owner_job_uid(stored)

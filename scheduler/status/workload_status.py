@@ -30,6 +30,47 @@ def _generation(workload: Mapping[str, Any]) -> int | None:
     return objects.generation(workload)
 
 
+RESTARTED: Mapping[str, tuple[str, str]] = {
+    "ClusterQueueStopped": (
+        "ClusterQueueRestarted",
+        "The ClusterQueue was restarted after being stopped",
+    ),
+    "LocalQueueStopped": (
+        "LocalQueueRestarted",
+        "The LocalQueue was restarted after being stopped",
+    ),
+}
+"""Eviction reason whose ``Requeued`` stays False until the queue runs again -> (reason, message)
+of ``Requeued=True`` once it does (3.9)."""
+
+
+def _requeued_again(
+    conditions: list[dict[str, Any]], now: datetime, generation: int | None
+) -> list[dict[str, Any]]:
+    """``Requeued=True`` for a workload drained from a stopped queue that now runs again (3.9).
+
+    The scheduler considering the workload (admitting it, or explaining a wait
+    that is not the stopped queue's) is the proof that its queue was restarted.
+    Pure.
+    """
+    requeued = find_condition(conditions, REQUEUED)
+    if requeued is None or requeued.get("status") != "False":
+        return conditions
+    restarted = RESTARTED.get(str(requeued.get("reason", "")))
+    if restarted is None:
+        return conditions
+    reason, message = restarted
+    return set_condition(
+        conditions,
+        kind=REQUEUED,
+        status=True,
+        reason=reason,
+        message=message,
+        now=now,
+        generation=generation,
+    )
+
+
 def admission_record(decision: Admit) -> dict[str, Any]:
     """``status.admission`` for an Admit decision (scheduling.md 6.1)."""
     return {
@@ -83,7 +124,7 @@ def admitted_status(workload: Mapping[str, Any], decision: Admit, now: datetime)
         now=now,
         generation=generation,
     )
-    status["conditions"] = conditions
+    status["conditions"] = _requeued_again(conditions, now, generation)
     status["admission"] = admission_record(decision)
     return status
 
@@ -96,15 +137,18 @@ def pending_status(
     conditions = list(status.get("conditions") or [])
     current = find_condition(conditions, QUOTA_RESERVED)
     message = truncate(decision.message)
+    generation = _generation(workload)
+    if decision.reason != "Suspended":  # considered by the scheduler: its queue runs (3.9)
+        conditions = _requeued_again(conditions, now, generation)
     if (
         current is not None
         and current.get("status") == "False"
         and current.get("reason") == decision.reason
         and current.get("message") == message
         and "admission" not in status
+        and conditions == list(status.get("conditions") or [])
     ):
         return None
-    generation = _generation(workload)
     conditions = set_condition(
         conditions,
         kind=QUOTA_RESERVED,
@@ -218,11 +262,11 @@ def released_status(workload: Mapping[str, Any], now: datetime) -> dict[str, Any
         now=now,
         generation=generation,
     )
-    if reason in ("Preempted", "NodeFailures"):
+    if reason in ("Preempted", "NodeFailures") or reason in RESTARTED:
         conditions = set_condition(
             conditions,
             kind=REQUEUED,
-            status=True,
+            status=reason not in RESTARTED,
             reason=reason,
             message=message,
             now=now,

@@ -244,3 +244,56 @@ async def test_every_line_about_an_object_names_it(log_lines: io.StringIO) -> No
     assert admitted["object"] == key and admitted["cycle"] == 7
     started = next(line for line in lines if line["msg"] == "started job")
     assert started["object"] == "ml/train" and started["cycle"] == 7
+
+
+async def test_hold_and_drain_stops_the_job_and_resuming_admits_it_again() -> None:
+    """3.10: a stopped ClusterQueue's running Job is evicted like a preemption, then requeued."""
+    from .world import KUEUE, cluster_queue
+
+    world = World().setup()
+    key = await world.submit("train")
+    await world.cycle()
+    world.deliver()
+    running(world, "train", active=1)
+    stopped = cluster_queue()
+    stopped["spec"]["stopPolicy"] = "HoldAndDrain"
+    world.add(f"{KUEUE}/clusterqueues/cq", stopped)
+
+    result = await world.cycle()
+    assert result.decisions == (
+        Evict(key, None, "ClusterQueueStopped", "The ClusterQueue is stopped"),
+    )
+    world.deliver()
+    evicted = objects.condition(world.workload(key), "Evicted") or {}
+    assert (evicted.get("status"), evicted.get("reason"), evicted.get("message")) == (
+        "True",
+        "ClusterQueueStopped",
+        "The ClusterQueue is stopped",
+    )
+    assert not objects.is_true(world.workload(key), "Preempted")
+    for _ in range(2):  # suspend, then restore the template
+        assert await world.executor.reconcile_jobs()
+        world.deliver()
+    assert world.job("train")["spec"]["suspend"] is True
+    running(world, "train", active=0)
+    assert await world.executor.reconcile_jobs()
+    world.deliver()
+    released = world.workload(key)
+    assert not objects.has_quota_reservation(released)
+    requeued = objects.condition(released, "Requeued") or {}
+    assert (requeued.get("status"), requeued.get("reason")) == ("False", "ClusterQueueStopped")
+    assert Admit not in [type(d) for d in (await world.cycle()).decisions]
+    assert world.engine.workload_state(key).reason == "Suspended"
+
+    world.add(f"{KUEUE}/clusterqueues/cq", cluster_queue())
+    result = await world.cycle()
+    assert [type(d) for d in result.decisions] == [Admit]
+    world.deliver()
+    readmitted = world.workload(key)
+    requeued = objects.condition(readmitted, "Requeued") or {}
+    assert (requeued.get("status"), requeued.get("reason"), requeued.get("message")) == (
+        "True",
+        "ClusterQueueRestarted",
+        "The ClusterQueue was restarted after being stopped",
+    )
+    assert world.job("train")["spec"]["suspend"] is False
