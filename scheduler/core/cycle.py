@@ -241,6 +241,9 @@ def _run_round(sched: Scheduler, now: datetime) -> tuple[CycleResult, bool]:
 
 def _processing_order(sched: Scheduler, entries: list[_Entry]) -> Iterator[_Entry]:
     """Entries in processing order: the classical sort (4.4) or the fair tournament (8.4)."""
+    claims = sorted((entry for entry in entries if entry.record.claims_freed), key=_sort_key)
+    entries = [entry for entry in entries if not entry.record.claims_freed]
+    yield from claims
     if not sched.options.fair_sharing:
         yield from sorted(entries, key=_sort_key)
         return
@@ -349,10 +352,12 @@ def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
     assignment = entry.assignment
     assert assignment is not None
     if assignment.mode == Mode.NO_FIT:
+        record.claims_freed = False
         entry.reason, entry.requeue = assignment.no_fit_reason(), "NoFit"
         entry.message, entry.details = assignment.pending()
         return [_pending(entry)]
     if assignment.mode < Mode.FIT and not entry.targets:
+        record.claims_freed = False
         entry.reason, entry.requeue = "WaitingForQuota", "PreemptionNoCandidates"
         entry.message, entry.details = assignment.pending()
         if cq.preemption.reclaim_within_cohort != "Any":
@@ -384,6 +389,7 @@ def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
     if assignment.mode < Mode.FIT:
         cycle.snapshot.hold(node, assignment.usage)
         evictions = _issue(cycle, entry)
+        record.claims_freed = True
         record.scan = None
         entry.reason, entry.requeue = "WaitingForPreemptedWorkloads", "PendingPreemption"
         message, entry.details = assignment.pending()
@@ -441,6 +447,8 @@ def _issue(cycle: _Cycle, entry: _Entry) -> list[Decision]:
         victim.evictions += 1
         victim.eviction_message = message
         victim.eviction_reason = "Preempted"
+        victim.preempted_by.add(preemptor.key)
+        preemptor.evicted_since_admission.add(victim.key)
         decisions.append(
             Evict(
                 victim=target.workload,
@@ -491,6 +499,8 @@ def _admit(sched: Scheduler, entry: _Entry, assignment: Assignment, now: datetim
     record.admission = pod_sets
     record.set_status("QuotaReserved", f"Quota reserved in ClusterQueue {cq.name}")
     record.scan = None
+    record.claims_freed = False
+    record.evicted_since_admission.clear()
     sched.quota.charge(record, cq.name, dict(assignment.usage), now)
     return Admit(
         workload=record.key, cluster_queue=cq.name, pod_sets=pod_sets, message=record.message

@@ -197,6 +197,8 @@ class Engine:
         self.queues.unqueue(record)
         record.state = FINISHED
         record.forget_status()
+        record.preempted_by.clear()  # a finished workload is in no preemption loop
+        record.evicted_since_admission.clear()
 
     # --- scheduling -----------------------------------------------------------------
 
@@ -431,6 +433,7 @@ class Engine:
         record.state = ADMITTED
         record.cluster_queue = reserved.cluster_queue
         record.admission = reserved.pod_sets
+        record.evicted_since_admission.clear()
         evicted = workload.status.condition("Evicted")
         if evicted is not None and evicted.status == "True" and not record.evicted:
             # Evicted before this engine saw it (a restart, another leader): not evicted twice.

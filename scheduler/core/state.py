@@ -71,6 +71,9 @@ class WorkloadRecord:
         "eviction_reason",
         "reserved_at",
         "scan",
+        "claims_freed",
+        "preempted_by",
+        "evicted_since_admission",
     )
 
     def __init__(self, key: str) -> None:
@@ -111,6 +114,12 @@ class WorkloadRecord:
         """When quota was reserved (``QuotaReserved`` time, then a sequence): order of 7.4."""
         self.scan: ScanPosition | None = None
         """The flavor-scan position of the last attempt (4.8)."""
+        self.claims_freed = False
+        """It issued preemptions and waits for them: what they free is its own (``cycle``)."""
+        self.preempted_by: set[str] = set()
+        """Every workload that evicted this one by preemption (the loop guard of ``candidates``)."""
+        self.evicted_since_admission: set[str] = set()
+        """The workloads this one evicted by preemption since it was last admitted (loop guard)."""
 
     def set_status(self, reason: str, message: str, details: Details = NO_DETAILS) -> None:
         """Record the outcome of an attempt: ``QuotaReserved`` reason, message, structure."""

@@ -23,7 +23,7 @@ Candidate order, smallest first, mirrored by ``order_key``:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from scheduler.core.preemption.context import PreemptionContext, Preemptor
@@ -125,8 +125,49 @@ def over_quota(node: QuotaNode, needed: set[FlavorResource]) -> bool:
     return any(node.usage.get(fr, 0) > quota.get(fr, 0) for fr in needed)
 
 
+def loop_guard(records: Mapping[str, WorkloadRecord], preemptor: str) -> set[str]:
+    """The workloads ``preemptor`` may not newly evict, so preemption never loops: pure.
+
+    kuota's rule, beyond scheduling.md (its algorithm, like Kueue's, can
+    ping-pong when a queue both preempts inside itself and reclaims from its
+    cohort).  Evictions by preemption form a graph, an edge from preemptor to
+    victim.  A new eviction is not issued when
+
+    1. the victim evicted the preemptor, directly or through a chain of
+       evictions (the new edge would close a cycle: the preemptor would undo
+       an eviction that led to its own), or
+    2. the preemptor already evicted the victim and has not been admitted
+       since (its first attempt gave its capacity to someone else).
+
+    The graph then has no cycle, so for a fixed set of workloads preemption
+    ends: were some workload evicted forever, some preemptor would evict it
+    again and again, each time re-admitted (2) and so evicted again in between,
+    by someone evicted forever too, and so on backwards through a finite
+    acyclic graph, which cannot go on.  A workload being evicted already is
+    not guarded (choosing it again issues nothing new).
+    """
+    record = records.get(preemptor)
+    if record is None:
+        return set()
+    ancestors: set[str] = set()
+    stack = list(record.preempted_by)
+    while stack:
+        key = stack.pop()
+        if key in ancestors:
+            continue
+        ancestors.add(key)
+        found = records.get(key)
+        if found is not None:
+            stack.extend(found.preempted_by)
+    return ancestors | record.evicted_since_admission
+
+
 def _records(
-    ctx: PreemptionContext, cq_name: str, preemptor: Preemptor, needed: set[FlavorResource]
+    ctx: PreemptionContext,
+    cq_name: str,
+    preemptor: Preemptor,
+    needed: set[FlavorResource],
+    guarded: set[str],
 ) -> Iterator[WorkloadRecord]:
     for key in sorted(ctx.admitted.get(cq_name, ())):
         record = ctx.records[key]
@@ -135,6 +176,7 @@ def _records(
             or key in ctx.excluded
             or not record.usage
             or cq_name not in record.usage
+            or (key in guarded and not record.evicted)
         ):
             continue
         if uses_needed(record.usage[cq_name], needed):
@@ -142,7 +184,7 @@ def _records(
 
 
 def _same_queue(
-    ctx: PreemptionContext, preemptor: Preemptor, needed: set[FlavorResource]
+    ctx: PreemptionContext, preemptor: Preemptor, needed: set[FlavorResource], guarded: set[str]
 ) -> list[Candidate]:
     cq = preemptor.cq
     policy = cq.preemption.within_cluster_queue
@@ -152,7 +194,7 @@ def _same_queue(
         return []
     return [
         _candidate(record, cq.name, node, SAME_QUEUE, IN_CLUSTER_QUEUE)
-        for record in _records(ctx, cq.name, preemptor, needed)
+        for record in _records(ctx, cq.name, preemptor, needed, guarded)
         if within_queue_allows(policy, record, preemptor)
     ]
 
@@ -180,7 +222,8 @@ def classical_candidates(
     cq = preemptor.cq
     node = cq.node
     assert node is not None
-    found = _same_queue(ctx, preemptor, needed)
+    guarded = loop_guard(ctx.records, preemptor.key)
+    found = _same_queue(ctx, preemptor, needed, guarded)
     policy = cq.preemption
     if node.parent is not None and policy.reclaim_within_cohort != "Never":
         borrow = policy.borrow_within_cohort
@@ -199,7 +242,7 @@ def classical_candidates(
                 if sibling is child:
                     continue
                 for queue in _over_quota_queues(sibling, node, needed):
-                    for record in _records(ctx, queue.name, preemptor, needed):
+                    for record in _records(ctx, queue.name, preemptor, needed, guarded):
                         if not reclaim_allows(policy.reclaim_within_cohort, record, preemptor):
                             continue
                         if advantage:
@@ -245,7 +288,8 @@ def fair_candidates(
     cq = preemptor.cq
     node = cq.node
     assert node is not None
-    found = _same_queue(ctx, preemptor, needed)
+    guarded = loop_guard(ctx.records, preemptor.key)
+    found = _same_queue(ctx, preemptor, needed, guarded)
     reclaim = cq.preemption.reclaim_within_cohort
     if node.parent is not None and reclaim != "Never":
         stack = [node.root()]
@@ -258,7 +302,7 @@ def fair_candidates(
                 current.usage.get(fr, 0) > current.nominal.get(fr, 0) for fr in needed
             ):
                 continue
-            for record in _records(ctx, current.name, preemptor, needed):
+            for record in _records(ctx, current.name, preemptor, needed, guarded):
                 if reclaim_allows(reclaim, record, preemptor):
                     found.append(
                         _candidate(record, current.name, current, CROSS_QUEUE, FAIR_SHARING)
@@ -278,6 +322,7 @@ __all__ = [
     "SAME_QUEUE",
     "classical_candidates",
     "fair_candidates",
+    "loop_guard",
     "over_quota",
     "reclaim_allows",
     "uses_needed",
