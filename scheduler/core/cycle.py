@@ -32,6 +32,14 @@ and issues an ``Evict`` per target not already being evicted.  Victims keep
 their quota until ``Engine.release``; the preemptor stays at the head of its
 BestEffortFIFO queue (sticky) and is admitted in the first cycle it fits.
 
+kuota decision, against preemption ping-pong: an entry that issued
+preemptions and waits for them (``WorkloadRecord.claims_freed``) is processed
+before every other entry of a cycle, ahead of the order of 4.4 / 8.4, so the
+capacity its victims free goes to it and not to another queue's head (in
+scheduling.md, and in Kueue, a higher-priority borrower of another queue can
+take it first, and the victims can then reclaim it back, forever).  With the
+loop guard of ``preemption.candidates`` this makes every input settle.
+
 kuota decision: an entry admitted in Fit mode must fit with this cycle's
 victims still counted (they still hold quota until released), so an
 admission never over-commits the cache, even transiently.

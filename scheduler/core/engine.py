@@ -433,6 +433,7 @@ class Engine:
         record.state = ADMITTED
         record.cluster_queue = reserved.cluster_queue
         record.admission = reserved.pod_sets
+        record.claims_freed = False
         record.evicted_since_admission.clear()
         evicted = workload.status.condition("Evicted")
         if evicted is not None and evicted.status == "True" and not record.evicted:

@@ -10,7 +10,8 @@
 itself: ``ClusterQueueQueue.sticky`` is popped first while it is queued.)
 
 **Processing order** of the nominated entries of one cycle (classical,
-fair sharing disabled), smaller first:
+fair sharing disabled), smaller first, after the entries that wait for their
+own preemptions (kuota's rule, ``cycle``: they come first under either order):
 
 1. lower borrowing level of the assignment (fits-in-nominal before borrowers);
 2. higher effective priority (PrioritySortingWithinCohort);

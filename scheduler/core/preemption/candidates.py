@@ -145,6 +145,11 @@ def loop_guard(records: Mapping[str, WorkloadRecord], preemptor: str) -> set[str
     by someone evicted forever too, and so on backwards through a finite
     acyclic graph, which cannot go on.  A workload being evicted already is
     not guarded (choosing it again issues nothing new).
+
+    The history lives in the workload records: it is forgotten when one of
+    the two finishes or is deleted, and on a scheduler restart (which may
+    therefore allow one more round of a loop).  A guarded eviction is a
+    preemption Kueue would issue; the preemptor then waits for quota instead.
     """
     record = records.get(preemptor)
     if record is None:
