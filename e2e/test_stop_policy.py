@@ -192,3 +192,70 @@ async def test_hold_and_drain_evicts_the_running_job_and_resuming_runs_it_again(
     assert (condition(readmitted, "Evicted") or {}).get("status") == "False"
     requeued = condition(readmitted, "Requeued") or {}
     assert (requeued.get("status"), requeued.get("reason")) == ("True", "ClusterQueueRestarted")
+
+
+async def test_hold_and_drain_on_a_local_queue_evicts_its_job_and_resuming_runs_it_again(
+    kuota_scheduler: SchedulerReplica,
+    api: client.ApiClient,
+    namespace: str,
+    stoppable: str,
+) -> None:
+    custom, batch, core = (
+        client.CustomObjectsApi(api),
+        client.BatchV1Api(api),
+        client.CoreV1Api(api),
+    )
+    await batch.create_namespaced_job(
+        namespace, job("long", "user-queue", delay="600s", tolerate_spot=False)
+    )
+
+    async def workload() -> dict[str, Any]:
+        return (await workloads_of(api, namespace)).get("long") or {}
+
+    async def pods() -> list[client.V1Pod]:
+        listed = await core.list_namespaced_pod(
+            namespace, label_selector="batch.kubernetes.io/job-name=long"
+        )
+        return list(listed.items)
+
+    def running(items: list[client.V1Pod]) -> bool:
+        return any(p.status.phase == "Running" for p in items)
+
+    async def set_local_policy(policy: str) -> None:
+        await custom.patch_namespaced_custom_object(
+            GROUP,
+            VERSION,
+            namespace,
+            "localqueues",
+            "user-queue",
+            {"spec": {"stopPolicy": policy}},
+            _content_type="application/merge-patch+json",
+        )
+
+    await eventually(pods, running, timeout=60, what="the Job's pod running")
+    await set_local_policy("HoldAndDrain")
+    evicted = await eventually(
+        workload,
+        lambda wl: (condition(wl, "Evicted") or {}).get("status") == "True",
+        timeout=60,
+        what="the Workload of the stopped LocalQueue evicted",
+    )
+    reason = condition(evicted, "Evicted") or {}
+    assert (reason.get("reason"), reason.get("message")) == (
+        "LocalQueueStopped",
+        "The LocalQueue is stopped",
+    )
+    await eventually(pods, lambda items: not items, timeout=60, what="the Job's pods gone")
+    waiting = await eventually(
+        workload,
+        lambda wl: (condition(wl, "QuotaReserved") or {}).get("reason") == "Suspended",
+        timeout=60,
+        what="the drained Workload pending with the stopped LocalQueue's reason",
+    )
+    assert condition(waiting, "QuotaReserved")["message"] == "LocalQueue user-queue is inactive"
+    assert (await batch.read_namespaced_job("long", namespace)).spec.suspend is True
+
+    await set_local_policy("None")
+    await eventually(pods, running, timeout=90, what="the Job running after the LocalQueue resumed")
+    requeued = condition(await workload(), "Requeued") or {}
+    assert (requeued.get("status"), requeued.get("reason")) == ("True", "LocalQueueRestarted")

@@ -213,8 +213,9 @@ class Executor:
             return
         self.mirror.workloads[decision.victim] = stored
         reason = "Preempted" if decision.preemptor else decision.reason
+        cause = decision.reason if decision.preemptor else ""  # InClusterQueue, ...
         metrics.EVICTED.labels(
-            objects.admitted_cluster_queue(workload), reason, decision.reason, "", self.role()
+            objects.admitted_cluster_queue(workload), reason, cause, "", self.role()
         ).inc()
         log.info(
             "evicted",

@@ -248,8 +248,18 @@ async def test_every_line_about_an_object_names_it(log_lines: io.StringIO) -> No
 
 async def test_hold_and_drain_stops_the_job_and_resuming_admits_it_again() -> None:
     """3.10: a stopped ClusterQueue's running Job is evicted like a preemption, then requeued."""
+    from prometheus_client import REGISTRY
+
     from .world import KUEUE, cluster_queue
 
+    labels = {
+        "cluster_queue": "cq",
+        "reason": "ClusterQueueStopped",
+        "underlying_cause": "",
+        "priority_class": "",
+        "replica_role": "leader",
+    }
+    before = REGISTRY.get_sample_value("kueue_evicted_workloads_total", labels) or 0.0
     world = World().setup()
     key = await world.submit("train")
     await world.cycle()
@@ -271,6 +281,8 @@ async def test_hold_and_drain_stops_the_job_and_resuming_admits_it_again() -> No
         "The ClusterQueue is stopped",
     )
     assert not objects.is_true(world.workload(key), "Preempted")
+    after = REGISTRY.get_sample_value("kueue_evicted_workloads_total", labels)
+    assert after == before + 1
     for _ in range(2):  # suspend, then restore the template
         assert await world.executor.reconcile_jobs()
         world.deliver()
