@@ -17,7 +17,15 @@ from scheduler.api.config import parse_configuration
 from scheduler.core.decisions import Evict
 from scheduler.core.engine import Engine
 from scheduler.core.resource_node import capacity_available
-from tests.core.builders import T0, cluster_queue, flavor, flavor_quotas, local_queue, workload
+from tests.core.builders import (
+    T0,
+    cluster_queue,
+    cohort,
+    flavor,
+    flavor_quotas,
+    local_queue,
+    workload,
+)
 from tests.core.test_properties import check_tree
 
 FR = ("default", "cpu")
@@ -248,3 +256,27 @@ def test_no_livelock(name: str) -> None:
     assert admitted == want_admitted
     pairs = [(e.preemptor, e.victim) for e in evictions]
     assert len(pairs) == len(set(pairs)), "no preemption repeated"
+
+
+def test_no_livelock_in_a_hierarchical_cohort_under_fair_sharing() -> None:
+    """w3 evicts w1 by priority in q0; on main, w2 of the root's own q1 then took the capacity,
+    w1 evicted it back by fair sharing, and round again.  Here w3 gets what it freed."""
+    engine = new_engine([], True)
+    engine.apply(cohort("root").build())
+    engine.apply(cohort("c1").parent("root").build())
+    for name, nominal, parent, policy in (
+        ("q0", 4, "c1", {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"}),
+        ("q1", 3, "root", {}),
+        ("q2", 2, "c1", {}),
+    ):
+        builder = _queue(name, nominal, **policy).cohort(parent)
+        engine.apply(builder.build())
+        engine.apply(local_queue(f"lq-{name}").cluster_queue(name).build())
+    load(engine, [_workload("w0", "q0", 0, 0, 1, 2), _workload("w1", "q0", 0, 1, 2, 2)])
+    assert run(engine)[0]
+    load(engine, [_workload("w2", "q1", 0, 2, 1, 4), _workload("w3", "q0", 1, 3, 2, 3)])
+    steady, evictions = run(engine, max_cycles=100)
+    assert steady, [(e.preemptor, e.victim) for e in evictions]
+    assert [(e.preemptor, e.victim) for e in evictions] == [("default/w3", "default/w1")]
+    admitted = {key for key, record in engine.records.items() if record.state == "Admitted"}
+    assert admitted == {"default/w0", "default/w3"}
