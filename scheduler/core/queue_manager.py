@@ -62,16 +62,23 @@ class QueueManager:
         """Workloads whose 3.1 status changed since the last cycle reported it."""
         self._requeue_trees: set[str] = set()
         self._requeue_cluster_queues: set[str] = set()
+        self._draining: set[str] = set()
+        """LocalQueues whose stopPolicy is ``HoldAndDrain`` (3.10)."""
 
     # --- LocalQueues and ClusterQueues --------------------------------------------
 
     def apply_local_queue(self, key: str, cluster_queue: str, stop_policy: str) -> None:
         """Insert or update LocalQueue ``namespace/name`` and route its workloads again."""
         self._local_queues[key] = (cluster_queue, stop_policy)
+        if stop_policy == "HoldAndDrain":
+            self._draining.add(key)
+        else:
+            self._draining.discard(key)
         self.reroute_local_queue(key)
 
     def remove_local_queue(self, key: str) -> None:
         """Forget LocalQueue ``namespace/name``; its workloads become unqueued (3.1)."""
+        self._draining.discard(key)
         if self._local_queues.pop(key, None) is not None:
             self.reroute_local_queue(key)
 
@@ -231,11 +238,7 @@ class QueueManager:
 
     def draining_local_queues(self) -> dict[str, set[str]]:
         """LocalQueues set to ``HoldAndDrain`` -> keys of the workloads submitted to them: pure."""
-        return {
-            key: self._by_local_queue.get(key, set())
-            for key, (_, stop_policy) in self._local_queues.items()
-            if stop_policy == "HoldAndDrain"
-        }
+        return {key: self._by_local_queue.get(key, set()) for key in self._draining}
 
     def take_to_report(self) -> list[str]:
         """Keys whose 3.1 status changed since the last call (sorted); the list is cleared."""
