@@ -188,6 +188,17 @@ class Engine:
         record.set_status("PendingEvaluation", record.eviction_message)
         self.queues.route(record, force_heap=True)
 
+    def eviction_not_recorded(self, victim: WorkloadKey, preemptor: WorkloadKey | None) -> None:
+        """The eviction of ``victim`` could not be written: it did not happen.
+
+        The preemptor's history forgets it (a later cycle may choose the same
+        victim again); the caller then re-applies the victim as the API server
+        has it.
+        """
+        record = self._records.get(preemptor) if preemptor is not None else None
+        if record is not None:
+            record.evicted_since_admission.discard(victim)
+
     def finish(self, workload: WorkloadKey) -> None:
         """The workload completed: release its quota (a requeue event) and drop it from queues."""
         record = self._records.get(workload)

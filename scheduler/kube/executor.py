@@ -209,7 +209,9 @@ class Executor:
                 "could not write the eviction",
                 extra={"workload": decision.victim, "error": str(failure)},
             )
-            self.forget(decision.victim)  # not evicted after all: a later cycle decides again
+            # Not evicted after all: a later cycle decides again.
+            self.engine.eviction_not_recorded(decision.victim, decision.preemptor)
+            self.forget(decision.victim)
             return
         self.mirror.workloads[decision.victim] = stored
         reason = "Preempted" if decision.preemptor else decision.reason

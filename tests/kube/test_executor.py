@@ -309,3 +309,27 @@ async def test_hold_and_drain_stops_the_job_and_resuming_admits_it_again() -> No
         "The ClusterQueue was restarted after being stopped",
     )
     assert world.job("train")["spec"]["suspend"] is False
+
+
+async def test_an_eviction_that_cannot_be_written_is_issued_again_next_cycle() -> None:
+    world = World().setup()
+    world.add("/apis/scheduling.k8s.io/v1/priorityclasses/high", _high_class())
+    low = await world.submit("low", cpu="2")
+    await world.cycle()
+    world.deliver()
+    running(world, "low", active=1)
+    high = await world.submit("high", cpu="2", priority_class_name="high")
+    world.api.fail(
+        "PATCH", "/status", ApiError("HTTP 409: the object has been modified", status=409)
+    )
+
+    first = await world.cycle()
+    assert [type(d) for d in first.decisions] == [Evict, Pending]
+    world.deliver()
+    assert not objects.is_true(world.workload(low), "Evicted")
+    assert world.engine.workload_state(low).reason == "QuotaReserved", "not evicted after all"
+
+    second = await world.cycle()
+    assert [d.victim for d in second.decisions if isinstance(d, Evict)] == [low]
+    assert objects.is_true(world.workload(low), "Evicted")
+    assert world.state(high) == "Pending"
