@@ -73,7 +73,7 @@ from scheduler.core.requeue import execute_requeues, report_unqueued, return_hea
 from scheduler.core.resource_node import QuotaNode, capacity_available
 from scheduler.core.resources import FRValues, to_quantity
 from scheduler.core.snapshot import Snapshot
-from scheduler.core.state import ADMITTED, ScanPosition, WorkloadRecord
+from scheduler.core.state import ADMITTED, NO_KEYS, ScanPosition, WorkloadRecord
 
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 NAMESPACE_MISMATCH = "workload namespace doesn't match ClusterQueue selector"
@@ -455,8 +455,8 @@ def _issue(cycle: _Cycle, entry: _Entry) -> list[Decision]:
         victim.evictions += 1
         victim.eviction_message = message
         victim.eviction_reason = "Preempted"
-        victim.preempted_by.add(preemptor.key)
-        preemptor.evicted_since_admission.add(victim.key)
+        victim.preempted_by |= {preemptor.key}
+        preemptor.evicted_since_admission |= {victim.key}
         decisions.append(
             Evict(
                 victim=target.workload,
@@ -508,7 +508,7 @@ def _admit(sched: Scheduler, entry: _Entry, assignment: Assignment, now: datetim
     record.set_status("QuotaReserved", f"Quota reserved in ClusterQueue {cq.name}")
     record.scan = None
     record.claims_freed = False
-    record.evicted_since_admission.clear()
+    record.evicted_since_admission = NO_KEYS
     sched.quota.charge(record, cq.name, dict(assignment.usage), now)
     return Admit(
         workload=record.key, cluster_queue=cq.name, pod_sets=pod_sets, message=record.message

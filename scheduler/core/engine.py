@@ -57,7 +57,14 @@ from scheduler.core.preemption import PreemptionContext
 from scheduler.core.preemption.context import DEFAULT_STRATEGIES
 from scheduler.core.queue_manager import PriorityRef, QueueManager
 from scheduler.core.quota_cache import QuotaCache
-from scheduler.core.state import ADMITTED, FINISHED, PENDING, WorkloadRecord, inactive_message
+from scheduler.core.state import (
+    ADMITTED,
+    FINISHED,
+    NO_KEYS,
+    PENDING,
+    WorkloadRecord,
+    inactive_message,
+)
 from scheduler.core.workload import (
     failed_admission_checks,
     holds_reservation,
@@ -197,7 +204,7 @@ class Engine:
         """
         record = self._records.get(preemptor) if preemptor is not None else None
         if record is not None:
-            record.evicted_since_admission.discard(victim)
+            record.evicted_since_admission -= {victim}
 
     def finish(self, workload: WorkloadKey) -> None:
         """The workload completed: release its quota (a requeue event) and drop it from queues."""
@@ -208,8 +215,8 @@ class Engine:
         self.queues.unqueue(record)
         record.state = FINISHED
         record.forget_status()
-        record.preempted_by.clear()  # a finished workload is in no preemption loop
-        record.evicted_since_admission.clear()
+        record.preempted_by = NO_KEYS  # a finished workload is in no preemption loop
+        record.evicted_since_admission = NO_KEYS
 
     # --- scheduling -----------------------------------------------------------------
 
@@ -445,7 +452,7 @@ class Engine:
         record.cluster_queue = reserved.cluster_queue
         record.admission = reserved.pod_sets
         record.claims_freed = False
-        record.evicted_since_admission.clear()
+        record.evicted_since_admission = NO_KEYS
         evicted = workload.status.condition("Evicted")
         if evicted is not None and evicted.status == "True" and not record.evicted:
             # Evicted before this engine saw it (a restart, another leader): not evicted twice.
