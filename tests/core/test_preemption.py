@@ -596,3 +596,18 @@ def test_flavor_scan_resumes_after_the_last_examined_flavor() -> None:
         start_after=first.last_tried,
     )
     assert (resumed.pod_sets[0].flavors, resumed.last_tried) == ({"cpu": "f2"}, {("main", 0): -1})
+
+
+def test_the_loop_guard_bars_victims_that_led_to_the_preemptors_eviction() -> None:
+    """``loop_guard``: no eviction closes a cycle of evictions, none repeats before readmission."""
+    from scheduler.core.preemption.candidates import loop_guard
+    from scheduler.core.state import WorkloadRecord
+
+    records = {key: WorkloadRecord(key) for key in ("p", "a", "b", "c", "v")}
+    records["p"].preempted_by = frozenset({"a"})  # a evicted p
+    records["a"].preempted_by = frozenset({"b"})  # b evicted a
+    records["b"].preempted_by = frozenset({"p"})  # p evicted b: a cycle already, still ends
+    records["p"].evicted_since_admission = frozenset({"v"})
+    assert loop_guard(records, "p") == {"a", "b", "p", "v"}
+    assert loop_guard(records, "c") == set(), "never evicted, evicted nobody: no guard"
+    assert loop_guard(records, "gone") == set()
