@@ -63,6 +63,7 @@ from scheduler.core.ordering import processing_key
 from scheduler.core.pending_reasons import NO_DETAILS, Details
 from scheduler.core.preemption import (
     PreemptionContext,
+    PreemptionHistory,
     Preemptor,
     Target,
     find_targets,
@@ -73,7 +74,7 @@ from scheduler.core.requeue import execute_requeues, report_unqueued, return_hea
 from scheduler.core.resource_node import QuotaNode, capacity_available
 from scheduler.core.resources import FRValues, to_quantity
 from scheduler.core.snapshot import Snapshot
-from scheduler.core.state import ADMITTED, NO_KEYS, ScanPosition, WorkloadRecord
+from scheduler.core.state import ADMITTED, ScanPosition, WorkloadRecord
 
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 NAMESPACE_MISMATCH = "workload namespace doesn't match ClusterQueue selector"
@@ -122,7 +123,7 @@ class _Entry:
 class Scheduler:
     """The engine's parts a cycle works on, and the number of cycles run so far."""
 
-    __slots__ = ("quota", "queues", "records", "options", "cycles")
+    __slots__ = ("quota", "queues", "records", "options", "cycles", "history")
 
     def __init__(
         self,
@@ -131,11 +132,14 @@ class Scheduler:
         queues: CycleQueues,
         records: Mapping[str, WorkloadRecord],
         options: SchedulingOptions,
+        history: PreemptionHistory | None = None,
     ) -> None:
         self.quota = quota
         self.queues = queues
         self.records = records
         self.options = options
+        self.history = history if history is not None else PreemptionHistory()
+        """Past evictions by preemption (the loop guard); the engine restarts it."""
         self.cycles = 0
         """Cycles (rounds) run so far: the age of a flavor-scan position (4.8)."""
 
@@ -159,6 +163,7 @@ class _Cycle:
             cluster_queues=quota.cluster_queues,
             fair_sharing=options.fair_sharing,
             strategies=options.strategies,
+            history=sched.history,
         )
         self.victims: dict[str, tuple[QuotaNode, FRValues]] = {}
         """Every workload chosen as a victim earlier in this cycle -> (its CQ node, its usage)."""
@@ -455,8 +460,7 @@ def _issue(cycle: _Cycle, entry: _Entry) -> list[Decision]:
         victim.evictions += 1
         victim.eviction_message = message
         victim.eviction_reason = "Preempted"
-        victim.preempted_by |= {preemptor.key}
-        preemptor.evicted_since_admission |= {victim.key}
+        cycle.context.history.evicted(preemptor.key, victim.key)
         decisions.append(
             Evict(
                 victim=target.workload,
@@ -508,7 +512,7 @@ def _admit(sched: Scheduler, entry: _Entry, assignment: Assignment, now: datetim
     record.set_status("QuotaReserved", f"Quota reserved in ClusterQueue {cq.name}")
     record.scan = None
     record.claims_freed = False
-    record.evicted_since_admission = NO_KEYS
+    sched.history.admitted(record.key)
     sched.quota.charge(record, cq.name, dict(assignment.usage), now)
     return Admit(
         workload=record.key, cluster_queue=cq.name, pod_sets=pod_sets, message=record.message

@@ -53,14 +53,13 @@ from scheduler.core.engine_types import (
     WorkloadState,
 )
 from scheduler.core.pending_reasons import Blocker, Shortage
-from scheduler.core.preemption import PreemptionContext
+from scheduler.core.preemption import PreemptionContext, PreemptionHistory
 from scheduler.core.preemption.context import DEFAULT_STRATEGIES
 from scheduler.core.queue_manager import PriorityRef, QueueManager
 from scheduler.core.quota_cache import QuotaCache
 from scheduler.core.state import (
     ADMITTED,
     FINISHED,
-    NO_KEYS,
     PENDING,
     WorkloadRecord,
     inactive_message,
@@ -113,8 +112,14 @@ class Engine:
         """(kind, name) of a PriorityClass or WorkloadPriorityClass -> its value."""
         self.cache = QuotaCache()
         self.queues = QueueManager(self.cache, self._records)
+        self.history = PreemptionHistory()
+        """Past evictions by preemption, for the loop guard (``preemption.candidates``)."""
         self._scheduler = Scheduler(
-            quota=self.cache, queues=self.queues, records=self._records, options=self.options
+            quota=self.cache,
+            queues=self.queues,
+            records=self._records,
+            options=self.options,
+            history=self.history,
         )
 
     # --- state: upserts and removals -------------------------------------------------
@@ -125,7 +130,8 @@ class Engine:
         if isinstance(obj, Workload):
             self._apply_workload(obj)
         elif isinstance(obj, ClusterQueue):
-            cache.apply_cluster_queue(obj)
+            if cache.apply_cluster_queue(obj):
+                self.history.restart()
             queues.add_cluster_queue(obj.name)
             queues.requeue_tree(obj.name)
             queues.reroute_cluster_queue(obj.name)
@@ -135,7 +141,8 @@ class Engine:
         elif isinstance(obj, ResourceFlavor):
             self._cluster_queues_changed(cache.apply_flavor(obj.name, obj.spec))
         elif isinstance(obj, Cohort):
-            cache.apply_cohort(obj)
+            if cache.apply_cohort(obj):
+                self.history.restart()
             queues.requeue_tree(obj.name)
         elif isinstance(obj, WorkloadPriorityClass):
             self._set_priority(("WorkloadPriorityClass", obj.name), obj.value or 0)
@@ -155,10 +162,12 @@ class Engine:
         if kind == "Workload":
             record = self._records.pop(f"{namespace or ''}/{name}", None)
             if record is not None:
+                self._restart_history(record.cluster_queue)
                 self._release(record)
                 queues.unqueue(record)
                 queues.unindex(record)
         elif kind == "ClusterQueue":
+            self.history.restart()
             if cache.remove_cluster_queue(name):
                 queues.requeue_tree(name)
                 queues.reroute_cluster_queue(name)
@@ -167,6 +176,7 @@ class Engine:
         elif kind == "ResourceFlavor":
             self._cluster_queues_changed(cache.apply_flavor(name, None))
         elif kind == "Cohort":
+            self.history.restart()
             if cache.remove_cohort(name):
                 queues.requeue_tree(name)
         elif kind in ("WorkloadPriorityClass", "PriorityClass"):
@@ -202,9 +212,8 @@ class Engine:
         victim again); the caller then re-applies the victim as the API server
         has it.
         """
-        record = self._records.get(preemptor) if preemptor is not None else None
-        if record is not None:
-            record.evicted_since_admission -= {victim}
+        if preemptor is not None:
+            self.history.not_recorded(preemptor, victim)
 
     def finish(self, workload: WorkloadKey) -> None:
         """The workload completed: release its quota (a requeue event) and drop it from queues."""
@@ -215,8 +224,7 @@ class Engine:
         self.queues.unqueue(record)
         record.state = FINISHED
         record.forget_status()
-        record.preempted_by = NO_KEYS  # a finished workload is in no preemption loop
-        record.evicted_since_admission = NO_KEYS
+        self._restart_history(record.cluster_queue)
 
     # --- scheduling -----------------------------------------------------------------
 
@@ -351,6 +359,7 @@ class Engine:
             cluster_queues=self.cache.cluster_queues,
             fair_sharing=self.options.fair_sharing,
             strategies=self.options.strategies,
+            history=self.history,
         )
 
     # --- connecting the parts ---------------------------------------------------------
@@ -359,6 +368,22 @@ class Engine:
         """Give back the quota ``record`` holds: a requeue event for every tree it held it in."""
         for cq in self.cache.release(record):
             self.queues.requeue_tree(cq)
+
+    def _restart_history(self, cluster_queue: str | None) -> None:
+        """A workload of ``cluster_queue``'s cohort tree left: forget that tree's preemptions.
+
+        Capacity came free without a preemption, so a preemption the loop
+        guard barred may be the right one now.
+        """
+        if not self.history:
+            return
+        members = set(self.cache.tree_members(cluster_queue)) if cluster_queue else set()
+
+        def elsewhere(key: str) -> bool:
+            record = self._records.get(key)
+            return record is not None and record.cluster_queue not in members
+
+        self.history.restart(elsewhere)
 
     def _cluster_queues_changed(self, names: list[str]) -> None:
         """What ``names`` may admit changed (a flavor or check came or went): requeue, reroute."""
@@ -372,7 +397,10 @@ class Engine:
             if self._priorities.pop(ref, None) is None:
                 return
         else:
+            if self._priorities.get(ref) == value:
+                return
             self._priorities[ref] = value
+        self.history.restart()  # who may preempt whom changed
         for record in self.queues.with_priority_ref(ref):
             priority = self._priority_of(ref)
             if priority != record.priority:
@@ -452,7 +480,7 @@ class Engine:
         record.cluster_queue = reserved.cluster_queue
         record.admission = reserved.pod_sets
         record.claims_freed = False
-        record.evicted_since_admission = NO_KEYS
+        self.history.admitted(record.key)
         evicted = workload.status.condition("Evicted")
         if evicted is not None and evicted.status == "True" and not record.evicted:
             # Evicted before this engine saw it (a restart, another leader): not evicted twice.

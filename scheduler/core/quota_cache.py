@@ -64,12 +64,27 @@ class QuotaCache:
 
     # --- ClusterQueues, Cohorts, flavors, checks, namespaces -----------------------
 
-    def apply_cluster_queue(self, cq: ClusterQueue) -> None:
-        """Insert or replace a ClusterQueue; a terminating one of that name lives again."""
-        self.cluster_queues[cq.name] = ClusterQueueInfo(cq)
-        self._quotas[cq.name] = quota_of(cq.spec.resource_groups)
+    def apply_cluster_queue(self, cq: ClusterQueue) -> bool:
+        """Insert or replace a ClusterQueue; a terminating one of that name lives again.
+
+        True when what preemption depends on changed (new, or another cohort,
+        quota or preemption policy); a status update changes none of them.
+        """
+        old, info, quota = (
+            self.cluster_queues.get(cq.name),
+            ClusterQueueInfo(cq),
+            quota_of(cq.spec.resource_groups),
+        )
+        changed = (
+            old is None
+            or (old.cohort, old.preemption) != (info.cohort, info.preemption)
+            or self._quotas.get(cq.name) != quota
+        )
+        self.cluster_queues[cq.name] = info
+        self._quotas[cq.name] = quota
         self._terminating.discard(cq.name)
         self._forest_dirty = True
+        return changed
 
     def remove_cluster_queue(self, name: str) -> bool:
         """Delete a ClusterQueue; False if unknown.
@@ -85,16 +100,24 @@ class QuotaCache:
             self._drop_cluster_queue(name)
         return True
 
-    def apply_cohort(self, cohort: Cohort) -> None:
-        """Insert or replace a Cohort's spec (parent, quota, fair-sharing weight)."""
+    def apply_cohort(self, cohort: Cohort) -> bool:
+        """Insert or replace a Cohort's spec (parent, quota, fair-sharing weight).
+
+        True when its parent, quota or weight changed (a status update changes none).
+        """
         spec = cohort.spec
         parent = str(spec.parent_name) if spec.parent_name else None
-        self._cohorts[cohort.name] = CohortSpecInfo(parent, quota_of(spec.resource_groups))
+        info = CohortSpecInfo(parent, quota_of(spec.resource_groups))
         sharing = spec.fair_sharing
-        self._cohort_weights[cohort.name] = (  # 8.1: weight 1 unless fairSharing says otherwise
-            Fraction(sharing.weight.as_decimal()) if sharing is not None else Fraction(1)
+        weight = Fraction(sharing.weight.as_decimal()) if sharing is not None else Fraction(1)
+        changed = (self._cohorts.get(cohort.name), self._cohort_weights.get(cohort.name)) != (
+            info,
+            weight,
         )
+        self._cohorts[cohort.name] = info
+        self._cohort_weights[cohort.name] = weight  # 8.1: weight 1 unless fairSharing says so
         self._forest_dirty = True
+        return changed
 
     def remove_cohort(self, name: str) -> bool:
         """Forget a Cohort's spec (its name stays an implicit cohort while CQs name it)."""

@@ -16,7 +16,6 @@ from scheduler.core.pending_reasons import NO_DETAILS, Details
 from scheduler.core.resources import FRValues
 from scheduler.core.workload import PodSetInfo
 
-NO_KEYS: frozenset[str] = frozenset()
 PENDING = "Pending"
 ADMITTED = "Admitted"
 FINISHED = "Finished"
@@ -73,8 +72,6 @@ class WorkloadRecord:
         "reserved_at",
         "scan",
         "claims_freed",
-        "preempted_by",
-        "evicted_since_admission",
     )
 
     def __init__(self, key: str) -> None:
@@ -117,12 +114,6 @@ class WorkloadRecord:
         """The flavor-scan position of the last attempt (4.8)."""
         self.claims_freed = False
         """It issued preemptions and waits for them: what they free is its own (``cycle``)."""
-        self.preempted_by: frozenset[str] = NO_KEYS
-        """Every workload that evicted this one by preemption (the loop guard of ``candidates``)."""
-        self.evicted_since_admission: frozenset[str] = NO_KEYS
-        """The workloads this one evicted by preemption since it was last admitted (loop guard).
-
-        Both are immutable and shared while empty: 100,000 pending workloads cost no sets."""
 
     def set_status(self, reason: str, message: str, details: Details = NO_DETAILS) -> None:
         """Record the outcome of an attempt: ``QuotaReserved`` reason, message, structure."""
@@ -160,7 +151,6 @@ def inactive_message(fragments: list[tuple[str, str]]) -> tuple[str, str]:
 __all__ = [
     "ADMITTED",
     "FINISHED",
-    "NO_KEYS",
     "PENDING",
     "READY_MESSAGE",
     "ScanPosition",

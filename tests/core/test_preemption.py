@@ -599,15 +599,42 @@ def test_flavor_scan_resumes_after_the_last_examined_flavor() -> None:
 
 
 def test_the_loop_guard_bars_victims_that_led_to_the_preemptors_eviction() -> None:
-    """``loop_guard``: no eviction closes a cycle of evictions, none repeats before readmission."""
-    from scheduler.core.preemption.candidates import loop_guard
-    from scheduler.core.state import WorkloadRecord
+    """No eviction closes a cycle of evictions, none repeats before the preemptor's readmission."""
+    from scheduler.core.preemption import PreemptionHistory
 
-    records = {key: WorkloadRecord(key) for key in ("p", "a", "b", "c", "v")}
-    records["p"].preempted_by = frozenset({"a"})  # a evicted p
-    records["a"].preempted_by = frozenset({"b"})  # b evicted a
-    records["b"].preempted_by = frozenset({"p"})  # p evicted b: a cycle already, still ends
-    records["p"].evicted_since_admission = frozenset({"v"})
-    assert loop_guard(records, "p") == {"a", "b", "p", "v"}
-    assert loop_guard(records, "c") == set(), "never evicted, evicted nobody: no guard"
-    assert loop_guard(records, "gone") == set()
+    history = PreemptionHistory()
+    history.evicted("a", "p")
+    history.evicted("b", "a")
+    history.evicted("p", "b")  # already a cycle (a restart forgot the rest): still ends
+    history.evicted("p", "v")
+    assert history.guarded("p") == {"a", "b", "p", "v"}
+    assert history.guarded("c") == set(), "never evicted, evicted nobody: no guard"
+    history.admitted("p")
+    assert history.guarded("p") == {"a", "b", "p"}
+    history.restart(lambda key: key != "a")
+    assert history.guarded("p") == {"a"}, "a's own history is forgotten, not that a evicted p"
+
+
+def test_a_finished_workload_lets_a_barred_reclaim_happen() -> None:
+    """The loop guard holds for an unchanged input only: team B gets its nominal quota back."""
+    engine = engine_of(
+        [
+            cq("A", "4", reclaimWithinCohort="Any", borrowWithinCohort={"policy": "LowerPriority"}),
+            cq("B", "4", reclaimWithinCohort="Any"),
+        ],
+        [
+            running("a1", "A", "2", 9, 1),
+            running("b2", "B", "2", 0, 1),
+            running("b1", "B", "4", 0, 2),
+            incoming("a2", "A", "4", priority=5),
+        ],
+    )
+    evictions = settle(engine)
+    assert [(e.victim, e.preemptor) for e in evictions] == [("default/b1", "default/a2")]
+    assert state(engine, "a2") == "Admitted" and state(engine, "b1") == "Pending"
+    # B is now within its nominal quota even with b1: b1 reclaims from A's newest, lowest
+    # priority workload, a2, though a2 once evicted it (the input changed).
+    engine.finish("default/b2")
+    evictions = settle(engine)
+    assert [(e.victim, e.preemptor) for e in evictions] == [("default/a2", "default/b1")]
+    assert state(engine, "b1") == "Admitted"

@@ -29,7 +29,12 @@ from __future__ import annotations
 
 from scheduler.core.preemption.candidates import Candidate, classical_candidates, fair_candidates
 from scheduler.core.preemption.classical import minimal_targets
-from scheduler.core.preemption.context import PreemptionContext, Preemptor, Target
+from scheduler.core.preemption.context import (
+    PreemptionContext,
+    PreemptionHistory,
+    Preemptor,
+    Target,
+)
 from scheduler.core.preemption.fair import fair_targets
 from scheduler.core.resource_node import borrowing_level
 from scheduler.core.resources import FlavorResource, FRValues
@@ -73,4 +78,12 @@ def simulate_one(
         return targets, borrowing_level(node, fr, amount)
 
 
-__all__ = ["Candidate", "Preemptor", "PreemptionContext", "Target", "find_targets", "simulate_one"]
+__all__ = [
+    "Candidate",
+    "Preemptor",
+    "PreemptionContext",
+    "PreemptionHistory",
+    "Target",
+    "find_targets",
+    "simulate_one",
+]

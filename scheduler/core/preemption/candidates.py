@@ -23,7 +23,7 @@ Candidate order, smallest first, mirrored by ``order_key``:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from scheduler.core.preemption.context import PreemptionContext, Preemptor
@@ -125,7 +125,7 @@ def over_quota(node: QuotaNode, needed: set[FlavorResource]) -> bool:
     return any(node.usage.get(fr, 0) > quota.get(fr, 0) for fr in needed)
 
 
-def loop_guard(records: Mapping[str, WorkloadRecord], preemptor: str) -> set[str]:
+def loop_guard(ctx: PreemptionContext, preemptor: str) -> set[str]:
     """The workloads ``preemptor`` may not newly evict, so preemption never loops: pure.
 
     kuota's rule, beyond scheduling.md (its algorithm, like Kueue's, can
@@ -146,25 +146,14 @@ def loop_guard(records: Mapping[str, WorkloadRecord], preemptor: str) -> set[str
     acyclic graph, which cannot go on.  A workload being evicted already is
     not guarded (choosing it again issues nothing new).
 
-    The history lives in the workload records: it is forgotten when one of
-    the two finishes or is deleted, and on a scheduler restart (which may
-    therefore allow one more round of a loop).  A guarded eviction is a
-    preemption Kueue would issue; the preemptor then waits for quota instead.
+    The argument needs the input unchanged, and no more: the engine forgets
+    the history of a cohort tree when a workload of it finishes or is deleted,
+    and all of it when quotas or priorities change (``PreemptionHistory``),
+    so a team still gets its nominal quota back once things change.  A
+    scheduler restart forgets it too (one more round of a loop at most).  A
+    guarded eviction is one Kueue would issue; the preemptor waits instead.
     """
-    record = records.get(preemptor)
-    if record is None:
-        return set()
-    ancestors: set[str] = set()
-    stack = list(record.preempted_by)
-    while stack:
-        key = stack.pop()
-        if key in ancestors:
-            continue
-        ancestors.add(key)
-        found = records.get(key)
-        if found is not None:
-            stack.extend(found.preempted_by)
-    return ancestors | record.evicted_since_admission
+    return ctx.history.guarded(preemptor)
 
 
 def _records(
@@ -227,7 +216,7 @@ def classical_candidates(
     cq = preemptor.cq
     node = cq.node
     assert node is not None
-    guarded = loop_guard(ctx.records, preemptor.key)
+    guarded = loop_guard(ctx, preemptor.key)
     found = _same_queue(ctx, preemptor, needed, guarded)
     policy = cq.preemption
     if node.parent is not None and policy.reclaim_within_cohort != "Never":
@@ -293,7 +282,7 @@ def fair_candidates(
     cq = preemptor.cq
     node = cq.node
     assert node is not None
-    guarded = loop_guard(ctx.records, preemptor.key)
+    guarded = loop_guard(ctx, preemptor.key)
     found = _same_queue(ctx, preemptor, needed, guarded)
     reclaim = cq.preemption.reclaim_within_cohort
     if node.parent is not None and reclaim != "Never":
