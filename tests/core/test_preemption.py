@@ -638,3 +638,13 @@ def test_a_finished_workload_lets_a_barred_reclaim_happen() -> None:
     evictions = settle(engine)
     assert [(e.victim, e.preemptor) for e in evictions] == [("default/a2", "default/b1")]
     assert state(engine, "b1") == "Admitted"
+
+
+def test_the_history_survives_a_status_update_of_a_queue_but_not_a_quota_change() -> None:
+    queue = cq("A", "4", reclaimWithinCohort="Any")
+    engine = engine_of([queue, cq("B", "4")], [])
+    engine.history.evicted("default/p", "default/v")
+    engine.apply(queue.build())  # what every ClusterQueue status write brings back
+    assert engine.history.guarded("default/v") == {"default/p"}
+    engine.apply(cq("A", "6", reclaimWithinCohort="Any").build())
+    assert engine.history.guarded("default/v") == set()
