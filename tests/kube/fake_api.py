@@ -140,7 +140,10 @@ class FakeApi:
     async def merge_patch(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
         await self._enter("MERGE", path, body)
         base, current = self._object(path)
-        return self.put(base, {**current, **body})
+        wanted = (body.get("metadata") or {}).get("resourceVersion")
+        if wanted is not None and wanted != current["metadata"]["resourceVersion"]:
+            raise Conflict("the object has been modified", status=409)
+        return self.put(base, merged(current, body))
 
     async def stream(
         self, path: str, *, query: Query = (), timeout: float | None = None
@@ -156,3 +159,16 @@ class FakeApi:
         await self._enter("APPLY", path, body)
         base, current = self._object(path)
         return self.put(base, {**current, **body})
+
+
+def merged(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch: mappings merge, ``null`` deletes, anything else replaces."""
+    if not isinstance(patch, Mapping):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, Mapping) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merged(result.get(key), value)
+    return result
