@@ -39,9 +39,9 @@ import pytest
 import yaml
 from cryptography import x509
 
-from e2e.cluster.controlplane import ClusterInfo, stop_recorded, sweep_abandoned
+from e2e.cluster.controlplane import ClusterInfo, sweep_abandoned
 from e2e.cluster.node_config import NODE_NAME
-from e2e.cluster.realnode import start_cluster
+from e2e.cluster.realnode import start_cluster, stop_cluster
 from e2e.cluster.tools import KUBERNETES, ToolPaths
 from e2e.image import recipe
 from e2e.image.build import build as build_image
@@ -135,7 +135,7 @@ def node_cluster() -> Iterator[ClusterInfo]:
     try:
         yield info
     finally:
-        stop_recorded(workdir)
+        stop_cluster(workdir)
         if os.environ.get("KUOTA_E2E_KEEP") == "1":
             print(f"\n[kuota-e2e] kept {workdir} (logs in {workdir / 'logs'})")
         else:
