@@ -23,6 +23,11 @@ data.  This module turns that data into writes, by the rules of DESIGN.md:
 - **Conflicts recompute.**  A 409 (or a failed resourceVersion test) means
   the object moved: the Job is marked dirty and decided again from the fresh
   object the watch delivers; a stale decision is never forced through.
+- **Fenced writes** (:class:`~scheduler.kube.fence.Fenced`: this replica may
+  no longer hold the Lease) are not API errors: nothing here catches them,
+  no write is retried, and the term of leadership ends; the service then
+  rebuilds the engine from the informers' stores, so an assumption whose
+  write was fenced is not kept.
 - **Pending explanations** (``QuotaReserved=False``) are written only when
   they change, at most ``status_writes_per_second`` per turn, newest
   decision per Workload, so thousands of waiting Workloads do not flood the
@@ -42,7 +47,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
-from typing import Any, TypeVar, assert_never
+from typing import Any, TypeVar, assert_never, cast
 
 from scheduler import logs
 from scheduler.api import objects
@@ -65,7 +70,7 @@ from scheduler.jobs.controller import (
 )
 from scheduler.kube import metrics
 from scheduler.kube.mirror import Mirror
-from scheduler.kube.rest import Conflict, NotFound, RestError
+from scheduler.kube.rest import Conflict, NotFound, RestError, Unreachable
 from scheduler.kube.writer import Writer
 from scheduler.status.workload_status import (
     admitted_status,
@@ -112,7 +117,13 @@ class Executor:
             async with self._write_slots:
                 return await action
 
-        return list(await asyncio.gather(*(one(action) for action in actions)))
+        # Every action ends before this returns, even when one fails (say, fenced):
+        # no write of this turn may still be running when the term ends.
+        results = await asyncio.gather(*(one(action) for action in actions), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return cast(list[T], results)
 
     # -- engine decisions ---------------------------------------------------------------
 
@@ -319,6 +330,14 @@ class Executor:
             except (Conflict, NotFound):
                 # Recompute from the fresh object the watch delivers.
                 self.mirror.dirty_jobs.add(uid)
+                return False
+            except Unreachable as failure:
+                # No answer: try again next turn (the loop backs off meanwhile).
+                self.mirror.dirty_jobs.add(uid)
+                log.warning(
+                    "job action got no answer; will retry",
+                    extra={"job": key, "action": type(action).__name__, "error": str(failure)},
+                )
                 return False
             except RestError as failure:
                 log.warning(

@@ -13,9 +13,20 @@ Job" is measured.
 Events explain, they decide nothing: :mod:`scheduler.kube.events` sends them
 in the background, aggregates repeats and never delays a decision.
 
-This is also the one place a later change adds fencing (no write unless the
-Lease is held at that instant, see :mod:`scheduler.kube.leader`): every write
-goes through :meth:`Writer._timed`.
+**Fencing.**  Every write, the Events' and the finalizers' included, goes
+through :meth:`Writer._timed`, which first asks the :class:`~scheduler.kube.fence.Fence`
+(:mod:`scheduler.kube.fence`): when this replica may no longer hold the Lease
+the write is not sent and :class:`~scheduler.kube.fence.Fenced` is raised
+(counted in ``kuota_api_writes_fenced_total``); otherwise the write is sent
+with the fence's timeout, so it cannot be waited for after the Lease may
+have passed to another replica.  The instant of the last write sent is
+``kuota_api_last_write_sent_timestamp_seconds``.
+
+**Connection errors.**  A write that got no answer
+(:class:`~scheduler.kube.rest.Unreachable`) is counted in ``unreachable``;
+the scheduling loop reads and resets it after each turn
+(:meth:`Writer.take_unreachable`) and backs off instead of trying again at
+once.
 """
 
 from __future__ import annotations
@@ -23,18 +34,19 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Awaitable, Mapping
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 import jsonpatch
 
 from scheduler.api import objects
 from scheduler.api.refs import HUB_VERSION, KUEUE_GROUP
-from scheduler.kube.events import EventRecorder
-from scheduler.kube.metrics import WRITE_SECONDS
-from scheduler.kube.rest import Conflict, NotFound, Resource, RestClient, RestError
+from scheduler.kube.events import EventRecorder, Send
+from scheduler.kube.fence import Fence, Fenced, Unfenced
+from scheduler.kube.metrics import LAST_WRITE_SENT, WRITE_SECONDS, WRITES_FENCED
+from scheduler.kube.rest import Conflict, NotFound, Resource, RestClient, RestError, Unreachable
 
-__all__ = ["Conflict", "NotFound", "RestError", "Writer"]
+__all__ = ["Conflict", "Fenced", "NotFound", "RestError", "Writer"]
 
 T = TypeVar("T")
 JOBS = Resource("batch", "v1", "jobs")
@@ -69,23 +81,44 @@ def guarded_patch(
 class Writer:
     """The scheduler's writes over a :class:`~scheduler.kube.rest.RestClient`."""
 
-    def __init__(self, rest: RestClient) -> None:
+    def __init__(self, rest: RestClient, *, fence: Fence | None = None) -> None:
         self.rest = rest
+        self.fence: Fence = fence or Unfenced()
         self._locks: dict[str, asyncio.Lock] = {}
         self.counts: Counter[str] = Counter()
-        """Writes attempted, by ``"<verb> <resource>"``."""
+        """Writes sent, by ``"<verb> <resource>"``."""
+        self.fenced: Counter[str] = Counter()
+        """Writes the fence refused, by ``"<verb> <resource>"``."""
+        self.unreachable = 0
+        """Writes that got no answer since :meth:`take_unreachable` last ran."""
         self.events = EventRecorder(rest, timed=self._timed)
 
     def _lock(self, key: str) -> asyncio.Lock:
         return self._locks.setdefault(key, asyncio.Lock())
 
-    async def _timed(self, verb: str, resource: str, call: Awaitable[T]) -> T:
+    async def _timed(self, verb: str, resource: str, send: Send[T]) -> T:
+        """Send one write if the fence allows it (else :class:`Fenced`), counted and timed."""
+        try:
+            timeout = self.fence.write_timeout()
+        except Fenced:
+            self.fenced[f"{verb} {resource}"] += 1
+            WRITES_FENCED.labels(verb, resource).inc()
+            raise
+        LAST_WRITE_SENT.set_to_current_time()
+        self.counts[f"{verb} {resource}"] += 1
         started = time.perf_counter()
         try:
-            return await call
+            return await send(timeout)
+        except Unreachable:
+            self.unreachable += 1
+            raise
         finally:
-            self.counts[f"{verb} {resource}"] += 1
             WRITE_SECONDS.labels(verb, resource).observe(time.perf_counter() - started)
+
+    def take_unreachable(self) -> int:
+        """Writes without an answer since the last call (and start counting again)."""
+        count, self.unreachable = self.unreachable, 0
+        return count
 
     # -- Workloads and queues ----------------------------------------------------------
 
@@ -95,7 +128,11 @@ class Writer:
         path = kueue_resource("workloads").collection_path(namespace)
         async with self._lock(f"workloads/{objects.key(workload)}"):
             try:
-                await self._timed("create", "workloads", self.rest.create(path, workload))
+                await self._timed(
+                    "create",
+                    "workloads",
+                    lambda timeout: self.rest.create(path, workload, timeout=timeout),
+                )
             except Conflict:
                 return False
         return True
@@ -119,7 +156,9 @@ class Writer:
         )
         async with self._lock(f"{plural}/{objects.key(obj)}"):
             return await self._timed(
-                "patch", f"{plural}/status", self.rest.json_patch(path, operations)
+                "patch",
+                f"{plural}/status",
+                lambda timeout: self.rest.json_patch(path, operations, timeout=timeout),
             )
 
     # -- Jobs ----------------------------------------------------------------------------
@@ -131,7 +170,11 @@ class Writer:
             return dict(old)
         path = JOBS.object_path(objects.name(old), namespace=objects.namespace(old))
         async with self._lock(f"jobs/{objects.key(old)}"):
-            return await self._timed("patch", "jobs", self.rest.json_patch(path, operations))
+            return await self._timed(
+                "patch",
+                "jobs",
+                lambda timeout: self.rest.json_patch(path, operations, timeout=timeout),
+            )
 
     async def clear_job_start_time(self, job: Mapping[str, Any]) -> dict[str, Any]:
         """Remove ``status.startTime`` (so the pod template of a suspended Job may change)."""
@@ -140,7 +183,11 @@ class Writer:
             objects.name(job), namespace=objects.namespace(job), subresource="status"
         )
         async with self._lock(f"jobs/{objects.key(job)}"):
-            return await self._timed("patch", "jobs/status", self.rest.json_patch(path, operations))
+            return await self._timed(
+                "patch",
+                "jobs/status",
+                lambda timeout: self.rest.json_patch(path, operations, timeout=timeout),
+            )
 
     # -- Events --------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ class Call:
     verb: str
     path: str
     body: Any = None
+    timeout: float | None = None
 
 
 @dataclass
@@ -71,8 +72,10 @@ class FakeApi:
 
     # -- the protocol ----------------------------------------------------------------------
 
-    async def _enter(self, verb: str, path: str, body: Any = None) -> None:
-        self.calls.append(Call(verb, path, copy.deepcopy(body)))
+    async def _enter(
+        self, verb: str, path: str, body: Any = None, timeout: float | None = None
+    ) -> None:
+        self.calls.append(Call(verb, path, copy.deepcopy(body), timeout))
         self.in_flight[path] = self.in_flight.get(path, 0) + 1
         self.most_in_flight[path] = max(self.most_in_flight.get(path, 0), self.in_flight[path])
         self.concurrent += 1
@@ -106,8 +109,10 @@ class FakeApi:
         items = [copy.deepcopy(o) for p, o in self.store.items() if p.startswith(path + "/")]
         return {"items": items, "metadata": {"resourceVersion": str(self.version)}}
 
-    async def create(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        await self._enter("POST", path, body)
+    async def create(
+        self, path: str, body: Mapping[str, Any], *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        await self._enter("POST", path, body, timeout)
         name = body.get("metadata", {}).get("name") or f"generated-{self.version}"
         target = f"{path}/{name}"
         if target in self.store:
@@ -118,8 +123,10 @@ class FakeApi:
         created["metadata"].setdefault("creationTimestamp", CREATED)
         return self.put(target, created)
 
-    async def replace(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        await self._enter("PUT", path, body)
+    async def replace(
+        self, path: str, body: Mapping[str, Any], *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        await self._enter("PUT", path, body, timeout)
         _, current = self._object(path)
         wanted = body.get("metadata", {}).get("resourceVersion")
         if wanted != current["metadata"]["resourceVersion"]:
@@ -127,9 +134,13 @@ class FakeApi:
         return self.put(path, body)
 
     async def json_patch(
-        self, path: str, operations: Sequence[Mapping[str, Any]]
+        self,
+        path: str,
+        operations: Sequence[Mapping[str, Any]],
+        *,
+        timeout: float | None = None,
     ) -> dict[str, Any]:
-        await self._enter("PATCH", path, list(operations))
+        await self._enter("PATCH", path, list(operations), timeout)
         base, current = self._object(path)
         try:
             patched = jsonpatch.apply_patch(current, [dict(op) for op in operations])
@@ -137,8 +148,10 @@ class FakeApi:
             raise Conflict(f"PATCH {path}: HTTP 422: test failed: {failed}", status=422) from None
         return self.put(base, patched)
 
-    async def merge_patch(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        await self._enter("MERGE", path, body)
+    async def merge_patch(
+        self, path: str, body: Mapping[str, Any], *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        await self._enter("MERGE", path, body, timeout)
         base, current = self._object(path)
         wanted = (body.get("metadata") or {}).get("resourceVersion")
         if wanted is not None and wanted != current["metadata"]["resourceVersion"]:
@@ -154,9 +167,15 @@ class FakeApi:
             yield {}
 
     async def apply(
-        self, path: str, body: Mapping[str, Any], *, field_manager: str, force: bool = False
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        field_manager: str,
+        force: bool = False,
+        timeout: float | None = None,
     ) -> dict[str, Any]:
-        await self._enter("APPLY", path, body)
+        await self._enter("APPLY", path, body, timeout)
         base, current = self._object(path)
         return self.put(base, {**current, **body})
 
