@@ -74,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--renew-deadline",
         type=int,
         default=10,
-        help="seconds the leader keeps trying to renew before it stops acting (default 10)",
+        help="seconds after a renewal was sent during which the leader may write; "
+        "past it, writes are fenced and it steps down (default 10)",
     )
     parser.add_argument(
         "--retry-period", type=int, default=2, help="seconds between Lease attempts (default 2)"
@@ -205,8 +206,23 @@ async def serve(args: argparse.Namespace) -> int:
     return code
 
 
+def check_lease_timings(args: argparse.Namespace) -> str | None:
+    """What is wrong with the Lease timings, if anything: pure."""
+    if not args.leader_elect:
+        return None
+    if args.renew_deadline >= args.lease_duration:
+        return "--renew-deadline must be less than --lease-duration (the gap bounds each write)"
+    if args.renew_deadline <= 1.2 * args.retry_period:
+        return "--renew-deadline must be more than 1.2 x --retry-period"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    problem = check_lease_timings(args)
+    if problem:
+        parser.error(problem)
     logs.configure(args.log_level)
     return asyncio.run(serve(args))
 
