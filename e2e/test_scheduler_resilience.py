@@ -9,7 +9,8 @@
 - two replicas: the leader frozen (SIGSTOP) past its Lease while Jobs wait
   for quota, the standby takes over and admits, the old leader resumed
   (SIGCONT): it sends no write after resuming (fencing), steps down and
-  stays alive; no Workload is admitted twice and quota is never exceeded.
+  stays alive; no Workload is admitted twice and quota is never exceeded;
+- a leader stopped with SIGTERM releases its Lease on the way out.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from scheduler.api.quantity import Quantity
 from scheduler.kube.informer import Event, Informer
 from scheduler.kube.source import KubeSource, Resource
 
+from .kuota_install import KUOTA_NAMESPACE
 from .kuota_scheduler import SchedulerFleet
 from .test_scheduler import GROUP, VERSION, condition, flavor, job
 from .waiting import eventually
@@ -358,3 +360,27 @@ async def test_a_leader_paused_past_its_lease_writes_nothing_on_resuming_and_ste
         following.cancel()
         await asyncio.gather(following, return_exceptions=True)
         await batch.delete_collection_namespaced_job(namespace, propagation_policy="Background")
+
+
+async def test_a_leader_stopped_gracefully_releases_the_lease_for_the_standby(
+    scheduler_fleet: SchedulerFleet, api: client.ApiClient
+) -> None:
+    leader = await current_leader(scheduler_fleet)
+    while len(scheduler_fleet.alive()) < 2:
+        scheduler_fleet.add()
+    standby = next(replica for replica in scheduler_fleet.alive() if replica is not leader)
+    leases = client.CoordinationV1Api(api)
+    held = await leases.read_namespaced_lease("kuota-scheduler", KUOTA_NAMESPACE)
+    assert held.spec.holder_identity == leader.identity
+
+    leader.stop()  # SIGTERM, and wait for the exit
+    assert not leader.alive()
+    after = await leases.read_namespaced_lease("kuota-scheduler", KUOTA_NAMESPACE)
+    assert after.spec.holder_identity in ("", None, standby.identity), (
+        "released on the way out (else it would name the old leader for the lease duration)"
+    )
+
+    async def standby_leads() -> bool:
+        return standby.metric("kuota_leading") == 1
+
+    await eventually(standby_leads, bool, timeout=30, what="the standby leads")
