@@ -290,14 +290,18 @@ class _Term:
         self.end("lost")
 
     async def close(self) -> None:
-        """Stop the work (if it still runs) and refuse writes."""
+        """Stop the work (if it still runs), then refuse writes.
+
+        In that order: a loop stopped gracefully may still write its queued
+        Events on the way out, within the fence's bounds.
+        """
         self.closed = True
         self.leading = False
-        self.fence.close()
         task = self.task
         if task is not None and task is not asyncio.current_task() and not task.done():
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
+        self.fence.close()
 
 
 class LeaseElection:
@@ -363,6 +367,8 @@ class LeaseElection:
         self._term = term
 
         async def started() -> None:
+            if term.closed:
+                return
             self.terms += 1
             log.info("leading", extra={"identity": self.identity, "term": self.terms})
             await term.start()
