@@ -23,8 +23,11 @@ Which cache owns what (one owner per fact):
   engine keeps values, not that flag).  After a write the executor stores
   the answer here at once, so the next decision starts from it without
   waiting for the watch.
-- **The informers** keep their own store of every object, but only to diff
-  a relist against (vanished objects become deletions); nothing reads it.
+- **The informers** keep their own store of every object, to diff a relist
+  against (vanished objects become deletions) and to rebuild from: when a
+  term of leadership ends, the service replaces the engine and this mirror
+  with fresh ones fed from those stores (:meth:`scheduler.service.loop.Scheduler.rebuild`);
+  nothing else reads them.
 
 Jobs are indexed by UID and Workloads by the UID of the Job that owns them
 (:func:`scheduler.api.objects.owner_job_uid`), so the Job reconciler finds
