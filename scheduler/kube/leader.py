@@ -46,6 +46,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, Literal, Protocol
 
 from kubernetes_asyncio.client.exceptions import ApiException
@@ -55,7 +56,7 @@ from kubernetes_asyncio.leaderelection.resourcelock.baselock import BaseLock
 
 from scheduler.kube.fence import Fence, Fenced, LeaseFence, Unfenced, boottime
 from scheduler.kube.informer import Backoff
-from scheduler.kube.rest import NotFound, Resource, RestClient, RestError
+from scheduler.kube.rest import Conflict, NotFound, Resource, RestClient, RestError
 
 log = logging.getLogger("kuota.leader")
 Callback = Callable[[], Awaitable[None]]
@@ -183,28 +184,55 @@ class RestLeaseLock(BaseLock):
                 {}, holder=holder, duration=self._duration(election_record), now=self.now()
             ),
         }
-        return await self._write(
-            holder,
-            lambda: self.rest.create(LEASES.collection_path(namespace), body, timeout=self.timeout),
-        )
+        try:
+            return await self._write(
+                holder,
+                lambda: self.rest.create(
+                    LEASES.collection_path(namespace), body, timeout=self.timeout
+                ),
+            )
+        except Conflict:  # another replica created it first
+            return False
 
     async def update(self, name: str, namespace: str, updated_record: LeaderElectionRecord) -> bool:
-        if self.lease is None:
+        """Replace the Lease as read; a conflict from a change outside ``spec`` is retried once.
+
+        Only ``spec`` says who holds the Lease.  When the PUT conflicts and a
+        fresh read shows the same ``spec`` (the leader added an owner
+        reference, :mod:`scheduler.kube.ownership`), no other replica has
+        written it: the same update is sent again on the fresh version
+        instead of failing this attempt.
+        """
+        read = self.lease
+        if read is None:
             return False
-        holder = updated_record.holder_identity or ""
-        body = {
-            **self.lease,
-            "spec": lease_spec(
-                self.lease.get("spec") or {},
-                holder=holder,
-                duration=self._duration(updated_record),
-                now=self.now(),
-            ),
-        }
         path = self._path(name, namespace)
-        return await self._write(
-            holder, lambda: self.rest.replace(path, body, timeout=self.timeout)
-        )
+        for attempt in range(2):
+            holder = updated_record.holder_identity or ""
+            body = {
+                **read,
+                "spec": lease_spec(
+                    read.get("spec") or {},
+                    holder=holder,
+                    duration=self._duration(updated_record),
+                    now=self.now(),
+                ),
+            }
+            try:
+                return await self._write(
+                    holder, partial(self.rest.replace, path, body, timeout=self.timeout)
+                )
+            except Conflict:
+                if attempt:
+                    return False
+                try:
+                    fresh = await self.rest.get(path, timeout=self.timeout)
+                except RestError:
+                    return False
+                if fresh.get("spec") != read.get("spec"):
+                    return False  # another replica wrote it: this attempt lost
+                read = fresh
+        return False
 
     async def release(self) -> bool:
         """Give the Lease up if this replica holds it (as last seen); True when released."""
@@ -234,9 +262,12 @@ class RestLeaseLock(BaseLock):
         return max(1, int(float(record.lease_duration or self.fence.lease_duration)))
 
     async def _write(self, holder: str, send: Callable[[], Awaitable[dict[str, Any]]]) -> bool:
+        """Send one create/replace; True when stored.  A conflict is raised (update decides)."""
         sent = self.clock()  # before the request leaves: the fence counts from here
         try:
             self.lease = await send()
+        except Conflict:
+            raise
         except RestError as failure:
             log.info("Lease write failed", extra={"lease": self.name, "error": str(failure)})
             return False

@@ -177,3 +177,19 @@ def _record(holder: str):  # type: ignore[no-untyped-def]
     from kubernetes_asyncio.leaderelection.leaderelectionrecord import LeaderElectionRecord
 
     return LeaderElectionRecord(holder, "15", "now", "now")
+
+
+async def test_a_renewal_that_conflicts_only_outside_spec_is_sent_again_on_the_fresh_version() -> (
+    None
+):
+    clock = Clock()
+    api = FakeApi()
+    first, second = lock(api, clock, "replica-a"), lock(api, clock, "replica-b")
+    assert await first.create("kuota", "kuota-system", _record("replica-a"))
+    assert await second.create("kuota", "kuota-system", _record("replica-b")) is False
+    owned = api.store[LEASE]
+    api.put(LEASE, {**owned, "metadata": {**owned["metadata"], "ownerReferences": [{"uid": "d"}]}})
+    clock.now += 2
+    assert await first.update("kuota", "kuota-system", _record("replica-a")) is True
+    assert first.fence.sent == clock.now
+    assert api.store[LEASE]["metadata"]["ownerReferences"] == [{"uid": "d"}]
