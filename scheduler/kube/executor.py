@@ -6,7 +6,11 @@ data.  This module turns that data into writes, by the rules of DESIGN.md:
 
 - **Assume, write, confirm or forget.**  A cycle that admits a Workload has
   already counted its quota in the engine (the assumption).  The admission is
-  then written; the watch confirms it when the stored Workload comes back.
+  then written; the write's answer confirms it
+  (:meth:`~scheduler.core.engine.Engine.admission_recorded`), and from then on
+  the Workload's own status decides: a later version without the reservation
+  (another writer finished the eviction, a former leader cleared it) releases
+  the quota.  Versions older than the answer are dropped by the mirror.
   If the write fails, :meth:`Executor.forget` drops the assumption and
   re-applies the Workload exactly as the mirror holds it, so no quota stays
   counted for nothing.
@@ -19,7 +23,8 @@ data.  This module turns that data into writes, by the rules of DESIGN.md:
 - **Eviction.**  The victim gets ``Evicted`` (and ``Preempted``) while it
   still holds its admission; its Job is then stopped and its pod template
   restored; its quota is released (status first, then the engine) only once
-  the Job has no active pods.
+  the Job has no active pods.  A Workload with no owner at all has no pods
+  to wait for: its eviction completes at once.
 - **Conflicts recompute.**  A 409 (or a failed resourceVersion test) means
   the object moved: the Job is marked dirty and decided again from the fresh
   object the watch delivers; a stale decision is never forced through.
@@ -157,6 +162,7 @@ class Executor:
             self.forget(decision.workload)
             return
         self.mirror.workloads[decision.workload] = stored
+        self.engine.admission_recorded(decision.workload)
         self.pending_writes.pop(decision.workload, None)
         flavors = sorted({f for pod_set in decision.pod_sets for f in pod_set.flavors.values()})
         log.info(
@@ -233,6 +239,16 @@ class Executor:
         job_uid = objects.owner_job_uid(stored)
         if job_uid:
             self.mirror.dirty_jobs.add(job_uid)
+        elif not objects.owner_references(stored):
+            # A Workload nobody owns (created directly, as Kueue's scheduler-perf
+            # runner does) has no pods to stop: the eviction completes now.
+            try:
+                await self.release(decision.victim, stored)
+            except RestError as failure:
+                log.warning(
+                    "could not release the evicted Workload",
+                    extra={"workload": decision.victim, "error": str(failure)},
+                )
 
     async def release(self, key: str, workload: Workload) -> None:
         """The evicted Job has no pods left: clear the admission, then give the quota back."""
