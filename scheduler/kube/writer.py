@@ -156,10 +156,19 @@ class Writer:
         )
         body = workload_status_apply(workload, status)
         async with self._lock(f"workloads/{objects.key(workload)}"):
-            return await self._timed(
+            stored = await self._timed(
                 "patch",
                 "workloads/status",
                 self.rest.apply(path, body, field_manager=ADMISSION_FIELD_MANAGER, force=True),
+            )
+            if "admission" in body["status"] or objects.admission(stored) is None:
+                return stored
+            # Another manager co-owns the admission (written before kuota applied
+            # as kueue-admission, by JSON patch): leaving it out of an apply does not
+            # remove it, and neither does null.  Remove it explicitly, guarded.
+            removal = [version_test(stored), {"op": "remove", "path": "/status/admission"}]
+            return await self._timed(
+                "patch", "workloads/status", self.rest.json_patch(path, removal)
             )
 
     async def write_status(

@@ -186,6 +186,30 @@ async def test_an_applied_status_without_the_admission_removes_it() -> None:
     assert released["status"]["conditions"] == [condition("QuotaReserved", "False")]
 
 
+async def test_an_admission_another_manager_co_owns_is_removed_by_a_guarded_patch() -> None:
+    api = FakeApi()
+    writer = Writer(api)
+    # Written before the scheduler applied as kueue-admission: by a JSON patch.
+    read = api.put(
+        workload_path("w"),
+        {
+            "metadata": {"name": "w", "namespace": "ml"},
+            "status": {"conditions": [condition("QuotaReserved", "True")], "admission": ADMISSION},
+        },
+    )
+    released = await writer.write_workload_status(
+        read, {"conditions": [condition("QuotaReserved", "False")]}
+    )
+    assert "admission" not in released["status"]
+    assert api.store[workload_path("w")]["status"] == released["status"]
+    apply, removal = api.calls
+    assert api.applies == [(apply.path, "kueue-admission", True)]
+    assert removal.body == [
+        {"op": "test", "path": "/metadata/resourceVersion", "value": "102"},
+        {"op": "remove", "path": "/status/admission"},
+    ]
+
+
 async def test_writes_to_one_object_are_serialised_and_to_different_objects_are_not() -> None:
     api = FakeApi(latency=0.02)
     writer = Writer(api)
