@@ -25,7 +25,7 @@ adapters depend on, so unit tests pass an in-memory fake instead.
 Writes offered: create (POST), replace (PUT), JSON patch (RFC 6902), merge
 patch (RFC 7386) and server-side apply (``application/apply-patch+yaml``
 with a field manager).  Kueue writes Workload status by server-side apply as
-``kueue-admission``; :meth:`Rest.apply` is that call, ready for it.
+``kueue-admission``; so does kuota's writer, through :meth:`Rest.apply`.
 """
 
 from __future__ import annotations
