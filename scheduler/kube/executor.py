@@ -23,8 +23,9 @@ data.  This module turns that data into writes, by the rules of DESIGN.md:
 - **Eviction.**  The victim gets ``Evicted`` (and ``Preempted``) while it
   still holds its admission; its Job is then stopped and its pod template
   restored; its quota is released (status first, then the engine) only once
-  the Job has no active pods.  A Workload with no owner at all has no pods
-  to wait for: its eviction completes at once.
+  the Job has no active pods.  A Workload no Job owns keeps its quota until
+  whoever runs it ends the eviction (clears the reservation in its status), as
+  with Kueue: the engine releases the quota when it sees that.
 - **Conflicts recompute.**  A 409 (or a failed resourceVersion test) means
   the object moved: the Job is marked dirty and decided again from the fresh
   object the watch delivers; a stale decision is never forced through.
@@ -239,16 +240,6 @@ class Executor:
         job_uid = objects.owner_job_uid(stored)
         if job_uid:
             self.mirror.dirty_jobs.add(job_uid)
-        elif not objects.owner_references(stored):
-            # A Workload nobody owns (created directly, as Kueue's scheduler-perf
-            # runner does) has no pods to stop: the eviction completes now.
-            try:
-                await self.release(decision.victim, stored)
-            except RestError as failure:
-                log.warning(
-                    "could not release the evicted Workload",
-                    extra={"workload": decision.victim, "error": str(failure)},
-                )
 
     async def release(self, key: str, workload: Workload) -> None:
         """The evicted Job has no pods left: clear the admission, then give the quota back."""
