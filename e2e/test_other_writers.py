@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -32,14 +33,28 @@ pytestmark = pytest.mark.cluster
 MANAGER = "kueue-admission"
 
 
-@pytest.fixture
-async def queue_for_one(api: client.ApiClient, namespace: str) -> AsyncIterator[str]:
-    """Flavor, a ClusterQueue with 1 cpu (no preemption) and LocalQueue ``lq``; the CQ name."""
+async def one_cpu_queue(
+    api: client.ApiClient, namespace: str, *, preempt: bool
+) -> AsyncIterator[str]:
+    """Flavor, a ClusterQueue with 1 cpu and LocalQueue ``lq``; yields the CQ name."""
     custom = client.CustomObjectsApi(api)
     flavor_name, cq_name = f"one-{namespace}", f"one-{namespace}"
     await custom.create_cluster_custom_object(
         GROUP, VERSION, "resourceflavors", flavor(flavor_name, {"instance-type": "ondemand"})
     )
+    spec: dict[str, Any] = {
+        "namespaceSelector": {},
+        "resourceGroups": [
+            {
+                "coveredResources": ["cpu"],
+                "flavors": [
+                    {"name": flavor_name, "resources": [{"name": "cpu", "nominalQuota": "1"}]}
+                ],
+            }
+        ],
+    }
+    if preempt:
+        spec["preemption"] = {"withinClusterQueue": "LowerPriority"}
     await custom.create_cluster_custom_object(
         GROUP,
         VERSION,
@@ -48,20 +63,7 @@ async def queue_for_one(api: client.ApiClient, namespace: str) -> AsyncIterator[
             "apiVersion": f"{GROUP}/{VERSION}",
             "kind": "ClusterQueue",
             "metadata": {"name": cq_name},
-            "spec": {
-                "namespaceSelector": {},
-                "resourceGroups": [
-                    {
-                        "coveredResources": ["cpu"],
-                        "flavors": [
-                            {
-                                "name": flavor_name,
-                                "resources": [{"name": "cpu", "nominalQuota": "1"}],
-                            }
-                        ],
-                    }
-                ],
-            },
+            "spec": spec,
         },
     )
     await custom.create_namespaced_custom_object(
@@ -80,6 +82,20 @@ async def queue_for_one(api: client.ApiClient, namespace: str) -> AsyncIterator[
     await custom.delete_namespaced_custom_object(GROUP, VERSION, namespace, "localqueues", "lq")
     await custom.delete_cluster_custom_object(GROUP, VERSION, "clusterqueues", cq_name)
     await custom.delete_cluster_custom_object(GROUP, VERSION, "resourceflavors", flavor_name)
+
+
+@pytest.fixture
+async def queue_for_one(api: client.ApiClient, namespace: str) -> AsyncIterator[str]:
+    """A ClusterQueue with quota for one Workload, no preemption."""
+    async for name in one_cpu_queue(api, namespace, preempt=False):
+        yield name
+
+
+@pytest.fixture
+async def preempting_queue_for_one(api: client.ApiClient, namespace: str) -> AsyncIterator[str]:
+    """A ClusterQueue with quota for one Workload that preempts lower priorities."""
+    async for name in one_cpu_queue(api, namespace, preempt=True):
+        yield name
 
 
 def ownerless_workload(name: str, *, priority: int) -> dict[str, Any]:
@@ -120,27 +136,17 @@ def reserved(workload: dict[str, Any]) -> bool:
 
 
 def released_by_another_tool(workload: dict[str, Any]) -> dict[str, Any]:
-    """The status another tool applies to end the admission: everything kuota's manager applied,
-    except ``admission``, with the reservation and admission conditions False (Evicted True).
+    """The status another tool applies to end the admission, as Kueue's tooling does: every
+    condition the Workload has, ``QuotaReserved`` and ``Admitted`` False, and no ``admission``.
 
     Applying as ``kueue-admission`` without ``admission`` removes it when that manager owns it.
     """
-    now = "2026-01-01T00:00:00Z"
     conditions = []
     for item in copy.deepcopy(workload["status"]["conditions"]):
-        if item["type"] in ("QuotaReserved", "Admitted"):
-            item.update(status="False", reason="Evicted", message="released by another tool")
-            item["lastTransitionTime"] = now
+        if item["type"] in ("QuotaReserved", "Admitted") and item["status"] == "True":
+            item.update(status="False", reason="Pending", message="released by another tool")
+            item["lastTransitionTime"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         conditions.append(item)
-    conditions.append(
-        {
-            "type": "Evicted",
-            "status": "True",
-            "reason": "Deactivated",
-            "message": "evicted by another tool",
-            "lastTransitionTime": now,
-        }
-    )
     return {
         "apiVersion": f"{GROUP}/{VERSION}",
         "kind": "Workload",
@@ -298,3 +304,50 @@ async def release_a_running_job(api: client.ApiClient, namespace: str, high: str
         timeout=60,
         what="the second Job's Workload admitted on the freed quota",
     )
+
+
+async def test_an_ownerless_victim_is_released_by_its_runner_as_kueues_tooling_does(
+    kuota_scheduler: SchedulerReplica,
+    api: client.ApiClient,
+    namespace: str,
+    preempting_queue_for_one: str,
+) -> None:
+    """Kueue's scheduler-perf flow: kuota evicts an ownerless Workload (it keeps its
+    reservation: no Job to stop); the runner, seeing Evicted and QuotaReserved both
+    True, ends the eviction by applying the status as kueue-admission with the
+    resourceVersion it read; the preemptor is then admitted."""
+    custom = client.CustomObjectsApi(api)
+
+    async def read(name: str) -> dict[str, Any]:
+        found: dict[str, Any] = await custom.get_namespaced_custom_object(
+            GROUP, VERSION, namespace, "workloads", name
+        )
+        return found
+
+    await custom.create_namespaced_custom_object(
+        GROUP, VERSION, namespace, "workloads", ownerless_workload("low", priority=0)
+    )
+    await eventually(lambda: read("low"), reserved, timeout=60, what="the low Workload admitted")
+    await custom.create_namespaced_custom_object(
+        GROUP, VERSION, namespace, "workloads", ownerless_workload("high", priority=100)
+    )
+    evicting = await eventually(
+        lambda: read("low"),
+        lambda wl: reserved(wl) and (condition(wl, "Evicted") or {}).get("status") == "True",
+        timeout=60,
+        what="the low Workload evicted, still holding its reservation",
+    )
+    assert (condition(evicting, "Preempted") or {}).get("status") == "True"
+    assert not reserved(await read("high"))
+
+    finished = released_by_another_tool(evicting)
+    finished["metadata"]["resourceVersion"] = evicting["metadata"]["resourceVersion"]
+    answer = await apply_status_as_kueue_admission(api, namespace, finished)
+    assert "admission" not in answer["status"]
+
+    high = await eventually(
+        lambda: read("high"), reserved, timeout=60, what="the preemptor admitted"
+    )
+    assert high["status"]["admission"]["clusterQueue"] == preempting_queue_for_one
+    low = await read("low")
+    assert not reserved(low) and "admission" not in low.get("status", {})
