@@ -9,6 +9,7 @@ already stored are ignored.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 from typing import Any
 
@@ -177,3 +178,25 @@ def test_the_mirror_ignores_a_job_event_older_than_the_job_it_has() -> None:
     world.mirror.on_job(Event("MODIFIED", old, objects.key(old)))
     assert world.mirror.jobs["uid-train"]["spec"]["parallelism"] == 2
     assert world.mirror.jobs["uid-train"] == newer
+
+
+async def test_a_view_from_before_an_admission_in_flight_does_not_release_it() -> None:
+    world = World().setup(cpu="1")
+    before = world.add(workload_path("first"), ownerless("first"))
+    world.add(workload_path("second"), ownerless("second", created="2026-11-22T11:00:05Z"))
+    first, second = f"{NAMESPACE}/first", f"{NAMESPACE}/second"
+    world.api.latency = 0.05
+    turn = asyncio.create_task(world.cycle())
+    while not world.api.in_flight.get(workload_path("first") + "/status"):
+        await asyncio.sleep(0.001)
+
+    # The admission write is on its way; the watch delivers the Workload as it was.
+    world.mirror.on_kueue(Event("MODIFIED", copy.deepcopy(before), first))
+    assert world.state(first) == "Admitted", "assumed: the view predates the admission"
+    await turn
+    world.api.latency = 0
+    world.deliver()
+    await world.cycle()
+    assert world.state(first) == "Admitted"
+    assert world.state(second) == "Pending", "the single cpu is counted once"
+    assert objects.has_quota_reservation(world.workload(first))
