@@ -200,3 +200,22 @@ async def test_a_view_from_before_an_admission_in_flight_does_not_release_it() -
     assert world.state(first) == "Admitted"
     assert world.state(second) == "Pending", "the single cpu is counted once"
     assert objects.has_quota_reservation(world.workload(first))
+
+
+async def test_an_admission_confirmed_by_its_write_is_released_by_a_newer_view_without_it() -> None:
+    world = World().setup(cpu="1")
+    world.add(workload_path("first"), ownerless("first"))
+    first = f"{NAMESPACE}/first"
+    await world.cycle()
+    world.api.events()  # the watch never shows the admission itself (a relist skipped it) ...
+    admitted = world.workload(first)
+    cleared = await world.api.apply(
+        workload_path("first") + "/status",
+        applied_by_another_tool(admitted, finish=False),
+        field_manager="kueue-admission",
+        force=True,
+    )
+    # ... only the version after another tool cleared it.
+    world.api.events()
+    world.mirror.on_kueue(Event("MODIFIED", cleared, first))
+    assert world.state(first) == "Pending", "the write's answer confirmed it: the object decides"
