@@ -26,7 +26,8 @@ from scheduler import logs
 from scheduler.api.config import Configuration, parse_configuration
 from scheduler.kube.client import new_api_client
 from scheduler.kube.leader import AlwaysLeader, Leadership, LeaseElection
-from scheduler.kube.rest import Rest
+from scheduler.kube.ownership import adopt_lease
+from scheduler.kube.rest import Rest, RestError
 from scheduler.service.loop import Scheduler, Settings
 from scheduler.service.observability import health_app
 from scheduler.version import kuota_version
@@ -77,6 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--identity",
         default=f"{socket.gethostname()}-{os.getpid()}",
         help="this replica's name in the Lease",
+    )
+    parser.add_argument(
+        "--owner-deployment",
+        metavar="NAME",
+        help="the Deployment (in --lease-namespace) that owns the Lease: deleting it deletes the"
+        " Lease (the chart sets it; scheduler.kube.ownership)",
     )
     parser.add_argument(
         "--metrics-bind-address",
@@ -143,7 +150,20 @@ async def serve(args: argparse.Namespace) -> int:
         )
         lost.set()
 
-    acting = asyncio.create_task(leadership.run(scheduler.lead, on_lost), name="leading")
+    async def lead() -> None:
+        if args.leader_elect and args.owner_deployment:
+            try:
+                await adopt_lease(
+                    Rest(api), args.lease_namespace, args.lease_name, args.owner_deployment
+                )
+            except RestError as failure:  # the Lease stays; only `helm uninstall` would miss it
+                log.warning(
+                    "could not add the owner reference to the Lease",
+                    extra={"error": str(failure)},
+                )
+        await scheduler.lead()
+
+    acting = asyncio.create_task(leadership.run(lead, on_lost), name="leading")
     log.info(
         "kuota-scheduler started",
         extra={

@@ -76,6 +76,9 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         ("coordination.k8s.io", "leases", "create"),
         ("coordination.k8s.io", "leases", "get"),
         ("coordination.k8s.io", "leases", "update"),
+        # scheduler/kube/ownership.py: the Lease's owner is the scheduler's Deployment
+        ("coordination.k8s.io", "leases", "patch"),
+        ("apps", "deployments", "get"),
     }
     assert grants == expected
 

@@ -144,7 +144,10 @@ class FakeApi:
     async def merge_patch(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
         await self._enter("MERGE", path, body)
         base, current = self._object(path)
-        return self.put(base, {**current, **body})
+        wanted = (body.get("metadata") or {}).get("resourceVersion")
+        if wanted is not None and wanted != current["metadata"]["resourceVersion"]:
+            raise Conflict("the object has been modified", status=409)
+        return self.put(base, merged(current, body))
 
     async def stream(
         self, path: str, *, query: Query = (), timeout: float | None = None
@@ -187,14 +190,27 @@ class FakeApi:
         owners[field_manager] = fields
         result = copy.deepcopy(current)
         status = result.setdefault("status", {})
-        merged = []
+        kept = []
         for item in status.get("conditions", []):
             if item["type"] in conditions:
-                merged.append(conditions.pop(item["type"]))
+                kept.append(conditions.pop(item["type"]))
             elif f"condition.{item['type']}" not in dropped:
-                merged.append(item)
-        status["conditions"] = [*merged, *conditions.values()]
+                kept.append(item)
+        status["conditions"] = [*kept, *conditions.values()]
         for name in [f.removeprefix("status.") for f in dropped if f.startswith("status.")]:
             status.pop(name, None)
         status.update(copy.deepcopy(applied_status))
         return self.put(base, result)
+
+
+def merged(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch: mappings merge, ``null`` deletes, anything else replaces."""
+    if not isinstance(patch, Mapping):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, Mapping) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merged(result.get(key), value)
+    return result
