@@ -6,7 +6,11 @@ data.  This module turns that data into writes, by the rules of DESIGN.md:
 
 - **Assume, write, confirm or forget.**  A cycle that admits a Workload has
   already counted its quota in the engine (the assumption).  The admission is
-  then written; the watch confirms it when the stored Workload comes back.
+  then written; the write's answer confirms it
+  (:meth:`~scheduler.core.engine.Engine.admission_recorded`), and from then on
+  the Workload's own status decides: a later version without the reservation
+  (another writer finished the eviction, a former leader cleared it) releases
+  the quota.  Versions older than the answer are dropped by the mirror.
   If the write fails, :meth:`Executor.forget` drops the assumption and
   re-applies the Workload exactly as the mirror holds it, so no quota stays
   counted for nothing.
@@ -19,7 +23,9 @@ data.  This module turns that data into writes, by the rules of DESIGN.md:
 - **Eviction.**  The victim gets ``Evicted`` (and ``Preempted``) while it
   still holds its admission; its Job is then stopped and its pod template
   restored; its quota is released (status first, then the engine) only once
-  the Job has no active pods.
+  the Job has no active pods.  A Workload no Job owns keeps its quota until
+  whoever runs it ends the eviction (clears the reservation in its status), as
+  with Kueue: the engine releases the quota when it sees that.
 - **Conflicts recompute.**  A 409 (or a failed resourceVersion test) means
   the object moved: the Job is marked dirty and decided again from the fresh
   object the watch delivers; a stale decision is never forced through.
@@ -168,6 +174,7 @@ class Executor:
             self.forget(decision.workload)
             return
         self.mirror.workloads[decision.workload] = stored
+        self.engine.admission_recorded(decision.workload)
         self.pending_writes.pop(decision.workload, None)
         flavors = sorted({f for pod_set in decision.pod_sets for f in pod_set.flavors.values()})
         log.info(

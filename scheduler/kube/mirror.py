@@ -122,6 +122,8 @@ class Mirror:
     def on_kueue(self, event: Event) -> None:
         obj = event.object
         kind = str(obj.get("kind", ""))
+        if self._stale(event, self._known(kind, event.key)):
+            return
         if kind == "Workload":
             self._index_workload(event)
         elif kind == "ResourceFlavor":
@@ -148,6 +150,32 @@ class Mirror:
             return
         self.engine.apply(model)  # type: ignore[arg-type]
 
+    @staticmethod
+    def _stale(event: Event, known: Mapping[str, Any] | None) -> bool:
+        """Whether ``event`` shows an older version than the one already stored.
+
+        The executor stores the answer of its own writes at once, so the watch
+        may still deliver versions from before that write: applying one would
+        undo what the scheduler knows (an admission it made would look
+        released).  Deletions always count.
+        """
+        if event.type == "DELETED" or known is None or not objects.is_older(event.object, known):
+            return False
+        log.debug(
+            "skipping a stale event",
+            extra={
+                "object": event.key,
+                "seen": objects.resource_version(event.object),
+                "known": objects.resource_version(known),
+            },
+        )
+        return True
+
+    def _known(self, kind: str, key: str) -> dict[str, Any] | None:
+        """The stored raw object of ``kind`` at ``key``, if the mirror keeps that kind."""
+        store = self.workloads if kind == "Workload" else self._raw_store(kind)
+        return store.get(key) if store is not None else None
+
     def _raw_store(self, kind: str) -> dict[str, dict[str, Any]] | None:
         return {
             "ClusterQueue": self.cluster_queues,
@@ -172,6 +200,8 @@ class Mirror:
     def on_job(self, event: Event) -> None:
         uid = objects.uid(event.object)
         if uid is None:
+            return
+        if self._stale(event, self.jobs.get(uid)):
             return
         if event.type == "DELETED":
             self.jobs.pop(uid, None)

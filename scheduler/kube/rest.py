@@ -28,8 +28,8 @@ with a field manager).  Each takes a ``timeout``: the client stops waiting
 then, and the API server is told the same deadline (its ``timeout``
 parameter), which is how the fenced writer (:mod:`scheduler.kube.fence`)
 keeps a write from landing after the Lease may have passed on.  Kueue writes
-Workload status by server-side apply as ``kueue-admission``;
-:meth:`Rest.apply` is that call, ready for it.
+Workload status by server-side apply as ``kueue-admission``; so does kuota's
+writer, through :meth:`Rest.apply`.
 """
 
 from __future__ import annotations

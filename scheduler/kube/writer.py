@@ -1,11 +1,22 @@
 """Every write the scheduler makes, in one place, one writer per object.
 
 Writes to the same object are serialised by a per-object lock, so two
-patches to one Job never race.  Every patch is *guarded*: a JSON patch whose
-first operation tests the ``resourceVersion`` the change was computed from.
-If the object moved in between, the API server refuses the whole patch and
-the REST layer raises :class:`~scheduler.kube.rest.Conflict`; the caller
-recomputes from a fresh object instead of overwriting someone else's change.
+patches to one Job never race.  Every write is *guarded* by the
+``resourceVersion`` the change was computed from.  If the object moved in
+between, the API server refuses it and the REST layer raises
+:class:`~scheduler.kube.rest.Conflict`; the caller recomputes from a fresh
+object instead of overwriting someone else's change.
+
+- Jobs and the status of queues: a JSON patch whose first operation tests the
+  resourceVersion.
+- A Workload's status, as Kueue writes it: server-side apply on ``/status``
+  as the field manager ``kueue-admission``, forcing ownership, with the
+  resourceVersion in the applied object (a precondition: 409 when it moved).
+  The applied configuration holds only what the scheduler manages
+  (``status.admission`` and the conditions of
+  :data:`~scheduler.api.refs.SCHEDULER_WORKLOAD_CONDITIONS`), so fields other
+  writers own are left to them, and another tool applying as
+  ``kueue-admission`` (Kueue's own tooling does) can clear the admission.
 Each write is counted and timed by verb and resource
 (``kuota_api_write_duration_seconds``), which is how "API writes per admitted
 Job" is measured.
@@ -40,13 +51,19 @@ from typing import Any, TypeVar
 import jsonpatch
 
 from scheduler.api import objects
-from scheduler.api.refs import HUB_VERSION, KUEUE_GROUP
+from scheduler.api.refs import (
+    ADMISSION_FIELD_MANAGER,
+    HUB_VERSION,
+    KUEUE_GROUP,
+    SCHEDULER_WORKLOAD_CONDITIONS,
+    V1BETA2,
+)
 from scheduler.kube.events import EventRecorder, Send
 from scheduler.kube.fence import Fence, Fenced, Unfenced
 from scheduler.kube.metrics import LAST_WRITE_SENT, WRITE_SECONDS, WRITES_FENCED
 from scheduler.kube.rest import Conflict, NotFound, Resource, RestClient, RestError, Unreachable
 
-__all__ = ["Conflict", "Fenced", "NotFound", "RestError", "Writer"]
+__all__ = ["Conflict", "Fenced", "NotFound", "RestError", "Writer", "workload_status_apply"]
 
 T = TypeVar("T")
 JOBS = Resource("batch", "v1", "jobs")
@@ -76,6 +93,32 @@ def guarded_patch(
     """
     guard = version_test(old if read is None else read)
     return [guard, *jsonpatch.make_patch(dict(old), dict(new)).patch]
+
+
+def workload_status_apply(workload: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, Any]:
+    """The applied configuration that gives ``workload`` the scheduler's part of ``status``: pure.
+
+    ``status`` is the whole new status (:mod:`scheduler.status.workload_status`);
+    only ``admission`` and the scheduler's conditions are applied.  Leaving
+    ``admission`` out removes it (the field manager owned it).  The
+    resourceVersion of the object as read makes the apply conditional.
+    """
+    meta = objects.metadata(workload)
+    metadata: dict[str, Any] = {"name": objects.name(workload)}
+    if meta.get("namespace"):
+        metadata["namespace"] = meta["namespace"]
+    if meta.get("resourceVersion"):
+        metadata["resourceVersion"] = meta["resourceVersion"]
+    applied: dict[str, Any] = {
+        "conditions": [
+            dict(condition)
+            for condition in status.get("conditions") or []
+            if condition.get("type") in SCHEDULER_WORKLOAD_CONDITIONS
+        ]
+    }
+    if status.get("admission") is not None:
+        applied["admission"] = status["admission"]
+    return {"apiVersion": V1BETA2, "kind": "Workload", "metadata": metadata, "status": applied}
 
 
 class Writer:
@@ -140,13 +183,39 @@ class Writer:
     async def write_workload_status(
         self, workload: Mapping[str, Any], status: Mapping[str, Any]
     ) -> dict[str, Any]:
-        """Turn the Workload as read into one with ``status``: a guarded JSON patch on /status."""
-        return await self.write_status("workloads", workload, status)
+        """Give the Workload as read the scheduler's part of ``status``; the object as stored.
+
+        Server-side apply on ``/status`` as ``kueue-admission`` with ``force``,
+        conditional on the resourceVersion read (:func:`workload_status_apply`).
+        """
+        path = kueue_resource("workloads").object_path(
+            objects.name(workload), namespace=objects.namespace(workload), subresource="status"
+        )
+        body = workload_status_apply(workload, status)
+        async with self._lock(f"workloads/{objects.key(workload)}"):
+            stored = await self._timed(
+                "patch",
+                "workloads/status",
+                lambda timeout: self.rest.apply(
+                    path, body, field_manager=ADMISSION_FIELD_MANAGER, force=True, timeout=timeout
+                ),
+            )
+            if "admission" in body["status"] or objects.admission(stored) is None:
+                return stored
+            # Another manager co-owns the admission (written before kuota applied
+            # as kueue-admission, by JSON patch): leaving it out of an apply does not
+            # remove it, and neither does null.  Remove it explicitly, guarded.
+            removal = [version_test(stored), {"op": "remove", "path": "/status/admission"}]
+            return await self._timed(
+                "patch",
+                "workloads/status",
+                lambda timeout: self.rest.json_patch(path, removal, timeout=timeout),
+            )
 
     async def write_status(
         self, plural: str, obj: Mapping[str, Any], status: Mapping[str, Any]
     ) -> dict[str, Any]:
-        """Guarded JSON patch on the status of a kueue.x-k8s.io object; the object as stored."""
+        """Guarded JSON patch on the status of a queue (any kueue.x-k8s.io object); as stored."""
         # Diff from the object exactly as stored: an object without any status
         # needs "add /status", not "add /status/conditions".
         current: dict[str, Any] = {"status": obj["status"]} if "status" in obj else {}

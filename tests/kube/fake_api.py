@@ -44,6 +44,10 @@ class FakeApi:
     most_in_flight: dict[str, int] = field(default_factory=dict)
     concurrent: int = 0
     most_concurrent: int = 0
+    managed: dict[str, dict[str, set[str]]] = field(default_factory=dict)
+    """Path -> field manager -> the status fields it applied (server-side apply)."""
+    applies: list[tuple[str, str, bool]] = field(default_factory=list)
+    """(path, field manager, force) of every apply."""
 
     # -- test controls -------------------------------------------------------------------
 
@@ -175,9 +179,47 @@ class FakeApi:
         force: bool = False,
         timeout: float | None = None,
     ) -> dict[str, Any]:
-        await self._enter("APPLY", path, body, timeout)
+        """Server-side apply of a status, as far as the scheduler uses it.
+
+        The resourceVersion in ``body`` is a precondition (409).  Status fields
+        are owned per manager: a top-level field or a condition (keyed by
+        type).  A field the manager applied before and leaves out now is
+        removed unless another manager owns it; without ``force``, applying a
+        field another manager owns is a 409 conflict.
+        """
+        await self._enter("PATCH", path, body, timeout)  # an HTTP PATCH; ``applies`` tells it apart
+        self.applies.append((path, field_manager, force))
         base, current = self._object(path)
-        return self.put(base, {**current, **body})
+        wanted = body.get("metadata", {}).get("resourceVersion")
+        if wanted is not None and wanted != current["metadata"]["resourceVersion"]:
+            raise Conflict(f"PATCH {path}: HTTP 409: the object has been modified", status=409)
+        applied_status = dict(body.get("status") or {})
+        conditions = {c["type"]: dict(c) for c in applied_status.pop("conditions", None) or []}
+        fields = {f"status.{name}" for name in applied_status} | {
+            f"condition.{kind}" for kind in conditions
+        }
+        owners = self.managed.setdefault(base, {})
+        others = {f for manager, owned in owners.items() if manager != field_manager for f in owned}
+        if not force and fields & others:
+            raise Conflict(f"PATCH {path}: HTTP 409: apply conflict on {fields & others}", 409)
+        for manager, owned in owners.items():
+            if manager != field_manager:
+                owned -= fields
+        dropped = owners.get(field_manager, set()) - fields - others
+        owners[field_manager] = fields
+        result = copy.deepcopy(current)
+        status = result.setdefault("status", {})
+        kept = []
+        for item in status.get("conditions", []):
+            if item["type"] in conditions:
+                kept.append(conditions.pop(item["type"]))
+            elif f"condition.{item['type']}" not in dropped:
+                kept.append(item)
+        status["conditions"] = [*kept, *conditions.values()]
+        for name in [f.removeprefix("status.") for f in dropped if f.startswith("status.")]:
+            status.pop(name, None)
+        status.update(copy.deepcopy(applied_status))
+        return self.put(base, result)
 
 
 def merged(target: Any, patch: Any) -> Any:
