@@ -55,15 +55,18 @@ from scheduler.jobs.controller import (
     Action,
     CreateWorkload,
     DeactivateWorkload,
+    DeleteWorkload,
     FinishWorkload,
     ReleaseWorkload,
     RestoreJob,
     StartJob,
     SuspendJob,
+    UpdateWorkload,
     WaitForFlavor,
     next_action,
 )
 from scheduler.kube import metrics
+from scheduler.kube.informer import Event
 from scheduler.kube.mirror import Mirror
 from scheduler.kube.rest import Conflict, NotFound, RestError
 from scheduler.kube.writer import Writer
@@ -334,6 +337,14 @@ class Executor:
         match action:
             case CreateWorkload():
                 await self._create_workload(job, action)
+            case UpdateWorkload():
+                if workload is None:
+                    return False
+                await self._update_workload(job, workload, action)
+            case DeleteWorkload():
+                if workload is None:
+                    return False
+                await self._delete_workload(uid, job, workload, action)
             case StartJob():
                 await self._start_job(uid, job, action)
             case RestoreJob():
@@ -373,6 +384,38 @@ class Executor:
                 reason="CreatedWorkload",
                 message=f"Created Workload: {objects.key(action.workload)}",
             )
+
+    async def _update_workload(
+        self, job: Workload, workload: Workload, action: UpdateWorkload
+    ) -> None:
+        key = objects.key(workload)
+        stored = await self.writer.update_workload(workload, action.workload)
+        self.mirror.workloads[key] = stored
+        self.forget(key)  # the engine queues it with the new pod sets at once
+        log.info("rebuilt the workload of a changed job", extra={"why": action.difference})
+        self.writer.event(
+            job,
+            kind="Job",
+            reason="UpdatedWorkload",
+            message=f"Updated not matching Workload for suspended job: {key} ({action.difference})",
+        )
+
+    async def _delete_workload(
+        self, uid: str, job: Workload, workload: Workload, action: DeleteWorkload
+    ) -> None:
+        key = objects.key(workload)
+        await self.writer.delete_workload(workload)
+        # As the watch will say: the quota goes back now (the Job has no pods), and
+        # the Job gets a new Workload built from it on its next turn.
+        self.mirror.on_kueue(Event("DELETED", workload, key))
+        self.mirror.dirty_jobs.add(uid)
+        log.info("deleted the workload of a changed job", extra={"why": action.difference})
+        self.writer.event(
+            job,
+            kind="Job",
+            reason="DeletedWorkload",
+            message=f"Deleted not matching Workload: {key} ({action.difference})",
+        )
 
     async def _start_job(self, uid: str, job: Workload, action: StartJob) -> None:
         self.mirror.jobs[uid] = await self.writer.patch_job(job, action.job)

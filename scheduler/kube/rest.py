@@ -23,9 +23,10 @@ All derive from :class:`RestError`.  :class:`RestClient` is the protocol the
 adapters depend on, so unit tests pass an in-memory fake instead.
 
 Writes offered: create (POST), replace (PUT), JSON patch (RFC 6902), merge
-patch (RFC 7386) and server-side apply (``application/apply-patch+yaml``
-with a field manager).  Kueue writes Workload status by server-side apply as
-``kueue-admission``; :meth:`Rest.apply` is that call, ready for it.
+patch (RFC 7386), delete (with preconditions) and server-side apply
+(``application/apply-patch+yaml`` with a field manager).  Kueue writes
+Workload status by server-side apply as ``kueue-admission``;
+:meth:`Rest.apply` is that call, ready for it.
 """
 
 from __future__ import annotations
@@ -124,6 +125,10 @@ class RestClient(Protocol):
     ) -> dict[str, Any]: ...
 
     async def merge_patch(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    async def delete(
+        self, path: str, *, preconditions: Mapping[str, str] | None = None
+    ) -> dict[str, Any]: ...
 
     async def apply(
         self, path: str, body: Mapping[str, Any], *, field_manager: str, force: bool = False
@@ -297,6 +302,22 @@ class Rest:
     async def merge_patch(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
         """An RFC 7386 merge patch (lists are replaced whole)."""
         return await self._json("PATCH", path, body=dict(body), content_type=MERGE_PATCH)
+
+    async def delete(
+        self, path: str, *, preconditions: Mapping[str, str] | None = None
+    ) -> dict[str, Any]:
+        """DELETE one object; ``preconditions`` (``uid``, ``resourceVersion``) make it conditional.
+
+        A precondition that no longer holds is a 409 :class:`Conflict`.
+        """
+        body: dict[str, Any] | None = None
+        if preconditions:
+            body = {
+                "apiVersion": "v1",
+                "kind": "DeleteOptions",
+                "preconditions": dict(preconditions),
+            }
+        return await self._json("DELETE", path, body=body)
 
     async def apply(
         self, path: str, body: Mapping[str, Any], *, field_manager: str, force: bool = False
