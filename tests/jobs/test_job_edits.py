@@ -28,7 +28,7 @@ from scheduler.jobs.controller import (
 )
 from scheduler.jobs.equivalence import pod_sets_difference
 
-from .test_controller import FLAVORS, admit, job, workload_for
+from .test_controller import FLAVORS, NOW, admit, job, workload_for
 
 
 def pod_set(**changes: Any) -> dict[str, Any]:
@@ -229,3 +229,31 @@ def test_a_selector_conflicting_with_the_admitted_flavor_is_refused_not_kept() -
     )
     same = next_action(mine, workload, flavors=FLAVORS)
     assert isinstance(same, StartJob), "the same value is no conflict"
+
+
+def test_a_partially_admitted_running_job_is_no_mismatch() -> None:
+    from scheduler.api.quantity import Quantity
+    from scheduler.core.decisions import Admit, PodSetAdmission
+    from scheduler.status.workload_status import admitted_status
+
+    wide = job()
+    wide["metadata"]["annotations"] = {"kueue.x-k8s.io/job-min-parallelism": "2"}
+    wide["spec"].update(parallelism=4, completions=4)
+    workload = workload_for(wide)
+    assert workload["spec"]["podSets"][0]["minCount"] == 2
+    for admitted_count in (3, 2):
+        decision = Admit(
+            workload="ml/x",
+            cluster_queue="cq",
+            pod_sets=(
+                PodSetAdmission(
+                    "main", admitted_count, {"cpu": "spot"}, {"cpu": Quantity.parse("2")}
+                ),
+            ),
+            message="",
+        )
+        admitted = {**workload, "status": admitted_status(workload, decision, NOW)}
+        start = next_action(wide, admitted, flavors=FLAVORS)
+        assert isinstance(start, StartJob)
+        assert start.job["spec"]["parallelism"] == admitted_count
+        assert next_action(start.job, admitted, flavors=FLAVORS) is None, admitted_count
