@@ -367,6 +367,8 @@ def next_action(
     if not integration.is_suspended(job):
         return SuspendJob(integration.suspend(job), "Not admitted by cluster queue")
     difference = workload_difference(job, workload, integration)
+    if difference is None and objects.spec(workload).get("queueName") != queue:
+        difference = "queue name changed"  # Kueue's handleQueueNameChange, while suspended
     if difference is not None:
         return UpdateWorkload(
             rebuilt_workload(job, workload, integration, priority_classes), difference

@@ -257,3 +257,11 @@ def test_a_partially_admitted_running_job_is_no_mismatch() -> None:
         assert isinstance(start, StartJob)
         assert start.job["spec"]["parallelism"] == admitted_count
         assert next_action(start.job, admitted, flavors=FLAVORS) is None, admitted_count
+
+
+def test_a_pending_job_moved_to_another_queue_takes_its_workload_along() -> None:
+    workload = workload_for(job())
+    moved = job(queue="other-queue")
+    action = next_action(moved, workload, flavors=FLAVORS)
+    assert isinstance(action, UpdateWorkload) and action.difference == "queue name changed"
+    assert action.workload["spec"]["queueName"] == "other-queue"
