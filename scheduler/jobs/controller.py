@@ -25,9 +25,11 @@ decision pure means every situation a restart can leave behind is a unit test:
   one that holds quota for a Job that was suspended and edited waits until
   the Job has no pods, gets kuota's placement taken off the Job's template
   (``RestoreJob``, the user's counts kept) and is deleted (``DeleteWorkload``),
-  so the Job is queued again as it now is; a running Job that no longer
-  matches its admission (only its counts can change, and the webhook's JOB-K2
-  refuses that) is suspended first.  This is Kueue's ``ensureOneWorkload``.
+  so the Job is queued again as it now is; a running Job whose counts no
+  longer match its admission (the webhook's JOB-K2 refuses that change; the
+  API server refuses template changes of a running Job, so only counts are
+  compared and a relabelled flavor never stops a running Job) is suspended
+  first.  This is Kueue's ``ensureOneWorkload``.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from typing import Any
 from scheduler.api import objects
 from scheduler.api.refs import CLUSTER_QUEUE_LABEL, EVICTED, LOCAL_QUEUE_LABEL, POD_SET_LABEL
 from scheduler.jobs.base import JobIntegration, PodSetInfo
-from scheduler.jobs.equivalence import pod_sets_difference
+from scheduler.jobs.equivalence import count_difference, pod_sets_difference
 from scheduler.jobs.registry import for_object
 from scheduler.jobs.workload_from_job import PriorityClasses, workload_from_job
 
@@ -352,11 +354,14 @@ def next_action(
         infos = placement(workload, flavors, queue)
         if isinstance(infos, WaitForFlavor):
             return None if not integration.is_suspended(job) else infos
-        difference = workload_difference(job, workload, integration, placed=infos)
         if not integration.is_suspended(job):
-            if difference is None:
+            recorded = [
+                p for p in objects.spec(workload).get("podSets") or [] if isinstance(p, Mapping)
+            ]
+            if count_difference(integration.pod_sets(job), recorded, infos) is None:
                 return None
             return SuspendJob(integration.suspend(job), NO_MATCHING_WORKLOAD)
+        difference = workload_difference(job, workload, integration, placed=infos)
         if difference is not None:
             return _stop_edited(job, workload, integration, infos, difference)
         conflict = selector_conflict(integration.pod_sets(job), infos)

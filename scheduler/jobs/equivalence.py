@@ -112,6 +112,30 @@ def _pod_set_difference(
     return None
 
 
+def count_difference(
+    job_pod_sets: Sequence[Mapping[str, Any]],
+    workload_pod_sets: Sequence[Mapping[str, Any]],
+    placed: Sequence[PodSetInfo],
+) -> str | None:
+    """:func:`pod_sets_difference` restricted to the pod sets and their counts: pure.
+
+    For a running Job: kube-apiserver refuses every pod-template change
+    while a Job is not suspended, so a template that differs from the
+    admission's running form was not changed by its user; it differs when
+    a flavor's ``nodeLabels`` changed since the Job started, which must not
+    stop the Job.
+    """
+    counts_only = [
+        {key: value for key, value in pod_set.items() if key != "template"}
+        for pod_set in job_pod_sets
+    ]
+    recorded = [
+        {key: value for key, value in pod_set.items() if key != "template"}
+        for pod_set in workload_pod_sets
+    ]
+    return pod_sets_difference(counts_only, recorded, placed=placed)
+
+
 def pod_sets_difference(
     job_pod_sets: Sequence[Mapping[str, Any]],
     workload_pod_sets: Sequence[Mapping[str, Any]],
@@ -138,4 +162,4 @@ def pod_sets_difference(
     return None
 
 
-__all__ = ["TEMPLATE_FIELDS", "canonical", "pod_sets_difference"]
+__all__ = ["TEMPLATE_FIELDS", "canonical", "count_difference", "pod_sets_difference"]

@@ -265,3 +265,11 @@ def test_a_pending_job_moved_to_another_queue_takes_its_workload_along() -> None
     action = next_action(moved, workload, flavors=FLAVORS)
     assert isinstance(action, UpdateWorkload) and action.difference == "queue name changed"
     assert action.workload["spec"]["queueName"] == "other-queue"
+
+
+def test_a_flavor_relabelled_under_a_running_job_does_not_stop_it() -> None:
+    workload = admit(workload_for(job()), flavor="spot")
+    start = next_action(job(), workload, flavors=FLAVORS)
+    assert isinstance(start, StartJob)
+    relabelled = {**FLAVORS, "spot": FlavorPlacement({"instance-type": "preemptible"})}
+    assert next_action(start.job, workload, flavors=relabelled) is None
