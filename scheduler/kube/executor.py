@@ -159,7 +159,7 @@ class Executor:
             )
             self.forget(decision.workload)
             return
-        self.mirror.workloads[decision.workload] = stored
+        self.mirror.remember_workload(decision.workload, stored)
         self.pending_writes.pop(decision.workload, None)
         flavors = sorted({f for pod_set in decision.pod_sets for f in pod_set.flavors.values()})
         log.info(
@@ -213,7 +213,7 @@ class Executor:
                 extra={"workload": decision.victim, "error": str(failure)},
             )
             return
-        self.mirror.workloads[decision.victim] = stored
+        self.mirror.remember_workload(decision.victim, stored)
         reason = "Preempted" if decision.preemptor else decision.reason
         metrics.EVICTED.labels(
             objects.admitted_cluster_queue(workload), reason, decision.reason, "", self.role()
@@ -242,7 +242,7 @@ class Executor:
         stored = await self.writer.write_workload_status(
             workload, released_status(workload, self.clock())
         )
-        self.mirror.workloads[key] = stored
+        self.mirror.remember_workload(key, stored)
         self.engine.release(key)
         try:
             still_admitted = self.engine.workload_state(key).state == "Admitted"
@@ -282,7 +282,8 @@ class Executor:
             return
         metrics.DECISIONS.labels("pending").inc()
         try:
-            self.mirror.workloads[key] = await self.writer.write_workload_status(workload, status)
+            stored = await self.writer.write_workload_status(workload, status)
+            self.mirror.remember_workload(key, stored)
         except (Conflict, NotFound):
             return  # the watch brings the fresh object; the next cycle decides again
         except RestError as failure:
@@ -390,7 +391,7 @@ class Executor:
     ) -> None:
         key = objects.key(workload)
         stored = await self.writer.update_workload(workload, action.workload)
-        self.mirror.workloads[key] = stored
+        self.mirror.remember_workload(key, stored)
         self.forget(key)  # the engine queues it with the new pod sets at once
         log.info("rebuilt the workload of a changed job", extra={"why": action.difference})
         self.writer.event(
@@ -418,7 +419,7 @@ class Executor:
         )
 
     async def _start_job(self, uid: str, job: Workload, action: StartJob) -> None:
-        self.mirror.jobs[uid] = await self.writer.patch_job(job, action.job)
+        self.mirror.remember_job(uid, await self.writer.patch_job(job, action.job))
         log.info(
             "started job", extra={"job": objects.key(job), "cluster_queue": action.cluster_queue}
         )
@@ -432,12 +433,12 @@ class Executor:
     async def _restore_job(self, uid: str, job: Workload, action: RestoreJob) -> None:
         current = await self.writer.clear_job_start_time(job) if action.clear_start_time else job
         restored = {**action.job, "metadata": current.get("metadata", action.job.get("metadata"))}
-        self.mirror.jobs[uid] = await self.writer.patch_job(current, restored)
+        self.mirror.remember_job(uid, await self.writer.patch_job(current, restored))
         log.info("stopped job, pod template restored", extra={"job": objects.key(job)})
         self.writer.event(job, kind="Job", reason="Stopped", message=action.message)
 
     async def _suspend_job(self, uid: str, job: Workload, action: SuspendJob) -> None:
-        self.mirror.jobs[uid] = await self.writer.patch_job(job, action.job)
+        self.mirror.remember_job(uid, await self.writer.patch_job(job, action.job))
         log.info("suspended job", extra={"job": objects.key(job), "why": action.message})
         self.writer.event(job, kind="Job", reason="Stopped", message=action.message)
 

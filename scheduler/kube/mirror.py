@@ -22,7 +22,8 @@ Which cache owns what (one owner per fact):
   Jobs to reconcile; and the names of the ``globalDefault`` PriorityClasses (the
   engine keeps values, not that flag).  After a write the executor stores
   the answer here at once, so the next decision starts from it without
-  waiting for the watch.
+  waiting for the watch; a watch event still on its way with an older
+  version of that object does not put it back (:func:`is_older`).
 - **The informers** keep their own store of every object, but only to diff
   a relist against (vanished objects become deletions); nothing reads it.
 
@@ -101,6 +102,24 @@ class _FlavorPlacements(Mapping[str, FlavorPlacement]):
         return len(self._flavors)
 
 
+def is_older(candidate: Mapping[str, Any], current: Mapping[str, Any] | None) -> bool:
+    """Whether ``candidate`` is an earlier version of the object ``current`` is: pure.
+
+    The executor keeps the answer of each of its writes at once, while the
+    watch may still be delivering versions from before that write; a later
+    watch event must not put an older version back (decisions computed from
+    it would conflict forever, their guard testing a version long gone).
+    Versions are compared as numbers (kube-apiserver's are etcd revisions)
+    for the same UID only; anything else is not older.
+    """
+    if current is None or objects.uid(candidate) != objects.uid(current):
+        return False
+    mine, theirs = objects.resource_version(candidate), objects.resource_version(current)
+    if not (mine.isdigit() and theirs.isdigit()):
+        return False
+    return int(mine) < int(theirs)
+
+
 class Mirror:
     """The scheduler's picture of the cluster, fed by informers (see the module docstring)."""
 
@@ -159,7 +178,8 @@ class Mirror:
             if job_uid and self.workload_of_job.get(job_uid) == event.key:
                 del self.workload_of_job[job_uid]
         else:
-            self.workloads[event.key] = dict(event.object)
+            if not is_older(event.object, self.workloads.get(event.key)):
+                self.workloads[event.key] = dict(event.object)
             if job_uid:
                 self.workload_of_job[job_uid] = event.key
         if job_uid:
@@ -173,8 +193,19 @@ class Mirror:
         if event.type == "DELETED":
             self.jobs.pop(uid, None)
         else:
-            self.jobs[uid] = dict(event.object)
+            if not is_older(event.object, self.jobs.get(uid)):
+                self.jobs[uid] = dict(event.object)
             self.dirty_jobs.add(uid)
+
+    def remember_job(self, uid: str, job: Mapping[str, Any]) -> None:
+        """The Job as a write of the scheduler stored it (unless the watch brought a later one)."""
+        if not is_older(job, self.jobs.get(uid)):
+            self.jobs[uid] = dict(job)
+
+    def remember_workload(self, key: str, workload: Mapping[str, Any]) -> None:
+        """The Workload as a write stored it (unless the watch brought a later one)."""
+        if not is_older(workload, self.workloads.get(key)):
+            self.workloads[key] = dict(workload)
 
     def on_namespace(self, event: Event) -> None:
         name = objects.name(event.object)

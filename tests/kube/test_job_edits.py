@@ -124,3 +124,22 @@ async def test_a_delete_whose_precondition_fails_is_decided_again() -> None:
     assert "uid-train" in world.mirror.dirty_jobs
     assert objects.has_quota_reservation(world.workload(key)), "nothing deleted"
     assert world.state(key) == "Admitted"
+
+
+async def test_a_late_watch_event_never_puts_an_older_job_back_over_a_write() -> None:
+    # The executor keeps the answer of its write; the watch may still deliver
+    # versions from before it.  A StartJob computed from such an older copy
+    # would fail its resourceVersion test forever (the watch has nothing newer
+    # to bring), so the Job would never start.
+    world = World().setup()
+    await world.submit("train")
+    before = copy.deepcopy(world.job("train"))
+    edit_job(world, "train", nodeSelector={"zone": "a"})  # delivered: the mirror has it
+    newer = world.mirror.jobs["uid-train"]
+    from scheduler.kube.informer import Event
+
+    world.mirror.on_job(Event("MODIFIED", before, "ml/train"))
+    assert world.mirror.jobs["uid-train"] is newer, "the older version is not put back"
+    assert "uid-train" in world.mirror.dirty_jobs
+    world.mirror.remember_job("uid-train", before)  # a write's answer older than the watch's
+    assert world.mirror.jobs["uid-train"] is newer
