@@ -256,6 +256,13 @@ async def pods_of(api: client.ApiClient, namespace: str, job_name: str) -> list[
     return [pod for pod in listed.items if pod.metadata.deletion_timestamp is None]
 
 
+async def job_event_reasons(api: client.ApiClient, namespace: str, job_name: str) -> set[str]:
+    listed = await client.CoreV1Api(api).list_namespaced_event(
+        namespace, field_selector=f"involvedObject.kind=Job,involvedObject.name={job_name}"
+    )
+    return {event.reason for event in listed.items}
+
+
 async def test_a_tenants_on_demand_selector_waits_for_on_demand_quota_not_spot(
     cluster: ClusterHandle,
     kuota_scheduler: SchedulerReplica,
@@ -291,7 +298,13 @@ async def test_a_tenants_on_demand_selector_waits_for_on_demand_quota_not_spot(
         what="the tenant's Workload rebuilt from the edited Job",
     )
     assert rebuilt is not None and not reserved(rebuilt)
-    assert template_spec(rebuilt)["nodeSelector"] == {"instance-type": "ondemand"}
+    assert template_spec(rebuilt)["nodeSelector"] == ON_DEMAND
+    await eventually(
+        lambda: job_event_reasons(api, namespace, "sneaky"),
+        lambda reasons: "UpdatedWorkload" in reasons,
+        timeout=30,
+        what="the UpdatedWorkload event on the tenant's Job",
+    )
 
     # Spot frees.  The tenant's Workload is examined again and stays pending:
     # spot does not match its nodeSelector, on-demand is full.
@@ -431,6 +444,13 @@ async def test_an_admitted_job_suspended_and_resized_by_its_user_is_queued_again
     )
     assert requeued is not None
     assert requeued["spec"]["podSets"][0]["count"] == 2
+    assert requeued["metadata"]["name"] == first["metadata"]["name"], "one name per Job"
+    await eventually(
+        lambda: job_event_reasons(api, namespace, "resized"),
+        lambda reasons: "DeletedWorkload" in reasons,
+        timeout=30,
+        what="the DeletedWorkload event on the resized Job",
+    )
     assert "nodeSelector" not in template_spec(requeued), "the old placement is not inherited"
     assert requeued["status"]["admission"]["podSetAssignments"][0]["resourceUsage"] == {"cpu": "2"}
     running = await eventually(
