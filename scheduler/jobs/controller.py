@@ -43,7 +43,11 @@ from scheduler.api.refs import CLUSTER_QUEUE_LABEL, EVICTED, LOCAL_QUEUE_LABEL, 
 from scheduler.jobs.base import JobIntegration, PodSetInfo
 from scheduler.jobs.equivalence import count_difference, pod_sets_difference
 from scheduler.jobs.registry import for_object
-from scheduler.jobs.workload_from_job import PriorityClasses, workload_from_job
+from scheduler.jobs.workload_from_job import (
+    PriorityClasses,
+    maximum_execution_time,
+    workload_from_job,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,10 +212,7 @@ def workload_difference(
     difference = pod_sets_difference(integration.pod_sets(job), recorded, placed=placed)
     if difference is not None:
         return difference
-    wanted = workload_from_job(job, integration=integration)["spec"].get(
-        "maximumExecutionTimeSeconds"
-    )
-    if spec.get("maximumExecutionTimeSeconds") != wanted:
+    if spec.get("maximumExecutionTimeSeconds") != maximum_execution_time(job):
         return "maximumExecutionTimeSeconds changed"
     return None
 
@@ -351,16 +352,20 @@ def next_action(
             return None  # wait until the Job controller has removed its pods
         return ReleaseWorkload()
     if holds_quota:
-        infos = placement(workload, flavors, queue)
-        if isinstance(infos, WaitForFlavor):
-            return None if not integration.is_suspended(job) else infos
         if not integration.is_suspended(job):
             recorded = [
                 p for p in objects.spec(workload).get("podSets") or [] if isinstance(p, Mapping)
             ]
-            if count_difference(integration.pod_sets(job), recorded, infos) is None:
+            admitted = [
+                PodSetInfo(name=str(a.get("name", "main")), count=int(a.get("count") or 0))
+                for a in objects.pod_set_assignments(workload)
+            ]
+            if count_difference(integration.pod_sets(job), recorded, admitted) is None:
                 return None
             return SuspendJob(integration.suspend(job), NO_MATCHING_WORKLOAD)
+        infos = placement(workload, flavors, queue)
+        if isinstance(infos, WaitForFlavor):
+            return infos
         difference = workload_difference(job, workload, integration, placed=infos)
         if difference is not None:
             return _stop_edited(job, workload, integration, infos, difference)

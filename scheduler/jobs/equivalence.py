@@ -100,6 +100,8 @@ def _pod_set_difference(
     for field in TEMPLATE_FIELDS:
         if field == "tolerations" and placed is not None:
             continue  # the admission adds the flavors' tolerations (Kueue ignores them too)
+        if job_spec.get(field) == recorded_spec.get(field):
+            continue  # the common case, without normalising
         now = canonical(job_spec.get(field), parent=field) or None
         before = canonical(recorded_spec.get(field), parent=field) or None
         if now == before:
