@@ -66,15 +66,18 @@ from scheduler.jobs.controller import (
     Action,
     CreateWorkload,
     DeactivateWorkload,
+    DeleteWorkload,
     FinishWorkload,
     ReleaseWorkload,
     RestoreJob,
     StartJob,
     SuspendJob,
+    UpdateWorkload,
     WaitForFlavor,
     next_action,
 )
 from scheduler.kube import metrics
+from scheduler.kube.informer import Event
 from scheduler.kube.mirror import Mirror
 from scheduler.kube.rest import Conflict, NotFound, RestError, Unreachable
 from scheduler.kube.writer import Writer
@@ -173,7 +176,7 @@ class Executor:
             )
             self.forget(decision.workload)
             return
-        self.mirror.workloads[decision.workload] = stored
+        self.mirror.remember_workload(decision.workload, stored)
         self.engine.admission_recorded(decision.workload)
         self.pending_writes.pop(decision.workload, None)
         flavors = sorted({f for pod_set in decision.pod_sets for f in pod_set.flavors.values()})
@@ -228,7 +231,7 @@ class Executor:
                 extra={"workload": decision.victim, "error": str(failure)},
             )
             return
-        self.mirror.workloads[decision.victim] = stored
+        self.mirror.remember_workload(decision.victim, stored)
         reason = "Preempted" if decision.preemptor else decision.reason
         metrics.EVICTED.labels(
             objects.admitted_cluster_queue(workload), reason, decision.reason, "", self.role()
@@ -257,7 +260,7 @@ class Executor:
         stored = await self.writer.write_workload_status(
             workload, released_status(workload, self.clock())
         )
-        self.mirror.workloads[key] = stored
+        self.mirror.remember_workload(key, stored)
         self.engine.release(key)
         try:
             still_admitted = self.engine.workload_state(key).state == "Admitted"
@@ -297,7 +300,8 @@ class Executor:
             return
         metrics.DECISIONS.labels("pending").inc()
         try:
-            self.mirror.workloads[key] = await self.writer.write_workload_status(workload, status)
+            stored = await self.writer.write_workload_status(workload, status)
+            self.mirror.remember_workload(key, stored)
         except (Conflict, NotFound):
             return  # the watch brings the fresh object; the next cycle decides again
         except RestError as failure:
@@ -360,6 +364,14 @@ class Executor:
         match action:
             case CreateWorkload():
                 await self._create_workload(job, action)
+            case UpdateWorkload():
+                if workload is None:
+                    return False
+                await self._update_workload(job, workload, action)
+            case DeleteWorkload():
+                if workload is None:
+                    return False
+                await self._delete_workload(uid, job, workload, action)
             case StartJob():
                 await self._start_job(uid, job, action)
             case RestoreJob():
@@ -400,8 +412,40 @@ class Executor:
                 message=f"Created Workload: {objects.key(action.workload)}",
             )
 
+    async def _update_workload(
+        self, job: Workload, workload: Workload, action: UpdateWorkload
+    ) -> None:
+        key = objects.key(workload)
+        stored = await self.writer.update_workload(workload, action.workload)
+        self.mirror.remember_workload(key, stored)
+        self.forget(key)  # the engine queues it with the new pod sets at once
+        log.info("rebuilt the workload of a changed job", extra={"why": action.difference})
+        self.writer.event(
+            job,
+            kind="Job",
+            reason="UpdatedWorkload",
+            message=f"Updated not matching Workload for suspended job: {key} ({action.difference})",
+        )
+
+    async def _delete_workload(
+        self, uid: str, job: Workload, workload: Workload, action: DeleteWorkload
+    ) -> None:
+        key = objects.key(workload)
+        await self.writer.delete_workload(workload)
+        # As the watch will say: the quota goes back now (the Job has no pods), and
+        # the Job gets a new Workload built from it on its next turn.
+        self.mirror.on_kueue(Event("DELETED", workload, key))
+        self.mirror.dirty_jobs.add(uid)
+        log.info("deleted the workload of a changed job", extra={"why": action.difference})
+        self.writer.event(
+            job,
+            kind="Job",
+            reason="DeletedWorkload",
+            message=f"Deleted not matching Workload: {key} ({action.difference})",
+        )
+
     async def _start_job(self, uid: str, job: Workload, action: StartJob) -> None:
-        self.mirror.jobs[uid] = await self.writer.patch_job(job, action.job)
+        self.mirror.remember_job(uid, await self.writer.patch_job(job, action.job))
         log.info(
             "started job", extra={"job": objects.key(job), "cluster_queue": action.cluster_queue}
         )
@@ -415,12 +459,12 @@ class Executor:
     async def _restore_job(self, uid: str, job: Workload, action: RestoreJob) -> None:
         current = await self.writer.clear_job_start_time(job) if action.clear_start_time else job
         restored = {**action.job, "metadata": current.get("metadata", action.job.get("metadata"))}
-        self.mirror.jobs[uid] = await self.writer.patch_job(current, restored)
+        self.mirror.remember_job(uid, await self.writer.patch_job(current, restored))
         log.info("stopped job, pod template restored", extra={"job": objects.key(job)})
         self.writer.event(job, kind="Job", reason="Stopped", message=action.message)
 
     async def _suspend_job(self, uid: str, job: Workload, action: SuspendJob) -> None:
-        self.mirror.jobs[uid] = await self.writer.patch_job(job, action.job)
+        self.mirror.remember_job(uid, await self.writer.patch_job(job, action.job))
         log.info("suspended job", extra={"job": objects.key(job), "why": action.message})
         self.writer.event(job, kind="Job", reason="Stopped", message=action.message)
 

@@ -22,7 +22,8 @@ Which cache owns what (one owner per fact):
   Jobs to reconcile; and the names of the ``globalDefault`` PriorityClasses (the
   engine keeps values, not that flag).  After a write the executor stores
   the answer here at once, so the next decision starts from it without
-  waiting for the watch.
+  waiting for the watch; a watch event still on its way with an older
+  version of that object does not put it back (:func:`scheduler.api.objects.is_older`).
 - **The informers** keep their own store of every object, to diff a relist
   against (vanished objects become deletions) and to rebuild from: when a
   term of leadership ends, the service replaces the engine and this mirror
@@ -190,7 +191,7 @@ class Mirror:
             if job_uid and self.workload_of_job.get(job_uid) == event.key:
                 del self.workload_of_job[job_uid]
         else:
-            self.workloads[event.key] = dict(event.object)
+            self.workloads[event.key] = dict(event.object)  # not stale: on_kueue checked
             if job_uid:
                 self.workload_of_job[job_uid] = event.key
         if job_uid:
@@ -206,8 +207,20 @@ class Mirror:
         if event.type == "DELETED":
             self.jobs.pop(uid, None)
         else:
-            self.jobs[uid] = dict(event.object)
+            self.jobs[uid] = dict(event.object)  # not stale: checked above
             self.dirty_jobs.add(uid)
+
+    def remember_job(self, uid: str, job: Mapping[str, Any]) -> None:
+        """The Job as a write of the scheduler stored it (unless the watch brought a later one)."""
+        known = self.jobs.get(uid)
+        if known is None or not objects.is_older(job, known):
+            self.jobs[uid] = dict(job)
+
+    def remember_workload(self, key: str, workload: Mapping[str, Any]) -> None:
+        """The Workload as a write stored it (unless the watch brought a later one)."""
+        known = self.workloads.get(key)
+        if known is None or not objects.is_older(workload, known):
+            self.workloads[key] = dict(workload)
 
     def on_namespace(self, event: Event) -> None:
         name = objects.name(event.object)

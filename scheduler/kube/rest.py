@@ -23,13 +23,13 @@ All derive from :class:`RestError`.  :class:`RestClient` is the protocol the
 adapters depend on, so unit tests pass an in-memory fake instead.
 
 Writes offered: create (POST), replace (PUT), JSON patch (RFC 6902), merge
-patch (RFC 7386) and server-side apply (``application/apply-patch+yaml``
-with a field manager).  Each takes a ``timeout``: the client stops waiting
-then, and the API server is told the same deadline (its ``timeout``
-parameter), which is how the fenced writer (:mod:`scheduler.kube.fence`)
-keeps a write from landing after the Lease may have passed on.  Kueue writes
-Workload status by server-side apply as ``kueue-admission``; so does kuota's
-writer, through :meth:`Rest.apply`.
+patch (RFC 7386), delete (with preconditions) and server-side apply
+(``application/apply-patch+yaml`` with a field manager).  Each takes a
+``timeout``: the client stops waiting then, and the API server is told the
+same deadline (its ``timeout`` parameter), which is how the fenced writer
+(:mod:`scheduler.kube.fence`) keeps a write from landing after the Lease may
+have passed on.  Kueue writes Workload status by server-side apply as
+``kueue-admission``; so does kuota's writer, through :meth:`Rest.apply`.
 """
 
 from __future__ import annotations
@@ -137,6 +137,14 @@ class RestClient(Protocol):
 
     async def merge_patch(
         self, path: str, body: Mapping[str, Any], *, timeout: float | None = None
+    ) -> dict[str, Any]: ...
+
+    async def delete(
+        self,
+        path: str,
+        *,
+        preconditions: Mapping[str, str] | None = None,
+        timeout: float | None = None,
     ) -> dict[str, Any]: ...
 
     async def apply(
@@ -355,6 +363,26 @@ class Rest:
             content_type=MERGE_PATCH,
             timeout=timeout,
         )
+
+    async def delete(
+        self,
+        path: str,
+        *,
+        preconditions: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """DELETE one object; ``preconditions`` (``uid``, ``resourceVersion``) make it conditional.
+
+        A precondition that no longer holds is a 409 :class:`Conflict`.
+        """
+        body: dict[str, Any] | None = None
+        if preconditions:
+            body = {
+                "apiVersion": "v1",
+                "kind": "DeleteOptions",
+                "preconditions": dict(preconditions),
+            }
+        return await self._json("DELETE", path, query=deadline(timeout), body=body, timeout=timeout)
 
     async def apply(
         self,

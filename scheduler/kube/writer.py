@@ -180,6 +180,49 @@ class Writer:
                 return False
         return True
 
+    async def update_workload(
+        self, old: Mapping[str, Any], new: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Replace the Workload's spec: a PUT carrying the resourceVersion ``old`` was read at.
+
+        The API server refuses it (409, :class:`Conflict`) if the Workload moved
+        since, e.g. when an admission was written in between.
+        """
+        body = {
+            **dict(new),
+            "metadata": {
+                **objects.metadata(new),
+                "resourceVersion": objects.metadata(old).get("resourceVersion"),
+            },
+        }
+        path = kueue_resource("workloads").object_path(
+            objects.name(old), namespace=objects.namespace(old)
+        )
+        async with self._lock(f"workloads/{objects.key(old)}"):
+            return await self._timed(
+                "update",
+                "workloads",
+                lambda timeout: self.rest.replace(path, body, timeout=timeout),
+            )
+
+    async def delete_workload(self, workload: Mapping[str, Any]) -> None:
+        """Delete the Workload as read: preconditions on its UID and resourceVersion."""
+        metadata = objects.metadata(workload)
+        preconditions = {
+            key: str(metadata[key]) for key in ("uid", "resourceVersion") if metadata.get(key)
+        }
+        path = kueue_resource("workloads").object_path(
+            objects.name(workload), namespace=objects.namespace(workload)
+        )
+        async with self._lock(f"workloads/{objects.key(workload)}"):
+            await self._timed(
+                "delete",
+                "workloads",
+                lambda timeout: self.rest.delete(
+                    path, preconditions=preconditions, timeout=timeout
+                ),
+            )
+
     async def write_workload_status(
         self, workload: Mapping[str, Any], status: Mapping[str, Any]
     ) -> dict[str, Any]:

@@ -56,6 +56,9 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
     }
     expected |= {
         ("kueue.x-k8s.io", "workloads", "create"),
+        # Writer.update_workload / delete_workload: the Workload of a changed Job
+        ("kueue.x-k8s.io", "workloads", "update"),
+        ("kueue.x-k8s.io", "workloads", "delete"),
         ("kueue.x-k8s.io", "workloads/status", "patch"),
         ("kueue.x-k8s.io", "clusterqueues/status", "patch"),
         ("kueue.x-k8s.io", "localqueues/status", "patch"),

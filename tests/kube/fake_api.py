@@ -4,9 +4,9 @@ It keeps objects by path, gives every write a new resourceVersion, applies
 JSON patches with ``jsonpatch`` (a failed ``test`` is a Conflict, as on a
 real server), answers 404 for unknown objects and 409 for a create of an
 existing name, records every call in order, and queues a watch event for
-every write; :meth:`FakeApi.events` hands them to the test, which decides
-when the scheduler's mirror "sees" them.  Failures are injected per verb and
-path with :meth:`FakeApi.fail`.
+every write (a delete checks its preconditions); :meth:`FakeApi.events`
+hands them to the test, which decides when the scheduler's mirror "sees"
+them.  Failures are injected per verb and path with :meth:`FakeApi.fail`.
 """
 
 from __future__ import annotations
@@ -161,6 +161,25 @@ class FakeApi:
         if wanted is not None and wanted != current["metadata"]["resourceVersion"]:
             raise Conflict("the object has been modified", status=409)
         return self.put(base, merged(current, body))
+
+    async def delete(
+        self,
+        path: str,
+        *,
+        preconditions: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        await self._enter("DELETE", path, dict(preconditions or {}), timeout)
+        base, current = self._object(path)
+        metadata = current.get("metadata", {})
+        for key, wanted in (preconditions or {}).items():
+            if metadata.get(key) != wanted:
+                raise Conflict(f"DELETE {path}: precondition failed: {key}", status=409)
+        del self.store[base]
+        self.version += 1
+        gone = copy.deepcopy(current)
+        self.pending_events.append(("DELETED", gone))
+        return {"kind": "Status", "status": "Success"}
 
     async def stream(
         self, path: str, *, query: Query = (), timeout: float | None = None

@@ -188,6 +188,27 @@ async def test_create_replace_and_list(server: tuple[Script, Rest]) -> None:
     assert get.query == {"labelSelector": "kueue.x-k8s.io/queue-name"}
 
 
+async def test_a_delete_carries_its_preconditions_and_a_failed_one_is_a_conflict(
+    server: tuple[Script, Rest],
+) -> None:
+    script, api = server
+    workload = "/apis/kueue.x-k8s.io/v1beta2/namespaces/ml/workloads/job-train-1"
+    script.answers[("DELETE", workload)] = (200, {"kind": "Status", "status": "Success"})
+    await api.delete(workload, preconditions={"uid": "u1", "resourceVersion": "7"})
+    (sent,) = script.seen
+    assert sent.body == {
+        "apiVersion": "v1",
+        "kind": "DeleteOptions",
+        "preconditions": {"uid": "u1", "resourceVersion": "7"},
+    }
+    script.answers[("DELETE", workload)] = (
+        409,
+        status(409, "Precondition failed: UID in precondition: u1, UID in object meta: u2"),
+    )
+    with pytest.raises(rest.Conflict):
+        await api.delete(workload, preconditions={"uid": "u1"})
+
+
 async def test_a_watch_yields_each_line_and_a_broken_line_is_an_error(
     server: tuple[Script, Rest],
 ) -> None:
