@@ -50,6 +50,7 @@ def cmd_bootstrap(args: argparse.Namespace) -> int:
         valid_days=args.days,
         renew_before=timedelta(days=args.renew_before_days),
         kubeconfig=args.kubeconfig,
+        owner_deployment=args.owner_deployment,
     )
     if not options.dns_names and not options.ip_addresses:
         options = BootstrapOptions(
@@ -123,6 +124,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--kubeconfig",
         type=Path,
         help="kubeconfig (default: $KUBECONFIG, else the in-cluster service account)",
+    )
+    boot.add_argument(
+        "--owner-deployment",
+        metavar="NAME",
+        help="the Deployment (in --namespace) that owns the Secret: deleting it deletes the Secret",
     )
     boot.add_argument("--watch", action="store_true", help="keep running and renew before expiry")
     boot.add_argument(

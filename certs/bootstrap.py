@@ -38,6 +38,7 @@ from certs.inject import ca_bundle, crd_conversion_patch, webhook_configuration_
 from scheduler.api import objects
 from scheduler.api.refs import KUEUE_GROUP
 from scheduler.kube.client import connect
+from scheduler.kube.ownership import adopt, read_deployment_reference
 from scheduler.kube.rest import NotFound, Resource, Rest, RestClient
 
 log = logging.getLogger("kuota.certs")
@@ -63,6 +64,8 @@ class BootstrapOptions:
     valid_days: int = 90
     renew_before: timedelta = timedelta(days=30)
     kubeconfig: Path | None = None
+    owner_deployment: str | None = None
+    """The Deployment (in ``namespace``) owning the Secret: deleting it deletes the Secret."""
 
 
 def _pair(data: dict[str, Any], cert_key: str, key_key: str) -> KeyPair | None:
@@ -102,11 +105,18 @@ async def ensure_secret(rest: RestClient, options: BootstrapOptions) -> files.We
     serving = _pair(data, files.TLS_CERT, files.TLS_KEY)
     if ca is not None and files.needs_renewal(ca.cert_pem, before=options.renew_before * 2):
         ca = None  # the CA itself is close to expiry: rotate everything
+    owner = (
+        await read_deployment_reference(rest, options.namespace, options.owner_deployment)
+        if options.owner_deployment
+        else None
+    )
     if (
         ca is not None
         and serving is not None
         and not files.needs_renewal(serving.cert_pem, before=options.renew_before)
     ):
+        if owner is not None and secret is not None:  # a Secret from before the flag
+            await adopt(rest, path, secret, owner)
         return files.WebhookCertificates(ca=ca, serving=serving)
     certificates = files.make(
         dns_names=options.dns_names,
@@ -119,6 +129,8 @@ async def ensure_secret(rest: RestClient, options: BootstrapOptions) -> files.We
         "namespace": options.namespace,
         "labels": {"app.kubernetes.io/name": "kuota"},
     }
+    if owner is not None:
+        metadata["ownerReferences"] = [owner]
     body = {
         "apiVersion": "v1",
         "kind": "Secret",

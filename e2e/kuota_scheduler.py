@@ -71,6 +71,21 @@ class SchedulerReplica:
     def alive(self) -> bool:
         return is_alive(self.record)
 
+    def metric(self, name: str) -> float | None:
+        """The value of an unlabelled metric on ``/metrics`` (None: not served, or no answer)."""
+        status, text = self.endpoint("/metrics")
+        if status != 200:
+            return None
+        for line in text.splitlines():
+            metric, _, value = line.partition(" ")
+            if metric == name:
+                return float(value)
+        return None
+
+    def signal(self, number: signal.Signals) -> None:
+        """Send ``number`` to the replica's process group (SIGSTOP: a frozen process)."""
+        os.killpg(self.record.pid, number)
+
     def wait_ready(self, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -178,10 +193,9 @@ class SchedulerFleet:
         return [replica for replica in self.replicas if replica.alive()]
 
     def leader(self) -> SchedulerReplica | None:
-        """The replica whose metrics say it leads (``replica_role="leader"``)."""
+        """The replica whose metrics say it leads now (``kuota_leading 1.0``)."""
         for replica in self.alive():
-            status, text = replica.endpoint("/metrics")
-            if status == 200 and 'replica_role="leader"' in text:
+            if replica.metric("kuota_leading") == 1:
                 return replica
         return None
 

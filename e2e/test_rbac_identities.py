@@ -104,6 +104,10 @@ def test_the_scheduler_runs_as_its_service_account_and_no_more(
     assert can_i(identity, "patch", "clusterqueues.kueue.x-k8s.io")
     assert not can_i(identity, "delete", "clusterqueues.kueue.x-k8s.io")
     assert not can_i(identity, "patch", "workloads.kueue.x-k8s.io", "-A")
+    # the Workload of a Job edited after it was built is replaced or deleted
+    assert can_i(identity, "update", "workloads.kueue.x-k8s.io", "-A")
+    assert can_i(identity, "delete", "workloads.kueue.x-k8s.io", "-A")
+    assert not can_i(identity, "delete", "jobs", "-A")
 
 
 def test_the_webhook_looks_up_as_its_service_account_and_no_more(kuota: KuotaWebhook) -> None:

@@ -39,9 +39,9 @@ import pytest
 import yaml
 from cryptography import x509
 
-from e2e.cluster.controlplane import ClusterInfo, stop_recorded, sweep_abandoned
+from e2e.cluster.controlplane import ClusterInfo, sweep_abandoned
 from e2e.cluster.node_config import NODE_NAME
-from e2e.cluster.realnode import start_cluster
+from e2e.cluster.realnode import start_cluster, stop_cluster
 from e2e.cluster.tools import KUBERNETES, ToolPaths
 from e2e.image import recipe
 from e2e.image.build import build as build_image
@@ -135,7 +135,7 @@ def node_cluster() -> Iterator[ClusterInfo]:
     try:
         yield info
     finally:
-        stop_recorded(workdir)
+        stop_cluster(workdir)
         if os.environ.get("KUOTA_E2E_KEEP") == "1":
             print(f"\n[kuota-e2e] kept {workdir} (logs in {workdir / 'logs'})")
         else:
@@ -254,6 +254,8 @@ def test_the_certificate_bootstrap_fills_the_secret_and_injects_its_ca(
         "the bootstrap to issue the webhook certificate",
         120,
     )
+    owners = [(o["kind"], o["name"]) for o in secret["metadata"].get("ownerReferences", [])]
+    assert owners == [("Deployment", "kuota-cert-bootstrap")], "uninstall takes it along"
     serving = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["tls.crt"]))
     names = serving.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert f"{SERVICE}.{NAMESPACE}.svc" in names.get_values_for_type(x509.DNSName)
@@ -393,6 +395,9 @@ def test_killing_the_leader_pod_fails_over_to_the_other_replica(release: str, ku
         lambda: _leader(kube), lambda holder: holder != leader, "another replica to lead", 90
     )
     assert new_leader == standby, "the warm standby, not the replacement pod, takes over"
+    lease = kube.json("get", "lease", LEASE, "-n", NAMESPACE)
+    owners = [(o["kind"], o["name"]) for o in lease["metadata"].get("ownerReferences", [])]
+    assert owners == [("Deployment", "kuota-scheduler")], "uninstall takes the Lease along"
     # The new leader admits work, and the Deployment is whole again.
     _run_queued_job(kube, "after-failover")
     eventually(
@@ -414,7 +419,7 @@ def _namespaced_leftovers(kube: Kube) -> set[tuple[str, str]]:
     return {(o["kind"], o["metadata"]["name"]) for o in listed} - NAMESPACE_DEFAULTS
 
 
-def test_helm_uninstall_leaves_the_crds_and_two_runtime_objects(
+def test_helm_uninstall_leaves_only_the_crds_and_the_queues(
     node_cluster: ClusterInfo, release: str, kube: Kube
 ) -> None:
     # The Jobs go first, while the webhook still converts kuota's resources.  The
@@ -422,16 +427,17 @@ def test_helm_uninstall_leaves_the_crds_and_two_runtime_objects(
     # design (the chart's NOTES say so); they are instances of the kept CRDs.
     kube.run("delete", "namespace", TEAM, "--wait=true", "--timeout=120s")
     _helm(node_cluster, "uninstall", RELEASE, "-n", NAMESPACE, "--wait", "--timeout", "3m")
+    # Two objects that kuota's processes create at run time are not part of the
+    # release: the scheduler's leader-election Lease and the Secret that the
+    # certificate bootstrap issues.  Each names its Deployment as its owner
+    # (scheduler/kube/ownership.py), so the garbage collector removes them too.
     leftovers = eventually(
         lambda: _namespaced_leftovers(kube),
-        lambda found: not any(kind == "Pod" for kind, _ in found),
-        "the release's pods to go",
+        lambda found: not found,
+        "the release's pods, its Lease and its Secret to go",
         120,
     )
-    # Two objects that kuota's processes create at run time are not part of the
-    # release, so Helm does not delete them: the scheduler's leader-election
-    # Lease and the Secret that the certificate bootstrap issues.
-    assert leftovers == {("Lease", LEASE), ("Secret", SECRET)}
+    assert leftovers == set()
     labelled = f"app.kubernetes.io/instance={RELEASE}"
     cluster_scoped = kube.run(
         "get",

@@ -5,12 +5,19 @@
   ClusterQueue's usage ever exceeds its quota (checked from the Workloads'
   admission records as a watch delivers them, in order), nothing stays stuck;
 - two replicas: the leader killed, the standby takes over within the lease
-  and admissions continue.
+  and admissions continue;
+- two replicas: the leader frozen (SIGSTOP) past its Lease while Jobs wait
+  for quota, the standby takes over and admits, the old leader resumed
+  (SIGCONT): it sends no write after resuming (fencing), steps down and
+  stays alive; no Workload is admitted twice and quota is never exceeded;
+- a leader stopped with SIGTERM releases its Lease on the way out.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -21,6 +28,7 @@ from scheduler.api.quantity import Quantity
 from scheduler.kube.informer import Event, Informer
 from scheduler.kube.source import KubeSource, Resource
 
+from .kuota_install import KUOTA_NAMESPACE
 from .kuota_scheduler import SchedulerFleet
 from .test_scheduler import GROUP, VERSION, condition, flavor, job
 from .waiting import eventually
@@ -245,3 +253,134 @@ async def test_leader_failover_the_standby_takes_over_and_admissions_continue(
         what="admission by the standby after the leader died (lease 4 s)",
     )
     assert scheduler_fleet.leader() is standby
+
+
+PAUSE_JOBS = 24
+PAUSE_REQUEST = "1"  # five at a time in the 5-cpu queue: the rest wait for quota
+
+
+async def test_a_leader_paused_past_its_lease_writes_nothing_on_resuming_and_steps_down(
+    scheduler_fleet: SchedulerFleet,
+    api: client.ApiClient,
+    namespace: str,
+    small_queue: str,
+) -> None:
+    """SIGSTOP the leader while Jobs wait for quota; the standby takes over; SIGCONT the old one.
+
+    Without fencing the resumed leader acts on its stale picture for seconds
+    (admissions wiped, quota exceeded, Workloads admitted twice) and then exits.
+    """
+    batch = client.BatchV1Api(api)
+    watch = WorkloadWatch(namespace)
+    informer = Informer(
+        "e2e-workloads", KubeSource(api, Resource(GROUP, VERSION, "workloads")), watch.handle
+    )
+    following = asyncio.create_task(informer.run())
+    leader = await current_leader(scheduler_fleet)
+    while len(scheduler_fleet.alive()) < 2:
+        scheduler_fleet.add()
+    standby = next(replica for replica in scheduler_fleet.alive() if replica is not leader)
+    stopped = False
+    try:
+        await asyncio.wait_for(informer.synced.wait(), timeout=30)
+        for start in range(0, PAUSE_JOBS, 8):
+            await asyncio.gather(
+                *(
+                    batch.create_namespaced_job(
+                        namespace, job(f"paused-{i}", "user-queue", cpu=PAUSE_REQUEST, delay="3s")
+                    )
+                    for i in range(start, min(start + 8, PAUSE_JOBS))
+                )
+            )
+
+        async def admitted_so_far() -> int:
+            return len(watch.admissions)
+
+        await eventually(admitted_so_far, lambda n: n >= 5, timeout=60, what="the first admissions")
+        leader.signal(signal.SIGSTOP)
+        stopped = True
+        paused_at = len(watch.admissions)
+
+        async def standby_leads() -> bool:
+            return standby.metric("kuota_leading") == 1
+
+        await eventually(standby_leads, bool, timeout=30, what="the standby leads")
+        await eventually(
+            admitted_so_far,
+            lambda n: n >= paused_at + 3,
+            timeout=60,
+            what="admissions by the new leader while the old one is paused",
+        )
+        resumed_at = time.time()
+        leader.signal(signal.SIGCONT)
+        stopped = False
+
+        async def stepped_down() -> bool:
+            return "stepped down" in leader.tail(400)
+
+        await eventually(stepped_down, bool, timeout=30, what="the resumed leader steps down")
+        assert leader.alive(), "the resumed leader steps down, it does not exit"
+        assert leader.metric("kuota_leading") == 0
+        last_write = leader.metric("kuota_api_last_write_sent_timestamp_seconds")
+        assert last_write is not None and last_write < resumed_at, (
+            f"the resumed leader sent a write {last_write - resumed_at:.2f}s after resuming"
+            if last_write
+            else "no write metric"
+        )
+
+        async def finished() -> int:
+            listed = await client.CustomObjectsApi(api).list_namespaced_custom_object(
+                GROUP, VERSION, namespace, "workloads"
+            )
+            return sum(
+                1
+                for wl in listed["items"]
+                if (condition(wl, "Finished") or {}).get("status") == "True"
+            )
+
+        await eventually(
+            finished,
+            lambda n: n == PAUSE_JOBS,
+            timeout=240,
+            interval=2,
+            what=f"all {PAUSE_JOBS} Workloads Finished",
+        )
+        assert scheduler_fleet.leader() is standby
+        assert len(watch.admissions) == PAUSE_JOBS
+        twice = {key: n for key, n in watch.admissions.items() if n != 1}
+        assert not twice, f"Workloads admitted more than once: {twice}"
+        assert 0 < watch.peak_milli <= QUOTA_MILLI, (
+            f"usage peaked at {watch.peak_milli}m over {QUOTA_MILLI}m"
+        )
+        jobs = (await batch.list_namespaced_job(namespace)).items
+        assert sorted(j.status.succeeded or 0 for j in jobs) == [1] * PAUSE_JOBS
+    finally:
+        if stopped:
+            leader.signal(signal.SIGCONT)
+        following.cancel()
+        await asyncio.gather(following, return_exceptions=True)
+        await batch.delete_collection_namespaced_job(namespace, propagation_policy="Background")
+
+
+async def test_a_leader_stopped_gracefully_releases_the_lease_for_the_standby(
+    scheduler_fleet: SchedulerFleet, api: client.ApiClient
+) -> None:
+    leader = await current_leader(scheduler_fleet)
+    while len(scheduler_fleet.alive()) < 2:
+        scheduler_fleet.add()
+    standby = next(replica for replica in scheduler_fleet.alive() if replica is not leader)
+    leases = client.CoordinationV1Api(api)
+    held = await leases.read_namespaced_lease("kuota-scheduler", KUOTA_NAMESPACE)
+    assert held.spec.holder_identity == leader.identity
+
+    leader.stop()  # SIGTERM, and wait for the exit
+    assert not leader.alive()
+    after = await leases.read_namespaced_lease("kuota-scheduler", KUOTA_NAMESPACE)
+    assert after.spec.holder_identity in ("", None, standby.identity), (
+        "released on the way out (else it would name the old leader for the lease duration)"
+    )
+
+    async def standby_leads() -> bool:
+        return standby.metric("kuota_leading") == 1
+
+    await eventually(standby_leads, bool, timeout=30, what="the standby leads")

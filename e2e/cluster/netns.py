@@ -21,6 +21,7 @@ can reach is inside it.  The API server is reached from the machine through
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import threading
@@ -120,6 +121,8 @@ def delete_recorded(workdir: Path) -> str | None:
         if netns.mounted_netns_dir and _is_mountpoint(NETNS_DIR):
             subprocess.run(["umount", str(NETNS_DIR)], capture_output=True, timeout=30)
         if netns.created_netns_dir:
-            NETNS_DIR.rmdir()
+            # Gone already is fine (seen once after the umount): the goal is that it is gone.
+            with contextlib.suppress(FileNotFoundError):
+                NETNS_DIR.rmdir()
     (workdir / "netns.json").unlink(missing_ok=True)
     return netns.name

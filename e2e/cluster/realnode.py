@@ -44,7 +44,14 @@ import yaml
 
 from certs.generate import issue
 
-from .controlplane import ClusterInfo, ClusterStartError, _answers, component_log_tails
+from .controlplane import (
+    ClusterInfo,
+    ClusterStartError,
+    ControlPlane,
+    _answers,
+    component_log_tails,
+    stop_recorded,
+)
 from .kubeapi import request
 from .netns import NODE_IP, NetNamespace
 from .node_config import (
@@ -301,7 +308,6 @@ def start_cluster(
     On any failure everything started so far is taken down again
     (:func:`e2e.cluster.controlplane.stop_recorded`) before the error propagates.
     """
-    from .controlplane import ControlPlane, stop_recorded
     from .netns import create
     from .tools import ToolPaths
 
@@ -318,13 +324,33 @@ def start_cluster(
             **({"nodes": nodes} if nodes is not None else {}),
         )
         info = plane.start()
-        RealNode(
+        node = RealNode(
             info, netns, tools=node_tools, images=images, die_with_parent=die_with_parent
-        ).start()
+        )
+        node.start()
     except BaseException:
         stop_recorded(workdir)
         raise
+    _RUNNING[str(workdir)] = (plane, node)
     return info
+
+
+_RUNNING: dict[str, tuple[ControlPlane, RealNode]] = {}
+"""The owners of the running clusters' processes, by workdir, until :func:`stop_cluster`.
+
+Dropped while their processes run, the ``Popen`` objects would warn "still running"
+whenever the garbage collector finds them: in some later test, where warnings are errors.
+"""
+
+
+def stop_cluster(workdir: Path) -> None:
+    """Stop what :func:`start_cluster` started in ``workdir`` and collect every exit status."""
+    owners = _RUNNING.pop(str(workdir), None)
+    stop_recorded(workdir)
+    if owners is not None:
+        plane, node = owners
+        node.stop()  # reaps the node's components (their teardown ran above)
+        plane.stop()  # reaps the control plane's
 
 
 def _reap(process: subprocess.Popen[bytes], timeout: float = 10.0) -> None:

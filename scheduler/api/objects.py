@@ -159,6 +159,23 @@ def resource_version(obj: RawObject) -> str:
     return str(value) if isinstance(value, str | int) and not isinstance(value, bool) else ""
 
 
+def is_older(incoming: RawObject, known: RawObject) -> bool:
+    """Whether ``incoming`` is an older version of the object than ``known``: pure.
+
+    The API server's resourceVersions are etcd revisions: decimal numbers
+    that grow with every write, so the smaller one was written first.  Only
+    versions of the same object (same UID) compare; when the UIDs differ
+    (deleted and created again) or either version is not a number, nothing
+    can be said: False.
+    """
+    if uid(incoming) != uid(known):
+        return False
+    new, old = resource_version(incoming), resource_version(known)
+    if not (new.isdigit() and old.isdigit()):
+        return False
+    return int(new) < int(old)
+
+
 def generation(obj: RawObject) -> int | None:
     """``metadata.generation`` when it is an integer: pure."""
     value = metadata(obj).get("generation")

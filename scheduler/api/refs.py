@@ -95,6 +95,21 @@ REQUEUED: Final = "Requeued"
 FINISHED: Final = "Finished"
 ACTIVE: Final = "Active"
 """The ClusterQueue / LocalQueue condition."""
+SCHEDULER_WORKLOAD_CONDITIONS: Final = (
+    QUOTA_RESERVED,
+    ADMITTED,
+    EVICTED,
+    PREEMPTED,
+    REQUEUED,
+    FINISHED,
+)
+"""The Workload conditions the scheduler writes (with ``status.admission``): its applied fields."""
+
+# --- field managers ----------------------------------------------------------------
+
+ADMISSION_FIELD_MANAGER: Final = "kueue-admission"
+"""The server-side-apply field manager of a Workload's admission status, Kueue's own name:
+kuota and Kueue's tooling own ``status.admission`` and those conditions together."""
 
 DEFAULT_POD_SET_NAME = PodSetName("main")
 

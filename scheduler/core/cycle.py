@@ -507,6 +507,7 @@ def _admit(sched: Scheduler, entry: _Entry, assignment: Assignment, now: datetim
     )
     sched.queues.admitted(record, cq.name)
     record.state = ADMITTED
+    record.assumed = True  # until the Workload's status shows it (Engine._apply_workload)
     record.cluster_queue = cq.name
     record.admission = pod_sets
     record.set_status("QuotaReserved", f"Quota reserved in ClusterQueue {cq.name}")

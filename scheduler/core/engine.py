@@ -197,12 +197,7 @@ class Engine:
         record = self._records.get(workload)
         if record is None or record.state != ADMITTED or not record.evicted:
             return
-        self._release(record)
-        record.state = PENDING
-        record.admission = ()
-        record.evicted = False
-        record.scan = None
-        record.set_status("PendingEvaluation", record.eviction_message)
+        self._unreserve(record)
         self.queues.route(record, force_heap=True)
 
     def eviction_not_recorded(self, victim: WorkloadKey, preemptor: WorkloadKey | None) -> None:
@@ -214,6 +209,17 @@ class Engine:
         """
         if preemptor is not None:
             self.history.not_recorded(preemptor, victim)
+
+    def admission_recorded(self, workload: WorkloadKey) -> None:
+        """The Workload's status now records the admission this engine made (the write's answer).
+
+        From here on the object decides: a later view of it without the
+        reservation releases the quota.  Views older than that answer never
+        reach the engine (the mirror drops them).
+        """
+        record = self._records.get(workload)
+        if record is not None:
+            record.assumed = False
 
     def finish(self, workload: WorkloadKey) -> None:
         """The workload completed: release its quota (a requeue event) and drop it from queues."""
@@ -463,12 +469,33 @@ class Engine:
             self._release(record)
             record.state = PENDING
             record.admission = ()
+            record.assumed = False
         elif holds_reservation(workload):
             self._admit_from_status(record, workload)
             return
         elif record.state == ADMITTED:
-            return  # assumed by the engine; the status write has not landed yet
+            if record.assumed:
+                return  # admitted by this engine; the status write has not landed yet
+            # The object no longer holds the reservation: whoever cleared it (an
+            # eviction finished by another writer, a former leader) freed the quota.
+            self._unreserve(record)
+            self.queues.route(record, force_heap=True)
+            return
         self.queues.route(record, force_heap=before != record.queue_signature())
+
+    def _unreserve(self, record: WorkloadRecord) -> None:
+        """Give back ``record``'s quota; it is pending again (routing is the caller's)."""
+        evicted = record.evicted
+        self._release(record)
+        record.state = PENDING
+        record.admission = ()
+        record.evicted = False
+        record.assumed = False
+        record.scan = None
+        if evicted:
+            record.set_status("PendingEvaluation", record.eviction_message)
+        else:
+            record.forget_status()
 
     def _admit_from_status(self, record: WorkloadRecord, workload: Workload) -> None:
         """Count a workload the API says holds quota (a restart, or our own write landing)."""
@@ -477,6 +504,7 @@ class Engine:
         if record.state == ADMITTED:
             self._release(record)
         record.state = ADMITTED
+        record.assumed = False
         record.cluster_queue = reserved.cluster_queue
         record.admission = reserved.pod_sets
         record.claims_freed = False

@@ -67,6 +67,7 @@ class WorkloadRecord:
         "evictions",
         "job_uid",
         "evicted",
+        "assumed",
         "eviction_message",
         "eviction_reason",
         "reserved_at",
@@ -105,6 +106,11 @@ class WorkloadRecord:
         """The ``kueue.x-k8s.io/job-uid`` label, quoted in preemption messages (7.7)."""
         self.evicted = False
         """A preemption was issued and its quota is not released yet (``Engine.release``)."""
+        self.assumed = False
+        """Admitted by this engine and not yet seen recorded in the Workload's status.
+
+        Until the status shows the reservation, a view of the object without
+        one is older than the admission and releases nothing."""
         self.eviction_message = ""
         self.eviction_reason = ""
         """The ``Evicted`` reason written: ``Preempted``, ``ClusterQueueStopped``, ... (6.4)."""

@@ -17,7 +17,19 @@ decision pure means every situation a restart can leave behind is a unit test:
   suspended again, unless it has already finished;
 - a finished Job marks its Workload ``Finished``;
 - an evicted Workload stops its Job (suspended, pod template restored to what
-  the user wrote) and, once the Job has no active pods, gives its quota back.
+  the user wrote) and, once the Job has no active pods, gives its quota back;
+- a Workload that no longer describes its Job
+  (:func:`scheduler.jobs.equivalence.pod_sets_difference`: count, resources,
+  nodeSelector, affinity, tolerations changed) is never admitted or started as
+  it is: a pending one is rebuilt in place from the Job (``UpdateWorkload``);
+  one that holds quota for a Job that was suspended and edited waits until
+  the Job has no pods, gets kuota's placement taken off the Job's template
+  (``RestoreJob``, the user's counts kept) and is deleted (``DeleteWorkload``),
+  so the Job is queued again as it now is; a running Job whose counts no
+  longer match its admission (the webhook's JOB-K2 refuses that change; the
+  API server refuses template changes of a running Job, so only counts are
+  compared and a relabelled flavor never stops a running Job) is suspended
+  first.  This is Kueue's ``ensureOneWorkload``.
 """
 
 from __future__ import annotations
@@ -29,8 +41,13 @@ from typing import Any
 from scheduler.api import objects
 from scheduler.api.refs import CLUSTER_QUEUE_LABEL, EVICTED, LOCAL_QUEUE_LABEL, POD_SET_LABEL
 from scheduler.jobs.base import JobIntegration, PodSetInfo
+from scheduler.jobs.equivalence import count_difference, pod_sets_difference
 from scheduler.jobs.registry import for_object
-from scheduler.jobs.workload_from_job import PriorityClasses, workload_from_job
+from scheduler.jobs.workload_from_job import (
+    PriorityClasses,
+    maximum_execution_time,
+    workload_from_job,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +113,39 @@ class WaitForFlavor:
     flavor: str
 
 
+@dataclass(frozen=True, slots=True)
+class UpdateWorkload:
+    """A Workload without quota no longer describes its suspended Job: rebuild its spec.
+
+    ``workload`` is the Workload as read with the spec the Job asks for now;
+    the write is guarded by the resourceVersion it was read at.
+    """
+
+    workload: dict[str, Any]
+    difference: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteWorkload:
+    """The Workload holds quota for a Job that was suspended and edited: delete it.
+
+    The delete carries the Workload's UID and resourceVersion as
+    preconditions; the Job, with no Workload, gets a new one built from it.
+    """
+
+    difference: str
+
+
+NO_MATCHING_WORKLOAD = (
+    "No matching Workload; restoring pod templates according to existent Workload"
+)
+"""Kueue's message when it stops a running Job that no longer matches its Workload."""
+
+
 Action = (
     CreateWorkload
+    | UpdateWorkload
+    | DeleteWorkload
     | StartJob
     | SuspendJob
     | RestoreJob
@@ -145,6 +193,111 @@ def placement(
             )
         )
     return infos
+
+
+def workload_difference(
+    job: Mapping[str, Any],
+    workload: Mapping[str, Any],
+    integration: JobIntegration,
+    *,
+    placed: list[PodSetInfo] | None = None,
+) -> str | None:
+    """How ``workload`` fails to describe ``job`` now, or None (Kueue's equivalence): pure.
+
+    ``placed``: the admission's placement, for a Workload holding quota (the
+    Job may then carry it).
+    """
+    spec = objects.spec(workload)
+    recorded = [p for p in spec.get("podSets") or [] if isinstance(p, Mapping)]
+    difference = pod_sets_difference(integration.pod_sets(job), recorded, placed=placed)
+    if difference is not None:
+        return difference
+    if spec.get("maximumExecutionTimeSeconds") != maximum_execution_time(job):
+        return "maximumExecutionTimeSeconds changed"
+    return None
+
+
+def rebuilt_workload(
+    job: Mapping[str, Any],
+    workload: Mapping[str, Any],
+    integration: JobIntegration,
+    priority_classes: PriorityClasses | None,
+) -> dict[str, Any]:
+    """The Workload as read, with the spec its Job asks for now (``active`` kept): pure."""
+    fresh = workload_from_job(job, priority_classes=priority_classes, integration=integration)
+    spec = dict(fresh["spec"])
+    old_spec = objects.spec(workload)
+    if "active" in old_spec:
+        spec["active"] = old_spec["active"]
+    return {**dict(workload), "spec": spec}
+
+
+def _stop_edited(
+    job: Mapping[str, Any],
+    workload: Mapping[str, Any],
+    integration: JobIntegration,
+    infos: list[PodSetInfo],
+    difference: str,
+) -> Action | None:
+    """The admitted Workload's suspended Job was edited: free the quota, queue it again."""
+    if _active_pods(job):
+        return None  # the quota stays until the Job controller has removed the pods
+    recorded = [p for p in objects.spec(workload).get("podSets") or [] if isinstance(p, Mapping)]
+    wanted = integration.pod_sets(job)
+    counts = {str(p.get("name")): p.get("count") for p in wanted}
+    same_counts = [
+        {**p, "count": recorded[i].get("count"), "minCount": recorded[i].get("minCount")}
+        for i, p in enumerate(wanted)
+        if i < len(recorded)
+    ]
+    if len(same_counts) == len(recorded) and (
+        pod_sets_difference(same_counts, recorded, placed=infos) is None
+    ):
+        # Only the counts changed; the template is the user's or kuota's running
+        # form: take kuota's placement off (the new Workload must not inherit the
+        # old flavor's node labels), keep the counts the user asked for.
+        keep = [{**p, "count": counts.get(str(p.get("name")), p.get("count"))} for p in recorded]
+        restored = integration.restore(job, keep)
+        if restored.get("spec") != job.get("spec"):
+            started = bool(objects.status(job).get("startTime"))
+            return RestoreJob(
+                restored,
+                clear_start_time=started,
+                message=f"The job changed while admitted ({difference}); requeueing it",
+            )
+    return DeleteWorkload(difference)
+
+
+FAILED_TO_START = "FailedToStart"
+"""The ``Finished`` reason of a Workload whose Job cannot be started as admitted (6.3)."""
+
+
+def selector_conflict(pod_sets: list[dict[str, Any]], infos: list[PodSetInfo]) -> str | None:
+    """Kueue's message when a pod set's nodeSelector sets a flavor label otherwise: pure.
+
+    Starting the Job would have to keep the user's value (and run on nodes of
+    a flavor that was not charged) or drop it: scheduling.md 6.3 makes it
+    permanent instead (the Workload finishes as ``FailedToStart``, the Job
+    stays suspended).  Flavor assignment never picks such a flavor for the
+    Workload's own nodeSelector (5.2), and a Job whose nodeSelector changed
+    has its Workload rebuilt first, so this remains for a flavor whose
+    ``nodeLabels`` changed after the admission.
+    """
+    by_name = {str(p.get("name")): p for p in pod_sets}
+    for info in infos:
+        template = by_name.get(info.name, {}).get("template")
+        spec = template.get("spec") if isinstance(template, Mapping) else None
+        selector = spec.get("nodeSelector") if isinstance(spec, Mapping) else None
+        if not isinstance(selector, Mapping):
+            continue
+        for key in sorted(info.node_selector):
+            if key in selector and selector[key] != info.node_selector[key]:
+                return (
+                    "invalid admission check PodSetUpdate: conflict for nodeSelector: "
+                    f"conflict for key={key}, value1={selector[key]}, "
+                    f"value2={info.node_selector[key]}"
+                )
+    return None
 
 
 def _active_pods(job: Mapping[str, Any]) -> int:
@@ -200,12 +353,34 @@ def next_action(
         return ReleaseWorkload()
     if holds_quota:
         if not integration.is_suspended(job):
-            return None
+            recorded = [
+                p for p in objects.spec(workload).get("podSets") or [] if isinstance(p, Mapping)
+            ]
+            admitted = [
+                PodSetInfo(name=str(a.get("name", "main")), count=int(a.get("count") or 0))
+                for a in objects.pod_set_assignments(workload)
+            ]
+            if count_difference(integration.pod_sets(job), recorded, admitted) is None:
+                return None
+            return SuspendJob(integration.suspend(job), NO_MATCHING_WORKLOAD)
         infos = placement(workload, flavors, queue)
         if isinstance(infos, WaitForFlavor):
             return infos
+        difference = workload_difference(job, workload, integration, placed=infos)
+        if difference is not None:
+            return _stop_edited(job, workload, integration, infos, difference)
+        conflict = selector_conflict(integration.pod_sets(job), infos)
+        if conflict is not None:
+            return FinishWorkload(FAILED_TO_START, conflict)
         cluster_queue = objects.admitted_cluster_queue(workload)
         return StartJob(integration.run_with(job, infos), cluster_queue)
     if not integration.is_suspended(job):
         return SuspendJob(integration.suspend(job), "Not admitted by cluster queue")
+    difference = workload_difference(job, workload, integration)
+    if difference is None and objects.spec(workload).get("queueName") != queue:
+        difference = "queue name changed"  # Kueue's handleQueueNameChange, while suspended
+    if difference is not None:
+        return UpdateWorkload(
+            rebuilt_workload(job, workload, integration, priority_classes), difference
+        )
     return None

@@ -82,6 +82,12 @@ def _priority(
     return None, None
 
 
+def maximum_execution_time(job: Mapping[str, Any]) -> int | None:
+    """The Workload's ``maximumExecutionTimeSeconds`` from the job's annotation: pure."""
+    value = objects.annotations(job).get(MAX_EXEC_TIME_SECONDS_KEY, "")
+    return int(value) if value.isdigit() and int(value) > 0 else None
+
+
 def workload_from_job(
     job: Mapping[str, Any],
     *,
@@ -120,7 +126,7 @@ def workload_from_job(
         spec["priorityClassRef"] = ref
     if value is not None:
         spec["priority"] = value
-    max_exec = objects.annotations(job).get(MAX_EXEC_TIME_SECONDS_KEY, "")
-    if max_exec.isdigit() and int(max_exec) > 0:
-        spec["maximumExecutionTimeSeconds"] = int(max_exec)
+    max_exec = maximum_execution_time(job)
+    if max_exec is not None:
+        spec["maximumExecutionTimeSeconds"] = max_exec
     return {"apiVersion": V1BETA2, "kind": "Workload", "metadata": workload_metadata, "spec": spec}

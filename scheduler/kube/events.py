@@ -35,7 +35,9 @@ events; beyond that an event is dropped and counted in
 queue are merged into one write.  At most ``in_flight`` senders run; each
 exits when the queue is empty, so an idle recorder holds no task.  A failed
 write is dropped and counted (``reason="api_error"``), never retried: an
-Event explains, it decides nothing.  :meth:`EventRecorder.flush` waits for
+Event explains, it decides nothing; so is one the fence refuses
+(``reason="fenced"``, :mod:`scheduler.kube.fence`: this replica may no
+longer lead), quietly.  :meth:`EventRecorder.flush` waits for
 what is queued (tests, and a graceful stop).  Every write goes through the
 ``timed`` wrapper the writer passes in, so it is counted and timed with the
 scheduler's other writes (and fenced with them).
@@ -54,6 +56,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from scheduler.api import objects
 from scheduler.api.refs import V1BETA2
+from scheduler.kube.fence import Fenced
 from scheduler.kube.metrics import EVENTS_DROPPED
 from scheduler.kube.rest import NotFound, Resource, RestClient, RestError
 from scheduler.status.conditions import timestamp
@@ -79,15 +82,19 @@ API_VERSIONS = {"Job": "batch/v1", "Workload": V1BETA2}
 """``apiVersion`` of an involved object read from a list (list items carry none)."""
 
 
+Send = Callable[[float | None], Awaitable[T]]
+"""A write not sent yet: called with its timeout in seconds (None: the client's default)."""
+
+
 class Timed(Protocol):
-    """How the writer wraps each write (metrics, fencing): ``timed(verb, resource, call)``."""
+    """How the writer wraps each write (metrics, fencing): ``timed(verb, resource, send)``."""
 
-    def __call__(self, verb: str, resource: str, call: Awaitable[T], /) -> Awaitable[T]: ...
+    def __call__(self, verb: str, resource: str, send: Send[T], /) -> Awaitable[T]: ...
 
 
-async def untimed(verb: str, resource: str, call: Awaitable[T], /) -> T:
-    """The identity wrapper (a recorder used on its own)."""
-    return await call
+async def untimed(verb: str, resource: str, send: Send[T], /) -> T:
+    """The identity wrapper (a recorder used on its own): sends at once, no timeout."""
+    return await send(None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -334,6 +341,8 @@ class EventRecorder:
                 except NotFound:  # expired on the server: start a new Event
                     self.cache.forget(key)
             await self._create(occurrence)
+        except Fenced:
+            self._drop("fenced", key)  # not leading now: an Event is not worth a stale write
         except RestError as failure:
             self._drop("api_error", key)
             log.warning(
@@ -347,13 +356,10 @@ class EventRecorder:
 
     async def _create(self, occurrence: Occurrence) -> None:
         key = occurrence.key
+        path = EVENTS.collection_path(key.namespace)
+        event = new_event(occurrence, instance=self.instance)
         stored = await self.timed(
-            "create",
-            "events",
-            self.rest.create(
-                EVENTS.collection_path(key.namespace),
-                new_event(occurrence, instance=self.instance),
-            ),
+            "create", "events", lambda timeout: self.rest.create(path, event, timeout=timeout)
         )
         self.cache.remember(
             key,
@@ -367,8 +373,9 @@ class EventRecorder:
 
     async def _patch(self, written: Written, occurrence: Occurrence) -> None:
         path = EVENTS.object_path(written.name, namespace=written.namespace)
+        patch = repeat_patch(written, occurrence)
         await self.timed(
-            "patch", "events", self.rest.merge_patch(path, repeat_patch(written, occurrence))
+            "patch", "events", lambda timeout: self.rest.merge_patch(path, patch, timeout=timeout)
         )
         self.cache.remember(
             occurrence.key,

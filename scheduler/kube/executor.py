@@ -6,7 +6,11 @@ data.  This module turns that data into writes, by the rules of DESIGN.md:
 
 - **Assume, write, confirm or forget.**  A cycle that admits a Workload has
   already counted its quota in the engine (the assumption).  The admission is
-  then written; the watch confirms it when the stored Workload comes back.
+  then written; the write's answer confirms it
+  (:meth:`~scheduler.core.engine.Engine.admission_recorded`), and from then on
+  the Workload's own status decides: a later version without the reservation
+  (another writer finished the eviction, a former leader cleared it) releases
+  the quota.  Versions older than the answer are dropped by the mirror.
   If the write fails, :meth:`Executor.forget` drops the assumption and
   re-applies the Workload exactly as the mirror holds it, so no quota stays
   counted for nothing.
@@ -19,10 +23,17 @@ data.  This module turns that data into writes, by the rules of DESIGN.md:
 - **Eviction.**  The victim gets ``Evicted`` (and ``Preempted``) while it
   still holds its admission; its Job is then stopped and its pod template
   restored; its quota is released (status first, then the engine) only once
-  the Job has no active pods.
+  the Job has no active pods.  A Workload no Job owns keeps its quota until
+  whoever runs it ends the eviction (clears the reservation in its status), as
+  with Kueue: the engine releases the quota when it sees that.
 - **Conflicts recompute.**  A 409 (or a failed resourceVersion test) means
   the object moved: the Job is marked dirty and decided again from the fresh
   object the watch delivers; a stale decision is never forced through.
+- **Fenced writes** (:class:`~scheduler.kube.fence.Fenced`: this replica may
+  no longer hold the Lease) are not API errors: nothing here catches them,
+  no write is retried, and the term of leadership ends; the service then
+  rebuilds the engine from the informers' stores, so an assumption whose
+  write was fenced is not kept.
 - **Pending explanations** (``QuotaReserved=False``) are written only when
   they change, at most ``status_writes_per_second`` per turn, newest
   decision per Workload, so thousands of waiting Workloads do not flood the
@@ -42,7 +53,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
-from typing import Any, TypeVar, assert_never
+from typing import Any, TypeVar, assert_never, cast
 
 from scheduler import logs
 from scheduler.api import objects
@@ -55,17 +66,20 @@ from scheduler.jobs.controller import (
     Action,
     CreateWorkload,
     DeactivateWorkload,
+    DeleteWorkload,
     FinishWorkload,
     ReleaseWorkload,
     RestoreJob,
     StartJob,
     SuspendJob,
+    UpdateWorkload,
     WaitForFlavor,
     next_action,
 )
 from scheduler.kube import metrics
+from scheduler.kube.informer import Event
 from scheduler.kube.mirror import Mirror
-from scheduler.kube.rest import Conflict, NotFound, RestError
+from scheduler.kube.rest import Conflict, NotFound, RestError, Unreachable
 from scheduler.kube.writer import Writer
 from scheduler.status.workload_status import (
     admitted_status,
@@ -112,7 +126,13 @@ class Executor:
             async with self._write_slots:
                 return await action
 
-        return list(await asyncio.gather(*(one(action) for action in actions)))
+        # Every action ends before this returns, even when one fails (say, fenced):
+        # no write of this turn may still be running when the term ends.
+        results = await asyncio.gather(*(one(action) for action in actions), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return cast(list[T], results)
 
     # -- engine decisions ---------------------------------------------------------------
 
@@ -156,7 +176,8 @@ class Executor:
             )
             self.forget(decision.workload)
             return
-        self.mirror.workloads[decision.workload] = stored
+        self.mirror.remember_workload(decision.workload, stored)
+        self.engine.admission_recorded(decision.workload)
         self.pending_writes.pop(decision.workload, None)
         flavors = sorted({f for pod_set in decision.pod_sets for f in pod_set.flavors.values()})
         log.info(
@@ -213,7 +234,7 @@ class Executor:
             self.engine.eviction_not_recorded(decision.victim, decision.preemptor)
             self.forget(decision.victim)
             return
-        self.mirror.workloads[decision.victim] = stored
+        self.mirror.remember_workload(decision.victim, stored)
         reason = "Preempted" if decision.preemptor else decision.reason
         cause = decision.reason if decision.preemptor else ""  # InClusterQueue, ...
         metrics.EVICTED.labels(
@@ -243,7 +264,7 @@ class Executor:
         stored = await self.writer.write_workload_status(
             workload, released_status(workload, self.clock())
         )
-        self.mirror.workloads[key] = stored
+        self.mirror.remember_workload(key, stored)
         self.engine.release(key)
         try:
             still_admitted = self.engine.workload_state(key).state == "Admitted"
@@ -283,7 +304,8 @@ class Executor:
             return
         metrics.DECISIONS.labels("pending").inc()
         try:
-            self.mirror.workloads[key] = await self.writer.write_workload_status(workload, status)
+            stored = await self.writer.write_workload_status(workload, status)
+            self.mirror.remember_workload(key, stored)
         except (Conflict, NotFound):
             return  # the watch brings the fresh object; the next cycle decides again
         except RestError as failure:
@@ -324,6 +346,14 @@ class Executor:
                 # Recompute from the fresh object the watch delivers.
                 self.mirror.dirty_jobs.add(uid)
                 return False
+            except Unreachable as failure:
+                # No answer: try again next turn (the loop backs off meanwhile).
+                self.mirror.dirty_jobs.add(uid)
+                log.warning(
+                    "job action got no answer; will retry",
+                    extra={"job": key, "action": type(action).__name__, "error": str(failure)},
+                )
+                return False
             except RestError as failure:
                 log.warning(
                     "job action failed",
@@ -338,6 +368,14 @@ class Executor:
         match action:
             case CreateWorkload():
                 await self._create_workload(job, action)
+            case UpdateWorkload():
+                if workload is None:
+                    return False
+                await self._update_workload(job, workload, action)
+            case DeleteWorkload():
+                if workload is None:
+                    return False
+                await self._delete_workload(uid, job, workload, action)
             case StartJob():
                 await self._start_job(uid, job, action)
             case RestoreJob():
@@ -378,8 +416,40 @@ class Executor:
                 message=f"Created Workload: {objects.key(action.workload)}",
             )
 
+    async def _update_workload(
+        self, job: Workload, workload: Workload, action: UpdateWorkload
+    ) -> None:
+        key = objects.key(workload)
+        stored = await self.writer.update_workload(workload, action.workload)
+        self.mirror.remember_workload(key, stored)
+        self.forget(key)  # the engine queues it with the new pod sets at once
+        log.info("rebuilt the workload of a changed job", extra={"why": action.difference})
+        self.writer.event(
+            job,
+            kind="Job",
+            reason="UpdatedWorkload",
+            message=f"Updated not matching Workload for suspended job: {key} ({action.difference})",
+        )
+
+    async def _delete_workload(
+        self, uid: str, job: Workload, workload: Workload, action: DeleteWorkload
+    ) -> None:
+        key = objects.key(workload)
+        await self.writer.delete_workload(workload)
+        # As the watch will say: the quota goes back now (the Job has no pods), and
+        # the Job gets a new Workload built from it on its next turn.
+        self.mirror.on_kueue(Event("DELETED", workload, key))
+        self.mirror.dirty_jobs.add(uid)
+        log.info("deleted the workload of a changed job", extra={"why": action.difference})
+        self.writer.event(
+            job,
+            kind="Job",
+            reason="DeletedWorkload",
+            message=f"Deleted not matching Workload: {key} ({action.difference})",
+        )
+
     async def _start_job(self, uid: str, job: Workload, action: StartJob) -> None:
-        self.mirror.jobs[uid] = await self.writer.patch_job(job, action.job)
+        self.mirror.remember_job(uid, await self.writer.patch_job(job, action.job))
         log.info(
             "started job", extra={"job": objects.key(job), "cluster_queue": action.cluster_queue}
         )
@@ -393,12 +463,12 @@ class Executor:
     async def _restore_job(self, uid: str, job: Workload, action: RestoreJob) -> None:
         current = await self.writer.clear_job_start_time(job) if action.clear_start_time else job
         restored = {**action.job, "metadata": current.get("metadata", action.job.get("metadata"))}
-        self.mirror.jobs[uid] = await self.writer.patch_job(current, restored)
+        self.mirror.remember_job(uid, await self.writer.patch_job(current, restored))
         log.info("stopped job, pod template restored", extra={"job": objects.key(job)})
         self.writer.event(job, kind="Job", reason="Stopped", message=action.message)
 
     async def _suspend_job(self, uid: str, job: Workload, action: SuspendJob) -> None:
-        self.mirror.jobs[uid] = await self.writer.patch_job(job, action.job)
+        self.mirror.remember_job(uid, await self.writer.patch_job(job, action.job))
         log.info("suspended job", extra={"job": objects.key(job), "why": action.message})
         self.writer.event(job, kind="Job", reason="Stopped", message=action.message)
 

@@ -161,9 +161,11 @@ class FinalizerReleaser:
         path = kueue_resource(plural).object_path(name)
         with logs.bind(object=key):
             try:
-                # Through the writer's one write path: counted, timed (and fenced).
+                # Through the writer's one write path: counted, timed and fenced.
                 await self.writer._timed(
-                    "patch", plural, self.writer.rest.json_patch(path, operations)
+                    "patch",
+                    plural,
+                    lambda timeout: self.writer.rest.json_patch(path, operations, timeout=timeout),
                 )
             except (Conflict, NotFound):
                 return  # moved or gone: the watch brings the fresh object

@@ -87,3 +87,13 @@ EVENTS_DROPPED = Counter(
     "Events not written: the queue was full, or the API server refused the write.",
     ["reason"],
 )
+WRITES_FENCED = Counter(
+    "kuota_api_writes_fenced_total",
+    "Writes refused before sending: this replica may no longer hold the Lease.",
+    ["verb", "resource"],
+)
+LAST_WRITE_SENT = Gauge(
+    "kuota_api_last_write_sent_timestamp_seconds",
+    "Unix time at which this replica last sent an API write (passed the fence).",
+)
+LEADING = Gauge("kuota_leading", "1 while this replica leads (holds the Lease and acts), else 0.")

@@ -22,9 +22,13 @@ Which cache owns what (one owner per fact):
   Jobs to reconcile; and the names of the ``globalDefault`` PriorityClasses (the
   engine keeps values, not that flag).  After a write the executor stores
   the answer here at once, so the next decision starts from it without
-  waiting for the watch.
-- **The informers** keep their own store of every object, but only to diff
-  a relist against (vanished objects become deletions); nothing reads it.
+  waiting for the watch; a watch event still on its way with an older
+  version of that object does not put it back (:func:`scheduler.api.objects.is_older`).
+- **The informers** keep their own store of every object, to diff a relist
+  against (vanished objects become deletions) and to rebuild from: when a
+  term of leadership ends, the service replaces the engine and this mirror
+  with fresh ones fed from those stores (:meth:`scheduler.service.loop.Scheduler.rebuild`);
+  nothing else reads them.
 
 Jobs are indexed by UID and Workloads by the UID of the Job that owns them
 (:func:`scheduler.api.objects.owner_job_uid`), so the Job reconciler finds
@@ -119,6 +123,8 @@ class Mirror:
     def on_kueue(self, event: Event) -> None:
         obj = event.object
         kind = str(obj.get("kind", ""))
+        if self._stale(event, self._known(kind, event.key)):
+            return
         if kind == "Workload":
             self._index_workload(event)
         elif kind == "ResourceFlavor":
@@ -145,6 +151,32 @@ class Mirror:
             return
         self.engine.apply(model)  # type: ignore[arg-type]
 
+    @staticmethod
+    def _stale(event: Event, known: Mapping[str, Any] | None) -> bool:
+        """Whether ``event`` shows an older version than the one already stored.
+
+        The executor stores the answer of its own writes at once, so the watch
+        may still deliver versions from before that write: applying one would
+        undo what the scheduler knows (an admission it made would look
+        released).  Deletions always count.
+        """
+        if event.type == "DELETED" or known is None or not objects.is_older(event.object, known):
+            return False
+        log.debug(
+            "skipping a stale event",
+            extra={
+                "object": event.key,
+                "seen": objects.resource_version(event.object),
+                "known": objects.resource_version(known),
+            },
+        )
+        return True
+
+    def _known(self, kind: str, key: str) -> dict[str, Any] | None:
+        """The stored raw object of ``kind`` at ``key``, if the mirror keeps that kind."""
+        store = self.workloads if kind == "Workload" else self._raw_store(kind)
+        return store.get(key) if store is not None else None
+
     def _raw_store(self, kind: str) -> dict[str, dict[str, Any]] | None:
         return {
             "ClusterQueue": self.cluster_queues,
@@ -159,7 +191,7 @@ class Mirror:
             if job_uid and self.workload_of_job.get(job_uid) == event.key:
                 del self.workload_of_job[job_uid]
         else:
-            self.workloads[event.key] = dict(event.object)
+            self.workloads[event.key] = dict(event.object)  # not stale: on_kueue checked
             if job_uid:
                 self.workload_of_job[job_uid] = event.key
         if job_uid:
@@ -170,11 +202,25 @@ class Mirror:
         uid = objects.uid(event.object)
         if uid is None:
             return
+        if self._stale(event, self.jobs.get(uid)):
+            return
         if event.type == "DELETED":
             self.jobs.pop(uid, None)
         else:
-            self.jobs[uid] = dict(event.object)
+            self.jobs[uid] = dict(event.object)  # not stale: checked above
             self.dirty_jobs.add(uid)
+
+    def remember_job(self, uid: str, job: Mapping[str, Any]) -> None:
+        """The Job as a write of the scheduler stored it (unless the watch brought a later one)."""
+        known = self.jobs.get(uid)
+        if known is None or not objects.is_older(job, known):
+            self.jobs[uid] = dict(job)
+
+    def remember_workload(self, key: str, workload: Mapping[str, Any]) -> None:
+        """The Workload as a write stored it (unless the watch brought a later one)."""
+        known = self.workloads.get(key)
+        if known is None or not objects.is_older(workload, known):
+            self.workloads[key] = dict(workload)
 
     def on_namespace(self, event: Event) -> None:
         name = objects.name(event.object)

@@ -6,7 +6,8 @@ says None when the stored status already says the same.  This reporter
 computes them for every queue the mirror holds and writes only the changed
 ones (the scheduler calls it about once a second, not every turn).  A
 conflict or a vanished queue is skipped: the watch brings the fresh object
-and the next refresh tries again.  It also publishes Kueue's per-queue
+and the next refresh tries again; when the API server does not answer, the
+refresh stops there (one warning, not one per queue).  It also publishes Kueue's per-queue
 gauges (``kueue_pending_workloads``, ``kueue_cluster_queue_resource_usage``...).
 """
 
@@ -22,7 +23,7 @@ from scheduler.api import objects
 from scheduler.core.engine import ClusterQueueStatus, Engine
 from scheduler.kube import metrics
 from scheduler.kube.mirror import Mirror
-from scheduler.kube.rest import Conflict, NotFound, RestError
+from scheduler.kube.rest import Conflict, NotFound, RestError, Unreachable
 from scheduler.kube.writer import Writer
 from scheduler.status.queue_status import cluster_queue_status, local_queue_status
 
@@ -48,8 +49,8 @@ class QueueReporter:
             except KeyError:
                 continue
             status = cluster_queue_status(queue, states[name], now)
-            if status is not None:
-                await self._write("clusterqueues", name, queue, status)
+            if status is not None and not await self._write("clusterqueues", name, queue, status):
+                return
         by_queue: dict[str, list[dict[str, Any]]] = {}
         for workload in self.mirror.workloads.values():
             queue_name = objects.workload_queue_name(workload)
@@ -61,12 +62,13 @@ class QueueReporter:
             status = local_queue_status(
                 queue, by_queue.get(key, []), cluster_queue=states.get(cluster_queue), now=now
             )
-            if status is not None:
-                await self._write("localqueues", key, queue, status)
+            if status is not None and not await self._write("localqueues", key, queue, status):
+                return
 
     async def _write(
         self, plural: str, key: str, queue: dict[str, Any], status: dict[str, Any]
-    ) -> None:
+    ) -> bool:
+        """Write one queue's status; False when the API server did not answer (stop for now)."""
         store = (
             self.mirror.cluster_queues if plural == "clusterqueues" else self.mirror.local_queues
         )
@@ -75,10 +77,17 @@ class QueueReporter:
                 store[key] = await self.writer.write_status(plural, queue, status)
             except (Conflict, NotFound):
                 pass  # the watch brings the fresh object; the next refresh tries again
+            except Unreachable as failure:
+                log.warning(
+                    "could not write queue status; the rest wait for the next refresh",
+                    extra={"queue": key, "error": str(failure)},
+                )
+                return False
             except RestError as failure:
                 log.warning(
                     "could not write queue status", extra={"queue": key, "error": str(failure)}
                 )
+        return True
 
     def publish_metrics(self, role: str) -> None:
         """Kueue's per-ClusterQueue gauges, labelled with this replica's role."""

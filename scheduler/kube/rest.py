@@ -23,9 +23,13 @@ All derive from :class:`RestError`.  :class:`RestClient` is the protocol the
 adapters depend on, so unit tests pass an in-memory fake instead.
 
 Writes offered: create (POST), replace (PUT), JSON patch (RFC 6902), merge
-patch (RFC 7386) and server-side apply (``application/apply-patch+yaml``
-with a field manager).  Kueue writes Workload status by server-side apply as
-``kueue-admission``; :meth:`Rest.apply` is that call, ready for it.
+patch (RFC 7386), delete (with preconditions) and server-side apply
+(``application/apply-patch+yaml`` with a field manager).  Each takes a
+``timeout``: the client stops waiting then, and the API server is told the
+same deadline (its ``timeout`` parameter), which is how the fenced writer
+(:mod:`scheduler.kube.fence`) keeps a write from landing after the Lease may
+have passed on.  Kueue writes Workload status by server-side apply as
+``kueue-admission``; so does kuota's writer, through :meth:`Rest.apply`.
 """
 
 from __future__ import annotations
@@ -115,18 +119,42 @@ class RestClient(Protocol):
         self, path: str, *, query: Query = (), timeout: float | None = None
     ) -> dict[str, Any]: ...
 
-    async def create(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]: ...
-
-    async def replace(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]: ...
-
-    async def json_patch(
-        self, path: str, operations: Sequence[Mapping[str, Any]]
+    async def create(
+        self, path: str, body: Mapping[str, Any], *, timeout: float | None = None
     ) -> dict[str, Any]: ...
 
-    async def merge_patch(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]: ...
+    async def replace(
+        self, path: str, body: Mapping[str, Any], *, timeout: float | None = None
+    ) -> dict[str, Any]: ...
+
+    async def json_patch(
+        self,
+        path: str,
+        operations: Sequence[Mapping[str, Any]],
+        *,
+        timeout: float | None = None,
+    ) -> dict[str, Any]: ...
+
+    async def merge_patch(
+        self, path: str, body: Mapping[str, Any], *, timeout: float | None = None
+    ) -> dict[str, Any]: ...
+
+    async def delete(
+        self,
+        path: str,
+        *,
+        preconditions: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]: ...
 
     async def apply(
-        self, path: str, body: Mapping[str, Any], *, field_manager: str, force: bool = False
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        field_manager: str,
+        force: bool = False,
+        timeout: float | None = None,
     ) -> dict[str, Any]: ...
 
     def stream(
@@ -174,6 +202,18 @@ def patch_did_not_apply(message: str) -> bool:
     read.  Servers that quote the patch library's error say "test failed".
     """
     return PATCH_NOT_APPLICABLE in message or "test failed" in message.lower()
+
+
+def deadline(timeout: float | None) -> list[tuple[str, Any]]:
+    """The API server's own ``timeout`` request parameter for a write of ``timeout`` s: pure.
+
+    kube-apiserver ends a request at that deadline (the one client-go's
+    ``Request.Timeout`` sends), so a write the client gave up on is not
+    stored later either.  None: no parameter (the server's default).
+    """
+    if timeout is None:
+        return []
+    return [("timeout", f"{max(1, int(timeout * 1000))}ms")]
 
 
 def error_for(status: int, body: str, *, what: str) -> RestError:
@@ -273,40 +313,97 @@ class Rest:
         """GET a collection: the List object (``items`` and ``metadata.continue``)."""
         return await self._json("GET", path, query=query, timeout=timeout)
 
-    async def create(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    async def create(
+        self, path: str, body: Mapping[str, Any], *, timeout: float | None = None
+    ) -> dict[str, Any]:
         """POST ``body`` to a collection; the object as stored."""
-        return await self._json("POST", path, body=dict(body))
+        return await self._json(
+            "POST", path, query=deadline(timeout), body=dict(body), timeout=timeout
+        )
 
-    async def replace(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    async def replace(
+        self, path: str, body: Mapping[str, Any], *, timeout: float | None = None
+    ) -> dict[str, Any]:
         """PUT ``body`` (with its resourceVersion: optimistic concurrency); the object as stored."""
-        return await self._json("PUT", path, body=dict(body))
+        return await self._json(
+            "PUT", path, query=deadline(timeout), body=dict(body), timeout=timeout
+        )
 
     async def json_patch(
-        self, path: str, operations: Sequence[Mapping[str, Any]]
+        self,
+        path: str,
+        operations: Sequence[Mapping[str, Any]],
+        *,
+        timeout: float | None = None,
     ) -> dict[str, Any]:
         """An RFC 6902 patch; a failed ``test`` operation is a :class:`Conflict`."""
         try:
             return await self._json(
-                "PATCH", path, body=[dict(op) for op in operations], content_type=JSON_PATCH
+                "PATCH",
+                path,
+                query=deadline(timeout),
+                body=[dict(op) for op in operations],
+                content_type=JSON_PATCH,
+                timeout=timeout,
             )
         except ApiError as failure:
             if failure.status == 422 and patch_did_not_apply(str(failure)):
                 raise Conflict(str(failure), status=422) from failure
             raise
 
-    async def merge_patch(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    async def merge_patch(
+        self, path: str, body: Mapping[str, Any], *, timeout: float | None = None
+    ) -> dict[str, Any]:
         """An RFC 7386 merge patch (lists are replaced whole)."""
-        return await self._json("PATCH", path, body=dict(body), content_type=MERGE_PATCH)
+        return await self._json(
+            "PATCH",
+            path,
+            query=deadline(timeout),
+            body=dict(body),
+            content_type=MERGE_PATCH,
+            timeout=timeout,
+        )
+
+    async def delete(
+        self,
+        path: str,
+        *,
+        preconditions: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        """DELETE one object; ``preconditions`` (``uid``, ``resourceVersion``) make it conditional.
+
+        A precondition that no longer holds is a 409 :class:`Conflict`.
+        """
+        body: dict[str, Any] | None = None
+        if preconditions:
+            body = {
+                "apiVersion": "v1",
+                "kind": "DeleteOptions",
+                "preconditions": dict(preconditions),
+            }
+        return await self._json("DELETE", path, query=deadline(timeout), body=body, timeout=timeout)
 
     async def apply(
-        self, path: str, body: Mapping[str, Any], *, field_manager: str, force: bool = False
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        field_manager: str,
+        force: bool = False,
+        timeout: float | None = None,
     ) -> dict[str, Any]:
         """Server-side apply of ``body`` (the whole intent, with apiVersion and kind)."""
         query: list[tuple[str, Any]] = [("fieldManager", field_manager)]
         if force:
             query.append(("force", "true"))
         return await self._json(
-            "PATCH", path, query=query, body=dict(body), content_type=APPLY_PATCH
+            "PATCH",
+            path,
+            query=[*query, *deadline(timeout)],
+            body=dict(body),
+            content_type=APPLY_PATCH,
+            timeout=timeout,
         )
 
     async def stream(

@@ -2,7 +2,9 @@
 
 One informer per kind, all through the same REST layer: the kuota kinds the
 engine needs go to :meth:`Mirror.on_kueue`, Jobs to :meth:`Mirror.on_job`,
-Namespaces and PriorityClasses to their handlers.  Every event also calls
+Namespaces and PriorityClasses to their handlers; ``mirror`` is asked for on
+every event, so the service can swap in a rebuilt mirror (a replica that
+stepped down) without restarting the informers.  Every event also calls
 ``on_change`` (the scheduling loop's wake-up), so a change is acted on at
 once instead of at the next idle tick.
 """
@@ -26,13 +28,13 @@ PRIORITY_CLASSES: Final = Resource("scheduling.k8s.io", "v1", "priorityclasses")
 
 
 def scheduler_informers(
-    rest: RestClient, mirror: Mirror, *, on_change: Callable[[], None]
+    rest: RestClient, mirror: Callable[[], Mirror], *, on_change: Callable[[], None]
 ) -> list[Informer]:
-    """The scheduler's informers, each feeding ``mirror`` and then calling ``on_change``."""
+    """The scheduler's informers, each feeding ``mirror()`` and then calling ``on_change``."""
 
-    def then_wake(handler: Callable[[Event], None]) -> Callable[[Event], None]:
+    def then_wake(handler: Callable[[Mirror, Event], None]) -> Callable[[Event], None]:
         def handle(event: Event) -> None:
-            handler(event)
+            handler(mirror(), event)
             on_change()
 
         return handle
@@ -41,17 +43,17 @@ def scheduler_informers(
         Informer(
             kind,
             KubeSource(rest, Resource(KUEUE_GROUP, HUB_VERSION, plural)),
-            then_wake(mirror.on_kueue),
+            then_wake(Mirror.on_kueue),
         )
         for kind, plural in WATCHED_KUEUE_PLURALS.items()
     ]
     informers += [
-        Informer("Job", KubeSource(rest, JOBS), then_wake(mirror.on_job)),
-        Informer("Namespace", KubeSource(rest, NAMESPACES), then_wake(mirror.on_namespace)),
+        Informer("Job", KubeSource(rest, JOBS), then_wake(Mirror.on_job)),
+        Informer("Namespace", KubeSource(rest, NAMESPACES), then_wake(Mirror.on_namespace)),
         Informer(
             "PriorityClass",
             KubeSource(rest, PRIORITY_CLASSES),
-            then_wake(mirror.on_priority_class),
+            then_wake(Mirror.on_priority_class),
         ),
     ]
     return informers

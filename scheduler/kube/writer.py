@@ -1,11 +1,22 @@
 """Every write the scheduler makes, in one place, one writer per object.
 
 Writes to the same object are serialised by a per-object lock, so two
-patches to one Job never race.  Every patch is *guarded*: a JSON patch whose
-first operation tests the ``resourceVersion`` the change was computed from.
-If the object moved in between, the API server refuses the whole patch and
-the REST layer raises :class:`~scheduler.kube.rest.Conflict`; the caller
-recomputes from a fresh object instead of overwriting someone else's change.
+patches to one Job never race.  Every write is *guarded* by the
+``resourceVersion`` the change was computed from.  If the object moved in
+between, the API server refuses it and the REST layer raises
+:class:`~scheduler.kube.rest.Conflict`; the caller recomputes from a fresh
+object instead of overwriting someone else's change.
+
+- Jobs and the status of queues: a JSON patch whose first operation tests the
+  resourceVersion.
+- A Workload's status, as Kueue writes it: server-side apply on ``/status``
+  as the field manager ``kueue-admission``, forcing ownership, with the
+  resourceVersion in the applied object (a precondition: 409 when it moved).
+  The applied configuration holds only what the scheduler manages
+  (``status.admission`` and the conditions of
+  :data:`~scheduler.api.refs.SCHEDULER_WORKLOAD_CONDITIONS`), so fields other
+  writers own are left to them, and another tool applying as
+  ``kueue-admission`` (Kueue's own tooling does) can clear the admission.
 Each write is counted and timed by verb and resource
 (``kuota_api_write_duration_seconds``), which is how "API writes per admitted
 Job" is measured.
@@ -13,9 +24,20 @@ Job" is measured.
 Events explain, they decide nothing: :mod:`scheduler.kube.events` sends them
 in the background, aggregates repeats and never delays a decision.
 
-This is also the one place a later change adds fencing (no write unless the
-Lease is held at that instant, see :mod:`scheduler.kube.leader`): every write
-goes through :meth:`Writer._timed`.
+**Fencing.**  Every write, the Events' and the finalizers' included, goes
+through :meth:`Writer._timed`, which first asks the :class:`~scheduler.kube.fence.Fence`
+(:mod:`scheduler.kube.fence`): when this replica may no longer hold the Lease
+the write is not sent and :class:`~scheduler.kube.fence.Fenced` is raised
+(counted in ``kuota_api_writes_fenced_total``); otherwise the write is sent
+with the fence's timeout, so it cannot be waited for after the Lease may
+have passed to another replica.  The instant of the last write sent is
+``kuota_api_last_write_sent_timestamp_seconds``.
+
+**Connection errors.**  A write that got no answer
+(:class:`~scheduler.kube.rest.Unreachable`) is counted in ``unreachable``;
+the scheduling loop reads and resets it after each turn
+(:meth:`Writer.take_unreachable`) and backs off instead of trying again at
+once.
 """
 
 from __future__ import annotations
@@ -23,18 +45,25 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Awaitable, Mapping
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 import jsonpatch
 
 from scheduler.api import objects
-from scheduler.api.refs import HUB_VERSION, KUEUE_GROUP
-from scheduler.kube.events import EventRecorder
-from scheduler.kube.metrics import WRITE_SECONDS
-from scheduler.kube.rest import Conflict, NotFound, Resource, RestClient, RestError
+from scheduler.api.refs import (
+    ADMISSION_FIELD_MANAGER,
+    HUB_VERSION,
+    KUEUE_GROUP,
+    SCHEDULER_WORKLOAD_CONDITIONS,
+    V1BETA2,
+)
+from scheduler.kube.events import EventRecorder, Send
+from scheduler.kube.fence import Fence, Fenced, Unfenced
+from scheduler.kube.metrics import LAST_WRITE_SENT, WRITE_SECONDS, WRITES_FENCED
+from scheduler.kube.rest import Conflict, NotFound, Resource, RestClient, RestError, Unreachable
 
-__all__ = ["Conflict", "NotFound", "RestError", "Writer"]
+__all__ = ["Conflict", "Fenced", "NotFound", "RestError", "Writer", "workload_status_apply"]
 
 T = TypeVar("T")
 JOBS = Resource("batch", "v1", "jobs")
@@ -66,26 +95,73 @@ def guarded_patch(
     return [guard, *jsonpatch.make_patch(dict(old), dict(new)).patch]
 
 
+def workload_status_apply(workload: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, Any]:
+    """The applied configuration that gives ``workload`` the scheduler's part of ``status``: pure.
+
+    ``status`` is the whole new status (:mod:`scheduler.status.workload_status`);
+    only ``admission`` and the scheduler's conditions are applied.  Leaving
+    ``admission`` out removes it (the field manager owned it).  The
+    resourceVersion of the object as read makes the apply conditional.
+    """
+    meta = objects.metadata(workload)
+    metadata: dict[str, Any] = {"name": objects.name(workload)}
+    if meta.get("namespace"):
+        metadata["namespace"] = meta["namespace"]
+    if meta.get("resourceVersion"):
+        metadata["resourceVersion"] = meta["resourceVersion"]
+    applied: dict[str, Any] = {
+        "conditions": [
+            dict(condition)
+            for condition in status.get("conditions") or []
+            if condition.get("type") in SCHEDULER_WORKLOAD_CONDITIONS
+        ]
+    }
+    if status.get("admission") is not None:
+        applied["admission"] = status["admission"]
+    return {"apiVersion": V1BETA2, "kind": "Workload", "metadata": metadata, "status": applied}
+
+
 class Writer:
     """The scheduler's writes over a :class:`~scheduler.kube.rest.RestClient`."""
 
-    def __init__(self, rest: RestClient) -> None:
+    def __init__(self, rest: RestClient, *, fence: Fence | None = None) -> None:
         self.rest = rest
+        self.fence: Fence = fence or Unfenced()
         self._locks: dict[str, asyncio.Lock] = {}
         self.counts: Counter[str] = Counter()
-        """Writes attempted, by ``"<verb> <resource>"``."""
+        """Writes sent, by ``"<verb> <resource>"``."""
+        self.fenced: Counter[str] = Counter()
+        """Writes the fence refused, by ``"<verb> <resource>"``."""
+        self.unreachable = 0
+        """Writes that got no answer since :meth:`take_unreachable` last ran."""
         self.events = EventRecorder(rest, timed=self._timed)
 
     def _lock(self, key: str) -> asyncio.Lock:
         return self._locks.setdefault(key, asyncio.Lock())
 
-    async def _timed(self, verb: str, resource: str, call: Awaitable[T]) -> T:
+    async def _timed(self, verb: str, resource: str, send: Send[T]) -> T:
+        """Send one write if the fence allows it (else :class:`Fenced`), counted and timed."""
+        try:
+            timeout = self.fence.write_timeout()
+        except Fenced:
+            self.fenced[f"{verb} {resource}"] += 1
+            WRITES_FENCED.labels(verb, resource).inc()
+            raise
+        LAST_WRITE_SENT.set_to_current_time()
+        self.counts[f"{verb} {resource}"] += 1
         started = time.perf_counter()
         try:
-            return await call
+            return await send(timeout)
+        except Unreachable:
+            self.unreachable += 1
+            raise
         finally:
-            self.counts[f"{verb} {resource}"] += 1
             WRITE_SECONDS.labels(verb, resource).observe(time.perf_counter() - started)
+
+    def take_unreachable(self) -> int:
+        """Writes without an answer since the last call (and start counting again)."""
+        count, self.unreachable = self.unreachable, 0
+        return count
 
     # -- Workloads and queues ----------------------------------------------------------
 
@@ -95,21 +171,94 @@ class Writer:
         path = kueue_resource("workloads").collection_path(namespace)
         async with self._lock(f"workloads/{objects.key(workload)}"):
             try:
-                await self._timed("create", "workloads", self.rest.create(path, workload))
+                await self._timed(
+                    "create",
+                    "workloads",
+                    lambda timeout: self.rest.create(path, workload, timeout=timeout),
+                )
             except Conflict:
                 return False
         return True
 
+    async def update_workload(
+        self, old: Mapping[str, Any], new: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Replace the Workload's spec: a PUT carrying the resourceVersion ``old`` was read at.
+
+        The API server refuses it (409, :class:`Conflict`) if the Workload moved
+        since, e.g. when an admission was written in between.
+        """
+        body = {
+            **dict(new),
+            "metadata": {
+                **objects.metadata(new),
+                "resourceVersion": objects.metadata(old).get("resourceVersion"),
+            },
+        }
+        path = kueue_resource("workloads").object_path(
+            objects.name(old), namespace=objects.namespace(old)
+        )
+        async with self._lock(f"workloads/{objects.key(old)}"):
+            return await self._timed(
+                "update",
+                "workloads",
+                lambda timeout: self.rest.replace(path, body, timeout=timeout),
+            )
+
+    async def delete_workload(self, workload: Mapping[str, Any]) -> None:
+        """Delete the Workload as read: preconditions on its UID and resourceVersion."""
+        metadata = objects.metadata(workload)
+        preconditions = {
+            key: str(metadata[key]) for key in ("uid", "resourceVersion") if metadata.get(key)
+        }
+        path = kueue_resource("workloads").object_path(
+            objects.name(workload), namespace=objects.namespace(workload)
+        )
+        async with self._lock(f"workloads/{objects.key(workload)}"):
+            await self._timed(
+                "delete",
+                "workloads",
+                lambda timeout: self.rest.delete(
+                    path, preconditions=preconditions, timeout=timeout
+                ),
+            )
+
     async def write_workload_status(
         self, workload: Mapping[str, Any], status: Mapping[str, Any]
     ) -> dict[str, Any]:
-        """Turn the Workload as read into one with ``status``: a guarded JSON patch on /status."""
-        return await self.write_status("workloads", workload, status)
+        """Give the Workload as read the scheduler's part of ``status``; the object as stored.
+
+        Server-side apply on ``/status`` as ``kueue-admission`` with ``force``,
+        conditional on the resourceVersion read (:func:`workload_status_apply`).
+        """
+        path = kueue_resource("workloads").object_path(
+            objects.name(workload), namespace=objects.namespace(workload), subresource="status"
+        )
+        body = workload_status_apply(workload, status)
+        async with self._lock(f"workloads/{objects.key(workload)}"):
+            stored = await self._timed(
+                "patch",
+                "workloads/status",
+                lambda timeout: self.rest.apply(
+                    path, body, field_manager=ADMISSION_FIELD_MANAGER, force=True, timeout=timeout
+                ),
+            )
+            if "admission" in body["status"] or objects.admission(stored) is None:
+                return stored
+            # Another manager co-owns the admission (written before kuota applied
+            # as kueue-admission, by JSON patch): leaving it out of an apply does not
+            # remove it, and neither does null.  Remove it explicitly, guarded.
+            removal = [version_test(stored), {"op": "remove", "path": "/status/admission"}]
+            return await self._timed(
+                "patch",
+                "workloads/status",
+                lambda timeout: self.rest.json_patch(path, removal, timeout=timeout),
+            )
 
     async def write_status(
         self, plural: str, obj: Mapping[str, Any], status: Mapping[str, Any]
     ) -> dict[str, Any]:
-        """Guarded JSON patch on the status of a kueue.x-k8s.io object; the object as stored."""
+        """Guarded JSON patch on the status of a queue (any kueue.x-k8s.io object); as stored."""
         # Diff from the object exactly as stored: an object without any status
         # needs "add /status", not "add /status/conditions".
         current: dict[str, Any] = {"status": obj["status"]} if "status" in obj else {}
@@ -119,7 +268,9 @@ class Writer:
         )
         async with self._lock(f"{plural}/{objects.key(obj)}"):
             return await self._timed(
-                "patch", f"{plural}/status", self.rest.json_patch(path, operations)
+                "patch",
+                f"{plural}/status",
+                lambda timeout: self.rest.json_patch(path, operations, timeout=timeout),
             )
 
     # -- Jobs ----------------------------------------------------------------------------
@@ -131,7 +282,11 @@ class Writer:
             return dict(old)
         path = JOBS.object_path(objects.name(old), namespace=objects.namespace(old))
         async with self._lock(f"jobs/{objects.key(old)}"):
-            return await self._timed("patch", "jobs", self.rest.json_patch(path, operations))
+            return await self._timed(
+                "patch",
+                "jobs",
+                lambda timeout: self.rest.json_patch(path, operations, timeout=timeout),
+            )
 
     async def clear_job_start_time(self, job: Mapping[str, Any]) -> dict[str, Any]:
         """Remove ``status.startTime`` (so the pod template of a suspended Job may change)."""
@@ -140,7 +295,11 @@ class Writer:
             objects.name(job), namespace=objects.namespace(job), subresource="status"
         )
         async with self._lock(f"jobs/{objects.key(job)}"):
-            return await self._timed("patch", "jobs/status", self.rest.json_patch(path, operations))
+            return await self._timed(
+                "patch",
+                "jobs/status",
+                lambda timeout: self.rest.json_patch(path, operations, timeout=timeout),
+            )
 
     # -- Events --------------------------------------------------------------------------
 

@@ -1,10 +1,15 @@
 """``kuota-scheduler``: the live scheduler process (composition root).
 
 Every replica runs the informers (so a standby is warm); only the holder of
-the ``coordination.k8s.io`` Lease runs the scheduling loop and writes.  A
-leader that cannot renew its Lease stops acting and exits, so the standby
-takes over within the lease duration and starts from what the cluster
-recorded.  ``/healthz``, ``/readyz`` and ``/metrics`` are served on
+the ``coordination.k8s.io`` Lease runs the scheduling loop and writes, and
+no write leaves the process unless the Lease is held at that instant
+(:mod:`scheduler.kube.fence`).  A leader that cannot renew its Lease in
+time, or whose write was fenced, *steps down*: its loop stops, its engine is
+rebuilt from the informers' stores, and it campaigns again; meanwhile a
+standby takes over within the lease duration.  Nothing about the API server
+(a restart, a timeout, a lost Lease) ends the process; only a bug in a main
+task does.  On SIGTERM the leader releases the Lease, so a standby takes
+over at once.  ``/healthz``, ``/readyz`` and ``/metrics`` are served on
 ``--metrics-bind-address``.
 """
 
@@ -26,7 +31,8 @@ from scheduler import logs
 from scheduler.api.config import Configuration, parse_configuration
 from scheduler.kube.client import new_api_client
 from scheduler.kube.leader import AlwaysLeader, Leadership, LeaseElection
-from scheduler.kube.rest import Rest
+from scheduler.kube.ownership import adopt_lease
+from scheduler.kube.rest import Rest, RestError
 from scheduler.service.loop import Scheduler, Settings
 from scheduler.service.observability import health_app
 from scheduler.version import kuota_version
@@ -68,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--renew-deadline",
         type=int,
         default=10,
-        help="seconds the leader keeps trying to renew before it stops acting (default 10)",
+        help="seconds after a renewal was sent during which the leader may write; "
+        "past it, writes are fenced and it steps down (default 10)",
     )
     parser.add_argument(
         "--retry-period", type=int, default=2, help="seconds between Lease attempts (default 2)"
@@ -77,6 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--identity",
         default=f"{socket.gethostname()}-{os.getpid()}",
         help="this replica's name in the Lease",
+    )
+    parser.add_argument(
+        "--owner-deployment",
+        metavar="NAME",
+        help="the Deployment (in --lease-namespace) that owns the Lease: deleting it deletes the"
+        " Lease (the chart sets it; scheduler.kube.ownership)",
     )
     parser.add_argument(
         "--metrics-bind-address",
@@ -104,12 +117,27 @@ def load_configuration(path: Path | None) -> Configuration | None:
 
 async def serve(args: argparse.Namespace) -> int:
     api = await new_api_client(args.kubeconfig)
+    rest = Rest(api)
+    leadership: Leadership = (
+        LeaseElection(
+            rest,
+            name=args.lease_name,
+            namespace=args.lease_namespace,
+            identity=args.identity,
+            lease_duration=args.lease_duration,
+            renew_deadline=args.renew_deadline,
+            retry_period=args.retry_period,
+        )
+        if args.leader_elect
+        else AlwaysLeader(args.identity)
+    )
     scheduler = Scheduler(
-        Rest(api),
+        rest,
         Settings(
             config=load_configuration(args.config),
             status_writes_per_second=args.status_writes_per_second,
         ),
+        fence=leadership.fence,
     )
     scheduler.writer.events.instance = args.identity  # reportingInstance: this replica, as leased
     host, _, port = args.metrics_bind_address.rpartition(":")
@@ -121,29 +149,28 @@ async def serve(args: argparse.Namespace) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
     watching = asyncio.create_task(scheduler.watch(), name="informers")
-    leadership: Leadership = (
-        LeaseElection(
-            api,
-            name=args.lease_name,
-            namespace=args.lease_namespace,
-            identity=args.identity,
-            lease_duration=args.lease_duration,
-            renew_deadline=args.renew_deadline,
-            retry_period=args.retry_period,
-        )
-        if args.leader_elect
-        else AlwaysLeader(args.identity)
-    )
-    lost = asyncio.Event()
 
-    async def on_lost() -> None:
-        log.warning(
-            "no longer leading; stopping so a healthy replica can lead",
+    async def stepped_down() -> None:
+        scheduler.rebuild()
+        log.info(
+            "stepped down: state rebuilt from the informers, campaigning again",
             extra={"identity": args.identity},
         )
-        lost.set()
 
-    acting = asyncio.create_task(leadership.run(scheduler.lead, on_lost), name="leading")
+    async def lead() -> None:
+        if args.leader_elect and args.owner_deployment:
+            try:
+                await adopt_lease(
+                    rest, args.lease_namespace, args.lease_name, args.owner_deployment
+                )
+            except RestError as failure:  # the Lease stays; only `helm uninstall` would miss it
+                log.warning(
+                    "could not add the owner reference to the Lease",
+                    extra={"error": str(failure)},
+                )
+        await scheduler.lead()
+
+    acting = asyncio.create_task(leadership.run(lead, stepped_down), name="leading")
     log.info(
         "kuota-scheduler started",
         extra={
@@ -153,7 +180,7 @@ async def serve(args: argparse.Namespace) -> int:
         },
     )
     done, _ = await asyncio.wait(
-        [asyncio.create_task(stopping.wait()), asyncio.create_task(lost.wait()), acting, watching],
+        [asyncio.create_task(stopping.wait()), acting, watching],
         return_when=asyncio.FIRST_COMPLETED,
     )
     for task in (acting, watching):
@@ -161,11 +188,12 @@ async def serve(args: argparse.Namespace) -> int:
             log.error(
                 "a main task failed", exc_info=task.exception(), extra={"task": task.get_name()}
             )
-    code = 1 if lost.is_set() or any(t in done for t in (acting, watching)) else 0
-    for task in (acting, watching):
+    # Only a bug ends a main task (or, with --no-leader-elect, a failed loop).
+    code = 1 if any(t in done for t in (acting, watching)) else 0
+    for task in (acting, watching):  # leading: the work stops, then the Lease is released
         task.cancel()
     await asyncio.gather(acting, watching, return_exceptions=True)
-    try:  # the Events already queued explain what was done: write them, briefly
+    try:  # Events queued and not written yet are fenced now: say so
         await asyncio.wait_for(scheduler.writer.events_sent(), timeout=EVENT_FLUSH_SECONDS)
     except TimeoutError:
         log.warning(
@@ -178,8 +206,23 @@ async def serve(args: argparse.Namespace) -> int:
     return code
 
 
+def check_lease_timings(args: argparse.Namespace) -> str | None:
+    """What is wrong with the Lease timings, if anything: pure."""
+    if not args.leader_elect:
+        return None
+    if args.renew_deadline >= args.lease_duration:
+        return "--renew-deadline must be less than --lease-duration (the gap bounds each write)"
+    if args.renew_deadline <= 1.2 * args.retry_period:
+        return "--renew-deadline must be more than 1.2 x --retry-period"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    problem = check_lease_timings(args)
+    if problem:
+        parser.error(problem)
     logs.configure(args.log_level)
     return asyncio.run(serve(args))
 

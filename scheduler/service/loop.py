@@ -10,9 +10,15 @@ the mirror feed the engine).  Order of work, kept by :class:`Scheduler`:
    elected scheduler starts from what the cluster recorded.
 2. Only the leader acts (``lead``).  Each *turn* it reconciles the Jobs that
    changed, runs one engine cycle, carries the decisions out, and about once
-   a second refreshes ClusterQueue and LocalQueue status.
+   a second refreshes ClusterQueue and LocalQueue status.  Every write is
+   fenced (:mod:`scheduler.kube.fence`); a fenced write ends the term.
 3. When a turn did nothing, the loop sleeps until an informer event wakes it
-   (or ``idle_wait_seconds`` pass).
+   (or ``idle_wait_seconds`` pass); when writes found the API server
+   unreachable, it backs off.
+4. When a term ends (:mod:`scheduler.kube.leader`), ``rebuild`` throws the
+   engine away and rebuilds it from the informers' stores (the informers
+   keep running on every replica), so the next term starts from what the
+   cluster recorded, exactly like a fresh process.
 
 Every line logged during a turn carries ``"cycle": N`` (the turn's number),
 so a decision's log line can be found with everything that led to it.
@@ -33,7 +39,9 @@ from scheduler.api.config import Configuration
 from scheduler.core.engine import Engine
 from scheduler.kube import metrics
 from scheduler.kube.executor import Executor
+from scheduler.kube.fence import Fence
 from scheduler.kube.finalizers import FinalizerReleaser
+from scheduler.kube.informer import Backoff, Event
 from scheduler.kube.mirror import Mirror
 from scheduler.kube.queue_reporter import QueueReporter
 from scheduler.kube.rest import RestClient
@@ -56,40 +64,70 @@ class Settings:
     idle_wait_seconds: float = 1.0
     concurrent_writes: int = 16
     queue_status_interval_seconds: float = 1.0
+    event_flush_seconds: float = 2.0
 
 
 class Scheduler:
     """Engine, mirror, informers, executor and queue reporter, wired for one process."""
 
     def __init__(
-        self, rest: RestClient, settings: Settings, *, clock: Callable[[], datetime] = utc_now
+        self,
+        rest: RestClient,
+        settings: Settings,
+        *,
+        clock: Callable[[], datetime] = utc_now,
+        fence: Fence | None = None,
     ) -> None:
         self.settings = settings
         self.clock = clock
         self.role = "follower"
         self.alive = True
         self.turns = 0
+        self.rebuilds = 0
         self.wakeup = asyncio.Event()
         self.next_queue_status = 0.0
-        self.engine = Engine(settings.config)
+        self.writer = Writer(rest, fence=fence)
+        self._build()
+        self.informers = scheduler_informers(rest, lambda: self.mirror, on_change=self.wakeup.set)
+
+    def _build(self) -> None:
+        """A fresh engine and everything that holds it (nothing assumed, nothing pending)."""
+        self.engine = Engine(self.settings.config)
         self.mirror = Mirror(self.engine)
-        self.writer = Writer(rest)
         self.executor = Executor(
             engine=self.engine,
             mirror=self.mirror,
             writer=self.writer,
-            clock=clock,
+            clock=self.clock,
             role=lambda: self.role,
-            concurrent_writes=settings.concurrent_writes,
-            status_writes_per_second=settings.status_writes_per_second,
+            concurrent_writes=self.settings.concurrent_writes,
+            status_writes_per_second=self.settings.status_writes_per_second,
         )
         self.queues = QueueReporter(
-            engine=self.engine, mirror=self.mirror, writer=self.writer, clock=clock
+            engine=self.engine, mirror=self.mirror, writer=self.writer, clock=self.clock
         )
         self.finalizers = FinalizerReleaser(
             engine=self.engine, mirror=self.mirror, writer=self.writer
         )
-        self.informers = scheduler_informers(rest, self.mirror, on_change=self.wakeup.set)
+
+    def rebuild(self) -> None:
+        """Forget everything this replica decided and rebuild it from the informers' stores.
+
+        Called when a term of leadership ends: assumptions whose writes were
+        fenced or never confirmed, queued pending explanations, objects the
+        executor stored from its own writes, all go; what remains is what
+        the API server sent, exactly as after the first lists.  Synchronous,
+        so no informer event falls in between.
+        """
+        self._build()
+        self.rebuilds += 1
+        for informer in self.informers:
+            for key, obj in list(informer.store.items()):
+                informer.handler(Event("ADDED", obj, key))
+        log.info(
+            "state rebuilt from the informers",
+            extra={"workloads": len(self.mirror.workloads), "jobs": len(self.mirror.jobs)},
+        )
 
     def ready(self) -> bool:
         return all(informer.synced.is_set() for informer in self.informers)
@@ -99,17 +137,36 @@ class Scheduler:
         await asyncio.gather(*(informer.run() for informer in self.informers))
 
     async def lead(self) -> None:
-        """The leader's loop: wait for every first list, then reconcile and schedule forever."""
+        """The leader's loop: wait for every first list, then reconcile and schedule forever.
+
+        When writes find the API server unreachable the loop backs off
+        (0.5 s doubling to 30 s) instead of deciding and failing again at once.
+        A :class:`~scheduler.kube.fence.Fenced` write ends the loop (the term).
+        """
         while not self.ready():
             await asyncio.sleep(0.05)
         self.role = "leader"
+        metrics.LEADING.set(1)
         log.info(
             "leading: informers synced, usage rebuilt from Workload status",
             extra={"workloads": len(self.mirror.workloads), "jobs": len(self.mirror.jobs)},
         )
+        backoff = Backoff()
+        self.writer.take_unreachable()
         try:
             while True:
-                if not await self.turn():
+                acted = await self.turn()
+                unreachable = self.writer.take_unreachable()
+                if unreachable:
+                    delay = backoff.delay()
+                    log.warning(
+                        "the API server did not answer; backing off",
+                        extra={"writes": unreachable, "retry_in_s": round(delay, 2)},
+                    )
+                    await asyncio.sleep(delay)
+                    continue
+                backoff.reset()
+                if not acted:
                     self.wakeup.clear()
                     try:
                         await asyncio.wait_for(
@@ -119,6 +176,13 @@ class Scheduler:
                         pass
         finally:
             self.role = "follower"
+            metrics.LEADING.set(0)
+            try:  # the Events already queued explain what was done: write them, briefly
+                await asyncio.wait_for(
+                    self.writer.events_sent(), timeout=self.settings.event_flush_seconds
+                )
+            except TimeoutError:
+                pass
 
     async def turn(self) -> bool:
         """Reconcile Jobs, run one engine cycle, carry it out; True when it did something."""

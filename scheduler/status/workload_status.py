@@ -3,9 +3,10 @@
 The engine decides; this module turns a decision into the exact ``status``
 fields of scheduling.md 6.1/6.2/4.7/6.5: the ``admission`` record and the
 ``QuotaReserved`` / ``Admitted`` / ``Evicted`` / ``Finished`` conditions.
-Each function returns the *whole* new status (the executor diffs it against
-the stored one into a guarded patch), or None when the stored status already
-says exactly that, so an unchanged explanation costs no write.
+Each function returns the *whole* new status (the writer applies the
+scheduler's part of it, :func:`scheduler.kube.writer.workload_status_apply`),
+or None when the stored status already says exactly that, so an unchanged
+explanation costs no write.
 """
 
 from __future__ import annotations

@@ -56,6 +56,9 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
     }
     expected |= {
         ("kueue.x-k8s.io", "workloads", "create"),
+        # Writer.update_workload / delete_workload: the Workload of a changed Job
+        ("kueue.x-k8s.io", "workloads", "update"),
+        ("kueue.x-k8s.io", "workloads", "delete"),
         ("kueue.x-k8s.io", "workloads/status", "patch"),
         ("kueue.x-k8s.io", "clusterqueues/status", "patch"),
         ("kueue.x-k8s.io", "localqueues/status", "patch"),
@@ -76,6 +79,9 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         ("coordination.k8s.io", "leases", "create"),
         ("coordination.k8s.io", "leases", "get"),
         ("coordination.k8s.io", "leases", "update"),
+        # scheduler/kube/ownership.py: the Lease's owner is the scheduler's Deployment
+        ("coordination.k8s.io", "leases", "patch"),
+        ("apps", "deployments", "get"),
     }
     assert grants == expected
 

@@ -4,9 +4,9 @@ It keeps objects by path, gives every write a new resourceVersion, applies
 JSON patches with ``jsonpatch`` (a failed ``test`` is a Conflict, as on a
 real server), answers 404 for unknown objects and 409 for a create of an
 existing name, records every call in order, and queues a watch event for
-every write; :meth:`FakeApi.events` hands them to the test, which decides
-when the scheduler's mirror "sees" them.  Failures are injected per verb and
-path with :meth:`FakeApi.fail`.
+every write (a delete checks its preconditions); :meth:`FakeApi.events`
+hands them to the test, which decides when the scheduler's mirror "sees"
+them.  Failures are injected per verb and path with :meth:`FakeApi.fail`.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ class Call:
     verb: str
     path: str
     body: Any = None
+    timeout: float | None = None
 
 
 @dataclass
@@ -43,6 +44,10 @@ class FakeApi:
     most_in_flight: dict[str, int] = field(default_factory=dict)
     concurrent: int = 0
     most_concurrent: int = 0
+    managed: dict[str, dict[str, set[str]]] = field(default_factory=dict)
+    """Path -> field manager -> the status fields it applied (server-side apply)."""
+    applies: list[tuple[str, str, bool]] = field(default_factory=list)
+    """(path, field manager, force) of every apply."""
 
     # -- test controls -------------------------------------------------------------------
 
@@ -71,8 +76,10 @@ class FakeApi:
 
     # -- the protocol ----------------------------------------------------------------------
 
-    async def _enter(self, verb: str, path: str, body: Any = None) -> None:
-        self.calls.append(Call(verb, path, copy.deepcopy(body)))
+    async def _enter(
+        self, verb: str, path: str, body: Any = None, timeout: float | None = None
+    ) -> None:
+        self.calls.append(Call(verb, path, copy.deepcopy(body), timeout))
         self.in_flight[path] = self.in_flight.get(path, 0) + 1
         self.most_in_flight[path] = max(self.most_in_flight.get(path, 0), self.in_flight[path])
         self.concurrent += 1
@@ -106,8 +113,10 @@ class FakeApi:
         items = [copy.deepcopy(o) for p, o in self.store.items() if p.startswith(path + "/")]
         return {"items": items, "metadata": {"resourceVersion": str(self.version)}}
 
-    async def create(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        await self._enter("POST", path, body)
+    async def create(
+        self, path: str, body: Mapping[str, Any], *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        await self._enter("POST", path, body, timeout)
         name = body.get("metadata", {}).get("name") or f"generated-{self.version}"
         target = f"{path}/{name}"
         if target in self.store:
@@ -118,8 +127,10 @@ class FakeApi:
         created["metadata"].setdefault("creationTimestamp", CREATED)
         return self.put(target, created)
 
-    async def replace(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        await self._enter("PUT", path, body)
+    async def replace(
+        self, path: str, body: Mapping[str, Any], *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        await self._enter("PUT", path, body, timeout)
         _, current = self._object(path)
         wanted = body.get("metadata", {}).get("resourceVersion")
         if wanted != current["metadata"]["resourceVersion"]:
@@ -127,9 +138,13 @@ class FakeApi:
         return self.put(path, body)
 
     async def json_patch(
-        self, path: str, operations: Sequence[Mapping[str, Any]]
+        self,
+        path: str,
+        operations: Sequence[Mapping[str, Any]],
+        *,
+        timeout: float | None = None,
     ) -> dict[str, Any]:
-        await self._enter("PATCH", path, list(operations))
+        await self._enter("PATCH", path, list(operations), timeout)
         base, current = self._object(path)
         try:
             patched = jsonpatch.apply_patch(current, [dict(op) for op in operations])
@@ -137,10 +152,34 @@ class FakeApi:
             raise Conflict(f"PATCH {path}: HTTP 422: test failed: {failed}", status=422) from None
         return self.put(base, patched)
 
-    async def merge_patch(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        await self._enter("MERGE", path, body)
+    async def merge_patch(
+        self, path: str, body: Mapping[str, Any], *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        await self._enter("MERGE", path, body, timeout)
         base, current = self._object(path)
-        return self.put(base, {**current, **body})
+        wanted = (body.get("metadata") or {}).get("resourceVersion")
+        if wanted is not None and wanted != current["metadata"]["resourceVersion"]:
+            raise Conflict("the object has been modified", status=409)
+        return self.put(base, merged(current, body))
+
+    async def delete(
+        self,
+        path: str,
+        *,
+        preconditions: Mapping[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]:
+        await self._enter("DELETE", path, dict(preconditions or {}), timeout)
+        base, current = self._object(path)
+        metadata = current.get("metadata", {})
+        for key, wanted in (preconditions or {}).items():
+            if metadata.get(key) != wanted:
+                raise Conflict(f"DELETE {path}: precondition failed: {key}", status=409)
+        del self.store[base]
+        self.version += 1
+        gone = copy.deepcopy(current)
+        self.pending_events.append(("DELETED", gone))
+        return {"kind": "Status", "status": "Success"}
 
     async def stream(
         self, path: str, *, query: Query = (), timeout: float | None = None
@@ -151,8 +190,65 @@ class FakeApi:
             yield {}
 
     async def apply(
-        self, path: str, body: Mapping[str, Any], *, field_manager: str, force: bool = False
+        self,
+        path: str,
+        body: Mapping[str, Any],
+        *,
+        field_manager: str,
+        force: bool = False,
+        timeout: float | None = None,
     ) -> dict[str, Any]:
-        await self._enter("APPLY", path, body)
+        """Server-side apply of a status, as far as the scheduler uses it.
+
+        The resourceVersion in ``body`` is a precondition (409).  Status fields
+        are owned per manager: a top-level field or a condition (keyed by
+        type).  A field the manager applied before and leaves out now is
+        removed unless another manager owns it; without ``force``, applying a
+        field another manager owns is a 409 conflict.
+        """
+        await self._enter("PATCH", path, body, timeout)  # an HTTP PATCH; ``applies`` tells it apart
+        self.applies.append((path, field_manager, force))
         base, current = self._object(path)
-        return self.put(base, {**current, **body})
+        wanted = body.get("metadata", {}).get("resourceVersion")
+        if wanted is not None and wanted != current["metadata"]["resourceVersion"]:
+            raise Conflict(f"PATCH {path}: HTTP 409: the object has been modified", status=409)
+        applied_status = dict(body.get("status") or {})
+        conditions = {c["type"]: dict(c) for c in applied_status.pop("conditions", None) or []}
+        fields = {f"status.{name}" for name in applied_status} | {
+            f"condition.{kind}" for kind in conditions
+        }
+        owners = self.managed.setdefault(base, {})
+        others = {f for manager, owned in owners.items() if manager != field_manager for f in owned}
+        if not force and fields & others:
+            raise Conflict(f"PATCH {path}: HTTP 409: apply conflict on {fields & others}", 409)
+        for manager, owned in owners.items():
+            if manager != field_manager:
+                owned -= fields
+        dropped = owners.get(field_manager, set()) - fields - others
+        owners[field_manager] = fields
+        result = copy.deepcopy(current)
+        status = result.setdefault("status", {})
+        kept = []
+        for item in status.get("conditions", []):
+            if item["type"] in conditions:
+                kept.append(conditions.pop(item["type"]))
+            elif f"condition.{item['type']}" not in dropped:
+                kept.append(item)
+        status["conditions"] = [*kept, *conditions.values()]
+        for name in [f.removeprefix("status.") for f in dropped if f.startswith("status.")]:
+            status.pop(name, None)
+        status.update(copy.deepcopy(applied_status))
+        return self.put(base, result)
+
+
+def merged(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch: mappings merge, ``null`` deletes, anything else replaces."""
+    if not isinstance(patch, Mapping):
+        return copy.deepcopy(patch)
+    result = dict(target) if isinstance(target, Mapping) else {}
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merged(result.get(key), value)
+    return result

@@ -268,8 +268,10 @@ async def test_an_event_queued_as_the_last_sender_finishes_is_still_sent() -> No
     at_gate = asyncio.Event()
 
     class GatedApi(FakeApi):
-        async def create(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
-            created = await super().create(path, body)
+        async def create(
+            self, path: str, body: Mapping[str, Any], *, timeout: float | None = None
+        ) -> dict[str, Any]:
+            created = await super().create(path, body, timeout=timeout)
             at_gate.set()
             await gate  # past this, the sender finishes without yielding again
             return created
@@ -292,9 +294,9 @@ async def test_writes_go_through_the_timed_wrapper() -> None:
     api, clock = FakeApi(), Clock()
     seen: list[tuple[str, str]] = []
 
-    async def timed(verb: str, resource: str, call: Any, /) -> Any:
+    async def timed(verb: str, resource: str, send: Any, /) -> Any:
         seen.append((verb, resource))
-        return await call
+        return await send(None)
 
     events = recorder(api, clock, timed=timed)
     events.record(listed_job(), kind="Job", reason="R", message="m")

@@ -6,8 +6,10 @@ import copy
 from typing import Any
 
 import jsonpatch
+import pytest
 
 from scheduler.api.refs import RESOURCE_IN_USE_FINALIZER
+from scheduler.kube.fence import Fenced, LeaseFence
 from scheduler.kube.finalizers import (
     FinalizerReleaser,
     finalizer_removal,
@@ -220,3 +222,13 @@ async def test_a_deleted_flavor_goes_once_no_queue_names_it() -> None:
     world.deliver()
     await finalizer.release()
     assert finalizers(world, FLAVOR_PATH) == []
+
+
+async def test_a_fenced_replica_removes_no_finalizer() -> None:
+    world = World().setup()
+    world.writer.fence = LeaseFence(lease_duration=15, renew_deadline=10)  # never renewed
+    world.add(CQ_PATH, deleting(world.api.store[CQ_PATH], RESOURCE_IN_USE_FINALIZER))
+    with pytest.raises(Fenced):
+        await releaser(world).release()
+    assert patch_calls(world) == []
+    assert finalizers(world, CQ_PATH) == [RESOURCE_IN_USE_FINALIZER]

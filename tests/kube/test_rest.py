@@ -8,8 +8,10 @@ every answer to the exception vocabulary.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -186,6 +188,27 @@ async def test_create_replace_and_list(server: tuple[Script, Rest]) -> None:
     assert get.query == {"labelSelector": "kueue.x-k8s.io/queue-name"}
 
 
+async def test_a_delete_carries_its_preconditions_and_a_failed_one_is_a_conflict(
+    server: tuple[Script, Rest],
+) -> None:
+    script, api = server
+    workload = "/apis/kueue.x-k8s.io/v1beta2/namespaces/ml/workloads/job-train-1"
+    script.answers[("DELETE", workload)] = (200, {"kind": "Status", "status": "Success"})
+    await api.delete(workload, preconditions={"uid": "u1", "resourceVersion": "7"})
+    (sent,) = script.seen
+    assert sent.body == {
+        "apiVersion": "v1",
+        "kind": "DeleteOptions",
+        "preconditions": {"uid": "u1", "resourceVersion": "7"},
+    }
+    script.answers[("DELETE", workload)] = (
+        409,
+        status(409, "Precondition failed: UID in precondition: u1, UID in object meta: u2"),
+    )
+    with pytest.raises(rest.Conflict):
+        await api.delete(workload, preconditions={"uid": "u1"})
+
+
 async def test_a_watch_yields_each_line_and_a_broken_line_is_an_error(
     server: tuple[Script, Rest],
 ) -> None:
@@ -230,3 +253,51 @@ def test_which_kubeconfig_is_loaded() -> None:
     assert kubeconfig_source(None, {"KUBECONFIG": "/a:/b"}) == "/a:/b"
     assert kubeconfig_source(None, {"KUBECONFIG": ":"}) is None, "an empty list is no kubeconfig"
     assert kubeconfig_source(None, {}) is None, "in-cluster"
+
+
+async def test_a_write_with_a_timeout_sends_the_server_the_same_deadline(
+    server: tuple[Script, Rest],
+) -> None:
+    script, api = server
+    script.answers[("PATCH", JOB)] = (200, {"kind": "Job"})
+    await api.json_patch(JOB, [{"op": "remove", "path": "/status/startTime"}], timeout=2.5)
+    await api.merge_patch(JOB, {"metadata": {}})
+    patch, unbounded = script.seen
+    assert patch.query == {"timeout": "2500ms"}
+    assert unbounded.query == {}
+    assert rest.deadline(0.0001) == [("timeout", "1ms")], "never 0 (the server's default)"
+
+
+@pytest.fixture
+async def misbehaving() -> AsyncIterator[Rest]:
+    """An API server that answers too late (``/slow``) or drops the connection (``/drop``)."""
+
+    async def slow(_: web.Request) -> web.Response:
+        await asyncio.sleep(5)
+        return web.json_response({})
+
+    async def drop(request: web.Request) -> web.Response:
+        assert request.transport is not None
+        request.transport.close()
+        return web.json_response({})
+
+    app = web.Application()
+    app.router.add_route("*", "/slow", slow)
+    app.router.add_route("*", "/drop", drop)
+    test_server = TestServer(app, host="127.0.0.1")
+    await test_server.start_server()
+    configuration = client.Configuration(host=str(test_server.make_url("")).rstrip("/"))
+    async with client.ApiClient(configuration=configuration) as api:
+        yield Rest(api)
+    await test_server.close()
+
+
+async def test_a_write_past_its_timeout_or_a_dropped_connection_is_unreachable(
+    misbehaving: Rest,
+) -> None:
+    started = time.monotonic()
+    with pytest.raises(rest.Unreachable):
+        await misbehaving.json_patch("/slow", [], timeout=0.3)
+    assert time.monotonic() - started < 2
+    with pytest.raises(rest.Unreachable):
+        await misbehaving.replace("/drop", {}, timeout=5)

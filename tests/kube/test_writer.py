@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
+from scheduler.api.refs import V1BETA2
 from scheduler.kube.rest import ApiError, Conflict, NotFound
-from scheduler.kube.writer import Writer
+from scheduler.kube.writer import Writer, kueue_resource, workload_status_apply
 
 from .fake_api import FakeApi
 from .world import job, job_path, workload_path
@@ -56,22 +58,155 @@ async def test_an_unchanged_job_costs_no_write() -> None:
     assert api.calls == []
 
 
-async def test_a_status_write_diffs_against_the_stored_status() -> None:
+async def test_a_queue_status_write_diffs_against_the_stored_status() -> None:
     api = FakeApi()
     writer = Writer(api)
-    workload = api.put(workload_path("w"), {"metadata": {"name": "w", "namespace": "ml"}})
+    path = kueue_resource("clusterqueues").object_path("cq")
+    queue = api.put(path, {"metadata": {"name": "cq"}})
 
-    await writer.write_workload_status(workload, {"conditions": [{"type": "X"}]})
+    await writer.write_status("clusterqueues", queue, {"conditions": [{"type": "X"}]})
     (first,) = api.calls
-    assert first.path == workload_path("w") + "/status"
+    assert first.path == path + "/status"
+    assert first.body[0]["op"] == "test"
     assert first.body[1:] == [
         {"op": "add", "path": "/status", "value": {"conditions": [{"type": "X"}]}}
     ], "an object without status gets it whole"
 
-    stored = api.store[workload_path("w")]
-    await writer.write_workload_status(stored, {"conditions": [{"type": "Y"}]})
+    stored = api.store[path]
+    await writer.write_status("clusterqueues", stored, {"conditions": [{"type": "Y"}]})
     assert api.calls[1].body[1:] == [
         {"op": "replace", "path": "/status/conditions/0/type", "value": "Y"}
+    ]
+
+
+def condition(kind: str, status: str, reason: str = "R") -> dict[str, Any]:
+    return {
+        "type": kind,
+        "status": status,
+        "reason": reason,
+        "message": "",
+        "lastTransitionTime": "2026-11-22T12:00:00Z",
+    }
+
+
+ADMISSION = {
+    "clusterQueue": "cq",
+    "podSetAssignments": [
+        {"name": "main", "flavors": {"cpu": "spot"}, "resourceUsage": {"cpu": "1"}, "count": 1}
+    ],
+}
+
+
+async def test_a_workload_status_is_applied_as_kueue_admission_forced_and_conditional() -> None:
+    api = FakeApi()
+    writer = Writer(api)
+    workload = api.put(
+        workload_path("w"),
+        {
+            "apiVersion": V1BETA2,
+            "kind": "Workload",
+            "metadata": {"name": "w", "namespace": "ml", "uid": "u", "labels": {"a": "b"}},
+            "spec": {"queueName": "lq"},
+            "status": {
+                "conditions": [condition("PodsReady", "False")],
+                "requeueState": {"count": 1},
+            },
+        },
+    )
+    status = {
+        "conditions": [
+            condition("PodsReady", "False"),
+            condition("QuotaReserved", "True"),
+            condition("Admitted", "True"),
+        ],
+        "requeueState": {"count": 1},
+        "admission": ADMISSION,
+    }
+
+    stored = await writer.write_workload_status(workload, status)
+
+    (call,) = api.calls
+    assert call.verb == "PATCH" and call.path == workload_path("w") + "/status"
+    assert api.applies == [(call.path, "kueue-admission", True)]
+    assert call.body == {
+        "apiVersion": V1BETA2,
+        "kind": "Workload",
+        "metadata": {
+            "name": "w",
+            "namespace": "ml",
+            "resourceVersion": workload["metadata"]["resourceVersion"],
+        },
+        "status": {
+            "conditions": [condition("QuotaReserved", "True"), condition("Admitted", "True")],
+            "admission": ADMISSION,
+        },
+    }, "only the scheduler's fields, nothing other writers own"
+    assert stored["status"]["admission"] == ADMISSION
+    assert [c["type"] for c in stored["status"]["conditions"]] == [
+        "PodsReady",
+        "QuotaReserved",
+        "Admitted",
+    ]
+    assert writer.counts["patch workloads/status"] == 1
+
+
+def test_the_applied_configuration_of_a_status_without_admission_leaves_it_out() -> None:
+    workload = {"metadata": {"name": "w", "namespace": "ml", "resourceVersion": "7"}}
+    body = workload_status_apply(
+        workload, {"conditions": [condition("QuotaReserved", "False")], "admission": None}
+    )
+    assert body["status"] == {"conditions": [condition("QuotaReserved", "False")]}
+    assert body["metadata"] == {"name": "w", "namespace": "ml", "resourceVersion": "7"}
+
+
+async def test_a_workload_status_applied_from_a_stale_read_is_a_conflict() -> None:
+    api = FakeApi()
+    writer = Writer(api)
+    read = api.put(workload_path("w"), {"metadata": {"name": "w", "namespace": "ml"}})
+    api.put(workload_path("w"), {**read, "spec": {"active": False}})
+
+    with pytest.raises(Conflict):
+        await writer.write_workload_status(
+            read, {"conditions": [condition("QuotaReserved", "True")], "admission": ADMISSION}
+        )
+    assert "admission" not in api.store[workload_path("w")].get("status", {})
+
+
+async def test_an_applied_status_without_the_admission_removes_it() -> None:
+    api = FakeApi()
+    writer = Writer(api)
+    read = api.put(workload_path("w"), {"metadata": {"name": "w", "namespace": "ml"}})
+    admitted = await writer.write_workload_status(
+        read, {"conditions": [condition("QuotaReserved", "True")], "admission": ADMISSION}
+    )
+    released = await writer.write_workload_status(
+        admitted, {"conditions": [condition("QuotaReserved", "False")]}
+    )
+    assert "admission" not in released["status"], "the field manager owned it: omitted is removed"
+    assert released["status"]["conditions"] == [condition("QuotaReserved", "False")]
+
+
+async def test_an_admission_another_manager_co_owns_is_removed_by_a_guarded_patch() -> None:
+    api = FakeApi()
+    writer = Writer(api)
+    # Written before the scheduler applied as kueue-admission: by a JSON patch.
+    read = api.put(
+        workload_path("w"),
+        {
+            "metadata": {"name": "w", "namespace": "ml"},
+            "status": {"conditions": [condition("QuotaReserved", "True")], "admission": ADMISSION},
+        },
+    )
+    released = await writer.write_workload_status(
+        read, {"conditions": [condition("QuotaReserved", "False")]}
+    )
+    assert "admission" not in released["status"]
+    assert api.store[workload_path("w")]["status"] == released["status"]
+    apply, removal = api.calls
+    assert api.applies == [(apply.path, "kueue-admission", True)]
+    assert removal.body == [
+        {"op": "test", "path": "/metadata/resourceVersion", "value": "102"},
+        {"op": "remove", "path": "/status/admission"},
     ]
 
 

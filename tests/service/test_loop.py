@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -11,8 +12,10 @@ import pytest
 
 from scheduler import logs
 from scheduler.api import objects
+from scheduler.kube.fence import Fenced, LeaseFence
 from scheduler.kube.informer import Event
 from scheduler.kube.mirror import KUEUE_KINDS
+from scheduler.kube.rest import Unreachable
 from scheduler.service.loop import KUEUE_PLURALS, Scheduler, Settings
 from tests.kube.fake_api import FakeApi
 from tests.kube.world import (
@@ -98,3 +101,83 @@ def test_the_watched_kinds_are_the_chart_s() -> None:
         "WorkloadPriorityClass": "workloadpriorityclasses",
         "AdmissionCheck": "admissionchecks",
     }
+
+
+def deliver_through_informers(scheduler: Scheduler, api: FakeApi) -> None:
+    """As the informers would: into their stores, then through their handlers."""
+    informers = {informer.name: informer for informer in scheduler.informers}
+    for kind, obj in api.events():
+        informer = informers.get(str(obj.get("kind")))
+        if informer is None:
+            continue
+        key = objects.key(obj)
+        informer.store[key] = obj
+        informer.handler(Event(kind, obj, key))  # type: ignore[arg-type]
+
+
+class BootClock:
+    def __init__(self) -> None:
+        self.now = 500.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_fenced_admission_ends_the_term_and_the_rebuild_forgets_it() -> None:
+    api, boot = FakeApi(), BootClock()
+    gate = LeaseFence(lease_duration=15, renew_deadline=10, clock=boot)
+    gate.renewed(boot.now)
+    gate.start_term()
+    scheduler = Scheduler(
+        api, Settings(queue_status_interval_seconds=3600), clock=lambda: NOW, fence=gate
+    )
+    api.put(f"{KUEUE}/resourceflavors/spot", {**flavor(), "kind": "ResourceFlavor"})
+    api.put(f"{KUEUE}/clusterqueues/cq", {**cluster_queue(), "kind": "ClusterQueue"})
+    api.put(
+        f"{KUEUE}/namespaces/{NAMESPACE}/localqueues/lq", {**local_queue(), "kind": "LocalQueue"}
+    )
+    api.put(f"/api/v1/namespaces/{NAMESPACE}", namespace())
+    api.put(job_path("train"), job("train"))
+    deliver_through_informers(scheduler, api)
+    assert await scheduler.turn(), "turn 1 creates the Workload"
+    deliver_through_informers(scheduler, api)
+    (key,) = scheduler.mirror.workloads
+
+    boot.now += 10  # the renewal is 10 s old: the Lease may be someone else's
+    writes = len(api.calls)
+    with pytest.raises(Fenced):
+        await scheduler.turn()
+    assert len(api.calls) == writes, "the admission did not leave the process"
+    assert scheduler.engine.workload_state(key).state == "Admitted", "only assumed"
+
+    scheduler.rebuild()
+    assert scheduler.engine.workload_state(key).state == "Pending"
+    assert scheduler.engine.cluster_queue_status("cq").admitted == 0
+
+    gate.renewed(boot.now)  # the next term
+    gate.start_term()
+    assert await scheduler.turn()
+    await scheduler.writer.events_sent()
+    stored = api.store[f"{KUEUE}/namespaces/{NAMESPACE}/workloads/{key.split('/', 1)[1]}"]
+    assert stored["status"]["admission"]["clusterQueue"] == "cq"
+
+
+async def test_the_loop_backs_off_while_the_api_server_does_not_answer() -> None:
+    api = FakeApi()
+    scheduler = Scheduler(api, Settings(queue_status_interval_seconds=3600), clock=lambda: NOW)
+    api.put(f"{KUEUE}/resourceflavors/spot", flavor())
+    api.put(f"{KUEUE}/clusterqueues/cq", cluster_queue())
+    api.put(f"{KUEUE}/namespaces/{NAMESPACE}/localqueues/lq", local_queue())
+    api.put(f"/api/v1/namespaces/{NAMESPACE}", namespace())
+    api.put(job_path("train"), job("train"))
+    deliver(scheduler, api)
+    for informer in scheduler.informers:
+        informer.synced.set()
+    for _ in range(50):
+        api.fail("POST", "workloads", Unreachable("connection refused"))
+    leading = asyncio.create_task(scheduler.lead())
+    await asyncio.sleep(1.2)
+    leading.cancel()
+    await asyncio.gather(leading, return_exceptions=True)
+    attempts = sum(1 for call in api.calls if call.verb == "POST")
+    assert 2 <= attempts <= 3, f"0.5 s, then 1 s between attempts, not a busy loop: {attempts}"

@@ -86,3 +86,38 @@ async def test_a_secret_due_for_renewal_is_replaced_with_its_resource_version() 
     assert renewed["tls.crt"] != first["data"]["tls.crt"]
     assert renewed["ca.crt"] == first["data"]["ca.crt"], "the CA is far from expiry: kept"
     assert files.TLS_CERT == "tls.crt"
+
+
+OWNER = "kuota-cert-bootstrap"
+OWNED = BootstrapOptions(**{**OPTIONS.__dict__, "owner_deployment": OWNER})
+
+
+def with_deployment(api: FakeApi) -> FakeApi:
+    from scheduler.kube.ownership import DEPLOYMENTS
+
+    api.put(
+        DEPLOYMENTS.object_path(OWNER, namespace=OPTIONS.namespace),
+        {"metadata": {"name": OWNER, "uid": "deploy-1"}},
+    )
+    return api
+
+
+async def test_the_secret_belongs_to_the_bootstrap_deployment_so_uninstall_removes_it() -> None:
+    api = with_deployment(cluster())
+    await bootstrap_once(api, OWNED)
+    (reference,) = api.store[SECRET]["metadata"]["ownerReferences"]
+    assert reference == {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "name": OWNER,
+        "uid": "deploy-1",
+    }
+
+
+async def test_a_valid_secret_from_before_the_flag_is_adopted_not_reissued() -> None:
+    api = with_deployment(cluster())
+    await bootstrap_once(api, OPTIONS)
+    issued = api.store[SECRET]["data"]
+    await bootstrap_once(api, OWNED)
+    assert api.store[SECRET]["data"] == issued, "the certificates are kept"
+    assert [ref["uid"] for ref in api.store[SECRET]["metadata"]["ownerReferences"]] == ["deploy-1"]

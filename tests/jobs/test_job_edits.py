@@ -1,0 +1,275 @@
+"""A Job edited after its Workload was built (issue 12 item 4).
+
+The scheduler charges quota and picks flavors from the Workload, so a Workload
+that no longer describes its Job is never admitted or started as it is:
+pending, it is rebuilt from the Job; holding quota for a suspended, edited
+Job, it is deleted (once the Job has no pods) so the Job queues again as it
+now is; a running Job that no longer matches is suspended first.  A user's
+nodeSelector that conflicts with the admitted flavor is refused
+(``FailedToStart``), never kept on a started Job.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from scheduler.jobs.base import PodSetInfo
+from scheduler.jobs.controller import (
+    NO_MATCHING_WORKLOAD,
+    DeleteWorkload,
+    FinishWorkload,
+    FlavorPlacement,
+    RestoreJob,
+    StartJob,
+    SuspendJob,
+    UpdateWorkload,
+    next_action,
+)
+from scheduler.jobs.equivalence import pod_sets_difference
+
+from .test_controller import FLAVORS, NOW, admit, job, workload_for
+
+
+def pod_set(**changes: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}],
+    }
+    spec.update(changes.pop("spec", {}))
+    return {"name": "main", "count": 2, "template": {"spec": spec}, **changes}
+
+
+def edited(**pod_spec: Any) -> dict[str, Any]:
+    result = job()
+    result["spec"]["template"]["spec"].update(pod_spec)
+    return result
+
+
+def with_version(workload: dict[str, Any], version: str = "7") -> dict[str, Any]:
+    return {**workload, "metadata": {**workload["metadata"], "resourceVersion": version}}
+
+
+# -- the comparison --------------------------------------------------------------------------
+
+
+def test_identical_pod_sets_match_and_empty_equals_absent() -> None:
+    assert pod_sets_difference([pod_set()], [pod_set()]) is None
+    assert pod_sets_difference([pod_set(spec={"nodeSelector": {}})], [pod_set()]) is None
+    assert pod_sets_difference([pod_set(spec={"tolerations": []})], [pod_set()]) is None
+
+
+def test_resources_compare_by_quantity() -> None:
+    milli = pod_set()
+    milli["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1000m"
+    assert pod_sets_difference([milli], [pod_set()]) is None
+    more = pod_set()
+    more["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
+    assert pod_sets_difference([more], [pod_set()]) == "pod set main: containers changed"
+
+
+def test_every_quota_or_placement_field_is_a_difference() -> None:
+    assert pod_sets_difference([pod_set(count=3)], [pod_set()]) == "pod set main: count 2 -> 3"
+    assert pod_sets_difference([pod_set(minCount=1)], [pod_set()]) == (
+        "pod set main: minCount None -> 1"
+    )
+    selector = pod_set(spec={"nodeSelector": {"instance-type": "ondemand"}})
+    assert pod_sets_difference([selector], [pod_set()]) == "pod set main: nodeSelector changed"
+    required = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}
+                ]
+            }
+        }
+    }
+    assert pod_sets_difference([pod_set(spec={"affinity": required})], [pod_set()]) == (
+        "pod set main: affinity changed"
+    )
+    tolerating = pod_set(spec={"tolerations": [{"key": "spot", "operator": "Exists"}]})
+    assert pod_sets_difference([tolerating], [pod_set()]) == "pod set main: tolerations changed"
+    init = pod_set(spec={"initContainers": [{"name": "init", "image": "i"}]})
+    assert pod_sets_difference([init], [pod_set()]) == "pod set main: initContainers changed"
+    assert pod_sets_difference([pod_set(), pod_set(name="b")], [pod_set()]) == ("1 pod sets -> 2")
+
+
+def test_the_running_form_of_an_admitted_job_matches() -> None:
+    placed = [PodSetInfo("main", 2, {"instance-type": "spot"}, ({"key": "spot"},))]
+    running = pod_set(
+        spec={"nodeSelector": {"instance-type": "spot"}, "tolerations": [{"key": "spot"}]}
+    )
+    assert pod_sets_difference([running], [pod_set()], placed=placed) is None
+    assert pod_sets_difference([running], [pod_set()]) is not None, "not without the admission"
+    other = pod_set(spec={"nodeSelector": {"instance-type": "ondemand"}})
+    assert pod_sets_difference([other], [pod_set()], placed=placed) == (
+        "pod set main: nodeSelector changed"
+    )
+    partial = [PodSetInfo("main", 1, {"instance-type": "spot"})]
+    cut = pod_set(count=1, spec={"nodeSelector": {"instance-type": "spot"}})
+    assert pod_sets_difference([cut], [pod_set(minCount=1)], placed=partial) is None, (
+        "partial admission cut the count; the minimum no longer applies"
+    )
+
+
+# -- a pending Job -----------------------------------------------------------------------------
+
+
+def test_a_pending_job_given_a_node_selector_gets_its_workload_rebuilt() -> None:
+    workload = with_version(workload_for(job()))
+    changed = edited(nodeSelector={"zone": "a", "instance-type": "ondemand"})
+    action = next_action(changed, workload, flavors=FLAVORS)
+    assert isinstance(action, UpdateWorkload)
+    assert action.difference == "pod set main: nodeSelector changed"
+    rebuilt = action.workload
+    assert rebuilt["metadata"]["resourceVersion"] == "7", "the write is guarded by it"
+    assert rebuilt["metadata"]["name"] == workload["metadata"]["name"]
+    assert rebuilt["spec"]["podSets"][0]["template"]["spec"]["nodeSelector"] == {
+        "zone": "a",
+        "instance-type": "ondemand",
+    }
+    assert next_action(changed, rebuilt, flavors=FLAVORS) is None, "then it matches"
+
+
+def test_a_pending_job_resized_gets_its_workload_rebuilt_with_the_new_count() -> None:
+    workload = workload_for(job())
+    resized = job()
+    resized["spec"]["parallelism"] = 4
+    resized["spec"]["completions"] = 4
+    action = next_action(resized, workload, flavors=FLAVORS)
+    assert isinstance(action, UpdateWorkload) and action.difference == (
+        "pod set main: count 2 -> 4"
+    )
+    assert action.workload["spec"]["podSets"][0]["count"] == 4
+
+
+def test_a_rebuilt_workload_stays_deactivated_and_unchanged_jobs_need_nothing() -> None:
+    workload = workload_for(job())
+    assert next_action(job(), workload, flavors=FLAVORS) is None
+    inactive = {**workload, "spec": {**workload["spec"], "active": False}}
+    action = next_action(edited(tolerations=[{"key": "x"}]), inactive, flavors=FLAVORS)
+    assert isinstance(action, UpdateWorkload) and action.workload["spec"]["active"] is False
+
+
+def test_a_pending_job_with_a_new_time_limit_gets_its_workload_rebuilt() -> None:
+    workload = workload_for(job())
+    limited = job()
+    limited["metadata"]["annotations"] = {"kueue.x-k8s.io/max-exec-time-seconds": "60"}
+    action = next_action(limited, workload, flavors=FLAVORS)
+    assert isinstance(action, UpdateWorkload)
+    assert action.workload["spec"]["maximumExecutionTimeSeconds"] == 60
+
+
+# -- an admitted Workload ----------------------------------------------------------------------
+
+
+def test_a_job_edited_between_admission_and_start_is_not_started_its_workload_goes() -> None:
+    workload = admit(workload_for(job()), flavor="spot")
+    changed = edited(nodeSelector={"zone": "a", "instance-type": "ondemand"})
+    action = next_action(changed, workload, flavors=FLAVORS)
+    assert action == DeleteWorkload("pod set main: nodeSelector changed")
+
+
+def test_a_suspended_running_job_resized_gets_its_placement_removed_then_requeued() -> None:
+    workload = admit(workload_for(job()), flavor="spot")
+    start = next_action(job(), workload, flavors=FLAVORS)
+    assert isinstance(start, StartJob)
+    suspended = copy.deepcopy(start.job)
+    suspended["spec"].update(suspend=True, parallelism=3, completions=3)
+    suspended["status"] = {"active": 2, "startTime": "2026-11-22T12:00:00Z"}
+    assert next_action(suspended, workload, flavors=FLAVORS) is None, "quota held until pods go"
+
+    suspended["status"] = {"startTime": "2026-11-22T12:00:00Z"}
+    restore = next_action(suspended, workload, flavors=FLAVORS)
+    assert isinstance(restore, RestoreJob) and restore.clear_start_time
+    spec = restore.job["spec"]
+    assert spec["parallelism"] == 3 and spec["completions"] == 3, "the user's counts are kept"
+    assert spec["template"]["spec"]["nodeSelector"] == {"zone": "a"}, "the flavor's label is off"
+    assert "tolerations" not in spec["template"]["spec"]
+    assert "kueue.x-k8s.io/podset" not in spec["template"]["metadata"]["labels"]
+
+    restored = {**restore.job, "status": {}}
+    assert next_action(restored, workload, flavors=FLAVORS) == DeleteWorkload(
+        "pod set main: count 2 -> 3"
+    )
+
+
+def test_a_user_suspending_an_unchanged_running_job_gets_it_started_again() -> None:
+    workload = admit(workload_for(job()), flavor="spot")
+    start = next_action(job(), workload, flavors=FLAVORS)
+    assert isinstance(start, StartJob)
+    suspended = copy.deepcopy(start.job)
+    suspended["spec"]["suspend"] = True
+    assert isinstance(next_action(suspended, workload, flavors=FLAVORS), StartJob)
+
+
+def test_a_running_job_resized_behind_the_webhooks_back_is_stopped() -> None:
+    workload = admit(workload_for(job()), flavor="spot")
+    start = next_action(job(), workload, flavors=FLAVORS)
+    assert isinstance(start, StartJob)
+    assert next_action(start.job, workload, flavors=FLAVORS) is None, "the running form matches"
+    grown = copy.deepcopy(start.job)
+    grown["spec"]["parallelism"] = 5
+    grown["spec"]["completions"] = 5
+    action = next_action(grown, workload, flavors=FLAVORS)
+    assert isinstance(action, SuspendJob) and action.message == NO_MATCHING_WORKLOAD
+    assert action.job["spec"]["suspend"] is True
+
+
+def test_a_selector_conflicting_with_the_admitted_flavor_is_refused_not_kept() -> None:
+    # The flavor's labels changed after the admission: the Job asks for
+    # instance-type=spot, the flavor now stands for instance-type=preemptible.
+    mine = edited(nodeSelector={"instance-type": "spot"})
+    workload = admit(workload_for(mine), flavor="spot")
+    relabelled = {"spot": FlavorPlacement({"instance-type": "preemptible"})}
+    action = next_action(mine, workload, flavors=relabelled)
+    assert action == FinishWorkload(
+        "FailedToStart",
+        "invalid admission check PodSetUpdate: conflict for nodeSelector: "
+        "conflict for key=instance-type, value1=spot, value2=preemptible",
+    )
+    same = next_action(mine, workload, flavors=FLAVORS)
+    assert isinstance(same, StartJob), "the same value is no conflict"
+
+
+def test_a_partially_admitted_running_job_is_no_mismatch() -> None:
+    from scheduler.api.quantity import Quantity
+    from scheduler.core.decisions import Admit, PodSetAdmission
+    from scheduler.status.workload_status import admitted_status
+
+    wide = job()
+    wide["metadata"]["annotations"] = {"kueue.x-k8s.io/job-min-parallelism": "2"}
+    wide["spec"].update(parallelism=4, completions=4)
+    workload = workload_for(wide)
+    assert workload["spec"]["podSets"][0]["minCount"] == 2
+    for admitted_count in (3, 2):
+        decision = Admit(
+            workload="ml/x",
+            cluster_queue="cq",
+            pod_sets=(
+                PodSetAdmission(
+                    "main", admitted_count, {"cpu": "spot"}, {"cpu": Quantity.parse("2")}
+                ),
+            ),
+            message="",
+        )
+        admitted = {**workload, "status": admitted_status(workload, decision, NOW)}
+        start = next_action(wide, admitted, flavors=FLAVORS)
+        assert isinstance(start, StartJob)
+        assert start.job["spec"]["parallelism"] == admitted_count
+        assert next_action(start.job, admitted, flavors=FLAVORS) is None, admitted_count
+
+
+def test_a_pending_job_moved_to_another_queue_takes_its_workload_along() -> None:
+    workload = workload_for(job())
+    moved = job(queue="other-queue")
+    action = next_action(moved, workload, flavors=FLAVORS)
+    assert isinstance(action, UpdateWorkload) and action.difference == "queue name changed"
+    assert action.workload["spec"]["queueName"] == "other-queue"
+
+
+def test_a_flavor_relabelled_under_a_running_job_does_not_stop_it() -> None:
+    workload = admit(workload_for(job()), flavor="spot")
+    start = next_action(job(), workload, flavors=FLAVORS)
+    assert isinstance(start, StartJob)
+    relabelled = {**FLAVORS, "spot": FlavorPlacement({"instance-type": "preemptible"})}
+    assert next_action(start.job, workload, flavors=relabelled) is None
