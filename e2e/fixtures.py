@@ -29,6 +29,9 @@ class ClusterHandle:
     local: bool
     workdir: Path | None = None
     info: ClusterInfo | None = None
+    plane: ControlPlane | None = None
+    """The local control plane (None for an external cluster): chaos tests restart or
+    freeze its components."""
 
     def log_tails(self, lines: int = 80) -> str:
         if self.workdir is None:
@@ -56,7 +59,7 @@ class SessionCluster:
         atexit.register(self.release)
         info = self._plane.start()
         self.handle = ClusterHandle(
-            kubeconfig=info.kubeconfig, local=True, workdir=workdir, info=info
+            kubeconfig=info.kubeconfig, local=True, workdir=workdir, info=info, plane=self._plane
         )
         return self.handle
 

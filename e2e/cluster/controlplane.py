@@ -13,15 +13,18 @@ process) is written to ``<workdir>/state.json`` so another invocation, e.g.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.client
 import json
+import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -160,6 +163,9 @@ class ControlPlane:
         self.nodes = tuple(nodes)
         self.die_with_parent = die_with_parent
         self._processes: list[tuple[subprocess.Popen[bytes], ProcessRecord]] = []
+        # How each component on fixed ports was started: its command line and readiness
+        # probe, so restart() brings it back exactly as it was (same ports, same data).
+        self._launches: dict[str, tuple[list[str], Callable[[], bool]]] = {}
         self._pki: pki.ClusterPki | None = None
         self._info: ClusterInfo | None = None
         self._owner = current_process()
@@ -216,6 +222,60 @@ class ControlPlane:
     def log_tails(self, lines: int = 80) -> str:
         return component_log_tails(self.workdir, lines)
 
+    # -- faults (chaos tests: e2e/chaos) ------------------------------------------------
+    def _entry(self, name: str) -> tuple[subprocess.Popen[bytes], ProcessRecord]:
+        for entry in self._processes:
+            if entry[1].name == name and is_alive(entry[1]):
+                return entry
+        raise RuntimeError(f"{name} is not running in this control plane")
+
+    def restart(self, name: str, *, timeout: float = 120.0) -> float:
+        """Crash component ``name`` (SIGKILL) and start it again as it was; returns the seconds
+        until it answered its readiness probe again.
+
+        Same command line, hence the same ports, certificates and data: clients see their
+        connections reset, then the same address answer again (a crash or an upgrade of a
+        control-plane component).  Only components started on probed ports (etcd,
+        kube-apiserver, kube-controller-manager, kube-scheduler) can be restarted.
+        """
+        argv, ready = self._launches[name]
+        process, record = self._entry(name)
+        started = time.monotonic()
+        os.killpg(record.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+        self._processes.remove((process, record))
+        process, record = self._spawn(name, argv)
+        deadline = started + timeout
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise ClusterStartError(
+                    f"{name} exited with {process.returncode} on restart\n{self.log_tails()}"
+                )
+            if self._probe(ready):
+                return time.monotonic() - started
+            time.sleep(0.25)
+        raise ClusterStartError(
+            f"{name} not ready within {timeout:.0f}s of its restart\n{self.log_tails()}"
+        )
+
+    def freeze(self, name: str) -> None:
+        """SIGSTOP component ``name``: it holds its sockets but answers nothing (a frozen VM,
+        a disk stall).  Always :meth:`thaw` it; :meth:`frozen` does."""
+        os.killpg(self._entry(name)[1].pid, signal.SIGSTOP)
+
+    def thaw(self, name: str) -> None:
+        """SIGCONT component ``name`` after :meth:`freeze`."""
+        os.killpg(self._entry(name)[1].pid, signal.SIGCONT)
+
+    @contextlib.contextmanager
+    def frozen(self, name: str) -> Iterator[None]:
+        """Component ``name`` frozen for the block, thawed however it ends."""
+        self.freeze(name)
+        try:
+            yield
+        finally:
+            self.thaw(name)
+
     # -- components ------------------------------------------------------------------
     def _probe(self, predicate: Callable[[], bool]) -> bool:
         """``_answers`` run where the components listen (inside the namespace, if any)."""
@@ -250,12 +310,14 @@ class ControlPlane:
         """Start a component on fresh ports; retry when it lost a port race."""
         for _attempt in range(3):
             ports = [free_port() for _ in range(port_count)]
-            process, record = self._spawn(name, argv_for(ports))
+            argv = argv_for(ports)
+            process, record = self._spawn(name, argv)
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
                 if process.poll() is not None:
                     break
                 if self._probe(functools.partial(ready, ports)):
+                    self._launches[name] = (argv, functools.partial(ready, ports))
                     return ports
                 time.sleep(0.25)
             else:

@@ -1,0 +1,474 @@
+"""One chaos scenario: a burst of Jobs into two ClusterQueues that borrow from each other and
+preempt, a fault injected mid-burst, the invariant watcher running throughout, a report.
+
+Shape of every scenario (:func:`run`):
+
+1. two ClusterQueues in one cohort, 2 cpu nominal each with a 1 cpu borrowing limit:
+   ``chaos-a-*`` preempts lower priorities within itself, ``chaos-b-*`` reclaims what
+   ``chaos-a-*`` borrowed (no queue does both: that combination can livelock, issue 12);
+   two WorkloadPriorityClasses; Jobs of 250m or 500m cpu running 1-3 s on kwok nodes,
+   the first third all to queue A (it borrows), then both queues, 30 % high priority;
+2. the watcher (:mod:`e2e.chaos.watcher`) synced, the scheduler replicas the scenario
+   wants running, a leader elected;
+3. Jobs created 8 at a time (each create retried through API outages, bounded);
+4. once a fifth of them are admitted, the fault (a coroutine of the scenario);
+5. every Job complete and all quota free, each within its deadline;
+6. the report: invariant violations with the events that showed them, scheduler
+   replicas that exited without being told to (each restarted, as a Deployment
+   would, so the rest can still be checked), end-state problems, timings.
+
+Every wait has a deadline and every loop a count.  Sizes: ``KUOTA_CHAOS_JOBS``
+(default 80, ``make chaos`` 300) and ``KUOTA_CHAOS_REPEATS`` (default 1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import signal
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from e2e.fixtures import ClusterHandle
+from e2e.kuota_install import KUOTA_NAMESPACE
+from e2e.kuota_scheduler import SchedulerFleet, SchedulerReplica
+
+from .invariants import InvariantChecker, summarize
+from .watcher import GROUP, VERSION, InvariantWatcher, watching
+
+JOBS = int(os.environ.get("KUOTA_CHAOS_JOBS", "80"))
+REPEATS = int(os.environ.get("KUOTA_CHAOS_REPEATS", "1"))
+LEASE_NAME = "kuota-scheduler"
+NOMINAL, BORROWING = "2", "1"
+CREATE_CONCURRENCY = 8
+CREATE_ATTEMPTS = 40
+MAX_REPLICA_RESTARTS = 6
+
+
+def deadline_for(jobs: int) -> float:
+    """Seconds for every Job to complete: generous on 2 shared cores, still bounded."""
+    return 120 + 3.0 * jobs
+
+
+def scenario_timeout(jobs: int = JOBS) -> int:
+    """A pytest timeout for one scenario: its waits, plus set-up and tear-down."""
+    return int(deadline_for(jobs) + 300)
+
+
+@dataclass(frozen=True)
+class Queues:
+    flavor: str
+    cohort: str
+    cluster_queues: tuple[str, str]
+    local_queues: tuple[str, str] = ("queue-a", "queue-b")
+    priorities: tuple[str, str] = ("", "")  # low, high
+
+
+def _cluster_queue(name: str, cohort: str, flavor: str, preemption: dict[str, str]) -> Any:
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "ClusterQueue",
+        "metadata": {"name": name},
+        "spec": {
+            "namespaceSelector": {},
+            "cohortName": cohort,
+            "preemption": preemption,
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu"],
+                    "flavors": [
+                        {
+                            "name": flavor,
+                            "resources": [
+                                {
+                                    "name": "cpu",
+                                    "nominalQuota": NOMINAL,
+                                    "borrowingLimit": BORROWING,
+                                }
+                            ],
+                        }
+                    ],
+                }
+            ],
+        },
+    }
+
+
+@contextlib.asynccontextmanager
+async def cohort_of_two(api: client.ApiClient, namespace: str) -> AsyncIterator[Queues]:
+    custom = client.CustomObjectsApi(api)
+    queues = Queues(
+        flavor=f"chaos-{namespace}",
+        cohort=f"chaos-{namespace}",
+        cluster_queues=(f"chaos-a-{namespace}", f"chaos-b-{namespace}"),
+        priorities=(f"chaos-low-{namespace}", f"chaos-high-{namespace}"),
+    )
+    created: list[tuple[str, str]] = []
+
+    async def create(plural: str, body: dict[str, Any]) -> None:
+        await custom.create_cluster_custom_object(GROUP, VERSION, plural, body)
+        created.append((plural, body["metadata"]["name"]))
+
+    try:
+        for name, value in zip(queues.priorities, (100, 1000), strict=True):
+            await create(
+                "workloadpriorityclasses",
+                {
+                    "apiVersion": f"{GROUP}/{VERSION}",
+                    "kind": "WorkloadPriorityClass",
+                    "metadata": {"name": name},
+                    "value": value,
+                },
+            )
+        await create(
+            "resourceflavors",
+            {
+                "apiVersion": f"{GROUP}/{VERSION}",
+                "kind": "ResourceFlavor",
+                "metadata": {"name": queues.flavor},
+                "spec": {"nodeLabels": {"instance-type": "ondemand"}},
+            },
+        )
+        a, b = queues.cluster_queues
+        await create(
+            "clusterqueues",
+            _cluster_queue(
+                a,
+                queues.cohort,
+                queues.flavor,
+                {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Never"},
+            ),
+        )
+        await create(
+            "clusterqueues",
+            _cluster_queue(
+                b,
+                queues.cohort,
+                queues.flavor,
+                {"withinClusterQueue": "Never", "reclaimWithinCohort": "Any"},
+            ),
+        )
+        for local, cluster in zip(queues.local_queues, queues.cluster_queues, strict=True):
+            await custom.create_namespaced_custom_object(
+                GROUP,
+                VERSION,
+                namespace,
+                "localqueues",
+                {
+                    "apiVersion": f"{GROUP}/{VERSION}",
+                    "kind": "LocalQueue",
+                    "metadata": {"name": local},
+                    "spec": {"clusterQueue": cluster},
+                },
+            )
+        yield queues
+    finally:
+        for plural, name in reversed(created):
+            with contextlib.suppress(Exception):
+                await custom.delete_cluster_custom_object(
+                    GROUP, VERSION, plural, name, _request_timeout=10
+                )
+
+
+def chaos_jobs(count: int, queues: Queues, seed: int) -> list[dict[str, Any]]:
+    """The burst, reproducible from ``seed``: the first third to queue A, then both."""
+    rng = random.Random(seed)
+    jobs = []
+    for index in range(count):
+        to_b = index >= count // 3 and rng.random() < 0.5
+        high = rng.random() < 0.3
+        labels = {
+            "kueue.x-k8s.io/queue-name": queues.local_queues[1 if to_b else 0],
+            "kueue.x-k8s.io/priority-class": queues.priorities[1 if high else 0],
+        }
+        container = {
+            "name": "main",
+            "image": "busybox",
+            "resources": {"requests": {"cpu": rng.choice(["250m", "500m"])}},
+        }
+        delay = rng.choice(["1s", "2s", "3s"])
+        jobs.append(
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {"name": f"chaos-{index}", "labels": labels},
+                "spec": {
+                    "parallelism": 1,
+                    "completions": 1,
+                    "backoffLimit": 0,
+                    "template": {
+                        "metadata": {
+                            "annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": delay}
+                        },
+                        "spec": {"restartPolicy": "Never", "containers": [container]},
+                    },
+                },
+            }
+        )
+    return jobs
+
+
+@dataclass
+class Report:
+    """What one scenario saw; :meth:`failures` is empty when nothing broke."""
+
+    name: str
+    jobs: int
+    timeline: list[str] = field(default_factory=list)
+    exits: list[str] = field(default_factory=list)
+    tolerated_exits: list[str] = field(default_factory=list)
+    end: list[str] = field(default_factory=list)
+    create_retries: int = 0
+    started: float = field(default_factory=time.monotonic)
+    checker: InvariantChecker | None = None
+    relists: int = 0
+
+    def note(self, text: str) -> None:
+        self.timeline.append(f"t+{time.monotonic() - self.started:6.1f}s {text}")
+
+    def failures(self) -> list[str]:
+        found = []
+        if self.checker is not None and self.checker.violations:
+            found.append(
+                f"{len(self.checker.violations)} invariant violations:\n"
+                + summarize(self.checker.violations)
+            )
+        found += [f"scheduler replica exited: {exit}" for exit in self.exits]
+        found += [f"end state: {problem}" for problem in self.end]
+        return found
+
+    def render(self) -> str:
+        checker = self.checker
+        lines = [f"== chaos scenario {self.name}: {self.jobs} Jobs"]
+        if checker is not None:
+            events = ", ".join(f"{k} {v}" for k, v in sorted(checker.events.items()))
+            peaks = {
+                name: {f"{f}/{r}": f"{n / 1e6:g}m" for (f, r), n in peak.items()}
+                for name, peak in sorted(checker.peak.items())
+            }
+            lines.append(
+                f"watched events: {events}; checks: {checker.checks}; relists: {self.relists}; "
+                f"admitted Workloads: {checker.admitted_count()}; admissions: "
+                f"{checker.admissions()}; evictions: {checker.evictions}; peak usage: {peaks}"
+            )
+        lines.append(f"create retries (API unavailable): {self.create_retries}")
+        lines += self.timeline
+        lines += [f"tolerated: {exit}" for exit in self.tolerated_exits]
+        failures = self.failures()
+        lines += failures or ["nothing broke"]
+        return "\n".join(lines)
+
+
+class Supervisor:
+    """The scheduler replicas, as a Deployment keeps them: an exit nobody asked for is
+    recorded (with the log tail) and the replica replaced; ``killed`` exits are ours."""
+
+    def __init__(self, fleet: SchedulerFleet, report: Report) -> None:
+        self.fleet = fleet
+        self.report = report
+        self.killed: set[str] = set()
+        self.may_exit: set[str] = set()
+        self.restarts = 0
+        self.noted: set[str] = set()
+
+    async def ensure(self, count: int) -> None:
+        while len(self.fleet.alive()) < count:
+            await asyncio.to_thread(self.fleet.add)
+        self.report.note(f"replicas running: {[r.identity for r in self.fleet.alive()]}")
+
+    async def check(self) -> None:
+        for replica in list(self.fleet.replicas):
+            if replica.identity in self.noted or replica.process is None:
+                continue
+            code = replica.process.poll()
+            if code is None:
+                continue
+            self.noted.add(replica.identity)
+            if replica.identity in self.killed:
+                continue
+            tail = "\n      ".join(replica.tail(12).splitlines())
+            text = f"{replica.identity} exited with code {code}; its last log lines:\n      {tail}"
+            if replica.identity in self.may_exit:
+                self.report.tolerated_exits.append(text)
+            else:
+                self.report.exits.append(text)
+            self.report.note(f"{replica.identity} exited ({code}), unasked")
+            if self.restarts < MAX_REPLICA_RESTARTS:
+                self.restarts += 1
+                replacement = await asyncio.to_thread(self.fleet.add)
+                self.report.note(f"replaced by {replacement.identity}")
+
+    async def run(self) -> None:
+        while True:  # cancelled when the scenario ends
+            await self.check()
+            await asyncio.sleep(1)
+
+    async def kill(self, replica: SchedulerReplica) -> None:
+        self.killed.add(replica.identity)
+        await asyncio.to_thread(replica.kill)
+
+
+async def lease_holder(api: client.ApiClient) -> str | None:
+    try:
+        lease = await client.CoordinationV1Api(api).read_namespaced_lease(
+            LEASE_NAME, KUOTA_NAMESPACE, _request_timeout=5
+        )
+    except (ApiException, OSError, TimeoutError):
+        return None
+    return lease.spec.holder_identity if lease.spec else None
+
+
+async def leader_among(
+    api: client.ApiClient, fleet: SchedulerFleet, *, timeout: float = 60
+) -> SchedulerReplica:
+    """The running replica that holds the Lease (waits for one, up to ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        holder = await lease_holder(api)
+        for replica in fleet.alive():
+            if replica.identity == holder:
+                return replica
+        await asyncio.sleep(0.5)
+    raise AssertionError(f"no running replica holds the Lease within {timeout:.0f}s")
+
+
+async def create_with_retries(
+    batch: client.BatchV1Api, namespace: str, body: dict[str, Any], report: Report
+) -> None:
+    """Create one Job, retrying while the API server is away; AlreadyExists counts as done
+    (an earlier attempt whose answer was lost)."""
+    for attempt in range(CREATE_ATTEMPTS):
+        try:
+            await batch.create_namespaced_job(namespace, body, _request_timeout=15)
+            return
+        except ApiException as failure:
+            if failure.status == 409:
+                return
+            if failure.status is not None and failure.status < 500 and failure.status != 429:
+                raise
+        except (OSError, TimeoutError, aiohttp.ClientError):
+            pass
+        report.create_retries += 1
+        await asyncio.sleep(min(0.25 * 2**attempt, 3.0))
+    raise AssertionError(f"Job {body['metadata']['name']} not created in {CREATE_ATTEMPTS} tries")
+
+
+async def create_burst(
+    api: client.ApiClient, namespace: str, jobs: list[dict[str, Any]], report: Report
+) -> None:
+    batch = client.BatchV1Api(api)
+    gate = asyncio.Semaphore(CREATE_CONCURRENCY)
+
+    async def one(body: dict[str, Any]) -> None:
+        async with gate:
+            await create_with_retries(batch, namespace, body, report)
+
+    await asyncio.gather(*(one(body) for body in jobs))
+    report.note(f"all {len(jobs)} Jobs created")
+
+
+async def until(
+    condition: Callable[[], bool], *, timeout: float, what: str, interval: float = 0.5
+) -> bool:
+    """Poll ``condition`` until it holds or ``timeout``; False (not an error) on timeout."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        await asyncio.sleep(interval)
+    return condition()
+
+
+@dataclass
+class Context:
+    """What a fault coroutine gets."""
+
+    api: client.ApiClient
+    cluster: ClusterHandle
+    fleet: SchedulerFleet
+    supervisor: Supervisor
+    watcher: InvariantWatcher
+    report: Report
+
+
+Fault = Callable[[Context], Awaitable[None]]
+
+
+async def run(
+    name: str,
+    *,
+    api: client.ApiClient,
+    cluster: ClusterHandle,
+    fleet: SchedulerFleet,
+    namespace: str,
+    fault: Fault,
+    replicas: int = 1,
+    jobs: int = JOBS,
+    seed: int = 0,
+) -> Report:
+    """The scenario; returns the report (the caller asserts ``report.failures()`` empty)."""
+    report = Report(name, jobs)
+    supervisor = Supervisor(fleet, report)
+    async with cohort_of_two(api, namespace) as queues:
+        async with watching(api, namespace, queues.cluster_queues) as watcher:
+            report.checker = watcher.checker
+            await supervisor.ensure(replicas)
+            leader = await leader_among(api, fleet)
+            report.note(f"leader: {leader.identity}")
+            supervising = asyncio.create_task(supervisor.run())
+            creating = asyncio.create_task(
+                create_burst(api, namespace, chaos_jobs(jobs, queues, seed), report)
+            )
+            try:
+                checker = watcher.checker
+                trigger = max(5, jobs // 5)
+                reached = await until(
+                    lambda: checker.admitted_count() >= trigger or creating.done(),
+                    timeout=120,
+                    what="admissions before the fault",
+                )
+                report.note(
+                    f"fault after {checker.admitted_count()} admissions "
+                    f"({'as planned' if reached else 'timed out waiting for ' + str(trigger)})"
+                )
+                await fault(Context(api, cluster, fleet, supervisor, watcher, report))
+                await asyncio.wait_for(asyncio.shield(creating), timeout=300)
+                done = await until(
+                    lambda: checker.jobs_complete()[0] >= jobs,
+                    timeout=deadline_for(jobs),
+                    what="every Job complete",
+                    interval=1,
+                )
+                report.note(
+                    f"{checker.jobs_complete()[0]}/{jobs} Jobs complete"
+                    + ("" if done else " (deadline passed)")
+                )
+                free = await until(
+                    lambda: not checker.end_violations(jobs), timeout=60, what="quota free"
+                )
+                report.note("all quota free" if free else "quota still held at the deadline")
+                await supervisor.check()
+            finally:
+                for task in (supervising, creating):
+                    task.cancel()
+                await asyncio.gather(supervising, creating, return_exceptions=True)
+                for replica in fleet.alive():  # never leave a frozen replica behind
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(replica.record.pid, signal.SIGCONT)
+            report.end = checker.end_violations(jobs)
+            report.relists = watcher.relists()
+        with contextlib.suppress(Exception):
+            await client.BatchV1Api(api).delete_collection_namespaced_job(
+                namespace, propagation_policy="Background", _request_timeout=30
+            )
+    if not fleet.alive():
+        await asyncio.to_thread(fleet.add)  # later tests need a scheduler
+    return report

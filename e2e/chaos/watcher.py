@@ -1,0 +1,96 @@
+"""The invariant watcher: its own watches on Workloads, Jobs and ClusterQueues, each event
+handed to :class:`~e2e.chaos.invariants.InvariantChecker` as it arrives.
+
+The watches are list + watch informers with their own connection (they resume
+after a broken connection, list again after 410 Gone): they outlive an API
+server restart or a frozen etcd, as the scenarios need.  Each informer's
+progress (the last resourceVersion it delivered, bookmarks included) is
+passed on after every event and twice a second, so the Job-versus-Workload
+check can run as far as both watches have delivered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+from kubernetes_asyncio import client
+
+from scheduler.kube.informer import Event, Informer
+from scheduler.kube.source import KubeSource, Resource
+
+from .invariants import CLUSTER_QUEUE, JOB, WORKLOAD, InvariantChecker
+
+GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
+RESOURCES = {
+    WORKLOAD: Resource(GROUP, VERSION, "workloads"),
+    JOB: Resource("batch", "v1", "jobs"),
+    CLUSTER_QUEUE: Resource(GROUP, VERSION, "clusterqueues"),
+}
+
+
+class InvariantWatcher:
+    def __init__(self, checker: InvariantChecker, informers: dict[str, Informer]) -> None:
+        self.checker = checker
+        self.informers = informers
+
+    def relists(self) -> int:
+        """Lists after the first: each one followed a watch that could not resume (410)."""
+        return sum(max(0, informer.lists - 1) for informer in self.informers.values())
+
+    def _advance(self) -> None:
+        for stream, informer in self.informers.items():
+            self.checker.advance(stream, informer.version)
+
+
+def _handler(checker: InvariantChecker, stream: str, informers: dict[str, Informer]) -> Any:
+    def handle(event: Event) -> None:
+        checker.observe(stream, event.type, event.object)
+        # During a relist the informer's version is still the one before it (safe: every
+        # event of the list is newer); during a watch it is this event's.
+        informer = informers.get(stream)
+        if informer is not None:
+            checker.advance(stream, informer.version)
+
+    return handle
+
+
+@contextlib.asynccontextmanager
+async def watching(
+    api: client.ApiClient,
+    namespace: str,
+    cluster_queues: Iterable[str],
+    *,
+    sync_timeout: float = 60,
+) -> AsyncIterator[InvariantWatcher]:
+    """Watch until the block ends; the three informers are synced when it starts."""
+    checker = InvariantChecker(namespace, cluster_queues)
+    informers: dict[str, Informer] = {}
+    for stream, resource in RESOURCES.items():
+        informers[stream] = Informer(
+            f"chaos-{stream}",
+            KubeSource(api, resource, watch_timeout_seconds=60),
+            _handler(checker, stream, informers),
+        )
+    watcher = InvariantWatcher(checker, informers)
+
+    async def tick() -> None:
+        while True:  # cancelled at the end of the block
+            await asyncio.sleep(0.5)
+            watcher._advance()
+
+    tasks = [asyncio.create_task(informer.run()) for informer in informers.values()]
+    tasks.append(asyncio.create_task(tick()))
+    try:
+        await asyncio.wait_for(
+            asyncio.gather(*(informer.synced.wait() for informer in informers.values())),
+            timeout=sync_timeout,
+        )
+        yield watcher
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        watcher._advance()
