@@ -6,13 +6,14 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: help venv tools node-tools image demo down test test-unit test-e2e test-e2e-node test-webhook-load lint lint-imports bench clean
+.PHONY: help venv tools node-tools image demo down test test-unit test-e2e test-e2e-node test-webhook-load chaos lint lint-imports bench clean
 
 help:
 	@echo "make demo    start the local Kubernetes cluster and run kuota on it"
 	@echo "make test    set everything up and run every test (unit, integration, end-to-end)"
 	@echo "make down    stop the cluster that 'make demo' started"
 	@echo "make bench   run the benchmarks and print their figures"
+	@echo "make chaos   the chaos suite's long form: scheduler, API server and etcd faults mid-burst"
 	@echo "make image   build kuota's image (no Docker needed) into build/ as an OCI archive"
 
 # A virtual environment with kuota and its pinned dev dependencies; redone when
@@ -85,6 +86,15 @@ test-e2e-node: node-tools
 # in its full form; make test opens 1,000). Measured: 17-33 s on 2 shared cores.
 test-webhook-load: venv
 	KUOTA_WEBHOOK_IDLE_CONNECTIONS=5000 $(PY) -m pytest -p no:cacheprovider -s tests/webhook/test_memory_under_load.py
+
+# The chaos suite (e2e/chaos) in its long form: each scenario (scheduler SIGKILL, leader
+# SIGSTOP past its lease, kube-apiserver restart, etcd frozen) with CHAOS_JOBS Jobs,
+# CHAOS_REPEATS times; `make test` runs each once with 80. Each scenario prints its report.
+CHAOS_JOBS ?= 300
+CHAOS_REPEATS ?= 3
+chaos: tools
+	KUOTA_CHAOS_JOBS=$(CHAOS_JOBS) KUOTA_CHAOS_REPEATS=$(CHAOS_REPEATS) \
+	  $(PY) -m pytest -p no:cacheprovider -s e2e/chaos
 
 lint-imports: venv
 	$(VENV)/bin/lint-imports

@@ -182,11 +182,22 @@ class SchedulerFleet:
         self.replicas = [first]
 
     def add(self) -> SchedulerReplica:
+        replica = self.start_one()
+        replica.wait_ready()
+        return replica
+
+    def start_one(self) -> SchedulerReplica:
+        """Start one more replica without waiting for it to be ready.
+
+        Call it from the thread that runs the tests, never a worker thread: a replica dies
+        with the thread that started it (``PR_SET_PDEATHSIG`` is per thread), so one started
+        in ``asyncio.to_thread`` is killed when the executor retires that thread.  Waiting
+        (:meth:`SchedulerReplica.wait_ready`) may run anywhere.
+        """
         replica = start_replica(
             self.workdir, self.kubeconfig, f"kuota-scheduler-{len(self.replicas)}"
         )
         self.replicas.append(replica)
-        replica.wait_ready()
         return replica
 
     def alive(self) -> list[SchedulerReplica]:

@@ -7,10 +7,10 @@ Shape of every scenario (:func:`run`):
    ``chaos-a-*`` preempts lower priorities within itself, ``chaos-b-*`` reclaims what
    ``chaos-a-*`` borrowed (no queue does both: that combination can livelock, issue 12);
    two WorkloadPriorityClasses; Jobs of 250m or 500m cpu running 1-3 s on kwok nodes,
-   the first third all to queue A (it borrows), then both queues, 30 % high priority;
+   the first third low priority to queue A (it borrows), then both queues, 40 % high;
 2. the watcher (:mod:`e2e.chaos.watcher`) synced, the scheduler replicas the scenario
    wants running, a leader elected;
-3. Jobs created 8 at a time (each create retried through API outages, bounded);
+3. Jobs created 8 a second (each create retried through API outages, bounded);
 4. once a fifth of them are admitted, the fault (a coroutine of the scenario);
 5. every Job complete and all quota free, each within its deadline;
 6. the report: invariant violations with the events that showed them, scheduler
@@ -48,7 +48,7 @@ JOBS = int(os.environ.get("KUOTA_CHAOS_JOBS", "80"))
 REPEATS = int(os.environ.get("KUOTA_CHAOS_REPEATS", "1"))
 LEASE_NAME = "kuota-scheduler"
 NOMINAL, BORROWING = "2", "1"
-CREATE_CONCURRENCY = 8
+CREATE_PACE = (8, 1.0)  # 8 Jobs a second: the fault lands while Jobs still arrive
 CREATE_ATTEMPTS = 40
 MAX_REPLICA_RESTARTS = 6
 
@@ -179,12 +179,15 @@ async def cohort_of_two(api: client.ApiClient, namespace: str) -> AsyncIterator[
 
 
 def chaos_jobs(count: int, queues: Queues, seed: int) -> list[dict[str, Any]]:
-    """The burst, reproducible from ``seed``: the first third to queue A, then both."""
+    """The burst, reproducible from ``seed``, in creation order: the first third low
+    priority to queue A (it fills and borrows), then both queues with 40 % high priority
+    (queue B reclaims what A borrowed, A's high Jobs preempt its low ones)."""
     rng = random.Random(seed)
     jobs = []
     for index in range(count):
-        to_b = index >= count // 3 and rng.random() < 0.5
-        high = rng.random() < 0.3
+        first = index < count // 3
+        to_b = not first and rng.random() < 0.5
+        high = not first and rng.random() < 0.4
         labels = {
             "kueue.x-k8s.io/queue-name": queues.local_queues[1 if to_b else 0],
             "kueue.x-k8s.io/priority-class": queues.priorities[1 if high else 0],
@@ -267,6 +270,29 @@ class Report:
         return "\n".join(lines)
 
 
+def last_words(log: str, *, lines: int = 4, errors: int = 3, width: int = 400) -> list[str]:
+    """The lines of a replica's log that say why it ended: its last errors and warnings
+    and its last ``lines`` lines, each cut to ``width`` characters."""
+    all_lines = log.splitlines()
+    flagged = [
+        line
+        for line in all_lines[:-lines]
+        if '"level": "error"' in line or "Traceback" in line or '"level": "critical"' in line
+    ][-errors:]
+    return [
+        line[:width] + (" ..." if len(line) > width else "")
+        for line in flagged + all_lines[-lines:]
+    ]
+
+
+async def add_replica(fleet: SchedulerFleet) -> SchedulerReplica:
+    """One more replica, started on this thread (see ``SchedulerFleet.start_one``), waited
+    for in a worker thread so the watches keep running."""
+    replica = fleet.start_one()
+    await asyncio.to_thread(replica.wait_ready)
+    return replica
+
+
 class Supervisor:
     """The scheduler replicas, as a Deployment keeps them: an exit nobody asked for is
     recorded (with the log tail) and the replica replaced; ``killed`` exits are ours."""
@@ -277,11 +303,12 @@ class Supervisor:
         self.killed: set[str] = set()
         self.may_exit: set[str] = set()
         self.restarts = 0
-        self.noted: set[str] = set()
+        # Replicas that ended before this scenario are not its business.
+        self.noted: set[str] = {r.identity for r in fleet.replicas if not r.alive()}
 
     async def ensure(self, count: int) -> None:
         while len(self.fleet.alive()) < count:
-            await asyncio.to_thread(self.fleet.add)
+            await add_replica(self.fleet)
         self.report.note(f"replicas running: {[r.identity for r in self.fleet.alive()]}")
 
     async def check(self) -> None:
@@ -294,7 +321,7 @@ class Supervisor:
             self.noted.add(replica.identity)
             if replica.identity in self.killed:
                 continue
-            tail = "\n      ".join(replica.tail(12).splitlines())
+            tail = "\n      ".join(last_words(replica.tail(60)))
             text = f"{replica.identity} exited with code {code}; its last log lines:\n      {tail}"
             if replica.identity in self.may_exit:
                 self.report.tolerated_exits.append(text)
@@ -303,7 +330,7 @@ class Supervisor:
             self.report.note(f"{replica.identity} exited ({code}), unasked")
             if self.restarts < MAX_REPLICA_RESTARTS:
                 self.restarts += 1
-                replacement = await asyncio.to_thread(self.fleet.add)
+                replacement = await add_replica(self.fleet)
                 self.report.note(f"replaced by {replacement.identity}")
 
     async def run(self) -> None:
@@ -365,13 +392,11 @@ async def create_burst(
     api: client.ApiClient, namespace: str, jobs: list[dict[str, Any]], report: Report
 ) -> None:
     batch = client.BatchV1Api(api)
-    gate = asyncio.Semaphore(CREATE_CONCURRENCY)
-
-    async def one(body: dict[str, Any]) -> None:
-        async with gate:
-            await create_with_retries(batch, namespace, body, report)
-
-    await asyncio.gather(*(one(body) for body in jobs))
+    size, pause = CREATE_PACE
+    for start in range(0, len(jobs), size):
+        chunk = jobs[start : start + size]
+        await asyncio.gather(*(create_with_retries(batch, namespace, b, report) for b in chunk))
+        await asyncio.sleep(pause)
     report.note(f"all {len(jobs)} Jobs created")
 
 
@@ -470,5 +495,5 @@ async def run(
                 namespace, propagation_policy="Background", _request_timeout=30
             )
     if not fleet.alive():
-        await asyncio.to_thread(fleet.add)  # later tests need a scheduler
+        await add_replica(fleet)  # later tests need a scheduler
     return report

@@ -237,6 +237,8 @@ class ControlPlane:
         connections reset, then the same address answer again (a crash or an upgrade of a
         control-plane component).  Only components started on probed ports (etcd,
         kube-apiserver, kube-controller-manager, kube-scheduler) can be restarted.
+        Call it from the thread that started the plane, not a worker thread: a component
+        dies with the thread that spawned it (``PR_SET_PDEATHSIG`` is per thread).
         """
         argv, ready = self._launches[name]
         process, record = self._entry(name)
