@@ -337,6 +337,11 @@ class InvariantChecker:
                 f"{complete} of {expected_jobs} Jobs complete ({seen} seen); "
                 f"not complete: {pending[:10]}{' ...' if len(pending) > 10 else ''}"
             )
+        return problems + self.quota_held()
+
+    def quota_held(self) -> list[str]:
+        """Quota still held, by the Workloads' records or by the queues' reports."""
+        problems = []
         for name in sorted(self.cluster_queue_names):
             held = self.usage(name)
             if held:

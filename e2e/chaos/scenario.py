@@ -51,6 +51,7 @@ NOMINAL, BORROWING = "2", "1"
 CREATE_PACE = (8, 1.0)  # 8 Jobs a second: the fault lands while Jobs still arrive
 CREATE_ATTEMPTS = 40
 MAX_REPLICA_RESTARTS = 6
+STALL_SECONDS = 60.0
 
 
 def deadline_for(jobs: int) -> float:
@@ -235,7 +236,9 @@ class Report:
     relists: int = 0
 
     def note(self, text: str) -> None:
-        self.timeline.append(f"t+{time.monotonic() - self.started:6.1f}s {text}")
+        line = f"t+{time.monotonic() - self.started:6.1f}s {text}"
+        self.timeline.append(line)
+        print(f"[chaos {self.name}] {line}", flush=True)  # live with -s, kept on failure
 
     def failures(self) -> list[str]:
         found = []
@@ -412,6 +415,29 @@ async def until(
     return condition()
 
 
+async def until_stalled(
+    condition: Callable[[], bool],
+    *,
+    progress: Callable[[], int],
+    timeout: float,
+    stall: float,
+) -> str:
+    """Poll ``condition`` until it holds (""), ``timeout`` passes, or ``progress`` (a count
+    of events) has not moved for ``stall`` seconds: waiting on would only wait."""
+    start = time.monotonic()
+    last, moved = progress(), start
+    while not condition():
+        now = time.monotonic()
+        if now - start > timeout:
+            return f" (deadline of {timeout:.0f}s passed)"
+        if now - moved > stall:
+            return f" (stalled: no watch event for {stall:.0f}s)"
+        await asyncio.sleep(1)
+        if progress() != last:
+            last, moved = progress(), time.monotonic()
+    return ""
+
+
 @dataclass
 class Context:
     """What a fault coroutine gets."""
@@ -466,19 +492,14 @@ async def run(
                 )
                 await fault(Context(api, cluster, fleet, supervisor, watcher, report))
                 await asyncio.wait_for(asyncio.shield(creating), timeout=300)
-                done = await until(
+                outcome = await until_stalled(
                     lambda: checker.jobs_complete()[0] >= jobs,
+                    progress=lambda: sum(checker.events.values()),
                     timeout=deadline_for(jobs),
-                    what="every Job complete",
-                    interval=1,
+                    stall=STALL_SECONDS,
                 )
-                report.note(
-                    f"{checker.jobs_complete()[0]}/{jobs} Jobs complete"
-                    + ("" if done else " (deadline passed)")
-                )
-                free = await until(
-                    lambda: not checker.end_violations(jobs), timeout=60, what="quota free"
-                )
+                report.note(f"{checker.jobs_complete()[0]}/{jobs} Jobs complete{outcome}")
+                free = await until(lambda: not checker.quota_held(), timeout=60, what="quota free")
                 report.note("all quota free" if free else "quota still held at the deadline")
                 await supervisor.check()
             finally:
