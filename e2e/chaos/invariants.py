@@ -235,6 +235,7 @@ class _WorkloadTrack:
     """The Evicted/Preempted/Requeued conditions at the last admission: a change shows an
     eviction that happened while the watch was down (a relist delivers the end state only)."""
     admitted_by: str = ""
+    last: str = ""
     history: _History = field(default_factory=_History)
 
 
@@ -259,6 +260,7 @@ class _JobTrack:
     history: _History = field(default_factory=_History)
     checked_upto: int = 0
     unadmitted_since: int | None = None
+    last: str = ""
 
 
 class InvariantChecker:
@@ -332,11 +334,17 @@ class InvariantChecker:
         problems = []
         complete, seen = self.jobs_complete()
         if complete != expected_jobs or seen != expected_jobs:
-            pending = sorted(job.key for job in self.jobs.values() if not job.complete)
+            pending = sorted(
+                (job for job in self.jobs.values() if not job.complete), key=lambda j: j.key
+            )
+            names = [job.key for job in pending]
             problems.append(
                 f"{complete} of {expected_jobs} Jobs complete ({seen} seen); "
-                f"not complete: {pending[:10]}{' ...' if len(pending) > 10 else ''}"
+                f"not complete: {names[:10]}{' ...' if len(names) > 10 else ''}"
             )
+            for job in pending[:3]:  # where they stand, as last seen
+                workloads = [t.last for t in self.workloads.values() if t.job == job.uid]
+                problems.append("  last seen: " + "\n             ".join([job.last, *workloads]))
         return problems + self.quota_held()
 
     def quota_held(self) -> list[str]:
@@ -367,6 +375,7 @@ class InvariantChecker:
         rv = int(metadata.get("resourceVersion") or 0)
         track = self.workloads.setdefault(uid, _WorkloadTrack(key=_key(obj)))
         track.job = owner_uid(obj) or track.job
+        track.last = event
         deleted = event_type == "DELETED"
         reserved = reserves(obj) and not deleted
         finished = condition_true(obj, "Finished")
@@ -498,6 +507,7 @@ class InvariantChecker:
         uid = str(metadata.get("uid"))
         rv = int(metadata.get("resourceVersion") or 0)
         track = self.jobs.setdefault(uid, _JobTrack(key=_key(obj), uid=uid))
+        track.last = event
         track.complete = condition_true(obj, "Complete")
         track.runs = job_runs(obj) and event_type != "DELETED"
         track.history.record(rv, track.runs, event)

@@ -499,7 +499,11 @@ async def run(
                     stall=STALL_SECONDS,
                 )
                 report.note(f"{checker.jobs_complete()[0]}/{jobs} Jobs complete{outcome}")
-                free = await until(lambda: not checker.quota_held(), timeout=60, what="quota free")
+                free = await until(  # a stuck Job may hold quota for good: a short look then
+                    lambda: not checker.quota_held(),
+                    timeout=5 if outcome else 60,
+                    what="quota free",
+                )
                 report.note("all quota free" if free else "quota still held at the deadline")
                 await supervisor.check()
             finally:

@@ -288,10 +288,11 @@ def test_end_state_names_incomplete_jobs_and_held_quota() -> None:
     check.observe(WORKLOAD, "ADDED", workload("stuck", reserved=True))
     check.observe(CLUSTER_QUEUE, "MODIFIED", cluster_queue("a", reserved="500m"))
     problems = check.end_violations(expected_jobs=2)
-    assert len(problems) == 3
+    assert len(problems) == 4
     assert "1 of 2 Jobs complete" in problems[0] and "team/stuck" in problems[0]
-    assert "still holds ondemand/cpu=500m" in problems[1]
-    assert "reports ondemand/cpu=500m" in problems[2]
+    assert "last seen: Job ADDED team/stuck" in problems[1] and "Workload ADDED" in problems[1]
+    assert "still holds ondemand/cpu=500m" in problems[2]
+    assert "reports ondemand/cpu=500m" in problems[3]
 
 
 def test_summary_counts_by_kind_and_shows_the_events() -> None:
