@@ -230,6 +230,8 @@ class Report:
     exits: list[str] = field(default_factory=list)
     tolerated_exits: list[str] = field(default_factory=list)
     end: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    """Found by the fault itself (say, no standby took the Lease)."""
     create_retries: int = 0
     started: float = field(default_factory=time.monotonic)
     checker: InvariantChecker | None = None
@@ -247,6 +249,7 @@ class Report:
                 f"{len(self.checker.violations)} invariant violations:\n"
                 + summarize(self.checker.violations)
             )
+        found += self.problems
         found += [f"scheduler replica exited: {exit}" for exit in self.exits]
         found += [f"end state: {problem}" for problem in self.end]
         return found
@@ -468,6 +471,7 @@ async def run(
     """The scenario; returns the report (the caller asserts ``report.failures()`` empty)."""
     report = Report(name, jobs)
     supervisor = Supervisor(fleet, report)
+    replicas_before = len(fleet.alive())
     async with cohort_of_two(api, namespace) as queues:
         async with watching(api, namespace, queues.cluster_queues) as watcher:
             report.checker = watcher.checker
@@ -519,6 +523,16 @@ async def run(
             await client.BatchV1Api(api).delete_collection_namespaced_job(
                 namespace, propagation_policy="Background", _request_timeout=30
             )
-    if not fleet.alive():
-        await add_replica(fleet)  # later tests need a scheduler
+    await restore_fleet(api, fleet, max(1, replicas_before))
     return report
+
+
+async def restore_fleet(api: client.ApiClient, fleet: SchedulerFleet, count: int) -> None:
+    """Leave ``count`` replicas running, the leader among them, as the session's other
+    tests expect (one replica, which leads)."""
+    while len(fleet.alive()) < count:
+        await add_replica(fleet)
+    holder = await lease_holder(api)
+    extra = sorted(fleet.alive(), key=lambda replica: replica.identity == holder)
+    for replica in extra[: max(0, len(extra) - count)]:
+        await asyncio.to_thread(replica.stop)

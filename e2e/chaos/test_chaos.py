@@ -67,7 +67,10 @@ async def sigstop_the_leader_past_its_lease(ctx: Context) -> None:
             if holder != leader.identity:
                 break
             await asyncio.sleep(0.5)
-        ctx.report.note(f"Lease held by {holder} after {time.monotonic() - stopped:.1f}s")
+        waited = time.monotonic() - stopped
+        ctx.report.note(f"Lease held by {holder} after {waited:.1f}s")
+        if holder == leader.identity:
+            ctx.report.problems.append(f"no standby took the Lease in {waited:.0f}s")
         await asyncio.sleep(2)  # the new leader admits and writes while the old one sleeps
     finally:
         os.killpg(leader.record.pid, signal.SIGCONT)
