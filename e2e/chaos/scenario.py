@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import random
 import signal
@@ -285,10 +286,20 @@ def last_words(log: str, *, lines: int = 4, errors: int = 3, width: int = 400) -
         for line in all_lines[:-lines]
         if '"level": "error"' in line or "Traceback" in line or '"level": "critical"' in line
     ][-errors:]
-    return [
-        line[:width] + (" ..." if len(line) > width else "")
-        for line in flagged + all_lines[-lines:]
-    ]
+    return [_shorten(line, width) for line in flagged + all_lines[-lines:]]
+
+
+def _shorten(line: str, width: int) -> str:
+    """A log line cut to ``width``; for a JSON record with a traceback, its message and the
+    traceback's last line (the exception itself) rather than its first."""
+    try:
+        record = json.loads(line)
+    except ValueError:
+        record = None
+    if isinstance(record, dict) and record.get("exception"):
+        last = str(record["exception"]).strip().splitlines()[-1]
+        line = f"{record.get('time')} {record.get('msg')}: {last}"
+    return line[:width] + (" ..." if len(line) > width else "")
 
 
 async def add_replica(fleet: SchedulerFleet) -> SchedulerReplica:
