@@ -282,6 +282,8 @@ class InvariantChecker:
         """Evictions seen (``Evicted=True`` on an admitted Workload): preemptions, mostly."""
         self._seen: set[tuple[str, str, str]] = set()
         self._dirty_jobs: set[str] = set()
+        self._workloads_of: dict[str, set[str]] = {}
+        """Job uid -> uids of the Workloads it owns."""
         self.peak: dict[str, dict[FlavorResource, int]] = {}
 
     # -- input ----------------------------------------------------------------------------
@@ -376,6 +378,8 @@ class InvariantChecker:
         track = self.workloads.setdefault(uid, _WorkloadTrack(key=_key(obj)))
         track.job = owner_uid(obj) or track.job
         track.last = event
+        if track.job is not None:
+            self._workloads_of.setdefault(track.job, set()).add(uid)
         deleted = event_type == "DELETED"
         reserved = reserves(obj) and not deleted
         finished = condition_true(obj, "Finished")
@@ -521,7 +525,7 @@ class InvariantChecker:
             if job is None:
                 continue  # a Workload of a Job not seen yet
             self.checks += 1
-            histories = [t.history for t in self.workloads.values() if t.job == uid]
+            histories = [self.workloads[w].history for w in self._workloads_of.get(uid, ())]
             later = [
                 step
                 for history in (job.history, *histories)
