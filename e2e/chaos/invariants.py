@@ -27,6 +27,10 @@ Job's and Workload's history by revision and checks a Job only up to the
 revision both watches have delivered (``advance``): no false alarm from
 watch skew, and none missed.
 
+After a lost watch (an API server restart) a list replaces the missed events; it
+shows end states only, so it is judged conservatively (:meth:`InvariantChecker.observe`):
+a violation is reported only when the list proves it.
+
 Every violation keeps the event that showed it.  Nothing here does I/O, reads
 a clock or knows about kuota's internals: it reads Kueue's API fields only.
 """
@@ -285,10 +289,27 @@ class InvariantChecker:
         self._workloads_of: dict[str, set[str]] = {}
         """Job uid -> uids of the Workloads it owns."""
         self.peak: dict[str, dict[FlavorResource, int]] = {}
+        self._relisting = False
+        self._deferred_quota: set[str] = set()
 
     # -- input ----------------------------------------------------------------------------
-    def observe(self, stream: str, event_type: str, obj: Mapping[str, Any]) -> None:
-        """One watch event (``ADDED``/``MODIFIED``/``DELETED``) of ``stream``."""
+    def observe(
+        self, stream: str, event_type: str, obj: Mapping[str, Any], *, relisted: bool = False
+    ) -> None:
+        """One watch event (``ADDED``/``MODIFIED``/``DELETED``) of ``stream``.
+
+        ``relisted``: the event comes from a list (the first, or one after the watch could
+        not resume), not from the watch: it gives the object's state at the list, not the
+        moment it changed, and the list's objects arrive in name order, not in the order
+        they changed.  So the quota check waits for the whole list (the next watch event or
+        :meth:`advance`), and the Job check places the change where it is least damning:
+        a Job that runs (or a Workload that lost its admission) from the object's own
+        revision, a Job that stopped (or a Workload admitted) from the moment the watch
+        was lost.  What the list cannot show is not guessed at.
+        """
+        self._relisting = relisted
+        if not relisted:
+            self._check_deferred_quota()
         metadata = obj.get("metadata") or {}
         if stream == CLUSTER_QUEUE:
             if metadata.get("name") not in self.cluster_queue_names:
@@ -310,7 +331,22 @@ class InvariantChecker:
         if resource_version in (None, ""):
             return
         self.watermarks[stream] = max(self.watermarks[stream], int(resource_version))
+        self._check_deferred_quota()
         self._check_jobs()
+
+    def _check_deferred_quota(self) -> None:
+        deferred, self._deferred_quota = self._deferred_quota, set()
+        for cluster_queue in sorted(deferred):
+            self._check_quota(
+                cluster_queue, f"the list of Workloads after a lost watch: {cluster_queue}"
+            )
+
+    def _step_rv(self, stream: str, rv: int, damning: bool) -> int:
+        """Where a change goes in a history: its revision, or for a relisted change that
+        would clear a Job, the moment the watch was lost (see :meth:`observe`)."""
+        if self._relisting and not damning:
+            return min(rv, self.watermarks[stream] + 1)
+        return rv
 
     # -- state read by scenarios --------------------------------------------------------
     def usage(self, cluster_queue: str) -> dict[FlavorResource, int]:
@@ -418,12 +454,15 @@ class InvariantChecker:
         track.cluster_queue = admission.get("clusterQueue") or track.cluster_queue
         track.usage = workload_usage(obj) if reserved else {}
         if track.job is not None:
-            track.history.record(rv, reserved, event)
+            track.history.record(self._step_rv(WORKLOAD, rv, not reserved), reserved, event)
             self._dirty_jobs.add(track.job)
         if deleted:
             track.reserved = False
         if track.cluster_queue in self.cluster_queue_names:
-            self._check_quota(track.cluster_queue, event)
+            if self._relisting:
+                self._deferred_quota.add(track.cluster_queue)
+            else:
+                self._check_quota(track.cluster_queue, event)
 
     def _check_quota(self, cluster_queue: str, event: str) -> None:
         self.checks += 1
@@ -514,7 +553,7 @@ class InvariantChecker:
         track.last = event
         track.complete = condition_true(obj, "Complete")
         track.runs = job_runs(obj) and event_type != "DELETED"
-        track.history.record(rv, track.runs, event)
+        track.history.record(self._step_rv(JOB, rv, track.runs), track.runs, event)
         self._dirty_jobs.add(uid)
 
     def _check_jobs(self) -> None:

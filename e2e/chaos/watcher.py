@@ -18,7 +18,8 @@ from typing import Any
 
 from kubernetes_asyncio import client
 
-from scheduler.kube.informer import Event, Informer
+from scheduler.api.objects import resource_version
+from scheduler.kube.informer import Backoff, Event, Informer
 from scheduler.kube.source import KubeSource, Resource
 
 from .invariants import CLUSTER_QUEUE, JOB, WORKLOAD, InvariantChecker
@@ -47,11 +48,12 @@ class InvariantWatcher:
 
 def _handler(checker: InvariantChecker, stream: str, informers: dict[str, Informer]) -> Any:
     def handle(event: Event) -> None:
-        checker.observe(stream, event.type, event.object)
-        # During a relist the informer's version is still the one before it (safe: every
-        # event of the list is newer); during a watch it is this event's.
-        informer = informers.get(stream)
-        if informer is not None:
+        # During a watch the informer's version is this event's (set just before the
+        # handler); during a list it is still the one before the list (None at first).
+        informer = informers[stream]
+        relisted = informer.version != resource_version(event.object)
+        checker.observe(stream, event.type, event.object, relisted=relisted)
+        if not relisted:
             checker.advance(stream, informer.version)
 
     return handle
@@ -73,6 +75,7 @@ async def watching(
             f"chaos-{stream}",
             KubeSource(api, resource, watch_timeout_seconds=60),
             _handler(checker, stream, informers),
+            backoff=Backoff(maximum=2.0),  # back within 2 s of the API server
         )
     watcher = InvariantWatcher(checker, informers)
 

@@ -302,3 +302,44 @@ def test_summary_counts_by_kind_and_shows_the_events() -> None:
     text = summarize(violations, limit=2)
     assert text.startswith("admitted-twice: 7")
     assert "shown by: Workload rv=0" in text and "and 5 more admitted-twice" in text
+
+
+def test_a_relist_is_checked_for_quota_as_a_whole_not_object_by_object() -> None:
+    # After a lost watch the list arrives in name order: a Workload admitted while the watch
+    # was down ("a-new") comes before the release of the one it replaced ("w5").
+    check = checker(cluster_queue("a"), cluster_queue("b"))
+    for index in range(6):
+        check.observe(WORKLOAD, "ADDED", workload(f"w{index}", reserved=True))
+    caught_up(check)
+    check.observe(WORKLOAD, "ADDED", workload("a-new", reserved=True), relisted=True)
+    check.observe(WORKLOAD, "MODIFIED", workload("w5", evicted=True), relisted=True)
+    caught_up(check)
+    assert check.violations == []
+    check.observe(WORKLOAD, "ADDED", workload("a-newer", reserved=True), relisted=True)
+    assert check.violations == []  # not yet: the list is not complete
+    caught_up(check)
+    assert kinds(check.violations) == ["cq-over-quota"]
+    assert "the list of Workloads" in check.violations[0].event
+
+
+def test_a_relist_never_accuses_a_job_of_what_happened_while_the_watch_was_down() -> None:
+    check = checker(cluster_queue("a"))
+    check.observe(JOB, "ADDED", job("j"))
+    check.observe(WORKLOAD, "ADDED", workload("j"))
+    caught_up(check)
+    # Down: admitted, Job unsuspended, then the Workload's status touched again (a later
+    # revision than the Job's). The list shows only the end states.
+    running = job("j", suspend=False)
+    admitted = workload("j", reserved=True)
+    check.observe(JOB, "MODIFIED", running, relisted=True)
+    check.observe(WORKLOAD, "MODIFIED", admitted, relisted=True)
+    caught_up(check)
+    assert check.violations == []
+    # A Job the list shows running with a Workload the list shows unadmitted is caught.
+    check.observe(JOB, "ADDED", job("k"), relisted=False)
+    check.observe(WORKLOAD, "ADDED", workload("k"), relisted=False)
+    caught_up(check)
+    check.observe(JOB, "MODIFIED", job("k", suspend=False), relisted=True)
+    check.observe(WORKLOAD, "MODIFIED", workload("k"), relisted=True)
+    caught_up(check)
+    assert kinds(check.violations) == ["job-runs-unadmitted"]
