@@ -534,8 +534,24 @@ async def run(
             await client.BatchV1Api(api).delete_collection_namespaced_job(
                 namespace, propagation_policy="Background", _request_timeout=30
             )
+    # The queues are deleted on the way out: the scheduler must survive that too.
+    gone = await queues_gone(api, queues.cluster_queues, timeout=30)
+    report.note(f"ClusterQueues deleted{'' if gone else ': still there after 30s'}")
+    await supervisor.check()
     await restore_fleet(api, fleet, max(1, replicas_before))
     return report
+
+
+async def queues_gone(api: client.ApiClient, names: tuple[str, ...], *, timeout: float) -> bool:
+    custom = client.CustomObjectsApi(api)
+    for _ in range(int(timeout * 2)):
+        listed = await custom.list_cluster_custom_object(
+            GROUP, VERSION, "clusterqueues", _request_timeout=10
+        )
+        if not {item["metadata"]["name"] for item in listed["items"]} & set(names):
+            return True
+        await asyncio.sleep(0.5)
+    return False
 
 
 async def restore_fleet(api: client.ApiClient, fleet: SchedulerFleet, count: int) -> None:
