@@ -7,7 +7,8 @@ Each test is one scenario of :mod:`e2e.chaos.scenario` with one fault:
 - the leader of two replicas SIGSTOPped until the standby holds the Lease, then SIGCONTed
   (a GC pause or a frozen VM): the resumed replica must not write as a leader; stepping
   down, even by exiting, is allowed for it and for it only;
-- kube-apiserver killed and started again on its address;
+- kube-apiserver killed, left down for twice the lease duration, started again on its
+  address;
 - etcd frozen (SIGSTOP) for twice the lease duration, then thawed.
 
 A failure lists everything that broke (violations with the events that showed them,
@@ -42,6 +43,8 @@ from .scenario import (
 pytestmark = [pytest.mark.cluster, pytest.mark.timeout(scenario_timeout())]
 LEASE_SECONDS = float(LEASE_TIMINGS[LEASE_TIMINGS.index("--lease-duration") + 1])
 ETCD_FREEZE_SECONDS = 2 * LEASE_SECONDS
+# Down past the Lease, as in a control-plane upgrade: a replica must ride it out.
+APISERVER_DOWN_SECONDS = 2 * LEASE_SECONDS
 
 
 async def sigkill_the_leader(ctx: Context) -> None:
@@ -79,10 +82,10 @@ async def sigstop_the_leader_past_its_lease(ctx: Context) -> None:
 
 async def restart_the_apiserver(ctx: Context) -> None:
     assert ctx.cluster.plane is not None
-    ctx.report.note("SIGKILL kube-apiserver, start it again")
+    ctx.report.note(f"SIGKILL kube-apiserver, start it again after {APISERVER_DOWN_SECONDS:.0f}s")
     # On this thread (a component dies with the thread that started it); the watches
     # have nothing to deliver while it is down anyway.
-    seconds = ctx.cluster.plane.restart("kube-apiserver")
+    seconds = ctx.cluster.plane.restart("kube-apiserver", down_for=APISERVER_DOWN_SECONDS)
     ctx.report.note(f"kube-apiserver ready again {seconds:.1f}s after the kill")
 
 

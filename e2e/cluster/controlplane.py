@@ -229,9 +229,10 @@ class ControlPlane:
                 return entry
         raise RuntimeError(f"{name} is not running in this control plane")
 
-    def restart(self, name: str, *, timeout: float = 120.0) -> float:
-        """Crash component ``name`` (SIGKILL) and start it again as it was; returns the seconds
-        until it answered its readiness probe again.
+    def restart(self, name: str, *, down_for: float = 0.0, timeout: float = 120.0) -> float:
+        """Crash component ``name`` (SIGKILL), leave it down ``down_for`` seconds, and start it
+        again as it was; returns the seconds from the kill until it answered its readiness
+        probe again.
 
         Same command line, hence the same ports, certificates and data: clients see their
         connections reset, then the same address answer again (a crash or an upgrade of a
@@ -246,6 +247,7 @@ class ControlPlane:
         os.killpg(record.pid, signal.SIGKILL)
         process.wait(timeout=10)
         self._processes.remove((process, record))
+        time.sleep(down_for)
         process, record = self._spawn(name, argv)
         deadline = started + timeout
         while time.monotonic() < deadline:

@@ -54,11 +54,11 @@ def test_restart_kills_the_component_and_brings_it_back_on_the_same_port(
 ) -> None:
     port = _start_server(plane)
     before = plane._entry("kube-apiserver")
-    seconds = plane.restart("kube-apiserver", timeout=20)
+    seconds = plane.restart("kube-apiserver", down_for=0.5, timeout=20)
     after = plane._entry("kube-apiserver")
     assert before[1].pid != after[1].pid and not is_alive(before[1])
     assert before[0].returncode == -9, "a crash (SIGKILL), not a graceful stop"
-    assert _answers(port) and 0 < seconds < 20
+    assert _answers(port) and 0.5 < seconds < 20
     assert "kube-apiserver" in (plane.workdir / "state.json").read_text()
 
 
