@@ -53,6 +53,7 @@ CREATE_PACE = (8, 1.0)  # 8 Jobs a second: the fault lands while Jobs still arri
 CREATE_ATTEMPTS = 40
 MAX_REPLICA_RESTARTS = 6
 STALL_SECONDS = 60.0
+AFTER_DELETION_SECONDS = 5.0
 
 
 def deadline_for(jobs: int) -> float:
@@ -537,6 +538,7 @@ async def run(
     # The queues are deleted on the way out: the scheduler must survive that too.
     gone = await queues_gone(api, queues.cluster_queues, timeout=30)
     report.note(f"ClusterQueues deleted{'' if gone else ': still there after 30s'}")
+    await asyncio.sleep(AFTER_DELETION_SECONDS)  # a replica that trips over it does so soon
     await supervisor.check()
     await restore_fleet(api, fleet, max(1, replicas_before))
     return report
