@@ -575,11 +575,12 @@ class InvariantChecker:
                 uncovered = job.history.at(step.rv) and not any(h.at(step.rv) for h in histories)
                 if uncovered and job.unadmitted_since is None:
                     job.unadmitted_since = step.rv
+                    running = [s for s in job.history.steps if s.rv <= step.rv][-1]
                     self._violate(
                         "job-runs-unadmitted",
                         job.key,
                         "runs (suspend=false, not finished) while none of its Workloads "
-                        "holds an admission",
+                        f"holds an admission; running since: {running.event}",
                         step.event,
                     )
                 elif not uncovered:
