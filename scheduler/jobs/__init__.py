@@ -3,9 +3,10 @@ kinds and the Workloads the scheduler queues.
 
 ``batch/job`` (batch/v1 Job) and ``jobset.x-k8s.io/jobset`` (JobSet) are
 registered on import; find an integration with :func:`registry.for_object`
-or :func:`registry.by_framework`, and make a Job's Workload with :func:`workload_from_job`.  Whether a namespace's Jobs are
-kuota's at all is :func:`is_managed_namespace` (one rule for the webhook and
-the Job controller).
+or :func:`registry.by_framework`, and make a job's Workload with
+:func:`workload_from_job`.  Whether a namespace's Jobs are kuota's at all is
+:func:`is_managed_namespace` (one rule for the webhook and the Job
+controller).
 """
 
 from scheduler.api.refs import JOB_UID_LABEL
