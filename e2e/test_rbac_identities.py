@@ -108,6 +108,10 @@ def test_the_scheduler_runs_as_its_service_account_and_no_more(
     assert can_i(identity, "update", "workloads.kueue.x-k8s.io", "-A")
     assert can_i(identity, "delete", "workloads.kueue.x-k8s.io", "-A")
     assert not can_i(identity, "delete", "jobs", "-A")
+    # JobSets are started, stopped and restored like Jobs, never deleted
+    assert can_i(identity, "watch", "jobsets.jobset.x-k8s.io", "-A")
+    assert can_i(identity, "patch", "jobsets.jobset.x-k8s.io", "-A")
+    assert not can_i(identity, "delete", "jobsets.jobset.x-k8s.io", "-A")
 
 
 def test_the_webhook_looks_up_as_its_service_account_and_no_more(kuota: KuotaWebhook) -> None:
