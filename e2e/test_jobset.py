@@ -79,6 +79,7 @@ async def user_queue(api: client.ApiClient, namespace: str) -> AsyncIterator[str
             "metadata": {"name": cluster_queue},
             "spec": {
                 "namespaceSelector": {},
+                "preemption": {"withinClusterQueue": "LowerPriority"},
                 "resourceGroups": [
                     {
                         "coveredResources": ["cpu", "memory"],
@@ -217,3 +218,80 @@ async def test_the_seed_jobset_is_queued_admitted_within_quota_and_runs_to_compl
         assert condition(finished[name], "Finished")["reason"] == "Succeeded"  # type: ignore[index]
     second_pods = await pods_of(second)
     assert [p.spec.node_selector for p in second_pods] == [{"instance-type": "ondemand"}]
+    listed = await custom.list_namespaced_custom_object(KUEUE, V1BETA2, namespace, "workloads")
+    assert len(listed["items"]) == 2, "the JobSets' child Jobs get no Workloads of their own"
+
+
+async def test_the_seed_jobset_preempts_a_lower_priority_jobset_which_is_stopped_and_restored(
+    jobset: JobSetController,
+    kuota_scheduler: SchedulerReplica,
+    api: client.ApiClient,
+    namespace: str,
+    user_queue: str,
+) -> None:
+    custom, core = client.CustomObjectsApi(api), client.CoreV1Api(api)
+    low = seed_jobset()
+    low["metadata"] = {"name": "low", "labels": dict(low["metadata"]["labels"])}
+    low_pod = low["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+    del low_pod["spec"]["priorityClassName"]
+    # kwok keeps the pod running until it is deleted (no completion for an hour)
+    low_pod["metadata"] = {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "3600s"}}
+    await custom.create_namespaced_custom_object(*JOBSETS, namespace, "jobsets", low)
+
+    async def read(name: str) -> dict[str, Any]:
+        got: dict[str, Any] = await custom.get_namespaced_custom_object(
+            *JOBSETS, namespace, "jobsets", name
+        )
+        return got
+
+    async def running_pods(name: str) -> list[client.V1Pod]:
+        listed = await core.list_namespaced_pod(
+            namespace, label_selector=f"{JOBSET_NAME_LABEL}={name}"
+        )
+        return [p for p in listed.items if p.status.phase == "Running"]
+
+    await eventually(
+        lambda: running_pods("low"),
+        lambda pods: len(pods) == 1,
+        timeout=120,
+        what="the low-priority JobSet running",
+    )
+    started = await read("low")
+    low_spec = started["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert low_spec["nodeSelector"] == {"instance-type": "ondemand"}
+
+    high = await custom.create_namespaced_custom_object(
+        *JOBSETS, namespace, "jobsets", seed_jobset()
+    )
+    high_name = high["metadata"]["name"]
+
+    stopped = await eventually(
+        lambda: read("low"),
+        lambda js: js["spec"].get("suspend") is True,
+        timeout=60,
+        what="the low-priority JobSet suspended by the preemption",
+    )
+    restored = stopped["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+    assert "nodeSelector" not in restored["spec"], "kuota's placement is taken off again"
+    assert restored["metadata"] == low_pod["metadata"], "what the user wrote is kept"
+
+    async def workloads() -> dict[str, dict[str, Any]]:
+        listed = await custom.list_namespaced_custom_object(KUEUE, V1BETA2, namespace, "workloads")
+        return {item["metadata"]["ownerReferences"][0]["name"]: item for item in listed["items"]}
+
+    found = await eventually(
+        workloads,
+        lambda got: high_name in got and is_true(got[high_name], "QuotaReserved"),
+        timeout=60,
+        what="the high-priority JobSet admitted",
+    )
+    evicted = condition(found["low"], "Evicted") or {}
+    assert (evicted.get("status"), evicted.get("reason")) == ("True", "Preempted"), evicted
+    assert not is_true(found["low"], "QuotaReserved")
+    done = await eventually(
+        lambda: read(high_name),
+        lambda js: is_true(js, "Completed") or is_true(js, "Failed"),
+        timeout=180,
+        what="the high-priority JobSet finished",
+    )
+    assert is_true(done, "Completed"), done.get("status")
