@@ -8,7 +8,11 @@ Workload owned by it with the PriorityClass's priority, one is admitted and
 the other waits for quota; the admitted one is unsuspended with the flavor's
 node labels in its replicated job's pod template, its pod runs on a kwok
 node of that flavor with the PriorityClass honoured, it completes, its
-Workload finishes, and then the second one runs to completion too.
+Workload finishes, and then the second one runs to completion too.  Run on
+its own, the scheduler starts before the JobSet CRD is installed and picks
+JobSets up when it looks again (within a minute).  A lower-priority JobSet
+running on the quota is preempted by the seed's: suspended by kuota, its
+template restored, the seed's admitted and run.
 """
 
 from __future__ import annotations
@@ -116,8 +120,8 @@ async def user_queue(api: client.ApiClient, namespace: str) -> AsyncIterator[str
 
 
 async def test_the_seed_jobset_is_queued_admitted_within_quota_and_runs_to_completion(
-    jobset: JobSetController,
-    kuota_scheduler: SchedulerReplica,
+    kuota_scheduler: SchedulerReplica,  # first: a scheduler that starts before the CRD...
+    jobset: JobSetController,  # ...finds JobSets once it is installed
     api: client.ApiClient,
     namespace: str,
     user_queue: str,
