@@ -225,6 +225,19 @@ async def test_the_seed_jobset_is_queued_admitted_within_quota_and_runs_to_compl
     listed = await custom.list_namespaced_custom_object(KUEUE, V1BETA2, namespace, "workloads")
     assert len(listed["items"]) == 2, "the JobSets' child Jobs get no Workloads of their own"
 
+    async def reasons() -> set[tuple[str, str]]:
+        events = await core.list_namespaced_event(namespace)
+        return {
+            (e.involved_object.name, e.reason)
+            for e in events.items
+            if e.involved_object.kind == "JobSet"
+        }
+
+    wanted = {(name, reason) for name in names for reason in ("CreatedWorkload", "Started")}
+    await eventually(
+        reasons, lambda got: wanted <= got, timeout=30, what="kuota's Events on the JobSets"
+    )
+
 
 async def test_the_seed_jobset_preempts_a_lower_priority_jobset_which_is_stopped_and_restored(
     jobset: JobSetController,
