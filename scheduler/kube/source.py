@@ -143,9 +143,12 @@ class OptionalKindSource:
             if not self.missing:
                 log.info(
                     f"{self.what} are not served by the API server (CRD not installed): "
-                    "not managing them; looking again every "
-                    f"{self.recheck_seconds:.0f}s",
-                    extra={"resource": self.source.resource.path, "error": str(failure)},
+                    "not managing them until they are",
+                    extra={
+                        "resource": self.source.resource.path,
+                        "error": str(failure),
+                        "recheck_s": self.recheck_seconds,
+                    },
                 )
             self.missing = True
             return [], ""
