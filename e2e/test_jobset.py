@@ -312,3 +312,44 @@ async def test_the_seed_jobset_preempts_a_lower_priority_jobset_which_is_stopped
         what="the high-priority JobSet finished",
     )
     assert is_true(done, "Completed"), done.get("status")
+
+
+async def test_an_unqueued_jobset_gets_the_namespaces_default_local_queue(
+    jobset: JobSetController,
+    kuota_scheduler: SchedulerReplica,
+    api: client.ApiClient,
+    namespace: str,
+    user_queue: str,
+) -> None:
+    custom = client.CustomObjectsApi(api)
+    await custom.create_namespaced_custom_object(
+        KUEUE,
+        V1BETA2,
+        namespace,
+        "localqueues",
+        {
+            "apiVersion": f"{KUEUE}/{V1BETA2}",
+            "kind": "LocalQueue",
+            "metadata": {"name": "default"},
+            "spec": {"clusterQueue": f"cq-{namespace}"},
+        },
+    )
+    unqueued = seed_jobset()
+    unqueued["metadata"] = {"name": "unqueued"}
+
+    async def dry_run() -> dict[str, Any]:
+        created: dict[str, Any] = await custom.create_namespaced_custom_object(
+            *JOBSETS, namespace, "jobsets", unqueued, dry_run="All"
+        )
+        return created
+
+    # The webhook's lookup of the LocalQueue may lag its creation by a moment.
+    accepted = await eventually(
+        dry_run,
+        lambda js: (
+            (js["metadata"].get("labels") or {}).get("kueue.x-k8s.io/queue-name") == "default"
+        ),
+        timeout=30,
+        what="the default LocalQueue set on an unqueued JobSet",
+    )
+    assert accepted["spec"]["suspend"] is True

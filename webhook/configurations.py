@@ -184,19 +184,23 @@ def mutating_configuration(
         ),
     ]
     if manage_jobs_without_queue_name or default_local_queue:
-        webhooks.append(
+        webhooks += [
             _entry(
-                "unqueued-jobs.mutate.kuota.io",
-                MUTATE_JOB,
+                f"unqueued-{plural}.mutate.kuota.io",
+                path,
                 client_config,
-                rules=_job_rule(["CREATE"]),
+                rules=rules,
                 failure_policy="Fail" if manage_jobs_without_queue_name else "Ignore",
                 timeout=5 if manage_jobs_without_queue_name else 3,
                 namespace_selector=managed,
                 match_conditions=[UNQUEUED_CREATE],
                 mutating=True,
             )
-        )
+            for plural, path, rules in (
+                ("jobs", MUTATE_JOB, _job_rule(["CREATE"])),
+                ("jobsets", MUTATE_JOBSET, _jobset_rule(["CREATE"])),
+            )
+        ]
     for kind in KUOTA_KINDS:
         if kind.mutating:
             webhooks.append(

@@ -7,6 +7,8 @@ from typing import Any
 
 import jsonpatch
 
+from webhook.configurations import mutating_configuration
+from webhook.lookup import StaticLookup
 from webhook.settings import WebhookSettings
 
 from .conftest import ClientFactory, patch_of, post_review
@@ -66,3 +68,35 @@ async def test_the_jobset_endpoint_refuses_other_kinds(make_client: ClientFactor
     response = await client.post(MUTATE, json=review)
     assert response.status == 400
     assert "jobset.x-k8s.io/v1alpha2 JobSet" in await response.text()
+
+
+async def test_an_unqueued_jobset_gets_the_namespaces_default_local_queue(
+    make_client: ClientFactory, lookup: StaticLookup
+) -> None:
+    lookup.default_queues.add("team-a")
+    client = await make_client(ENABLED)
+    sent = jobset()
+    response = await post_review(client, MUTATE, admission_review(sent))
+    result = jsonpatch.apply_patch(copy.deepcopy(sent), patch_of(response))
+    assert result["metadata"]["labels"] == {QUEUE: "default"}
+    assert result["spec"]["suspend"] is True
+
+
+def test_jobsets_are_registered_queued_and_unqueued_in_managed_namespaces_only() -> None:
+    entries = {
+        entry["name"]: entry
+        for entry in mutating_configuration({"url": "https://127.0.0.1:9443"})["webhooks"]
+    }
+    for name, policy in (
+        ("queued-jobsets.mutate.kuota.io", "Fail"),
+        ("unqueued-jobsets.mutate.kuota.io", "Ignore"),
+    ):
+        entry = entries[name]
+        assert entry["clientConfig"]["url"] == f"https://127.0.0.1:9443{MUTATE}"
+        assert entry["rules"][0]["apiGroups"] == ["jobset.x-k8s.io"]
+        assert entry["rules"][0]["resources"] == ["jobsets"]
+        assert entry["failurePolicy"] == policy
+        assert (
+            entry["namespaceSelector"]
+            == entries["queued-jobs.mutate.kuota.io"]["namespaceSelector"]
+        )
