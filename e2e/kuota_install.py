@@ -56,6 +56,8 @@ from webhook.configurations import (
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 KUOTA_NAMESPACE = "kueue-system"
+KUOTA_CONFIG = Path(__file__).resolve().parent / "kuota-config.yaml"
+"""The Configuration of the webhook and the scheduler replicas (the chart's default)."""
 KUOTA_RELEASE = "kuota"
 CHART = REPO_ROOT / "charts" / "kuota"
 RBAC_TEMPLATES = (
@@ -324,6 +326,8 @@ def _webhook_argv(cert_dir: Path, port: int, kubeconfig: Path) -> list[str]:
         str(kubeconfig),
         "--kuota-namespace",
         KUOTA_NAMESPACE,
+        "--config",
+        str(KUOTA_CONFIG),
         "--shutdown-grace",
         "3",
     ]

@@ -27,6 +27,7 @@ from pathlib import Path
 from e2e.cluster.pki import ClusterPki
 from e2e.cluster.processes import ProcessRecord, clean_env, is_alive, log_tail, spawn, stop
 from e2e.kuota_install import (
+    KUOTA_CONFIG,
     KUOTA_NAMESPACE,
     REPO_ROOT,
     SCHEDULER_ACCOUNT,
@@ -127,6 +128,8 @@ def start_replica(
         identity,
         "--lease-namespace",
         KUOTA_NAMESPACE,
+        "--config",
+        str(KUOTA_CONFIG),
         "--metrics-bind-address",
         f"127.0.0.1:{port}",
         *LEASE_TIMINGS,

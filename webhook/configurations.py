@@ -40,7 +40,7 @@ from typing import Any, Final
 
 from scheduler.api.refs import KUEUE_GROUP, QUEUE_NAME_LABEL
 from scheduler.jobs.managed_namespaces import ManagedNamespaces
-from webhook.routes import KUOTA_KINDS, MUTATE_JOB, VALIDATE_JOB
+from webhook.routes import KUOTA_KINDS, MUTATE_JOB, MUTATE_JOBSET, VALIDATE_JOB
 
 MUTATING_NAME: Final = "kuota-mutating-webhook-configuration"
 VALIDATING_NAME: Final = "kuota-validating-webhook-configuration"
@@ -121,6 +121,18 @@ def _job_rule(operations: list[str]) -> list[dict[str, Any]]:
     ]
 
 
+def _jobset_rule(operations: list[str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "apiGroups": ["jobset.x-k8s.io"],
+            "apiVersions": ["v1alpha2"],
+            "operations": operations,
+            "resources": ["jobsets"],
+            "scope": "Namespaced",
+        }
+    ]
+
+
 def _kueue_rule(resources: list[str], operations: list[str]) -> list[dict[str, Any]]:
     return [
         {
@@ -156,22 +168,39 @@ def mutating_configuration(
             namespace_selector=managed,
             match_conditions=[QUEUED_CREATE],
             mutating=True,
-        )
+        ),
+        # JobSets with a queue name (jobset.x-k8s.io/jobset): suspended at creation;
+        # a rule for a kind the API server does not serve is harmless.
+        _entry(
+            "queued-jobsets.mutate.kuota.io",
+            MUTATE_JOBSET,
+            client_config,
+            rules=_jobset_rule(["CREATE"]),
+            failure_policy="Fail",
+            timeout=5,
+            namespace_selector=managed,
+            match_conditions=[QUEUED_CREATE],
+            mutating=True,
+        ),
     ]
     if manage_jobs_without_queue_name or default_local_queue:
-        webhooks.append(
+        webhooks += [
             _entry(
-                "unqueued-jobs.mutate.kuota.io",
-                MUTATE_JOB,
+                f"unqueued-{plural}.mutate.kuota.io",
+                path,
                 client_config,
-                rules=_job_rule(["CREATE"]),
+                rules=rules,
                 failure_policy="Fail" if manage_jobs_without_queue_name else "Ignore",
                 timeout=5 if manage_jobs_without_queue_name else 3,
                 namespace_selector=managed,
                 match_conditions=[UNQUEUED_CREATE],
                 mutating=True,
             )
-        )
+            for plural, path, rules in (
+                ("jobs", MUTATE_JOB, _job_rule(["CREATE"])),
+                ("jobsets", MUTATE_JOBSET, _jobset_rule(["CREATE"])),
+            )
+        ]
     for kind in KUOTA_KINDS:
         if kind.mutating:
             webhooks.append(

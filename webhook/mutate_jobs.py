@@ -180,18 +180,25 @@ def mutation_patch(job: Mapping[str, Any], mutation: JobMutation) -> list[dict[s
     return json_patch(before, after)
 
 
-def job_of_request(request: AdmissionRequest) -> tuple[dict[str, Any], str]:
-    if request.kind != ("batch", "v1", "Job"):
+JOB_KIND: Final = ("batch", "v1", "Job")
+JOBSET_KIND: Final = ("jobset.x-k8s.io", "v1alpha2", "JobSet")
+
+
+def job_of_request(
+    request: AdmissionRequest, served: tuple[str, str, str] = JOB_KIND
+) -> tuple[dict[str, Any], str]:
+    if request.kind != served:
         group, version, kind = request.kind
         raise BadRequest(
-            f"this endpoint serves batch/v1 Job, got {group + '/' if group else ''}{version} {kind}"
+            f"this endpoint serves {served[0]}/{served[1]} {served[2]}, "
+            f"got {group + '/' if group else ''}{version} {kind}"
         )
     if request.object is None:
         raise BadRequest(f"request.object is missing for {request.operation}")
     job = request.object
     namespace = request.namespace or objects.namespace(job)
     if not isinstance(namespace, str) or not namespace:
-        raise BadRequest("a Job is namespaced: request.namespace is missing")
+        raise BadRequest(f"a {served[2]} is namespaced: request.namespace is missing")
     return job, namespace
 
 
@@ -204,6 +211,34 @@ async def mutate_job_request(
     job, namespace = job_of_request(request)
     if not settings.jobs_enabled:
         return allow(request.uid), "allowed"
+    return await _mutate(request, job, namespace, settings=settings, lookup=lookup)
+
+
+async def mutate_jobset_request(
+    request: AdmissionRequest, *, settings: WebhookSettings, lookup: ClusterLookup
+) -> tuple[ResponseBody, str]:
+    """The answer to ``/mutate-jobset-x-k8s-io-v1alpha2-jobset``: the same steps as for a Job.
+
+    A queued JobSet is suspended at creation (the JobSet controller would
+    otherwise create its child Jobs at once); its child Jobs are then left to
+    it (step 1: their owner is a managed job).
+    """
+    if request.operation != "CREATE":
+        return allow(request.uid), "allowed"
+    job, namespace = job_of_request(request, JOBSET_KIND)
+    if not settings.jobsets_enabled:
+        return allow(request.uid), "allowed"
+    return await _mutate(request, job, namespace, settings=settings, lookup=lookup)
+
+
+async def _mutate(
+    request: AdmissionRequest,
+    job: Mapping[str, Any],
+    namespace: str,
+    *,
+    settings: WebhookSettings,
+    lookup: ClusterLookup,
+) -> tuple[ResponseBody, str]:
     try:
         mutation = await decide(job, namespace, settings=settings, lookup=lookup)
     except OwnerUnreadable as unreadable:

@@ -27,7 +27,7 @@ from webhook.defaulting import default_kueue_request
 from webhook.logs import logger
 from webhook.lookup import ClusterLookup
 from webhook.metrics import CONTENT_TYPE, WebhookMetrics
-from webhook.mutate_jobs import mutate_job_request
+from webhook.mutate_jobs import mutate_job_request, mutate_jobset_request
 from webhook.review import (
     AdmissionRequest,
     BadRequest,
@@ -74,6 +74,7 @@ KUOTA_KINDS: Final = (
 )
 MUTATE_JOB: Final = "/mutate-batch-v1-job"
 VALIDATE_JOB: Final = "/validate-batch-v1-job"
+MUTATE_JOBSET: Final = "/mutate-jobset-x-k8s-io-v1alpha2-jobset"
 CONVERT: Final = "/convert"
 
 
@@ -114,6 +115,12 @@ async def _mutate_job(
     return await mutate_job_request(request, settings=context.settings, lookup=context.lookup)
 
 
+async def _mutate_jobset(
+    request: AdmissionRequest, context: DecisionContext
+) -> tuple[ResponseBody, str]:
+    return await mutate_jobset_request(request, settings=context.settings, lookup=context.lookup)
+
+
 async def _validate_job(
     request: AdmissionRequest, context: DecisionContext
 ) -> tuple[ResponseBody, str]:
@@ -122,7 +129,11 @@ async def _validate_job(
 
 def admission_endpoints() -> dict[str, Decision]:
     """Path → decision for every AdmissionReview endpoint (validation.md 0.3)."""
-    endpoints: dict[str, Decision] = {MUTATE_JOB: _mutate_job, VALIDATE_JOB: _validate_job}
+    endpoints: dict[str, Decision] = {
+        MUTATE_JOB: _mutate_job,
+        VALIDATE_JOB: _validate_job,
+        MUTATE_JOBSET: _mutate_jobset,
+    }
     for kind in KUOTA_KINDS:
         endpoints[kind.validate_path] = _kueue_validation(kind)
         if kind.mutating:

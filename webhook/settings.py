@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from scheduler.api.config import DEFAULT_NAMESPACE, Configuration, parse_configuration
+from scheduler.jobs.jobset import JOBSET_FRAMEWORK
 from scheduler.jobs.managed_namespaces import ManagedNamespaces, raw_selector
 from scheduler.version import kuota_version
 
@@ -73,6 +74,10 @@ class WebhookSettings:
     @property
     def jobs_enabled(self) -> bool:
         return "batch/job" in self.frameworks
+
+    @property
+    def jobsets_enabled(self) -> bool:
+        return JOBSET_FRAMEWORK in self.frameworks
 
     @property
     def managed_namespaces(self) -> ManagedNamespaces:

@@ -33,9 +33,10 @@ from scheduler.api.config import Configuration
 from scheduler.api.field import FieldError
 from scheduler.api.parse import ObjectParseError, parse_object
 from scheduler.api.pipeline import Review, UnsupportedKind, review
+from scheduler.api.refs import QUEUE_NAME_LABEL
 from scheduler.cli.loader import Document
 from scheduler.core.engine import NamespaceInfo, PriorityClassInfo
-from scheduler.jobs import PriorityClasses, for_object, workload_from_job
+from scheduler.jobs import BATCH_JOB, PriorityClasses, for_object, workload_from_job
 
 SIMULATION_EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 ENGINE_KINDS = frozenset(
@@ -176,6 +177,22 @@ def build_cluster(documents: Sequence[Document], stderr: TextIO) -> Cluster:
                 cluster.objects.append(namespace)
             continue
         raw = document.raw
+        integration = for_object(raw)
+        if integration is not None and kind != "Job":
+            # Another job integration (a JobSet): no schema of kuota's to review it
+            # with; its Workload is made like a Job's once the priority classes are known.
+            if not isinstance(raw.get("metadata", {}), dict):
+                problems.append(f"{kind}: metadata must be an object")
+                continue
+            queued = _with_identity(raw, generated, timestamps)
+            queued["metadata"].setdefault("namespace", "default")
+            if not integration.queue_name(queued):
+                name = queued["metadata"].get("name")
+                _note(document, f"{kind}/{name} has no {QUEUE_NAME_LABEL}: not managed", stderr)
+                continue
+            jobs.append((len(cluster.objects), document, queued))
+            cluster.objects.append(None)
+            continue
         if kind in ("Workload", "Job") and isinstance(raw.get("metadata", {}), dict):
             raw = _with_identity(raw, generated, timestamps)
         try:
@@ -217,13 +234,16 @@ def build_cluster(documents: Sequence[Document], stderr: TextIO) -> Cluster:
             _note(document, f"{parsed.kind}/{item.name} is not used by the simulation", stderr)
     classes = _priority_classes(cluster.objects, pod_classes)
     for position, _document, job in jobs:
-        raw_workload = workload_from_job(job, priority_classes=classes)
+        raw_workload = workload_from_job(
+            job, priority_classes=classes, integration=for_object(job) or BATCH_JOB
+        )
         _metadata(raw_workload)["creationTimestamp"] = _metadata(job)["creationTimestamp"]
         try:
             cluster.objects[position] = parse_object(raw_workload)
         except ObjectParseError as failed:
             problems.extend(
-                f"Job/{_metadata(job).get('name')}: {error.render()}" for error in failed.errors
+                f"{job.get('kind')}/{_metadata(job).get('name')}: {error.render()}"
+                for error in failed.errors
             )
     if problems:
         raise InvalidInput(problems)

@@ -57,7 +57,7 @@ def add_parser(commands: Any) -> None:
         "simulate",
         help="run the scheduling engine on manifests, offline",
         description="Load ResourceFlavors, ClusterQueues, Cohorts, LocalQueues, priority classes, "
-        "Namespaces, Workloads, batch/v1 Jobs and the Configuration in file order, as if "
+        "Namespaces, Workloads, batch/v1 Jobs, JobSets and the Configuration in file order, as if "
         "applied to an empty cluster, and run kuota's scheduler engine until nothing "
         "changes. Exit 0: steady state; 1: no steady state within the bound; "
         "2: unreadable or invalid input.",

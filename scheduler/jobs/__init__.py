@@ -1,16 +1,18 @@
 """Job integrations (DESIGN.md layer 2): pure translations between batch job
 kinds and the Workloads the scheduler queues.
 
-``batch/job`` (batch/v1 Job) is registered on import; find an integration with
-:func:`registry.for_object` or :func:`registry.by_framework`, and make a Job's
-Workload with :func:`workload_from_job`.  Whether a namespace's Jobs are
-kuota's at all is :func:`is_managed_namespace` (one rule for the webhook and
-the Job controller).
+``batch/job`` (batch/v1 Job) and ``jobset.x-k8s.io/jobset`` (JobSet) are
+registered on import; find an integration with :func:`registry.for_object`
+or :func:`registry.by_framework`, and make a job's Workload with
+:func:`workload_from_job`.  Whether a namespace's Jobs are kuota's at all is
+:func:`is_managed_namespace` (one rule for the webhook and the Job
+controller).
 """
 
 from scheduler.api.refs import JOB_UID_LABEL
 from scheduler.jobs.base import FinishedState, JobIntegration, PodSetInfo
 from scheduler.jobs.batch import BATCH_JOB, BatchJob
+from scheduler.jobs.jobset import JOBSET, JOBSET_FRAMEWORK, JobSet
 from scheduler.jobs.managed_namespaces import ManagedNamespaces, is_managed_namespace
 from scheduler.jobs.registry import by_framework, for_object, frameworks, register
 from scheduler.jobs.workload_from_job import (
@@ -23,7 +25,10 @@ __all__ = [
     "BATCH_JOB",
     "BatchJob",
     "FinishedState",
+    "JOBSET",
+    "JOBSET_FRAMEWORK",
     "JOB_UID_LABEL",
+    "JobSet",
     "JobIntegration",
     "ManagedNamespaces",
     "PodSetInfo",

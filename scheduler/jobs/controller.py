@@ -42,6 +42,7 @@ from scheduler.api import objects
 from scheduler.api.refs import CLUSTER_QUEUE_LABEL, EVICTED, LOCAL_QUEUE_LABEL, POD_SET_LABEL
 from scheduler.jobs.base import JobIntegration, PodSetInfo
 from scheduler.jobs.equivalence import count_difference, pod_sets_difference
+from scheduler.jobs.jobset import active_jobs
 from scheduler.jobs.registry import for_object
 from scheduler.jobs.workload_from_job import (
     PriorityClasses,
@@ -301,8 +302,9 @@ def selector_conflict(pod_sets: list[dict[str, Any]], infos: list[PodSetInfo]) -
 
 
 def _active_pods(job: Mapping[str, Any]) -> int:
+    """Active pods of a Job, or active child Jobs of a JobSet (either means "not stopped yet")."""
     value = objects.status(job).get("active")
-    return value if isinstance(value, int) else 0
+    return value if isinstance(value, int) else active_jobs(job)
 
 
 def next_action(

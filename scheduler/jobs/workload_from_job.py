@@ -60,7 +60,7 @@ def _mapping(value: object) -> Mapping[str, Any]:
 
 
 def _priority(
-    job: Mapping[str, Any], classes: PriorityClasses
+    job: Mapping[str, Any], classes: PriorityClasses, pod_sets: list[dict[str, Any]]
 ) -> tuple[dict[str, str] | None, int | None]:
     """(priorityClassRef, priority) by the rule of scheduling.md 2.1: pure.
 
@@ -71,9 +71,22 @@ def _priority(
     if workload_class:
         ref = {"group": KUEUE_GROUP, "kind": "WorkloadPriorityClass", "name": workload_class}
         return ref, classes.workload.get(workload_class)
-    pod_spec = _mapping(_mapping(objects.spec(job).get("template")).get("spec"))
-    pod_class = pod_spec.get("priorityClassName")
-    if isinstance(pod_class, str) and pod_class:
+    # The first pod set's template that names a PriorityClass (a Job has one pod set).
+    pod_class = next(
+        (
+            name
+            for pod_set in pod_sets
+            if isinstance(
+                name := _mapping(_mapping(pod_set.get("template")).get("spec")).get(
+                    "priorityClassName"
+                ),
+                str,
+            )
+            and name
+        ),
+        None,
+    )
+    if pod_class:
         ref = {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": pod_class}
         return ref, classes.pod.get(pod_class)
     if classes.global_default is not None:
@@ -117,11 +130,12 @@ def workload_from_job(
             }
         ],
     }
-    spec: dict[str, Any] = {"podSets": integration.pod_sets(job)}
+    pod_sets = integration.pod_sets(job)
+    spec: dict[str, Any] = {"podSets": pod_sets}
     queue = integration.queue_name(job)
     if queue:
         spec["queueName"] = queue
-    ref, value = _priority(job, priority_classes or PriorityClasses())
+    ref, value = _priority(job, priority_classes or PriorityClasses(), pod_sets)
     if ref is not None:
         spec["priorityClassRef"] = ref
     if value is not None:

@@ -78,7 +78,7 @@ QUEUE_SIZE = 1024
 """Distinct events waiting to be written; more are dropped and counted."""
 IN_FLIGHT = 8
 """Event writes at once, at most."""
-API_VERSIONS = {"Job": "batch/v1", "Workload": V1BETA2}
+API_VERSIONS = {"Job": "batch/v1", "JobSet": "jobset.x-k8s.io/v1alpha2", "Workload": V1BETA2}
 """``apiVersion`` of an involved object read from a list (list items carry none)."""
 
 

@@ -80,7 +80,7 @@ from scheduler.kube import metrics
 from scheduler.kube.informer import Event
 from scheduler.kube.mirror import Mirror
 from scheduler.kube.rest import Conflict, NotFound, RestError, Unreachable
-from scheduler.kube.writer import Writer
+from scheduler.kube.writer import Writer, job_kind
 from scheduler.status.workload_status import (
     admitted_status,
     evicted_status,
@@ -411,7 +411,7 @@ class Executor:
         if await self.writer.create_workload(action.workload):
             self.writer.event(
                 job,
-                kind="Job",
+                kind=job_kind(job),
                 reason="CreatedWorkload",
                 message=f"Created Workload: {objects.key(action.workload)}",
             )
@@ -426,7 +426,7 @@ class Executor:
         log.info("rebuilt the workload of a changed job", extra={"why": action.difference})
         self.writer.event(
             job,
-            kind="Job",
+            kind=job_kind(job),
             reason="UpdatedWorkload",
             message=f"Updated not matching Workload for suspended job: {key} ({action.difference})",
         )
@@ -443,7 +443,7 @@ class Executor:
         log.info("deleted the workload of a changed job", extra={"why": action.difference})
         self.writer.event(
             job,
-            kind="Job",
+            kind=job_kind(job),
             reason="DeletedWorkload",
             message=f"Deleted not matching Workload: {key} ({action.difference})",
         )
@@ -455,7 +455,7 @@ class Executor:
         )
         self.writer.event(
             job,
-            kind="Job",
+            kind=job_kind(job),
             reason="Started",
             message=f"Admitted by clusterQueue {action.cluster_queue}",
         )
@@ -465,12 +465,12 @@ class Executor:
         restored = {**action.job, "metadata": current.get("metadata", action.job.get("metadata"))}
         self.mirror.remember_job(uid, await self.writer.patch_job(current, restored))
         log.info("stopped job, pod template restored", extra={"job": objects.key(job)})
-        self.writer.event(job, kind="Job", reason="Stopped", message=action.message)
+        self.writer.event(job, kind=job_kind(job), reason="Stopped", message=action.message)
 
     async def _suspend_job(self, uid: str, job: Workload, action: SuspendJob) -> None:
         self.mirror.remember_job(uid, await self.writer.patch_job(job, action.job))
         log.info("suspended job", extra={"job": objects.key(job), "why": action.message})
-        self.writer.event(job, kind="Job", reason="Stopped", message=action.message)
+        self.writer.event(job, kind=job_kind(job), reason="Stopped", message=action.message)
 
     async def _finish_workload(
         self, job: Workload, workload: Workload, action: FinishWorkload
@@ -485,7 +485,7 @@ class Executor:
         metrics.FINISHED.labels(cluster_queue, "", self.role()).inc()
         self.writer.event(
             job,
-            kind="Job",
+            kind=job_kind(job),
             reason="FinishedWorkload",
             message=f"Workload '{objects.key(workload)}' is declared finished",
         )

@@ -12,7 +12,9 @@ connection, a missing CRD, RBAC) is worth retrying after a back-off:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from kubernetes_asyncio.client import ApiClient
@@ -21,7 +23,9 @@ from scheduler.kube import rest
 from scheduler.kube.informer import Expired, TransientError
 from scheduler.kube.rest import Resource, Rest, RestClient
 
-__all__ = ["KubeSource", "Resource"]
+__all__ = ["KindMissing", "KubeSource", "OptionalKindSource", "Resource"]
+
+log = logging.getLogger("kuota.informer")
 
 WATCH_TIMEOUT_SECONDS = 300
 
@@ -39,6 +43,10 @@ def _with_type(item: dict[str, Any], page: dict[str, Any]) -> dict[str, Any]:
         "kind": kind[:-4] if kind.endswith("List") else kind,
         **item,
     }
+
+
+class KindMissing(TransientError):
+    """The resource is not served (404 on the collection): its CRD is not installed."""
 
 
 class KubeSource:
@@ -70,6 +78,8 @@ class KubeSource:
                 page = await self.rest.list(self.resource.path, query=query, timeout=60)
             except rest.Expired as failure:
                 raise Expired(str(failure)) from failure
+            except rest.NotFound as failure:
+                raise KindMissing(str(failure)) from failure
             except rest.RestError as failure:
                 raise TransientError(str(failure)) from failure
             items.extend(
@@ -97,3 +107,62 @@ class KubeSource:
             raise Expired(str(failure)) from failure
         except rest.RestError as failure:
             raise TransientError(str(failure)) from failure
+
+
+RECHECK_SECONDS = 60.0
+"""How often a source of a kind that is not served looks again (its CRD may be installed)."""
+
+
+class OptionalKindSource:
+    """A :class:`KubeSource` for a kind whose CRD may be absent (JobSet without JobSet installed).
+
+    While the API server does not serve the kind, the list is empty (so the
+    informer counts as synced and nothing waits for it) and one log line says
+    why; the "watch" then sleeps and asks for a new list, which finds the kind
+    once its CRD is installed.
+    """
+
+    def __init__(
+        self,
+        source: KubeSource,
+        *,
+        what: str,
+        recheck_seconds: float = RECHECK_SECONDS,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    ) -> None:
+        self.source = source
+        self.what = what
+        self.recheck_seconds = recheck_seconds
+        self.sleep = sleep
+        self.missing = False
+
+    async def list(self) -> tuple[list[dict[str, Any]], str]:
+        try:
+            listed = await self.source.list()
+        except KindMissing as failure:
+            if not self.missing:
+                log.info(
+                    f"{self.what} are not served by the API server (CRD not installed): "
+                    "not managing them until they are",
+                    extra={
+                        "resource": self.source.resource.path,
+                        "error": str(failure),
+                        "recheck_s": self.recheck_seconds,
+                    },
+                )
+            self.missing = True
+            return [], ""
+        if self.missing:
+            log.info(
+                f"{self.what} are served now: managing them",
+                extra={"resource": self.source.resource.path},
+            )
+        self.missing = False
+        return listed
+
+    async def watch(self, resource_version: str) -> AsyncIterator[dict[str, Any]]:
+        if self.missing:
+            await self.sleep(self.recheck_seconds)
+            raise Expired("the kind was not served; listing again")
+        async for event in self.source.watch(resource_version):
+            yield event

@@ -11,26 +11,38 @@ once instead of at the next idle tick.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Final
 
 from scheduler.api.refs import HUB_VERSION, KUEUE_GROUP, KUEUE_PLURALS
+from scheduler.jobs.jobset import JOBSET_FRAMEWORK
 from scheduler.kube.informer import Event, Informer
 from scheduler.kube.mirror import KUEUE_KINDS, Mirror
 from scheduler.kube.rest import Resource, RestClient
-from scheduler.kube.source import KubeSource
+from scheduler.kube.source import KubeSource, OptionalKindSource
 
 WATCHED_KUEUE_PLURALS: Final = {kind: KUEUE_PLURALS[kind] for kind in KUEUE_KINDS}
 """Kind -> resource of every kuota kind the scheduler lists and watches (its RBAC follows)."""
 JOBS: Final = Resource("batch", "v1", "jobs")
+JOBSETS: Final = Resource("jobset.x-k8s.io", "v1alpha2", "jobsets")
 NAMESPACES: Final = Resource("", "v1", "namespaces")
 PRIORITY_CLASSES: Final = Resource("scheduling.k8s.io", "v1", "priorityclasses")
 
 
 def scheduler_informers(
-    rest: RestClient, mirror: Callable[[], Mirror], *, on_change: Callable[[], None]
+    rest: RestClient,
+    mirror: Callable[[], Mirror],
+    *,
+    on_change: Callable[[], None],
+    frameworks: Collection[str] = ("batch/job",),
 ) -> list[Informer]:
-    """The scheduler's informers, each feeding ``mirror()`` and then calling ``on_change``."""
+    """The scheduler's informers, each feeding ``mirror()`` and then calling ``on_change``.
+
+    JobSets are watched when ``frameworks`` (the Configuration's
+    ``integrations.frameworks``) enables them; they go to the same handler as
+    Jobs (one Job controller for every integration).  Without the JobSet CRD
+    the informer stays empty and says so once (:class:`OptionalKindSource`).
+    """
 
     def then_wake(handler: Callable[[Mirror, Event], None]) -> Callable[[Event], None]:
         def handle(event: Event) -> None:
@@ -56,4 +68,7 @@ def scheduler_informers(
             then_wake(Mirror.on_priority_class),
         ),
     ]
+    if JOBSET_FRAMEWORK in frameworks:
+        source = OptionalKindSource(KubeSource(rest, JOBSETS), what="JobSets")
+        informers.append(Informer("JobSet", source, then_wake(Mirror.on_job)))
     return informers

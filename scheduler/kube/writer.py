@@ -67,6 +67,20 @@ __all__ = ["Conflict", "Fenced", "NotFound", "RestError", "Writer", "workload_st
 
 T = TypeVar("T")
 JOBS = Resource("batch", "v1", "jobs")
+JOBSETS = Resource("jobset.x-k8s.io", "v1alpha2", "jobsets")
+JOB_RESOURCES = {("batch/v1", "Job"): JOBS, ("jobset.x-k8s.io/v1alpha2", "JobSet"): JOBSETS}
+"""Where each managed job kind lives; an object of no known kind is taken for a Job."""
+
+
+def job_resource(job: Mapping[str, Any]) -> Resource:
+    """The resource of a managed job (a Job, a JobSet) by its apiVersion and kind: pure."""
+    return JOB_RESOURCES.get((str(job.get("apiVersion")), str(job.get("kind"))), JOBS)
+
+
+def job_kind(job: Mapping[str, Any]) -> str:
+    """The kind of a managed job for its Events (``Job`` when the object names none): pure."""
+    kind = job.get("kind")
+    return kind if isinstance(kind, str) and kind else "Job"
 
 
 def kueue_resource(plural: str) -> Resource:
@@ -280,11 +294,12 @@ class Writer:
         operations = guarded_patch(old, new)
         if len(operations) == 1:
             return dict(old)
-        path = JOBS.object_path(objects.name(old), namespace=objects.namespace(old))
-        async with self._lock(f"jobs/{objects.key(old)}"):
+        resource = job_resource(old)
+        path = resource.object_path(objects.name(old), namespace=objects.namespace(old))
+        async with self._lock(f"{resource.plural}/{objects.key(old)}"):
             return await self._timed(
                 "patch",
-                "jobs",
+                resource.plural,
                 lambda timeout: self.rest.json_patch(path, operations, timeout=timeout),
             )
 

@@ -88,7 +88,13 @@ class Scheduler:
         self.next_queue_status = 0.0
         self.writer = Writer(rest, fence=fence)
         self._build()
-        self.informers = scheduler_informers(rest, lambda: self.mirror, on_change=self.wakeup.set)
+        config = self.settings.config
+        self.informers = scheduler_informers(
+            rest,
+            lambda: self.mirror,
+            on_change=self.wakeup.set,
+            frameworks=config.integrations.frameworks if config else ("batch/job",),
+        )
 
     def _build(self) -> None:
         """A fresh engine and everything that holds it (nothing assumed, nothing pending)."""

@@ -70,6 +70,10 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         ("batch", "jobs", "patch"),
         # Writer.clear_job_start_time: a stopped Job's status.startTime (preemption)
         ("batch", "jobs/status", "patch"),
+        # the jobset.x-k8s.io/jobset integration (watches.py, Writer.patch_job)
+        ("jobset.x-k8s.io", "jobsets", "list"),
+        ("jobset.x-k8s.io", "jobsets", "watch"),
+        ("jobset.x-k8s.io", "jobsets", "patch"),
         ("", "namespaces", "list"),
         ("", "namespaces", "watch"),
         ("scheduling.k8s.io", "priorityclasses", "list"),

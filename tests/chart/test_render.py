@@ -215,7 +215,8 @@ def test_the_configuration_parses_with_kuotas_parser(default: list[dict[str, Any
     assert config.namespace == NAMESPACE
     assert config.manage_jobs_without_queue_name is False
     assert config.fair_sharing is None
-    assert config.integrations.frameworks == ("batch/job",)
+    # As Kueue's shipped configuration: JobSets are managed too (once their CRD is installed).
+    assert config.integrations.frameworks == ("batch/job", "jobset.x-k8s.io/jobset")
 
 
 def test_the_scheduler_runs_two_replicas_with_leader_election(

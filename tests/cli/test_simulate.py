@@ -9,8 +9,10 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from scheduler.cli.main import main
+from tests.api.seed_examples import documents
 
 SCENARIOS = Path(__file__).parents[1] / "scenarios"
 BEST_EFFORT = SCENARIOS / "best-effort-fifo" / "input.yaml"
@@ -253,3 +255,45 @@ spec:
     assert (
         json.loads(out)["workloads"]["default/w"]["message"] != "ClusterQueue checked is inactive"
     )
+
+
+def test_the_seed_jobset_is_simulated_with_a_pod_set_per_replicated_job() -> None:
+    """Seed 003's sample-jobset (generateName, no namespace) on a queue of 1 CPU, twice."""
+    jobset = yaml.safe_dump(
+        next(d.raw for d in documents() if d.kind == "JobSet" and d.source.startswith("003"))
+    )
+    queue = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: default
+      resources: [{name: cpu, nominalQuota: 1}, {name: memory, nominalQuota: 1Gi}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: user-queue, namespace: default}
+spec: {clusterQueue: cq}
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high-priority}
+value: 1000
+"""
+    code, out, err = run("simulate", "--json", "-", stdin=f"{queue}---\n{jobset}---\n{jobset}")
+    assert code == 0, err
+    workloads = json.loads(out)["workloads"]
+    assert len(workloads) == 2
+    assert all(key.startswith("default/jobset-sleep-job-") for key in workloads), workloads
+    states = sorted(w["state"] for w in workloads.values())
+    assert states == ["Admitted", "Pending"], workloads
+    admitted = next(w for w in workloads.values() if w["state"] == "Admitted")
+    assert admitted["flavors"] == {"workers": {"cpu": "default", "memory": "default"}}

@@ -99,10 +99,14 @@ def test_every_job_entry_carries_the_managed_namespace_rule() -> None:
             *mutating_configuration(URL, **options)["webhooks"],
             *validating_configuration(URL, **options)["webhooks"],
         ]
-        jobs = [entry for entry in entries if entry["rules"][0]["resources"] == ["jobs"]]
-        assert {"queued-jobs.mutate.kuota.io", "queued-jobs.validate.kuota.io"} <= {
-            entry["name"] for entry in jobs
-        }
+        jobs = [
+            entry for entry in entries if entry["rules"][0]["resources"] in (["jobs"], ["jobsets"])
+        ]
+        assert {
+            "queued-jobs.mutate.kuota.io",
+            "queued-jobs.validate.kuota.io",
+            "queued-jobsets.mutate.kuota.io",
+        } <= {entry["name"] for entry in jobs}
         assert all(entry["namespaceSelector"] == rule for entry in jobs)
         assert rule["matchLabels"] == {"kuota": "enabled"}
         assert all("namespaceSelector" not in e for e in entries if e not in jobs), (

@@ -1,0 +1,181 @@
+"""The ``jobset.x-k8s.io/jobset`` integration: JobSets (``jobset.x-k8s.io/v1alpha2``).
+
+A JobSet is one pod set per replicated job, named after it, whose size is
+``replicas × parallelism`` (both defaulting to 1), the way Kueue counts it;
+the pod set's template is the replicated job's pod template.  The queue is
+the ``kueue.x-k8s.io/queue-name`` label (or the legacy annotation).  Starting
+a JobSet unsuspends it and adds each admitted pod set's flavor node labels,
+tolerations and kuota's pod labels to its replicated job's pod template;
+stopping suspends it (the JobSet controller then suspends its child Jobs and
+their pods go away) and restoring puts the templates recorded in the Workload
+back.  A JobSet is finished when its ``Completed`` or ``Failed`` condition is
+``True``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from scheduler.api import objects
+from scheduler.jobs.base import FinishedState, PodSetInfo, RawObject
+from scheduler.jobs.registry import register
+
+JOBSET_FRAMEWORK: Final = "jobset.x-k8s.io/jobset"
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
+
+
+def replicated_jobs(jobset: RawObject) -> list[Mapping[str, Any]]:
+    """The JobSet's ``spec.replicatedJobs`` that are objects: pure."""
+    value = _mapping(jobset.get("spec")).get("replicatedJobs")
+    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
+
+
+def _job_spec(replicated: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _mapping(_mapping(replicated.get("template")).get("spec"))
+
+
+def pod_count(replicated: Mapping[str, Any]) -> int:
+    """``replicas × parallelism`` of one replicated job (both default to 1): pure."""
+    return _count(replicated.get("replicas")) * _count(_job_spec(replicated).get("parallelism"))
+
+
+def _pod_template(replicated: dict[str, Any]) -> dict[str, Any]:
+    """The (created if absent) pod template of a copied replicated job."""
+    job_template = replicated.setdefault("template", {})
+    job_spec = job_template.setdefault("spec", {})
+    template: dict[str, Any] = job_spec.setdefault("template", {})
+    return template
+
+
+class JobSet:
+    """The ``jobset.x-k8s.io/jobset`` integration (every method pure)."""
+
+    framework = JOBSET_FRAMEWORK
+    api_version = "jobset.x-k8s.io/v1alpha2"
+    kind = "JobSet"
+    group = "jobset.x-k8s.io"
+
+    def queue_name(self, job: RawObject) -> str:
+        return objects.queue_name(job)
+
+    def pod_sets(self, job: RawObject) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": str(replicated.get("name", "")),
+                "count": pod_count(replicated),
+                "template": copy.deepcopy(dict(_mapping(_job_spec(replicated).get("template")))),
+            }
+            for replicated in replicated_jobs(job)
+        ]
+
+    def is_suspended(self, job: RawObject) -> bool:
+        return _mapping(job.get("spec")).get("suspend") is True
+
+    def suspend(self, job: RawObject) -> dict[str, Any]:
+        result = copy.deepcopy(dict(job))
+        result.setdefault("spec", {})["suspend"] = True
+        return result
+
+    def run_with(self, job: RawObject, pod_sets: Sequence[PodSetInfo]) -> dict[str, Any]:
+        result = copy.deepcopy(dict(job))
+        spec = result.setdefault("spec", {})
+        spec["suspend"] = False
+        infos = {info.name: info for info in pod_sets}
+        for replicated in spec.get("replicatedJobs") or []:
+            if not isinstance(replicated, dict):
+                continue
+            info = infos.get(str(replicated.get("name", "")))
+            if info is None:
+                continue
+            template = _pod_template(replicated)
+            pod_spec = template.setdefault("spec", {})
+            if info.node_selector:
+                # Flavor labels are added; a key the user already set is never overridden.
+                pod_spec["nodeSelector"] = {
+                    **info.node_selector,
+                    **_mapping(pod_spec.get("nodeSelector")),
+                }
+            if info.tolerations:
+                pod_spec["tolerations"] = [
+                    *list(pod_spec.get("tolerations") or []),
+                    *map(dict, info.tolerations),
+                ]
+            if info.labels or info.annotations:
+                metadata = template.setdefault("metadata", {})
+                if info.labels:
+                    metadata["labels"] = {**_mapping(metadata.get("labels")), **info.labels}
+                if info.annotations:
+                    metadata["annotations"] = {
+                        **_mapping(metadata.get("annotations")),
+                        **info.annotations,
+                    }
+        return result
+
+    def restore(self, job: RawObject, pod_sets: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """Put back what the user wrote in each replicated job's pod template (6.4).
+
+        Labels, annotations, nodeSelector, tolerations and schedulingGates are
+        replaced wholesale by the Workload's record of the pod set of the same
+        name, so everything the admission added disappears.
+        """
+        result = copy.deepcopy(dict(job))
+        recorded_by_name = {str(p.get("name")): p for p in pod_sets}
+        for replicated in _mapping(result.get("spec")).get("replicatedJobs") or []:
+            if not isinstance(replicated, dict):
+                continue
+            recorded_set = recorded_by_name.get(str(replicated.get("name", "")))
+            if recorded_set is None:
+                continue
+            recorded = _mapping(recorded_set.get("template"))
+            template = _pod_template(replicated)
+            metadata = template.setdefault("metadata", {})
+            recorded_metadata = _mapping(recorded.get("metadata"))
+            for key in ("labels", "annotations"):
+                value = dict(_mapping(recorded_metadata.get(key)))
+                if value:
+                    metadata[key] = value
+                else:
+                    metadata.pop(key, None)
+            if not metadata:
+                del template["metadata"]
+            pod_spec = template.setdefault("spec", {})
+            recorded_spec = _mapping(recorded.get("spec"))
+            for key in ("nodeSelector", "tolerations", "schedulingGates"):
+                if recorded_spec.get(key):
+                    pod_spec[key] = copy.deepcopy(recorded_spec[key])
+                else:
+                    pod_spec.pop(key, None)
+        return result
+
+    def finished(self, job: RawObject) -> FinishedState:
+        for condition in objects.conditions(job):
+            if condition.get("status") != "True":
+                continue
+            message = str(condition.get("message") or "")
+            if condition.get("type") == "Completed":
+                return FinishedState(True, "Succeeded", message or "JobSet finished successfully")
+            if condition.get("type") == "Failed":
+                return FinishedState(True, "Failed", message or "JobSet failed")
+        return FinishedState(False)
+
+
+def active_jobs(jobset: RawObject) -> int:
+    """The child Jobs the JobSet controller reports active (``replicatedJobsStatus``): pure."""
+    statuses = objects.status(jobset).get("replicatedJobsStatus")
+    if not isinstance(statuses, list):
+        return 0
+    return sum(
+        s["active"] for s in statuses if isinstance(s, Mapping) and isinstance(s.get("active"), int)
+    )
+
+
+JOBSET: Final = register(JobSet())

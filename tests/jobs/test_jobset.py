@@ -1,0 +1,196 @@
+"""The JobSet integration's pure parts, and the controller's decisions for a JobSet."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from scheduler.jobs import JOBSET, PodSetInfo, for_object
+from scheduler.jobs.controller import (
+    CreateWorkload,
+    FinishWorkload,
+    FlavorPlacement,
+    ReleaseWorkload,
+    RestoreJob,
+    SuspendJob,
+    next_action,
+)
+from scheduler.jobs.workload_from_job import PriorityClasses
+
+
+def replicated(name: str, replicas: int | None, parallelism: int | None) -> dict[str, Any]:
+    job_spec: dict[str, Any] = {
+        "completions": 4,
+        "template": {
+            "metadata": {"labels": {"app": name}},
+            "spec": {
+                "priorityClassName": "high-priority",
+                "nodeSelector": {"disk": "ssd"},
+                "containers": [
+                    {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}
+                ],
+            },
+        },
+    }
+    if parallelism is not None:
+        job_spec["parallelism"] = parallelism
+    result: dict[str, Any] = {"name": name, "template": {"spec": job_spec}}
+    if replicas is not None:
+        result["replicas"] = replicas
+    return result
+
+
+def jobset(
+    *, suspend: bool = True, conditions: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {
+            "name": "train",
+            "namespace": "ml",
+            "uid": "js-uid",
+            "labels": {"kueue.x-k8s.io/queue-name": "user-queue"},
+        },
+        "spec": {
+            "suspend": suspend,
+            "replicatedJobs": [replicated("driver", None, None), replicated("workers", 3, 2)],
+        },
+    }
+    if conditions:
+        result["status"] = {"conditions": conditions}
+    return result
+
+
+def test_the_registry_finds_the_jobset_integration_by_kind() -> None:
+    assert for_object(jobset()) is JOBSET
+    assert JOBSET.framework == "jobset.x-k8s.io/jobset"
+    assert JOBSET.queue_name(jobset()) == "user-queue"
+
+
+def test_one_pod_set_per_replicated_job_of_replicas_times_parallelism() -> None:
+    pod_sets = JOBSET.pod_sets(jobset())
+    assert [(p["name"], p["count"]) for p in pod_sets] == [("driver", 1), ("workers", 6)]
+    assert pod_sets[1]["template"]["metadata"]["labels"] == {"app": "workers"}
+    assert pod_sets[1]["template"]["spec"]["nodeSelector"] == {"disk": "ssd"}
+
+
+def test_suspend_and_is_suspended() -> None:
+    running = jobset(suspend=False)
+    assert not JOBSET.is_suspended(running)
+    suspended = JOBSET.suspend(running)
+    assert JOBSET.is_suspended(suspended)
+    assert not JOBSET.is_suspended(running), "the argument is not mutated"
+
+
+def test_run_with_unsuspends_and_steers_each_replicated_job_then_restore_undoes_it() -> None:
+    original = jobset()
+    before = copy.deepcopy(original)
+    infos = [
+        PodSetInfo("driver", 1, {"instance-type": "ondemand"}),
+        PodSetInfo(
+            "workers",
+            6,
+            {"instance-type": "spot", "disk": "hdd"},
+            ({"key": "spot", "operator": "Exists", "effect": "NoSchedule"},),
+            labels={"kueue.x-k8s.io/podset": "workers"},
+        ),
+    ]
+    started = JOBSET.run_with(original, infos)
+    assert original == before
+    assert started["spec"]["suspend"] is False
+    driver, workers = (r["template"]["spec"]["template"] for r in started["spec"]["replicatedJobs"])
+    assert driver["spec"]["nodeSelector"] == {"instance-type": "ondemand", "disk": "ssd"}
+    assert workers["spec"]["nodeSelector"] == {"instance-type": "spot", "disk": "ssd"}
+    assert workers["spec"]["tolerations"] == [
+        {"key": "spot", "operator": "Exists", "effect": "NoSchedule"}
+    ]
+    assert workers["metadata"]["labels"] == {"app": "workers", "kueue.x-k8s.io/podset": "workers"}
+
+    restored = JOBSET.restore(JOBSET.suspend(started), JOBSET.pod_sets(original))
+    assert restored["spec"]["replicatedJobs"] == original["spec"]["replicatedJobs"]
+
+
+def test_finished_by_completed_or_failed_condition() -> None:
+    assert not JOBSET.finished(jobset()).finished
+    done = JOBSET.finished(jobset(conditions=[{"type": "Completed", "status": "True"}]))
+    assert (done.finished, done.reason) == (True, "Succeeded")
+    failed = JOBSET.finished(
+        jobset(conditions=[{"type": "Failed", "status": "True", "message": "boom"}])
+    )
+    assert (failed.finished, failed.reason, failed.message) == (True, "Failed", "boom")
+    assert not JOBSET.finished(
+        jobset(conditions=[{"type": "Completed", "status": "False"}])
+    ).finished
+
+
+def test_the_workload_is_owned_by_the_jobset_and_takes_its_pod_priority_class() -> None:
+    action = next_action(
+        jobset(), None, flavors={}, priority_classes=PriorityClasses(pod={"high-priority": 1000})
+    )
+    assert isinstance(action, CreateWorkload)
+    workload = action.workload
+    assert workload["metadata"]["name"].startswith("jobset-train-")
+    assert workload["metadata"]["labels"] == {"kueue.x-k8s.io/job-uid": "js-uid"}
+    (owner,) = workload["metadata"]["ownerReferences"]
+    assert (owner["apiVersion"], owner["kind"], owner["uid"]) == (
+        "jobset.x-k8s.io/v1alpha2",
+        "JobSet",
+        "js-uid",
+    )
+    assert workload["spec"]["queueName"] == "user-queue"
+    assert workload["spec"]["priorityClassRef"]["name"] == "high-priority"
+    assert workload["spec"]["priority"] == 1000
+    assert [p["name"] for p in workload["spec"]["podSets"]] == ["driver", "workers"]
+
+
+def test_an_unsuspended_jobset_without_workload_is_suspended() -> None:
+    action = next_action(jobset(suspend=False), None, flavors={})
+    assert isinstance(action, SuspendJob)
+    assert action.job["spec"]["suspend"] is True
+
+
+def test_a_finished_jobset_finishes_its_workload() -> None:
+    created = next_action(jobset(), None, flavors={})
+    assert isinstance(created, CreateWorkload)
+    done = jobset(suspend=False, conditions=[{"type": "Completed", "status": "True"}])
+    action = next_action(done, created.workload, flavors={})
+    assert isinstance(action, FinishWorkload)
+    assert action.reason == "Succeeded"
+
+
+def test_an_evicted_jobset_is_restored_and_released_once_its_jobs_are_gone() -> None:
+    created = next_action(jobset(), None, flavors={})
+    assert isinstance(created, CreateWorkload)
+    workload = copy.deepcopy(created.workload)
+    workload["status"] = {
+        "admission": {
+            "clusterQueue": "cq",
+            "podSetAssignments": [
+                {"name": "driver", "count": 1, "flavors": {"cpu": "spot"}},
+                {"name": "workers", "count": 6, "flavors": {"cpu": "spot"}},
+            ],
+        },
+        "conditions": [
+            {"type": "QuotaReserved", "status": "True"},
+            {"type": "Admitted", "status": "True"},
+            {"type": "Evicted", "status": "True", "reason": "Preempted", "message": "out"},
+        ],
+    }
+    started = JOBSET.run_with(jobset(), [PodSetInfo("workers", 6, {"instance-type": "spot"})])
+    flavors = {"spot": FlavorPlacement({"instance-type": "spot"})}
+    stop = next_action(started, workload, flavors=flavors)
+    assert isinstance(stop, SuspendJob)
+    restore = next_action(stop.job, workload, flavors=flavors)
+    assert isinstance(restore, RestoreJob)
+    assert not restore.clear_start_time
+    stopping = {
+        **restore.job,
+        "status": {"replicatedJobsStatus": [{"name": "workers", "active": 2}]},
+    }
+    assert next_action(stopping, workload, flavors=flavors) is None
+    stopped = {
+        **restore.job,
+        "status": {"replicatedJobsStatus": [{"name": "workers", "active": 0}]},
+    }
+    assert isinstance(next_action(stopped, workload, flavors=flavors), ReleaseWorkload)
