@@ -166,3 +166,20 @@ def test_search_returns_the_largest_accepted_count_or_none() -> None:
     assert len(tried) <= 5
     assert search(pod_sets, fits_in(5)) == 5
     assert search(pod_sets, fits_in(4)) is None
+
+
+def test_preemption_for_the_full_count_comes_before_a_cut() -> None:
+    """4.3/4.9: the reduced search runs only when the full count has no preemption targets."""
+    low = (
+        workload("low")
+        .queue("user-queue")
+        .created(0)
+        .pod_set(count=15, cpu="1")
+        .running("cluster-queue", "default-flavor")
+    )
+    engine = engine_with(
+        "20", low, partial("wide", 20, 5, priority=100), withinClusterQueue="LowerPriority"
+    )
+    evicted = settle(engine)
+    assert [decision.victim for decision in evicted] == ["default/low"]
+    assert engine.workload_state("default/wide").admission[0].count == 20
