@@ -126,3 +126,28 @@ def test_completions_follow_parallelism_when_the_job_asks_for_it() -> None:
     restore = next_action(stopped.job, evicted, flavors=FLAVORS)
     assert isinstance(restore, RestoreJob)
     assert (restore.job["spec"]["parallelism"], restore.job["spec"]["completions"]) == (20, 20)
+
+
+def test_a_job_whose_reservation_went_first_is_restored_not_rebuilt_smaller() -> None:
+    """A deactivated Workload loses its reservation before its Job stops (kuota's engine).
+
+    The suspended Job still has the admission's parallelism 9: it is restored
+    from the Workload (as Kueue's stopJob does), not taken for a user's edit
+    that would rebuild the Workload with 9 pods.
+    """
+    workload = admitted_by_the_engine(workload_for(sample()))
+    start = next_action(sample(), workload, flavors=FLAVORS)
+    assert isinstance(start, StartJob)
+    pending = {**workload, "spec": {**workload["spec"], "active": False}}
+    pending["status"] = released_status(workload, NOW)
+    running = {**start.job, "status": {"active": 9, "startTime": "2026-11-22T12:00:00Z"}}
+
+    stop = next_action(running, pending, flavors=FLAVORS)
+    assert isinstance(stop, SuspendJob)
+    restore = next_action(stop.job, pending, flavors=FLAVORS)
+    assert isinstance(restore, RestoreJob) and restore.clear_start_time
+    assert (restore.job["spec"]["parallelism"], restore.job["spec"]["completions"]) == (20, 20)
+    assert "kueue.x-k8s.io/podset" not in (
+        restore.job["spec"]["template"].get("metadata", {}).get("labels", {})
+    )
+    assert next_action({**restore.job, "status": {}}, pending, flavors=FLAVORS) is None
