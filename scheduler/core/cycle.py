@@ -44,6 +44,11 @@ kuota decision: an entry admitted in Fit mode must fit with this cycle's
 victims still counted (they still hold quota until released), so an
 admission never over-commits the cache, even transiently.
 
+Partial admission (4.9): a head whose full assignment neither fits nor has
+preemption targets, and which has a pod set with ``minCount``, is nominated
+with the largest reduced counts that do (``partial_admission.search``); the
+admission records and charges those counts.
+
 Under fair sharing the entries are handed out one at a time by the
 tournament of 8.4 (``fair_share.next_entry``), with fresh shares each time.
 """
