@@ -44,6 +44,11 @@ kuota decision: an entry admitted in Fit mode must fit with this cycle's
 victims still counted (they still hold quota until released), so an
 admission never over-commits the cache, even transiently.
 
+Partial admission (4.9): a head whose full assignment neither fits nor has
+preemption targets, and which has a pod set with ``minCount``, is nominated
+with the largest reduced counts that do (``partial_admission.search``); the
+admission records and charges those counts.
+
 Under fair sharing the entries are handed out one at a time by the
 tournament of 8.4 (``fair_share.next_entry``), with fresh shares each time.
 """
@@ -60,6 +65,8 @@ from scheduler.core.drain import drain
 from scheduler.core.fair_share import FairEntry, next_entry
 from scheduler.core.flavor_assignment import Assignment, Mode, assign_flavors
 from scheduler.core.ordering import processing_key
+from scheduler.core.partial_admission import can_be_partially_admitted, minimum_note
+from scheduler.core.partial_admission import search as search_partial
 from scheduler.core.pending_reasons import NO_DETAILS, Details
 from scheduler.core.preemption import (
     PreemptionContext,
@@ -75,6 +82,7 @@ from scheduler.core.resource_node import QuotaNode, capacity_available
 from scheduler.core.resources import FRValues, to_quantity
 from scheduler.core.snapshot import Snapshot
 from scheduler.core.state import ADMITTED, ScanPosition, WorkloadRecord
+from scheduler.core.workload import PodSetInfo
 
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 NAMESPACE_MISMATCH = "workload namespace doesn't match ClusterQueue selector"
@@ -320,22 +328,51 @@ def _assign(
     start_after: Mapping[tuple[str, int], int] | None = None,
     pinned: Mapping[tuple[str, int], str] | None = None,
 ) -> tuple[Assignment, tuple[Target, ...]]:
-    """Flavor assignment (5) and, when it needs preemption, the whole workload's targets (7.1)."""
+    """Flavor assignment (5) and, when it needs preemption, the whole workload's targets (7.1).
+
+    When the full workload neither fits nor has targets and a pod set has a
+    ``minCount``, the largest reduced counts that do are used (4.9); the
+    assignment's pod-set results then carry the reduced counts.
+    """
     sched, context, preemptor = cycle.sched, cycle.context, entry.preemptor
-    assignment = assign_flavors(
-        cq=entry.cq,
-        pod_sets=entry.record.pod_sets,
-        flavors=sched.quota.flavors,
-        ignore_undeclared=sched.options.ignore_undeclared,
-        fair_sharing=sched.options.fair_sharing,
-        simulate=lambda fr, amount: simulate_one(context, preemptor, fr, amount),
-        start_after=start_after,
-        pinned=pinned,
+
+    def attempt(pod_sets: tuple[PodSetInfo, ...]) -> tuple[Assignment, tuple[Target, ...]]:
+        assignment = assign_flavors(
+            cq=entry.cq,
+            pod_sets=pod_sets,
+            flavors=sched.quota.flavors,
+            ignore_undeclared=sched.options.ignore_undeclared,
+            fair_sharing=sched.options.fair_sharing,
+            simulate=lambda fr, amount: simulate_one(context, preemptor, fr, amount),
+            start_after=start_after,
+            pinned=pinned,
+        )
+        targets: tuple[Target, ...] = ()
+        if assignment.mode in (Mode.PREEMPT, Mode.RECLAIM):
+            targets = find_targets(
+                context, preemptor, dict(assignment.usage), assignment.preempt_frs
+            )
+        return assignment, targets
+
+    def usable(
+        pod_sets: tuple[PodSetInfo, ...],
+    ) -> tuple[Assignment, tuple[Target, ...]] | None:
+        found = attempt(pod_sets)
+        return found if _usable(*found) else None
+
+    pod_sets = entry.record.pod_sets
+    full = attempt(pod_sets)
+    if _usable(*full) or not can_be_partially_admitted(pod_sets):
+        return full
+    reduced = search_partial(pod_sets, usable)
+    return full if reduced is None else reduced
+
+
+def _usable(assignment: Assignment, targets: tuple[Target, ...]) -> bool:
+    """A Fit, or a preemption with targets (what ends the search of 4.9): pure."""
+    return assignment.mode == Mode.FIT or (
+        assignment.mode in (Mode.PREEMPT, Mode.RECLAIM) and bool(targets)
     )
-    targets: tuple[Target, ...] = ()
-    if assignment.mode in (Mode.PREEMPT, Mode.RECLAIM):
-        targets = find_targets(context, preemptor, dict(assignment.usage), assignment.preempt_frs)
-    return assignment, targets
 
 
 def _scan_start(sched: Scheduler, record: WorkloadRecord, cq: str) -> Mapping[tuple[str, int], int]:
@@ -368,11 +405,13 @@ def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
         record.claims_freed = False
         entry.reason, entry.requeue = assignment.no_fit_reason(), "NoFit"
         entry.message, entry.details = assignment.pending()
+        entry.message += minimum_note(record.pod_sets)
         return [_pending(entry)]
     if assignment.mode < Mode.FIT and not entry.targets:
         record.claims_freed = False
         entry.reason, entry.requeue = "WaitingForQuota", "PreemptionNoCandidates"
         entry.message, entry.details = assignment.pending()
+        entry.message += minimum_note(record.pod_sets)
         if cq.preemption.reclaim_within_cohort != "Any":
             cycle.snapshot.hold(node, _capacity_hold(cq, assignment))
         return [_pending(entry)]

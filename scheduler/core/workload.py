@@ -27,7 +27,16 @@ EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 class PodSetInfo:
     """One pod set as flavor assignment sees it (immutable by convention, shared)."""
 
-    __slots__ = ("name", "count", "per_pod", "requests", "tolerations", "node_selector", "affinity")
+    __slots__ = (
+        "name",
+        "count",
+        "min_count",
+        "per_pod",
+        "requests",
+        "tolerations",
+        "node_selector",
+        "affinity",
+    )
 
     def __init__(
         self,
@@ -38,15 +47,32 @@ class PodSetInfo:
         tolerations: tuple[Toleration, ...],
         node_selector: Mapping[str, str],
         affinity: tuple[NodeSelectorTerm, ...] | None,
+        min_count: int | None = None,
     ) -> None:
         self.name = name
         self.count = count
+        self.min_count = count if min_count is None else max(0, min(min_count, count))
+        """Fewest pods partial admission may admit (``minCount``, 4.9); ``count`` without one."""
         self.per_pod = dict(per_pod)
         self.requests = {resource: amount * count for resource, amount in per_pod.items()}
         """Total counted request of the pod set (per pod x effective count)."""
         self.tolerations = tolerations
         self.node_selector = dict(node_selector)
         self.affinity = affinity
+
+    def scaled_to(self, count: int) -> PodSetInfo:
+        """This pod set with ``count`` pods (a partial-admission candidate, 4.9): pure."""
+        if count == self.count:
+            return self
+        return PodSetInfo(
+            name=self.name,
+            count=count,
+            per_pod=self.per_pod,
+            tolerations=self.tolerations,
+            node_selector=self.node_selector,
+            affinity=self.affinity,
+            min_count=min(self.min_count, count),
+        )
 
 
 def counted_per_pod(
@@ -92,9 +118,11 @@ def pod_set_info(pod_set: PodSet, reclaimable: int, config: ResourcesConfig | No
     node_selector = template.node_selector if template is not None else {}
     affinity = template.required_node_affinity if template is not None else None
     count = max(0, pod_set.count - reclaimable)
+    min_count = pod_set.min_count
     shape = (
         pod_set.name,
         count,
+        min_count,
         tuple(sorted(requests.items())),
         tolerations,
         tuple(sorted(node_selector.items())),
@@ -112,6 +140,7 @@ def pod_set_info(pod_set: PodSet, reclaimable: int, config: ResourcesConfig | No
             tolerations=tolerations,
             node_selector=node_selector,
             affinity=affinity,
+            min_count=min_count,
         )
         _INTERNED[shape] = found
     return found

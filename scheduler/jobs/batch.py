@@ -7,6 +7,14 @@ run at once: ``min(parallelism, completions)``, ``parallelism`` defaulting to
 annotation of the same key when the label is absent or empty.  Starting a
 Job unsuspends it and adds the admitted flavor's node labels to its pod
 template (6.3); restoring puts the template recorded in the Workload back.
+
+Partial admission (4.9, annotation ``kueue.x-k8s.io/job-min-parallelism``):
+the Workload's pod set keeps the Job's full count and a ``minCount``; the
+admission may record fewer pods, and the Job then runs with ``parallelism``
+set to the admitted count (``completions`` too only when
+``kueue.x-k8s.io/job-completions-equal-parallelism`` is true).  Restoring
+sets ``parallelism`` back to the Workload's count, so the Job is queued again
+at its full size.
 """
 
 from __future__ import annotations
@@ -16,7 +24,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from scheduler.api import objects
-from scheduler.api.refs import JOB_MIN_PARALLELISM_ANNOTATION
+from scheduler.api.refs import (
+    JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION,
+    JOB_MIN_PARALLELISM_ANNOTATION,
+)
 from scheduler.jobs.base import FinishedState, PodSetInfo, RawObject
 from scheduler.jobs.registry import register
 
@@ -60,6 +71,19 @@ def min_count(job: RawObject) -> int | None:
     except ValueError:
         return None
     return parsed if 0 < parsed < pod_count(job) else None
+
+
+def completions_follow_parallelism(job: RawObject) -> bool:
+    """``kueue.x-k8s.io/job-completions-equal-parallelism`` is true (Go's ParseBool): pure."""
+    value = objects.annotations(job).get(JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION)
+    return value in ("1", "t", "T", "TRUE", "true", "True")
+
+
+def _set_parallelism(job: RawObject, spec: dict[str, Any], count: int) -> None:
+    """Partial admission's resize (6.3 step 6, 6.4): completions follow when annotated."""
+    spec["parallelism"] = count
+    if completions_follow_parallelism(job):
+        spec["completions"] = count
 
 
 def workload_template(job: RawObject) -> dict[str, Any]:
@@ -117,7 +141,9 @@ class BatchJob:
         if info is None:
             return result
         if info.count < pod_count(job):
-            spec["parallelism"] = info.count
+            # Partial admission: the admitted count runs at once; completions are
+            # kept, so the Job still finishes its work, with fewer pods at a time.
+            _set_parallelism(job, spec, info.count)
         template = spec.setdefault("template", {})
         pod_spec = template.setdefault("spec", {})
         if info.node_selector:
@@ -182,7 +208,9 @@ class BatchJob:
             else:
                 pod_spec.pop(key, None)
         if isinstance(main.get("count"), int) and pod_count(result) != main["count"]:
-            spec["parallelism"] = main["count"]
+            # The Workload keeps the count the Job asked for (a partial admission
+            # cut only the running Job's parallelism): put it back.
+            _set_parallelism(job, spec, main["count"])
         return result
 
     def finished(self, job: RawObject) -> FinishedState:

@@ -301,6 +301,21 @@ def selector_conflict(pod_sets: list[dict[str, Any]], infos: list[PodSetInfo]) -
     return None
 
 
+def _in_running_form(pod_sets: list[dict[str, Any]]) -> bool:
+    """Whether a pod template still carries the admission's pod-set label (6.3 step 4): pure.
+
+    kuota puts it there when it starts a job and restoring takes it off, so a
+    suspended job with it was stopped and not yet restored.
+    """
+    for pod_set in pod_sets:
+        template = pod_set.get("template")
+        metadata = template.get("metadata") if isinstance(template, Mapping) else None
+        labels = metadata.get("labels") if isinstance(metadata, Mapping) else None
+        if isinstance(labels, Mapping) and POD_SET_LABEL in labels:
+            return True
+    return False
+
+
 def _active_pods(job: Mapping[str, Any]) -> int:
     """Active pods of a Job, or active child Jobs of a JobSet (either means "not stopped yet")."""
     value = objects.status(job).get("active")
@@ -378,6 +393,17 @@ def next_action(
         return StartJob(integration.run_with(job, infos), cluster_queue)
     if not integration.is_suspended(job):
         return SuspendJob(integration.suspend(job), "Not admitted by cluster queue")
+    if _in_running_form(integration.pod_sets(job)):
+        # Stopped without its reservation (released before the Job stopped, e.g.
+        # deactivated): what the admission added, a partial admission's cut
+        # parallelism included, goes before the Job is compared with its Workload,
+        # as Kueue's stopJob restores the pod sets of the Workload.
+        restored = integration.restore(job, objects.spec(workload).get("podSets") or [])
+        if restored.get("spec") != job.get("spec"):
+            started = bool(objects.status(job).get("startTime"))
+            return RestoreJob(
+                restored, clear_start_time=started, message="Not admitted by cluster queue"
+            )
     difference = workload_difference(job, workload, integration)
     if difference is None and objects.spec(workload).get("queueName") != queue:
         difference = "queue name changed"  # Kueue's handleQueueNameChange, while suspended

@@ -297,3 +297,21 @@ value: 1000
     assert states == ["Admitted", "Pending"], workloads
     admitted = next(w for w in workloads.values() if w["state"] == "Admitted")
     assert admitted["flavors"] == {"workers": {"cpu": "default", "memory": "default"}}
+
+
+def test_kueues_partial_admission_sample_is_admitted_with_the_nine_cpus_that_fit() -> None:
+    """Kueue's own manifests (e2e/data): 20 pods, at least 5, in a queue of 9 CPUs."""
+    data = Path(__file__).parents[2] / "e2e" / "data"
+    code, out, _ = run(
+        "simulate",
+        "--json",
+        str(data / "single-clusterqueue-setup.yaml"),
+        str(data / "sample-job-partial-admission.yaml"),
+    )
+    assert code == 0
+    report = json.loads(out)
+    (workload,) = report["workloads"].values()
+    assert workload["state"] == "Admitted"
+    assert report["clusterQueues"]["cluster-queue"]["usage"] == {
+        "default-flavor": {"cpu": "9", "memory": "1800Mi"}
+    }

@@ -253,6 +253,11 @@ class workload(_Builder):  # noqa: N801
         )
         return self
 
+    def min_count(self, value: int) -> workload:
+        """``minCount`` of the last pod set (partial admission)."""
+        self.raw["spec"]["podSets"][-1]["minCount"] = value
+        return self
+
     def _pod_spec(self) -> dict[str, Any]:
         return self.raw["spec"]["podSets"][-1]["template"]["spec"]  # type: ignore[no-any-return]
 
