@@ -31,6 +31,7 @@ from pathlib import Path
 from aiohttp import web
 
 from certs.reload import CertificateReloader
+from scheduler.jobs import not_integrated
 from webhook.app import METRICS, create_app, probe_app
 from webhook.connections import ConnectionPool
 from webhook.listener import BoundedTLSSite
@@ -49,6 +50,13 @@ async def serve(settings: WebhookSettings, *, stop: asyncio.Event | None = None)
             loop.add_signal_handler(signum, stop.set)
         except (NotImplementedError, RuntimeError):  # not the main thread (tests)
             pass
+    unmanaged = not_integrated(settings.frameworks)
+    if unmanaged:
+        logger().warning(
+            "integrations.frameworks enables kinds kuota does not manage yet: their objects are"
+            " admitted unchanged, not suspended",
+            extra={"context": {"frameworks": unmanaged}},
+        )
     reloader = CertificateReloader(settings.cert_file, settings.key_file)
     app = create_app(settings, is_ready=lambda: reloader.loaded)
     metrics = app[METRICS]

@@ -14,7 +14,13 @@ from scheduler.jobs.base import FinishedState, JobIntegration, PodSetInfo
 from scheduler.jobs.batch import BATCH_JOB, BatchJob
 from scheduler.jobs.jobset import JOBSET, JOBSET_FRAMEWORK, JobSet
 from scheduler.jobs.managed_namespaces import ManagedNamespaces, is_managed_namespace
-from scheduler.jobs.registry import by_framework, for_object, frameworks, register
+from scheduler.jobs.registry import (
+    by_framework,
+    for_object,
+    frameworks,
+    not_integrated,
+    register,
+)
 from scheduler.jobs.workload_from_job import (
     PriorityClasses,
     workload_from_job,
@@ -28,6 +34,7 @@ __all__ = [
     "JOBSET",
     "JOBSET_FRAMEWORK",
     "JOB_UID_LABEL",
+    "not_integrated",
     "JobSet",
     "JobIntegration",
     "ManagedNamespaces",

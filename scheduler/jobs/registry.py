@@ -9,7 +9,7 @@ integrations shipped with kuota; tests may register their own.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from scheduler.jobs.base import JobIntegration
@@ -42,3 +42,14 @@ def for_object(raw: Mapping[str, Any]) -> JobIntegration | None:
 
 def frameworks() -> tuple[str, ...]:
     return tuple(_BY_FRAMEWORK)
+
+
+def not_integrated(enabled: Iterable[str]) -> list[str]:
+    """The enabled framework names kuota has no integration for (yet), in order: pure.
+
+    Kueue's shipped Configuration enables many frameworks (Kubeflow, Ray,
+    Pods, Deployments, ...), and kuota accepts it unchanged; objects of these
+    kinds are then not queued at all, which each process reports at start
+    instead of ignoring the setting silently.
+    """
+    return [name for name in enabled if name not in _BY_FRAMEWORK]

@@ -29,6 +29,7 @@ from aiohttp import web
 
 from scheduler import logs
 from scheduler.api.config import Configuration, parse_configuration
+from scheduler.jobs import not_integrated
 from scheduler.kube.client import new_api_client
 from scheduler.kube.leader import AlwaysLeader, Leadership, LeaseElection
 from scheduler.kube.ownership import adopt_lease
@@ -171,6 +172,14 @@ async def serve(args: argparse.Namespace) -> int:
         await scheduler.lead()
 
     acting = asyncio.create_task(leadership.run(lead, stepped_down), name="leading")
+    config = scheduler.settings.config
+    unmanaged = not_integrated(config.integrations.frameworks) if config else []
+    if unmanaged:
+        log.warning(
+            "integrations.frameworks enables kinds kuota does not manage yet: their objects are"
+            " not queued (they run without quota)",
+            extra={"frameworks": unmanaged},
+        )
     log.info(
         "kuota-scheduler started",
         extra={
