@@ -262,6 +262,16 @@ def test_seed_applies_in_its_own_version_and_reads_back_in_both(
     body = _named(seed.raw, namespace)
     applied = run_kubectl(cluster, "apply", "-f", "-", stdin=json.dumps(body))
     assert applied.returncode == 0, applied.stderr
+    try:
+        _reads_back(seed, cluster, body)
+    finally:
+        # Cluster-scoped seeds outlive the test namespace: a left-over ClusterQueue
+        # would keep the flavors it names (e.g. "default-flavor") in use for the
+        # rest of the session, and their deletion waiting, in other tests.
+        run_kubectl(cluster, "delete", "-f", "-", "--wait=false", stdin=json.dumps(body))
+
+
+def _reads_back(seed: Any, cluster: ClusterHandle, body: dict[str, Any]) -> None:
     version = seed.api_version.split("/")[1]
     hub = _get(cluster, body, "v1beta2")
     assert hub["apiVersion"] == f"{GROUP}/v1beta2"

@@ -391,8 +391,13 @@ def test_killing_the_leader_pod_fails_over_to_the_other_replica(release: str, ku
     assert leader in pods
     standby = (pods - {leader}).pop()
     kube.run("delete", "pod", leader, "-n", NAMESPACE, "--grace-period=0", "--force")
+    # The killed pod gets SIGTERM first and releases the Lease (holder ""), so
+    # wait for a holder, not just for the old one to go.
     new_leader = eventually(
-        lambda: _leader(kube), lambda holder: holder != leader, "another replica to lead", 90
+        lambda: _leader(kube),
+        lambda holder: holder not in (leader, ""),
+        "another replica to lead",
+        90,
     )
     assert new_leader == standby, "the warm standby, not the replacement pod, takes over"
     lease = kube.json("get", "lease", LEASE, "-n", NAMESPACE)

@@ -155,6 +155,13 @@ class RestLeaseLock(BaseLock):
         self.now = now
         self.lease: dict[str, Any] | None = None
         """The Lease as last read or written (its resourceVersion guards the next update)."""
+        self.owner: Mapping[str, Any] | None = None
+        """The owner reference a Lease this lock creates gets (:mod:`scheduler.kube.ownership`).
+
+        Set at creation, not only adopted later: a standby that re-creates the
+        Lease while ``helm uninstall`` is deleting everything must not leave an
+        orphan behind (the garbage collector removes a Lease whose owner is gone).
+        """
 
     def _path(self, name: str, namespace: str) -> str:
         return LEASES.object_path(name, namespace=namespace)
@@ -179,7 +186,11 @@ class RestLeaseLock(BaseLock):
         body = {
             "apiVersion": "coordination.k8s.io/v1",
             "kind": "Lease",
-            "metadata": {"name": name, "namespace": namespace},
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                **({"ownerReferences": [dict(self.owner)]} if self.owner else {}),
+            },
             "spec": lease_spec(
                 {}, holder=holder, duration=self._duration(election_record), now=self.now()
             ),

@@ -32,7 +32,7 @@ from scheduler.api.config import Configuration, parse_configuration
 from scheduler.jobs import not_integrated
 from scheduler.kube.client import new_api_client
 from scheduler.kube.leader import AlwaysLeader, Leadership, LeaseElection
-from scheduler.kube.ownership import adopt_lease
+from scheduler.kube.ownership import adopt_lease, read_deployment_reference
 from scheduler.kube.rest import Rest, RestError
 from scheduler.service.loop import Scheduler, Settings
 from scheduler.service.observability import health_app
@@ -132,6 +132,16 @@ async def serve(args: argparse.Namespace) -> int:
         if args.leader_elect
         else AlwaysLeader(args.identity)
     )
+    if isinstance(leadership, LeaseElection) and args.owner_deployment:
+        try:
+            leadership.lock.owner = await read_deployment_reference(
+                rest, args.lease_namespace, args.owner_deployment
+            )
+        except RestError as failure:  # adopted at the next term start instead
+            log.warning(
+                "could not read the Deployment that owns the Lease",
+                extra={"deployment": args.owner_deployment, "error": str(failure)},
+            )
     scheduler = Scheduler(
         rest,
         Settings(

@@ -193,3 +193,17 @@ async def test_a_renewal_that_conflicts_only_outside_spec_is_sent_again_on_the_f
     assert await first.update("kuota", "kuota-system", _record("replica-a")) is True
     assert first.fence.sent == clock.now
     assert api.store[LEASE]["metadata"]["ownerReferences"] == [{"uid": "d"}]
+
+
+async def test_a_lease_created_by_the_lock_names_its_owner_and_renewals_keep_it() -> None:
+    clock = Clock()
+    api = FakeApi()
+    lease_lock = lock(api, clock)
+    owner = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "kuota-scheduler", "uid": "d"}
+    lease_lock.owner = owner
+    assert await lease_lock.create("kuota", "kuota-system", _record("replica-a"))
+    assert api.store[LEASE]["metadata"]["ownerReferences"] == [owner]
+    assert (await lease_lock.get("kuota", "kuota-system"))[0]
+    clock.now += 2
+    assert await lease_lock.update("kuota", "kuota-system", _record("replica-a"))
+    assert api.store[LEASE]["metadata"]["ownerReferences"] == [owner], "a renewal keeps it"
