@@ -28,6 +28,7 @@ from scheduler.api.refs import (
     JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION,
     JOB_MIN_PARALLELISM_ANNOTATION,
 )
+from scheduler.jobs import pod_template
 from scheduler.jobs.base import FinishedState, PodSetInfo, RawObject
 from scheduler.jobs.registry import register
 
@@ -40,8 +41,7 @@ CONTROLLER_MANAGED_LABELS: Final = (
 """Labels the job controller puts on pod templates; they never reach the Workload."""
 
 
-def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+_mapping = pod_template.mapping
 
 
 def _spec(job: RawObject) -> Mapping[str, Any]:
@@ -144,28 +144,7 @@ class BatchJob:
             # Partial admission: the admitted count runs at once; completions are
             # kept, so the Job still finishes its work, with fewer pods at a time.
             _set_parallelism(job, spec, info.count)
-        template = spec.setdefault("template", {})
-        pod_spec = template.setdefault("spec", {})
-        if info.node_selector:
-            # Flavor labels are added; a key the user already set is never overridden.
-            pod_spec["nodeSelector"] = {
-                **info.node_selector,
-                **_mapping(pod_spec.get("nodeSelector")),
-            }
-        if info.tolerations:
-            pod_spec["tolerations"] = [
-                *list(pod_spec.get("tolerations") or []),
-                *map(dict, info.tolerations),
-            ]
-        if info.labels or info.annotations:
-            metadata = template.setdefault("metadata", {})
-            if info.labels:
-                metadata["labels"] = {**_mapping(metadata.get("labels")), **info.labels}
-            if info.annotations:
-                metadata["annotations"] = {
-                    **_mapping(metadata.get("annotations")),
-                    **info.annotations,
-                }
+        pod_template.steer(spec.setdefault("template", {}), info)
         return result
 
     def restore(self, job: RawObject, pod_sets: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -182,31 +161,13 @@ class BatchJob:
         if main is None:
             return result
         spec = result.setdefault("spec", {})
-        recorded = _mapping(main.get("template"))
         template = spec.setdefault("template", {})
-        metadata = template.setdefault("metadata", {})
-        recorded_metadata = _mapping(recorded.get("metadata"))
         owned = {
             k: v
-            for k, v in _mapping(metadata.get("labels")).items()
+            for k, v in _mapping(_mapping(template.get("metadata")).get("labels")).items()
             if k in (*CONTROLLER_MANAGED_LABELS, "batch.kubernetes.io/job-name")
         }
-        labels = {**dict(_mapping(recorded_metadata.get("labels"))), **owned}
-        for key, value in (
-            ("labels", labels),
-            ("annotations", dict(_mapping(recorded_metadata.get("annotations")))),
-        ):
-            if value:
-                metadata[key] = value
-            else:
-                metadata.pop(key, None)
-        pod_spec = template.setdefault("spec", {})
-        recorded_spec = _mapping(recorded.get("spec"))
-        for key in ("nodeSelector", "tolerations", "schedulingGates"):
-            if recorded_spec.get(key):
-                pod_spec[key] = copy.deepcopy(recorded_spec[key])
-            else:
-                pod_spec.pop(key, None)
+        pod_template.restore(template, _mapping(main.get("template")), kept_labels=owned)
         if isinstance(main.get("count"), int) and pod_count(result) != main["count"]:
             # The Workload keeps the count the Job asked for (a partial admission
             # cut only the running Job's parallelism): put it back.

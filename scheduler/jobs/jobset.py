@@ -19,14 +19,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from scheduler.api import objects
+from scheduler.jobs import pod_template
 from scheduler.jobs.base import FinishedState, PodSetInfo, RawObject
 from scheduler.jobs.registry import register
 
 JOBSET_FRAMEWORK: Final = "jobset.x-k8s.io/jobset"
 
 
-def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+_mapping = pod_template.mapping
 
 
 def _count(value: object) -> int:
@@ -96,28 +96,7 @@ class JobSet:
             info = infos.get(str(replicated.get("name", "")))
             if info is None:
                 continue
-            template = _pod_template(replicated)
-            pod_spec = template.setdefault("spec", {})
-            if info.node_selector:
-                # Flavor labels are added; a key the user already set is never overridden.
-                pod_spec["nodeSelector"] = {
-                    **info.node_selector,
-                    **_mapping(pod_spec.get("nodeSelector")),
-                }
-            if info.tolerations:
-                pod_spec["tolerations"] = [
-                    *list(pod_spec.get("tolerations") or []),
-                    *map(dict, info.tolerations),
-                ]
-            if info.labels or info.annotations:
-                metadata = template.setdefault("metadata", {})
-                if info.labels:
-                    metadata["labels"] = {**_mapping(metadata.get("labels")), **info.labels}
-                if info.annotations:
-                    metadata["annotations"] = {
-                        **_mapping(metadata.get("annotations")),
-                        **info.annotations,
-                    }
+            pod_template.steer(_pod_template(replicated), info)
         return result
 
     def restore(self, job: RawObject, pod_sets: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -135,25 +114,10 @@ class JobSet:
             recorded_set = recorded_by_name.get(str(replicated.get("name", "")))
             if recorded_set is None:
                 continue
-            recorded = _mapping(recorded_set.get("template"))
             template = _pod_template(replicated)
-            metadata = template.setdefault("metadata", {})
-            recorded_metadata = _mapping(recorded.get("metadata"))
-            for key in ("labels", "annotations"):
-                value = dict(_mapping(recorded_metadata.get(key)))
-                if value:
-                    metadata[key] = value
-                else:
-                    metadata.pop(key, None)
-            if not metadata:
+            pod_template.restore(template, _mapping(recorded_set.get("template")))
+            if not template["metadata"]:
                 del template["metadata"]
-            pod_spec = template.setdefault("spec", {})
-            recorded_spec = _mapping(recorded.get("spec"))
-            for key in ("nodeSelector", "tolerations", "schedulingGates"):
-                if recorded_spec.get(key):
-                    pod_spec[key] = copy.deepcopy(recorded_spec[key])
-                else:
-                    pod_spec.pop(key, None)
         return result
 
     def finished(self, job: RawObject) -> FinishedState:

@@ -1,0 +1,79 @@
+"""What starting and restoring a job does to one pod template, for every integration.
+
+A Job has one pod template, a JobSet one per replicated job; the rules for
+each template are the same (scheduling.md 6.3, 6.4), so they live here once:
+
+- :func:`steer` adds the admission's flavor placement: node selector
+  entries (a key the user set is never overridden), tolerations, labels
+  and annotations;
+- :func:`restore` puts back the Workload's record of the template: labels,
+  annotations, nodeSelector, tolerations and schedulingGates are replaced
+  wholesale, so everything the admission added disappears and nothing the
+  user had is lost.
+
+Both change a template that the caller has already copied.  Pure.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from scheduler.jobs.base import PodSetInfo
+
+RESTORED_SPEC_FIELDS = ("nodeSelector", "tolerations", "schedulingGates")
+
+
+def mapping(value: object) -> Mapping[str, Any]:
+    """``value`` if it is a mapping, else an empty one: pure."""
+    return value if isinstance(value, Mapping) else {}
+
+
+def steer(template: dict[str, Any], info: PodSetInfo) -> None:
+    """Add ``info``'s placement to ``template`` (in place)."""
+    pod_spec = template.setdefault("spec", {})
+    if info.node_selector:
+        # Flavor labels are added; a key the user already set is never overridden.
+        pod_spec["nodeSelector"] = {**info.node_selector, **mapping(pod_spec.get("nodeSelector"))}
+    if info.tolerations:
+        pod_spec["tolerations"] = [
+            *list(pod_spec.get("tolerations") or []),
+            *map(dict, info.tolerations),
+        ]
+    if info.labels or info.annotations:
+        metadata = template.setdefault("metadata", {})
+        if info.labels:
+            metadata["labels"] = {**mapping(metadata.get("labels")), **info.labels}
+        if info.annotations:
+            metadata["annotations"] = {**mapping(metadata.get("annotations")), **info.annotations}
+
+
+def restore(
+    template: dict[str, Any],
+    recorded: Mapping[str, Any],
+    *,
+    kept_labels: Mapping[str, str] | None = None,
+) -> None:
+    """Replace ``template``'s placement by the ``recorded`` template's (in place).
+
+    ``kept_labels`` stay on top of the recorded labels (the Job controller's,
+    which its selector must keep matching).
+    """
+    metadata = template.setdefault("metadata", {})
+    recorded_metadata = mapping(recorded.get("metadata"))
+    for key, value in (
+        ("labels", {**mapping(recorded_metadata.get("labels")), **(kept_labels or {})}),
+        ("annotations", dict(mapping(recorded_metadata.get("annotations")))),
+    ):
+        if value:
+            metadata[key] = value
+        else:
+            metadata.pop(key, None)
+    pod_spec = template.setdefault("spec", {})
+    recorded_spec = mapping(recorded.get("spec"))
+    for key in RESTORED_SPEC_FIELDS:
+        if recorded_spec.get(key):
+            pod_spec[key] = copy.deepcopy(recorded_spec[key])
+        else:
+            pod_spec.pop(key, None)
