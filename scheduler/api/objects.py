@@ -38,6 +38,7 @@ from scheduler.api.refs import (
     EVICTED,
     FINISHED,
     JOB_UID_LABEL,
+    PREBUILT_WORKLOAD_KEY,
     QUEUE_NAME_ANNOTATION,
     QUEUE_NAME_LABEL,
     QUOTA_RESERVED,
@@ -270,6 +271,15 @@ def owner_job_uid(workload: RawObject) -> str | None:
     else the ``kueue.x-k8s.io/job-uid`` label; None when neither is there.
     """
     return owner_uid(workload, kind="Job", group="batch") or _text(label(workload, JOB_UID_LABEL))
+
+
+def prebuilt_workload_name(job: RawObject) -> str | None:
+    """The Workload a job uses instead of getting one made (label, else annotation): pure.
+
+    MultiKueue creates a worker's Job this way: its Workload, already admitted,
+    is the copy of the manager's.
+    """
+    return label(job, PREBUILT_WORKLOAD_KEY) or annotation(job, PREBUILT_WORKLOAD_KEY) or None
 
 
 # --- the queue a job asks for -------------------------------------------------------

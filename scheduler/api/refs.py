@@ -80,6 +80,13 @@ ELASTIC_JOB_ANNOTATION: Final = f"{KUEUE_GROUP}/elastic-job"
 PRIORITY_BOOST_ANNOTATION: Final = f"{KUEUE_GROUP}/priority-boost"
 ADMISSION_GATED_BY_ANNOTATION: Final = f"{KUEUE_GROUP}/admission-gated-by"
 MULTIKUEUE_INCREMENTAL_DISPATCHER: Final = f"{KUEUE_GROUP}/multikueue-dispatcher-incremental"
+MULTIKUEUE_CONTROLLER: Final = f"{KUEUE_GROUP}/multikueue"
+"""The ``controllerName`` of MultiKueue's AdmissionCheck, and the ``spec.managedBy`` of a
+manager's Job that MultiKueue runs elsewhere (the batch Job controller leaves it alone)."""
+MULTIKUEUE_ORIGIN_LABEL: Final = f"{KUEUE_GROUP}/multikueue-origin"
+"""On the Workloads and Jobs MultiKueue creates on a worker: the ``origin`` of the manager."""
+MULTIKUEUE_KUBECONFIG_KEY: Final = "kubeconfig"
+"""The key of a MultiKueueCluster's Secret that holds the worker's kubeconfig."""
 
 # --- finalizers -------------------------------------------------------------------
 

@@ -8,7 +8,10 @@ job's life cycle (DESIGN.md, layer 2); it reads the Workload through
 decision pure means every situation a restart can leave behind is a unit test:
 
 - a queued Job without a Workload gets one (the name is a hash of the Job's
-  UID, so a second create after a crash is a harmless "already exists");
+  UID, so a second create after a crash is a harmless "already exists"),
+  unless it names a prebuilt Workload (``kueue.x-k8s.io/prebuilt-workload-name``,
+  as MultiKueue's worker Jobs do): then that Workload is its Workload, and
+  the Job waits suspended until it exists;
 - a Workload whose status records an admission while its Job is still
   suspended gets the Job started: one patch, ``suspend: false`` plus the
   flavors' node labels (a crash between the status write and this patch is
@@ -339,6 +342,12 @@ def next_action(
     finished = integration.finished(job)
     if workload is None:
         if finished.finished:
+            return None
+        if objects.prebuilt_workload_name(job):
+            # Kueue's prebuilt workloads: the Job waits, suspended, for the Workload it
+            # names (MultiKueue creates that first); none is ever made for it.
+            if not integration.is_suspended(job):
+                return SuspendJob(integration.suspend(job), "Not admitted by cluster queue")
             return None
         if not integration.is_suspended(job):
             return SuspendJob(integration.suspend(job), "Not admitted by cluster queue")

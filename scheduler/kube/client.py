@@ -69,3 +69,16 @@ async def connect(
         yield api
     finally:
         await api.close()
+
+
+async def api_client_from_kubeconfig(kubeconfig: Mapping[str, object]) -> client.ApiClient:
+    """A new ``ApiClient`` for a kubeconfig given as data (a worker's, from a Secret).
+
+    The caller closes it.  Embedded credentials only (``*-data``): the loader
+    writes them to temporary files for the TLS context.
+    """
+    configuration = client.Configuration()
+    await config.load_kube_config_from_dict(
+        config_dict=dict(kubeconfig), client_configuration=configuration
+    )
+    return client.ApiClient(configuration=configuration)

@@ -197,7 +197,7 @@ class Executor:
             metrics.ADMISSION_WAIT.labels(decision.cluster_queue, priority_class, role).observe(
                 max(0.0, (now - created).total_seconds())
             )
-        job_uid = objects.owner_job_uid(stored)
+        job_uid = self.mirror.job_uid_of(stored)
         if job_uid:
             self.mirror.dirty_jobs.add(job_uid)
             await self.reconcile_job(job_uid)  # start it now: no wait for the watch to come back
@@ -255,7 +255,7 @@ class Executor:
             reason="Preempted" if decision.preemptor else f"EvictedDueTo{decision.reason}",
             message=decision.message,
         )
-        job_uid = objects.owner_job_uid(stored)
+        job_uid = self.mirror.job_uid_of(stored)
         if job_uid:
             self.mirror.dirty_jobs.add(job_uid)
 

@@ -46,7 +46,7 @@ from scheduler.api.defaults import apply_schema_defaults
 from scheduler.api.field import ParseError
 from scheduler.api.models import ResourceFlavorSpec, Toleration
 from scheduler.api.parse import parse_object
-from scheduler.api.refs import KueueKind
+from scheduler.api.refs import KueueKind, workload_key
 from scheduler.core.engine import Engine, NamespaceInfo, PriorityClassInfo
 from scheduler.jobs.controller import FlavorPlacement
 from scheduler.jobs.workload_from_job import PriorityClasses
@@ -113,6 +113,7 @@ class Mirror:
         self.jobs: dict[str, dict[str, Any]] = {}  # uid -> Job
         self.workloads: dict[str, dict[str, Any]] = {}  # ns/name -> Workload
         self.workload_of_job: dict[str, str] = {}  # job uid -> workload key
+        self.prebuilt_jobs: dict[str, str] = {}  # prebuilt workload key -> job uid
         self.cluster_queues: dict[str, dict[str, Any]] = {}  # name -> ClusterQueue as stored
         self.local_queues: dict[str, dict[str, Any]] = {}  # ns/name -> LocalQueue as stored
         self.resource_flavors: dict[str, dict[str, Any]] = {}  # name -> ResourceFlavor as stored
@@ -185,7 +186,7 @@ class Mirror:
         }.get(kind)
 
     def _index_workload(self, event: Event) -> None:
-        job_uid = objects.owner_job_uid(event.object)
+        job_uid = self.job_uid_of(event.object)
         if event.type == "DELETED":
             self.workloads.pop(event.key, None)
             if job_uid and self.workload_of_job.get(job_uid) == event.key:
@@ -204,10 +205,16 @@ class Mirror:
             return
         if self._stale(event, self.jobs.get(uid)):
             return
+        prebuilt = objects.prebuilt_workload_name(event.object)
+        prebuilt_key = workload_key(objects.namespace(event.object) or "", prebuilt or "")
         if event.type == "DELETED":
             self.jobs.pop(uid, None)
+            if prebuilt and self.prebuilt_jobs.get(prebuilt_key) == uid:
+                del self.prebuilt_jobs[prebuilt_key]
         else:
             self.jobs[uid] = dict(event.object)  # not stale: checked above
+            if prebuilt:
+                self.prebuilt_jobs[prebuilt_key] = uid
             self.dirty_jobs.add(uid)
 
     def remember_job(self, uid: str, job: Mapping[str, Any]) -> None:
@@ -262,5 +269,17 @@ class Mirror:
         return _FlavorPlacements(self.engine.flavor_specs())
 
     def workload_for(self, job_uid: str) -> dict[str, Any] | None:
+        """The Job's Workload: the prebuilt one it names, else the one it owns."""
+        job = self.jobs.get(job_uid)
+        prebuilt = objects.prebuilt_workload_name(job) if job is not None else None
+        if job is not None and prebuilt:
+            return self.workloads.get(workload_key(objects.namespace(job) or "", prebuilt))
         key = self.workload_of_job.get(job_uid)
         return self.workloads.get(key) if key else None
+
+    def job_uid_of(self, workload: Mapping[str, Any]) -> str | None:
+        """The UID of the Job a Workload belongs to: its owner, else a Job naming it prebuilt."""
+        owner = objects.owner_job_uid(workload)
+        if owner:
+            return owner
+        return self.prebuilt_jobs.get(objects.key(workload))

@@ -370,18 +370,21 @@ class Rest:
         *,
         preconditions: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        propagation: str | None = None,
     ) -> dict[str, Any]:
         """DELETE one object; ``preconditions`` (``uid``, ``resourceVersion``) make it conditional.
 
         A precondition that no longer holds is a 409 :class:`Conflict`.
+        ``propagation`` (``Background``, ``Foreground``, ``Orphan``): what
+        happens to dependents; a batch Job deleted without it orphans its pods.
         """
         body: dict[str, Any] | None = None
-        if preconditions:
-            body = {
-                "apiVersion": "v1",
-                "kind": "DeleteOptions",
-                "preconditions": dict(preconditions),
-            }
+        if preconditions or propagation:
+            body = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if body is not None and preconditions:
+            body["preconditions"] = dict(preconditions)
+        if body is not None and propagation:
+            body["propagationPolicy"] = propagation
         return await self._json("DELETE", path, query=deadline(timeout), body=body, timeout=timeout)
 
     async def apply(

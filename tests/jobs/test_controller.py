@@ -266,3 +266,23 @@ def test_a_deactivated_admitted_workload_is_evicted_and_its_job_stopped() -> Non
     assert kinds["Evicted"] == ("True", "Deactivated") and "Preempted" not in kinds
     stop = next_action(running.job, {**deactivated, "status": status}, flavors=FLAVORS)
     assert isinstance(stop, SuspendJob) and stop.message == "The workload is deactivated"
+
+
+def test_a_job_naming_a_prebuilt_workload_waits_for_it_and_never_gets_one_made() -> None:
+    j = job()
+    j["metadata"]["labels"]["kueue.x-k8s.io/prebuilt-workload-name"] = "wl-from-manager"
+    assert next_action(j, None, flavors=FLAVORS) is None, "no Workload of its own"
+    running = job(suspend=False)
+    running["metadata"]["labels"]["kueue.x-k8s.io/prebuilt-workload-name"] = "wl-from-manager"
+    assert isinstance(next_action(running, None, flavors=FLAVORS), SuspendJob)
+
+
+def test_a_job_whose_prebuilt_workload_is_admitted_starts() -> None:
+    j = job()
+    j["metadata"]["labels"]["kueue.x-k8s.io/prebuilt-workload-name"] = "wl-from-manager"
+    prebuilt = admit(workload_for(job()))
+    del prebuilt["metadata"]["ownerReferences"]
+    prebuilt["metadata"]["name"] = "wl-from-manager"
+    action = next_action(j, prebuilt, flavors=FLAVORS)
+    assert isinstance(action, StartJob)
+    assert action.job["spec"]["suspend"] is False

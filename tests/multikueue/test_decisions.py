@@ -1,0 +1,363 @@
+"""MultiKueue's decisions, from objects as a user and the workers would have them."""
+
+from __future__ import annotations
+
+import base64
+import copy
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import yaml
+
+from scheduler.multikueue.decisions import (
+    CreateRemoteJob,
+    CreateRemoteWorkload,
+    DeleteRemote,
+    DispatchInput,
+    FinishLocal,
+    KubeconfigProblem,
+    Nominate,
+    Remote,
+    SetCheck,
+    SyncJobStatus,
+    admission_check_condition,
+    check_entries,
+    cluster_condition,
+    dispatch,
+    kubeconfig_of,
+    remote_job,
+    remote_workload,
+)
+
+NOW = datetime(2026, 11, 25, 21, 0, tzinfo=UTC)
+KUBECONFIG = {
+    "apiVersion": "v1",
+    "kind": "Config",
+    "clusters": [
+        {
+            "name": "w",
+            "cluster": {"server": "https://127.0.0.1:6443", "certificate-authority-data": "Q0E="},
+        }
+    ],
+    "users": [{"name": "u", "user": {"token": "t"}}],
+    "contexts": [{"name": "w", "context": {"cluster": "w", "user": "u"}}],
+    "current-context": "w",
+}
+
+
+def cluster(name: str = "onprem-worker", active: bool | None = None) -> dict[str, Any]:
+    """Seed 003's MultiKueueCluster."""
+    obj: dict[str, Any] = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "MultiKueueCluster",
+        "metadata": {"name": name},
+        "spec": {
+            "clusterSource": {
+                "kubeConfig": {"locationType": "Secret", "location": f"{name}-secret"}
+            }
+        },
+    }
+    if active is not None:
+        obj["status"] = {
+            "conditions": [{"type": "Active", "status": "True" if active else "False"}]
+        }
+    return obj
+
+
+def secret(config: object = KUBECONFIG, key: str = "kubeconfig") -> dict[str, Any]:
+    text = yaml.safe_dump(config).encode()
+    return {"data": {key: base64.b64encode(text).decode()}}
+
+
+def test_a_missing_secret_says_so() -> None:
+    found = kubeconfig_of(cluster(), None)
+    condition = cluster_condition(found, None)
+    assert not condition.status
+    assert condition.reason == "BadKubeConfig"
+    assert condition.message == (
+        'load client config failed: secrets "onprem-worker-secret" not found'
+    )
+
+
+def test_a_secret_without_the_key_or_with_garbage_is_a_bad_kubeconfig() -> None:
+    missing = kubeconfig_of(cluster(), secret(key="config"))
+    assert isinstance(missing, KubeconfigProblem)
+    assert 'key "kubeconfig" not found in secret "onprem-worker-secret"' in missing.message
+    garbage = kubeconfig_of(cluster(), {"data": {"kubeconfig": "!!!"}})
+    assert isinstance(garbage, KubeconfigProblem) and garbage.reason == "BadKubeConfig"
+
+
+def test_kubeconfigs_that_reach_into_the_managers_files_are_refused() -> None:
+    for change, words in [
+        ({"tokenFile": "/var/run/token"}, "tokenFile is not allowed"),
+        ({"exec": {"command": "aws"}}, "exec plugins are not allowed"),
+    ]:
+        config = copy.deepcopy(KUBECONFIG)
+        config["users"][0]["user"].update(change)
+        found = kubeconfig_of(cluster(), secret(config))
+        assert isinstance(found, KubeconfigProblem) and words in found.message
+    insecure = copy.deepcopy(KUBECONFIG)
+    insecure["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
+    found = kubeconfig_of(cluster(), secret(insecure))
+    assert isinstance(found, KubeconfigProblem)
+    assert "insecure TLS verification is not allowed for cluster w" in found.message
+
+
+def test_a_reachable_worker_is_connected_and_an_unreachable_one_says_why() -> None:
+    found = kubeconfig_of(cluster(), secret())
+    assert found == KUBECONFIG
+    connected = cluster_condition(found, None)
+    assert (connected.status, connected.reason, connected.message) == (True, "Active", "Connected")
+    refused = cluster_condition(found, "GET /apis/...: ClientConnectorError: refused")
+    assert (refused.status, refused.reason) == (False, "ClientConnectionFailed")
+    assert "refused" in refused.message
+
+
+def check(parameters: dict[str, Any] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"controllerName": "kueue.x-k8s.io/multikueue"}
+    spec["parameters"] = parameters or {
+        "apiGroup": "kueue.x-k8s.io",
+        "kind": "MultiKueueConfig",
+        "name": "multikueue-config",
+    }
+    return {"metadata": {"name": "multikueue-check"}, "spec": spec}
+
+
+CONFIGS = {
+    "multikueue-config": {"spec": {"clusters": ["onprem-worker", "cloud-worker"]}},
+}
+
+
+def test_the_check_is_active_when_every_cluster_of_its_config_is() -> None:
+    both = {n: cluster(n, active=True) for n in ("onprem-worker", "cloud-worker")}
+    condition = admission_check_condition(check(), CONFIGS, both)
+    assert (condition.status, condition.reason, condition.message) == (
+        True,
+        "Active",
+        "The admission check is active",
+    )
+    one = {"onprem-worker": cluster("onprem-worker", active=True)}
+    some = admission_check_condition(check(), CONFIGS, one)
+    assert (some.status, some.reason, some.message) == (
+        True,
+        "SomeActiveClusters",
+        "Missing clusters: [cloud-worker]",
+    )
+    none = {n: cluster(n, active=False) for n in ("onprem-worker", "cloud-worker")}
+    down = admission_check_condition(check(), CONFIGS, none)
+    assert (down.status, down.reason) == (False, "NoUsableClusters")
+    assert down.message == "Inactive clusters: [onprem-worker cloud-worker]"
+
+
+def test_a_check_whose_config_is_missing_or_misnamed_is_bad_config() -> None:
+    missing = admission_check_condition(check(), {}, {})
+    assert (missing.status, missing.reason) == (False, "BadConfig")
+    assert missing.message == (
+        "Cannot load the AdmissionChecks parameters: "
+        'multikueueconfigs.kueue.x-k8s.io "multikueue-config" not found'
+    )
+    wrong = admission_check_condition(
+        check({"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": "x"}),
+        CONFIGS,
+        {},
+    )
+    assert 'wrong kind "ProvisioningRequestConfig"' in wrong.message
+
+
+# --- dispatch -------------------------------------------------------------------------------
+
+
+def manager_workload(*, state: str = "Pending", reserved: bool = True) -> dict[str, Any]:
+    conditions = []
+    if reserved:
+        conditions.append({"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"})
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {
+            "name": "job-sample-abc12",
+            "namespace": "default",
+            "uid": "wl-uid",
+            "resourceVersion": "7",
+            "labels": {"kueue.x-k8s.io/job-uid": "job-uid"},
+            "ownerReferences": [
+                {"apiVersion": "batch/v1", "kind": "Job", "name": "sample", "uid": "job-uid"}
+            ],
+        },
+        "spec": {"queueName": "user-queue", "podSets": [{"name": "main", "count": 1}]},
+        "status": {
+            "conditions": conditions,
+            **({"admission": {"clusterQueue": "cluster-queue"}} if reserved else {}),
+            "admissionChecks": [{"name": "multikueue-check", "state": state, "message": ""}],
+        },
+    }
+
+
+def manager_job(*, suspend: bool = True, status: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": "sample",
+            "namespace": "default",
+            "uid": "job-uid",
+            "resourceVersion": "3",
+            "labels": {"kueue.x-k8s.io/queue-name": "user-queue"},
+        },
+        "spec": {
+            "suspend": suspend,
+            "managedBy": "kueue.x-k8s.io/multikueue",
+            "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": "job-uid"}},
+            "template": {
+                "metadata": {
+                    "labels": {
+                        "batch.kubernetes.io/controller-uid": "job-uid",
+                        "controller-uid": "job-uid",
+                        "job-name": "sample",
+                    }
+                },
+                "spec": {"containers": [{"name": "c", "image": "i"}]},
+            },
+        },
+        "status": status or {},
+    }
+
+
+def remote(*conditions: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "job-sample-abc12", "namespace": "default"},
+        "status": {
+            "conditions": [
+                {"type": kind, "status": "True", "reason": "Succeeded", "message": "done"}
+                for kind in conditions
+            ]
+        },
+    }
+
+
+def given(
+    workload: dict[str, Any], job: dict[str, Any] | None = None, **remotes: Remote
+) -> DispatchInput:
+    return DispatchInput(
+        workload=workload,
+        check="multikueue-check",
+        job=job if job is not None else manager_job(),
+        remotes=remotes,
+        now=NOW,
+    )
+
+
+def test_a_pending_check_puts_a_copy_on_every_active_worker_and_nominates_them() -> None:
+    actions = dispatch(given(manager_workload(), onprem=Remote(), cloud=Remote()))
+    created = [a for a in actions if isinstance(a, CreateRemoteWorkload)]
+    assert [a.cluster for a in created] == ["onprem", "cloud"]
+    body = created[0].body
+    assert body["metadata"]["labels"] == {"kueue.x-k8s.io/multikueue-origin": "multikueue"}
+    assert "ownerReferences" not in body["metadata"] and "status" not in body
+    assert body["spec"] == manager_workload()["spec"]
+    assert Nominate(("cloud", "onprem")) in actions
+
+
+def test_without_quota_nothing_is_dispatched_and_copies_are_removed() -> None:
+    workload = manager_workload(reserved=False)
+    assert dispatch(given(workload, onprem=Remote(), cloud=Remote())) == []
+    assert dispatch(given(workload, onprem=Remote(workload=remote()), cloud=Remote())) == [
+        DeleteRemote("onprem")
+    ]
+
+
+def test_the_worker_that_admits_gets_the_job_and_the_others_lose_their_copies() -> None:
+    actions = dispatch(
+        given(
+            manager_workload(),
+            onprem=Remote(workload=remote()),
+            cloud=Remote(workload=remote("QuotaReserved", "Admitted")),
+        )
+    )
+    assert actions[0] == DeleteRemote("onprem")
+    assert isinstance(actions[1], CreateRemoteJob) and actions[1].cluster == "cloud"
+    job = actions[1].body
+    assert job["metadata"]["labels"] == {
+        "kueue.x-k8s.io/queue-name": "user-queue",
+        "kueue.x-k8s.io/multikueue-origin": "multikueue",
+        "kueue.x-k8s.io/prebuilt-workload-name": "job-sample-abc12",
+    }
+    assert "managedBy" not in job["spec"] and "selector" not in job["spec"]
+    assert job["spec"]["template"]["metadata"]["labels"] == {"job-name": "sample"}
+    assert actions[2] == SetCheck(
+        "Ready", 'The workload was admitted on "cloud"', cluster_name="cloud"
+    )
+
+
+def test_the_running_remote_jobs_status_is_copied_to_the_unsuspended_manager_job() -> None:
+    running = {"active": 1, "startTime": "2026-11-25T21:00:00Z"}
+    remote_job_obj = {"metadata": {"name": "sample"}, "status": running}
+    both = Remote(workload=remote("Admitted"), job=remote_job_obj)
+    ready = manager_workload(state="Ready")
+    assert dispatch(given(ready, manager_job(suspend=False), cloud=both)) == [
+        SyncJobStatus(running)
+    ]
+    assert dispatch(given(ready, manager_job(suspend=True), cloud=both)) == [], (
+        "a suspended manager Job is not given the status of a running one"
+    )
+    synced = manager_job(suspend=False, status=running)
+    assert dispatch(given(ready, synced, cloud=both)) == []
+
+
+def test_a_finished_remote_finishes_the_manager_job_then_its_workload() -> None:
+    done = {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}
+    finished = Remote(workload=remote("Admitted", "Finished"), job={"status": done})
+    ready = manager_workload(state="Ready")
+    assert dispatch(given(ready, manager_job(suspend=False), cloud=finished)) == [
+        SyncJobStatus(done)
+    ]
+    no_job = DispatchInput(
+        workload=ready, check="multikueue-check", job=None, remotes={"cloud": finished}
+    )
+    assert dispatch(no_job) == [FinishLocal("Succeeded", "done")]
+    over = copy.deepcopy(ready)
+    over["status"]["conditions"].append({"type": "Finished", "status": "True"})
+    assert dispatch(given(over, cloud=finished)) == [DeleteRemote("cloud")]
+
+
+def test_a_lost_worker_is_waited_for_then_the_check_retries() -> None:
+    ready = manager_workload(state="Ready")
+    ready["status"]["clusterName"] = "cloud"
+
+    def lost_for(minutes: int) -> list[Any]:
+        return dispatch(
+            DispatchInput(
+                workload=ready,
+                check="multikueue-check",
+                job=manager_job(suspend=False),
+                remotes={"onprem": Remote()},
+                unreachable=["cloud"],
+                lost_since={"cloud": NOW - timedelta(minutes=minutes)},
+                now=NOW,
+                worker_lost_timeout=timedelta(minutes=15),
+            )
+        )
+
+    assert lost_for(14) == []
+    assert lost_for(15) == [SetCheck("Retry", 'Admitting remote lost, Previously: "Ready"')]
+    gone = dispatch(given(ready, cloud=Remote(), onprem=Remote()))
+    assert gone == [SetCheck("Retry", 'Admitting remote no longer exists, Previously: "Ready"')]
+
+
+def test_the_check_entry_is_replaced_in_place() -> None:
+    workload = manager_workload()
+    entries = check_entries(workload, "multikueue-check", SetCheck("Ready", "ok"), "T")
+    assert entries == [
+        {"name": "multikueue-check", "state": "Ready", "message": "ok", "lastTransitionTime": "T"}
+    ]
+
+
+def test_copies_keep_what_a_worker_needs_and_nothing_of_the_manager() -> None:
+    body = remote_workload(manager_workload(), "mgr")
+    assert body["metadata"] == {
+        "name": "job-sample-abc12",
+        "namespace": "default",
+        "labels": {"kueue.x-k8s.io/multikueue-origin": "mgr"},
+    }
+    job = remote_job(manager_job(), "job-sample-abc12", "mgr")
+    assert job["metadata"]["name"] == "sample" and job["spec"]["suspend"] is True
