@@ -30,7 +30,7 @@ from scheduler.multikueue.decisions import (
 )
 
 NOW = datetime(2026, 11, 25, 21, 0, tzinfo=UTC)
-KUBECONFIG = {
+KUBECONFIG: dict[str, Any] = {
     "apiVersion": "v1",
     "kind": "Config",
     "clusters": [
