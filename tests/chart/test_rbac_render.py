@@ -134,3 +134,29 @@ def test_bindings_name_the_chart_service_accounts(objects: list[dict[str, Any]])
     for binding in by_kind(objects, "ClusterRoleBinding") + by_kind(objects, "RoleBinding"):
         (subject,) = binding["subjects"]
         assert subject["name"] in accounts and subject["namespace"] == "kueue-system"
+
+
+def test_multikueue_is_off_by_default_and_gets_exactly_what_its_calls_need(
+    objects: list[dict[str, Any]],
+) -> None:
+    assert not _rules(objects, "kuota-multikueue"), "no MultiKueue RBAC unless enabled"
+    enabled = render({"multikueue.enabled": True})
+    grants = _grants(_rules(enabled, "kuota-multikueue"))
+    expected = {
+        ("kueue.x-k8s.io", plural, "list")
+        for plural in ("multikueueclusters", "multikueueconfigs", "admissionchecks", "workloads")
+    }
+    expected |= {
+        ("kueue.x-k8s.io", f"{plural}/status", "patch")
+        for plural in ("multikueueclusters", "admissionchecks", "workloads")
+    }
+    expected |= {("batch", "jobs", "get"), ("batch", "jobs/status", "patch")}
+    expected |= {("", "secrets", "get")}
+    assert grants == expected
+    (secrets,) = [
+        obj
+        for obj in by_kind(enabled, "Role")
+        if obj["metadata"]["name"] == "kuota-multikueue-secrets"
+    ]
+    assert secrets["metadata"]["namespace"] == "kueue-system", "Secrets of its namespace only"
+    test_bindings_name_the_chart_service_accounts(enabled)

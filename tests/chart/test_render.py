@@ -327,19 +327,22 @@ def test_every_pod_can_be_placed_on_chosen_nodes() -> None:
     objects = render(
         {
             f"{component}.{field}": value
-            for component in ("scheduler", "webhook", "certBootstrap")
+            for component in ("scheduler", "webhook", "certBootstrap", "multikueue")
             for field, value in (("nodeSelector", selector), ("tolerations", toleration))
         }
+        | {"multikueue.enabled": True}
     )
     deployments = by_kind(objects, "Deployment")
-    assert len(deployments) == 3
+    assert len(deployments) == 4
     for deployment in deployments:
         pod = deployment["spec"]["template"]["spec"]
         assert pod["nodeSelector"] == selector, deployment["metadata"]["name"]
         assert pod["tolerations"] == toleration, deployment["metadata"]["name"]
 
 
-@pytest.mark.parametrize("values", [{}, {"certManager.enabled": True}])
+@pytest.mark.parametrize(
+    "values", [{}, {"certManager.enabled": True}, {"multikueue.enabled": True}]
+)
 def test_every_pod_meets_the_restricted_pod_security_standard(values: dict[str, Any]) -> None:
     for deployment in by_kind(render(values), "Deployment"):
         spec = deployment["spec"]["template"]["spec"]
@@ -622,3 +625,17 @@ def default_user(objects: list[dict[str, Any]]) -> int:
     }
     (user,) = users
     return int(user)
+
+
+def test_multikueue_runs_as_its_own_deployment_when_enabled() -> None:
+    assert "kuota-multikueue" not in {
+        d["metadata"]["name"] for d in by_kind(render(), "Deployment")
+    }
+    objects = render({"multikueue.enabled": True, "multikueue.intervalSeconds": 5})
+    deployment = one(objects, "Deployment", "kuota-multikueue")
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "kuota-multikueue"
+    (container,) = pod["containers"]
+    assert container["command"] == ["kuota-multikueue"]
+    assert "--interval=5" in container["args"]
+    assert "--config=/etc/kuota/controller_manager_config.yaml" in container["args"]

@@ -40,6 +40,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{- define "kuota.schedulerName" -}}{{ include "kuota.fullname" . }}-scheduler{{- end -}}
+{{- define "kuota.multikueueName" -}}{{ include "kuota.fullname" . }}-multikueue{{- end -}}
 {{- define "kuota.webhookName" -}}{{ include "kuota.fullname" . }}-webhook{{- end -}}
 {{- define "kuota.certBootstrapName" -}}{{ include "kuota.fullname" . }}-cert-bootstrap{{- end -}}
 {{- define "kuota.webhookServiceName" -}}{{ include "kuota.fullname" . }}-webhook-service{{- end -}}
