@@ -130,8 +130,11 @@ def service_account_user(account: str, namespace: str = KUOTA_NAMESPACE) -> str:
     return f"system:serviceaccount:{namespace}:{account}"
 
 
-def render_chart(*templates: str, namespace: str = KUOTA_NAMESPACE) -> list[dict[str, Any]]:
-    """``helm template`` of the chart (release ``kuota``, default values), only ``templates``."""
+def render_chart(
+    *templates: str, namespace: str = KUOTA_NAMESPACE, sets: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
+    """``helm template`` of the chart (release ``kuota``, default values but ``sets``:
+    ``--set`` arguments), only ``templates``."""
     helm = ToolPaths.resolve(build_if_missing=False).binary("helm")
     with tempfile.TemporaryDirectory(prefix="kuota-helm-") as home:
         env = clean_env(Path(home))
@@ -139,7 +142,16 @@ def render_chart(*templates: str, namespace: str = KUOTA_NAMESPACE) -> list[dict
             env[f"HELM_{name}_HOME"] = str(Path(home) / name.lower())
         only = [arg for template in templates for arg in ("--show-only", template)]
         done = subprocess.run(
-            [str(helm), "template", KUOTA_RELEASE, str(CHART), "-n", namespace, *only],
+            [
+                str(helm),
+                "template",
+                KUOTA_RELEASE,
+                str(CHART),
+                "-n",
+                namespace,
+                *only,
+                *(arg for value in sets for arg in ("--set", value)),
+            ],
             capture_output=True,
             text=True,
             env=env,
@@ -272,6 +284,7 @@ class KuotaWebhook:
     record: ProcessRecord
     process: subprocess.Popen[bytes] | None = None
     die_with_parent: bool = True
+    extra_args: tuple[str, ...] = ()
 
     @property
     def base_url(self) -> str:
@@ -307,11 +320,14 @@ class KuotaWebhook:
             self.port,
             self.kubeconfig,
             die_with_parent=self.die_with_parent,
+            extra_args=self.extra_args,
         )
         wait_ready(self)
 
 
-def _webhook_argv(cert_dir: Path, port: int, kubeconfig: Path) -> list[str]:
+def _webhook_argv(
+    cert_dir: Path, port: int, kubeconfig: Path, extra_args: tuple[str, ...] = ()
+) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -330,17 +346,24 @@ def _webhook_argv(cert_dir: Path, port: int, kubeconfig: Path) -> list[str]:
         str(KUOTA_CONFIG),
         "--shutdown-grace",
         "3",
+        *extra_args,
     ]
 
 
 def _spawn_webhook(
-    workdir: Path, cert_dir: Path, port: int, kubeconfig: Path, *, die_with_parent: bool
+    workdir: Path,
+    cert_dir: Path,
+    port: int,
+    kubeconfig: Path,
+    *,
+    die_with_parent: bool,
+    extra_args: tuple[str, ...] = (),
 ) -> tuple[subprocess.Popen[bytes], ProcessRecord]:
     env = clean_env(workdir)
     env["PYTHONPATH"] = str(REPO_ROOT)
     return spawn(
         WEBHOOK_PROCESS,
-        _webhook_argv(cert_dir, port, kubeconfig),
+        _webhook_argv(cert_dir, port, kubeconfig, extra_args),
         workdir=workdir,
         env=env,
         die_with_parent=die_with_parent,
@@ -368,7 +391,13 @@ def wait_ready(webhook: KuotaWebhook, timeout: float = 30) -> None:
     )
 
 
-def start_webhook(workdir: Path, kubeconfig: Path, *, die_with_parent: bool = True) -> KuotaWebhook:
+def start_webhook(
+    workdir: Path,
+    kubeconfig: Path,
+    *,
+    die_with_parent: bool = True,
+    extra_args: tuple[str, ...] = (),
+) -> KuotaWebhook:
     """Certificates for 127.0.0.1, then ``kuota-webhook`` started detached (logs in workdir/logs).
 
     ``kubeconfig`` is the identity of its cluster lookups.
@@ -378,7 +407,7 @@ def start_webhook(workdir: Path, kubeconfig: Path, *, die_with_parent: bool = Tr
     cert_files.write(cert_dir, certificates)
     port = _free_port()
     process, record = _spawn_webhook(
-        workdir, cert_dir, port, kubeconfig, die_with_parent=die_with_parent
+        workdir, cert_dir, port, kubeconfig, die_with_parent=die_with_parent, extra_args=extra_args
     )
     webhook = KuotaWebhook(
         port=port,
@@ -388,6 +417,7 @@ def start_webhook(workdir: Path, kubeconfig: Path, *, die_with_parent: bool = Tr
         record=record,
         process=process,
         die_with_parent=die_with_parent,
+        extra_args=extra_args,
     )
     wait_ready(webhook)
     return webhook
@@ -414,7 +444,12 @@ def kuota_manifests(base_url: str, ca_bundle: str) -> list[dict[str, Any]]:
 
 
 def install_kuota(
-    kubectl_binary: Path, kubeconfig: Path, workdir: Path, *, die_with_parent: bool = True
+    kubectl_binary: Path,
+    kubeconfig: Path,
+    workdir: Path,
+    *,
+    die_with_parent: bool = True,
+    webhook_args: tuple[str, ...] = (),
 ) -> KuotaWebhook:
     """What a user's installation amounts to: RBAC, CRDs, the webhook running, registrations.
 
@@ -429,7 +464,9 @@ def install_kuota(
     identity = service_account_kubeconfig(
         pki, server, workdir / "kuota-webhook.kubeconfig", WEBHOOK_ACCOUNT
     )
-    webhook = start_webhook(workdir, identity, die_with_parent=die_with_parent)
+    webhook = start_webhook(
+        workdir, identity, die_with_parent=die_with_parent, extra_args=webhook_args
+    )
     try:
         manifests = kuota_manifests(webhook.base_url, webhook.ca_bundle)
         with tempfile.NamedTemporaryFile("w", suffix=".yaml") as manifest:

@@ -44,7 +44,7 @@ from typing import Any, Final
 
 from scheduler.api import objects
 from scheduler.api.objects import queue_name
-from scheduler.api.refs import QUEUE_NAME_LABEL
+from scheduler.api.refs import MULTIKUEUE_CONTROLLER, QUEUE_NAME_LABEL, V1BETA2
 from scheduler.jobs.managed_namespaces import is_managed_namespace
 from webhook.lookup import ClusterLookup, LookupFailed
 from webhook.review import (
@@ -72,6 +72,8 @@ class JobMutation:
 
     suspend: bool = False
     set_default_queue: bool = False
+    managed_by: str | None = None
+    """``spec.managedBy`` to set (MultiKueue: the Job runs on a worker cluster)."""
     reason: str = ""
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
@@ -139,7 +141,15 @@ async def decide(
         return JobMutation(reason="owned by a managed job")
     queue = queue_name(job)
     if queue:
-        return JobMutation(suspend=True, reason=f"queued in LocalQueue {queue!r}")
+        managed_by, warnings = await multikueue_managed_by(
+            job, namespace, queue, settings=settings, lookup=lookup
+        )
+        return JobMutation(
+            suspend=True,
+            managed_by=managed_by,
+            reason=f"queued in LocalQueue {queue!r}",
+            warnings=warnings,
+        )
     try:
         if not await namespace_is_managed(namespace, settings=settings, lookup=lookup):
             return JobMutation(reason="namespace not managed")
@@ -162,6 +172,54 @@ async def decide(
     return JobMutation(reason="not queued")
 
 
+def cluster_queue_checks(cluster_queue: Mapping[str, Any]) -> list[str]:
+    """The AdmissionCheck names a ClusterQueue lists (either form of its spec): pure."""
+    spec = objects.spec(cluster_queue)
+    names = [str(n) for n in spec.get("admissionChecks") or [] if isinstance(n, str)]
+    strategy = spec.get("admissionChecksStrategy")
+    entries = strategy.get("admissionChecks") if isinstance(strategy, Mapping) else None
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, Mapping) and isinstance(entry.get("name"), str):
+            names.append(str(entry["name"]))
+    return names
+
+
+async def multikueue_managed_by(
+    job: Mapping[str, Any],
+    namespace: str,
+    queue: str,
+    *,
+    settings: WebhookSettings,
+    lookup: ClusterLookup,
+) -> tuple[str | None, tuple[str, ...]]:
+    """Kueue's ``ApplyDefaultForManagedBy``: a batch Job queued where MultiKueue dispatches.
+
+    Only on a manager (``--multikueue-managed-by``), only for a ``batch/v1``
+    Job that has no ``managedBy`` yet: its LocalQueue, that queue's
+    ClusterQueue and the AdmissionChecks it lists are read; when one has
+    controller ``kueue.x-k8s.io/multikueue`` the Job gets ``managedBy`` so the
+    manager's Job controller never makes its pods.  A failed lookup leaves the
+    Job as it is, with a warning.
+    """
+    if not settings.multikueue_managed_by or job.get("kind") != "Job":
+        return None, ()
+    if objects.spec(job).get("managedBy"):
+        return None, ()
+    try:
+        local_queue = await lookup.get_object(V1BETA2, "LocalQueue", namespace, queue)
+        cq_name = objects.spec(local_queue).get("clusterQueue") if local_queue else None
+        if not isinstance(cq_name, str) or not cq_name:
+            return None, ()
+        cluster_queue = await lookup.get_object(V1BETA2, "ClusterQueue", "", cq_name)
+        for name in cluster_queue_checks(cluster_queue or {}):
+            check = await lookup.get_object(V1BETA2, "AdmissionCheck", "", name)
+            if check and objects.spec(check).get("controllerName") == MULTIKUEUE_CONTROLLER:
+                return MULTIKUEUE_CONTROLLER, ()
+    except LookupFailed as failed:
+        return None, (f"kuota could not look up whether queue {queue!r} uses MultiKueue: {failed}",)
+    return None, ()
+
+
 def mutation_patch(job: Mapping[str, Any], mutation: JobMutation) -> list[dict[str, Any]]:
     """Pure: the JSON patch for ``mutation`` (never removes a label, never unsuspends)."""
     before: dict[str, Any] = {}
@@ -177,6 +235,8 @@ def mutation_patch(job: Mapping[str, Any], mutation: JobMutation) -> list[dict[s
         after.setdefault("metadata", {}).setdefault("labels", {})[QUEUE_NAME_LABEL] = DEFAULT_QUEUE
     if mutation.suspend:
         after.setdefault("spec", {})["suspend"] = True
+    if mutation.managed_by:
+        after.setdefault("spec", {})["managedBy"] = mutation.managed_by
     return json_patch(before, after)
 
 

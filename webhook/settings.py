@@ -58,6 +58,9 @@ class WebhookSettings:
     namespace); kube-system and kuota's namespace are never managed either way."""
     kuota_namespace: str = DEFAULT_NAMESPACE
     frameworks: tuple[str, ...] = ("batch/job",)
+    multikueue_managed_by: bool = False
+    """A MultiKueue manager: queued Jobs of a ClusterQueue with a MultiKueue check get
+    ``spec.managedBy: kueue.x-k8s.io/multikueue`` (two more lookups per queued Job)."""
     scheduler_identities: tuple[str, ...] = (DEFAULT_SCHEDULER_IDENTITY,)
     partial_admission: bool = True
     kubeconfig: Path | None = None
@@ -256,6 +259,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="never call the API server: no default LocalQueue, owners unknown (tests, benchmarks)",
     )
     cluster.add_argument(
+        "--multikueue-managed-by",
+        action="store_true",
+        help="on a MultiKueue manager: give a queued Job whose ClusterQueue has an "
+        "AdmissionCheck of kueue.x-k8s.io/multikueue spec.managedBy: kueue.x-k8s.io/multikueue, "
+        "so the Job runs on a worker, never here (looks up its LocalQueue and ClusterQueue)",
+    )
+    cluster.add_argument(
         "--lookup-timeout",
         type=float,
         default=2.0,
@@ -315,5 +325,6 @@ def settings_from_args(args: argparse.Namespace) -> WebhookSettings:
         kubeconfig=args.kubeconfig,
         cluster_lookups=not args.no_cluster_lookups,
         lookup_timeout_seconds=args.lookup_timeout,
+        multikueue_managed_by=args.multikueue_managed_by,
         log_level=args.log_level,
     )

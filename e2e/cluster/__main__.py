@@ -10,6 +10,9 @@ and the webhook and CRD-conversion configurations registered by URL.
 ``down`` stops the control plane first and the webhook last, so the API
 server is never left calling a webhook that is gone.
 
+``up --kuota --multikueue`` also runs ``kuota-multikueue``: the cluster is a
+MultiKueue manager (``make demo-multikueue`` starts one and two workers).
+
 ``up --jobset`` also runs the real JobSet controller (``jobset.py``): its CRD,
 the manager on 127.0.0.1 and its webhooks registered by URL.  ``build``
 builds it along with the control plane.
@@ -135,7 +138,11 @@ def cmd_up(args: argparse.Namespace) -> int:
 
         try:
             webhook = install_kuota(
-                plane.tools.binary("kubectl"), info.kubeconfig, workdir, die_with_parent=False
+                plane.tools.binary("kubectl"),
+                info.kubeconfig,
+                workdir,
+                die_with_parent=False,
+                webhook_args=("--multikueue-managed-by",) if args.multikueue else (),
             )
         except (RuntimeError, OSError) as failure:
             print(f"error: installing kuota failed: {failure}", file=sys.stderr)
@@ -161,6 +168,19 @@ def cmd_up(args: argparse.Namespace) -> int:
             return 1
         for replica in replicas:
             _record(workdir, asdict(replica.record))
+        if args.multikueue:
+            from e2e.kuota_multikueue import start_multikueue
+
+            try:
+                controller = start_multikueue(
+                    plane.tools.binary("kubectl"), info.kubeconfig, workdir, die_with_parent=False
+                )
+            except (RuntimeError, OSError) as failure:
+                print(f"error: starting kuota-multikueue failed: {failure}", file=sys.stderr)
+                stop_recorded(workdir)
+                return 1
+            _record(workdir, asdict(controller.record))
+            print(f"  kuota-multikueue: log {controller.record.log}")
         print(f"kuota is installed: webhook {webhook.base_url} (log {webhook.record.log})")
         for replica in replicas:
             print(
@@ -250,6 +270,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also run the real JobSet controller: its CRD, the manager on 127.0.0.1 and its "
         "webhooks registered by URL",
+    )
+    up.add_argument(
+        "--multikueue",
+        action="store_true",
+        help="with --kuota: also run kuota-multikueue (this cluster is a MultiKueue manager)",
     )
     up.add_argument(
         "--replicas",

@@ -159,4 +159,9 @@ def test_multikueue_is_off_by_default_and_gets_exactly_what_its_calls_need(
         if obj["metadata"]["name"] == "kuota-multikueue-secrets"
     ]
     assert secrets["metadata"]["namespace"] == "kueue-system", "Secrets of its namespace only"
+    webhook = _grants(_rules(enabled, "kuota-webhook")) - _grants(_rules(objects, "kuota-webhook"))
+    assert webhook == {
+        ("kueue.x-k8s.io", "clusterqueues", "get"),
+        ("kueue.x-k8s.io", "admissionchecks", "get"),
+    }, "--multikueue-managed-by reads a queued Job's ClusterQueue and its checks"
     test_bindings_name_the_chart_service_accounts(enabled)

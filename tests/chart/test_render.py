@@ -639,3 +639,7 @@ def test_multikueue_runs_as_its_own_deployment_when_enabled() -> None:
     assert container["command"] == ["kuota-multikueue"]
     assert "--interval=5" in container["args"]
     assert "--config=/etc/kuota/controller_manager_config.yaml" in container["args"]
+    (webhook,) = one(objects, "Deployment", "kuota-webhook")["spec"]["template"]["spec"][
+        "containers"
+    ]
+    assert "--multikueue-managed-by" in webhook["args"]

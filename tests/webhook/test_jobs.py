@@ -315,3 +315,44 @@ async def test_the_scheduler_and_suspended_jobs_may_change_parallelism(webhook: 
         admission_review(resized(5, suspend=True), operation="UPDATE", old=resized(2)),
     )
     assert [by_scheduler["allowed"], pending["allowed"], stopping["allowed"]] == [True] * 3
+
+
+def _multikueue_cluster(lookup: StaticLookup, controller: str) -> None:
+    """LocalQueue team-a/user-queue → ClusterQueue cluster-queue → check of ``controller``."""
+    v1beta2 = "kueue.x-k8s.io/v1beta2"
+    lookup.objects[(v1beta2, "LocalQueue", "team-a", "user-queue")] = {
+        "spec": {"clusterQueue": "cluster-queue"}
+    }
+    lookup.objects[(v1beta2, "ClusterQueue", "", "cluster-queue")] = {
+        "spec": {"admissionChecksStrategy": {"admissionChecks": [{"name": "multikueue-check"}]}}
+    }
+    lookup.objects[(v1beta2, "AdmissionCheck", "", "multikueue-check")] = {
+        "spec": {"controllerName": controller}
+    }
+
+
+async def test_on_a_multikueue_manager_a_queued_job_is_managed_by_multikueue(
+    make_client: ClientFactory, lookup: StaticLookup
+) -> None:
+    _multikueue_cluster(lookup, "kueue.x-k8s.io/multikueue")
+    sent = job(labels={QUEUE: "user-queue"})
+    manager = await make_client(WebhookSettings(multikueue_managed_by=True))
+    result = applied(sent, await post_review(manager, MUTATE, admission_review(sent)))
+    assert result["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
+    assert result["spec"]["suspend"] is True
+    plain = await make_client()
+    calls = lookup.calls
+    result = applied(sent, await post_review(plain, MUTATE, admission_review(sent)))
+    assert "managedBy" not in result["spec"] and lookup.calls == calls, (
+        "without --multikueue-managed-by nothing is looked up"
+    )
+
+
+async def test_a_queue_without_a_multikueue_check_keeps_the_job_local(
+    make_client: ClientFactory, lookup: StaticLookup
+) -> None:
+    _multikueue_cluster(lookup, "kueue.x-k8s.io/provisioning-request")
+    sent = job(labels={QUEUE: "user-queue"})
+    manager = await make_client(WebhookSettings(multikueue_managed_by=True))
+    result = applied(sent, await post_review(manager, MUTATE, admission_review(sent)))
+    assert "managedBy" not in result["spec"] and result["spec"]["suspend"] is True
