@@ -15,13 +15,17 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import yaml
 
 from e2e.cluster.controlplane import read_state
 from e2e.cluster.processes import ProcessRecord, clean_env, is_alive, log_tail, spawn, stop
@@ -37,6 +41,7 @@ from e2e.kuota_install import (
     wait_can_i,
 )
 
+T = TypeVar("T")
 MULTIKUEUE_ACCOUNT = "kuota-multikueue"
 MULTIKUEUE_RBAC_TEMPLATES = (
     "templates/serviceaccounts.yaml",
@@ -190,3 +195,57 @@ def stop_named_clusters(root: Path, names: list[str]) -> None:
             capture_output=True,
             timeout=180,
         )
+
+
+@dataclass(frozen=True)
+class Kubectl:
+    """kubectl against one cluster (the admin's kubeconfig)."""
+
+    binary: Path
+    kubeconfig: Path
+
+    def run(self, *args: str, stdin: str | None = None, check: bool = True) -> str:
+        done = subprocess.run(
+            [str(self.binary), "--kubeconfig", str(self.kubeconfig), *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        if check and done.returncode != 0:
+            raise RuntimeError(f"kubectl {' '.join(args)} failed: {done.stderr.strip()}")
+        return done.stdout
+
+    def json(self, *args: str) -> dict[str, Any]:
+        """``kubectl get ... -o json`` (an empty dict when not found)."""
+        text = self.run("get", *args, "-o", "json", "--ignore-not-found", check=True)
+        loaded = json.loads(text) if text.strip() else {}
+        return loaded if isinstance(loaded, dict) else {}
+
+    def apply(self, manifests: str | list[dict[str, Any]]) -> None:
+        text = manifests if isinstance(manifests, str) else yaml.safe_dump_all(manifests)
+        self.run("apply", "-f", "-", stdin=text)
+
+
+def wait_for(
+    probe: Callable[[], T], accept: Callable[[T], bool], *, timeout: float, what: str
+) -> T:
+    """Call ``probe`` until ``accept`` holds; fail with what was last seen."""
+    deadline = time.monotonic() + timeout
+    while True:
+        last = probe()
+        if accept(last):
+            return last
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"timed out after {timeout:.0f}s waiting for {what}; last: {last!r}"
+            )
+        time.sleep(0.5)
+
+
+def active(obj: dict[str, Any]) -> tuple[str, str, str] | None:
+    """``(status, reason, message)`` of an object's ``Active`` condition."""
+    for condition in (obj.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Active":
+            return condition.get("status"), condition.get("reason"), condition.get("message")
+    return None

@@ -42,6 +42,7 @@ from .tools import ToolPaths
 # last: the API server must never be left calling a webhook that is gone
 # (LOCAL_CLUSTER.md section 8).
 STOP_ORDER = (
+    "kuota-multikueue",
     "kuota-scheduler",
     "kwok",
     "kube-scheduler",

@@ -1,0 +1,332 @@
+"""MultiKueue across three real local clusters: a manager and two workers.
+
+Each cluster is its own control plane on loopback ports with kuota (webhook
+and scheduler) installed, started as a user would (``python -m e2e.cluster
+--name X up --kuota``; the manager with ``--multikueue``, which also runs
+``kuota-multikueue`` with the chart's RBAC).  The manager gets seed 003's
+MultiKueue objects verbatim; the workers get the same ClusterQueue and
+LocalQueue without the check (seed 003: "Mirror the namespace and queue
+configuration across all clusters").  The workers' Secrets hold their admin
+kubeconfigs.
+
+Expensive (three clusters): run this file alone.
+"""
+
+from __future__ import annotations
+
+import socket
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from e2e.cluster.tools import ToolPaths
+from e2e.kuota_multikueue import (
+    Kubectl,
+    NamedCluster,
+    active,
+    start_named_clusters,
+    stop_named_clusters,
+    wait_for,
+    worker_secret,
+)
+
+DATA = Path(__file__).resolve().parent / "data"
+MANAGER_SETUP = DATA / "multikueue" / "manager-setup.yaml"
+WORKER_SETUP = DATA / "single-clusterqueue-setup.yaml"
+SAMPLE_JOB = DATA / "multikueue" / "sample-job.yaml"
+pytestmark = pytest.mark.cluster
+NAMES = ["mk-manager", "mk-onprem", "mk-cloud"]
+WORKERS = {"onprem-worker": "mk-onprem", "cloud-worker": "mk-cloud"}
+
+
+@pytest.fixture(scope="module")
+def clusters() -> Iterator[dict[str, NamedCluster]]:
+    root = Path(tempfile.mkdtemp(prefix="kuota-multikueue-"))
+    started = start_named_clusters(root, NAMES, extra={"mk-manager": ["--multikueue"]})
+    try:
+        yield {cluster.name: cluster for cluster in started}
+    finally:
+        stop_named_clusters(root, NAMES)
+
+
+@pytest.fixture(scope="module")
+def kubectl(clusters: dict[str, NamedCluster]) -> dict[str, Kubectl]:
+    binary = ToolPaths.resolve(build_if_missing=False).binary("kubectl")
+    return {name: Kubectl(binary, cluster.kubeconfig) for name, cluster in clusters.items()}
+
+
+def _connect_workers(clusters: dict[str, NamedCluster], kubectl: dict[str, Kubectl]) -> None:
+    manager = kubectl["mk-manager"]
+    for cluster_name, worker in WORKERS.items():
+        kubectl[worker].apply(WORKER_SETUP.read_text())
+        manager.apply([worker_secret(f"{cluster_name}-secret", clusters[worker].kubeconfig)])
+
+
+def test_seed_003_reports_a_missing_secret_then_connected(
+    clusters: dict[str, NamedCluster], kubectl: dict[str, Kubectl]
+) -> None:
+    manager = kubectl["mk-manager"]
+    manager.apply(MANAGER_SETUP.read_text())
+    missing = wait_for(
+        lambda: active(manager.json("multikueuecluster", "onprem-worker")),
+        lambda seen: seen is not None,
+        timeout=30,
+        what="the Active condition of onprem-worker",
+    )
+    assert missing == (
+        "False",
+        "BadKubeConfig",
+        'load client config failed: secrets "onprem-worker-secret" not found',
+    )
+    check = wait_for(
+        lambda: active(manager.json("admissioncheck", "multikueue-check")),
+        lambda seen: seen is not None,
+        timeout=30,
+        what="the Active condition of multikueue-check",
+    )
+    assert check == (
+        "False",
+        "NoUsableClusters",
+        "Inactive clusters: [onprem-worker cloud-worker]",
+    )
+
+    _connect_workers(clusters, kubectl)
+    for name in WORKERS:
+        connected = wait_for(
+            lambda name=name: active(manager.json("multikueuecluster", name)),  # type: ignore[misc]
+            lambda seen: seen is not None and seen[0] == "True",
+            timeout=30,
+            what=f"{name} connected",
+        )
+        assert connected == ("True", "Active", "Connected")
+    # What seed 003 shows a user.
+    printed = manager.run(
+        "get",
+        "multikueuecluster",
+        "onprem-worker",
+        "-o",
+        "jsonpath={.status.conditions[?(@.type=='Active')].message}",
+    )
+    assert printed == "Connected"
+    assert wait_for(
+        lambda: active(manager.json("admissioncheck", "multikueue-check")),
+        lambda seen: seen is not None and seen[0] == "True",
+        timeout=30,
+        what="multikueue-check active",
+    ) == ("True", "Active", "The admission check is active")
+    assert wait_for(
+        lambda: manager.run(
+            "get",
+            "clusterqueues",
+            "cluster-queue",
+            "-o",
+            "jsonpath={.status.conditions[?(@.type=='Active')].message}",
+        ),
+        lambda seen: seen == "Can admit new workloads",
+        timeout=30,
+        what="cluster-queue active",
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_an_unreachable_worker_says_why(
+    clusters: dict[str, NamedCluster], kubectl: dict[str, Kubectl], tmp_path: Path
+) -> None:
+    manager = kubectl["mk-manager"]
+    config = yaml.safe_load(clusters["mk-onprem"].kubeconfig.read_text())
+    config["clusters"][0]["cluster"]["server"] = f"https://127.0.0.1:{_free_port()}"
+    dead = tmp_path / "dead.kubeconfig"
+    dead.write_text(yaml.safe_dump(config))
+    manager.apply(
+        [
+            worker_secret("gone-worker-secret", dead),
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "MultiKueueCluster",
+                "metadata": {"name": "gone-worker"},
+                "spec": {
+                    "clusterSource": {
+                        "kubeConfig": {"locationType": "Secret", "location": "gone-worker-secret"}
+                    }
+                },
+            },
+        ]
+    )
+    status, reason, message = wait_for(
+        lambda: active(manager.json("multikueuecluster", "gone-worker")),
+        lambda seen: seen is not None,
+        timeout=30,
+        what="gone-worker's Active condition",
+    ) or ("", "", "")
+    assert (status, reason) == ("False", "ClientConnectionFailed")
+    assert "127.0.0.1" in message, message
+    manager.run("delete", "multikueuecluster", "gone-worker")
+
+
+def _submit(manager: Kubectl, name: str, delay: str = "15s") -> dict[str, Any]:
+    job = yaml.safe_load(SAMPLE_JOB.read_text())
+    job["metadata"]["name"] = name
+    job["spec"]["template"]["metadata"]["annotations"]["pod-complete.stage.kwok.x-k8s.io/delay"] = (
+        delay
+    )
+    manager.apply([job])
+    created: dict[str, Any] = manager.json("job", name, "-n", "default")
+    return created
+
+
+def _manager_workload(manager: Kubectl, job: dict[str, Any]) -> dict[str, Any]:
+    uid = job["metadata"]["uid"]
+    found = manager.json("workloads", "-n", "default", "-l", f"kueue.x-k8s.io/job-uid={uid}")
+    items = found.get("items") or []
+    return items[0] if items else {}
+
+
+def _needs_two_phase_admission(manager: Kubectl, job: dict[str, Any]) -> dict[str, Any]:
+    """The manager's Workload once it has quota; skips if the scheduler admits without checks."""
+    workload = wait_for(
+        lambda: _manager_workload(manager, job),
+        lambda w: any(
+            c.get("type") == "QuotaReserved" and c.get("status") == "True"
+            for c in (w.get("status") or {}).get("conditions") or []
+        ),
+        timeout=60,
+        what="quota reserved on the manager",
+    )
+    if not (workload.get("status") or {}).get("admissionChecks"):
+        pytest.skip(
+            "this scheduler admits without admission checks (two-phase admission, branch "
+            "checks, is not merged): nothing waits for MultiKueue"
+        )
+    return workload
+
+
+def _pods(cluster: Kubectl, job_name: str) -> list[dict[str, Any]]:
+    found = cluster.json("pods", "-n", "default", "-l", f"job-name={job_name}")
+    return list(found.get("items") or [])
+
+
+def test_a_job_submitted_once_runs_on_a_worker_and_finishes_on_the_manager(
+    clusters: dict[str, NamedCluster], kubectl: dict[str, Kubectl]
+) -> None:
+    manager = kubectl["mk-manager"]
+    job = _submit(manager, "mk-once")
+    assert job["spec"].get("managedBy") == "kueue.x-k8s.io/multikueue", (
+        "the manager's webhook hands the Job to MultiKueue"
+    )
+    _needs_two_phase_admission(manager, job)
+    workload = wait_for(
+        lambda: _manager_workload(manager, job),
+        lambda w: bool((w.get("status") or {}).get("clusterName")),
+        timeout=60,
+        what="the manager's Workload dispatched",
+    )
+    where = workload["status"]["clusterName"]
+    (check,) = workload["status"]["admissionChecks"]
+    assert (
+        check["state"] == "Ready" and check["message"] == f'The workload was admitted on "{where}"'
+    )
+    worker = kubectl[WORKERS[where]]
+    running = wait_for(
+        lambda: _pods(worker, "mk-once"),
+        lambda pods: len(pods) == 3,
+        timeout=60,
+        what=f"the Job's pods on {where}",
+    )
+    assert len(running) == 3
+    assert _pods(manager, "mk-once") == [], "nothing runs on the manager"
+    other = kubectl[next(c for n, c in WORKERS.items() if n != where)]
+    assert wait_for(
+        lambda: other.json("workloads", "-n", "default").get("items"),
+        lambda items: not items,
+        timeout=30,
+        what="the copy on the other worker deleted",
+    ) in ([], None)
+    synced = wait_for(
+        lambda: manager.json("job", "mk-once", "-n", "default"),
+        lambda j: (j.get("status") or {}).get("succeeded") == 3,
+        timeout=90,
+        what="the remote Job's completion on the manager's Job",
+    )
+    assert any(
+        c["type"] == "Complete" and c["status"] == "True" for c in synced["status"]["conditions"]
+    )
+    finished = wait_for(
+        lambda: _manager_workload(manager, job),
+        lambda w: any(
+            c.get("type") == "Finished" and c.get("status") == "True"
+            for c in (w.get("status") or {}).get("conditions") or []
+        ),
+        timeout=30,
+        what="the manager's Workload finished",
+    )
+    assert finished
+    wait_for(
+        lambda: worker.json("jobs", "-n", "default").get("items"),
+        lambda items: not items,
+        timeout=30,
+        what="the remote Job deleted once finished",
+    )
+
+
+def test_with_the_first_worker_full_the_job_runs_on_the_second(
+    clusters: dict[str, NamedCluster], kubectl: dict[str, Kubectl]
+) -> None:
+    manager, onprem, cloud = (kubectl[n] for n in NAMES)
+    # onprem's ClusterQueue (9 CPUs) is filled by a Job of its own users.
+    blocker = yaml.safe_load(SAMPLE_JOB.read_text())
+    blocker["metadata"]["name"] = "onprem-local"
+    blocker["spec"]["parallelism"] = blocker["spec"]["completions"] = 9
+    blocker["spec"]["template"]["metadata"]["annotations"][
+        "pod-complete.stage.kwok.x-k8s.io/delay"
+    ] = "300s"
+    onprem.apply([blocker])
+    wait_for(
+        lambda: _pods(onprem, "onprem-local"),
+        lambda pods: len(pods) == 9,
+        timeout=60,
+        what="onprem full",
+    )
+    job = _submit(manager, "mk-spill")
+    _needs_two_phase_admission(manager, job)
+    workload = wait_for(
+        lambda: _manager_workload(manager, job),
+        lambda w: bool((w.get("status") or {}).get("clusterName")),
+        timeout=60,
+        what="the manager's Workload dispatched",
+    )
+    assert workload["status"]["clusterName"] == "cloud-worker"
+    wait_for(
+        lambda: _pods(cloud, "mk-spill"),
+        lambda pods: len(pods) == 3,
+        timeout=60,
+        what="the Job's pods on cloud-worker",
+    )
+    assert _pods(onprem, "mk-spill") == [] and _pods(manager, "mk-spill") == []
+    onprem.run("delete", "job", "onprem-local", "-n", "default", "--cascade=background")
+
+
+def test_the_manager_runs_nothing_of_a_multikueue_job_itself(
+    kubectl: dict[str, Kubectl],
+) -> None:
+    """Whatever the scheduler's admission, a MultiKueue Job never gets pods on the manager."""
+    manager = kubectl["mk-manager"]
+    job = _submit(manager, "mk-never-local", delay="1s")
+    assert job["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
+    wait_for(
+        lambda: _manager_workload(manager, job),
+        lambda w: bool(w),
+        timeout=30,
+        what="the manager's Workload",
+    )
+    time.sleep(3)
+    assert _pods(manager, "mk-never-local") == []
