@@ -6,12 +6,14 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: help venv tools node-tools image demo down test test-unit test-e2e test-e2e-node test-webhook-load chaos lint lint-imports bench clean
+.PHONY: help venv tools node-tools image demo down demo-multikueue down-multikueue test test-unit test-e2e test-e2e-node test-webhook-load chaos lint lint-imports bench clean
 
 help:
 	@echo "make demo    start the local Kubernetes cluster and run kuota on it"
 	@echo "make test    set everything up and run every test (unit, integration, end-to-end)"
 	@echo "make down    stop the cluster that 'make demo' started"
+	@echo "make demo-multikueue  a manager and two worker clusters: a Job submitted once runs on a worker"
+	@echo "make down-multikueue  stop the three clusters of 'make demo-multikueue'"
 	@echo "make bench   run the benchmarks and print their figures"
 	@echo "make chaos   the chaos suite's long form: scheduler, API server and etcd faults mid-burst"
 	@echo "make image   build kuota's image (no Docker needed) into build/ as an OCI archive"
@@ -42,6 +44,14 @@ image: venv
 # CNI plugins from Debian) and the image, for the real-node tests.
 node-tools: tools
 	$(PY) -m e2e.cluster build --real-node
+
+# MultiKueue: three local control planes (a manager running kuota-multikueue and
+# two workers), seed 003's objects, one Job submitted to the manager.
+demo-multikueue: tools
+	$(PY) -m e2e.demo_multikueue up
+
+down-multikueue: venv
+	$(PY) -m e2e.demo_multikueue down
 
 demo: tools
 	$(PY) -m e2e.cluster up --kuota
