@@ -145,6 +145,7 @@ class RestClient(Protocol):
         *,
         preconditions: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        propagation: str | None = None,
     ) -> dict[str, Any]: ...
 
     async def apply(

@@ -33,7 +33,7 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from scheduler import logs
 from scheduler.api import objects
@@ -90,13 +90,41 @@ class Settings:
     probe_timeout: float = 5.0
 
 
+class WorkerClient(Protocol):
+    """What the controller needs of a connection to a worker: REST, and closing it."""
+
+    rest: RestClient
+
+    async def close(self) -> None: ...
+
+
+@dataclass
+class KubeWorker:
+    """:class:`WorkerClient` over a kubernetes_asyncio client."""
+
+    api: ApiClient
+    rest: RestClient
+
+    async def close(self) -> None:
+        await self.api.close()
+
+
+async def connect_worker(kubeconfig: Mapping[str, Any]) -> WorkerClient:
+    """A client for a worker from its kubeconfig (as read from the Secret)."""
+    api = await api_client_from_kubeconfig(kubeconfig)
+    return KubeWorker(api=api, rest=Rest(api, timeout=30))
+
+
 @dataclass
 class Worker:
-    """A connection to one worker cluster, made from the kubeconfig it was made with."""
+    """A connection to one worker cluster, and the kubeconfig it was made with."""
 
     kubeconfig: dict[str, Any]
-    api: ApiClient
-    rest: Rest
+    client: WorkerClient
+
+    @property
+    def rest(self) -> RestClient:
+        return self.client.rest
 
 
 @dataclass
@@ -107,7 +135,7 @@ class Inventory:
     jobs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-Connect = Callable[[Mapping[str, Any]], Awaitable[ApiClient]]
+Connect = Callable[[Mapping[str, Any]], Awaitable[WorkerClient]]
 
 
 class Controller:
@@ -117,7 +145,7 @@ class Controller:
         settings: Settings,
         *,
         clock: Callable[[], datetime] = utc_now,
-        connect: Connect = api_client_from_kubeconfig,
+        connect: Connect = connect_worker,
     ) -> None:
         self.rest = rest
         self.settings = settings
@@ -205,13 +233,13 @@ class Controller:
         if worker is None or worker.kubeconfig != found:
             await self._drop(name)
             try:
-                api = await self.connect(found)
+                client = await self.connect(found)
             except Exception as bad:  # noqa: BLE001 - the loader raises anything on bad input
                 problem = KubeconfigProblem(
                     decisions.BAD_KUBECONFIG, f"load client config failed: {bad}"
                 )
                 return decisions.cluster_condition(problem, None)
-            worker = Worker(kubeconfig=found, api=api, rest=Rest(api))
+            worker = Worker(kubeconfig=found, client=client)
             self.workers[name] = worker
         probe: str | None = None
         try:
@@ -225,7 +253,7 @@ class Controller:
     async def _drop(self, name: str) -> None:
         worker = self.workers.pop(name, None)
         if worker is not None:
-            await worker.api.close()
+            await worker.client.close()
 
     async def _write_condition(
         self, resource: Resource, obj: Mapping[str, Any], condition: Condition

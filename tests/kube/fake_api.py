@@ -168,6 +168,7 @@ class FakeApi:
         *,
         preconditions: Mapping[str, str] | None = None,
         timeout: float | None = None,
+        propagation: str | None = None,
     ) -> dict[str, Any]:
         await self._enter("DELETE", path, dict(preconditions or {}), timeout)
         base, current = self._object(path)

@@ -1,0 +1,259 @@
+"""The MultiKueue controller's passes against in-memory API servers (a manager, two workers)."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import yaml
+
+from scheduler.kube.rest import Query, RestClient, Unreachable
+from scheduler.multikueue.controller import Controller, Settings
+from tests.kube.fake_api import FakeApi
+
+V1B2 = "/apis/kueue.x-k8s.io/v1beta2"
+START = datetime(2026, 11, 25, 21, 0, tzinfo=UTC)
+
+
+class Api(FakeApi):
+    """FakeApi that also lists a namespaced kind across namespaces (``/apis/g/v/plural``)."""
+
+    async def list(
+        self, path: str, *, query: Query = (), timeout: float | None = None
+    ) -> dict[str, Any]:
+        answer = await super().list(path, query=query, timeout=timeout)
+        if answer["items"] or "/namespaces/" in path:
+            return answer
+        prefix, _, plural = path.rpartition("/")
+        answer["items"] = [
+            o
+            for p, o in self.store.items()
+            if p.startswith(f"{prefix}/namespaces/") and p.split("/")[-2] == plural
+        ]
+        return answer
+
+
+class Worker:
+    def __init__(self, api: Api) -> None:
+        self.rest: RestClient = api
+        self.closed = False
+
+    async def close(self) -> None:
+        self.closed = True
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def kubeconfig(server: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "w", "cluster": {"server": server}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "w", "context": {"cluster": "w", "user": "u"}}],
+    }
+
+
+def setup() -> tuple[Api, dict[str, Api], Controller, Clock]:
+    manager = Api()
+    workers = {"https://onprem": Api(), "https://cloud": Api()}
+    for name in ("onprem-worker", "cloud-worker"):
+        manager.put(
+            f"{V1B2}/multikueueclusters/{name}",
+            {
+                "metadata": {"name": name, "generation": 1},
+                "spec": {
+                    "clusterSource": {
+                        "kubeConfig": {"locationType": "Secret", "location": f"{name}-secret"}
+                    }
+                },
+            },
+        )
+    manager.put(
+        f"{V1B2}/multikueueconfigs/multikueue-config",
+        {
+            "metadata": {"name": "multikueue-config"},
+            "spec": {"clusters": ["onprem-worker", "cloud-worker"]},
+        },
+    )
+    manager.put(
+        f"{V1B2}/admissionchecks/multikueue-check",
+        {
+            "metadata": {"name": "multikueue-check", "generation": 1},
+            "spec": {
+                "controllerName": "kueue.x-k8s.io/multikueue",
+                "parameters": {
+                    "apiGroup": "kueue.x-k8s.io",
+                    "kind": "MultiKueueConfig",
+                    "name": "multikueue-config",
+                },
+            },
+        },
+    )
+
+    async def connect(config: Mapping[str, Any]) -> Worker:
+        return Worker(workers[config["clusters"][0]["cluster"]["server"]])
+
+    clock = Clock()
+    controller = Controller(
+        manager,
+        Settings(worker_lost_timeout=timedelta(minutes=15)),
+        clock=clock,
+        connect=connect,
+    )
+    return manager, workers, controller, clock
+
+
+def add_secrets(manager: Api) -> None:
+    for name, server in (("onprem-worker", "https://onprem"), ("cloud-worker", "https://cloud")):
+        text = yaml.safe_dump(kubeconfig(server)).encode()
+        manager.put(
+            f"/api/v1/namespaces/kueue-system/secrets/{name}-secret",
+            {
+                "metadata": {"name": f"{name}-secret"},
+                "data": {"kubeconfig": base64.b64encode(text).decode()},
+            },
+        )
+
+
+def active(api: Api, path: str) -> tuple[str, str, str]:
+    (condition,) = api.store[path]["status"]["conditions"]
+    return condition["status"], condition["reason"], condition["message"]
+
+
+async def test_clusters_without_secrets_then_connected_and_the_check_follows() -> None:
+    manager, _, controller, _ = setup()
+    await controller.run_once()
+    assert active(manager, f"{V1B2}/multikueueclusters/onprem-worker") == (
+        "False",
+        "BadKubeConfig",
+        'load client config failed: secrets "onprem-worker-secret" not found',
+    )
+    assert active(manager, f"{V1B2}/admissionchecks/multikueue-check")[:2] == (
+        "False",
+        "NoUsableClusters",
+    )
+    add_secrets(manager)
+    await controller.run_once()
+    assert active(manager, f"{V1B2}/multikueueclusters/cloud-worker") == (
+        "True",
+        "Active",
+        "Connected",
+    )
+    assert active(manager, f"{V1B2}/admissionchecks/multikueue-check") == (
+        "True",
+        "Active",
+        "The admission check is active",
+    )
+    writes = len(manager.calls)
+    await controller.run_once()
+    assert not [c for c in manager.calls[writes:] if c.verb != "LIST" and c.verb != "GET"], (
+        "an unchanged condition is not written again"
+    )
+
+
+def manager_workload() -> dict[str, Any]:
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {
+            "name": "job-sample-1",
+            "namespace": "default",
+            "labels": {"kueue.x-k8s.io/job-uid": "u1"},
+            "ownerReferences": [
+                {"apiVersion": "batch/v1", "kind": "Job", "name": "sample", "uid": "u1"}
+            ],
+        },
+        "spec": {"queueName": "user-queue", "podSets": [{"name": "main", "count": 1}]},
+        "status": {
+            "admission": {"clusterQueue": "cluster-queue"},
+            "conditions": [{"type": "QuotaReserved", "status": "True"}],
+            "admissionChecks": [{"name": "multikueue-check", "state": "Pending"}],
+        },
+    }
+
+
+WL = "/namespaces/default/workloads/job-sample-1"
+
+
+async def dispatched() -> tuple[Api, dict[str, Api], Controller, Clock]:
+    manager, workers, controller, clock = setup()
+    add_secrets(manager)
+    manager.put(f"{V1B2}{WL}", manager_workload())
+    manager.put(
+        "/apis/batch/v1/namespaces/default/jobs/sample",
+        {
+            "metadata": {"name": "sample", "namespace": "default", "uid": "u1"},
+            "spec": {"suspend": True, "managedBy": "kueue.x-k8s.io/multikueue", "template": {}},
+        },
+    )
+    await controller.run_once()
+    return manager, workers, controller, clock
+
+
+async def test_a_pending_workload_is_copied_to_both_workers_and_lands_where_admitted() -> None:
+    manager, workers, controller, _ = await dispatched()
+    onprem, cloud = workers["https://onprem"], workers["https://cloud"]
+    for worker in (onprem, cloud):
+        copy_ = worker.store[f"{V1B2}{WL}"]
+        assert copy_["metadata"]["labels"] == {"kueue.x-k8s.io/multikueue-origin": "multikueue"}
+    assert manager.store[f"{V1B2}{WL}"]["status"]["nominatedClusterNames"] == [
+        "cloud-worker",
+        "onprem-worker",
+    ]
+    admitted = dict(cloud.store[f"{V1B2}{WL}"])
+    admitted["status"] = {"conditions": [{"type": "Admitted", "status": "True"}]}
+    cloud.put(f"{V1B2}{WL}", admitted)
+    await controller.run_once()
+    assert f"{V1B2}{WL}" not in onprem.store, "the other copy is deleted"
+    job = cloud.store["/apis/batch/v1/namespaces/default/jobs/sample"]
+    assert job["metadata"]["labels"]["kueue.x-k8s.io/prebuilt-workload-name"] == "job-sample-1"
+    status = manager.store[f"{V1B2}{WL}"]["status"]
+    assert status["clusterName"] == "cloud-worker" and "nominatedClusterNames" not in status
+    (check,) = status["admissionChecks"]
+    assert (check["state"], check["message"]) == (
+        "Ready",
+        'The workload was admitted on "cloud-worker"',
+    )
+
+
+async def test_a_lost_worker_is_given_its_timeout_then_the_check_retries() -> None:
+    manager, workers, controller, clock = await dispatched()
+    cloud = workers["https://cloud"]
+    admitted = dict(cloud.store[f"{V1B2}{WL}"])
+    admitted["status"] = {"conditions": [{"type": "Admitted", "status": "True"}]}
+    cloud.put(f"{V1B2}{WL}", admitted)
+    await controller.run_once()
+    for minutes in (1, 14):
+        clock.now = START + timedelta(minutes=minutes)
+        cloud.fail("LIST", "/workloads", Unreachable("connection refused"))
+        await controller.run_once()
+        (check,) = manager.store[f"{V1B2}{WL}"]["status"]["admissionChecks"]
+        assert check["state"] == "Ready", minutes
+    assert active(manager, f"{V1B2}/multikueueclusters/cloud-worker")[:2] == (
+        "False",
+        "ClientConnectionFailed",
+    )
+    clock.now = START + timedelta(minutes=16)
+    cloud.fail("LIST", "/workloads", Unreachable("connection refused"))
+    await controller.run_once()
+    (check,) = manager.store[f"{V1B2}{WL}"]["status"]["admissionChecks"]
+    assert (check["state"], check["message"]) == (
+        "Retry",
+        'Admitting remote lost, Previously: "Ready"',
+    )
+
+
+async def test_remote_objects_of_a_deleted_manager_workload_are_collected() -> None:
+    manager, workers, controller, _ = await dispatched()
+    del manager.store[f"{V1B2}{WL}"]
+    await controller.run_once()
+    assert all(f"{V1B2}{WL}" not in worker.store for worker in workers.values())
