@@ -191,3 +191,19 @@ def test_jobs_and_namespaces(mirror: Mirror) -> None:
         event("ADDED", {"metadata": {"name": "ml", "labels": {"team": "a", "n": 1}}})
     )
     assert mirror.engine.cache.namespace_labels("ml") == {"team": "a"}
+
+
+def test_a_job_naming_a_prebuilt_workload_is_matched_with_it_both_ways(mirror: Mirror) -> None:
+    """MultiKueue's worker side: the Workload (a copy, no owner) exists before its Job."""
+    mirror.on_kueue(event("ADDED", workload("from-manager", owner=None)))
+    worker_job = job("train")
+    worker_job["metadata"]["labels"]["kueue.x-k8s.io/prebuilt-workload-name"] = "from-manager"
+    mirror.on_job(event("ADDED", worker_job))
+    assert mirror.workload_for("uid-train") == workload("from-manager", owner=None)
+    mirror.dirty_jobs.clear()
+    admitted = workload("from-manager", owner=None)
+    admitted["metadata"]["resourceVersion"] = "9"
+    mirror.on_kueue(event("MODIFIED", admitted))
+    assert mirror.dirty_jobs == {"uid-train"}, "a change of the Workload decides for its Job"
+    mirror.on_job(event("DELETED", worker_job))
+    assert mirror.prebuilt_jobs == {}
