@@ -232,3 +232,29 @@ def test_the_certificate_bootstrap_runs_with_its_own_identity(
             kind, name = obj["kind"].lower(), obj["metadata"]["name"]
             scope = ["-n", obj["metadata"]["namespace"]] if obj["metadata"].get("namespace") else []
             kubectl_as(cluster.kubeconfig, "delete", kind, name, "--ignore-not-found", *scope)
+
+
+def test_the_multikueue_controller_reads_only_its_namespaces_secrets(
+    cluster: ClusterHandle, kuota: KuotaWebhook, tmp_path: Path
+) -> None:
+    """``multikueue.enabled``'s RBAC, as the harness gives it to ``kuota-multikueue``."""
+    from .kuota_multikueue import MULTIKUEUE_ACCOUNT, install_multikueue_rbac
+
+    if cluster.workdir is None:
+        pytest.skip("needs the local cluster's CA")
+    kubectl_binary = ToolPaths.resolve(build_if_missing=False).binary("kubectl")
+    install_multikueue_rbac(kubectl_binary, cluster.kubeconfig)
+    pki, server = cluster_access(cluster.kubeconfig, cluster.workdir)
+    identity = service_account_kubeconfig(
+        pki, server, tmp_path / "multikueue.kubeconfig", MULTIKUEUE_ACCOUNT
+    )
+    user = whoami(identity)
+    assert user["username"] == service_account_user(MULTIKUEUE_ACCOUNT)
+    assert set(user["groups"]) == SERVICE_ACCOUNT_GROUPS, "no system:masters"
+    assert can_i(identity, "get", "secrets", "-n", KUOTA_NAMESPACE)
+    assert not can_i(identity, "list", "secrets", "-n", KUOTA_NAMESPACE)
+    assert not can_i(identity, "get", "secrets", "-n", "default")
+    assert can_i(identity, "patch", "workloads.kueue.x-k8s.io", "--subresource=status", "-A")
+    assert not can_i(identity, "patch", "workloads.kueue.x-k8s.io", "-A"), "status only"
+    assert can_i(identity, "patch", "jobs", "--subresource=status", "-A")
+    assert not can_i(identity, "create", "jobs", "-A"), "Jobs are created on workers only"
