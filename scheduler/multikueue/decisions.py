@@ -17,7 +17,9 @@ Three questions, each one function:
    order for one Workload that holds quota and carries a MultiKueue check:
 
    a. no quota (released, evicted and released, never reserved) or finished:
-      delete every remote copy;
+      delete every remote copy; being evicted: delete them too, and once they
+      are gone and the manager's Job is suspended, zero its copied pod counts
+      (kuota releases the quota of an evicted Job only when it has no pods);
    b. a remote copy finished: copy the remote Job's status to the manager's
       Job (the manager's Job controller then finishes the Workload as for any
       Job), or finish the Workload directly if it has no Job;
@@ -375,6 +377,8 @@ def dispatch(given: DispatchInput) -> list[Action]:
     present = [name for name, remote in given.remotes.items() if remote.workload or remote.job]
     if objects.is_finished(workload) or not objects.has_quota_reservation(workload):
         return [DeleteRemote(name) for name in present]
+    if objects.is_evicting(workload):
+        return _stop(given, present)
     entry = check_state(workload, given.check) or {}
     state = str(entry.get("state") or "Pending")
     for remote in given.remotes.values():
@@ -442,6 +446,25 @@ def _converge(given: DispatchInput, admitting: str, state: str) -> list[Action]:
         actions.append(
             SetCheck("Ready", f'The workload was admitted on "{admitting}"', cluster_name=admitting)
         )
+    return actions
+
+
+def _stop(given: DispatchInput, present: list[str]) -> list[Action]:
+    """The manager evicts the Workload: the remote run ends, and the manager's Job says so.
+
+    kuota gives the quota back once the (suspended) manager's Job has no
+    active pods; its pods are the worker's, so the copied count is set to
+    zero once the worker's objects are gone (Kueue suspends the remote Job
+    and copies its status instead).
+    """
+    actions: list[Action] = [DeleteRemote(name) for name in present]
+    job = given.job
+    if job is not None and _suspended(job) and not present:
+        status = dict(objects.status(job))
+        if status.get("active") or status.get("ready") or status.get("terminating"):
+            status.update(active=0, ready=0)
+            status.pop("terminating", None)
+            actions.append(SyncJobStatus(status))
     return actions
 
 

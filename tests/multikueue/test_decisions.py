@@ -361,3 +361,19 @@ def test_copies_keep_what_a_worker_needs_and_nothing_of_the_manager() -> None:
     }
     job = remote_job(manager_job(), "job-sample-abc12", "mgr")
     assert job["metadata"]["name"] == "sample" and job["spec"]["suspend"] is True
+
+
+def test_an_evicted_workload_stops_the_remote_run_and_frees_the_manager_job() -> None:
+    evicted = manager_workload(state="Retry")
+    evicted["status"]["conditions"].append({"type": "Evicted", "status": "True"})
+    running = {"active": 3, "ready": 3, "startTime": "2026-11-25T21:00:00Z"}
+    remote_run = Remote(workload=remote("Admitted"), job={"status": running})
+    assert dispatch(
+        given(evicted, manager_job(suspend=False, status=running), cloud=remote_run)
+    ) == [DeleteRemote("cloud")]
+    stopped = manager_job(suspend=True, status=running)
+    assert dispatch(given(evicted, stopped, cloud=Remote())) == [
+        SyncJobStatus({"active": 0, "ready": 0, "startTime": "2026-11-25T21:00:00Z"})
+    ]
+    idle = manager_job(suspend=True, status={"active": 0})
+    assert dispatch(given(evicted, idle, cloud=Remote())) == []
