@@ -24,6 +24,8 @@ from typing import Any
 import pytest
 import yaml
 
+from e2e.cluster.controlplane import read_state, recorded_processes
+from e2e.cluster.processes import stop
 from e2e.cluster.tools import ToolPaths
 from e2e.kuota_multikueue import (
     Kubectl,
@@ -58,6 +60,15 @@ def clusters() -> Iterator[dict[str, NamedCluster]]:
 def kubectl(clusters: dict[str, NamedCluster]) -> dict[str, Kubectl]:
     binary = ToolPaths.resolve(build_if_missing=False).binary("kubectl")
     return {name: Kubectl(binary, cluster.kubeconfig) for name, cluster in clusters.items()}
+
+
+@pytest.fixture(autouse=True)
+def manager_jobs_removed(kubectl: dict[str, Kubectl]) -> Iterator[None]:
+    """Each test's Jobs on the manager go when it ends, so their quota is free again."""
+    yield
+    kubectl["mk-manager"].run(
+        "delete", "jobs", "--all", "-n", "default", "--cascade=background", check=False
+    )
 
 
 def _connect_workers(clusters: dict[str, NamedCluster], kubectl: dict[str, Kubectl]) -> None:
@@ -296,6 +307,13 @@ def test_with_the_first_worker_full_the_job_runs_on_the_second(
         timeout=60,
         what="onprem full",
     )
+    try:
+        _lands_on_cloud(manager, onprem, cloud)
+    finally:
+        onprem.run("delete", "job", "onprem-local", "-n", "default", "--cascade=background")
+
+
+def _lands_on_cloud(manager: Kubectl, onprem: Kubectl, cloud: Kubectl) -> None:
     job = _submit(manager, "mk-spill")
     _needs_two_phase_admission(manager, job)
     workload = wait_for(
@@ -312,7 +330,6 @@ def test_with_the_first_worker_full_the_job_runs_on_the_second(
         what="the Job's pods on cloud-worker",
     )
     assert _pods(onprem, "mk-spill") == [] and _pods(manager, "mk-spill") == []
-    onprem.run("delete", "job", "onprem-local", "-n", "default", "--cascade=background")
 
 
 def test_the_manager_runs_nothing_of_a_multikueue_job_itself(
@@ -330,3 +347,41 @@ def test_the_manager_runs_nothing_of_a_multikueue_job_itself(
     )
     time.sleep(3)
     assert _pods(manager, "mk-never-local") == []
+
+
+def test_with_a_worker_down_the_job_is_dispatched_to_the_live_one(
+    clusters: dict[str, NamedCluster], kubectl: dict[str, Kubectl]
+) -> None:
+    """Last: it stops the cloud worker's API server for good."""
+    manager, onprem = kubectl["mk-manager"], kubectl["mk-onprem"]
+    wait_for(
+        lambda: _pods(onprem, "onprem-local"),
+        lambda pods: not pods,
+        timeout=60,
+        what="onprem's own Job gone (capacity back)",
+    )
+    state = read_state(clusters["mk-cloud"].workdir) or {}
+    (apiserver,) = [r for r in recorded_processes(state) if r.name == "kube-apiserver"]
+    stop(apiserver)
+    status, reason, _ = wait_for(
+        lambda: active(manager.json("multikueuecluster", "cloud-worker")),
+        lambda seen: seen is not None and seen[0] == "False",
+        timeout=60,
+        what="cloud-worker no longer connected",
+    ) or ("", "", "")
+    assert (status, reason) == ("False", "ClientConnectionFailed")
+    job = _submit(manager, "mk-survivor")
+    _needs_two_phase_admission(manager, job)
+    workload = wait_for(
+        lambda: _manager_workload(manager, job),
+        lambda w: bool((w.get("status") or {}).get("clusterName")),
+        timeout=60,
+        what="the manager's Workload dispatched",
+    )
+    assert workload["status"]["clusterName"] == "onprem-worker"
+    wait_for(
+        lambda: _pods(onprem, "mk-survivor"),
+        lambda pods: len(pods) == 3,
+        timeout=60,
+        what="the Job's pods on onprem-worker",
+    )
