@@ -81,6 +81,11 @@ PRIORITY_BOOST_ANNOTATION: Final = f"{KUEUE_GROUP}/priority-boost"
 ADMISSION_GATED_BY_ANNOTATION: Final = f"{KUEUE_GROUP}/admission-gated-by"
 MULTIKUEUE_INCREMENTAL_DISPATCHER: Final = f"{KUEUE_GROUP}/multikueue-dispatcher-incremental"
 
+# --- admission-check controllers (AdmissionCheck spec.controllerName) ------------------
+
+MULTIKUEUE_CONTROLLER: Final = f"{KUEUE_GROUP}/multikueue"
+PROVISIONING_REQUEST_CONTROLLER: Final = f"{KUEUE_GROUP}/provisioning-request"
+
 # --- finalizers -------------------------------------------------------------------
 
 RESOURCE_IN_USE_FINALIZER: Final = f"{KUEUE_GROUP}/resource-in-use"
@@ -94,7 +99,9 @@ PREEMPTED: Final = "Preempted"
 REQUEUED: Final = "Requeued"
 FINISHED: Final = "Finished"
 ACTIVE: Final = "Active"
-"""The ClusterQueue / LocalQueue condition."""
+"""The ClusterQueue / LocalQueue / AdmissionCheck condition."""
+DEACTIVATION_TARGET: Final = "DeactivationTarget"
+"""A Workload condition: it is to be deactivated (reason: the cause, e.g. ``AdmissionCheck``)."""
 SCHEDULER_WORKLOAD_CONDITIONS: Final = (
     QUOTA_RESERVED,
     ADMITTED,
@@ -102,6 +109,7 @@ SCHEDULER_WORKLOAD_CONDITIONS: Final = (
     PREEMPTED,
     REQUEUED,
     FINISHED,
+    DEACTIVATION_TARGET,
 )
 """The Workload conditions the scheduler writes (with ``status.admission``): its applied fields."""
 
