@@ -381,6 +381,26 @@ def is_finished(workload: RawObject) -> bool:
     return is_true(workload, FINISHED)
 
 
+def admission_check_states(workload: RawObject) -> list[Mapping[str, Any]]:
+    """The well-formed entries of ``status.admissionChecks`` (one per check, by name): pure."""
+    found = status(workload).get("admissionChecks")
+    if not isinstance(found, list):
+        return []
+    return [item for item in found if isinstance(item, Mapping) and item.get("name")]
+
+
+def awaits_admission_checks(workload: RawObject) -> bool:
+    """Quota reserved, admission checks listed and ``Admitted`` not True yet (9.2): pure.
+
+    Its Job stays suspended until every check is Ready and the Workload is admitted.
+    """
+    return (
+        has_quota_reservation(workload)
+        and bool(admission_check_states(workload))
+        and not is_admitted(workload)
+    )
+
+
 def is_deactivated(workload: RawObject) -> bool:
     """``spec.active: false``: pure."""
     return spec(workload).get("active") is False

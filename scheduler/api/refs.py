@@ -88,6 +88,11 @@ MULTIKUEUE_ORIGIN_LABEL: Final = f"{KUEUE_GROUP}/multikueue-origin"
 MULTIKUEUE_KUBECONFIG_KEY: Final = "kubeconfig"
 """The key of a MultiKueueCluster's Secret that holds the worker's kubeconfig."""
 
+# --- admission-check controllers (AdmissionCheck spec.controllerName) ------------------
+
+MULTIKUEUE_CONTROLLER: Final = f"{KUEUE_GROUP}/multikueue"
+PROVISIONING_REQUEST_CONTROLLER: Final = f"{KUEUE_GROUP}/provisioning-request"
+
 # --- finalizers -------------------------------------------------------------------
 
 RESOURCE_IN_USE_FINALIZER: Final = f"{KUEUE_GROUP}/resource-in-use"
@@ -101,7 +106,9 @@ PREEMPTED: Final = "Preempted"
 REQUEUED: Final = "Requeued"
 FINISHED: Final = "Finished"
 ACTIVE: Final = "Active"
-"""The ClusterQueue / LocalQueue condition."""
+"""The ClusterQueue / LocalQueue / AdmissionCheck condition."""
+DEACTIVATION_TARGET: Final = "DeactivationTarget"
+"""A Workload condition: it is to be deactivated (reason: the cause, e.g. ``AdmissionCheck``)."""
 SCHEDULER_WORKLOAD_CONDITIONS: Final = (
     QUOTA_RESERVED,
     ADMITTED,
@@ -109,6 +116,7 @@ SCHEDULER_WORKLOAD_CONDITIONS: Final = (
     PREEMPTED,
     REQUEUED,
     FINISHED,
+    DEACTIVATION_TARGET,
 )
 """The Workload conditions the scheduler writes (with ``status.admission``): its applied fields."""
 

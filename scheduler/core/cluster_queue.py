@@ -16,6 +16,7 @@ from scheduler.api.models import (
     FlavorFungibility,
     LabelSelector,
 )
+from scheduler.core.admission_checks import CheckRule, check_rules
 from scheduler.core.resource_node import QuotaNode
 
 
@@ -43,6 +44,7 @@ class ClusterQueueInfo:
         "stop_policy",
         "flavor_names",
         "admission_checks",
+        "check_rules",
         "node",
         "weight",
     )
@@ -71,9 +73,12 @@ class ClusterQueueInfo:
             flavor for group in self.groups for flavor in group.flavors
         )
         strategy = spec.admission_checks_strategy
-        self.admission_checks: tuple[str, ...] = (
-            tuple(rule.name for rule in strategy.admission_checks) if strategy is not None else ()
+        rules = strategy.admission_checks if strategy is not None else ()
+        self.admission_checks: tuple[str, ...] = tuple(rule.name for rule in rules)
+        self.check_rules: tuple[CheckRule, ...] = check_rules(
+            ((rule.name, tuple(rule.on_flavors)) for rule in rules), self.flavor_names
         )
+        """The admission checks with the flavors each covers (scheduling.md 9.1)."""
         self.node: QuotaNode | None = None
         weight = spec.fair_sharing.weight if spec.fair_sharing is not None else None
         self.weight: Fraction = Fraction(weight.as_decimal()) if weight is not None else Fraction(1)

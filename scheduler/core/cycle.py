@@ -58,6 +58,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 
+from scheduler.core.admission_checks import applicable_checks
 from scheduler.core.cluster_queue import ClusterQueueInfo
 from scheduler.core.cycle_inputs import CycleQueues, CycleQuota, SchedulingOptions
 from scheduler.core.decisions import Admit, CycleResult, Decision, Evict, Pending, PodSetAdmission
@@ -554,8 +555,16 @@ def _admit(sched: Scheduler, entry: _Entry, assignment: Assignment, now: datetim
     record.claims_freed = False
     sched.history.admitted(record.key)
     sched.quota.charge(record, cq.name, dict(assignment.usage), now)
+    checks = applicable_checks(
+        cq.check_rules, (flavor for pod_set in pod_sets for flavor in pod_set.flavors.values())
+    )
+    record.awaiting_checks = bool(checks)
     return Admit(
-        workload=record.key, cluster_queue=cq.name, pod_sets=pod_sets, message=record.message
+        workload=record.key,
+        cluster_queue=cq.name,
+        pod_sets=pod_sets,
+        message=record.message,
+        admission_checks=checks,
     )
 
 

@@ -41,6 +41,9 @@ class Admit:
     cluster_queue: str
     pod_sets: tuple[PodSetAdmission, ...]
     message: str
+    admission_checks: tuple[str, ...] = ()
+    """The admission checks that apply (9.1), sorted: the quota is reserved, and the
+    workload is ``Admitted`` only when every one of them is ``Ready``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,7 @@ from scheduler.api.models import (
 )
 from scheduler.api.refs import ADMISSION_GATED_BY_ANNOTATION as GATE_ANNOTATION
 from scheduler.api.refs import JOB_UID_LABEL as JOB_UID_LABEL
+from scheduler.core.admission_checks import CheckInfo
 from scheduler.core.cycle import Scheduler
 from scheduler.core.cycle_inputs import SchedulingOptions
 from scheduler.core.decisions import CycleResult, WorkloadKey
@@ -109,6 +110,9 @@ class Engine:
         )
         self._records: dict[WorkloadKey, WorkloadRecord] = {}
         self._priorities: dict[PriorityRef, int] = {}
+        self._backoff: dict[WorkloadKey, datetime] = {}
+        """Pending workloads whose ``requeueState.requeueAt`` may lie ahead (3.9): kept out of
+        their queue until then (``cycle``)."""
         """(kind, name) of a PriorityClass or WorkloadPriorityClass -> its value."""
         self.cache = QuotaCache()
         self.queues = QueueManager(self.cache, self._records)
@@ -152,7 +156,12 @@ class Engine:
             for name in cache.set_namespace_labels(obj.name, obj.labels):
                 queues.requeue_cluster_queue(name)
         elif isinstance(obj, AdmissionCheck):
-            self._cluster_queues_changed(cache.set_admission_check(obj.name, exists=True))
+            active = obj.status.conditions
+            check = CheckInfo(
+                controller=obj.spec.controller_name,
+                active=any(c.type == "Active" and c.status == "True" for c in active),
+            )
+            self._cluster_queues_changed(cache.set_admission_check(obj.name, check))
         else:
             raise TypeError(f"the engine does not handle {type(obj).__name__}")
 
@@ -185,7 +194,7 @@ class Engine:
             for cq in cache.set_namespace_labels(name, None):
                 queues.requeue_cluster_queue(cq)
         elif kind == "AdmissionCheck":
-            self._cluster_queues_changed(cache.set_admission_check(name, exists=False))
+            self._cluster_queues_changed(cache.set_admission_check(name, None))
 
     def release(self, workload: WorkloadKey) -> None:
         """The evicted workload's pods are gone: release its quota and requeue it (6.4 step 3, 7.8).
@@ -236,8 +245,21 @@ class Engine:
 
     def cycle(self, now: datetime) -> CycleResult:
         """One scheduling cycle (scheduling.md 4)."""
+        self._backoffs(now)
         result, _ = self._scheduler.run(now)
         return result
+
+    def _backoffs(self, now: datetime) -> None:
+        """Keep workloads in backoff out of their queues; queue those whose time came (3.9)."""
+        for key, at in list(self._backoff.items()):
+            record = self._records.get(key)
+            if record is None or record.state != PENDING or record.requeue_at != at:
+                del self._backoff[key]
+            elif at > now:
+                self.queues.unqueue(record)
+            else:
+                del self._backoff[key]
+                self.queues.route(record, force_heap=True)
 
     def run_until_steady(
         self,
@@ -254,6 +276,7 @@ class Engine:
         """
         results: list[CycleResult] = []
         for _ in range(max_cycles):
+            self._backoffs(now)
             result, changed = self._scheduler.run(now)
             results.append(result)
             if after_cycle is not None:
@@ -277,6 +300,12 @@ class Engine:
             state = "Admitted"
             if record.evicted:
                 reason, message = record.eviction_reason or "Preempted", record.eviction_message
+            elif record.awaiting_checks:
+                reason = "QuotaReserved"
+                message = (
+                    f"Quota reserved in ClusterQueue {record.cluster_queue}, "
+                    "waiting for admission checks"
+                )
             else:
                 reason = "QuotaReserved"
                 message = f"Quota reserved in ClusterQueue {record.cluster_queue}"
@@ -307,13 +336,30 @@ class Engine:
             raise KeyError(name)
         self.cache.ensure_forest()
         used, borrowed = self.cache.usage_report(name)
+        reserving = self.cache.admitted.get(name, set())
+        awaiting = [
+            record
+            for key in reserving
+            if (record := self._records.get(key)) is not None and record.awaiting_checks
+        ]
+        if awaiting:
+            admitted_usage = dict(self.cache.usage.get(name, {}))
+            for record in awaiting:
+                for fr, amount in (record.usage or {}).get(name, {}).items():
+                    admitted_usage[fr] = admitted_usage.get(fr, 0) - amount
+            admitted_used, admitted_borrowed = self.cache.usage_report(name, admitted_usage)
+        else:
+            admitted_used, admitted_borrowed = used, borrowed
         reason, message = inactive_message(self.cache.inactive_reasons(name))
         return ClusterQueueStatus(
             name=name,
             pending=self.queues.pending_count(name),
-            admitted=len(self.cache.admitted.get(name, ())),
+            reserving=len(reserving),
+            admitted=len(reserving) - len(awaiting),
             usage=used,
             borrowed=borrowed,
+            admitted_usage=admitted_used,
+            admitted_borrowed=admitted_borrowed,
             active=reason == "Ready",
             active_reason=reason,
             active_message=message,
@@ -458,6 +504,8 @@ class Engine:
         requeue = workload.status.requeue_state
         record.requeue_at = requeue.requeue_at if requeue is not None else None
         self.queues.index(record)
+        if record.requeue_at is not None:
+            self._backoff[key] = record.requeue_at
         if before[0] != record.pod_sets:
             record.scan = None  # another shape: the flavor scan starts afresh (4.8)
         if is_finished(workload):
@@ -491,6 +539,7 @@ class Engine:
         record.admission = ()
         record.evicted = False
         record.assumed = False
+        record.awaiting_checks = False
         record.scan = None
         if evicted:
             record.set_status("PendingEvaluation", record.eviction_message)
@@ -508,6 +557,10 @@ class Engine:
         record.cluster_queue = reserved.cluster_queue
         record.admission = reserved.pod_sets
         record.claims_freed = False
+        # Not Admitted while admission checks are listed: they are not all Ready yet (9.2).
+        record.awaiting_checks = bool(workload.status.admission_checks) and (
+            not workload.status.is_condition_true("Admitted")
+        )
         self.history.admitted(record.key)
         evicted = workload.status.condition("Evicted")
         if evicted is not None and evicted.status == "True" and not record.evicted:

@@ -70,11 +70,18 @@ class ClusterQueueStatus:
     name: str
     pending: int
     admitted: int
+    """Workloads ``Admitted`` here (quota reserved and every admission check Ready)."""
     usage: Mapping[str, Mapping[str, Quantity]]
+    """Quota reserved (``flavorsReservation``): admitted or waiting for admission checks."""
     borrowed: Mapping[str, Mapping[str, Quantity]]
     active: bool
     active_reason: str
     active_message: str
+    reserving: int = -1
+    """Workloads holding quota here, admitted or not (-1: same as ``admitted``)."""
+    admitted_usage: Mapping[str, Mapping[str, Quantity]] | None = None
+    """Quota of the admitted workloads only (``flavorsUsage``; None: same as ``usage``)."""
+    admitted_borrowed: Mapping[str, Mapping[str, Quantity]] | None = None
 
 
 EngineObject = (

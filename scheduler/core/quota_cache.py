@@ -25,6 +25,7 @@ from fractions import Fraction
 
 from scheduler.api.models import ClusterQueue, Cohort, ResourceFlavorSpec
 from scheduler.api.quantity import Quantity
+from scheduler.core.admission_checks import CheckInfo, inactive_fragments
 from scheduler.core.cluster_queue import ClusterQueueInfo
 from scheduler.core.hierarchy import CohortSpecInfo, Forest, NodeQuota, build_forest, quota_of
 from scheduler.core.node_matching import selector_matches
@@ -54,7 +55,7 @@ class QuotaCache:
         self._terminating: set[str] = set()
         self._cohorts: dict[str, CohortSpecInfo] = {}
         self._cohort_weights: dict[str, Fraction] = {}
-        self._admission_checks: set[str] = set()
+        self._admission_checks: dict[str, CheckInfo] = {}
         self._namespaces: dict[str, Mapping[str, str]] = {}
         self._forest = Forest()
         self._forest_dirty = True
@@ -135,15 +136,15 @@ class QuotaCache:
             return []
         return [cq for cq, info in self.cluster_queues.items() if name in info.flavor_names]
 
-    def set_admission_check(self, name: str, *, exists: bool) -> list[str]:
-        """Record that an AdmissionCheck exists (or not); the ClusterQueues that may care."""
-        if (name in self._admission_checks) == exists:
+    def set_admission_check(self, name: str, check: CheckInfo | None) -> list[str]:
+        """Record an AdmissionCheck (None: it is gone); the ClusterQueues that reference it."""
+        if self._admission_checks.get(name) == check:
             return []
-        if exists:
-            self._admission_checks.add(name)
+        if check is None:
+            del self._admission_checks[name]
         else:
-            self._admission_checks.discard(name)
-        return [cq for cq, info in self.cluster_queues.items() if info.admission_checks]
+            self._admission_checks[name] = check
+        return [cq for cq, info in self.cluster_queues.items() if name in info.admission_checks]
 
     def set_namespace_labels(self, namespace: str, labels: Mapping[str, str] | None) -> list[str]:
         """Replace (or, None, forget) a Namespace's labels; the ClusterQueues that now select it."""
@@ -277,18 +278,7 @@ class QuotaCache:
             fragments.append(
                 ("FlavorNotFound", f"references missing ResourceFlavor(s): {','.join(missing)}")
             )
-        checks = [
-            check
-            for check in dict.fromkeys(info.admission_checks)
-            if check not in self._admission_checks
-        ]
-        if checks:
-            fragments.append(
-                (
-                    "AdmissionCheckNotFound",
-                    f"references missing AdmissionCheck(s): {','.join(checks)}",
-                )
-            )
+        fragments += inactive_fragments(info.check_rules, info.flavor_names, self._admission_checks)
         return fragments
 
     def namespace_labels(self, namespace: str) -> Mapping[str, str]:
@@ -300,13 +290,16 @@ class QuotaCache:
         """Whether the CQ's ``namespaceSelector`` selects ``namespace`` (3.2): pure."""
         return selector_matches(info.namespace_selector, self.namespace_labels(namespace))
 
-    def usage_report(self, name: str) -> tuple[QuantitiesByFlavor, QuantitiesByFlavor]:
+    def usage_report(
+        self, name: str, usage: FRValues | None = None
+    ) -> tuple[QuantitiesByFlavor, QuantitiesByFlavor]:
         """(usage, borrowed) per flavor and covered resource, as ``status`` shows them (10.1).
 
-        Borrowed is usage above nominal quota, for a CQ in a cohort.
+        Borrowed is usage above nominal quota, for a CQ in a cohort.  ``usage``:
+        another total than every reservation's (the admitted workloads' only).
         """
         info = self.cluster_queues[name]
-        usage = self.usage.get(name, {})
+        usage = self.usage.get(name, {}) if usage is None else usage
         nominal = self._quotas[name].nominal
         used: QuantitiesByFlavor = {}
         lent: QuantitiesByFlavor = {}

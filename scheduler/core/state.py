@@ -73,6 +73,7 @@ class WorkloadRecord:
         "reserved_at",
         "scan",
         "claims_freed",
+        "awaiting_checks",
     )
 
     def __init__(self, key: str) -> None:
@@ -120,6 +121,10 @@ class WorkloadRecord:
         """The flavor-scan position of the last attempt (4.8)."""
         self.claims_freed = False
         """It issued preemptions and waits for them: what they free is its own (``cycle``)."""
+        self.awaiting_checks = False
+        """It holds quota but is not ``Admitted``: admission checks apply and are not all Ready.
+
+        Its quota counts in ``flavorsReservation``, not in ``flavorsUsage`` (10.1)."""
 
     def set_status(self, reason: str, message: str, details: Details = NO_DETAILS) -> None:
         """Record the outcome of an attempt: ``QuotaReserved`` reason, message, structure."""

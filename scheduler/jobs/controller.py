@@ -187,6 +187,15 @@ def placement(
         labels = {POD_SET_LABEL: str(assignment.get("name", "main")), LOCAL_QUEUE_LABEL: queue_name}
         if _label_value_ok(cluster_queue):
             labels[CLUSTER_QUEUE_LABEL] = cluster_queue
+        annotations: dict[str, str] = {}
+        for update in _pod_set_updates(workload, str(assignment.get("name", "main"))):
+            labels.update(_strings(update.get("labels")))
+            annotations.update(_strings(update.get("annotations")))
+            selector.update(_strings(update.get("nodeSelector")))
+            extra = update.get("tolerations")
+            for toleration in extra if isinstance(extra, list) else []:
+                if isinstance(toleration, Mapping) and toleration not in tolerations:
+                    tolerations.append(toleration)
         infos.append(
             PodSetInfo(
                 name=str(assignment.get("name", "main")),
@@ -194,9 +203,26 @@ def placement(
                 node_selector=selector,
                 tolerations=tuple(tolerations),
                 labels=labels,
+                annotations=annotations,
             )
         )
     return infos
+
+
+def _strings(value: object) -> dict[str, str]:
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
+
+
+def _pod_set_updates(workload: Mapping[str, Any], pod_set: str) -> list[Mapping[str, Any]]:
+    """The ``podSetUpdates`` of every admission check for ``pod_set``, by check name (6.3): pure."""
+    updates = []
+    checks = sorted(objects.admission_check_states(workload), key=lambda c: str(c.get("name")))
+    for check in checks:
+        found = check.get("podSetUpdates")
+        for update in found if isinstance(found, list) else []:
+            if isinstance(update, Mapping) and update.get("name") == pod_set:
+                updates.append(update)
+    return updates
 
 
 def workload_difference(
@@ -377,6 +403,11 @@ def next_action(
         if _active_pods(job):
             return None  # wait until the Job controller has removed its pods
         return ReleaseWorkload()
+    if holds_quota and objects.awaits_admission_checks(workload):
+        # Quota reserved, admission checks not all Ready: the Job waits (9.2).
+        if not integration.is_suspended(job):
+            return SuspendJob(integration.suspend(job), "Not admitted by cluster queue")
+        return None
     if holds_quota:
         if not integration.is_suspended(job):
             recorded = [

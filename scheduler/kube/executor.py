@@ -81,6 +81,7 @@ from scheduler.kube.informer import Event
 from scheduler.kube.mirror import Mirror
 from scheduler.kube.rest import Conflict, NotFound, RestError, Unreachable
 from scheduler.kube.writer import Writer, job_kind
+from scheduler.status.check_status import deactivation
 from scheduler.status.workload_status import (
     admitted_status,
     evicted_status,
@@ -192,7 +193,8 @@ class Executor:
         priority_class = objects.priority_class_name(workload)
         role = self.role()
         metrics.QUOTA_RESERVED.labels(decision.cluster_queue, priority_class, role).inc()
-        metrics.ADMITTED.labels(decision.cluster_queue, priority_class, role).inc()
+        if not decision.admission_checks:  # else admitted when every check is Ready
+            metrics.ADMITTED.labels(decision.cluster_queue, priority_class, role).inc()
         if created is not None:
             metrics.ADMISSION_WAIT.labels(decision.cluster_queue, priority_class, role).observe(
                 max(0.0, (now - created).total_seconds())
@@ -237,6 +239,8 @@ class Executor:
         self.mirror.remember_workload(decision.victim, stored)
         reason = "Preempted" if decision.preemptor else decision.reason
         cause = decision.reason if decision.preemptor else ""  # InClusterQueue, ...
+        if reason.startswith("DeactivatedDueTo"):  # Deactivated, cause AdmissionCheck, ...
+            reason, cause = "Deactivated", reason.removeprefix("DeactivatedDueTo")
         metrics.EVICTED.labels(
             objects.admitted_cluster_queue(workload), reason, cause, "", self.role()
         ).inc()
@@ -252,7 +256,7 @@ class Executor:
         self.writer.event(
             stored,
             kind="Workload",
-            reason="Preempted" if decision.preemptor else f"EvictedDueTo{decision.reason}",
+            reason="Preempted" if decision.preemptor else f"EvictedDueTo{reason}",
             message=decision.message,
         )
         job_uid = self.mirror.job_uid_of(stored)
@@ -385,12 +389,10 @@ class Executor:
             case DeactivateWorkload():
                 if workload is None:  # the controller asks this only of a Workload
                     return False
+                reason, message = deactivation(workload)  # DeactivatedDueTo<cause> when known
                 await self.evict(
                     Evict(
-                        victim=objects.key(workload),
-                        preemptor=None,
-                        reason="Deactivated",
-                        message=action.message,
+                        victim=objects.key(workload), preemptor=None, reason=reason, message=message
                     )
                 )
             case ReleaseWorkload():

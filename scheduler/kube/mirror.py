@@ -119,6 +119,11 @@ class Mirror:
         self.resource_flavors: dict[str, dict[str, Any]] = {}  # name -> ResourceFlavor as stored
         self.default_priority_classes: set[str] = set()  # names with globalDefault: true
         self.dirty_jobs: set[str] = set()
+        self.admission_checks: dict[str, dict[str, Any]] = {}  # name -> AdmissionCheck as stored
+        self.dirty_workloads: set[str] = set()
+        """Workloads whose admission-check states may call for a step (``kube.checks``)."""
+        self.dirty_checks: set[str] = set()
+        """AdmissionChecks whose status kuota may have to set (``scheduler.kube.checks``)."""
 
     # -- kuota kinds ------------------------------------------------------------------
     def on_kueue(self, event: Event) -> None:
@@ -130,6 +135,8 @@ class Mirror:
             self._index_workload(event)
         elif kind == "ResourceFlavor":
             self.dirty_jobs.update(self.jobs)  # a Job waiting for this flavor can start now
+        elif kind == "AdmissionCheck" and event.type != "DELETED":
+            self.dirty_checks.add(event.key)
         store = self._raw_store(kind)
         if store is not None:
             if event.type == "DELETED":
@@ -183,6 +190,7 @@ class Mirror:
             "ClusterQueue": self.cluster_queues,
             "LocalQueue": self.local_queues,
             "ResourceFlavor": self.resource_flavors,
+            "AdmissionCheck": self.admission_checks,
         }.get(kind)
 
     def _index_workload(self, event: Event) -> None:
@@ -193,6 +201,8 @@ class Mirror:
                 del self.workload_of_job[job_uid]
         else:
             self.workloads[event.key] = dict(event.object)  # not stale: on_kueue checked
+            if objects.admission_check_states(event.object):
+                self.dirty_workloads.add(event.key)
             if job_uid:
                 self.workload_of_job[job_uid] = event.key
         if job_uid:

@@ -132,6 +132,10 @@ def workload_status_apply(workload: Mapping[str, Any], status: Mapping[str, Any]
     }
     if status.get("admission") is not None:
         applied["admission"] = status["admission"]
+    # The admission checks kuota lists, with their states as read (the apply is
+    # conditional on that version): kuota is their workload controller (9.2).
+    if status.get("admissionChecks") is not None:
+        applied["admissionChecks"] = status["admissionChecks"]
     return {"apiVersion": V1BETA2, "kind": "Workload", "metadata": metadata, "status": applied}
 
 
@@ -257,6 +261,22 @@ class Writer:
                     path, body, field_manager=ADMISSION_FIELD_MANAGER, force=True, timeout=timeout
                 ),
             )
+            requeue = status.get("requeueState")
+            if requeue is not None and requeue != objects.status(workload).get("requeueState"):
+                # The backoff of a Retry (3.9), by JSON patch as Kueue does: other
+                # writers (PodsReady) own it too, and an apply would own it for good.
+                stored = await self._timed(
+                    "patch",
+                    "workloads/status",
+                    lambda timeout: self.rest.json_patch(
+                        path,
+                        [
+                            version_test(stored),
+                            {"op": "add", "path": "/status/requeueState", "value": requeue},
+                        ],
+                        timeout=timeout,
+                    ),
+                )
             if "admission" in body["status"] or objects.admission(stored) is None:
                 return stored
             # Another manager co-owns the admission (written before kuota applied

@@ -38,6 +38,7 @@ from scheduler import logs
 from scheduler.api.config import Configuration
 from scheduler.core.engine import Engine
 from scheduler.kube import metrics
+from scheduler.kube.checks import CheckController
 from scheduler.kube.executor import Executor
 from scheduler.kube.fence import Fence
 from scheduler.kube.finalizers import FinalizerReleaser
@@ -108,6 +109,14 @@ class Scheduler:
             role=lambda: self.role,
             concurrent_writes=self.settings.concurrent_writes,
             status_writes_per_second=self.settings.status_writes_per_second,
+        )
+        self.checks = CheckController(
+            mirror=self.mirror,
+            writer=self.writer,
+            clock=self.clock,
+            evict=self.executor.evict,
+            reconcile_job=self.executor.reconcile_job,
+            role=lambda: self.role,
         )
         self.queues = QueueReporter(
             engine=self.engine, mirror=self.mirror, writer=self.writer, clock=self.clock
@@ -194,7 +203,8 @@ class Scheduler:
         """Reconcile Jobs, run one engine cycle, carry it out; True when it did something."""
         self.turns += 1
         with logs.bind(cycle=self.turns):
-            acted = await self.executor.reconcile_jobs()
+            acted = await self.checks.reconcile()
+            acted = await self.executor.reconcile_jobs() or acted
             started = time.perf_counter()
             result = self.engine.cycle(self.clock())
             elapsed = time.perf_counter() - started

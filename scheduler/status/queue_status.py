@@ -89,10 +89,13 @@ def cluster_queue_status(
         generation=generation,
     )
     wanted["pendingWorkloads"] = state.pending
-    wanted["reservingWorkloads"] = state.admitted
+    wanted["reservingWorkloads"] = state.reserving if state.reserving >= 0 else state.admitted
     wanted["admittedWorkloads"] = state.admitted
     wanted["flavorsReservation"] = _flavor_list(state.usage, state.borrowed)
-    wanted["flavorsUsage"] = _flavor_list(state.usage, state.borrowed)
+    if state.admitted_usage is None:
+        wanted["flavorsUsage"] = wanted["flavorsReservation"]
+    else:
+        wanted["flavorsUsage"] = _flavor_list(state.admitted_usage, state.admitted_borrowed)
     return wanted if _changed(current, wanted) else None
 
 

@@ -17,9 +17,27 @@ from datetime import datetime
 from typing import Any
 
 from scheduler.api import objects
-from scheduler.api.refs import ADMITTED, EVICTED, FINISHED, PREEMPTED, QUOTA_RESERVED, REQUEUED
+from scheduler.api.refs import (
+    ADMITTED,
+    DEACTIVATION_TARGET,
+    EVICTED,
+    FINISHED,
+    PREEMPTED,
+    QUOTA_RESERVED,
+    REQUEUED,
+)
 from scheduler.core.decisions import Admit, Evict, Pending
 from scheduler.core.resources import format_quantity
+from scheduler.status.check_status import (
+    ADMITTED_MESSAGE,
+    EVICTED_BY_CHECK,
+    UNSATISFIED_MESSAGE,
+    UNSATISFIED_REASON,
+    all_ready,
+    reset_on_eviction,
+    synced_checks,
+    with_retry_requeue,
+)
 from scheduler.status.conditions import find_condition, set_condition, truncate
 
 
@@ -44,20 +62,28 @@ RESTARTED: Mapping[str, tuple[str, str]] = {
 """Eviction reason whose ``Requeued`` stays False until the queue runs again -> (reason, message)
 of ``Requeued=True`` once it does (3.9)."""
 
+BACKOFF: Mapping[str, tuple[str, str]] = {
+    EVICTED_BY_CHECK: ("BackoffFinished", "The workload backoff was finished"),
+    "PodsReadyTimeout": ("BackoffFinished", "The workload backoff was finished"),
+}
+"""Eviction reason whose ``Requeued`` stays False until its backoff ends (3.9)."""
+
 
 def _requeued_again(
     conditions: list[dict[str, Any]], now: datetime, generation: int | None
 ) -> list[dict[str, Any]]:
-    """``Requeued=True`` for a workload drained from a stopped queue that now runs again (3.9).
+    """``Requeued=True`` for a workload back in a queue that runs again, or after its backoff.
 
     The scheduler considering the workload (admitting it, or explaining a wait
-    that is not the stopped queue's) is the proof that its queue was restarted.
-    Pure.
+    that is not the stopped queue's) is the proof that its queue was restarted,
+    or that its backoff (``requeueState.requeueAt``, the engine keeps the
+    workload out of its queue until then) is over (3.9).  Pure.
     """
     requeued = find_condition(conditions, REQUEUED)
     if requeued is None or requeued.get("status") != "False":
         return conditions
-    restarted = RESTARTED.get(str(requeued.get("reason", "")))
+    reason = str(requeued.get("reason", ""))
+    restarted = RESTARTED.get(reason) or BACKOFF.get(reason)
     if restarted is None:
         return conditions
     reason, message = restarted
@@ -116,12 +142,17 @@ def admitted_status(workload: Mapping[str, Any], decision: Admit, now: datetime)
                 now=now,
                 generation=generation,
             )
+    # The checks that apply are listed (missing ones Pending); Admitted waits for them (6.2).
+    checks = synced_checks(status.get("admissionChecks") or [], decision.admission_checks, now)
+    if checks or status.get("admissionChecks"):
+        status["admissionChecks"] = checks
+    ready = all_ready(checks)
     conditions = set_condition(
         conditions,
         kind=ADMITTED,
-        status=True,
-        reason="Admitted",
-        message="The workload is admitted",
+        status=ready,
+        reason="Admitted" if ready else UNSATISFIED_REASON,
+        message=ADMITTED_MESSAGE if ready else UNSATISFIED_MESSAGE,
         now=now,
         generation=generation,
     )
@@ -233,7 +264,14 @@ def evicted_status(
             now=now,
             generation=generation,
         )
+    target = find_condition(conditions, DEACTIVATION_TARGET)
+    if target is not None and not decision.preemptor and decision.reason.startswith("Deactivated"):
+        conditions = [c for c in conditions if c is not target and c.get("type") != target["type"]]
     status["conditions"] = conditions
+    if status.get("admissionChecks"):
+        if decision.reason == EVICTED_BY_CHECK:
+            status = with_retry_requeue(status, now)
+        status["admissionChecks"] = reset_on_eviction(status["admissionChecks"], now)
     return status
 
 
@@ -263,11 +301,11 @@ def released_status(workload: Mapping[str, Any], now: datetime) -> dict[str, Any
         now=now,
         generation=generation,
     )
-    if reason in ("Preempted", "NodeFailures") or reason in RESTARTED:
+    if reason in ("Preempted", "NodeFailures") or reason in RESTARTED or reason in BACKOFF:
         conditions = set_condition(
             conditions,
             kind=REQUEUED,
-            status=reason not in RESTARTED,
+            status=reason not in RESTARTED and reason not in BACKOFF,
             reason=reason,
             message=message,
             now=now,

@@ -223,6 +223,11 @@ kind: AdmissionCheck
 metadata: {name: prov}
 spec: {controllerName: example.com/prov}
 """
+ACTIVE_STATUS = """status:
+  conditions:
+  - {type: Active, status: "True", reason: Active, message: ok,
+     lastTransitionTime: "2026-01-01T00:00:00Z"}
+"""
 
 
 def test_a_missing_admission_check_makes_the_queue_inactive_with_a_reason() -> None:
@@ -248,8 +253,19 @@ spec:
     state = json.loads(out)["workloads"]["default/w"]
     assert state["state"] == "Pending"
     assert state["message"] == "ClusterQueue checked is inactive"
+    # A check whose controller never said it is Active holds the queue too (3.11).
     code, out, err = run(
         "simulate", "--json", "-", stdin=ADMISSION_CHECKED + ADMISSION_CHECK + workload
+    )
+    assert code == 0 and "AdmissionCheck/prov is not used" not in err
+    assert json.loads(out)["workloads"]["default/w"]["message"] == (
+        "ClusterQueue checked is inactive"
+    )
+    code, out, err = run(
+        "simulate",
+        "--json",
+        "-",
+        stdin=ADMISSION_CHECKED + ADMISSION_CHECK + ACTIVE_STATUS + workload,
     )
     assert code == 0 and "AdmissionCheck/prov is not used" not in err
     assert (

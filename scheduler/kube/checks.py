@@ -1,0 +1,172 @@
+"""Admission checks in the live scheduler: the Workload reactions and unsupported checks.
+
+The rules are pure (:mod:`scheduler.status.check_status`); this module
+writes what they say, through the executor and the writer:
+
+- a Workload whose check states changed (a check controller patched them;
+  the mirror marks it dirty) gets its next step (:func:`next_check_step`):
+  ``Admitted=True`` once every check is Ready (then its Job starts), an
+  eviction with reason ``AdmissionCheck`` on ``Retry`` (the executor's
+  eviction path: the checks go back to ``Pending`` and the reservation is
+  released once the Job is stopped), or, on ``Rejected``, the
+  ``DeactivationTarget`` condition then ``spec.active: false`` (the
+  deactivation eviction follows from the Job controller);
+- an AdmissionCheck whose controller kuota ships no implementation of
+  (``kueue.x-k8s.io/provisioning-request``) is marked ``Active=False`` with
+  a reason that says so; checks of any other controller are that
+  controller's to mark (MultiKueue's included) and are left alone.
+
+Restart-safe: each step is computed from the Workload as stored, so a
+scheduler that restarts with a Workload at ``QuotaReserved`` and pending
+checks keeps its reservation (the engine counts it from its status) and
+neither admits it twice nor starts its Job before the checks are Ready.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+from scheduler import logs
+from scheduler.api import objects
+from scheduler.core.decisions import Evict
+from scheduler.kube import metrics
+from scheduler.kube.mirror import Mirror
+from scheduler.kube.rest import Conflict, NotFound, RestError
+from scheduler.kube.writer import Writer
+from scheduler.status.check_status import (
+    EVICTED_BY_CHECK,
+    CheckStep,
+    checks_admitted_status,
+    deactivation_target_status,
+    next_check_step,
+    unsupported_check_status,
+)
+
+log = logging.getLogger("kuota.scheduler")
+Raw = dict[str, Any]
+
+
+class CheckController:
+    """Carries out the admission-check steps of dirty Workloads and AdmissionChecks."""
+
+    def __init__(
+        self,
+        *,
+        mirror: Mirror,
+        writer: Writer,
+        clock: Callable[[], datetime],
+        evict: Callable[[Evict], Awaitable[None]],
+        reconcile_job: Callable[[str], Awaitable[bool]],
+        role: Callable[[], str] = lambda: "leader",
+    ) -> None:
+        self.role = role
+        self.mirror = mirror
+        self.writer = writer
+        self.clock = clock
+        self._evict = evict
+        self._reconcile_job = reconcile_job
+
+    async def reconcile(self) -> bool:
+        """Every dirty Workload and AdmissionCheck; True when something was written."""
+        acted = False
+        checks, self.mirror.dirty_checks = self.mirror.dirty_checks, set()
+        for name in sorted(checks):
+            acted |= await self._check(name)
+        workloads, self.mirror.dirty_workloads = self.mirror.dirty_workloads, set()
+        for key in sorted(workloads):
+            workload = self.mirror.workloads.get(key)
+            if workload is None:
+                continue
+            step = next_check_step(workload)
+            if step is None:
+                continue
+            with logs.bind(object=key):
+                try:
+                    await self._perform(key, workload, step)
+                    acted = True
+                except (Conflict, NotFound):
+                    continue  # the watch brings the fresh object, which is decided again
+                except RestError as failure:
+                    self.mirror.dirty_workloads.add(key)
+                    log.warning(
+                        "admission check step failed",
+                        extra={"workload": key, "step": step.kind, "error": str(failure)},
+                    )
+        return acted
+
+    async def _perform(self, key: str, workload: Raw, step: CheckStep) -> None:
+        now = self.clock()
+        if step.kind == "retry":
+            await self._evict(
+                Evict(victim=key, preemptor=None, reason=EVICTED_BY_CHECK, message=step.message)
+            )
+            return
+        if step.kind == "reject":
+            stored = await self.writer.write_workload_status(
+                workload, deactivation_target_status(workload, step.message, now)
+            )
+            self.mirror.remember_workload(key, stored)
+            self.writer.event(
+                stored,
+                kind="Workload",
+                reason="AdmissionCheckRejected",
+                message=f"Deactivated due to {step.message}",
+                event_type="Warning",
+            )
+            spec = {**dict(objects.spec(stored)), "active": False}
+            updated = await self.writer.update_workload(stored, {**stored, "spec": spec})
+            self.mirror.remember_workload(key, updated)
+            log.info("deactivated: an admission check rejected it", extra={"why": step.message})
+            return
+        stored = await self.writer.write_workload_status(
+            workload, checks_admitted_status(workload, now)
+        )
+        self.mirror.remember_workload(key, stored)
+        cluster_queue = objects.admitted_cluster_queue(stored)
+        reserved = objects.parse_time(
+            (objects.condition(stored, "QuotaReserved") or {}).get("lastTransitionTime")
+        )
+        wait = f"{(now - reserved).total_seconds():.0f}s" if reserved else "0s"
+        self.writer.event(
+            stored,
+            kind="Workload",
+            reason="Admitted",
+            message=f"Admitted by ClusterQueue {cluster_queue}, "
+            f"wait time since reservation was {wait}",
+        )
+        metrics.ADMITTED.labels(
+            cluster_queue, objects.priority_class_name(stored), self.role()
+        ).inc()
+        log.info("admitted: every admission check is Ready", extra={"workload": key})
+        job_uid = objects.owner_job_uid(stored)
+        if job_uid:
+            self.mirror.dirty_jobs.add(job_uid)
+            await self._reconcile_job(job_uid)  # start it now
+
+    async def _check(self, name: str) -> bool:
+        check = self.mirror.admission_checks.get(name)
+        if check is None:
+            return False
+        status = unsupported_check_status(check, self.clock())
+        if status is None:
+            return False
+        try:
+            stored = await self.writer.write_status("admissionchecks", check, status)
+        except (Conflict, NotFound):
+            return False
+        except RestError as failure:
+            self.mirror.dirty_checks.add(name)
+            log.warning(
+                "could not write the AdmissionCheck status",
+                extra={"admission_check": name, "error": str(failure)},
+            )
+            return False
+        self.mirror.admission_checks[name] = stored
+        log.info("admission check controller not supported: marked inactive", extra={"name": name})
+        return True
+
+
+__all__ = ["CheckController"]
