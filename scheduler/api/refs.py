@@ -80,9 +80,6 @@ ELASTIC_JOB_ANNOTATION: Final = f"{KUEUE_GROUP}/elastic-job"
 PRIORITY_BOOST_ANNOTATION: Final = f"{KUEUE_GROUP}/priority-boost"
 ADMISSION_GATED_BY_ANNOTATION: Final = f"{KUEUE_GROUP}/admission-gated-by"
 MULTIKUEUE_INCREMENTAL_DISPATCHER: Final = f"{KUEUE_GROUP}/multikueue-dispatcher-incremental"
-MULTIKUEUE_CONTROLLER: Final = f"{KUEUE_GROUP}/multikueue"
-"""The ``controllerName`` of MultiKueue's AdmissionCheck, and the ``spec.managedBy`` of a
-manager's Job that MultiKueue runs elsewhere (the batch Job controller leaves it alone)."""
 MULTIKUEUE_ORIGIN_LABEL: Final = f"{KUEUE_GROUP}/multikueue-origin"
 """On the Workloads and Jobs MultiKueue creates on a worker: the ``origin`` of the manager."""
 MULTIKUEUE_KUBECONFIG_KEY: Final = "kubeconfig"
@@ -91,6 +88,8 @@ MULTIKUEUE_KUBECONFIG_KEY: Final = "kubeconfig"
 # --- admission-check controllers (AdmissionCheck spec.controllerName) ------------------
 
 MULTIKUEUE_CONTROLLER: Final = f"{KUEUE_GROUP}/multikueue"
+"""Also the ``spec.managedBy`` of a manager's Job that MultiKueue runs on a worker (the
+batch Job controller leaves it alone)."""
 PROVISIONING_REQUEST_CONTROLLER: Final = f"{KUEUE_GROUP}/provisioning-request"
 
 # --- finalizers -------------------------------------------------------------------
