@@ -349,6 +349,43 @@ def test_the_manager_runs_nothing_of_a_multikueue_job_itself(
     assert _pods(manager, "mk-never-local") == []
 
 
+def test_deleting_the_managers_job_deletes_what_runs_on_the_worker(
+    kubectl: dict[str, Kubectl],
+) -> None:
+    manager = kubectl["mk-manager"]
+    job = _submit(manager, "mk-deleted", delay="300s")
+    _needs_two_phase_admission(manager, job)
+    workload = wait_for(
+        lambda: _manager_workload(manager, job),
+        lambda w: bool((w.get("status") or {}).get("clusterName")),
+        timeout=60,
+        what="the manager's Workload dispatched",
+    )
+    worker = kubectl[WORKERS[workload["status"]["clusterName"]]]
+    wait_for(
+        lambda: _pods(worker, "mk-deleted"),
+        lambda pods: len(pods) == 3,
+        timeout=60,
+        what="the Job's pods on the worker",
+    )
+    manager.run("delete", "job", "mk-deleted", "-n", "default", "--cascade=background")
+    wait_for(
+        lambda: (
+            worker.json("jobs", "-n", "default").get("items"),
+            worker.json("workloads", "-n", "default").get("items"),
+        ),
+        lambda seen: not seen[0] and not seen[1],
+        timeout=60,
+        what="the worker's Job and Workload deleted",
+    )
+    wait_for(
+        lambda: _pods(worker, "mk-deleted"),
+        lambda pods: not pods,
+        timeout=60,
+        what="the worker's pods gone",
+    )
+
+
 def test_with_a_worker_down_the_job_is_dispatched_to_the_live_one(
     clusters: dict[str, NamedCluster], kubectl: dict[str, Kubectl]
 ) -> None:
