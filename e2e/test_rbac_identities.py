@@ -135,6 +135,9 @@ def test_the_scheduler_runs_as_its_service_account_and_no_more(
     # the Workload of a Job edited after it was built is replaced or deleted
     assert can_i(identity, "update", "workloads.kueue.x-k8s.io", "-A")
     assert can_i(identity, "delete", "workloads.kueue.x-k8s.io", "-A")
+    # an AdmissionCheck whose controller kuota does not run is marked inactive
+    assert can_i(identity, "patch", "admissionchecks.kueue.x-k8s.io", "--subresource=status")
+    assert not can_i(identity, "patch", "admissionchecks.kueue.x-k8s.io")
     assert not can_i(identity, "delete", "jobs", "-A")
     # JobSets are started, stopped and restored like Jobs, never deleted
     # (the JobSet CRD may not be installed: asked without resource discovery)

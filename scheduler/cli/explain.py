@@ -246,6 +246,24 @@ def _admitted_lines(workload: Mapping[str, Any], state: str, now: datetime) -> l
         f"It is {word} in ClusterQueue {cluster_queue}{when}.",
         f"Flavors: {flavors_text(workload)}",
     ]
+    if state != "Admitted":
+        lines += check_lines(workload)
+    return lines
+
+
+def check_lines(workload: Mapping[str, Any]) -> list[str]:
+    """One line per admission check that is not Ready yet, with its state and message: pure."""
+    entries = (workload.get("status") or {}).get("admissionChecks") or []
+    lines = []
+    for entry in sorted(entries, key=lambda e: str(e.get("name"))):
+        state = str(entry.get("state") or "Pending")
+        if state == "Ready":
+            continue
+        message = str(entry.get("message") or "")
+        detail = f"{state}, {message}" if message else state
+        lines.append(f"It is waiting for admission check {entry.get('name')} ({detail}).")
+    if entries and not lines:
+        lines.append("Every admission check is Ready: it is admitted next.")
     return lines
 
 
