@@ -183,7 +183,7 @@ class Controller:
         workloads = await self._items(WORKLOADS.path)
         for workload in workloads:
             name = decisions.multikueue_check_of(workload, checks)
-            if name is None:
+            if name is None or not self._needs_a_look(workload, inventories):
                 continue
             config = configs.get(decisions.config_name(checks[name]))
             members = decisions.config_clusters(config) if config is not None else []
@@ -331,6 +331,15 @@ class Controller:
                 jobs={objects.key(j): j for j in remote_jobs.get("items") or [] if j},
             )
         return found
+
+    @staticmethod
+    def _needs_a_look(workload: Mapping[str, Any], inventories: Mapping[str, Inventory]) -> bool:
+        """False for a Workload done with MultiKueue: finished or without quota, and no
+        reachable worker holds anything of it (its Job is then not even read)."""
+        if objects.has_quota_reservation(workload) and not objects.is_finished(workload):
+            return True
+        key = objects.key(workload)
+        return any(key in inventory.workloads for inventory in inventories.values())
 
     async def _dispatch(
         self,

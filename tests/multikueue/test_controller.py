@@ -257,3 +257,14 @@ async def test_remote_objects_of_a_deleted_manager_workload_are_collected() -> N
     del manager.store[f"{V1B2}{WL}"]
     await controller.run_once()
     assert all(f"{V1B2}{WL}" not in worker.store for worker in workers.values())
+
+
+async def test_a_finished_workload_with_nothing_left_on_the_workers_costs_no_reads() -> None:
+    manager, workers, controller, _ = await dispatched()
+    done = manager.store[f"{V1B2}{WL}"]
+    done["status"]["conditions"].append({"type": "Finished", "status": "True"})
+    await controller.run_once()
+    assert all(f"{V1B2}{WL}" not in worker.store for worker in workers.values())
+    before = len(manager.calls)
+    await controller.run_once()
+    assert not [c for c in manager.calls[before:] if "/jobs/" in c.path], "its Job is not read"
