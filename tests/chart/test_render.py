@@ -59,6 +59,7 @@ def _service_client() -> dict[str, Any]:
         [],
         ["--set", "certManager.enabled=true"],
         ["--set", f"webhook.externalURL={EXTERNAL}", "--set", f"webhook.caBundle={CA}"],
+        ["--set", "multikueue.enabled=true"],
     ],
 )
 def test_helm_lint_is_clean(values: list[str]) -> None:
