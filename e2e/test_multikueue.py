@@ -15,6 +15,8 @@ Expensive (three clusters): run this file alone.
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -130,6 +132,16 @@ def test_seed_003_reports_a_missing_secret_then_connected(
         timeout=30,
         what="multikueue-check active",
     ) == ("True", "Active", "The admission check is active")
+    status = subprocess.run(
+        [sys.executable, "-m", "scheduler.cli.main", "status", "--kubeconfig"]
+        + [str(clusters["mk-manager"].kubeconfig)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
+    assert "  onprem-worker  connected True: Connected\n" in status, status
+    assert "  multikueue-check  controller kueue.x-k8s.io/multikueue  active True" in status
     assert wait_for(
         lambda: manager.run(
             "get",

@@ -35,6 +35,7 @@ KUEUE_RESOURCES: dict[str, KueueKind] = {
     "local_queues": "LocalQueue",
     "workload_priority_classes": "WorkloadPriorityClass",
     "admission_checks": "AdmissionCheck",
+    "multikueue_clusters": "MultiKueueCluster",
     "workloads": "Workload",
 }
 """``ClusterObjects`` attribute -> the kuota kind it holds."""

@@ -59,6 +59,7 @@ class ClusterObjects:
     local_queues: list[dict[str, Any]] = field(default_factory=list)
     workload_priority_classes: list[dict[str, Any]] = field(default_factory=list)
     admission_checks: list[dict[str, Any]] = field(default_factory=list)
+    multikueue_clusters: list[dict[str, Any]] = field(default_factory=list)
     workloads: list[dict[str, Any]] = field(default_factory=list)
     jobs: list[dict[str, Any]] = field(default_factory=list)
     """batch/v1 Jobs carrying the queue-name label."""

@@ -2,7 +2,9 @@
 
 For each ClusterQueue: pending and admitted Workloads, and one usage bar per
 flavor and resource of its quota (used / nominal quota, with what is borrowed
-beyond it), then the LocalQueues that feed it.  The figures come from the
+beyond it), then the LocalQueues that feed it.  Then every AdmissionCheck
+(controller, ``Active`` and its message) and every MultiKueue worker cluster
+(``Connected`` or why not), when there are any.  The figures come from the
 scheduling engine holding the cluster's objects (``scheduler.cli.live``):
 usage is the sum of the admitted Workloads' ``status.admission``, so it is
 the truth the scheduler itself acts on, whether or not a status write has
@@ -177,6 +179,33 @@ def render_status(summaries: Sequence[QueueSummary]) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
+def _active(obj: Mapping[str, Any]) -> tuple[str, str]:
+    """``(True|False|Unknown, message)`` of an object's ``Active`` condition: pure."""
+    condition = raw_objects.condition(obj, "Active")
+    if condition is None:
+        return "Unknown", "no status yet (is its controller running?)"
+    return str(condition.get("status", "Unknown")), str(condition.get("message", ""))
+
+
+def render_checks_and_workers(objects: ClusterObjects) -> str:
+    """The AdmissionChecks and MultiKueue worker clusters, one line each (none: ``""``): pure."""
+    lines: list[str] = []
+    if objects.admission_checks:
+        lines.append("AdmissionChecks")
+        for check in sorted(objects.admission_checks, key=raw_objects.name):
+            status, message = _active(check)
+            controller = raw_objects.spec(check).get("controllerName", "")
+            lines.append(
+                f"  {raw_objects.name(check)}  controller {controller}  active {status}: {message}"
+            )
+    if objects.multikueue_clusters:
+        lines.append("MultiKueue worker clusters")
+        for cluster in sorted(objects.multikueue_clusters, key=raw_objects.name):
+            status, message = _active(cluster)
+            lines.append(f"  {raw_objects.name(cluster)}  connected {status}: {message}")
+    return "\n".join(lines) + "\n" if lines else ""
+
+
 def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "status",
@@ -205,4 +234,7 @@ def run(
     for note in notes:
         print(f"note: {note}", file=stderr)
     stdout.write(render_status(summaries))
+    extra = render_checks_and_workers(objects)
+    if extra:
+        stdout.write("\n" + extra)
     return EXIT_OK

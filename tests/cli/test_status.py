@@ -12,6 +12,7 @@ from scheduler.cli.status import (
     QueueSummary,
     UsageRow,
     bar,
+    render_checks_and_workers,
     render_queue,
     render_status,
     run,
@@ -151,3 +152,41 @@ def test_run_reads_through_the_fetcher_and_reports_unreachable_clusters() -> Non
         "error: cannot read the cluster through /nowhere/config: "
         "ConnectionRefusedError: Connect call failed ('127.0.0.1', 6443)\n"
     )
+
+
+def test_admission_checks_and_worker_clusters_are_listed_with_their_state() -> None:
+    objects = ClusterObjects(
+        admission_checks=[
+            {
+                "metadata": {"name": "multikueue-check"},
+                "spec": {"controllerName": "kueue.x-k8s.io/multikueue"},
+                "status": {
+                    "conditions": [
+                        {
+                            "type": "Active",
+                            "status": "False",
+                            "message": "Inactive clusters: [cloud-worker]",
+                        }
+                    ]
+                },
+            }
+        ],
+        multikueue_clusters=[
+            {
+                "metadata": {"name": "onprem-worker"},
+                "status": {
+                    "conditions": [{"type": "Active", "status": "True", "message": "Connected"}]
+                },
+            },
+            {"metadata": {"name": "cloud-worker"}},
+        ],
+    )
+    assert render_checks_and_workers(objects) == (
+        "AdmissionChecks\n"
+        "  multikueue-check  controller kueue.x-k8s.io/multikueue  active False: "
+        "Inactive clusters: [cloud-worker]\n"
+        "MultiKueue worker clusters\n"
+        "  cloud-worker  connected Unknown: no status yet (is its controller running?)\n"
+        "  onprem-worker  connected True: Connected\n"
+    )
+    assert render_checks_and_workers(ClusterObjects()) == ""
