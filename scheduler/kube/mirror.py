@@ -136,6 +136,15 @@ class Mirror:
             self.dirty_jobs.update(self.jobs)  # a Job waiting for this flavor can start now
         elif kind == "AdmissionCheck" and event.type != "DELETED":
             self.dirty_checks.add(event.key)
+        elif kind == "ClusterQueue":
+            # Its checks may have changed: the lists of its workloads are synced (9.2).
+            name = objects.name(obj)
+            self.dirty_workloads.update(
+                key
+                for key, workload in self.workloads.items()
+                if objects.admission_check_states(workload)
+                and objects.admitted_cluster_queue(workload) == name
+            )
         store = self._raw_store(kind)
         if store is not None:
             if event.type == "DELETED":

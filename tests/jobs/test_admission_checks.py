@@ -146,3 +146,17 @@ def test_a_provisioning_request_check_is_marked_inactive_once_and_others_are_lef
     for controller in ("kueue.x-k8s.io/multikueue", "example.com/mine"):
         other = {**prov, "spec": {"controllerName": controller}}
         assert unsupported_check_status(other, NOW) is None
+
+
+def test_a_check_removed_from_the_queue_no_longer_holds_a_reserved_workload() -> None:
+    from scheduler.status.check_status import synced_status
+
+    workload = reserve(workload_for(job()), "acc", "gone")
+    workload = set_state(workload, "acc", "Ready")
+    assert next_check_step(workload, ("acc", "gone")) is None, "still waiting for gone"
+    step = next_check_step(workload, ("acc",))
+    assert step is not None and (step.kind, step.checks) == ("sync", ("acc",))
+    workload = {**workload, "status": synced_status(workload, step.checks, NOW)}
+    assert [c["name"] for c in workload["status"]["admissionChecks"]] == ["acc"]
+    assert condition(workload, "Admitted")["status"] == "True"
+    assert isinstance(next_action(job(), workload, flavors=FLAVORS), StartJob)
