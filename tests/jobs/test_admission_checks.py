@@ -171,7 +171,7 @@ def test_requeued_says_backoff_finished_only_once_the_backoff_is_over() -> None:
     evicted = evicted_status(workload, Evict("ml/x", None, "AdmissionCheck", "m"), NOW)
     assert evicted is not None
     released = {**workload, "status": released_status({**workload, "status": evicted}, NOW)}
-    decision = Pending("ml/x", "cq", "Suspended", "ClusterQueue cq is inactive")
+    decision = Pending("ml/x", "cq", "Pending", "couldn't assign flavors")
 
     def requeued(at: timedelta) -> tuple[str, str]:
         status = pending_status(released, decision, NOW + at)
