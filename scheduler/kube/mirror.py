@@ -136,7 +136,7 @@ class Mirror:
             self.dirty_jobs.update(self.jobs)  # a Job waiting for this flavor can start now
         elif kind == "AdmissionCheck" and event.type != "DELETED":
             self.dirty_checks.add(event.key)
-        elif kind == "ClusterQueue":
+        elif kind == "ClusterQueue" and self._spec_changed(self.cluster_queues.get(event.key), obj):
             # Its checks may have changed: the lists of its workloads are synced (9.2).
             name = objects.name(obj)
             self.dirty_workloads.update(
@@ -166,6 +166,11 @@ class Mirror:
             )
             return
         self.engine.apply(model)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _spec_changed(known: Mapping[str, Any] | None, incoming: Mapping[str, Any]) -> bool:
+        """A new generation of an object already known (not a status write, not the first list)."""
+        return known is not None and objects.generation(known) != objects.generation(incoming)
 
     @staticmethod
     def _stale(event: Event, known: Mapping[str, Any] | None) -> bool:
