@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from kubernetes_asyncio import client
 
-from .kuota_scheduler import SchedulerReplica
+from .kuota_scheduler import SchedulerFleet, SchedulerReplica
 from .test_scheduler import GROUP, VERSION, condition, flavor, job, workloads_of
 from .waiting import eventually
 
@@ -183,7 +183,11 @@ async def reserved_and_waiting(setup: Setup, job_name: str) -> dict[str, Any]:
 
 
 async def test_a_job_waits_at_quota_reserved_until_its_check_is_ready_then_runs_with_its_updates(
-    kuota_scheduler: SchedulerReplica, api: client.ApiClient, namespace: str, setup: Setup
+    scheduler_fleet: SchedulerFleet,
+    kuota_scheduler: SchedulerReplica,
+    api: client.ApiClient,
+    namespace: str,
+    setup: Setup,
 ) -> None:
     check, cq = f"ext-{namespace}", f"checked-{namespace}"
     await setup.create("admissionchecks", admission_check(check, "example.com/test-controller"))
@@ -223,6 +227,21 @@ async def test_a_job_waits_at_quota_reserved_until_its_check_is_ready_then_runs_
     assert (status["reservingWorkloads"], status["admittedWorkloads"]) == (1, 0)
     assert status["flavorsReservation"][0]["resources"][0]["total"] == "1"
     assert status["flavorsUsage"][0]["resources"][0]["total"] == "0"
+
+    # A restarted scheduler keeps the reservation from the status: nothing admitted twice.
+    for replica in scheduler_fleet.alive():
+        replica.kill()
+    scheduler_fleet.add()
+    await asyncio.sleep(4)  # the new leader's first turns
+    after = await setup.workload("gated")
+    assert pending_checks(after)
+    assert after["status"]["admission"] == workload["status"]["admission"]
+    assert condition(after, "QuotaReserved") == condition(workload, "QuotaReserved")
+    assert (condition(after, "Admitted") or {}).get("status") == "False"
+    assert (await batch.read_namespaced_job("gated", namespace)).spec.suspend is True
+    status = (await setup.cq(cq))["status"]
+    assert (status["reservingWorkloads"], status["admittedWorkloads"]) == (1, 0)
+    workload = after
 
     await setup.set_check(
         workload,

@@ -241,9 +241,11 @@ def _admitted_lines(workload: Mapping[str, Any], state: str, now: datetime) -> l
     when = (
         f" since {moment.strftime('%Y-%m-%dT%H:%M:%SZ')} ({age(moment, now)} ago)" if moment else ""
     )
-    word = "admitted" if state == "Admitted" else "holds quota (waiting for its admission checks)"
+    word = (
+        "is admitted" if state == "Admitted" else "holds quota (waiting for its admission checks)"
+    )
     lines = [
-        f"It is {word} in ClusterQueue {cluster_queue}{when}.",
+        f"It {word} in ClusterQueue {cluster_queue}{when}.",
         f"Flavors: {flavors_text(workload)}",
     ]
     if state != "Admitted":

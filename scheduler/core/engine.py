@@ -25,7 +25,7 @@ the next cycle; Kueue batches them for a second, a cycle is kuota's batch).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import Literal
 
@@ -42,7 +42,7 @@ from scheduler.api.models import (
 )
 from scheduler.api.refs import ADMISSION_GATED_BY_ANNOTATION as GATE_ANNOTATION
 from scheduler.api.refs import JOB_UID_LABEL as JOB_UID_LABEL
-from scheduler.core.admission_checks import CheckInfo
+from scheduler.core.admission_checks import CheckInfo, applicable_checks
 from scheduler.core.cycle import Scheduler
 from scheduler.core.cycle_inputs import SchedulingOptions
 from scheduler.core.decisions import CycleResult, WorkloadKey
@@ -364,6 +364,16 @@ class Engine:
             active_reason=reason,
             active_message=message,
         )
+
+    def admission_checks_for(
+        self, cluster_queue: str, flavors: Iterable[str]
+    ) -> tuple[str, ...] | None:
+        """The checks of ``cluster_queue`` that apply to a workload on ``flavors`` (9.1): pure.
+
+        None when the ClusterQueue is unknown.
+        """
+        info = self.cache.cluster_queues.get(cluster_queue)
+        return None if info is None else applicable_checks(info.check_rules, flavors)
 
     def workload_keys(self) -> tuple[WorkloadKey, ...]:
         """Every workload the engine knows, sorted: pure."""

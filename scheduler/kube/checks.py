@@ -32,6 +32,7 @@ from typing import Any
 from scheduler import logs
 from scheduler.api import objects
 from scheduler.core.decisions import Evict
+from scheduler.core.engine import Engine
 from scheduler.kube import metrics
 from scheduler.kube.mirror import Mirror
 from scheduler.kube.rest import Conflict, NotFound, RestError
@@ -42,6 +43,7 @@ from scheduler.status.check_status import (
     checks_admitted_status,
     deactivation_target_status,
     next_check_step,
+    synced_status,
     unsupported_check_status,
 )
 
@@ -55,6 +57,7 @@ class CheckController:
     def __init__(
         self,
         *,
+        engine: Engine,
         mirror: Mirror,
         writer: Writer,
         clock: Callable[[], datetime],
@@ -63,6 +66,7 @@ class CheckController:
         role: Callable[[], str] = lambda: "leader",
     ) -> None:
         self.role = role
+        self.engine = engine
         self.mirror = mirror
         self.writer = writer
         self.clock = clock
@@ -80,7 +84,15 @@ class CheckController:
             workload = self.mirror.workloads.get(key)
             if workload is None:
                 continue
-            step = next_check_step(workload)
+            flavors = (
+                str(flavor)
+                for assignment in objects.pod_set_assignments(workload)
+                for flavor in (assignment.get("flavors") or {}).values()
+            )
+            applicable = self.engine.admission_checks_for(
+                objects.admitted_cluster_queue(workload), flavors
+            )
+            step = next_check_step(workload, applicable)
             if step is None:
                 continue
             with logs.bind(object=key):
@@ -121,10 +133,19 @@ class CheckController:
             self.mirror.remember_workload(key, updated)
             log.info("deactivated: an admission check rejected it", extra={"why": step.message})
             return
-        stored = await self.writer.write_workload_status(
-            workload, checks_admitted_status(workload, now)
-        )
-        self.mirror.remember_workload(key, stored)
+        if step.kind == "sync":
+            stored = await self.writer.write_workload_status(
+                workload, synced_status(workload, step.checks, now)
+            )
+            self.mirror.remember_workload(key, stored)
+            self.mirror.dirty_workloads.add(key)  # its next step, from the synced list
+            if not objects.is_admitted(stored):
+                return
+        else:
+            stored = await self.writer.write_workload_status(
+                workload, checks_admitted_status(workload, now)
+            )
+            self.mirror.remember_workload(key, stored)
         cluster_queue = objects.admitted_cluster_queue(stored)
         reserved = objects.parse_time(
             (objects.condition(stored, "QuotaReserved") or {}).get("lastTransitionTime")

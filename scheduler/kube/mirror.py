@@ -137,6 +137,15 @@ class Mirror:
             self.dirty_jobs.update(self.jobs)  # a Job waiting for this flavor can start now
         elif kind == "AdmissionCheck" and event.type != "DELETED":
             self.dirty_checks.add(event.key)
+        elif kind == "ClusterQueue" and self._spec_changed(self.cluster_queues.get(event.key), obj):
+            # Its checks may have changed: the lists of its workloads are synced (9.2).
+            name = objects.name(obj)
+            self.dirty_workloads.update(
+                key
+                for key, workload in self.workloads.items()
+                if objects.admission_check_states(workload)
+                and objects.admitted_cluster_queue(workload) == name
+            )
         store = self._raw_store(kind)
         if store is not None:
             if event.type == "DELETED":
@@ -158,6 +167,11 @@ class Mirror:
             )
             return
         self.engine.apply(model)  # type: ignore[arg-type]
+
+    @staticmethod
+    def _spec_changed(known: Mapping[str, Any] | None, incoming: Mapping[str, Any]) -> bool:
+        """A new generation of an object already known (not a status write, not the first list)."""
+        return known is not None and objects.generation(known) != objects.generation(incoming)
 
     @staticmethod
     def _stale(event: Event, known: Mapping[str, Any] | None) -> bool:

@@ -111,6 +111,7 @@ class Scheduler:
             status_writes_per_second=self.settings.status_writes_per_second,
         )
         self.checks = CheckController(
+            engine=self.engine,
             mirror=self.mirror,
             writer=self.writer,
             clock=self.clock,

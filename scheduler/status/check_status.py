@@ -140,20 +140,30 @@ def with_retry_requeue(status: dict[str, Any], now: datetime) -> dict[str, Any]:
 class CheckStep:
     """What a Workload with admission checks needs now (:func:`next_check_step`)."""
 
-    kind: Literal["admit", "retry", "reject"]
+    kind: Literal["admit", "retry", "reject", "sync"]
     message: str = ""
+    checks: tuple[str, ...] = ()
+    """``sync``: the checks that apply now."""
 
 
-def next_check_step(workload: Mapping[str, Any]) -> CheckStep | None:
+def next_check_step(
+    workload: Mapping[str, Any], applicable: tuple[str, ...] | None = None
+) -> CheckStep | None:
     """The one check reaction ``workload`` needs now, or None (module docstring): pure.
 
     Only a Workload that holds quota, is not being evicted, finished or
     deactivated is concerned; ``Rejected`` wins over ``Retry``, which wins
-    over admitting.
+    over admitting.  ``applicable``: the checks its ClusterQueue applies to it
+    now (None: unknown); a Workload not admitted yet whose list differs gets
+    it synced first (a check removed from the queue no longer holds it).
     """
     entries = objects.admission_check_states(workload)
     if not entries or not objects.has_quota_reservation(workload):
         return None
+    names = tuple(sorted(str(entry.get("name")) for entry in entries))
+    if applicable is not None and names != applicable and not objects.is_admitted(workload):
+        if not objects.is_true(workload, EVICTED) and not objects.is_deactivated(workload):
+            return CheckStep("sync", checks=applicable)
     if objects.is_true(workload, EVICTED) or objects.is_finished(workload):
         return None
     if objects.is_deactivated(workload):
@@ -183,6 +193,26 @@ def checks_admitted_status(workload: Mapping[str, Any], now: datetime) -> dict[s
         status=True,
         reason="Admitted",
         message=ADMITTED_MESSAGE,
+        now=now,
+        generation=objects.generation(workload),
+    )
+    return status
+
+
+def synced_status(
+    workload: Mapping[str, Any], checks: Sequence[str], now: datetime
+) -> dict[str, Any]:
+    """The check list made equal to ``checks``, and ``Admitted`` recomputed (6.2): pure."""
+    status = _status(workload)
+    entries = synced_checks(status.get("admissionChecks") or [], checks, now)
+    status["admissionChecks"] = entries
+    ready = all_ready(entries)
+    status["conditions"] = set_condition(
+        status.get("conditions") or [],
+        kind=ADMITTED,
+        status=ready,
+        reason="Admitted" if ready else UNSATISFIED_REASON,
+        message=ADMITTED_MESSAGE if ready else UNSATISFIED_MESSAGE,
         now=now,
         generation=objects.generation(workload),
     )
@@ -280,5 +310,6 @@ __all__ = [
     "next_check_step",
     "reset_on_eviction",
     "synced_checks",
+    "synced_status",
     "with_retry_requeue",
 ]

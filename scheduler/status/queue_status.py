@@ -109,11 +109,12 @@ def local_queue_status(
     """The status of 10.2 for ``queue`` from its Workloads, or None when unchanged."""
     current = dict(objects.status(queue))
     stopped = objects.spec(queue).get("stopPolicy") not in (None, "", "None")
-    pending = reserving = 0
+    pending = reserving = admitted = 0
     totals: dict[str, dict[str, Quantity]] = {}
     if cluster_queue is not None:
         for flavor, resources in cluster_queue.usage.items():
             totals[flavor] = {resource: Quantity.zero() for resource in resources}
+    admitted_totals = {flavor: dict(resources) for flavor, resources in totals.items()}
     for workload in workloads:
         if objects.is_finished(workload):
             continue
@@ -121,6 +122,9 @@ def local_queue_status(
             pending += 1
             continue
         reserving += 1
+        # Waiting for admission checks: reserved, not admitted (10.1).
+        counted = not objects.awaits_admission_checks(workload)
+        admitted += counted
         for assignment in objects.pod_set_assignments(workload):
             flavors = assignment.get("flavors") or {}
             for resource, amount in (assignment.get("resourceUsage") or {}).items():
@@ -131,8 +135,9 @@ def local_queue_status(
                     quantity = Quantity.parse(amount)
                 except ValueError:
                     continue
-                bucket = totals.setdefault(flavor_name, {})
-                bucket[resource] = bucket.get(resource, Quantity.zero()) + quantity
+                for sums in (totals, admitted_totals) if counted else (totals,):
+                    bucket = sums.setdefault(flavor_name, {})
+                    bucket[resource] = bucket.get(resource, Quantity.zero()) + quantity
     if stopped:
         active, reason, message = False, "Stopped", "LocalQueue is stopped"
     elif cluster_queue is None:
@@ -165,9 +170,21 @@ def local_queue_status(
     )
     wanted["pendingWorkloads"] = 0 if stopped else pending
     wanted["reservingWorkloads"] = reserving
-    wanted["admittedWorkloads"] = reserving
+    wanted["admittedWorkloads"] = admitted
     wanted["flavorsReservation"] = _flavor_list(totals, None)
-    wanted["flavorsUsage"] = _flavor_list(totals, None)
+    if admitted == reserving:
+        wanted["flavorsUsage"] = wanted["flavorsReservation"]
+    else:
+        wanted["flavorsUsage"] = _flavor_list(
+            {
+                flavor: {
+                    resource: admitted_totals.get(flavor, {}).get(resource, Quantity.zero())
+                    for resource in resources
+                }
+                for flavor, resources in totals.items()
+            },
+            None,
+        )
     return wanted if _changed(current, wanted) else None
 
 

@@ -70,7 +70,10 @@ BACKOFF: Mapping[str, tuple[str, str]] = {
 
 
 def _requeued_again(
-    conditions: list[dict[str, Any]], now: datetime, generation: int | None
+    conditions: list[dict[str, Any]],
+    now: datetime,
+    generation: int | None,
+    status: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """``Requeued=True`` for a workload back in a queue that runs again, or after its backoff.
 
@@ -86,6 +89,10 @@ def _requeued_again(
     restarted = RESTARTED.get(reason) or BACKOFF.get(reason)
     if restarted is None:
         return conditions
+    requeue = (status or {}).get("requeueState") or {}
+    until = objects.parse_time(requeue.get("requeueAt")) if isinstance(requeue, Mapping) else None
+    if reason in BACKOFF and until is not None and until > now:
+        return conditions  # still backing off
     reason, message = restarted
     return set_condition(
         conditions,
@@ -156,7 +163,7 @@ def admitted_status(workload: Mapping[str, Any], decision: Admit, now: datetime)
         now=now,
         generation=generation,
     )
-    status["conditions"] = _requeued_again(conditions, now, generation)
+    status["conditions"] = _requeued_again(conditions, now, generation, status)
     status["admission"] = admission_record(decision)
     return status
 
@@ -171,7 +178,7 @@ def pending_status(
     message = truncate(decision.message)
     generation = _generation(workload)
     if decision.reason != "Suspended":  # considered by the scheduler: its queue runs (3.9)
-        conditions = _requeued_again(conditions, now, generation)
+        conditions = _requeued_again(conditions, now, generation, status)
     if (
         current is not None
         and current.get("status") == "False"

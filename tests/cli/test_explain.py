@@ -225,3 +225,24 @@ def test_a_request_above_the_maximum_with_earlier_pod_sets_is_not_curable() -> N
         "  - flavor spot has the taint {spot true NoSchedule <nil>}, which the Job does not "
         "tolerate; add a toleration to use it",
     ]
+
+
+def test_a_job_waiting_for_admission_checks_names_each_check_its_state_and_message() -> None:
+    cluster = research_pool()
+    cluster.job("team", "gated", "user-queue", admitted=("research-pool", "ondemand"))
+    workload = cluster.objects.workloads[-1]
+    status = workload["status"]
+    status["conditions"] = [c for c in status["conditions"] if c["type"] != "Admitted"]
+    status["admissionChecks"] = [
+        {"name": "prov", "state": "Retry", "message": "no capacity"},
+        {"name": "approve", "state": "Pending"},
+        {"name": "done", "state": "Ready"},
+    ]
+    lines = explain(cluster, "gated")
+    assert lines[1].startswith(
+        "It holds quota (waiting for its admission checks) in ClusterQueue research-pool since"
+    )
+    assert lines[3:] == [
+        "It is waiting for admission check approve (Pending).",
+        "It is waiting for admission check prov (Retry, no capacity).",
+    ]

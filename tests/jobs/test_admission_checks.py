@@ -146,3 +146,38 @@ def test_a_provisioning_request_check_is_marked_inactive_once_and_others_are_lef
     for controller in ("kueue.x-k8s.io/multikueue", "example.com/mine"):
         other = {**prov, "spec": {"controllerName": controller}}
         assert unsupported_check_status(other, NOW) is None
+
+
+def test_a_check_removed_from_the_queue_no_longer_holds_a_reserved_workload() -> None:
+    from scheduler.status.check_status import synced_status
+
+    workload = reserve(workload_for(job()), "acc", "gone")
+    workload = set_state(workload, "acc", "Ready")
+    assert next_check_step(workload, ("acc", "gone")) is None, "still waiting for gone"
+    step = next_check_step(workload, ("acc",))
+    assert step is not None and (step.kind, step.checks) == ("sync", ("acc",))
+    workload = {**workload, "status": synced_status(workload, step.checks, NOW)}
+    assert [c["name"] for c in workload["status"]["admissionChecks"]] == ["acc"]
+    assert condition(workload, "Admitted")["status"] == "True"
+    assert isinstance(next_action(job(), workload, flavors=FLAVORS), StartJob)
+
+
+def test_requeued_says_backoff_finished_only_once_the_backoff_is_over() -> None:
+    from scheduler.core.decisions import Pending
+    from scheduler.status.workload_status import pending_status
+
+    workload = reserve(workload_for(job()), "acc")
+    workload = set_state(workload, "acc", "Retry", requeueAfterSeconds=60)
+    evicted = evicted_status(workload, Evict("ml/x", None, "AdmissionCheck", "m"), NOW)
+    assert evicted is not None
+    released = {**workload, "status": released_status({**workload, "status": evicted}, NOW)}
+    decision = Pending("ml/x", "cq", "Pending", "couldn't assign flavors")
+
+    def requeued(at: timedelta) -> tuple[str, str]:
+        status = pending_status(released, decision, NOW + at)
+        assert status is not None
+        found = next(c for c in status["conditions"] if c["type"] == "Requeued")
+        return found["status"], found["reason"]
+
+    assert requeued(timedelta(seconds=30)) == ("False", "AdmissionCheck")
+    assert requeued(timedelta(seconds=61)) == ("True", "BackoffFinished")

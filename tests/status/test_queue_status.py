@@ -128,3 +128,34 @@ def test_local_queue_status_explains_a_missing_or_stopped_cluster_queue() -> Non
     )
     assert stopped is not None and stopped["pendingWorkloads"] == 0
     assert stopped["conditions"][0]["reason"] == "Stopped"
+
+
+def test_queues_count_a_workload_waiting_for_admission_checks_as_reserving_only() -> None:
+    waiting = workload("lq", admitted=True, cpu="500m")
+    waiting["status"]["admissionChecks"] = [{"name": "prov", "state": "Pending"}]
+    queue = {"metadata": {"name": "lq", "namespace": "ns"}, "spec": {"clusterQueue": "cq"}}
+    status = local_queue_status(
+        queue, [workload("lq", admitted=True), waiting], cluster_queue=state(), now=NOW
+    )
+    assert status is not None
+    assert (status["reservingWorkloads"], status["admittedWorkloads"]) == (2, 1)
+
+    def cpu(flavors: list[dict[str, Any]]) -> str:
+        on_demand = next(f for f in flavors if f["name"] == "on-demand")
+        return str(next(r["total"] for r in on_demand["resources"] if r["name"] == "cpu"))
+
+    assert (cpu(status["flavorsReservation"]), cpu(status["flavorsUsage"])) == ("2500m", "2")
+
+    split = ClusterQueueStatus(
+        **{
+            **{f: getattr(state(), f) for f in ClusterQueueStatus.__dataclass_fields__},
+            "reserving": 3,
+            "admitted": 2,
+            "admitted_usage": {"on-demand": {"cpu": Q("8"), "memory": Q("36Gi")}},
+            "admitted_borrowed": {"on-demand": {"cpu": Q("0"), "memory": Q("0")}},
+        }
+    )
+    cq_status = cluster_queue_status({"metadata": {"name": "cq"}}, split, NOW)
+    assert cq_status is not None
+    assert (cq_status["reservingWorkloads"], cq_status["admittedWorkloads"]) == (3, 2)
+    assert (cpu(cq_status["flavorsReservation"]), cpu(cq_status["flavorsUsage"])) == ("9", "8")
