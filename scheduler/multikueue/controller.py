@@ -51,6 +51,7 @@ from scheduler.kube.rest import Conflict, NotFound, Resource, Rest, RestClient, 
 from scheduler.multikueue import decisions
 from scheduler.multikueue.decisions import (
     Action,
+    ClearNomination,
     Condition,
     CreateRemoteJob,
     CreateRemoteWorkload,
@@ -334,10 +335,14 @@ class Controller:
 
     @staticmethod
     def _needs_a_look(workload: Mapping[str, Any], inventories: Mapping[str, Inventory]) -> bool:
-        """False for a Workload done with MultiKueue: finished or without quota, and no
-        reachable worker holds anything of it (its Job is then not even read)."""
-        if objects.has_quota_reservation(workload) and not objects.is_finished(workload):
-            return True
+        """False for a Workload done with MultiKueue: finished, or without quota and
+        nomination, and no reachable worker holds anything of it (its Job is not read)."""
+        if not objects.is_finished(workload):
+            status = objects.status(workload)
+            if objects.has_quota_reservation(workload) or status.get("clusterName"):
+                return True
+            if status.get("nominatedClusterNames"):
+                return True
         key = objects.key(workload)
         return any(key in inventory.workloads for inventory in inventories.values())
 
@@ -451,6 +456,14 @@ class Controller:
                     },
                 ],
             )
+        elif isinstance(action, ClearNomination):
+            status = objects.status(workload)
+            removals = [
+                {"op": "remove", "path": f"/status/{field_}"}
+                for field_ in ("clusterName", "nominatedClusterNames")
+                if field_ in status
+            ]
+            await self.rest.json_patch(workload_status, [guard, *removals])
         elif isinstance(action, FinishLocal):
             conditions = set_condition(
                 objects.conditions(workload),

@@ -328,6 +328,12 @@ class Nominate:
 
 
 @dataclass(frozen=True, slots=True)
+class ClearNomination:
+    """Remove ``status.clusterName`` and ``nominatedClusterNames``: the Workload is to be
+    dispatched anew (Kueue clears both when it evicts)."""
+
+
+@dataclass(frozen=True, slots=True)
 class FinishLocal:
     reason: str
     message: str
@@ -340,6 +346,7 @@ Action = (
     | SyncJobStatus
     | SetCheck
     | Nominate
+    | ClearNomination
     | FinishLocal
 )
 """Everything :func:`dispatch` may ask for; the controller performs each member."""
@@ -375,10 +382,13 @@ def dispatch(given: DispatchInput) -> list[Action]:
     """The writes one manager Workload needs now (module docstring, a–e): pure."""
     workload = given.workload
     present = [name for name, remote in given.remotes.items() if remote.workload or remote.job]
-    if objects.is_finished(workload) or not objects.has_quota_reservation(workload):
+    forget = _nominated(workload)
+    if objects.is_finished(workload):
         return [DeleteRemote(name) for name in present]
+    if not objects.has_quota_reservation(workload):
+        return [DeleteRemote(name) for name in present] + forget
     if objects.is_evicting(workload):
-        return _stop(given, present)
+        return _stop(given, present) + forget
     entry = check_state(workload, given.check) or {}
     state = str(entry.get("state") or "Pending")
     for remote in given.remotes.values():
@@ -411,6 +421,8 @@ def dispatch(given: DispatchInput) -> list[Action]:
         return [SetCheck("Retry", _previously(ADMITTING_REMOTE_GONE, state))]
     if state != "Pending":
         return []
+    if objects.status(workload).get("clusterName"):
+        return [ClearNomination()]  # left from an earlier dispatch: start again
     actions: list[Action] = [
         CreateRemoteWorkload(name, remote_workload(workload, given.origin))
         for name, remote in given.remotes.items()
@@ -466,6 +478,14 @@ def _stop(given: DispatchInput, present: list[str]) -> list[Action]:
             status.pop("terminating", None)
             actions.append(SyncJobStatus(status))
     return actions
+
+
+def _nominated(workload: Mapping[str, Any]) -> list[Action]:
+    """A ClearNomination when the Workload still names where it was sent."""
+    status = objects.status(workload)
+    if status.get("clusterName") or status.get("nominatedClusterNames"):
+        return [ClearNomination()]
+    return []
 
 
 def _previously(message: str, state: str) -> str:

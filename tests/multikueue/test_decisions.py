@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from scheduler.multikueue.decisions import (
+    ClearNomination,
     CreateRemoteJob,
     CreateRemoteWorkload,
     DeleteRemote,
@@ -377,3 +378,24 @@ def test_an_evicted_workload_stops_the_remote_run_and_frees_the_manager_job() ->
     ]
     idle = manager_job(suspend=True, status={"active": 0})
     assert dispatch(given(evicted, idle, cloud=Remote())) == []
+
+
+def test_an_evicted_or_released_workload_forgets_where_it_was_sent() -> None:
+    sent = manager_workload(state="Pending")
+    sent["status"]["clusterName"] = "cloud"
+    assert dispatch(given(sent, cloud=Remote(), onprem=Remote())) == [ClearNomination()], (
+        "a requeued Workload is dispatched anew, clusterName first removed"
+    )
+    evicted = manager_workload(state="Retry")
+    evicted["status"]["conditions"].append({"type": "Evicted", "status": "True"})
+    evicted["status"]["nominatedClusterNames"] = ["cloud", "onprem"]
+    assert dispatch(given(evicted, cloud=Remote())) == [ClearNomination()]
+    released = manager_workload(reserved=False)
+    released["status"]["clusterName"] = "cloud"
+    assert dispatch(given(released, cloud=Remote(workload=remote()))) == [
+        DeleteRemote("cloud"),
+        ClearNomination(),
+    ]
+    done = copy.deepcopy(released)
+    done["status"]["conditions"].append({"type": "Finished", "status": "True"})
+    assert dispatch(given(done, cloud=Remote())) == [], "a finished one keeps where it ran"
