@@ -398,6 +398,45 @@ def test_deleting_the_managers_job_deletes_what_runs_on_the_worker(
     )
 
 
+def test_a_remote_workload_that_vanishes_is_retried_and_dispatched_again(
+    kubectl: dict[str, Kubectl],
+) -> None:
+    manager = kubectl["mk-manager"]
+    job = _submit(manager, "mk-retry", delay="300s")
+    _needs_two_phase_admission(manager, job)
+    first = wait_for(
+        lambda: _manager_workload(manager, job),
+        lambda w: bool((w.get("status") or {}).get("clusterName")),
+        timeout=60,
+        what="the manager's Workload dispatched",
+    )
+    worker = kubectl[WORKERS[first["status"]["clusterName"]]]
+    worker.run("delete", "workloads", "--all", "-n", "default")
+    requeued = wait_for(
+        lambda: _manager_workload(manager, job),
+        lambda w: (
+            any(
+                c.get("type") == "Requeued" and c.get("status") == "True"
+                for c in (w.get("status") or {}).get("conditions") or []
+            )
+            and [c.get("state") for c in (w.get("status") or {}).get("admissionChecks") or []]
+            == ["Ready"]
+        ),
+        timeout=90,
+        what="the Workload requeued (check Retry) and dispatched again",
+    )
+    (check,) = requeued["status"]["admissionChecks"]
+    assert check.get("retryCount") == 1, check
+    assert requeued["status"]["clusterName"] in WORKERS
+    where = kubectl[WORKERS[requeued["status"]["clusterName"]]]
+    wait_for(
+        lambda: _pods(where, "mk-retry"),
+        lambda pods: len([p for p in pods if p["status"].get("phase") == "Running"]) == 3,
+        timeout=60,
+        what="the Job running again on a worker",
+    )
+
+
 def test_with_a_worker_down_the_job_is_dispatched_to_the_live_one(
     clusters: dict[str, NamedCluster], kubectl: dict[str, Kubectl]
 ) -> None:
