@@ -58,6 +58,10 @@ class QueueSummary:
     rows: tuple[UsageRow, ...]
     local_queues: tuple[str, ...]
     """``namespace/name`` of every LocalQueue pointing at this ClusterQueue."""
+    reserving: int = -1
+    """Workloads holding quota, admitted or waiting for admission checks (-1: as admitted)."""
+    checks: tuple[tuple[str, str], ...] = ()
+    """(name, state text) of every admission check the ClusterQueue lists."""
 
 
 def bar(used: int, quota: int, width: int = BAR_WIDTH) -> str:
@@ -110,6 +114,7 @@ def summarize(
     for local_queue in objects.local_queues:
         target = str(raw_objects.spec(local_queue).get("clusterQueue") or "")
         local_queues.setdefault(target, []).append(key_of(local_queue))
+    checks = {raw_objects.name(check): check for check in objects.admission_checks}
     summaries = []
     for raw in sorted(objects.cluster_queues, key=raw_objects.name):
         name = raw_objects.name(raw)
@@ -127,9 +132,33 @@ def summarize(
                 inactive_message=status.active_message,
                 rows=quota_rows(raw, status.usage),
                 local_queues=tuple(sorted(local_queues.get(name, ()))),
+                reserving=status.reserving,
+                checks=tuple(
+                    (check, check_state(checks.get(check))) for check in _check_names(raw)
+                ),
             )
         )
     return summaries
+
+
+def _check_names(cluster_queue: Mapping[str, Any]) -> list[str]:
+    strategy = raw_objects.spec(cluster_queue).get("admissionChecksStrategy") or {}
+    rules = strategy.get("admissionChecks") if isinstance(strategy, Mapping) else None
+    names = [str(rule.get("name")) for rule in rules or [] if isinstance(rule, Mapping)]
+    return list(dict.fromkeys(names))
+
+
+def check_state(check: Mapping[str, Any] | None) -> str:
+    """How an AdmissionCheck stands: its controller and ``Active`` condition: pure."""
+    if check is None:
+        return "missing"
+    controller = raw_objects.spec(check).get("controllerName") or "?"
+    active = raw_objects.condition(check, "Active")
+    if active is None:
+        return f"{controller}, not reported Active by its controller"
+    if active.get("status") == "True":
+        return f"{controller}, Active"
+    return f"{controller}, inactive ({active.get('reason')}): {active.get('message')}"
 
 
 def _percent(used: int, quota: int) -> str:
@@ -141,11 +170,15 @@ def _percent(used: int, quota: int) -> str:
 def render_queue(summary: QueueSummary) -> list[str]:
     """The lines of one ClusterQueue: a header, then its usage bars: pure."""
     header = f"ClusterQueue {summary.name}  pending {summary.pending}  admitted {summary.admitted}"
+    if summary.reserving > summary.admitted:
+        header += f"  waiting for admission checks {summary.reserving - summary.admitted}"
     if summary.cohort:
         header += f"  cohort {summary.cohort}"
     lines = [header]
     if not summary.active:
         lines.append(f"  inactive: {summary.inactive_message}")
+    for name, state in summary.checks:
+        lines.append(f"  admission check {name}: {state}")
     flavor_width = max([len("FLAVOR"), *(len(row.flavor) for row in summary.rows)])
     resource_width = max([len("RESOURCE"), *(len(row.resource) for row in summary.rows)])
     if summary.rows:
