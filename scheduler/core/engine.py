@@ -259,7 +259,8 @@ class Engine:
                 self.queues.unqueue(record)
             else:
                 del self._backoff[key]
-                self.queues.route(record, force_heap=True)
+                if record.queued_in is None:  # held out until now: back in its queue
+                    self.queues.route(record, force_heap=True)
 
     def run_until_steady(
         self,
