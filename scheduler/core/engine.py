@@ -110,10 +110,10 @@ class Engine:
         )
         self._records: dict[WorkloadKey, WorkloadRecord] = {}
         self._priorities: dict[PriorityRef, int] = {}
+        """(kind, name) of a PriorityClass or WorkloadPriorityClass -> its value."""
         self._backoff: dict[WorkloadKey, datetime] = {}
         """Pending workloads whose ``requeueState.requeueAt`` may lie ahead (3.9): kept out of
         their queue until then (``cycle``)."""
-        """(kind, name) of a PriorityClass or WorkloadPriorityClass -> its value."""
         self.cache = QuotaCache()
         self.queues = QueueManager(self.cache, self._records)
         self.history = PreemptionHistory()
