@@ -338,11 +338,17 @@ class Engine:
         self.cache.ensure_forest()
         used, borrowed = self.cache.usage_report(name)
         reserving = self.cache.admitted.get(name, set())
-        awaiting = [
-            record
-            for key in reserving
-            if (record := self._records.get(key)) is not None and record.awaiting_checks
-        ]
+        # Only a queue that lists checks has workloads waiting for them (a removed check's
+        # workloads get their list synced at once: ``scheduler.kube.checks``).
+        awaiting = (
+            [
+                record
+                for key in reserving
+                if (record := self._records.get(key)) is not None and record.awaiting_checks
+            ]
+            if self.cache.cluster_queues[name].admission_checks
+            else []
+        )
         if awaiting:
             admitted_usage = dict(self.cache.usage.get(name, {}))
             for record in awaiting:
