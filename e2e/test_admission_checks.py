@@ -417,3 +417,44 @@ async def test_a_missing_or_provisioning_request_check_holds_the_queue(
             f"ClusterQueue {cq} is inactive"
         )
         assert (await batch.read_namespaced_job(job_name, namespace)).spec.suspend is True
+
+
+async def test_a_check_removed_from_the_cluster_queue_no_longer_holds_its_workloads(
+    kuota_scheduler: SchedulerReplica, api: client.ApiClient, namespace: str, setup: Setup
+) -> None:
+    kept, dropped, cq = f"kept-{namespace}", f"dropped-{namespace}", f"two-checks-{namespace}"
+    for name in (kept, dropped):
+        await setup.create("admissionchecks", admission_check(name, "example.com/test"))
+        await setup.activate(name)
+    await setup.queue(cq, "user-queue", kept, dropped)
+    batch = client.BatchV1Api(api)
+    await batch.create_namespaced_job(
+        namespace, job("held", "user-queue", delay="600s", tolerate_spot=False)
+    )
+    workload = await reserved_and_waiting(setup, "held")
+    assert [e["name"] for e in workload["status"]["admissionChecks"]] == sorted([kept, dropped])
+    await setup.set_check(workload, kept, state="Ready")
+    await asyncio.sleep(2)
+    assert (await batch.read_namespaced_job("held", namespace)).spec.suspend is True
+
+    await setup.custom.patch_cluster_custom_object(
+        GROUP,
+        VERSION,
+        "clusterqueues",
+        cq,
+        {"spec": {"admissionChecksStrategy": {"admissionChecks": [{"name": kept}]}}},
+        _content_type=MERGE,
+    )
+    admitted = await eventually(
+        lambda: setup.workload("held"),
+        lambda w: (condition(w, "Admitted") or {}).get("status") == "True",
+        timeout=30,
+        what="Admitted once the only remaining check is Ready",
+    )
+    assert [e["name"] for e in admitted["status"]["admissionChecks"]] == [kept]
+    await eventually(
+        lambda: batch.read_namespaced_job("held", namespace),
+        lambda j: j.spec.suspend is False,
+        timeout=30,
+        what="the Job started",
+    )

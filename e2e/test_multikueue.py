@@ -141,7 +141,7 @@ def test_seed_003_reports_a_missing_secret_then_connected(
         check=True,
     ).stdout
     assert "  onprem-worker  connected True: Connected\n" in status, status
-    assert "  multikueue-check  controller kueue.x-k8s.io/multikueue  active True" in status
+    assert "  admission check multikueue-check: kueue.x-k8s.io/multikueue, Active\n" in status
     assert wait_for(
         lambda: manager.run(
             "get",

@@ -2,9 +2,8 @@
 
 For each ClusterQueue: pending and admitted Workloads, and one usage bar per
 flavor and resource of its quota (used / nominal quota, with what is borrowed
-beyond it), then the LocalQueues that feed it.  Then every AdmissionCheck
-(controller, ``Active`` and its message) and every MultiKueue worker cluster
-(``Connected`` or why not), when there are any.  The figures come from the
+beyond it), then the LocalQueues that feed it.  Then every MultiKueue worker
+cluster (``Connected`` or why not), when there are any.  The figures come from the
 scheduling engine holding the cluster's objects (``scheduler.cli.live``):
 usage is the sum of the admitted Workloads' ``status.admission``, so it is
 the truth the scheduler itself acts on, whether or not a status write has
@@ -60,6 +59,10 @@ class QueueSummary:
     rows: tuple[UsageRow, ...]
     local_queues: tuple[str, ...]
     """``namespace/name`` of every LocalQueue pointing at this ClusterQueue."""
+    reserving: int = -1
+    """Workloads holding quota, admitted or waiting for admission checks (-1: as admitted)."""
+    checks: tuple[tuple[str, str], ...] = ()
+    """(name, state text) of every admission check the ClusterQueue lists."""
 
 
 def bar(used: int, quota: int, width: int = BAR_WIDTH) -> str:
@@ -112,6 +115,7 @@ def summarize(
     for local_queue in objects.local_queues:
         target = str(raw_objects.spec(local_queue).get("clusterQueue") or "")
         local_queues.setdefault(target, []).append(key_of(local_queue))
+    checks = {raw_objects.name(check): check for check in objects.admission_checks}
     summaries = []
     for raw in sorted(objects.cluster_queues, key=raw_objects.name):
         name = raw_objects.name(raw)
@@ -129,9 +133,33 @@ def summarize(
                 inactive_message=status.active_message,
                 rows=quota_rows(raw, status.usage),
                 local_queues=tuple(sorted(local_queues.get(name, ()))),
+                reserving=status.reserving,
+                checks=tuple(
+                    (check, check_state(checks.get(check))) for check in _check_names(raw)
+                ),
             )
         )
     return summaries
+
+
+def _check_names(cluster_queue: Mapping[str, Any]) -> list[str]:
+    strategy = raw_objects.spec(cluster_queue).get("admissionChecksStrategy") or {}
+    rules = strategy.get("admissionChecks") if isinstance(strategy, Mapping) else None
+    names = [str(rule.get("name")) for rule in rules or [] if isinstance(rule, Mapping)]
+    return list(dict.fromkeys(names))
+
+
+def check_state(check: Mapping[str, Any] | None) -> str:
+    """How an AdmissionCheck stands: its controller and ``Active`` condition: pure."""
+    if check is None:
+        return "missing"
+    controller = raw_objects.spec(check).get("controllerName") or "?"
+    active = raw_objects.condition(check, "Active")
+    if active is None:
+        return f"{controller}, not reported Active by its controller"
+    if active.get("status") == "True":
+        return f"{controller}, Active"
+    return f"{controller}, inactive ({active.get('reason')}): {active.get('message')}"
 
 
 def _percent(used: int, quota: int) -> str:
@@ -143,11 +171,15 @@ def _percent(used: int, quota: int) -> str:
 def render_queue(summary: QueueSummary) -> list[str]:
     """The lines of one ClusterQueue: a header, then its usage bars: pure."""
     header = f"ClusterQueue {summary.name}  pending {summary.pending}  admitted {summary.admitted}"
+    if summary.reserving > summary.admitted:
+        header += f"  waiting for admission checks {summary.reserving - summary.admitted}"
     if summary.cohort:
         header += f"  cohort {summary.cohort}"
     lines = [header]
     if not summary.active:
         lines.append(f"  inactive: {summary.inactive_message}")
+    for name, state in summary.checks:
+        lines.append(f"  admission check {name}: {state}")
     flavor_width = max([len("FLAVOR"), *(len(row.flavor) for row in summary.rows)])
     resource_width = max([len("RESOURCE"), *(len(row.resource) for row in summary.rows)])
     if summary.rows:
@@ -187,23 +219,15 @@ def _active(obj: Mapping[str, Any]) -> tuple[str, str]:
     return str(condition.get("status", "Unknown")), str(condition.get("message", ""))
 
 
-def render_checks_and_workers(objects: ClusterObjects) -> str:
-    """The AdmissionChecks and MultiKueue worker clusters, one line each (none: ``""``): pure."""
-    lines: list[str] = []
-    if objects.admission_checks:
-        lines.append("AdmissionChecks")
-        for check in sorted(objects.admission_checks, key=raw_objects.name):
-            status, message = _active(check)
-            controller = raw_objects.spec(check).get("controllerName", "")
-            lines.append(
-                f"  {raw_objects.name(check)}  controller {controller}  active {status}: {message}"
-            )
-    if objects.multikueue_clusters:
-        lines.append("MultiKueue worker clusters")
-        for cluster in sorted(objects.multikueue_clusters, key=raw_objects.name):
-            status, message = _active(cluster)
-            lines.append(f"  {raw_objects.name(cluster)}  connected {status}: {message}")
-    return "\n".join(lines) + "\n" if lines else ""
+def render_workers(objects: ClusterObjects) -> str:
+    """The MultiKueue worker clusters, one line each (none: ``""``): pure."""
+    if not objects.multikueue_clusters:
+        return ""
+    lines = ["MultiKueue worker clusters"]
+    for cluster in sorted(objects.multikueue_clusters, key=raw_objects.name):
+        status, message = _active(cluster)
+        lines.append(f"  {raw_objects.name(cluster)}  connected {status}: {message}")
+    return "\n".join(lines) + "\n"
 
 
 def add_parser(commands: Any) -> None:
@@ -234,7 +258,7 @@ def run(
     for note in notes:
         print(f"note: {note}", file=stderr)
     stdout.write(render_status(summaries))
-    extra = render_checks_and_workers(objects)
+    extra = render_workers(objects)
     if extra:
         stdout.write("\n" + extra)
     return EXIT_OK

@@ -110,10 +110,10 @@ class Engine:
         )
         self._records: dict[WorkloadKey, WorkloadRecord] = {}
         self._priorities: dict[PriorityRef, int] = {}
+        """(kind, name) of a PriorityClass or WorkloadPriorityClass -> its value."""
         self._backoff: dict[WorkloadKey, datetime] = {}
         """Pending workloads whose ``requeueState.requeueAt`` may lie ahead (3.9): kept out of
         their queue until then (``cycle``)."""
-        """(kind, name) of a PriorityClass or WorkloadPriorityClass -> its value."""
         self.cache = QuotaCache()
         self.queues = QueueManager(self.cache, self._records)
         self.history = PreemptionHistory()
@@ -259,7 +259,8 @@ class Engine:
                 self.queues.unqueue(record)
             else:
                 del self._backoff[key]
-                self.queues.route(record, force_heap=True)
+                if record.queued_in is None:  # held out until now: back in its queue
+                    self.queues.route(record, force_heap=True)
 
     def run_until_steady(
         self,
@@ -337,11 +338,17 @@ class Engine:
         self.cache.ensure_forest()
         used, borrowed = self.cache.usage_report(name)
         reserving = self.cache.admitted.get(name, set())
-        awaiting = [
-            record
-            for key in reserving
-            if (record := self._records.get(key)) is not None and record.awaiting_checks
-        ]
+        # Only a queue that lists checks has workloads waiting for them (a removed check's
+        # workloads get their list synced at once: ``scheduler.kube.checks``).
+        awaiting = (
+            [
+                record
+                for key in reserving
+                if (record := self._records.get(key)) is not None and record.awaiting_checks
+            ]
+            if self.cache.cluster_queues[name].admission_checks
+            else []
+        )
         if awaiting:
             admitted_usage = dict(self.cache.usage.get(name, {}))
             for record in awaiting:

@@ -116,18 +116,21 @@ class CheckController:
                 Evict(victim=key, preemptor=None, reason=EVICTED_BY_CHECK, message=step.message)
             )
             return
-        if step.kind == "reject":
-            stored = await self.writer.write_workload_status(
-                workload, deactivation_target_status(workload, step.message, now)
-            )
-            self.mirror.remember_workload(key, stored)
-            self.writer.event(
-                stored,
-                kind="Workload",
-                reason="AdmissionCheckRejected",
-                message=f"Deactivated due to {step.message}",
-                event_type="Warning",
-            )
+        if step.kind in ("reject", "deactivate"):
+            # The target first, then spec.active: a crash in between is finished on restart.
+            stored = workload
+            if step.kind == "reject":
+                stored = await self.writer.write_workload_status(
+                    workload, deactivation_target_status(workload, step.message, now)
+                )
+                self.mirror.remember_workload(key, stored)
+                self.writer.event(
+                    stored,
+                    kind="Workload",
+                    reason="AdmissionCheckRejected",
+                    message=f"Deactivated due to {step.message}",
+                    event_type="Warning",
+                )
             spec = {**dict(objects.spec(stored)), "active": False}
             updated = await self.writer.update_workload(stored, {**stored, "spec": spec})
             self.mirror.remember_workload(key, updated)

@@ -94,13 +94,18 @@ class QueueReporter:
         for name in self.engine.cluster_queue_names():
             status = self.engine.cluster_queue_status(name)
             metrics.PENDING.labels(name, "active", role).set(status.pending)
-            metrics.RESERVING.labels(name, role).set(status.admitted)
+            reserving = status.reserving if status.reserving >= 0 else status.admitted
+            metrics.RESERVING.labels(name, role).set(reserving)
             metrics.ADMITTED_ACTIVE.labels(name, role).set(status.admitted)
             current = "active" if status.active else "pending"
             for state in ("pending", "active", "terminating"):
                 metrics.CQ_STATUS.labels(name, state, role).set(1 if state == current else 0)
+            admitted = status.admitted_usage if status.admitted_usage is not None else {}
             for flavor, resources in status.usage.items():
                 for resource, quantity in resources.items():
                     value = float(quantity.milli_value()) / 1000
                     metrics.CQ_RESERVATION.labels("", name, flavor, resource, role).set(value)
-                    metrics.CQ_USAGE.labels("", name, flavor, resource, role).set(value)
+                    used = admitted.get(flavor, {}).get(resource, quantity)
+                    metrics.CQ_USAGE.labels("", name, flavor, resource, role).set(
+                        float(used.milli_value()) / 1000
+                    )

@@ -140,7 +140,7 @@ def with_retry_requeue(status: dict[str, Any], now: datetime) -> dict[str, Any]:
 class CheckStep:
     """What a Workload with admission checks needs now (:func:`next_check_step`)."""
 
-    kind: Literal["admit", "retry", "reject", "sync"]
+    kind: Literal["admit", "retry", "reject", "deactivate", "sync"]
     message: str = ""
     checks: tuple[str, ...] = ()
     """``sync``: the checks that apply now."""
@@ -169,9 +169,9 @@ def next_check_step(
     if objects.is_deactivated(workload):
         return None
     states = check_states(entries)
+    if objects.is_true(workload, DEACTIVATION_TARGET):
+        return CheckStep("deactivate")  # the target is recorded: spec.active goes false next
     if any(state.state == REJECTED for state in states):
-        if objects.is_true(workload, DEACTIVATION_TARGET):
-            return None
         return CheckStep("reject", rejected_message(states))
     if any(state.state == RETRY for state in states):
         return CheckStep("retry", retry_eviction_message(states))

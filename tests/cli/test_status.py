@@ -12,9 +12,9 @@ from scheduler.cli.status import (
     QueueSummary,
     UsageRow,
     bar,
-    render_checks_and_workers,
     render_queue,
     render_status,
+    render_workers,
     run,
     summarize,
 )
@@ -154,23 +154,8 @@ def test_run_reads_through_the_fetcher_and_reports_unreachable_clusters() -> Non
     )
 
 
-def test_admission_checks_and_worker_clusters_are_listed_with_their_state() -> None:
+def test_worker_clusters_are_listed_with_their_connection() -> None:
     objects = ClusterObjects(
-        admission_checks=[
-            {
-                "metadata": {"name": "multikueue-check"},
-                "spec": {"controllerName": "kueue.x-k8s.io/multikueue"},
-                "status": {
-                    "conditions": [
-                        {
-                            "type": "Active",
-                            "status": "False",
-                            "message": "Inactive clusters: [cloud-worker]",
-                        }
-                    ]
-                },
-            }
-        ],
         multikueue_clusters=[
             {
                 "metadata": {"name": "onprem-worker"},
@@ -181,12 +166,64 @@ def test_admission_checks_and_worker_clusters_are_listed_with_their_state() -> N
             {"metadata": {"name": "cloud-worker"}},
         ],
     )
-    assert render_checks_and_workers(objects) == (
-        "AdmissionChecks\n"
-        "  multikueue-check  controller kueue.x-k8s.io/multikueue  active False: "
-        "Inactive clusters: [cloud-worker]\n"
+    assert render_workers(objects) == (
         "MultiKueue worker clusters\n"
         "  cloud-worker  connected Unknown: no status yet (is its controller running?)\n"
         "  onprem-worker  connected True: Connected\n"
     )
-    assert render_checks_and_workers(ClusterObjects()) == ""
+    assert render_workers(ClusterObjects()) == ""
+
+
+def test_admission_checks_of_a_queue_are_listed_with_how_they_stand() -> None:
+    cluster = research_pool()
+    (queue,) = cluster.objects.cluster_queues
+    queue["spec"]["admissionChecksStrategy"] = {
+        "admissionChecks": [{"name": "prov"}, {"name": "gone"}]
+    }
+    cluster.objects.admission_checks.append(
+        {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "AdmissionCheck",
+            "metadata": {"name": "prov"},
+            "spec": {"controllerName": "kueue.x-k8s.io/provisioning-request"},
+            "status": {
+                "conditions": [
+                    {
+                        "type": "Active",
+                        "status": "False",
+                        "reason": "ControllerNotSupported",
+                        "message": "not run here",
+                        "lastTransitionTime": "2025-03-01T12:00:00Z",
+                    }
+                ]
+            },
+        }
+    )
+    (summary,) = summarize(cluster.objects, NOW)
+    lines = render_queue(summary)
+    assert lines[1] == (
+        "  inactive: Can't admit new workloads: references missing AdmissionCheck(s): gone, "
+        "references inactive AdmissionCheck(s): prov."
+    )
+    assert lines[2:4] == [
+        "  admission check prov: kueue.x-k8s.io/provisioning-request, inactive "
+        "(ControllerNotSupported): not run here",
+        "  admission check gone: missing",
+    ]
+
+
+def test_workloads_waiting_for_admission_checks_are_counted_apart() -> None:
+    summary = QueueSummary(
+        name="q",
+        cohort=None,
+        pending=1,
+        admitted=2,
+        active=True,
+        inactive_message="",
+        rows=(),
+        local_queues=(),
+        reserving=3,
+    )
+    assert render_queue(summary)[0] == (
+        "ClusterQueue q  pending 1  admitted 2  waiting for admission checks 1"
+    )

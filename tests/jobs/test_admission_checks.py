@@ -119,7 +119,8 @@ def test_rejected_deactivates_with_kueues_reason() -> None:
     step = next_check_step(workload)
     assert step is not None and step.kind == "reject"
     workload = {**workload, "status": deactivation_target_status(workload, step.message, NOW)}
-    assert next_check_step(workload) is None, "the target is written once"
+    step = next_check_step(workload)
+    assert step is not None and step.kind == "deactivate", "the target is written once"
     workload = {**workload, "spec": {**workload["spec"], "active": False}}
     assert isinstance(next_action(job(), workload, flavors=FLAVORS), DeactivateWorkload)
     assert deactivation(workload) == (
