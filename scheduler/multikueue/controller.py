@@ -202,9 +202,11 @@ class Controller:
         names = {objects.name(c) for c in clusters}
         for gone in [name for name in self.workers if name not in names]:
             await self._drop(gone)
-        for cluster in clusters:
+        # Probed at once: a worker that times out delays the pass by one probe timeout,
+        # not by one per worker.
+        conditions = await asyncio.gather(*(self._connect(cluster) for cluster in clusters))
+        for cluster, condition in zip(clusters, conditions, strict=True):
             name = objects.name(cluster)
-            condition = await self._connect(cluster)
             if condition.status:
                 self.reachable.add(name)
                 self.lost_since.pop(name, None)
