@@ -27,7 +27,8 @@ Three questions, each one function:
       create the Job there (``prebuilt-workload-name`` and the origin label,
       no ``managedBy``, no selector), copy its status back, and mark the check
       ``Ready`` with ``status.clusterName``;
-   d. the check is ``Ready`` but no admitted copy is visible: if the worker
+   d. the check is ``Ready`` but no admitted copy is visible: evicted on its
+      worker (preempted there), ``Retry`` with Kueue's message; if the worker
       that ran it is unreachable, wait ``workerLostTimeout`` from when it was
       lost, then ``Retry``; if it answered and the copy is gone, ``Retry`` at
       once (the scheduler then releases the quota and requeues);
@@ -50,6 +51,7 @@ import yaml
 from scheduler.api import objects
 from scheduler.api.refs import (
     ADMITTED,
+    EVICTED,
     FINISHED,
     JOB_UID_LABEL,
     KUEUE_GROUP,
@@ -413,6 +415,15 @@ def dispatch(given: DispatchInput) -> list[Action]:
         return _converge(given, admitting, state)
     if state == "Ready":
         where = str(objects.status(workload).get("clusterName") or "")
+        there = given.remotes.get(where, Remote()).workload
+        if there is not None and objects.is_true(there, EVICTED):
+            return [
+                SetCheck(
+                    "Retry",
+                    f'Workload evicted on worker cluster: "{where}", resetting for '
+                    f're-admission. Previously: "{state}"',
+                )
+            ]
         if where and where in given.unreachable:
             since = given.lost_since.get(where)
             if since is None or given.now is None or given.now - since < given.worker_lost_timeout:

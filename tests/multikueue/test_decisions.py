@@ -399,3 +399,17 @@ def test_an_evicted_or_released_workload_forgets_where_it_was_sent() -> None:
     done = copy.deepcopy(released)
     done["status"]["conditions"].append({"type": "Finished", "status": "True"})
     assert dispatch(given(done, cloud=Remote())) == [], "a finished one keeps where it ran"
+
+
+def test_a_workload_evicted_on_its_worker_is_reset_for_readmission() -> None:
+    ready = manager_workload(state="Ready")
+    ready["status"]["clusterName"] = "cloud"
+    preempted = remote()
+    preempted["status"]["conditions"] = [{"type": "Evicted", "status": "True"}]
+    assert dispatch(given(ready, cloud=Remote(workload=preempted))) == [
+        SetCheck(
+            "Retry",
+            'Workload evicted on worker cluster: "cloud", resetting for re-admission. '
+            'Previously: "Ready"',
+        )
+    ]
