@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Final
+from typing import Final, cast
 
 from scheduler import logs
 from scheduler.api.config import Configuration
@@ -86,6 +86,8 @@ class Scheduler:
         self.rebuilds = 0
         self.wakeup = asyncio.Event()
         self.next_queue_status = 0.0
+        self.queue_refresh: asyncio.Task[None] | None = None
+        """The queue status refresh running in the background, if any."""
         self.writer = Writer(rest, fence=fence)
         self._build()
         config = self.settings.config
@@ -125,6 +127,11 @@ class Scheduler:
         the API server sent, exactly as after the first lists.  Synchronous,
         so no informer event falls in between.
         """
+        if self.queue_refresh is not None:  # stop_background() has normally ended it
+            self.queue_refresh.cancel()
+            if self.queue_refresh.done() and not self.queue_refresh.cancelled():
+                self.queue_refresh.exception()  # seen: the term it failed in is over
+            self.queue_refresh = None
         self._build()
         self.rebuilds += 1
         for informer in self.informers:
@@ -181,6 +188,7 @@ class Scheduler:
                     except TimeoutError:
                         pass
         finally:
+            await self.stop_background()
             self.role = "follower"
             metrics.LEADING.set(0)
             try:  # the Events already queued explain what was done: write them, briefly
@@ -193,6 +201,7 @@ class Scheduler:
     async def turn(self) -> bool:
         """Reconcile Jobs, run one engine cycle, carry it out; True when it did something."""
         self.turns += 1
+        self.executor.raise_failures()  # a background write was fenced: the term ends
         with logs.bind(cycle=self.turns):
             acted = await self.executor.reconcile_jobs()
             started = time.perf_counter()
@@ -202,11 +211,40 @@ class Scheduler:
             metrics.CYCLE_SECONDS.observe(elapsed)
             metrics.ADMISSION_ATTEMPTS.labels(outcome, self.role).inc()
             metrics.ADMISSION_ATTEMPT_SECONDS.labels(outcome, self.role).observe(elapsed)
-            await self.executor.carry_out(result.decisions)
+            self.executor.dispatch(result.decisions)
+            self.executor.write_pending_soon()
             await self.finalizers.release()
             self.queues.publish_metrics(self.role)
-            if time.monotonic() >= self.next_queue_status:
+            if time.monotonic() >= self.next_queue_status and self._queue_refresh_idle():
                 interval = self.settings.queue_status_interval_seconds
                 self.next_queue_status = time.monotonic() + interval
-                await self.queues.refresh()
+                self.queue_refresh = asyncio.get_running_loop().create_task(self.queues.refresh())
+        await asyncio.sleep(0)  # the writes just started get going before the next turn
         return bool(result.admitted or result.evicted or acted or self.mirror.dirty_jobs)
+
+    def _queue_refresh_idle(self) -> bool:
+        """No queue status refresh runs (one at a time: requests in between coalesce into the
+        next); raises what the last one ended with (say, fenced)."""
+        if self.queue_refresh is None:
+            return True
+        if not self.queue_refresh.done():
+            return False
+        refresh, self.queue_refresh = self.queue_refresh, None
+        if not refresh.cancelled() and refresh.exception() is not None:
+            raise cast(BaseException, refresh.exception())
+        return True
+
+    async def settle(self) -> None:
+        """Wait for the background writes of the turns so far (tests; the end of a term)."""
+        await self.executor.settle()
+        if self.queue_refresh is not None:
+            await self.queue_refresh
+            self.queue_refresh = None
+
+    async def stop_background(self) -> None:
+        """The term ended: let the writes in flight end, stop the queue and pending writers."""
+        await self.executor.stop_background()
+        if self.queue_refresh is not None:
+            self.queue_refresh.cancel()
+            await asyncio.gather(self.queue_refresh, return_exceptions=True)
+            self.queue_refresh = None
