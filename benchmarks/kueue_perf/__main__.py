@@ -31,6 +31,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -128,6 +129,7 @@ def _start_kuota(kube: ToolPaths, info: ClusterInfo, workdir: Path) -> Side:
             ClusterPki(workdir / "pki"),
             info.server,
             workdir,
+            lease_timings=(),  # the chart's Lease timings, not the failover tests' short ones
         )
     except BaseException:
         webhook.stop()
@@ -148,6 +150,35 @@ def _unfinished(info: ClusterInfo) -> int | None:
         if not any(c.get("type") == "Finished" and c.get("status") == "True" for c in conditions):
             count += 1
     return count
+
+
+def _start_profilers(side: Side, out: Path) -> list[subprocess.Popen[bytes]]:
+    """py-spy (from the venv, installed by hand: not a dependency) on kuota's processes."""
+    py_spy = Path(sys.executable).parent / "py-spy"
+    if not py_spy.exists():
+        print("   --profile: no py-spy next to the interpreter; pip install py-spy", flush=True)
+        return []
+    profilers = []
+    for name, record in side.processes.items():
+        profilers.append(
+            subprocess.Popen(
+                [
+                    str(py_spy),
+                    "record",
+                    "--pid",
+                    str(record.pid),
+                    "--rate",
+                    "20",
+                    "--format",
+                    "raw",
+                    "--output",
+                    str(out / f"{name}.py-spy.txt"),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=open(out / f"{name}.py-spy.log", "wb"),  # noqa: SIM115
+            )
+        )
+    return profilers
 
 
 def _run_checker(
@@ -189,6 +220,7 @@ def run_side(
     rangespec: Path,
     out_root: Path,
     timeout: int,
+    profile: bool = False,
 ) -> RunResult:
     out = out_root / f"{index:02d}-{side}"
     shutil.rmtree(out, ignore_errors=True)
@@ -238,6 +270,7 @@ def run_side(
                 cwd=out,
             )
         sampler.add("runner", runner.pid)
+        profilers = _start_profilers(started_side, out) if profile and side == "kuota" else []
         last_report = started
         while runner.poll() is None and not summary.exists():
             time.sleep(0.5)
@@ -245,6 +278,10 @@ def run_side(
                 last_report = time.monotonic()
                 print(f"   {side}: {last_report - started:.0f} s", flush=True)
         result.wall_seconds = round(time.monotonic() - started, 1)
+        for profiler in profilers:
+            profiler.send_signal(signal.SIGINT)  # py-spy writes its profile on SIGINT
+        for profiler in profilers:
+            profiler.wait(timeout=60)
         result.processes = sampler.stop()
         result.machine_busy_cpu_seconds = round(
             (_machine_busy_ticks() - busy_before) / os.sysconf("SC_CLK_TCK"), 1
@@ -299,6 +336,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sides", default="kueue,kuota", help="comma-separated, in run order")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply Workload counts")
     parser.add_argument("--timeout", type=int, help="the runner's --timeout, seconds")
+    parser.add_argument(
+        "--profile", action="store_true", help="py-spy on kuota's processes (raw stacks in --out)"
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument(
         "--out", type=Path, default=REPO_ROOT / "build" / "bench-kueue", help="artifacts"
@@ -336,6 +376,7 @@ def main(argv: list[str] | None = None) -> int:
                     rangespec=tools.rangespec(args.config),
                     out_root=args.out,
                     timeout=timeout,
+                    profile=args.profile,
                 )
             )
             if args.json:

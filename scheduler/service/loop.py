@@ -9,12 +9,16 @@ the mirror feed the engine).  Order of work, kept by :class:`Scheduler`:
    rebuilt from Workload status by those first lists, so a restarted or newly
    elected scheduler starts from what the cluster recorded.
 2. Only the leader acts (``lead``).  Each *turn* it reconciles the Jobs that
-   changed, runs one engine cycle, carries the decisions out, and about once
-   a second refreshes ClusterQueue and LocalQueue status.  Every write is
-   fenced (:mod:`scheduler.kube.fence`); a fenced write ends the term.
+   changed, runs one engine cycle and starts carrying the decisions out; it
+   never waits for those writes: admissions and evictions are written in the
+   background (``concurrent_writes`` at a time), pending explanations by a
+   paced writer, and about once a second a background refresh writes the
+   ClusterQueue and LocalQueue statuses that changed, concurrently.  Every
+   write is fenced (:mod:`scheduler.kube.fence`); a fenced write ends the term.
 3. When a turn did nothing, the loop sleeps until an informer event wakes it
-   (or ``idle_wait_seconds`` pass); when writes found the API server
-   unreachable, it backs off.
+   (or ``idle_wait_seconds`` pass); turns start at most every
+   ``turn_interval_seconds``; when writes found the API server unreachable,
+   it backs off.
 4. When a term ends (:mod:`scheduler.kube.leader`), ``rebuild`` throws the
    engine away and rebuilds it from the informers' stores (the informers
    keep running on every replica), so the next term starts from what the
@@ -62,6 +66,8 @@ class Settings:
     config: Configuration | None = None
     status_writes_per_second: float = 20.0
     idle_wait_seconds: float = 1.0
+    turn_interval_seconds: float = 0.1
+    """Least time from the start of one turn to the start of the next."""
     concurrent_writes: int = 16
     queue_status_interval_seconds: float = 1.0
     event_flush_seconds: float = 2.0
@@ -167,7 +173,10 @@ class Scheduler:
         backoff = Backoff()
         self.writer.take_unreachable()
         try:
+            loop = asyncio.get_running_loop()
             while True:
+                started = loop.time()
+                self.wakeup.clear()  # before the turn: a change during it wakes the next one
                 acted = await self.turn()
                 unreachable = self.writer.take_unreachable()
                 if unreachable:
@@ -180,13 +189,18 @@ class Scheduler:
                     continue
                 backoff.reset()
                 if not acted:
-                    self.wakeup.clear()
                     try:
                         await asyncio.wait_for(
                             self.wakeup.wait(), timeout=self.settings.idle_wait_seconds
                         )
                     except TimeoutError:
                         pass
+                # Turns no closer than turn_interval_seconds: under a stream of events the
+                # changes of that interval are decided together, and the Lease renewal, the
+                # informers and the writes in flight get the process in between.
+                gap = self.settings.turn_interval_seconds - (loop.time() - started)
+                if gap > 0:
+                    await asyncio.sleep(gap)
         finally:
             await self.stop_background()
             self.role = "follower"
