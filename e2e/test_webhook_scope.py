@@ -14,10 +14,10 @@ scheduler's side of the rule lands separately, so nothing later is asserted).
   unlabelled namespace keeps ``suspend: false`` and one in a labelled
   namespace is created suspended.
 
-Issue 13: the status writes of kuota's scheduler reach the webhook exactly
-where Kueue v0.19.2 registers a webhook: ``workloads/status`` yes,
-``clusterqueues/status`` and ``localqueues/status`` no (counted in the
-webhook's own request metrics).
+Issue 13: status writes reach the webhook exactly where Kueue v0.19.2
+registers a webhook: ``workloads/status`` yes, ``clusterqueues/status`` and
+``localqueues/status`` no (counted in the webhook's own request metrics); and
+the Workload status writes of kuota's scheduler itself (its identity) not at all.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from e2e.cluster.tools import ToolPaths
-from e2e.kuota_install import KUOTA_NAMESPACE, KuotaWebhook, kubectl
+from e2e.kuota_install import KUOTA_NAMESPACE, KuotaWebhook, cluster_access, kubectl
+from e2e.kuota_scheduler import scheduler_kubeconfig
 from webhook.configurations import mutating_configuration, validating_configuration
 
 from .fixtures import ClusterHandle
@@ -188,12 +189,12 @@ def webhook_requests(webhook: KuotaWebhook, kind: str) -> float:
 
 
 def patch_status(
-    cluster: ClusterHandle, *target: str, status: dict[str, Any]
+    cluster: ClusterHandle, *target: str, status: dict[str, Any], kubeconfig: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
     binary: Path = ToolPaths.resolve(build_if_missing=False).binary("kubectl")
     return subprocess.run(
         [
-            str(binary), "--kubeconfig", str(cluster.kubeconfig), "patch", *target,
+            str(binary), "--kubeconfig", str(kubeconfig or cluster.kubeconfig), "patch", *target,
             "--subresource=status", "--type=merge", "-p", json.dumps({"status": status}),
         ],
         capture_output=True,
@@ -276,5 +277,15 @@ async def test_status_writes_reach_the_webhook_only_where_kueue_validates_them(
             "localqueue": 0,
             "workload": 1,
         }
+        # ... except when kuota's scheduler itself writes it (its decisions, thousands a minute).
+        assert cluster.workdir is not None
+        pki, server = cluster_access(cluster.kubeconfig, cluster.workdir)
+        as_scheduler = scheduler_kubeconfig(pki, server, cluster.workdir / "scope-sched.kubeconfig")
+        written = patch_status(
+            cluster, "-n", namespace, "workload", "scope",
+            status={"requeueState": {"count": 2}}, kubeconfig=as_scheduler,
+        )  # fmt: skip
+        assert written.returncode == 0, written.stderr
+        assert webhook_requests(kuota, "workload") == after["workload"], "not asked"
     finally:
         await custom.delete_cluster_custom_object(GROUP, VERSION, "clusterqueues", cluster_queue)
