@@ -35,6 +35,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,7 +44,13 @@ from typing import Any
 import yaml
 
 from benchmarks.kueue_perf.procstat import Sampler
-from benchmarks.kueue_perf.report import RunResult, apply_summary, checker_failures, parse_summary
+from benchmarks.kueue_perf.report import (
+    RunResult,
+    apply_summary,
+    checker_failures,
+    parse_summary,
+    scheduler_metrics,
+)
 from benchmarks.kueue_perf.report import document as report_document
 from benchmarks.kueue_perf.report import render as render_table
 from benchmarks.kueue_perf.tools import MINIMALKUEUE, RUNNER, KueuePerfTools
@@ -66,6 +73,7 @@ class Side:
 
     processes: dict[str, ProcessRecord]
     stoppers: list[Any]
+    metrics_url: str | None = None
 
 
 def scaled_config(source: Path, target: Path, scale: float) -> Path:
@@ -136,7 +144,11 @@ def _start_kuota(kube: ToolPaths, info: ClusterInfo, workdir: Path) -> Side:
         raise
     processes = {"kuota-scheduler": replicas[0].record, "kuota-webhook": webhook.record}
     # The scheduler stops first (nothing writes while the cluster goes), the webhook last.
-    return Side(processes=processes, stoppers=[replicas[0].stop, webhook.stop])
+    return Side(
+        processes=processes,
+        stoppers=[replicas[0].stop, webhook.stop],
+        metrics_url=f"http://127.0.0.1:{replicas[0].port}/metrics",
+    )
 
 
 def _unfinished(info: ClusterInfo) -> int | None:
@@ -231,7 +243,7 @@ def run_side(
     info = plane.start()
     started_side: Side | None = None
     runner: subprocess.Popen[bytes] | None = None
-    result = RunResult(side=side, finished=False, wall_seconds=0.0)
+    result = RunResult(side=side, finished=False, wall_seconds=0.0, commit=_commit())
     try:
         if side == "kueue":
             started_side = _start_kueue(tools, kube, info, cluster_dir)
@@ -278,6 +290,14 @@ def run_side(
                 last_report = time.monotonic()
                 print(f"   {side}: {last_report - started:.0f} s", flush=True)
         result.wall_seconds = round(time.monotonic() - started, 1)
+        if started_side.metrics_url:
+            try:
+                with urllib.request.urlopen(started_side.metrics_url, timeout=10) as reply:
+                    text = reply.read().decode()
+                (out / "kuota-scheduler.metrics.txt").write_text(text)
+                result.scheduler_metrics = scheduler_metrics(text)
+            except OSError as failure:
+                print(f"   {side}: no scheduler metrics: {failure}", flush=True)
         for profiler in profilers:
             profiler.send_signal(signal.SIGINT)  # py-spy writes its profile on SIGINT
         for profiler in profilers:

@@ -50,6 +50,10 @@ class RunResult:
     """The machine's 1-minute load average when the run started and when it ended."""
     machine_busy_cpu_seconds: float | None = None
     """CPU seconds the whole machine was busy during the run (others' work included)."""
+    commit: str = ""
+    """The commit of the working tree the side's processes started from."""
+    scheduler_metrics: dict[str, float] = field(default_factory=dict)
+    """kuota's scheduler: cycles, their seconds, API writes by verb and resource (count, mean)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -96,6 +100,36 @@ def apply_summary(result: RunResult, summary: dict[str, Any]) -> None:
     result.evictions = sum(int(data.get("totalEvictions") or 0) for data in classes.values())
     usage = cq_usage_percent(summary)
     result.min_cq_usage_percent = min(usage.values()) if usage else None
+
+
+def scheduler_metrics(text: str) -> dict[str, float]:
+    """Cycle count and seconds, and API writes (count and mean ms) by verb and resource,
+    from kuota's scheduler's /metrics text (pure)."""
+    found: dict[str, float] = {}
+    sums: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("#") or " " not in line:
+            continue
+        name, _, value = line.rpartition(" ")
+        if name == "kuota_cycle_duration_seconds_count":
+            found["cycles"] = float(value)
+        elif name == "kuota_cycle_duration_seconds_sum":
+            found["cycle seconds"] = round(float(value), 2)
+        elif name.startswith("kuota_api_write_duration_seconds_"):
+            labels = dict(
+                pair.split("=", 1) for pair in name[name.index("{") + 1 : -1].split(",") if pair
+            )
+            verb, resource = (labels.get(key, "").strip('"') for key in ("verb", "resource"))
+            what = f"{verb} {resource}"
+            if name.startswith("kuota_api_write_duration_seconds_count"):
+                found[f"writes {what}"] = float(value)
+            elif name.startswith("kuota_api_write_duration_seconds_sum"):
+                sums[what] = float(value)
+    for what, total in sums.items():
+        count = found.get(f"writes {what}", 0)
+        if count:
+            found[f"mean ms {what}"] = round(total * 1000 / count, 1)
+    return found
 
 
 def checker_failures(output: str) -> list[str]:
@@ -212,6 +246,10 @@ def render(results: Sequence[RunResult]) -> str:
     for result in results:
         for failure in result.checker_failures:
             lines.append(f"checker, {result.side}: {failure}")
+    for result in results:
+        if result.scheduler_metrics:
+            shown = ", ".join(f"{k} {v:g}" for k, v in sorted(result.scheduler_metrics.items()))
+            lines.append(f"kuota-scheduler metrics ({result.commit}): {shown}")
     return "\n".join(line.rstrip() for line in lines)
 
 

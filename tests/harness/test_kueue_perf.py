@@ -18,6 +18,7 @@ from benchmarks.kueue_perf.report import (
     parse_summary,
     render,
     rows,
+    scheduler_metrics,
 )
 from benchmarks.kueue_perf.tools import build_info_marker, wrapper_go_mod
 
@@ -146,3 +147,22 @@ def test_the_build_pins_kueue_and_checks_the_binaries_for_it() -> None:
     assert "require sigs.k8s.io/kueue v0.19.2" in go_mod
     assert "sigs.k8s.io/kueue/test/performance/scheduler/runner" in go_mod
     assert build_info_marker() == b"sigs.k8s.io/kueue\tv0.19.2\t"
+
+
+def test_scheduler_metrics_give_cycles_and_writes_with_their_mean() -> None:
+    text = """# HELP kuota_cycle_duration_seconds ...
+kuota_cycle_duration_seconds_bucket{le="0.01"} 10.0
+kuota_cycle_duration_seconds_count 40.0
+kuota_cycle_duration_seconds_sum 1.234
+kuota_api_write_duration_seconds_count{resource="workloads",verb="apply"} 200.0
+kuota_api_write_duration_seconds_sum{resource="workloads",verb="apply"} 10.0
+kuota_api_write_duration_seconds_count{resource="clusterqueues",verb="patch"} 0.0
+kuota_api_write_duration_seconds_sum{resource="clusterqueues",verb="patch"} 0.0
+"""
+    assert scheduler_metrics(text) == {
+        "cycles": 40.0,
+        "cycle seconds": 1.23,
+        "writes apply workloads": 200.0,
+        "mean ms apply workloads": 50.0,
+        "writes patch clusterqueues": 0.0,
+    }
