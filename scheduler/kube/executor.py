@@ -353,6 +353,12 @@ class Executor:
             self.forget(key)
         log.info("eviction completed, quota released", extra={"workload": key})
 
+    def _admitted(self, key: str) -> bool:
+        try:
+            return self.engine.workload_state(key).state == "Admitted"
+        except KeyError:
+            return False
+
     def forget(self, key: str) -> None:
         """Drop the engine's assumption about ``key`` and put back what the API server has."""
         namespace, name = key.split("/", 1)
@@ -379,6 +385,10 @@ class Executor:
     async def _write_pending(self, key: str, decision: Pending) -> None:
         workload = self.mirror.workloads.get(key)
         if workload is None:
+            return
+        if self._admitted(key):
+            # Admitted since the explanation was queued (the writes run in the background):
+            # explaining a wait now would take the admission back.
             return
         status = pending_status(workload, decision, self.clock())
         if status is None:
