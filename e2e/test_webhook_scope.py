@@ -41,6 +41,8 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from e2e.cluster.tools import ToolPaths
 from e2e.kuota_install import KUOTA_NAMESPACE, KuotaWebhook, cluster_access, kubectl
 from e2e.kuota_scheduler import scheduler_kubeconfig
+from scheduler.kube.client import connect
+from scheduler.kube.rest import Rest
 from webhook.configurations import mutating_configuration, validating_configuration
 
 from .fixtures import ClusterHandle
@@ -189,12 +191,12 @@ def webhook_requests(webhook: KuotaWebhook, kind: str) -> float:
 
 
 def patch_status(
-    cluster: ClusterHandle, *target: str, status: dict[str, Any], kubeconfig: Path | None = None
+    cluster: ClusterHandle, *target: str, status: dict[str, Any]
 ) -> subprocess.CompletedProcess[str]:
     binary: Path = ToolPaths.resolve(build_if_missing=False).binary("kubectl")
     return subprocess.run(
         [
-            str(binary), "--kubeconfig", str(kubeconfig or cluster.kubeconfig), "patch", *target,
+            str(binary), "--kubeconfig", str(cluster.kubeconfig), "patch", *target,
             "--subresource=status", "--type=merge", "-p", json.dumps({"status": status}),
         ],
         capture_output=True,
@@ -281,11 +283,12 @@ async def test_status_writes_reach_the_webhook_only_where_kueue_validates_them(
         assert cluster.workdir is not None
         pki, server = cluster_access(cluster.kubeconfig, cluster.workdir)
         as_scheduler = scheduler_kubeconfig(pki, server, cluster.workdir / "scope-sched.kubeconfig")
-        written = patch_status(
-            cluster, "-n", namespace, "workload", "scope",
-            status={"requeueState": {"count": 2}}, kubeconfig=as_scheduler,
-        )  # fmt: skip
-        assert written.returncode == 0, written.stderr
+        async with connect(as_scheduler) as scheduler_api:  # one PATCH, as the scheduler
+            stored = await Rest(scheduler_api).merge_patch(
+                f"/apis/{GROUP}/{VERSION}/namespaces/{namespace}/workloads/scope/status",
+                {"status": {"requeueState": {"count": 2}}},
+            )
+        assert stored["status"]["requeueState"]["count"] == 2
         assert webhook_requests(kuota, "workload") == after["workload"], "not asked"
     finally:
         await custom.delete_cluster_custom_object(GROUP, VERSION, "clusterqueues", cluster_queue)
