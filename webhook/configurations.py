@@ -230,7 +230,8 @@ def not_the_schedulers_status_write(identity: str) -> dict[str, str]:
     """Pure: the match condition that lets ``identity``'s status writes skip a webhook."""
     return {
         "name": "not-the-schedulers-status-write",
-        "expression": f"!(request.subResource == 'status' && "
+        # subResource is absent (not "") on a request for the object itself: has() first.
+        "expression": "!(has(request.subResource) && request.subResource == 'status' && "
         f"request.userInfo.username == '{identity}')",
     }
 

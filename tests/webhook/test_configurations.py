@@ -159,7 +159,7 @@ def test_only_the_schedulers_own_workload_status_writes_skip_the_webhook() -> No
     default = by_name(validating_configuration(URL, kuota_namespace="kuota"))
     (condition,) = default["workload.validate.kuota.io"]["matchConditions"]
     assert condition["expression"] == (
-        "!(request.subResource == 'status' && "
+        "!(has(request.subResource) && request.subResource == 'status' && "
         "request.userInfo.username == 'system:serviceaccount:kuota:kuota-scheduler')"
     )
     named = by_name(validating_configuration(URL, scheduler_identity="user:sched"))
