@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: help venv tools node-tools image demo down demo-multikueue down-multikueue test test-unit test-e2e test-e2e-node test-webhook-load chaos lint lint-imports bench clean
+.PHONY: help venv tools node-tools image demo down demo-multikueue down-multikueue test test-unit test-e2e test-e2e-node test-webhook-load chaos lint lint-imports bench bench-kueue bench-kueue-large clean
 
 help:
 	@echo "make demo    start the local Kubernetes cluster and run kuota on it"
@@ -15,6 +15,7 @@ help:
 	@echo "make demo-multikueue  a manager and two worker clusters: a Job submitted once runs on a worker"
 	@echo "make down-multikueue  stop the three clusters of 'make demo-multikueue'"
 	@echo "make bench   run the benchmarks and print their figures"
+	@echo "make bench-kueue  Kueue's scheduler benchmark, Kueue and kuota side by side"
 	@echo "make chaos   the chaos suite's long form: scheduler, API server and etcd faults mid-burst"
 	@echo "make image   build kuota's image (no Docker needed) into build/ as an OCI archive"
 
@@ -123,6 +124,20 @@ bench: venv
 	@failed=""; for module in $$(ls benchmarks/bench_*.py | sed 's|/|.|; s|\.py$$||'); do \
 	  echo "== $$module"; $(PY) -m $$module || failed="$$failed $$module"; done; \
 	  if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
+
+# Kueue's own scheduler benchmark (test/performance/scheduler of Kueue v0.19.2, built from
+# the Go module proxy into the tools cache), Kueue's minimalkueue then kuota, each on a
+# fresh local cluster, alternating BENCH_RUNS times; one table, BENCH_JSON as JSON
+# (benchmarks/kueue_perf; figures in benchmarks/RESULTS.md). About 7 minutes per Kueue
+# run of the baseline config on 2 cores; the large-scale config takes far longer.
+BENCH_RUNS ?= 1
+BENCH_JSON ?= build/bench-kueue.json
+bench-kueue: tools
+	$(PY) -m benchmarks.kueue_perf --config baseline --runs $(BENCH_RUNS) --json $(BENCH_JSON)
+
+bench-kueue-large: tools
+	$(PY) -m benchmarks.kueue_perf --config large-scale --runs $(BENCH_RUNS) \
+	  --json build/bench-kueue-large.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -113,7 +113,12 @@ class SchedulerReplica:
 
 
 def start_replica(
-    workdir: Path, kubeconfig: Path, identity: str, *, die_with_parent: bool = True
+    workdir: Path,
+    kubeconfig: Path,
+    identity: str,
+    *,
+    die_with_parent: bool = True,
+    lease_timings: tuple[str, ...] = LEASE_TIMINGS,
 ) -> SchedulerReplica:
     port = _free_port()
     env = clean_env(workdir)
@@ -132,7 +137,7 @@ def start_replica(
         str(KUOTA_CONFIG),
         "--metrics-bind-address",
         f"127.0.0.1:{port}",
-        *LEASE_TIMINGS,
+        *lease_timings,
     ]
     process, record = spawn(
         identity, argv, workdir=workdir, env=env, die_with_parent=die_with_parent
@@ -149,8 +154,12 @@ def start_schedulers(
     *,
     replicas: int = 1,
     die_with_parent: bool = True,
+    lease_timings: tuple[str, ...] = LEASE_TIMINGS,
 ) -> list[SchedulerReplica]:
     """Start ``replicas`` schedulers and wait until each has listed everything.
+
+    ``lease_timings``: the Lease flags (default: short ones, so failover tests are quick;
+    ``()``: the scheduler's own defaults, the chart's).
 
     The chart's RBAC is applied first (again, if :func:`~e2e.kuota_install.install_kuota`
     did already: ``kubectl apply`` changes nothing then).
@@ -159,7 +168,11 @@ def start_schedulers(
     kubeconfig = scheduler_kubeconfig(pki, server, workdir / "kuota-scheduler.kubeconfig")
     started = [
         start_replica(
-            workdir, kubeconfig, f"kuota-scheduler-{index}", die_with_parent=die_with_parent
+            workdir,
+            kubeconfig,
+            f"kuota-scheduler-{index}",
+            die_with_parent=die_with_parent,
+            lease_timings=lease_timings,
         )
         for index in range(replicas)
     ]

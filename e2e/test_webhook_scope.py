@@ -14,10 +14,10 @@ scheduler's side of the rule lands separately, so nothing later is asserted).
   unlabelled namespace keeps ``suspend: false`` and one in a labelled
   namespace is created suspended.
 
-Issue 13: the status writes of kuota's scheduler reach the webhook exactly
-where Kueue v0.19.2 registers a webhook: ``workloads/status`` yes,
-``clusterqueues/status`` and ``localqueues/status`` no (counted in the
-webhook's own request metrics).
+Issue 13: status writes reach the webhook exactly where Kueue v0.19.2
+registers a webhook: ``workloads/status`` yes, ``clusterqueues/status`` and
+``localqueues/status`` no (counted in the webhook's own request metrics); and
+the Workload status writes of kuota's scheduler itself (its identity) not at all.
 """
 
 from __future__ import annotations
@@ -39,7 +39,10 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from e2e.cluster.tools import ToolPaths
-from e2e.kuota_install import KUOTA_NAMESPACE, KuotaWebhook, kubectl
+from e2e.kuota_install import KUOTA_NAMESPACE, KuotaWebhook, cluster_access, kubectl
+from e2e.kuota_scheduler import scheduler_kubeconfig
+from scheduler.kube.client import connect
+from scheduler.kube.rest import Rest
 from webhook.configurations import mutating_configuration, validating_configuration
 
 from .fixtures import ClusterHandle
@@ -276,5 +279,16 @@ async def test_status_writes_reach_the_webhook_only_where_kueue_validates_them(
             "localqueue": 0,
             "workload": 1,
         }
+        # ... except when kuota's scheduler itself writes it (its decisions, thousands a minute).
+        assert cluster.workdir is not None
+        pki, server = cluster_access(cluster.kubeconfig, cluster.workdir)
+        as_scheduler = scheduler_kubeconfig(pki, server, cluster.workdir / "scope-sched.kubeconfig")
+        async with connect(as_scheduler) as scheduler_api:  # one PATCH, as the scheduler
+            stored = await Rest(scheduler_api).merge_patch(
+                f"/apis/{GROUP}/{VERSION}/namespaces/{namespace}/workloads/scope/status",
+                {"status": {"requeueState": {"count": 2}}},
+            )
+        assert stored["status"]["requeueState"]["count"] == 2
+        assert webhook_requests(kuota, "workload") == after["workload"], "not asked"
     finally:
         await custom.delete_cluster_custom_object(GROUP, VERSION, "clusterqueues", cluster_queue)

@@ -226,6 +226,16 @@ def mutating_configuration(
     }
 
 
+def not_the_schedulers_status_write(identity: str) -> dict[str, str]:
+    """Pure: the match condition that lets ``identity``'s status writes skip a webhook."""
+    return {
+        "name": "not-the-schedulers-status-write",
+        # subResource is absent (not "") on a request for the object itself: has() first.
+        "expression": "!(has(request.subResource) && request.subResource == 'status' && "
+        f"request.userInfo.username == '{identity}')",
+    }
+
+
 def validating_configuration(
     client_config: Mapping[str, Any],
     *,
@@ -233,8 +243,20 @@ def validating_configuration(
     manage_jobs_without_queue_name: bool = False,
     managed_namespace_selector: Mapping[str, Any] | None = None,
     labels: Mapping[str, str] | None = None,
+    scheduler_identity: str | None = None,
 ) -> dict[str, Any]:
-    """Pure: kuota's ValidatingWebhookConfiguration."""
+    """Pure: kuota's ValidatingWebhookConfiguration.
+
+    ``scheduler_identity`` (default: the ``kuota-scheduler`` ServiceAccount of
+    ``kuota_namespace``, as the chart names it) is the user whose Workload status
+    writes skip the webhook: the scheduler writes a Workload's status only as
+    the admission decisions it has just computed (an admission, an eviction, a
+    pending explanation), thousands a minute in a busy cluster, and a round trip
+    through the webhook for each would cost the API server and the webhook more
+    than it guards.  Every other writer's status writes, and every write of the
+    Workload itself, are still validated.
+    """
+    identity = scheduler_identity or f"system:serviceaccount:{kuota_namespace}:kuota-scheduler"
     managed = ManagedNamespaces(
         kuota_namespace=kuota_namespace, selector=managed_namespace_selector
     ).registration_selector()
@@ -282,6 +304,9 @@ def validating_configuration(
                 failure_policy="Fail",
                 timeout=5,
                 match_policy="Exact",
+                match_conditions=(
+                    [not_the_schedulers_status_write(identity)] if kind.kind == "Workload" else None
+                ),
                 mutating=False,
             )
         )

@@ -50,6 +50,7 @@ object carries its key (``object``) through :func:`scheduler.logs.bind`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
@@ -119,6 +120,10 @@ class Executor:
         self.pending_writes: dict[str, Pending] = {}
         """Pending explanations not written yet, newest per Workload."""
         self._write_slots = asyncio.Semaphore(concurrent_writes)
+        self._in_flight: set[asyncio.Task[None]] = set()
+        """Admissions and evictions being written in the background (:meth:`dispatch`)."""
+        self._failures: list[BaseException] = []
+        self._pending_writer: asyncio.Task[None] | None = None
 
     async def bounded(self, actions: Iterable[Awaitable[T]]) -> list[T]:
         """Run independent API actions with at most ``concurrent_writes`` in flight."""
@@ -138,20 +143,94 @@ class Executor:
     # -- engine decisions ---------------------------------------------------------------
 
     async def carry_out(self, decisions: Iterable[Decision]) -> None:
-        """Admissions and evictions now (concurrently), then pending explanations within budget."""
-        writes: list[Awaitable[None]] = []
+        """Admissions and evictions (concurrently), then pending explanations within budget,
+        all written before this returns."""
+        self.dispatch(decisions)
+        await self.settle()
+        await self.flush_pending()
+
+    def dispatch(self, decisions: Iterable[Decision]) -> None:
+        """Start admissions and evictions as background writes; queue pending explanations.
+
+        The cycle does not wait for them: the engine already counts each decision
+        (the assumption), so the next cycle can run while they are written, at most
+        ``concurrent_writes`` at a time.  A write that fails is handled in its task
+        (forget, decide again); one that raises (say, fenced) is kept for
+        :meth:`raise_failures`, which ends the term.
+        """
         for decision in decisions:
             match decision:
                 case Admit():
-                    writes.append(self.admit(decision))
+                    self._start(functools.partial(self.admit, decision))
                 case Evict():
-                    writes.append(self.evict(decision))
+                    self._start(functools.partial(self.evict, decision))
                 case Pending():
                     self.pending_writes[decision.workload] = decision
                 case _:
                     assert_never(decision)
-        await self.bounded(writes)
-        await self.flush_pending()
+
+    def _start(self, write: Callable[[], Awaitable[None]]) -> None:
+        async def one() -> None:
+            async with self._write_slots:
+                await write()
+
+        task = asyncio.get_running_loop().create_task(one())
+        self._in_flight.add(task)
+        task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        self._in_flight.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            self._failures.append(cast(BaseException, task.exception()))
+
+    @property
+    def writes_in_flight(self) -> int:
+        return len(self._in_flight)
+
+    def raise_failures(self) -> None:
+        """Raise the first exception a background write ended with (once)."""
+        if self._failures:
+            failure = self._failures[0]
+            self._failures.clear()
+            raise failure
+
+    async def settle(self) -> None:
+        """Wait until every background admission and eviction is written; raise the first
+        failure."""
+        while self._in_flight:
+            await asyncio.gather(*list(self._in_flight), return_exceptions=True)
+        self.raise_failures()
+
+    def write_pending_soon(self) -> None:
+        """Write the queued pending explanations in the background, ``status_writes_per_second``
+        at most, unless that writer already runs (the cycle never waits for them)."""
+        if not self.pending_writes:
+            return
+        if self._pending_writer is not None and not self._pending_writer.done():
+            return
+        if self._pending_writer is not None and not self._pending_writer.cancelled():
+            failure = self._pending_writer.exception()
+            if failure is not None:
+                raise failure
+        self._pending_writer = asyncio.get_running_loop().create_task(self._write_pending_paced())
+
+    async def _write_pending_paced(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self.pending_writes:
+            started = loop.time()
+            await self.flush_pending()
+            if self.pending_writes:
+                await asyncio.sleep(max(0.0, 1.0 - (loop.time() - started)))
+
+    async def stop_background(self) -> None:
+        """End of a term: wait for the admissions and evictions in flight (each bounded by
+        the fence's timeout), drop the pending explanations' writer; raise nothing."""
+        while self._in_flight:
+            await asyncio.gather(*list(self._in_flight), return_exceptions=True)
+        self._failures.clear()
+        if self._pending_writer is not None:
+            self._pending_writer.cancel()
+            await asyncio.gather(self._pending_writer, return_exceptions=True)
 
     async def admit(self, decision: Admit) -> None:
         """Record the admission in the Workload's status, then start its Job from that record."""
@@ -278,6 +357,12 @@ class Executor:
             self.forget(key)
         log.info("eviction completed, quota released", extra={"workload": key})
 
+    def _admitted(self, key: str) -> bool:
+        try:
+            return self.engine.workload_state(key).state == "Admitted"
+        except KeyError:
+            return False
+
     def forget(self, key: str) -> None:
         """Drop the engine's assumption about ``key`` and put back what the API server has."""
         namespace, name = key.split("/", 1)
@@ -294,14 +379,20 @@ class Executor:
     async def flush_pending(self) -> None:
         """Write changed pending explanations within the budget; the rest wait for the next turn."""
         budget = max(1, int(self.status_writes_per_second))
-        for key in list(self.pending_writes)[:budget]:
-            decision = self.pending_writes.pop(key)
-            with logs.bind(object=key):
-                await self._write_pending(key, decision)
+        batch = [(key, self.pending_writes.pop(key)) for key in list(self.pending_writes)[:budget]]
+        await self.bounded(self._write_pending_bound(key, decision) for key, decision in batch)
+
+    async def _write_pending_bound(self, key: str, decision: Pending) -> None:
+        with logs.bind(object=key):
+            await self._write_pending(key, decision)
 
     async def _write_pending(self, key: str, decision: Pending) -> None:
         workload = self.mirror.workloads.get(key)
         if workload is None:
+            return
+        if self._admitted(key):
+            # Admitted since the explanation was queued (the writes run in the background):
+            # explaining a wait now would take the admission back.
             return
         status = pending_status(workload, decision, self.clock())
         if status is None:

@@ -4,7 +4,8 @@ The engine knows counts and usage; :mod:`scheduler.status.queue_status`
 shapes them into the ``status`` a user reads (scheduling.md 10.1, 10.2) and
 says None when the stored status already says the same.  This reporter
 computes them for every queue the mirror holds and writes only the changed
-ones (the scheduler calls it about once a second, not every turn).  A
+ones, concurrently (the scheduler starts it in the background about once a second,
+never waits for it, and never runs two at once).  A
 conflict or a vanished queue is skipped: the watch brings the fresh object
 and the next refresh tries again; when the API server does not answer, the
 refresh stops there (one warning, not one per queue).  It also publishes Kueue's per-queue
@@ -13,6 +14,7 @@ gauges (``kueue_pending_workloads``, ``kueue_cluster_queue_resource_usage``...).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from datetime import datetime
@@ -28,6 +30,8 @@ from scheduler.kube.writer import Writer
 from scheduler.status.queue_status import cluster_queue_status, local_queue_status
 
 log = logging.getLogger("kuota.scheduler")
+CONCURRENT_WRITES = 8
+"""Queue status writes in flight at once during one refresh."""
 
 
 class QueueReporter:
@@ -40,17 +44,22 @@ class QueueReporter:
         self.clock = clock
 
     async def refresh(self) -> None:
-        """Write every ClusterQueue and LocalQueue status that changed (10.1, 10.2)."""
+        """Write every ClusterQueue and LocalQueue status that changed (10.1, 10.2).
+
+        Every status is computed first, from one state of the engine; the writes then
+        go out concurrently (:data:`CONCURRENT_WRITES` at a time), not one after another.
+        """
         now = self.clock()
         states: dict[str, ClusterQueueStatus] = {}
+        writes: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = []
         for name, queue in list(self.mirror.cluster_queues.items()):
             try:
                 states[name] = self.engine.cluster_queue_status(name)
             except KeyError:
                 continue
             status = cluster_queue_status(queue, states[name], now)
-            if status is not None and not await self._write("clusterqueues", name, queue, status):
-                return
+            if status is not None:
+                writes.append(("clusterqueues", name, queue, status))
         by_queue: dict[str, list[dict[str, Any]]] = {}
         for workload in self.mirror.workloads.values():
             queue_name = objects.workload_queue_name(workload)
@@ -62,8 +71,22 @@ class QueueReporter:
             status = local_queue_status(
                 queue, by_queue.get(key, []), cluster_queue=states.get(cluster_queue), now=now
             )
-            if status is not None and not await self._write("localqueues", key, queue, status):
-                return
+            if status is not None:
+                writes.append(("localqueues", key, queue, status))
+        if not writes:
+            return
+        slots = asyncio.Semaphore(CONCURRENT_WRITES)
+        unreachable = asyncio.Event()
+
+        async def one(plural: str, key: str, queue: dict[str, Any], status: dict[str, Any]) -> None:
+            async with slots:
+                if not unreachable.is_set() and not await self._write(plural, key, queue, status):
+                    unreachable.set()  # the API server does not answer: the rest wait
+
+        results = await asyncio.gather(*(one(*write) for write in writes), return_exceptions=True)
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
 
     async def _write(
         self, plural: str, key: str, queue: dict[str, Any], status: dict[str, Any]

@@ -9,12 +9,16 @@ the mirror feed the engine).  Order of work, kept by :class:`Scheduler`:
    rebuilt from Workload status by those first lists, so a restarted or newly
    elected scheduler starts from what the cluster recorded.
 2. Only the leader acts (``lead``).  Each *turn* it reconciles the Jobs that
-   changed, runs one engine cycle, carries the decisions out, and about once
-   a second refreshes ClusterQueue and LocalQueue status.  Every write is
-   fenced (:mod:`scheduler.kube.fence`); a fenced write ends the term.
+   changed, runs one engine cycle and starts carrying the decisions out; it
+   never waits for those writes: admissions and evictions are written in the
+   background (``concurrent_writes`` at a time), pending explanations by a
+   paced writer, and about once a second a background refresh writes the
+   ClusterQueue and LocalQueue statuses that changed, concurrently.  Every
+   write is fenced (:mod:`scheduler.kube.fence`); a fenced write ends the term.
 3. When a turn did nothing, the loop sleeps until an informer event wakes it
-   (or ``idle_wait_seconds`` pass); when writes found the API server
-   unreachable, it backs off.
+   (or ``idle_wait_seconds`` pass); turns start at most every
+   ``turn_interval_seconds``; when writes found the API server unreachable,
+   it backs off.
 4. When a term ends (:mod:`scheduler.kube.leader`), ``rebuild`` throws the
    engine away and rebuilds it from the informers' stores (the informers
    keep running on every replica), so the next term starts from what the
@@ -32,7 +36,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Final
+from typing import Final, cast
 
 from scheduler import logs
 from scheduler.api.config import Configuration
@@ -63,6 +67,8 @@ class Settings:
     config: Configuration | None = None
     status_writes_per_second: float = 20.0
     idle_wait_seconds: float = 1.0
+    turn_interval_seconds: float = 0.1
+    """Least time from the start of one turn to the start of the next."""
     concurrent_writes: int = 16
     queue_status_interval_seconds: float = 1.0
     event_flush_seconds: float = 2.0
@@ -87,6 +93,8 @@ class Scheduler:
         self.rebuilds = 0
         self.wakeup = asyncio.Event()
         self.next_queue_status = 0.0
+        self.queue_refresh: asyncio.Task[None] | None = None
+        """The queue status refresh running in the background, if any."""
         self.writer = Writer(rest, fence=fence)
         self._build()
         config = self.settings.config
@@ -135,6 +143,11 @@ class Scheduler:
         the API server sent, exactly as after the first lists.  Synchronous,
         so no informer event falls in between.
         """
+        if self.queue_refresh is not None:  # stop_background() has normally ended it
+            self.queue_refresh.cancel()
+            if self.queue_refresh.done() and not self.queue_refresh.cancelled():
+                self.queue_refresh.exception()  # seen: the term it failed in is over
+            self.queue_refresh = None
         self._build()
         self.rebuilds += 1
         for informer in self.informers:
@@ -170,7 +183,10 @@ class Scheduler:
         backoff = Backoff()
         self.writer.take_unreachable()
         try:
+            loop = asyncio.get_running_loop()
             while True:
+                started = loop.time()
+                self.wakeup.clear()  # before the turn: a change during it wakes the next one
                 acted = await self.turn()
                 unreachable = self.writer.take_unreachable()
                 if unreachable:
@@ -183,14 +199,20 @@ class Scheduler:
                     continue
                 backoff.reset()
                 if not acted:
-                    self.wakeup.clear()
                     try:
                         await asyncio.wait_for(
                             self.wakeup.wait(), timeout=self.settings.idle_wait_seconds
                         )
                     except TimeoutError:
                         pass
+                # Turns no closer than turn_interval_seconds: under a stream of events the
+                # changes of that interval are decided together, and the Lease renewal, the
+                # informers and the writes in flight get the process in between.
+                gap = self.settings.turn_interval_seconds - (loop.time() - started)
+                if gap > 0:
+                    await asyncio.sleep(gap)
         finally:
+            await self.stop_background()
             self.role = "follower"
             metrics.LEADING.set(0)
             try:  # the Events already queued explain what was done: write them, briefly
@@ -203,6 +225,7 @@ class Scheduler:
     async def turn(self) -> bool:
         """Reconcile Jobs, run one engine cycle, carry it out; True when it did something."""
         self.turns += 1
+        self.executor.raise_failures()  # a background write was fenced: the term ends
         with logs.bind(cycle=self.turns):
             acted = await self.checks.reconcile()
             acted = await self.executor.reconcile_jobs() or acted
@@ -213,11 +236,40 @@ class Scheduler:
             metrics.CYCLE_SECONDS.observe(elapsed)
             metrics.ADMISSION_ATTEMPTS.labels(outcome, self.role).inc()
             metrics.ADMISSION_ATTEMPT_SECONDS.labels(outcome, self.role).observe(elapsed)
-            await self.executor.carry_out(result.decisions)
+            self.executor.dispatch(result.decisions)
+            self.executor.write_pending_soon()
             await self.finalizers.release()
             self.queues.publish_metrics(self.role)
-            if time.monotonic() >= self.next_queue_status:
+            if time.monotonic() >= self.next_queue_status and self._queue_refresh_idle():
                 interval = self.settings.queue_status_interval_seconds
                 self.next_queue_status = time.monotonic() + interval
-                await self.queues.refresh()
+                self.queue_refresh = asyncio.get_running_loop().create_task(self.queues.refresh())
+        await asyncio.sleep(0)  # the writes just started get going before the next turn
         return bool(result.admitted or result.evicted or acted or self.mirror.dirty_jobs)
+
+    def _queue_refresh_idle(self) -> bool:
+        """No queue status refresh runs (one at a time: requests in between coalesce into the
+        next); raises what the last one ended with (say, fenced)."""
+        if self.queue_refresh is None:
+            return True
+        if not self.queue_refresh.done():
+            return False
+        refresh, self.queue_refresh = self.queue_refresh, None
+        if not refresh.cancelled() and refresh.exception() is not None:
+            raise cast(BaseException, refresh.exception())
+        return True
+
+    async def settle(self) -> None:
+        """Wait for the background writes of the turns so far (tests; the end of a term)."""
+        await self.executor.settle()
+        if self.queue_refresh is not None:
+            await self.queue_refresh
+            self.queue_refresh = None
+
+    async def stop_background(self) -> None:
+        """The term ended: let the writes in flight end, stop the queue and pending writers."""
+        await self.executor.stop_background()
+        if self.queue_refresh is not None:
+            self.queue_refresh.cancel()
+            await asyncio.gather(self.queue_refresh, return_exceptions=True)
+            self.queue_refresh = None

@@ -220,6 +220,21 @@ async def test_pending_explanations_are_written_within_the_budget_and_only_when_
     assert len(patches(world)) == writes + 1
 
 
+async def test_an_explanation_queued_before_the_admission_is_not_written_after_it() -> None:
+    """Pending explanations are written in the background: one queued while the Workload
+    waited must not take back the admission a later cycle made meanwhile."""
+    world = World().setup(cpu="1")
+    key = await world.submit("a")
+    world.executor.pending_writes[key] = Pending(key, "cq", "Pending", "waiting for quota")
+    await world.cycle()  # admits it; the explanation stays queued (say, already taken)
+    world.deliver()
+    world.executor.pending_writes[key] = Pending(key, "cq", "Pending", "waiting for quota")
+    await world.executor.flush_pending()
+    world.deliver()
+    assert world.state(key) == "Admitted"
+    assert objects.has_quota_reservation(world.workload(key)), "the admission stands"
+
+
 @pytest.fixture
 def log_lines() -> Iterator[io.StringIO]:
     stream = io.StringIO()

@@ -74,6 +74,7 @@ async def test_turns_admit_a_queued_job_and_every_line_names_its_cycle(
     assert await scheduler.turn(), "turn 1 creates the Workload"
     deliver(scheduler, api)
     assert await scheduler.turn(), "turn 2 admits it and starts the Job"
+    await scheduler.settle()  # the turn does not wait for its writes
     await scheduler.writer.events_sent()
     deliver(scheduler, api)
 
@@ -85,10 +86,10 @@ async def test_turns_admit_a_queued_job_and_every_line_names_its_cycle(
     assert admitted["object"] == admitted["workload"]
     assert all("cycle" in line for line in lines), "everything logged in a turn names it"
 
+    assert not await scheduler.turn(), "nothing left to do"
+    await scheduler.settle()
     queue_status = api.store[f"{KUEUE}/clusterqueues/cq"]["status"]
     assert queue_status["admittedWorkloads"] == 1, "queue status refreshed from the engine"
-
-    assert not await scheduler.turn(), "nothing left to do"
 
 
 def test_the_watched_kinds_are_the_chart_s() -> None:
@@ -145,8 +146,9 @@ async def test_a_fenced_admission_ends_the_term_and_the_rebuild_forgets_it() -> 
 
     boot.now += 10  # the renewal is 10 s old: the Lease may be someone else's
     writes = len(api.calls)
+    assert await scheduler.turn(), "the turn starts the admission's write and goes on"
     with pytest.raises(Fenced):
-        await scheduler.turn()
+        await scheduler.settle()
     assert len(api.calls) == writes, "the admission did not leave the process"
     assert scheduler.engine.workload_state(key).state == "Admitted", "only assumed"
 
@@ -157,6 +159,7 @@ async def test_a_fenced_admission_ends_the_term_and_the_rebuild_forgets_it() -> 
     gate.renewed(boot.now)  # the next term
     gate.start_term()
     assert await scheduler.turn()
+    await scheduler.settle()
     await scheduler.writer.events_sent()
     stored = api.store[f"{KUEUE}/namespaces/{NAMESPACE}/workloads/{key.split('/', 1)[1]}"]
     assert stored["status"]["admission"]["clusterQueue"] == "cq"
@@ -181,3 +184,34 @@ async def test_the_loop_backs_off_while_the_api_server_does_not_answer() -> None
     await asyncio.gather(leading, return_exceptions=True)
     attempts = sum(1 for call in api.calls if call.verb == "POST")
     assert 2 <= attempts <= 3, f"0.5 s, then 1 s between attempts, not a busy loop: {attempts}"
+
+
+async def test_a_turn_does_not_wait_for_its_writes() -> None:
+    """Admissions, pending explanations and queue status are written in the background: the
+    engine counts the admission at once, the next turn could run, and settling writes it all."""
+    api = FakeApi(latency=0.2)
+    scheduler = Scheduler(api, Settings(queue_status_interval_seconds=0), clock=lambda: NOW)
+    api.put(f"{KUEUE}/resourceflavors/spot", flavor())
+    api.put(f"{KUEUE}/clusterqueues/cq", cluster_queue(cpu="1"))
+    api.put(f"{KUEUE}/namespaces/{NAMESPACE}/localqueues/lq", local_queue())
+    api.put(f"/api/v1/namespaces/{NAMESPACE}", namespace())
+    api.put(job_path("first"), job("first"))
+    api.put(job_path("second"), job("second"))
+    deliver(scheduler, api)
+    await scheduler.turn()  # creates both Workloads
+    await scheduler.settle()
+    deliver(scheduler, api)
+
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    assert await scheduler.turn(), "admits one, the other waits"
+    assert loop.time() - started < 0.2, "the turn returned before any write was answered"
+    assert scheduler.executor.writes_in_flight == 1
+    assert scheduler.engine.cluster_queue_status("cq").admitted == 1, "counted at once"
+
+    await scheduler.settle()
+    await scheduler.writer.events_sent()
+    deliver(scheduler, api)
+    suspended = {name: api.store[job_path(name)]["spec"]["suspend"] for name in ("first", "second")}
+    assert sorted(suspended.values()) == [False, True], "exactly one Job started"
+    assert api.most_concurrent >= 2, "the admission and the queue statuses went out together"

@@ -151,3 +151,24 @@ def test_status_writes_reach_the_webhook_only_where_kueue_has_one() -> None:
     assert status == {r for r in KUEUE_V0_19_2_VALIDATED if "/" in r} == {"workloads/status"}
     assert KUEUE_V0_19_2_VALIDATED <= validated, "kuota checks at least what Kueue checks"
     assert mutated == KUEUE_V0_19_2_MUTATED
+
+
+def test_only_the_schedulers_own_workload_status_writes_skip_the_webhook() -> None:
+    """Issue 13: the scheduler's decisions (admission, eviction, pending explanation) are
+    not sent back to the webhook; everyone else's Workload status writes still are."""
+    default = by_name(validating_configuration(URL, kuota_namespace="kuota"))
+    (condition,) = default["workload.validate.kuota.io"]["matchConditions"]
+    assert condition["expression"] == (
+        "!(has(request.subResource) && request.subResource == 'status' && "
+        "request.userInfo.username == 'system:serviceaccount:kuota:kuota-scheduler')"
+    )
+    named = by_name(validating_configuration(URL, scheduler_identity="user:sched"))
+    assert "'user:sched'" in named["workload.validate.kuota.io"]["matchConditions"][0]["expression"]
+    others = [
+        entry
+        for name, entry in default.items()
+        if name.endswith(".validate.kuota.io")
+        and name != "workload.validate.kuota.io"
+        and entry["rules"][0]["apiGroups"] == ["kueue.x-k8s.io"]
+    ]
+    assert others and all("matchConditions" not in entry for entry in others)
