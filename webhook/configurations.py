@@ -3,6 +3,9 @@
 The registrations decide who waits on kuota, so they are written to block
 the cluster only where a miss would be worse than a refusal (issue item 7):
 
+* every job kind kuota has an integration for (:func:`scheduler.jobs.integrations`:
+  Job, JobSet, ...) gets the same entries, at its own paths; a rule for a
+  kind the API server does not serve (JobSet without its CRD) is harmless.
 * ``failurePolicy: Fail`` only where a miss lets a queued Job run unqueued —
   the Job entries whose ``matchConditions`` select Jobs that carry a queue
   name (label, or the legacy annotation) — and for kuota's own kinds, which
@@ -39,8 +42,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from scheduler.api.refs import KUEUE_GROUP, QUEUE_NAME_LABEL
+from scheduler.jobs import JobIntegration, integrations, webhook_path
 from scheduler.jobs.managed_namespaces import ManagedNamespaces
-from webhook.routes import KUOTA_KINDS, MUTATE_JOB, MUTATE_JOBSET, VALIDATE_JOB
+from webhook.routes import KUOTA_KINDS
 
 MUTATING_NAME: Final = "kuota-mutating-webhook-configuration"
 VALIDATING_NAME: Final = "kuota-validating-webhook-configuration"
@@ -109,25 +113,13 @@ def _entry(
     return entry
 
 
-def _job_rule(operations: list[str]) -> list[dict[str, Any]]:
+def _job_rule(integration: JobIntegration, operations: list[str]) -> list[dict[str, Any]]:
     return [
         {
-            "apiGroups": ["batch"],
-            "apiVersions": ["v1"],
+            "apiGroups": [integration.group],
+            "apiVersions": [integration.api_version.rpartition("/")[2]],
             "operations": operations,
-            "resources": ["jobs"],
-            "scope": "Namespaced",
-        }
-    ]
-
-
-def _jobset_rule(operations: list[str]) -> list[dict[str, Any]]:
-    return [
-        {
-            "apiGroups": ["jobset.x-k8s.io"],
-            "apiVersions": ["v1alpha2"],
-            "operations": operations,
-            "resources": ["jobsets"],
+            "resources": [integration.resource],
             "scope": "Namespaced",
         }
     ]
@@ -159,47 +151,32 @@ def mutating_configuration(
     ).registration_selector()
     webhooks = [
         _entry(
-            "queued-jobs.mutate.kuota.io",
-            MUTATE_JOB,
+            f"queued-{integration.resource}.mutate.kuota.io",
+            webhook_path(integration, "mutate"),
             client_config,
-            rules=_job_rule(["CREATE"]),
+            rules=_job_rule(integration, ["CREATE"]),
             failure_policy="Fail",
             timeout=5,
             namespace_selector=managed,
             match_conditions=[QUEUED_CREATE],
             mutating=True,
-        ),
-        # JobSets with a queue name (jobset.x-k8s.io/jobset): suspended at creation;
-        # a rule for a kind the API server does not serve is harmless.
-        _entry(
-            "queued-jobsets.mutate.kuota.io",
-            MUTATE_JOBSET,
-            client_config,
-            rules=_jobset_rule(["CREATE"]),
-            failure_policy="Fail",
-            timeout=5,
-            namespace_selector=managed,
-            match_conditions=[QUEUED_CREATE],
-            mutating=True,
-        ),
+        )
+        for integration in integrations()
     ]
     if manage_jobs_without_queue_name or default_local_queue:
         webhooks += [
             _entry(
-                f"unqueued-{plural}.mutate.kuota.io",
-                path,
+                f"unqueued-{integration.resource}.mutate.kuota.io",
+                webhook_path(integration, "mutate"),
                 client_config,
-                rules=rules,
+                rules=_job_rule(integration, ["CREATE"]),
                 failure_policy="Fail" if manage_jobs_without_queue_name else "Ignore",
                 timeout=5 if manage_jobs_without_queue_name else 3,
                 namespace_selector=managed,
                 match_conditions=[UNQUEUED_CREATE],
                 mutating=True,
             )
-            for plural, path, rules in (
-                ("jobs", MUTATE_JOB, _job_rule(["CREATE"])),
-                ("jobsets", MUTATE_JOBSET, _jobset_rule(["CREATE"])),
-            )
+            for integration in integrations()
         ]
     for kind in KUOTA_KINDS:
         if kind.mutating:
@@ -240,24 +217,25 @@ def validating_configuration(
     ).registration_selector()
     webhooks = [
         _entry(
-            "queued-jobs.validate.kuota.io",
-            VALIDATE_JOB,
+            f"queued-{integration.resource}.validate.kuota.io",
+            webhook_path(integration, "validate"),
             client_config,
-            rules=_job_rule(["CREATE", "UPDATE"]),
+            rules=_job_rule(integration, ["CREATE", "UPDATE"]),
             failure_policy="Fail",
             timeout=5,
             namespace_selector=managed,
             match_conditions=[QUEUED_EITHER],
             mutating=False,
         )
+        for integration in integrations()
     ]
     if manage_jobs_without_queue_name:
-        webhooks.append(
+        webhooks += [
             _entry(
-                "unqueued-jobs.validate.kuota.io",
-                VALIDATE_JOB,
+                f"unqueued-{integration.resource}.validate.kuota.io",
+                webhook_path(integration, "validate"),
                 client_config,
-                rules=_job_rule(["CREATE", "UPDATE"]),
+                rules=_job_rule(integration, ["CREATE", "UPDATE"]),
                 failure_policy="Fail",
                 timeout=5,
                 namespace_selector=managed,
@@ -270,7 +248,8 @@ def validating_configuration(
                 ],
                 mutating=False,
             )
-        )
+            for integration in integrations()
+        ]
     for kind in KUOTA_KINDS:
         resources = [kind.plural] + ([f"{kind.plural}/status"] if kind.status_subresource else [])
         webhooks.append(

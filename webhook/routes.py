@@ -6,11 +6,13 @@ read the body (bounded), decode JSON, parse the review, let the endpoint's
 (:mod:`~webhook.mutate_jobs`, :mod:`~webhook.validate_jobs`,
 :mod:`~webhook.defaulting`, :mod:`~webhook.validate_kueue`,
 :mod:`~webhook.convert`); this module only wires them to paths
-(validation.md 0.3) and keeps the two failure kinds apart: a malformed
-request is HTTP 400 with its reason, an object kuota refuses is HTTP 200 with
-``allowed: false``.  An unexpected exception in a decision is logged and
-answered as a denial with ``InternalError`` — the server never answers 500
-and keeps serving.
+(validation.md 0.3), the job kinds' paths from the integration registry
+(:func:`scheduler.jobs.webhook_path`: every registered kind has a mutating
+and a validating path, answered by the same two decisions), and keeps the
+two failure kinds apart: a malformed request is HTTP 400 with its reason,
+an object kuota refuses is HTTP 200 with ``allowed: false``.  An
+unexpected exception in a decision is logged and answered as a denial with
+``InternalError`` — the server never answers 500 and keeps serving.
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ from typing import Final
 
 from aiohttp import web
 
+from scheduler.jobs import JobIntegration, integrations, webhook_path
 from webhook.convert import convert_review
 from webhook.defaulting import default_kueue_request
 from webhook.logs import logger
 from webhook.lookup import ClusterLookup
 from webhook.metrics import CONTENT_TYPE, WebhookMetrics
-from webhook.mutate_jobs import mutate_job_request, mutate_jobset_request
+from webhook.mutate_jobs import mutate_request
 from webhook.review import (
     AdmissionRequest,
     BadRequest,
@@ -38,7 +41,7 @@ from webhook.review import (
     review_body,
 )
 from webhook.settings import WebhookSettings
-from webhook.validate_jobs import validate_job_request
+from webhook.validate_jobs import validate_request
 from webhook.validate_kueue import validate_kueue_request
 
 KUEUE_PREFIX: Final = "kueue-x-k8s-io-v1beta2"
@@ -72,9 +75,6 @@ KUOTA_KINDS: Final = (
     KuotaKind("MultiKueueCluster", "multikueueclusters", mutating=False),
     KuotaKind("Topology", "topologies", mutating=False),
 )
-MUTATE_JOB: Final = "/mutate-batch-v1-job"
-VALIDATE_JOB: Final = "/validate-batch-v1-job"
-MUTATE_JOBSET: Final = "/mutate-jobset-x-k8s-io-v1alpha2-jobset"
 CONVERT: Final = "/convert"
 
 
@@ -109,31 +109,34 @@ def _kueue_defaulting(kind: KuotaKind) -> Decision:
     return decide
 
 
-async def _mutate_job(
-    request: AdmissionRequest, context: DecisionContext
-) -> tuple[ResponseBody, str]:
-    return await mutate_job_request(request, settings=context.settings, lookup=context.lookup)
+def _mutate_job(integration: JobIntegration) -> Decision:
+    async def decide(
+        request: AdmissionRequest, context: DecisionContext
+    ) -> tuple[ResponseBody, str]:
+        return await mutate_request(
+            integration, request, settings=context.settings, lookup=context.lookup
+        )
+
+    return decide
 
 
-async def _mutate_jobset(
-    request: AdmissionRequest, context: DecisionContext
-) -> tuple[ResponseBody, str]:
-    return await mutate_jobset_request(request, settings=context.settings, lookup=context.lookup)
+def _validate_job(integration: JobIntegration) -> Decision:
+    async def decide(
+        request: AdmissionRequest, context: DecisionContext
+    ) -> tuple[ResponseBody, str]:
+        return await validate_request(
+            integration, request, settings=context.settings, lookup=context.lookup
+        )
 
-
-async def _validate_job(
-    request: AdmissionRequest, context: DecisionContext
-) -> tuple[ResponseBody, str]:
-    return await validate_job_request(request, settings=context.settings, lookup=context.lookup)
+    return decide
 
 
 def admission_endpoints() -> dict[str, Decision]:
     """Path → decision for every AdmissionReview endpoint (validation.md 0.3)."""
-    endpoints: dict[str, Decision] = {
-        MUTATE_JOB: _mutate_job,
-        VALIDATE_JOB: _validate_job,
-        MUTATE_JOBSET: _mutate_jobset,
-    }
+    endpoints: dict[str, Decision] = {}
+    for integration in integrations():
+        endpoints[webhook_path(integration, "mutate")] = _mutate_job(integration)
+        endpoints[webhook_path(integration, "validate")] = _validate_job(integration)
     for kind in KUOTA_KINDS:
         endpoints[kind.validate_path] = _kueue_validation(kind)
         if kind.mutating:

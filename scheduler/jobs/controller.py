@@ -42,7 +42,6 @@ from scheduler.api import objects
 from scheduler.api.refs import CLUSTER_QUEUE_LABEL, EVICTED, LOCAL_QUEUE_LABEL, POD_SET_LABEL
 from scheduler.jobs.base import JobIntegration, PodSetInfo
 from scheduler.jobs.equivalence import count_difference, pod_sets_difference
-from scheduler.jobs.jobset import active_jobs
 from scheduler.jobs.registry import for_object
 from scheduler.jobs.workload_from_job import (
     PriorityClasses,
@@ -317,9 +316,9 @@ def _in_running_form(pod_sets: list[dict[str, Any]]) -> bool:
 
 
 def _active_pods(job: Mapping[str, Any]) -> int:
-    """Active pods of a Job, or active child Jobs of a JobSet (either means "not stopped yet")."""
-    value = objects.status(job).get("active")
-    return value if isinstance(value, int) else active_jobs(job)
+    """What the job still runs (a Job's pods, a JobSet's child Jobs): "not stopped yet"."""
+    integration = for_object(job)
+    return integration.active(job) if integration is not None else 0
 
 
 def next_action(

@@ -4,7 +4,10 @@ The Configuration's ``integrations.frameworks`` names the integrations that
 are enabled (``batch/job`` by default); the webhook and the reconciler find
 the integration of an incoming object by its apiVersion and kind.  The
 registry is a plain module-level table filled at import time by the
-integrations shipped with kuota; tests may register their own.
+integrations shipped with kuota; tests may register their own.  Registering
+an integration also registers its admission rules with
+:mod:`scheduler.api.validation` (the API layer cannot import the jobs layer),
+so ``kuota validate`` reviews the kind exactly as the webhook does.
 """
 
 from __future__ import annotations
@@ -12,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from scheduler.jobs.base import JobIntegration
+from scheduler.api import validation
+from scheduler.api.field import FieldError
+from scheduler.jobs.base import NO_FACTS, JobIntegration
 
 _BY_FRAMEWORK: dict[str, JobIntegration] = {}
 _BY_KIND: dict[tuple[str, str], JobIntegration] = {}
@@ -25,7 +30,20 @@ def register(integration: JobIntegration) -> JobIntegration:
         _BY_KIND.pop((previous.api_version, previous.kind), None)
     _BY_FRAMEWORK[integration.framework] = integration
     _BY_KIND[(integration.api_version, integration.kind)] = integration
+
+    def validate(new: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[FieldError]:
+        if old is None:
+            return integration.validate_create(new, NO_FACTS)
+        return integration.validate_update(new, old, NO_FACTS)
+
+    # ``kuota validate`` and ``kuota simulate`` review the kind like kuota's own.
+    validation.register_namespaced(integration.api_version, integration.kind, validate)
     return integration
+
+
+def integrations() -> tuple[JobIntegration, ...]:
+    """Every registered integration, in registration order (enabled or not)."""
+    return tuple(_BY_FRAMEWORK.values())
 
 
 def by_framework(framework: str) -> JobIntegration | None:

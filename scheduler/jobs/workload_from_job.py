@@ -26,7 +26,7 @@ from scheduler.api.refs import (
     V1BETA2,
 )
 from scheduler.jobs.base import JobIntegration
-from scheduler.jobs.batch import BATCH_JOB
+from scheduler.jobs.batchjob import BATCH_JOB
 
 NAME_PREFIX_LIMIT: Final = 247
 HASH_LENGTH: Final = 5

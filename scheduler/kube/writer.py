@@ -58,6 +58,8 @@ from scheduler.api.refs import (
     SCHEDULER_WORKLOAD_CONDITIONS,
     V1BETA2,
 )
+from scheduler.jobs import BATCH_JOB, for_object
+from scheduler.kube import watches
 from scheduler.kube.events import EventRecorder, Send
 from scheduler.kube.fence import Fence, Fenced, Unfenced
 from scheduler.kube.metrics import LAST_WRITE_SENT, WRITE_SECONDS, WRITES_FENCED
@@ -66,15 +68,12 @@ from scheduler.kube.rest import Conflict, NotFound, Resource, RestClient, RestEr
 __all__ = ["Conflict", "Fenced", "NotFound", "RestError", "Writer", "workload_status_apply"]
 
 T = TypeVar("T")
-JOBS = Resource("batch", "v1", "jobs")
-JOBSETS = Resource("jobset.x-k8s.io", "v1alpha2", "jobsets")
-JOB_RESOURCES = {("batch/v1", "Job"): JOBS, ("jobset.x-k8s.io/v1alpha2", "JobSet"): JOBSETS}
-"""Where each managed job kind lives; an object of no known kind is taken for a Job."""
+JOBS = watches.JOBS
 
 
 def job_resource(job: Mapping[str, Any]) -> Resource:
-    """The resource of a managed job (a Job, a JobSet) by its apiVersion and kind: pure."""
-    return JOB_RESOURCES.get((str(job.get("apiVersion")), str(job.get("kind"))), JOBS)
+    """The resource of a managed job by its integration; an unknown kind is taken for a Job."""
+    return watches.job_resource(for_object(job) or BATCH_JOB)
 
 
 def job_kind(job: Mapping[str, Any]) -> str:
