@@ -41,6 +41,14 @@ def register(integration: JobIntegration) -> JobIntegration:
     return integration
 
 
+def unregister(framework: str) -> None:
+    """Remove an integration and its rules (tests that registered their own clean up)."""
+    integration = _BY_FRAMEWORK.pop(framework, None)
+    if integration is not None:
+        _BY_KIND.pop((integration.api_version, integration.kind), None)
+        validation.unregister_namespaced(integration.api_version, integration.kind)
+
+
 def integrations() -> tuple[JobIntegration, ...]:
     """Every registered integration, in registration order (enabled or not)."""
     return tuple(_BY_FRAMEWORK.values())

@@ -65,6 +65,12 @@ def register_namespaced(api_version: str, kind: str, validator: Validator) -> No
     NAMESPACED.add((api_version, kind))
 
 
+def unregister_namespaced(api_version: str, kind: str) -> None:
+    """Remove a kind added by :func:`register_namespaced`."""
+    VALIDATORS.pop((api_version, kind), None)
+    NAMESPACED.discard((api_version, kind))
+
+
 def validate(obj: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> list[FieldError]:
     """Validate any supported object by its ``apiVersion``/``kind``: pure.
 
@@ -96,6 +102,7 @@ __all__ = [
     "validate_cohort",
     "validate_configuration",
     "register_namespaced",
+    "unregister_namespaced",
     "validate_local_queue",
     "validate_multikueue_cluster",
     "validate_multikueue_config",
