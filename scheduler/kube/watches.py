@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection
 from typing import Final
 
 from scheduler.api.refs import HUB_VERSION, KUEUE_GROUP, KUEUE_PLURALS
-from scheduler.jobs import BATCH_JOB, JobIntegration, integrations
+from scheduler.jobs import BATCH_JOB, JOBSET, JobIntegration, integrations
 from scheduler.kube.informer import Event, Informer, Source
 from scheduler.kube.mirror import KUEUE_KINDS, Mirror
 from scheduler.kube.rest import Resource, RestClient
@@ -35,7 +35,7 @@ def job_resource(integration: JobIntegration) -> Resource:
 
 
 JOBS: Final = job_resource(BATCH_JOB)
-JOBSETS: Final = Resource("jobset.x-k8s.io", "v1alpha2", "jobsets")
+JOBSETS: Final = job_resource(JOBSET)
 NAMESPACES: Final = Resource("", "v1", "namespaces")
 PRIORITY_CLASSES: Final = Resource("scheduling.k8s.io", "v1", "priorityclasses")
 
