@@ -109,9 +109,9 @@ async def validate_request(
         namespace_has_default_queue=has_default, managed=managed, by_scheduler=by_scheduler
     )
     errors = (
-        integration.validate_create(job, facts)
+        integration.validate_create(job, facts=facts)
         if old is None
-        else integration.validate_update(job, old, facts)
+        else integration.validate_update(job, old, facts=facts)
     )
     if managed:
         violation = unsuspend_violation(job, old, username=request.user.username, settings=settings)

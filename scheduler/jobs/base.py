@@ -121,12 +121,12 @@ class JobIntegration(Protocol):
         """
         ...
 
-    def validate_create(self, job: RawObject, facts: AdmissionFacts) -> list[FieldError]:
+    def validate_create(self, job: RawObject, *, facts: AdmissionFacts) -> list[FieldError]:
         """The kind's admission rules on CREATE, in the order of its rule table."""
         ...
 
     def validate_update(
-        self, job: RawObject, old: RawObject, facts: AdmissionFacts
+        self, job: RawObject, old: RawObject, *, facts: AdmissionFacts
     ) -> list[FieldError]:
         """The kind's admission rules on UPDATE (the create rules run again on ``job``)."""
         ...

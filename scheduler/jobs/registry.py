@@ -28,13 +28,14 @@ def register(integration: JobIntegration) -> JobIntegration:
     previous = _BY_FRAMEWORK.get(integration.framework)
     if previous is not None:
         _BY_KIND.pop((previous.api_version, previous.kind), None)
+        validation.unregister_namespaced(previous.api_version, previous.kind)
     _BY_FRAMEWORK[integration.framework] = integration
     _BY_KIND[(integration.api_version, integration.kind)] = integration
 
     def validate(new: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[FieldError]:
         if old is None:
-            return integration.validate_create(new, NO_FACTS)
-        return integration.validate_update(new, old, NO_FACTS)
+            return integration.validate_create(new, facts=NO_FACTS)
+        return integration.validate_update(new, old, facts=NO_FACTS)
 
     # ``kuota validate`` and ``kuota simulate`` review the kind like kuota's own.
     validation.register_namespaced(integration.api_version, integration.kind, validate)

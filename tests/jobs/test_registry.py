@@ -75,15 +75,15 @@ class Widget:
         result = with_queue_label(job, queue)
         return self.suspend(result) if suspend else result
 
-    def validate_create(self, job: Mapping[str, Any], facts: AdmissionFacts) -> list[FieldError]:
+    def validate_create(self, job: Mapping[str, Any], *, facts: AdmissionFacts) -> list[FieldError]:
         if job.get("spec", {}).get("size") == "huge":
             return [error(FieldPath(("spec", "size")), "too big", rule="W-1")]
         return []
 
     def validate_update(
-        self, job: Mapping[str, Any], old: Mapping[str, Any], facts: AdmissionFacts
+        self, job: Mapping[str, Any], old: Mapping[str, Any], *, facts: AdmissionFacts
     ) -> list[FieldError]:
-        return self.validate_create(job, facts)
+        return self.validate_create(job, facts=facts)
 
 
 @pytest.fixture

@@ -203,11 +203,11 @@ class BatchJob:
         result = with_queue_label(job, queue)
         return self.suspend(result) if suspend else result
 
-    def validate_create(self, job: RawObject, facts: AdmissionFacts) -> list[FieldError]:
+    def validate_create(self, job: RawObject, *, facts: AdmissionFacts) -> list[FieldError]:
         return validate_job(job, None)
 
     def validate_update(
-        self, job: RawObject, old: RawObject, facts: AdmissionFacts
+        self, job: RawObject, old: RawObject, *, facts: AdmissionFacts
     ) -> list[FieldError]:
         return validate_job(
             job,

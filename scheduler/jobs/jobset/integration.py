@@ -148,11 +148,11 @@ class JobSet:
         result = with_queue_label(job, queue)
         return self.suspend(result) if suspend else result
 
-    def validate_create(self, job: RawObject, facts: AdmissionFacts) -> list[FieldError]:
+    def validate_create(self, job: RawObject, *, facts: AdmissionFacts) -> list[FieldError]:
         return validate_jobset(job, None)
 
     def validate_update(
-        self, job: RawObject, old: RawObject, facts: AdmissionFacts
+        self, job: RawObject, old: RawObject, *, facts: AdmissionFacts
     ) -> list[FieldError]:
         return validate_jobset(
             job, old, namespace_has_default_queue=facts.namespace_has_default_queue
