@@ -4,8 +4,11 @@ The Job controller of kuota is this one function, :func:`next_action`, plus
 the executor (``scheduler.kube.executor``) that performs the action.  It
 lives with the Job integrations because it is what kuota knows about a
 job's life cycle (DESIGN.md, layer 2); it reads the Workload through
-``scheduler.api.objects`` and the job through its integration.  Keeping the
-decision pure means every situation a restart can leave behind is a unit test:
+``scheduler.api.objects`` and the job — a batch/v1 Job, a JobSet, any kind
+with an integration folder — only through its integration
+(:func:`scheduler.jobs.for_object`: suspend, run with, restore, finished,
+active), so nothing here names a kind.  Keeping the decision pure means
+every situation a restart can leave behind is a unit test:
 
 - a queued Job without a Workload gets one (the name is a hash of the Job's
   UID, so a second create after a crash is a harmless "already exists");

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from scheduler.cli.live import ClusterObjects
-from scheduler.jobs import BATCH_JOB, JOBSET, for_object, workload_from_job
+from scheduler.jobs import JOBSET, workload_from_job
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -161,7 +161,7 @@ class LiveCluster:
         self.objects.jobs.append(job)
         if not with_workload:
             return job
-        workload = workload_from_job(job, integration=for_object(job) or BATCH_JOB)
+        workload = workload_from_job(job)
         workload["metadata"]["creationTimestamp"] = stamp(created)
         workload["metadata"]["uid"] = f"wl-{name}"
         if priority is not None:
