@@ -40,7 +40,7 @@ from typing import Any, Final
 
 from scheduler.api.refs import KUEUE_GROUP, QUEUE_NAME_LABEL
 from scheduler.jobs.managed_namespaces import ManagedNamespaces
-from webhook.routes import KUOTA_KINDS, MUTATE_JOB, MUTATE_JOBSET, VALIDATE_JOB
+from webhook.routes import KUOTA_KINDS, MUTATE_JOB, MUTATE_JOBSET, MUTATE_POD, VALIDATE_JOB
 
 MUTATING_NAME: Final = "kuota-mutating-webhook-configuration"
 VALIDATING_NAME: Final = "kuota-validating-webhook-configuration"
@@ -87,6 +87,7 @@ def _entry(
     timeout: int,
     match_policy: str = "Equivalent",
     namespace_selector: Mapping[str, Any] | None = None,
+    object_selector: Mapping[str, Any] | None = None,
     match_conditions: list[Mapping[str, str]] | None = None,
     mutating: bool,
 ) -> dict[str, Any]:
@@ -102,6 +103,8 @@ def _entry(
     }
     if namespace_selector is not None:
         entry["namespaceSelector"] = copy.deepcopy(dict(namespace_selector))
+    if object_selector is not None:
+        entry["objectSelector"] = copy.deepcopy(dict(object_selector))
     if match_conditions:
         entry["matchConditions"] = [dict(condition) for condition in match_conditions]
     if mutating:
@@ -131,6 +134,24 @@ def _jobset_rule(operations: list[str]) -> list[dict[str, Any]]:
             "scope": "Namespaced",
         }
     ]
+
+
+def _pod_rule() -> list[dict[str, Any]]:
+    return [
+        {
+            "apiGroups": [""],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE"],
+            "resources": ["pods"],
+            "scope": "Namespaced",
+        }
+    ]
+
+
+QUEUED_POD: Final = {
+    "matchExpressions": [{"key": QUEUE_NAME_LABEL, "operator": "Exists"}],
+}
+"""The objectSelector of the Pod entry: only Pods that name a queue ever reach kuota."""
 
 
 def _kueue_rule(resources: list[str], operations: list[str]) -> list[dict[str, Any]]:
@@ -179,6 +200,21 @@ def mutating_configuration(
             failure_policy="Fail",
             timeout=5,
             namespace_selector=managed,
+            match_conditions=[QUEUED_CREATE],
+            mutating=True,
+        ),
+        # Plain Pods with a queue name (the ``pod`` framework): gated at creation.
+        # Kueue's failurePolicy (Fail), but narrowed by an objectSelector too, so an
+        # outage of the webhook blocks only queued Pods, never the cluster's others.
+        _entry(
+            "queued-pods.mutate.kuota.io",
+            MUTATE_POD,
+            client_config,
+            rules=_pod_rule(),
+            failure_policy="Fail",
+            timeout=5,
+            namespace_selector=managed,
+            object_selector=QUEUED_POD,
             match_conditions=[QUEUED_CREATE],
             mutating=True,
         ),

@@ -28,6 +28,7 @@ from webhook.logs import logger
 from webhook.lookup import ClusterLookup
 from webhook.metrics import CONTENT_TYPE, WebhookMetrics
 from webhook.mutate_jobs import mutate_job_request, mutate_jobset_request
+from webhook.mutate_pods import mutate_pod_request
 from webhook.review import (
     AdmissionRequest,
     BadRequest,
@@ -75,6 +76,7 @@ KUOTA_KINDS: Final = (
 MUTATE_JOB: Final = "/mutate-batch-v1-job"
 VALIDATE_JOB: Final = "/validate-batch-v1-job"
 MUTATE_JOBSET: Final = "/mutate-jobset-x-k8s-io-v1alpha2-jobset"
+MUTATE_POD: Final = "/mutate--v1-pod"
 CONVERT: Final = "/convert"
 
 
@@ -121,6 +123,12 @@ async def _mutate_jobset(
     return await mutate_jobset_request(request, settings=context.settings, lookup=context.lookup)
 
 
+async def _mutate_pod(
+    request: AdmissionRequest, context: DecisionContext
+) -> tuple[ResponseBody, str]:
+    return await mutate_pod_request(request, settings=context.settings)
+
+
 async def _validate_job(
     request: AdmissionRequest, context: DecisionContext
 ) -> tuple[ResponseBody, str]:
@@ -133,6 +141,7 @@ def admission_endpoints() -> dict[str, Decision]:
         MUTATE_JOB: _mutate_job,
         VALIDATE_JOB: _validate_job,
         MUTATE_JOBSET: _mutate_jobset,
+        MUTATE_POD: _mutate_pod,
     }
     for kind in KUOTA_KINDS:
         endpoints[kind.validate_path] = _kueue_validation(kind)

@@ -24,6 +24,7 @@ import yaml
 from scheduler.api.config import DEFAULT_NAMESPACE, Configuration, parse_configuration
 from scheduler.jobs.jobset import JOBSET_FRAMEWORK
 from scheduler.jobs.managed_namespaces import ManagedNamespaces, raw_selector
+from scheduler.jobs.pod import POD_FRAMEWORK
 from scheduler.version import kuota_version
 
 DEFAULT_SCHEDULER_IDENTITY = "system:serviceaccount:kueue-system:kuota-scheduler"
@@ -78,6 +79,10 @@ class WebhookSettings:
     @property
     def jobsets_enabled(self) -> bool:
         return JOBSET_FRAMEWORK in self.frameworks
+
+    @property
+    def pods_enabled(self) -> bool:
+        return POD_FRAMEWORK in self.frameworks
 
     @property
     def managed_namespaces(self) -> ManagedNamespaces:

@@ -80,10 +80,19 @@ ELASTIC_JOB_ANNOTATION: Final = f"{KUEUE_GROUP}/elastic-job"
 PRIORITY_BOOST_ANNOTATION: Final = f"{KUEUE_GROUP}/priority-boost"
 ADMISSION_GATED_BY_ANNOTATION: Final = f"{KUEUE_GROUP}/admission-gated-by"
 MULTIKUEUE_INCREMENTAL_DISPATCHER: Final = f"{KUEUE_GROUP}/multikueue-dispatcher-incremental"
+MANAGED_LABEL: Final = f"{KUEUE_GROUP}/managed"
+"""On a plain Pod: ``"true"`` once kuota's webhook took it in (the scheduler watches only these)."""
+MANAGED_LABEL_VALUE: Final = "true"
+POD_GROUP_NAME_LABEL: Final = f"{KUEUE_GROUP}/pod-group-name"
+POD_GROUP_TOTAL_COUNT_ANNOTATION: Final = f"{KUEUE_GROUP}/pod-group-total-count"
+ADMISSION_SCHEDULING_GATE: Final = f"{KUEUE_GROUP}/admission"
+"""The scheduling gate a queued Pod waits behind until its Workload is admitted."""
 
 # --- finalizers -------------------------------------------------------------------
 
 RESOURCE_IN_USE_FINALIZER: Final = f"{KUEUE_GROUP}/resource-in-use"
+POD_MANAGED_FINALIZER: Final = f"{KUEUE_GROUP}/managed"
+"""On a queued Pod: kept until kuota has accounted for the Pod's end."""
 
 # --- condition types ---------------------------------------------------------------
 

@@ -67,20 +67,24 @@ from scheduler.jobs.controller import (
     CreateWorkload,
     DeactivateWorkload,
     DeleteWorkload,
+    FinalizePod,
     FinishWorkload,
     ReleaseWorkload,
     RestoreJob,
     StartJob,
+    StopPod,
     SuspendJob,
     UpdateWorkload,
     WaitForFlavor,
     next_action,
 )
+from scheduler.jobs.pod import POD, next_pod_action, without_finalizer
 from scheduler.kube import metrics
 from scheduler.kube.informer import Event
 from scheduler.kube.mirror import Mirror
 from scheduler.kube.rest import Conflict, NotFound, RestError, Unreachable
 from scheduler.kube.writer import Writer, job_kind
+from scheduler.status.conditions import timestamp
 from scheduler.status.workload_status import (
     admitted_status,
     evicted_status,
@@ -330,7 +334,8 @@ class Executor:
         if job is None:
             return False
         workload = self.mirror.workload_for(uid)
-        action = next_action(
+        decide = next_pod_action if job.get("kind") == POD.kind else next_action
+        action = decide(
             job,
             workload,
             flavors=self.mirror.flavor_placements(),
@@ -401,6 +406,12 @@ class Executor:
                 if workload is None:
                     return False
                 await self._finish_workload(job, workload, action)
+            case StopPod():
+                await self._stop_pod(job, action)
+            case FinalizePod():
+                self.mirror.remember_job(
+                    uid, await self.writer.patch_job(job, without_finalizer(job))
+                )
             case WaitForFlavor():
                 return False
             case _:
@@ -471,6 +482,12 @@ class Executor:
         self.mirror.remember_job(uid, await self.writer.patch_job(job, action.job))
         log.info("suspended job", extra={"job": objects.key(job), "why": action.message})
         self.writer.event(job, kind=job_kind(job), reason="Stopped", message=action.message)
+
+    async def _stop_pod(self, pod: Workload, action: StopPod) -> None:
+        now = timestamp(self.clock())
+        await self.writer.stop_pod(pod, reason=action.reason, message=action.message, now=now)
+        log.info("stopped pod (deleted)", extra={"pod": objects.key(pod), "why": action.message})
+        self.writer.event(pod, kind="Pod", reason="Stopped", message=action.message)
 
     async def _finish_workload(
         self, job: Workload, workload: Workload, action: FinishWorkload

@@ -14,8 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Final
 
-from scheduler.api.refs import HUB_VERSION, KUEUE_GROUP, KUEUE_PLURALS
+from scheduler.api.refs import (
+    HUB_VERSION,
+    KUEUE_GROUP,
+    KUEUE_PLURALS,
+    MANAGED_LABEL,
+    MANAGED_LABEL_VALUE,
+)
 from scheduler.jobs.jobset import JOBSET_FRAMEWORK
+from scheduler.jobs.pod import POD_FRAMEWORK
 from scheduler.kube.informer import Event, Informer
 from scheduler.kube.mirror import KUEUE_KINDS, Mirror
 from scheduler.kube.rest import Resource, RestClient
@@ -27,6 +34,9 @@ JOBS: Final = Resource("batch", "v1", "jobs")
 JOBSETS: Final = Resource("jobset.x-k8s.io", "v1alpha2", "jobsets")
 NAMESPACES: Final = Resource("", "v1", "namespaces")
 PRIORITY_CLASSES: Final = Resource("scheduling.k8s.io", "v1", "priorityclasses")
+PODS: Final = Resource("", "v1", "pods")
+MANAGED_PODS: Final = f"{MANAGED_LABEL}={MANAGED_LABEL_VALUE}"
+"""The only Pods the scheduler lists and watches: those kuota's webhook took in."""
 
 
 def scheduler_informers(
@@ -40,7 +50,9 @@ def scheduler_informers(
 
     JobSets are watched when ``frameworks`` (the Configuration's
     ``integrations.frameworks``) enables them; they go to the same handler as
-    Jobs (one Job controller for every integration).  Without the JobSet CRD
+    Jobs (one Job controller for every integration).  Plain Pods are watched
+    when ``pod`` is enabled, only those labelled ``kueue.x-k8s.io/managed=true``
+    (the ones kuota's webhook gated), never every Pod of the cluster.  Without the JobSet CRD
     the informer stays empty and says so once (:class:`OptionalKindSource`).
     """
 
@@ -71,4 +83,7 @@ def scheduler_informers(
     if JOBSET_FRAMEWORK in frameworks:
         source = OptionalKindSource(KubeSource(rest, JOBSETS), what="JobSets")
         informers.append(Informer("JobSet", source, then_wake(Mirror.on_job)))
+    if POD_FRAMEWORK in frameworks:
+        pods = KubeSource(rest, PODS, label_selector=MANAGED_PODS)
+        informers.append(Informer("Pod", pods, then_wake(Mirror.on_job)))
     return informers

@@ -1,0 +1,163 @@
+"""The ``pod`` integration: plain Pods queued one by one (Kueue's pod framework).
+
+A queued plain Pod is one pod set ``main`` of one pod whose template is the
+Pod's own spec (Kueue copies the spec as it is, metadata left out).  It cannot
+be suspended once it runs: it waits instead behind the scheduling gate
+``kueue.x-k8s.io/admission`` that kuota's webhook puts on it at creation.
+"Suspended" therefore means gated (or already terminated); starting it takes
+the gate off and adds the admitted flavor's node labels, tolerations and
+kuota's pod labels (the API server allows these additions on a gated Pod);
+stopping it deletes it (the executor does that: a Pod cannot be put back).
+A Pod is finished when its phase is ``Succeeded`` or ``Failed``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from scheduler.api import objects
+from scheduler.api.refs import (
+    ADMISSION_SCHEDULING_GATE,
+    MANAGED_LABEL,
+    MANAGED_LABEL_VALUE,
+    POD_MANAGED_FINALIZER,
+)
+from scheduler.jobs import pod_template
+from scheduler.jobs.base import FinishedState, PodSetInfo, RawObject
+from scheduler.jobs.registry import register
+
+POD_FRAMEWORK: Final = "pod"
+MAIN_POD_SET: Final = "main"
+
+_mapping = pod_template.mapping
+
+
+def _spec(pod: RawObject) -> Mapping[str, Any]:
+    return _mapping(pod.get("spec"))
+
+
+def is_gated(pod: RawObject) -> bool:
+    """Whether the Pod waits behind kuota's admission gate: pure."""
+    gates = _spec(pod).get("schedulingGates")
+    return isinstance(gates, list) and any(
+        isinstance(gate, Mapping) and gate.get("name") == ADMISSION_SCHEDULING_GATE
+        for gate in gates
+    )
+
+
+def is_terminated(pod: RawObject) -> bool:
+    """Phase ``Succeeded`` or ``Failed``: pure."""
+    return objects.status(pod).get("phase") in ("Succeeded", "Failed")
+
+
+def is_managed(pod: RawObject) -> bool:
+    """The webhook took this Pod in (label ``kueue.x-k8s.io/managed: "true"``): pure."""
+    return objects.labels(pod).get(MANAGED_LABEL) == MANAGED_LABEL_VALUE
+
+
+def has_finalizer(pod: RawObject) -> bool:
+    finalizers = objects.metadata(pod).get("finalizers")
+    return isinstance(finalizers, list) and POD_MANAGED_FINALIZER in finalizers
+
+
+def gate(pod: RawObject) -> dict[str, Any]:
+    """A copy of the Pod as kuota's webhook admits it: gated, labelled managed, finalized: pure."""
+    result = copy.deepcopy(dict(pod))
+    metadata = result.setdefault("metadata", {})
+    metadata["labels"] = {**_mapping(metadata.get("labels")), MANAGED_LABEL: MANAGED_LABEL_VALUE}
+    finalizers = list(metadata.get("finalizers") or [])
+    if POD_MANAGED_FINALIZER not in finalizers:
+        metadata["finalizers"] = [*finalizers, POD_MANAGED_FINALIZER]
+    spec = result.setdefault("spec", {})
+    if not is_gated(result):
+        spec["schedulingGates"] = [
+            *list(spec.get("schedulingGates") or []),
+            {"name": ADMISSION_SCHEDULING_GATE},
+        ]
+    return result
+
+
+def ungate(pod: RawObject) -> dict[str, Any]:
+    """A copy of the Pod without kuota's gate (other gates kept): pure."""
+    result = copy.deepcopy(dict(pod))
+    spec = result.setdefault("spec", {})
+    gates = [
+        g
+        for g in spec.get("schedulingGates") or []
+        if not (isinstance(g, Mapping) and g.get("name") == ADMISSION_SCHEDULING_GATE)
+    ]
+    if gates:
+        spec["schedulingGates"] = gates
+    else:
+        spec.pop("schedulingGates", None)
+    return result
+
+
+def without_finalizer(pod: RawObject) -> dict[str, Any]:
+    """A copy of the Pod without kuota's finalizer: pure."""
+    result = copy.deepcopy(dict(pod))
+    metadata = result.setdefault("metadata", {})
+    finalizers = [f for f in metadata.get("finalizers") or [] if f != POD_MANAGED_FINALIZER]
+    if finalizers:
+        metadata["finalizers"] = finalizers
+    else:
+        metadata.pop("finalizers", None)
+    return result
+
+
+def pod_finished(pod: RawObject) -> FinishedState:
+    """Kueue's rule for one Pod: terminated; ``Succeeded`` is success: pure."""
+    phase = objects.status(pod).get("phase")
+    message = str(objects.status(pod).get("message") or "")
+    if phase == "Succeeded":
+        return FinishedState(True, "Succeeded", message)
+    if phase == "Failed":
+        return FinishedState(True, "Failed", message)
+    return FinishedState(False)
+
+
+class Pod:
+    """The ``pod`` integration for a single plain Pod (every method pure)."""
+
+    framework = POD_FRAMEWORK
+    api_version = "v1"
+    kind = "Pod"
+    group = ""
+
+    def queue_name(self, job: RawObject) -> str:
+        return objects.queue_name(job)
+
+    def pod_sets(self, job: RawObject) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": MAIN_POD_SET,
+                "count": 1,
+                "template": {"spec": copy.deepcopy(dict(_spec(job)))},
+            }
+        ]
+
+    def is_suspended(self, job: RawObject) -> bool:
+        return is_terminated(job) or is_gated(job)
+
+    def suspend(self, job: RawObject) -> dict[str, Any]:
+        """A Pod cannot be suspended: unchanged (the executor deletes a Pod it stops)."""
+        return copy.deepcopy(dict(job))
+
+    def run_with(self, job: RawObject, pod_sets: Sequence[PodSetInfo]) -> dict[str, Any]:
+        result = ungate(job)
+        info = next((item for item in pod_sets if item.name == MAIN_POD_SET), None)
+        if info is not None:
+            pod_template.steer(result, info)
+        return result
+
+    def restore(self, job: RawObject, pod_sets: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """A started Pod cannot be changed back: unchanged (Kueue's RestorePodSetsInfo)."""
+        return copy.deepcopy(dict(job))
+
+    def finished(self, job: RawObject) -> FinishedState:
+        return pod_finished(job)
+
+
+POD: Final = register(Pod())
