@@ -272,3 +272,83 @@ async def test_pods_outside_kuotas_business_are_untouched(
         assert await workload_of(api, namespace, unqueued.metadata.name) is None
     finally:
         await core.delete_namespaced_pod(system.metadata.name, "kube-system")
+
+
+def group_pod(index: int, group: str, *, cpu: str = "1", run_for: str = "10s") -> dict[str, Any]:
+    """A member of Kueue's pod-group example: the group label and total-count annotation."""
+    pod = sleep_pod(run_for=run_for)
+    pod["metadata"]["generateName"] = f"{group}-{index}-"
+    pod["metadata"]["labels"]["kueue.x-k8s.io/pod-group-name"] = group
+    pod["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-total-count"] = "3"
+    pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu
+    return pod
+
+
+async def test_a_group_of_three_is_admitted_all_or_nothing(
+    kuota_scheduler: SchedulerReplica, api: client.ApiClient, namespace: str, user_queue: str
+) -> None:
+    """1 CPU of quota: a group of three 500m pods never runs partly; one of 300m each runs whole."""
+    core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
+
+    async def members(group: str) -> list[dict[str, Any]]:
+        listed = await core.list_namespaced_pod(
+            namespace, label_selector=f"kueue.x-k8s.io/pod-group-name={group}"
+        )
+        return [dict(core.api_client.sanitize_for_serialization(p)) for p in listed.items]
+
+    async def group_workload(group: str) -> dict[str, Any] | None:
+        try:
+            found = await custom.get_namespaced_custom_object(
+                KUEUE, V1BETA2, namespace, "workloads", group
+            )
+        except ApiException as failure:
+            if failure.status == 404:
+                return None
+            raise
+        return dict(found)
+
+    # Too big as a whole (1.5 CPU > 1): created one by one, no Workload until the third.
+    await core.create_namespaced_pod(namespace, group_pod(0, "too-big", cpu="500m"))
+    await core.create_namespaced_pod(namespace, group_pod(1, "too-big", cpu="500m"))
+    assert await group_workload("too-big") is None, "Kueue waits for every pod of the group"
+    await core.create_namespaced_pod(namespace, group_pod(2, "too-big", cpu="500m"))
+    pending = await eventually(
+        lambda: group_workload("too-big"),
+        lambda wl: wl is not None and condition(wl, "QuotaReserved").get("status") == "False",
+        timeout=60,
+        what="the too-big group's Workload pending for quota",
+    )
+    assert pending is not None
+    (pod_set,) = pending["spec"]["podSets"]
+    assert pod_set["count"] == 3
+    assert len(pending["metadata"]["ownerReferences"]) == 3
+    assert all(gates(pod) == [GATE] for pod in await members("too-big")), "none started"
+
+    # Fits as a whole (0.9 CPU): every gate comes off together and all three run.
+    for index in range(3):
+        await core.create_namespaced_pod(namespace, group_pod(index, "fits", cpu="300m"))
+    running = await eventually(
+        lambda: members("fits"),
+        lambda pods: (
+            len(pods) == 3 and all((p.get("status") or {}).get("phase") == "Running" for p in pods)
+        ),
+        timeout=90,
+        what="the whole group admitted and running",
+    )
+    assert all(p["spec"]["nodeName"].startswith("kwok-spot-") for p in running)
+    assert all(gates(pod) == [GATE] for pod in await members("too-big")), "still none started"
+    finished = await eventually(
+        lambda: group_workload("fits"),
+        lambda wl: wl is not None and condition(wl, "Finished").get("status") == "True",
+        timeout=90,
+        what="the group's Workload finished once its three pods succeeded",
+    )
+    assert finished is not None
+    assert condition(finished, "Finished")["message"] == "Pods succeeded: 3/3."
+    cleared = await eventually(
+        lambda: members("fits"),
+        lambda pods: all(MANAGED not in (p["metadata"].get("finalizers") or []) for p in pods),
+        timeout=60,
+        what="kuota's finalizers off the finished group",
+    )
+    assert len(cleared) == 3

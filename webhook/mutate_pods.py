@@ -8,7 +8,9 @@ kuota manages gets, in one patch (:func:`scheduler.jobs.pod.gate`):
 - the label ``kueue.x-k8s.io/managed: "true"``, which is what the scheduler
   watches Pods by;
 - the finalizer ``kueue.x-k8s.io/managed``, so the Pod's end is seen before
-  the Pod is gone.
+  the Pod is gone;
+- the annotation ``kueue.x-k8s.io/role-hash`` (Kueue's hash of the spec's
+  shape), the pod set a pod of a group belongs to.
 
 Left alone: a Pod being deleted, a Pod without a queue name, and a Pod whose
 controller is a kind kuota manages itself (a Job's or a JobSet's pods: their
@@ -54,11 +56,11 @@ def pod_patch(pod: Mapping[str, Any]) -> tuple[list[dict[str, Any]], str]:
 
 
 def _view(pod: Mapping[str, Any]) -> dict[str, Any]:
-    """The three fields the patch may touch (labels, finalizers, scheduling gates)."""
+    """The fields the patch may touch (labels, annotations, finalizers, scheduling gates)."""
     metadata = objects.metadata(pod)
     spec = pod.get("spec") if isinstance(pod.get("spec"), Mapping) else {}
     view: dict[str, Any] = {"metadata": {}, "spec": {}}
-    for key in ("labels", "finalizers"):
+    for key in ("labels", "annotations", "finalizers"):
         if key in metadata:
             view["metadata"][key] = metadata[key]
     if isinstance(spec, Mapping) and "schedulingGates" in spec:

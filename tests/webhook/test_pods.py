@@ -36,6 +36,7 @@ async def test_a_queued_pod_is_gated_labelled_managed_and_finalized(
     assert result["spec"]["schedulingGates"] == [GATE]
     assert result["metadata"]["labels"] == {QUEUE: "user-queue", "kueue.x-k8s.io/managed": "true"}
     assert result["metadata"]["finalizers"] == ["kueue.x-k8s.io/managed"]
+    assert len(result["metadata"]["annotations"]["kueue.x-k8s.io/role-hash"]) == 8
     assert result["spec"]["containers"] == sent["spec"]["containers"]
 
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from scheduler.api import objects
-from scheduler.api.refs import EVICTED
+from scheduler.api.refs import EVICTED, POD_GROUP_NAME_LABEL
 from scheduler.jobs.controller import (
     Action,
     CreateWorkload,
@@ -62,8 +62,8 @@ def next_pod_action(
     priority_classes: PriorityClasses | None = None,
 ) -> Action | None:
     """The one thing to do for a single plain ``pod`` now, or None (pure)."""
-    if not is_managed(pod) or not POD.queue_name(pod):
-        return None
+    if not is_managed(pod) or not POD.queue_name(pod) or objects.label(pod, POD_GROUP_NAME_LABEL):
+        return None  # not ours, or a pod of a group (scheduler.jobs.pod.group decides)
     if objects.is_being_deleted(pod):
         return _finalize(pod)
     finished = POD.finished(pod)

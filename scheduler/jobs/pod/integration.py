@@ -14,6 +14,8 @@ A Pod is finished when its phase is ``Succeeded`` or ``Failed``.
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -23,6 +25,7 @@ from scheduler.api.refs import (
     MANAGED_LABEL,
     MANAGED_LABEL_VALUE,
     POD_MANAGED_FINALIZER,
+    ROLE_HASH_ANNOTATION,
 )
 from scheduler.jobs import pod_template
 from scheduler.jobs.base import FinishedState, PodSetInfo, RawObject
@@ -62,11 +65,70 @@ def has_finalizer(pod: RawObject) -> bool:
     return isinstance(finalizers, list) and POD_MANAGED_FINALIZER in finalizers
 
 
+def _sorted_map(value: object) -> object:
+    """A Go map as ``json.Marshal`` writes it (keys sorted); nil stays null: pure."""
+    return dict(sorted(value.items())) if isinstance(value, Mapping) else None
+
+
+def _containers_shape(containers: object) -> list[dict[str, Any]] | None:
+    if not isinstance(containers, list) or not containers:
+        return None
+    return [
+        {
+            "ports": c.get("ports"),
+            "resources": {"requests": _sorted_map(_mapping(c.get("resources")).get("requests"))},
+        }
+        for c in containers
+        if isinstance(c, Mapping)
+    ]
+
+
+def role_hash(pod: RawObject) -> str:
+    """The pod's role in a group, as Kueue hashes it: pure.
+
+    The first 8 hex digits of the SHA-256 of the JSON "shape" of the spec
+    (per container: requests and ports; nodeSelector, affinity, tolerations,
+    runtimeClassName, priority, topologySpreadConstraints, overhead,
+    resourceClaims; pod-level requests when set), keys of maps sorted and
+    API objects in the order the API server writes them, as Go's encoder does.
+    """
+    spec = _spec(pod)
+    shape: dict[str, Any] = {
+        "affinity": spec.get("affinity"),
+        "containers": _containers_shape(spec.get("containers")),
+        "initContainers": _containers_shape(spec.get("initContainers")),
+        "nodeSelector": _sorted_map(spec.get("nodeSelector")),
+        "overhead": _sorted_map(spec.get("overhead")),
+        "priority": spec.get("priority"),
+        "resourceClaims": spec.get("resourceClaims"),
+        "runtimeClassName": spec.get("runtimeClassName"),
+        "tolerations": spec.get("tolerations"),
+        "topologySpreadConstraints": spec.get("topologySpreadConstraints"),
+    }
+    if isinstance(spec.get("resources"), Mapping):
+        shape["resources"] = _sorted_map(_mapping(spec["resources"]).get("requests"))
+    encoded = json.dumps({"spec": dict(sorted(shape.items()))}, separators=(",", ":"))
+    return hashlib.sha256(encoded.encode()).hexdigest()[:8]
+
+
+def pod_role(pod: RawObject) -> str:
+    """The role-hash annotation the webhook wrote, else the hash computed now: pure."""
+    return objects.annotation(pod, ROLE_HASH_ANNOTATION) or role_hash(pod)
+
+
 def gate(pod: RawObject) -> dict[str, Any]:
-    """A copy of the Pod as kuota's webhook admits it: gated, labelled managed, finalized: pure."""
+    """A copy of the Pod as kuota's webhook admits it: gated, labelled managed, finalized: pure.
+
+    Like Kueue's, the webhook also records the Pod's role hash (annotation
+    ``kueue.x-k8s.io/role-hash``), by which a pod group's pods form pod sets.
+    """
     result = copy.deepcopy(dict(pod))
     metadata = result.setdefault("metadata", {})
     metadata["labels"] = {**_mapping(metadata.get("labels")), MANAGED_LABEL: MANAGED_LABEL_VALUE}
+    metadata["annotations"] = {
+        **_mapping(metadata.get("annotations")),
+        ROLE_HASH_ANNOTATION: role_hash(pod),
+    }
     finalizers = list(metadata.get("finalizers") or [])
     if POD_MANAGED_FINALIZER not in finalizers:
         metadata["finalizers"] = [*finalizers, POD_MANAGED_FINALIZER]
