@@ -352,3 +352,51 @@ async def test_a_group_of_three_is_admitted_all_or_nothing(
         what="kuota's finalizers off the finished group",
     )
     assert len(cleared) == 3
+
+
+async def test_a_queued_deployments_pods_are_queued_one_by_one(
+    kuota_scheduler: SchedulerReplica, api: client.ApiClient, namespace: str, user_queue: str
+) -> None:
+    """Two replicas of 1 CPU in a queue of 1 CPU: one pod runs on the flavor, one waits gated."""
+    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
+    template = sleep_pod()
+    template["metadata"] = {"labels": {"app": "web"}}
+    template["spec"]["restartPolicy"] = "Always"
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "labels": {QUEUE: "user-queue"}},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": template,
+        },
+    }
+    created = await apps.create_namespaced_deployment(namespace, deployment)
+    marked = created.spec.template.metadata
+    assert marked.labels[QUEUE] == "user-queue" and marked.labels[MANAGED] == "true"
+    assert marked.annotations["kueue.x-k8s.io/pod-suspending-parent"] == "deployment"
+
+    async def pods() -> list[dict[str, Any]]:
+        listed = await core.list_namespaced_pod(namespace, label_selector="app=web")
+        return [dict(core.api_client.sanitize_for_serialization(p)) for p in listed.items]
+
+    def split(found: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        running = [p for p in found if (p.get("status") or {}).get("phase") == "Running"]
+        return running, [p for p in found if gates(p) == [GATE]]
+
+    settled = await eventually(
+        pods,
+        lambda found: [len(part) for part in split(found)] == [1, 1],
+        timeout=90,
+        what="one replica admitted and running, the other gated",
+    )
+    running, waiting = split(settled)
+    assert running[0]["spec"]["nodeName"].startswith("kwok-spot-")
+    assert running[0]["spec"]["nodeSelector"] == {"instance-type": "spot"}
+    assert not waiting[0]["spec"].get("nodeName")
+    for pod in settled:
+        assert not pod["metadata"].get("finalizers"), "a Deployment's pods carry no finalizer"
+        workload = await workload_of(api, namespace, pod["metadata"]["name"])
+        assert workload is not None, "each pod is its own Workload"
+    await apps.delete_namespaced_deployment("web", namespace)

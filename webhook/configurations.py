@@ -40,7 +40,14 @@ from typing import Any, Final
 
 from scheduler.api.refs import KUEUE_GROUP, QUEUE_NAME_LABEL
 from scheduler.jobs.managed_namespaces import ManagedNamespaces
-from webhook.routes import KUOTA_KINDS, MUTATE_JOB, MUTATE_JOBSET, MUTATE_POD, VALIDATE_JOB
+from webhook.routes import (
+    KUOTA_KINDS,
+    MUTATE_DEPLOYMENT,
+    MUTATE_JOB,
+    MUTATE_JOBSET,
+    MUTATE_POD,
+    VALIDATE_JOB,
+)
 
 MUTATING_NAME: Final = "kuota-mutating-webhook-configuration"
 VALIDATING_NAME: Final = "kuota-validating-webhook-configuration"
@@ -148,6 +155,18 @@ def _pod_rule() -> list[dict[str, Any]]:
     ]
 
 
+def _deployment_rule() -> list[dict[str, Any]]:
+    return [
+        {
+            "apiGroups": ["apps"],
+            "apiVersions": ["v1"],
+            "operations": ["CREATE", "UPDATE"],
+            "resources": ["deployments"],
+            "scope": "Namespaced",
+        }
+    ]
+
+
 QUEUED_POD: Final = {
     "matchExpressions": [{"key": QUEUE_NAME_LABEL, "operator": "Exists"}],
 }
@@ -211,6 +230,20 @@ def mutating_configuration(
             MUTATE_POD,
             client_config,
             rules=_pod_rule(),
+            failure_policy="Fail",
+            timeout=5,
+            namespace_selector=managed,
+            object_selector=QUEUED_POD,
+            match_conditions=[QUEUED_CREATE],
+            mutating=True,
+        ),
+        # Deployments with a queue name (the ``deployment`` framework): their pod
+        # template is marked so that each pod is queued by the entry above.
+        _entry(
+            "queued-deployments.mutate.kuota.io",
+            MUTATE_DEPLOYMENT,
+            client_config,
+            rules=_deployment_rule(),
             failure_policy="Fail",
             timeout=5,
             namespace_selector=managed,

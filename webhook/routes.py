@@ -27,6 +27,7 @@ from webhook.defaulting import default_kueue_request
 from webhook.logs import logger
 from webhook.lookup import ClusterLookup
 from webhook.metrics import CONTENT_TYPE, WebhookMetrics
+from webhook.mutate_deployments import mutate_deployment_request
 from webhook.mutate_jobs import mutate_job_request, mutate_jobset_request
 from webhook.mutate_pods import mutate_pod_request
 from webhook.review import (
@@ -77,6 +78,7 @@ MUTATE_JOB: Final = "/mutate-batch-v1-job"
 VALIDATE_JOB: Final = "/validate-batch-v1-job"
 MUTATE_JOBSET: Final = "/mutate-jobset-x-k8s-io-v1alpha2-jobset"
 MUTATE_POD: Final = "/mutate--v1-pod"
+MUTATE_DEPLOYMENT: Final = "/mutate-apps-v1-deployment"
 CONVERT: Final = "/convert"
 
 
@@ -129,6 +131,12 @@ async def _mutate_pod(
     return await mutate_pod_request(request, settings=context.settings)
 
 
+async def _mutate_deployment(
+    request: AdmissionRequest, context: DecisionContext
+) -> tuple[ResponseBody, str]:
+    return await mutate_deployment_request(request, settings=context.settings)
+
+
 async def _validate_job(
     request: AdmissionRequest, context: DecisionContext
 ) -> tuple[ResponseBody, str]:
@@ -142,6 +150,7 @@ def admission_endpoints() -> dict[str, Decision]:
         VALIDATE_JOB: _validate_job,
         MUTATE_JOBSET: _mutate_jobset,
         MUTATE_POD: _mutate_pod,
+        MUTATE_DEPLOYMENT: _mutate_deployment,
     }
     for kind in KUOTA_KINDS:
         endpoints[kind.validate_path] = _kueue_validation(kind)

@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from scheduler.api.config import DEFAULT_NAMESPACE, Configuration, parse_configuration
+from scheduler.jobs.deployment import DEPLOYMENT_FRAMEWORK
 from scheduler.jobs.jobset import JOBSET_FRAMEWORK
 from scheduler.jobs.managed_namespaces import ManagedNamespaces, raw_selector
 from scheduler.jobs.pod import POD_FRAMEWORK
@@ -83,6 +84,10 @@ class WebhookSettings:
     @property
     def pods_enabled(self) -> bool:
         return POD_FRAMEWORK in self.frameworks
+
+    @property
+    def deployments_enabled(self) -> bool:
+        return DEPLOYMENT_FRAMEWORK in self.frameworks
 
     @property
     def managed_namespaces(self) -> ManagedNamespaces:

@@ -10,7 +10,8 @@ tools are built).  Two changes make Jobs behave usefully for kuota's tests:
   exit code 1, and ``pod-complete`` ignores those pods so the two never race.
 - kwok completes only pods owned by a Job; a ``pod-complete-managed`` stage
   completes the plain Pods kuota manages (label ``kueue.x-k8s.io/managed:
-  "true"``) the same way, with the same delay annotation.
+  "true"``) the same way, with the same delay annotation, except those a
+  Deployment queued (they serve until deleted).
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ def _failure(completion: dict[str, Any]) -> dict[str, Any]:
 
 
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
+PARENT = "kueue.x-k8s.io/pod-suspending-parent"
 
 
 def _managed_pod_completion(completion: dict[str, Any]) -> dict[str, Any]:
@@ -97,6 +99,8 @@ def _managed_pod_completion(completion: dict[str, Any]) -> dict[str, Any]:
     expressions.append(
         {"key": f'.metadata.labels["{MANAGED_LABEL}"]', "operator": "In", "values": ["true"]}
     )
+    # A Deployment's pods serve: they run until deleted, never complete.
+    expressions.append({"key": f'.metadata.annotations["{PARENT}"]', "operator": "DoesNotExist"})
     stage["spec"]["selector"]["matchExpressions"] = expressions
     return stage
 

@@ -87,6 +87,8 @@ POD_GROUP_NAME_LABEL: Final = f"{KUEUE_GROUP}/pod-group-name"
 POD_GROUP_TOTAL_COUNT_ANNOTATION: Final = f"{KUEUE_GROUP}/pod-group-total-count"
 ROLE_HASH_ANNOTATION: Final = f"{KUEUE_GROUP}/role-hash"
 """On a queued Pod: the hash of its spec's shape; a pod group's pod sets are its roles."""
+POD_SUSPENDING_PARENT_ANNOTATION: Final = f"{KUEUE_GROUP}/pod-suspending-parent"
+"""On a pod template (Deployment): the framework whose webhook queued its pods."""
 ADMISSION_SCHEDULING_GATE: Final = f"{KUEUE_GROUP}/admission"
 """The scheduling gate a queued Pod waits behind until its Workload is admitted."""
 

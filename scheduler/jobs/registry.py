@@ -16,6 +16,14 @@ from scheduler.jobs.base import JobIntegration
 
 _BY_FRAMEWORK: dict[str, JobIntegration] = {}
 _BY_KIND: dict[tuple[str, str], JobIntegration] = {}
+_THROUGH_PODS: set[str] = set()
+"""Frameworks with no integration of their own whose pods are queued (``deployment``)."""
+
+
+def register_through_pods(framework: str) -> str:
+    """Name a framework whose objects are queued through their pods (the ``pod`` integration)."""
+    _THROUGH_PODS.add(framework)
+    return framework
 
 
 def register(integration: JobIntegration) -> JobIntegration:
@@ -52,4 +60,4 @@ def not_integrated(enabled: Iterable[str]) -> list[str]:
     kinds are then not queued at all, which each process reports at start
     instead of ignoring the setting silently.
     """
-    return [name for name in enabled if name not in _BY_FRAMEWORK]
+    return [name for name in enabled if name not in _BY_FRAMEWORK and name not in _THROUGH_PODS]

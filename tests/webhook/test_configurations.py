@@ -111,13 +111,14 @@ def test_every_job_entry_carries_the_managed_namespace_rule() -> None:
         jobs = [
             entry
             for entry in entries
-            if entry["rules"][0]["resources"] in (["jobs"], ["jobsets"], ["pods"])
+            if entry["rules"][0]["resources"] in (["jobs"], ["jobsets"], ["pods"], ["deployments"])
         ]
         assert {
             "queued-jobs.mutate.kuota.io",
             "queued-jobs.validate.kuota.io",
             "queued-jobsets.mutate.kuota.io",
             "queued-pods.mutate.kuota.io",
+            "queued-deployments.mutate.kuota.io",
         } <= {entry["name"] for entry in jobs}
         assert all(entry["namespaceSelector"] == rule for entry in jobs)
         assert rule["matchLabels"] == {"kuota": "enabled"}

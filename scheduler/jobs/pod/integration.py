@@ -25,6 +25,7 @@ from scheduler.api.refs import (
     MANAGED_LABEL,
     MANAGED_LABEL_VALUE,
     POD_MANAGED_FINALIZER,
+    POD_SUSPENDING_PARENT_ANNOTATION,
     ROLE_HASH_ANNOTATION,
 )
 from scheduler.jobs import pod_template
@@ -121,6 +122,8 @@ def gate(pod: RawObject) -> dict[str, Any]:
 
     Like Kueue's, the webhook also records the Pod's role hash (annotation
     ``kueue.x-k8s.io/role-hash``), by which a pod group's pods form pod sets.
+    A Pod whose parent queued it (``kueue.x-k8s.io/pod-suspending-parent``,
+    a Deployment's) gets no finalizer: its parent replaces it when it goes.
     """
     result = copy.deepcopy(dict(pod))
     metadata = result.setdefault("metadata", {})
@@ -130,7 +133,8 @@ def gate(pod: RawObject) -> dict[str, Any]:
         ROLE_HASH_ANNOTATION: role_hash(pod),
     }
     finalizers = list(metadata.get("finalizers") or [])
-    if POD_MANAGED_FINALIZER not in finalizers:
+    by_parent = objects.annotation(pod, POD_SUSPENDING_PARENT_ANNOTATION)
+    if POD_MANAGED_FINALIZER not in finalizers and not by_parent:
         metadata["finalizers"] = [*finalizers, POD_MANAGED_FINALIZER]
     spec = result.setdefault("spec", {})
     if not is_gated(result):
