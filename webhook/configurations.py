@@ -46,6 +46,7 @@ from webhook.routes import (
     MUTATE_JOB,
     MUTATE_JOBSET,
     MUTATE_POD,
+    MUTATE_STATEFULSET,
     VALIDATE_JOB,
 )
 
@@ -155,13 +156,13 @@ def _pod_rule() -> list[dict[str, Any]]:
     ]
 
 
-def _deployment_rule() -> list[dict[str, Any]]:
+def _apps_rule(resource: str) -> list[dict[str, Any]]:
     return [
         {
             "apiGroups": ["apps"],
             "apiVersions": ["v1"],
             "operations": ["CREATE", "UPDATE"],
-            "resources": ["deployments"],
+            "resources": [resource],
             "scope": "Namespaced",
         }
     ]
@@ -237,19 +238,26 @@ def mutating_configuration(
             match_conditions=[QUEUED_CREATE],
             mutating=True,
         ),
-        # Deployments with a queue name (the ``deployment`` framework): their pod
-        # template is marked so that each pod is queued by the entry above.
-        _entry(
-            "queued-deployments.mutate.kuota.io",
-            MUTATE_DEPLOYMENT,
-            client_config,
-            rules=_deployment_rule(),
-            failure_policy="Fail",
-            timeout=5,
-            namespace_selector=managed,
-            object_selector=QUEUED_POD,
-            match_conditions=[QUEUED_CREATE],
-            mutating=True,
+        # Deployments and StatefulSets with a queue name (``deployment``,
+        # ``statefulset``): their pod template is marked so that each pod is
+        # queued by the entry above (a StatefulSet's as one pod group).
+        *(
+            _entry(
+                f"queued-{plural}.mutate.kuota.io",
+                path,
+                client_config,
+                rules=_apps_rule(plural),
+                failure_policy="Fail",
+                timeout=5,
+                namespace_selector=managed,
+                object_selector=QUEUED_POD,
+                match_conditions=[QUEUED_CREATE],
+                mutating=True,
+            )
+            for plural, path in (
+                ("deployments", MUTATE_DEPLOYMENT),
+                ("statefulsets", MUTATE_STATEFULSET),
+            )
         ),
     ]
     if manage_jobs_without_queue_name or default_local_queue:

@@ -27,7 +27,7 @@ from webhook.defaulting import default_kueue_request
 from webhook.logs import logger
 from webhook.lookup import ClusterLookup
 from webhook.metrics import CONTENT_TYPE, WebhookMetrics
-from webhook.mutate_deployments import mutate_deployment_request
+from webhook.mutate_deployments import mutate_deployment_request, mutate_statefulset_request
 from webhook.mutate_jobs import mutate_job_request, mutate_jobset_request
 from webhook.mutate_pods import mutate_pod_request
 from webhook.review import (
@@ -79,6 +79,7 @@ VALIDATE_JOB: Final = "/validate-batch-v1-job"
 MUTATE_JOBSET: Final = "/mutate-jobset-x-k8s-io-v1alpha2-jobset"
 MUTATE_POD: Final = "/mutate--v1-pod"
 MUTATE_DEPLOYMENT: Final = "/mutate-apps-v1-deployment"
+MUTATE_STATEFULSET: Final = "/mutate-apps-v1-statefulset"
 CONVERT: Final = "/convert"
 
 
@@ -137,6 +138,12 @@ async def _mutate_deployment(
     return await mutate_deployment_request(request, settings=context.settings)
 
 
+async def _mutate_statefulset(
+    request: AdmissionRequest, context: DecisionContext
+) -> tuple[ResponseBody, str]:
+    return await mutate_statefulset_request(request, settings=context.settings)
+
+
 async def _validate_job(
     request: AdmissionRequest, context: DecisionContext
 ) -> tuple[ResponseBody, str]:
@@ -151,6 +158,7 @@ def admission_endpoints() -> dict[str, Decision]:
         MUTATE_JOBSET: _mutate_jobset,
         MUTATE_POD: _mutate_pod,
         MUTATE_DEPLOYMENT: _mutate_deployment,
+        MUTATE_STATEFULSET: _mutate_statefulset,
     }
     for kind in KUOTA_KINDS:
         endpoints[kind.validate_path] = _kueue_validation(kind)

@@ -26,6 +26,7 @@ from scheduler.jobs.deployment import DEPLOYMENT_FRAMEWORK
 from scheduler.jobs.jobset import JOBSET_FRAMEWORK
 from scheduler.jobs.managed_namespaces import ManagedNamespaces, raw_selector
 from scheduler.jobs.pod import POD_FRAMEWORK
+from scheduler.jobs.statefulset import STATEFULSET_FRAMEWORK
 from scheduler.version import kuota_version
 
 DEFAULT_SCHEDULER_IDENTITY = "system:serviceaccount:kueue-system:kuota-scheduler"
@@ -88,6 +89,10 @@ class WebhookSettings:
     @property
     def deployments_enabled(self) -> bool:
         return DEPLOYMENT_FRAMEWORK in self.frameworks
+
+    @property
+    def statefulsets_enabled(self) -> bool:
+        return STATEFULSET_FRAMEWORK in self.frameworks
 
     @property
     def managed_namespaces(self) -> ManagedNamespaces:

@@ -3,11 +3,11 @@ kinds and the Workloads the scheduler queues.
 
 ``batch/job`` (batch/v1 Job), ``jobset.x-k8s.io/jobset`` (JobSet) and
 ``pod`` (plain Pods and pod groups) are registered on import, and
-``deployment`` is served through its pods; find an integration with :func:`registry.for_object`
-or :func:`registry.by_framework`, and make a job's Workload with
-:func:`workload_from_job`.  Whether a namespace's Jobs are kuota's at all is
-:func:`is_managed_namespace` (one rule for the webhook and the Job
-controller).
+``deployment`` and ``statefulset`` are served through their pods; find an
+integration with :func:`registry.for_object` or :func:`registry.by_framework`,
+and make a job's Workload with :func:`workload_from_job`.  Whether a
+namespace's Jobs are kuota's at all is :func:`is_managed_namespace` (one rule
+for the webhook and the Job controller).
 """
 
 from scheduler.api.refs import JOB_UID_LABEL
@@ -24,6 +24,7 @@ from scheduler.jobs.registry import (
     not_integrated,
     register,
 )
+from scheduler.jobs.statefulset import STATEFULSET_FRAMEWORK
 from scheduler.jobs.workload_from_job import (
     PriorityClasses,
     workload_from_job,
@@ -36,6 +37,7 @@ __all__ = [
     "DEPLOYMENT_FRAMEWORK",
     "POD",
     "POD_FRAMEWORK",
+    "STATEFULSET_FRAMEWORK",
     "FinishedState",
     "JOBSET",
     "JOBSET_FRAMEWORK",

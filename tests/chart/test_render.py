@@ -221,6 +221,7 @@ def test_the_configuration_parses_with_kuotas_parser(default: list[dict[str, Any
         "jobset.x-k8s.io/jobset",
         "pod",
         "deployment",
+        "statefulset",
     )
 
 

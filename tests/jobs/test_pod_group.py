@@ -108,3 +108,31 @@ def test_the_group_finishes_when_every_pod_succeeded_then_loses_its_finalizers()
     finalize = next_group_action(done, {**workload, "status": status}, flavors=FLAVORS)
     assert isinstance(finalize, FinalizePods) and len(finalize.pods) == 3
     assert not isinstance(finalize, FinalizePod)
+
+
+def test_a_fast_admission_group_is_queued_from_its_first_pod_and_never_finishes() -> None:
+    def sts_pod(index: int, phase: str | None = None) -> dict[str, Any]:
+        pod = member(index, phase=phase)
+        pod["metadata"]["annotations"] |= {
+            "kueue.x-k8s.io/pod-group-fast-admission": "true",
+            "kueue.x-k8s.io/pod-group-serving": "true",
+        }
+        pod["metadata"]["ownerReferences"] = [
+            {"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "db", "uid": "s"}
+            | {"controller": True}
+        ]
+        return pod
+
+    action = next_group_action([sts_pod(0)], None, flavors=FLAVORS)
+    assert isinstance(action, CreateWorkload)
+    workload = action.workload
+    assert [p["count"] for p in workload["spec"]["podSets"]] == [3]
+    assert [o["kind"] for o in workload["metadata"]["ownerReferences"]] == ["StatefulSet"]
+    admitted = admit(workload)
+    started = next_group_action([sts_pod(0)], admitted, flavors=FLAVORS)
+    assert isinstance(started, StartPods) and len(started.pods) == 1
+    later = [ungate(sts_pod(0, "Running")), sts_pod(1)]
+    started = next_group_action(later, admitted, flavors=FLAVORS)
+    assert isinstance(started, StartPods) and len(started.pods) == 1, "a late pod joins"
+    done = [ungate(sts_pod(i, "Succeeded")) for i in range(3)]
+    assert next_group_action(done, admitted, flavors=FLAVORS) is None, "serving: never finished"

@@ -111,7 +111,8 @@ def test_every_job_entry_carries_the_managed_namespace_rule() -> None:
         jobs = [
             entry
             for entry in entries
-            if entry["rules"][0]["resources"] in (["jobs"], ["jobsets"], ["pods"], ["deployments"])
+            if entry["rules"][0]["resources"]
+            in (["jobs"], ["jobsets"], ["pods"], ["deployments"], ["statefulsets"])
         ]
         assert {
             "queued-jobs.mutate.kuota.io",
@@ -119,6 +120,7 @@ def test_every_job_entry_carries_the_managed_namespace_rule() -> None:
             "queued-jobsets.mutate.kuota.io",
             "queued-pods.mutate.kuota.io",
             "queued-deployments.mutate.kuota.io",
+            "queued-statefulsets.mutate.kuota.io",
         } <= {entry["name"] for entry in jobs}
         assert all(entry["namespaceSelector"] == rule for entry in jobs)
         assert rule["matchLabels"] == {"kuota": "enabled"}

@@ -77,3 +77,26 @@ def test_a_deployments_pod_is_gated_without_kuotas_finalizer() -> None:
     gated = gate(pod)
     assert gated["spec"]["schedulingGates"] == [{"name": "kueue.x-k8s.io/admission"}]
     assert "finalizers" not in gated["metadata"], "its ReplicaSet replaces it; Kueue adds none"
+
+
+async def test_a_queued_statefulsets_pods_are_marked_as_one_serving_group(
+    make_client: ClientFactory,
+) -> None:
+    client = await make_client(
+        WebhookSettings(frameworks=("batch/job", "pod", "deployment", "statefulset"))
+    )
+    sent = {**deployment({QUEUE: "user-queue"}), "kind": "StatefulSet"}
+    sent["metadata"]["name"] = "db"
+    sent["spec"]["replicas"] = 3
+    response = await post_review(client, "/mutate-apps-v1-statefulset", admission_review(sent))
+    result = jsonpatch.apply_patch(copy.deepcopy(sent), patch_of(response))
+    template = result["spec"]["template"]["metadata"]
+    group = template["labels"]["kueue.x-k8s.io/pod-group-name"]
+    assert group.startswith("statefulset-db-") and len(group) == len("statefulset-db-") + 5
+    assert template["labels"][QUEUE] == "user-queue"
+    assert template["annotations"] == {
+        PARENT: "statefulset",
+        "kueue.x-k8s.io/pod-group-total-count": "3",
+        "kueue.x-k8s.io/pod-group-fast-admission": "true",
+        "kueue.x-k8s.io/pod-group-serving": "true",
+    }

@@ -15,7 +15,12 @@ size is the ``kueue.x-k8s.io/pod-group-total-count`` annotation.  As in Kueue:
   gives the quota back once none runs;
 - the group has finished when ``total`` pods succeeded (``Pods succeeded:
   n/total.``), and kuota's finalizers then come off its pods; a pod being
-  deleted loses its finalizer at once.
+  deleted loses its finalizer at once;
+- a group marked ``kueue.x-k8s.io/pod-group-fast-admission`` (a
+  StatefulSet's) gets its Workload from its first pod, one pod set of
+  ``total`` pods, owned by the pods' controller; pods created later are
+  ungated as they come; marked ``kueue.x-k8s.io/pod-group-serving`` it never
+  finishes.
 """
 
 from __future__ import annotations
@@ -28,8 +33,10 @@ from typing import Any, Final
 from scheduler.api import objects
 from scheduler.api.refs import (
     EVICTED,
-    JOB_UID_LABEL,
+    IS_GROUP_WORKLOAD_ANNOTATION,
+    POD_GROUP_FAST_ADMISSION_ANNOTATION,
     POD_GROUP_NAME_LABEL,
+    POD_GROUP_SERVING_ANNOTATION,
     POD_GROUP_TOTAL_COUNT_ANNOTATION,
 )
 from scheduler.jobs import pod_template
@@ -99,15 +106,14 @@ def group_key_of_pod(pod: RawObject) -> str | None:
 
 
 def group_key_of_workload(workload: RawObject) -> str | None:
-    """A group Workload's group key: owned by Pods, no job-UID label (a single pod's has one)."""
-    if objects.label(workload, JOB_UID_LABEL):
-        return None
-    owners = objects.owner_references(workload)
-    if not owners or any(
-        ref.get("kind") != "Pod" or ref.get("apiVersion") != "v1" for ref in owners
-    ):
+    """A group Workload's group key (annotation ``kueue.x-k8s.io/is-group-workload``): pure."""
+    if objects.annotation(workload, IS_GROUP_WORKLOAD_ANNOTATION) != "true":
         return None
     return group_key(objects.namespace(workload) or "", objects.name(workload))
+
+
+def _flag(pods: Sequence[RawObject], key: str) -> bool:
+    return any(objects.annotation(pod, key) == "true" for pod in pods)
 
 
 def total_count(pods: Sequence[RawObject]) -> int | None:
@@ -124,8 +130,18 @@ def _counted(pod: RawObject) -> bool:
     return objects.status(pod).get("phase") != "Failed" and not objects.is_being_deleted(pod)
 
 
-def group_pod_sets(pods: Sequence[RawObject]) -> list[dict[str, Any]]:
-    """One pod set per role, counting its pods, sorted by role: pure."""
+def group_pod_sets(pods: Sequence[RawObject], *, total: int | None = None) -> list[dict[str, Any]]:
+    """One pod set per role, counting its pods, sorted by role: pure.
+
+    With ``total`` (fast admission), one pod set of the first counted pod's
+    role and spec, of ``total`` pods.
+    """
+    if total is not None:
+        first = next((pod for pod in sorted(pods, key=objects.name) if _counted(pod)), None)
+        if first is None:
+            return []
+        spec = copy.deepcopy(dict(pod_template.mapping(first.get("spec"))))
+        return [{"name": pod_role(first), "count": total, "template": {"spec": spec}}]
     by_role: dict[str, dict[str, Any]] = {}
     for pod in sorted(pods, key=lambda p: objects.name(p)):
         if not _counted(pod):
@@ -176,19 +192,31 @@ class _GroupShape:
 
 
 def group_workload(
-    pods: Sequence[RawObject], priority_classes: PriorityClasses | None = None
+    pods: Sequence[RawObject],
+    priority_classes: PriorityClasses | None = None,
+    *,
+    total: int | None = None,
 ) -> dict[str, Any]:
-    """The group's Workload: named after the group, owned by each of its pods: pure."""
+    """The group's Workload: named after the group, owned by each of its pods: pure.
+
+    ``total``: fast admission (a StatefulSet's pods): sized by the total
+    count, owned by the pods' controller (the StatefulSet), which outlives them.
+    """
     ordered = sorted(pods, key=lambda p: objects.name(p))
     first = ordered[0]
     workload = workload_from_job(
         first,
         priority_classes=priority_classes,
-        integration=_GroupShape(group_pod_sets(ordered)),
+        integration=_GroupShape(group_pod_sets(ordered, total=total)),
     )
     metadata = workload["metadata"]
     metadata["name"] = group_name(first)
     metadata.pop("labels", None)
+    metadata["annotations"] = {IS_GROUP_WORKLOAD_ANNOTATION: "true"}
+    controller = objects.controller_reference(first)
+    if total is not None and controller is not None:
+        metadata["ownerReferences"] = [{**dict(controller), "blockOwnerDeletion": True}]
+        return workload
     metadata["ownerReferences"] = [
         {
             "apiVersion": "v1",
@@ -242,15 +270,19 @@ def next_group_action(
     deleting = [pod for pod in members if objects.is_being_deleted(pod)]
     if deleting and (finalize := _finalize(deleting)) is not None:
         return finalize
-    finished = group_finished(members, total)
+    serving = _flag(members, POD_GROUP_SERVING_ANNOTATION)
+    fast = _flag(members, POD_GROUP_FAST_ADMISSION_ANNOTATION)
+    finished = FinishedState(False) if serving else group_finished(members, total)
     if finished.finished:
         if workload is not None and not objects.is_finished(workload):
             return FinishWorkload(finished.reason, finished.message)
         return _finalize(members)
     if workload is None:
-        if sum(1 for pod in members if _counted(pod)) < total:
-            return None  # Kueue waits for every pod of the group
-        return CreateWorkload(group_workload(members, priority_classes))
+        if sum(1 for pod in members if _counted(pod)) < (1 if fast else total):
+            return None  # Kueue waits for every pod of the group (for one, fast admission)
+        return CreateWorkload(
+            group_workload(members, priority_classes, total=total if fast else None)
+        )
     if objects.is_finished(workload):
         return _finalize(members)
     holds_quota = objects.has_quota_reservation(workload)
