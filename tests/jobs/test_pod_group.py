@@ -136,3 +136,24 @@ def test_a_fast_admission_group_is_queued_from_its_first_pod_and_never_finishes(
     assert isinstance(started, StartPods) and len(started.pods) == 1, "a late pod joins"
     done = [ungate(sts_pod(i, "Succeeded")) for i in range(3)]
     assert next_group_action(done, admitted, flavors=FLAVORS) is None, "serving: never finished"
+
+
+def test_an_evicted_group_stops_its_running_pods_then_gives_its_quota_back() -> None:
+    from scheduler.core.decisions import Evict
+    from scheduler.jobs.controller import ReleaseWorkload
+    from scheduler.jobs.pod.group import StopPods
+    from scheduler.status.workload_status import evicted_status
+
+    pods = [member(0), member(1), member(2)]
+    created = next_group_action(pods, None, flavors=FLAVORS)
+    assert isinstance(created, CreateWorkload)
+    workload = admit(created.workload)
+    evict = Evict(victim="ml/sample-group", preemptor="ml/y", reason="InClusterQueue", message="m")
+    status = evicted_status(workload, evict, NOW)
+    assert status is not None
+    evicted = {**workload, "status": status}
+    running = [ungate(member(i, phase="Running")) for i in range(3)]
+    stop = next_group_action(running, evicted, flavors=FLAVORS)
+    assert isinstance(stop, StopPods) and len(stop.pods) == 3
+    assert stop.reason == "WorkloadEvictedDueToPreempted"
+    assert isinstance(next_group_action(pods, evicted, flavors=FLAVORS), ReleaseWorkload)
