@@ -157,3 +157,61 @@ def test_an_evicted_group_stops_its_running_pods_then_gives_its_quota_back() -> 
     assert isinstance(stop, StopPods) and len(stop.pods) == 3
     assert stop.reason == "WorkloadEvictedDueToPreempted"
     assert isinstance(next_group_action(pods, evicted, flavors=FLAVORS), ReleaseWorkload)
+
+
+def test_role_hashes_are_kueues() -> None:
+    """Expected values from Kueue v0.19.2's ``GenerateRoleHash`` run on the same specs."""
+    simple = {
+        "spec": {
+            "containers": [
+                {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}
+            ]
+        }
+    }
+    full = {
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "image": "i",
+                    "ports": [{"name": "http", "containerPort": 80, "protocol": "TCP"}],
+                    "resources": {
+                        "requests": {"memory": "36Gi", "cpu": "300m"},
+                        "limits": {"cpu": "1"},
+                    },
+                }
+            ],
+            "initContainers": [{"name": "init", "image": "i"}],
+            "nodeSelector": {"zone": "a", "instance-type": "spot"},
+            "tolerations": [
+                {
+                    "key": "node.kubernetes.io/not-ready",
+                    "operator": "Exists",
+                    "effect": "NoExecute",
+                    "tolerationSeconds": 300,
+                },
+                {"key": "spot", "operator": "Exists", "effect": "NoSchedule"},
+            ],
+            "priority": 1000,
+            "priorityClassName": "high",
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {"matchExpressions": [{"key": "k", "operator": "In", "values": ["v"]}]}
+                        ]
+                    }
+                }
+            },
+        }
+    }
+    two = {
+        "spec": {
+            "containers": [
+                {"name": "a", "image": "i"},
+                {"name": "b", "image": "i", "resources": {}},
+            ],
+            "runtimeClassName": "rc",
+        }
+    }
+    assert [role_hash(p) for p in (simple, full, two)] == ["dc85db45", "749f8c7f", "9a3acf21"]
