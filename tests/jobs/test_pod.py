@@ -80,6 +80,7 @@ def test_a_pod_gets_one_workload_named_as_kueue_names_it() -> None:
     workload = workload_of(p)
     digest = hashlib.sha1(b"Pod\n\nsleep\nuid-1").hexdigest()[:5]
     assert workload["metadata"]["name"] == f"pod-sleep-{digest}"
+    assert workload["metadata"]["name"] == "pod-sleep-fb178", "Kueue's GetWorkloadNameForPod"
     assert (
         workload["metadata"]["ownerReferences"][0] | {"kind": "Pod", "uid": "uid-1"}
         == (workload["metadata"]["ownerReferences"][0])

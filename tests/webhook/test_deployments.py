@@ -92,7 +92,7 @@ async def test_a_queued_statefulsets_pods_are_marked_as_one_serving_group(
     result = jsonpatch.apply_patch(copy.deepcopy(sent), patch_of(response))
     template = result["spec"]["template"]["metadata"]
     group = template["labels"]["kueue.x-k8s.io/pod-group-name"]
-    assert group.startswith("statefulset-db-") and len(group) == len("statefulset-db-") + 5
+    assert group == "statefulset-db-ae577", "Kueue's GetWorkloadName for a name without UID"
     assert template["labels"][QUEUE] == "user-queue"
     assert template["annotations"] == {
         PARENT: "statefulset",
