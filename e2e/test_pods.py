@@ -451,3 +451,50 @@ async def test_a_queued_statefulsets_pods_form_one_group_admitted_whole(
     listed = await custom.list_namespaced_custom_object(KUEUE, V1BETA2, namespace, "workloads")
     assert [w["metadata"]["name"] for w in listed["items"]] == [group], "one Workload, no other"
     await apps.delete_namespaced_stateful_set("db", namespace)
+
+
+async def test_a_running_group_preempted_by_a_higher_priority_pod_is_stopped_whole(
+    kuota_scheduler: SchedulerReplica, api: client.ApiClient, namespace: str, user_queue: str
+) -> None:
+    core, scheduling = client.CoreV1Api(api), client.SchedulingV1Api(api)
+    high = f"high-{namespace}"
+    await scheduling.create_priority_class(
+        client.V1PriorityClass(metadata=client.V1ObjectMeta(name=high), value=1000)
+    )
+
+    async def members() -> list[dict[str, Any]]:
+        listed = await core.list_namespaced_pod(
+            namespace, label_selector="kueue.x-k8s.io/pod-group-name=low"
+        )
+        return [dict(core.api_client.sanitize_for_serialization(p)) for p in listed.items]
+
+    try:
+        for index in range(3):
+            await core.create_namespaced_pod(
+                namespace, group_pod(index, "low", cpu="300m", run_for="300s")
+            )
+        await eventually(
+            members,
+            lambda pods: (
+                len(pods) == 3
+                and all((p.get("status") or {}).get("phase") == "Running" for p in pods)
+            ),
+            timeout=90,
+            what="the low-priority group running",
+        )
+        urgent = await core.create_namespaced_pod(namespace, sleep_pod(priority=high))
+        await eventually(
+            members,
+            lambda pods: pods == [],
+            timeout=90,
+            what="every pod of the preempted group deleted (finalizers removed by kuota)",
+        )
+        admitted = await eventually(
+            lambda: read_pod(core, namespace, urgent.metadata.name),
+            lambda pod: pod is not None and (pod.get("status") or {}).get("phase") == "Succeeded",
+            timeout=120,
+            what="the high-priority Pod admitted once the group's quota is back, and run",
+        )
+        assert admitted is not None
+    finally:
+        await scheduling.delete_priority_class(high)
