@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Final
 
+from scheduler.api import objects
 from scheduler.api.refs import (
     HUB_VERSION,
     KUEUE_GROUP,
@@ -45,6 +46,7 @@ def scheduler_informers(
     *,
     on_change: Callable[[], None],
     frameworks: Collection[str] = ("batch/job",),
+    never_managed: Collection[str] = ("kube-system", "kueue-system"),
 ) -> list[Informer]:
     """The scheduler's informers, each feeding ``mirror()`` and then calling ``on_change``.
 
@@ -52,7 +54,9 @@ def scheduler_informers(
     ``integrations.frameworks``) enables them; they go to the same handler as
     Jobs (one Job controller for every integration).  Plain Pods are watched
     when ``pod`` is enabled, only those labelled ``kueue.x-k8s.io/managed=true``
-    (the ones kuota's webhook gated), never every Pod of the cluster.  Without the JobSet CRD
+    (the ones kuota's webhook gated), never every Pod of the cluster, and never
+    one in ``never_managed`` (``kube-system``, kuota's namespace), whatever its
+    labels say: kuota does not touch those.  Without the JobSet CRD
     the informer stays empty and says so once (:class:`OptionalKindSource`).
     """
 
@@ -84,6 +88,12 @@ def scheduler_informers(
         source = OptionalKindSource(KubeSource(rest, JOBSETS), what="JobSets")
         informers.append(Informer("JobSet", source, then_wake(Mirror.on_job)))
     if POD_FRAMEWORK in frameworks:
+        excluded = frozenset(never_managed)
+
+        def on_pod(current: Mirror, event: Event) -> None:
+            if objects.namespace(event.object) not in excluded:
+                current.on_job(event)
+
         pods = KubeSource(rest, PODS, label_selector=MANAGED_PODS)
-        informers.append(Informer("Pod", pods, then_wake(Mirror.on_job)))
+        informers.append(Informer("Pod", pods, then_wake(on_pod)))
     return informers
