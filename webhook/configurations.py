@@ -3,9 +3,10 @@
 The registrations decide who waits on kuota, so they are written to block
 the cluster only where a miss would be worse than a refusal (issue item 7):
 
-* every job kind kuota has an integration for (:func:`scheduler.jobs.integrations`:
-  Job, JobSet, ...) gets the same entries, at its own paths; a rule for a
-  kind the API server does not serve (JobSet without its CRD) is harmless.
+* every job kind kuota has a suspendable integration for
+  (:func:`scheduler.jobs.suspendable`: Job, JobSet, ...) gets the same
+  entries, at its own paths; a rule for a kind the API server does not
+  serve (JobSet without its CRD) is harmless.
 * ``failurePolicy: Fail`` only where a miss lets a queued Job run unqueued —
   the Job entries whose ``matchConditions`` select Jobs that carry a queue
   name (label, or the legacy annotation) — and for kuota's own kinds, which
@@ -28,8 +29,11 @@ the cluster only where a miss would be worse than a refusal (issue item 7):
 * kuota's kinds are registered for every version with ``matchPolicy:
   Exact``: a ``v1alpha1`` manifest is judged as written, by the same code
   path as ``kuota validate``.
-* Pods are never intercepted, so a webhook outage never stops the Job
-  controller or any other workload from creating pods.
+* Pods, Deployments and StatefulSets (the pod family,
+  :data:`webhook.routes.POD_FAMILY_KINDS`) get one mutating entry each,
+  narrowed by an ``objectSelector`` to objects carrying the queue-name label,
+  so a webhook outage never stops the Job controller or any other workload
+  from creating its pods.
 
 All functions are pure; ``client_config`` is ``{"url": ...}`` on the local
 cluster or ``{"service": {...}}`` in a real installation (the chart).
@@ -42,9 +46,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from scheduler.api.refs import KUEUE_GROUP, QUEUE_NAME_LABEL
-from scheduler.jobs import JobIntegration, integrations, webhook_path
+from scheduler.jobs import JobIntegration, suspendable, webhook_path
 from scheduler.jobs.managed_namespaces import ManagedNamespaces
-from webhook.routes import KUOTA_KINDS
+from webhook.routes import KUOTA_KINDS, POD_FAMILY_KINDS, PodFamilyKind
 
 MUTATING_NAME: Final = "kuota-mutating-webhook-configuration"
 VALIDATING_NAME: Final = "kuota-validating-webhook-configuration"
@@ -91,6 +95,7 @@ def _entry(
     timeout: int,
     match_policy: str = "Equivalent",
     namespace_selector: Mapping[str, Any] | None = None,
+    object_selector: Mapping[str, Any] | None = None,
     match_conditions: list[Mapping[str, str]] | None = None,
     mutating: bool,
 ) -> dict[str, Any]:
@@ -106,6 +111,8 @@ def _entry(
     }
     if namespace_selector is not None:
         entry["namespaceSelector"] = copy.deepcopy(dict(namespace_selector))
+    if object_selector is not None:
+        entry["objectSelector"] = copy.deepcopy(dict(object_selector))
     if match_conditions:
         entry["matchConditions"] = [dict(condition) for condition in match_conditions]
     if mutating:
@@ -123,6 +130,24 @@ def _job_rule(integration: JobIntegration, operations: list[str]) -> list[dict[s
             "scope": "Namespaced",
         }
     ]
+
+
+def _pod_family_rule(pod_kind: PodFamilyKind) -> list[dict[str, Any]]:
+    return [
+        {
+            "apiGroups": [pod_kind.group],
+            "apiVersions": [pod_kind.version],
+            "operations": list(pod_kind.operations),
+            "resources": [pod_kind.plural],
+            "scope": "Namespaced",
+        }
+    ]
+
+
+QUEUED_POD: Final = {
+    "matchExpressions": [{"key": QUEUE_NAME_LABEL, "operator": "Exists"}],
+}
+"""The objectSelector of the Pod entry: only Pods that name a queue ever reach kuota."""
 
 
 def _kueue_rule(resources: list[str], operations: list[str]) -> list[dict[str, Any]]:
@@ -161,7 +186,27 @@ def mutating_configuration(
             match_conditions=[QUEUED_CREATE],
             mutating=True,
         )
-        for integration in integrations()
+        for integration in suspendable()
+    ]
+    # The pod family (:data:`webhook.routes.POD_FAMILY_KINDS`): plain Pods with a
+    # queue name are gated at creation; Deployments' and StatefulSets' pod templates
+    # are marked so that each pod is queued by the Pod entry.  Kueue's failurePolicy
+    # (Fail), but narrowed by an objectSelector too, so an outage of the webhook
+    # blocks only queued objects, never the cluster's other Pods.
+    webhooks += [
+        _entry(
+            f"queued-{pod_kind.plural}.mutate.kuota.io",
+            pod_kind.mutate_path,
+            client_config,
+            rules=_pod_family_rule(pod_kind),
+            failure_policy="Fail",
+            timeout=5,
+            namespace_selector=managed,
+            object_selector=QUEUED_POD,
+            match_conditions=[QUEUED_CREATE],
+            mutating=True,
+        )
+        for pod_kind in POD_FAMILY_KINDS
     ]
     if manage_jobs_without_queue_name or default_local_queue:
         webhooks += [
@@ -176,7 +221,7 @@ def mutating_configuration(
                 match_conditions=[UNQUEUED_CREATE],
                 mutating=True,
             )
-            for integration in integrations()
+            for integration in suspendable()
         ]
     for kind in KUOTA_KINDS:
         if kind.mutating:
@@ -227,7 +272,7 @@ def validating_configuration(
             match_conditions=[QUEUED_EITHER],
             mutating=False,
         )
-        for integration in integrations()
+        for integration in suspendable()
     ]
     if manage_jobs_without_queue_name:
         webhooks += [
@@ -248,7 +293,7 @@ def validating_configuration(
                 ],
                 mutating=False,
             )
-            for integration in integrations()
+            for integration in suspendable()
         ]
     for kind in KUOTA_KINDS:
         resources = [kind.plural] + ([f"{kind.plural}/status"] if kind.status_subresource else [])

@@ -22,7 +22,12 @@ from typing import Any
 import yaml
 
 from scheduler.api.config import DEFAULT_NAMESPACE, Configuration, parse_configuration
-from scheduler.jobs import JobIntegration
+from scheduler.jobs import (
+    DEPLOYMENT_FRAMEWORK,
+    POD_FRAMEWORK,
+    STATEFULSET_FRAMEWORK,
+    JobIntegration,
+)
 from scheduler.jobs.managed_namespaces import ManagedNamespaces, raw_selector
 from scheduler.version import kuota_version
 
@@ -74,6 +79,18 @@ class WebhookSettings:
     def enabled(self, integration: JobIntegration) -> bool:
         """The integration's framework is in ``integrations.frameworks``."""
         return integration.framework in self.frameworks
+
+    @property
+    def pods_enabled(self) -> bool:
+        return POD_FRAMEWORK in self.frameworks
+
+    @property
+    def deployments_enabled(self) -> bool:
+        return DEPLOYMENT_FRAMEWORK in self.frameworks
+
+    @property
+    def statefulsets_enabled(self) -> bool:
+        return STATEFULSET_FRAMEWORK in self.frameworks
 
     @property
     def managed_namespaces(self) -> ManagedNamespaces:

@@ -2,7 +2,7 @@
 
 ``kuota status``, ``kuota explain`` and ``kuota list`` need a picture of the
 cluster, nothing more: every kueue.x-k8s.io v1beta2 object, the jobs of every
-integration (:func:`scheduler.jobs.integrations`: Jobs, JobSets) carrying the
+integration (:func:`scheduler.jobs.suspendable`: Jobs, JobSets) carrying the
 queue-name label, Namespaces and PriorityClasses, as the raw JSON the API
 server returns (the pure code of ``scheduler.cli.live`` takes it from there).
 It never writes; it lists through the user's kubeconfig, with the user's
@@ -26,7 +26,7 @@ from scheduler.api.refs import (
     KueueKind,
 )
 from scheduler.cli.live import ClusterObjects
-from scheduler.jobs import JobIntegration, integrations
+from scheduler.jobs import JobIntegration, suspendable
 from scheduler.kube.client import connect
 from scheduler.kube.rest import ApiError, NotFound, Resource, Rest
 
@@ -91,7 +91,7 @@ async def _read(kubeconfig: str) -> ClusterObjects:
         calls.update(
             {attribute: _items(rest, resource) for attribute, resource in CORE_RESOURCES.items()}
         )
-        kinds = integrations()
+        kinds = suspendable()
         results = await asyncio.gather(
             *calls.values(), *(_jobs(rest, integration) for integration in kinds)
         )

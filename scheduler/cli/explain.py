@@ -65,7 +65,7 @@ from scheduler.core.pending_reasons import (
     UntoleratedTaint,
 )
 from scheduler.core.resources import format_quantity
-from scheduler.jobs import JobIntegration, integrations
+from scheduler.jobs import JobIntegration, suspendable
 
 EXIT_OK, EXIT_NOT_FOUND = 0, 1
 MAX_CYCLES = 200
@@ -139,7 +139,7 @@ def find_target(objects: ClusterObjects, target: str, namespace: str) -> Target 
             next((j for j in objects.jobs if metadata(j).get("uid") == uid), None) if uid else None
         )
         return Target(job, found)
-    kinds = [i.kind for i in integrations() if not kind or kind in _kind_names(i)]
+    kinds = [i.kind for i in suspendable() if not kind or kind in _kind_names(i)]
     if not kinds:
         return (
             f"cannot explain {kind!r}: name a Job (JOB or job/NAME), another kind of job "

@@ -139,6 +139,23 @@ class DeleteWorkload:
     difference: str
 
 
+@dataclass(frozen=True, slots=True)
+class StopPod:
+    """Stop a running plain Pod the only way there is: mark it and delete it.
+
+    ``reason`` goes to the Pod's ``TerminationTarget`` condition (Kueue's
+    stop reason, ``WorkloadEvictedDueTo<Reason>`` or ``NotAdmitted``).
+    """
+
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class FinalizePod:
+    """Take kuota's ``kueue.x-k8s.io/managed`` finalizer off a Pod whose end is accounted for."""
+
+
 NO_MATCHING_WORKLOAD = (
     "No matching Workload; restoring pod templates according to existent Workload"
 )
@@ -156,6 +173,8 @@ Action = (
     | DeactivateWorkload
     | ReleaseWorkload
     | WaitForFlavor
+    | StopPod
+    | FinalizePod
 )
 """Everything the controller may ask for; the executor handles each member (checked exhaustive)."""
 

@@ -49,6 +49,7 @@ from scheduler.api.parse import parse_object
 from scheduler.api.refs import KueueKind
 from scheduler.core.engine import Engine, NamespaceInfo, PriorityClassInfo
 from scheduler.jobs.controller import FlavorPlacement
+from scheduler.jobs.pod.group import group_key_of_pod, group_key_of_workload
 from scheduler.jobs.workload_from_job import PriorityClasses
 from scheduler.kube.informer import Event
 
@@ -118,6 +119,8 @@ class Mirror:
         self.resource_flavors: dict[str, dict[str, Any]] = {}  # name -> ResourceFlavor as stored
         self.default_priority_classes: set[str] = set()  # names with globalDefault: true
         self.dirty_jobs: set[str] = set()
+        self.pod_groups: dict[str, dict[str, dict[str, Any]]] = {}
+        """Pod group key (``podgroup/<ns>/<name>``) -> uid -> managed Pod of the group."""
 
     # -- kuota kinds ------------------------------------------------------------------
     def on_kueue(self, event: Event) -> None:
@@ -129,6 +132,7 @@ class Mirror:
             self._index_workload(event)
         elif kind == "ResourceFlavor":
             self.dirty_jobs.update(self.jobs)  # a Job waiting for this flavor can start now
+            self.dirty_jobs.update(self.pod_groups)
         store = self._raw_store(kind)
         if store is not None:
             if event.type == "DELETED":
@@ -185,7 +189,7 @@ class Mirror:
         }.get(kind)
 
     def _index_workload(self, event: Event) -> None:
-        job_uid = objects.owner_job_uid(event.object)
+        job_uid = objects.owner_job_uid(event.object) or group_key_of_workload(event.object)
         if event.type == "DELETED":
             self.workloads.pop(event.key, None)
             if job_uid and self.workload_of_job.get(job_uid) == event.key:
@@ -202,6 +206,10 @@ class Mirror:
         uid = objects.uid(event.object)
         if uid is None:
             return
+        group = group_key_of_pod(event.object) if event.object.get("kind") == "Pod" else None
+        if group is not None:
+            self._on_group_pod(event, group, uid)
+            return
         if self._stale(event, self.jobs.get(uid)):
             return
         if event.type == "DELETED":
@@ -209,6 +217,31 @@ class Mirror:
         else:
             self.jobs[uid] = dict(event.object)  # not stale: checked above
             self.dirty_jobs.add(uid)
+
+    def _on_group_pod(self, event: Event, group: str, uid: str) -> None:
+        """A pod of a group: kept with its group, which is reconciled as one job."""
+        pods = self.pod_groups.setdefault(group, {})
+        if self._stale(event, pods.get(uid)):
+            return
+        if event.type == "DELETED":
+            pods.pop(uid, None)
+            if not pods:
+                del self.pod_groups[group]
+        else:
+            pods[uid] = dict(event.object)
+        self.dirty_jobs.add(group)
+
+    def remember_pod(self, pod: Mapping[str, Any]) -> None:
+        """A pod (of a group or not) as a write stored it, unless the watch brought a later one."""
+        uid = objects.uid(pod) or ""
+        group = group_key_of_pod(pod)
+        if group is None:
+            self.remember_job(uid, pod)
+            return
+        pods = self.pod_groups.setdefault(group, {})
+        known = pods.get(uid)
+        if known is None or not objects.is_older(pod, known):
+            pods[uid] = dict(pod)
 
     def remember_job(self, uid: str, job: Mapping[str, Any]) -> None:
         """The Job as a write of the scheduler stored it (unless the watch brought a later one)."""

@@ -15,8 +15,15 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Final
 
-from scheduler.api.refs import HUB_VERSION, KUEUE_GROUP, KUEUE_PLURALS
-from scheduler.jobs import BATCH_JOB, JOBSET, JobIntegration, integrations
+from scheduler.api import objects
+from scheduler.api.refs import (
+    HUB_VERSION,
+    KUEUE_GROUP,
+    KUEUE_PLURALS,
+    MANAGED_LABEL,
+    MANAGED_LABEL_VALUE,
+)
+from scheduler.jobs import BATCH_JOB, JOBSET, POD, JobIntegration, suspendable
 from scheduler.kube.informer import Event, Informer, Source
 from scheduler.kube.mirror import KUEUE_KINDS, Mirror
 from scheduler.kube.rest import Resource, RestClient
@@ -38,6 +45,9 @@ JOBS: Final = job_resource(BATCH_JOB)
 JOBSETS: Final = job_resource(JOBSET)
 NAMESPACES: Final = Resource("", "v1", "namespaces")
 PRIORITY_CLASSES: Final = Resource("scheduling.k8s.io", "v1", "priorityclasses")
+PODS: Final = job_resource(POD)
+MANAGED_PODS: Final = f"{MANAGED_LABEL}={MANAGED_LABEL_VALUE}"
+"""The only Pods the scheduler lists and watches: those kuota's webhook took in."""
 
 
 def scheduler_informers(
@@ -46,6 +56,7 @@ def scheduler_informers(
     *,
     on_change: Callable[[], None],
     frameworks: Collection[str] = ("batch/job",),
+    never_managed: Collection[str] = ("kube-system", "kueue-system"),
 ) -> list[Informer]:
     """The scheduler's informers, each feeding ``mirror()`` and then calling ``on_change``.
 
@@ -55,6 +66,11 @@ def scheduler_informers(
     goes to the same handler (one Job controller for every integration).  A
     kind outside the built-in API groups may lack its CRD (JobSet): its
     informer then stays empty and says so once (:class:`OptionalKindSource`).
+    Plain Pods (the ``pod`` integration, which has its own decisions) are
+    watched when ``pod`` is enabled, only those labelled
+    ``kueue.x-k8s.io/managed=true`` (the ones kuota's webhook gated), never
+    every Pod of the cluster, and never one in ``never_managed``
+    (``kube-system``, kuota's namespace), whatever its labels say.
     """
 
     def then_wake(handler: Callable[[Mirror, Event], None]) -> Callable[[Event], None]:
@@ -72,7 +88,7 @@ def scheduler_informers(
         )
         for kind, plural in WATCHED_KUEUE_PLURALS.items()
     ]
-    for integration in integrations():
+    for integration in suspendable():
         if integration.framework not in frameworks and integration is not BATCH_JOB:
             continue
         source: Source = KubeSource(rest, job_resource(integration))
@@ -89,4 +105,13 @@ def scheduler_informers(
             then_wake(Mirror.on_priority_class),
         ),
     ]
+    if POD.framework in frameworks:
+        excluded = frozenset(never_managed)
+
+        def on_pod(current: Mirror, event: Event) -> None:
+            if objects.namespace(event.object) not in excluded:
+                current.on_job(event)
+
+        pods = KubeSource(rest, PODS, label_selector=MANAGED_PODS)
+        informers.append(Informer("Pod", pods, then_wake(on_pod)))
     return informers

@@ -69,6 +69,10 @@ __all__ = ["Conflict", "Fenced", "NotFound", "RestError", "Writer", "workload_st
 
 T = TypeVar("T")
 JOBS = watches.JOBS
+PODS = watches.PODS
+POD_STATUS_FIELD_MANAGER = "kuota-scheduler"
+TERMINATION_TARGET = "TerminationTarget"
+"""The Pod condition Kueue sets on a Pod it stops before deleting it."""
 
 
 def job_resource(job: Mapping[str, Any]) -> Resource:
@@ -314,6 +318,54 @@ class Writer:
                 "jobs/status",
                 lambda timeout: self.rest.json_patch(path, operations, timeout=timeout),
             )
+
+    async def stop_pod(
+        self, pod: Mapping[str, Any], *, reason: str, message: str, now: str
+    ) -> None:
+        """Mark ``pod`` ``TerminationTarget`` (server-side apply of that condition), then delete it.
+
+        The delete carries the Pod's UID as a precondition, so a new Pod of
+        the same name is never hit; a Pod already gone is not an error.
+        """
+        name, namespace = objects.name(pod), objects.namespace(pod)
+        uid = objects.uid(pod) or ""
+        condition = {
+            "type": TERMINATION_TARGET,
+            "status": "True",
+            "lastTransitionTime": now,
+            "reason": reason,
+            "message": message,
+        }
+        body = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, "uid": uid},
+            "status": {"conditions": [condition]},
+        }
+        status_path = PODS.object_path(name, namespace=namespace, subresource="status")
+        path = PODS.object_path(name, namespace=namespace)
+        async with self._lock(f"pods/{objects.key(pod)}"):
+            try:
+                await self._timed(
+                    "apply",
+                    "pods/status",
+                    lambda timeout: self.rest.apply(
+                        status_path,
+                        body,
+                        field_manager=POD_STATUS_FIELD_MANAGER,
+                        force=True,
+                        timeout=timeout,
+                    ),
+                )
+                await self._timed(
+                    "delete",
+                    "pods",
+                    lambda timeout: self.rest.delete(
+                        path, preconditions={"uid": uid}, timeout=timeout
+                    ),
+                )
+            except NotFound:
+                return
 
     # -- Events --------------------------------------------------------------------------
 

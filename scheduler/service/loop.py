@@ -37,6 +37,7 @@ from typing import Final
 from scheduler import logs
 from scheduler.api.config import Configuration
 from scheduler.core.engine import Engine
+from scheduler.jobs.managed_namespaces import ManagedNamespaces
 from scheduler.kube import metrics
 from scheduler.kube.executor import Executor
 from scheduler.kube.fence import Fence
@@ -94,6 +95,9 @@ class Scheduler:
             lambda: self.mirror,
             on_change=self.wakeup.set,
             frameworks=config.integrations.frameworks if config else ("batch/job",),
+            never_managed=ManagedNamespaces.from_configuration(config).never_managed
+            if config
+            else ManagedNamespaces().never_managed,
         )
 
     def _build(self) -> None:

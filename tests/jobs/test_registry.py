@@ -13,12 +13,18 @@ from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.objects import queue_name
 from scheduler.api.pipeline import review
 from scheduler.jobs import (
+    POD,
+    POD_FRAMEWORK,
     AdmissionFacts,
     FinishedState,
     JobIntegration,
     PodSetInfo,
+    for_object,
+    has_own_decisions,
     integrations,
+    not_integrated,
     register,
+    suspendable,
     webhook_path,
 )
 from scheduler.jobs.base import with_queue_label
@@ -129,3 +135,40 @@ def test_unregistering_takes_the_kind_away_again(widget: JobIntegration) -> None
     unregister(FRAMEWORK)
     assert widget not in integrations()
     assert "/mutate-example-com-v1-widget" not in admission_endpoints()
+
+
+def test_the_pod_family_is_found_by_the_registry_but_keeps_its_own_decisions() -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}
+    assert for_object(pod) is POD
+    assert has_own_decisions(POD)
+    assert POD in integrations()
+    assert POD not in suspendable()
+    assert POD_FRAMEWORK not in not_integrated([POD_FRAMEWORK, "deployment", "statefulset"])
+
+    endpoints = admission_endpoints()
+    assert {"/mutate--v1-pod", "/mutate-apps-v1-deployment", "/mutate-apps-v1-statefulset"} <= set(
+        endpoints
+    )
+    assert "/validate--v1-pod" not in endpoints
+    assert endpoints["/mutate--v1-pod"] is not endpoints["/mutate-batch-v1-job"]
+
+    client = {"url": "https://127.0.0.1:9443"}
+    mutating = {e["name"]: e for e in mutating_configuration(client)["webhooks"]}
+    validating = {e["name"] for e in validating_configuration(client)["webhooks"]}
+    for plural, path in (
+        ("pods", "/mutate--v1-pod"),
+        ("deployments", "/mutate-apps-v1-deployment"),
+        ("statefulsets", "/mutate-apps-v1-statefulset"),
+    ):
+        entry = mutating[f"queued-{plural}.mutate.kuota.io"]
+        assert entry["clientConfig"]["url"].endswith(path)
+        assert entry["objectSelector"]  # only objects naming a queue reach kuota
+        assert f"unqueued-{plural}.mutate.kuota.io" not in mutating
+        assert f"queued-{plural}.validate.kuota.io" not in validating
+
+    informers = scheduler_informers(
+        FakeApi(), lambda: None, on_change=lambda: None, frameworks=("batch/job", "pod")
+    )
+    assert [i.name for i in informers].count("Pod") == 1  # the managed-Pods watch only
+    with pytest.raises(ValueError):
+        review(pod, default_namespace="default")  # kuota validate does not claim Pods
