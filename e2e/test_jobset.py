@@ -12,7 +12,11 @@ Workload finishes, and then the second one runs to completion too.  Run on
 its own, the scheduler starts before the JobSet CRD is installed and picks
 JobSets up when it looks again (within a minute).  A lower-priority JobSet
 running on the quota is preempted by the seed's: suspended by kuota, its
-template restored, the seed's admitted and run.
+template restored, the seed's admitted and run.  ``kuota explain jobset/NAME``
+and ``kuota status`` read the JobSets as a user runs them; kuota's validating
+webhook holds JobSets to the rules of Kueue's JobSet webhook (queue name
+fixed while running, priority-class label rules) and to JOB-K1 (only kuota's
+scheduler unsuspends a queued JobSet).
 """
 
 from __future__ import annotations
@@ -22,11 +26,14 @@ from typing import Any
 
 import pytest
 from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
 
 from e2e.cluster.jobset import JobSetController
 from tests.api.seed_examples import documents
 
+from .fixtures import ClusterHandle
 from .kuota_scheduler import SchedulerReplica
+from .test_user_commands import kuota
 from .waiting import eventually
 
 pytestmark = pytest.mark.cluster
@@ -353,3 +360,117 @@ async def test_an_unqueued_jobset_gets_the_namespaces_default_local_queue(
         what="the default LocalQueue set on an unqueued JobSet",
     )
     assert accepted["spec"]["suspend"] is True
+
+
+async def test_the_webhook_holds_jobsets_to_kueues_rules_and_kuota_explains_a_waiting_one(
+    jobset: JobSetController,
+    kuota_scheduler: SchedulerReplica,
+    cluster: ClusterHandle,
+    api: client.ApiClient,
+    namespace: str,
+    user_queue: str,
+) -> None:
+    custom = client.CustomObjectsApi(api)
+    queue_label, priority_label = "kueue.x-k8s.io/queue-name", "kueue.x-k8s.io/priority-class"
+
+    async def merge_patch(name: str, patch: dict[str, Any]) -> None:
+        await custom.patch_namespaced_custom_object(
+            *JOBSETS,
+            namespace,
+            "jobsets",
+            name,
+            patch,
+            _content_type="application/merge-patch+json",
+        )
+
+    async def refused(call: Any) -> str:
+        with pytest.raises(ApiException) as caught:
+            await call
+        body = str(caught.value.body)
+        assert "denied the request" in body, body
+        return body
+
+    bad = seed_jobset()
+    bad["metadata"] = {"name": "bad", "labels": {queue_label: "User_Queue"}}
+    body = await refused(
+        custom.create_namespaced_custom_object(*JOBSETS, namespace, "jobsets", bad)
+    )
+    assert "is not a valid LocalQueue name" in body, body
+
+    # A JobSet whose LocalQueue does not exist stays suspended: the user may not start it.
+    held = seed_jobset()
+    held["metadata"] = {"name": "held", "labels": {queue_label: "nowhere"}}
+    await custom.create_namespaced_custom_object(*JOBSETS, namespace, "jobsets", held)
+    body = await refused(merge_patch("held", {"spec": {"suspend": False}}))
+    assert "can be unsuspended only by kuota's scheduler" in body, body
+    # While suspended, it may move to another LocalQueue.
+    await merge_patch("held", {"metadata": {"labels": {queue_label: "elsewhere"}}})
+
+    running = seed_jobset()
+    running["metadata"] = {"name": "running", "labels": {queue_label: "user-queue"}}
+    pod = running["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
+    pod["metadata"] = {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "3600s"}}
+    await custom.create_namespaced_custom_object(*JOBSETS, namespace, "jobsets", running)
+
+    async def read() -> dict[str, Any]:
+        got: dict[str, Any] = await custom.get_namespaced_custom_object(
+            *JOBSETS, namespace, "jobsets", "running"
+        )
+        return got
+
+    await eventually(
+        read,
+        lambda js: js["spec"].get("suspend") is False,
+        timeout=60,
+        what="the queued JobSet started by kuota",
+    )
+    body = await refused(
+        merge_patch("running", {"metadata": {"labels": {queue_label: "other-queue"}}})
+    )
+    assert "cannot change while the job is running (not suspended)" in body, body
+    body = await refused(merge_patch("running", {"metadata": {"labels": {priority_label: "high"}}}))
+    assert "a WorkloadPriorityClass cannot be added to a running (not suspended) job" in body
+    stored = await read()
+    assert stored["metadata"]["labels"] == {queue_label: "user-queue"}, "nothing changed"
+
+    # A second JobSet waits for the CPU the running one holds (for an hour): the user asks
+    # why, by the JobSet's name, and sees the ClusterQueue's state.
+    waiting = seed_jobset()
+    waiting["metadata"] = {"name": "waiting", "labels": {queue_label: "user-queue"}}
+    await custom.create_namespaced_custom_object(*JOBSETS, namespace, "jobsets", waiting)
+
+    async def workloads() -> dict[str, dict[str, Any]]:
+        listed = await custom.list_namespaced_custom_object(KUEUE, V1BETA2, namespace, "workloads")
+        return {item["metadata"]["ownerReferences"][0]["name"]: item for item in listed["items"]}
+
+    found = await eventually(
+        workloads,
+        lambda got: (
+            (condition(got.get("waiting", {}), "QuotaReserved") or {}).get("reason")
+            == "WaitingForQuota"
+        ),
+        timeout=60,
+        what="the second JobSet waiting for quota",
+    )
+    explained = await kuota(cluster, "explain", "jobset/waiting", "-n", namespace)
+    assert explained.returncode == 0, explained.stderr
+    lines = explained.stdout.splitlines()
+    assert lines[0] == (
+        f"JobSet {namespace}/waiting (Workload {found['waiting']['metadata']['name']}):"
+    ), explained.stdout
+    assert lines[1] == f"It is pending in LocalQueue user-queue -> ClusterQueue cq-{namespace}."
+    assert lines[3] == (
+        "Why (WaitingForQuota): couldn't assign flavors to pod set workers: insufficient unused "
+        f"quota for cpu in flavor {user_queue}, 1 more needed"
+    ), explained.stdout
+    assert lines[-1] == (
+        f"  - 1 cpu in flavor {user_queue} (in use: 1 of 1); held by jobset/running (1)"
+    ), explained.stdout
+    by_name = await kuota(cluster, "explain", "running", "-n", namespace)
+    assert by_name.returncode == 0, by_name.stderr
+    assert by_name.stdout.splitlines()[0].startswith(f"JobSet {namespace}/running (Workload ")
+    status = await kuota(cluster, "status")
+    assert status.returncode == 0, status.stderr
+    block = status.stdout.split(f"ClusterQueue cq-{namespace}  ", 1)[1].split("\n\n", 1)[0]
+    assert block.startswith("pending 1  admitted 1"), status.stdout
+    assert f"{user_queue}  cpu       [####################]   1/1 (100%)" in block, block

@@ -144,6 +144,12 @@ def test_the_scheduler_runs_as_its_service_account_and_no_more(
     for verb in ("list", "watch", "patch"):
         assert allowed(identity, verb, "jobset.x-k8s.io", "jobsets"), verb
     assert not allowed(identity, "delete", "jobset.x-k8s.io", "jobsets")
+    # plain Pods: watched, started (gate off), stopped by deletion; never created
+    for verb in ("list", "watch", "patch", "delete"):
+        assert can_i(identity, verb, "pods", "-A"), verb
+    assert can_i(identity, "patch", "pods", "--subresource=status", "-A")
+    assert not can_i(identity, "create", "pods", "-A")
+    assert not can_i(identity, "update", "pods", "-A")
 
 
 def test_the_webhook_looks_up_as_its_service_account_and_no_more(kuota: KuotaWebhook) -> None:

@@ -25,7 +25,7 @@ from kubernetes_asyncio import client
 
 from e2e.cluster.tools import ToolPaths
 from e2e.kuota_install import KuotaWebhook
-from scheduler.api.validation import validate_job
+from scheduler.jobs.batchjob import validate_job
 
 from .fixtures import ClusterHandle
 from .kuota_scheduler import SchedulerReplica

@@ -3,6 +3,10 @@
 The registrations decide who waits on kuota, so they are written to block
 the cluster only where a miss would be worse than a refusal (issue item 7):
 
+* every job kind kuota has a suspendable integration for
+  (:func:`scheduler.jobs.suspendable`: Job, JobSet, ...) gets the same
+  entries, at its own paths; a rule for a kind the API server does not
+  serve (JobSet without its CRD) is harmless.
 * ``failurePolicy: Fail`` only where a miss lets a queued Job run unqueued —
   the Job entries whose ``matchConditions`` select Jobs that carry a queue
   name (label, or the legacy annotation) — and for kuota's own kinds, which
@@ -25,8 +29,11 @@ the cluster only where a miss would be worse than a refusal (issue item 7):
 * kuota's kinds are registered for every version with ``matchPolicy:
   Exact``: a ``v1alpha1`` manifest is judged as written, by the same code
   path as ``kuota validate``.
-* Pods are never intercepted, so a webhook outage never stops the Job
-  controller or any other workload from creating pods.
+* Pods, Deployments and StatefulSets (the pod family,
+  :data:`webhook.routes.POD_FAMILY_KINDS`) get one mutating entry each,
+  narrowed by an ``objectSelector`` to objects carrying the queue-name label,
+  so a webhook outage never stops the Job controller or any other workload
+  from creating its pods.
 
 All functions are pure; ``client_config`` is ``{"url": ...}`` on the local
 cluster or ``{"service": {...}}`` in a real installation (the chart).
@@ -39,8 +46,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from scheduler.api.refs import KUEUE_GROUP, QUEUE_NAME_LABEL
+from scheduler.jobs import JobIntegration, suspendable, webhook_path
 from scheduler.jobs.managed_namespaces import ManagedNamespaces
-from webhook.routes import KUOTA_KINDS, MUTATE_JOB, MUTATE_JOBSET, VALIDATE_JOB
+from webhook.routes import KUOTA_KINDS, POD_FAMILY_KINDS, PodFamilyKind
 
 MUTATING_NAME: Final = "kuota-mutating-webhook-configuration"
 VALIDATING_NAME: Final = "kuota-validating-webhook-configuration"
@@ -87,6 +95,7 @@ def _entry(
     timeout: int,
     match_policy: str = "Equivalent",
     namespace_selector: Mapping[str, Any] | None = None,
+    object_selector: Mapping[str, Any] | None = None,
     match_conditions: list[Mapping[str, str]] | None = None,
     mutating: bool,
 ) -> dict[str, Any]:
@@ -102,6 +111,8 @@ def _entry(
     }
     if namespace_selector is not None:
         entry["namespaceSelector"] = copy.deepcopy(dict(namespace_selector))
+    if object_selector is not None:
+        entry["objectSelector"] = copy.deepcopy(dict(object_selector))
     if match_conditions:
         entry["matchConditions"] = [dict(condition) for condition in match_conditions]
     if mutating:
@@ -109,28 +120,34 @@ def _entry(
     return entry
 
 
-def _job_rule(operations: list[str]) -> list[dict[str, Any]]:
+def _job_rule(integration: JobIntegration, operations: list[str]) -> list[dict[str, Any]]:
     return [
         {
-            "apiGroups": ["batch"],
-            "apiVersions": ["v1"],
+            "apiGroups": [integration.group],
+            "apiVersions": [integration.api_version.rpartition("/")[2]],
             "operations": operations,
-            "resources": ["jobs"],
+            "resources": [integration.resource],
             "scope": "Namespaced",
         }
     ]
 
 
-def _jobset_rule(operations: list[str]) -> list[dict[str, Any]]:
+def _pod_family_rule(pod_kind: PodFamilyKind) -> list[dict[str, Any]]:
     return [
         {
-            "apiGroups": ["jobset.x-k8s.io"],
-            "apiVersions": ["v1alpha2"],
-            "operations": operations,
-            "resources": ["jobsets"],
+            "apiGroups": [pod_kind.group],
+            "apiVersions": [pod_kind.version],
+            "operations": list(pod_kind.operations),
+            "resources": [pod_kind.plural],
             "scope": "Namespaced",
         }
     ]
+
+
+QUEUED_POD: Final = {
+    "matchExpressions": [{"key": QUEUE_NAME_LABEL, "operator": "Exists"}],
+}
+"""The objectSelector of the Pod entry: only Pods that name a queue ever reach kuota."""
 
 
 def _kueue_rule(resources: list[str], operations: list[str]) -> list[dict[str, Any]]:
@@ -159,47 +176,52 @@ def mutating_configuration(
     ).registration_selector()
     webhooks = [
         _entry(
-            "queued-jobs.mutate.kuota.io",
-            MUTATE_JOB,
+            f"queued-{integration.resource}.mutate.kuota.io",
+            webhook_path(integration, "mutate"),
             client_config,
-            rules=_job_rule(["CREATE"]),
+            rules=_job_rule(integration, ["CREATE"]),
             failure_policy="Fail",
             timeout=5,
             namespace_selector=managed,
             match_conditions=[QUEUED_CREATE],
             mutating=True,
-        ),
-        # JobSets with a queue name (jobset.x-k8s.io/jobset): suspended at creation;
-        # a rule for a kind the API server does not serve is harmless.
+        )
+        for integration in suspendable()
+    ]
+    # The pod family (:data:`webhook.routes.POD_FAMILY_KINDS`): plain Pods with a
+    # queue name are gated at creation; Deployments' and StatefulSets' pod templates
+    # are marked so that each pod is queued by the Pod entry.  Kueue's failurePolicy
+    # (Fail), but narrowed by an objectSelector too, so an outage of the webhook
+    # blocks only queued objects, never the cluster's other Pods.
+    webhooks += [
         _entry(
-            "queued-jobsets.mutate.kuota.io",
-            MUTATE_JOBSET,
+            f"queued-{pod_kind.plural}.mutate.kuota.io",
+            pod_kind.mutate_path,
             client_config,
-            rules=_jobset_rule(["CREATE"]),
+            rules=_pod_family_rule(pod_kind),
             failure_policy="Fail",
             timeout=5,
             namespace_selector=managed,
+            object_selector=QUEUED_POD,
             match_conditions=[QUEUED_CREATE],
             mutating=True,
-        ),
+        )
+        for pod_kind in POD_FAMILY_KINDS
     ]
     if manage_jobs_without_queue_name or default_local_queue:
         webhooks += [
             _entry(
-                f"unqueued-{plural}.mutate.kuota.io",
-                path,
+                f"unqueued-{integration.resource}.mutate.kuota.io",
+                webhook_path(integration, "mutate"),
                 client_config,
-                rules=rules,
+                rules=_job_rule(integration, ["CREATE"]),
                 failure_policy="Fail" if manage_jobs_without_queue_name else "Ignore",
                 timeout=5 if manage_jobs_without_queue_name else 3,
                 namespace_selector=managed,
                 match_conditions=[UNQUEUED_CREATE],
                 mutating=True,
             )
-            for plural, path, rules in (
-                ("jobs", MUTATE_JOB, _job_rule(["CREATE"])),
-                ("jobsets", MUTATE_JOBSET, _jobset_rule(["CREATE"])),
-            )
+            for integration in suspendable()
         ]
     for kind in KUOTA_KINDS:
         if kind.mutating:
@@ -262,24 +284,25 @@ def validating_configuration(
     ).registration_selector()
     webhooks = [
         _entry(
-            "queued-jobs.validate.kuota.io",
-            VALIDATE_JOB,
+            f"queued-{integration.resource}.validate.kuota.io",
+            webhook_path(integration, "validate"),
             client_config,
-            rules=_job_rule(["CREATE", "UPDATE"]),
+            rules=_job_rule(integration, ["CREATE", "UPDATE"]),
             failure_policy="Fail",
             timeout=5,
             namespace_selector=managed,
             match_conditions=[QUEUED_EITHER],
             mutating=False,
         )
+        for integration in suspendable()
     ]
     if manage_jobs_without_queue_name:
-        webhooks.append(
+        webhooks += [
             _entry(
-                "unqueued-jobs.validate.kuota.io",
-                VALIDATE_JOB,
+                f"unqueued-{integration.resource}.validate.kuota.io",
+                webhook_path(integration, "validate"),
                 client_config,
-                rules=_job_rule(["CREATE", "UPDATE"]),
+                rules=_job_rule(integration, ["CREATE", "UPDATE"]),
                 failure_policy="Fail",
                 timeout=5,
                 namespace_selector=managed,
@@ -292,7 +315,8 @@ def validating_configuration(
                 ],
                 mutating=False,
             )
-        )
+            for integration in suspendable()
+        ]
     for kind in KUOTA_KINDS:
         resources = [kind.plural] + ([f"{kind.plural}/status"] if kind.status_subresource else [])
         webhooks.append(

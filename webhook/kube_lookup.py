@@ -20,6 +20,7 @@ from typing import Any
 
 from scheduler.api import objects
 from scheduler.api.refs import HUB_VERSION, KUEUE_GROUP, KUEUE_PLURALS
+from scheduler.jobs import for_object
 from scheduler.kube.client import connect
 from scheduler.kube.rest import NotFound, Resource, Rest, RestError
 from webhook.lookup import LookupFailed
@@ -31,9 +32,15 @@ DEFAULT_LOCAL_QUEUE = "default"
 
 
 def owner_resource(api_version: str, kind: str) -> Resource:
-    """Where an owner of ``apiVersion``/``kind`` lives (plural: lowercase kind + "s"): pure."""
+    """Where an owner of ``apiVersion``/``kind`` lives: pure.
+
+    The plural is the integration's (:func:`scheduler.jobs.for_object`), else
+    the lowercase kind + "s".
+    """
     group, _, version = api_version.rpartition("/")
-    return Resource(group, version, kind.lower() + "s")
+    integration = for_object({"apiVersion": api_version, "kind": kind})
+    plural = integration.resource if integration is not None else kind.lower() + "s"
+    return Resource(group, version, plural)
 
 
 class KubernetesLookup:

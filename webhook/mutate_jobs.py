@@ -1,8 +1,13 @@
-"""Suspending queued ``batch/v1`` Jobs on create (validation.md 1.3).
+"""Suspending queued jobs of every integration on create (validation.md 1.3).
 
-The instant a queued Job is created it must already be suspended: the Job
-controller creates pods from the first version it sees, so "suspend it
-later" would be too late.  The steps, in the order of the spec:
+One decision for every registered job kind (:mod:`scheduler.jobs.registry`:
+``batch/v1`` Job, JobSet, ...), served at the kind's own path
+(``/mutate-batch-v1-job``, ``/mutate-jobset-x-k8s-io-v1alpha2-jobset``);
+what differs between kinds — how a job is suspended — is the integration's
+``default``.  The instant a queued job is created it must already be
+suspended: the Job controller creates pods from the first version it sees
+(the JobSet controller its child Jobs), so "suspend it later" would be too
+late.  The steps, in the order of the spec:
 
 0. an object being deleted is left alone, and so is a Job in a namespace
    kuota does not manage (:mod:`scheduler.jobs.managed_namespaces`: Kueue
@@ -30,21 +35,20 @@ the whole rule from :func:`namespace_is_managed`.
 The decision is a function of the request, the settings and a
 :class:`~webhook.lookup.ClusterLookup`; nothing here talks to a cluster, so a
 dry-run request is answered exactly like a real one and has no side effect.
-The patch is computed with ``jsonpatch`` from the two small views of the Job
-that can change (its labels and ``spec.suspend``), never from a full copy,
-which keeps the common case far below a millisecond.
+The patch is computed with ``jsonpatch`` from the job as received and the
+integration's defaulted copy; the answer stays far below a millisecond.
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from scheduler.api import objects
 from scheduler.api.objects import queue_name
-from scheduler.api.refs import MULTIKUEUE_CONTROLLER, QUEUE_NAME_LABEL, V1BETA2
+from scheduler.api.refs import MULTIKUEUE_CONTROLLER, V1BETA2
+from scheduler.jobs import JobIntegration, for_object
 from scheduler.jobs.managed_namespaces import is_managed_namespace
 from webhook.lookup import ClusterLookup, LookupFailed
 from webhook.review import (
@@ -59,7 +63,6 @@ from webhook.settings import WebhookSettings
 
 MAX_OWNER_DEPTH: Final = 10
 DEFAULT_QUEUE: Final = "default"
-MANAGED_JOB_KINDS: Final = frozenset({("batch/v1", "Job"), ("jobset.x-k8s.io/v1alpha2", "JobSet")})
 
 
 class OwnerUnreadable(RuntimeError):
@@ -99,9 +102,9 @@ def _job_is_managed(job: Mapping[str, Any], settings: WebhookSettings) -> bool:
 async def has_managed_ancestor(
     job: Mapping[str, Any], namespace: str, *, settings: WebhookSettings, lookup: ClusterLookup
 ) -> bool:
-    """Step 1: walk controller owners up; True when one is a managed job kind kuota manages.
+    """Step 1: walk controller owners up; True when one is a managed job of a registered kind.
 
-    Stops at an owner of another kind, at a UID mismatch, at a missing owner
+    Stops at an owner of a kind without an integration, at a UID mismatch, at a missing owner
     (kuota decision: an orphan has no managed ancestor) and after ten levels.
     Raises :class:`OwnerUnreadable` when the API server cannot be asked.
     """
@@ -115,7 +118,7 @@ async def has_managed_ancestor(
             reference.get("kind"),
             reference.get("name"),
         )
-        if (api_version, kind) not in MANAGED_JOB_KINDS or not isinstance(name, str):
+        if for_object(reference) is None or not isinstance(name, str):
             return False
         try:
             owner = await lookup.get_object(str(api_version), str(kind), namespace, name)
@@ -220,37 +223,31 @@ async def multikueue_managed_by(
     return None, ()
 
 
-def mutation_patch(job: Mapping[str, Any], mutation: JobMutation) -> list[dict[str, Any]]:
+def mutation_patch(
+    integration: JobIntegration, job: Mapping[str, Any], mutation: JobMutation
+) -> list[dict[str, Any]]:
     """Pure: the JSON patch for ``mutation`` (never removes a label, never unsuspends)."""
-    before: dict[str, Any] = {}
-    metadata = job.get("metadata")
-    if isinstance(metadata, dict):
-        labels = metadata.get("labels")
-        before["metadata"] = {"labels": labels} if isinstance(labels, dict) else {}
-    spec = job.get("spec")
-    if isinstance(spec, dict):
-        before["spec"] = {"suspend": spec["suspend"]} if "suspend" in spec else {}
-    after = copy.deepcopy(before)
-    if mutation.set_default_queue:
-        after.setdefault("metadata", {}).setdefault("labels", {})[QUEUE_NAME_LABEL] = DEFAULT_QUEUE
-    if mutation.suspend:
-        after.setdefault("spec", {})["suspend"] = True
+    if not (mutation.suspend or mutation.set_default_queue or mutation.managed_by):
+        return []
+    after = integration.default(
+        job,
+        queue=DEFAULT_QUEUE if mutation.set_default_queue else None,
+        suspend=mutation.suspend,
+    )
     if mutation.managed_by:
         after.setdefault("spec", {})["managedBy"] = mutation.managed_by
-    return json_patch(before, after)
-
-
-JOB_KIND: Final = ("batch", "v1", "Job")
-JOBSET_KIND: Final = ("jobset.x-k8s.io", "v1alpha2", "JobSet")
+    return json_patch(job, after)
 
 
 def job_of_request(
-    request: AdmissionRequest, served: tuple[str, str, str] = JOB_KIND
+    request: AdmissionRequest, integration: JobIntegration
 ) -> tuple[dict[str, Any], str]:
+    """The job and its namespace; BadRequest when the request is not for this kind."""
+    served = (integration.group, integration.api_version.rpartition("/")[2], integration.kind)
     if request.kind != served:
         group, version, kind = request.kind
         raise BadRequest(
-            f"this endpoint serves {served[0]}/{served[1]} {served[2]}, "
+            f"this endpoint serves {integration.api_version} {integration.kind}, "
             f"got {group + '/' if group else ''}{version} {kind}"
         )
     if request.object is None:
@@ -258,40 +255,33 @@ def job_of_request(
     job = request.object
     namespace = request.namespace or objects.namespace(job)
     if not isinstance(namespace, str) or not namespace:
-        raise BadRequest(f"a {served[2]} is namespaced: request.namespace is missing")
+        raise BadRequest(f"a {integration.kind} is namespaced: request.namespace is missing")
     return job, namespace
 
 
-async def mutate_job_request(
-    request: AdmissionRequest, *, settings: WebhookSettings, lookup: ClusterLookup
+async def mutate_request(
+    integration: JobIntegration,
+    request: AdmissionRequest,
+    *,
+    settings: WebhookSettings,
+    lookup: ClusterLookup,
 ) -> tuple[ResponseBody, str]:
-    """The answer to ``/mutate-batch-v1-job`` and a one-word outcome for metrics and logs."""
-    if request.operation != "CREATE":
-        return allow(request.uid), "allowed"
-    job, namespace = job_of_request(request)
-    if not settings.jobs_enabled:
-        return allow(request.uid), "allowed"
-    return await _mutate(request, job, namespace, settings=settings, lookup=lookup)
+    """The answer to the kind's mutating path and a one-word outcome for metrics and logs.
 
-
-async def mutate_jobset_request(
-    request: AdmissionRequest, *, settings: WebhookSettings, lookup: ClusterLookup
-) -> tuple[ResponseBody, str]:
-    """The answer to ``/mutate-jobset-x-k8s-io-v1alpha2-jobset``: the same steps as for a Job.
-
-    A queued JobSet is suspended at creation (the JobSet controller would
-    otherwise create its child Jobs at once); its child Jobs are then left to
-    it (step 1: their owner is a managed job).
+    A disabled framework (not in ``integrations.frameworks``) is let through
+    unchanged.  The children of a managed job (the Jobs of a queued JobSet)
+    are left to their owner (step 1).
     """
     if request.operation != "CREATE":
         return allow(request.uid), "allowed"
-    job, namespace = job_of_request(request, JOBSET_KIND)
-    if not settings.jobsets_enabled:
+    job, namespace = job_of_request(request, integration)
+    if not settings.enabled(integration):
         return allow(request.uid), "allowed"
-    return await _mutate(request, job, namespace, settings=settings, lookup=lookup)
+    return await _mutate(integration, request, job, namespace, settings=settings, lookup=lookup)
 
 
 async def _mutate(
+    integration: JobIntegration,
     request: AdmissionRequest,
     job: Mapping[str, Any],
     namespace: str,
@@ -303,7 +293,7 @@ async def _mutate(
         mutation = await decide(job, namespace, settings=settings, lookup=lookup)
     except OwnerUnreadable as unreadable:
         return deny_internal(request.uid, str(unreadable)), "error"
-    patch = mutation_patch(job, mutation)
+    patch = mutation_patch(integration, job, mutation)
     return allow(request.uid, patch=patch, warnings=mutation.warnings), (
         "patched" if patch else "allowed"
     )

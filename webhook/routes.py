@@ -6,11 +6,16 @@ read the body (bounded), decode JSON, parse the review, let the endpoint's
 (:mod:`~webhook.mutate_jobs`, :mod:`~webhook.validate_jobs`,
 :mod:`~webhook.defaulting`, :mod:`~webhook.validate_kueue`,
 :mod:`~webhook.convert`); this module only wires them to paths
-(validation.md 0.3) and keeps the two failure kinds apart: a malformed
-request is HTTP 400 with its reason, an object kuota refuses is HTTP 200 with
-``allowed: false``.  An unexpected exception in a decision is logged and
-answered as a denial with ``InternalError`` — the server never answers 500
-and keeps serving.
+(validation.md 0.3), the job kinds' paths from the integration registry
+(:func:`scheduler.jobs.webhook_path`: every registered kind that follows
+the suspend protocol has a mutating and a validating path, answered by the
+same two decisions; the pod family, :data:`POD_FAMILY_KINDS`, has its own
+mutating decisions, :mod:`~webhook.mutate_pods` and
+:mod:`~webhook.mutate_deployments`), and keeps the
+two failure kinds apart: a malformed request is HTTP 400 with its reason,
+an object kuota refuses is HTTP 200 with ``allowed: false``.  An
+unexpected exception in a decision is logged and answered as a denial with
+``InternalError`` — the server never answers 500 and keeps serving.
 """
 
 from __future__ import annotations
@@ -22,12 +27,15 @@ from typing import Final
 
 from aiohttp import web
 
+from scheduler.jobs import JobIntegration, suspendable, webhook_path
 from webhook.convert import convert_review
 from webhook.defaulting import default_kueue_request
 from webhook.logs import logger
 from webhook.lookup import ClusterLookup
 from webhook.metrics import CONTENT_TYPE, WebhookMetrics
-from webhook.mutate_jobs import mutate_job_request, mutate_jobset_request
+from webhook.mutate_deployments import mutate_deployment_request, mutate_statefulset_request
+from webhook.mutate_jobs import mutate_request
+from webhook.mutate_pods import mutate_pod_request
 from webhook.review import (
     AdmissionRequest,
     BadRequest,
@@ -38,7 +46,7 @@ from webhook.review import (
     review_body,
 )
 from webhook.settings import WebhookSettings
-from webhook.validate_jobs import validate_job_request
+from webhook.validate_jobs import validate_request
 from webhook.validate_kueue import validate_kueue_request
 
 KUEUE_PREFIX: Final = "kueue-x-k8s-io-v1beta2"
@@ -72,9 +80,6 @@ KUOTA_KINDS: Final = (
     KuotaKind("MultiKueueCluster", "multikueueclusters", mutating=False),
     KuotaKind("Topology", "topologies", mutating=False),
 )
-MUTATE_JOB: Final = "/mutate-batch-v1-job"
-VALIDATE_JOB: Final = "/validate-batch-v1-job"
-MUTATE_JOBSET: Final = "/mutate-jobset-x-k8s-io-v1alpha2-jobset"
 CONVERT: Final = "/convert"
 
 
@@ -109,31 +114,90 @@ def _kueue_defaulting(kind: KuotaKind) -> Decision:
     return decide
 
 
-async def _mutate_job(
+def _mutate_job(integration: JobIntegration) -> Decision:
+    async def decide(
+        request: AdmissionRequest, context: DecisionContext
+    ) -> tuple[ResponseBody, str]:
+        return await mutate_request(
+            integration, request, settings=context.settings, lookup=context.lookup
+        )
+
+    return decide
+
+
+def _validate_job(integration: JobIntegration) -> Decision:
+    async def decide(
+        request: AdmissionRequest, context: DecisionContext
+    ) -> tuple[ResponseBody, str]:
+        return await validate_request(
+            integration, request, settings=context.settings, lookup=context.lookup
+        )
+
+    return decide
+
+
+async def _mutate_pod(
     request: AdmissionRequest, context: DecisionContext
 ) -> tuple[ResponseBody, str]:
-    return await mutate_job_request(request, settings=context.settings, lookup=context.lookup)
+    return await mutate_pod_request(request, settings=context.settings)
 
 
-async def _mutate_jobset(
+async def _mutate_deployment(
     request: AdmissionRequest, context: DecisionContext
 ) -> tuple[ResponseBody, str]:
-    return await mutate_jobset_request(request, settings=context.settings, lookup=context.lookup)
+    return await mutate_deployment_request(request, settings=context.settings)
 
 
-async def _validate_job(
+async def _mutate_statefulset(
     request: AdmissionRequest, context: DecisionContext
 ) -> tuple[ResponseBody, str]:
-    return await validate_job_request(request, settings=context.settings, lookup=context.lookup)
+    return await mutate_statefulset_request(request, settings=context.settings)
+
+
+@dataclass(frozen=True, slots=True)
+class PodFamilyKind:
+    """A kind of the pod family, served by its own mutating decision (no suspend protocol).
+
+    The one table (:data:`POD_FAMILY_KINDS`) both the endpoints here and the
+    registrations (:mod:`webhook.configurations`) are built from.  Only
+    objects carrying the queue-name label reach it (``objectSelector``).
+    """
+
+    group: str
+    version: str
+    kind: str
+    plural: str
+    operations: tuple[str, ...]
+    decision: Decision
+
+    @property
+    def mutate_path(self) -> str:
+        """Kueue's path (``/mutate--v1-pod``, ``/mutate-apps-v1-deployment``)."""
+        return f"/mutate-{self.group.replace('.', '-')}-{self.version}-{self.kind.lower()}"
+
+
+POD_FAMILY_KINDS: Final = (
+    PodFamilyKind("", "v1", "Pod", "pods", ("CREATE",), _mutate_pod),
+    PodFamilyKind(
+        "apps", "v1", "Deployment", "deployments", ("CREATE", "UPDATE"), _mutate_deployment
+    ),
+    PodFamilyKind(
+        "apps", "v1", "StatefulSet", "statefulsets", ("CREATE", "UPDATE"), _mutate_statefulset
+    ),
+)
+"""Plain Pods (``pod``: gated at creation), Deployments and StatefulSets (their pod
+template marked so that each pod is queued by the Pod entry, a StatefulSet's as one
+pod group)."""
 
 
 def admission_endpoints() -> dict[str, Decision]:
     """Path → decision for every AdmissionReview endpoint (validation.md 0.3)."""
-    endpoints: dict[str, Decision] = {
-        MUTATE_JOB: _mutate_job,
-        VALIDATE_JOB: _validate_job,
-        MUTATE_JOBSET: _mutate_jobset,
-    }
+    endpoints: dict[str, Decision] = {}
+    for integration in suspendable():
+        endpoints[webhook_path(integration, "mutate")] = _mutate_job(integration)
+        endpoints[webhook_path(integration, "validate")] = _validate_job(integration)
+    for pod_kind in POD_FAMILY_KINDS:
+        endpoints[pod_kind.mutate_path] = pod_kind.decision
     for kind in KUOTA_KINDS:
         endpoints[kind.validate_path] = _kueue_validation(kind)
         if kind.mutating:

@@ -22,7 +22,12 @@ from typing import Any
 import yaml
 
 from scheduler.api.config import DEFAULT_NAMESPACE, Configuration, parse_configuration
-from scheduler.jobs.jobset import JOBSET_FRAMEWORK
+from scheduler.jobs import (
+    DEPLOYMENT_FRAMEWORK,
+    POD_FRAMEWORK,
+    STATEFULSET_FRAMEWORK,
+    JobIntegration,
+)
 from scheduler.jobs.managed_namespaces import ManagedNamespaces, raw_selector
 from scheduler.version import kuota_version
 
@@ -74,13 +79,21 @@ class WebhookSettings:
     log_level: str = "info"
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    @property
-    def jobs_enabled(self) -> bool:
-        return "batch/job" in self.frameworks
+    def enabled(self, integration: JobIntegration) -> bool:
+        """The integration's framework is in ``integrations.frameworks``."""
+        return integration.framework in self.frameworks
 
     @property
-    def jobsets_enabled(self) -> bool:
-        return JOBSET_FRAMEWORK in self.frameworks
+    def pods_enabled(self) -> bool:
+        return POD_FRAMEWORK in self.frameworks
+
+    @property
+    def deployments_enabled(self) -> bool:
+        return DEPLOYMENT_FRAMEWORK in self.frameworks
+
+    @property
+    def statefulsets_enabled(self) -> bool:
+        return STATEFULSET_FRAMEWORK in self.frameworks
 
     @property
     def managed_namespaces(self) -> ManagedNamespaces:

@@ -1,22 +1,27 @@
-"""Validating ``batch/v1`` Jobs on create and update (validation.md 11, plus one kuota rule).
+"""Validating jobs of every integration on create and update (validation.md 11, 12, plus
+one kuota rule).
 
-The label and annotation rules (JOB-1 … JOB-U11) are the API layer's
-:func:`~scheduler.api.validation.validate_job`, the same function ``kuota
+One decision for every registered job kind, served at the kind's own path
+(``/validate-batch-v1-job``, ``/validate-jobset-x-k8s-io-v1alpha2-jobset``).
+The label and annotation rules (JOB-1 … JOB-U11 for a Job, the shared ones
+for a JobSet) are the integration's ``validate_create``/``validate_update``
+(``scheduler/jobs/<kind>/validation.py``), the same functions ``kuota
 validate`` runs, so the messages match byte for byte.  The webhook adds what
 only it can know:
 
 * whether the namespace has a LocalQueue named ``default`` (JOB-U2), asked
   through the lookup only when a queue name is being removed;
-* **JOB-K1** (kuota): a managed Job may go from suspended to running only by
-  the hand of kuota's scheduler.  The requesting identity
+* **JOB-K1** (kuota): a managed job (a Job, a JobSet) may go from suspended
+  to running only by the hand of kuota's scheduler.  The requesting identity
   (``userInfo.username``) must be one of ``--scheduler-identity``; anyone else
-  unsuspending a queued Job — or creating it unsuspended, should the mutating
+  unsuspending a queued job — or creating it unsuspended, should the mutating
   webhook not have run — is denied with 403, because letting it through would
-  run the Job without quota;
-* whether the Job is kuota's at all, and whether the request comes from
-  kuota's scheduler: the API layer's **JOB-K2** (a running Job keeps the
-  ``parallelism`` and ``completions`` its quota was reserved for) applies to
-  managed Jobs, updated by anyone but the scheduler.
+  run the job without quota;
+* whether the job is kuota's at all, and whether the request comes from
+  kuota's scheduler (:class:`~scheduler.jobs.AdmissionFacts`): a Job's
+  **JOB-K2** (a running Job keeps the ``parallelism`` and ``completions`` its
+  quota was reserved for) applies to managed Jobs, updated by anyone but the
+  scheduler.
 
 "Managed" follows :mod:`scheduler.jobs.managed_namespaces`: a queued Job
 that reaches this endpoint is in a managed namespace (the registration's
@@ -31,8 +36,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from scheduler.api.field import FieldError, FieldPath, error
-from scheduler.api.validation import validate_job
-from scheduler.api.validation.job import queue_name
+from scheduler.api.objects import queue_name
+from scheduler.jobs import AdmissionFacts, JobIntegration
 from webhook.lookup import ClusterLookup, LookupFailed
 from webhook.mutate_jobs import job_of_request, namespace_is_managed
 from webhook.review import AdmissionRequest, ResponseBody, allow, deny, deny_internal
@@ -53,7 +58,7 @@ def unsuspend_violation(
     username: str,
     settings: WebhookSettings,
 ) -> FieldError | None:
-    """JOB-K1 for a Job already known to be managed: pure."""
+    """JOB-K1 for a job (of any kind) already known to be managed: pure."""
     if _suspended(job) or (old is not None and not _suspended(old)):
         return None
     if username in settings.scheduler_identities:
@@ -73,14 +78,18 @@ def unsuspend_violation(
     return error(SUSPEND, message, origin="W", rule="JOB-K1")
 
 
-async def validate_job_request(
-    request: AdmissionRequest, *, settings: WebhookSettings, lookup: ClusterLookup
+async def validate_request(
+    integration: JobIntegration,
+    request: AdmissionRequest,
+    *,
+    settings: WebhookSettings,
+    lookup: ClusterLookup,
 ) -> tuple[ResponseBody, str]:
-    """The answer to ``/validate-batch-v1-job`` and its outcome word."""
+    """The answer to the kind's validating path and its outcome word."""
     if request.operation not in ("CREATE", "UPDATE"):
         return allow(request.uid), "allowed"
-    job, namespace = job_of_request(request)
-    if not settings.jobs_enabled:
+    job, namespace = job_of_request(request, integration)
+    if not settings.enabled(integration):
         return allow(request.uid), "allowed"
     old = request.old_object if request.operation == "UPDATE" else None
     try:
@@ -96,12 +105,13 @@ async def validate_job_request(
             request.uid, f"kuota could not look up namespace {namespace!r}: {failed}"
         ), "error"
     by_scheduler = request.user.username in settings.scheduler_identities
-    errors = validate_job(
-        job,
-        old,
-        namespace_has_default_queue=has_default,
-        managed=managed,
-        by_scheduler=by_scheduler,
+    facts = AdmissionFacts(
+        namespace_has_default_queue=has_default, managed=managed, by_scheduler=by_scheduler
+    )
+    errors = (
+        integration.validate_create(job, facts=facts)
+        if old is None
+        else integration.validate_update(job, old, facts=facts)
     )
     if managed:
         violation = unsuspend_violation(job, old, username=request.user.username, settings=settings)

@@ -8,6 +8,10 @@ tools are built).  Two changes make Jobs behave usefully for kuota's tests:
   so a Job can hold its quota for a while; without it, pods finish at once.
 - a ``pod-fail`` stage fails pods annotated ``kuota.test/fail: "true"`` with
   exit code 1, and ``pod-complete`` ignores those pods so the two never race.
+- kwok completes only pods owned by a Job; a ``pod-complete-managed`` stage
+  completes the plain Pods kuota manages (label ``kueue.x-k8s.io/managed:
+  "true"``) the same way, with the same delay annotation, except those a
+  Deployment queued (they serve until deleted).
 """
 
 from __future__ import annotations
@@ -80,6 +84,27 @@ def _failure(completion: dict[str, Any]) -> dict[str, Any]:
     return stage
 
 
+MANAGED_LABEL = "kueue.x-k8s.io/managed"
+PARENT = "kueue.x-k8s.io/pod-suspending-parent"
+
+
+def _managed_pod_completion(completion: dict[str, Any]) -> dict[str, Any]:
+    stage = copy.deepcopy(completion)
+    stage["metadata"]["name"] = "pod-complete-managed"
+    expressions = [
+        expression
+        for expression in stage["spec"]["selector"]["matchExpressions"]
+        if expression["key"] != ".metadata.ownerReferences.[].kind"
+    ]
+    expressions.append(
+        {"key": f'.metadata.labels["{MANAGED_LABEL}"]', "operator": "In", "values": ["true"]}
+    )
+    # A Deployment's pods serve: they run until deleted, never complete.
+    expressions.append({"key": f'.metadata.annotations["{PARENT}"]', "operator": "DoesNotExist"})
+    stage["spec"]["selector"]["matchExpressions"] = expressions
+    return stage
+
+
 def render(stages_dir: Path) -> str:
     """The multi-document kwok.yaml for a cluster (reads the stage files)."""
     documents: list[dict[str, Any]] = [
@@ -102,5 +127,6 @@ def render(stages_dir: Path) -> str:
         if stage["metadata"]["name"] == "pod-complete":
             stage = _delayed_completion(stage)
             documents.append(_failure(stage))
+            documents.append(_managed_pod_completion(stage))
         documents.append(stage)
     return yaml.safe_dump_all(documents, sort_keys=False)

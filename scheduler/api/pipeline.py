@@ -30,11 +30,11 @@ from scheduler.api.defaults import apply_create_defaults, apply_schema_defaults
 from scheduler.api.field import FieldError
 from scheduler.api.refs import KUEUE_GROUP
 from scheduler.api.refs import V1BETA2 as HUB
-from scheduler.api.validation import VALIDATORS
+from scheduler.api.validation import NAMESPACED, VALIDATORS
 
 Operation = Literal["CREATE", "UPDATE"]
 CONVERTIBLE_VERSIONS = ("v1alpha1", "v1alpha2", "v1beta1")
-NAMESPACED_KINDS = frozenset({"LocalQueue", "Queue", "Workload", "Job"})
+NAMESPACED_KINDS = frozenset({"LocalQueue", "Queue", "Workload"})
 
 
 class UnsupportedKind(ValueError):
@@ -120,7 +120,11 @@ def review(
         )
         raise UnsupportedKind(f"kuota does not validate apiVersion {api_version!r} kind {kind!r}")
     api_version, kind, name, namespace = _identity(raw)
-    if default_namespace and namespace is None and kind in NAMESPACED_KINDS:
+    if (
+        default_namespace
+        and namespace is None
+        and (kind in NAMESPACED_KINDS or (api_version, kind) in NAMESPACED)
+    ):
         raw = _with_namespace(raw, default_namespace)
         namespace = default_namespace
 

@@ -91,10 +91,29 @@ MULTIKUEUE_CONTROLLER: Final = f"{KUEUE_GROUP}/multikueue"
 """Also the ``spec.managedBy`` of a manager's Job that MultiKueue runs on a worker (the
 batch Job controller leaves it alone)."""
 PROVISIONING_REQUEST_CONTROLLER: Final = f"{KUEUE_GROUP}/provisioning-request"
+MANAGED_LABEL: Final = f"{KUEUE_GROUP}/managed"
+"""On a plain Pod: ``"true"`` once kuota's webhook took it in (the scheduler watches only these)."""
+MANAGED_LABEL_VALUE: Final = "true"
+POD_GROUP_NAME_LABEL: Final = f"{KUEUE_GROUP}/pod-group-name"
+POD_GROUP_TOTAL_COUNT_ANNOTATION: Final = f"{KUEUE_GROUP}/pod-group-total-count"
+ROLE_HASH_ANNOTATION: Final = f"{KUEUE_GROUP}/role-hash"
+"""On a queued Pod: the hash of its spec's shape; a pod group's pod sets are its roles."""
+POD_SUSPENDING_PARENT_ANNOTATION: Final = f"{KUEUE_GROUP}/pod-suspending-parent"
+"""On a pod template (Deployment): the framework whose webhook queued its pods."""
+POD_GROUP_FAST_ADMISSION_ANNOTATION: Final = f"{KUEUE_GROUP}/pod-group-fast-admission"
+"""``"true"``: the group's Workload is made from its first pod, sized by the total count."""
+POD_GROUP_SERVING_ANNOTATION: Final = f"{KUEUE_GROUP}/pod-group-serving"
+"""``"true"``: the group serves (a StatefulSet's): it never finishes."""
+IS_GROUP_WORKLOAD_ANNOTATION: Final = f"{KUEUE_GROUP}/is-group-workload"
+"""``"true"`` on the Workload of a pod group."""
+ADMISSION_SCHEDULING_GATE: Final = f"{KUEUE_GROUP}/admission"
+"""The scheduling gate a queued Pod waits behind until its Workload is admitted."""
 
 # --- finalizers -------------------------------------------------------------------
 
 RESOURCE_IN_USE_FINALIZER: Final = f"{KUEUE_GROUP}/resource-in-use"
+POD_MANAGED_FINALIZER: Final = f"{KUEUE_GROUP}/managed"
+"""On a queued Pod: kept until kuota has accounted for the Pod's end."""
 
 # --- condition types ---------------------------------------------------------------
 

@@ -5,7 +5,9 @@ validate`` (any served version is converted to v1beta2 and defaulted), then
 through ``scheduler.api.parse``; an invalid object stops the simulation with
 the validate messages (exit 2).  Kinds outside the kueue API that the engine
 still needs are read here: scheduling.k8s.io PriorityClass and v1 Namespace.
-A batch/v1 Job with a queue name becomes its Workload (``scheduler.jobs``).
+A job of any registered integration (batch/v1 Job, JobSet: found through
+:func:`scheduler.jobs.for_object`) is checked by its integration's admission
+rules and, with a queue name, becomes its Workload.
 
 Decisions that make a file of manifests a deterministic cluster:
 
@@ -36,7 +38,7 @@ from scheduler.api.pipeline import Review, UnsupportedKind, review
 from scheduler.api.refs import QUEUE_NAME_LABEL
 from scheduler.cli.loader import Document
 from scheduler.core.engine import NamespaceInfo, PriorityClassInfo
-from scheduler.jobs import BATCH_JOB, PriorityClasses, for_object, workload_from_job
+from scheduler.jobs import PriorityClasses, for_object, workload_from_job
 
 SIMULATION_EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
 ENGINE_KINDS = frozenset(
@@ -178,22 +180,9 @@ def build_cluster(documents: Sequence[Document], stderr: TextIO) -> Cluster:
             continue
         raw = document.raw
         integration = for_object(raw)
-        if integration is not None and kind != "Job":
-            # Another job integration (a JobSet): no schema of kuota's to review it
-            # with; its Workload is made like a Job's once the priority classes are known.
-            if not isinstance(raw.get("metadata", {}), dict):
-                problems.append(f"{kind}: metadata must be an object")
-                continue
-            queued = _with_identity(raw, generated, timestamps)
-            queued["metadata"].setdefault("namespace", "default")
-            if not integration.queue_name(queued):
-                name = queued["metadata"].get("name")
-                _note(document, f"{kind}/{name} has no {QUEUE_NAME_LABEL}: not managed", stderr)
-                continue
-            jobs.append((len(cluster.objects), document, queued))
-            cluster.objects.append(None)
-            continue
-        if kind in ("Workload", "Job") and isinstance(raw.get("metadata", {}), dict):
+        if (kind == "Workload" or integration is not None) and isinstance(
+            raw.get("metadata", {}), dict
+        ):
             raw = _with_identity(raw, generated, timestamps)
         try:
             item = review(raw, operation="CREATE", default_namespace="default")
@@ -208,11 +197,13 @@ def build_cluster(documents: Sequence[Document], stderr: TextIO) -> Cluster:
             problems.extend(_review_lines(item, item.errors))
             continue
         stored = item.stored
-        if item.kind == "Job":
-            if for_object(stored) is None or not for_object(stored).queue_name(stored):  # type: ignore[union-attr]
+        if integration is not None:
+            # A job of any integration (a Job, a JobSet) checked like the webhook checks it;
+            # its Workload is made once the priority classes are known.
+            if not integration.queue_name(stored):
                 _note(
                     document,
-                    f"Job/{item.name} has no kueue.x-k8s.io/queue-name: not managed by kuota",
+                    f"{item.kind}/{item.name} has no {QUEUE_NAME_LABEL}: not managed by kuota",
                     stderr,
                 )
                 continue
@@ -234,9 +225,9 @@ def build_cluster(documents: Sequence[Document], stderr: TextIO) -> Cluster:
             _note(document, f"{parsed.kind}/{item.name} is not used by the simulation", stderr)
     classes = _priority_classes(cluster.objects, pod_classes)
     for position, _document, job in jobs:
-        raw_workload = workload_from_job(
-            job, priority_classes=classes, integration=for_object(job) or BATCH_JOB
-        )
+        integration = for_object(job)
+        assert integration is not None  # only jobs of an integration are collected
+        raw_workload = workload_from_job(job, priority_classes=classes, integration=integration)
         _metadata(raw_workload)["creationTimestamp"] = _metadata(job)["creationTimestamp"]
         try:
             cluster.objects[position] = parse_object(raw_workload)

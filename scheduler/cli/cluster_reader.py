@@ -1,8 +1,9 @@
 """The one place where the ``kuota`` command talks to a cluster: read-only lists.
 
 ``kuota status``, ``kuota explain`` and ``kuota list`` need a picture of the
-cluster, nothing more: every kueue.x-k8s.io v1beta2 object, the Jobs carrying
-the queue-name label, Namespaces and PriorityClasses, as the raw JSON the API
+cluster, nothing more: every kueue.x-k8s.io v1beta2 object, the jobs of every
+integration (:func:`scheduler.jobs.suspendable`: Jobs, JobSets) carrying the
+queue-name label, Namespaces and PriorityClasses, as the raw JSON the API
 server returns (the pure code of ``scheduler.cli.live`` takes it from there).
 It never writes; it lists through the user's kubeconfig, with the user's
 rights.  A kind that is not installed (404) or not readable (403) is read as
@@ -25,6 +26,7 @@ from scheduler.api.refs import (
     KueueKind,
 )
 from scheduler.cli.live import ClusterObjects
+from scheduler.jobs import JobIntegration, suspendable
 from scheduler.kube.client import connect
 from scheduler.kube.rest import ApiError, NotFound, Resource, Rest
 
@@ -42,12 +44,9 @@ KUEUE_RESOURCES: dict[str, KueueKind] = {
 REQUIRED = "cluster_queues"
 """The kind whose absence means kuota's CRDs are not installed."""
 CORE_RESOURCES = {
-    "jobs": Resource("batch", "v1", "jobs"),
     "namespaces": Resource("", "v1", "namespaces"),
     "priority_classes": Resource("scheduling.k8s.io", "v1", "priorityclasses"),
 }
-SELECTORS = {"jobs": QUEUE_NAME_LABEL}
-"""Label selectors: only the Jobs that carry a queue name."""
 
 
 async def _items(
@@ -71,6 +70,14 @@ async def _items(
     return [item for item in listed.get("items") or [] if isinstance(item, dict)]
 
 
+async def _jobs(rest: Rest, integration: JobIntegration) -> list[dict[str, Any]]:
+    """The queued jobs of one kind (list items carry no apiVersion/kind: they are added)."""
+    version = integration.api_version.rpartition("/")[2]
+    resource = Resource(integration.group, version, integration.resource)
+    items = await _items(rest, resource, selector=QUEUE_NAME_LABEL)
+    return [{"apiVersion": integration.api_version, "kind": integration.kind, **i} for i in items]
+
+
 async def _read(kubeconfig: str) -> ClusterObjects:
     async with connect(kubeconfig) as api:
         rest = Rest(api)
@@ -83,15 +90,16 @@ async def _read(kubeconfig: str) -> ClusterObjects:
             for attribute, kind in KUEUE_RESOURCES.items()
         }
         calls.update(
-            {
-                attribute: _items(rest, resource, selector=SELECTORS.get(attribute))
-                for attribute, resource in CORE_RESOURCES.items()
-            }
+            {attribute: _items(rest, resource) for attribute, resource in CORE_RESOURCES.items()}
         )
-        results = await asyncio.gather(*calls.values())
+        kinds = suspendable()
+        results = await asyncio.gather(
+            *calls.values(), *(_jobs(rest, integration) for integration in kinds)
+        )
         found = ClusterObjects()
-        for attribute, items in zip(calls, results, strict=True):
+        for attribute, items in zip(calls, results[: len(calls)], strict=True):
             setattr(found, attribute, items)
+        found.jobs = [job for items in results[len(calls) :] for job in items]
         return found
 
 

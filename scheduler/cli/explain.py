@@ -25,8 +25,10 @@ What the user reads, for a pending Workload:
 
 An admitted Workload says where (ClusterQueue, flavors) and since when (the
 ``Admitted`` or ``QuotaReserved`` condition); a finished one says how it
-ended.  The target is ``JOB``, ``job/NAME`` or ``workload/NAME``; a Job's
-Workload is the one it owns (owner reference, or label
+ended.  The target is ``JOB``, ``job/NAME``, ``<kind>/NAME`` of any job
+integration (``jobset/NAME``) or ``workload/NAME``; a bare name is looked up
+among the queued jobs of every kind (Jobs first), then the Workloads.  A
+job's Workload is the one it owns (owner reference, or label
 ``kueue.x-k8s.io/job-uid``).  Everything but the fetch is pure.
 """
 
@@ -63,6 +65,7 @@ from scheduler.core.pending_reasons import (
     UntoleratedTaint,
 )
 from scheduler.core.resources import format_quantity
+from scheduler.jobs import JobIntegration, suspendable
 
 EXIT_OK, EXIT_NOT_FOUND = 0, 1
 MAX_CYCLES = 200
@@ -109,6 +112,19 @@ class Target:
     workload: Mapping[str, Any] | None
 
 
+def _kind_names(integration: JobIntegration) -> set[str]:
+    """How a kind may be named in a target: ``job``, ``jobs``, ``job.batch``: pure."""
+    kind = integration.kind.lower()
+    return {kind, integration.resource, f"{kind}.{integration.group}"} | {
+        f"{integration.resource}.{integration.group}"
+    }
+
+
+def _kind_of(job: Mapping[str, Any]) -> str:
+    kind = job.get("kind")
+    return kind if isinstance(kind, str) and kind else "Job"
+
+
 def find_target(objects: ClusterObjects, target: str, namespace: str) -> Target | str:
     """The Job and/or Workload named by ``target`` in ``namespace``, or why there is none: pure."""
     kind, _, name = target.partition("/") if "/" in target else ("", "", target)
@@ -123,15 +139,20 @@ def find_target(objects: ClusterObjects, target: str, namespace: str) -> Target 
             next((j for j in objects.jobs if metadata(j).get("uid") == uid), None) if uid else None
         )
         return Target(job, found)
-    if kind not in ("", "job", "jobs", "job.batch"):
+    kinds = [i.kind for i in suspendable() if not kind or kind in _kind_names(i)]
+    if not kinds:
         return (
-            f"cannot explain {kind!r}: name a Job (JOB or job/NAME) or a Workload (workload/NAME)"
+            f"cannot explain {kind!r}: name a Job (JOB or job/NAME), another kind of job "
+            "(jobset/NAME) or a Workload (workload/NAME)"
         )
     job = next(
         (
             j
+            for wanted in kinds
             for j in objects.jobs
-            if metadata(j).get("namespace") == namespace and metadata(j).get("name") == name
+            if _kind_of(j) == wanted
+            and metadata(j).get("namespace") == namespace
+            and metadata(j).get("name") == name
         ),
         None,
     )
@@ -140,9 +161,10 @@ def find_target(objects: ClusterObjects, target: str, namespace: str) -> Target 
             found = next((w for w in in_namespace if metadata(w).get("name") == name), None)
             if found is not None:
                 return Target(None, found)
+        what = "Job" if kinds == ["Job"] or not kind else kinds[0]
         return (
-            f"Job {name} not found in namespace {namespace} among Jobs with the "
-            "kueue.x-k8s.io/queue-name label (kuota only queues Jobs that carry it)"
+            f"{what} {name} not found in namespace {namespace} among {what}s with the "
+            f"kueue.x-k8s.io/queue-name label (kuota only queues {what}s that carry it)"
         )
     uid = metadata(job).get("uid")
     workload = next((w for w in in_namespace if owner_job_uid(w) == uid), None)
@@ -157,13 +179,16 @@ def _display(workload_key: str, owners: Mapping[str, str]) -> str:
 
 
 def _owner_names(objects: ClusterObjects) -> dict[str, str]:
-    """Workload key -> ``job/NAME`` of its Job (no ``namespace/`` prefix: one namespace): pure."""
-    jobs = {metadata(j).get("uid"): str(metadata(j).get("name")) for j in objects.jobs}
+    """Workload key -> ``job/NAME`` (``jobset/NAME``) of its job (no ``namespace/``): pure."""
+    jobs = {
+        metadata(j).get("uid"): f"{_kind_of(j).lower()}/{metadata(j).get('name')}"
+        for j in objects.jobs
+    }
     names = {}
     for workload in objects.workloads:
         uid = owner_job_uid(workload)
         if uid in jobs:
-            names[key_of(workload)] = f"job/{jobs[uid]}"
+            names[key_of(workload)] = jobs[uid]
     return names
 
 
@@ -222,7 +247,7 @@ def _quota_text(engine: Engine, cluster_queue: Mapping[str, Any] | None, shortag
 def _heading(target: Target, workload_key: str | None) -> str:
     if target.job is not None:
         job_meta = metadata(target.job)
-        text = f"Job {job_meta.get('namespace')}/{job_meta.get('name')}"
+        text = f"{_kind_of(target.job)} {job_meta.get('namespace')}/{job_meta.get('name')}"
         if workload_key is not None:
             text += f" (Workload {workload_key.split('/', 1)[1]})"
         return text
@@ -386,9 +411,11 @@ def add_parser(commands: Any) -> None:
         description="Read the cluster through your kubeconfig, run kuota's scheduling engine on it "
         "locally (nothing is written), and explain one Job: its position in its ClusterQueue, the "
         "resource and flavor that block it and how much has to free up; or where and since when it "
-        "was admitted. TARGET is JOB, job/NAME or workload/NAME.",
+        "was admitted. TARGET is JOB, job/NAME, jobset/NAME or workload/NAME.",
     )
-    parser.add_argument("target", metavar="TARGET", help="JOB, job/NAME or workload/NAME")
+    parser.add_argument(
+        "target", metavar="TARGET", help="JOB, job/NAME, jobset/NAME or workload/NAME"
+    )
     add_connection_arguments(parser, namespaced=True, all_namespaces=False)
     parser.set_defaults(run=run)
 

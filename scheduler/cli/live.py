@@ -62,7 +62,8 @@ class ClusterObjects:
     multikueue_clusters: list[dict[str, Any]] = field(default_factory=list)
     workloads: list[dict[str, Any]] = field(default_factory=list)
     jobs: list[dict[str, Any]] = field(default_factory=list)
-    """batch/v1 Jobs carrying the queue-name label."""
+    """Jobs of every integration (a Job, a JobSet, with its apiVersion and kind) carrying the
+    queue-name label."""
     namespaces: list[dict[str, Any]] = field(default_factory=list)
     priority_classes: list[dict[str, Any]] = field(default_factory=list)
 
@@ -117,13 +118,15 @@ def _documents(objects: ClusterObjects) -> list[Document]:
         ("ClusterQueue", objects.cluster_queues, V1BETA2, "ClusterQueue"),
         ("LocalQueue", objects.local_queues, V1BETA2, "LocalQueue"),
         ("Workload", objects.workloads, V1BETA2, "Workload"),
-        ("Job", waiting_jobs, "batch/v1", "Job"),
     ]
     documents = []
     for label, items, api_version, kind in groups:
         for index, raw in enumerate(items):
             typed = {"apiVersion": api_version, "kind": kind, **raw}
             documents.append(Document(f"cluster {label}", index + 1, typed))
+    for index, job in enumerate(waiting_jobs):  # each carries its own apiVersion and kind
+        typed = {"apiVersion": "batch/v1", "kind": "Job", **job}
+        documents.append(Document(f"cluster {typed['kind']}", index + 1, typed))
     return documents
 
 

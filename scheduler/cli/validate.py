@@ -3,8 +3,10 @@
 Exit 0 when every object is valid, 1 when at least one is not, 2 when the
 input cannot be read.  Human output is one line per violation,
 ``<kind>/<name>: <field.path>: <message>``; ``--json`` prints the contract's
-object.  Objects of kinds kuota does not validate are noted on stderr and
-otherwise ignored.
+object.  Job kinds (batch/v1 Job, JobSet, ...) are checked by the rules of
+their integration (``scheduler/jobs/<kind>/validation.py``), registered with
+the pipeline when :mod:`scheduler.jobs` is imported.  Objects of kinds kuota
+does not validate are noted on stderr and otherwise ignored.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+import scheduler.jobs  # noqa: F401  (registers the job kinds and their rules with the pipeline)
 from scheduler.api.pipeline import Review, UnsupportedKind, review
 from scheduler.cli.loader import Document, InputError, load
 

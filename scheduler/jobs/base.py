@@ -5,16 +5,29 @@ one controller; what differs between kinds is captured here as a handful of
 pure functions over the raw object (a ``dict`` as read from the API or a YAML
 file): which queue it asks for, which pod sets it needs, whether it is
 suspended, how to start it on the admitted flavors, how to restore it after
-an eviction, and whether it has finished.  Every function returns new data
-and never mutates its argument, so the webhook, the scheduler's reconciler and
+an eviction, and whether it has finished; and, for the admission webhook,
+how a new object is defaulted (the default queue, suspended) and which rules
+it must follow on create and update.  Every function returns new data and
+never mutates its argument, so the webhook, the scheduler's reconciler and
 ``kuota simulate`` can share them without coordination.
+
+Each integration is one package, ``scheduler/jobs/<kind>/`` (``batchjob``,
+``jobset``), whose ``__init__`` registers its integration object
+(:mod:`scheduler.jobs.registry`); the webhook paths, the webhook
+registrations, the scheduler's watches, ``kuota validate`` and ``kuota
+simulate`` all find the kind through the registry.  Adding a kind means
+adding one folder (and importing it in :mod:`scheduler.jobs`).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
+
+from scheduler.api.field import FieldError
+from scheduler.api.refs import QUEUE_NAME_LABEL
 
 RawObject = Mapping[str, Any]
 
@@ -40,6 +53,25 @@ class FinishedState:
     message: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class AdmissionFacts:
+    """What the webhook knows about a request beyond the object itself (it looks them up).
+
+    ``namespace_has_default_queue``: the namespace has a LocalQueue named
+    ``default`` (JOB-U2); ``managed``: kuota manages this object (queued in a
+    managed namespace, or managed without a queue name); ``by_scheduler``:
+    the request comes from kuota's scheduler.  ``kuota validate`` knows none
+    of them and passes the defaults.
+    """
+
+    namespace_has_default_queue: bool = False
+    managed: bool = False
+    by_scheduler: bool = False
+
+
+NO_FACTS: Final = AdmissionFacts()
+
+
 @runtime_checkable
 class JobIntegration(Protocol):
     """One kind of batch job, as Kueue sees it.  Every method is pure."""
@@ -49,6 +81,8 @@ class JobIntegration(Protocol):
     api_version: str
     kind: str
     group: str
+    resource: str
+    """The plural resource name (``jobs``): webhook rules, watches, writes."""
 
     def queue_name(self, job: RawObject) -> str:
         """The LocalQueue the job asks for, ``""`` when none."""
@@ -73,3 +107,48 @@ class JobIntegration(Protocol):
         ...
 
     def finished(self, job: RawObject) -> FinishedState: ...
+
+    def active(self, job: RawObject) -> int:
+        """What the job still runs (pods, child Jobs): 0 once a stop has taken effect."""
+        ...
+
+    def default(self, job: RawObject, *, queue: str | None, suspend: bool) -> dict[str, Any]:
+        """A copy of a new job as the mutating webhook leaves it (validation.md 1.3).
+
+        ``queue``: the LocalQueue to set when the job names none (the
+        namespace's ``default``); ``suspend``: kuota manages the job, which
+        must not start before its Workload is admitted.
+        """
+        ...
+
+    def validate_create(self, job: RawObject, *, facts: AdmissionFacts) -> list[FieldError]:
+        """The kind's admission rules on CREATE, in the order of its rule table."""
+        ...
+
+    def validate_update(
+        self, job: RawObject, old: RawObject, *, facts: AdmissionFacts
+    ) -> list[FieldError]:
+        """The kind's admission rules on UPDATE (the create rules run again on ``job``)."""
+        ...
+
+
+def with_queue_label(job: RawObject, queue: str | None) -> dict[str, Any]:
+    """A copy of ``job`` with ``kueue.x-k8s.io/queue-name: queue`` (when given): pure."""
+    result = copy.deepcopy(dict(job))
+    if queue:
+        metadata = result.setdefault("metadata", {})
+        labels = metadata.get("labels")
+        metadata["labels"] = {
+            **(labels if isinstance(labels, dict) else {}),
+            QUEUE_NAME_LABEL: queue,
+        }
+    return result
+
+
+def webhook_path(integration: JobIntegration, verb: Literal["mutate", "validate"]) -> str:
+    """Kueue's path of a kind's webhook: pure.
+
+    ``/mutate-batch-v1-job``, ``/validate-jobset-x-k8s-io-v1alpha2-jobset``.
+    """
+    version = integration.api_version.rpartition("/")[2]
+    return f"/{verb}-{integration.group.replace('.', '-')}-{version}-{integration.kind.lower()}"

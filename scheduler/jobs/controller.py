@@ -4,8 +4,11 @@ The Job controller of kuota is this one function, :func:`next_action`, plus
 the executor (``scheduler.kube.executor``) that performs the action.  It
 lives with the Job integrations because it is what kuota knows about a
 job's life cycle (DESIGN.md, layer 2); it reads the Workload through
-``scheduler.api.objects`` and the job through its integration.  Keeping the
-decision pure means every situation a restart can leave behind is a unit test:
+``scheduler.api.objects`` and the job — a batch/v1 Job, a JobSet, any kind
+with an integration folder — only through its integration
+(:func:`scheduler.jobs.for_object`: suspend, run with, restore, finished,
+active), so nothing here names a kind.  Keeping the decision pure means
+every situation a restart can leave behind is a unit test:
 
 - a queued Job without a Workload gets one (the name is a hash of the Job's
   UID, so a second create after a crash is a harmless "already exists"),
@@ -45,7 +48,6 @@ from scheduler.api import objects
 from scheduler.api.refs import CLUSTER_QUEUE_LABEL, EVICTED, LOCAL_QUEUE_LABEL, POD_SET_LABEL
 from scheduler.jobs.base import JobIntegration, PodSetInfo
 from scheduler.jobs.equivalence import count_difference, pod_sets_difference
-from scheduler.jobs.jobset import active_jobs
 from scheduler.jobs.registry import for_object
 from scheduler.jobs.workload_from_job import (
     PriorityClasses,
@@ -140,6 +142,23 @@ class DeleteWorkload:
     difference: str
 
 
+@dataclass(frozen=True, slots=True)
+class StopPod:
+    """Stop a running plain Pod the only way there is: mark it and delete it.
+
+    ``reason`` goes to the Pod's ``TerminationTarget`` condition (Kueue's
+    stop reason, ``WorkloadEvictedDueTo<Reason>`` or ``NotAdmitted``).
+    """
+
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class FinalizePod:
+    """Take kuota's ``kueue.x-k8s.io/managed`` finalizer off a Pod whose end is accounted for."""
+
+
 NO_MATCHING_WORKLOAD = (
     "No matching Workload; restoring pod templates according to existent Workload"
 )
@@ -157,6 +176,8 @@ Action = (
     | DeactivateWorkload
     | ReleaseWorkload
     | WaitForFlavor
+    | StopPod
+    | FinalizePod
 )
 """Everything the controller may ask for; the executor handles each member (checked exhaustive)."""
 
@@ -346,9 +367,9 @@ def _in_running_form(pod_sets: list[dict[str, Any]]) -> bool:
 
 
 def _active_pods(job: Mapping[str, Any]) -> int:
-    """Active pods of a Job, or active child Jobs of a JobSet (either means "not stopped yet")."""
-    value = objects.status(job).get("active")
-    return value if isinstance(value, int) else active_jobs(job)
+    """What the job still runs (a Job's pods, a JobSet's child Jobs): "not stopped yet"."""
+    integration = for_object(job)
+    return integration.active(job) if integration is not None else 0
 
 
 def next_action(

@@ -26,7 +26,7 @@ from scheduler.api.refs import (
     V1BETA2,
 )
 from scheduler.jobs.base import JobIntegration
-from scheduler.jobs.batch import BATCH_JOB
+from scheduler.jobs.registry import by_framework, for_object
 
 NAME_PREFIX_LIMIT: Final = 247
 HASH_LENGTH: Final = 5
@@ -105,13 +105,17 @@ def workload_from_job(
     job: Mapping[str, Any],
     *,
     priority_classes: PriorityClasses | None = None,
-    integration: JobIntegration = BATCH_JOB,
+    integration: JobIntegration | None = None,
 ) -> dict[str, Any]:
     """The raw ``kueue.x-k8s.io/v1beta2`` Workload for ``job``: pure.
 
-    ``job`` is a ``batch/v1`` Job (or an object of ``integration``); absent
-    metadata fields are treated as empty strings.
+    ``job`` is an object of ``integration`` (by default the one its
+    apiVersion/kind names; an object that names none is taken for a
+    ``batch/v1`` Job); absent metadata fields are treated as empty strings.
     """
+    integration = integration or for_object(job) or by_framework("batch/job")
+    if integration is None:
+        raise ValueError("no job integration is registered for this object")
     name = objects.name(job)
     namespace = objects.namespace(job) or ""
     uid = objects.uid(job) or ""

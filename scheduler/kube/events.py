@@ -56,6 +56,7 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from scheduler.api import objects
 from scheduler.api.refs import V1BETA2
+from scheduler.jobs import integrations
 from scheduler.kube.fence import Fenced
 from scheduler.kube.metrics import EVENTS_DROPPED
 from scheduler.kube.rest import NotFound, Resource, RestClient, RestError
@@ -78,7 +79,10 @@ QUEUE_SIZE = 1024
 """Distinct events waiting to be written; more are dropped and counted."""
 IN_FLIGHT = 8
 """Event writes at once, at most."""
-API_VERSIONS = {"Job": "batch/v1", "JobSet": "jobset.x-k8s.io/v1alpha2", "Workload": V1BETA2}
+API_VERSIONS = {
+    **{integration.kind: integration.api_version for integration in integrations()},
+    "Workload": V1BETA2,
+}
 """``apiVersion`` of an involved object read from a list (list items carry none)."""
 
 

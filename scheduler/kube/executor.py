@@ -68,14 +68,25 @@ from scheduler.jobs.controller import (
     CreateWorkload,
     DeactivateWorkload,
     DeleteWorkload,
+    FinalizePod,
     FinishWorkload,
     ReleaseWorkload,
     RestoreJob,
     StartJob,
+    StopPod,
     SuspendJob,
     UpdateWorkload,
     WaitForFlavor,
     next_action,
+)
+from scheduler.jobs.pod import POD, next_pod_action, without_finalizer
+from scheduler.jobs.pod.group import (
+    GROUP_KEY_PREFIX,
+    FinalizePods,
+    GroupAction,
+    StartPods,
+    StopPods,
+    next_group_action,
 )
 from scheduler.kube import metrics
 from scheduler.kube.informer import Event
@@ -83,6 +94,7 @@ from scheduler.kube.mirror import Mirror
 from scheduler.kube.rest import Conflict, NotFound, RestError, Unreachable
 from scheduler.kube.writer import Writer, job_kind
 from scheduler.status.check_status import deactivation
+from scheduler.status.conditions import timestamp
 from scheduler.status.workload_status import (
     admitted_status,
     evicted_status,
@@ -421,11 +433,14 @@ class Executor:
 
     async def reconcile_job(self, uid: str) -> bool:
         """The controller's next action for one Job, carried out; True when it wrote something."""
+        if uid.startswith(GROUP_KEY_PREFIX):
+            return await self.reconcile_group(uid)
         job = self.mirror.jobs.get(uid)
         if job is None:
             return False
         workload = self.mirror.workload_for(uid)
-        action = next_action(
+        decide = next_pod_action if job.get("kind") == POD.kind else next_action
+        action = decide(
             job,
             workload,
             flavors=self.mirror.flavor_placements(),
@@ -455,6 +470,67 @@ class Executor:
                     extra={"job": key, "action": type(action).__name__, "error": str(failure)},
                 )
                 return False
+
+    async def reconcile_group(self, key: str) -> bool:
+        """The next action for one pod group (its pods and its Workload), carried out."""
+        pods = list(self.mirror.pod_groups.get(key, {}).values())
+        if not pods:
+            return False
+        workload = self.mirror.workload_for(key)
+        action = next_group_action(
+            pods,
+            workload,
+            flavors=self.mirror.flavor_placements(),
+            priority_classes=self.mirror.classes(),
+        )
+        if action is None or isinstance(action, WaitForFlavor):
+            return False
+        with logs.bind(object=key):
+            try:
+                return await self._perform_group(key, pods[0], workload, action)
+            except (Conflict, NotFound):
+                self.mirror.dirty_jobs.add(key)
+                return False
+            except Unreachable as failure:
+                self.mirror.dirty_jobs.add(key)
+                log.warning(
+                    "pod group action got no answer; will retry",
+                    extra={"group": key, "action": type(action).__name__, "error": str(failure)},
+                )
+                return False
+            except RestError as failure:
+                log.warning(
+                    "pod group action failed",
+                    extra={"group": key, "action": type(action).__name__, "error": str(failure)},
+                )
+                return False
+
+    async def _perform_group(
+        self, key: str, first: Workload, workload: Workload | None, action: GroupAction
+    ) -> bool:
+        """A pod group's own actions here; the rest as for any job (``first`` stands for it)."""
+        match action:
+            case StartPods():
+                for old, new in action.pods:
+                    self.mirror.remember_pod(await self.writer.patch_job(old, new))
+                    self.writer.event(
+                        old,
+                        kind="Pod",
+                        reason="Started",
+                        message=f"Admitted by clusterQueue {action.cluster_queue}",
+                    )
+                log.info("started pod group", extra={"group": key, "pods": len(action.pods)})
+            case StopPods():
+                for pod in action.pods:
+                    await self._stop_pod(pod, StopPod(action.reason, action.message))
+            case FinalizePods():
+                for pod in action.pods:
+                    self.mirror.remember_pod(
+                        await self.writer.patch_job(pod, without_finalizer(pod))
+                    )
+            case _:
+                return await self._perform(key, first, workload, action)
+        return True
 
     async def _perform(
         self, uid: str, job: Workload, workload: Workload | None, action: Action
@@ -494,6 +570,12 @@ class Executor:
                 if workload is None:
                     return False
                 await self._finish_workload(job, workload, action)
+            case StopPod():
+                await self._stop_pod(job, action)
+            case FinalizePod():
+                self.mirror.remember_job(
+                    uid, await self.writer.patch_job(job, without_finalizer(job))
+                )
             case WaitForFlavor():
                 return False
             case _:
@@ -564,6 +646,12 @@ class Executor:
         self.mirror.remember_job(uid, await self.writer.patch_job(job, action.job))
         log.info("suspended job", extra={"job": objects.key(job), "why": action.message})
         self.writer.event(job, kind=job_kind(job), reason="Stopped", message=action.message)
+
+    async def _stop_pod(self, pod: Workload, action: StopPod) -> None:
+        now = timestamp(self.clock())
+        await self.writer.stop_pod(pod, reason=action.reason, message=action.message, now=now)
+        log.info("stopped pod (deleted)", extra={"pod": objects.key(pod), "why": action.message})
+        self.writer.event(pod, kind="Pod", reason="Stopped", message=action.message)
 
     async def _finish_workload(
         self, job: Workload, workload: Workload, action: FinishWorkload

@@ -49,6 +49,7 @@ from scheduler.api.parse import parse_object
 from scheduler.api.refs import KueueKind, workload_key
 from scheduler.core.engine import Engine, NamespaceInfo, PriorityClassInfo
 from scheduler.jobs.controller import FlavorPlacement
+from scheduler.jobs.pod.group import group_key_of_pod, group_key_of_workload
 from scheduler.jobs.workload_from_job import PriorityClasses
 from scheduler.kube.informer import Event
 
@@ -124,6 +125,8 @@ class Mirror:
         """Workloads whose admission-check states may call for a step (``kube.checks``)."""
         self.dirty_checks: set[str] = set()
         """AdmissionChecks whose status kuota may have to set (``scheduler.kube.checks``)."""
+        self.pod_groups: dict[str, dict[str, dict[str, Any]]] = {}
+        """Pod group key (``podgroup/<ns>/<name>``) -> uid -> managed Pod of the group."""
 
     # -- kuota kinds ------------------------------------------------------------------
     def on_kueue(self, event: Event) -> None:
@@ -135,6 +138,7 @@ class Mirror:
             self._index_workload(event)
         elif kind == "ResourceFlavor":
             self.dirty_jobs.update(self.jobs)  # a Job waiting for this flavor can start now
+            self.dirty_jobs.update(self.pod_groups)
         elif kind == "AdmissionCheck" and event.type != "DELETED":
             self.dirty_checks.add(event.key)
         elif kind == "ClusterQueue" and self._spec_changed(self.cluster_queues.get(event.key), obj):
@@ -227,6 +231,10 @@ class Mirror:
         uid = objects.uid(event.object)
         if uid is None:
             return
+        group = group_key_of_pod(event.object) if event.object.get("kind") == "Pod" else None
+        if group is not None:
+            self._on_group_pod(event, group, uid)
+            return
         if self._stale(event, self.jobs.get(uid)):
             return
         prebuilt = objects.prebuilt_workload_name(event.object)
@@ -240,6 +248,31 @@ class Mirror:
             if prebuilt:
                 self.prebuilt_jobs[prebuilt_key] = uid
             self.dirty_jobs.add(uid)
+
+    def _on_group_pod(self, event: Event, group: str, uid: str) -> None:
+        """A pod of a group: kept with its group, which is reconciled as one job."""
+        pods = self.pod_groups.setdefault(group, {})
+        if self._stale(event, pods.get(uid)):
+            return
+        if event.type == "DELETED":
+            pods.pop(uid, None)
+            if not pods:
+                del self.pod_groups[group]
+        else:
+            pods[uid] = dict(event.object)
+        self.dirty_jobs.add(group)
+
+    def remember_pod(self, pod: Mapping[str, Any]) -> None:
+        """A pod (of a group or not) as a write stored it, unless the watch brought a later one."""
+        uid = objects.uid(pod) or ""
+        group = group_key_of_pod(pod)
+        if group is None:
+            self.remember_job(uid, pod)
+            return
+        pods = self.pod_groups.setdefault(group, {})
+        known = pods.get(uid)
+        if known is None or not objects.is_older(pod, known):
+            pods[uid] = dict(pod)
 
     def remember_job(self, uid: str, job: Mapping[str, Any]) -> None:
         """The Job as a write of the scheduler stored it (unless the watch brought a later one)."""
@@ -302,8 +335,9 @@ class Mirror:
         return self.workloads.get(key) if key else None
 
     def job_uid_of(self, workload: Mapping[str, Any]) -> str | None:
-        """The UID of the Job a Workload belongs to: its owner, else a Job naming it prebuilt."""
-        owner = objects.owner_job_uid(workload)
+        """The key the Workload's job is reconciled by: its owner Job's UID, its pod
+        group's key, else the UID of a Job that names it prebuilt."""
+        owner = objects.owner_job_uid(workload) or group_key_of_workload(workload)
         if owner:
             return owner
         return self.prebuilt_jobs.get(objects.key(workload))

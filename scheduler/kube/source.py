@@ -59,11 +59,17 @@ class KubeSource:
         *,
         page_size: int = 500,
         watch_timeout_seconds: int = WATCH_TIMEOUT_SECONDS,
+        label_selector: str = "",
     ) -> None:
         self.rest: RestClient = Rest(api) if isinstance(api, ApiClient) else api
         self.resource = resource
+        self.label_selector = label_selector
+        """Only objects with these labels (``""``: all), e.g. the Pods kuota manages."""
         self.page_size = page_size
         self.watch_timeout_seconds = watch_timeout_seconds
+
+    def _selector(self) -> list[tuple[str, Any]]:
+        return [("labelSelector", self.label_selector)] if self.label_selector else []
 
     async def list(self) -> tuple[list[dict[str, Any]], str]:
         """Every object, page by page; the resourceVersion of the first page is the snapshot's."""
@@ -71,7 +77,7 @@ class KubeSource:
         token: str | None = None
         version = ""
         while True:
-            query: list[tuple[str, Any]] = [("limit", self.page_size)]
+            query: list[tuple[str, Any]] = [("limit", self.page_size), *self._selector()]
             if token:
                 query.append(("continue", token))
             try:
@@ -97,6 +103,7 @@ class KubeSource:
             ("allowWatchBookmarks", "true"),
             ("resourceVersion", resource_version),
             ("timeoutSeconds", self.watch_timeout_seconds),
+            *self._selector(),
         ]
         try:
             async for event in self.rest.stream(

@@ -58,6 +58,8 @@ from scheduler.api.refs import (
     SCHEDULER_WORKLOAD_CONDITIONS,
     V1BETA2,
 )
+from scheduler.jobs import BATCH_JOB, for_object
+from scheduler.kube import watches
 from scheduler.kube.events import EventRecorder, Send
 from scheduler.kube.fence import Fence, Fenced, Unfenced
 from scheduler.kube.metrics import LAST_WRITE_SENT, WRITE_SECONDS, WRITES_FENCED
@@ -66,15 +68,16 @@ from scheduler.kube.rest import Conflict, NotFound, Resource, RestClient, RestEr
 __all__ = ["Conflict", "Fenced", "NotFound", "RestError", "Writer", "workload_status_apply"]
 
 T = TypeVar("T")
-JOBS = Resource("batch", "v1", "jobs")
-JOBSETS = Resource("jobset.x-k8s.io", "v1alpha2", "jobsets")
-JOB_RESOURCES = {("batch/v1", "Job"): JOBS, ("jobset.x-k8s.io/v1alpha2", "JobSet"): JOBSETS}
-"""Where each managed job kind lives; an object of no known kind is taken for a Job."""
+JOBS = watches.JOBS
+PODS = watches.PODS
+POD_STATUS_FIELD_MANAGER = "kuota-scheduler"
+TERMINATION_TARGET = "TerminationTarget"
+"""The Pod condition Kueue sets on a Pod it stops before deleting it."""
 
 
 def job_resource(job: Mapping[str, Any]) -> Resource:
-    """The resource of a managed job (a Job, a JobSet) by its apiVersion and kind: pure."""
-    return JOB_RESOURCES.get((str(job.get("apiVersion")), str(job.get("kind"))), JOBS)
+    """The resource of a managed job by its integration; an unknown kind is taken for a Job."""
+    return watches.job_resource(for_object(job) or BATCH_JOB)
 
 
 def job_kind(job: Mapping[str, Any]) -> str:
@@ -335,6 +338,54 @@ class Writer:
                 "jobs/status",
                 lambda timeout: self.rest.json_patch(path, operations, timeout=timeout),
             )
+
+    async def stop_pod(
+        self, pod: Mapping[str, Any], *, reason: str, message: str, now: str
+    ) -> None:
+        """Mark ``pod`` ``TerminationTarget`` (server-side apply of that condition), then delete it.
+
+        The delete carries the Pod's UID as a precondition, so a new Pod of
+        the same name is never hit; a Pod already gone is not an error.
+        """
+        name, namespace = objects.name(pod), objects.namespace(pod)
+        uid = objects.uid(pod) or ""
+        condition = {
+            "type": TERMINATION_TARGET,
+            "status": "True",
+            "lastTransitionTime": now,
+            "reason": reason,
+            "message": message,
+        }
+        body = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, "uid": uid},
+            "status": {"conditions": [condition]},
+        }
+        status_path = PODS.object_path(name, namespace=namespace, subresource="status")
+        path = PODS.object_path(name, namespace=namespace)
+        async with self._lock(f"pods/{objects.key(pod)}"):
+            try:
+                await self._timed(
+                    "apply",
+                    "pods/status",
+                    lambda timeout: self.rest.apply(
+                        status_path,
+                        body,
+                        field_manager=POD_STATUS_FIELD_MANAGER,
+                        force=True,
+                        timeout=timeout,
+                    ),
+                )
+                await self._timed(
+                    "delete",
+                    "pods",
+                    lambda timeout: self.rest.delete(
+                        path, preconditions={"uid": uid}, timeout=timeout
+                    ),
+                )
+            except NotFound:
+                return
 
     # -- Events --------------------------------------------------------------------------
 

@@ -41,6 +41,7 @@ from typing import Final, cast
 from scheduler import logs
 from scheduler.api.config import Configuration
 from scheduler.core.engine import Engine
+from scheduler.jobs.managed_namespaces import ManagedNamespaces
 from scheduler.kube import metrics
 from scheduler.kube.checks import CheckController
 from scheduler.kube.executor import Executor
@@ -103,6 +104,9 @@ class Scheduler:
             lambda: self.mirror,
             on_change=self.wakeup.set,
             frameworks=config.integrations.frameworks if config else ("batch/job",),
+            never_managed=ManagedNamespaces.from_configuration(config).never_managed
+            if config
+            else ManagedNamespaces().never_managed,
         )
 
     def _build(self) -> None:

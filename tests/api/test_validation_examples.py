@@ -20,13 +20,13 @@ from scheduler.api.validation import (
     validate_cluster_queue,
     validate_cohort,
     validate_configuration,
-    validate_job,
     validate_local_queue,
     validate_multikueue_cluster,
     validate_resource_flavor,
     validate_workload,
     validate_workload_priority_class,
 )
+from scheduler.jobs.batchjob import validate_job
 from tests.api import test_validation_clusterqueue as cq_tests
 from tests.api import test_validation_configuration as cfg_tests
 from tests.api import test_validation_job as job_tests

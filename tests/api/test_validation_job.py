@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.api.validation import validate_job
+from scheduler.jobs.batchjob import validate_job
 from tests.api import validation_builders as b
 from tests.api.validation_builders import bad, good
 

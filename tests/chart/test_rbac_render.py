@@ -75,6 +75,13 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         # the jobset.x-k8s.io/jobset integration (watches.py, Writer.patch_job)
         ("jobset.x-k8s.io", "jobsets", "list"),
         ("jobset.x-k8s.io", "jobsets", "watch"),
+        # the pod integration: managed Pods watched (watches.py), started, finalized
+        # (Writer.patch_job) and stopped (Writer.stop_pod: status apply, delete)
+        ("", "pods", "list"),
+        ("", "pods", "watch"),
+        ("", "pods", "patch"),
+        ("", "pods", "delete"),
+        ("", "pods/status", "patch"),
         ("jobset.x-k8s.io", "jobsets", "patch"),
         ("", "namespaces", "list"),
         ("", "namespaces", "watch"),

@@ -217,7 +217,13 @@ def test_the_configuration_parses_with_kuotas_parser(default: list[dict[str, Any
     assert config.manage_jobs_without_queue_name is False
     assert config.fair_sharing is None
     # As Kueue's shipped configuration: JobSets are managed too (once their CRD is installed).
-    assert config.integrations.frameworks == ("batch/job", "jobset.x-k8s.io/jobset")
+    assert config.integrations.frameworks == (
+        "batch/job",
+        "jobset.x-k8s.io/jobset",
+        "pod",
+        "deployment",
+        "statefulset",
+    )
 
 
 def test_the_scheduler_runs_two_replicas_with_leader_election(

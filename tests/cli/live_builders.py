@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from scheduler.cli.live import ClusterObjects
-from scheduler.jobs import workload_from_job
+from scheduler.jobs import JOBSET, workload_from_job
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -113,9 +113,10 @@ class LiveCluster:
         finished: bool = False,
         tolerate_spot: bool = True,
         with_workload: bool = True,
+        kind: str = "Job",
     ) -> dict[str, Any]:
-        """A Job and (unless ``with_workload=False``) its Workload;
-        ``admitted=(cluster queue, flavor)``.
+        """A Job (or, ``kind="JobSet"``, a JobSet of one replicated job ``workers``) and
+        (unless ``with_workload=False``) its Workload; ``admitted=(cluster queue, flavor)``.
         """
         self._serial += 1
         created = created or T0 + timedelta(seconds=self._serial)
@@ -146,6 +147,17 @@ class LiveCluster:
                 "template": {"spec": pod_spec},
             },
         }
+        pod_set = "main"
+        if kind == "JobSet":
+            pod_set = "workers"
+            job["apiVersion"], job["kind"] = JOBSET.api_version, JOBSET.kind
+            job["spec"] = {
+                "suspend": admitted is None,
+                "replicatedJobs": [
+                    {"name": pod_set, "replicas": 1, "template": {"spec": job["spec"]}}
+                ],
+            }
+            del job["spec"]["replicatedJobs"][0]["template"]["spec"]["suspend"]
         self.objects.jobs.append(job)
         if not with_workload:
             return job
@@ -162,7 +174,7 @@ class LiveCluster:
                     "clusterQueue": cluster_queue,
                     "podSetAssignments": [
                         {
-                            "name": "main",
+                            "name": pod_set,
                             "count": 1,
                             "flavors": {"cpu": flavor},
                             "resourceUsage": {"cpu": cpu},

@@ -168,7 +168,12 @@ def test_targets_by_kind_and_name() -> None:
         == "Workload nope not found in namespace team"
     )
     assert find_target(cluster.objects, "pod/w", "team") == (
-        "cannot explain 'pod': name a Job (JOB or job/NAME) or a Workload (workload/NAME)"
+        "cannot explain 'pod': name a Job (JOB or job/NAME), another kind of job "
+        "(jobset/NAME) or a Workload (workload/NAME)"
+    )
+    assert find_target(cluster.objects, "jobset/w", "team") == (
+        "JobSet w not found in namespace team among JobSets with the kueue.x-k8s.io/queue-name "
+        "label (kuota only queues JobSets that carry it)"
     )
 
 
@@ -246,3 +251,40 @@ def test_a_job_waiting_for_admission_checks_names_each_check_its_state_and_messa
         "It is waiting for admission check approve (Pending).",
         "It is waiting for admission check prov (Retry, no capacity).",
     ]
+
+
+def test_a_waiting_jobset_is_explained_by_its_name_and_one_holding_quota_is_named() -> None:
+    cluster = research_pool()
+    for name, flavor in (("a", "ondemand"), ("b", "ondemand"), ("c", "spot")):
+        cluster.job("team", name, "user-queue", admitted=("research-pool", flavor))
+    cluster.job("team", "d", "user-queue", admitted=("research-pool", "spot"), kind="JobSet")
+    cluster.job("team", "train", "user-queue", kind="JobSet")
+    name = workload_name("train", "uid-train", kind="JobSet", group="jobset.x-k8s.io")
+    expected = [
+        f"JobSet team/train (Workload {name}):",
+        "It is pending in LocalQueue user-queue -> ClusterQueue research-pool.",
+        "Position: 1 of 1 pending in ClusterQueue research-pool (queue order: priority, then age).",
+        "Why (WaitingForQuota): couldn't assign flavors to pod set workers: insufficient unused "
+        "quota for cpu in flavor ondemand, 1 more needed, insufficient unused quota for cpu in "
+        "flavor spot, 1 more needed",
+        "To be admitted, one of these has to free up:",
+        "  - 1 cpu in flavor ondemand (in use: 2 of 2); held by job/a (1), job/b (1)",
+        "  - 1 cpu in flavor spot (in use: 2 of 2); held by job/c (1), jobset/d (1)",
+    ]
+    assert explain(cluster, "jobset/train") == expected
+    assert explain(cluster, "train") == expected
+    assert explain(cluster, "jobsets.jobset.x-k8s.io/train") == expected
+    assert find_target(cluster.objects, "job/train", "team") == (
+        "Job train not found in namespace team among Jobs with the kueue.x-k8s.io/queue-name "
+        "label (kuota only queues Jobs that carry it)"
+    )
+
+
+def test_a_queued_jobset_without_its_workload_yet_is_counted_as_the_scheduler_would() -> None:
+    cluster = full_pool()
+    cluster.job("team", "fresh", "user-queue", kind="JobSet", with_workload=False)
+    cluster.job("team", "late", "user-queue")
+    lines = explain(cluster, "late")
+    assert lines[2] == (
+        "Position: 2 of 2 pending in ClusterQueue research-pool (queue order: priority, then age)."
+    )

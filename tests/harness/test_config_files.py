@@ -40,6 +40,10 @@ def write_stages(directory: Path) -> None:
         (directory / name).write_text(yaml.safe_dump(stage))
 
 
+def complete_delay(stage: dict) -> dict:
+    return dict(stage["spec"]["delay"])
+
+
 def test_kwok_config_delays_completion_and_adds_a_failure_stage(tmp_path: Path) -> None:
     write_stages(tmp_path)
     documents = list(yaml.safe_load_all(kwok_config.render(tmp_path)))
@@ -51,8 +55,20 @@ def test_kwok_config_delays_completion_and_adds_a_failure_stage(tmp_path: Path) 
         "pod-ready",
         "pod-complete",
         "pod-fail",
+        "pod-complete-managed",
         "pod-delete",
     }
+    managed = by_name["pod-complete-managed"]["spec"]
+    assert managed["delay"] == complete_delay(by_name["pod-complete"])
+    assert {
+        "key": '.metadata.labels["kueue.x-k8s.io/managed"]',
+        "operator": "In",
+        "values": ["true"],
+    } in managed["selector"]["matchExpressions"]
+    assert all(
+        e["key"] != ".metadata.ownerReferences.[].kind"
+        for e in managed["selector"]["matchExpressions"]
+    ), "plain Pods have no Job owner"
     complete, fail = by_name["pod-complete"], by_name["pod-fail"]
     delay_key = f'.metadata.annotations["{kwok_config.DELAY_ANNOTATION}"]'
     assert complete["spec"]["delay"]["durationFrom"]["expressionFrom"] == delay_key

@@ -207,3 +207,37 @@ def test_a_job_naming_a_prebuilt_workload_is_matched_with_it_both_ways(mirror: M
     assert mirror.dirty_jobs == {"uid-train"}, "a change of the Workload decides for its Job"
     mirror.on_job(event("DELETED", worker_job))
     assert mirror.prebuilt_jobs == {}
+
+
+def test_a_pod_groups_pods_are_kept_together_and_its_workload_indexed_by_the_group(
+    mirror: Mirror,
+) -> None:
+    def pod(index: int, group: str | None = "g") -> dict[str, Any]:
+        labels = {"kueue.x-k8s.io/managed": "true", "kueue.x-k8s.io/queue-name": "lq"}
+        if group:
+            labels["kueue.x-k8s.io/pod-group-name"] = group
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": f"p{index}",
+                "namespace": "ml",
+                "uid": f"pod-{index}",
+                "labels": labels,
+                "resourceVersion": "1",
+            },
+        }
+
+    for index in range(2):
+        mirror.on_job(event("ADDED", pod(index)))
+    mirror.on_job(event("ADDED", pod(9, group=None)))
+    assert set(mirror.pod_groups["podgroup/ml/g"]) == {"pod-0", "pod-1"}
+    assert set(mirror.jobs) == {"pod-9"}, "a single pod is a job of its own"
+    assert {"podgroup/ml/g", "pod-9"} <= mirror.dirty_jobs
+    grouped = workload("g", owner=None)
+    grouped["metadata"]["annotations"] = {"kueue.x-k8s.io/is-group-workload": "true"}
+    mirror.on_kueue(event("ADDED", grouped))
+    assert mirror.workload_for("podgroup/ml/g") == grouped
+    mirror.on_job(event("DELETED", pod(0)))
+    mirror.on_job(event("DELETED", pod(1)))
+    assert "podgroup/ml/g" not in mirror.pod_groups

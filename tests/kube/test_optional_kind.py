@@ -71,3 +71,35 @@ async def test_the_informer_is_synced_without_the_crd() -> None:
     )
     await informer._relist()
     assert informer.synced.is_set() and seen == []
+
+
+def test_only_managed_pods_are_watched_and_never_those_of_the_system_namespaces() -> None:
+    from scheduler.core.engine import Engine
+
+    api = FakeApi()
+    mirror = Mirror(Engine())
+    default = [i.name for i in scheduler_informers(api, never, on_change=lambda: None)]
+    assert "Pod" not in default
+    informers = scheduler_informers(
+        api,
+        lambda: mirror,
+        on_change=lambda: None,
+        frameworks=("batch/job", "pod"),
+        never_managed=("kube-system", "kuota"),
+    )
+    (pods,) = [i for i in informers if i.name == "Pod"]
+    assert isinstance(pods.source, KubeSource)
+    assert pods.source.label_selector == "kueue.x-k8s.io/managed=true"
+    for namespace in ("kube-system", "kuota", "ml"):
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": "p",
+                "namespace": namespace,
+                "uid": f"uid-{namespace}",
+                "labels": {"kueue.x-k8s.io/managed": "true"},
+            },
+        }
+        pods.handler(Event("ADDED", pod, f"{namespace}/p"))
+    assert set(mirror.jobs) == {"uid-ml"}, "kube-system and kuota's namespace are never touched"

@@ -40,7 +40,16 @@ def test_only_queued_jobs_fail_closed_by_default() -> None:
         and e["timeoutSeconds"] <= 5
         for e in every
     )
-    assert all(rule["resources"] != ["pods"] for e in every for rule in e["rules"])
+    # Pods reach kuota only when they name a queue (objectSelector) in a managed namespace.
+    pods = [e for e in every if any(rule["resources"] == ["pods"] for rule in e["rules"])]
+    assert [e["name"] for e in pods] == ["queued-pods.mutate.kuota.io"]
+    assert pods[0]["objectSelector"] == {
+        "matchExpressions": [{"key": "kueue.x-k8s.io/queue-name", "operator": "Exists"}]
+    }
+    assert pods[0]["namespaceSelector"]["matchExpressions"][0]["values"] == [
+        "kube-system",
+        "kuota",
+    ]
 
 
 def test_manage_jobs_without_queue_name_fails_closed_in_managed_namespaces() -> None:
@@ -100,12 +109,18 @@ def test_every_job_entry_carries_the_managed_namespace_rule() -> None:
             *validating_configuration(URL, **options)["webhooks"],
         ]
         jobs = [
-            entry for entry in entries if entry["rules"][0]["resources"] in (["jobs"], ["jobsets"])
+            entry
+            for entry in entries
+            if entry["rules"][0]["resources"]
+            in (["jobs"], ["jobsets"], ["pods"], ["deployments"], ["statefulsets"])
         ]
         assert {
             "queued-jobs.mutate.kuota.io",
             "queued-jobs.validate.kuota.io",
             "queued-jobsets.mutate.kuota.io",
+            "queued-pods.mutate.kuota.io",
+            "queued-deployments.mutate.kuota.io",
+            "queued-statefulsets.mutate.kuota.io",
         } <= {entry["name"] for entry in jobs}
         assert all(entry["namespaceSelector"] == rule for entry in jobs)
         assert rule["matchLabels"] == {"kuota": "enabled"}

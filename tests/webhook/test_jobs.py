@@ -8,7 +8,8 @@ from typing import Any
 import jsonpatch
 import pytest
 
-from scheduler.api.validation import admission_status, validate_job
+from scheduler.api.validation import admission_status
+from scheduler.jobs.batchjob import validate_job
 from webhook.lookup import StaticLookup
 from webhook.settings import WebhookSettings
 

@@ -1,4 +1,5 @@
-"""JobSet mutation: a queued JobSet is suspended at creation (jobset.x-k8s.io/jobset)."""
+"""JobSet admission (jobset.x-k8s.io/jobset): a queued JobSet is suspended at creation, and
+validated on create and update by the rules Kueue's JobSet webhook applies (validation.md 12)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,19 @@ from typing import Any
 
 import jsonpatch
 
-from webhook.configurations import mutating_configuration
+from scheduler.api.pipeline import review
+from scheduler.api.validation import admission_status
+from scheduler.jobs.jobset import validate_jobset
+from webhook.configurations import mutating_configuration, validating_configuration
 from webhook.lookup import StaticLookup
 from webhook.settings import WebhookSettings
 
 from .conftest import ClientFactory, patch_of, post_review
-from .reviews import QUEUE, admission_review
+from .reviews import QUEUE, SCHEDULER, admission_review
 
 MUTATE = "/mutate-jobset-x-k8s-io-v1alpha2-jobset"
+VALIDATE = "/validate-jobset-x-k8s-io-v1alpha2-jobset"
+PRIORITY = "kueue.x-k8s.io/priority-class"
 ENABLED = WebhookSettings(frameworks=("batch/job", "jobset.x-k8s.io/jobset"))
 
 
@@ -100,3 +106,122 @@ def test_jobsets_are_registered_queued_and_unqueued_in_managed_namespaces_only()
             entry["namespaceSelector"]
             == entries["queued-jobs.mutate.kuota.io"]["namespaceSelector"]
         )
+
+
+def suspended(labels: dict[str, str], suspend: bool = True) -> dict[str, Any]:
+    sent = jobset(labels)
+    sent["spec"]["suspend"] = suspend
+    return sent
+
+
+async def test_a_jobset_with_an_invalid_queue_name_is_refused_with_the_job_message(
+    make_client: ClientFactory,
+) -> None:
+    client = await make_client(ENABLED)
+    bad = suspended({QUEUE: "Team_A"})
+    response = await post_review(client, VALIDATE, admission_review(bad))
+    assert response["allowed"] is False
+    assert response["status"] == dict(admission_status(validate_jobset(bad)))
+    assert response["status"]["message"].startswith(
+        'metadata.labels[kueue.x-k8s.io/queue-name]: "Team_A" is not a valid LocalQueue name'
+    )
+
+
+async def test_the_queue_name_of_a_running_jobset_cannot_change(make_client: ClientFactory) -> None:
+    client = await make_client(ENABLED)
+    old = suspended({QUEUE: "a"}, suspend=False)
+    moved = suspended({QUEUE: "b"}, suspend=False)
+    response = await post_review(
+        client, VALIDATE, admission_review(moved, operation="UPDATE", old=old, user=SCHEDULER)
+    )
+    assert response["allowed"] is False
+    assert response["status"]["message"] == (
+        "metadata.labels[kueue.x-k8s.io/queue-name]: cannot change while the job is running "
+        "(not suspended); suspend the job first"
+    )
+    # While suspended, moving it to another LocalQueue is allowed.
+    held, held_moved = suspended({QUEUE: "a"}), suspended({QUEUE: "b"})
+    response = await post_review(
+        client, VALIDATE, admission_review(held_moved, operation="UPDATE", old=held)
+    )
+    assert response["allowed"] is True
+
+
+async def test_priority_class_label_rules_of_a_jobset(make_client: ClientFactory) -> None:
+    client = await make_client(ENABLED)
+    running = suspended({QUEUE: "a"}, suspend=False)
+    added = suspended({QUEUE: "a", PRIORITY: "high"}, suspend=False)
+    response = await post_review(
+        client, VALIDATE, admission_review(added, operation="UPDATE", old=running, user=SCHEDULER)
+    )
+    assert response["status"]["message"] == (
+        "metadata.labels[kueue.x-k8s.io/priority-class]: a WorkloadPriorityClass cannot be "
+        "added to a running (not suspended) job"
+    )
+    held, held_removed = suspended({QUEUE: "a", PRIORITY: "high"}), suspended({QUEUE: "a"})
+    response = await post_review(
+        client, VALIDATE, admission_review(held_removed, operation="UPDATE", old=held)
+    )
+    assert response["status"]["message"] == (
+        "metadata.labels[kueue.x-k8s.io/priority-class]: a WorkloadPriorityClass cannot be "
+        "removed from a job; change it to another class instead"
+    )
+    changed = suspended({QUEUE: "a", PRIORITY: "low"}, suspend=False)
+    running_high = suspended({QUEUE: "a", PRIORITY: "high"}, suspend=False)
+    response = await post_review(
+        client,
+        VALIDATE,
+        admission_review(changed, operation="UPDATE", old=running_high, user=SCHEDULER),
+    )
+    assert response["allowed"] is True
+
+
+async def test_only_the_scheduler_may_unsuspend_a_queued_jobset(make_client: ClientFactory) -> None:
+    client = await make_client(ENABLED)
+    held, started = suspended({QUEUE: "a"}), suspended({QUEUE: "a"}, suspend=False)
+    response = await post_review(
+        client, VALIDATE, admission_review(started, operation="UPDATE", old=held)
+    )
+    assert response["allowed"] is False
+    assert response["status"]["code"] == 403
+    assert "can be unsuspended only by kuota's scheduler" in response["status"]["message"]
+    response = await post_review(
+        client, VALIDATE, admission_review(started, operation="UPDATE", old=held, user=SCHEDULER)
+    )
+    assert response["allowed"] is True
+
+
+async def test_job_only_annotations_are_not_checked_on_a_jobset(
+    make_client: ClientFactory,
+) -> None:
+    client = await make_client(ENABLED)
+    sent = suspended({QUEUE: "a"})
+    sent["metadata"]["annotations"] = {"kueue.x-k8s.io/job-min-parallelism": "many"}
+    response = await post_review(client, VALIDATE, admission_review(sent))
+    assert response["allowed"] is True
+
+
+async def test_jobsets_are_not_validated_when_the_framework_is_not_enabled(webhook: Any) -> None:
+    response = await post_review(webhook, VALIDATE, admission_review(suspended({QUEUE: "Bad_"})))
+    assert response["allowed"] is True
+
+
+def test_kuota_validate_checks_a_jobset_like_the_webhook() -> None:
+    checked = review(suspended({QUEUE: "Bad_"}), default_namespace="default")
+    assert [item.rule for item in checked.errors] == ["JOB-1"]
+    assert review(suspended({QUEUE: "a"})).valid
+
+
+def test_jobsets_are_validated_where_they_are_mutated() -> None:
+    entries = {
+        entry["name"]: entry
+        for entry in validating_configuration({"url": "https://127.0.0.1:9443"})["webhooks"]
+    }
+    entry = entries["queued-jobsets.validate.kuota.io"]
+    assert entry["clientConfig"]["url"] == f"https://127.0.0.1:9443{VALIDATE}"
+    assert entry["rules"][0]["operations"] == ["CREATE", "UPDATE"]
+    assert entry["rules"][0]["resources"] == ["jobsets"]
+    assert entry["failurePolicy"] == "Fail"
+    assert (
+        entry["namespaceSelector"] == entries["queued-jobs.validate.kuota.io"]["namespaceSelector"]
+    )

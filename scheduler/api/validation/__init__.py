@@ -2,7 +2,7 @@
 
 One shared library for the webhook server and ``kuota validate``: each
 ``validate_<kind>(new, old=None)`` takes a raw ``kueue.x-k8s.io/v1beta2``
-dict (or a batch/v1 Job, or a v1beta2 Configuration), applies the schema
+dict (or a v1beta2 Configuration; job kinds register their own), applies the schema
 defaults itself (idempotent), and returns every violation as a
 ``FieldError`` in the order of the rule tables.  ``old`` given means UPDATE.
 The functions are pure and never raise, whatever the input looks like.
@@ -23,7 +23,6 @@ from scheduler.api.validation.admissioncheck import validate_admission_check
 from scheduler.api.validation.clusterqueue import validate_cluster_queue
 from scheduler.api.validation.cohort import validate_cohort
 from scheduler.api.validation.configuration import validate_configuration
-from scheduler.api.validation.job import validate_job
 from scheduler.api.validation.localqueue import validate_local_queue
 from scheduler.api.validation.multikueue import (
     validate_multikueue_cluster,
@@ -48,10 +47,28 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     (KUEUE_V1BETA2, "MultiKueueConfig"): validate_multikueue_config,
     (KUEUE_V1BETA2, "MultiKueueCluster"): validate_multikueue_cluster,
     (KUEUE_V1BETA2, "Topology"): validate_topology,
-    ("batch/v1", "Job"): validate_job,
     (CONFIG_V1BETA2, "Configuration"): validate_configuration,
 }
-"""(apiVersion, kind) → validator, for every kind this package validates."""
+"""(apiVersion, kind) → validator, for every kind this package validates.
+
+The job kinds (batch/v1 Job, JobSet, ...) are added by
+:func:`scheduler.jobs.registry.register`, through :func:`register_namespaced`:
+their rules live with their integration, in the jobs layer above this one.
+"""
+NAMESPACED: set[tuple[str, str]] = set()
+"""(apiVersion, kind) of the registered namespaced kinds (the pipeline fills their namespace)."""
+
+
+def register_namespaced(api_version: str, kind: str, validator: Validator) -> None:
+    """Add a namespaced kind and its validator (a job integration's admission rules)."""
+    VALIDATORS[(api_version, kind)] = validator
+    NAMESPACED.add((api_version, kind))
+
+
+def unregister_namespaced(api_version: str, kind: str) -> None:
+    """Remove a kind added by :func:`register_namespaced`."""
+    VALIDATORS.pop((api_version, kind), None)
+    NAMESPACED.discard((api_version, kind))
 
 
 def validate(obj: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> list[FieldError]:
@@ -84,7 +101,8 @@ __all__ = [
     "validate_cluster_queue",
     "validate_cohort",
     "validate_configuration",
-    "validate_job",
+    "register_namespaced",
+    "unregister_namespaced",
     "validate_local_queue",
     "validate_multikueue_cluster",
     "validate_multikueue_config",

@@ -19,8 +19,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from scheduler.api import objects
+from scheduler.api.field import FieldError
 from scheduler.jobs import pod_template
-from scheduler.jobs.base import FinishedState, PodSetInfo, RawObject
+from scheduler.jobs.base import (
+    AdmissionFacts,
+    FinishedState,
+    PodSetInfo,
+    RawObject,
+    with_queue_label,
+)
+from scheduler.jobs.jobset.validation import validate_jobset
 from scheduler.jobs.registry import register
 
 JOBSET_FRAMEWORK: Final = "jobset.x-k8s.io/jobset"
@@ -63,6 +71,7 @@ class JobSet:
     api_version = "jobset.x-k8s.io/v1alpha2"
     kind = "JobSet"
     group = "jobset.x-k8s.io"
+    resource = "jobsets"
 
     def queue_name(self, job: RawObject) -> str:
         return objects.queue_name(job)
@@ -130,6 +139,24 @@ class JobSet:
             if condition.get("type") == "Failed":
                 return FinishedState(True, "Failed", message or "JobSet failed")
         return FinishedState(False)
+
+    def active(self, job: RawObject) -> int:
+        """The child Jobs the JobSet controller reports active (``replicatedJobsStatus``)."""
+        return active_jobs(job)
+
+    def default(self, job: RawObject, *, queue: str | None, suspend: bool) -> dict[str, Any]:
+        result = with_queue_label(job, queue)
+        return self.suspend(result) if suspend else result
+
+    def validate_create(self, job: RawObject, *, facts: AdmissionFacts) -> list[FieldError]:
+        return validate_jobset(job, None)
+
+    def validate_update(
+        self, job: RawObject, old: RawObject, *, facts: AdmissionFacts
+    ) -> list[FieldError]:
+        return validate_jobset(
+            job, old, namespace_has_default_queue=facts.namespace_has_default_queue
+        )
 
 
 def active_jobs(jobset: RawObject) -> int:

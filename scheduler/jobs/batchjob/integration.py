@@ -24,12 +24,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from scheduler.api import objects
+from scheduler.api.field import FieldError
 from scheduler.api.refs import (
     JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION,
     JOB_MIN_PARALLELISM_ANNOTATION,
 )
 from scheduler.jobs import pod_template
-from scheduler.jobs.base import FinishedState, PodSetInfo, RawObject
+from scheduler.jobs.base import (
+    AdmissionFacts,
+    FinishedState,
+    PodSetInfo,
+    RawObject,
+    with_queue_label,
+)
+from scheduler.jobs.batchjob.validation import validate_job
 from scheduler.jobs.registry import register
 
 MAIN_POD_SET: Final = "main"
@@ -110,6 +118,7 @@ class BatchJob:
     api_version = "batch/v1"
     kind = "Job"
     group = "batch"
+    resource = "jobs"
 
     def queue_name(self, job: RawObject) -> str:
         return objects.queue_name(job)
@@ -184,6 +193,29 @@ class BatchJob:
             if condition.get("type") == "Failed":
                 return FinishedState(True, "Failed", message or "Job failed")
         return FinishedState(False)
+
+    def active(self, job: RawObject) -> int:
+        """The Job's active pods (``status.active``)."""
+        value = objects.status(job).get("active")
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    def default(self, job: RawObject, *, queue: str | None, suspend: bool) -> dict[str, Any]:
+        result = with_queue_label(job, queue)
+        return self.suspend(result) if suspend else result
+
+    def validate_create(self, job: RawObject, *, facts: AdmissionFacts) -> list[FieldError]:
+        return validate_job(job, None)
+
+    def validate_update(
+        self, job: RawObject, old: RawObject, *, facts: AdmissionFacts
+    ) -> list[FieldError]:
+        return validate_job(
+            job,
+            old,
+            namespace_has_default_queue=facts.namespace_has_default_queue,
+            managed=facts.managed,
+            by_scheduler=facts.by_scheduler,
+        )
 
 
 BATCH_JOB: Final = register(BatchJob())

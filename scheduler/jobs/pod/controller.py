@@ -1,0 +1,99 @@
+"""What a queued plain Pod needs next, decided from the Pod and its Workload (pure).
+
+The counterpart of :func:`scheduler.jobs.controller.next_action` for Kueue's
+``pod`` framework, with the same actions plus two a Pod needs:
+
+- a managed Pod without a Workload gets one (``pod-<name>-<hash>``);
+- an admitted Workload whose Pod is still gated gets the Pod started: one
+  patch, the gate off plus the flavor's node labels and tolerations;
+- an evicted (or preempted) Workload whose Pod runs stops it: the Pod gets
+  Kueue's ``TerminationTarget`` condition and is deleted
+  (:class:`StopPod`); a Pod that never started (still gated) gives its quota
+  back at once and waits, gated, for a new admission;
+- a running Pod without an admission (its quota was released) is stopped
+  the same way;
+- a finished Pod marks its Workload ``Finished``;
+- kuota's finalizer ``kueue.x-k8s.io/managed`` comes off (:class:`FinalizePod`)
+  once the Pod's end is accounted for: its Workload finished, or the Pod is
+  being deleted (its Workload, owned by the Pod, goes with it, and so does
+  its quota).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from scheduler.api import objects
+from scheduler.api.refs import EVICTED, POD_GROUP_NAME_LABEL
+from scheduler.jobs.controller import (
+    Action,
+    CreateWorkload,
+    DeactivateWorkload,
+    FinalizePod,
+    FinishWorkload,
+    FlavorPlacement,
+    ReleaseWorkload,
+    StartJob,
+    StopPod,
+    WaitForFlavor,
+    placement,
+)
+from scheduler.jobs.pod.integration import (
+    POD,
+    has_finalizer,
+    is_gated,
+    is_managed,
+)
+from scheduler.jobs.workload_from_job import PriorityClasses, workload_from_job
+
+NOT_ADMITTED = "Not admitted by cluster queue"
+
+
+def _finalize(pod: Mapping[str, Any]) -> Action | None:
+    return FinalizePod() if has_finalizer(pod) else None
+
+
+def next_pod_action(
+    pod: Mapping[str, Any],
+    workload: Mapping[str, Any] | None,
+    *,
+    flavors: Mapping[str, FlavorPlacement],
+    priority_classes: PriorityClasses | None = None,
+) -> Action | None:
+    """The one thing to do for a single plain ``pod`` now, or None (pure)."""
+    if not is_managed(pod) or not POD.queue_name(pod) or objects.label(pod, POD_GROUP_NAME_LABEL):
+        return None  # not ours, or a pod of a group (scheduler.jobs.pod.group decides)
+    if objects.is_being_deleted(pod):
+        return _finalize(pod)
+    finished = POD.finished(pod)
+    if finished.finished:
+        if workload is not None and not objects.is_finished(workload):
+            return FinishWorkload(finished.reason, finished.message)
+        return _finalize(pod)
+    if workload is None:
+        return CreateWorkload(
+            workload_from_job(pod, priority_classes=priority_classes, integration=POD)
+        )
+    if objects.is_finished(workload):
+        return _finalize(pod)
+    holds_quota = objects.has_quota_reservation(workload)
+    evicting = objects.is_evicting(workload)
+    if objects.is_deactivated(workload) and holds_quota and not evicting:
+        return DeactivateWorkload()
+    if evicting:
+        if is_gated(pod):
+            return ReleaseWorkload()  # never started: nothing to stop, it waits again
+        evicted = objects.condition(workload, EVICTED) or {}
+        reason = f"WorkloadEvictedDueTo{evicted.get('reason') or 'Evicted'}"
+        return StopPod(reason, str(evicted.get("message", "")))
+    if holds_quota:
+        if not is_gated(pod):
+            return None  # running as admitted
+        infos = placement(workload, flavors, POD.queue_name(pod))
+        if isinstance(infos, WaitForFlavor):
+            return infos
+        return StartJob(POD.run_with(pod, infos), objects.admitted_cluster_queue(workload))
+    if not is_gated(pod):
+        return StopPod("NotAdmitted", NOT_ADMITTED)
+    return None

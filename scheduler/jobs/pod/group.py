@@ -1,0 +1,317 @@
+"""Pod groups: pods labelled ``kueue.x-k8s.io/pod-group-name`` queued as one Workload (pure).
+
+A group is the managed Pods of one namespace with the same group name; its
+size is the ``kueue.x-k8s.io/pod-group-total-count`` annotation.  As in Kueue:
+
+- its Workload is named after the group, owned by every pod of it, and made
+  only once all ``total`` pods exist (failed ones not counted);
+- its pod sets are the pods' roles (:func:`~scheduler.jobs.pod.integration.pod_role`):
+  one pod set per distinct role hash, named by it, counting the pods of
+  that role, sorted by name;
+- admission is all or nothing: every pod stays gated until the Workload is
+  admitted, then every gate comes off, each pod steered to its role's
+  flavor;
+- an eviction deletes the running pods (``TerminationTarget`` first) and
+  gives the quota back once none runs;
+- the group has finished when ``total`` pods succeeded (``Pods succeeded:
+  n/total.``), and kuota's finalizers then come off its pods; a pod being
+  deleted loses its finalizer at once;
+- a group marked ``kueue.x-k8s.io/pod-group-fast-admission`` (a
+  StatefulSet's) gets its Workload from its first pod, one pod set of
+  ``total`` pods, owned by the pods' controller; pods created later are
+  ungated as they come; marked ``kueue.x-k8s.io/pod-group-serving`` it never
+  finishes.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from scheduler.api import objects
+from scheduler.api.refs import (
+    EVICTED,
+    IS_GROUP_WORKLOAD_ANNOTATION,
+    POD_GROUP_FAST_ADMISSION_ANNOTATION,
+    POD_GROUP_NAME_LABEL,
+    POD_GROUP_SERVING_ANNOTATION,
+    POD_GROUP_TOTAL_COUNT_ANNOTATION,
+)
+from scheduler.jobs import pod_template
+from scheduler.jobs.base import FinishedState, PodSetInfo, RawObject
+from scheduler.jobs.controller import (
+    Action,
+    CreateWorkload,
+    DeactivateWorkload,
+    FinishWorkload,
+    FlavorPlacement,
+    ReleaseWorkload,
+    WaitForFlavor,
+    placement,
+)
+from scheduler.jobs.pod.integration import (
+    POD,
+    Pod,
+    has_finalizer,
+    is_gated,
+    is_managed,
+    is_terminated,
+    pod_role,
+    ungate,
+)
+from scheduler.jobs.workload_from_job import PriorityClasses, workload_from_job
+
+GROUP_KEY_PREFIX: Final = "podgroup/"
+"""Keys of pod groups among the scheduler's job keys (a Job's key is its UID)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StartPods:
+    """Take the gate off every pod of an admitted group: ``(pod as read, pod started)`` pairs."""
+
+    pods: tuple[tuple[dict[str, Any], dict[str, Any]], ...]
+    cluster_queue: str
+
+
+@dataclass(frozen=True, slots=True)
+class StopPods:
+    """Stop the running pods of a group (condition ``TerminationTarget``, then delete)."""
+
+    pods: tuple[dict[str, Any], ...]
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class FinalizePods:
+    """Take kuota's finalizer off these pods of a group."""
+
+    pods: tuple[dict[str, Any], ...]
+
+
+def group_name(pod: RawObject) -> str:
+    """The pod's group (label ``kueue.x-k8s.io/pod-group-name``), ``""`` when none: pure."""
+    return objects.label(pod, POD_GROUP_NAME_LABEL) or ""
+
+
+def group_key(namespace: str, name: str) -> str:
+    return f"{GROUP_KEY_PREFIX}{namespace}/{name}"
+
+
+def group_key_of_pod(pod: RawObject) -> str | None:
+    """The key of the group a managed pod belongs to, None for a single pod: pure."""
+    name = group_name(pod)
+    return group_key(objects.namespace(pod) or "", name) if name else None
+
+
+def group_key_of_workload(workload: RawObject) -> str | None:
+    """A group Workload's group key (annotation ``kueue.x-k8s.io/is-group-workload``): pure."""
+    if objects.annotation(workload, IS_GROUP_WORKLOAD_ANNOTATION) != "true":
+        return None
+    return group_key(objects.namespace(workload) or "", objects.name(workload))
+
+
+def _flag(pods: Sequence[RawObject], key: str) -> bool:
+    return any(objects.annotation(pod, key) == "true" for pod in pods)
+
+
+def total_count(pods: Sequence[RawObject]) -> int | None:
+    """The group's size from the first pod with a valid annotation: pure."""
+    for pod in pods:
+        value = objects.annotation(pod, POD_GROUP_TOTAL_COUNT_ANNOTATION)
+        if value is not None and value.isdigit() and int(value) > 0:
+            return int(value)
+    return None
+
+
+def _counted(pod: RawObject) -> bool:
+    """Runnable or succeeded: not failed, not being deleted (Kueue's isPodRunnableOrSucceeded)."""
+    return objects.status(pod).get("phase") != "Failed" and not objects.is_being_deleted(pod)
+
+
+def group_pod_sets(pods: Sequence[RawObject], *, total: int | None = None) -> list[dict[str, Any]]:
+    """One pod set per role, counting its pods, sorted by role: pure.
+
+    With ``total`` (fast admission), one pod set of the first counted pod's
+    role and spec, of ``total`` pods.
+    """
+    if total is not None:
+        first = next((pod for pod in sorted(pods, key=objects.name) if _counted(pod)), None)
+        if first is None:
+            return []
+        spec = copy.deepcopy(dict(pod_template.mapping(first.get("spec"))))
+        return [{"name": pod_role(first), "count": total, "template": {"spec": spec}}]
+    by_role: dict[str, dict[str, Any]] = {}
+    for pod in sorted(pods, key=lambda p: objects.name(p)):
+        if not _counted(pod):
+            continue
+        role = pod_role(pod)
+        if role in by_role:
+            by_role[role]["count"] += 1
+        else:
+            by_role[role] = {
+                "name": role,
+                "count": 1,
+                "template": {"spec": copy.deepcopy(dict(pod_template.mapping(pod.get("spec"))))},
+            }
+    return [by_role[role] for role in sorted(by_role)]
+
+
+class _GroupShape(Pod):
+    """The integration view :func:`workload_from_job` needs for a group (pod sets given)."""
+
+    def __init__(self, pod_sets: list[dict[str, Any]]) -> None:
+        self._pod_sets = pod_sets
+
+    def queue_name(self, job: RawObject) -> str:
+        return POD.queue_name(job)
+
+    def pod_sets(self, job: RawObject) -> list[dict[str, Any]]:
+        return copy.deepcopy(self._pod_sets)
+
+    def is_suspended(self, job: RawObject) -> bool:
+        return True
+
+    def suspend(self, job: RawObject) -> dict[str, Any]:
+        return dict(job)
+
+    def run_with(self, job: RawObject, pod_sets: Sequence[PodSetInfo]) -> dict[str, Any]:
+        return dict(job)
+
+    def restore(self, job: RawObject, pod_sets: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        return dict(job)
+
+    def finished(self, job: RawObject) -> FinishedState:
+        return FinishedState(False)
+
+
+def group_workload(
+    pods: Sequence[RawObject],
+    priority_classes: PriorityClasses | None = None,
+    *,
+    total: int | None = None,
+) -> dict[str, Any]:
+    """The group's Workload: named after the group, owned by each of its pods: pure.
+
+    ``total``: fast admission (a StatefulSet's pods): sized by the total
+    count, owned by the pods' controller (the StatefulSet), which outlives them.
+    """
+    ordered = sorted(pods, key=lambda p: objects.name(p))
+    first = ordered[0]
+    workload = workload_from_job(
+        first,
+        priority_classes=priority_classes,
+        integration=_GroupShape(group_pod_sets(ordered, total=total)),
+    )
+    metadata = workload["metadata"]
+    metadata["name"] = group_name(first)
+    metadata.pop("labels", None)
+    metadata["annotations"] = {IS_GROUP_WORKLOAD_ANNOTATION: "true"}
+    controller = objects.controller_reference(first)
+    if total is not None and controller is not None:
+        metadata["ownerReferences"] = [{**dict(controller), "blockOwnerDeletion": True}]
+        return workload
+    metadata["ownerReferences"] = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "name": objects.name(pod),
+            "uid": objects.uid(pod) or "",
+            "blockOwnerDeletion": True,
+        }
+        for pod in ordered
+        if _counted(pod)
+    ]
+    return workload
+
+
+def group_finished(pods: Sequence[RawObject], total: int) -> FinishedState:
+    """Kueue's rule: ``total`` pods succeeded: pure."""
+    succeeded = sum(1 for pod in pods if objects.status(pod).get("phase") == "Succeeded")
+    if succeeded >= total:
+        return FinishedState(True, "Succeeded", f"Pods succeeded: {succeeded}/{total}.")
+    return FinishedState(False)
+
+
+def _finalize(pods: Sequence[RawObject]) -> Action | FinalizePods | None:
+    pending = tuple(dict(pod) for pod in pods if has_finalizer(pod))
+    return FinalizePods(pending) if pending else None
+
+
+def _running(pods: Sequence[RawObject]) -> tuple[dict[str, Any], ...]:
+    return tuple(
+        dict(pod)
+        for pod in pods
+        if not objects.is_being_deleted(pod) and not is_gated(pod) and not is_terminated(pod)
+    )
+
+
+GroupAction = Action | StartPods | StopPods | FinalizePods
+
+
+def next_group_action(
+    pods: Sequence[RawObject],
+    workload: Mapping[str, Any] | None,
+    *,
+    flavors: Mapping[str, FlavorPlacement],
+    priority_classes: PriorityClasses | None = None,
+) -> GroupAction | None:
+    """The one thing to do for a pod group now, or None (pure)."""
+    members = [pod for pod in pods if is_managed(pod) and POD.queue_name(pod)]
+    total = total_count(members)
+    if not members or total is None:
+        return None
+    deleting = [pod for pod in members if objects.is_being_deleted(pod)]
+    if deleting and (finalize := _finalize(deleting)) is not None:
+        return finalize
+    serving = _flag(members, POD_GROUP_SERVING_ANNOTATION)
+    fast = _flag(members, POD_GROUP_FAST_ADMISSION_ANNOTATION)
+    finished = FinishedState(False) if serving else group_finished(members, total)
+    if finished.finished:
+        if workload is not None and not objects.is_finished(workload):
+            return FinishWorkload(finished.reason, finished.message)
+        return _finalize(members)
+    if workload is None:
+        if sum(1 for pod in members if _counted(pod)) < (1 if fast else total):
+            return None  # Kueue waits for every pod of the group (for one, fast admission)
+        return CreateWorkload(
+            group_workload(members, priority_classes, total=total if fast else None)
+        )
+    if objects.is_finished(workload):
+        return _finalize(members)
+    holds_quota = objects.has_quota_reservation(workload)
+    evicting = objects.is_evicting(workload)
+    if objects.is_deactivated(workload) and holds_quota and not evicting:
+        return DeactivateWorkload()
+    running = _running(members)
+    if evicting:
+        if not running:
+            return ReleaseWorkload()
+        evicted = objects.condition(workload, EVICTED) or {}
+        reason = f"WorkloadEvictedDueTo{evicted.get('reason') or 'Evicted'}"
+        return StopPods(running, reason, str(evicted.get("message", "")))
+    if holds_quota:
+        gated = [
+            pod
+            for pod in members
+            if is_gated(pod) and not objects.is_being_deleted(pod) and not is_terminated(pod)
+        ]
+        if not gated:
+            return None
+        infos = placement(workload, flavors, POD.queue_name(members[0]))
+        if isinstance(infos, WaitForFlavor):
+            return infos
+        by_role = {info.name: info for info in infos}
+        started = []
+        for pod in gated:
+            result = ungate(pod)
+            info = by_role.get(pod_role(pod))
+            if info is not None:
+                pod_template.steer(result, info)
+            started.append((dict(pod), result))
+        return StartPods(tuple(started), objects.admitted_cluster_queue(workload))
+    if running:
+        return StopPods(running, "NotAdmitted", "Not admitted by cluster queue")
+    return None

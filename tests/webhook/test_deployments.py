@@ -1,0 +1,102 @@
+"""The deployment framework's webhook: a queued Deployment's pod template is marked for queueing."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import jsonpatch
+
+from scheduler.jobs.pod import gate
+from webhook.settings import WebhookSettings
+
+from .conftest import ClientFactory, patch_of, post_review
+from .reviews import QUEUE, admission_review
+
+MUTATE = "/mutate-apps-v1-deployment"
+ENABLED = WebhookSettings(frameworks=("batch/job", "pod", "deployment"))
+PARENT = "kueue.x-k8s.io/pod-suspending-parent"
+
+
+def deployment(labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "team-a", "labels": labels or {}},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "image": "i"}]},
+            },
+        },
+    }
+
+
+async def test_the_queue_name_reaches_the_pods_and_marks_them_queued_by_their_parent(
+    make_client: ClientFactory,
+) -> None:
+    client = await make_client(ENABLED)
+    sent = deployment({QUEUE: "user-queue", "kueue.x-k8s.io/priority-class": "high"})
+    for operation in ("CREATE", "UPDATE"):
+        review = admission_review(sent, operation=operation, old=sent)
+        response = await post_review(client, MUTATE, review)
+        result = jsonpatch.apply_patch(copy.deepcopy(sent), patch_of(response))
+        template = result["spec"]["template"]["metadata"]
+        assert template["labels"] == {
+            "app": "web",
+            QUEUE: "user-queue",
+            "kueue.x-k8s.io/managed": "true",
+            "kueue.x-k8s.io/priority-class": "high",
+        }
+        assert template["annotations"] == {PARENT: "deployment"}
+        assert result["spec"]["selector"] == sent["spec"]["selector"]
+
+
+async def test_an_unqueued_or_disabled_deployment_is_left_alone(
+    make_client: ClientFactory,
+) -> None:
+    enabled = await make_client(ENABLED)
+    response = await post_review(enabled, MUTATE, admission_review(deployment()))
+    assert response == {"uid": response["uid"], "allowed": True}
+    disabled = await make_client(WebhookSettings(frameworks=("batch/job", "pod")))
+    sent = deployment({QUEUE: "q"})
+    response = await post_review(disabled, MUTATE, admission_review(sent))
+    assert response == {"uid": response["uid"], "allowed": True}
+
+
+def test_a_deployments_pod_is_gated_without_kuotas_finalizer() -> None:
+    pod = {
+        "metadata": {
+            "labels": {QUEUE: "q"},
+            "annotations": {PARENT: "deployment"},
+        },
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+    gated = gate(pod)
+    assert gated["spec"]["schedulingGates"] == [{"name": "kueue.x-k8s.io/admission"}]
+    assert "finalizers" not in gated["metadata"], "its ReplicaSet replaces it; Kueue adds none"
+
+
+async def test_a_queued_statefulsets_pods_are_marked_as_one_serving_group(
+    make_client: ClientFactory,
+) -> None:
+    client = await make_client(
+        WebhookSettings(frameworks=("batch/job", "pod", "deployment", "statefulset"))
+    )
+    sent = {**deployment({QUEUE: "user-queue"}), "kind": "StatefulSet"}
+    sent["metadata"]["name"] = "db"
+    sent["spec"]["replicas"] = 3
+    response = await post_review(client, "/mutate-apps-v1-statefulset", admission_review(sent))
+    result = jsonpatch.apply_patch(copy.deepcopy(sent), patch_of(response))
+    template = result["spec"]["template"]["metadata"]
+    group = template["labels"]["kueue.x-k8s.io/pod-group-name"]
+    assert group == "statefulset-db-ae577", "Kueue's GetWorkloadName for a name without UID"
+    assert template["labels"][QUEUE] == "user-queue"
+    assert template["annotations"] == {
+        PARENT: "statefulset",
+        "kueue.x-k8s.io/pod-group-total-count": "3",
+        "kueue.x-k8s.io/pod-group-fast-admission": "true",
+        "kueue.x-k8s.io/pod-group-serving": "true",
+    }

@@ -1,0 +1,73 @@
+"""The pod framework's webhook: a queued plain Pod is gated, labelled and finalized at creation."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import jsonpatch
+
+from webhook.settings import WebhookSettings
+
+from .conftest import ClientFactory, patch_of, post_review
+from .reviews import QUEUE, admission_review
+
+MUTATE = "/mutate--v1-pod"
+ENABLED = WebhookSettings(frameworks=("batch/job", "pod"))
+GATE = {"name": "kueue.x-k8s.io/admission"}
+
+
+def pod(labels: dict[str, str] | None = None, **metadata: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "team-a", "labels": labels or {}, **metadata},
+        "spec": {"containers": [{"name": "c", "image": "i"}]},
+    }
+
+
+async def test_a_queued_pod_is_gated_labelled_managed_and_finalized(
+    make_client: ClientFactory,
+) -> None:
+    client = await make_client(ENABLED)
+    sent = pod({QUEUE: "user-queue"})
+    response = await post_review(client, MUTATE, admission_review(sent))
+    result = jsonpatch.apply_patch(copy.deepcopy(sent), patch_of(response))
+    assert result["spec"]["schedulingGates"] == [GATE]
+    assert result["metadata"]["labels"] == {QUEUE: "user-queue", "kueue.x-k8s.io/managed": "true"}
+    assert result["metadata"]["finalizers"] == ["kueue.x-k8s.io/managed"]
+    assert len(result["metadata"]["annotations"]["kueue.x-k8s.io/role-hash"]) == 8
+    assert result["spec"]["containers"] == sent["spec"]["containers"]
+
+
+async def test_other_gates_and_finalizers_are_kept(make_client: ClientFactory) -> None:
+    client = await make_client(ENABLED)
+    sent = pod({QUEUE: "q"}, finalizers=["example.com/mine"])
+    sent["spec"]["schedulingGates"] = [{"name": "example.com/wait"}]
+    response = await post_review(client, MUTATE, admission_review(sent))
+    result = jsonpatch.apply_patch(copy.deepcopy(sent), patch_of(response))
+    assert result["spec"]["schedulingGates"] == [{"name": "example.com/wait"}, GATE]
+    assert result["metadata"]["finalizers"] == ["example.com/mine", "kueue.x-k8s.io/managed"]
+
+
+async def test_unqueued_pods_and_pods_of_managed_jobs_are_left_alone(
+    make_client: ClientFactory,
+) -> None:
+    client = await make_client(ENABLED)
+    owned = pod(
+        {QUEUE: "q"},
+        ownerReferences=[
+            {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "u", "controller": True}
+        ],
+    )
+    for sent in (pod(), owned):
+        response = await post_review(client, MUTATE, admission_review(sent))
+        assert response == {"uid": response["uid"], "allowed": True}
+
+
+async def test_pods_are_left_alone_when_the_framework_is_not_enabled(
+    make_client: ClientFactory,
+) -> None:
+    client = await make_client(WebhookSettings(frameworks=("batch/job",)))
+    response = await post_review(client, MUTATE, admission_review(pod({QUEUE: "q"})))
+    assert response == {"uid": response["uid"], "allowed": True}
