@@ -59,9 +59,14 @@ class KubeSource:
         *,
         page_size: int = 500,
         watch_timeout_seconds: int = WATCH_TIMEOUT_SECONDS,
+        label_selector: str | None = None,
     ) -> None:
         self.rest: RestClient = Rest(api) if isinstance(api, ApiClient) else api
         self.resource = resource
+        self.selector: list[tuple[str, Any]] = (
+            [("labelSelector", label_selector)] if label_selector else []
+        )
+        """Only the objects with these labels (``labelSelector``), in lists and watches alike."""
         self.page_size = page_size
         self.watch_timeout_seconds = watch_timeout_seconds
 
@@ -71,7 +76,7 @@ class KubeSource:
         token: str | None = None
         version = ""
         while True:
-            query: list[tuple[str, Any]] = [("limit", self.page_size)]
+            query: list[tuple[str, Any]] = [("limit", self.page_size), *self.selector]
             if token:
                 query.append(("continue", token))
             try:
@@ -97,6 +102,7 @@ class KubeSource:
             ("allowWatchBookmarks", "true"),
             ("resourceVersion", resource_version),
             ("timeoutSeconds", self.watch_timeout_seconds),
+            *self.selector,
         ]
         try:
             async for event in self.rest.stream(
