@@ -146,7 +146,12 @@ SourceFactory = Callable[[RestClient, Resource, "str | None"], Source]
 
 
 class ReportingSource:
-    """A worker's :class:`Source` that says when it listed and when it broke."""
+    """A worker's :class:`Source` that says when it listed and when it broke.
+
+    A broken stream makes its informer list again (not resume): what the
+    worker did meanwhile is only trusted once a fresh list says it, and until
+    then the worker's store is not ``fresh`` (not decided from).
+    """
 
     def __init__(
         self, inner: Source, on_listed: Callable[[], None], on_broken: Callable[[str], None]
@@ -154,13 +159,16 @@ class ReportingSource:
         self.inner = inner
         self.on_listed = on_listed
         self.on_broken = on_broken
+        self.informer: Informer | None = None
+        self.fresh = False
 
     async def list(self) -> tuple[list[dict[str, Any]], str]:
         try:
             listed = await self.inner.list()
         except TransientError as failure:
-            self.on_broken(str(failure))
+            self._broken(str(failure))
             raise
+        self.fresh = True
         self.on_listed()
         return listed
 
@@ -169,8 +177,14 @@ class ReportingSource:
             async for event in self.inner.watch(resource_version):
                 yield event
         except TransientError as failure:
-            self.on_broken(str(failure))
+            self._broken(str(failure))
             raise
+
+    def _broken(self, why: str) -> None:
+        self.fresh = False
+        if self.informer is not None:
+            self.informer.version = None  # list again after the back-off
+        self.on_broken(why)
 
 
 @dataclass
@@ -193,7 +207,11 @@ class Worker:
 
     @property
     def synced(self) -> bool:
-        return bool(self.informers) and all(i.synced.is_set() for i in self.informers)
+        """Both informers listed, and listed again since their watch last broke."""
+        return bool(self.informers) and all(
+            i.synced.is_set() and (not isinstance(i.source, ReportingSource) or i.source.fresh)
+            for i in self.informers
+        )
 
 
 @dataclass
@@ -456,17 +474,17 @@ class Controller:
     def _start_informers(self, name: str, worker: Worker) -> None:
         selector = f"{MULTIKUEUE_ORIGIN_LABEL}={self.settings.origin}"
 
-        def reporting(resource: Resource) -> Source:
-            return ReportingSource(
+        def informer(resource: Resource, handler: Callable[[Event], None]) -> Informer:
+            source = ReportingSource(
                 self.source(worker.rest, resource, selector),
                 self._worker_listed,
                 lambda why: self._worker_broken(name, why),
             )
+            source.informer = Informer(f"{name}/{resource.plural}", source, handler)
+            return source.informer
 
-        worker.workloads = Informer(
-            f"{name}/Workload", reporting(WORKLOADS), self._on_remote_workload
-        )
-        worker.jobs = Informer(f"{name}/Job", reporting(JOBS), self._on_remote_job)
+        worker.workloads = informer(WORKLOADS, self._on_remote_workload)
+        worker.jobs = informer(JOBS, self._on_remote_job)
         if self.watch_workers:
             worker.tasks = [
                 asyncio.create_task(informer.run(), name=f"informer {informer.name}")

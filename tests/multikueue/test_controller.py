@@ -393,6 +393,11 @@ async def test_a_workload_event_is_dispatched_at_once_not_at_the_next_resync() -
             timeout=0.4,  # its informer's back-off alone is 0.5 s
         )
         assert "cloud-worker" not in controller.reachable
+        assert not controller.workers["cloud-worker"].synced, "not decided from until listed"
+        await until(
+            lambda: controller.workers["cloud-worker"].synced,
+            "listed again after the back-off (not resumed from a stale version)",
+        )
     finally:
         for task in (leading, watching):
             task.cancel()
