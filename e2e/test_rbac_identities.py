@@ -269,3 +269,6 @@ def test_the_multikueue_controller_reads_only_its_namespaces_secrets_and_lease(
         assert can_i(identity, verb, f"{lease[0]}/kuota-multikueue", *lease[1:]), verb
         assert not can_i(identity, verb, f"{lease[0]}/kuota-scheduler", *lease[1:]), verb
     assert not can_i(identity, "create", "leases.coordination.k8s.io", "-n", "default")
+    deployment = ["deployments.apps/kuota-multikueue", "-n", KUOTA_NAMESPACE]
+    assert can_i(identity, "get", *deployment), "the Lease's owner"
+    assert not can_i(identity, "get", "deployments.apps/kuota-scheduler", "-n", KUOTA_NAMESPACE)

@@ -30,7 +30,8 @@ from scheduler import logs
 from scheduler.api.config import parse_configuration, parse_duration
 from scheduler.kube.client import new_api_client
 from scheduler.kube.leader import AlwaysLeader, Leadership, LeaseElection
-from scheduler.kube.rest import Rest
+from scheduler.kube.ownership import adopt_lease, read_deployment_reference
+from scheduler.kube.rest import Rest, RestError
 from scheduler.multikueue.controller import Controller, Settings
 from scheduler.multikueue.decisions import DEFAULT_ORIGIN, DEFAULT_WORKER_LOST_TIMEOUT
 from scheduler.version import kuota_version
@@ -88,6 +89,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="this replica's name in the Lease",
     )
     parser.add_argument(
+        "--owner-deployment",
+        metavar="NAME",
+        help="the Deployment (in the Lease's namespace) that owns the Lease: deleting it "
+        "deletes the Lease (the chart sets it; scheduler.kube.ownership)",
+    )
+    parser.add_argument(
         "--log-level", default="info", choices=["debug", "info", "warning", "error"]
     )
     return parser
@@ -120,7 +127,7 @@ async def serve(args: argparse.Namespace) -> int:
         LeaseElection(
             rest,
             name=args.lease_name,
-            namespace=args.lease_namespace or settings.namespace,
+            namespace=args.lease_namespace or settings.namespace,  # as lease_namespace below
             identity=args.identity,
             lease_duration=args.lease_duration,
             renew_deadline=args.renew_deadline,
@@ -129,6 +136,17 @@ async def serve(args: argparse.Namespace) -> int:
         if args.leader_elect
         else AlwaysLeader(args.identity)
     )
+    lease_namespace = args.lease_namespace or settings.namespace
+    if isinstance(leadership, LeaseElection) and args.owner_deployment:
+        try:
+            leadership.lock.owner = await read_deployment_reference(
+                rest, lease_namespace, args.owner_deployment
+            )
+        except RestError as failure:  # adopted at the next term start instead
+            log.warning(
+                "could not read the Deployment that owns the Lease",
+                extra={"deployment": args.owner_deployment, "error": str(failure)},
+            )
     controller = Controller(rest, settings, fence=leadership.fence)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -138,8 +156,19 @@ async def serve(args: argparse.Namespace) -> int:
     async def stepped_down() -> None:
         log.info("stepped down: workers dropped, campaigning again")
 
+    async def lead() -> None:
+        if args.leader_elect and args.owner_deployment:
+            try:
+                await adopt_lease(rest, lease_namespace, args.lease_name, args.owner_deployment)
+            except RestError as failure:  # the Lease stays; only `helm uninstall` would miss it
+                log.warning(
+                    "could not add the owner reference to the Lease",
+                    extra={"error": str(failure)},
+                )
+        await controller.lead()
+
     watching = asyncio.create_task(controller.watch(), name="informers")
-    acting = asyncio.create_task(leadership.run(controller.lead, stepped_down), name="leading")
+    acting = asyncio.create_task(leadership.run(lead, stepped_down), name="leading")
     log.info(
         "multikueue controller started",
         extra={

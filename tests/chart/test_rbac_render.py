@@ -157,6 +157,7 @@ def test_multikueue_is_off_by_default_and_gets_exactly_what_its_calls_need(
     expected |= {("", "secrets", "get")}
     expected |= {("coordination.k8s.io", "leases", verb) for verb in ("create", "get", "update")}
     expected |= {("coordination.k8s.io", "leases", "patch")}
+    expected |= {("apps", "deployments", "get")}
     assert grants == expected
     (secrets,) = [
         obj
@@ -165,7 +166,7 @@ def test_multikueue_is_off_by_default_and_gets_exactly_what_its_calls_need(
     ]
     assert secrets["metadata"]["namespace"] == "kueue-system", "Secrets of its namespace only"
     (named,) = [
-        rule for rule in secrets["rules"] if "get" in rule["verbs"] and rule.get("resourceNames")
+        rule for rule in secrets["rules"] if "update" in rule["verbs"] and rule.get("resourceNames")
     ]
     assert named["resources"] == ["leases"]
     assert named["resourceNames"] == ["kuota-multikueue"], "its own Lease only"
@@ -176,6 +177,8 @@ def test_multikueue_is_off_by_default_and_gets_exactly_what_its_calls_need(
         and set(rule["verbs"]) - {"create"}
         and not rule.get("resourceNames")
     ], "beyond create, only its own Lease"
+    (owner,) = [rule for rule in secrets["rules"] if rule["resources"] == ["deployments"]]
+    assert (owner["verbs"], owner["resourceNames"]) == (["get"], ["kuota-multikueue"])
     webhook = _grants(_rules(enabled, "kuota-webhook")) - _grants(_rules(objects, "kuota-webhook"))
     assert webhook == {
         ("kueue.x-k8s.io", "clusterqueues", "get"),

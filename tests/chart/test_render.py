@@ -657,6 +657,7 @@ def test_multikueue_runs_as_its_own_deployment_when_enabled() -> None:
         "--lease-namespace=kueue-system",
         "--lease-name=kuota-multikueue",
         "--identity=$(POD_NAME)",
+        "--owner-deployment=kuota-multikueue",
     ):
         assert arg in container["args"]
     from scheduler.multikueue.app import build_parser
