@@ -88,10 +88,15 @@ def start_multikueue(
     *,
     interval: float = 1.0,
     die_with_parent: bool = True,
+    cluster_workdir: Path | None = None,
 ) -> MultiKueueProcess:
-    """``python -m scheduler.multikueue`` on the manager, as its ServiceAccount."""
+    """``python -m scheduler.multikueue`` on the manager, as its ServiceAccount.
+
+    ``cluster_workdir``: the cluster's own directory (its CA), when ``workdir``
+    is another one (a second replica's, with its own log).
+    """
     install_multikueue_rbac(kubectl_binary, admin_kubeconfig)
-    pki, server = cluster_access(admin_kubeconfig, workdir)
+    pki, server = cluster_access(admin_kubeconfig, cluster_workdir or workdir)
     kubeconfig = service_account_kubeconfig(
         pki, server, workdir / "kuota-multikueue.kubeconfig", MULTIKUEUE_ACCOUNT
     )

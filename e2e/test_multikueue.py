@@ -14,6 +14,7 @@ Expensive (three clusters): run this file alone.
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -33,6 +34,7 @@ from e2e.kuota_multikueue import (
     Kubectl,
     NamedCluster,
     active,
+    start_multikueue,
     start_named_clusters,
     stop_named_clusters,
     wait_for,
@@ -435,6 +437,44 @@ def test_a_remote_workload_that_vanishes_is_retried_and_dispatched_again(
         timeout=60,
         what="the Job running again on a worker",
     )
+
+
+def test_a_second_replica_stands_by_while_the_first_leads(
+    clusters: dict[str, NamedCluster], kubectl: dict[str, Kubectl], tmp_path: Path
+) -> None:
+    """Two replicas (as the chart runs them): one Lease holder acts, the other only watches."""
+    manager = kubectl["mk-manager"]
+    holder = manager.json("lease", "kuota-multikueue", "-n", "kueue-system")["spec"][
+        "holderIdentity"
+    ]
+    second = start_multikueue(
+        ToolPaths.resolve(build_if_missing=False).binary("kubectl"),
+        clusters["mk-manager"].kubeconfig,
+        tmp_path,
+        cluster_workdir=clusters["mk-manager"].workdir,
+    )
+    try:
+        job = _submit(manager, "mk-once", delay="1s")
+        _needs_two_phase_admission(manager, job)
+        wait_for(
+            lambda: _manager_workload(manager, job),
+            lambda w: bool((w.get("status") or {}).get("clusterName")),
+            timeout=60,
+            what="the manager's Workload dispatched",
+        )
+        time.sleep(2)
+        lease = manager.json("lease", "kuota-multikueue", "-n", "kueue-system")
+        assert lease["spec"]["holderIdentity"] == holder, "the first replica still leads"
+        said = [
+            json.loads(line).get("msg")
+            for line in second.tail(400).splitlines()
+            if line.startswith("{")
+        ]
+        assert "multikueue controller started" in said
+        assert "leading" not in said and "multikueue action" not in said, said
+        assert second.alive()
+    finally:
+        second.stop()
 
 
 def test_with_a_worker_down_the_job_is_dispatched_to_the_live_one(

@@ -243,7 +243,7 @@ def test_the_certificate_bootstrap_runs_with_its_own_identity(
             kubectl_as(cluster.kubeconfig, "delete", kind, name, "--ignore-not-found", *scope)
 
 
-def test_the_multikueue_controller_reads_only_its_namespaces_secrets(
+def test_the_multikueue_controller_reads_only_its_namespaces_secrets_and_lease(
     cluster: ClusterHandle, kuota: KuotaWebhook, tmp_path: Path
 ) -> None:
     """``multikueue.enabled``'s RBAC, as the harness gives it to ``kuota-multikueue``."""
@@ -267,3 +267,14 @@ def test_the_multikueue_controller_reads_only_its_namespaces_secrets(
     assert not can_i(identity, "patch", "workloads.kueue.x-k8s.io", "-A"), "status only"
     assert can_i(identity, "patch", "jobs", "--subresource=status", "-A")
     assert not can_i(identity, "create", "jobs", "-A"), "Jobs are created on workers only"
+    for plural in ("multikueueclusters", "multikueueconfigs", "admissionchecks", "workloads"):
+        assert can_i(identity, "watch", f"{plural}.kueue.x-k8s.io", "-A"), plural
+    lease = ["leases.coordination.k8s.io", "-n", KUOTA_NAMESPACE]
+    assert can_i(identity, "create", *lease)
+    for verb in ("get", "update", "patch"):
+        assert can_i(identity, verb, f"{lease[0]}/kuota-multikueue", *lease[1:]), verb
+        assert not can_i(identity, verb, f"{lease[0]}/kuota-scheduler", *lease[1:]), verb
+    assert not can_i(identity, "create", "leases.coordination.k8s.io", "-n", "default")
+    deployment = ["deployments.apps/kuota-multikueue", "-n", KUOTA_NAMESPACE]
+    assert can_i(identity, "get", *deployment), "the Lease's owner"
+    assert not can_i(identity, "get", "deployments.apps/kuota-scheduler", "-n", KUOTA_NAMESPACE)

@@ -1,36 +1,50 @@
-"""The MultiKueue controller's adapter: reads the manager and the workers, writes decisions.
+"""The MultiKueue controller's adapter: watches the manager and the workers, writes decisions.
 
-One pass (:meth:`Controller.run_once`) reads everything it decides from and
-carries out what :mod:`scheduler.multikueue.decisions` says; :meth:`run`
-repeats it every ``interval`` seconds.  Level-based on purpose: a pass never
-depends on what an earlier one saw, so a restart, a lost write or a worker
-that comes back are handled by the next pass.  In order:
+Inputs arrive through informers (:mod:`scheduler.kube.informer`: list, then
+watch, resume on expiry): on the manager MultiKueueClusters,
+MultiKueueConfigs, AdmissionChecks and Workloads; on every connected worker
+its Workloads and Jobs of this manager's origin (label selector).  A worker's
+informers start when it connects and stop when it is dropped; a broken watch
+on a worker marks it unreachable and probes it at once, as a failed probe
+would.  Every event marks what it touches and wakes the loop
+(:meth:`Controller.lead`), which runs a pass (:meth:`Controller.run_once`)
+at most every ``min_interval`` seconds, plus a slow resync every ``resync``
+seconds (the connection probe, the ``workerLostTimeout`` clock, anything a
+failed write left).  A pass reads only the informers' stores (and the
+workers' Secrets and a Workload's Job when it decides about it); it is
+level-based: it never depends on what an earlier one saw.  In order:
 
-1. **Clusters.**  Per MultiKueueCluster: its Secret (in kuota's namespace),
-   the kubeconfig in it, a client for the worker (made again when the
-   kubeconfig changes) and a probe: a list of the worker's Workloads, so
-   "reachable and authorized to read what MultiKueue reads" is one answer.
-   ``status.conditions[Active]`` is written when it changed.  A worker that
-   fails is remembered with the time it was first lost (``workerLostTimeout``).
+1. **Clusters.**  Per MultiKueueCluster that is new, changed, due for its
+   probe (resync; every ``interval`` while unreachable) or whose watch broke:
+   its Secret (in kuota's namespace), the kubeconfig in it, a client for the
+   worker (made again when the kubeconfig changes) and a probe: a list of the
+   worker's Workloads, so "reachable and authorized to read what MultiKueue
+   reads" is one answer.  ``status.conditions[Active]`` is written when it
+   changed.  A worker that fails is remembered with the time it was first
+   lost (``workerLostTimeout``).
 2. **AdmissionChecks** of controller ``kueue.x-k8s.io/multikueue``: ``Active``
    from their MultiKueueConfig and the clusters' fresh conditions.
-3. **Workloads.**  Each reachable worker's Workloads and Jobs of this
-   manager's origin are listed once; every manager Workload with a
-   MultiKueue check gets :func:`~scheduler.multikueue.decisions.dispatch`.
+3. **Workloads.**  Every manager Workload with a MultiKueue check that
+   changed (or whose remote objects changed, or all at a resync) gets
+   :func:`~scheduler.multikueue.decisions.dispatch`, from the workers'
+   stores; a worker whose informers have not listed yet counts as unreachable.
 4. **Garbage.**  A worker's Workload or Job of this origin whose manager
    Workload no longer exists is deleted (Kueue's ``gcInterval`` collector).
 
-Writes to manager Workloads are JSON patches guarded by the resourceVersion
-they were decided from: the scheduler owns the admission (server-side
-apply), this controller only its check's entry, ``clusterName`` and
-``nominatedClusterNames``; a conflict is decided again in the next pass.
+Only the holder of the Lease runs passes (the app), and every write asks the
+fence first (:mod:`scheduler.kube.fence`): a write refused raises
+:class:`~scheduler.kube.fence.Fenced`, which ends the term.  Writes to
+manager Workloads are JSON patches guarded by the resourceVersion they were
+decided from: the scheduler owns the admission (server-side apply), this
+controller only its check's entry, ``clusterName`` and
+``nominatedClusterNames``; a conflict is decided again on the next event.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -47,7 +61,10 @@ from scheduler.api.refs import (
     PREBUILT_WORKLOAD_KEY,
 )
 from scheduler.kube.client import ApiClient, api_client_from_kubeconfig
+from scheduler.kube.fence import Fence, Unfenced
+from scheduler.kube.informer import Event, Informer, Source, TransientError
 from scheduler.kube.rest import Conflict, NotFound, Resource, Rest, RestClient, RestError
+from scheduler.kube.source import KubeSource
 from scheduler.multikueue import decisions
 from scheduler.multikueue.decisions import (
     Action,
@@ -82,13 +99,18 @@ def utc_now() -> datetime:
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """The Configuration's ``namespace`` and ``multiKueue`` block, and the pass interval."""
+    """The Configuration's ``namespace`` and ``multiKueue`` block, and the loop's timings."""
 
     namespace: str = "kueue-system"
     origin: str = decisions.DEFAULT_ORIGIN
     worker_lost_timeout: timedelta = decisions.DEFAULT_WORKER_LOST_TIMEOUT
     interval: float = 2.0
+    """Seconds between two probes of an unreachable worker (and retries of failed writes)."""
     probe_timeout: float = 5.0
+    resync: float = 30.0
+    """Seconds between two full passes (every cluster probed, every Workload decided)."""
+    min_interval: float = 0.2
+    """Seconds at least between two passes: the events of a burst share one."""
 
 
 class WorkerClient(Protocol):
@@ -116,24 +138,88 @@ async def connect_worker(kubeconfig: Mapping[str, Any]) -> WorkerClient:
     return KubeWorker(api=api, rest=Rest(api, timeout=30))
 
 
+def kube_source(rest: RestClient, resource: Resource, label_selector: str | None) -> Source:
+    return KubeSource(rest, resource, label_selector=label_selector or "")
+
+
+SourceFactory = Callable[[RestClient, Resource, "str | None"], Source]
+
+
+class ReportingSource:
+    """A worker's :class:`Source` that says when it listed and when it broke.
+
+    A broken stream makes its informer list again (not resume): what the
+    worker did meanwhile is only trusted once a fresh list says it, and until
+    then the worker's store is not ``fresh`` (not decided from).
+    """
+
+    def __init__(
+        self, inner: Source, on_listed: Callable[[], None], on_broken: Callable[[str], None]
+    ) -> None:
+        self.inner = inner
+        self.on_listed = on_listed
+        self.on_broken = on_broken
+        self.informer: Informer | None = None
+        self.fresh = False
+
+    async def list(self) -> tuple[list[dict[str, Any]], str]:
+        try:
+            listed = await self.inner.list()
+        except TransientError as failure:
+            self._broken(str(failure))
+            raise
+        self.fresh = True
+        self.on_listed()
+        return listed
+
+    async def watch(self, resource_version: str) -> AsyncIterator[dict[str, Any]]:
+        try:
+            async for event in self.inner.watch(resource_version):
+                yield event
+        except TransientError as failure:
+            self._broken(str(failure))
+            raise
+
+    def _broken(self, why: str) -> None:
+        self.fresh = False
+        if self.informer is not None:
+            self.informer.version = None  # list again after the back-off
+        self.on_broken(why)
+
+
 @dataclass
 class Worker:
-    """A connection to one worker cluster, and the kubeconfig it was made with."""
+    """A connection to one worker cluster, the kubeconfig it was made with, its informers."""
 
     kubeconfig: dict[str, Any]
     client: WorkerClient
+    workloads: Informer | None = None
+    jobs: Informer | None = None
+    tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     @property
     def rest(self) -> RestClient:
         return self.client.rest
+
+    @property
+    def informers(self) -> list[Informer]:
+        return [i for i in (self.workloads, self.jobs) if i is not None]
+
+    @property
+    def synced(self) -> bool:
+        """Both informers listed, and listed again since their watch last broke."""
+        return bool(self.informers) and all(
+            i.synced.is_set() and (not isinstance(i.source, ReportingSource) or i.source.fresh)
+            for i in self.informers
+        )
 
 
 @dataclass
 class Inventory:
     """A reachable worker's objects of this origin, by ``namespace/name``."""
 
-    workloads: dict[str, dict[str, Any]] = field(default_factory=dict)
-    jobs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    workloads: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    jobs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 Connect = Callable[[Mapping[str, Any]], Awaitable[WorkerClient]]
@@ -147,72 +233,203 @@ class Controller:
         *,
         clock: Callable[[], datetime] = utc_now,
         connect: Connect = connect_worker,
+        fence: Fence | None = None,
+        source: SourceFactory = kube_source,
+        watch_workers: bool = True,
     ) -> None:
         self.rest = rest
         self.settings = settings
         self.clock = clock
         self.connect = connect
+        self.fence: Fence = fence or Unfenced()
+        self.source = source
+        self.watch_workers = watch_workers
+        """Run each worker's informers as tasks (tests drive them by hand instead)."""
         self.workers: dict[str, Worker] = {}
         self.reachable: set[str] = set()
         self.lost_since: dict[str, datetime] = {}
+        self.wakeup = asyncio.Event()
+        self.dirty: set[str] = set()
+        """``namespace/name`` of the manager Workloads to decide about in the next pass."""
+        self.everything = True
+        """The next pass decides about every Workload (a config, check or cluster changed)."""
+        self.probe_due: set[str] = set()
+        """Clusters to probe in the next pass (a broken watch)."""
+        self.probed: dict[str, tuple[str, int | None, float]] = {}
+        """Cluster -> (uid, generation, loop time) of its last probe."""
+        self.retry: set[str] = set()
+        """Workloads whose actions failed: decided again at the next timed pass."""
+        self.clusters = Informer(
+            "MultiKueueCluster", source(rest, CLUSTERS, None), self._on_cluster
+        )
+        self.configs = Informer("MultiKueueConfig", source(rest, CONFIGS, None), self._on_config)
+        self.checks = Informer("AdmissionCheck", source(rest, CHECKS, None), self._on_config)
+        self.workloads = Informer("Workload", source(rest, WORKLOADS, None), self._on_workload)
+
+    @property
+    def informers(self) -> list[Informer]:
+        """The manager's informers (every replica runs them: a standby is warm)."""
+        return [self.clusters, self.configs, self.checks, self.workloads]
+
+    async def watch(self) -> None:
+        """Run the manager's informers until cancelled."""
+        await asyncio.gather(*(informer.run() for informer in self.informers))
+
+    # -- events ---------------------------------------------------------------------------------
+
+    def wake(self) -> None:
+        self.wakeup.set()
+
+    def _on_cluster(self, event: Event) -> None:
+        self.everything = True
+        self.wake()
+
+    def _on_config(self, event: Event) -> None:
+        self.everything = True
+        self.wake()
+
+    def _on_workload(self, event: Event) -> None:
+        self.dirty.add(event.key)
+        self.wake()
+
+    def _on_remote_workload(self, event: Event) -> None:
+        self.dirty.add(event.key)
+        self.wake()
+
+    def _on_remote_job(self, event: Event) -> None:
+        prebuilt = objects.label(event.object, PREBUILT_WORKLOAD_KEY)
+        if prebuilt:
+            self.dirty.add(f"{objects.namespace(event.object) or ''}/{prebuilt}")
+        self.wake()
+
+    def _worker_listed(self) -> None:
+        self.everything = True
+        self.wake()
+
+    def _worker_broken(self, name: str, why: str) -> None:
+        if name in self.reachable:
+            log.warning("worker watch broken", extra={"cluster": name, "error": why})
+        self._lost(name)
+        self.probe_due.add(name)
+        self.wake()
+
+    def _lost(self, name: str) -> None:
+        if name in self.reachable:
+            self.everything = True
+        self.reachable.discard(name)
+        self.lost_since.setdefault(name, self.clock())
+
+    # -- the loop -------------------------------------------------------------------------------
 
     async def close(self) -> None:
         for name in list(self.workers):
             await self._drop(name)
 
-    async def run(self, stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            try:
-                await self.run_once()
-            except RestError as failure:
-                log.warning("pass failed; trying again", extra={"error": str(failure)})
-            try:
-                await asyncio.wait_for(stop.wait(), timeout=self.settings.interval)
-            except TimeoutError:
-                pass
+    async def lead(self) -> None:
+        """Passes while leading: on events (coalesced), every ``interval`` while something is
+        unreachable or failed, and a full one every ``resync``; the workers are dropped at the end.
+        """
+        loop = asyncio.get_running_loop()
+        await asyncio.gather(*(informer.synced.wait() for informer in self.informers))
+        last_resync = float("-inf")
+        try:
+            while True:
+                full = loop.time() - last_resync >= self.settings.resync
+                if full:
+                    last_resync = loop.time()
+                self.wakeup.clear()
+                try:
+                    await self.run_once(resync=full)
+                except RestError as failure:
+                    log.warning("pass failed; trying again", extra={"error": str(failure)})
+                    self.everything = True
+                timeout = last_resync + self.settings.resync - loop.time()
+                if self.retry or set(self.workers) != self.reachable or self._unreachable():
+                    timeout = min(timeout, self.settings.interval)
+                try:
+                    await asyncio.wait_for(self.wakeup.wait(), timeout=max(timeout, 0))
+                except TimeoutError:
+                    pass
+                await asyncio.sleep(self.settings.min_interval)
+        finally:  # the next term connects and probes afresh
+            await self.close()
+            self.reachable.clear()
+            self.probed.clear()
+            self.everything = True
 
-    async def run_once(self) -> None:
-        clusters = await self._items(CLUSTERS.path)
-        await self._sync_clusters(clusters)
+    def _unreachable(self) -> bool:
+        return any(name not in self.reachable for name in self.clusters.store)
+
+    async def run_once(self, *, resync: bool = False) -> None:
+        """One pass over the informers' stores (``resync``: probe and decide everything)."""
+        everything = self.everything or resync
+        dirty = self.dirty | self.retry
+        self.everything, self.dirty, self.retry = False, set(), set()
+        clusters = [dict(c) for c in self.clusters.store.values()]
+        await self._sync_clusters(clusters, resync)
         by_name = {objects.name(c): c for c in clusters}
-        configs = {objects.name(c): c for c in await self._items(CONFIGS.path)}
-        checks = {objects.name(c): c for c in await self._items(CHECKS.path)}
+        configs = {objects.name(c): c for c in self.configs.store.values()}
+        checks = {objects.name(c): dict(c) for c in self.checks.store.values()}
         for check in checks.values():
             if decisions.is_multikueue_check(check):
                 await self._sync_check(check, configs, by_name)
-        inventories = await self._inventories()
-        workloads = await self._items(WORKLOADS.path)
-        for workload in workloads:
+        inventories = self._inventories()
+        workloads = self.workloads.store
+        keys = sorted(workloads) if everything else sorted(k for k in dirty if k in workloads)
+        for key in keys:
+            stored = workloads.get(key)
+            if stored is None:  # deleted while an earlier one was acted on
+                continue
+            workload = dict(stored)
             name = decisions.multikueue_check_of(workload, checks)
             if name is None or not self._needs_a_look(workload, inventories):
                 continue
             config = configs.get(decisions.config_name(checks[name]))
             members = decisions.config_clusters(config) if config is not None else []
-            with logs.bind(object=objects.key(workload)):
-                await self._dispatch(workload, name, members, inventories)
-        await self._collect_garbage({objects.key(w) for w in workloads}, inventories)
-
-    async def _items(self, path: str) -> list[dict[str, Any]]:
-        answer = await self.rest.list(path)
-        return [item for item in answer.get("items") or [] if isinstance(item, dict)]
+            with logs.bind(object=key):
+                if not await self._dispatch(workload, name, members, inventories):
+                    self.retry.add(key)
+        await self._collect_garbage(set(workloads), inventories)
 
     # -- 1. clusters ------------------------------------------------------------------------
 
-    async def _sync_clusters(self, clusters: list[dict[str, Any]]) -> None:
+    def _probe_is_due(self, cluster: Mapping[str, Any], resync: bool) -> bool:
+        name = objects.name(cluster)
+        last = self.probed.get(name)
+        if resync or last is None or name in self.probe_due:
+            return True
+        uid = str(objects.metadata(cluster).get("uid", ""))
+        if (last[0], last[1]) != (uid, objects.generation(cluster)):
+            return True
+        if name not in self.reachable:
+            return asyncio.get_running_loop().time() - last[2] >= self.settings.interval
+        return False
+
+    async def _sync_clusters(self, clusters: list[dict[str, Any]], resync: bool) -> None:
         names = {objects.name(c) for c in clusters}
         for gone in [name for name in self.workers if name not in names]:
             await self._drop(gone)
+        for gone in [name for name in self.probed if name not in names]:
+            del self.probed[gone]
+            self.reachable.discard(gone)
+            self.lost_since.pop(gone, None)
+        due = [c for c in clusters if self._probe_is_due(c, resync)]
+        self.probe_due -= {objects.name(c) for c in due}
         # Probed at once: a worker that times out delays the pass by one probe timeout,
         # not by one per worker.
-        conditions = await asyncio.gather(*(self._connect(cluster) for cluster in clusters))
-        for cluster, condition in zip(clusters, conditions, strict=True):
+        conditions = await asyncio.gather(*(self._connect(cluster) for cluster in due))
+        now = asyncio.get_running_loop().time()
+        for cluster, condition in zip(due, conditions, strict=True):
             name = objects.name(cluster)
+            uid = str(objects.metadata(cluster).get("uid", ""))
+            self.probed[name] = (uid, objects.generation(cluster), now)
             if condition.status:
+                if name not in self.reachable:
+                    self.everything = True
                 self.reachable.add(name)
                 self.lost_since.pop(name, None)
             else:
-                self.reachable.discard(name)
-                self.lost_since.setdefault(name, self.clock())
+                self._lost(name)
             stored = await self._write_condition(CLUSTERS, cluster, condition)
             cluster["status"] = objects.status(stored) if stored else objects.status(cluster)
 
@@ -243,6 +460,7 @@ class Controller:
                 )
                 return decisions.cluster_condition(problem, None)
             worker = Worker(kubeconfig=found, client=client)
+            self._start_informers(name, worker)
             self.workers[name] = worker
         probe: str | None = None
         try:
@@ -253,10 +471,34 @@ class Controller:
             probe = str(failure)
         return decisions.cluster_condition(found, probe)
 
+    def _start_informers(self, name: str, worker: Worker) -> None:
+        selector = f"{MULTIKUEUE_ORIGIN_LABEL}={self.settings.origin}"
+
+        def informer(resource: Resource, handler: Callable[[Event], None]) -> Informer:
+            source = ReportingSource(
+                self.source(worker.rest, resource, selector),
+                self._worker_listed,
+                lambda why: self._worker_broken(name, why),
+            )
+            source.informer = Informer(f"{name}/{resource.plural}", source, handler)
+            return source.informer
+
+        worker.workloads = informer(WORKLOADS, self._on_remote_workload)
+        worker.jobs = informer(JOBS, self._on_remote_job)
+        if self.watch_workers:
+            worker.tasks = [
+                asyncio.create_task(informer.run(), name=f"informer {informer.name}")
+                for informer in worker.informers
+            ]
+
     async def _drop(self, name: str) -> None:
         worker = self.workers.pop(name, None)
         if worker is not None:
+            for task in worker.tasks:
+                task.cancel()
+            await asyncio.gather(*worker.tasks, return_exceptions=True)
             await worker.client.close()
+            self.everything = True
 
     async def _write_condition(
         self, resource: Resource, obj: Mapping[str, Any], condition: Condition
@@ -283,7 +525,9 @@ class Controller:
         )
         path = resource.object_path(objects.name(obj), subresource="status")
         try:
-            stored = await self.rest.merge_patch(path, {"status": {"conditions": conditions}})
+            stored = await self.rest.merge_patch(
+                path, {"status": {"conditions": conditions}}, timeout=self.fence.write_timeout()
+            )
         except RestError as failure:
             log.warning(
                 "could not write the Active condition",
@@ -314,25 +558,15 @@ class Controller:
 
     # -- 3. workloads ----------------------------------------------------------------------------
 
-    async def _inventories(self) -> dict[str, Inventory]:
-        selector = [("labelSelector", f"{MULTIKUEUE_ORIGIN_LABEL}={self.settings.origin}")]
+    def _inventories(self) -> dict[str, Inventory]:
+        """The stores of every reachable worker whose informers have listed."""
         found: dict[str, Inventory] = {}
         for name in sorted(self.reachable):
             worker = self.workers.get(name)
-            if worker is None:
+            if worker is None or not worker.synced:
                 continue
-            try:
-                remote_workloads = await worker.rest.list(WORKLOADS.path, query=selector)
-                remote_jobs = await worker.rest.list(JOBS.path, query=selector)
-            except RestError as failure:
-                log.warning("worker did not answer", extra={"cluster": name, "error": str(failure)})
-                self.reachable.discard(name)
-                self.lost_since.setdefault(name, self.clock())
-                continue
-            found[name] = Inventory(
-                workloads={objects.key(w): w for w in remote_workloads.get("items") or [] if w},
-                jobs={objects.key(j): j for j in remote_jobs.get("items") or [] if j},
-            )
+            assert worker.workloads is not None and worker.jobs is not None
+            found[name] = Inventory(workloads=worker.workloads.store, jobs=worker.jobs.store)
         return found
 
     @staticmethod
@@ -354,7 +588,8 @@ class Controller:
         check: str,
         members: list[str],
         inventories: Mapping[str, Inventory],
-    ) -> None:
+    ) -> bool:
+        """Decide and act; False when an action failed (worth trying again later)."""
         namespace = objects.namespace(workload) or ""
         job_name = decisions.owner_job_name(workload)
         job: dict[str, Any] | None = None
@@ -388,13 +623,14 @@ class Controller:
             try:
                 await self._perform(action, workload, check, job, job_name)
             except Conflict:
-                return  # decided from an old read: the next pass decides again
+                return True  # decided from an old read: its newer version's event decides again
             except RestError as failure:
                 log.warning(
                     "dispatch action failed",
                     extra={"action": type(action).__name__, "error": str(failure)},
                 )
-                return
+                return False
+        return True
 
     async def _perform(
         self,
@@ -428,6 +664,7 @@ class Controller:
                     },
                     {"op": "replace", "path": "/status", "value": action.status},
                 ],
+                timeout=self.fence.write_timeout(),
             )
         elif isinstance(action, SetCheck):
             now = timestamp(self.clock())
@@ -445,7 +682,9 @@ class Controller:
                 )
                 if "nominatedClusterNames" in objects.status(workload):
                     operations.append({"op": "remove", "path": "/status/nominatedClusterNames"})
-            await self.rest.json_patch(workload_status, operations)
+            await self.rest.json_patch(
+                workload_status, operations, timeout=self.fence.write_timeout()
+            )
         elif isinstance(action, Nominate):
             await self.rest.json_patch(
                 workload_status,
@@ -457,6 +696,7 @@ class Controller:
                         "value": list(action.clusters),
                     },
                 ],
+                timeout=self.fence.write_timeout(),
             )
         elif isinstance(action, ClearNomination):
             status = objects.status(workload)
@@ -465,7 +705,9 @@ class Controller:
                 for field_ in ("clusterName", "nominatedClusterNames")
                 if field_ in status
             ]
-            await self.rest.json_patch(workload_status, [guard, *removals])
+            await self.rest.json_patch(
+                workload_status, [guard, *removals], timeout=self.fence.write_timeout()
+            )
         elif isinstance(action, FinishLocal):
             conditions = set_condition(
                 objects.conditions(workload),
@@ -479,12 +721,13 @@ class Controller:
             await self.rest.json_patch(
                 workload_status,
                 [guard, {"op": "add", "path": "/status/conditions", "value": conditions}],
+                timeout=self.fence.write_timeout(),
             )
 
     async def _create(self, cluster: str, path: str, body: Mapping[str, Any]) -> None:
         worker = self.workers[cluster]
         try:
-            await worker.rest.create(path, body)
+            await worker.rest.create(path, body, timeout=self.fence.write_timeout())
         except Conflict:
             pass  # already there (created by an earlier pass)
 
@@ -497,12 +740,17 @@ class Controller:
         if job_name:
             try:
                 await worker.rest.delete(
-                    JOBS.object_path(job_name, namespace=namespace), propagation="Background"
+                    JOBS.object_path(job_name, namespace=namespace),
+                    propagation="Background",
+                    timeout=self.fence.write_timeout(),
                 )
             except NotFound:
                 pass
         try:
-            await worker.rest.delete(WORKLOADS.object_path(name, namespace=namespace))
+            await worker.rest.delete(
+                WORKLOADS.object_path(name, namespace=namespace),
+                timeout=self.fence.write_timeout(),
+            )
         except NotFound:
             pass
 
@@ -528,10 +776,15 @@ class Controller:
                     continue
                 try:
                     if key in inventory.workloads:
-                        await worker.rest.delete(WORKLOADS.object_path(name, namespace=namespace))
+                        await worker.rest.delete(
+                            WORKLOADS.object_path(name, namespace=namespace),
+                            timeout=self.fence.write_timeout(),
+                        )
                     if key in inventory.jobs:
                         await worker.rest.delete(
-                            JOBS.object_path(name, namespace=namespace), propagation="Background"
+                            JOBS.object_path(name, namespace=namespace),
+                            propagation="Background",
+                            timeout=self.fence.write_timeout(),
                         )
                 except NotFound:
                     pass

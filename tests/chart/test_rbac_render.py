@@ -152,8 +152,9 @@ def test_multikueue_is_off_by_default_and_gets_exactly_what_its_calls_need(
     enabled = render({"multikueue.enabled": True})
     grants = _grants(_rules(enabled, "kuota-multikueue"))
     expected = {
-        ("kueue.x-k8s.io", plural, "list")
+        ("kueue.x-k8s.io", plural, verb)
         for plural in ("multikueueclusters", "multikueueconfigs", "admissionchecks", "workloads")
+        for verb in ("list", "watch")
     }
     expected |= {
         ("kueue.x-k8s.io", f"{plural}/status", "patch")
@@ -161,6 +162,9 @@ def test_multikueue_is_off_by_default_and_gets_exactly_what_its_calls_need(
     }
     expected |= {("batch", "jobs", "get"), ("batch", "jobs/status", "patch")}
     expected |= {("", "secrets", "get")}
+    expected |= {("coordination.k8s.io", "leases", verb) for verb in ("create", "get", "update")}
+    expected |= {("coordination.k8s.io", "leases", "patch")}
+    expected |= {("apps", "deployments", "get")}
     assert grants == expected
     (secrets,) = [
         obj
@@ -168,6 +172,20 @@ def test_multikueue_is_off_by_default_and_gets_exactly_what_its_calls_need(
         if obj["metadata"]["name"] == "kuota-multikueue-secrets"
     ]
     assert secrets["metadata"]["namespace"] == "kueue-system", "Secrets of its namespace only"
+    (named,) = [
+        rule for rule in secrets["rules"] if "update" in rule["verbs"] and rule.get("resourceNames")
+    ]
+    assert named["resources"] == ["leases"]
+    assert named["resourceNames"] == ["kuota-multikueue"], "its own Lease only"
+    assert not [
+        rule
+        for rule in secrets["rules"]
+        if rule["resources"] == ["leases"]
+        and set(rule["verbs"]) - {"create"}
+        and not rule.get("resourceNames")
+    ], "beyond create, only its own Lease"
+    (owner,) = [rule for rule in secrets["rules"] if rule["resources"] == ["deployments"]]
+    assert (owner["verbs"], owner["resourceNames"]) == (["get"], ["kuota-multikueue"])
     webhook = _grants(_rules(enabled, "kuota-webhook")) - _grants(_rules(objects, "kuota-webhook"))
     assert webhook == {
         ("kueue.x-k8s.io", "clusterqueues", "get"),

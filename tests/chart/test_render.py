@@ -643,13 +643,33 @@ def test_multikueue_runs_as_its_own_deployment_when_enabled() -> None:
     assert "kuota-multikueue" not in {
         d["metadata"]["name"] for d in by_kind(render(), "Deployment")
     }
-    objects = render({"multikueue.enabled": True, "multikueue.intervalSeconds": 5})
+    objects = render(
+        {
+            "multikueue.enabled": True,
+            "multikueue.intervalSeconds": 5,
+            "multikueue.resyncSeconds": 45,
+        }
+    )
     deployment = one(objects, "Deployment", "kuota-multikueue")
+    assert deployment["spec"]["replicas"] == 2, "a standby, safe: the replicas elect a leader"
     pod = deployment["spec"]["template"]["spec"]
     assert pod["serviceAccountName"] == "kuota-multikueue"
     (container,) = pod["containers"]
     assert container["command"] == ["kuota-multikueue"]
     assert "--interval=5" in container["args"]
+    assert "--resync=45" in container["args"]
+    for arg in (
+        "--leader-elect",
+        "--lease-namespace=kueue-system",
+        "--lease-name=kuota-multikueue",
+        "--identity=$(POD_NAME)",
+        "--owner-deployment=kuota-multikueue",
+    ):
+        assert arg in container["args"]
+    from scheduler.multikueue.app import build_parser
+
+    parsed = build_parser().parse_args(container["args"])
+    assert (parsed.lease_name, parsed.resync) == ("kuota-multikueue", 45.0)
     assert "--config=/etc/kuota/controller_manager_config.yaml" in container["args"]
     (webhook,) = one(objects, "Deployment", "kuota-webhook")["spec"]["template"]["spec"][
         "containers"

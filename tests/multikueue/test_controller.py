@@ -1,15 +1,24 @@
-"""The MultiKueue controller's passes against in-memory API servers (a manager, two workers)."""
+"""The MultiKueue controller's passes against in-memory API servers (a manager, two workers).
+
+Most tests drive the informers by hand (:func:`step`: every informer lists
+again, delivering what changed, then one pass); the last ones run the real
+loop with watches fed event by event.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import base64
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 import yaml
 
-from scheduler.kube.rest import Query, RestClient, Unreachable
+from scheduler.kube.fence import Fenced
+from scheduler.kube.informer import Informer, Source, TransientError
+from scheduler.kube.rest import Query, Resource, RestClient, Unreachable
 from scheduler.multikueue.controller import Controller, Settings
 from tests.kube.fake_api import FakeApi
 
@@ -62,7 +71,59 @@ def kubeconfig(server: str) -> dict[str, Any]:
     }
 
 
-def setup() -> tuple[Api, dict[str, Api], Controller, Clock]:
+class Feed:
+    """A :class:`Source` over a fake API: lists it, watches what the test pushes."""
+
+    def __init__(self, api: RestClient, resource: Resource) -> None:
+        self.api = api
+        self.resource = resource
+        self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+    async def list(self) -> tuple[list[dict[str, Any]], str]:
+        answer = await self.api.list(self.resource.path)
+        return list(answer["items"]), str(answer["metadata"]["resourceVersion"])
+
+    async def watch(self, resource_version: str) -> AsyncIterator[dict[str, Any]]:
+        while True:
+            event = await self.events.get()
+            if event.get("type") == "BROKEN":
+                raise TransientError("connection reset")
+            yield event
+
+
+class Feeds:
+    """The source factory of a controller: one :class:`Feed` per (API, resource), kept."""
+
+    def __init__(self) -> None:
+        self.feeds: list[Feed] = []
+
+    def __call__(self, api: RestClient, resource: Resource, selector: str | None) -> Source:
+        feed = Feed(api, resource)
+        self.feeds.append(feed)
+        return feed
+
+    def of(self, api: RestClient, plural: str) -> Feed:
+        (feed,) = [f for f in self.feeds if f.api is api and f.resource.plural == plural]
+        return feed
+
+
+async def step(controller: Controller, *, resync: bool = False, workers: bool = True) -> None:
+    """Every informer (the manager's, the workers' unless not ``workers``) lists again; then
+    one pass."""
+    informers: list[Informer] = list(controller.informers)
+    if workers:
+        informers += [i for worker in controller.workers.values() for i in worker.informers]
+    for informer in informers:
+        try:
+            await informer._relist()
+        except TransientError:
+            pass  # the worker's watch broke: the controller was told
+    await controller.run_once(resync=resync)
+
+
+def setup(
+    *, settings: Settings | None = None, feeds: Feeds | None = None
+) -> tuple[Api, dict[str, Api], Controller, Clock]:
     manager = Api()
     workers = {"https://onprem": Api(), "https://cloud": Api()}
     for name in ("onprem-worker", "cloud-worker"):
@@ -105,9 +166,10 @@ def setup() -> tuple[Api, dict[str, Api], Controller, Clock]:
     clock = Clock()
     controller = Controller(
         manager,
-        Settings(worker_lost_timeout=timedelta(minutes=15)),
+        settings or Settings(worker_lost_timeout=timedelta(minutes=15)),
         clock=clock,
         connect=connect,
+        **({"source": feeds} if feeds else {"watch_workers": False}),
     )
     return manager, workers, controller, clock
 
@@ -131,7 +193,7 @@ def active(api: Api, path: str) -> tuple[str, str, str]:
 
 async def test_clusters_without_secrets_then_connected_and_the_check_follows() -> None:
     manager, _, controller, _ = setup()
-    await controller.run_once()
+    await step(controller, resync=True)
     assert active(manager, f"{V1B2}/multikueueclusters/onprem-worker") == (
         "False",
         "BadKubeConfig",
@@ -142,7 +204,7 @@ async def test_clusters_without_secrets_then_connected_and_the_check_follows() -
         "NoUsableClusters",
     )
     add_secrets(manager)
-    await controller.run_once()
+    await step(controller, resync=True)  # Secrets are read at a resync (or a cluster's change)
     assert active(manager, f"{V1B2}/multikueueclusters/cloud-worker") == (
         "True",
         "Active",
@@ -154,7 +216,7 @@ async def test_clusters_without_secrets_then_connected_and_the_check_follows() -
         "The admission check is active",
     )
     writes = len(manager.calls)
-    await controller.run_once()
+    await step(controller, resync=True)
     assert not [c for c in manager.calls[writes:] if c.verb != "LIST" and c.verb != "GET"], (
         "an unchanged condition is not written again"
     )
@@ -195,7 +257,8 @@ async def dispatched() -> tuple[Api, dict[str, Api], Controller, Clock]:
             "spec": {"suspend": True, "managedBy": "kueue.x-k8s.io/multikueue", "template": {}},
         },
     )
-    await controller.run_once()
+    await step(controller, resync=True)  # connects the workers, whose informers then list
+    await step(controller)
     return manager, workers, controller, clock
 
 
@@ -212,7 +275,7 @@ async def test_a_pending_workload_is_copied_to_both_workers_and_lands_where_admi
     admitted = dict(cloud.store[f"{V1B2}{WL}"])
     admitted["status"] = {"conditions": [{"type": "Admitted", "status": "True"}]}
     cloud.put(f"{V1B2}{WL}", admitted)
-    await controller.run_once()
+    await step(controller)
     assert f"{V1B2}{WL}" not in onprem.store, "the other copy is deleted"
     job = cloud.store["/apis/batch/v1/namespaces/default/jobs/sample"]
     assert job["metadata"]["labels"]["kueue.x-k8s.io/prebuilt-workload-name"] == "job-sample-1"
@@ -231,11 +294,11 @@ async def test_a_lost_worker_is_given_its_timeout_then_the_check_retries() -> No
     admitted = dict(cloud.store[f"{V1B2}{WL}"])
     admitted["status"] = {"conditions": [{"type": "Admitted", "status": "True"}]}
     cloud.put(f"{V1B2}{WL}", admitted)
-    await controller.run_once()
+    await step(controller)
     for minutes in (1, 14):
         clock.now = START + timedelta(minutes=minutes)
         cloud.fail("LIST", "/workloads", Unreachable("connection refused"))
-        await controller.run_once()
+        await step(controller, resync=True, workers=False)  # the probe fails
         (check,) = manager.store[f"{V1B2}{WL}"]["status"]["admissionChecks"]
         assert check["state"] == "Ready", minutes
     assert active(manager, f"{V1B2}/multikueueclusters/cloud-worker")[:2] == (
@@ -244,7 +307,7 @@ async def test_a_lost_worker_is_given_its_timeout_then_the_check_retries() -> No
     )
     clock.now = START + timedelta(minutes=16)
     cloud.fail("LIST", "/workloads", Unreachable("connection refused"))
-    await controller.run_once()
+    await step(controller, resync=True, workers=False)
     (check,) = manager.store[f"{V1B2}{WL}"]["status"]["admissionChecks"]
     assert (check["state"], check["message"]) == (
         "Retry",
@@ -255,7 +318,7 @@ async def test_a_lost_worker_is_given_its_timeout_then_the_check_retries() -> No
 async def test_remote_objects_of_a_deleted_manager_workload_are_collected() -> None:
     manager, workers, controller, _ = await dispatched()
     del manager.store[f"{V1B2}{WL}"]
-    await controller.run_once()
+    await step(controller)
     assert all(f"{V1B2}{WL}" not in worker.store for worker in workers.values())
 
 
@@ -263,8 +326,80 @@ async def test_a_finished_workload_with_nothing_left_on_the_workers_costs_no_rea
     manager, workers, controller, _ = await dispatched()
     done = manager.store[f"{V1B2}{WL}"]
     done["status"]["conditions"].append({"type": "Finished", "status": "True"})
-    await controller.run_once()
+    manager.put(f"{V1B2}{WL}", done)
+    await step(controller)
     assert all(f"{V1B2}{WL}" not in worker.store for worker in workers.values())
     before = len(manager.calls)
-    await controller.run_once()
+    await step(controller, resync=True)
     assert not [c for c in manager.calls[before:] if "/jobs/" in c.path], "its Job is not read"
+
+
+async def test_nothing_changed_no_pass_reads_or_writes_anything() -> None:
+    manager, workers, controller, _ = await dispatched()
+    before = {name: len(api.calls) for name, api in {"manager": manager, **workers}.items()}
+    await controller.run_once()
+    after = {name: len(api.calls) for name, api in {"manager": manager, **workers}.items()}
+    assert after == before, "a pass reads the informers' stores, not the API servers"
+
+
+async def test_a_fenced_replica_writes_nothing() -> None:
+    class Closed:
+        def write_timeout(self) -> float:
+            raise Fenced("not leading")
+
+    manager, _, controller, _ = setup()
+    controller.fence = Closed()
+    add_secrets(manager)
+    with pytest.raises(Fenced):
+        await step(controller, resync=True)
+    assert not [c for c in manager.calls if c.verb not in ("LIST", "GET")]
+
+
+async def until(predicate: Any, what: str, timeout: float = 3.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.01)
+
+
+async def test_a_workload_event_is_dispatched_at_once_not_at_the_next_resync() -> None:
+    feeds = Feeds()
+    slow = Settings(resync=3600, interval=3600, min_interval=0.01)
+    manager, workers, controller, _ = setup(settings=slow, feeds=feeds)
+    add_secrets(manager)
+    watching = asyncio.create_task(controller.watch())
+    leading = asyncio.create_task(controller.lead())
+    try:
+        await until(
+            lambda: (
+                len(controller.workers) == 2 and all(w.synced for w in controller.workers.values())
+            ),
+            "both workers connected and listed",
+        )
+        await asyncio.sleep(0.05)  # the pass their lists woke has run
+        workload = manager.put(f"{V1B2}{WL}", manager_workload())
+        feeds.of(manager, "workloads").events.put_nowait({"type": "ADDED", "object": workload})
+        await until(
+            lambda: all(f"{V1B2}{WL}" in w.store for w in workers.values()),
+            "the Workload copied to both workers",
+            timeout=2.0,
+        )
+        cloud = workers["https://cloud"]
+        cloud.fail("LIST", "/workloads", Unreachable("connection refused"))
+        feeds.of(cloud, "workloads").events.put_nowait({"type": "BROKEN"})
+        cluster = f"{V1B2}/multikueueclusters/cloud-worker"
+        await until(
+            lambda: active(manager, cluster)[0] == "False",
+            "a broken watch: the worker probed at once, and found unreachable",
+            timeout=0.4,  # its informer's back-off alone is 0.5 s
+        )
+        assert "cloud-worker" not in controller.reachable
+        assert not controller.workers["cloud-worker"].synced, "not decided from until listed"
+        await until(
+            lambda: controller.workers["cloud-worker"].synced,
+            "listed again after the back-off (not resumed from a stale version)",
+        )
+    finally:
+        for task in (leading, watching):
+            task.cancel()
+        await asyncio.gather(leading, watching, return_exceptions=True)
+    assert not controller.workers, "the workers are dropped when the term ends"
