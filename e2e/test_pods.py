@@ -156,12 +156,10 @@ async def test_a_queued_pod_waits_gated_while_the_queue_is_full_then_runs_on_the
 ) -> None:
     core = client.CoreV1Api(api)
     first = await core.create_namespaced_pod(namespace, sleep_pod(run_for="15s"))
-    second = await core.create_namespaced_pod(namespace, sleep_pod())
-    for created in (first, second):
-        assert [g.name for g in created.spec.scheduling_gates or []] == [GATE]
-        assert created.metadata.labels[MANAGED] == "true"
-        assert MANAGED in (created.metadata.finalizers or [])
-    first_name, second_name = first.metadata.name, second.metadata.name
+    assert [g.name for g in first.spec.scheduling_gates or []] == [GATE]
+    assert first.metadata.labels[MANAGED] == "true"
+    assert MANAGED in (first.metadata.finalizers or [])
+    first_name = first.metadata.name
 
     running = await eventually(
         lambda: read_pod(core, namespace, first_name),
@@ -169,6 +167,11 @@ async def test_a_queued_pod_waits_gated_while_the_queue_is_full_then_runs_on_the
         timeout=90,
         what="the first queued Pod admitted and running",
     )
+    # Created only now: two Pods created in the same second have equal creation
+    # timestamps, so which of them is first in the queue would be a coin toss.
+    second = await core.create_namespaced_pod(namespace, sleep_pod())
+    assert [g.name for g in second.spec.scheduling_gates or []] == [GATE]
+    second_name = second.metadata.name
     assert running is not None
     assert gates(running) == []
     assert running["spec"]["nodeSelector"] == {"instance-type": "spot"}
@@ -178,9 +181,6 @@ async def test_a_queued_pod_waits_gated_while_the_queue_is_full_then_runs_on_the
     assert workload is not None and workload["metadata"]["name"].startswith(f"pod-{first_name}-")
     assert condition(workload, "Admitted").get("status") == "True"
 
-    waiting = await read_pod(core, namespace, second_name)
-    assert waiting is not None and gates(waiting) == [GATE], "the queue is full: still gated"
-    assert not waiting["spec"].get("nodeName")
     pending = await eventually(
         lambda: workload_of(api, namespace, second_name),
         lambda wl: wl is not None and condition(wl, "QuotaReserved").get("status") == "False",
@@ -188,6 +188,11 @@ async def test_a_queued_pod_waits_gated_while_the_queue_is_full_then_runs_on_the
         what="the second Pod's Workload pending for quota",
     )
     assert pending is not None
+    waiting = await read_pod(core, namespace, second_name)
+    assert waiting is not None and gates(waiting) == [GATE], "the queue is full: still gated"
+    assert not waiting["spec"].get("nodeName")
+    first_now = await read_pod(core, namespace, first_name)
+    assert first_now is not None and first_now["status"]["phase"] == "Running"
 
     finished = await eventually(
         lambda: workload_of(api, namespace, first_name),
