@@ -20,6 +20,10 @@ Three questions, each one function:
       delete every remote copy; being evicted: delete them too, and once they
       are gone and the manager's Job is suspended, zero its copied pod counts
       (kuota releases the quota of an evicted Job only when it has no pods);
+   a'. owned by anything but a batch/v1 Job (a JobSet, a Pod): the check is
+      ``Rejected`` with Kueue's "No multikueue adapter found for owner kind"
+      (admitted, it would run on the manager); a Workload without an owner is
+      dispatched as a Workload alone;
    b. a remote copy finished: copy the remote Job's status to the manager's
       Job (the manager's Job controller then finishes the Workload as for any
       Job), or finish the Workload directly if it has no Job;
@@ -393,6 +397,12 @@ def dispatch(given: DispatchInput) -> list[Action]:
         return _stop(given, present) + forget
     entry = check_state(workload, given.check) or {}
     state = str(entry.get("state") or "Pending")
+    unsupported = unsupported_owner_kind(workload)
+    if unsupported is not None:
+        # Admitted as it is, the owner would run on the manager: refuse instead (Kueue's rule).
+        if state != "Pending" or present:
+            return [DeleteRemote(name) for name in present]
+        return [SetCheck("Rejected", f'No multikueue adapter found for owner kind "{unsupported}"')]
     for remote in given.remotes.values():
         if remote.workload is not None and objects.is_true(remote.workload, FINISHED):
             finished = objects.condition(remote.workload, FINISHED) or {}
@@ -586,6 +596,24 @@ def multikueue_check_of(
         if isinstance(name, str) and name in checks and is_multikueue_check(checks[name]):
             return name
     return None
+
+
+def unsupported_owner_kind(workload: Mapping[str, Any]) -> str | None:
+    """The kind of a controlling owner MultiKueue cannot dispatch, or None: pure.
+
+    kuota's MultiKueue creates batch/v1 Jobs on workers; a Workload without
+    an owner is dispatched as a Workload alone.  Any other owner (a JobSet, a
+    Pod) would be started on the manager once the check is Ready, the
+    opposite of what MultiKueue is for, so its check is ``Rejected`` with
+    Kueue's message, e.g. ``jobset.x-k8s.io/v1alpha2, Kind=JobSet``.
+    """
+    ref = objects.controller_reference(workload)
+    if ref is None:
+        return None
+    kind, api_version = str(ref.get("kind") or ""), str(ref.get("apiVersion") or "")
+    if kind == "Job" and objects.api_group(api_version) == "batch":
+        return None
+    return f"{api_version}, Kind={kind}"
 
 
 def owner_job_name(workload: Mapping[str, Any]) -> str | None:

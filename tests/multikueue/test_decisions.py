@@ -259,6 +259,39 @@ def test_a_pending_check_puts_a_copy_on_every_active_worker_and_nominates_them()
     assert Nominate(("cloud", "onprem")) in actions
 
 
+def test_a_workload_of_a_kind_multikueue_cannot_run_remotely_is_rejected_not_run_here() -> None:
+    workload = manager_workload()
+    workload["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2",
+            "kind": "JobSet",
+            "name": "sample",
+            "uid": "js-uid",
+            "controller": True,
+        }
+    ]
+    assert dispatch(given(workload, onprem=Remote(), cloud=Remote())) == [
+        SetCheck(
+            "Rejected",
+            'No multikueue adapter found for owner kind "jobset.x-k8s.io/v1alpha2, Kind=JobSet"',
+        )
+    ]
+    # a copy left from before is removed, and nothing is decided again once rejected
+    rejected = copy.deepcopy(workload)
+    rejected["status"]["admissionChecks"][0]["state"] = "Rejected"
+    assert dispatch(given(rejected, onprem=Remote(workload=remote()), cloud=Remote())) == [
+        DeleteRemote("onprem")
+    ]
+    assert dispatch(given(rejected, onprem=Remote(), cloud=Remote())) == []
+
+
+def test_a_batch_job_owner_marked_controller_is_dispatched() -> None:
+    workload = manager_workload()
+    workload["metadata"]["ownerReferences"][0]["controller"] = True
+    actions = dispatch(given(workload, onprem=Remote()))
+    assert [type(a) for a in actions] == [CreateRemoteWorkload, Nominate]
+
+
 def test_without_quota_nothing_is_dispatched_and_copies_are_removed() -> None:
     workload = manager_workload(reserved=False)
     assert dispatch(given(workload, onprem=Remote(), cloud=Remote())) == []
