@@ -60,10 +60,11 @@ def scheduler_informers(
 ) -> list[Informer]:
     """The scheduler's informers, each feeding ``mirror()`` and then calling ``on_change``.
 
-    A job kind is watched when ``frameworks`` (the Configuration's
-    ``integrations.frameworks``) enables its integration, and batch/v1 Jobs
-    always (kuota has always managed them, whatever the setting); every kind
-    goes to the same handler (one Job controller for every integration).  A
+    A job kind is watched only when ``frameworks`` (the Configuration's
+    ``integrations.frameworks``) enables its integration, batch/v1 Jobs
+    included: the webhook lets the Jobs of a disabled framework through
+    unsuspended, and a scheduler that still managed them would stop them
+    after they started.  Every kind goes to the same handler (one Job controller for every integration).  A
     kind outside the built-in API groups may lack its CRD (JobSet): its
     informer then stays empty and says so once (:class:`OptionalKindSource`).
     Plain Pods (the ``pod`` integration, which has its own decisions) are
@@ -89,7 +90,7 @@ def scheduler_informers(
         for kind, plural in WATCHED_KUEUE_PLURALS.items()
     ]
     for integration in suspendable():
-        if integration.framework not in frameworks and integration is not BATCH_JOB:
+        if integration.framework not in frameworks:
             continue
         source: Source = KubeSource(rest, job_resource(integration))
         if integration.group not in BUILT_IN_GROUPS:

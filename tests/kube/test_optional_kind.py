@@ -34,6 +34,17 @@ def test_jobsets_are_watched_only_when_the_framework_is_enabled() -> None:
     assert [i.name for i in enabled].count("JobSet") == 1
 
 
+def test_batch_jobs_are_not_watched_when_their_framework_is_disabled() -> None:
+    # The webhook lets such Jobs run unsuspended; the scheduler must not stop them afterwards.
+    names = [
+        i.name
+        for i in scheduler_informers(
+            FakeApi(), never, on_change=lambda: None, frameworks=("jobset.x-k8s.io/jobset",)
+        )
+    ]
+    assert "Job" not in names and "JobSet" in names
+
+
 async def test_a_missing_crd_lists_empty_says_so_once_and_looks_again(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
