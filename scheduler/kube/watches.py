@@ -64,9 +64,10 @@ def scheduler_informers(
     ``integrations.frameworks``) enables its integration, batch/v1 Jobs
     included: the webhook lets the Jobs of a disabled framework through
     unsuspended, and a scheduler that still managed them would stop them
-    after they started.  Every kind goes to the same handler (one Job controller for every integration).  A
-    kind outside the built-in API groups may lack its CRD (JobSet): its
-    informer then stays empty and says so once (:class:`OptionalKindSource`).
+    after they started.  Every kind goes to the same handler (one Job
+    controller for every integration).  A kind outside the built-in API
+    groups may lack its CRD (JobSet): its informer then stays empty and says
+    so once (:class:`OptionalKindSource`).
     Plain Pods (the ``pod`` integration, which has its own decisions) are
     watched when ``pod`` is enabled, only those labelled
     ``kueue.x-k8s.io/managed=true`` (the ones kuota's webhook gated), never
