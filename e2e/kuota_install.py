@@ -35,6 +35,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,13 @@ from certs.generate import issue
 from e2e.cluster.pki import ClusterPki
 from e2e.cluster.processes import ProcessRecord, clean_env, is_alive, log_tail, spawn, stop
 from e2e.cluster.tools import ToolPaths
-from scheduler.api.crds import CONVERSION_PATH, load_crds, with_conversion_webhook
+from scheduler.api.crds import (
+    CONVERSION_PATH,
+    LEGACY_VERSIONS,
+    load_crds,
+    serving_legacy_versions,
+    with_conversion_webhook,
+)
 from webhook.configurations import (
     MUTATING_NAME,
     VALIDATING_NAME,
@@ -429,11 +436,21 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def kuota_manifests(base_url: str, ca_bundle: str) -> list[dict[str, Any]]:
-    """The CRDs (converted by the webhook) and both webhook configurations, all by URL."""
+def kuota_manifests(
+    base_url: str, ca_bundle: str, *, legacy_versions: Collection[str] = LEGACY_VERSIONS
+) -> list[dict[str, Any]]:
+    """The CRDs (converted by the webhook) and both webhook configurations, all by URL.
+
+    ``legacy_versions``: the versions served besides v1beta2 (the chart's
+    ``crds.servedLegacyVersions``), by default all.
+    """
     client_config = {"url": base_url, "caBundle": ca_bundle}
     crds = [
-        with_conversion_webhook(crd, url=f"{base_url}{CONVERSION_PATH}", ca_bundle=ca_bundle)
+        with_conversion_webhook(
+            serving_legacy_versions(crd, legacy_versions),
+            url=f"{base_url}{CONVERSION_PATH}",
+            ca_bundle=ca_bundle,
+        )
         for crd in load_crds()
     ]
     return [
@@ -450,6 +467,7 @@ def install_kuota(
     *,
     die_with_parent: bool = True,
     webhook_args: tuple[str, ...] = (),
+    legacy_versions: Collection[str] = LEGACY_VERSIONS,
 ) -> KuotaWebhook:
     """What a user's installation amounts to: RBAC, CRDs, the webhook running, registrations.
 
@@ -468,7 +486,9 @@ def install_kuota(
         workdir, identity, die_with_parent=die_with_parent, extra_args=webhook_args
     )
     try:
-        manifests = kuota_manifests(webhook.base_url, webhook.ca_bundle)
+        manifests = kuota_manifests(
+            webhook.base_url, webhook.ca_bundle, legacy_versions=legacy_versions
+        )
         with tempfile.NamedTemporaryFile("w", suffix=".yaml") as manifest:
             yaml.safe_dump_all(manifests, manifest)
             manifest.flush()

@@ -36,6 +36,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,6 +61,7 @@ from e2e.cluster.processes import ProcessRecord, clean_env, log_tail, spawn, sto
 from e2e.cluster.tools import ToolPaths
 from e2e.kuota_install import install_kuota, kubectl
 from e2e.kuota_scheduler import start_schedulers
+from scheduler.api.crds import LEGACY_VERSIONS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TIMEOUTS = {"baseline": 15 * 60, "large-scale": 40 * 60}
@@ -128,8 +130,12 @@ def _start_kueue(tools: KueuePerfTools, kube: ToolPaths, info: ClusterInfo, work
     )
 
 
-def _start_kuota(kube: ToolPaths, info: ClusterInfo, workdir: Path) -> Side:
-    webhook = install_kuota(kube.binary("kubectl"), info.kubeconfig, workdir)
+def _start_kuota(
+    kube: ToolPaths, info: ClusterInfo, workdir: Path, *, legacy_versions: Collection[str]
+) -> Side:
+    webhook = install_kuota(
+        kube.binary("kubectl"), info.kubeconfig, workdir, legacy_versions=legacy_versions
+    )
     try:
         replicas = start_schedulers(
             kube.binary("kubectl"),
@@ -233,6 +239,7 @@ def run_side(
     out_root: Path,
     timeout: int,
     profile: bool = False,
+    legacy_versions: Collection[str] = LEGACY_VERSIONS,
 ) -> RunResult:
     out = out_root / f"{index:02d}-{side}"
     shutil.rmtree(out, ignore_errors=True)
@@ -248,7 +255,7 @@ def run_side(
         if side == "kueue":
             started_side = _start_kueue(tools, kube, info, cluster_dir)
         else:
-            started_side = _start_kuota(kube, info, cluster_dir)
+            started_side = _start_kuota(kube, info, cluster_dir, legacy_versions=legacy_versions)
         state = read_state(cluster_dir) or {}
         pids = {
             record.name: record.pid
@@ -361,6 +368,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument(
+        "--kuota-legacy-versions",
+        default=",".join(LEGACY_VERSIONS),
+        help="versions kuota's CRDs serve besides v1beta2 (the chart's "
+        "crds.servedLegacyVersions), comma-separated; '' for none",
+    )
+    parser.add_argument(
         "--out", type=Path, default=REPO_ROOT / "build" / "bench-kueue", help="artifacts"
     )
     args = parser.parse_args(argv)
@@ -373,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
         generator = scaled_config(generator, args.out / "generator.yaml", args.scale)
     timeout = args.timeout or TIMEOUTS[args.config]
     sides = [side.strip() for side in args.sides.split(",") if side.strip()]
+    legacy_versions = [v.strip() for v in args.kuota_legacy_versions.split(",") if v.strip()]
     meta = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "commit": _commit(),
@@ -380,6 +394,7 @@ def main(argv: list[str] | None = None) -> int:
         "config": args.config,
         "scale": args.scale,
         "kueue": "v0.19.2",
+        "kuota_legacy_versions": legacy_versions,
     }
     results: list[RunResult] = []
     index = 0
@@ -397,6 +412,7 @@ def main(argv: list[str] | None = None) -> int:
                     out_root=args.out,
                     timeout=timeout,
                     profile=args.profile,
+                    legacy_versions=legacy_versions,
                 )
             )
             if args.json:
@@ -404,7 +420,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(
         f"Kueue's scheduler benchmark, config {args.config} (scale {args.scale}), "
-        f"{meta['date']}, commit {meta['commit']}, {meta['cores']} cores"
+        f"{meta['date']}, commit {meta['commit']}, {meta['cores']} cores; kuota's CRDs serve "
+        f"v1beta2 and {', '.join(legacy_versions) or 'no legacy version'}"
     )
     for result in results:
         print(

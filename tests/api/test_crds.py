@@ -16,7 +16,13 @@ from typing import Any
 
 import pytest
 
-from scheduler.api.crds import CONVERSION_PATH, load_crds, with_conversion_webhook
+from scheduler.api.crds import (
+    CONVERSION_PATH,
+    LEGACY_VERSIONS,
+    load_crds,
+    serving_legacy_versions,
+    with_conversion_webhook,
+)
 from scheduler.api.crds.generate import build_crds, rendered_files
 from tests.api.crd_helpers import (
     all_nodes,
@@ -437,3 +443,23 @@ def test_with_conversion_webhook_rejects_impossible_client_configs(kwargs: dict[
 def test_with_conversion_webhook_needs_a_base64_ca_bundle(bundle: str) -> None:
     with pytest.raises(ValueError):
         with_conversion_webhook(BY_KIND["Cohort"], url="https://a/convert", ca_bundle=bundle)
+
+
+def _served(crd: dict[str, Any]) -> list[str]:
+    return [v["name"] for v in crd["spec"]["versions"] if v["served"]]
+
+
+def test_an_installation_can_serve_fewer_legacy_versions_never_the_storage_one() -> None:
+    crds = {crd["metadata"]["name"]: crd for crd in load_crds()}
+    workloads = crds["workloads.kueue.x-k8s.io"]
+    assert _served(workloads) == ["v1alpha1", "v1alpha2", "v1beta1", "v1beta2"]
+    assert _served(serving_legacy_versions(workloads, ["v1beta1"])) == ["v1beta1", "v1beta2"]
+    assert _served(serving_legacy_versions(workloads, [])) == ["v1beta2"]
+    assert _served(workloads) == ["v1alpha1", "v1alpha2", "v1beta1", "v1beta2"]  # a copy
+    for crd in crds.values():
+        assert _served(serving_legacy_versions(crd, LEGACY_VERSIONS)) == _served(crd)
+
+
+def test_an_unknown_legacy_version_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match=r"unknown legacy versions \['v2'\]"):
+        serving_legacy_versions(load_crds()[0], ["v1beta1", "v2"])

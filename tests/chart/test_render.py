@@ -201,6 +201,22 @@ def test_the_crds_are_scheduler_api_crds_converted_by_the_webhook_service(
         assert crd["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"}
 
 
+def test_an_admin_can_serve_fewer_legacy_versions() -> None:
+    def served(objects: list[dict[str, Any]]) -> dict[str, list[str]]:
+        return {
+            crd["metadata"]["name"]: [v["name"] for v in crd["spec"]["versions"] if v["served"]]
+            for crd in by_kind(objects, "CustomResourceDefinition")
+        }
+
+    only_beta = served(render({"crds": {"servedLegacyVersions": ["v1beta1"]}}))
+    assert only_beta["workloads.kueue.x-k8s.io"] == ["v1beta1", "v1beta2"]
+    assert only_beta["cohorts.kueue.x-k8s.io"] == ["v1beta1", "v1beta2"]
+    none = served(render({"crds": {"servedLegacyVersions": []}}))
+    assert set(map(tuple, none.values())) == {("v1beta2",)}
+    failed = render_text({"crds": {"servedLegacyVersions": ["v2"]}}, check=False)
+    assert failed.returncode != 0 and "servedLegacyVersions" in failed.stderr
+
+
 def test_the_generated_templates_match_their_sources() -> None:
     """Drift guard: regenerating the CRD and webhook templates changes nothing."""
     check = subprocess.run(

@@ -5,8 +5,10 @@ largest pieces are written by this script rather than by hand:
 
 * ``templates/crds/<plural>.kueue.x-k8s.io.yaml``: each CRD of
   ``scheduler/api/crds`` (``load_crds()``), wrapped in ``crds.enabled``, with
-  the chart's labels, the keep/cert-manager annotations and a conversion
-  block pointing at the webhook (Service, or ``webhook.externalURL``);
+  the chart's labels, the keep/cert-manager annotations, a conversion
+  block pointing at the webhook (Service, or ``webhook.externalURL``), and
+  each version other than the storage one served as
+  ``crds.servedLegacyVersions`` says;
 * ``templates/_crd_names.tpl``: the CRD names (the certificate bootstrap may
   patch those and no other CRD);
 * ``templates/webhook-configurations.yaml``: the Mutating and Validating
@@ -43,6 +45,7 @@ URL_SENTINEL = "https://kuota-generator.invalid"
 NAMESPACE_SENTINEL = "kuota-generator-namespace"
 MANAGED_SENTINEL = {"matchLabels": {"kuota-generator-managed": "sentinel"}}
 IDENTITY_SENTINEL = "kuota-generator-scheduler-identity"
+SERVED_SENTINEL = "kuota-generator-served-"
 
 
 def _dump(data: Any, indent: int) -> str:
@@ -57,6 +60,17 @@ def crd_template(crd: dict[str, Any]) -> str:
     """Pure: the Helm template of one CRD (spec as generated, conversion by helper)."""
     name = crd["metadata"]["name"]
     spec = {key: value for key, value in crd["spec"].items() if key != "conversion"}
+    spec["versions"] = [
+        version
+        if version.get("storage")
+        else {**version, "served": SERVED_SENTINEL + version["name"]}
+        for version in spec["versions"]
+    ]
+    body = re.sub(
+        rf"served: {SERVED_SENTINEL}(\w+)",
+        lambda found: f'served: {{{{ has "{found[1]}" .Values.crds.servedLegacyVersions }}}}',
+        _dump(spec, 2),
+    )
     return (
         HEADER.format(source=f"scheduler/api/crds/{name}.yaml")
         + "{{- if .Values.crds.enabled }}\n"
@@ -70,7 +84,7 @@ def crd_template(crd: dict[str, Any]) -> str:
         + "  {{- end }}\n"
         + "spec:\n"
         + '  conversion: {{- include "kuota.crdConversion" . | nindent 4 }}\n'
-        + _dump(spec, 2)
+        + body
         + "{{- end }}\n"
     )
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+from collections.abc import Collection
 from importlib import resources
 from typing import Any
 
@@ -38,6 +39,32 @@ def load_crds() -> list[dict[str, Any]]:
         if entry.name.endswith(".yaml") and entry.is_file():
             crds.append(yaml.safe_load(entry.read_text(encoding="utf-8")))
     return crds
+
+
+LEGACY_VERSIONS: tuple[str, ...] = ("v1alpha1", "v1alpha2", "v1beta1")
+"""The versions served besides the storage version ``v1beta2`` (api.md 1.2), by default all."""
+
+
+def serving_legacy_versions(crd: dict[str, Any], legacy: Collection[str]) -> dict[str, Any]:
+    """Pure: a copy of ``crd`` that serves its storage version and only the ``legacy`` others.
+
+    Why one would serve fewer: kube-apiserver keeps a storage and a watch
+    cache per served version of a CRD, and each cache converts every write
+    into its version through the conversion webhook, so each served legacy
+    version costs one webhook round trip per write of any kuota object
+    (benchmarks/RESULTS.md).  A version not served is still converted to
+    and from when asked, never answered over HTTP: manifests in it are
+    refused with ``no matches for kind``.  The storage version is always
+    served.
+    """
+    unknown = sorted(set(legacy) - set(LEGACY_VERSIONS))
+    if unknown:
+        raise ValueError(f"unknown legacy versions {unknown}: choose among {list(LEGACY_VERSIONS)}")
+    copied = copy.deepcopy(crd)
+    for version in copied["spec"]["versions"]:
+        if not version.get("storage"):
+            version["served"] = version["name"] in legacy
+    return copied
 
 
 def with_conversion_webhook(
