@@ -13,22 +13,35 @@ The policy, kept by :class:`ConnectionPool`:
   TLS handshake (the 256 KiB are taken at accept time, before a single
   byte of TLS);
 * a connection beyond the limit makes room by closing the one that has
-  been quiet the longest: idle between requests, still handshaking, or in
-  a request older than :data:`STALE_REQUEST_SECONDS` (30 s, the API
-  server's largest ``timeoutSeconds``: nobody waits for that answer any
-  more);
-* a connection with a younger request in progress is never closed; when
-  every open connection has one, the next connection waits in the listen
-  backlog until one finishes (the kernel holds it, at no cost to the
-  process).
+  been quiet the longest: idle between requests or still handshaking for
+  at least :data:`MIN_QUIET_SECONDS`, or in a request older than
+  :data:`STALE_REQUEST_SECONDS` (30 s, the API server's largest
+  ``timeoutSeconds``: nobody waits for that answer any more);
+* a connection with a younger request in progress, or quiet for less than
+  :data:`MIN_QUIET_SECONDS`, is never closed; when every open connection is
+  one of those, the next connection waits in the listen backlog until one
+  qualifies (the kernel holds it, at no cost to the process).
+
+Why the minimum quiet time: closing a keep-alive connection the client has
+just picked for its next request loses that request.  kube-apiserver's
+HTTP client does not retry a POST whose connection the server closed (Go
+retries only idempotent requests), so with ``failurePolicy: Fail`` the
+user's write is refused ("failed calling webhook ...: EOF").  Seen with
+Kueue's large scheduler benchmark (1,000 ClusterQueues created at 1,000
+requests per second): the API server opened more than ``limit``
+connections, the webhook closed connections idle for milliseconds, and
+the run aborted within 27 s.  A waiting dial costs the API server nothing:
+Go's transport sends a request on whichever comes first, a new connection
+or one another request gives back, so under a burst the backlog drains as
+requests finish.
 
 Why close the quietest rather than refuse the newest: with refusal, anyone
 who opens ``limit`` idle connections locks the API server out until they
 time out, and every queued Job is refused (``failurePolicy: Fail``).
 Closing the quietest keeps serving new connections, the API server's
 included, and never touches a request in progress; at worst it closes one
-of the API server's pooled idle connections, which its HTTP client sees
-(TLS close_notify, then FIN) and replaces with a new one.
+of the API server's pooled connections that has been idle for a second,
+which its HTTP client sees closed and replaces with a new one.
 
 Idle and handshake time are bounded elsewhere, by aiohttp's
 ``keepalive_timeout`` and asyncio's ``ssl_handshake_timeout``
@@ -55,6 +68,9 @@ from aiohttp.typedefs import Handler, Middleware
 STALE_REQUEST_SECONDS: Final = 30.0
 """A request older than this is waited for by nobody: kube-apiserver's timeoutSeconds is ≤ 30."""
 
+MIN_QUIET_SECONDS: Final = 1.0
+"""An idle or handshaking connection younger than this is not closed to make room (above)."""
+
 
 @dataclass(eq=False, slots=True)
 class Connection:
@@ -74,8 +90,10 @@ class Connection:
         return self.socket.fileno() < 0
 
     def evictable(self, now: float) -> bool:
-        """Pure: not in the middle of a request someone still waits for."""
-        return self.busy_since is None or now - self.busy_since >= STALE_REQUEST_SECONDS
+        """Pure: quiet for long enough, or in a request nobody waits for any more."""
+        if self.busy_since is None:
+            return now - self.last_active >= MIN_QUIET_SECONDS
+        return now - self.busy_since >= STALE_REQUEST_SECONDS
 
     def abort(self) -> None:
         """Close at once, without a TLS goodbye (nothing is in flight that anyone waits for)."""
