@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol, runtime_checkable
 
+from scheduler.api import objects
 from scheduler.api.field import FieldError
 from scheduler.api.refs import QUEUE_NAME_LABEL
 
@@ -51,6 +52,24 @@ class FinishedState:
     finished: bool
     reason: str = ""
     message: str = ""
+
+
+def finished_by_conditions(job: Mapping[str, Any], *, succeeded: str, kind: str) -> FinishedState:
+    """Pure: Kueue's rule for kinds that end with a condition: ``succeeded`` or ``Failed`` True.
+
+    The condition's message is kept; without one, ``"<kind> finished
+    successfully"`` or ``"<kind> failed"`` (batch/v1 Job: ``Complete``;
+    JobSet: ``Completed``).
+    """
+    for condition in objects.conditions(job):
+        if condition.get("status") != "True":
+            continue
+        message = str(condition.get("message") or "")
+        if condition.get("type") == succeeded:
+            return FinishedState(True, "Succeeded", message or f"{kind} finished successfully")
+        if condition.get("type") == "Failed":
+            return FinishedState(True, "Failed", message or f"{kind} failed")
+    return FinishedState(False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,6 +35,7 @@ from scheduler.jobs.base import (
     FinishedState,
     PodSetInfo,
     RawObject,
+    finished_by_conditions,
     with_queue_label,
 )
 from scheduler.jobs.batchjob.validation import validate_job
@@ -184,15 +185,7 @@ class BatchJob:
         return result
 
     def finished(self, job: RawObject) -> FinishedState:
-        for condition in objects.conditions(job):
-            if condition.get("status") != "True":
-                continue
-            message = str(condition.get("message") or "")
-            if condition.get("type") == "Complete":
-                return FinishedState(True, "Succeeded", message or "Job finished successfully")
-            if condition.get("type") == "Failed":
-                return FinishedState(True, "Failed", message or "Job failed")
-        return FinishedState(False)
+        return finished_by_conditions(job, succeeded="Complete", kind="Job")
 
     def active(self, job: RawObject) -> int:
         """The Job's active pods (``status.active``)."""

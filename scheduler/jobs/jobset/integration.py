@@ -26,6 +26,7 @@ from scheduler.jobs.base import (
     FinishedState,
     PodSetInfo,
     RawObject,
+    finished_by_conditions,
     with_queue_label,
 )
 from scheduler.jobs.jobset.validation import validate_jobset
@@ -130,15 +131,7 @@ class JobSet:
         return result
 
     def finished(self, job: RawObject) -> FinishedState:
-        for condition in objects.conditions(job):
-            if condition.get("status") != "True":
-                continue
-            message = str(condition.get("message") or "")
-            if condition.get("type") == "Completed":
-                return FinishedState(True, "Succeeded", message or "JobSet finished successfully")
-            if condition.get("type") == "Failed":
-                return FinishedState(True, "Failed", message or "JobSet failed")
-        return FinishedState(False)
+        return finished_by_conditions(job, succeeded="Completed", kind="JobSet")
 
     def active(self, job: RawObject) -> int:
         """The child Jobs the JobSet controller reports active (``replicatedJobsStatus``)."""
