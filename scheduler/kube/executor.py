@@ -448,26 +448,43 @@ class Executor:
         )
         if action is None or isinstance(action, WaitForFlavor):
             return False
-        key = objects.key(job)
-        with logs.bind(object=key):
+        return await self._carry_out(
+            self._perform(uid, job, workload, action),
+            dirty=uid,
+            what="job",
+            subject={"job": objects.key(job)},
+            action=type(action).__name__,
+        )
+
+    async def _carry_out(
+        self,
+        performing: Awaitable[bool],
+        *,
+        dirty: str,
+        what: str,
+        subject: dict[str, str],
+        action: str,
+    ) -> bool:
+        """Await one job or pod-group action; a failed one is decided again later, never raised."""
+        with logs.bind(object=next(iter(subject.values()))):
             try:
-                return await self._perform(uid, job, workload, action)
+                return await performing
             except (Conflict, NotFound):
                 # Recompute from the fresh object the watch delivers.
-                self.mirror.dirty_jobs.add(uid)
+                self.mirror.dirty_jobs.add(dirty)
                 return False
             except Unreachable as failure:
                 # No answer: try again next turn (the loop backs off meanwhile).
-                self.mirror.dirty_jobs.add(uid)
+                self.mirror.dirty_jobs.add(dirty)
                 log.warning(
-                    "job action got no answer; will retry",
-                    extra={"job": key, "action": type(action).__name__, "error": str(failure)},
+                    f"{what} action got no answer; will retry",
+                    extra={**subject, "action": action, "error": str(failure)},
                 )
                 return False
             except RestError as failure:
                 log.warning(
-                    "job action failed",
-                    extra={"job": key, "action": type(action).__name__, "error": str(failure)},
+                    f"{what} action failed",
+                    extra={**subject, "action": action, "error": str(failure)},
                 )
                 return False
 
@@ -485,25 +502,13 @@ class Executor:
         )
         if action is None or isinstance(action, WaitForFlavor):
             return False
-        with logs.bind(object=key):
-            try:
-                return await self._perform_group(key, pods[0], workload, action)
-            except (Conflict, NotFound):
-                self.mirror.dirty_jobs.add(key)
-                return False
-            except Unreachable as failure:
-                self.mirror.dirty_jobs.add(key)
-                log.warning(
-                    "pod group action got no answer; will retry",
-                    extra={"group": key, "action": type(action).__name__, "error": str(failure)},
-                )
-                return False
-            except RestError as failure:
-                log.warning(
-                    "pod group action failed",
-                    extra={"group": key, "action": type(action).__name__, "error": str(failure)},
-                )
-                return False
+        return await self._carry_out(
+            self._perform_group(key, pods[0], workload, action),
+            dirty=key,
+            what="pod group",
+            subject={"group": key},
+            action=type(action).__name__,
+        )
 
     async def _perform_group(
         self, key: str, first: Workload, workload: Workload | None, action: GroupAction
