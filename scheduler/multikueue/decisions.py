@@ -610,16 +610,19 @@ def unsupported_owner_kind(workload: Mapping[str, Any]) -> str | None:
     ref = objects.controller_reference(workload)
     if ref is None:
         return None
-    kind, api_version = str(ref.get("kind") or ""), str(ref.get("apiVersion") or "")
-    if kind == "Job" and objects.api_group(api_version) == "batch":
+    if _is_batch_job(ref):
         return None
-    return f"{api_version}, Kind={kind}"
+    return f"{ref.get('apiVersion') or ''}, Kind={ref.get('kind') or ''}"
+
+
+def _is_batch_job(ref: Mapping[str, Any]) -> bool:
+    return ref.get("kind") == "Job" and objects.api_group(ref.get("apiVersion")) == "batch"
 
 
 def owner_job_name(workload: Mapping[str, Any]) -> str | None:
     """The name of the batch Job that owns a manager Workload: pure."""
     for ref in objects.owner_references(workload):
-        if ref.get("kind") == "Job" and objects.api_group(ref.get("apiVersion")) == "batch":
+        if _is_batch_job(ref):
             return str(ref.get("name") or "") or None
     return None
 
