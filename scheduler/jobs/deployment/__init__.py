@@ -25,13 +25,13 @@ from scheduler.api.refs import (
     PRIORITY_CLASS_LABEL,
     QUEUE_NAME_LABEL,
 )
+from scheduler.jobs import pod_template
 from scheduler.jobs.registry import register_through_pods
 
 DEPLOYMENT_FRAMEWORK: Final = register_through_pods("deployment")
 
 
-def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+_mapping = pod_template.mapping
 
 
 def propagate(deployment: Mapping[str, Any]) -> dict[str, Any]:

@@ -34,14 +34,14 @@ from scheduler.api.refs import (
     PRIORITY_CLASS_LABEL,
     QUEUE_NAME_LABEL,
 )
+from scheduler.jobs import pod_template
 from scheduler.jobs.registry import register_through_pods
 from scheduler.jobs.workload_from_job import workload_name
 
 STATEFULSET_FRAMEWORK: Final = register_through_pods("statefulset")
 
 
-def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+_mapping = pod_template.mapping
 
 
 def group_name(statefulset: Mapping[str, Any]) -> str:
