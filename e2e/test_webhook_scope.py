@@ -18,6 +18,9 @@ Issue 13: status writes reach the webhook exactly where Kueue v0.19.2
 registers a webhook: ``workloads/status`` yes, ``clusterqueues/status`` and
 ``localqueues/status`` no (counted in the webhook's own request metrics); and
 the Workload status writes of kuota's scheduler itself (its identity) not at all.
+Creating a Workload asks the mutating webhook only when the Workload has a
+``minCount`` (the one field that mutation may drop); a malformed one still
+gets the schema's answer, not a match-condition error.
 """
 
 from __future__ import annotations
@@ -178,12 +181,12 @@ async def registrations_in_use(api: client.ApiClient, namespace: str) -> AsyncIt
 # -- issue 13: status writes reach the webhook only where Kueue has one -------------------
 
 
-def webhook_requests(webhook: KuotaWebhook, kind: str) -> float:
-    """Requests answered on ``/validate-kueue-x-k8s-io-v1beta2-<kind>``, every outcome."""
+def webhook_requests(webhook: KuotaWebhook, kind: str, action: str = "validate") -> float:
+    """Requests answered on ``/<action>-kueue-x-k8s-io-v1beta2-<kind>``, every outcome."""
     context = ssl.create_default_context(cafile=str(webhook.cert_dir / "ca.crt"))
     with urllib.request.urlopen(f"{webhook.base_url}/metrics", context=context, timeout=10) as got:
         text = got.read().decode()
-    endpoint = f"/validate-kueue-x-k8s-io-v1beta2-{kind}"
+    endpoint = f"/{action}-kueue-x-k8s-io-v1beta2-{kind}"
     pattern = (
         rf'^kuota_webhook_requests_total{{endpoint="{re.escape(endpoint)}",outcome="\w+"}} (\S+)$'
     )
@@ -292,3 +295,43 @@ async def test_status_writes_reach_the_webhook_only_where_kueue_validates_them(
         assert webhook_requests(kuota, "workload") == after["workload"], "not asked"
     finally:
         await custom.delete_cluster_custom_object(GROUP, VERSION, "clusterqueues", cluster_queue)
+
+
+def sample_workload(name: str, pod_sets: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "Workload",
+        "metadata": {"name": name},
+        "spec": {"queueName": "nowhere", "podSets": pod_sets},
+    }
+
+
+def pod_set(**extra: Any) -> dict[str, Any]:
+    return {
+        "name": "main",
+        "count": 3,
+        "template": {"spec": {"containers": [{"name": "main", "image": "busybox"}]}},
+        **extra,
+    }
+
+
+async def test_creating_a_workload_asks_the_mutating_webhook_only_for_a_min_count(
+    kuota: KuotaWebhook, api: client.ApiClient, namespace: str
+) -> None:
+    custom = client.CustomObjectsApi(api)
+
+    async def create(name: str, pod_sets: Any) -> None:
+        await custom.create_namespaced_custom_object(
+            GROUP, VERSION, namespace, "workloads", sample_workload(name, pod_sets)
+        )
+
+    asked = webhook_requests(kuota, "workload", "mutate")
+    await create("plain", [pod_set()])
+    assert webhook_requests(kuota, "workload", "mutate") == asked, "no minCount: not asked"
+    await create("partial", [pod_set(minCount=1)])
+    assert webhook_requests(kuota, "workload", "mutate") == asked + 1, "minCount: asked"
+    with pytest.raises(ApiException) as refused:
+        await create("malformed", "not-a-list")
+    assert refused.value.status == 422
+    assert "spec.podSets" in refused.value.body
+    assert "match condition" not in refused.value.body

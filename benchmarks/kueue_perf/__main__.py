@@ -47,6 +47,7 @@ import yaml
 from benchmarks.kueue_perf.procstat import Sampler
 from benchmarks.kueue_perf.report import (
     RunResult,
+    apiserver_requests,
     apply_summary,
     checker_failures,
     parse_summary,
@@ -297,6 +298,10 @@ def run_side(
                 last_report = time.monotonic()
                 print(f"   {side}: {last_report - started:.0f} s", flush=True)
         result.wall_seconds = round(time.monotonic() - started, 1)
+        apiserver = info.client().call("GET", "/metrics", timeout=30)
+        if apiserver.status == 200 and isinstance(apiserver.body, str):
+            (out / "kube-apiserver.metrics.txt").write_text(apiserver.body)
+            result.apiserver_requests = apiserver_requests(apiserver.body)
         if started_side.metrics_url:
             try:
                 with urllib.request.urlopen(started_side.metrics_url, timeout=10) as reply:

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 CLASSES = ("large", "medium", "small")
 """Workload classes of the runner's configs, best served first."""
@@ -54,6 +55,8 @@ class RunResult:
     """The commit of the working tree the side's processes started from."""
     scheduler_metrics: dict[str, float] = field(default_factory=dict)
     """kuota's scheduler: cycles, their seconds, API writes by verb and resource (count, mean)."""
+    apiserver_requests: dict[str, float] = field(default_factory=dict)
+    """kube-apiserver: writes by verb and resource, webhook calls (admission, conversion)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -129,6 +132,33 @@ def scheduler_metrics(text: str) -> dict[str, float]:
         count = found.get(f"writes {what}", 0)
         if count:
             found[f"mean ms {what}"] = round(total * 1000 / count, 1)
+    return found
+
+
+READS = frozenset({"GET", "LIST", "WATCH", "CONNECT"})
+
+
+def apiserver_requests(text: str) -> dict[str, float]:
+    """What the side cost the API server, from its /metrics text (pure): writes by verb and
+    resource (reads left out: both sides read from watches), admission webhook calls by
+    type, and CRD conversion webhook calls, each a count since the cluster started."""
+    found: dict[str, float] = {}
+
+    def add(key: str, value: float) -> None:
+        found[key] = found.get(key, 0.0) + value
+
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            labels = sample.labels
+            if sample.name == "apiserver_request_total" and labels.get("verb") not in READS:
+                resource = labels.get("resource", "")
+                if labels.get("subresource"):
+                    resource += "/" + labels["subresource"]
+                add(f"{labels.get('verb')} {resource}", sample.value)
+            elif sample.name == "apiserver_admission_webhook_admission_duration_seconds_count":
+                add(f"admission webhook calls, {labels.get('type', '?')}", sample.value)
+            elif sample.name == "apiserver_crd_conversion_webhook_duration_seconds_count":
+                add("conversion webhook calls", sample.value)
     return found
 
 
@@ -250,6 +280,11 @@ def render(results: Sequence[RunResult]) -> str:
         if result.scheduler_metrics:
             shown = ", ".join(f"{k} {v:g}" for k, v in sorted(result.scheduler_metrics.items()))
             lines.append(f"kuota-scheduler metrics ({result.commit}): {shown}")
+    for result in results:
+        if result.apiserver_requests:
+            busiest = sorted(result.apiserver_requests.items(), key=lambda item: -item[1])[:12]
+            shown = ", ".join(f"{k} {v:g}" for k, v in busiest)
+            lines.append(f"kube-apiserver, {result.side}: {shown}")
     return "\n".join(line.rstrip() for line in lines)
 
 

@@ -12,6 +12,7 @@ from benchmarks.kueue_perf.__main__ import scaled_config
 from benchmarks.kueue_perf.report import (
     ProcessUsage,
     RunResult,
+    apiserver_requests,
     apply_summary,
     checker_failures,
     cq_usage_percent,
@@ -165,4 +166,40 @@ kuota_api_write_duration_seconds_sum{resource="clusterqueues",verb="patch"} 0.0
         "writes apply workloads": 200.0,
         "mean ms apply workloads": 50.0,
         "writes patch clusterqueues": 0.0,
+    }
+
+
+def test_apiserver_requests_count_writes_by_resource_and_webhook_calls() -> None:
+    """Reads are left out; a status write is named with its subresource; webhook calls
+    are summed over their labels (every conversion target, every operation)."""
+
+    def sample(name: str, value: int, **labels: str) -> str:
+        shown = ",".join(f'{key}="{label}"' for key, label in labels.items())
+        return f"{name}{{{shown}}} {value}"
+
+    requests = "apiserver_request_total"
+    admission = "apiserver_admission_webhook_admission_duration_seconds_count"
+    conversion = "apiserver_crd_conversion_webhook_duration_seconds_count"
+    workloads = {"group": "kueue.x-k8s.io", "resource": "workloads"}
+    text = "\n".join(
+        [
+            f"# TYPE {requests} counter",
+            sample(requests, 30, code="200", subresource="status", verb="APPLY", **workloads),
+            sample(requests, 2, code="409", subresource="status", verb="APPLY", **workloads),
+            sample(requests, 10, code="201", subresource="", verb="POST", **workloads),
+            sample(requests, 99, code="200", subresource="", verb="LIST", **workloads),
+            sample(requests, 5, code="200", resource="events", verb="WATCH"),
+            "# TYPE apiserver_admission_webhook_admission_duration_seconds histogram",
+            sample(admission, 10, operation="CREATE", rejected="false", type="validating"),
+            sample(admission, 3, operation="UPDATE", rejected="true", type="validating"),
+            "# TYPE apiserver_crd_conversion_webhook_duration_seconds histogram",
+            sample(conversion, 40, from_version="v1beta2", to_version="v1alpha1"),
+            sample(conversion, 40, from_version="v1beta2", to_version="v1beta1"),
+        ]
+    )
+    assert apiserver_requests(text) == {
+        "APPLY workloads/status": 32.0,
+        "POST workloads": 10.0,
+        "admission webhook calls, validating": 13.0,
+        "conversion webhook calls": 80.0,
     }

@@ -187,3 +187,14 @@ def test_only_the_schedulers_own_workload_status_writes_skip_the_webhook() -> No
         and entry["rules"][0]["apiGroups"] == ["kueue.x-k8s.io"]
     ]
     assert others and all("matchConditions" not in entry for entry in others)
+
+
+def test_only_a_workload_with_a_min_count_is_sent_to_the_mutating_webhook() -> None:
+    """Issue 13: the Workload mutation only ever drops minCount, so a Workload without one
+    is created with one webhook round trip (validation), not two; the finalizer-adding
+    mutations of ClusterQueues and ResourceFlavors still see every create."""
+    mutating = by_name(mutating_configuration(URL, kuota_namespace="kuota"))
+    (condition,) = mutating["workload.mutate.kuota.io"]["matchConditions"]
+    assert "has(p.minCount)" in condition["expression"]
+    for name in ("clusterqueue.mutate.kuota.io", "resourceflavor.mutate.kuota.io"):
+        assert "matchConditions" not in mutating[name]
