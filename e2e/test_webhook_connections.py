@@ -1,7 +1,7 @@
 """The API server keeps reaching kuota's webhook while others hold connections open.
 
-Issue 12 item 6: the webhook now holds at most ``--max-connections`` (256)
-connections and, beyond that, closes the one quiet the longest.  Here 1,000
+Issue 12 item 6: the webhook now holds at most ``--max-connections`` (1,024)
+connections and, beyond that, closes the one quiet the longest.  Here 1,500
 idle TLS connections are opened to the session's webhook from this process
 and kept open, and queued Jobs are then created through the real API server,
 20 at once: every one must be answered by kuota (stored suspended), none
@@ -24,11 +24,12 @@ import pytest
 from kubernetes_asyncio import client
 
 from e2e.kuota_install import KuotaWebhook
+from webhook.settings import DEFAULT_MAX_CONNECTIONS
 
 pytestmark = pytest.mark.cluster
 QUEUE = "kueue.x-k8s.io/queue-name"
-IDLE_CONNECTIONS = 1000
-MAX_CONNECTIONS = 256  # the webhook's default, as the session starts it
+IDLE_CONNECTIONS = 1500
+MAX_CONNECTIONS = DEFAULT_MAX_CONNECTIONS  # as the session starts it
 
 
 def open_idle(webhook: KuotaWebhook, context: ssl.SSLContext) -> socket.socket:
@@ -71,7 +72,7 @@ def idle_connections(kuota: KuotaWebhook) -> Iterator[tuple[ssl.SSLContext, int]
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
 
 
-async def test_queued_jobs_are_answered_while_a_thousand_connections_sit_idle(
+async def test_queued_jobs_are_answered_while_more_connections_than_the_bound_sit_idle(
     kuota: KuotaWebhook,
     idle_connections: tuple[ssl.SSLContext, int],
     api: client.ApiClient,

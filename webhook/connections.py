@@ -1,11 +1,13 @@
 """How many connections the webhook holds open, and which one it closes first.
 
 Why a bound at all (issue 12 item 6): every open TLS connection costs the
-process about 280 KiB — asyncio's ``SSLProtocol`` keeps a 256 KiB read
-buffer per connection, OpenSSL the rest — and glibc does not give that
-memory back when the connection ends.  Measured on the local machine:
+process memory — asyncio's ``SSLProtocol`` keeps a read buffer per
+connection (256 KiB by default, 32 KiB here: :mod:`webhook.memory`),
+OpenSSL the rest.  Measured on the local machine with asyncio's default:
 1,000 idle connections took the webhook from 44 to 319 MiB; about 1,700
 exceed the chart's 512 Mi limit, and then no queued Job can be created.
+With the smaller buffer a connection costs about 64 KiB, and the bound
+(1,024 by default) is above what one API server opens in a burst.
 
 The policy, kept by :class:`ConnectionPool`:
 

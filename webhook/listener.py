@@ -1,8 +1,8 @@
 """The HTTPS listener: aiohttp's site, with an accept loop that counts connections first.
 
 aiohttp's ``TCPSite`` hands its listening socket to ``loop.create_server``,
-which wraps every accepted connection in TLS at once — a 256 KiB buffer
-before kuota could count it, or refuse it.  :class:`BoundedTLSSite` is the
+which wraps every accepted connection in TLS at once — a read buffer
+(:mod:`webhook.memory`) before kuota could count it, or refuse it.  :class:`BoundedTLSSite` is the
 same site with kuota's own accept loop, written with the asyncio server API
 only: ``loop.sock_accept`` takes the next connection off the listen backlog
 once :class:`~webhook.connections.ConnectionPool` has room for it, and
@@ -18,13 +18,13 @@ never answers must not hold it for asyncio's default 30 s.
 
 A handshake that comes to nothing (timed out, reset, not TLS, or evicted)
 leaves a reference cycle inside asyncio — the exception's traceback holds
-the frame that holds the transport — and with it the connection's 256 KiB
+the frame that holds the transport — and with it the connection's read
 buffer, until the cyclic collector happens to run.  Under a flood of
 half-open connections that was most of the memory (measured: 5,000 TCP
 connections that never start TLS took the process from 44 to 280 MiB
 although at most 256 were open), so the listener runs the collector after
 every :data:`COLLECT_AFTER_FAILED_HANDSHAKES` such handshakes: at most
-8 MiB of buffers wait for it, and with the start-up heap frozen
+32 buffers wait for it, and with the start-up heap frozen
 (``gc.freeze`` in :mod:`webhook.server`) a collection scans only the live
 connections' objects.
 """

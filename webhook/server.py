@@ -36,7 +36,7 @@ from webhook.app import METRICS, create_app, probe_app
 from webhook.connections import ConnectionPool
 from webhook.listener import BoundedTLSSite
 from webhook.logs import configure, logger
-from webhook.memory import return_large_buffers
+from webhook.memory import return_large_buffers, use_small_tls_buffers
 from webhook.settings import WebhookSettings, build_parser, settings_from_args
 
 
@@ -144,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     configure(settings.log_level)
     return_large_buffers()
+    use_small_tls_buffers()
     try:
         return asyncio.run(serve(settings))
     except KeyboardInterrupt:

@@ -34,10 +34,11 @@ from scheduler.version import kuota_version
 DEFAULT_SCHEDULER_IDENTITY = "system:serviceaccount:kueue-system:kuota-scheduler"
 MiB = 1024 * 1024
 # Connection bounds (issue 12 item 6; the reasons are in webhook/connections.py):
-# 256 open TLS connections cost about 70 MiB (280 KiB each, measured), far below the
-# chart's 512 Mi, and leave room for every API server's pool (client-go keeps at most
-# 25 idle connections per host) and its bursts.
-DEFAULT_MAX_CONNECTIONS = 256
+# 1,024 open TLS connections cost about 66 MiB (about 64 KiB each with 32 KiB read
+# buffers, webhook/memory.py; measured), far below the chart's 512 Mi, and leave room
+# for an API server's pool (client-go keeps at most 25 idle connections per host) and
+# its bursts (API Priority and Fairness runs up to 600 requests at once by default).
+DEFAULT_MAX_CONNECTIONS = 1024
 # Longer than the 90 s after which kube-apiserver's HTTP client drops an idle
 # connection itself, so the webhook never closes one that the API server is about
 # to reuse (a POST on a connection closed under it fails the admission request).
@@ -198,7 +199,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_positive_int,
         default=DEFAULT_MAX_CONNECTIONS,
         metavar="N",
-        help="open HTTPS connections at most, TLS handshakes included (each costs about 280 KiB); "
+        help="open HTTPS connections at most, TLS handshakes included (each costs about 64 KiB); "
         "beyond it the connection quiet the longest is closed, a request in progress never "
         f"(default: {DEFAULT_MAX_CONNECTIONS})",
     )

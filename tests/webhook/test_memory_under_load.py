@@ -2,22 +2,25 @@
 
 Before the bound, each idle TLS connection kept about 280 KiB and about
 1,700 of them exceeded the chart's 512 Mi.  These tests start
-``kuota-webhook`` as the chart does (TLS, default bounds: 256 connections,
-120 s idle, 10 s handshake), open thousands of connections from this
-process on 127.0.0.1 and keep them open, and read the webhook's RSS from
-``/proc/<pid>/status``.
+``kuota-webhook`` as the chart does (TLS, default bounds: 1,024
+connections, 120 s idle, 10 s handshake), open thousands of connections
+from this process on 127.0.0.1 and keep them open, and read the webhook's
+RSS from ``/proc/<pid>/status``.
 
-The bound, :data:`RSS_BOUND_MIB` = 200 MiB, is measured, not guessed: the
-process starts at 44 MiB, and over 5,000 connections its peak RSS was
-123-127 MiB for idle TLS connections and 133-169 MiB for TCP connections
-that never start TLS (8 runs each of ``make test-webhook-load`` on the
-shared 2-core test machine, Python 3.11); 200 MiB is the worst of those
-plus 18 %, and 39 % of the chart's limit.  Without the bound the same 5,000
-TLS connections would need about 1.4 GiB (280 KiB each, measured).
+The bound, :data:`RSS_BOUND_MIB`, is measured, not guessed.  With
+asyncio's 256 KiB TLS buffers and 256 connections at most, the peak over
+5,000 connections was 123-127 MiB (idle TLS) and 133-169 MiB (TCP that
+never starts TLS), 8 runs each.  With 32 KiB buffers (:mod:`webhook.memory`)
+and 1,024 connections at most it is 110 MiB (idle TLS) and 194-198 MiB
+(TCP that never starts TLS: a connection in its handshake holds OpenSSL's
+buffers too), 3 runs each of ``make test-webhook-load`` on the shared
+2-core test machine, Python 3.11; the bound, 256 MiB, is the worst of those
+plus about 30 %, and half the chart's limit.
+Without any bound the same 5,000 TLS connections would need about 1.4 GiB
+with asyncio's buffers (280 KiB each, measured).
 
-``make test`` opens 1,000 connections (four times the bound: it is
-exercised; the file takes 12-15 s); ``make test-webhook-load`` opens the full 5,000
-(``KUOTA_WEBHOOK_IDLE_CONNECTIONS``).
+``make test`` opens 2,000 connections (twice the bound: it is exercised);
+``make test-webhook-load`` opens the full 5,000 (``KUOTA_WEBHOOK_IDLE_CONNECTIONS``).
 """
 
 from __future__ import annotations
@@ -48,8 +51,8 @@ from webhook.settings import DEFAULT_MAX_CONNECTIONS
 
 from .reviews import QUEUE, admission_review, job
 
-CONNECTIONS = int(os.environ.get("KUOTA_WEBHOOK_IDLE_CONNECTIONS", "1000"))
-RSS_BOUND_MIB = 200
+CONNECTIONS = int(os.environ.get("KUOTA_WEBHOOK_IDLE_CONNECTIONS", "2000"))
+RSS_BOUND_MIB = 256
 CLIENT_THREADS = 32
 
 

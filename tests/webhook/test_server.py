@@ -186,7 +186,7 @@ def test_help_documents_every_flag() -> None:
         (["--max-connections", "64"], "max_connections", 64),
         (["--idle-timeout", "30"], "idle_timeout_seconds", 30.0),
         (["--tls-handshake-timeout", "2.5"], "tls_handshake_timeout_seconds", 2.5),
-        ([], "max_connections", 256),
+        ([], "max_connections", 1024),
         ([], "idle_timeout_seconds", 120.0),
         ([], "tls_handshake_timeout_seconds", 10.0),
     ],
