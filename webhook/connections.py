@@ -12,17 +12,21 @@ With the smaller buffer a connection costs about 64 KiB, and the bound
 The policy, kept by :class:`ConnectionPool`:
 
 * at most ``limit`` connections are open, counting those still in their
-  TLS handshake (the 256 KiB are taken at accept time, before a single
+  TLS handshake (the read buffer is taken at accept time, before a single
   byte of TLS);
-* a connection beyond the limit makes room by closing the one that has
-  been quiet the longest: idle between requests or still handshaking for
-  at least :data:`MIN_QUIET_SECONDS`, or in a request older than
+* a connection beyond the limit makes room by closing, first, those their
+  clients have already closed (TCP ``CLOSE_WAIT``, not yet seen by the event
+  loop: :attr:`Connection.peer_closed`), else the one that has been quiet
+  the longest: idle between requests or still handshaking for at least
+  :data:`MIN_QUIET_SECONDS`, or in a request older than
   :data:`STALE_REQUEST_SECONDS` (30 s, the API server's largest
   ``timeoutSeconds``: nobody waits for that answer any more);
 * a connection with a younger request in progress, or quiet for less than
-  :data:`MIN_QUIET_SECONDS`, is never closed; when every open connection is
-  one of those, the next connection waits in the listen backlog until one
-  qualifies (the kernel holds it, at no cost to the process).
+  :data:`MIN_QUIET_SECONDS`, or with input not handled yet (a request the
+  event loop has not got to: :meth:`Connection.has_unhandled_input`), is
+  never closed; when every open connection is one of those, the next
+  connection waits in the listen backlog until one qualifies (the kernel
+  holds it, at no cost to the process).
 
 Why the minimum quiet time: closing a keep-alive connection the client has
 just picked for its next request loses that request.  kube-apiserver's
@@ -70,6 +74,12 @@ from aiohttp.typedefs import Handler, Middleware
 STALE_REQUEST_SECONDS: Final = 30.0
 """A request older than this is waited for by nobody: kube-apiserver's timeoutSeconds is ≤ 30."""
 
+TCP_CLOSE_WAIT: Final = 8
+"""The TCP state of a connection whose peer has closed its side (Linux ``tcp_states.h``)."""
+
+DEAD_SCAN_SECONDS: Final = 0.1
+"""At the bound, connections are checked for a client that has closed at most this often."""
+
 MIN_QUIET_SECONDS: Final = 1.0
 """An idle or handshaking connection younger than this is not closed to make room (above)."""
 
@@ -86,6 +96,8 @@ class Connection:
     """The TLS transport, once the handshake is done."""
     handshake: asyncio.Task[None] | None = None
     busy_since: float | None = None
+    handled: int = 0
+    """Requests on this connection whose handler has returned (the pool's middleware)."""
 
     @property
     def closed(self) -> bool:
@@ -96,6 +108,49 @@ class Connection:
         if self.busy_since is None:
             return now - self.last_active >= MIN_QUIET_SECONDS
         return now - self.busy_since >= STALE_REQUEST_SECONDS
+
+    @property
+    def peer_closed(self) -> bool:
+        """Whether the client has closed its side (TCP ``CLOSE_WAIT``), seen before the
+        event loop gets to it: such a connection carries nothing any more.
+
+        The API server closes every connection beyond the 25 it keeps idle as soon
+        as its request returns; under load, hundreds of those wait here for the
+        event loop, and they, not the live ones, are what the bound should close.
+        False where the kernel does not say (not Linux, not TCP).
+        """
+        option = getattr(socket, "TCP_INFO", None)
+        if option is None:
+            return False
+        try:
+            info = self.socket.getsockopt(socket.IPPROTO_TCP, option, 1)
+        except OSError:
+            return False
+        return len(info) == 1 and info[0] == TCP_CLOSE_WAIT
+
+    def has_unhandled_input(self) -> bool:
+        """Whether the client has sent something this process has not handled yet.
+
+        Either bytes still in the kernel's receive buffer (a ClientHello or a
+        request the event loop has not read), or a request aiohttp has parsed
+        whose handler has not returned yet (aiohttp counts the requests it
+        parses; the pool's middleware counts those handled).  Under load the event loop runs behind,
+        and a connection the API server has just sent a request on looks
+        quiet from here; closing it loses that request.  Peeking changes
+        nothing: the bytes stay for asyncio to read.  An end of stream (the
+        client closed) is not input.
+        """
+        try:
+            if self.socket.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT):
+                return True
+        except (BlockingIOError, InterruptedError):
+            pass  # nothing waiting
+        except OSError:
+            return False  # reset or closed: nothing anyone waits for
+        # RequestHandler._request_count: requests parsed on this connection (the test
+        # suite checks that the pinned aiohttp still has it and counts that way).
+        parsed = getattr(self.protocol, "_request_count", None)
+        return isinstance(parsed, int) and parsed > self.handled
 
     def abort(self) -> None:
         """Close at once, without a TLS goodbye (nothing is in flight that anyone waits for)."""
@@ -125,6 +180,7 @@ class ConnectionPool:
         self._on_evict = on_evict
         self._open: OrderedDict[Connection, None] = OrderedDict()
         self._by_protocol: dict[object, Connection] = {}
+        self._last_dead_scan = float("-inf")
 
     def open_count(self) -> int:
         """Connections open now (handshaking ones included)."""
@@ -134,6 +190,8 @@ class ConnectionPool:
     def has_room(self) -> bool:
         """Whether one more connection can be taken now, closing a quiet one if need be."""
         if self.open_count() < self.limit:
+            return True
+        if self._close_dead():
             return True
         return self._quietest() is not None
 
@@ -150,13 +208,10 @@ class ConnectionPool:
         that request lasts, never by more (the accept loop waits for room
         before the next accept).
         """
-        if self.open_count() >= self.limit:
+        if self.open_count() >= self.limit and not self._close_dead():
             victim = self._quietest()
             if victim is not None:
-                self._drop(victim)
-                victim.abort()
-                self.evicted += 1
-                self._on_evict()
+                self._close(victim)
         connection = Connection(socket=sock, last_active=self._clock())
         self._open[connection] = None
         return connection
@@ -186,6 +241,7 @@ class ConnectionPool:
                 return await handler(request)
             finally:
                 connection.busy_since = None
+                connection.handled += 1
                 self._touch(connection)
 
         return track_busy
@@ -197,10 +253,37 @@ class ConnectionPool:
             self._open.move_to_end(connection)
         return now
 
+    def _close(self, connection: Connection) -> None:
+        self._drop(connection)
+        connection.abort()
+        self.evicted += 1
+        self._on_evict()
+
+    def _close_dead(self) -> int:
+        """Close every connection its client has closed (:attr:`Connection.peer_closed`);
+        how many.  One system call per connection, so at most every
+        :data:`DEAD_SCAN_SECONDS`: a flood of live connections is not scanned per accept."""
+        now = self._clock()
+        if now - self._last_dead_scan < DEAD_SCAN_SECONDS:
+            return 0
+        self._last_dead_scan = now
+        dead = [
+            connection
+            for connection in self._open
+            if not connection.closed and connection.busy_since is None and connection.peer_closed
+        ]
+        for connection in dead:
+            self._close(connection)
+        return len(dead)
+
     def _quietest(self) -> Connection | None:
         now = self._clock()
         for connection in self._open:  # oldest activity first
-            if not connection.closed and connection.evictable(now):
+            if (
+                not connection.closed
+                and connection.evictable(now)
+                and not connection.has_unhandled_input()
+            ):
                 return connection
         return None
 

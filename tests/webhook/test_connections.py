@@ -7,6 +7,7 @@ clock, so "quiet for how long" is exact.
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 from unittest import mock
@@ -166,3 +167,110 @@ def test_handshaking_connections_count_and_go_when_the_listener_stops(
 def test_a_limit_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         ConnectionPool(0)
+
+
+def test_a_quiet_connection_with_a_request_not_read_yet_is_not_closed(
+    sockets: list[socket.socket],
+) -> None:
+    # Under load the event loop runs behind: the API server has sent a request on a
+    # pooled connection that looks quiet from here. Closing it would lose the request.
+    clock = Clock()
+    pool = ConnectionPool(1, clock=clock)
+    ours, theirs = socket.socketpair()
+    sockets += [ours, theirs]
+    waiting = pool.admit(ours)
+    theirs.sendall(b"POST /validate HTTP/1.1\r\n")
+    clock.now += MIN_QUIET_SECONDS * 10
+    assert not pool.has_room(), "unread input: not closed"
+    assert ours.recv(64)  # the event loop gets to it (peeking left it in place)
+    assert pool.has_room()
+    pool.admit(new_socket(sockets))
+    assert waiting.closed
+
+
+def test_a_connection_its_client_has_closed_makes_room(sockets: list[socket.socket]) -> None:
+    clock = Clock()
+    pool = ConnectionPool(1, clock=clock)
+    ours, theirs = socket.socketpair()
+    sockets += [ours, theirs]
+    gone = pool.admit(ours)
+    theirs.close()  # end of stream waiting: not input anyone waits on
+    clock.now += MIN_QUIET_SECONDS
+    assert pool.has_room()
+    pool.admit(new_socket(sockets))
+    assert gone.closed
+
+
+async def test_a_parsed_request_keeps_its_connection_until_its_handler_returns(
+    sockets: list[socket.socket],
+) -> None:
+    clock = Clock()
+    pool = ConnectionPool(1, clock=clock)
+    queued = pool.admit(new_socket(sockets))
+    protocol = mock.Mock(_request_count=1)  # aiohttp has parsed one request
+    pool.bind(queued, protocol)
+    clock.now += MIN_QUIET_SECONDS * 10
+    assert not pool.has_room(), "its handler has not started (the event loop is behind)"
+    request = make_mocked_request("POST", "/convert", protocol=protocol)
+    await pool.middleware()(request, lambda _: _respond())
+    clock.now += MIN_QUIET_SECONDS
+    assert pool.has_room(), "handled, then quiet"
+
+
+async def _respond() -> web.StreamResponse:
+    return web.Response()
+
+
+def test_the_pinned_aiohttp_counts_parsed_requests_where_the_pool_looks() -> None:
+    """has_unhandled_input reads RequestHandler._request_count: an upgrade that drops it
+    or stops counting parsed requests in it fails here."""
+    import inspect
+
+    from aiohttp.web_protocol import RequestHandler
+
+    assert "_request_count" in RequestHandler.__slots__
+    assert "self._request_count += 1" in inspect.getsource(RequestHandler.data_received)
+
+
+def tcp_pair(sockets: list[socket.socket]) -> tuple[socket.socket, socket.socket]:
+    """(server side, client side) of a loopback TCP connection: the kernel's TCP state."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        client = socket.create_connection(listener.getsockname())
+        server, _ = listener.accept()
+    sockets += [server, client]
+    return server, client
+
+
+def test_a_connection_its_client_closed_goes_first_even_with_input_waiting(
+    sockets: list[socket.socket],
+) -> None:
+    # Under load the API server's surplus connections (beyond the 25 it keeps idle) are
+    # closed by it while the event loop is behind: those, not the live ones, make room.
+    clock = Clock()
+    pool = ConnectionPool(2, clock=clock)
+    live_server, _live_client = tcp_pair(sockets)
+    live = pool.admit(live_server)
+    clock.now += MIN_QUIET_SECONDS * 10
+    closed_server, closed_client = tcp_pair(sockets)
+    closed_by_client = pool.admit(closed_server)
+    closed_client.sendall(b"\x15\x03\x03")  # a TLS close_notify's first bytes, not read yet
+    closed_client.close()
+    time.sleep(0.05)  # the FIN arrives
+    assert closed_by_client.peer_closed and not live.peer_closed
+    pool.admit(new_socket(sockets))
+    assert closed_by_client.closed and not live.closed, "the dead one, though it is newer"
+
+
+def test_every_connection_its_client_closed_goes_at_once(sockets: list[socket.socket]) -> None:
+    clock = Clock()
+    pool = ConnectionPool(3, clock=clock)
+    live = pool.admit(tcp_pair(sockets)[0])
+    dead = []
+    for _ in range(2):
+        server, client = tcp_pair(sockets)
+        dead.append(pool.admit(server))
+        client.close()
+    time.sleep(0.05)
+    pool.admit(new_socket(sockets))
+    assert all(connection.closed for connection in dead) and not live.closed
+    assert pool.open_count() == 2 and pool.evicted == 2
