@@ -43,9 +43,9 @@ def open_idle(webhook: KuotaWebhook, context: ssl.SSLContext) -> socket.socket:
 def metric(webhook: KuotaWebhook, context: ssl.SSLContext, name: str) -> float:
     with urllib.request.urlopen(f"{webhook.base_url}/metrics", context=context, timeout=10) as got:
         text = got.read().decode()
-    match = re.search(rf"^{name} (\S+)$", text, re.M)
-    assert match, f"{name} not exposed"
-    return float(match.group(1))
+    found = re.findall(rf"^{name}(?:{{[^}}]*}})? (\S+)$", text, re.M)
+    assert found, f"{name} not exposed"
+    return sum(float(value) for value in found)  # over its labels
 
 
 @pytest.fixture

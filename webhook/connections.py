@@ -17,14 +17,17 @@ The policy, kept by :class:`ConnectionPool`:
 * a connection beyond the limit makes room by closing, first, those their
   clients have already closed (TCP ``CLOSE_WAIT``, not yet seen by the event
   loop: :attr:`Connection.peer_closed`), else the one that has been quiet
-  the longest: idle between requests or still handshaking for at least
-  :data:`MIN_QUIET_SECONDS`, or in a request older than
+  the longest, for long enough for what it is: a TLS handshake whose client
+  has sent nothing, :data:`MIN_QUIET_SECONDS`; a TLS connection that has
+  carried no request yet, :data:`UNUSED_MIN_QUIET_SECONDS`; one that has,
+  :data:`REUSED_MIN_QUIET_SECONDS`; or a request older than
   :data:`STALE_REQUEST_SECONDS` (30 s, the API server's largest
   ``timeoutSeconds``: nobody waits for that answer any more);
-* a connection with a younger request in progress, or quiet for less than
-  :data:`MIN_QUIET_SECONDS`, or with input not handled yet (a request the
-  event loop has not got to: :meth:`Connection.has_unhandled_input`), is
-  never closed; when every open connection is one of those, the next
+* never a connection with a younger request in progress, with input not
+  handled yet (a request the event loop has not got to:
+  :meth:`Connection.has_unhandled_input`), or in a TLS handshake the client
+  has started (:attr:`Connection.client_started`; the handshake timeout
+  bounds it).  When every open connection is one of those, the next
   connection waits in the listen backlog until one qualifies (the kernel
   holds it, at no cost to the process).
 
@@ -41,13 +44,24 @@ Go's transport sends a request on whichever comes first, a new connection
 or one another request gives back, so under a burst the backlog drains as
 requests finish.
 
+Why the longer quiet times (Kueue's large benchmark again, 50,000
+Workloads created at 1,000 a second on 2 cores): client-go keeps 25 idle
+connections per host, so past 25 calls at once every call dials a new
+connection, and the connection count swung between about 30 and 1,024
+every second.  At the bound, closing connections quiet for a second cut
+calls the API server had just dialed or pooled: about 1,000 creates
+refused per run (connection reset, broken pipe, EOF).  With the client's
+closed connections closed first, unhandled input and started handshakes
+left alone, and the quiet times above, the 50,000 creates went through
+without one failed call.
+
 Why close the quietest rather than refuse the newest: with refusal, anyone
 who opens ``limit`` idle connections locks the API server out until they
 time out, and every queued Job is refused (``failurePolicy: Fail``).
 Closing the quietest keeps serving new connections, the API server's
-included, and never touches a request in progress; at worst it closes one
-of the API server's pooled connections that has been idle for a second,
-which its HTTP client sees closed and replaces with a new one.
+included, and never touches a request in progress: an idle flood delays
+the API server's new connections by at most
+:data:`UNUSED_MIN_QUIET_SECONDS` (its pooled ones keep working meanwhile).
 
 Idle and handshake time are bounded elsewhere, by aiohttp's
 ``keepalive_timeout`` and asyncio's ``ssl_handshake_timeout``
@@ -62,6 +76,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import struct
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -76,12 +91,28 @@ STALE_REQUEST_SECONDS: Final = 30.0
 
 TCP_CLOSE_WAIT: Final = 8
 """The TCP state of a connection whose peer has closed its side (Linux ``tcp_states.h``)."""
+TCP_INFO_BYTES_RECEIVED: Final = 128
+"""Offset of ``tcpi_bytes_received`` (u64) in Linux's ``struct tcp_info`` (since 4.1)."""
 
 DEAD_SCAN_SECONDS: Final = 0.1
 """At the bound, connections are checked for a client that has closed at most this often."""
 
 MIN_QUIET_SECONDS: Final = 1.0
-"""An idle or handshaking connection younger than this is not closed to make room (above)."""
+"""A connection still in its TLS handshake, the client silent, may go after this long."""
+UNUSED_MIN_QUIET_SECONDS: Final = 10.0
+"""A TLS connection that has not carried a request yet may go after this long.  Go's
+client dials a connection for a call and sends the request when its goroutine next runs:
+with both cores busy that took more than a second (Kueue's large benchmark: 1,345 such
+connections closed at a one-second rule, their requests reset), so ten."""
+REUSED_MIN_QUIET_SECONDS: Final = 90.0
+"""A connection that has carried a request may sit in its client's pool and be reused at
+any moment, until the client drops it after 90 s idle (Go's ``IdleConnTimeout``,
+kube-apiserver's webhook client): it goes only after that."""
+QUIET_SECONDS: Final = {
+    "handshake": MIN_QUIET_SECONDS,
+    "never_used": UNUSED_MIN_QUIET_SECONDS,
+    "idle": REUSED_MIN_QUIET_SECONDS,
+}
 
 
 @dataclass(eq=False, slots=True)
@@ -99,15 +130,52 @@ class Connection:
     handled: int = 0
     """Requests on this connection whose handler has returned (the pool's middleware)."""
 
+    def why_evictable(self) -> str:
+        """What kind of connection this is, as the eviction metric labels it: pure."""
+        if self.busy_since is not None:
+            return "stale_request"
+        if self.transport is None:
+            return "handshake"
+        return "never_used" if self.handled == 0 else "idle"
+
     @property
     def closed(self) -> bool:
         return self.socket.fileno() < 0
 
     def evictable(self, now: float) -> bool:
-        """Pure: quiet for long enough, or in a request nobody waits for any more."""
-        if self.busy_since is None:
-            return now - self.last_active >= MIN_QUIET_SECONDS
-        return now - self.busy_since >= STALE_REQUEST_SECONDS
+        """Pure: quiet for long enough for what it is (:meth:`why_evictable`), or in a
+        request nobody waits for any more."""
+        if self.busy_since is not None:
+            return now - self.busy_since >= STALE_REQUEST_SECONDS
+        return now - self.last_active >= QUIET_SECONDS[self.why_evictable()]
+
+    def _tcp_info(self, length: int) -> bytes | None:
+        """The kernel's ``struct tcp_info`` of this connection (its first ``length`` bytes),
+        None where the kernel does not say (not Linux, not TCP)."""
+        option = getattr(socket, "TCP_INFO", None)
+        if option is None:
+            return None
+        try:
+            info = self.socket.getsockopt(socket.IPPROTO_TCP, option, length)
+        except OSError:
+            return None
+        return info if len(info) == length else None
+
+    @property
+    def client_started(self) -> bool:
+        """Whether the client has sent anything at all (read by this process or not).
+
+        A TLS handshake the client has started is not closed to make room: under
+        load the event loop takes more than a second to answer a ClientHello, and
+        the API server's new connection would be reset mid-handshake.  The
+        handshake timeout bounds it.  One that never sent a byte may go.  False
+        where the kernel does not say (the quiet time alone decides then).
+        """
+        info = self._tcp_info(TCP_INFO_BYTES_RECEIVED + 8)
+        if info is None:
+            return False
+        (received,) = struct.unpack_from("=Q", info, TCP_INFO_BYTES_RECEIVED)
+        return bool(received)
 
     @property
     def peer_closed(self) -> bool:
@@ -119,14 +187,8 @@ class Connection:
         event loop, and they, not the live ones, are what the bound should close.
         False where the kernel does not say (not Linux, not TCP).
         """
-        option = getattr(socket, "TCP_INFO", None)
-        if option is None:
-            return False
-        try:
-            info = self.socket.getsockopt(socket.IPPROTO_TCP, option, 1)
-        except OSError:
-            return False
-        return len(info) == 1 and info[0] == TCP_CLOSE_WAIT
+        info = self._tcp_info(1)
+        return info is not None and info[0] == TCP_CLOSE_WAIT
 
     def has_unhandled_input(self) -> bool:
         """Whether the client has sent something this process has not handled yet.
@@ -170,7 +232,7 @@ class ConnectionPool:
         limit: int,
         *,
         clock: Callable[[], float] = time.monotonic,
-        on_evict: Callable[[], None] = lambda: None,
+        on_evict: Callable[[str], None] = lambda why: None,
     ) -> None:
         if limit < 1:
             raise ValueError(f"the connection limit must be at least 1, got {limit}")
@@ -211,7 +273,7 @@ class ConnectionPool:
         if self.open_count() >= self.limit and not self._close_dead():
             victim = self._quietest()
             if victim is not None:
-                self._close(victim)
+                self._close(victim, victim.why_evictable())
         connection = Connection(socket=sock, last_active=self._clock())
         self._open[connection] = None
         return connection
@@ -253,11 +315,11 @@ class ConnectionPool:
             self._open.move_to_end(connection)
         return now
 
-    def _close(self, connection: Connection) -> None:
+    def _close(self, connection: Connection, why: str) -> None:
         self._drop(connection)
         connection.abort()
         self.evicted += 1
-        self._on_evict()
+        self._on_evict(why)
 
     def _close_dead(self) -> int:
         """Close every connection its client has closed (:attr:`Connection.peer_closed`);
@@ -273,7 +335,7 @@ class ConnectionPool:
             if not connection.closed and connection.busy_since is None and connection.peer_closed
         ]
         for connection in dead:
-            self._close(connection)
+            self._close(connection, "client_closed")
         return len(dead)
 
     def _quietest(self) -> Connection | None:
@@ -283,6 +345,7 @@ class ConnectionPool:
                 not connection.closed
                 and connection.evictable(now)
                 and not connection.has_unhandled_input()
+                and not (connection.transport is None and connection.client_started)
             ):
                 return connection
         return None

@@ -8,7 +8,8 @@ not decide; answered as a denial).
 
 The HTTPS listener adds the connections it holds (handshaking ones
 included) and how many it closed at its bound (:mod:`webhook.connections`):
-a steadily growing eviction count means the bound is too small for the API
+a steadily growing eviction count other than ``client_closed`` (connections
+the client had already left) means the bound is too small for the API
 servers, or someone is holding connections open.
 """
 
@@ -55,7 +56,9 @@ class WebhookMetrics:
         )
         evictions = Counter(
             "kuota_webhook_connections_evicted",
-            "Connections closed to stay within --max-connections (the quietest first).",
+            "Connections closed to stay within --max-connections, by why they could go: "
+            "client_closed, never_used, idle, stale_request.",
+            ("why",),
             registry=registry,
         )
         return cls(

@@ -60,7 +60,9 @@ async def serve(settings: WebhookSettings, *, stop: asyncio.Event | None = None)
     reloader = CertificateReloader(settings.cert_file, settings.key_file)
     app = create_app(settings, is_ready=lambda: reloader.loaded)
     metrics = app[METRICS]
-    pool = ConnectionPool(settings.max_connections, on_evict=metrics.evictions.inc)
+    pool = ConnectionPool(
+        settings.max_connections, on_evict=lambda why: metrics.evictions.labels(why).inc()
+    )
     metrics.connections.set_function(pool.open_count)
     app.middlewares.append(pool.middleware())
     runners: list[web.AppRunner] = []

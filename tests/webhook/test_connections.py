@@ -18,7 +18,9 @@ from aiohttp.test_utils import make_mocked_request
 
 from webhook.connections import (
     MIN_QUIET_SECONDS,
+    REUSED_MIN_QUIET_SECONDS,
     STALE_REQUEST_SECONDS,
+    UNUSED_MIN_QUIET_SECONDS,
     Connection,
     ConnectionPool,
 )
@@ -68,15 +70,15 @@ def test_below_the_limit_nothing_is_closed(sockets: list[socket.socket]) -> None
 
 def test_at_the_limit_the_quietest_connection_makes_room(sockets: list[socket.socket]) -> None:
     clock = Clock()
-    evictions: list[None] = []
-    pool = ConnectionPool(2, clock=clock, on_evict=lambda: evictions.append(None))
+    evictions: list[str] = []
+    pool = ConnectionPool(2, clock=clock, on_evict=evictions.append)
     first = pool.admit(new_socket(sockets))
     clock.now += 1
     second = pool.admit(new_socket(sockets))
     clock.now += 1
     third = pool.admit(new_socket(sockets))
     assert first.closed and not second.closed and not third.closed
-    assert pool.open_count() == 2 and pool.evicted == 1 and len(evictions) == 1
+    assert pool.open_count() == 2 and pool.evicted == 1 and evictions == ["handshake"]
 
 
 def test_a_connection_quiet_for_less_than_a_second_is_not_closed(
@@ -108,6 +110,31 @@ async def test_a_request_makes_a_connection_recent(sockets: list[socket.socket])
     assert second.closed and not first.closed
 
 
+async def test_quiet_times_grow_with_what_a_connection_has_done(
+    sockets: list[socket.socket],
+) -> None:
+    # A silent handshake may go after MIN_QUIET_SECONDS; a TLS connection that has not
+    # carried a request yet (its client may be about to send one) after
+    # UNUSED_MIN_QUIET_SECONDS; one that has (it may sit in the client's pool) after
+    # REUSED_MIN_QUIET_SECONDS.
+    clock = Clock()
+    evictions: list[str] = []
+    pool = ConnectionPool(2, clock=clock, on_evict=evictions.append)
+    unused = pool.admit(new_socket(sockets))
+    unused.transport = mock.Mock(abort=unused.socket.close)  # handshake done
+    used = pool.admit(new_socket(sockets))
+    used.transport = mock.Mock(abort=used.socket.close)
+    await run_request(pool, used)
+    clock.now += UNUSED_MIN_QUIET_SECONDS - 0.5
+    assert not pool.has_room()
+    clock.now += 0.5
+    pool.admit(new_socket(sockets))
+    assert unused.closed and not used.closed and evictions == ["never_used"]
+    served = used.last_active
+    assert not used.evictable(served + REUSED_MIN_QUIET_SECONDS - 0.5)
+    assert used.evictable(served + REUSED_MIN_QUIET_SECONDS) and used.why_evictable() == "idle"
+
+
 async def test_a_request_in_progress_is_never_cut(sockets: list[socket.socket]) -> None:
     clock = Clock()
     pool = ConnectionPool(1, clock=clock)
@@ -126,8 +153,8 @@ async def test_a_request_in_progress_is_never_cut(sockets: list[socket.socket]) 
         "no room while every connection is mid-request; admitted anyway it passes the bound by one"
     )
     assert not pool.has_room(), "the request just ended: its client may send the next one"
-    clock.now += MIN_QUIET_SECONDS
-    assert pool.has_room(), "quiet for a second now: it may be closed to make room"
+    clock.now += REUSED_MIN_QUIET_SECONDS
+    assert pool.has_room(), "quiet for long enough now: it may be closed to make room"
 
 
 async def test_a_request_nobody_waits_for_any_more_is_cut(sockets: list[socket.socket]) -> None:
@@ -213,7 +240,7 @@ async def test_a_parsed_request_keeps_its_connection_until_its_handler_returns(
     assert not pool.has_room(), "its handler has not started (the event loop is behind)"
     request = make_mocked_request("POST", "/convert", protocol=protocol)
     await pool.middleware()(request, lambda _: _respond())
-    clock.now += MIN_QUIET_SECONDS
+    clock.now += REUSED_MIN_QUIET_SECONDS
     assert pool.has_room(), "handled, then quiet"
 
 
@@ -263,7 +290,8 @@ def test_a_connection_its_client_closed_goes_first_even_with_input_waiting(
 
 def test_every_connection_its_client_closed_goes_at_once(sockets: list[socket.socket]) -> None:
     clock = Clock()
-    pool = ConnectionPool(3, clock=clock)
+    evictions: list[str] = []
+    pool = ConnectionPool(3, clock=clock, on_evict=evictions.append)
     live = pool.admit(tcp_pair(sockets)[0])
     dead = []
     for _ in range(2):
@@ -273,4 +301,24 @@ def test_every_connection_its_client_closed_goes_at_once(sockets: list[socket.so
     time.sleep(0.05)
     pool.admit(new_socket(sockets))
     assert all(connection.closed for connection in dead) and not live.closed
-    assert pool.open_count() == 2 and pool.evicted == 2
+    assert pool.open_count() == 2 and evictions == ["client_closed"] * 2
+
+
+def test_a_handshake_the_client_has_started_is_left_to_its_timeout(
+    sockets: list[socket.socket],
+) -> None:
+    # Under load the event loop answers a ClientHello late; resetting that connection
+    # fails the API server's call. A connection that never sent a byte still goes.
+    clock = Clock()
+    pool = ConnectionPool(2, clock=clock)
+    started_server, started_client = tcp_pair(sockets)
+    started = pool.admit(started_server)
+    started_client.sendall(b"\x16\x03\x01")  # a ClientHello's first bytes
+    time.sleep(0.05)
+    assert started_server.recv(16)  # asyncio has read it and is (slowly) answering
+    silent = pool.admit(tcp_pair(sockets)[0])
+    clock.now += MIN_QUIET_SECONDS * 5
+    assert started.client_started and not silent.client_started
+    pool.admit(new_socket(sockets))
+    assert silent.closed and not started.closed
+    assert not pool.has_room(), "the started handshake waits for its timeout"

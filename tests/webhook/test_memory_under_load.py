@@ -85,9 +85,9 @@ class Webhook:
 
     def metric(self, name: str) -> float:
         _, text = self.request("/metrics")
-        match = re.search(rf"^{name} (\S+)$", text.decode(), re.M)
-        assert match, f"{name} not exposed"
-        return float(match.group(1))
+        found = re.findall(rf"^{name}(?:{{[^}}]*}})? (\S+)$", text.decode(), re.M)
+        assert found, f"{name} not exposed"
+        return sum(float(value) for value in found)  # over its labels
 
 
 @pytest.fixture
