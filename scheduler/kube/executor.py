@@ -243,6 +243,9 @@ class Executor:
         if self._pending_writer is not None:
             self._pending_writer.cancel()
             await asyncio.gather(self._pending_writer, return_exceptions=True)
+            # What it ended with (say, fenced) belongs to this term: the next term's first
+            # write_pending_soon must not raise it again and end that term too.
+            self._pending_writer = None
 
     async def admit(self, decision: Admit) -> None:
         """Record the admission in the Workload's status, then start its Job from that record."""

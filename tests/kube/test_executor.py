@@ -9,6 +9,7 @@ Conflicts: a Job that moved is decided again from the fresh object.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -20,6 +21,7 @@ import pytest
 from scheduler import logs
 from scheduler.api import objects
 from scheduler.core.decisions import Admit, Evict, Pending
+from scheduler.kube.fence import Fenced
 from scheduler.kube.rest import ApiError
 
 from .world import SPOT_TOLERATION, World, job_path, workload_path
@@ -348,3 +350,22 @@ async def test_an_eviction_that_cannot_be_written_is_issued_again_next_cycle() -
     assert [d.victim for d in second.decisions if isinstance(d, Evict)] == [low]
     assert objects.is_true(world.workload(low), "Evicted")
     assert world.state(high) == "Pending"
+
+
+async def test_a_fenced_pending_writer_does_not_end_the_next_term_too() -> None:
+    """Seen in Kueue's large benchmark: the API server stopped answering, the Lease was
+    lost, the pending writer ended fenced, and every later term re-raised that failure at
+    its first turn."""
+    world = World().setup()
+    executor = world.executor
+
+    async def fenced() -> None:
+        raise Fenced("not leading")
+
+    executor._pending_writer = asyncio.get_running_loop().create_task(fenced())
+    await asyncio.sleep(0)
+    await executor.stop_background()  # the term ends
+    key = await world.submit("a")
+    executor.pending_writes[key] = Pending(key, "cq", "Pending", "waiting for quota")
+    executor.write_pending_soon()  # the next term's first turn: nothing to raise
+    await executor.stop_background()
