@@ -196,9 +196,9 @@ class Connection:
         Either bytes still in the kernel's receive buffer (a ClientHello or a
         request the event loop has not read), or a request aiohttp has parsed
         whose handler has not returned yet (aiohttp counts the requests it
-        parses; the pool's middleware counts those handled).  Under load the event loop runs behind,
-        and a connection the API server has just sent a request on looks
-        quiet from here; closing it loses that request.  Peeking changes
+        parses; the pool's middleware counts those handled).  Under load the
+        event loop runs behind, and a connection the API server has just sent
+        a request on looks quiet from here; closing it loses that request.  Peeking changes
         nothing: the bytes stay for asyncio to read.  An end of stream (the
         client closed) is not input.
         """
@@ -345,7 +345,7 @@ class ConnectionPool:
                 not connection.closed
                 and connection.evictable(now)
                 and not connection.has_unhandled_input()
-                and not (connection.transport is None and connection.client_started)
+                and not (connection.why_evictable() == "handshake" and connection.client_started)
             ):
                 return connection
         return None

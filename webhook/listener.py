@@ -2,10 +2,11 @@
 
 aiohttp's ``TCPSite`` hands its listening socket to ``loop.create_server``,
 which wraps every accepted connection in TLS at once — a read buffer
-(:mod:`webhook.memory`) before kuota could count it, or refuse it.  :class:`BoundedTLSSite` is the
-same site with kuota's own accept loop, written with the asyncio server API
-only: ``loop.sock_accept`` takes the next connection off the listen backlog
-once :class:`~webhook.connections.ConnectionPool` has room for it, and
+(:mod:`webhook.memory`) before kuota could count it, or refuse it.
+:class:`BoundedTLSSite` is the same site with kuota's own accept loop,
+written with the asyncio server API only: ``loop.sock_accept`` takes the
+next connection off the listen backlog once
+:class:`~webhook.connections.ConnectionPool` has room for it, and
 ``loop.connect_accepted_socket`` runs the TLS handshake (bounded by
 ``ssl_handshake_timeout``) and hands the connection to aiohttp's request
 handler, exactly as ``create_server`` would.  HTTP stays aiohttp's

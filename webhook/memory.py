@@ -42,10 +42,10 @@ from typing import Final
 
 M_MMAP_THRESHOLD: Final = -3
 """glibc's ``<malloc.h>`` parameter number."""
-THRESHOLD_BYTES: Final = 32 * 1024
-"""Every TLS read buffer (:data:`TLS_READ_BUFFER_BYTES`) is its own mapping, freed on close."""
 TLS_READ_BUFFER_BYTES: Final = 32 * 1024
 """asyncio's per-connection TLS read buffer, instead of its 256 KiB."""
+THRESHOLD_BYTES: Final = TLS_READ_BUFFER_BYTES
+"""Every TLS read buffer is its own mapping, freed on close."""
 
 
 def use_small_tls_buffers() -> None:

@@ -268,6 +268,18 @@ def tcp_pair(sockets: list[socket.socket]) -> tuple[socket.socket, socket.socket
     return server, client
 
 
+def admit_then_client_closes(
+    pool: ConnectionPool, sockets: list[socket.socket], unread: bytes = b""
+) -> Connection:
+    """A TCP connection the pool took whose client then sent ``unread`` and closed."""
+    server, client = tcp_pair(sockets)
+    connection = pool.admit(server)
+    if unread:
+        client.sendall(unread)
+    client.close()
+    return connection
+
+
 def test_a_connection_its_client_closed_goes_first_even_with_input_waiting(
     sockets: list[socket.socket],
 ) -> None:
@@ -278,10 +290,8 @@ def test_a_connection_its_client_closed_goes_first_even_with_input_waiting(
     live_server, _live_client = tcp_pair(sockets)
     live = pool.admit(live_server)
     clock.now += MIN_QUIET_SECONDS * 10
-    closed_server, closed_client = tcp_pair(sockets)
-    closed_by_client = pool.admit(closed_server)
-    closed_client.sendall(b"\x15\x03\x03")  # a TLS close_notify's first bytes, not read yet
-    closed_client.close()
+    # A TLS close_notify's first bytes, not read yet, then the FIN.
+    closed_by_client = admit_then_client_closes(pool, sockets, unread=b"\x15\x03\x03")
     time.sleep(0.05)  # the FIN arrives
     assert closed_by_client.peer_closed and not live.peer_closed
     pool.admit(new_socket(sockets))
@@ -293,11 +303,7 @@ def test_every_connection_its_client_closed_goes_at_once(sockets: list[socket.so
     evictions: list[str] = []
     pool = ConnectionPool(3, clock=clock, on_evict=evictions.append)
     live = pool.admit(tcp_pair(sockets)[0])
-    dead = []
-    for _ in range(2):
-        server, client = tcp_pair(sockets)
-        dead.append(pool.admit(server))
-        client.close()
+    dead = [admit_then_client_closes(pool, sockets) for _ in range(2)]
     time.sleep(0.05)
     pool.admit(new_socket(sockets))
     assert all(connection.closed for connection in dead) and not live.closed
