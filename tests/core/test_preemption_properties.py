@@ -16,6 +16,9 @@ from hypothesis import strategies as st
 from scheduler.api.config import parse_configuration
 from scheduler.core.decisions import Evict
 from scheduler.core.engine import Engine
+from scheduler.core.preemption import Preemptor, find_targets
+from scheduler.core.preemption.candidates import classical_candidates
+from scheduler.core.preemption.classical import minimal_targets
 from scheduler.core.resource_node import capacity_available
 from tests.core.builders import (
     T0,
@@ -280,3 +283,42 @@ def test_no_livelock_in_a_hierarchical_cohort_under_fair_sharing() -> None:
     assert [(e.preemptor, e.victim) for e in evictions] == [("default/w3", "default/w1")]
     admitted = {key for key, record in engine.records.items() if record.state == "Admitted"}
     assert admitted == {"default/w0", "default/w3"}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(clusters(), st.integers(1, 8))
+def test_pruned_candidate_search_finds_the_same_victims(cluster: Any, request: int) -> None:
+    """The candidate search leaves out reclaims it cannot use; the victims stay the same.
+
+    Every late workload asks, as a preemptor in its queue, for ``request`` cpu
+    on the tree the early ones left; the answer must equal the minimal set
+    chosen from the full, unpruned candidate list (7.3-7.5 as written).
+    """
+    queues, early, late, fair = cluster
+    if fair:  # the pruning is the classical search's; fair sharing has its own
+        return
+    engine = new_engine(queues, fair)
+    load(engine, early)
+    run(engine)
+    context = engine.preemption_context()
+    for item in late:
+        obj = item.build()
+        queue = obj.spec.queue_name.removeprefix("lq-")
+        cq = engine.cache.cluster_queues[queue]
+        preemptor = Preemptor(
+            key=obj.key,
+            uid=obj.metadata.uid,
+            priority=obj.spec.priority or 0,
+            timestamp=T0,
+            cq=cq,
+        )
+        requests, needed = {FR: request * 1000}, {FR}
+        full = classical_candidates(context, preemptor, requests, needed, prune=False)
+        expected = tuple(
+            (c.key, c.cq_name, c.reason) for c in minimal_targets(cq, requests, needed, full)
+        )
+        found = tuple(
+            (t.workload, t.cluster_queue, t.reason)
+            for t in find_targets(context, preemptor, requests, needed)
+        )
+        assert found == expected

@@ -60,11 +60,50 @@ def find_targets(
     return tuple(Target(workload=c.key, cluster_queue=c.cq_name, reason=c.reason) for c in chosen)
 
 
+class TargetMemo:
+    """``find_targets`` for one preemptor on one unchanged tree, each question answered once.
+
+    Nomination asks the flavor-assignment question (one FR) and then the
+    whole-workload one; for a workload with one resource they are the same
+    question, and at a thousand queues the candidate search is most of a
+    cycle.  Valid only while the tree, the context's exclusions and the
+    history stay as they were: the caller makes one per assignment attempt.
+    """
+
+    __slots__ = ("ctx", "preemptor", "_answers")
+
+    def __init__(self, ctx: PreemptionContext, preemptor: Preemptor) -> None:
+        self.ctx = ctx
+        self.preemptor = preemptor
+        self._answers: dict[
+            tuple[frozenset[tuple[FlavorResource, int]], frozenset[FlavorResource]],
+            tuple[Target, ...],
+        ] = {}
+
+    def targets(self, requests: FRValues, needed: set[FlavorResource]) -> tuple[Target, ...]:
+        key = (frozenset(requests.items()), frozenset(needed))
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = self._answers[key] = find_targets(self.ctx, self.preemptor, requests, needed)
+        return answer
+
+    def simulate_one(self, fr: FlavorResource, amount: int) -> tuple[tuple[Target, ...], int]:
+        return simulate_one(self.ctx, self.preemptor, fr, amount, self.targets({fr: amount}, {fr}))
+
+
 def simulate_one(
-    ctx: PreemptionContext, preemptor: Preemptor, fr: FlavorResource, amount: int
+    ctx: PreemptionContext,
+    preemptor: Preemptor,
+    fr: FlavorResource,
+    amount: int,
+    targets: tuple[Target, ...] | None = None,
 ) -> tuple[tuple[Target, ...], int]:
-    """The 5.3 simulation for a single FR: (targets, borrowing level once they are gone): pure."""
-    targets = find_targets(ctx, preemptor, {fr: amount}, {fr})
+    """The 5.3 simulation for a single FR: (targets, borrowing level once they are gone): pure.
+
+    ``targets``: ``find_targets`` for ``{fr: amount}``, when the caller has it already.
+    """
+    if targets is None:
+        targets = find_targets(ctx, preemptor, {fr: amount}, {fr})
     node = preemptor.cq.node
     assert node is not None
     if not targets:
@@ -84,6 +123,7 @@ __all__ = [
     "PreemptionContext",
     "PreemptionHistory",
     "Target",
+    "TargetMemo",
     "find_targets",
     "simulate_one",
 ]

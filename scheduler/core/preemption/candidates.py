@@ -163,7 +163,8 @@ def _records(
     needed: set[FlavorResource],
     guarded: set[str],
 ) -> Iterator[WorkloadRecord]:
-    for key in sorted(ctx.admitted.get(cq_name, ())):
+    # Any order: candidates are sorted by their total order key (7.4 criteria, then UID, key).
+    for key in ctx.admitted.get(cq_name, ()):
         record = ctx.records[key]
         if (
             key == preemptor.key
@@ -211,8 +212,15 @@ def classical_candidates(
     preemptor: Preemptor,
     requests: FRValues,
     needed: set[FlavorResource],
+    *,
+    prune: bool = True,
 ) -> list[Candidate]:
-    """Candidates of 7.3, classified, sorted by 7.4: pure (reads the tree)."""
+    """Candidates of 7.3, classified, sorted by 7.4: pure (reads the tree).
+
+    ``prune``: leave out the candidates the victim search cannot use (below);
+    ``prune=False`` is the plain definition, the reference a property test
+    holds the pruned search to.
+    """
     cq = preemptor.cq
     node = cq.node
     assert node is not None
@@ -229,11 +237,20 @@ def classical_candidates(
         remaining = {
             fr: max(0, amount - local_available(node, fr)) for fr, amount in requests.items()
         }
+        # Without borrowWithinCohort, a CQ not strictly below its nominal quota tries only the
+        # "borrow" fit (classical.attempt_plan), which skips every reclaim-without-borrowing
+        # candidate: collecting them would only cost time (at a thousand queues, most of a
+        # cycle), so a level that would yield nothing else is not walked.
+        useless_reclaims = (
+            prune
+            and borrow.policy == "Never"
+            and not all(node.usage.get(fr, 0) < node.nominal.get(fr, 0) for fr in needed)
+        )
         child: QuotaNode = node
         ancestor: QuotaNode | None = node.parent
         while ancestor is not None:
             for sibling in ancestor.children:
-                if sibling is child:
+                if sibling is child or (useless_reclaims and not advantage):
                     continue
                 for queue in _over_quota_queues(sibling, node, needed):
                     for record in _records(ctx, queue.name, preemptor, needed, guarded):

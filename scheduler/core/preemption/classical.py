@@ -80,15 +80,21 @@ def _shielded(victim: QuotaNode, preemptor: QuotaNode, needed: set[FlavorResourc
 def give_back_unneeded(
     trial: Trial, node: QuotaNode, requests: FRValues, attempt: str, targets: list[Candidate]
 ) -> list[Candidate]:
-    """Fill back (7.5): return victims, second-to-last to first, while the preemptor still fits."""
-    kept = list(targets)
-    for victim in reversed(targets[:-1]):
+    """Fill back (7.5): return victims, second-to-last to first, while the preemptor still fits.
+
+    Linear in the number of targets: a preemptor at its borrowing limit can
+    collect thousands of cross-queue candidates before its own queue's, and
+    nearly all of them are given back here.
+    """
+    returned: set[int] = set()
+    for index in range(len(targets) - 2, -1, -1):
+        victim = targets[index]
         trial.add(victim.node, victim.usage)
         if fits(node, requests, attempt):
-            kept.remove(victim)
+            returned.add(index)
         else:
             trial.remove(victim.node, victim.usage)
-    return kept
+    return [victim for index, victim in enumerate(targets) if index not in returned]
 
 
 def minimal_targets(
