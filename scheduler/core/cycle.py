@@ -74,8 +74,7 @@ from scheduler.core.preemption import (
     PreemptionHistory,
     Preemptor,
     Target,
-    find_targets,
-    simulate_one,
+    TargetMemo,
 )
 from scheduler.core.preemption.messages import preemption_message
 from scheduler.core.requeue import execute_requeues, report_unqueued, return_head
@@ -201,15 +200,21 @@ def run_cycle(sched: Scheduler, now: datetime) -> tuple[CycleResult, bool]:
         draining_local_queues=sched.queues.draining_local_queues(),
         records=sched.records,
     )
+    sched.quota.ensure_forest()
+    # Which queues may schedule does not change between rounds (admissions change usage,
+    # not a queue's activity): asked once per cycle, not once per round.
+    schedulable = [
+        name for name in sorted(sched.quota.cluster_queues) if sched.quota.can_schedule(name)
+    ]
     if sched.options.one_admission_per_queue:
-        result, changed = _run_round(sched, now)
+        result, changed = _run_round(sched, now, schedulable)
         if drained:
             return CycleResult(decisions=(*drained, *result.decisions)), True
         return result, changed
     decisions: list[Decision] = [*drained]
     changed = bool(drained)
     for _ in range(MAX_ROUNDS):
-        result, round_changed = _run_round(sched, now)
+        result, round_changed = _run_round(sched, now, schedulable)
         decisions.extend(result.decisions)
         changed = changed or round_changed
         if not result.admitted or result.evicted:
@@ -230,7 +235,7 @@ def _latest_pending(decisions: list[Decision]) -> list[Decision]:
     ]
 
 
-def _run_round(sched: Scheduler, now: datetime) -> tuple[CycleResult, bool]:
+def _run_round(sched: Scheduler, now: datetime, schedulable: list[str]) -> tuple[CycleResult, bool]:
     """One Kueue cycle (scheduling.md 4.1-4.7): one head per active ClusterQueue."""
     quota = sched.quota
     quota.ensure_forest()
@@ -239,10 +244,9 @@ def _run_round(sched: Scheduler, now: datetime) -> tuple[CycleResult, bool]:
     decisions: list[Decision] = report_unqueued(sched.queues, sched.records)
     cycle = _Cycle(sched)
     snapshot = cycle.snapshot
-    candidates = [name for name in sorted(quota.cluster_queues) if quota.can_schedule(name)]
     try:
         heads: list[_Entry] = []
-        for name in candidates:
+        for name in schedulable:
             record = sched.queues.pop_head(name)
             if record is not None:
                 heads.append(_Entry(quota.cluster_queues[name], record))
@@ -338,21 +342,20 @@ def _assign(
     sched, context, preemptor = cycle.sched, cycle.context, entry.preemptor
 
     def attempt(pod_sets: tuple[PodSetInfo, ...]) -> tuple[Assignment, tuple[Target, ...]]:
+        memo = TargetMemo(context, preemptor)
         assignment = assign_flavors(
             cq=entry.cq,
             pod_sets=pod_sets,
             flavors=sched.quota.flavors,
             ignore_undeclared=sched.options.ignore_undeclared,
             fair_sharing=sched.options.fair_sharing,
-            simulate=lambda fr, amount: simulate_one(context, preemptor, fr, amount),
+            simulate=memo.simulate_one,
             start_after=start_after,
             pinned=pinned,
         )
         targets: tuple[Target, ...] = ()
         if assignment.mode in (Mode.PREEMPT, Mode.RECLAIM):
-            targets = find_targets(
-                context, preemptor, dict(assignment.usage), assignment.preempt_frs
-            )
+            targets = memo.targets(dict(assignment.usage), assignment.preempt_frs)
         return assignment, targets
 
     def usable(
