@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from scheduler.api.parse import parse_object
 from scheduler.core.hierarchy import CohortSpecInfo, NodeQuota, build_forest
+from scheduler.core.quota_cache import QuotaCache
 from scheduler.core.resource_node import (
     add_usage,
     borrowing_level,
@@ -12,6 +14,7 @@ from scheduler.core.resource_node import (
     potential,
     remove_usage,
 )
+from tests.core.builders import cluster_queue, flavor_quotas, quota
 
 CPU = ("default", "cpu")
 
@@ -115,3 +118,31 @@ def test_parent_cycle_is_reported() -> None:
         usage={},
     )
     assert forest.in_cycle == {"x"}
+
+
+def test_a_status_update_of_a_cluster_queue_keeps_the_tree() -> None:
+    """kuota writes every queue's status about once a second; the watch brings each write
+    back.  The tree (a thousand nodes at scale) is rebuilt only when the cohort, a quota
+    or the fair-sharing weight changes."""
+
+    def cq(nominal: str, cohort: str = "c", **status: object) -> object:
+        built = cluster_queue("a").cohort(cohort)
+        built.resource_group(flavor_quotas("default", cpu=quota(nominal, borrowing_limit="1")))
+        raw = built.raw
+        raw["status"] = status
+        return parse_object(raw)
+
+    cache = QuotaCache()
+    cache.apply_cluster_queue(cq("4"))  # type: ignore[arg-type]
+    cache.ensure_forest()
+    node = cache.cluster_queues["a"].node
+    cache.apply_cluster_queue(cq("4", pendingWorkloads=3))  # type: ignore[arg-type]
+    cache.ensure_forest()
+    assert cache.cluster_queues["a"].node is node, "a status update: same tree"
+    for changed in (cq("5"), cq("5", cohort="d")):
+        cache.apply_cluster_queue(changed)  # type: ignore[arg-type]
+        cache.ensure_forest()
+        assert cache.cluster_queues["a"].node is not node
+        node = cache.cluster_queues["a"].node
+    assert node is not None and node.nominal[CPU] == 5000 and node.parent is not None
+    assert node.parent.name == "d"
