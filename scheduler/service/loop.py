@@ -17,8 +17,11 @@ the mirror feed the engine).  Order of work, kept by :class:`Scheduler`:
    write is fenced (:mod:`scheduler.kube.fence`); a fenced write ends the term.
 3. When a turn did nothing, the loop sleeps until an informer event wakes it
    (or ``idle_wait_seconds`` pass); turns start at most every
-   ``turn_interval_seconds``; when writes found the API server unreachable,
-   it backs off.
+   ``turn_interval_seconds``, and after a long engine cycle the loop rests
+   as long again (``cycle_share``), so a slow cycle never starves the
+   informers, the writes or the Lease; when writes found the API server
+   unreachable, it backs off.  The per-queue metrics are published with the
+   queue statuses' rhythm, not every turn.
 4. When a term ends (:mod:`scheduler.kube.leader`), ``rebuild`` throws the
    engine away and rebuilds it from the informers' stores (the informers
    keep running on every replica), so the next term starts from what the
@@ -70,6 +73,10 @@ class Settings:
     idle_wait_seconds: float = 1.0
     turn_interval_seconds: float = 0.1
     """Least time from the start of one turn to the start of the next."""
+    cycle_share: float = 0.5
+    """Most of the loop's time engine cycles may take: after a cycle of C seconds the next
+    turn waits C * (1 - share) / share, so informers, writes and the Lease renewal get the
+    rest (at a thousand queues a cycle can take a second; back to back they starve them)."""
     concurrent_writes: int = 16
     queue_status_interval_seconds: float = 1.0
     event_flush_seconds: float = 2.0
@@ -94,6 +101,8 @@ class Scheduler:
         self.rebuilds = 0
         self.wakeup = asyncio.Event()
         self.next_queue_status = 0.0
+        self.next_metrics = 0.0
+        self.last_cycle_seconds = 0.0
         self.queue_refresh: asyncio.Task[None] | None = None
         """The queue status refresh running in the background, if any."""
         self.writer = Writer(rest, fence=fence)
@@ -212,7 +221,10 @@ class Scheduler:
                 # Turns no closer than turn_interval_seconds: under a stream of events the
                 # changes of that interval are decided together, and the Lease renewal, the
                 # informers and the writes in flight get the process in between.
-                gap = self.settings.turn_interval_seconds - (loop.time() - started)
+                gap = max(
+                    self.settings.turn_interval_seconds - (loop.time() - started),
+                    self.cycle_rest(),
+                )
                 if gap > 0:
                     await asyncio.sleep(gap)
         finally:
@@ -236,6 +248,7 @@ class Scheduler:
             started = time.perf_counter()
             result = self.engine.cycle(self.clock())
             elapsed = time.perf_counter() - started
+            self.last_cycle_seconds = elapsed
             outcome = "success" if result.admitted else "inadmissible"
             metrics.CYCLE_SECONDS.observe(elapsed)
             metrics.ADMISSION_ATTEMPTS.labels(outcome, self.role).inc()
@@ -243,13 +256,20 @@ class Scheduler:
             self.executor.dispatch(result.decisions)
             self.executor.write_pending_soon()
             await self.finalizers.release()
-            self.queues.publish_metrics(self.role)
+            if time.monotonic() >= self.next_metrics:  # per queue: too costly every turn
+                self.next_metrics = time.monotonic() + self.settings.queue_status_interval_seconds
+                self.queues.publish_metrics(self.role)
             if time.monotonic() >= self.next_queue_status and self._queue_refresh_idle():
                 interval = self.settings.queue_status_interval_seconds
                 self.next_queue_status = time.monotonic() + interval
                 self.queue_refresh = asyncio.get_running_loop().create_task(self.queues.refresh())
         await asyncio.sleep(0)  # the writes just started get going before the next turn
         return bool(result.admitted or result.evicted or acted or self.mirror.dirty_jobs)
+
+    def cycle_rest(self) -> float:
+        """Seconds to leave the loop to everything else after the last cycle: pure."""
+        share = self.settings.cycle_share
+        return self.last_cycle_seconds * (1 - share) / share
 
     def _queue_refresh_idle(self) -> bool:
         """No queue status refresh runs (one at a time: requests in between coalesce into the

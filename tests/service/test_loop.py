@@ -215,3 +215,41 @@ async def test_a_turn_does_not_wait_for_its_writes() -> None:
     suspended = {name: api.store[job_path(name)]["spec"]["suspend"] for name in ("first", "second")}
     assert sorted(suspended.values()) == [False, True], "exactly one Job started"
     assert api.most_concurrent >= 2, "the admission and the queue statuses went out together"
+
+
+async def test_after_a_long_cycle_the_loop_rests_as_long_again() -> None:
+    """A cycle of C seconds is followed by C seconds for informers, writes and the Lease
+    (cycle_share 0.5), so back-to-back slow cycles cannot starve them."""
+    scheduler = Scheduler(FakeApi(), Settings(turn_interval_seconds=0.0), clock=lambda: NOW)
+    for informer in scheduler.informers:
+        informer.synced.set()
+    loop = asyncio.get_running_loop()
+    starts: list[float] = []
+
+    async def slow_turn() -> bool:
+        starts.append(loop.time())
+        scheduler.last_cycle_seconds = 0.3  # what turn() records of a 0.3 s engine cycle
+        return True
+
+    scheduler.turn = slow_turn  # type: ignore[method-assign]
+    leading = asyncio.create_task(scheduler.lead())
+    while len(starts) < 3:
+        await asyncio.sleep(0.05)
+    leading.cancel()
+    await asyncio.gather(leading, return_exceptions=True)
+    gaps = [later - earlier for earlier, later in zip(starts, starts[1:], strict=False)]
+    assert all(gap >= 0.3 for gap in gaps), gaps
+
+
+async def test_queue_metrics_are_published_once_per_status_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Per-ClusterQueue gauges cost a status computation per queue: not every turn."""
+    scheduler = Scheduler(
+        FakeApi(), Settings(queue_status_interval_seconds=3600), clock=lambda: NOW
+    )
+    published: list[str] = []
+    monkeypatch.setattr(scheduler.queues, "publish_metrics", published.append)
+    for _ in range(3):
+        await scheduler.turn()
+    assert published == ["follower"]
