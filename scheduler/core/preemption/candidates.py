@@ -115,14 +115,25 @@ def reclaim_allows(policy: str, candidate: WorkloadRecord, preemptor: Preemptor)
 
 
 def uses_needed(usage: FRValues, needed: set[FlavorResource]) -> bool:
-    """Whether ``usage`` holds quota on a needed FR: pure."""
-    return any(usage.get(fr, 0) > 0 for fr in needed)
+    """Whether ``usage`` holds quota on a needed FR: pure.
+
+    A plain loop: this runs for every admitted workload of every queue a
+    preemptor looks at, and a generator in ``any`` costs twice as much.
+    """
+    for fr in needed:
+        if usage.get(fr, 0) > 0:
+            return True
+    return False
 
 
 def over_quota(node: QuotaNode, needed: set[FlavorResource]) -> bool:
     """A CQ above its nominal quota, or a cohort above its subtree quota, in a needed FR: pure."""
     quota = node.subtree_quota if node.is_cohort else node.nominal
-    return any(node.usage.get(fr, 0) > quota.get(fr, 0) for fr in needed)
+    usage = node.usage
+    for fr in needed:  # a loop, not any(<generator>): see uses_needed
+        if usage.get(fr, 0) > quota.get(fr, 0):
+            return True
+    return False
 
 
 def loop_guard(ctx: PreemptionContext, preemptor: str) -> set[str]:
@@ -164,17 +175,18 @@ def _records(
     guarded: set[str],
 ) -> Iterator[WorkloadRecord]:
     # Any order: candidates are sorted by their total order key (7.4 criteria, then UID, key).
+    records, excluded, own = ctx.records, ctx.excluded, preemptor.key
     for key in ctx.admitted.get(cq_name, ()):
-        record = ctx.records[key]
+        record = records[key]
+        usage = record.usage.get(cq_name) if record.usage else None
         if (
-            key == preemptor.key
-            or key in ctx.excluded
-            or not record.usage
-            or cq_name not in record.usage
-            or (key in guarded and not record.evicted)
+            usage is None
+            or key == own
+            or (excluded and key in excluded)
+            or (guarded and key in guarded and not record.evicted)
         ):
             continue
-        if uses_needed(record.usage[cq_name], needed):
+        if uses_needed(usage, needed):
             yield record
 
 
