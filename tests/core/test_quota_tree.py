@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scheduler.api.parse import parse_object
 from scheduler.core.hierarchy import CohortSpecInfo, NodeQuota, build_forest
@@ -14,6 +16,7 @@ from scheduler.core.resource_node import (
     potential,
     remove_usage,
 )
+from scheduler.core.snapshot import Snapshot
 from tests.core.builders import cluster_queue, flavor_quotas, quota
 
 CPU = ("default", "cpu")
@@ -146,3 +149,33 @@ def test_a_status_update_of_a_cluster_queue_keeps_the_tree() -> None:
         node = cache.cluster_queues["a"].node
     assert node is not None and node.nominal[CPU] == 5000 and node.parent is not None
     assert node.parent.name == "d"
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["team-a", "team-b"]), st.integers(1, 6)), max_size=8),
+    st.integers(0, 9),
+    st.integers(0, 12),
+)
+def test_removing_victims_together_equals_one_by_one(
+    victims: list[tuple[str, int]], lend_a: int, nominal_b: int
+) -> None:
+    """``Snapshot.without`` sums a queue's victims before removing them: the tree inside must
+    be the one that removing each victim in turn gives, and be restored after."""
+
+    def forest():  # type: ignore[no-untyped-def]
+        used = {"team-a": sum(a for q, a in victims if q == "team-a") + 3}
+        used["team-b"] = sum(a for q, a in victims if q == "team-b") + 1
+        return flat(q(9, ll=lend_a), q(nominal_b), used["team-a"], used["team-b"])
+
+    def state(tree) -> list[int]:  # type: ignore[no-untyped-def]
+        nodes = [*tree.cluster_queues.values(), *tree.cohorts.values()]
+        return [node.usage.get(CPU, 0) for node in sorted(nodes, key=lambda n: n.name)]
+
+    together, one_by_one = forest(), forest()
+    before = state(together)
+    for name, amount in victims:
+        remove_usage(one_by_one.cluster_queues[name], CPU, amount)
+    gone = [(together.cluster_queues[name], {CPU: amount}) for name, amount in victims]
+    with Snapshot().without(gone):
+        assert state(together) == state(one_by_one)
+    assert state(together) == before
