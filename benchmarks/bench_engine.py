@@ -20,6 +20,7 @@ import time
 import tracemalloc
 from datetime import timedelta
 
+from benchmarks.rows import print_rows
 from scheduler.core.engine import Engine
 from tests.core.builders import T0, cluster_queue, flavor, flavor_quotas, local_queue, workload
 
@@ -118,9 +119,7 @@ def main() -> None:
         ("peak traced memory while applying", f"{peak / 2**20:.1f} MiB"),
         ("bytes per pending workload beyond the object", f"{per_workload:.0f} B"),
     ]
-    width = max(len(name) for name, _ in rows)
-    for name, value in rows:
-        print(f"{name:<{width}}  {value}")
+    print_rows(rows)
 
 
 if __name__ == "__main__":

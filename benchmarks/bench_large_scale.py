@@ -32,6 +32,7 @@ import time
 from datetime import datetime, timedelta
 from typing import Any
 
+from benchmarks.rows import print_rows
 from scheduler.core.decisions import Admit, Evict
 from scheduler.core.engine import Engine
 from tests.core.builders import (
@@ -164,9 +165,7 @@ def main() -> None:
         ("admissions / evictions", f"{admissions} / {evictions}"),
         ("admissions per second of cycle time", f"{admissions / busy:,.0f}"),
     ]
-    width = max(len(name) for name, _ in rows)
-    for name, value in rows:
-        print(f"{name:<{width}}  {value}")
+    print_rows(rows)
 
 
 if __name__ == "__main__":

@@ -237,8 +237,7 @@ def _latest_pending(decisions: list[Decision]) -> list[Decision]:
 
 def _run_round(sched: Scheduler, now: datetime, schedulable: list[str]) -> tuple[CycleResult, bool]:
     """One Kueue cycle (scheduling.md 4.1-4.7): one head per active ClusterQueue."""
-    quota = sched.quota
-    quota.ensure_forest()
+    quota = sched.quota  # its forest is current: run_cycle ensured it, rounds change usage only
     sched.cycles += 1
     changed = execute_requeues(quota, sched.queues, sched.records, now)
     decisions: list[Decision] = report_unqueued(sched.queues, sched.records)
