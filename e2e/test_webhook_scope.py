@@ -14,10 +14,12 @@ scheduler's side of the rule lands separately, so nothing later is asserted).
   unlabelled namespace keeps ``suspend: false`` and one in a labelled
   namespace is created suspended.
 
-Issue 13: status writes reach the webhook exactly where Kueue v0.19.2
-registers a webhook: ``workloads/status`` yes, ``clusterqueues/status`` and
-``localqueues/status`` no (counted in the webhook's own request metrics); and
-the Workload status writes of kuota's scheduler itself (its identity) not at all.
+Issue 13: status writes reach the webhook only where Kueue v0.19.2 registers
+a webhook: ``workloads/status`` yes, ``clusterqueues/status`` and
+``localqueues/status`` no (counted in the webhook's own request metrics); of
+the Workload status writes, not those of kuota's scheduler itself (its
+identity), nor those that keep every field the rules read with valid
+conditions (the match condition's CEL, run by the API server).
 Creating a Workload asks the mutating webhook only when the Workload has a
 ``minCount`` (the one field that mutation may drop); a malformed one still
 gets the schema's answer, not a match-condition error.
@@ -272,16 +274,38 @@ async def test_status_writes_reach_the_webhook_only_where_kueue_validates_them(
             ),
         ):
             assert written.returncode == 0, written.stderr  # stored, without asking kuota
-        # Whatever kuota answers, the Workload's status write is a question to kuota, as in Kueue.
-        patch_status(
-            cluster, "-n", namespace, "workload", "scope", status={"requeueState": {"count": 1}}
+        # A Workload status write that changes what the rules read is a question to kuota ...
+        judged = patch_status(
+            cluster, "-n", namespace, "workload", "scope", status={"clusterName": "worker-1"}
         )
+        assert "must be one of the nominated clusters (none)" in judged.stderr  # WL-61
+        # ... and so is one carrying a condition WL-35 rejects, answered with the rule's message.
+        finished = {
+            "type": "Finished",
+            "status": "True",
+            "reason": "ByTest",
+            "message": "By test runner",
+            "lastTransitionTime": "2026-11-26T10:00:00Z",
+        }
+        bad = patch_status(
+            cluster, "-n", namespace, "workload", "scope",
+            status={"conditions": [{**finished, "reason": "1 bad"}]},
+        )  # fmt: skip
+        assert "reason must start with a letter" in bad.stderr
         after = {kind: webhook_requests(kuota, kind) for kind in kinds}
         assert {kind: after[kind] - before[kind] for kind in kinds} == {
             "clusterqueue": 0,
             "localqueue": 0,
-            "workload": 1,
+            "workload": 2,
         }
+        # A write that keeps them, with valid conditions, is one no rule can fault: the tools
+        # that run Workloads (Kueue's runner: Finished) write those, and they skip the webhook.
+        harmless = patch_status(
+            cluster, "-n", namespace, "workload", "scope",
+            status={"conditions": [finished], "requeueState": {"count": 1}},
+        )  # fmt: skip
+        assert harmless.returncode == 0, harmless.stderr
+        assert webhook_requests(kuota, "workload") == after["workload"], "not asked"
         # ... except when kuota's scheduler itself writes it (its decisions, thousands a minute).
         assert cluster.workdir is not None
         pki, server = cluster_access(cluster.kubeconfig, cluster.workdir)

@@ -48,6 +48,15 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from scheduler.api.refs import KUEUE_GROUP, QUEUE_NAME_LABEL
+from scheduler.api.validation.workload_status import (
+    CONDITION_STATUSES,
+    JUDGED_STATUS_FIELDS,
+    MAX_CONDITIONS,
+    MAX_MESSAGE_CHARACTERS,
+    MAX_REASON_CHARACTERS,
+    REASON_PATTERN,
+    REQUIRED_CONDITION_FIELDS,
+)
 from scheduler.jobs import JobIntegration, suspendable, webhook_path
 from scheduler.jobs.managed_namespaces import ManagedNamespaces
 from webhook.routes import KUOTA_KINDS, POD_FAMILY_KINDS, PodFamilyKind
@@ -276,6 +285,66 @@ def not_the_schedulers_status_write(identity: str) -> dict[str, str]:
     }
 
 
+def _status_has(var: str, field: str) -> str:
+    return f"(has({var}.status) && has({var}.status.{field}))"
+
+
+def _quota_reserved(var: str) -> str:
+    return (
+        f"({_status_has(var, 'conditions')} && {var}.status.conditions.exists(c, "
+        "has(c.type) && c.type == 'QuotaReserved' && has(c.status) && c.status == 'True'))"
+    )
+
+
+def _valid_condition(var: str) -> str:
+    """WL-35 for one condition, in CEL, from the constants the webhook's rule uses."""
+    statuses = ", ".join(f"'{status}'" for status in CONDITION_STATUSES)
+    present = " && ".join(
+        f"has({var}.{field}) && {var}.{field} != ''" for field in REQUIRED_CONDITION_FIELDS
+    )
+    return (
+        f"{present} && {var}.status in [{statuses}] && "
+        f"size({var}.reason) <= {MAX_REASON_CHARACTERS} && "
+        f"{var}.reason.matches('^{REASON_PATTERN}$') && "
+        f"(!has({var}.message) || size({var}.message) <= {MAX_MESSAGE_CHARACTERS}) && "
+        f"(!has({var}.observedGeneration) || {var}.observedGeneration >= 0)"
+    )
+
+
+def not_a_status_write_the_rules_pass_as_is() -> dict[str, str]:
+    """Pure: the match condition that lets a harmless Workload status write skip the webhook.
+
+    A ``v1beta2`` write to ``workloads/status`` that keeps every status field the rules
+    read (:data:`JUDGED_STATUS_FIELDS`) and whether QuotaReserved is True, and whose
+    conditions are each valid (WL-35), cannot break a rule the old object passed: the
+    API server keeps spec and metadata on the status subresource.  Such writes are how
+    the tools that run Workloads report on them (Kueue's job reconcilers and benchmark
+    runner set ``Finished``, ``PodsReady``, ``requeueState``), one per Workload or more;
+    sparing each a round trip keeps the webhook's latency out of theirs.  Like the API
+    server's own validation ratcheting, a field left as it was is not judged again.
+    Every other status write, a legacy version's included, is still sent to kuota, which
+    answers with the rule's own message.
+    """
+    same = " && ".join(
+        f"({_status_has('object', field)} ? ({_status_has('oldObject', field)} && "
+        f"object.status.{field} == oldObject.status.{field}) : "
+        f"!{_status_has('oldObject', field)})"
+        for field in JUDGED_STATUS_FIELDS
+    )
+    conditions = (
+        f"(!{_status_has('object', 'conditions')} || "
+        f"(size(object.status.conditions) <= {MAX_CONDITIONS} && "
+        f"object.status.conditions.all(c, {_valid_condition('c')})))"
+    )
+    return {
+        "name": "not-a-status-write-the-rules-pass-as-is",
+        "expression": "!(has(request.subResource) && request.subResource == 'status' && "
+        "request.operation == 'UPDATE' && request.kind.version == 'v1beta2' && "
+        f"oldObject != null && {same} && "
+        f"{_quota_reserved('object')} == {_quota_reserved('oldObject')} && {conditions})",
+    }
+
+
 def validating_configuration(
     client_config: Mapping[str, Any],
     *,
@@ -347,7 +416,12 @@ def validating_configuration(
                 timeout=5,
                 match_policy="Exact",
                 match_conditions=(
-                    [not_the_schedulers_status_write(identity)] if kind.kind == "Workload" else None
+                    [
+                        not_the_schedulers_status_write(identity),
+                        not_a_status_write_the_rules_pass_as_is(),
+                    ]
+                    if kind.kind == "Workload"
+                    else None
                 ),
                 mutating=False,
             )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from certs.inject import ca_bundle, crd_conversion_patch, webhook_configuration_patch
 from scheduler.api.crds import load_crds, with_conversion_webhook
+from scheduler.api.validation.workload_status import JUDGED_STATUS_FIELDS, REASON_PATTERN
 from scheduler.jobs.managed_namespaces import ManagedNamespaces
 from webhook.configurations import mutating_configuration, validating_configuration
 from webhook.routes import admission_endpoints
@@ -172,7 +173,7 @@ def test_only_the_schedulers_own_workload_status_writes_skip_the_webhook() -> No
     """Issue 13: the scheduler's decisions (admission, eviction, pending explanation) are
     not sent back to the webhook; everyone else's Workload status writes still are."""
     default = by_name(validating_configuration(URL, kuota_namespace="kuota"))
-    (condition,) = default["workload.validate.kuota.io"]["matchConditions"]
+    condition, _ = default["workload.validate.kuota.io"]["matchConditions"]
     assert condition["expression"] == (
         "!(has(request.subResource) && request.subResource == 'status' && "
         "request.userInfo.username == 'system:serviceaccount:kuota:kuota-scheduler')"
@@ -187,6 +188,20 @@ def test_only_the_schedulers_own_workload_status_writes_skip_the_webhook() -> No
         and entry["rules"][0]["apiGroups"] == ["kueue.x-k8s.io"]
     ]
     assert others and all("matchConditions" not in entry for entry in others)
+
+
+def test_a_status_write_that_keeps_what_the_rules_read_skips_the_webhook() -> None:
+    """Issue 13: a status write the rules cannot fault (it keeps every field they read and
+    whether QuotaReserved is True, and its conditions are valid) is not sent; the e2e test
+    (e2e/test_webhook_scope.py) runs the expression on a real API server."""
+    entry = by_name(validating_configuration(URL))["workload.validate.kuota.io"]
+    _, condition = entry["matchConditions"]
+    expression = condition["expression"]
+    assert expression.startswith("!(has(request.subResource) && request.subResource == 'status'")
+    assert "request.kind.version == 'v1beta2'" in expression, "legacy versions are judged"
+    for field in JUDGED_STATUS_FIELDS:
+        assert f"object.status.{field} == oldObject.status.{field}" in expression
+    assert f"'^{REASON_PATTERN}$'" in expression
 
 
 def test_only_a_workload_with_a_min_count_is_sent_to_the_mutating_webhook() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.validation.common import check_admission_check_name
@@ -42,7 +42,24 @@ ASSIGNMENTS = ADMISSION.child("podSetAssignments")
 CONDITION_STATUSES = ("True", "False", "Unknown")
 CHECK_STATES = ("Pending", "Ready", "Retry", "Rejected")
 DELAYED_TOPOLOGY = ("Pending", "Ready")
-_REASON_RE = re.compile(r"[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?")
+REASON_PATTERN: Final = "[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?"
+_REASON_RE = re.compile(REASON_PATTERN)
+MAX_CONDITIONS: Final = 16
+MAX_REASON_CHARACTERS: Final = 1024
+MAX_MESSAGE_CHARACTERS: Final = 32768
+REQUIRED_CONDITION_FIELDS: Final = ("type", "status", "reason", "lastTransitionTime")
+# The status fields the rules of 7.2 and 7.3 read, besides the conditions (WL-35, which
+# judge each condition alone) and whether QuotaReserved is True.  The status subresource
+# keeps spec and metadata as they were, so a status write that keeps these fields and
+# that truth, with every condition valid, cannot break a rule the old object passed: the
+# webhook's registration lets such writes skip the round trip (webhook/configurations.py).
+JUDGED_STATUS_FIELDS: Final = (
+    "admission",
+    "reclaimablePods",
+    "admissionChecks",
+    "clusterName",
+    "nominatedClusterNames",
+)
 _TOLERATION_RULES = {f"RF-{n}": "WL-39" for n in range(10, 17)}
 
 
@@ -226,11 +243,11 @@ def _check_admission(
 def _check_conditions(conditions: object, errors: list[FieldError]) -> None:
     """WL-35."""
     at = STATUS.child("conditions")
-    check_max(conditions, 16, at, errors, rule="WL-35")
+    check_max(conditions, MAX_CONDITIONS, at, errors, rule="WL-35")
     seen: set[str] = set()
     for i, condition in mappings(conditions):
         here = at.index(i)
-        for field in ("type", "status", "reason", "lastTransitionTime"):
+        for field in REQUIRED_CONDITION_FIELDS:
             if condition.get(field) in (None, ""):
                 errors.append(error(here.child(field), required(), origin="S", rule="WL-35"))
         check_enum(
@@ -242,11 +259,11 @@ def _check_conditions(conditions: object, errors: list[FieldError]) -> None:
         )
         reason = condition.get("reason")
         if isinstance(reason, str) and reason != "":
-            if len(reason) > 1024:
+            if len(reason) > MAX_REASON_CHARACTERS:
                 errors.append(
                     error(
                         here.child("reason"),
-                        "must be at most 1024 characters",
+                        f"must be at most {MAX_REASON_CHARACTERS} characters",
                         origin="S",
                         rule="WL-35",
                     )
@@ -261,11 +278,11 @@ def _check_conditions(conditions: object, errors: list[FieldError]) -> None:
                     )
                 )
         message = condition.get("message")
-        if isinstance(message, str) and len(message) > 32768:
+        if isinstance(message, str) and len(message) > MAX_MESSAGE_CHARACTERS:
             errors.append(
                 error(
                     here.child("message"),
-                    "must be at most 32768 characters",
+                    f"must be at most {MAX_MESSAGE_CHARACTERS} characters",
                     origin="S",
                     rule="WL-35",
                 )
