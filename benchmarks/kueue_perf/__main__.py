@@ -32,6 +32,7 @@ import math
 import os
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -52,6 +53,7 @@ from benchmarks.kueue_perf.report import (
     checker_failures,
     parse_summary,
     scheduler_metrics,
+    webhook_metrics,
 )
 from benchmarks.kueue_perf.report import document as report_document
 from benchmarks.kueue_perf.report import render as render_table
@@ -77,6 +79,8 @@ class Side:
     processes: dict[str, ProcessRecord]
     stoppers: list[Any]
     metrics_url: str | None = None
+    webhook_metrics: tuple[str, Path] | None = None
+    """The webhook's /metrics URL and the CA file that verifies it."""
 
 
 def scaled_config(source: Path, target: Path, scale: float) -> Path:
@@ -155,6 +159,7 @@ def _start_kuota(
         processes=processes,
         stoppers=[replicas[0].stop, webhook.stop],
         metrics_url=f"http://127.0.0.1:{replicas[0].port}/metrics",
+        webhook_metrics=(f"{webhook.base_url}/metrics", webhook.cert_dir / "ca.crt"),
     )
 
 
@@ -313,6 +318,16 @@ def run_side(
                 result.scheduler_metrics = scheduler_metrics(text)
             except OSError as failure:
                 print(f"   {side}: no scheduler metrics: {failure}", flush=True)
+        if started_side.webhook_metrics:
+            url, ca_file = started_side.webhook_metrics
+            try:
+                context = ssl.create_default_context(cafile=str(ca_file))
+                with urllib.request.urlopen(url, context=context, timeout=10) as reply:
+                    text = reply.read().decode()
+                (out / "kuota-webhook.metrics.txt").write_text(text)
+                result.webhook_metrics = webhook_metrics(text)
+            except OSError as failure:
+                print(f"   {side}: no webhook metrics: {failure}", flush=True)
         for profiler in profilers:
             profiler.send_signal(signal.SIGINT)  # py-spy writes its profile on SIGINT
         for profiler in profilers:

@@ -57,6 +57,8 @@ class RunResult:
     """kuota's scheduler: cycles, their seconds, API writes by verb and resource (count, mean)."""
     apiserver_requests: dict[str, float] = field(default_factory=dict)
     """kube-apiserver: writes by verb and resource, webhook calls (admission, conversion)."""
+    webhook_metrics: dict[str, float] = field(default_factory=dict)
+    """kuota's webhook: requests by endpoint, mean ms, connections closed by why."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -132,6 +134,30 @@ def scheduler_metrics(text: str) -> dict[str, float]:
         count = found.get(f"writes {what}", 0)
         if count:
             found[f"mean ms {what}"] = round(total * 1000 / count, 1)
+    return found
+
+
+def webhook_metrics(text: str) -> dict[str, float]:
+    """Requests answered and their mean ms by endpoint, connections open, and connections
+    closed to stay within the bound by why, from kuota's webhook's /metrics text (pure)."""
+    found: dict[str, float] = {}
+    seconds: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            endpoint = sample.labels.get("endpoint", "")
+            if sample.name == "kuota_webhook_requests_total":
+                key = f"requests {endpoint}"
+                found[key] = found.get(key, 0) + sample.value
+            elif sample.name == "kuota_webhook_request_duration_seconds_sum":
+                seconds[endpoint] = seconds.get(endpoint, 0) + sample.value
+            elif sample.name == "kuota_webhook_connections_evicted_total":
+                found[f"connections closed {sample.labels.get('why', '')}"] = sample.value
+            elif sample.name == "kuota_webhook_connections":
+                found["connections open"] = sample.value
+    for endpoint, total in seconds.items():
+        count = found.get(f"requests {endpoint}", 0)
+        if count:
+            found[f"mean ms {endpoint}"] = round(total * 1000 / count, 2)
     return found
 
 
@@ -280,6 +306,10 @@ def render(results: Sequence[RunResult]) -> str:
         if result.scheduler_metrics:
             shown = ", ".join(f"{k} {v:g}" for k, v in sorted(result.scheduler_metrics.items()))
             lines.append(f"kuota-scheduler metrics ({result.commit}): {shown}")
+    for result in results:
+        if result.webhook_metrics:
+            shown = ", ".join(f"{k} {v:g}" for k, v in sorted(result.webhook_metrics.items()))
+            lines.append(f"kuota-webhook metrics ({result.commit}): {shown}")
     for result in results:
         if result.apiserver_requests:
             busiest = sorted(result.apiserver_requests.items(), key=lambda item: -item[1])[:12]

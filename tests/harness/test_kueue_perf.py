@@ -20,8 +20,10 @@ from benchmarks.kueue_perf.report import (
     render,
     rows,
     scheduler_metrics,
+    webhook_metrics,
 )
 from benchmarks.kueue_perf.tools import build_info_marker, wrapper_go_mod
+from webhook.metrics import WebhookMetrics
 
 # As the runner writes it (recorder.Summary marshalled by sigs.k8s.io/yaml).
 SUMMARY = """\
@@ -166,6 +168,24 @@ kuota_api_write_duration_seconds_sum{resource="clusterqueues",verb="patch"} 0.0
         "writes apply workloads": 200.0,
         "mean ms apply workloads": 50.0,
         "writes patch clusterqueues": 0.0,
+    }
+
+
+def test_webhook_metrics_give_requests_their_mean_and_the_connections_closed() -> None:
+    """Read from what the webhook itself renders, so a renamed metric fails here."""
+    metrics = WebhookMetrics.create()
+    metrics.observe("/convert", "allowed", 0.002)
+    metrics.observe("/convert", "allowed", 0.004)
+    metrics.observe("/validate-w", "denied", 0.001)
+    metrics.evictions.labels(why="never_used").inc(3)
+    metrics.connections.set(12)
+    assert webhook_metrics(metrics.render().decode()) == {
+        "requests /convert": 2.0,
+        "mean ms /convert": 3.0,
+        "requests /validate-w": 1.0,
+        "mean ms /validate-w": 1.0,
+        "connections closed never_used": 3.0,
+        "connections open": 12.0,
     }
 
 
