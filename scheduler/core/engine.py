@@ -33,6 +33,7 @@ from scheduler.api.config import Configuration
 from scheduler.api.models import (
     AdmissionCheck,
     ClusterQueue,
+    ClusterQueueSpec,
     Cohort,
     LocalQueue,
     ResourceFlavor,
@@ -118,6 +119,9 @@ class Engine:
         self.queues = QueueManager(self.cache, self._records)
         self.history = PreemptionHistory()
         """Past evictions by preemption, for the loop guard (``preemption.candidates``)."""
+        self._cluster_queue_specs: dict[str, ClusterQueueSpec] = {}
+        """The spec of each ClusterQueue as last applied: only a new queue or a new spec moves
+        workloads (3.7); kuota's own status writes come back as updates about once a second."""
         self._scheduler = Scheduler(
             quota=self.cache,
             queues=self.queues,
@@ -137,8 +141,10 @@ class Engine:
             if cache.apply_cluster_queue(obj):
                 self.history.restart()
             queues.add_cluster_queue(obj.name)
-            queues.requeue_tree(obj.name)
-            queues.reroute_cluster_queue(obj.name)
+            if self._cluster_queue_specs.get(obj.name) != obj.spec:
+                self._cluster_queue_specs[obj.name] = obj.spec
+                queues.requeue_tree(obj.name)
+                queues.reroute_cluster_queue(obj.name)
         elif isinstance(obj, LocalQueue):
             key = f"{obj.metadata.namespace}/{obj.name}"
             queues.apply_local_queue(key, str(obj.spec.cluster_queue or ""), obj.spec.stop_policy)
@@ -177,6 +183,7 @@ class Engine:
                 queues.unindex(record)
         elif kind == "ClusterQueue":
             self.history.restart()
+            self._cluster_queue_specs.pop(name, None)
             if cache.remove_cluster_queue(name):
                 queues.requeue_tree(name)
                 queues.reroute_cluster_queue(name)

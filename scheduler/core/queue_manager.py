@@ -68,13 +68,17 @@ class QueueManager:
     # --- LocalQueues and ClusterQueues --------------------------------------------
 
     def apply_local_queue(self, key: str, cluster_queue: str, stop_policy: str) -> None:
-        """Insert or update LocalQueue ``namespace/name`` and route its workloads again."""
+        """Insert or update LocalQueue ``namespace/name``; route its workloads again when its
+        ClusterQueue or stop policy changed (not on a status update, which kuota itself
+        writes about once a second)."""
+        before = self._local_queues.get(key)
         self._local_queues[key] = (cluster_queue, stop_policy)
         if stop_policy == "HoldAndDrain":
             self._draining.add(key)
         else:
             self._draining.discard(key)
-        self.reroute_local_queue(key)
+        if before != (cluster_queue, stop_policy):
+            self.reroute_local_queue(key)
 
     def remove_local_queue(self, key: str) -> None:
         """Forget LocalQueue ``namespace/name``; its workloads become unqueued (3.1)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -314,6 +315,47 @@ def test_namespace_label_change_requeues() -> None:
     assert final(engine)["ns/w"][0] == "Pending"
     engine.apply(NamespaceInfo("ns", {"team": "a"}))
     assert final(engine)["ns/w"][0] == "Admitted"
+
+
+def test_only_a_new_cluster_queue_or_a_new_spec_requeues_its_tree() -> None:
+    """3.7: "ClusterQueue created, or its spec changes".  kuota's own status writes come
+    back as ClusterQueue updates about once a second; they must not move the inadmissible
+    workloads of the whole cohort back for another try each time."""
+    queue = cluster_queue("cq").cohort("co").resource_group(flavor_quotas("f", cpu="1"))
+    engine = engine_with(
+        flavor("f"),
+        queue,
+        local_queue("lq").cluster_queue("cq"),
+        workload("big").queue("lq").pod_set(cpu="2"),
+    )
+    assert final(engine)["default/big"][0] == "Pending"
+    built = queue.build()
+    engine.apply(replace(built, status=replace(built.status, pending_workloads=1)))
+    assert engine.queues.take_requeue_events() == (set(), set())
+    engine.apply(
+        cluster_queue("cq").cohort("co").resource_group(flavor_quotas("f", cpu="2")).build()
+    )
+    assert engine.queues.take_requeue_events() == ({"cq"}, set())
+
+
+def test_a_local_queue_status_update_routes_nothing_again() -> None:
+    """Only a new ClusterQueue or stop policy changes where a LocalQueue's workloads go."""
+    queue = local_queue("lq").cluster_queue("cq")
+    engine = engine_with(
+        flavor("f"),
+        cluster_queue("cq").resource_group(flavor_quotas("f", cpu="1")),
+        queue,
+        workload("w").queue("lq").pod_set(cpu="2"),
+    )
+    routed: list[str] = []
+    route = engine.queues.route
+    engine.queues.route = lambda record, **kw: (routed.append(record.key), route(record, **kw))[1]  # type: ignore[method-assign]
+    built = queue.build()
+    engine.apply(replace(built, status=replace(built.status, pending_workloads=1)))
+    assert routed == []
+    engine.apply(local_queue("lq").cluster_queue("other").build())
+    assert routed == ["default/w"]
+    assert final(engine)["default/w"][1:] == ("Misconfigured", "ClusterQueue other doesn't exist")
 
 
 # --- 3.1, 3.10, 3.11 --------------------------------------------------------------
