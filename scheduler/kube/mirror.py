@@ -113,6 +113,9 @@ class Mirror:
         self.engine = engine
         self.jobs: dict[str, dict[str, Any]] = {}  # uid -> Job
         self.workloads: dict[str, dict[str, Any]] = {}  # ns/name -> Workload
+        self.unfinished_workloads: set[str] = set()
+        """Keys of the stored Workloads without Finished=True: the queue statuses count only
+        those, and finished ones pile up (kept until their owner deletes them)."""
         self.workload_of_job: dict[str, str] = {}  # job uid -> workload key
         self.prebuilt_jobs: dict[str, str] = {}  # prebuilt workload key -> job uid
         self.cluster_queues: dict[str, dict[str, Any]] = {}  # name -> ClusterQueue as stored
@@ -215,10 +218,11 @@ class Mirror:
         job_uid = self.job_uid_of(event.object)
         if event.type == "DELETED":
             self.workloads.pop(event.key, None)
+            self.unfinished_workloads.discard(event.key)
             if job_uid and self.workload_of_job.get(job_uid) == event.key:
                 del self.workload_of_job[job_uid]
         else:
-            self.workloads[event.key] = dict(event.object)  # not stale: on_kueue checked
+            self._store_workload(event.key, event.object)  # not stale: on_kueue checked
             if objects.admission_check_states(event.object):
                 self.dirty_workloads.add(event.key)
             if job_uid:
@@ -284,7 +288,14 @@ class Mirror:
         """The Workload as a write stored it (unless the watch brought a later one)."""
         known = self.workloads.get(key)
         if known is None or not objects.is_older(workload, known):
-            self.workloads[key] = dict(workload)
+            self._store_workload(key, workload)
+
+    def _store_workload(self, key: str, workload: Mapping[str, Any]) -> None:
+        self.workloads[key] = dict(workload)
+        if objects.is_finished(workload):
+            self.unfinished_workloads.discard(key)
+        else:
+            self.unfinished_workloads.add(key)
 
     def on_namespace(self, event: Event) -> None:
         name = objects.name(event.object)

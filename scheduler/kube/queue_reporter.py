@@ -61,7 +61,8 @@ class QueueReporter:
             if status is not None:
                 writes.append(("clusterqueues", name, queue, status))
         by_queue: dict[str, list[dict[str, Any]]] = {}
-        for workload in self.mirror.workloads.values():
+        for key in self.mirror.unfinished_workloads:
+            workload = self.mirror.workloads[key]
             queue_name = objects.workload_queue_name(workload)
             if queue_name:
                 local_queue = f"{objects.namespace(workload)}/{queue_name}"

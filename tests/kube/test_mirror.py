@@ -96,6 +96,36 @@ def test_deleting_an_older_workload_keeps_the_index_of_the_newer_one(mirror: Mir
     assert mirror.workload_of_job["uid-train"] == "ml/new"
 
 
+def test_the_unfinished_workloads_are_those_the_queue_statuses_count(mirror: Mirror) -> None:
+    """Finished Workloads stay until their owner deletes them; the per-second queue status
+    refresh walks only the others."""
+    running, done = workload("running"), workload("done", owner=None)
+    done["metadata"]["resourceVersion"] = "1"
+    mirror.on_kueue(event("ADDED", running))
+    mirror.on_kueue(event("ADDED", done))
+    assert mirror.unfinished_workloads == {"ml/running", "ml/done"}
+    finished = {
+        **done,
+        "metadata": {**done["metadata"], "resourceVersion": "2"},
+        "status": {
+            "conditions": [
+                {
+                    "type": "Finished",
+                    "status": "True",
+                    "reason": "Succeeded",
+                    "lastTransitionTime": "2026-11-26T10:00:00Z",
+                }
+            ]
+        },
+    }
+    mirror.on_kueue(event("MODIFIED", finished))
+    assert mirror.unfinished_workloads == {"ml/running"}
+    mirror.remember_workload("ml/done", done)  # older than the stored one: ignored
+    assert mirror.unfinished_workloads == {"ml/running"}
+    mirror.on_kueue(event("DELETED", running))
+    assert mirror.unfinished_workloads == set()
+
+
 def test_an_object_that_does_not_parse_is_skipped_and_logged(
     mirror: Mirror, caplog: pytest.LogCaptureFixture
 ) -> None:
