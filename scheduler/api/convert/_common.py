@@ -10,9 +10,8 @@ ignored).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 from scheduler.api import refs
 from scheduler.api.field import FieldError, FieldPath, error
@@ -81,8 +80,23 @@ T = TypeVar("T")
 
 
 def deep(value: T) -> T:
-    """A deep copy, so that outputs never share structure with inputs: pure."""
-    return copy.deepcopy(value)
+    """A deep copy of a JSON-like tree, so that outputs never share structure with inputs:
+    pure.  Dicts, lists and tuples are copied; every other value (str, number, bool, None,
+    a YAML timestamp) is immutable and shared.  ``copy.deepcopy`` does the same at about
+    twice the cost (its memo and per-type dispatch: 25 vs 14 us for an admitted Workload),
+    and the webhook converts every write of a kuota object once per served legacy version
+    (14 % of its samples were deepcopy)."""
+    return cast(T, _copy_tree(value))
+
+
+def _copy_tree(value: object) -> object:
+    if isinstance(value, dict):
+        return {key: _copy_tree(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copy_tree(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_copy_tree(item) for item in value)
+    return value
 
 
 def mapping_at(value: Any, path: FieldPath) -> Mapping[str, Any]:
