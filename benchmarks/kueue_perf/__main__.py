@@ -361,7 +361,11 @@ def run_side(
                 runner.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 runner.terminate()
-                runner.wait(timeout=30)
+                try:
+                    runner.wait(timeout=30)
+                except subprocess.TimeoutExpired:  # 50,000 deletions queued: it lingers
+                    runner.kill()
+                    runner.wait(timeout=30)
         if started_side is not None:
             started_side.stoppers[0]()
         plane.stop()
