@@ -163,6 +163,18 @@ def _start_kuota(
     )
 
 
+def _kept_metrics(url: str, target: Path, context: ssl.SSLContext | None = None) -> str | None:
+    """A process's /metrics text, also written to ``target``; None (said) when unreachable."""
+    try:
+        with urllib.request.urlopen(url, context=context, timeout=10) as reply:
+            text: str = reply.read().decode()
+    except OSError as failure:
+        print(f"   no metrics from {url}: {failure}", flush=True)
+        return None
+    target.write_text(text)
+    return text
+
+
 def _unfinished(info: ClusterInfo) -> int | None:
     """Workloads without Finished=True now (None when the API server does not answer)."""
     try:
@@ -314,23 +326,15 @@ def run_side(
         except OSError as failure:
             print(f"   {side}: no kube-apiserver metrics: {failure}", flush=True)
         if started_side.metrics_url:
-            try:
-                with urllib.request.urlopen(started_side.metrics_url, timeout=10) as reply:
-                    text = reply.read().decode()
-                (out / "kuota-scheduler.metrics.txt").write_text(text)
+            text = _kept_metrics(started_side.metrics_url, out / "kuota-scheduler.metrics.txt")
+            if text is not None:
                 result.scheduler_metrics = scheduler_metrics(text)
-            except OSError as failure:
-                print(f"   {side}: no scheduler metrics: {failure}", flush=True)
         if started_side.webhook_metrics:
             url, ca_file = started_side.webhook_metrics
-            try:
-                context = ssl.create_default_context(cafile=str(ca_file))
-                with urllib.request.urlopen(url, context=context, timeout=10) as reply:
-                    text = reply.read().decode()
-                (out / "kuota-webhook.metrics.txt").write_text(text)
+            context = ssl.create_default_context(cafile=str(ca_file))
+            text = _kept_metrics(url, out / "kuota-webhook.metrics.txt", context)
+            if text is not None:
                 result.webhook_metrics = webhook_metrics(text)
-            except OSError as failure:
-                print(f"   {side}: no webhook metrics: {failure}", flush=True)
         for profiler in profilers:
             profiler.send_signal(signal.SIGINT)  # py-spy writes its profile on SIGINT
         for profiler in profilers:
