@@ -5,6 +5,7 @@ seen in order, and nothing lost while the server keeps ending the watch
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from kubernetes_asyncio import client
@@ -64,6 +65,35 @@ async def test_informer_mirrors_configmaps_across_watch_resumes(
         mirrored = {key for key in informer.store if key.startswith(f"{namespace}/")}
         listed = await core.list_namespaced_config_map(namespace)
         assert mirrored == {f"{namespace}/{item.metadata.name}" for item in listed.items}
+
+        # A server-side apply makes the API server record its field manager; the
+        # informer's copy leaves that record out (kuota never reads it).
+        response = await api.call_api(
+            f"/api/v1/namespaces/{namespace}/configmaps/cm-3",
+            "PATCH",
+            query_params=[("fieldManager", "e2e-tool")],
+            header_params={"Content-Type": "application/apply-patch+yaml"},
+            body={"apiVersion": "v1", "kind": "ConfigMap", "data": {"applied": "yes"}},
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            _return_http_data_only=True,
+        )
+        on_server = json.loads(await response.read())
+        assert any(
+            entry.get("manager") == "e2e-tool" for entry in on_server["metadata"]["managedFields"]
+        ), "the API server records the field manager"
+        applied = await eventually(
+            done,
+            lambda seen: any(e.object.get("data", {}).get("applied") == "yes" for e in seen),
+            timeout=30,
+            what="the applied change",
+        )
+        event = next(e for e in applied if e.object.get("data", {}).get("applied") == "yes")
+        assert "managedFields" not in event.object["metadata"]
+        assert "managedFields" not in informer.store[f"{namespace}/cm-3"]["metadata"]
+        assert (
+            event.object["metadata"]["resourceVersion"] == on_server["metadata"]["resourceVersion"]
+        ), "the rest of the metadata is kept"
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)

@@ -30,6 +30,16 @@ same deadline (its ``timeout`` parameter), which is how the fenced writer
 (:mod:`scheduler.kube.fence`) keeps a write from landing after the Lease may
 have passed on.  Kueue writes Workload status by server-side apply as
 ``kueue-admission``; so does kuota's writer, through :meth:`Rest.apply`.
+
+Objects come back **without** ``metadata.managedFields`` (answers, list
+items, watch events).  Server-side apply's record of which manager set which
+field is more than half of an admitted Workload, and no part of kuota reads
+it; the informers used to keep it and the mirror copied it for every event,
+so it was the largest share of the scheduler's memory per Workload.  This is
+what controller-runtime's ``TransformStripManagedFields`` does for its
+caches.  Writes are unaffected: an update or patch that carries no
+``managedFields`` leaves the server's record as it is, and since every object
+kuota holds lacks it, no patch computed between two of them touches it.
 """
 
 from __future__ import annotations
@@ -47,6 +57,29 @@ MERGE_PATCH = "application/merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
 
 Query = Sequence[tuple[str, Any]]
+
+
+def _drop_managed_fields(obj: object) -> None:
+    """Remove ``metadata.managedFields`` from ``obj`` in place (anything else: left alone)."""
+    if isinstance(obj, dict):
+        metadata = obj.get("metadata")
+        if isinstance(metadata, dict):
+            metadata.pop("managedFields", None)
+
+
+def _without_managed_fields(decoded: dict[str, Any]) -> dict[str, Any]:
+    """``decoded`` (an answer just parsed, owned by the caller) without managedFields.
+
+    Covers one object, each item of a list and the object of a watch event;
+    mutates ``decoded``, which nobody else holds yet, to spare a copy.
+    """
+    _drop_managed_fields(decoded)
+    _drop_managed_fields(decoded.get("object"))
+    items = decoded.get("items")
+    if isinstance(items, list):
+        for item in items:
+            _drop_managed_fields(item)
+    return decoded
 
 
 class RestError(Exception):
@@ -300,7 +333,7 @@ class Rest:
             response.release()
         if not isinstance(payload, dict):
             raise ApiError(f"{method} {path}: the answer is not a JSON object")
-        return payload
+        return _without_managed_fields(payload)
 
     async def get(
         self, path: str, *, query: Query = (), timeout: float | None = None
@@ -432,6 +465,6 @@ class Rest:
                 except ValueError as failure:
                     raise RestError(f"malformed watch event: {line[:200]!r}") from failure
                 if isinstance(event, dict):
-                    yield event
+                    yield _without_managed_fields(event)
         finally:
             response.release()

@@ -226,6 +226,40 @@ async def test_a_watch_yields_each_line_and_a_broken_line_is_an_error(
     assert seen == events[:1]
 
 
+async def test_objects_come_back_without_managed_fields(server: tuple[Script, Rest]) -> None:
+    script, api = server
+    managed = [{"manager": "kueue-admission", "operation": "Apply", "fieldsV1": {"f:status": {}}}]
+
+    def workload(name: str) -> dict[str, object]:
+        return {
+            "kind": "Workload",
+            "metadata": {"name": name, "resourceVersion": "5", "managedFields": managed},
+            "status": {"conditions": []},
+        }
+
+    def kept(name: str) -> dict[str, object]:
+        return {
+            "kind": "Workload",
+            "metadata": {"name": name, "resourceVersion": "5"},
+            "status": {"conditions": []},
+        }
+
+    collection = "/apis/kueue.x-k8s.io/v1beta2/namespaces/ml/workloads"
+    one = f"{collection}/a"
+    script.answers[("GET", one)] = (200, workload("a"))
+    script.answers[("PATCH", one)] = (200, workload("a"))
+    script.answers[("GET", collection)] = (200, {"kind": "WorkloadList", "items": [workload("b")]})
+    assert await api.get(one) == kept("a")
+    assert await api.apply(one, {"status": {}}, field_manager="kueue-admission") == kept("a")
+    assert (await api.list(collection))["items"] == [kept("b")]
+
+    watch = "/apis/kueue.x-k8s.io/v1beta2/workloads"
+    script.answers[("GET", watch)] = (200, [{"type": "MODIFIED", "object": workload("c")}])
+    assert [event async for event in api.stream(watch)] == [
+        {"type": "MODIFIED", "object": kept("c")}
+    ]
+
+
 async def test_no_answer_is_unreachable() -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
