@@ -82,13 +82,14 @@ async def test_informer_mirrors_configmaps_across_watch_resumes(
         assert any(
             entry.get("manager") == "e2e-tool" for entry in on_server["metadata"]["managedFields"]
         ), "the API server records the field manager"
+
+        def is_applied(e: Event) -> bool:
+            return bool(e.object.get("data", {}).get("applied") == "yes")
+
         applied = await eventually(
-            done,
-            lambda seen: any(e.object.get("data", {}).get("applied") == "yes" for e in seen),
-            timeout=30,
-            what="the applied change",
+            done, lambda seen: any(map(is_applied, seen)), timeout=30, what="the applied change"
         )
-        event = next(e for e in applied if e.object.get("data", {}).get("applied") == "yes")
+        event = next(filter(is_applied, applied))
         assert "managedFields" not in event.object["metadata"]
         assert "managedFields" not in informer.store[f"{namespace}/cm-3"]["metadata"]
         assert (

@@ -67,19 +67,17 @@ def _drop_managed_fields(obj: object) -> None:
             metadata.pop("managedFields", None)
 
 
-def _without_managed_fields(decoded: dict[str, Any]) -> dict[str, Any]:
-    """``decoded`` (an answer just parsed, owned by the caller) without managedFields.
+def _without_managed_fields(answer: dict[str, Any]) -> dict[str, Any]:
+    """``answer`` (one object or a list, just parsed) without managedFields.
 
-    Covers one object, each item of a list and the object of a watch event;
-    mutates ``decoded``, which nobody else holds yet, to spare a copy.
+    Mutates ``answer``, which nobody else holds yet, to spare a copy.
     """
-    _drop_managed_fields(decoded)
-    _drop_managed_fields(decoded.get("object"))
-    items = decoded.get("items")
+    _drop_managed_fields(answer)
+    items = answer.get("items")
     if isinstance(items, list):
         for item in items:
             _drop_managed_fields(item)
-    return decoded
+    return answer
 
 
 class RestError(Exception):
@@ -465,6 +463,7 @@ class Rest:
                 except ValueError as failure:
                     raise RestError(f"malformed watch event: {line[:200]!r}") from failure
                 if isinstance(event, dict):
-                    yield _without_managed_fields(event)
+                    _drop_managed_fields(event.get("object"))
+                    yield event
         finally:
             response.release()
