@@ -3,10 +3,11 @@
 The registrations decide who waits on kuota, so they are written to block
 the cluster only where a miss would be worse than a refusal (issue item 7):
 
-* every job kind kuota has a suspendable integration for
-  (:func:`scheduler.jobs.suspendable`: Job, JobSet, ...) gets the same
-  entries, at its own paths; a rule for a kind the API server does not
-  serve (JobSet without its CRD) is harmless.
+* every kind in the integration registry gets its entries from the
+  capabilities it declares (:func:`scheduler.jobs.capability`): the kinds
+  created suspended (Job, JobSet, ...) the same entries, at their own
+  paths; a rule for a kind the API server does not serve (JobSet without
+  its CRD) is harmless.
 * ``failurePolicy: Fail`` only where a miss lets a queued Job run unqueued —
   the Job entries whose ``matchConditions`` select Jobs that carry a queue
   name (label, or the legacy annotation) — and for kuota's own kinds, which
@@ -36,9 +37,10 @@ the cluster only where a miss would be worse than a refusal (issue item 7):
   path as ``kuota validate``.  The Workload's mutating entry matches only
   Workloads with a ``minCount`` (the one field it may drop), so creating a
   Workload costs one webhook round trip, not two.
-* Pods, Deployments and StatefulSets (the pod family,
-  :data:`webhook.routes.POD_FAMILY_KINDS`) get one mutating entry each,
-  narrowed by an ``objectSelector`` to objects carrying the queue-name label,
+* kinds gated at creation (Pods: CREATE) and kinds queued through their
+  pods (Deployments, StatefulSets: CREATE and UPDATE) get one mutating
+  entry each, narrowed by an ``objectSelector`` to objects carrying the
+  queue-name label,
   so a webhook outage never stops the Job controller or any other workload
   from creating its pods.
 
@@ -62,9 +64,19 @@ from scheduler.api.validation.workload_status import (
     REASON_PATTERN,
     REQUIRED_CONDITION_FIELDS,
 )
-from scheduler.jobs import JobIntegration, suspendable, webhook_path
+from scheduler.jobs import (
+    AdmissionRules,
+    GateOnCreate,
+    Integration,
+    QueuedThroughPods,
+    SuspendOnCreate,
+    capability,
+    integrations,
+    kinds_with,
+    webhook_path,
+)
 from scheduler.jobs.managed_namespaces import ManagedNamespaces
-from webhook.routes import KUOTA_KINDS, POD_FAMILY_KINDS, PodFamilyKind
+from webhook.routes import KUOTA_KINDS
 
 MUTATING_NAME: Final = "kuota-mutating-webhook-configuration"
 VALIDATING_NAME: Final = "kuota-validating-webhook-configuration"
@@ -151,7 +163,7 @@ def _entry(
     return entry
 
 
-def _job_rule(integration: JobIntegration, operations: list[str]) -> list[dict[str, Any]]:
+def _job_rule(integration: Integration, operations: list[str]) -> list[dict[str, Any]]:
     return [
         {
             "apiGroups": [integration.group],
@@ -163,16 +175,24 @@ def _job_rule(integration: JobIntegration, operations: list[str]) -> list[dict[s
     ]
 
 
-def _pod_family_rule(pod_kind: PodFamilyKind) -> list[dict[str, Any]]:
-    return [
-        {
-            "apiGroups": [pod_kind.group],
-            "apiVersions": [pod_kind.version],
-            "operations": list(pod_kind.operations),
-            "resources": [pod_kind.plural],
-            "scope": "Namespaced",
-        }
-    ]
+def _suspendable() -> tuple[Integration, ...]:
+    """The kinds created suspended by the generic decision (their registration order)."""
+    return kinds_with(SuspendOnCreate)
+
+
+def _marked_on_create() -> list[tuple[Integration, list[str]]]:
+    """Kinds whose queued objects are marked at creation, and the operations that mark them.
+
+    A gated kind (a Pod) is held back on CREATE only; a kind queued through
+    its pods (a Deployment) has its pod template marked on CREATE and UPDATE.
+    """
+    marked = []
+    for integration in integrations():
+        if capability(integration, GateOnCreate) is not None:
+            marked.append((integration, ["CREATE"]))
+        elif capability(integration, QueuedThroughPods) is not None:
+            marked.append((integration, ["CREATE", "UPDATE"]))
+    return marked
 
 
 QUEUED_POD: Final = {
@@ -217,19 +237,19 @@ def mutating_configuration(
             match_conditions=[QUEUED_CREATE],
             mutating=True,
         )
-        for integration in suspendable()
+        for integration in _suspendable()
     ]
-    # The pod family (:data:`webhook.routes.POD_FAMILY_KINDS`): plain Pods with a
-    # queue name are gated at creation; Deployments' and StatefulSets' pod templates
-    # are marked so that each pod is queued by the Pod entry.  Kueue's failurePolicy
-    # (Fail), but narrowed by an objectSelector too, so an outage of the webhook
-    # blocks only queued objects, never the cluster's other Pods.
+    # Plain Pods with a queue name are gated at creation; Deployments' and
+    # StatefulSets' pod templates are marked so that each pod is queued by the Pod
+    # entry.  Kueue's failurePolicy (Fail), but narrowed by an objectSelector too, so
+    # an outage of the webhook blocks only queued objects, never the cluster's other
+    # Pods.
     webhooks += [
         _entry(
-            f"queued-{pod_kind.plural}.mutate.kuota.io",
-            pod_kind.mutate_path,
+            f"queued-{integration.resource}.mutate.kuota.io",
+            webhook_path(integration, "mutate"),
             client_config,
-            rules=_pod_family_rule(pod_kind),
+            rules=_job_rule(integration, operations),
             failure_policy="Fail",
             timeout=5,
             namespace_selector=managed,
@@ -237,7 +257,7 @@ def mutating_configuration(
             match_conditions=[QUEUED_CREATE],
             mutating=True,
         )
-        for pod_kind in POD_FAMILY_KINDS
+        for integration, operations in _marked_on_create()
     ]
     if manage_jobs_without_queue_name or default_local_queue:
         webhooks += [
@@ -252,7 +272,7 @@ def mutating_configuration(
                 match_conditions=[UNQUEUED_CREATE],
                 mutating=True,
             )
-            for integration in suspendable()
+            for integration in _suspendable()
         ]
     for kind in KUOTA_KINDS:
         if kind.mutating:
@@ -388,7 +408,7 @@ def validating_configuration(
             match_conditions=[QUEUED_EITHER],
             mutating=False,
         )
-        for integration in suspendable()
+        for integration in kinds_with(AdmissionRules)
     ]
     if manage_jobs_without_queue_name:
         webhooks += [
@@ -409,7 +429,7 @@ def validating_configuration(
                 ],
                 mutating=False,
             )
-            for integration in suspendable()
+            for integration in kinds_with(AdmissionRules)
         ]
     for kind in KUOTA_KINDS:
         resources = [kind.plural] + ([f"{kind.plural}/status"] if kind.status_subresource else [])

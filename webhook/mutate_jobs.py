@@ -48,18 +48,12 @@ from typing import Any, Final
 from scheduler.api import objects
 from scheduler.api.objects import queue_name
 from scheduler.api.refs import MULTIKUEUE_CONTROLLER, V1BETA2
-from scheduler.jobs import JobIntegration, for_object
+from scheduler.jobs import Integration, SuspendOnCreate, for_object
 from scheduler.jobs.managed_namespaces import is_managed_namespace
 from webhook.lookup import ClusterLookup, LookupFailed
-from webhook.review import (
-    AdmissionRequest,
-    BadRequest,
-    ResponseBody,
-    allow,
-    deny_internal,
-    json_patch,
-)
+from webhook.review import AdmissionRequest, ResponseBody, allow, deny_internal, json_patch
 from webhook.settings import WebhookSettings
+from webhook.subject import namespace_of_request, object_of_request
 
 MAX_OWNER_DEPTH: Final = 10
 DEFAULT_QUEUE: Final = "default"
@@ -224,7 +218,7 @@ async def multikueue_managed_by(
 
 
 def mutation_patch(
-    integration: JobIntegration, job: Mapping[str, Any], mutation: JobMutation
+    integration: SuspendOnCreate, job: Mapping[str, Any], mutation: JobMutation
 ) -> list[dict[str, Any]]:
     """Pure: the JSON patch for ``mutation`` (never removes a label, never unsuspends)."""
     if not (mutation.suspend or mutation.set_default_queue or mutation.managed_by):
@@ -239,28 +233,9 @@ def mutation_patch(
     return json_patch(job, after)
 
 
-def job_of_request(
-    request: AdmissionRequest, integration: JobIntegration
-) -> tuple[dict[str, Any], str]:
-    """The job and its namespace; BadRequest when the request is not for this kind."""
-    served = (integration.group, integration.api_version.rpartition("/")[2], integration.kind)
-    if request.kind != served:
-        group, version, kind = request.kind
-        raise BadRequest(
-            f"this endpoint serves {integration.api_version} {integration.kind}, "
-            f"got {group + '/' if group else ''}{version} {kind}"
-        )
-    if request.object is None:
-        raise BadRequest(f"request.object is missing for {request.operation}")
-    job = request.object
-    namespace = request.namespace or objects.namespace(job)
-    if not isinstance(namespace, str) or not namespace:
-        raise BadRequest(f"a {integration.kind} is namespaced: request.namespace is missing")
-    return job, namespace
-
-
 async def mutate_request(
-    integration: JobIntegration,
+    integration: Integration,
+    suspendable: SuspendOnCreate,
     request: AdmissionRequest,
     *,
     settings: WebhookSettings,
@@ -274,14 +249,15 @@ async def mutate_request(
     """
     if request.operation != "CREATE":
         return allow(request.uid), "allowed"
-    job, namespace = job_of_request(request, integration)
+    job = object_of_request(request, integration)
+    namespace = namespace_of_request(request)
     if not settings.enabled(integration):
         return allow(request.uid), "allowed"
-    return await _mutate(integration, request, job, namespace, settings=settings, lookup=lookup)
+    return await _mutate(suspendable, request, job, namespace, settings=settings, lookup=lookup)
 
 
 async def _mutate(
-    integration: JobIntegration,
+    integration: SuspendOnCreate,
     request: AdmissionRequest,
     job: Mapping[str, Any],
     namespace: str,

@@ -3,15 +3,15 @@
 Every admission endpoint follows the same shape, so there is one handler:
 read the body (bounded), decode JSON, parse the review, let the endpoint's
 *decision* answer, render, count.  The decisions live in their own modules
-(:mod:`~webhook.mutate_jobs`, :mod:`~webhook.validate_jobs`,
-:mod:`~webhook.defaulting`, :mod:`~webhook.validate_kueue`,
-:mod:`~webhook.convert`); this module only wires them to paths
-(validation.md 0.3), the job kinds' paths from the integration registry
-(:func:`scheduler.jobs.webhook_path`: every registered kind that follows
-the suspend protocol has a mutating and a validating path, answered by the
-same two decisions; the pod family, :data:`POD_FAMILY_KINDS`, has its own
-mutating decisions, :mod:`~webhook.mutate_pods` and
-:mod:`~webhook.mutate_deployments`), and keeps the
+(:mod:`~webhook.defaulting`, :mod:`~webhook.validate_kueue`,
+:mod:`~webhook.convert`, and those of the job kinds below); this module
+only wires them to paths (docs/validation.md), the job kinds' paths from
+the integration registry
+(:func:`integration_endpoints`: each kind's paths follow from the
+capabilities it declares, :func:`scheduler.jobs.webhook_path` names them:
+the suspend decisions :mod:`~webhook.mutate_jobs` and
+:mod:`~webhook.validate_jobs`, the gate :mod:`~webhook.mutate_gated`, the
+pod-template marks :mod:`~webhook.mutate_templates`), and keeps the
 two failure kinds apart: a malformed request is HTTP 400 with its reason,
 an object kuota refuses is HTTP 200 with ``allowed: false``.  An
 unexpected exception in a decision is logged and answered as a denial with
@@ -27,15 +27,24 @@ from typing import Final
 
 from aiohttp import web
 
-from scheduler.jobs import JobIntegration, suspendable, webhook_path
+from scheduler.jobs import (
+    AdmissionRules,
+    GateOnCreate,
+    Integration,
+    QueuedThroughPods,
+    SuspendOnCreate,
+    capability,
+    integrations,
+    webhook_path,
+)
 from webhook.convert import convert_review
 from webhook.defaulting import default_kueue_request
 from webhook.logs import logger
 from webhook.lookup import ClusterLookup
 from webhook.metrics import CONTENT_TYPE, WebhookMetrics
-from webhook.mutate_deployments import mutate_deployment_request, mutate_statefulset_request
+from webhook.mutate_gated import mutate_gated_request
 from webhook.mutate_jobs import mutate_request
-from webhook.mutate_pods import mutate_pod_request
+from webhook.mutate_templates import mutate_template_request
 from webhook.review import (
     AdmissionRequest,
     BadRequest,
@@ -114,90 +123,72 @@ def _kueue_defaulting(kind: KuotaKind) -> Decision:
     return decide
 
 
-def _mutate_job(integration: JobIntegration) -> Decision:
+def _mutate_job(integration: Integration, suspendable: SuspendOnCreate) -> Decision:
     async def decide(
         request: AdmissionRequest, context: DecisionContext
     ) -> tuple[ResponseBody, str]:
         return await mutate_request(
-            integration, request, settings=context.settings, lookup=context.lookup
+            integration, suspendable, request, settings=context.settings, lookup=context.lookup
         )
 
     return decide
 
 
-def _validate_job(integration: JobIntegration) -> Decision:
+def _validate_job(integration: Integration, rules: AdmissionRules) -> Decision:
     async def decide(
         request: AdmissionRequest, context: DecisionContext
     ) -> tuple[ResponseBody, str]:
         return await validate_request(
-            integration, request, settings=context.settings, lookup=context.lookup
+            integration, rules, request, settings=context.settings, lookup=context.lookup
         )
 
     return decide
 
 
-async def _mutate_pod(
-    request: AdmissionRequest, context: DecisionContext
-) -> tuple[ResponseBody, str]:
-    return await mutate_pod_request(request, settings=context.settings)
+def _gate(integration: Integration, gated: GateOnCreate) -> Decision:
+    async def decide(
+        request: AdmissionRequest, context: DecisionContext
+    ) -> tuple[ResponseBody, str]:
+        return await mutate_gated_request(integration, gated, request, settings=context.settings)
+
+    return decide
 
 
-async def _mutate_deployment(
-    request: AdmissionRequest, context: DecisionContext
-) -> tuple[ResponseBody, str]:
-    return await mutate_deployment_request(request, settings=context.settings)
+def _mark_template(integration: Integration, kind: QueuedThroughPods) -> Decision:
+    async def decide(
+        request: AdmissionRequest, context: DecisionContext
+    ) -> tuple[ResponseBody, str]:
+        return await mutate_template_request(integration, kind, request, settings=context.settings)
+
+    return decide
 
 
-async def _mutate_statefulset(
-    request: AdmissionRequest, context: DecisionContext
-) -> tuple[ResponseBody, str]:
-    return await mutate_statefulset_request(request, settings=context.settings)
+def integration_endpoints(integration: Integration) -> dict[str, Decision]:
+    """Path → decision for one kind, from the capabilities it declares.
 
-
-@dataclass(frozen=True, slots=True)
-class PodFamilyKind:
-    """A kind of the pod family, served by its own mutating decision (no suspend protocol).
-
-    The one table (:data:`POD_FAMILY_KINDS`) both the endpoints here and the
-    registrations (:mod:`webhook.configurations`) are built from.  Only
-    objects carrying the queue-name label reach it (``objectSelector``).
+    A kind created suspended has the generic mutating decision (default
+    queue, suspend); one with admission rules a validating path; a kind that
+    cannot be suspended is gated at creation instead; a kind queued through
+    its pods has its pod template marked.
     """
-
-    group: str
-    version: str
-    kind: str
-    plural: str
-    operations: tuple[str, ...]
-    decision: Decision
-
-    @property
-    def mutate_path(self) -> str:
-        """Kueue's path (``/mutate--v1-pod``, ``/mutate-apps-v1-deployment``)."""
-        return f"/mutate-{self.group.replace('.', '-')}-{self.version}-{self.kind.lower()}"
-
-
-POD_FAMILY_KINDS: Final = (
-    PodFamilyKind("", "v1", "Pod", "pods", ("CREATE",), _mutate_pod),
-    PodFamilyKind(
-        "apps", "v1", "Deployment", "deployments", ("CREATE", "UPDATE"), _mutate_deployment
-    ),
-    PodFamilyKind(
-        "apps", "v1", "StatefulSet", "statefulsets", ("CREATE", "UPDATE"), _mutate_statefulset
-    ),
-)
-"""Plain Pods (``pod``: gated at creation), Deployments and StatefulSets (their pod
-template marked so that each pod is queued by the Pod entry, a StatefulSet's as one
-pod group)."""
+    endpoints: dict[str, Decision] = {}
+    mutate, validate = webhook_path(integration, "mutate"), webhook_path(integration, "validate")
+    if (suspendable := capability(integration, SuspendOnCreate)) is not None:
+        endpoints[mutate] = _mutate_job(integration, suspendable)
+    elif (gated := capability(integration, GateOnCreate)) is not None:
+        endpoints[mutate] = _gate(integration, gated)
+    elif (through_pods := capability(integration, QueuedThroughPods)) is not None:
+        endpoints[mutate] = _mark_template(integration, through_pods)
+    if (rules := capability(integration, AdmissionRules)) is not None:
+        endpoints[validate] = _validate_job(integration, rules)
+    return endpoints
 
 
 def admission_endpoints() -> dict[str, Decision]:
-    """Path → decision for every AdmissionReview endpoint (validation.md 0.3)."""
+    """Path → decision for every AdmissionReview endpoint (docs/validation.md)."""
     endpoints: dict[str, Decision] = {}
-    for integration in suspendable():
-        endpoints[webhook_path(integration, "mutate")] = _mutate_job(integration)
-        endpoints[webhook_path(integration, "validate")] = _validate_job(integration)
-    for pod_kind in POD_FAMILY_KINDS:
-        endpoints[pod_kind.mutate_path] = pod_kind.decision
+    for integration in integrations():
+        endpoints.update(integration_endpoints(integration))
     for kind in KUOTA_KINDS:
         endpoints[kind.validate_path] = _kueue_validation(kind)
         if kind.mutating:

@@ -22,12 +22,7 @@ from typing import Any
 import yaml
 
 from scheduler.api.config import DEFAULT_NAMESPACE, Configuration, parse_configuration
-from scheduler.jobs import (
-    DEPLOYMENT_FRAMEWORK,
-    POD_FRAMEWORK,
-    STATEFULSET_FRAMEWORK,
-    JobIntegration,
-)
+from scheduler.jobs import Integration
 from scheduler.jobs.managed_namespaces import ManagedNamespaces, raw_selector
 from scheduler.version import kuota_version
 
@@ -80,21 +75,9 @@ class WebhookSettings:
     log_level: str = "info"
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    def enabled(self, integration: JobIntegration) -> bool:
+    def enabled(self, integration: Integration) -> bool:
         """The integration's framework is in ``integrations.frameworks``."""
         return integration.framework in self.frameworks
-
-    @property
-    def pods_enabled(self) -> bool:
-        return POD_FRAMEWORK in self.frameworks
-
-    @property
-    def deployments_enabled(self) -> bool:
-        return DEPLOYMENT_FRAMEWORK in self.frameworks
-
-    @property
-    def statefulsets_enabled(self) -> bool:
-        return STATEFULSET_FRAMEWORK in self.frameworks
 
     @property
     def managed_namespaces(self) -> ManagedNamespaces:

@@ -37,11 +37,12 @@ from typing import Any
 
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.objects import queue_name
-from scheduler.jobs import AdmissionFacts, JobIntegration
+from scheduler.jobs import AdmissionFacts, AdmissionRules, Integration
 from webhook.lookup import ClusterLookup, LookupFailed
-from webhook.mutate_jobs import job_of_request, namespace_is_managed
+from webhook.mutate_jobs import namespace_is_managed
 from webhook.review import AdmissionRequest, ResponseBody, allow, deny, deny_internal
 from webhook.settings import WebhookSettings
+from webhook.subject import namespace_of_request, object_of_request
 
 SUSPEND = FieldPath(("spec", "suspend"))
 
@@ -79,7 +80,8 @@ def unsuspend_violation(
 
 
 async def validate_request(
-    integration: JobIntegration,
+    integration: Integration,
+    rules: AdmissionRules,
     request: AdmissionRequest,
     *,
     settings: WebhookSettings,
@@ -88,7 +90,8 @@ async def validate_request(
     """The answer to the kind's validating path and its outcome word."""
     if request.operation not in ("CREATE", "UPDATE"):
         return allow(request.uid), "allowed"
-    job, namespace = job_of_request(request, integration)
+    job = object_of_request(request, integration)
+    namespace = namespace_of_request(request)
     if not settings.enabled(integration):
         return allow(request.uid), "allowed"
     old = request.old_object if request.operation == "UPDATE" else None
@@ -109,9 +112,9 @@ async def validate_request(
         namespace_has_default_queue=has_default, managed=managed, by_scheduler=by_scheduler
     )
     errors = (
-        integration.validate_create(job, facts=facts)
+        rules.validate_create(job, facts=facts)
         if old is None
-        else integration.validate_update(job, old, facts=facts)
+        else rules.validate_update(job, old, facts=facts)
     )
     if managed:
         violation = unsuspend_violation(job, old, username=request.user.username, settings=settings)

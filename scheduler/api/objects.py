@@ -143,7 +143,7 @@ def key(obj: RawObject) -> str:
     """``namespace/name`` for a namespaced object, ``name`` otherwise: pure.
 
     The key of the informers' stores, of the engine's Workloads and of the
-    mirror's indexes.
+    state's indexes.
     """
     ns = namespace(obj)
     return f"{ns}/{name(obj)}" if ns else name(obj)

@@ -2,7 +2,7 @@
 
 ``kuota status``, ``kuota explain`` and ``kuota list`` need a picture of the
 cluster, nothing more: every kueue.x-k8s.io v1beta2 object, the jobs of every
-integration (:func:`scheduler.jobs.suspendable`: Jobs, JobSets) carrying the
+kind created suspended (Jobs, JobSets) carrying the
 queue-name label, Namespaces and PriorityClasses, as the raw JSON the API
 server returns (the pure code of ``scheduler.cli.live`` takes it from there).
 It never writes; it lists through the user's kubeconfig, with the user's
@@ -26,7 +26,7 @@ from scheduler.api.refs import (
     KueueKind,
 )
 from scheduler.cli.live import ClusterObjects
-from scheduler.jobs import JobIntegration, suspendable
+from scheduler.jobs import JobIntegration, SuspendOnCreate, capability, job_integrations
 from scheduler.kube.client import connect
 from scheduler.kube.rest import ApiError, NotFound, Resource, Rest
 
@@ -92,7 +92,7 @@ async def _read(kubeconfig: str) -> ClusterObjects:
         calls.update(
             {attribute: _items(rest, resource) for attribute, resource in CORE_RESOURCES.items()}
         )
-        kinds = suspendable()
+        kinds = _job_kinds()
         results = await asyncio.gather(
             *calls.values(), *(_jobs(rest, integration) for integration in kinds)
         )
@@ -111,3 +111,8 @@ def read_cluster(kubeconfig: str | None) -> ClusterObjects:
             f"no kubeconfig file at {kubeconfig}; pass --kubeconfig or set KUBECONFIG"
         )
     return asyncio.run(_read(kubeconfig))
+
+
+def _job_kinds() -> list[JobIntegration]:
+    """The job kinds read and explained: those created suspended (Jobs, JobSets)."""
+    return [i for i in job_integrations() if capability(i, SuspendOnCreate) is not None]

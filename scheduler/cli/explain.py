@@ -65,7 +65,7 @@ from scheduler.core.pending_reasons import (
     UntoleratedTaint,
 )
 from scheduler.core.resources import format_quantity
-from scheduler.jobs import JobIntegration, suspendable
+from scheduler.jobs import JobIntegration, SuspendOnCreate, capability, job_integrations
 
 EXIT_OK, EXIT_NOT_FOUND = 0, 1
 MAX_CYCLES = 200
@@ -139,7 +139,7 @@ def find_target(objects: ClusterObjects, target: str, namespace: str) -> Target 
             next((j for j in objects.jobs if metadata(j).get("uid") == uid), None) if uid else None
         )
         return Target(job, found)
-    kinds = [i.kind for i in suspendable() if not kind or kind in _kind_names(i)]
+    kinds = [i.kind for i in _job_kinds() if not kind or kind in _kind_names(i)]
     if not kinds:
         return (
             f"cannot explain {kind!r}: name a Job (JOB or job/NAME), another kind of job "
@@ -444,3 +444,8 @@ def run(
 
 
 __all__ = ["Target", "explain_workload", "find_target", "hard_blockers"]
+
+
+def _job_kinds() -> list[JobIntegration]:
+    """The job kinds read and explained: those created suspended (Jobs, JobSets)."""
+    return [i for i in job_integrations() if capability(i, SuspendOnCreate) is not None]

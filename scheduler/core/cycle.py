@@ -18,7 +18,7 @@ checks it); the deep queue simply drains within one call.  Only the latest
 Pending decision of a workload is reported.  ``Engine(one_admission_per_queue
 =True)`` runs a single round.
 
-The cycle receives the engine's parts, not the engine: a ``Scheduler`` holds
+The cycle receives the engine's parts, not the engine: a ``CycleParts`` holds
 the quota cache and the queue manager behind the narrow views of
 ``cycle_inputs``, the workload records, the options and the cycle counter.
 
@@ -128,7 +128,7 @@ class _Entry:
         )
 
 
-class Scheduler:
+class CycleParts:
     """The engine's parts a cycle works on, and the number of cycles run so far."""
 
     __slots__ = ("quota", "queues", "records", "options", "cycles", "history")
@@ -161,7 +161,7 @@ class _Cycle:
 
     __slots__ = ("sched", "snapshot", "context", "victims")
 
-    def __init__(self, sched: Scheduler) -> None:
+    def __init__(self, sched: CycleParts) -> None:
         self.sched = sched
         self.snapshot = Snapshot()
         quota, options = sched.quota, sched.options
@@ -186,7 +186,7 @@ class _Cycle:
 MAX_ROUNDS = 10_000
 
 
-def run_cycle(sched: Scheduler, now: datetime) -> tuple[CycleResult, bool]:
+def run_cycle(sched: CycleParts, now: datetime) -> tuple[CycleResult, bool]:
     """Run one kuota cycle; returns (result, whether anything changed).
 
     Kueue rounds are repeated while they admit (and stop at an eviction, whose
@@ -235,7 +235,9 @@ def _latest_pending(decisions: list[Decision]) -> list[Decision]:
     ]
 
 
-def _run_round(sched: Scheduler, now: datetime, schedulable: list[str]) -> tuple[CycleResult, bool]:
+def _run_round(
+    sched: CycleParts, now: datetime, schedulable: list[str]
+) -> tuple[CycleResult, bool]:
     """One Kueue cycle (scheduling.md 4.1-4.7): one head per active ClusterQueue."""
     quota = sched.quota  # its forest is current: run_cycle ensured it, rounds change usage only
     sched.cycles += 1
@@ -264,7 +266,7 @@ def _run_round(sched: Scheduler, now: datetime, schedulable: list[str]) -> tuple
     return CycleResult(decisions=tuple(decisions)), changed
 
 
-def _processing_order(sched: Scheduler, entries: list[_Entry]) -> Iterator[_Entry]:
+def _processing_order(sched: CycleParts, entries: list[_Entry]) -> Iterator[_Entry]:
     """Entries in processing order: the classical sort (4.4) or the fair tournament (8.4)."""
     claims = sorted((entry for entry in entries if entry.record.claims_freed), key=_sort_key)
     entries = [entry for entry in entries if not entry.record.claims_freed]
@@ -378,7 +380,9 @@ def _usable(assignment: Assignment, targets: tuple[Target, ...]) -> bool:
     )
 
 
-def _scan_start(sched: Scheduler, record: WorkloadRecord, cq: str) -> Mapping[tuple[str, int], int]:
+def _scan_start(
+    sched: CycleParts, record: WorkloadRecord, cq: str
+) -> Mapping[tuple[str, int], int]:
     """Where the flavor scan resumes (4.8): the last position, unless stale after a quota change.
 
     Pure.
@@ -534,7 +538,7 @@ def _capacity_hold(cq: ClusterQueueInfo, assignment: Assignment) -> FRValues:
     return hold
 
 
-def _admit(sched: Scheduler, entry: _Entry, assignment: Assignment, now: datetime) -> Admit:
+def _admit(sched: CycleParts, entry: _Entry, assignment: Assignment, now: datetime) -> Admit:
     record, cq = entry.record, entry.cq
     pod_sets = tuple(
         PodSetAdmission(
@@ -584,4 +588,4 @@ def _pending(entry: _Entry) -> Pending:
     )
 
 
-__all__ = ["Scheduler", "run_cycle"]
+__all__ = ["CycleParts", "run_cycle"]

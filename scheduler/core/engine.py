@@ -12,7 +12,7 @@ clock.  Inside, the API objects are reduced to the engine's own records
   their quotas, the cohort forest, admitted usage;
 * ``QueueManager`` (``queue_manager``): LocalQueue routing and the
   per-ClusterQueue queues;
-* ``Scheduler`` (``cycle``): the cycle, which sees the other two through the
+* ``CycleParts`` (``cycle``): the cycle, which sees the other two through the
   narrow views of ``cycle_inputs`` only.
 
 The engine owns the workload records (one per key, shared by reference) and
@@ -44,7 +44,7 @@ from scheduler.api.models import (
 from scheduler.api.refs import ADMISSION_GATED_BY_ANNOTATION as GATE_ANNOTATION
 from scheduler.api.refs import JOB_UID_LABEL as JOB_UID_LABEL
 from scheduler.core.admission_checks import CheckInfo, applicable_checks
-from scheduler.core.cycle import Scheduler
+from scheduler.core.cycle import CycleParts
 from scheduler.core.cycle_inputs import SchedulingOptions
 from scheduler.core.decisions import CycleResult, WorkloadKey
 from scheduler.core.engine_types import (
@@ -122,7 +122,7 @@ class Engine:
         self._cluster_queue_specs: dict[str, ClusterQueueSpec] = {}
         """The spec of each ClusterQueue as last applied: only a new queue or a new spec moves
         workloads (3.7); kuota's own status writes come back as updates about once a second."""
-        self._scheduler = Scheduler(
+        self._cycle = CycleParts(
             quota=self.cache,
             queues=self.queues,
             records=self._records,
@@ -253,7 +253,7 @@ class Engine:
     def cycle(self, now: datetime) -> CycleResult:
         """One scheduling cycle (scheduling.md 4)."""
         self._backoffs(now)
-        result, _ = self._scheduler.run(now)
+        result, _ = self._cycle.run(now)
         return result
 
     def _backoffs(self, now: datetime) -> None:
@@ -285,7 +285,7 @@ class Engine:
         results: list[CycleResult] = []
         for _ in range(max_cycles):
             self._backoffs(now)
-            result, changed = self._scheduler.run(now)
+            result, changed = self._cycle.run(now)
             results.append(result)
             if after_cycle is not None:
                 after_cycle(result)

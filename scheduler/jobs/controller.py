@@ -46,8 +46,8 @@ from typing import Any
 
 from scheduler.api import objects
 from scheduler.api.refs import CLUSTER_QUEUE_LABEL, EVICTED, LOCAL_QUEUE_LABEL, POD_SET_LABEL
-from scheduler.jobs.base import JobIntegration, PodSetInfo
 from scheduler.jobs.equivalence import count_difference, pod_sets_difference
+from scheduler.jobs.protocol import JobIntegration, PodSetInfo
 from scheduler.jobs.registry import for_object
 from scheduler.jobs.workload_from_job import (
     PriorityClasses,
@@ -156,7 +156,34 @@ class StopPod:
 
 @dataclass(frozen=True, slots=True)
 class FinalizePod:
-    """Take kuota's ``kueue.x-k8s.io/managed`` finalizer off a Pod whose end is accounted for."""
+    """Take kuota's finalizer off an object whose end is accounted for: ``finalized`` is it
+    without the finalizer (a Pod's ``kueue.x-k8s.io/managed``)."""
+
+    finalized: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StartPods:
+    """Take the gate off every pod of an admitted group: ``(pod as read, pod started)`` pairs."""
+
+    pods: tuple[tuple[dict[str, Any], dict[str, Any]], ...]
+    cluster_queue: str
+
+
+@dataclass(frozen=True, slots=True)
+class StopPods:
+    """Stop the running pods of a group (condition ``TerminationTarget``, then delete)."""
+
+    pods: tuple[dict[str, Any], ...]
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class FinalizePods:
+    """Take kuota's finalizer off these members of a group: ``(as read, finalized)`` pairs."""
+
+    pods: tuple[tuple[dict[str, Any], dict[str, Any]], ...]
 
 
 NO_MATCHING_WORKLOAD = (
@@ -180,6 +207,9 @@ Action = (
     | FinalizePod
 )
 """Everything the controller may ask for; the executor handles each member (checked exhaustive)."""
+
+GroupAction = Action | StartPods | StopPods | FinalizePods
+"""What a group of objects (:class:`~scheduler.jobs.protocol.PodGroups`) may ask for besides."""
 
 
 def _label_value_ok(value: str) -> bool:

@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scheduler.api.quantity import Quantity, QuantityError
-from scheduler.jobs.base import PodSetInfo
+from scheduler.jobs.protocol import PodSetInfo
 
 TEMPLATE_FIELDS = ("containers", "initContainers", "tolerations", "nodeSelector", "affinity")
 """The pod-spec fields compared, in the order a difference is reported."""

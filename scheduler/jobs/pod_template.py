@@ -20,7 +20,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from scheduler.jobs.base import PodSetInfo
+from scheduler.jobs.protocol import PodSetInfo
 
 RESTORED_SPEC_FIELDS = ("nodeSelector", "tolerations", "schedulingGates")
 

@@ -25,8 +25,8 @@ from scheduler.api.refs import (
     PRIORITY_CLASS_LABEL,
     V1BETA2,
 )
-from scheduler.jobs.base import JobIntegration
-from scheduler.jobs.registry import by_framework, for_object
+from scheduler.jobs.protocol import JobIntegration
+from scheduler.jobs.registry import for_object, job_integration
 
 NAME_PREFIX_LIMIT: Final = 247
 HASH_LENGTH: Final = 5
@@ -106,14 +106,17 @@ def workload_from_job(
     *,
     priority_classes: PriorityClasses | None = None,
     integration: JobIntegration | None = None,
+    pod_sets: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The raw ``kueue.x-k8s.io/v1beta2`` Workload for ``job``: pure.
 
     ``job`` is an object of ``integration`` (by default the one its
     apiVersion/kind names; an object that names none is taken for a
     ``batch/v1`` Job); absent metadata fields are treated as empty strings.
+    ``pod_sets``: the Workload's pod sets when the caller has them (a pod
+    group's are its pods', not one object's), else the integration's.
     """
-    integration = integration or for_object(job) or by_framework("batch/job")
+    integration = integration or for_object(job) or job_integration("batch/job")
     if integration is None:
         raise ValueError("no job integration is registered for this object")
     name = objects.name(job)
@@ -134,7 +137,8 @@ def workload_from_job(
             }
         ],
     }
-    pod_sets = integration.pod_sets(job)
+    if pod_sets is None:
+        pod_sets = integration.pod_sets(job)
     spec: dict[str, Any] = {"podSets": pod_sets}
     queue = integration.queue_name(job)
     if queue:

@@ -4,7 +4,7 @@ The rules are pure (:mod:`scheduler.status.check_status`); this module
 writes what they say, through the executor and the writer:
 
 - a Workload whose check states changed (a check controller patched them;
-  the mirror marks it dirty) gets its next step (:func:`next_check_step`):
+  the state marks it) gets its next step (:func:`next_check_step`):
   ``Admitted=True`` once every check is Ready (then its Job starts), an
   eviction with reason ``AdmissionCheck`` on ``Retry`` (the executor's
   eviction path: the checks go back to ``Pending`` and the reservation is
@@ -34,8 +34,8 @@ from scheduler.api import objects
 from scheduler.core.decisions import Evict
 from scheduler.core.engine import Engine
 from scheduler.kube import metrics
-from scheduler.kube.mirror import Mirror
 from scheduler.kube.rest import Conflict, NotFound, RestError
+from scheduler.kube.state import ClusterState
 from scheduler.kube.writer import Writer
 from scheduler.status.check_status import (
     EVICTED_BY_CHECK,
@@ -58,7 +58,7 @@ class CheckController:
         self,
         *,
         engine: Engine,
-        mirror: Mirror,
+        state: ClusterState,
         writer: Writer,
         clock: Callable[[], datetime],
         evict: Callable[[Evict], Awaitable[None]],
@@ -67,7 +67,7 @@ class CheckController:
     ) -> None:
         self.role = role
         self.engine = engine
-        self.mirror = mirror
+        self.state = state
         self.writer = writer
         self.clock = clock
         self._evict = evict
@@ -76,12 +76,10 @@ class CheckController:
     async def reconcile(self) -> bool:
         """Every dirty Workload and AdmissionCheck; True when something was written."""
         acted = False
-        checks, self.mirror.dirty_checks = self.mirror.dirty_checks, set()
-        for name in sorted(checks):
+        for name in sorted(self.state.checks_to_sync.take()):
             acted |= await self._check(name)
-        workloads, self.mirror.dirty_workloads = self.mirror.dirty_workloads, set()
-        for key in sorted(workloads):
-            workload = self.mirror.workloads.get(key)
+        for key in sorted(self.state.workloads_to_check.take()):
+            workload = self.state.stored("Workload").get(key)
             if workload is None:
                 continue
             flavors = (
@@ -102,7 +100,7 @@ class CheckController:
                 except (Conflict, NotFound):
                     continue  # the watch brings the fresh object, which is decided again
                 except RestError as failure:
-                    self.mirror.dirty_workloads.add(key)
+                    self.state.workloads_to_check.add(key)
                     log.warning(
                         "admission check step failed",
                         extra={"workload": key, "step": step.kind, "error": str(failure)},
@@ -123,7 +121,7 @@ class CheckController:
                 stored = await self.writer.write_workload_status(
                     workload, deactivation_target_status(workload, step.message, now)
                 )
-                self.mirror.remember_workload(key, stored)
+                self.state.remember(stored)
                 self.writer.event(
                     stored,
                     kind="Workload",
@@ -133,22 +131,22 @@ class CheckController:
                 )
             spec = {**dict(objects.spec(stored)), "active": False}
             updated = await self.writer.update_workload(stored, {**stored, "spec": spec})
-            self.mirror.remember_workload(key, updated)
+            self.state.remember(updated)
             log.info("deactivated: an admission check rejected it", extra={"why": step.message})
             return
         if step.kind == "sync":
             stored = await self.writer.write_workload_status(
                 workload, synced_status(workload, step.checks, now)
             )
-            self.mirror.remember_workload(key, stored)
-            self.mirror.dirty_workloads.add(key)  # its next step, from the synced list
+            self.state.remember(stored)
+            self.state.workloads_to_check.add(key)  # its next step, from the synced list
             if not objects.is_admitted(stored):
                 return
         else:
             stored = await self.writer.write_workload_status(
                 workload, checks_admitted_status(workload, now)
             )
-            self.mirror.remember_workload(key, stored)
+            self.state.remember(stored)
         cluster_queue = objects.admitted_cluster_queue(stored)
         reserved = objects.parse_time(
             (objects.condition(stored, "QuotaReserved") or {}).get("lastTransitionTime")
@@ -165,13 +163,13 @@ class CheckController:
             cluster_queue, objects.priority_class_name(stored), self.role()
         ).inc()
         log.info("admitted: every admission check is Ready", extra={"workload": key})
-        job_uid = objects.owner_job_uid(stored)
-        if job_uid:
-            self.mirror.dirty_jobs.add(job_uid)
-            await self._reconcile_job(job_uid)  # start it now
+        job_key = self.state.job_key_of(stored)
+        if job_key:
+            self.state.jobs_to_decide.add(job_key)
+            await self._reconcile_job(job_key)  # start it now
 
     async def _check(self, name: str) -> bool:
-        check = self.mirror.admission_checks.get(name)
+        check = self.state.stored("AdmissionCheck").get(name)
         if check is None:
             return False
         status = unsupported_check_status(check, self.clock())
@@ -182,13 +180,13 @@ class CheckController:
         except (Conflict, NotFound):
             return False
         except RestError as failure:
-            self.mirror.dirty_checks.add(name)
+            self.state.checks_to_sync.add(name)
             log.warning(
                 "could not write the AdmissionCheck status",
                 extra={"admission_check": name, "error": str(failure)},
             )
             return False
-        self.mirror.admission_checks[name] = stored
+        self.state.remember(stored)
         log.info("admission check controller not supported: marked inactive", extra={"name": name})
         return True
 

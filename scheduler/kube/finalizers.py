@@ -5,8 +5,8 @@ admits (``scheduler.api.defaults``), so that neither disappears while it is
 in use.  This module takes it off again, by Kueue's rules:
 
 - a **ClusterQueue** being deleted keeps it while any Workload holds a quota
-  reservation in it.  The engine is the judge (the mirror has made the
-  queue terminating: it admits nothing new, see :mod:`scheduler.kube.mirror`);
+  reservation in it.  The engine is the judge (the state has made the
+  queue terminating: it admits nothing new, see :mod:`scheduler.kube.state`);
   the finalizer goes as soon as the engine counts no reservation in it,
   which is at once when nothing was admitted;
 - a **ResourceFlavor** being deleted keeps it while any ClusterQueue that
@@ -14,7 +14,7 @@ in use.  This module takes it off again, by Kueue's rules:
   ``spec.resourceGroups[].flavors[].name``
   (Kueue's ``ClusterQueuesUsingFlavor``).
 
-The removal is a *guarded* JSON patch computed from the object as the mirror
+The removal is a *guarded* JSON patch computed from the object as the state
 holds it: test its ``resourceVersion``, test that the finalizer is at the
 index about to be removed, remove that index.  If anything moved, the API
 server refuses the whole patch (a conflict) and the next turn decides again
@@ -22,8 +22,8 @@ from the object the watch delivers.  Other finalizers are left alone.
 
 The scheduler calls :meth:`FinalizerReleaser.release` once per turn, so only
 the leader writes; checking costs one pass over the queues and flavors the
-mirror holds, and a write happens only for an object being deleted.  The
-mirror is left to the watch (a ClusterQueue gone from the API server stays
+state holds, and a write happens only for an object being deleted.  The
+state is left to the watch (a ClusterQueue gone from the API server stays
 "in use" for its flavors until its DELETED event, as in Kueue); meanwhile
 the same version of an object is not patched twice, and one whose patch
 failed for another reason (say 403) is not tried again until it changes or
@@ -41,8 +41,8 @@ from scheduler import logs
 from scheduler.api import objects
 from scheduler.api.refs import RESOURCE_IN_USE_FINALIZER
 from scheduler.core.engine import Engine
-from scheduler.kube.mirror import Mirror
 from scheduler.kube.rest import Conflict, NotFound, RestError
+from scheduler.kube.state import ClusterState
 from scheduler.kube.writer import Writer, kueue_resource, version_test
 
 log = logging.getLogger("kuota.finalizers")
@@ -118,12 +118,12 @@ class FinalizerReleaser:
         self,
         *,
         engine: Engine,
-        mirror: Mirror,
+        state: ClusterState,
         writer: Writer,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.engine = engine
-        self.mirror = mirror
+        self.state = state
         self.writer = writer
         self.monotonic = monotonic
         self._tried: dict[str, tuple[str | None, float, bool]] = {}
@@ -131,15 +131,15 @@ class FinalizerReleaser:
 
     async def release(self) -> None:
         """One pass: remove every finalizer that may go now."""
-        queues = self.mirror.cluster_queues
+        queues = self.state.stored("ClusterQueue")
         for name in list(
             releasable_cluster_queues(queues, lambda cq: holds_reservations(self.engine, cq))
         ):
             await self._remove("clusterqueues", queues[name])
-        flavors = self.mirror.resource_flavors
+        flavors = self.state.stored("ResourceFlavor")
         for name in list(releasable_flavors(flavors, queues)):
             await self._remove("resourceflavors", flavors[name])
-        for key in list(self._tried):  # forget objects the mirror no longer holds
+        for key in list(self._tried):  # forget objects the state no longer holds
             plural, name = key.split("/", 1)
             if name not in (queues if plural == "clusterqueues" else flavors):
                 del self._tried[key]

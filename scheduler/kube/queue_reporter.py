@@ -3,7 +3,7 @@
 The engine knows counts and usage; :mod:`scheduler.status.queue_status`
 shapes them into the ``status`` a user reads (scheduling.md 10.1, 10.2) and
 says None when the stored status already says the same.  This reporter
-computes them for every queue the mirror holds and writes only the changed
+computes them for every queue the state holds and writes only the changed
 ones, concurrently (the scheduler starts it in the background about once a second,
 never waits for it, and never runs two at once).  A
 conflict or a vanished queue is skipped: the watch brings the fresh object
@@ -24,8 +24,8 @@ from scheduler import logs
 from scheduler.api import objects
 from scheduler.core.engine import ClusterQueueStatus, Engine
 from scheduler.kube import metrics
-from scheduler.kube.mirror import Mirror
 from scheduler.kube.rest import Conflict, NotFound, RestError, Unreachable
+from scheduler.kube.state import ClusterState
 from scheduler.kube.writer import Writer
 from scheduler.status.queue_status import cluster_queue_status, local_queue_status
 
@@ -36,10 +36,15 @@ CONCURRENT_WRITES = 8
 
 class QueueReporter:
     def __init__(
-        self, *, engine: Engine, mirror: Mirror, writer: Writer, clock: Callable[[], datetime]
+        self,
+        *,
+        engine: Engine,
+        state: ClusterState,
+        writer: Writer,
+        clock: Callable[[], datetime],
     ) -> None:
         self.engine = engine
-        self.mirror = mirror
+        self.state = state
         self.writer = writer
         self.clock = clock
 
@@ -52,7 +57,7 @@ class QueueReporter:
         now = self.clock()
         states: dict[str, ClusterQueueStatus] = {}
         writes: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = []
-        for name, queue in list(self.mirror.cluster_queues.items()):
+        for name, queue in list(self.state.stored("ClusterQueue").items()):
             try:
                 states[name] = self.engine.cluster_queue_status(name)
             except KeyError:
@@ -61,13 +66,12 @@ class QueueReporter:
             if status is not None:
                 writes.append(("clusterqueues", name, queue, status))
         by_queue: dict[str, list[dict[str, Any]]] = {}
-        for key in self.mirror.unfinished_workloads:
-            workload = self.mirror.workloads[key]
+        for workload in self.state.unfinished_workloads():
             queue_name = objects.workload_queue_name(workload)
             if queue_name:
                 local_queue = f"{objects.namespace(workload)}/{queue_name}"
                 by_queue.setdefault(local_queue, []).append(workload)
-        for key, queue in list(self.mirror.local_queues.items()):
+        for key, queue in list(self.state.stored("LocalQueue").items()):
             cluster_queue = str(objects.spec(queue).get("clusterQueue", ""))
             status = local_queue_status(
                 queue, by_queue.get(key, []), cluster_queue=states.get(cluster_queue), now=now
@@ -93,12 +97,9 @@ class QueueReporter:
         self, plural: str, key: str, queue: dict[str, Any], status: dict[str, Any]
     ) -> bool:
         """Write one queue's status; False when the API server did not answer (stop for now)."""
-        store = (
-            self.mirror.cluster_queues if plural == "clusterqueues" else self.mirror.local_queues
-        )
         with logs.bind(object=key):
             try:
-                store[key] = await self.writer.write_status(plural, queue, status)
+                self.state.remember(await self.writer.write_status(plural, queue, status))
             except (Conflict, NotFound):
                 pass  # the watch brings the fresh object; the next refresh tries again
             except Unreachable as failure:

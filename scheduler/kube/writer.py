@@ -68,8 +68,6 @@ from scheduler.kube.rest import Conflict, NotFound, Resource, RestClient, RestEr
 __all__ = ["Conflict", "Fenced", "NotFound", "RestError", "Writer", "workload_status_apply"]
 
 T = TypeVar("T")
-JOBS = watches.JOBS
-PODS = watches.PODS
 POD_STATUS_FIELD_MANAGER = "kuota-scheduler"
 TERMINATION_TARGET = "TerminationTarget"
 """The Pod condition Kueue sets on a Pod it stops before deleting it."""
@@ -77,7 +75,7 @@ TERMINATION_TARGET = "TerminationTarget"
 
 def job_resource(job: Mapping[str, Any]) -> Resource:
     """The resource of a managed job by its integration; an unknown kind is taken for a Job."""
-    return watches.job_resource(for_object(job) or BATCH_JOB)
+    return watches.kind_resource(for_object(job) or BATCH_JOB)
 
 
 def job_kind(job: Mapping[str, Any]) -> str:
@@ -329,13 +327,14 @@ class Writer:
     async def clear_job_start_time(self, job: Mapping[str, Any]) -> dict[str, Any]:
         """Remove ``status.startTime`` (so the pod template of a suspended Job may change)."""
         operations = [version_test(job), {"op": "remove", "path": "/status/startTime"}]
-        path = JOBS.object_path(
+        resource = job_resource(job)
+        path = resource.object_path(
             objects.name(job), namespace=objects.namespace(job), subresource="status"
         )
-        async with self._lock(f"jobs/{objects.key(job)}"):
+        async with self._lock(f"{resource.plural}/{objects.key(job)}"):
             return await self._timed(
                 "patch",
-                "jobs/status",
+                f"{resource.plural}/status",
                 lambda timeout: self.rest.json_patch(path, operations, timeout=timeout),
             )
 
@@ -362,8 +361,9 @@ class Writer:
             "metadata": {"name": name, "namespace": namespace, "uid": uid},
             "status": {"conditions": [condition]},
         }
-        status_path = PODS.object_path(name, namespace=namespace, subresource="status")
-        path = PODS.object_path(name, namespace=namespace)
+        pods = job_resource(pod)
+        status_path = pods.object_path(name, namespace=namespace, subresource="status")
+        path = pods.object_path(name, namespace=namespace)
         async with self._lock(f"pods/{objects.key(pod)}"):
             try:
                 await self._timed(

@@ -34,7 +34,7 @@ from scheduler.kube.client import new_api_client
 from scheduler.kube.leader import AlwaysLeader, Leadership, LeaseElection
 from scheduler.kube.ownership import adopt_lease, read_deployment_reference
 from scheduler.kube.rest import Rest, RestError
-from scheduler.service.loop import Scheduler, Settings
+from scheduler.service.loop import LoopSettings, SchedulerLoop
 from scheduler.service.observability import health_app
 from scheduler.version import kuota_version
 
@@ -142,9 +142,9 @@ async def serve(args: argparse.Namespace) -> int:
                 "could not read the Deployment that owns the Lease",
                 extra={"deployment": args.owner_deployment, "error": str(failure)},
             )
-    scheduler = Scheduler(
+    scheduler = SchedulerLoop(
         rest,
-        Settings(
+        LoopSettings(
             config=load_configuration(args.config),
             status_writes_per_second=args.status_writes_per_second,
         ),

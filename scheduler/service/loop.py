@@ -2,7 +2,7 @@
 
 This module only composes and keeps time; the rules live elsewhere (the
 engine decides, :mod:`scheduler.kube.executor` writes, the informers and
-the mirror feed the engine).  Order of work, kept by :class:`Scheduler`:
+the state feed the engine).  Order of work, kept by :class:`SchedulerLoop`:
 
 1. Informers list and watch every kind the engine needs; nothing is decided
    before all of them have listed once (``ready``).  The engine's usage is
@@ -51,9 +51,9 @@ from scheduler.kube.executor import Executor
 from scheduler.kube.fence import Fence
 from scheduler.kube.finalizers import FinalizerReleaser
 from scheduler.kube.informer import Backoff, Event
-from scheduler.kube.mirror import Mirror
 from scheduler.kube.queue_reporter import QueueReporter
 from scheduler.kube.rest import RestClient
+from scheduler.kube.state import ClusterState
 from scheduler.kube.watches import WATCHED_KUEUE_PLURALS, scheduler_informers
 from scheduler.kube.writer import Writer
 
@@ -67,7 +67,7 @@ def utc_now() -> datetime:
 
 
 @dataclass
-class Settings:
+class LoopSettings:
     config: Configuration | None = None
     status_writes_per_second: float = 20.0
     idle_wait_seconds: float = 1.0
@@ -82,13 +82,13 @@ class Settings:
     event_flush_seconds: float = 2.0
 
 
-class Scheduler:
-    """Engine, mirror, informers, executor and queue reporter, wired for one process."""
+class SchedulerLoop:
+    """Engine, state, informers, executor and queue reporter, wired for one process."""
 
     def __init__(
         self,
         rest: RestClient,
-        settings: Settings,
+        settings: LoopSettings,
         *,
         clock: Callable[[], datetime] = utc_now,
         fence: Fence | None = None,
@@ -110,7 +110,7 @@ class Scheduler:
         config = self.settings.config
         self.informers = scheduler_informers(
             rest,
-            lambda: self.mirror,
+            lambda: self.state,
             on_change=self.wakeup.set,
             frameworks=config.integrations.frameworks if config else ("batch/job",),
             never_managed=ManagedNamespaces.from_configuration(config).never_managed
@@ -121,10 +121,10 @@ class Scheduler:
     def _build(self) -> None:
         """A fresh engine and everything that holds it (nothing assumed, nothing pending)."""
         self.engine = Engine(self.settings.config)
-        self.mirror = Mirror(self.engine)
+        self.state = ClusterState(self.engine)
         self.executor = Executor(
             engine=self.engine,
-            mirror=self.mirror,
+            state=self.state,
             writer=self.writer,
             clock=self.clock,
             role=lambda: self.role,
@@ -133,18 +133,18 @@ class Scheduler:
         )
         self.checks = CheckController(
             engine=self.engine,
-            mirror=self.mirror,
+            state=self.state,
             writer=self.writer,
             clock=self.clock,
-            evict=self.executor.evict,
-            reconcile_job=self.executor.reconcile_job,
+            evict=self.executor.admissions.evict,
+            reconcile_job=self.executor.jobs.reconcile_job,
             role=lambda: self.role,
         )
         self.queues = QueueReporter(
-            engine=self.engine, mirror=self.mirror, writer=self.writer, clock=self.clock
+            engine=self.engine, state=self.state, writer=self.writer, clock=self.clock
         )
         self.finalizers = FinalizerReleaser(
-            engine=self.engine, mirror=self.mirror, writer=self.writer
+            engine=self.engine, state=self.state, writer=self.writer
         )
 
     def rebuild(self) -> None:
@@ -168,7 +168,7 @@ class Scheduler:
                 informer.handler(Event("ADDED", obj, key))
         log.info(
             "state rebuilt from the informers",
-            extra={"workloads": len(self.mirror.workloads), "jobs": len(self.mirror.jobs)},
+            extra=self.state.counts(),
         )
 
     def ready(self) -> bool:
@@ -191,7 +191,7 @@ class Scheduler:
         metrics.LEADING.set(1)
         log.info(
             "leading: informers synced, usage rebuilt from Workload status",
-            extra={"workloads": len(self.mirror.workloads), "jobs": len(self.mirror.jobs)},
+            extra=self.state.counts(),
         )
         backoff = Backoff()
         self.writer.take_unreachable()
@@ -241,10 +241,10 @@ class Scheduler:
     async def turn(self) -> bool:
         """Reconcile Jobs, run one engine cycle, carry it out; True when it did something."""
         self.turns += 1
-        self.executor.raise_failures()  # a background write was fenced: the term ends
+        self.executor.background.raise_failures()  # a write was fenced: the term ends
         with logs.bind(cycle=self.turns):
             acted = await self.checks.reconcile()
-            acted = await self.executor.reconcile_jobs() or acted
+            acted = await self.executor.jobs.reconcile_jobs() or acted
             started = time.perf_counter()
             result = self.engine.cycle(self.clock())
             elapsed = time.perf_counter() - started
@@ -254,7 +254,7 @@ class Scheduler:
             metrics.ADMISSION_ATTEMPTS.labels(outcome, self.role).inc()
             metrics.ADMISSION_ATTEMPT_SECONDS.labels(outcome, self.role).observe(elapsed)
             self.executor.dispatch(result.decisions)
-            self.executor.write_pending_soon()
+            self.executor.pending.write_soon()
             await self.finalizers.release()
             if time.monotonic() >= self.next_metrics:  # per queue: too costly every turn
                 self.next_metrics = time.monotonic() + self.settings.queue_status_interval_seconds
@@ -264,7 +264,7 @@ class Scheduler:
                 self.next_queue_status = time.monotonic() + interval
                 self.queue_refresh = asyncio.get_running_loop().create_task(self.queues.refresh())
         await asyncio.sleep(0)  # the writes just started get going before the next turn
-        return bool(result.admitted or result.evicted or acted or self.mirror.dirty_jobs)
+        return bool(result.admitted or result.evicted or acted or self.state.jobs_to_decide)
 
     def cycle_rest(self) -> float:
         """Seconds to leave the loop to everything else after the last cycle: pure."""
@@ -285,7 +285,7 @@ class Scheduler:
 
     async def settle(self) -> None:
         """Wait for the background writes of the turns so far (tests; the end of a term)."""
-        await self.executor.settle()
+        await self.executor.background.settle()
         if self.queue_refresh is not None:
             await self.queue_refresh
             self.queue_refresh = None

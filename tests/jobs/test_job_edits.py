@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from scheduler.jobs.base import PodSetInfo
 from scheduler.jobs.controller import (
     NO_MATCHING_WORKLOAD,
     DeleteWorkload,
@@ -27,6 +26,7 @@ from scheduler.jobs.controller import (
     next_action,
 )
 from scheduler.jobs.equivalence import pod_sets_difference
+from scheduler.jobs.protocol import PodSetInfo
 
 from .test_controller import FLAVORS, NOW, admit, job, workload_for
 

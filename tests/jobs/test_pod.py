@@ -17,7 +17,9 @@ from scheduler.jobs.controller import (
     StartJob,
     StopPod,
 )
-from scheduler.jobs.pod import POD, gate, is_gated, next_pod_action, ungate, without_finalizer
+from scheduler.jobs.pod import POD, gate, is_gated, ungate
+from scheduler.jobs.pod.controller import next_pod_action
+from scheduler.jobs.pod.pods import without_finalizer
 from scheduler.jobs.registry import for_object
 from scheduler.status.workload_status import admitted_status, evicted_status, finished_status
 

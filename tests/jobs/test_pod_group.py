@@ -7,16 +7,18 @@ from typing import Any
 
 from scheduler.api.quantity import Quantity
 from scheduler.core.decisions import Admit, PodSetAdmission
-from scheduler.jobs.controller import CreateWorkload, FinalizePod, FinishWorkload, FlavorPlacement
-from scheduler.jobs.pod import gate, next_pod_action, ungate
-from scheduler.jobs.pod.group import (
+from scheduler.jobs.controller import (
+    CreateWorkload,
+    FinalizePod,
     FinalizePods,
+    FinishWorkload,
+    FlavorPlacement,
     StartPods,
-    group_key_of_workload,
-    group_pod_sets,
-    next_group_action,
 )
-from scheduler.jobs.pod.integration import is_gated, role_hash
+from scheduler.jobs.pod import gate, ungate
+from scheduler.jobs.pod.controller import next_pod_action
+from scheduler.jobs.pod.group import group_key_of_workload, group_pod_sets, next_group_action
+from scheduler.jobs.pod.pods import is_gated, role_hash
 from scheduler.status.workload_status import admitted_status, finished_status
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
@@ -140,8 +142,7 @@ def test_a_fast_admission_group_is_queued_from_its_first_pod_and_never_finishes(
 
 def test_an_evicted_group_stops_its_running_pods_then_gives_its_quota_back() -> None:
     from scheduler.core.decisions import Evict
-    from scheduler.jobs.controller import ReleaseWorkload
-    from scheduler.jobs.pod.group import StopPods
+    from scheduler.jobs.controller import ReleaseWorkload, StopPods
     from scheduler.status.workload_status import evicted_status
 
     pods = [member(0), member(1), member(2)]

@@ -18,16 +18,18 @@ from scheduler.jobs import (
     AdmissionFacts,
     FinishedState,
     JobIntegration,
+    OwnController,
     PodSetInfo,
+    SuspendOnCreate,
+    capability,
     for_object,
-    has_own_decisions,
     integrations,
+    kinds_with,
     not_integrated,
     register,
-    suspendable,
     webhook_path,
 )
-from scheduler.jobs.base import with_queue_label
+from scheduler.jobs.protocol import with_queue_label
 from scheduler.jobs.registry import unregister
 from scheduler.kube.source import OptionalKindSource
 from scheduler.kube.watches import scheduler_informers
@@ -137,12 +139,12 @@ def test_unregistering_takes_the_kind_away_again(widget: JobIntegration) -> None
     assert "/mutate-example-com-v1-widget" not in admission_endpoints()
 
 
-def test_the_pod_family_is_found_by_the_registry_but_keeps_its_own_decisions() -> None:
+def test_the_pod_family_is_found_by_the_registry_and_declares_its_own_decisions() -> None:
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}
     assert for_object(pod) is POD
-    assert has_own_decisions(POD)
+    assert capability(POD, OwnController) is POD
     assert POD in integrations()
-    assert POD not in suspendable()
+    assert POD not in kinds_with(SuspendOnCreate)
     assert POD_FRAMEWORK not in not_integrated([POD_FRAMEWORK, "deployment", "statefulset"])
 
     endpoints = admission_endpoints()

@@ -40,11 +40,11 @@ def check(name: str, controller: str, *, active: bool) -> dict[str, Any]:
 def controller(world: World) -> CheckController:
     return CheckController(
         engine=world.engine,
-        mirror=world.mirror,
+        state=world.cluster,
         writer=world.writer,
         clock=lambda: world.now,
-        evict=world.executor.evict,
-        reconcile_job=world.executor.reconcile_job,
+        evict=world.executor.admissions.evict,
+        reconcile_job=world.executor.jobs.reconcile_job,
     )
 
 

@@ -22,6 +22,7 @@ from scheduler import logs
 from scheduler.api import objects
 from scheduler.core.decisions import Admit, Evict, Pending
 from scheduler.kube.fence import Fenced
+from scheduler.kube.informer import Event
 from scheduler.kube.rest import ApiError
 
 from .world import SPOT_TOLERATION, World, job_path, workload_path
@@ -71,11 +72,11 @@ async def test_nothing_starts_when_the_admission_cannot_be_written_and_the_engin
 
     world.deliver()
     retried = await world.cycle()
-    assert [type(d) for d in retried.decisions] == [Admit], "re-applied from the mirror: pending"
+    assert [type(d) for d in retried.decisions] == [Admit], "re-applied from the state: pending"
     assert world.job("train")["spec"]["suspend"] is False
 
 
-async def test_forget_puts_back_exactly_what_the_mirror_holds() -> None:
+async def test_forget_puts_back_exactly_what_the_state_holds() -> None:
     world = World().setup()
     key = await world.submit("train")
     await world.cycle()
@@ -84,13 +85,13 @@ async def test_forget_puts_back_exactly_what_the_mirror_holds() -> None:
 
     # The engine assumed something the API server never recorded: forgetting
     # it restores the Workload as stored (admitted, with its quota).
-    world.executor.forget(key)
+    world.cluster.forget(key)
     assert world.state(key) == "Admitted"
     assert world.engine.cluster_queue_status("cq").admitted == 1
 
-    stored_pending = {**world.mirror.workloads[key], "status": {}}
-    world.mirror.workloads[key] = stored_pending
-    world.executor.forget(key)
+    stored_pending = {**world.cluster.stored("Workload")[key], "status": {}}
+    world.cluster.remember(stored_pending)  # the same version, as a write's answer
+    world.cluster.forget(key)
     assert world.state(key) == "Pending"
     assert world.engine.cluster_queue_status("cq").admitted == 0
 
@@ -99,7 +100,8 @@ async def test_a_workload_deleted_before_its_admission_is_written_is_dropped() -
     world = World().setup()
     key = await world.submit("train")
     result = world.engine.cycle(world.now)
-    del world.mirror.workloads[key]
+    # Its deletion is seen after the cycle decided, before the admission is written.
+    world.cluster.on_kueue(Event("DELETED", world.workload(key), key))
     await world.executor.carry_out(result.decisions)
 
     assert patches(world) == []
@@ -116,10 +118,10 @@ async def test_a_job_that_moved_is_started_from_the_fresh_object_after_the_confl
 
     await world.cycle()
     assert world.job("train")["spec"]["suspend"] is True, "the stale patch was refused"
-    assert "uid-train" in world.mirror.dirty_jobs, "the Job will be decided again"
+    assert "uid-train" in world.cluster.jobs_to_decide, "the Job will be decided again"
 
     world.deliver()
-    assert await world.executor.reconcile_jobs()
+    assert await world.executor.jobs.reconcile_jobs()
     started = world.job("train")
     assert started["spec"]["suspend"] is False
     assert started["metadata"]["labels"]["x"] == "y", "the other writer's change survives"
@@ -153,19 +155,19 @@ async def test_eviction_stops_and_restores_the_job_and_releases_quota_only_after
     assert objects.is_true(evicted, "Evicted") and objects.is_true(evicted, "Preempted")
     assert objects.has_quota_reservation(evicted), "the admission stays until the pods are gone"
 
-    assert await world.executor.reconcile_jobs()  # suspend
+    assert await world.executor.jobs.reconcile_jobs()  # suspend
     world.deliver()
     assert world.job("low")["spec"]["suspend"] is True
-    assert await world.executor.reconcile_jobs()  # clear startTime, restore the template
+    assert await world.executor.jobs.reconcile_jobs()  # clear startTime, restore the template
     world.deliver()
     assert "nodeSelector" not in world.job("low")["spec"]["template"]["spec"]
-    world.mirror.dirty_jobs.add("uid-low")
-    assert not await world.executor.reconcile_jobs(), "pods still active: nothing to release"
+    world.cluster.jobs_to_decide.add("uid-low")
+    assert not await world.executor.jobs.reconcile_jobs(), "pods still active: nothing to release"
     assert objects.has_quota_reservation(world.workload(low))
     assert [type(d) for d in (await world.cycle()).decisions] != [Admit]
 
     running(world, "low", active=0)  # the Job controller removed the pods
-    assert await world.executor.reconcile_jobs()
+    assert await world.executor.jobs.reconcile_jobs()
     released = world.workload(low)
     assert not objects.has_quota_reservation(released)
     assert objects.is_true(released, "Requeued")
@@ -180,35 +182,35 @@ async def test_quota_stays_counted_when_the_release_cannot_be_recorded() -> None
     world = World().setup()
     low, high = await preempted(world)
     for _ in range(2):
-        await world.executor.reconcile_jobs()
+        await world.executor.jobs.reconcile_jobs()
         world.deliver()
     running(world, "low", active=0)
     world.api.fail("PATCH", "/status", ApiError("HTTP 500", status=500))
 
-    assert not await world.executor.reconcile_jobs()
+    assert not await world.executor.jobs.reconcile_jobs()
     assert objects.has_quota_reservation(world.workload(low))
     assert world.state(low) == "Admitted", "the engine keeps the quota counted"
     result = await world.cycle()
     assert Admit not in [type(d) for d in result.decisions]
 
-    world.mirror.dirty_jobs.add("uid-low")  # the next event on the Job
-    assert await world.executor.reconcile_jobs()
+    world.cluster.jobs_to_decide.add("uid-low")  # the next event on the Job
+    assert await world.executor.jobs.reconcile_jobs()
     world.deliver()
     assert Admit in [type(d) for d in (await world.cycle()).decisions]
 
 
 async def test_pending_explanations_are_written_within_the_budget_and_only_when_changed() -> None:
     world = World().setup(cpu="1")
-    world.executor.status_writes_per_second = 1
+    world.executor.pending.status_writes_per_second = 1
     keys = [await world.submit(name) for name in ("a", "b")]
     decisions = [Pending(key, "cq", "Pending", f"couldn't assign flavors to {key}") for key in keys]
     await world.executor.carry_out(decisions)
     written = [k for k in keys if objects.condition(world.workload(k), "QuotaReserved")]
     assert written == keys[:1], "one pending status write per turn at 1/s"
-    assert list(world.executor.pending_writes) == keys[1:], "the other waits for the next turn"
+    assert list(world.executor.pending.queued) == keys[1:], "the other waits for the next turn"
 
     world.deliver()
-    await world.executor.flush_pending()
+    await world.executor.pending.flush()
     world.deliver()
     for key in keys:
         reserved = objects.condition(world.workload(key), "QuotaReserved")
@@ -227,11 +229,11 @@ async def test_an_explanation_queued_before_the_admission_is_not_written_after_i
     waited must not take back the admission a later cycle made meanwhile."""
     world = World().setup(cpu="1")
     key = await world.submit("a")
-    world.executor.pending_writes[key] = Pending(key, "cq", "Pending", "waiting for quota")
+    world.executor.pending.queue([Pending(key, "cq", "Pending", "waiting for quota")])
     await world.cycle()  # admits it; the explanation stays queued (say, already taken)
     world.deliver()
-    world.executor.pending_writes[key] = Pending(key, "cq", "Pending", "waiting for quota")
-    await world.executor.flush_pending()
+    world.executor.pending.queue([Pending(key, "cq", "Pending", "waiting for quota")])
+    await world.executor.pending.flush()
     world.deliver()
     assert world.state(key) == "Admitted"
     assert objects.has_quota_reservation(world.workload(key)), "the admission stands"
@@ -301,11 +303,11 @@ async def test_hold_and_drain_stops_the_job_and_resuming_admits_it_again() -> No
     after = REGISTRY.get_sample_value("kueue_evicted_workloads_total", labels)
     assert after == before + 1
     for _ in range(2):  # suspend, then restore the template
-        assert await world.executor.reconcile_jobs()
+        assert await world.executor.jobs.reconcile_jobs()
         world.deliver()
     assert world.job("train")["spec"]["suspend"] is True
     running(world, "train", active=0)
-    assert await world.executor.reconcile_jobs()
+    assert await world.executor.jobs.reconcile_jobs()
     world.deliver()
     released = world.workload(key)
     assert not objects.has_quota_reservation(released)
@@ -362,10 +364,10 @@ async def test_a_fenced_pending_writer_does_not_end_the_next_term_too() -> None:
     async def fenced() -> None:
         raise Fenced("not leading")
 
-    executor._pending_writer = asyncio.get_running_loop().create_task(fenced())
+    executor.pending._paced = asyncio.get_running_loop().create_task(fenced())
     await asyncio.sleep(0)
     await executor.stop_background()  # the term ends
     key = await world.submit("a")
-    executor.pending_writes[key] = Pending(key, "cq", "Pending", "waiting for quota")
-    executor.write_pending_soon()  # the next term's first turn: nothing to raise
+    executor.pending.queue([Pending(key, "cq", "Pending", "waiting for quota")])
+    executor.pending.write_soon()  # the next term's first turn: nothing to raise
     await executor.stop_background()

@@ -34,7 +34,7 @@ def deleting(obj: dict[str, Any], *finalizers: str) -> dict[str, Any]:
 
 
 def releaser(world: World) -> FinalizerReleaser:
-    return FinalizerReleaser(engine=world.engine, mirror=world.mirror, writer=world.writer)
+    return FinalizerReleaser(engine=world.engine, state=world.cluster, writer=world.writer)
 
 
 def patch_calls(world: World) -> list[Any]:
@@ -125,9 +125,9 @@ async def test_a_deleted_queue_with_nothing_admitted_loses_the_finalizer_at_once
     assert call.path == CQ_PATH
     assert call.body[0] == {"op": "test", "path": "/metadata/resourceVersion", "value": version}
     assert finalizers(world, CQ_PATH) == [OTHER_FINALIZER]
-    held = world.mirror.cluster_queues["cq"]
+    held = world.cluster.stored("ClusterQueue")["cq"]
     assert held["metadata"]["resourceVersion"] == version, (
-        "the mirror is the watch's: an answer stored after a DELETED event would resurrect it"
+        "the state is the watch's: an answer stored after a DELETED event would resurrect it"
     )
     await finalizer.release()
     assert len(patch_calls(world)) == 1, "that version was patched already: no second write"

@@ -40,7 +40,7 @@ async def test_a_pending_job_given_another_flavors_selector_is_rebuilt_and_not_a
     read_at = world.workload(key)["metadata"]["resourceVersion"]
     edit_job(world, "train", nodeSelector={"instance-type": "ondemand"})
 
-    assert await world.executor.reconcile_jobs()
+    assert await world.executor.jobs.reconcile_jobs()
     name = key.split("/", 1)[1]
     (put,) = [call for call in world.api.calls if call.verb == "PUT"]
     assert put.path == workload_path(name)
@@ -65,7 +65,7 @@ async def test_a_pending_job_resized_is_charged_its_new_size() -> None:
     world = World().setup(cpu="4")
     key = await world.submit("train")
     resize_job(world, "train", 3)
-    assert await world.executor.reconcile_jobs()
+    assert await world.executor.jobs.reconcile_jobs()
     world.deliver()
     assert world.workload(key)["spec"]["podSets"][0]["count"] == 3
     result = await world.cycle()
@@ -79,8 +79,8 @@ async def test_the_rebuild_never_overwrites_an_admission_written_meanwhile() -> 
     key = await world.submit("train")
     edit_job(world, "train", nodeSelector={"instance-type": "ondemand"})
     world.api.fail("PUT", "/workloads/", Conflict("the object has been modified", status=409))
-    assert not await world.executor.reconcile_jobs()
-    assert "uid-train" in world.mirror.dirty_jobs, "decided again from the fresh object"
+    assert not await world.executor.jobs.reconcile_jobs()
+    assert "uid-train" in world.cluster.jobs_to_decide, "decided again from the fresh object"
     assert "nodeSelector" not in world.workload(key)["spec"]["podSets"][0]["template"]["spec"]
 
 
@@ -92,12 +92,12 @@ async def test_a_workload_admitted_for_a_job_edited_before_it_started_is_replace
     result = world.engine.cycle(world.now)
     assert [type(d) for d in result.decisions] == [Admit]
     edit_job(world, "train", nodeSelector={"instance-type": "ondemand"})
-    world.mirror.dirty_jobs.clear()
+    world.cluster.jobs_to_decide.take()
     await world.executor.carry_out(result.decisions)
     assert world.job("train")["spec"]["suspend"] is True, "not started with the old admission"
     assert calls(world, "PATCH") == [workload_path(key.split("/", 1)[1]) + "/status"]
     world.deliver()
-    while await world.executor.reconcile_jobs():
+    while await world.executor.jobs.reconcile_jobs():
         world.deliver()
     old_uid = "uid-" + key.split("/", 1)[1]
     (deleted,) = [call for call in world.api.calls if call.verb == "DELETE"]
@@ -117,11 +117,11 @@ async def test_a_delete_whose_precondition_fails_is_decided_again() -> None:
     key = await world.submit("train")
     result = world.engine.cycle(world.now)
     edit_job(world, "train", nodeSelector={"instance-type": "ondemand"})
-    world.mirror.dirty_jobs.clear()
+    world.cluster.jobs_to_decide.take()
     world.api.fail("DELETE", "/workloads/", Conflict("precondition failed", status=409))
     await world.executor.carry_out(result.decisions)
     assert calls(world, "DELETE"), "tried"
-    assert "uid-train" in world.mirror.dirty_jobs
+    assert "uid-train" in world.cluster.jobs_to_decide
     assert objects.has_quota_reservation(world.workload(key)), "nothing deleted"
     assert world.state(key) == "Admitted"
 
@@ -134,12 +134,12 @@ async def test_a_late_watch_event_never_puts_an_older_job_back_over_a_write() ->
     world = World().setup()
     await world.submit("train")
     before = copy.deepcopy(world.job("train"))
-    edit_job(world, "train", nodeSelector={"zone": "a"})  # delivered: the mirror has it
-    newer = world.mirror.jobs["uid-train"]
+    edit_job(world, "train", nodeSelector={"zone": "a"})  # delivered: the state has it
+    newer = world.cluster.job("uid-train")
     from scheduler.kube.informer import Event
 
-    world.mirror.on_job(Event("MODIFIED", before, "ml/train"))
-    assert world.mirror.jobs["uid-train"] is newer, "the older version is not put back"
-    assert "uid-train" in world.mirror.dirty_jobs
-    world.mirror.remember_job("uid-train", before)  # a write's answer older than the watch's
-    assert world.mirror.jobs["uid-train"] is newer
+    world.cluster.on_job(Event("MODIFIED", before, "ml/train"))
+    assert world.cluster.job("uid-train") is newer, "the older version is not put back"
+    assert "uid-train" in world.cluster.jobs_to_decide
+    world.cluster.remember(before)  # a write's answer older than the watch's
+    assert world.cluster.job("uid-train") is newer

@@ -6,11 +6,12 @@ import logging
 
 import pytest
 
+from scheduler.jobs import JOBSET as JOBSET_KIND
 from scheduler.kube.informer import Event, Expired, Informer
-from scheduler.kube.mirror import Mirror
 from scheduler.kube.rest import NotFound
 from scheduler.kube.source import KubeSource, OptionalKindSource
-from scheduler.kube.watches import JOBSETS, scheduler_informers
+from scheduler.kube.state import ClusterState
+from scheduler.kube.watches import kind_resource, scheduler_informers
 from tests.kube.fake_api import FakeApi
 
 JOBSET = {
@@ -20,7 +21,10 @@ JOBSET = {
 }
 
 
-def never() -> Mirror:
+JOBSETS = kind_resource(JOBSET_KIND)
+
+
+def never() -> ClusterState:
     raise AssertionError("no event expected")
 
 
@@ -88,12 +92,12 @@ def test_only_managed_pods_are_watched_and_never_those_of_the_system_namespaces(
     from scheduler.core.engine import Engine
 
     api = FakeApi()
-    mirror = Mirror(Engine())
+    state = ClusterState(Engine())
     default = [i.name for i in scheduler_informers(api, never, on_change=lambda: None)]
     assert "Pod" not in default
     informers = scheduler_informers(
         api,
-        lambda: mirror,
+        lambda: state,
         on_change=lambda: None,
         frameworks=("batch/job", "pod"),
         never_managed=("kube-system", "kuota"),
@@ -113,4 +117,6 @@ def test_only_managed_pods_are_watched_and_never_those_of_the_system_namespaces(
             },
         }
         pods.handler(Event("ADDED", pod, f"{namespace}/p"))
-    assert set(mirror.jobs) == {"uid-ml"}, "kube-system and kuota's namespace are never touched"
+    assert state.job("uid-ml") is not None and state.counts()["jobs"] == 1, (
+        "kube-system and kuota's namespace are never touched"
+    )

@@ -155,29 +155,31 @@ async def test_a_watch_event_older_than_the_admission_written_does_not_release_i
     world = World().setup(cpu="1")
     before = world.add(workload_path("first"), ownerless("first"))
     world.add(workload_path("second"), ownerless("second", created="2026-11-22T11:00:05Z"))
-    await world.cycle()  # admits first; the answer is stored in the mirror
+    await world.cycle()  # admits first; the answer is stored in the state
     first = f"{NAMESPACE}/first"
-    assert objects.has_quota_reservation(world.mirror.workloads[first])
+    assert objects.has_quota_reservation(world.cluster.stored("Workload")[first])
     world.api.events()  # the watch has not delivered the write yet ...
 
     # ... but a relist or a slow watch delivers the version from before it.
-    world.mirror.on_kueue(Event("MODIFIED", copy.deepcopy(before), first))
+    world.cluster.on_kueue(Event("MODIFIED", copy.deepcopy(before), first))
 
-    assert objects.has_quota_reservation(world.mirror.workloads[first]), "the stale one is dropped"
+    assert objects.has_quota_reservation(world.cluster.stored("Workload")[first]), (
+        "the stale one is dropped"
+    )
     await world.cycle()
     assert world.state(first) == "Admitted"
     assert world.state(f"{NAMESPACE}/second") == "Pending", "no quota counted twice"
 
 
-def test_the_mirror_ignores_a_job_event_older_than_the_job_it_has() -> None:
+def test_the_state_ignores_a_job_event_older_than_the_job_it_has() -> None:
     world = World().setup()
     from .world import job, job_path
 
     old = world.add(job_path("train"), job("train"))
     newer = world.add(job_path("train"), {**old, "spec": {**old["spec"], "parallelism": 2}})
-    world.mirror.on_job(Event("MODIFIED", old, objects.key(old)))
-    assert world.mirror.jobs["uid-train"]["spec"]["parallelism"] == 2
-    assert world.mirror.jobs["uid-train"] == newer
+    world.cluster.on_job(Event("MODIFIED", old, objects.key(old)))
+    assert (world.cluster.job("uid-train") or {})["spec"]["parallelism"] == 2
+    assert world.cluster.job("uid-train") == newer
 
 
 async def test_a_view_from_before_an_admission_in_flight_does_not_release_it() -> None:
@@ -191,7 +193,7 @@ async def test_a_view_from_before_an_admission_in_flight_does_not_release_it() -
         await asyncio.sleep(0.001)
 
     # The admission write is on its way; the watch delivers the Workload as it was.
-    world.mirror.on_kueue(Event("MODIFIED", copy.deepcopy(before), first))
+    world.cluster.on_kueue(Event("MODIFIED", copy.deepcopy(before), first))
     assert world.state(first) == "Admitted", "assumed: the view predates the admission"
     await turn
     world.api.latency = 0
@@ -217,5 +219,5 @@ async def test_an_admission_confirmed_by_its_write_is_released_by_a_newer_view_w
     )
     # ... only the version after another tool cleared it.
     world.api.events()
-    world.mirror.on_kueue(Event("MODIFIED", cleared, first))
+    world.cluster.on_kueue(Event("MODIFIED", cleared, first))
     assert world.state(first) == "Pending", "the write's answer confirmed it: the object decides"

@@ -1,7 +1,7 @@
-"""A small cluster for the scheduler's adapters: engine, mirror, writer, executor over a FakeApi.
+"""A small cluster for the scheduler's adapters: engine, state, writer, executor over a FakeApi.
 
 ``World`` stands in for one leader: objects are put into the fake API server
-and delivered to the mirror like watch events when the test says so
+and delivered to the state like watch events when the test says so
 (:meth:`World.deliver`), so a test controls exactly what the scheduler has
 seen.  Builders make the raw objects of a small setup: flavor ``spot`` (node
 label and toleration), ClusterQueue ``cq`` with 2 CPUs that preempts lower
@@ -17,16 +17,19 @@ from scheduler.api import objects
 from scheduler.api.refs import V1BETA2
 from scheduler.core.decisions import CycleResult
 from scheduler.core.engine import Engine
+from scheduler.jobs import BATCH_JOB
 from scheduler.kube.executor import Executor
 from scheduler.kube.informer import Event
-from scheduler.kube.mirror import KUEUE_KINDS, Mirror
-from scheduler.kube.writer import JOBS, Writer, kueue_resource
+from scheduler.kube.state import KUEUE_KINDS, ClusterState
+from scheduler.kube.watches import kind_resource
+from scheduler.kube.writer import Writer, kueue_resource
 
 from .fake_api import FakeApi
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 NAMESPACE = "ml"
 KUEUE = f"/apis/{V1BETA2}"
+JOBS = kind_resource(BATCH_JOB)
 SPOT_TOLERATION = {"key": "spot", "operator": "Exists", "effect": "NoSchedule"}
 
 
@@ -124,11 +127,11 @@ class World:
     def __init__(self) -> None:
         self.api = FakeApi()
         self.engine = Engine()
-        self.mirror = Mirror(self.engine)
+        self.cluster = ClusterState(self.engine)
         self.writer = Writer(self.api)
         self.now = NOW
         self.executor = Executor(
-            engine=self.engine, mirror=self.mirror, writer=self.writer, clock=lambda: self.now
+            engine=self.engine, state=self.cluster, writer=self.writer, clock=lambda: self.now
         )
 
     def add(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:
@@ -138,18 +141,18 @@ class World:
         return stored
 
     def deliver(self) -> None:
-        """Hand every queued watch event to the mirror, as the informers would."""
+        """Hand every queued watch event to the state, as the informers would."""
         for kind, obj in self.api.events():
             event = Event(kind, obj, objects.key(obj))  # type: ignore[arg-type]
             match str(obj.get("kind")):
                 case "Job":
-                    self.mirror.on_job(event)
+                    self.cluster.on_job(event)
                 case "Namespace":
-                    self.mirror.on_namespace(event)
+                    self.cluster.on_namespace(event)
                 case "PriorityClass":
-                    self.mirror.on_priority_class(event)
+                    self.cluster.on_priority_class(event)
                 case kind if kind in KUEUE_KINDS:
-                    self.mirror.on_kueue(event)
+                    self.cluster.on_kueue(event)
                 case _:
                     pass  # Events: the scheduler watches none
 
@@ -166,10 +169,11 @@ class World:
     async def submit(self, name: str, **job_options: Any) -> str:
         """A queued Job and its Workload (made by the executor, then seen); the Workload's key."""
         self.add(job_path(name), job(name, **job_options))
-        await self.executor.reconcile_jobs()
+        await self.executor.jobs.reconcile_jobs()
         self.deliver()
-        key = self.mirror.workload_of_job[f"uid-{name}"]
-        return key
+        workload = self.cluster.workload_for(f"uid-{name}")
+        assert workload is not None, f"{name} has a Workload"
+        return objects.key(workload)
 
     async def cycle(self) -> CycleResult:
         """One engine cycle carried out, then what the API server answered delivered."""

@@ -14,9 +14,9 @@ from scheduler import logs
 from scheduler.api import objects
 from scheduler.kube.fence import Fenced, LeaseFence
 from scheduler.kube.informer import Event
-from scheduler.kube.mirror import KUEUE_KINDS
 from scheduler.kube.rest import Unreachable
-from scheduler.service.loop import KUEUE_PLURALS, Scheduler, Settings
+from scheduler.kube.state import KUEUE_KINDS
+from scheduler.service.loop import KUEUE_PLURALS, LoopSettings, SchedulerLoop
 from tests.kube.fake_api import FakeApi
 from tests.kube.world import (
     KUEUE,
@@ -31,16 +31,16 @@ from tests.kube.world import (
 )
 
 
-def deliver(scheduler: Scheduler, api: FakeApi) -> None:
+def deliver(scheduler: SchedulerLoop, api: FakeApi) -> None:
     for kind, obj in api.events():
         event = Event(kind, obj, objects.key(obj))  # type: ignore[arg-type]
         match str(obj.get("kind")):
             case "Job":
-                scheduler.mirror.on_job(event)
+                scheduler.state.on_job(event)
             case "Namespace":
-                scheduler.mirror.on_namespace(event)
+                scheduler.state.on_namespace(event)
             case kind_name if kind_name in KUEUE_KINDS:
-                scheduler.mirror.on_kueue(event)
+                scheduler.state.on_kueue(event)
             case _:
                 pass
 
@@ -63,7 +63,7 @@ async def test_turns_admit_a_queued_job_and_every_line_names_its_cycle(
     log_lines: io.StringIO,
 ) -> None:
     api = FakeApi()
-    scheduler = Scheduler(api, Settings(queue_status_interval_seconds=0), clock=lambda: NOW)
+    scheduler = SchedulerLoop(api, LoopSettings(queue_status_interval_seconds=0), clock=lambda: NOW)
     api.put(f"{KUEUE}/resourceflavors/spot", flavor())
     api.put(f"{KUEUE}/clusterqueues/cq", cluster_queue())
     api.put(f"{KUEUE}/namespaces/{NAMESPACE}/localqueues/lq", local_queue())
@@ -104,7 +104,7 @@ def test_the_watched_kinds_are_the_chart_s() -> None:
     }
 
 
-def deliver_through_informers(scheduler: Scheduler, api: FakeApi) -> None:
+def deliver_through_informers(scheduler: SchedulerLoop, api: FakeApi) -> None:
     """As the informers would: into their stores, then through their handlers."""
     informers = {informer.name: informer for informer in scheduler.informers}
     for kind, obj in api.events():
@@ -129,8 +129,8 @@ async def test_a_fenced_admission_ends_the_term_and_the_rebuild_forgets_it() -> 
     gate = LeaseFence(lease_duration=15, renew_deadline=10, clock=boot)
     gate.renewed(boot.now)
     gate.start_term()
-    scheduler = Scheduler(
-        api, Settings(queue_status_interval_seconds=3600), clock=lambda: NOW, fence=gate
+    scheduler = SchedulerLoop(
+        api, LoopSettings(queue_status_interval_seconds=3600), clock=lambda: NOW, fence=gate
     )
     api.put(f"{KUEUE}/resourceflavors/spot", {**flavor(), "kind": "ResourceFlavor"})
     api.put(f"{KUEUE}/clusterqueues/cq", {**cluster_queue(), "kind": "ClusterQueue"})
@@ -142,7 +142,7 @@ async def test_a_fenced_admission_ends_the_term_and_the_rebuild_forgets_it() -> 
     deliver_through_informers(scheduler, api)
     assert await scheduler.turn(), "turn 1 creates the Workload"
     deliver_through_informers(scheduler, api)
-    (key,) = scheduler.mirror.workloads
+    (key,) = scheduler.state.stored("Workload")
 
     boot.now += 10  # the renewal is 10 s old: the Lease may be someone else's
     writes = len(api.calls)
@@ -167,7 +167,9 @@ async def test_a_fenced_admission_ends_the_term_and_the_rebuild_forgets_it() -> 
 
 async def test_the_loop_backs_off_while_the_api_server_does_not_answer() -> None:
     api = FakeApi()
-    scheduler = Scheduler(api, Settings(queue_status_interval_seconds=3600), clock=lambda: NOW)
+    scheduler = SchedulerLoop(
+        api, LoopSettings(queue_status_interval_seconds=3600), clock=lambda: NOW
+    )
     api.put(f"{KUEUE}/resourceflavors/spot", flavor())
     api.put(f"{KUEUE}/clusterqueues/cq", cluster_queue())
     api.put(f"{KUEUE}/namespaces/{NAMESPACE}/localqueues/lq", local_queue())
@@ -190,7 +192,7 @@ async def test_a_turn_does_not_wait_for_its_writes() -> None:
     """Admissions, pending explanations and queue status are written in the background: the
     engine counts the admission at once, the next turn could run, and settling writes it all."""
     api = FakeApi(latency=0.2)
-    scheduler = Scheduler(api, Settings(queue_status_interval_seconds=0), clock=lambda: NOW)
+    scheduler = SchedulerLoop(api, LoopSettings(queue_status_interval_seconds=0), clock=lambda: NOW)
     api.put(f"{KUEUE}/resourceflavors/spot", flavor())
     api.put(f"{KUEUE}/clusterqueues/cq", cluster_queue(cpu="1"))
     api.put(f"{KUEUE}/namespaces/{NAMESPACE}/localqueues/lq", local_queue())
@@ -206,7 +208,7 @@ async def test_a_turn_does_not_wait_for_its_writes() -> None:
     started = loop.time()
     assert await scheduler.turn(), "admits one, the other waits"
     assert loop.time() - started < 0.2, "the turn returned before any write was answered"
-    assert scheduler.executor.writes_in_flight == 1
+    assert len(scheduler.executor.background) == 1
     assert scheduler.engine.cluster_queue_status("cq").admitted == 1, "counted at once"
 
     await scheduler.settle()
@@ -220,7 +222,7 @@ async def test_a_turn_does_not_wait_for_its_writes() -> None:
 async def test_after_a_long_cycle_the_loop_rests_as_long_again() -> None:
     """A cycle of C seconds is followed by C seconds for informers, writes and the Lease
     (cycle_share 0.5), so back-to-back slow cycles cannot starve them."""
-    scheduler = Scheduler(FakeApi(), Settings(turn_interval_seconds=0.0), clock=lambda: NOW)
+    scheduler = SchedulerLoop(FakeApi(), LoopSettings(turn_interval_seconds=0.0), clock=lambda: NOW)
     for informer in scheduler.informers:
         informer.synced.set()
     loop = asyncio.get_running_loop()
@@ -245,8 +247,8 @@ async def test_queue_metrics_are_published_once_per_status_interval(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Per-ClusterQueue gauges cost a status computation per queue: not every turn."""
-    scheduler = Scheduler(
-        FakeApi(), Settings(queue_status_interval_seconds=3600), clock=lambda: NOW
+    scheduler = SchedulerLoop(
+        FakeApi(), LoopSettings(queue_status_interval_seconds=3600), clock=lambda: NOW
     )
     published: list[str] = []
     monkeypatch.setattr(scheduler.queues, "publish_metrics", published.append)

@@ -30,7 +30,8 @@ from scheduler.api.refs import (
     JOB_MIN_PARALLELISM_ANNOTATION,
 )
 from scheduler.jobs import pod_template
-from scheduler.jobs.base import (
+from scheduler.jobs.batchjob.validation import validate_job
+from scheduler.jobs.protocol import (
     AdmissionFacts,
     FinishedState,
     PodSetInfo,
@@ -38,8 +39,6 @@ from scheduler.jobs.base import (
     finished_by_conditions,
     with_queue_label,
 )
-from scheduler.jobs.batchjob.validation import validate_job
-from scheduler.jobs.registry import register
 
 MAIN_POD_SET: Final = "main"
 CONTROLLER_MANAGED_LABELS: Final = (
@@ -211,4 +210,4 @@ class BatchJob:
         )
 
 
-BATCH_JOB: Final = register(BatchJob())
+BATCH_JOB: Final = BatchJob()

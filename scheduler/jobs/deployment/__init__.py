@@ -26,9 +26,9 @@ from scheduler.api.refs import (
     QUEUE_NAME_LABEL,
 )
 from scheduler.jobs import pod_template
-from scheduler.jobs.registry import register_through_pods
+from scheduler.jobs.protocol import RawObject
 
-DEPLOYMENT_FRAMEWORK: Final = register_through_pods("deployment")
+DEPLOYMENT_FRAMEWORK: Final = "deployment"
 
 
 _mapping = pod_template.mapping
@@ -54,4 +54,19 @@ def propagate(deployment: Mapping[str, Any]) -> dict[str, Any]:
     return result
 
 
-__all__ = ["DEPLOYMENT_FRAMEWORK", "propagate"]
+class Deployment:
+    """The ``deployment`` integration: queued through its pods (every method pure)."""
+
+    framework = DEPLOYMENT_FRAMEWORK
+    api_version = "apps/v1"
+    kind = "Deployment"
+    group = "apps"
+    resource = "deployments"
+
+    def propagate(self, obj: RawObject) -> dict[str, Any]:
+        return propagate(obj)
+
+
+DEPLOYMENT: Final = Deployment()
+
+__all__ = ["DEPLOYMENT", "DEPLOYMENT_FRAMEWORK", "Deployment", "propagate"]

@@ -21,7 +21,8 @@ from typing import Any, Final
 from scheduler.api import objects
 from scheduler.api.field import FieldError
 from scheduler.jobs import pod_template
-from scheduler.jobs.base import (
+from scheduler.jobs.jobset.validation import validate_jobset
+from scheduler.jobs.protocol import (
     AdmissionFacts,
     FinishedState,
     PodSetInfo,
@@ -29,8 +30,6 @@ from scheduler.jobs.base import (
     finished_by_conditions,
     with_queue_label,
 )
-from scheduler.jobs.jobset.validation import validate_jobset
-from scheduler.jobs.registry import register
 
 JOBSET_FRAMEWORK: Final = "jobset.x-k8s.io/jobset"
 
@@ -162,4 +161,4 @@ def active_jobs(jobset: RawObject) -> int:
     )
 
 
-JOBSET: Final = register(JobSet())
+JOBSET: Final = JobSet()

@@ -1,36 +1,21 @@
-"""Kueue's ``pod`` framework: plain Pods queued through a scheduling gate.
+"""Kueue's ``pod`` framework: plain Pods queued through a scheduling gate, alone or in groups.
 
-:data:`POD` is the integration (registered on import); :func:`next_pod_action`
-is the Pod controller's decision; :func:`gate` is what the webhook does to a
-queued Pod at creation.
+:data:`POD` is the integration (:mod:`.integration`); :mod:`.pods` holds the
+rules about one Pod, :mod:`.controller` the decision for a single Pod and
+:mod:`.group` the pod groups.
 """
 
-from scheduler.jobs.pod.controller import next_pod_action
-from scheduler.jobs.pod.integration import (
-    MAIN_POD_SET,
-    POD,
-    POD_FRAMEWORK,
-    Pod,
-    gate,
-    has_finalizer,
-    is_gated,
-    is_managed,
-    pod_finished,
-    ungate,
-    without_finalizer,
-)
+from scheduler.jobs.pod.integration import MANAGED_POD_SELECTOR, POD, POD_FRAMEWORK, Pod
+from scheduler.jobs.pod.pods import MAIN_POD_SET, gate, is_gated, role_hash, ungate
 
 __all__ = [
     "MAIN_POD_SET",
+    "MANAGED_POD_SELECTOR",
     "POD",
     "POD_FRAMEWORK",
     "Pod",
     "gate",
-    "has_finalizer",
     "is_gated",
-    "is_managed",
-    "next_pod_action",
-    "pod_finished",
+    "role_hash",
     "ungate",
-    "without_finalizer",
 ]

@@ -21,11 +21,13 @@ The counterpart of :func:`scheduler.jobs.controller.next_action` for Kueue's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import copy
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scheduler.api import objects
 from scheduler.api.refs import EVICTED, POD_GROUP_NAME_LABEL
+from scheduler.jobs import pod_template
 from scheduler.jobs.controller import (
     Action,
     CreateWorkload,
@@ -39,19 +41,44 @@ from scheduler.jobs.controller import (
     WaitForFlavor,
     placement,
 )
-from scheduler.jobs.pod.integration import (
-    POD,
+from scheduler.jobs.pod.pods import (
+    MAIN_POD_SET,
     has_finalizer,
     is_gated,
     is_managed,
+    pod_finished,
+    ungate,
+    without_finalizer,
 )
+from scheduler.jobs.protocol import PodSetInfo
 from scheduler.jobs.workload_from_job import PriorityClasses, workload_from_job
 
 NOT_ADMITTED = "Not admitted by cluster queue"
 
 
+def pod_sets(pod: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A single Pod's one pod set ``main``: its spec as it is, metadata left out: pure."""
+    spec = pod.get("spec")
+    return [
+        {
+            "name": MAIN_POD_SET,
+            "count": 1,
+            "template": {"spec": copy.deepcopy(dict(spec if isinstance(spec, Mapping) else {}))},
+        }
+    ]
+
+
+def run_with(pod: Mapping[str, Any], infos: Sequence[PodSetInfo]) -> dict[str, Any]:
+    """The Pod ungated and steered to its admitted flavor: pure."""
+    result = ungate(pod)
+    info = next((item for item in infos if item.name == MAIN_POD_SET), None)
+    if info is not None:
+        pod_template.steer(result, info)
+    return result
+
+
 def _finalize(pod: Mapping[str, Any]) -> Action | None:
-    return FinalizePod() if has_finalizer(pod) else None
+    return FinalizePod(without_finalizer(pod)) if has_finalizer(pod) else None
 
 
 def next_pod_action(
@@ -62,18 +89,19 @@ def next_pod_action(
     priority_classes: PriorityClasses | None = None,
 ) -> Action | None:
     """The one thing to do for a single plain ``pod`` now, or None (pure)."""
-    if not is_managed(pod) or not POD.queue_name(pod) or objects.label(pod, POD_GROUP_NAME_LABEL):
+    queue = objects.queue_name(pod)
+    if not is_managed(pod) or not queue or objects.label(pod, POD_GROUP_NAME_LABEL):
         return None  # not ours, or a pod of a group (scheduler.jobs.pod.group decides)
     if objects.is_being_deleted(pod):
         return _finalize(pod)
-    finished = POD.finished(pod)
+    finished = pod_finished(pod)
     if finished.finished:
         if workload is not None and not objects.is_finished(workload):
             return FinishWorkload(finished.reason, finished.message)
         return _finalize(pod)
     if workload is None:
         return CreateWorkload(
-            workload_from_job(pod, priority_classes=priority_classes, integration=POD)
+            workload_from_job(pod, priority_classes=priority_classes, pod_sets=pod_sets(pod))
         )
     if objects.is_finished(workload):
         return _finalize(pod)
@@ -90,10 +118,10 @@ def next_pod_action(
     if holds_quota:
         if not is_gated(pod):
             return None  # running as admitted
-        infos = placement(workload, flavors, POD.queue_name(pod))
+        infos = placement(workload, flavors, queue)
         if isinstance(infos, WaitForFlavor):
             return infos
-        return StartJob(POD.run_with(pod, infos), objects.admitted_cluster_queue(workload))
+        return StartJob(run_with(pod, infos), objects.admitted_cluster_queue(workload))
     if not is_gated(pod):
         return StopPod("NotAdmitted", NOT_ADMITTED)
     return None

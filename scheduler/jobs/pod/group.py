@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 from scheduler.api import objects
@@ -40,55 +39,34 @@ from scheduler.api.refs import (
     POD_GROUP_TOTAL_COUNT_ANNOTATION,
 )
 from scheduler.jobs import pod_template
-from scheduler.jobs.base import FinishedState, PodSetInfo, RawObject
 from scheduler.jobs.controller import (
     Action,
     CreateWorkload,
     DeactivateWorkload,
+    FinalizePods,
     FinishWorkload,
     FlavorPlacement,
+    GroupAction,
     ReleaseWorkload,
+    StartPods,
+    StopPods,
     WaitForFlavor,
     placement,
 )
-from scheduler.jobs.pod.integration import (
-    POD,
-    Pod,
+from scheduler.jobs.pod.pods import (
     has_finalizer,
     is_gated,
     is_managed,
     is_terminated,
     pod_role,
     ungate,
+    without_finalizer,
 )
+from scheduler.jobs.protocol import FinishedState, RawObject
 from scheduler.jobs.workload_from_job import PriorityClasses, workload_from_job
 
 GROUP_KEY_PREFIX: Final = "podgroup/"
 """Keys of pod groups among the scheduler's job keys (a Job's key is its UID)."""
-
-
-@dataclass(frozen=True, slots=True)
-class StartPods:
-    """Take the gate off every pod of an admitted group: ``(pod as read, pod started)`` pairs."""
-
-    pods: tuple[tuple[dict[str, Any], dict[str, Any]], ...]
-    cluster_queue: str
-
-
-@dataclass(frozen=True, slots=True)
-class StopPods:
-    """Stop the running pods of a group (condition ``TerminationTarget``, then delete)."""
-
-    pods: tuple[dict[str, Any], ...]
-    reason: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class FinalizePods:
-    """Take kuota's finalizer off these pods of a group."""
-
-    pods: tuple[dict[str, Any], ...]
 
 
 def group_name(pod: RawObject) -> str:
@@ -159,34 +137,6 @@ def group_pod_sets(pods: Sequence[RawObject], *, total: int | None = None) -> li
     return [by_role[role] for role in sorted(by_role)]
 
 
-class _GroupShape(Pod):
-    """The integration view :func:`workload_from_job` needs for a group (pod sets given)."""
-
-    def __init__(self, pod_sets: list[dict[str, Any]]) -> None:
-        self._pod_sets = pod_sets
-
-    def queue_name(self, job: RawObject) -> str:
-        return POD.queue_name(job)
-
-    def pod_sets(self, job: RawObject) -> list[dict[str, Any]]:
-        return copy.deepcopy(self._pod_sets)
-
-    def is_suspended(self, job: RawObject) -> bool:
-        return True
-
-    def suspend(self, job: RawObject) -> dict[str, Any]:
-        return dict(job)
-
-    def run_with(self, job: RawObject, pod_sets: Sequence[PodSetInfo]) -> dict[str, Any]:
-        return dict(job)
-
-    def restore(self, job: RawObject, pod_sets: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        return dict(job)
-
-    def finished(self, job: RawObject) -> FinishedState:
-        return FinishedState(False)
-
-
 def group_workload(
     pods: Sequence[RawObject],
     priority_classes: PriorityClasses | None = None,
@@ -203,7 +153,7 @@ def group_workload(
     workload = workload_from_job(
         first,
         priority_classes=priority_classes,
-        integration=_GroupShape(group_pod_sets(ordered, total=total)),
+        pod_sets=group_pod_sets(ordered, total=total),
     )
     metadata = workload["metadata"]
     metadata["name"] = group_name(first)
@@ -236,7 +186,7 @@ def group_finished(pods: Sequence[RawObject], total: int) -> FinishedState:
 
 
 def _finalize(pods: Sequence[RawObject]) -> Action | FinalizePods | None:
-    pending = tuple(dict(pod) for pod in pods if has_finalizer(pod))
+    pending = tuple((dict(pod), without_finalizer(pod)) for pod in pods if has_finalizer(pod))
     return FinalizePods(pending) if pending else None
 
 
@@ -248,9 +198,6 @@ def _running(pods: Sequence[RawObject]) -> tuple[dict[str, Any], ...]:
     )
 
 
-GroupAction = Action | StartPods | StopPods | FinalizePods
-
-
 def next_group_action(
     pods: Sequence[RawObject],
     workload: Mapping[str, Any] | None,
@@ -259,7 +206,7 @@ def next_group_action(
     priority_classes: PriorityClasses | None = None,
 ) -> GroupAction | None:
     """The one thing to do for a pod group now, or None (pure)."""
-    members = [pod for pod in pods if is_managed(pod) and POD.queue_name(pod)]
+    members = [pod for pod in pods if is_managed(pod) and objects.queue_name(pod)]
     total = total_count(members)
     if not members or total is None:
         return None
@@ -300,7 +247,7 @@ def next_group_action(
         ]
         if not gated:
             return None
-        infos = placement(workload, flavors, POD.queue_name(members[0]))
+        infos = placement(workload, flavors, objects.queue_name(members[0]))
         if isinstance(infos, WaitForFlavor):
             return infos
         by_role = {info.name: info for info in infos}

@@ -35,10 +35,10 @@ from scheduler.api.refs import (
     QUEUE_NAME_LABEL,
 )
 from scheduler.jobs import pod_template
-from scheduler.jobs.registry import register_through_pods
+from scheduler.jobs.protocol import RawObject
 from scheduler.jobs.workload_from_job import workload_name
 
-STATEFULSET_FRAMEWORK: Final = register_through_pods("statefulset")
+STATEFULSET_FRAMEWORK: Final = "statefulset"
 
 
 _mapping = pod_template.mapping
@@ -81,4 +81,26 @@ def propagate(statefulset: Mapping[str, Any]) -> dict[str, Any]:
     return result
 
 
-__all__ = ["STATEFULSET_FRAMEWORK", "group_name", "propagate", "replicas"]
+class StatefulSet:
+    """The ``statefulset`` integration: queued through its pods, as one group (pure)."""
+
+    framework = STATEFULSET_FRAMEWORK
+    api_version = "apps/v1"
+    kind = "StatefulSet"
+    group = "apps"
+    resource = "statefulsets"
+
+    def propagate(self, obj: RawObject) -> dict[str, Any]:
+        return propagate(obj)
+
+
+STATEFULSET: Final = StatefulSet()
+
+__all__ = [
+    "STATEFULSET",
+    "STATEFULSET_FRAMEWORK",
+    "StatefulSet",
+    "group_name",
+    "propagate",
+    "replicas",
+]

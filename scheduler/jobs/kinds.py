@@ -1,0 +1,20 @@
+"""The kinds kuota manages: one registry line per integration folder.
+
+Adding a kind is adding its folder under ``scheduler/jobs/`` and one line
+here; the webhook's paths and registrations, the scheduler's watches and
+RBAC (the chart's generated templates) and the CLI follow from the registry
+(docs/architecture.md, "Adding a kind").
+"""
+
+from scheduler.jobs.batchjob import BATCH_JOB
+from scheduler.jobs.deployment import DEPLOYMENT
+from scheduler.jobs.jobset import JOBSET
+from scheduler.jobs.pod import POD
+from scheduler.jobs.registry import register
+from scheduler.jobs.statefulset import STATEFULSET
+
+register(BATCH_JOB)
+register(JOBSET)
+register(POD)
+register(DEPLOYMENT)
+register(STATEFULSET)

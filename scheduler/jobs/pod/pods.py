@@ -1,0 +1,205 @@
+"""What kuota knows about one Pod: gated, managed, finalized, finished, its role (pure).
+
+A Pod cannot be suspended once it runs: it waits instead behind the
+scheduling gate ``kueue.x-k8s.io/admission`` that kuota's webhook puts on it
+at creation (:func:`gate_on_create`), with the label that makes the
+scheduler watch it and the finalizer that lets its end be seen.  Starting it
+takes the gate off (:func:`ungate`); stopping it deletes it.  A Pod is
+finished when its phase is ``Succeeded`` or ``Failed``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+from scheduler.api import objects
+from scheduler.api.refs import (
+    ADMISSION_SCHEDULING_GATE,
+    MANAGED_LABEL,
+    MANAGED_LABEL_VALUE,
+    POD_MANAGED_FINALIZER,
+    POD_SUSPENDING_PARENT_ANNOTATION,
+    ROLE_HASH_ANNOTATION,
+)
+from scheduler.jobs import pod_template
+from scheduler.jobs.protocol import FinishedState, RawObject
+from scheduler.jobs.registry import for_object
+
+MAIN_POD_SET: Final = "main"
+
+_mapping = pod_template.mapping
+
+
+def _spec(pod: RawObject) -> Mapping[str, Any]:
+    return _mapping(pod.get("spec"))
+
+
+def is_gated(pod: RawObject) -> bool:
+    """Whether the Pod waits behind kuota's admission gate: pure."""
+    gates = _spec(pod).get("schedulingGates")
+    return isinstance(gates, list) and any(
+        isinstance(gate, Mapping) and gate.get("name") == ADMISSION_SCHEDULING_GATE
+        for gate in gates
+    )
+
+
+def is_terminated(pod: RawObject) -> bool:
+    """Phase ``Succeeded`` or ``Failed``: pure."""
+    return objects.status(pod).get("phase") in ("Succeeded", "Failed")
+
+
+def is_managed(pod: RawObject) -> bool:
+    """The webhook took this Pod in (label ``kueue.x-k8s.io/managed: "true"``): pure."""
+    return objects.labels(pod).get(MANAGED_LABEL) == MANAGED_LABEL_VALUE
+
+
+def has_finalizer(pod: RawObject) -> bool:
+    finalizers = objects.metadata(pod).get("finalizers")
+    return isinstance(finalizers, list) and POD_MANAGED_FINALIZER in finalizers
+
+
+def _sorted_map(value: object) -> object:
+    """A Go map as ``json.Marshal`` writes it (keys sorted); nil stays null: pure."""
+    return dict(sorted(value.items())) if isinstance(value, Mapping) else None
+
+
+def _containers_shape(containers: object) -> list[dict[str, Any]] | None:
+    if not isinstance(containers, list) or not containers:
+        return None
+    return [
+        {
+            "ports": c.get("ports"),
+            "resources": {"requests": _sorted_map(_mapping(c.get("resources")).get("requests"))},
+        }
+        for c in containers
+        if isinstance(c, Mapping)
+    ]
+
+
+def role_hash(pod: RawObject) -> str:
+    """The pod's role in a group, as Kueue hashes it: pure.
+
+    The first 8 hex digits of the SHA-256 of the JSON "shape" of the spec
+    (per container: requests and ports; nodeSelector, affinity, tolerations,
+    runtimeClassName, priority, topologySpreadConstraints, overhead,
+    resourceClaims; pod-level requests when set), keys of maps sorted and
+    API objects in the order the API server writes them, as Go's encoder does.
+    """
+    spec = _spec(pod)
+    shape: dict[str, Any] = {
+        "affinity": spec.get("affinity"),
+        "containers": _containers_shape(spec.get("containers")),
+        "initContainers": _containers_shape(spec.get("initContainers")),
+        "nodeSelector": _sorted_map(spec.get("nodeSelector")),
+        "overhead": _sorted_map(spec.get("overhead")),
+        "priority": spec.get("priority"),
+        "resourceClaims": spec.get("resourceClaims"),
+        "runtimeClassName": spec.get("runtimeClassName"),
+        "tolerations": spec.get("tolerations"),
+        "topologySpreadConstraints": spec.get("topologySpreadConstraints"),
+    }
+    if isinstance(spec.get("resources"), Mapping):
+        shape["resources"] = _sorted_map(_mapping(spec["resources"]).get("requests"))
+    encoded = json.dumps({"spec": dict(sorted(shape.items()))}, separators=(",", ":"))
+    return hashlib.sha256(encoded.encode()).hexdigest()[:8]
+
+
+def pod_role(pod: RawObject) -> str:
+    """The role-hash annotation the webhook wrote, else the hash computed now: pure."""
+    return objects.annotation(pod, ROLE_HASH_ANNOTATION) or role_hash(pod)
+
+
+def gate(pod: RawObject) -> dict[str, Any]:
+    """A copy of the Pod as kuota's webhook admits it: gated, labelled managed, finalized: pure.
+
+    Like Kueue's, the webhook also records the Pod's role hash (annotation
+    ``kueue.x-k8s.io/role-hash``), by which a pod group's pods form pod sets.
+    A Pod whose parent queued it (``kueue.x-k8s.io/pod-suspending-parent``,
+    a Deployment's) gets no finalizer: its parent replaces it when it goes.
+    """
+    result = copy.deepcopy(dict(pod))
+    metadata = result.setdefault("metadata", {})
+    metadata["labels"] = {**_mapping(metadata.get("labels")), MANAGED_LABEL: MANAGED_LABEL_VALUE}
+    metadata["annotations"] = {
+        **_mapping(metadata.get("annotations")),
+        ROLE_HASH_ANNOTATION: role_hash(pod),
+    }
+    finalizers = list(metadata.get("finalizers") or [])
+    by_parent = objects.annotation(pod, POD_SUSPENDING_PARENT_ANNOTATION)
+    if POD_MANAGED_FINALIZER not in finalizers and not by_parent:
+        metadata["finalizers"] = [*finalizers, POD_MANAGED_FINALIZER]
+    spec = result.setdefault("spec", {})
+    if not is_gated(result):
+        spec["schedulingGates"] = [
+            *list(spec.get("schedulingGates") or []),
+            {"name": ADMISSION_SCHEDULING_GATE},
+        ]
+    return result
+
+
+def ungate(pod: RawObject) -> dict[str, Any]:
+    """A copy of the Pod without kuota's gate (other gates kept): pure."""
+    result = copy.deepcopy(dict(pod))
+    spec = result.setdefault("spec", {})
+    gates = [
+        g
+        for g in spec.get("schedulingGates") or []
+        if not (isinstance(g, Mapping) and g.get("name") == ADMISSION_SCHEDULING_GATE)
+    ]
+    if gates:
+        spec["schedulingGates"] = gates
+    else:
+        spec.pop("schedulingGates", None)
+    return result
+
+
+def without_finalizer(pod: RawObject) -> dict[str, Any]:
+    """A copy of the Pod without kuota's finalizer: pure."""
+    result = copy.deepcopy(dict(pod))
+    metadata = result.setdefault("metadata", {})
+    finalizers = [f for f in metadata.get("finalizers") or [] if f != POD_MANAGED_FINALIZER]
+    if finalizers:
+        metadata["finalizers"] = finalizers
+    else:
+        metadata.pop("finalizers", None)
+    return result
+
+
+def pod_finished(pod: RawObject) -> FinishedState:
+    """Kueue's rule for one Pod: terminated; ``Succeeded`` is success: pure."""
+    phase = objects.status(pod).get("phase")
+    message = str(objects.status(pod).get("message") or "")
+    if phase == "Succeeded":
+        return FinishedState(True, "Succeeded", message)
+    if phase == "Failed":
+        return FinishedState(True, "Failed", message)
+    return FinishedState(False)
+
+
+def owned_by_managed_kind(pod: RawObject) -> bool:
+    """Whether the Pod's controller is a job kind kuota queues (a Job's, a JobSet's): pure.
+
+    Such a Pod is left to its owner, which is queued instead.
+    """
+    reference = objects.controller_reference(pod)
+    if reference is None:
+        return False
+    owner = for_object({"apiVersion": reference.get("apiVersion"), "kind": reference.get("kind")})
+    return owner is not None and owner.kind != "Pod"
+
+
+def gate_on_create(pod: RawObject) -> dict[str, Any] | None:
+    """The queued Pod as the webhook leaves it (:func:`gate`), or None to leave it alone: pure.
+
+    Left alone: a Pod being deleted, a Pod without a queue name, and a Pod
+    whose controller is a kind kuota queues itself.
+    """
+    if objects.is_being_deleted(pod) or not objects.queue_name(pod):
+        return None
+    if owned_by_managed_kind(pod):
+        return None
+    return gate(pod)

@@ -1,0 +1,295 @@
+"""What a kind of job is to kuota: a small required protocol plus declared capabilities.
+
+Kueue manages many kinds of workloads with one framework; what differs
+between kinds is captured here, as Kueue's jobframework has ``GenericJob``
+and its ``JobWith…`` interfaces (docs/architecture.md, "Integrations"):
+
+- :class:`Integration`: the names of a kind (framework, apiVersion, kind,
+  resource); every registered kind is one.
+- :class:`JobIntegration`: a kind whose objects get Workloads: which queue,
+  which pod sets, suspended or not, how to start it on the admitted
+  flavors, how to restore it after an eviction, finished, still active.
+- Capabilities a kind declares by implementing them: created suspended
+  (:class:`SuspendOnCreate`), admission rules (:class:`AdmissionRules`),
+  gated at creation instead (:class:`GateOnCreate`), queued through its pods
+  (:class:`QueuedThroughPods`), its own controller decision
+  (:class:`OwnController`), objects forming groups (:class:`PodGroups`).
+  The webhook's paths and registrations, the scheduler's watches and
+  controller, ``kuota validate`` and ``kuota simulate`` ask the registry
+  which kinds have which capability; nothing outside a kind's folder names
+  the kind.
+
+Every method is pure and returns new data, never mutating its argument, so
+the webhook, the scheduler and ``kuota simulate`` share them without
+coordination.  Each integration is one package, ``scheduler/jobs/<kind>/``,
+registered by one line of :mod:`scheduler.jobs.kinds`.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, runtime_checkable
+
+from scheduler.api import objects
+from scheduler.api.field import FieldError
+from scheduler.api.refs import QUEUE_NAME_LABEL
+
+if TYPE_CHECKING:  # the controller's types refer back to this module's
+    from scheduler.jobs.controller import Action, FlavorPlacement, GroupAction
+    from scheduler.jobs.workload_from_job import PriorityClasses
+
+RawObject = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PodSetInfo:
+    """What the admission adds to one pod set when the job starts (scheduling.md 6.3)."""
+
+    name: str
+    count: int
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    tolerations: tuple[Mapping[str, Any], ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedState:
+    """Whether the job is done, and how (for the Workload's ``Finished`` condition)."""
+
+    finished: bool
+    reason: str = ""
+    message: str = ""
+
+
+def finished_by_conditions(job: Mapping[str, Any], *, succeeded: str, kind: str) -> FinishedState:
+    """Pure: Kueue's rule for kinds that end with a condition: ``succeeded`` or ``Failed`` True.
+
+    The condition's message is kept; without one, ``"<kind> finished
+    successfully"`` or ``"<kind> failed"`` (batch/v1 Job: ``Complete``;
+    JobSet: ``Completed``).
+    """
+    for condition in objects.conditions(job):
+        if condition.get("status") != "True":
+            continue
+        message = str(condition.get("message") or "")
+        if condition.get("type") == succeeded:
+            return FinishedState(True, "Succeeded", message or f"{kind} finished successfully")
+        if condition.get("type") == "Failed":
+            return FinishedState(True, "Failed", message or f"{kind} failed")
+    return FinishedState(False)
+
+
+@dataclass(frozen=True, slots=True)
+class AdmissionFacts:
+    """What the webhook knows about a request beyond the object itself (it looks them up).
+
+    ``namespace_has_default_queue``: the namespace has a LocalQueue named
+    ``default`` (JOB-U2); ``managed``: kuota manages this object (queued in a
+    managed namespace, or managed without a queue name); ``by_scheduler``:
+    the request comes from kuota's scheduler.  ``kuota validate`` knows none
+    of them and passes the defaults.
+    """
+
+    namespace_has_default_queue: bool = False
+    managed: bool = False
+    by_scheduler: bool = False
+
+
+NO_FACTS: Final = AdmissionFacts()
+
+
+@runtime_checkable
+class Integration(Protocol):
+    """A kind kuota knows (Kueue's integration): its names, and nothing it must do.
+
+    Every registered kind is one; what it does is declared by the protocols
+    it also satisfies: :class:`JobIntegration` (its objects have Workloads)
+    and the capabilities below.  Capabilities are checked with ``isinstance``
+    once, by the registry (:func:`scheduler.jobs.registry.capability`).
+    """
+
+    framework: str
+    """The name used in the Configuration's ``integrations.frameworks`` (``batch/job``)."""
+    api_version: str
+    kind: str
+    group: str
+    resource: str
+    """The plural resource name (``jobs``): webhook rules, watches, writes."""
+
+
+@runtime_checkable
+class JobIntegration(Integration, Protocol):
+    """A kind whose objects are queued as Workloads.  Every method is pure."""
+
+    def queue_name(self, job: RawObject) -> str:
+        """The LocalQueue the job asks for, ``""`` when none."""
+        ...
+
+    def pod_sets(self, job: RawObject) -> list[dict[str, Any]]:
+        """The raw v1beta2 ``spec.podSets`` of the job's Workload."""
+        ...
+
+    def is_suspended(self, job: RawObject) -> bool:
+        """Whether the job runs nothing until admitted (suspended, or gated)."""
+        ...
+
+    def suspend(self, job: RawObject) -> dict[str, Any]:
+        """A copy of the job, suspended."""
+        ...
+
+    def run_with(self, job: RawObject, pod_sets: Sequence[PodSetInfo]) -> dict[str, Any]:
+        """A copy of the job, unsuspended and steered to the admitted flavors."""
+        ...
+
+    def restore(self, job: RawObject, pod_sets: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """A copy of the job with the pod templates recorded in its Workload put back."""
+        ...
+
+    def finished(self, job: RawObject) -> FinishedState: ...
+
+    def active(self, job: RawObject) -> int:
+        """What the job still runs (pods, child Jobs): 0 once a stop has taken effect."""
+        ...
+
+
+# -- capabilities: what a kind declares beyond the required protocol --------------------
+
+
+@runtime_checkable
+class SuspendOnCreate(Protocol):
+    """The kind can be created suspended: the generic mutating webhook does it.
+
+    Kueue's ``GenericJob`` default: a queued job gets ``suspend`` (and the
+    namespace's default queue) at creation, before its controller sees it.
+    """
+
+    def default(self, job: RawObject, *, queue: str | None, suspend: bool) -> dict[str, Any]:
+        """A copy of a new job as the mutating webhook leaves it (docs/validation.md).
+
+        ``queue``: the LocalQueue to set when the job names none (the
+        namespace's ``default``); ``suspend``: kuota manages the job, which
+        must not start before its Workload is admitted.
+        """
+        ...
+
+
+@runtime_checkable
+class AdmissionRules(Protocol):
+    """The kind has validation rules: a validating webhook path and ``kuota validate``."""
+
+    def validate_create(self, job: RawObject, *, facts: AdmissionFacts) -> list[FieldError]:
+        """The kind's admission rules on CREATE, in the order of its rule table."""
+        ...
+
+    def validate_update(
+        self, job: RawObject, old: RawObject, *, facts: AdmissionFacts
+    ) -> list[FieldError]:
+        """The kind's admission rules on UPDATE (the create rules run again on ``job``)."""
+        ...
+
+
+@runtime_checkable
+class GateOnCreate(Protocol):
+    """The kind cannot be suspended once it runs: it is held back at creation instead.
+
+    A Pod waits behind a scheduling gate.  The webhook gates a queued object
+    on CREATE (and marks it managed); the scheduler watches only the objects
+    so marked (``managed_label_selector``), and stops one by deleting it.
+    """
+
+    managed_label_selector: str
+    """The label selector of the objects the webhook took in (the scheduler's watch)."""
+
+    def gate_on_create(self, obj: RawObject) -> dict[str, Any] | None:
+        """The object as the mutating webhook leaves it, or None to leave it alone."""
+        ...
+
+
+@runtime_checkable
+class QueuedThroughPods(Protocol):
+    """The kind has no Workload of its own: its pods are queued (Deployment, StatefulSet).
+
+    The mutating webhook marks the pod template on CREATE and UPDATE, so the
+    pods the kind's controller makes are gated and queued by the ``pod``
+    integration.  The scheduler does not watch such a kind.
+    """
+
+    def propagate(self, obj: RawObject) -> dict[str, Any]:
+        """A copy of a queued object whose pod template is marked for the pod webhook."""
+        ...
+
+
+@runtime_checkable
+class OwnController(Protocol):
+    """The kind's life cycle differs from a suspendable job's: it decides its next action.
+
+    A Pod cannot be suspended or restored: an evicted one is stopped by
+    deletion and its finalizer taken off (docs/concepts.md).
+    """
+
+    def next_action(
+        self,
+        job: RawObject,
+        workload: RawObject | None,
+        *,
+        flavors: Mapping[str, FlavorPlacement],
+        priority_classes: PriorityClasses | None = None,
+    ) -> Action | None:
+        """The one thing to do for ``job`` now, or None when it is where it should be."""
+        ...
+
+
+@runtime_checkable
+class PodGroups(Protocol):
+    """Several objects of the kind form one job (Kueue's composable job: pod groups).
+
+    Objects that name a group are reconciled together under the group's key;
+    the group has one Workload.
+    """
+
+    group_key_prefix: str
+    """How the scheduler tells a group's key from an object's UID."""
+
+    def group_key(self, obj: RawObject) -> str | None:
+        """The key of the group ``obj`` belongs to; None for an object on its own."""
+        ...
+
+    def group_key_of_workload(self, workload: RawObject) -> str | None:
+        """The group whose Workload this is, if it is one."""
+        ...
+
+    def next_group_action(
+        self,
+        members: Sequence[RawObject],
+        workload: RawObject | None,
+        *,
+        flavors: Mapping[str, FlavorPlacement],
+        priority_classes: PriorityClasses | None = None,
+    ) -> GroupAction | None:
+        """The one thing to do for a group now, or None."""
+        ...
+
+
+def with_queue_label(job: RawObject, queue: str | None) -> dict[str, Any]:
+    """A copy of ``job`` with ``kueue.x-k8s.io/queue-name: queue`` (when given): pure."""
+    result = copy.deepcopy(dict(job))
+    if queue:
+        metadata = result.setdefault("metadata", {})
+        labels = metadata.get("labels")
+        metadata["labels"] = {
+            **(labels if isinstance(labels, dict) else {}),
+            QUEUE_NAME_LABEL: queue,
+        }
+    return result
+
+
+def webhook_path(integration: Integration, verb: Literal["mutate", "validate"]) -> str:
+    """Kueue's path of a kind's webhook: pure.
+
+    ``/mutate-batch-v1-job``, ``/validate-jobset-x-k8s-io-v1alpha2-jobset``.
+    """
+    version = integration.api_version.rpartition("/")[2]
+    return f"/{verb}-{integration.group.replace('.', '-')}-{version}-{integration.kind.lower()}"

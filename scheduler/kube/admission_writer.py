@@ -1,0 +1,204 @@
+"""Admissions and evictions, as the engine decided them, written to the Workloads.
+
+The rules of docs/architecture.md, "Writes":
+
+- **Assume, write, confirm or forget.**  A cycle that admits a Workload has
+  already counted its quota in the engine (the assumption).  The admission is
+  then written; the write's answer confirms it
+  (:meth:`~scheduler.core.engine.Engine.admission_recorded`), and from then on
+  the Workload's own status decides: a later version without the reservation
+  (another writer finished the eviction, a former leader cleared it) releases
+  the quota.  Versions older than the answer are dropped by the state.  If
+  the write fails, the assumption is dropped and the Workload re-applied
+  exactly as the state holds it (:meth:`ClusterState.forget`), so no quota
+  stays counted for nothing.
+- **Crash-safe order.**  The admission is recorded in the Workload's status
+  first; only then is its job started, from that record (``start_job``).
+  Nothing is started when the status write fails, and a crash in between
+  leaves an admitted Workload with a suspended job that the controller
+  finishes after the restart; the admission is never made twice.
+- **Eviction.**  The victim gets ``Evicted`` (and ``Preempted``) while it
+  still holds its admission; its job is then stopped by the Job controller
+  and its quota is released (status first, then the engine) only once the job
+  has nothing running (:meth:`AdmissionWriter.release`).  A Workload no job
+  owns keeps its quota until whoever runs it ends the eviction (clears the
+  reservation in its status), as with Kueue: the engine releases the quota
+  when it sees that.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Any
+
+from scheduler import logs
+from scheduler.api import objects
+from scheduler.core.decisions import Admit, Evict
+from scheduler.core.engine import Engine
+from scheduler.kube import metrics
+from scheduler.kube.rest import RestError
+from scheduler.kube.state import ClusterState
+from scheduler.kube.writer import Writer
+from scheduler.status.workload_status import admitted_status, evicted_status, released_status
+
+log = logging.getLogger("kuota.scheduler")
+
+
+class AdmissionWriter:
+    """Writes the engine's admissions and evictions (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        engine: Engine,
+        state: ClusterState,
+        writer: Writer,
+        clock: Callable[[], datetime],
+        role: Callable[[], str],
+        start_job: Callable[[str], Awaitable[object]],
+        admitted: Callable[[str], None],
+    ) -> None:
+        self.engine = engine
+        self.state = state
+        self.writer = writer
+        self.clock = clock
+        self.role = role
+        """The ``replica_role`` label of the metrics recorded."""
+        self.start_job = start_job
+        """Decide the admitted Workload's job again now: start it without waiting for the watch."""
+        self.admitted = admitted
+        """Told the key of each Workload whose admission was written."""
+
+    async def admit(self, decision: Admit) -> None:
+        """Record the admission in the Workload's status, then start its job from that record."""
+        with logs.bind(object=decision.workload):
+            await self._admit(decision)
+
+    async def _admit(self, decision: Admit) -> None:
+        metrics.DECISIONS.labels("admit").inc()
+        workload = self.state.stored("Workload").get(decision.workload)
+        if workload is None:  # deleted meanwhile: nothing to write, nothing to hold
+            namespace, name = decision.workload.split("/", 1)
+            self.engine.remove("Workload", name, namespace)
+            return
+        now = self.clock()
+        try:
+            stored = await self.writer.write_workload_status(
+                workload, admitted_status(workload, decision, now)
+            )
+        except RestError as failure:
+            log.warning(
+                "Could not admit Workload and assign flavors in apiserver",
+                extra={"workload": decision.workload, "error": str(failure)},
+            )
+            self.state.forget(decision.workload)
+            return
+        self.state.remember(stored)
+        self.engine.admission_recorded(decision.workload)
+        self.admitted(decision.workload)
+        flavors = sorted({f for pod_set in decision.pod_sets for f in pod_set.flavors.values()})
+        log.info(
+            "admitted",
+            extra={
+                "workload": decision.workload,
+                "cluster_queue": decision.cluster_queue,
+                "flavors": flavors,
+            },
+        )
+        created = objects.creation_time(workload)
+        self._count_admission(decision, workload, now)
+        job_key = self.state.job_key_of(stored)
+        if job_key:
+            self.state.jobs_to_decide.add(job_key)
+            await self.start_job(job_key)  # start it now: no wait for the watch to come back
+        wait = f"{(now - created).total_seconds():.0f}s" if created else "0s"
+        self.writer.event(
+            stored,
+            kind="Workload",
+            reason="QuotaReserved",
+            message=f"Quota reserved in ClusterQueue {decision.cluster_queue}, "
+            f"wait time since queued was {wait}",
+        )
+
+    def _count_admission(self, decision: Admit, workload: dict[str, Any], now: datetime) -> None:
+        created = objects.creation_time(workload)
+        priority_class = objects.priority_class_name(workload)
+        role = self.role()
+        metrics.QUOTA_RESERVED.labels(decision.cluster_queue, priority_class, role).inc()
+        if not decision.admission_checks:  # else admitted when every check is Ready
+            metrics.ADMITTED.labels(decision.cluster_queue, priority_class, role).inc()
+        if created is not None:
+            metrics.ADMISSION_WAIT.labels(decision.cluster_queue, priority_class, role).observe(
+                max(0.0, (now - created).total_seconds())
+            )
+
+    async def evict(self, decision: Evict) -> None:
+        """Record the eviction; the controller then stops its job, and the quota goes after."""
+        with logs.bind(object=decision.victim):
+            await self._evict(decision)
+
+    async def _evict(self, decision: Evict) -> None:
+        metrics.DECISIONS.labels("evict").inc()
+        workload = self.state.stored("Workload").get(decision.victim)
+        if workload is None:
+            return
+        status = evicted_status(workload, decision, self.clock())
+        if status is None:
+            return
+        try:
+            stored = await self.writer.write_workload_status(workload, status)
+        except RestError as failure:
+            log.warning(
+                "could not write the eviction",
+                extra={"workload": decision.victim, "error": str(failure)},
+            )
+            # Not evicted after all: a later cycle decides again.
+            self.engine.eviction_not_recorded(decision.victim, decision.preemptor)
+            self.state.forget(decision.victim)
+            return
+        self.state.remember(stored)
+        reason = "Preempted" if decision.preemptor else decision.reason
+        cause = decision.reason if decision.preemptor else ""  # InClusterQueue, ...
+        if reason.startswith("DeactivatedDueTo"):  # Deactivated, cause AdmissionCheck, ...
+            reason, cause = "Deactivated", reason.removeprefix("DeactivatedDueTo")
+        metrics.EVICTED.labels(
+            objects.admitted_cluster_queue(workload), reason, cause, "", self.role()
+        ).inc()
+        log.info(
+            "evicted",
+            extra={
+                "workload": decision.victim,
+                "preemptor": decision.preemptor,
+                "reason": decision.reason,
+                "why": decision.message,
+            },
+        )
+        self.writer.event(
+            stored,
+            kind="Workload",
+            reason="Preempted" if decision.preemptor else f"EvictedDueTo{reason}",
+            message=decision.message,
+        )
+        job_key = self.state.job_key_of(stored)
+        if job_key:
+            self.state.jobs_to_decide.add(job_key)
+
+    async def release(self, key: str, workload: dict[str, Any]) -> None:
+        """The evicted job runs nothing any more: clear the admission, then give the quota back."""
+        stored = await self.writer.write_workload_status(
+            workload, released_status(workload, self.clock())
+        )
+        self.state.remember(stored)
+        self.engine.release(key)
+        if self.is_admitted(key):  # evicted by a previous leader: this engine never saw it
+            self.state.forget(key)
+        log.info("eviction completed, quota released", extra={"workload": key})
+
+    def is_admitted(self, key: str) -> bool:
+        """Whether the engine counts ``key`` as admitted (assumed or recorded)."""
+        try:
+            return self.engine.workload_state(key).state == "Admitted"
+        except KeyError:
+            return False

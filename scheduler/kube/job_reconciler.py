@@ -1,0 +1,128 @@
+"""The Job controller: for each job that changed, its next action decided and carried out.
+
+The decision is pure and lives with the kinds (:mod:`scheduler.jobs`): the
+generic :func:`~scheduler.jobs.controller.next_action` for a kind that
+follows the suspend protocol, the kind's own for one that declares
+:class:`~scheduler.jobs.OwnController` (a Pod), and the group decision for
+the members of a group (:class:`~scheduler.jobs.PodGroups`).  The
+:class:`~scheduler.kube.job_actions.JobActions` write it.
+
+**Conflicts recompute.**  A 409 (or a failed resourceVersion test) means the
+object moved: the job is decided again from the fresh object the watch
+delivers; a stale decision is never forced through.  A write that got no
+answer is tried again next turn; any other failure is logged.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable
+
+from scheduler import logs
+from scheduler.api import objects
+from scheduler.jobs import OwnController, PodGroups, capability, for_object, registry
+from scheduler.jobs.controller import WaitForFlavor, next_action
+from scheduler.kube.background import BackgroundWrites
+from scheduler.kube.job_actions import JobActions
+from scheduler.kube.rest import Conflict, NotFound, RestError, Unreachable
+from scheduler.kube.state import ClusterState
+
+log = logging.getLogger("kuota.scheduler")
+
+
+class JobReconciler:
+    """Decides the jobs the state marked and has their actions carried out."""
+
+    def __init__(
+        self, *, state: ClusterState, actions: JobActions, background: BackgroundWrites
+    ) -> None:
+        self.state = state
+        self.actions = actions
+        self.background = background
+
+    async def reconcile_jobs(self) -> bool:
+        """Decide again for every job that changed; True when any action was carried out."""
+        keys = sorted(self.state.jobs_to_decide.take())
+        return any(await self.background.bounded(self.reconcile_job(key) for key in keys))
+
+    async def reconcile_job(self, key: str) -> bool:
+        """The next action for one job or group, carried out; True when it wrote something."""
+        job = self.state.job(key)
+        if job is None:
+            return await self._reconcile_group(key)
+        integration = for_object(job)
+        if integration is None:
+            return False
+        workload = self.state.workload_for(key)
+        own = capability(integration, OwnController)
+        decide = own.next_action if own is not None else next_action
+        action = decide(
+            job,
+            workload,
+            flavors=self.state.flavor_placements(),
+            priority_classes=self.state.classes(),
+        )
+        if action is None or isinstance(action, WaitForFlavor):
+            return False
+        return await self._carry_out(
+            self.actions.perform(key, job, workload, action),
+            key=key,
+            what="job",
+            subject={"job": objects.key(job)},
+            action=type(action).__name__,
+        )
+
+    async def _reconcile_group(self, key: str) -> bool:
+        members = self.state.group(key)
+        if not members:
+            return False
+        integration = registry.integration_for(members[0])
+        groups = capability(integration, PodGroups) if integration is not None else None
+        if groups is None:
+            return False
+        workload = self.state.workload_for(key)
+        action = groups.next_group_action(
+            members,
+            workload,
+            flavors=self.state.flavor_placements(),
+            priority_classes=self.state.classes(),
+        )
+        if action is None or isinstance(action, WaitForFlavor):
+            return False
+        return await self._carry_out(
+            self.actions.perform_group(key, members[0], workload, action),
+            key=key,
+            what="pod group",
+            subject={"group": key},
+            action=type(action).__name__,
+        )
+
+    async def _carry_out(
+        self,
+        performing: Awaitable[bool],
+        *,
+        key: str,
+        what: str,
+        subject: dict[str, str],
+        action: str,
+    ) -> bool:
+        """Await one action; a failed one is decided again later, never raised."""
+        with logs.bind(object=next(iter(subject.values()))):
+            try:
+                return await performing
+            except (Conflict, NotFound):
+                self.state.jobs_to_decide.add(key)  # from the fresh object the watch delivers
+                return False
+            except Unreachable as failure:
+                self.state.jobs_to_decide.add(key)  # next turn (the loop backs off meanwhile)
+                log.warning(
+                    f"{what} action got no answer; will retry",
+                    extra={**subject, "action": action, "error": str(failure)},
+                )
+                return False
+            except RestError as failure:
+                log.warning(
+                    f"{what} action failed",
+                    extra={**subject, "action": action, "error": str(failure)},
+                )
+                return False

@@ -1,0 +1,422 @@
+"""The scheduler's one picture of the cluster: informer events in, engine records and raw
+objects for writes out.
+
+Every kuota object arrives as raw JSON; it is defaulted and parsed by the API
+layer exactly as the webhook and ``kuota simulate`` do, once per version, and
+applied to the engine.  An object that does not parse is logged and skipped
+(bad input never stops the scheduler).
+
+Which cache owns what (one owner per fact; docs/architecture.md, "State"):
+
+- **The engine** owns the scheduling view: the records of ResourceFlavors
+  (node labels, taints, tolerations), priority values, namespaces, queues and
+  Workloads.  The state keeps no copy of them: the Job controller reads a
+  flavor's placement and the priority classes from the engine
+  (:meth:`ClusterState.flavor_placements`, :meth:`ClusterState.classes`).
+- **The state** keeps only what writes are computed from: the objects as
+  stored (a status write is a diff of the stored status and carries its
+  resourceVersion; a job is changed by a guarded patch of the job as read),
+  the job <-> Workload index, the work lists of what to decide again, and
+  the names of the ``globalDefault`` PriorityClasses (the engine keeps values,
+  not that flag).  After a write the answer is stored at once
+  (:meth:`ClusterState.remember`), so the next decision starts from it; a
+  watch event still on its way with an older version does not put the older
+  one back (:func:`scheduler.api.objects.is_older`).
+- **The informers** keep their own store of every object, to diff a relist
+  against and to rebuild from: when a term of leadership ends, the service
+  replaces the engine and this state with fresh ones fed from those stores.
+
+Jobs are keyed by UID; the objects of a kind with pod groups
+(:class:`~scheduler.jobs.PodGroups`) that belong to a group are kept
+together under the group's key, and the group is decided as one job.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+from scheduler.api import objects
+from scheduler.api.defaults import apply_schema_defaults
+from scheduler.api.field import ParseError, error
+from scheduler.api.models import ResourceFlavorSpec, Toleration
+from scheduler.api.parse import parse_object
+from scheduler.api.refs import KueueKind, workload_key
+from scheduler.core.engine import Engine, NamespaceInfo, PriorityClassInfo
+from scheduler.core.engine_types import EngineObject
+from scheduler.jobs import PodGroups, capability, kinds_with, registry
+from scheduler.jobs.controller import FlavorPlacement
+from scheduler.jobs.workload_from_job import PriorityClasses
+from scheduler.kube.informer import Event
+
+log = logging.getLogger("kuota.state")
+KUEUE_KINDS: Final[tuple[KueueKind, ...]] = (
+    "ResourceFlavor",
+    "ClusterQueue",
+    "Cohort",
+    "LocalQueue",
+    "Workload",
+    "WorkloadPriorityClass",
+    "AdmissionCheck",
+)
+"""The kuota kinds the scheduler watches."""
+STORED_KINDS: Final = ("ClusterQueue", "LocalQueue", "ResourceFlavor", "AdmissionCheck", "Workload")
+"""The kuota kinds kept as stored: their status or finalizers are written."""
+ENGINE_TYPES: Final = EngineObject.__args__
+"""The record types the engine takes (a parsed object of another kind is not its business)."""
+
+
+def toleration_json(toleration: Toleration) -> dict[str, Any]:
+    """A toleration as the API serializes it (empty fields omitted): pure."""
+    raw: dict[str, Any] = {}
+    if toleration.key:
+        raw["key"] = toleration.key
+    if toleration.operator:
+        raw["operator"] = toleration.operator
+    if toleration.value:
+        raw["value"] = toleration.value
+    if toleration.effect:
+        raw["effect"] = toleration.effect
+    if toleration.toleration_seconds is not None:
+        raw["tolerationSeconds"] = toleration.toleration_seconds
+    return raw
+
+
+def flavor_placement(spec: ResourceFlavorSpec) -> FlavorPlacement:
+    """What a Job started on this flavor receives: its node labels and tolerations: pure."""
+    return FlavorPlacement(
+        node_labels=dict(spec.node_labels),
+        tolerations=tuple(toleration_json(t) for t in spec.tolerations),
+    )
+
+
+class _FlavorPlacements(Mapping[str, FlavorPlacement]):
+    """A read-only view of the engine's flavors as placements (converted on access)."""
+
+    def __init__(self, flavors: Mapping[str, ResourceFlavorSpec]) -> None:
+        self._flavors = flavors
+
+    def __getitem__(self, name: str) -> FlavorPlacement:
+        return flavor_placement(self._flavors[name])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._flavors)
+
+    def __len__(self) -> int:
+        return len(self._flavors)
+
+
+def engine_record(raw: Mapping[str, Any]) -> EngineObject:
+    """A kuota object as the engine's record: defaulted and parsed (raises ParseError): pure."""
+    model = parse_object(apply_schema_defaults(raw))
+    if not isinstance(model, ENGINE_TYPES):
+        raise ParseError([error("kind", f"{raw.get('kind')} is not a kind the engine holds")])
+    return model  # type: ignore[no-any-return]
+
+
+class WorkList:
+    """Keys of objects to look at again; whoever does the work takes them all at once."""
+
+    def __init__(self) -> None:
+        self._keys: set[str] = set()
+
+    def add(self, key: str) -> None:
+        self._keys.add(key)
+
+    def update(self, keys: Iterator[str] | set[str] | list[str]) -> None:
+        self._keys.update(keys)
+
+    def take(self) -> set[str]:
+        """Every key added since the last take (and none left)."""
+        keys, self._keys = self._keys, set()
+        return keys
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._keys
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+
+def _pod_groups() -> tuple[PodGroups, ...]:
+    found = (capability(kind, PodGroups) for kind in kinds_with(PodGroups))
+    return tuple(kind for kind in found if kind is not None)
+
+
+def group_key_of(obj: Mapping[str, Any]) -> str | None:
+    """The key of the group a job object belongs to (a pod of a pod group), if any: pure."""
+    integration = registry.integration_for(obj)
+    groups = capability(integration, PodGroups) if integration is not None else None
+    return groups.group_key(obj) if groups is not None else None
+
+
+class ClusterState:
+    """The scheduler's picture of the cluster, fed by informers (see the module docstring)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._stored: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in STORED_KINDS}
+        self._unfinished: set[str] = set()
+        self._jobs: dict[str, dict[str, Any]] = {}  # uid -> job object
+        self._groups: dict[str, dict[str, dict[str, Any]]] = {}  # group key -> uid -> member
+        self._workload_of_job: dict[str, str] = {}  # job key -> workload key
+        self._prebuilt: dict[str, str] = {}  # prebuilt workload key -> job uid
+        self._default_priority_classes: set[str] = set()
+        self.jobs_to_decide = WorkList()
+        """Job (and group) keys whose controller decision may have changed."""
+        self.workloads_to_check = WorkList()
+        """Workloads whose admission-check states may call for a step (``kube.checks``)."""
+        self.checks_to_sync = WorkList()
+        """AdmissionChecks whose status kuota may have to set (``kube.checks``)."""
+
+    # -- feeding: informer events -------------------------------------------------------
+
+    def on_kueue(self, event: Event) -> None:
+        obj, kind, key = event.object, str(event.object.get("kind", "")), event.key
+        store = self._stored.get(kind)
+        if store is not None and _stale(event, store.get(key)):
+            return
+        if kind == "Workload":
+            self._index_workload(event)
+        elif kind == "ResourceFlavor":
+            # A job waiting for this flavor can start now.
+            self.jobs_to_decide.update(set(self._jobs) | set(self._groups))
+        elif kind == "AdmissionCheck" and event.type != "DELETED":
+            self.checks_to_sync.add(key)
+        elif kind == "ClusterQueue" and _spec_changed(store.get(key) if store else None, obj):
+            # Its checks may have changed: the lists of its workloads are synced.
+            name = objects.name(obj)
+            self.workloads_to_check.update(
+                [
+                    workload_key
+                    for workload_key, workload in self._stored["Workload"].items()
+                    if objects.admission_check_states(workload)
+                    and objects.admitted_cluster_queue(workload) == name
+                ]
+            )
+        if store is not None and kind != "Workload":
+            if event.type == "DELETED":
+                store.pop(key, None)
+            else:
+                store[key] = dict(obj)
+        if event.type == "DELETED" or (kind == "ClusterQueue" and objects.is_being_deleted(obj)):
+            # A ClusterQueue being deleted is terminating (Kueue's rule): it admits
+            # nothing new, and the engine forgets it once its last reservation is
+            # released; applying it again would make it active.
+            self.engine.remove(kind, objects.name(obj), objects.namespace(obj))
+            return
+        try:
+            record = engine_record(obj)
+        except ParseError as bad:
+            log.warning(
+                "skipping an object that does not parse",
+                extra={"object": f"{kind}/{key}", "error": str(bad)},
+            )
+            return
+        self.engine.apply(record)
+
+    def on_job(self, event: Event) -> None:
+        """A job object, or a member of a group (kept with its group, decided as one)."""
+        uid = objects.uid(event.object)
+        if uid is None:
+            return
+        group = group_key_of(event.object)
+        if group is not None:
+            members = self._groups.setdefault(group, {})
+            if _stale(event, members.get(uid)):
+                return
+            if event.type == "DELETED":
+                members.pop(uid, None)
+                if not members:
+                    del self._groups[group]
+            else:
+                members[uid] = dict(event.object)
+            self.jobs_to_decide.add(group)
+            return
+        if _stale(event, self._jobs.get(uid)):
+            return
+        prebuilt = objects.prebuilt_workload_name(event.object)
+        prebuilt_key = workload_key(objects.namespace(event.object) or "", prebuilt or "")
+        if event.type == "DELETED":
+            self._jobs.pop(uid, None)
+            if prebuilt and self._prebuilt.get(prebuilt_key) == uid:
+                del self._prebuilt[prebuilt_key]
+        else:
+            self._jobs[uid] = dict(event.object)
+            if prebuilt:
+                self._prebuilt[prebuilt_key] = uid
+            self.jobs_to_decide.add(uid)
+
+    def on_namespace(self, event: Event) -> None:
+        name = objects.name(event.object)
+        if event.type == "DELETED":
+            self.engine.remove("Namespace", name)
+        else:
+            self.engine.apply(NamespaceInfo(name=name, labels=objects.labels(event.object)))
+
+    def on_priority_class(self, event: Event) -> None:
+        obj = event.object
+        name = objects.name(obj)
+        self._default_priority_classes.discard(name)
+        if event.type == "DELETED":
+            self.engine.remove("PriorityClass", name)
+            return
+        value = obj.get("value")
+        if not isinstance(value, int):
+            return
+        if obj.get("globalDefault"):
+            self._default_priority_classes.add(name)
+        self.engine.apply(
+            PriorityClassInfo(name=name, value=value, global_default=bool(obj.get("globalDefault")))
+        )
+
+    # -- what writes answered -------------------------------------------------------------
+
+    def remember(self, obj: Mapping[str, Any]) -> None:
+        """An object as a write of the scheduler stored it, unless the watch brought a later
+        one: a Workload, a stored kuota kind, a job or a member of a group."""
+        kind = str(obj.get("kind", ""))
+        if kind in self._stored:
+            key = objects.key(obj)
+            known = self._stored[kind].get(key)
+            if known is None or not objects.is_older(obj, known):
+                if kind == "Workload":
+                    self._store_workload(key, obj)
+                else:
+                    self._stored[kind][key] = dict(obj)
+            return
+        uid = objects.uid(obj) or ""
+        group = group_key_of(obj)
+        store = self._groups.setdefault(group, {}) if group is not None else self._jobs
+        known = store.get(uid)
+        if known is None or not objects.is_older(obj, known):
+            store[uid] = dict(obj)
+
+    def forget(self, key: str) -> None:
+        """Drop the engine's assumption about Workload ``key``; put back what the API server has.
+
+        Only after a write that failed or replaced the Workload: the version
+        stored then may be one the engine never applied (a write's answer).
+        """
+        namespace, name = key.split("/", 1)
+        self.engine.remove("Workload", name, namespace)
+        current = self._stored["Workload"].get(key)
+        if current is None:
+            return
+        try:
+            self.engine.apply(engine_record(current))
+        except ParseError:
+            return
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def stored(self, kind: str) -> Mapping[str, dict[str, Any]]:
+        """The objects of a stored kuota kind by key, as stored (read-only use)."""
+        return self._stored[kind]
+
+    def unfinished_workloads(self) -> Iterator[dict[str, Any]]:
+        """The stored Workloads without Finished=True (finished ones pile up until their owner
+        deletes them; the queue statuses count only these)."""
+        workloads = self._stored["Workload"]
+        return (workloads[key] for key in self._unfinished)
+
+    def job(self, key: str) -> dict[str, Any] | None:
+        return self._jobs.get(key)
+
+    def group(self, key: str) -> list[dict[str, Any]]:
+        """The members of a group, as stored."""
+        return list(self._groups.get(key, {}).values())
+
+    def counts(self) -> dict[str, int]:
+        """How much is held (for logs)."""
+        return {"workloads": len(self._stored["Workload"]), "jobs": len(self._jobs)}
+
+    def workload_for(self, job_key: str) -> dict[str, Any] | None:
+        """The job's Workload: the prebuilt one it names, else the one it owns."""
+        workloads = self._stored["Workload"]
+        job = self._jobs.get(job_key)
+        prebuilt = objects.prebuilt_workload_name(job) if job is not None else None
+        if job is not None and prebuilt:
+            return workloads.get(workload_key(objects.namespace(job) or "", prebuilt))
+        key = self._workload_of_job.get(job_key)
+        return workloads.get(key) if key else None
+
+    def job_key_of(self, workload: Mapping[str, Any]) -> str | None:
+        """The key the Workload's job is decided by: its owner job's UID, its group's key,
+        else the UID of a job that names it prebuilt."""
+        owner = objects.owner_job_uid(workload)
+        if owner:
+            return owner
+        for groups in _pod_groups():
+            group = groups.group_key_of_workload(workload)
+            if group:
+                return group
+        return self._prebuilt.get(objects.key(workload))
+
+    def classes(self) -> PriorityClasses:
+        """The priority classes a new Workload is resolved against (docs/scheduling.md)."""
+        values = self.engine.priority_class_values("PriorityClass")
+        defaults = ((n, values[n]) for n in self._default_priority_classes if n in values)
+        default = min(defaults, key=lambda item: (item[1], item[0]), default=None)
+        return PriorityClasses(
+            workload=self.engine.priority_class_values("WorkloadPriorityClass"),
+            pod=values,
+            global_default=default,
+        )
+
+    def flavor_placements(self) -> Mapping[str, FlavorPlacement]:
+        """The node labels and tolerations of every flavor the engine knows (a live view)."""
+        return _FlavorPlacements(self.engine.flavor_specs())
+
+    # -- inside ------------------------------------------------------------------------------
+
+    def _index_workload(self, event: Event) -> None:
+        job_key = self.job_key_of(event.object)
+        key = event.key
+        if event.type == "DELETED":
+            self._stored["Workload"].pop(key, None)
+            self._unfinished.discard(key)
+            if job_key and self._workload_of_job.get(job_key) == key:
+                del self._workload_of_job[job_key]
+        else:
+            self._store_workload(key, event.object)  # not stale: on_kueue checked
+            if objects.admission_check_states(event.object):
+                self.workloads_to_check.add(key)
+            if job_key:
+                self._workload_of_job[job_key] = key
+        if job_key:
+            self.jobs_to_decide.add(job_key)
+
+    def _store_workload(self, key: str, workload: Mapping[str, Any]) -> None:
+        self._stored["Workload"][key] = dict(workload)
+        if objects.is_finished(workload):
+            self._unfinished.discard(key)
+        else:
+            self._unfinished.add(key)
+
+
+def _spec_changed(known: Mapping[str, Any] | None, incoming: Mapping[str, Any]) -> bool:
+    """A new generation of an object already known (not a status write, not the first list)."""
+    return known is not None and objects.generation(known) != objects.generation(incoming)
+
+
+def _stale(event: Event, known: Mapping[str, Any] | None) -> bool:
+    """Whether ``event`` shows an older version than the one already stored.
+
+    The executor stores the answer of its own writes at once, so the watch may
+    still deliver versions from before that write: applying one would undo
+    what the scheduler knows (an admission it made would look released).
+    Deletions always count.
+    """
+    if event.type == "DELETED" or known is None or not objects.is_older(event.object, known):
+        return False
+    log.debug(
+        "skipping a stale event",
+        extra={
+            "object": event.key,
+            "seen": objects.resource_version(event.object),
+            "known": objects.resource_version(known),
+        },
+    )
+    return True

@@ -1,0 +1,38 @@
+"""Holding queued objects back at creation, for kinds that cannot be suspended (Pods).
+
+A kind with the :class:`~scheduler.jobs.GateOnCreate` capability (a Pod)
+cannot be suspended once it runs; its integration says what a queued one
+looks like when kuota lets it be created (a Pod: gated, labelled managed,
+finalized, its role hash recorded: ``scheduler/jobs/pod/pods.py``), and this
+decision sends the difference as a JSON patch.  Which objects reach it at
+all is decided by the registration (:mod:`webhook.configurations`): only
+those with the queue-name label (``objectSelector``) in managed namespaces
+(``namespaceSelector``), so the rest of the cluster's Pods never wait on
+kuota.
+"""
+
+from __future__ import annotations
+
+from scheduler.jobs import GateOnCreate, Integration
+from webhook.review import AdmissionRequest, ResponseBody, allow, json_patch
+from webhook.settings import WebhookSettings
+from webhook.subject import object_of_request
+
+
+async def mutate_gated_request(
+    integration: Integration,
+    gated: GateOnCreate,
+    request: AdmissionRequest,
+    *,
+    settings: WebhookSettings,
+) -> tuple[ResponseBody, str]:
+    """The answer to the kind's mutating path and a one-word outcome for metrics and logs."""
+    if request.operation != "CREATE":
+        return allow(request.uid), "allowed"
+    obj = object_of_request(request, integration)
+    if not settings.enabled(integration):
+        return allow(request.uid), "allowed"
+    after = gated.gate_on_create(obj)
+    if after is None:
+        return allow(request.uid), "allowed"
+    return allow(request.uid, patch=json_patch(obj, after)), "patched"
