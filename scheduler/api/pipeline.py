@@ -93,8 +93,13 @@ def _hub_kind(kind: str) -> str:
 
 
 def _with_namespace(raw: Mapping[str, Any], namespace: str) -> dict[str, Any]:
+    """``raw`` with ``metadata.namespace`` defaulted; a ``metadata`` that is not a map is left
+    for the parser to refuse with its field path."""
     copy = dict(raw)
-    metadata = dict(copy.get("metadata") or {})
+    found = copy.get("metadata")
+    if found is not None and not isinstance(found, Mapping):
+        return copy
+    metadata = dict(found or {})
     metadata.setdefault("namespace", namespace)
     copy["metadata"] = metadata
     return copy

@@ -179,3 +179,12 @@ def test_unsupported_kinds_raise() -> None:
         review({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
     with pytest.raises(UnsupportedKind):
         review({"apiVersion": "kueue.x-k8s.io/v9", "kind": "ClusterQueue"})
+
+
+def test_a_metadata_that_is_not_a_map_is_an_error_at_its_path_not_a_crash() -> None:
+    """Found by the webhook's fuzzed reviews: a namespaced kind with ``metadata: 1``."""
+    raw = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue", "metadata": 1}
+    checked = review(raw, default_namespace="team-a")
+    assert [(e.field, e.message) for e in checked.errors] == [
+        ("metadata", "must be an object, not an integer")
+    ]
