@@ -24,6 +24,7 @@ from scheduler.jobs.pod import POD, POD_FRAMEWORK
 from scheduler.jobs.protocol import (
     AdmissionFacts,
     AdmissionRules,
+    ApiAccess,
     FinishedState,
     GateOnCreate,
     Integration,
@@ -57,6 +58,7 @@ from scheduler.jobs.workload_from_job import (
 __all__ = [
     "AdmissionFacts",
     "AdmissionRules",
+    "ApiAccess",
     "BATCH_JOB",
     "BatchJob",
     "FinishedState",

@@ -101,6 +101,20 @@ class AdmissionFacts:
 NO_FACTS: Final = AdmissionFacts()
 
 
+@dataclass(frozen=True, slots=True)
+class ApiAccess:
+    """What kuota's processes do to the objects of a kind, as RBAC verbs by resource.
+
+    Declared next to the code that does it (as Kueue declares RBAC markers in
+    each integration); the chart's ClusterRoles are generated from these
+    (``charts/kuota/hack/generate.py``), so a kind's permissions come and go
+    with its folder.  Keys are the resource or ``resource/subresource``.
+    """
+
+    scheduler: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    webhook: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
 @runtime_checkable
 class Integration(Protocol):
     """A kind kuota knows (Kueue's integration): its names, and nothing it must do.
@@ -118,6 +132,8 @@ class Integration(Protocol):
     group: str
     resource: str
     """The plural resource name (``jobs``): webhook rules, watches, writes."""
+    access: ApiAccess
+    """What the scheduler and the webhook do to the kind's objects (the chart's RBAC)."""
 
 
 @runtime_checkable

@@ -16,6 +16,7 @@ from scheduler.jobs import (
     POD,
     POD_FRAMEWORK,
     AdmissionFacts,
+    ApiAccess,
     FinishedState,
     JobIntegration,
     OwnController,
@@ -48,6 +49,7 @@ class Widget:
     kind = "Widget"
     group = "example.com"
     resource = "widgets"
+    access = ApiAccess(scheduler={"widgets": ("list", "watch", "patch")})
 
     def queue_name(self, job: Mapping[str, Any]) -> str:
         return queue_name(job)

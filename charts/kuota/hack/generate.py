@@ -11,6 +11,9 @@ largest pieces are written by this script rather than by hand:
   ``crds.servedLegacyVersions`` says;
 * ``templates/_crd_names.tpl``: the CRD names (the certificate bootstrap may
   patch those and no other CRD);
+* ``templates/_kind_rules.tpl``: the RBAC rules on the objects of each kind
+  kuota manages (``scheduler/jobs/kinds.py``), as each integration declares
+  them (``access``), for the scheduler's and the webhook's ClusterRoles;
 * ``templates/webhook-configurations.yaml``: the Mutating and Validating
   WebhookConfigurations of ``webhook/configurations.py`` (the safe
   settings: failure policies, match conditions, timeouts), in both
@@ -37,6 +40,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from scheduler.api.crds import load_crds  # noqa: E402
+from scheduler.jobs import integrations  # noqa: E402
 from webhook.configurations import mutating_configuration, validating_configuration  # noqa: E402
 
 CHART = Path(__file__).resolve().parents[1]
@@ -187,6 +191,38 @@ def webhook_configurations_template() -> str:
     return "".join(parts)
 
 
+def kind_rules(process: str) -> str:
+    """Pure: the RBAC rules of ``process`` (scheduler or webhook) on the managed kinds' objects,
+    one rule per kind and verb list, in registration order."""
+    lines = []
+    for integration in integrations():
+        access = getattr(integration.access, process)
+        by_verbs: dict[tuple[str, ...], list[str]] = {}
+        for resource, verbs in access.items():
+            by_verbs.setdefault(tuple(verbs), []).append(resource)
+        for verbs, resources in by_verbs.items():
+            lines += [
+                f'- apiGroups: ["{integration.group}"]\n',
+                f"  resources: [{', '.join(resources)}]\n",
+                f"  verbs: [{', '.join(verbs)}]\n",
+            ]
+    return "".join(lines)
+
+
+def kind_rules_template() -> str:
+    """Pure: the named templates holding :func:`kind_rules` for both processes."""
+    header = HEADER.format(source="scheduler/jobs/kinds.py").strip().lstrip("# ")
+    return (
+        f"{{{{/* {header} */}}}}\n"
+        + '{{- define "kuota.schedulerKindRules" }}\n'
+        + kind_rules("scheduler")
+        + "{{- end }}\n"
+        + '{{- define "kuota.webhookKindRules" }}\n'
+        + kind_rules("webhook")
+        + "{{- end }}\n"
+    )
+
+
 def expected_files() -> dict[Path, str]:
     """Pure apart from reading package data: every generated file and its content."""
     files = {
@@ -194,6 +230,7 @@ def expected_files() -> dict[Path, str]:
         for crd in load_crds()
     }
     files[CHART / "templates" / "webhook-configurations.yaml"] = webhook_configurations_template()
+    files[CHART / "templates" / "_kind_rules.tpl"] = kind_rules_template()
     names = "".join(f"- {crd['metadata']['name']}\n" for crd in load_crds())
     files[CHART / "templates" / "_crd_names.tpl"] = (
         "{{/* "

@@ -33,6 +33,7 @@ from scheduler.jobs import pod_template
 from scheduler.jobs.batchjob.validation import validate_job
 from scheduler.jobs.protocol import (
     AdmissionFacts,
+    ApiAccess,
     FinishedState,
     PodSetInfo,
     RawObject,
@@ -119,6 +120,13 @@ class BatchJob:
     kind = "Job"
     group = "batch"
     resource = "jobs"
+    access = ApiAccess(
+        # Watch, start and stop Jobs; a stopped Job's startTime is cleared through
+        # jobs/status so its pod template may be restored.
+        scheduler={"jobs": ("list", "watch", "patch"), "jobs/status": ("patch",)},
+        # The owner chain of a created object (a managed ancestor leaves it alone).
+        webhook={"jobs": ("get",)},
+    )
 
     def queue_name(self, job: RawObject) -> str:
         return objects.queue_name(job)

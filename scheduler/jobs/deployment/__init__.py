@@ -26,7 +26,7 @@ from scheduler.api.refs import (
     QUEUE_NAME_LABEL,
 )
 from scheduler.jobs import pod_template
-from scheduler.jobs.protocol import RawObject
+from scheduler.jobs.protocol import ApiAccess, RawObject
 
 DEPLOYMENT_FRAMEWORK: Final = "deployment"
 
@@ -62,6 +62,7 @@ class Deployment:
     kind = "Deployment"
     group = "apps"
     resource = "deployments"
+    access = ApiAccess()  # only the webhook's patch of the object being admitted
 
     def propagate(self, obj: RawObject) -> dict[str, Any]:
         return propagate(obj)

@@ -24,6 +24,7 @@ from scheduler.jobs import pod_template
 from scheduler.jobs.jobset.validation import validate_jobset
 from scheduler.jobs.protocol import (
     AdmissionFacts,
+    ApiAccess,
     FinishedState,
     PodSetInfo,
     RawObject,
@@ -72,6 +73,10 @@ class JobSet:
     kind = "JobSet"
     group = "jobset.x-k8s.io"
     resource = "jobsets"
+    access = ApiAccess(
+        scheduler={"jobsets": ("list", "watch", "patch")},
+        webhook={"jobsets": ("get",)},
+    )
 
     def queue_name(self, job: RawObject) -> str:
         return objects.queue_name(job)

@@ -21,7 +21,7 @@ from scheduler.jobs.pod.group import (
     next_group_action,
 )
 from scheduler.jobs.pod.pods import gate_on_create, is_gated, is_terminated, pod_finished
-from scheduler.jobs.protocol import FinishedState, PodSetInfo, RawObject
+from scheduler.jobs.protocol import ApiAccess, FinishedState, PodSetInfo, RawObject
 from scheduler.jobs.workload_from_job import PriorityClasses
 
 POD_FRAMEWORK: Final = "pod"
@@ -49,6 +49,11 @@ class Pod:
     kind = "Pod"
     group = ""
     resource = "pods"
+    access = ApiAccess(
+        # Watch the Pods the webhook gated; ungate and steer them, take the finalizer
+        # off; a stopped Pod gets TerminationTarget (pods/status), then is deleted.
+        scheduler={"pods": ("list", "watch", "patch", "delete"), "pods/status": ("patch",)},
+    )
 
     def queue_name(self, job: RawObject) -> str:
         return objects.queue_name(job)

@@ -35,7 +35,7 @@ from scheduler.api.refs import (
     QUEUE_NAME_LABEL,
 )
 from scheduler.jobs import pod_template
-from scheduler.jobs.protocol import RawObject
+from scheduler.jobs.protocol import ApiAccess, RawObject
 from scheduler.jobs.workload_from_job import workload_name
 
 STATEFULSET_FRAMEWORK: Final = "statefulset"
@@ -89,6 +89,7 @@ class StatefulSet:
     kind = "StatefulSet"
     group = "apps"
     resource = "statefulsets"
+    access = ApiAccess()  # only the webhook's patch of the object being admitted
 
     def propagate(self, obj: RawObject) -> dict[str, Any]:
         return propagate(obj)
