@@ -404,3 +404,15 @@ def awaits_admission_checks(workload: RawObject) -> bool:
 def is_deactivated(workload: RawObject) -> bool:
     """``spec.active: false``: pure."""
     return spec(workload).get("active") is False
+
+
+def metadata_for_copy(obj: RawObject) -> dict[str, Any]:
+    """Name, namespace, labels and annotations: what a copy on another cluster keeps: pure."""
+    kept: dict[str, Any] = {"name": name(obj)}
+    if namespace(obj):
+        kept["namespace"] = namespace(obj)
+    kept["labels"] = dict(labels(obj))
+    found = annotations(obj)
+    if found:
+        kept["annotations"] = dict(found)
+    return kept

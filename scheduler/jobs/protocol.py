@@ -113,6 +113,8 @@ class ApiAccess:
 
     scheduler: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     webhook: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    multikueue: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """On the manager, for a kind with a MultiKueue adapter (the owner read, status copied)."""
 
 
 @runtime_checkable
@@ -286,6 +288,25 @@ class PodGroups(Protocol):
         priority_classes: PriorityClasses | None = None,
     ) -> GroupAction | None:
         """The one thing to do for a group now, or None."""
+        ...
+
+
+@runtime_checkable
+class MultiKueueAdapter(Protocol):
+    """The kind can run on a worker cluster: MultiKueue copies it there once admitted.
+
+    The manager's object stays suspended; the worker's copy runs (its own
+    kuota finds the admitted Workload copy by ``prebuilt-workload-name``), and
+    the copy's status is written back to the manager's object.
+    """
+
+    def remote_copy(self, job: RawObject, workload_name: str, origin: str) -> dict[str, Any]:
+        """The object as created on the worker that admitted its Workload."""
+        ...
+
+    def stopped_status(self, status: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The manager object's ``status`` once its remote copy is gone, None when it already
+        says nothing runs (the quota of an evicted job is released only when nothing runs)."""
         ...
 
 

@@ -32,7 +32,7 @@ from scheduler.kube.client import new_api_client
 from scheduler.kube.leader import AlwaysLeader, Leadership, LeaseElection
 from scheduler.kube.ownership import adopt_lease, read_deployment_reference
 from scheduler.kube.rest import Rest, RestError
-from scheduler.multikueue.controller import Controller, Settings
+from scheduler.multikueue.controller import Controller, MultiKueueSettings
 from scheduler.multikueue.decisions import DEFAULT_ORIGIN, DEFAULT_WORKER_LOST_TIMEOUT
 from scheduler.version import kuota_version
 
@@ -100,16 +100,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def settings_from(raw: Mapping[str, Any] | None, interval: float, resync: float = 30.0) -> Settings:
+def settings_from(
+    raw: Mapping[str, Any] | None, interval: float, resync: float = 30.0
+) -> MultiKueueSettings:
     """The controller's settings from a Configuration as read (None: defaults): pure."""
     if raw is None:
-        return Settings(interval=interval, resync=resync)
+        return MultiKueueSettings(interval=interval, resync=resync)
     config = parse_configuration(raw)
     block = config.operational.get("multiKueue")
     block = block if isinstance(block, Mapping) else {}
     lost = block.get("workerLostTimeout")
     timeout = parse_duration(lost) if isinstance(lost, str) else None
-    return Settings(
+    return MultiKueueSettings(
         namespace=config.namespace,
         origin=str(block.get("origin") or DEFAULT_ORIGIN),
         worker_lost_timeout=timeout if timeout is not None else DEFAULT_WORKER_LOST_TIMEOUT,

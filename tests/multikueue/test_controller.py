@@ -19,7 +19,7 @@ import yaml
 from scheduler.kube.fence import Fenced
 from scheduler.kube.informer import Informer, Source, TransientError
 from scheduler.kube.rest import Query, Resource, RestClient, Unreachable
-from scheduler.multikueue.controller import Controller, Settings
+from scheduler.multikueue.controller import Controller, MultiKueueSettings
 from tests.kube.fake_api import FakeApi
 
 V1B2 = "/apis/kueue.x-k8s.io/v1beta2"
@@ -112,7 +112,7 @@ async def step(controller: Controller, *, resync: bool = False, workers: bool = 
     one pass."""
     informers: list[Informer] = list(controller.informers)
     if workers:
-        informers += [i for worker in controller.workers.values() for i in worker.informers]
+        informers += [i for worker in controller.pool.workers.values() for i in worker.informers]
     for informer in informers:
         try:
             await informer._relist()
@@ -122,7 +122,7 @@ async def step(controller: Controller, *, resync: bool = False, workers: bool = 
 
 
 def setup(
-    *, settings: Settings | None = None, feeds: Feeds | None = None
+    *, settings: MultiKueueSettings | None = None, feeds: Feeds | None = None
 ) -> tuple[Api, dict[str, Api], Controller, Clock]:
     manager = Api()
     workers = {"https://onprem": Api(), "https://cloud": Api()}
@@ -166,7 +166,7 @@ def setup(
     clock = Clock()
     controller = Controller(
         manager,
-        settings or Settings(worker_lost_timeout=timedelta(minutes=15)),
+        settings or MultiKueueSettings(worker_lost_timeout=timedelta(minutes=15)),
         clock=clock,
         connect=connect,
         **({"source": feeds} if feeds else {"watch_workers": False}),
@@ -363,7 +363,7 @@ async def until(predicate: Any, what: str, timeout: float = 3.0) -> None:
 
 async def test_a_workload_event_is_dispatched_at_once_not_at_the_next_resync() -> None:
     feeds = Feeds()
-    slow = Settings(resync=3600, interval=3600, min_interval=0.01)
+    slow = MultiKueueSettings(resync=3600, interval=3600, min_interval=0.01)
     manager, workers, controller, _ = setup(settings=slow, feeds=feeds)
     add_secrets(manager)
     watching = asyncio.create_task(controller.watch())
@@ -371,7 +371,8 @@ async def test_a_workload_event_is_dispatched_at_once_not_at_the_next_resync() -
     try:
         await until(
             lambda: (
-                len(controller.workers) == 2 and all(w.synced for w in controller.workers.values())
+                len(controller.pool.workers) == 2
+                and all(w.synced for w in controller.pool.workers.values())
             ),
             "both workers connected and listed",
         )
@@ -392,14 +393,14 @@ async def test_a_workload_event_is_dispatched_at_once_not_at_the_next_resync() -
             "a broken watch: the worker probed at once, and found unreachable",
             timeout=0.4,  # its informer's back-off alone is 0.5 s
         )
-        assert "cloud-worker" not in controller.reachable
-        assert not controller.workers["cloud-worker"].synced, "not decided from until listed"
+        assert "cloud-worker" not in controller.pool.reachable
+        assert not controller.pool.workers["cloud-worker"].synced, "not decided from until listed"
         await until(
-            lambda: controller.workers["cloud-worker"].synced,
+            lambda: controller.pool.workers["cloud-worker"].synced,
             "listed again after the back-off (not resumed from a stale version)",
         )
     finally:
         for task in (leading, watching):
             task.cancel()
         await asyncio.gather(leading, watching, return_exceptions=True)
-    assert not controller.workers, "the workers are dropped when the term ends"
+    assert not controller.pool.workers, "the workers are dropped when the term ends"

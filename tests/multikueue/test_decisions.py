@@ -9,6 +9,8 @@ from typing import Any
 
 import yaml
 
+from scheduler.jobs import BATCH_JOB
+from scheduler.jobs.batchjob.multikueue import remote_job
 from scheduler.multikueue.decisions import (
     ClearNomination,
     CreateRemoteJob,
@@ -26,7 +28,6 @@ from scheduler.multikueue.decisions import (
     cluster_condition,
     dispatch,
     kubeconfig_of,
-    remote_job,
     remote_workload,
 )
 
@@ -243,6 +244,7 @@ def given(
         workload=workload,
         check="multikueue-check",
         job=job if job is not None else manager_job(),
+        adapter=BATCH_JOB,
         remotes=remotes,
         now=NOW,
     )
@@ -364,6 +366,7 @@ def test_a_lost_worker_is_waited_for_then_the_check_retries() -> None:
                 workload=ready,
                 check="multikueue-check",
                 job=manager_job(suspend=False),
+                adapter=BATCH_JOB,
                 remotes={"onprem": Remote()},
                 unreachable=["cloud"],
                 lost_since={"cloud": NOW - timedelta(minutes=minutes)},

@@ -192,7 +192,8 @@ def webhook_configurations_template() -> str:
 
 
 def kind_rules(process: str) -> str:
-    """Pure: the RBAC rules of ``process`` (scheduler or webhook) on the managed kinds' objects,
+    """Pure: the RBAC rules of ``process`` (scheduler, webhook, multikueue) on the managed kinds'
+    objects,
     one rule per kind and verb list, in registration order."""
     lines = []
     for integration in integrations():
@@ -219,6 +220,9 @@ def kind_rules_template() -> str:
         + "{{- end }}\n"
         + '{{- define "kuota.webhookKindRules" }}\n'
         + kind_rules("webhook")
+        + "{{- end }}\n"
+        + '{{- define "kuota.multikueueKindRules" }}\n'
+        + kind_rules("multikueue")
         + "{{- end }}\n"
     )
 

@@ -24,3 +24,11 @@
   resources: [jobsets]
   verbs: [get]
 {{- end }}
+{{- define "kuota.multikueueKindRules" }}
+- apiGroups: ["batch"]
+  resources: [jobs]
+  verbs: [get]
+- apiGroups: ["batch"]
+  resources: [jobs/status]
+  verbs: [patch]
+{{- end }}

@@ -30,6 +30,7 @@ from scheduler.api.refs import (
     JOB_MIN_PARALLELISM_ANNOTATION,
 )
 from scheduler.jobs import pod_template
+from scheduler.jobs.batchjob.multikueue import remote_job, stopped_status
 from scheduler.jobs.batchjob.validation import validate_job
 from scheduler.jobs.protocol import (
     AdmissionFacts,
@@ -126,6 +127,8 @@ class BatchJob:
         scheduler={"jobs": ("list", "watch", "patch"), "jobs/status": ("patch",)},
         # The owner chain of a created object (a managed ancestor leaves it alone).
         webhook={"jobs": ("get",)},
+        # MultiKueue reads a Workload's Job and copies the worker's status back.
+        multikueue={"jobs": ("get",), "jobs/status": ("patch",)},
     )
 
     def queue_name(self, job: RawObject) -> str:
@@ -202,6 +205,12 @@ class BatchJob:
     def default(self, job: RawObject, *, queue: str | None, suspend: bool) -> dict[str, Any]:
         result = with_queue_label(job, queue)
         return self.suspend(result) if suspend else result
+
+    def remote_copy(self, job: RawObject, workload_name: str, origin: str) -> dict[str, Any]:
+        return remote_job(job, workload_name, origin)
+
+    def stopped_status(self, status: Mapping[str, Any]) -> dict[str, Any] | None:
+        return stopped_status(status)
 
     def validate_create(self, job: RawObject, *, facts: AdmissionFacts) -> list[FieldError]:
         return validate_job(job, None)
