@@ -268,9 +268,6 @@ class PodGroups(Protocol):
     the group has one Workload.
     """
 
-    group_key_prefix: str
-    """How the scheduler tells a group's key from an object's UID."""
-
     def group_key(self, obj: RawObject) -> str | None:
         """The key of the group ``obj`` belongs to; None for an object on its own."""
         ...

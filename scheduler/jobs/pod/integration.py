@@ -15,7 +15,6 @@ from scheduler.api.refs import MANAGED_LABEL, MANAGED_LABEL_VALUE
 from scheduler.jobs.controller import Action, FlavorPlacement, GroupAction
 from scheduler.jobs.pod.controller import next_pod_action, pod_sets, run_with
 from scheduler.jobs.pod.group import (
-    GROUP_KEY_PREFIX,
     group_key_of_pod,
     group_key_of_workload,
     next_group_action,
@@ -44,7 +43,6 @@ class Pod:
 
     framework = POD_FRAMEWORK
     managed_label_selector = MANAGED_POD_SELECTOR
-    group_key_prefix = GROUP_KEY_PREFIX
     api_version = "v1"
     kind = "Pod"
     group = ""
