@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Literal
 
 from scheduler.api.config import Configuration
 from scheduler.api.models import (
@@ -54,18 +53,12 @@ from scheduler.core.engine_types import (
     PriorityClassInfo,
     WorkloadState,
 )
-from scheduler.core.pending_reasons import Blocker, Shortage
 from scheduler.core.preemption import PreemptionContext, PreemptionHistory
 from scheduler.core.preemption.context import DEFAULT_STRATEGIES
 from scheduler.core.queue_manager import PriorityRef, QueueManager
 from scheduler.core.quota_cache import QuotaCache
-from scheduler.core.state import (
-    ADMITTED,
-    FINISHED,
-    PENDING,
-    WorkloadRecord,
-    inactive_message,
-)
+from scheduler.core.readouts import cluster_queue_status, workload_state
+from scheduler.core.state import ADMITTED, FINISHED, PENDING, WorkloadRecord
 from scheduler.core.workload import (
     failed_admission_checks,
     holds_reservation,
@@ -300,84 +293,13 @@ class Engine:
         record = self._records.get(workload)
         if record is None:
             raise KeyError(workload)
-        state: Literal["Admitted", "Pending", "Finished"]
-        admission, reason, message = record.admission, record.reason, record.message
-        shortages: tuple[Shortage, ...] = ()
-        blockers: tuple[Blocker, ...] = ()
-        if record.state == ADMITTED:
-            state = "Admitted"
-            if record.evicted:
-                reason, message = record.eviction_reason or "Preempted", record.eviction_message
-            elif record.awaiting_checks:
-                reason = "QuotaReserved"
-                message = (
-                    f"Quota reserved in ClusterQueue {record.cluster_queue}, "
-                    "waiting for admission checks"
-                )
-            else:
-                reason = "QuotaReserved"
-                message = f"Quota reserved in ClusterQueue {record.cluster_queue}"
-        elif record.state == FINISHED:
-            state, reason, message = "Finished", None, ""
-        else:
-            state, admission = "Pending", ()
-            pending = self.queues.pending_status(record)
-            reason, message = (None, "") if pending is None else (pending.reason, pending.message)
-            if pending is not None:
-                shortages, blockers = pending.shortages, pending.blockers
-        return WorkloadState(
-            key=workload,
-            state=state,
-            cluster_queue=record.cluster_queue,
-            admission=admission,
-            reason=reason,
-            message=message,
-            evictions=record.evictions,
-            shortages=shortages,
-            blockers=blockers,
-            local_queue=record.queue_name,
-        )
+        return workload_state(record, self.queues)
 
     def cluster_queue_status(self, name: str) -> ClusterQueueStatus:
         """Pending and admitted counts, usage, borrowing and the ``Active`` condition (10.1)."""
         if name not in self.cache.cluster_queues:
             raise KeyError(name)
-        self.cache.ensure_forest()
-        used, borrowed = self.cache.usage_report(name)
-        reserving = self.cache.admitted.get(name, set())
-        # Only a queue that lists checks has workloads waiting for them (a removed check's
-        # workloads get their list synced at once: ``scheduler.kube.checks``).
-        awaiting = (
-            [
-                record
-                for key in reserving
-                if (record := self._records.get(key)) is not None and record.awaiting_checks
-            ]
-            if self.cache.cluster_queues[name].admission_checks
-            else []
-        )
-        if awaiting:
-            admitted_usage = dict(self.cache.usage.get(name, {}))
-            for record in awaiting:
-                for fr, amount in (record.usage or {}).get(name, {}).items():
-                    admitted_usage[fr] = admitted_usage.get(fr, 0) - amount
-            admitted_used, admitted_borrowed = self.cache.usage_report(name, admitted_usage)
-        else:
-            admitted_used, admitted_borrowed = used, borrowed
-        reason, message = inactive_message(self.cache.inactive_reasons(name))
-        return ClusterQueueStatus(
-            name=name,
-            pending=self.queues.pending_count(name),
-            reserving=len(reserving),
-            admitted=len(reserving) - len(awaiting),
-            usage=used,
-            borrowed=borrowed,
-            admitted_usage=admitted_used,
-            admitted_borrowed=admitted_borrowed,
-            active=reason == "Ready",
-            active_reason=reason,
-            active_message=message,
-        )
+        return cluster_queue_status(name, self.cache, self.queues, self._records)
 
     def admission_checks_for(
         self, cluster_queue: str, flavors: Iterable[str]
