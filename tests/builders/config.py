@@ -1,7 +1,7 @@
 """The builder of kuota's (Kueue's) ``config.kueue.x-k8s.io/v1beta2`` Configuration.
 
-    configuration().fair_sharing("LessThanOrEqualToFinalShare")
-    configuration().set(resources={"excludeResourcePrefixes": ["example.com/"]})
+configuration().fair_sharing("LessThanOrEqualToFinalShare")
+configuration().set(resources={"excludeResourcePrefixes": ["example.com/"]})
 """
 
 from __future__ import annotations
@@ -25,9 +25,7 @@ class configuration(Built):  # noqa: N801 - reads like a manifest
         self.raw["fairSharing"] = section
         return self
 
-    def transformation(
-        self, resource: str, strategy: str = "Retain", **outputs: str
-    ) -> Self:
+    def transformation(self, resource: str, strategy: str = "Retain", **outputs: str) -> Self:
         """A ``resources.transformations`` entry: ``transformation("cpu", cpu_credits="1")``."""
         transformations = self.raw.setdefault("resources", {}).setdefault("transformations", [])
         transformations.append({"input": resource, "strategy": strategy, "outputs": outputs})
