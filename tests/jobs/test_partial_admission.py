@@ -30,8 +30,7 @@ from scheduler.jobs.controller import (
 )
 from scheduler.status.workload_status import admitted_status, evicted_status, released_status
 from tests.builders import T0, cluster_queue, flavor_quotas, local_queue, resource_flavor
-
-from .test_controller import NOW, workload_for
+from tests.jobs.sample import NOW, workload_for
 
 SAMPLE = Path(__file__).parent / "data" / "sample-job-partial-admission.yaml"
 FLAVORS = {"default-flavor": FlavorPlacement({})}
