@@ -22,7 +22,7 @@ from datetime import timedelta
 
 from benchmarks.rows import print_rows
 from scheduler.core.engine import Engine
-from tests.core.builders import T0, cluster_queue, flavor, flavor_quotas, local_queue, workload
+from tests.builders import T0, cluster_queue, flavor_quotas, local_queue, resource_flavor, workload
 
 CLUSTER_QUEUES = 1_000
 COHORTS = 100
@@ -32,7 +32,7 @@ CHURN = 2_000
 
 
 def build_workloads() -> list:
-    template = workload("template").pod_set(cpu="1", memory="1Gi").build()
+    template = workload("template").pod_set(cpu="1", memory="1Gi").model()
     result = []
     for index in range(WORKLOADS):
         meta = dataclasses.replace(
@@ -51,15 +51,15 @@ def build_workloads() -> list:
 
 def main() -> None:
     engine = Engine()
-    engine.apply(flavor("default").build())
+    engine.apply(resource_flavor("default").model())
     for index in range(CLUSTER_QUEUES):
         engine.apply(
             cluster_queue(f"cq{index}")
             .cohort(f"cohort{index % COHORTS}")
             .resource_group(flavor_quotas("default", cpu="40", memory="64Gi"))
-            .build()
+            .model()
         )
-        engine.apply(local_queue(f"lq{index}").cluster_queue(f"cq{index}").build())
+        engine.apply(local_queue(f"lq{index}").cluster_queue(f"cq{index}").model())
     workloads = build_workloads()
 
     tracemalloc.start()

@@ -35,13 +35,12 @@ from typing import Any
 from benchmarks.rows import print_rows
 from scheduler.core.decisions import Admit, Evict
 from scheduler.core.engine import Engine
-from tests.core.builders import (
+from tests.builders import (
     T0,
     cluster_queue,
-    flavor,
     flavor_quotas,
     local_queue,
-    quota,
+    resource_flavor,
     workload,
 )
 
@@ -60,9 +59,9 @@ CLASSES = (  # name, count per queue, creation interval ms, runtime ms, priority
 
 def build(queues_per_cohort: int) -> tuple[Engine, dict[str, float], list[tuple[float, Any]]]:
     engine = Engine()
-    engine.apply(flavor("default").build())
+    engine.apply(resource_flavor("default").model())
     runtimes: dict[str, float] = {}
-    templates = {name: workload("t").pod_set(cpu=cpu).build() for name, _, _, _, _, cpu in CLASSES}
+    templates = {name: workload("t").pod_set(cpu=cpu).model() for name, _, _, _, _, cpu in CLASSES}
     serial = 0
     scheduled: list[tuple[float, int, Any]] = []
     for cohort in range(COHORTS):
@@ -71,11 +70,13 @@ def build(queues_per_cohort: int) -> tuple[Engine, dict[str, float], list[tuple[
             engine.apply(
                 cluster_queue(name)
                 .cohort(f"cohort-{cohort}")
-                .resource_group(flavor_quotas("default", cpu=quota("20", borrowing_limit="100")))
+                .resource_group(
+                    flavor_quotas("default").resource("cpu", "20", borrowing_limit="100")
+                )
                 .preemption(reclaimWithinCohort="Any", withinClusterQueue="LowerPriority")
-                .build()
+                .model()
             )
-            engine.apply(local_queue(name).cluster_queue(name).build())
+            engine.apply(local_queue(name).cluster_queue(name).model())
             for class_name, count, interval_ms, runtime_ms, priority, _ in CLASSES:
                 template = templates[class_name]
                 for number in range(count):

@@ -30,7 +30,7 @@ from scheduler.api.config import parse_configuration
 from scheduler.core.decisions import Evict
 from scheduler.core.engine import Engine
 from scheduler.core.preemption import Preemptor, find_targets
-from tests.core.builders import T0, cluster_queue, flavor, flavor_quotas, local_queue, workload
+from tests.builders import T0, cluster_queue, flavor_quotas, local_queue, resource_flavor, workload
 
 QUEUES = 100
 PER_QUEUE_EVEN, PER_QUEUE_ODD = 50, 150  # 100 x average 100 = 10,000 admitted workloads
@@ -49,17 +49,17 @@ def build(policy: dict[str, Any], *, fair: bool, full_even: bool) -> Engine:
             }
         )
     engine = Engine(config)
-    engine.apply(flavor("default").build())
+    engine.apply(resource_flavor("default").model())
     for index in range(QUEUES):
         engine.apply(
             cluster_queue(f"cq{index}")
             .cohort("all")
             .resource_group(flavor_quotas("default", cpu="100"))
             .preemption(**policy)
-            .build()
+            .model()
         )
-        engine.apply(local_queue(f"lq{index}").cluster_queue(f"cq{index}").build())
-    template = workload("t").pod_set(cpu="1").running("cq0", reserved=0).build()
+        engine.apply(local_queue(f"lq{index}").cluster_queue(f"cq{index}").model())
+    template = workload("t").pod_set(cpu="1").reserve_quota("cq0", at=0).model()
     serial = 0
     for index in range(QUEUES):
         count = (100 if full_even else PER_QUEUE_EVEN) if index % 2 == 0 else PER_QUEUE_ODD
@@ -129,7 +129,7 @@ def main() -> None:
         elapsed, targets = median_ms(search(engine))
         rows.append((name, admitted, len(targets), elapsed))
     engine = build({"reclaimWithinCohort": "Any"}, fair=False, full_even=False)
-    engine.apply(workload("p").queue("lq0").priority(5).created(10**6).pod_set(cpu="20").build())
+    engine.apply(workload("p").queue("lq0").priority(5).created(10**6).pod_set(cpu="20").model())
     started = time.perf_counter()
     result = engine.cycle(T0)
     cycle_ms = (time.perf_counter() - started) * 1000

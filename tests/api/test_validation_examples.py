@@ -29,13 +29,13 @@ from scheduler.api.validation import (
 from scheduler.jobs.batchjob import validate_job
 from tests.api import test_validation_clusterqueue as cq_tests
 from tests.api import test_validation_configuration as cfg_tests
-from tests.api import test_validation_job as job_tests
 from tests.api import test_validation_queues as queue_tests
 from tests.api import test_validation_small_kinds as small_tests
 from tests.api import test_validation_workload as wl_tests
 from tests.api import validation_builders as b
 from tests.api.seed_examples import documents
 from tests.api.validation_builders import quota as q
+from tests.jobs import test_validation_job as job_tests
 
 SPEC_FILE = Path(__file__).resolve().parents[1] / "reference" / "validation.md"
 CQ = validate_cluster_queue

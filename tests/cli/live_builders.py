@@ -1,4 +1,4 @@
-"""Raw API dicts as a live cluster returns them, for the tests of the live commands.
+"""A live cluster's objects for the tests of the live commands, made with ``tests.builders``.
 
 A small fluent world: ``LiveCluster().flavor(...).cluster_queue(...)`` ...
 ``.objects`` gives the ``ClusterObjects`` the cluster reader would return.
@@ -13,13 +13,18 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from scheduler.cli.live import ClusterObjects
-from scheduler.jobs import JOBSET, workload_from_job
+from scheduler.jobs import workload_from_job
+from tests import builders
+from tests.builders import (
+    cluster_queue,
+    container,
+    flavor_quotas,
+    local_queue,
+    resource_flavor,
+    stamp,
+)
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, tzinfo=UTC)
-
-
-def stamp(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class LiveCluster:
@@ -28,17 +33,10 @@ class LiveCluster:
         self._serial = 0
 
     def flavor(self, name: str, labels: dict[str, str], taint: bool = False) -> LiveCluster:
-        spec: dict[str, Any] = {"nodeLabels": labels}
+        built = resource_flavor(name).uid(f"rf-{name}").node_labels(labels)
         if taint:
-            spec["nodeTaints"] = [{"key": "spot", "value": "true", "effect": "NoSchedule"}]
-        self.objects.resource_flavors.append(
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "ResourceFlavor",
-                "metadata": {"name": name, "uid": f"rf-{name}"},
-                "spec": spec,
-            }
-        )
+            built.taint("spot", "true")
+        self.objects.resource_flavors.append(built.build())
         return self
 
     def cluster_queue(
@@ -49,55 +47,21 @@ class LiveCluster:
         cohort: str | None = None,
     ) -> LiveCluster:
         covered = sorted({resource for _, resources in quotas for resource in resources})
-        spec: dict[str, Any] = {
-            "namespaceSelector": {},
-            "resourceGroups": [
-                {
-                    "coveredResources": covered,
-                    "flavors": [
-                        {
-                            "name": flavor,
-                            "resources": [
-                                {"name": r, "nominalQuota": q} for r, q in resources.items()
-                            ],
-                        }
-                        for flavor, resources in quotas
-                    ],
-                }
-            ],
-        }
-        if cohort:
-            spec["cohortName"] = cohort
-        self.objects.cluster_queues.append(
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "ClusterQueue",
-                "metadata": {"name": name, "uid": f"cq-{name}"},
-                "spec": spec,
-            }
+        built = cluster_queue(name).uid(f"cq-{name}")
+        built.resource_group(
+            *(flavor_quotas(flavor, **resources) for flavor, resources in quotas), covered=covered
         )
+        if cohort:
+            built.cohort(cohort)
+        self.objects.cluster_queues.append(built.build())
         return self
 
     def local_queue(self, namespace: str, name: str, cluster_queue: str) -> LiveCluster:
         self.objects.local_queues.append(
-            {
-                "apiVersion": "kueue.x-k8s.io/v1beta2",
-                "kind": "LocalQueue",
-                "metadata": {"name": name, "namespace": namespace},
-                "spec": {"clusterQueue": cluster_queue},
-            }
+            local_queue(name, namespace).cluster_queue(cluster_queue).build()
         )
         if not any(ns["metadata"]["name"] == namespace for ns in self.objects.namespaces):
-            self.objects.namespaces.append(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Namespace",
-                    "metadata": {
-                        "name": namespace,
-                        "labels": {"kubernetes.io/metadata.name": namespace},
-                    },
-                }
-            )
+            self.objects.namespaces.append(builders.namespace(namespace).build())
         return self
 
     def job(
@@ -120,44 +84,29 @@ class LiveCluster:
         """
         self._serial += 1
         created = created or T0 + timedelta(seconds=self._serial)
-        pod_spec: dict[str, Any] = {
-            "restartPolicy": "Never",
-            "containers": [
-                {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}
-            ],
-        }
+        built = (
+            builders.job(name, namespace)
+            .uid(f"uid-{name}")
+            .created(created)
+            .queue(queue)
+            .suspend(admitted is None)
+            .containers(container("main", requests={"cpu": cpu}))
+        )
         if tolerate_spot:
-            pod_spec["tolerations"] = [
-                {"key": "spot", "operator": "Exists", "effect": "NoSchedule"}
-            ]
-        job = {
-            "apiVersion": "batch/v1",
-            "kind": "Job",
-            "metadata": {
-                "name": name,
-                "namespace": namespace,
-                "uid": f"uid-{name}",
-                "creationTimestamp": stamp(created),
-                "labels": {"kueue.x-k8s.io/queue-name": queue},
-            },
-            "spec": {
-                "parallelism": 1,
-                "completions": 1,
-                "suspend": admitted is None,
-                "template": {"spec": pod_spec},
-            },
-        }
+            built.toleration("spot", operator="Exists", effect="NoSchedule")
         pod_set = "main"
         if kind == "JobSet":
             pod_set = "workers"
-            job["apiVersion"], job["kind"] = JOBSET.api_version, JOBSET.kind
-            job["spec"] = {
-                "suspend": admitted is None,
-                "replicatedJobs": [
-                    {"name": pod_set, "replicas": 1, "template": {"spec": job["spec"]}}
-                ],
-            }
-            del job["spec"]["replicatedJobs"][0]["template"]["spec"]["suspend"]
+            job_spec = built.unset("spec.suspend").raw["spec"]
+            built = (
+                builders.jobset(name, namespace)
+                .uid(f"uid-{name}")
+                .created(created)
+                .queue(queue)
+                .suspend(admitted is None)
+                .replicated_job(pod_set, replicas=1, job_spec=job_spec)
+            )
+        job = built.build()
         self.objects.jobs.append(job)
         if not with_workload:
             return job

@@ -4,9 +4,7 @@ reservation vs admitted usage, Retry backoff."""
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
-from scheduler.api.parse import parse_object
 from scheduler.core.admission_checks import (
     CheckState,
     applicable_checks,
@@ -16,45 +14,17 @@ from scheduler.core.admission_checks import (
     retry_requeue_at,
 )
 from scheduler.core.decisions import Admit
-from scheduler.core.engine import Engine
-from tests.core.builders import T0, at, cluster_queue, flavor, flavor_quotas, local_queue, workload
-
-
-def check(name: str, controller: str = "example.com/check", *, active: bool = True) -> Any:
-    raw: dict[str, Any] = {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
-        "kind": "AdmissionCheck",
-        "metadata": {"name": name},
-        "spec": {"controllerName": controller},
-    }
-    if active:
-        raw["status"] = {
-            "conditions": [
-                {
-                    "type": "Active",
-                    "status": "True",
-                    "reason": "Active",
-                    "message": "ok",
-                    "lastTransitionTime": at(0),
-                }
-            ]
-        }
-    return parse_object(raw)
-
-
-def checked_queue(*rules: dict[str, Any]) -> cluster_queue:
-    cq = cluster_queue("cq").resource_group(
-        flavor_quotas("f1", cpu="2"), flavor_quotas("f2", cpu="4")
-    )
-    cq.raw["spec"]["admissionChecksStrategy"] = {"admissionChecks": list(rules)}
-    return cq
-
-
-def engine_with(*objects: Any) -> Engine:
-    engine = Engine()
-    for obj in objects:
-        engine.apply(obj if not hasattr(obj, "build") else obj.build())
-    return engine
+from tests.builders import (
+    T0,
+    admission_check,
+    at,
+    cluster_queue,
+    engine_with,
+    flavor_quotas,
+    local_queue,
+    resource_flavor,
+    workload,
+)
 
 
 def test_on_flavors_limits_a_check_to_the_assigned_flavors() -> None:
@@ -65,7 +35,11 @@ def test_on_flavors_limits_a_check_to_the_assigned_flavors() -> None:
 
 def test_missing_and_inactive_checks_make_the_queue_inactive_with_kueues_message() -> None:
     engine = engine_with(
-        flavor("f1"), flavor("f2"), checked_queue({"name": "b"}, {"name": "a"}, {"name": "c"})
+        resource_flavor("f1"),
+        resource_flavor("f2"),
+        cluster_queue("cq")
+        .resource_group(flavor_quotas("f1", cpu="2"), flavor_quotas("f2", cpu="4"))
+        .admission_checks("b", "a", "c"),
     )
     state = engine.cluster_queue_status("cq")
     assert (state.active, state.active_reason, state.active_message) == (
@@ -73,15 +47,15 @@ def test_missing_and_inactive_checks_make_the_queue_inactive_with_kueues_message
         "AdmissionCheckNotFound",
         "Can't admit new workloads: references missing AdmissionCheck(s): a,b,c.",
     )
-    engine.apply(check("a", active=False))
-    engine.apply(check("b"))
+    engine.apply(admission_check("a", "example.com/check").model())
+    engine.apply(admission_check("b", "example.com/check").active().model())
     state = engine.cluster_queue_status("cq")
     assert state.active_message == (
         "Can't admit new workloads: references missing AdmissionCheck(s): c, "
         "references inactive AdmissionCheck(s): a."
     )
-    engine.apply(check("a"))
-    engine.apply(check("c"))
+    engine.apply(admission_check("a", "example.com/check").active().model())
+    engine.apply(admission_check("c", "example.com/check").active().model())
     assert engine.cluster_queue_status("cq").active_reason == "Ready"
     engine.remove("AdmissionCheck", "c")
     assert engine.cluster_queue_status("cq").active_reason == "AdmissionCheckNotFound"
@@ -90,12 +64,14 @@ def test_missing_and_inactive_checks_make_the_queue_inactive_with_kueues_message
 def test_multikueue_misconfigurations() -> None:
     mk = "kueue.x-k8s.io/multikueue"
     engine = engine_with(
-        flavor("f1"),
-        flavor("f2"),
-        check("mk1", mk),
-        check("mk2", mk),
-        check("prov", "kueue.x-k8s.io/provisioning-request"),
-        checked_queue({"name": "mk1"}, {"name": "mk2", "onFlavors": ["f1"]}, {"name": "prov"}),
+        resource_flavor("f1"),
+        resource_flavor("f2"),
+        admission_check("mk1", mk).active(),
+        admission_check("mk2", mk).active(),
+        admission_check("prov", "kueue.x-k8s.io/provisioning-request").active(),
+        cluster_queue("cq")
+        .resource_group(flavor_quotas("f1", cpu="2"), flavor_quotas("f2", cpu="4"))
+        .admission_checks("mk1", {"name": "mk2", "onFlavors": ["f1"]}, "prov"),
     )
     state = engine.cluster_queue_status("cq")
     assert state.active_reason == "MultipleMultiKueueAdmissionChecks"
@@ -109,11 +85,13 @@ def test_multikueue_misconfigurations() -> None:
 
 def test_an_admission_lists_the_checks_that_apply_and_counts_as_reserved_only() -> None:
     engine = engine_with(
-        flavor("f1"),
-        flavor("f2"),
-        check("all"),
-        check("spot"),
-        checked_queue({"name": "all"}, {"name": "spot", "onFlavors": ["f2"]}),
+        resource_flavor("f1"),
+        resource_flavor("f2"),
+        admission_check("all", "example.com/check").active(),
+        admission_check("spot", "example.com/check").active(),
+        cluster_queue("cq")
+        .resource_group(flavor_quotas("f1", cpu="2"), flavor_quotas("f2", cpu="4"))
+        .admission_checks("all", {"name": "spot", "onFlavors": ["f2"]}),
         local_queue("lq").cluster_queue("cq"),
         workload("small").queue("lq").created(1).pod_set(cpu="1"),
     )
@@ -126,39 +104,38 @@ def test_an_admission_lists_the_checks_that_apply_and_counts_as_reserved_only() 
     assert str(status.admitted_usage["f1"]["cpu"]) == "0"
 
 
-def reserved_with_checks(*states: dict[str, Any], admitted: bool = False) -> workload:
-    built = workload("w").queue("lq").created(1).pod_set(cpu="1").running("cq", "f1")
-    built.raw["status"]["admissionChecks"] = list(states)
-    if admitted:
-        built.raw["status"]["conditions"].append(
-            {
-                "type": "Admitted",
-                "status": "True",
-                "reason": "Admitted",
-                "message": "The workload is admitted",
-                "lastTransitionTime": at(2),
-            }
-        )
-    return built
-
-
 def test_a_restarted_engine_keeps_a_reservation_waiting_for_checks_and_admits_nothing_twice() -> (
     None
 ):
-    pending = {"name": "all", "state": "Pending", "lastTransitionTime": at(1)}
     engine = engine_with(
-        flavor("f1"),
-        flavor("f2"),
-        check("all"),
-        checked_queue({"name": "all"}),
+        resource_flavor("f1"),
+        resource_flavor("f2"),
+        admission_check("all", "example.com/check").active(),
+        cluster_queue("cq")
+        .resource_group(flavor_quotas("f1", cpu="2"), flavor_quotas("f2", cpu="4"))
+        .admission_checks("all"),
         local_queue("lq").cluster_queue("cq"),
-        reserved_with_checks(pending),
+        workload("w")
+        .queue("lq")
+        .created(1)
+        .pod_set(cpu="1")
+        .reserve_quota("cq", flavor="f1")
+        .admission_check("all", "Pending", lastTransitionTime=at(1)),
     )
     results, _ = engine.run_until_steady(T0)
     assert not [d for r in results for d in r.decisions if isinstance(d, Admit)]
     status = engine.cluster_queue_status("cq")
     assert (status.reserving, status.admitted) == (1, 0)
-    engine.apply(reserved_with_checks({**pending, "state": "Ready"}, admitted=True).build())
+    ready = (
+        workload("w")
+        .queue("lq")
+        .created(1)
+        .pod_set(cpu="1")
+        .reserve_quota("cq", flavor="f1")
+        .admission_check("all", "Ready", lastTransitionTime=at(1))
+        .admitted(at=2, message="The workload is admitted")
+    )
+    engine.apply(ready.model())
     status = engine.cluster_queue_status("cq")
     assert (status.reserving, status.admitted) == (1, 1)
     assert status.admitted_usage is not None and str(status.admitted_usage["f1"]["cpu"]) == "1"
@@ -166,15 +143,17 @@ def test_a_restarted_engine_keeps_a_reservation_waiting_for_checks_and_admits_no
 
 def test_a_workload_in_retry_backoff_waits_for_requeue_at() -> None:
     engine = engine_with(
-        flavor("f1"),
-        flavor("f2"),
-        check("all"),
-        checked_queue({"name": "all"}),
+        resource_flavor("f1"),
+        resource_flavor("f2"),
+        admission_check("all", "example.com/check").active(),
+        cluster_queue("cq")
+        .resource_group(flavor_quotas("f1", cpu="2"), flavor_quotas("f2", cpu="4"))
+        .admission_checks("all"),
         local_queue("lq").cluster_queue("cq"),
     )
     waiting = workload("w").queue("lq").created(1).pod_set(cpu="1")
-    waiting.raw["status"] = {"requeueState": {"requeueAt": at(60)}}
-    engine.apply(waiting.build())
+    waiting.status(requeueState={"requeueAt": at(60)})
+    engine.apply(waiting.model())
     results, _ = engine.run_until_steady(T0 + timedelta(seconds=30))
     assert not [d for r in results for d in r.decisions if isinstance(d, Admit)]
     results, _ = engine.run_until_steady(T0 + timedelta(seconds=61))

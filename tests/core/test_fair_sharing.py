@@ -11,7 +11,7 @@ from scheduler.api.config import parse_configuration
 from scheduler.core.decisions import Admit
 from scheduler.core.engine import Engine
 from scheduler.core.fair_share import dominant_resource_share
-from tests.core.builders import T0, cluster_queue, flavor, flavor_quotas, local_queue, workload
+from tests.builders import T0, cluster_queue, flavor_quotas, local_queue, resource_flavor, workload
 from tests.core.test_preemption import incoming, release_all, running, settle, victims
 
 
@@ -28,13 +28,13 @@ def config(*strategies: str) -> Any:
 
 def fair_engine(queues: list[Any], workloads: list[Any], *strategies: str) -> Engine:
     engine = Engine(config(*strategies))
-    engine.apply(flavor("default").build())
+    engine.apply(resource_flavor("default").model())
     for builder in queues:
-        engine.apply(builder.build())
+        engine.apply(builder.model())
         name = builder.raw["metadata"]["name"]
-        engine.apply(local_queue(f"lq-{name}").cluster_queue(name).build())
+        engine.apply(local_queue(f"lq-{name}").cluster_queue(name).model())
     for item in workloads:
-        engine.apply(item.build())
+        engine.apply(item.model())
     engine.cache.ensure_forest()
     return engine
 
@@ -47,14 +47,14 @@ def fq(name: str, cpu: str, *, weight: str | None = None, **resources: str) -> c
     )
     builder.preemption(withinClusterQueue="LowerPriority", reclaimWithinCohort="Any")
     if weight is not None:
-        builder.weight(weight)
+        builder.fair_weight(weight)
     return builder
 
 
 def test_drs_example_of_8_2() -> None:
     engine = fair_engine(
         [fq("cq", "2", gpu="5"), fq("lending-cq", "8", gpu="5")],
-        [workload("w").queue("lq-cq").pod_set(cpu="3", gpu="7").running("cq")],
+        [workload("w").queue("lq-cq").pod_set(cpu="3", gpu="7").reserve_quota("cq")],
     )
     share = dominant_resource_share(engine.cache.forest.cluster_queues["cq"])
     assert (share.borrowing, share.value, share.weighted_share()) == (True, Fraction(200), 200)
@@ -69,7 +69,7 @@ def test_drs_with_weight_2_halves_and_weight_0_is_infinite() -> None:
     for weight, want in (("2", 100), ("0", 9223372036854775807)):
         engine = fair_engine(
             [fq("cq", "2", weight=weight, gpu="5"), fq("lending-cq", "8", gpu="5")],
-            [workload("w").queue("lq-cq").pod_set(cpu="3", gpu="7").running("cq")],
+            [workload("w").queue("lq-cq").pod_set(cpu="3", gpu="7").reserve_quota("cq")],
         )
         assert (
             dominant_resource_share(engine.cache.forest.cluster_queues["cq"]).weighted_share()
@@ -217,7 +217,7 @@ def test_8_4_admission_order_lower_share_first() -> None:
     )
     for builder in queues:  # no preemption in this example
         builder.preemption()
-        engine.apply(builder.build())
+        engine.apply(builder.model())
     result = engine.cycle(T0)
     assert [d.workload for d in result.decisions if isinstance(d, Admit)] == ["default/yw"]
 

@@ -13,19 +13,19 @@ from scheduler.core.decisions import Evict
 from scheduler.core.engine import Engine
 from scheduler.core.partial_admission import counts_at, search
 from scheduler.core.workload import PodSetInfo
-from tests.core.builders import T0, cluster_queue, flavor, flavor_quotas, local_queue, workload
+from tests.builders import T0, cluster_queue, flavor_quotas, local_queue, resource_flavor, workload
 
 
 def engine_with(cpu: str, *workloads: Any, **preemption: str) -> Engine:
     engine = Engine()
-    engine.apply(flavor("default-flavor").build())
+    engine.apply(resource_flavor("default-flavor").model())
     queue = cluster_queue("cluster-queue").resource_group(flavor_quotas("default-flavor", cpu=cpu))
     if preemption:
         queue.preemption(**preemption)
-    engine.apply(queue.build())
-    engine.apply(local_queue("user-queue").cluster_queue("cluster-queue").build())
+    engine.apply(queue.model())
+    engine.apply(local_queue("user-queue").cluster_queue("cluster-queue").model())
     for item in workloads:
-        engine.apply(item.build())
+        engine.apply(item.model())
     return engine
 
 
@@ -122,7 +122,7 @@ def test_a_reduced_count_may_preempt_lower_priority_workloads() -> None:
         .queue("user-queue")
         .created(0)
         .pod_set(count=4, cpu="1")
-        .running("cluster-queue", "default-flavor")
+        .reserve_quota("cluster-queue", flavor="default-flavor")
     )
     engine = engine_with(
         "9", low, partial("wide", 20, 5, priority=100), withinClusterQueue="LowerPriority"
@@ -175,7 +175,7 @@ def test_preemption_for_the_full_count_comes_before_a_cut() -> None:
         .queue("user-queue")
         .created(0)
         .pod_set(count=15, cpu="1")
-        .running("cluster-queue", "default-flavor")
+        .reserve_quota("cluster-queue", flavor="default-flavor")
     )
     engine = engine_with(
         "20", low, partial("wide", 20, 5, priority=100), withinClusterQueue="LowerPriority"

@@ -19,23 +19,17 @@ from scheduler.core.pending_reasons import (
     UntoleratedTaint,
     pod_set_message,
 )
-from tests.core.builders import (
+from tests.builders import (
     T0,
     assignment,
     cluster_queue,
-    flavor,
+    engine_with,
     flavor_quotas,
     local_queue,
+    resource_flavor,
     workload,
 )
 from tests.core.test_properties import load, scenarios
-
-
-def engine_with(*objects: Any) -> Engine:
-    engine = Engine()
-    for obj in objects:
-        engine.apply(obj.build())
-    return engine
 
 
 def pending_decisions(engine: Engine) -> dict[str, Pending]:
@@ -45,8 +39,8 @@ def pending_decisions(engine: Engine) -> dict[str, Pending]:
 
 def test_research_pool_shortage_and_taint_of_5_7() -> None:
     engine = engine_with(
-        flavor("ondemand").labels(**{"instance-type": "ondemand"}),
-        flavor("spot").labels(**{"instance-type": "spot"}).taint("spot", "true"),
+        resource_flavor("ondemand").node_labels(**{"instance-type": "ondemand"}),
+        resource_flavor("spot").node_labels(**{"instance-type": "spot"}).taint("spot", "true"),
         cluster_queue("research-pool").resource_group(
             flavor_quotas("ondemand", cpu="1000"), flavor_quotas("spot", cpu="2000")
         ),
@@ -54,7 +48,7 @@ def test_research_pool_shortage_and_taint_of_5_7() -> None:
         workload("running")
         .queue("lq")
         .pod_set(cpu="1000")
-        .admitted("research-pool", assignment({"cpu": "ondemand"}, {"cpu": "1000"})),
+        .reserve_quota("research-pool", assignment({"cpu": "ondemand"}, {"cpu": "1000"})),
         workload("j").queue("lq").pod_set(cpu="3"),
     )
     decision = pending_decisions(engine)["default/j"]
@@ -86,7 +80,7 @@ def test_research_pool_shortage_and_taint_of_5_7() -> None:
 
 def test_exceeding_the_maximum_names_the_earlier_pod_sets() -> None:
     engine = engine_with(
-        flavor("default"),
+        resource_flavor("default"),
         cluster_queue("cq").resource_group(flavor_quotas("default", cpu="50")),
         local_queue("lq").cluster_queue("cq"),
         workload("w").queue("lq").pod_set("one", cpu="30").pod_set("two", cpu="30"),
@@ -107,13 +101,13 @@ def test_exceeding_the_maximum_names_the_earlier_pod_sets() -> None:
 
 def test_uncovered_resource_and_affinity_are_blockers() -> None:
     engine = engine_with(
-        flavor("a").labels(pool="a"),
-        flavor("b").labels(pool="b"),
+        resource_flavor("a").node_labels(pool="a"),
+        resource_flavor("b").node_labels(pool="b"),
         cluster_queue("cq").resource_group(
             flavor_quotas("a", cpu="4"), flavor_quotas("b", cpu="4")
         ),
         local_queue("lq").cluster_queue("cq"),
-        workload("filler").queue("lq").pod_set(cpu="2").running("cq", "b"),
+        workload("filler").queue("lq").pod_set(cpu="2").reserve_quota("cq", flavor="b"),
         workload("gpu").queue("lq").created(1).pod_set(requests={"cpu": "1", "gpu": "1"}),
         workload("picky").queue("lq").created(2).pod_set(cpu="3").node_selector(pool="b"),
     )
@@ -126,11 +120,11 @@ def test_uncovered_resource_and_affinity_are_blockers() -> None:
 
 def test_borrowing_shortage_without_preemption_policy_is_not_preemptible() -> None:
     engine = engine_with(
-        flavor("default"),
+        resource_flavor("default"),
         cluster_queue("a").cohort("c").resource_group(flavor_quotas("default", cpu="2")),
         cluster_queue("b").cohort("c").resource_group(flavor_quotas("default", cpu="4")),
         local_queue("lq-a").cluster_queue("a"),
-        workload("b1").queue("lq-a").pod_set(cpu="4").running("b"),
+        workload("b1").queue("lq-a").pod_set(cpu="4").reserve_quota("b"),
         workload("a1").queue("lq-a").pod_set(cpu="3"),
     )
     decision = pending_decisions(engine)["default/a1"]
@@ -144,26 +138,26 @@ def test_borrowing_shortage_without_preemption_policy_is_not_preemptible() -> No
 
 def test_preempt_and_reclaim_are_told_apart() -> None:
     within = engine_with(
-        flavor("default"),
+        resource_flavor("default"),
         cluster_queue("q")
         .resource_group(flavor_quotas("default", cpu="4"))
         .preemption(withinClusterQueue="LowerPriority"),
         local_queue("lq").cluster_queue("q"),
-        workload("low").queue("lq").pod_set(cpu="4").running("q"),
+        workload("low").queue("lq").pod_set(cpu="4").reserve_quota("q"),
         workload("high").queue("lq").priority(9).pod_set(cpu="4"),
     )
     decision = pending_decisions(within)["default/high"]
     assert decision.reason == "WaitingForPreemptedWorkloads"
     assert [s.preemption for s in decision.shortages] == [PreemptionPossibility.PREEMPT]
     reclaim = engine_with(
-        flavor("default"),
+        resource_flavor("default"),
         cluster_queue("a")
         .cohort("c")
         .resource_group(flavor_quotas("default", cpu="4"))
         .preemption(reclaimWithinCohort="Any"),
         cluster_queue("b").cohort("c").resource_group(flavor_quotas("default", cpu="4")),
         local_queue("lq-a").cluster_queue("a"),
-        workload("borrower").queue("lq-a").pod_set(cpu="8").running("b"),
+        workload("borrower").queue("lq-a").pod_set(cpu="8").reserve_quota("b"),
         workload("owner").queue("lq-a").pod_set(cpu="4"),
     )
     decision = pending_decisions(reclaim)["default/owner"]

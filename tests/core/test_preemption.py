@@ -16,13 +16,13 @@ import pytest
 
 from scheduler.core.decisions import Admit, CycleResult, Evict, Pending
 from scheduler.core.engine import Engine
-from tests.core.builders import (
+from tests.builders import (
     T0,
     cluster_queue,
     cohort,
-    flavor,
     flavor_quotas,
     local_queue,
+    resource_flavor,
     workload,
 )
 from tests.core.test_properties import check_tree
@@ -44,7 +44,7 @@ def running(name: str, queue: str, cpu: str, priority: int = 0, reserved: int = 
         .priority(priority)
         .created(reserved)
         .pod_set(cpu=cpu)
-        .running(queue, reserved=reserved)
+        .reserve_quota(queue, at=reserved)
     )
 
 
@@ -56,14 +56,14 @@ def engine_of(
     queues: list[Any], workloads: list[Any], *, extra: list[Any] = (), config: Any = None
 ) -> Engine:  # type: ignore[assignment]
     engine = Engine(config)
-    engine.apply(flavor("default").build())
+    engine.apply(resource_flavor("default").model())
     for item in [*extra, *queues]:
-        engine.apply(item.build())
+        engine.apply(item.model())
     for builder in queues:
         name = builder.raw["metadata"]["name"]
-        engine.apply(local_queue(f"lq-{name}").cluster_queue(name).build())
+        engine.apply(local_queue(f"lq-{name}").cluster_queue(name).model())
     for item in workloads:
-        engine.apply(item.build())
+        engine.apply(item.model())
     return engine
 
 
@@ -527,7 +527,7 @@ def test_sticky_preemptor_stays_head_of_best_effort_fifo() -> None:
     engine.cycle(T0)
     assert engine.queues.queue("q").sticky == "default/p"
     # "small" arrives with a higher priority, but the preemptor stays at the head until admitted.
-    engine.apply(incoming("small", "q", "1", priority=10, created=200).build())
+    engine.apply(incoming("small", "q", "1", priority=10, created=200).model())
     second = engine.cycle(T0)
     tried = [d.workload for d in second.decisions if isinstance(d, Pending)]
     assert tried[0] == "default/p"
@@ -556,20 +556,20 @@ def test_flavor_scan_resumes_after_the_last_examined_flavor() -> None:
 
     engine = Engine()
     for name in ("f1", "f2"):
-        engine.apply(flavor(name).build())
+        engine.apply(resource_flavor(name).model())
     engine.apply(
         cluster_queue("q")
         .cohort("c")
         .fungibility(when_can_borrow="MayStopSearch")
         .resource_group(flavor_quotas("f1", cpu="1"), flavor_quotas("f2", cpu="4"))
-        .build()
+        .model()
     )
     engine.apply(
-        cluster_queue("lender").cohort("c").resource_group(flavor_quotas("f1", cpu="4")).build()
+        cluster_queue("lender").cohort("c").resource_group(flavor_quotas("f1", cpu="4")).model()
     )
     engine.cache.ensure_forest()
     info = engine.cache.cluster_queues["q"]
-    pod_sets = workload("w").pod_set(cpu="2").build()
+    pod_sets = workload("w").pod_set(cpu="2").model()
     from scheduler.core.workload import pod_set_infos
 
     sets = pod_set_infos(pod_sets, None)
@@ -644,7 +644,7 @@ def test_the_history_survives_a_status_update_of_a_queue_but_not_a_quota_change(
     queue = cq("A", "4", reclaimWithinCohort="Any")
     engine = engine_of([queue, cq("B", "4")], [])
     engine.history.evicted("default/p", "default/v")
-    engine.apply(queue.build())  # what every ClusterQueue status write brings back
+    engine.apply(queue.model())  # what every ClusterQueue status write brings back
     assert engine.history.guarded("default/v") == {"default/p"}
-    engine.apply(cq("A", "6", reclaimWithinCohort="Any").build())
+    engine.apply(cq("A", "6", reclaimWithinCohort="Any").model())
     assert engine.history.guarded("default/v") == set()

@@ -20,13 +20,13 @@ from scheduler.core.preemption import Preemptor, find_targets
 from scheduler.core.preemption.candidates import classical_candidates
 from scheduler.core.preemption.classical import minimal_targets
 from scheduler.core.resource_node import capacity_available
-from tests.core.builders import (
+from tests.builders import (
     T0,
     cluster_queue,
     cohort,
-    flavor,
     flavor_quotas,
     local_queue,
+    resource_flavor,
     workload,
 )
 from tests.core.test_properties import check_tree
@@ -59,7 +59,7 @@ def clusters(
             policy["borrowWithinCohort"] = borrow
         builder.preemption(**policy)
         if fair and draw(st.integers(0, 3)) == 0:
-            builder.weight(draw(st.sampled_from(["0", "2", "500m"])))
+            builder.fair_weight(draw(st.sampled_from(["0", "2", "500m"])))
         queues.append(builder)
     names = [builder.raw["metadata"]["name"] for builder in queues]
 
@@ -87,11 +87,11 @@ def new_engine(queues: list[Any], fair: bool, **kwargs: Any) -> Engine:
             }
         )
     engine = Engine(config, **kwargs)
-    engine.apply(flavor("default").build())
+    engine.apply(resource_flavor("default").model())
     for builder in queues:
-        engine.apply(builder.build())
+        engine.apply(builder.model())
         name = builder.raw["metadata"]["name"]
-        engine.apply(local_queue(f"lq-{name}").cluster_queue(name).build())
+        engine.apply(local_queue(f"lq-{name}").cluster_queue(name).model())
     return engine
 
 
@@ -128,7 +128,7 @@ def _cycle(engine: Engine) -> Any:
 def load(engine: Engine, workloads: list[Any]) -> dict[str, Any]:
     built = {}
     for item in workloads:
-        obj = item.build()
+        obj = item.model()
         built[obj.key] = obj
         engine.apply(obj)
     return built
@@ -265,16 +265,16 @@ def test_no_livelock_in_a_hierarchical_cohort_under_fair_sharing() -> None:
     """w3 evicts w1 by priority in q0; on main, w2 of the root's own q1 then took the capacity,
     w1 evicted it back by fair sharing, and round again.  Here w3 gets what it freed."""
     engine = new_engine([], True)
-    engine.apply(cohort("root").build())
-    engine.apply(cohort("c1").parent("root").build())
+    engine.apply(cohort("root").model())
+    engine.apply(cohort("c1").parent("root").model())
     for name, nominal, parent, policy in (
         ("q0", 4, "c1", {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"}),
         ("q1", 3, "root", {}),
         ("q2", 2, "c1", {}),
     ):
         builder = _queue(name, nominal, **policy).cohort(parent)
-        engine.apply(builder.build())
-        engine.apply(local_queue(f"lq-{name}").cluster_queue(name).build())
+        engine.apply(builder.model())
+        engine.apply(local_queue(f"lq-{name}").cluster_queue(name).model())
     load(engine, [_workload("w0", "q0", 0, 0, 1, 2), _workload("w1", "q0", 0, 1, 2, 2)])
     assert run(engine)[0]
     load(engine, [_workload("w2", "q1", 0, 2, 1, 4), _workload("w3", "q0", 1, 3, 2, 3)])
@@ -302,7 +302,7 @@ def test_pruned_candidate_search_finds_the_same_victims(cluster: Any, request: i
     run(engine)
     context = engine.preemption_context()
     for item in late:
-        obj = item.build()
+        obj = item.model()
         queue = obj.spec.queue_name.removeprefix("lq-")
         cq = engine.cache.cluster_queues[queue]
         preemptor = Preemptor(

@@ -11,13 +11,12 @@ from scheduler.core.decisions import Admit
 from scheduler.core.engine import Engine
 from scheduler.core.node_matching import first_untolerated_taint, matches_flavor_labels
 from scheduler.core.resource_node import QuotaNode, available, potential
-from tests.core.builders import (
+from tests.builders import (
     T0,
     cluster_queue,
-    flavor,
     flavor_quotas,
     local_queue,
-    quota,
+    resource_flavor,
     workload,
 )
 
@@ -29,7 +28,7 @@ RESOURCES = ("cpu", "gpu")
 def scenarios(draw: Any) -> list[Any]:
     objects: list[Any] = []
     for index, name in enumerate(FLAVORS):
-        builder = flavor(name).labels(pool=name)
+        builder = resource_flavor(name).node_labels(pool=name)
         if index == 2 and draw(st.booleans()):
             builder.taint("spot", "true")
         objects.append(builder)
@@ -46,7 +45,7 @@ def scenarios(draw: Any) -> list[Any]:
             builder.fungibility(when_can_borrow="TryNextFlavor")
         groups = []
         for flavor_name in flavors:
-            resources = {}
+            quotas = flavor_quotas(flavor_name)
             for resource in RESOURCES:
                 nominal = draw(st.integers(0, 8))
                 limits: dict[str, str] = {}
@@ -54,8 +53,8 @@ def scenarios(draw: Any) -> list[Any]:
                     limits["borrowing_limit"] = str(draw(st.integers(0, 4)))
                 if cohort and draw(st.booleans()):
                     limits["lending_limit"] = str(draw(st.integers(0, nominal)))
-                resources[resource] = quota(str(nominal), **limits)
-            groups.append(flavor_quotas(flavor_name, resources))
+                quotas.resource(resource, str(nominal), **limits)
+            groups.append(quotas)
         builder.resource_group(*groups)
         objects.append(builder)
         objects.append(local_queue(f"lq-{name}").cluster_queue(name))
@@ -78,7 +77,7 @@ def scenarios(draw: Any) -> list[Any]:
             if draw(st.integers(0, 4)) == 0:
                 wl.node_selector(pool=draw(st.sampled_from(FLAVORS)))
         objects.append(wl)
-    return [obj.build() for obj in objects]
+    return [obj.model() for obj in objects]
 
 
 def load(objects: list[Any], **kwargs: Any) -> Engine:

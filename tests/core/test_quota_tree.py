@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scheduler.api.parse import parse_object
 from scheduler.core.hierarchy import CohortSpecInfo, NodeQuota, build_forest
 from scheduler.core.quota_cache import QuotaCache
 from scheduler.core.resource_node import (
@@ -17,7 +16,7 @@ from scheduler.core.resource_node import (
     remove_usage,
 )
 from scheduler.core.snapshot import Snapshot
-from tests.core.builders import cluster_queue, flavor_quotas, quota
+from tests.builders import cluster_queue, flavor_quotas
 
 CPU = ("default", "cpu")
 
@@ -130,10 +129,8 @@ def test_a_status_update_of_a_cluster_queue_keeps_the_tree() -> None:
 
     def cq(nominal: str, cohort: str = "c", **status: object) -> object:
         built = cluster_queue("a").cohort(cohort)
-        built.resource_group(flavor_quotas("default", cpu=quota(nominal, borrowing_limit="1")))
-        raw = built.raw
-        raw["status"] = status
-        return parse_object(raw)
+        built.resource_group(flavor_quotas("default").resource("cpu", nominal, borrowing_limit="1"))
+        return built.status(**status).model()
 
     cache = QuotaCache()
     cache.apply_cluster_queue(cq("4"))  # type: ignore[arg-type]

@@ -17,18 +17,26 @@ import pytest
 from scheduler.api.parse import parse_object
 from scheduler.core.decisions import Evict
 from scheduler.core.engine import Engine
-from tests.core.builders import T0, at, cluster_queue, flavor, flavor_quotas, local_queue, workload
+from tests.builders import (
+    T0,
+    at,
+    cluster_queue,
+    flavor_quotas,
+    local_queue,
+    resource_flavor,
+    workload,
+)
 
 
 def setup(*workloads: workload) -> Engine:
     engine = Engine()
     for obj in (
-        flavor("default"),
+        resource_flavor("default"),
         cluster_queue("cq").resource_group(flavor_quotas("default", cpu="1")),
         local_queue("lq").cluster_queue("cq"),
         *workloads,
     ):
-        engine.apply(obj.build())
+        engine.apply(obj.model())
     return engine
 
 
@@ -85,7 +93,7 @@ def with_status(builder: workload, change: str) -> Any:
 def test_a_workload_without_an_owner_frees_its_quota_when_its_status_stops_holding_it(
     change: str,
 ) -> None:
-    holder = first().running("cq")
+    holder = first().reserve_quota("cq")
     engine = setup(holder, second())
     assert states(engine) == {"default/first": "Admitted", "default/second": "Pending"}
 
@@ -98,14 +106,14 @@ def test_a_workload_without_an_owner_frees_its_quota_when_its_status_stops_holdi
 
 
 def test_a_workload_being_evicted_keeps_its_quota_until_the_reservation_is_cleared() -> None:
-    holder = first().running("cq")
+    holder = first().reserve_quota("cq")
     engine = setup(holder, second())
     engine.apply(with_status(holder, "evicted, still reserved"))
     assert states(engine) == {"default/first": "Admitted", "default/second": "Pending"}
 
 
 def test_a_job_owned_workload_follows_its_status_the_same_way() -> None:
-    holder = first().job_uid("job-1").running("cq")
+    holder = first().job_uid("job-1").reserve_quota("cq")
     engine = setup(holder, second())
     assert states(engine)["default/second"] == "Pending"
     engine.apply(with_status(holder, "admission and reservation cleared"))
@@ -115,18 +123,18 @@ def test_a_job_owned_workload_follows_its_status_the_same_way() -> None:
 def test_an_admission_the_engine_made_is_assumed_until_its_status_is_seen() -> None:
     engine = setup(first())
     states(engine)
-    engine.apply(second().build())
+    engine.apply(second().model())
     assert states(engine) == {"default/first": "Admitted", "default/second": "Pending"}
     assert engine.records["default/first"].assumed
 
-    engine.apply(first().build())  # a view from before the admission was written
+    engine.apply(first().model())  # a view from before the admission was written
     assert states(engine) == {"default/first": "Admitted", "default/second": "Pending"}, (
         "an older view must not release an admission not yet recorded"
     )
 
-    engine.apply(first().running("cq").build())  # the informer shows the write
+    engine.apply(first().reserve_quota("cq").model())  # the informer shows the write
     assert not engine.records["default/first"].assumed
-    engine.apply(first().build())  # now someone cleared it
+    engine.apply(first().model())  # now someone cleared it
     assert engine.workload_state("default/first").state == "Pending"
     assert states(engine) == {"default/first": "Pending", "default/second": "Admitted"}
     assert used(engine) == "1"
@@ -138,21 +146,21 @@ def test_the_write_answer_confirms_an_assumed_admission() -> None:
     engine.admission_recorded("default/first")
     assert not engine.records["default/first"].assumed
 
-    engine.apply(with_status(first().running("cq"), "admission and reservation cleared"))
+    engine.apply(with_status(first().reserve_quota("cq"), "admission and reservation cleared"))
     assert engine.workload_state("default/first").state == "Pending"
 
 
 def test_a_preemption_victim_released_by_another_writer_is_released_once() -> None:
-    low = first().priority(0).running("cq")
+    low = first().priority(0).reserve_quota("cq")
     high = workload("high").queue("lq").created(3).priority(10).pod_set(cpu="1")
     engine = setup(low)
     engine.apply(
         cluster_queue("cq")
         .resource_group(flavor_quotas("default", cpu="1"))
         .preemption(withinClusterQueue="LowerPriority")
-        .build()
+        .model()
     )
-    engine.apply(high.build())
+    engine.apply(high.model())
     result = engine.cycle(T0)
     assert [d.victim for d in result.decisions if isinstance(d, Evict)] == ["default/first"]
 

@@ -10,23 +10,16 @@ import pytest
 from scheduler.api.config import parse_configuration
 from scheduler.core.decisions import Admit, Pending
 from scheduler.core.engine import Engine, NamespaceInfo
-from tests.core.builders import (
+from tests.builders import (
     T0,
     assignment,
     cluster_queue,
-    flavor,
+    engine_with,
     flavor_quotas,
     local_queue,
-    quota,
+    resource_flavor,
     workload,
 )
-
-
-def engine_with(*objects: Any, config: Any = None, **kwargs: Any) -> Engine:
-    engine = Engine(config, **kwargs)
-    for obj in objects:
-        engine.apply(obj.build() if hasattr(obj, "build") else obj)
-    return engine
 
 
 def final(engine: Engine) -> dict[str, tuple[str, str | None, str]]:
@@ -59,9 +52,9 @@ def test_credits_transformation_example() -> None:
         }
     )
     engine = engine_with(
-        flavor("on-demand"),
-        flavor("spot"),
-        flavor("credits"),
+        resource_flavor("on-demand"),
+        resource_flavor("spot"),
+        resource_flavor("credits"),
         cluster_queue("team-cluster-queue")
         .resource_group(flavor_quotas("on-demand", cpu="9"), flavor_quotas("spot", cpu="9"))
         .resource_group(flavor_quotas("credits", cpu_credits="14")),
@@ -96,7 +89,7 @@ def test_excluded_prefix_is_not_counted() -> None:
         }
     )
     engine = engine_with(
-        flavor("f"),
+        resource_flavor("f"),
         cluster_queue("cq").resource_group(flavor_quotas("f", cpu="1")),
         local_queue("lq").cluster_queue("cq"),
         workload("w").queue("lq").pod_set(requests={"cpu": "1", "example.com/gpu": "2"}),
@@ -110,7 +103,7 @@ def test_excluded_prefix_is_not_counted() -> None:
 
 def test_uncovered_resource_blocks_with_no_matching_flavor() -> None:
     engine = engine_with(
-        flavor("f"),
+        resource_flavor("f"),
         cluster_queue("cq").resource_group(flavor_quotas("f", cpu="10")),
         local_queue("lq").cluster_queue("cq"),
         workload("w").queue("lq").pod_set(requests={"cpu": "1", "example.com/gpu": "1"}),
@@ -125,7 +118,7 @@ def test_uncovered_resource_blocks_with_no_matching_flavor() -> None:
 
 def test_pods_resource_counts_pods() -> None:
     engine = engine_with(
-        flavor("f"),
+        resource_flavor("f"),
         cluster_queue("cq").resource_group(flavor_quotas("f", cpu="100", pods="5")),
         local_queue("lq").cluster_queue("cq"),
         workload("a").queue("lq").created(1).pod_set(count=3, cpu="1"),
@@ -147,7 +140,7 @@ def test_pods_resource_counts_pods() -> None:
 
 def team_ab(**kwargs: Any) -> Engine:
     return engine_with(
-        flavor("default"),
+        resource_flavor("default"),
         cluster_queue("team-a").cohort("team-ab").resource_group(flavor_quotas("default", cpu="9")),
         cluster_queue("team-b")
         .cohort("team-ab")
@@ -156,11 +149,11 @@ def team_ab(**kwargs: Any) -> Engine:
         local_queue("b").cluster_queue("team-b"),
         workload("a-run")
         .queue("a")
-        .admitted("team-a", assignment({"cpu": "default"}, {"cpu": "9"}))
+        .reserve_quota("team-a", assignment({"cpu": "default"}, {"cpu": "9"}))
         .pod_set(cpu="9"),
         workload("b-run")
         .queue("b")
-        .admitted("team-b", assignment({"cpu": "default"}, {"cpu": "6"}))
+        .reserve_quota("team-b", assignment({"cpu": "default"}, {"cpu": "6"}))
         .pod_set(cpu="6"),
         **kwargs,
     )
@@ -169,8 +162,8 @@ def team_ab(**kwargs: Any) -> Engine:
 def test_team_b_gets_nominal_before_team_a_borrows() -> None:
     # One Kueue cycle (scheduling.md 1.6): kuota's further rounds would retry a1 in the same call.
     engine = team_ab(one_admission_per_queue=True)
-    engine.apply(workload("a1").queue("a").created(1).priority(100).pod_set(cpu="4").build())
-    engine.apply(workload("b1").queue("b").created(2).pod_set(cpu="4").build())
+    engine.apply(workload("a1").queue("a").created(1).priority(100).pod_set(cpu="4").model())
+    engine.apply(workload("b1").queue("b").created(2).pod_set(cpu="4").model())
     first = engine.cycle(T0).decisions
     assert first[0] == Admit(
         "default/b1", "team-b", first[0].pod_sets, "Quota reserved in ClusterQueue team-b"
@@ -182,8 +175,8 @@ def test_team_b_gets_nominal_before_team_a_borrows() -> None:
         "Workload no longer fits after processing another workload",
     )
     kuota = team_ab()
-    kuota.apply(workload("a1").queue("a").created(1).priority(100).pod_set(cpu="4").build())
-    kuota.apply(workload("b1").queue("b").created(2).pod_set(cpu="4").build())
+    kuota.apply(workload("a1").queue("a").created(1).priority(100).pod_set(cpu="4").model())
+    kuota.apply(workload("b1").queue("b").created(2).pod_set(cpu="4").model())
     decisions = {d.workload: d for d in kuota.cycle(T0).decisions}
     assert isinstance(decisions["default/b1"], Admit), "kuota's cycle: team-b still first"
     assert decisions["default/a1"].message == (  # type: ignore[union-attr]
@@ -208,7 +201,7 @@ def test_cq1_cq3_example(name: str, wl2_requests: dict[str, str], want_wl2: str)
         for i in (1, 2, 3)
     ]
     engine = engine_with(
-        flavor("default"),
+        resource_flavor("default"),
         *cqs,
         *[local_queue(f"lq{i}").cluster_queue(f"cq{i}") for i in (1, 2, 3)],
         workload("wl1").queue("lq1").priority(10).pod_set(r1="16"),
@@ -225,10 +218,10 @@ def test_cq1_cq3_example(name: str, wl2_requests: dict[str, str], want_wl2: str)
 
 def test_borrowing_limit_exceeds_max_quota() -> None:
     engine = engine_with(
-        flavor("default"),
+        resource_flavor("default"),
         cluster_queue("team-a")
         .cohort("ab")
-        .resource_group(flavor_quotas("default", cpu=quota("9", borrowing_limit="1"))),
+        .resource_group(flavor_quotas("default").resource("cpu", "9", borrowing_limit="1")),
         cluster_queue("team-b").cohort("ab").resource_group(flavor_quotas("default", cpu="12")),
         local_queue("a").cluster_queue("team-a"),
         workload("big").queue("a").pod_set(cpu="11"),
@@ -251,12 +244,12 @@ def test_strict_vs_best_effort(strict: bool, want_w2: str) -> None:
     if strict:
         cq.strict_fifo()
     engine = engine_with(
-        flavor("f"),
+        resource_flavor("f"),
         cq,
         local_queue("lq").cluster_queue("cq"),
         workload("run")
         .queue("lq")
-        .admitted("cq", assignment({"cpu": "f"}, {"cpu": "6"}))
+        .reserve_quota("cq", assignment({"cpu": "f"}, {"cpu": "6"}))
         .pod_set(cpu="6"),
         workload("w1").queue("lq").created(1).pod_set(cpu="6"),
         workload("w2").queue("lq").created(2).pod_set(cpu="2"),
@@ -283,7 +276,7 @@ def test_strict_vs_best_effort(strict: bool, want_w2: str) -> None:
 )
 def test_namespace_selector(selector: Any, labels: dict[str, str], admitted: bool) -> None:
     engine = engine_with(
-        flavor("f"),
+        resource_flavor("f"),
         cluster_queue("cq")
         .namespace_selector(selector)
         .resource_group(flavor_quotas("f", cpu="1")),
@@ -304,7 +297,7 @@ def test_namespace_selector(selector: Any, labels: dict[str, str], admitted: boo
 
 def test_namespace_label_change_requeues() -> None:
     engine = engine_with(
-        flavor("f"),
+        resource_flavor("f"),
         cluster_queue("cq")
         .namespace_selector({"matchLabels": {"team": "a"}})
         .resource_group(flavor_quotas("f", cpu="1")),
@@ -323,17 +316,17 @@ def test_only_a_new_cluster_queue_or_a_new_spec_requeues_its_tree() -> None:
     workloads of the whole cohort back for another try each time."""
     queue = cluster_queue("cq").cohort("co").resource_group(flavor_quotas("f", cpu="1"))
     engine = engine_with(
-        flavor("f"),
+        resource_flavor("f"),
         queue,
         local_queue("lq").cluster_queue("cq"),
         workload("big").queue("lq").pod_set(cpu="2"),
     )
     assert final(engine)["default/big"][0] == "Pending"
-    built = queue.build()
+    built = queue.model()
     engine.apply(replace(built, status=replace(built.status, pending_workloads=1)))
     assert engine.queues.take_requeue_events() == (set(), set())
     engine.apply(
-        cluster_queue("cq").cohort("co").resource_group(flavor_quotas("f", cpu="2")).build()
+        cluster_queue("cq").cohort("co").resource_group(flavor_quotas("f", cpu="2")).model()
     )
     assert engine.queues.take_requeue_events() == ({"cq"}, set())
 
@@ -342,7 +335,7 @@ def test_a_local_queue_status_update_routes_nothing_again() -> None:
     """Only a new ClusterQueue or stop policy changes where a LocalQueue's workloads go."""
     queue = local_queue("lq").cluster_queue("cq")
     engine = engine_with(
-        flavor("f"),
+        resource_flavor("f"),
         cluster_queue("cq").resource_group(flavor_quotas("f", cpu="1")),
         queue,
         workload("w").queue("lq").pod_set(cpu="2"),
@@ -350,10 +343,10 @@ def test_a_local_queue_status_update_routes_nothing_again() -> None:
     routed: list[str] = []
     route = engine.queues.route
     engine.queues.route = lambda record, **kw: (routed.append(record.key), route(record, **kw))[1]  # type: ignore[method-assign]
-    built = queue.build()
+    built = queue.model()
     engine.apply(replace(built, status=replace(built.status, pending_workloads=1)))
     assert routed == []
-    engine.apply(local_queue("lq").cluster_queue("other").build())
+    engine.apply(local_queue("lq").cluster_queue("other").model())
     assert routed == ["default/w"]
     assert final(engine)["default/w"][1:] == ("Misconfigured", "ClusterQueue other doesn't exist")
 
@@ -363,7 +356,7 @@ def test_a_local_queue_status_update_routes_nothing_again() -> None:
 
 def test_missing_local_queue_and_cluster_queue() -> None:
     engine = engine_with(
-        flavor("f"),
+        resource_flavor("f"),
         local_queue("lq").cluster_queue("nope"),
         workload("a").queue("missing").pod_set(cpu="1"),
         workload("b").queue("lq").pod_set(cpu="1"),
@@ -373,14 +366,14 @@ def test_missing_local_queue_and_cluster_queue() -> None:
     assert states["default/a"] == ("Pending", "Misconfigured", "LocalQueue missing doesn't exist")
     assert states["default/b"] == ("Pending", "Misconfigured", "ClusterQueue nope doesn't exist")
     assert states["default/c"] == ("Pending", "Deactivated", "The workload is deactivated")
-    engine.apply(cluster_queue("nope").resource_group(flavor_quotas("f", cpu="1")).build())
+    engine.apply(cluster_queue("nope").resource_group(flavor_quotas("f", cpu="1")).model())
     assert final(engine)["default/b"][0] == "Admitted"
 
 
 @pytest.mark.parametrize("policy", ["Hold", "HoldAndDrain"])
 def test_stop_policy(policy: str) -> None:
     engine = engine_with(
-        flavor("f"),
+        resource_flavor("f"),
         cluster_queue("cq").stop_policy(policy).resource_group(flavor_quotas("f", cpu="4")),
         local_queue("lq").cluster_queue("cq"),
         workload("w").queue("lq").pod_set(cpu="1"),
@@ -393,13 +386,13 @@ def test_stop_policy(policy: str) -> None:
         "Can't admit new workloads: is stopped.",
         1,
     )
-    engine.apply(cluster_queue("cq").resource_group(flavor_quotas("f", cpu="4")).build())
+    engine.apply(cluster_queue("cq").resource_group(flavor_quotas("f", cpu="4")).model())
     assert final(engine)["default/w"][0] == "Admitted"
 
 
 def test_stopped_local_queue() -> None:
     engine = engine_with(
-        flavor("f"),
+        resource_flavor("f"),
         cluster_queue("cq").resource_group(flavor_quotas("f", cpu="4")),
         local_queue("lq").cluster_queue("cq").stop_policy("Hold"),
         workload("w").queue("lq").pod_set(cpu="1"),
@@ -421,7 +414,7 @@ def test_inactive_cluster_queue_missing_flavor() -> None:
     )
     first = engine.cycle(T0).decisions
     assert first == (Pending("default/w", "cq", "Suspended", "ClusterQueue cq is inactive"),)
-    engine.apply(flavor("default-flavor").build())
+    engine.apply(resource_flavor("default-flavor").model())
     assert final(engine)["default/w"][0] == "Admitted"
     assert engine.cluster_queue_status("cq").active_message == "Can admit new workloads"
 
@@ -431,8 +424,8 @@ def test_inactive_cluster_queue_missing_flavor() -> None:
 
 def research_pool(*workloads: Any, used_ondemand: int = 0) -> Engine:
     objects: list[Any] = [
-        flavor("ondemand").labels(**{"instance-type": "ondemand"}),
-        flavor("spot").labels(**{"instance-type": "spot"}).taint("spot", "true"),
+        resource_flavor("ondemand").node_labels(**{"instance-type": "ondemand"}),
+        resource_flavor("spot").node_labels(**{"instance-type": "spot"}).taint("spot", "true"),
         cluster_queue("research-pool").resource_group(
             flavor_quotas("ondemand", cpu="1000"), flavor_quotas("spot", cpu="2000")
         ),
@@ -443,7 +436,9 @@ def research_pool(*workloads: Any, used_ondemand: int = 0) -> Engine:
             workload("running")
             .queue("lq")
             .pod_set(cpu=str(used_ondemand))
-            .admitted("research-pool", assignment({"cpu": "ondemand"}, {"cpu": str(used_ondemand)}))
+            .reserve_quota(
+                "research-pool", assignment({"cpu": "ondemand"}, {"cpu": str(used_ondemand)})
+            )
         )
     return engine_with(*objects, *workloads)
 
@@ -489,7 +484,7 @@ def test_research_pool_node_selector() -> None:
 
 def test_tolerations_exists_operator_and_flavor_tolerations() -> None:
     engine = engine_with(
-        flavor("t").taint("gpu", "yes").toleration("gpu", operator="Exists"),
+        resource_flavor("t").taint("gpu", "yes").toleration("gpu", operator="Exists"),
         cluster_queue("cq").resource_group(flavor_quotas("t", cpu="4")),
         local_queue("lq").cluster_queue("cq"),
         workload("w").queue("lq").pod_set(cpu="1"),
@@ -511,8 +506,8 @@ def test_tolerations_exists_operator_and_flavor_tolerations() -> None:
 )
 def test_required_affinity(terms: list[Any], want: str | None) -> None:
     engine = engine_with(
-        flavor("f-a").labels(zone="a"),
-        flavor("f-b").labels(zone="b"),
+        resource_flavor("f-a").node_labels(zone="a"),
+        resource_flavor("f-b").node_labels(zone="b"),
         cluster_queue("cq").resource_group(
             flavor_quotas("f-a", cpu="4"), flavor_quotas("f-b", cpu="4")
         ),
@@ -534,8 +529,8 @@ def test_required_affinity(terms: list[Any], want: str | None) -> None:
 def fungibility_case(first_used: int, second_used: int, cq_builder: Any) -> Engine:
     """Two flavors f1 (4 cpu) and f2 (4 cpu) in CQ "cq", cohort with "lender" (4 cpu in f1)."""
     return engine_with(
-        flavor("f1"),
-        flavor("f2"),
+        resource_flavor("f1"),
+        resource_flavor("f2"),
         cq_builder.cohort("c").resource_group(
             flavor_quotas("f1", cpu="4"), flavor_quotas("f2", cpu="4")
         ),
@@ -546,13 +541,13 @@ def fungibility_case(first_used: int, second_used: int, cq_builder: Any) -> Engi
         workload("used")
         .queue("lq")
         .pod_set(cpu="1")
-        .admitted("cq", assignment({"cpu": "f1"}, {"cpu": str(first_used)})),
+        .reserve_quota("cq", assignment({"cpu": "f1"}, {"cpu": str(first_used)})),
         *(
             [
                 workload("used2")
                 .queue("lq")
                 .pod_set(cpu="1")
-                .admitted("cq", assignment({"cpu": "f2"}, {"cpu": str(second_used)}))
+                .reserve_quota("cq", assignment({"cpu": "f2"}, {"cpu": str(second_used)}))
             ]
             if second_used
             else []
@@ -583,8 +578,8 @@ def test_fungibility_table(
 
 def test_preempt_no_candidates_then_fit_chooses_second() -> None:
     engine = engine_with(
-        flavor("f1"),
-        flavor("f2"),
+        resource_flavor("f1"),
+        resource_flavor("f2"),
         cluster_queue("cq").resource_group(
             flavor_quotas("f1", cpu="4"), flavor_quotas("f2", cpu="4")
         ),
@@ -592,7 +587,7 @@ def test_preempt_no_candidates_then_fit_chooses_second() -> None:
         workload("used")
         .queue("lq")
         .pod_set(cpu="4")
-        .admitted("cq", assignment({"cpu": "f1"}, {"cpu": "4"})),
+        .reserve_quota("cq", assignment({"cpu": "f1"}, {"cpu": "4"})),
         workload("w").queue("lq").created(5).pod_set(cpu="2"),
     )
     final(engine)
@@ -611,15 +606,18 @@ def test_no_fit_reasons(
     name: str, second_flavor_quota: str | None, cpu: str, want_reason: str
 ) -> None:
     flavors = [flavor_quotas("tainted", cpu="4")]
-    objects: list[Any] = [flavor("tainted").taint("k", "v"), local_queue("lq").cluster_queue("cq")]
+    objects: list[Any] = [
+        resource_flavor("tainted").taint("k", "v"),
+        local_queue("lq").cluster_queue("cq"),
+    ]
     if second_flavor_quota is not None:
         flavors.append(flavor_quotas("plain", cpu=second_flavor_quota))
-        objects.append(flavor("plain"))
+        objects.append(resource_flavor("plain"))
         objects.append(
             workload("used")
             .queue("lq")
             .pod_set(cpu="2")
-            .admitted("cq", assignment({"cpu": "plain"}, {"cpu": "2"}))
+            .reserve_quota("cq", assignment({"cpu": "plain"}, {"cpu": "2"}))
         )
     objects.append(cluster_queue("cq").cohort("solo").resource_group(*flavors))
     objects.append(
@@ -638,7 +636,7 @@ def test_no_fit_reasons(
 
 def test_multiple_pod_sets_accumulate_and_message_names_failing_pod_set() -> None:
     engine = engine_with(
-        flavor("default"),
+        resource_flavor("default"),
         cluster_queue("cq").resource_group(flavor_quotas("default", cpu="50")),
         local_queue("lq").cluster_queue("cq"),
         workload("w")
@@ -657,7 +655,7 @@ def test_multiple_pod_sets_accumulate_and_message_names_failing_pod_set() -> Non
 
 def test_memory_quantities_print_binary() -> None:
     engine = engine_with(
-        flavor("f"),
+        resource_flavor("f"),
         cluster_queue("cq").resource_group(flavor_quotas("f", cpu="4", memory="1Gi")),
         local_queue("lq").cluster_queue("cq"),
         workload("a").queue("lq").created(1).pod_set(cpu="500m", memory="512Mi"),
@@ -673,7 +671,7 @@ def test_memory_quantities_print_binary() -> None:
 
 def test_priority_orders_queue() -> None:
     engine = engine_with(
-        flavor("f"),
+        resource_flavor("f"),
         cluster_queue("cq").resource_group(flavor_quotas("f", cpu="1")),
         local_queue("lq").cluster_queue("cq"),
         workload("old").queue("lq").created(1).pod_set(cpu="1"),

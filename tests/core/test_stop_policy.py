@@ -2,36 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from scheduler.core.decisions import Admit, Evict
 from scheduler.core.engine import Engine
-from tests.core.builders import T0, cluster_queue, flavor, flavor_quotas, local_queue, workload
-
-
-def engine_with(*objects: Any) -> Engine:
-    engine = Engine()
-    for obj in objects:
-        engine.apply(obj.build())
-    return engine
-
-
-def cq(policy: str = "None") -> cluster_queue:
-    return cluster_queue("cq").stop_policy(policy).resource_group(flavor_quotas("f", cpu="4"))
-
-
-def lq(policy: str = "None") -> local_queue:
-    return local_queue("lq").cluster_queue("cq").stop_policy(policy)
+from tests.builders import (
+    T0,
+    cluster_queue,
+    engine_with,
+    flavor_quotas,
+    local_queue,
+    resource_flavor,
+    workload,
+)
 
 
 def running_two() -> Engine:
     """Two workloads admitted in ``cq`` through ``lq``, a third pending for lack of quota."""
     engine = engine_with(
-        flavor("f"),
-        cq(),
-        lq(),
+        resource_flavor("f"),
+        cluster_queue("cq").stop_policy("None").resource_group(flavor_quotas("f", cpu="4")),
+        local_queue("lq").cluster_queue("cq").stop_policy("None"),
         workload("a").queue("lq").created(1).pod_set(cpu="2"),
         workload("b").queue("lq").created(2).pod_set(cpu="2"),
         workload("c").queue("lq").created(3).pod_set(cpu="2"),
@@ -52,7 +43,12 @@ def evictions(engine: Engine) -> list[Evict]:
 
 def test_hold_and_drain_on_the_cluster_queue_evicts_every_admitted_workload_once() -> None:
     engine = running_two()
-    engine.apply(cq("HoldAndDrain").build())
+    engine.apply(
+        cluster_queue("cq")
+        .stop_policy("HoldAndDrain")
+        .resource_group(flavor_quotas("f", cpu="4"))
+        .model()
+    )
     evicted = evictions(engine)
     assert evicted == [
         Evict("default/a", None, "ClusterQueueStopped", "The ClusterQueue is stopped"),
@@ -80,7 +76,9 @@ def test_hold_and_drain_on_the_cluster_queue_evicts_every_admitted_workload_once
     assert engine.cluster_queue_status("cq").admitted == 0
     assert engine.cluster_queue_status("cq").pending == 3
     # Resumed: the drained workloads are admitted again, in their queue order.
-    engine.apply(cq("None").build())
+    engine.apply(
+        cluster_queue("cq").stop_policy("None").resource_group(flavor_quotas("f", cpu="4")).model()
+    )
     engine.run_until_steady(T0)
     assert [engine.workload_state(k).state for k in engine.workload_keys()] == [
         "Admitted",
@@ -91,7 +89,9 @@ def test_hold_and_drain_on_the_cluster_queue_evicts_every_admitted_workload_once
 
 def test_hold_keeps_admitted_workloads_and_admits_nothing_new() -> None:
     engine = running_two()
-    engine.apply(cq("Hold").build())
+    engine.apply(
+        cluster_queue("cq").stop_policy("Hold").resource_group(flavor_quotas("f", cpu="4")).model()
+    )
     assert evictions(engine) == []
     states = {k: engine.workload_state(k) for k in engine.workload_keys()}
     assert states["default/a"].state == states["default/b"].state == "Admitted"
@@ -106,12 +106,18 @@ def test_hold_keeps_admitted_workloads_and_admits_nothing_new() -> None:
 
 def test_hold_and_drain_on_the_local_queue_evicts_only_its_workloads() -> None:
     engine = running_two()
-    engine.apply(local_queue("other").cluster_queue("cq").build())
-    engine.apply(workload("d").queue("other").created(4).pod_set(cpu="1").build())
-    engine.apply(cq("None").resource_group(flavor_quotas("f", cpu="5")).build())
+    engine.apply(local_queue("other").cluster_queue("cq").model())
+    engine.apply(workload("d").queue("other").created(4).pod_set(cpu="1").model())
+    engine.apply(
+        cluster_queue("cq")
+        .stop_policy("None")
+        .resource_group(flavor_quotas("f", cpu="4"))
+        .resource_group(flavor_quotas("f", cpu="5"))
+        .model()
+    )
     engine.run_until_steady(T0)
     assert engine.workload_state("default/d").state == "Admitted"
-    engine.apply(lq("HoldAndDrain").build())
+    engine.apply(local_queue("lq").cluster_queue("cq").stop_policy("HoldAndDrain").model())
     evicted = evictions(engine)
     assert evicted == [
         Evict("default/a", None, "LocalQueueStopped", "The LocalQueue is stopped"),
@@ -127,7 +133,7 @@ def test_hold_and_drain_on_the_local_queue_evicts_only_its_workloads() -> None:
         "LocalQueue lq is inactive",
     )
     assert engine.workload_state("default/d").state == "Admitted"
-    engine.apply(lq("None").build())
+    engine.apply(local_queue("lq").cluster_queue("cq").stop_policy("None").model())
     engine.run_until_steady(T0)
     assert engine.workload_state("default/a").state == "Admitted"
 
@@ -136,14 +142,20 @@ def test_hold_and_drain_on_the_local_queue_evicts_only_its_workloads() -> None:
 def test_a_local_queue_drains_first(policy: str) -> None:
     """Both stopped: the LocalQueue's reason wins, as in Kueue's workload controller."""
     engine = running_two()
-    engine.apply(cq(policy).build())
-    engine.apply(lq("HoldAndDrain").build())
+    engine.apply(
+        cluster_queue("cq").stop_policy(policy).resource_group(flavor_quotas("f", cpu="4")).model()
+    )
+    engine.apply(local_queue("lq").cluster_queue("cq").stop_policy("HoldAndDrain").model())
     assert {e.reason for e in evictions(engine)} == {"LocalQueueStopped"}
 
 
 def test_a_workload_evicted_before_a_restart_is_not_evicted_again() -> None:
-    engine = engine_with(flavor("f"), cq("HoldAndDrain"), lq())
-    admitted = workload("a").queue("lq").pod_set(cpu="2").running("cq", "f")
+    engine = engine_with(
+        resource_flavor("f"),
+        cluster_queue("cq").stop_policy("HoldAndDrain").resource_group(flavor_quotas("f", cpu="4")),
+        local_queue("lq").cluster_queue("cq").stop_policy("None"),
+    )
+    admitted = workload("a").queue("lq").pod_set(cpu="2").reserve_quota("cq", flavor="f")
     admitted.raw["status"]["conditions"].append(
         {
             "type": "Evicted",
@@ -153,7 +165,7 @@ def test_a_workload_evicted_before_a_restart_is_not_evicted_again() -> None:
             "lastTransitionTime": "2026-01-01T00:00:00Z",
         }
     )
-    engine.apply(admitted.build())
+    engine.apply(admitted.model())
     assert evictions(engine) == []
     engine.release("default/a")
     assert engine.cluster_queue_status("cq").admitted == 0

@@ -3,103 +3,51 @@ scheduler does next: this is also what a restart finds and finishes."""
 
 from __future__ import annotations
 
-import copy
-from datetime import UTC, datetime, timedelta
-from typing import Any
-
-from scheduler.api.quantity import Quantity
-from scheduler.core.decisions import Admit, Pending, PodSetAdmission
 from scheduler.jobs.controller import (
-    CreateWorkload,
     FinishWorkload,
-    FlavorPlacement,
     StartJob,
     SuspendJob,
     WaitForFlavor,
     next_action,
 )
-from scheduler.status.workload_status import admitted_status, finished_status, pending_status
-
-NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
-FLAVORS = {
-    "spot": FlavorPlacement({"instance-type": "spot"}, ({"key": "spot", "operator": "Exists"},)),
-    "ondemand": FlavorPlacement({"instance-type": "ondemand"}),
-}
-
-
-def job(
-    *, suspend: bool = True, queue: str | None = "user-queue", done: str | None = None
-) -> dict[str, Any]:
-    labels = {"kueue.x-k8s.io/queue-name": queue} if queue else {}
-    result: dict[str, Any] = {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": "train", "namespace": "ml", "uid": "uid-1", "labels": labels},
-        "spec": {
-            "suspend": suspend,
-            "parallelism": 2,
-            "completions": 2,
-            "template": {
-                "metadata": {"labels": {"app": "train"}},
-                "spec": {
-                    "nodeSelector": {"zone": "a"},
-                    "containers": [
-                        {"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}
-                    ],
-                },
-            },
-        },
-    }
-    if done:
-        result["status"] = {"conditions": [{"type": done, "status": "True", "message": "done"}]}
-    return result
-
-
-def workload_for(j: dict[str, Any]) -> dict[str, Any]:
-    action = next_action(j, None, flavors=FLAVORS)
-    assert isinstance(action, CreateWorkload)
-    return action.workload
-
-
-def admit(workload: dict[str, Any], flavor: str = "spot") -> dict[str, Any]:
-    decision = Admit(
-        workload="ml/x",
-        cluster_queue="cq",
-        pod_sets=(PodSetAdmission("main", 2, {"cpu": flavor}, {"cpu": Quantity.parse("2")}),),
-        message="",
-    )
-    return {**workload, "status": admitted_status(workload, decision, NOW)}
+from scheduler.status.workload_status import finished_status
+from tests.jobs.sample import FLAVORS, NOW, admit, train, workload_for
 
 
 def test_a_queued_suspended_job_without_workload_gets_one_owned_by_it() -> None:
-    created = workload_for(job())
+    created = workload_for(train().build())
     assert created["metadata"]["ownerReferences"][0]["uid"] == "uid-1"
     assert created["spec"]["queueName"] == "user-queue"
     assert created["spec"]["podSets"][0]["count"] == 2
-    assert workload_for(job()) == created, (
+    assert workload_for(train().build()) == created, (
         "deterministic: a retry after a crash creates the same object"
     )
 
 
 def test_unqueued_jobs_are_not_ours() -> None:
-    assert next_action(job(queue=None, suspend=False), None, flavors=FLAVORS) is None
+    assert next_action(train(None).suspend(False).build(), None, flavors=FLAVORS) is None
 
 
 def test_a_queued_job_running_without_admission_is_suspended_again() -> None:
-    action = next_action(job(suspend=False), None, flavors=FLAVORS)
+    action = next_action(train().suspend(False).build(), None, flavors=FLAVORS)
     assert isinstance(action, SuspendJob) and action.job["spec"]["suspend"] is True
     assert action.message == "Not admitted by cluster queue"
-    pending = workload_for(job())
-    assert isinstance(next_action(job(suspend=False), pending, flavors=FLAVORS), SuspendJob)
+    pending = workload_for(train().build())
+    assert isinstance(
+        next_action(train().suspend(False).build(), pending, flavors=FLAVORS), SuspendJob
+    )
 
 
 def test_a_finished_job_is_left_alone_even_when_it_ran_unadmitted() -> None:
-    assert next_action(job(suspend=False, done="Complete"), None, flavors=FLAVORS) is None
+    assert (
+        next_action(train().suspend(False).finished("Complete").build(), None, flavors=FLAVORS)
+        is None
+    )
 
 
 def test_an_admitted_workload_starts_its_job_with_the_flavor_labels_in_one_patch() -> None:
-    workload = admit(workload_for(job()))
-    action = next_action(job(), workload, flavors=FLAVORS)
+    workload = admit(workload_for(train().build()))
+    action = next_action(train().build(), workload, flavors=FLAVORS)
     assert isinstance(action, StartJob) and action.cluster_queue == "cq"
     spec = action.job["spec"]
     assert spec["suspend"] is False
@@ -114,79 +62,34 @@ def test_an_admitted_workload_starts_its_job_with_the_flavor_labels_in_one_patch
 
 
 def test_a_started_job_needs_nothing_more() -> None:
-    workload = admit(workload_for(job()))
-    assert next_action(job(suspend=False), workload, flavors=FLAVORS) is None
+    workload = admit(workload_for(train().build()))
+    assert next_action(train().suspend(False).build(), workload, flavors=FLAVORS) is None
 
 
 def test_an_admission_naming_an_unknown_flavor_waits() -> None:
-    workload = admit(workload_for(job()), flavor="gpu")
-    assert next_action(job(), workload, flavors=FLAVORS) == WaitForFlavor("gpu")
+    workload = admit(workload_for(train().build()), flavor="gpu")
+    assert next_action(train().build(), workload, flavors=FLAVORS) == WaitForFlavor("gpu")
 
 
 def test_a_finished_job_finishes_its_workload_once() -> None:
-    workload = admit(workload_for(job()))
-    action = next_action(job(suspend=False, done="Complete"), workload, flavors=FLAVORS)
+    workload = admit(workload_for(train().build()))
+    action = next_action(
+        train().suspend(False).finished("Complete").build(), workload, flavors=FLAVORS
+    )
     assert action == FinishWorkload("Succeeded", "done")
     status = finished_status(workload, reason="Succeeded", message="done", now=NOW)
     assert status is not None and status["admission"] == workload["status"]["admission"], (
         "kept for the record"
     )
     finished = {**workload, "status": status}
-    assert next_action(job(suspend=False, done="Complete"), finished, flavors=FLAVORS) is None
+    assert (
+        next_action(train().suspend(False).finished("Complete").build(), finished, flavors=FLAVORS)
+        is None
+    )
     assert finished_status(finished, reason="Succeeded", message="done", now=NOW) is None
     assert next_action(
-        job(suspend=False, done="Failed"), workload, flavors=FLAVORS
+        train().suspend(False).finished("Failed").build(), workload, flavors=FLAVORS
     ) == FinishWorkload("Failed", "done")
-
-
-def test_admitted_status_records_admission_and_both_conditions() -> None:
-    status = admit(workload_for(job()))["status"]
-    assert status["admission"] == {
-        "clusterQueue": "cq",
-        "podSetAssignments": [
-            {"name": "main", "flavors": {"cpu": "spot"}, "resourceUsage": {"cpu": "2"}, "count": 2}
-        ],
-    }
-    by_type = {c["type"]: c for c in status["conditions"]}
-    assert by_type["QuotaReserved"]["message"] == "Quota reserved in ClusterQueue cq"
-    assert (by_type["Admitted"]["status"], by_type["Admitted"]["reason"]) == ("True", "Admitted")
-
-
-def test_pending_status_is_written_only_when_it_changes_and_keeps_transition_time() -> None:
-    workload = workload_for(job())
-    waiting = Pending(
-        "ml/x", "cq", "WaitingForQuota", "couldn't assign flavors to pod set main: no"
-    )
-    first = pending_status(workload, waiting, NOW)
-    assert first is not None
-    reserved = next(c for c in first["conditions"] if c["type"] == "QuotaReserved")
-    assert (reserved["status"], reserved["reason"]) == ("False", "WaitingForQuota")
-    again = {**workload, "status": first}
-    assert pending_status(again, waiting, NOW + timedelta(minutes=1)) is None
-    other = Pending("ml/x", "cq", "WaitingForQuota", "a different message")
-    second = pending_status(again, other, NOW + timedelta(minutes=1))
-    assert second is not None
-    changed = next(c for c in second["conditions"] if c["type"] == "QuotaReserved")
-    assert changed["lastTransitionTime"] == reserved["lastTransitionTime"], "status did not flip"
-
-
-def test_admission_clears_a_previous_eviction() -> None:
-    workload = workload_for(job())
-    workload = copy.deepcopy(workload)
-    workload["status"] = {
-        "conditions": [
-            {
-                "type": "Evicted",
-                "status": "True",
-                "reason": "Preempted",
-                "message": "Preempted by x",
-                "lastTransitionTime": "2026-01-01T00:00:00Z",
-            }
-        ]
-    }
-    status = admit(workload)["status"]
-    evicted = next(c for c in status["conditions"] if c["type"] == "Evicted")
-    assert (evicted["status"], evicted["message"]) == ("False", "Previously: Preempted by x")
 
 
 def test_an_evicted_workload_stops_its_job_restores_it_and_releases_once_pods_are_gone() -> None:
@@ -194,8 +97,8 @@ def test_an_evicted_workload_stops_its_job_restores_it_and_releases_once_pods_ar
     from scheduler.jobs.controller import ReleaseWorkload, RestoreJob
     from scheduler.status.workload_status import evicted_status, released_status
 
-    workload = admit(workload_for(job()))
-    started = next_action(job(), workload, flavors=FLAVORS)
+    workload = admit(workload_for(train().build()))
+    started = next_action(train().build(), workload, flavors=FLAVORS)
     assert isinstance(started, StartJob)
     running = {**started.job, "status": {"active": 2}}
     evict = Evict(
@@ -254,8 +157,8 @@ def test_a_deactivated_admitted_workload_is_evicted_and_its_job_stopped() -> Non
     from scheduler.jobs.controller import DeactivateWorkload
     from scheduler.status.workload_status import evicted_status
 
-    workload = admit(workload_for(job()))
-    running = next_action(job(), workload, flavors=FLAVORS)
+    workload = admit(workload_for(train().build()))
+    running = next_action(train().build(), workload, flavors=FLAVORS)
     assert isinstance(running, StartJob)
     deactivated = {**workload, "spec": {**workload["spec"], "active": False}}
     action = next_action(running.job, deactivated, flavors=FLAVORS)
@@ -269,18 +172,18 @@ def test_a_deactivated_admitted_workload_is_evicted_and_its_job_stopped() -> Non
 
 
 def test_a_job_naming_a_prebuilt_workload_waits_for_it_and_never_gets_one_made() -> None:
-    j = job()
+    j = train().build()
     j["metadata"]["labels"]["kueue.x-k8s.io/prebuilt-workload-name"] = "wl-from-manager"
     assert next_action(j, None, flavors=FLAVORS) is None, "no Workload of its own"
-    running = job(suspend=False)
+    running = train().suspend(False).build()
     running["metadata"]["labels"]["kueue.x-k8s.io/prebuilt-workload-name"] = "wl-from-manager"
     assert isinstance(next_action(running, None, flavors=FLAVORS), SuspendJob)
 
 
 def test_a_job_whose_prebuilt_workload_is_admitted_starts() -> None:
-    j = job()
+    j = train().build()
     j["metadata"]["labels"]["kueue.x-k8s.io/prebuilt-workload-name"] = "wl-from-manager"
-    prebuilt = admit(workload_for(job()))
+    prebuilt = admit(workload_for(train().build()))
     del prebuilt["metadata"]["ownerReferences"]
     prebuilt["metadata"]["name"] = "wl-from-manager"
     action = next_action(j, prebuilt, flavors=FLAVORS)

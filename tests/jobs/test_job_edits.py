@@ -27,8 +27,7 @@ from scheduler.jobs.controller import (
 )
 from scheduler.jobs.equivalence import pod_sets_difference
 from scheduler.jobs.protocol import PodSetInfo
-
-from .test_controller import FLAVORS, NOW, admit, job, workload_for
+from tests.jobs.sample import FLAVORS, NOW, admit, train, workload_for
 
 
 def pod_set(**changes: Any) -> dict[str, Any]:
@@ -40,7 +39,7 @@ def pod_set(**changes: Any) -> dict[str, Any]:
 
 
 def edited(**pod_spec: Any) -> dict[str, Any]:
-    result = job()
+    result = train().build()
     result["spec"]["template"]["spec"].update(pod_spec)
     return result
 
@@ -115,7 +114,7 @@ def test_the_running_form_of_an_admitted_job_matches() -> None:
 
 
 def test_a_pending_job_given_a_node_selector_gets_its_workload_rebuilt() -> None:
-    workload = with_version(workload_for(job()))
+    workload = with_version(workload_for(train().build()))
     changed = edited(nodeSelector={"zone": "a", "instance-type": "ondemand"})
     action = next_action(changed, workload, flavors=FLAVORS)
     assert isinstance(action, UpdateWorkload)
@@ -131,8 +130,8 @@ def test_a_pending_job_given_a_node_selector_gets_its_workload_rebuilt() -> None
 
 
 def test_a_pending_job_resized_gets_its_workload_rebuilt_with_the_new_count() -> None:
-    workload = workload_for(job())
-    resized = job()
+    workload = workload_for(train().build())
+    resized = train().build()
     resized["spec"]["parallelism"] = 4
     resized["spec"]["completions"] = 4
     action = next_action(resized, workload, flavors=FLAVORS)
@@ -143,16 +142,16 @@ def test_a_pending_job_resized_gets_its_workload_rebuilt_with_the_new_count() ->
 
 
 def test_a_rebuilt_workload_stays_deactivated_and_unchanged_jobs_need_nothing() -> None:
-    workload = workload_for(job())
-    assert next_action(job(), workload, flavors=FLAVORS) is None
+    workload = workload_for(train().build())
+    assert next_action(train().build(), workload, flavors=FLAVORS) is None
     inactive = {**workload, "spec": {**workload["spec"], "active": False}}
     action = next_action(edited(tolerations=[{"key": "x"}]), inactive, flavors=FLAVORS)
     assert isinstance(action, UpdateWorkload) and action.workload["spec"]["active"] is False
 
 
 def test_a_pending_job_with_a_new_time_limit_gets_its_workload_rebuilt() -> None:
-    workload = workload_for(job())
-    limited = job()
+    workload = workload_for(train().build())
+    limited = train().build()
     limited["metadata"]["annotations"] = {"kueue.x-k8s.io/max-exec-time-seconds": "60"}
     action = next_action(limited, workload, flavors=FLAVORS)
     assert isinstance(action, UpdateWorkload)
@@ -163,15 +162,15 @@ def test_a_pending_job_with_a_new_time_limit_gets_its_workload_rebuilt() -> None
 
 
 def test_a_job_edited_between_admission_and_start_is_not_started_its_workload_goes() -> None:
-    workload = admit(workload_for(job()), flavor="spot")
+    workload = admit(workload_for(train().build()), flavor="spot")
     changed = edited(nodeSelector={"zone": "a", "instance-type": "ondemand"})
     action = next_action(changed, workload, flavors=FLAVORS)
     assert action == DeleteWorkload("pod set main: nodeSelector changed")
 
 
 def test_a_suspended_running_job_resized_gets_its_placement_removed_then_requeued() -> None:
-    workload = admit(workload_for(job()), flavor="spot")
-    start = next_action(job(), workload, flavors=FLAVORS)
+    workload = admit(workload_for(train().build()), flavor="spot")
+    start = next_action(train().build(), workload, flavors=FLAVORS)
     assert isinstance(start, StartJob)
     suspended = copy.deepcopy(start.job)
     suspended["spec"].update(suspend=True, parallelism=3, completions=3)
@@ -194,8 +193,8 @@ def test_a_suspended_running_job_resized_gets_its_placement_removed_then_requeue
 
 
 def test_a_user_suspending_an_unchanged_running_job_gets_it_started_again() -> None:
-    workload = admit(workload_for(job()), flavor="spot")
-    start = next_action(job(), workload, flavors=FLAVORS)
+    workload = admit(workload_for(train().build()), flavor="spot")
+    start = next_action(train().build(), workload, flavors=FLAVORS)
     assert isinstance(start, StartJob)
     suspended = copy.deepcopy(start.job)
     suspended["spec"]["suspend"] = True
@@ -203,8 +202,8 @@ def test_a_user_suspending_an_unchanged_running_job_gets_it_started_again() -> N
 
 
 def test_a_running_job_resized_behind_the_webhooks_back_is_stopped() -> None:
-    workload = admit(workload_for(job()), flavor="spot")
-    start = next_action(job(), workload, flavors=FLAVORS)
+    workload = admit(workload_for(train().build()), flavor="spot")
+    start = next_action(train().build(), workload, flavors=FLAVORS)
     assert isinstance(start, StartJob)
     assert next_action(start.job, workload, flavors=FLAVORS) is None, "the running form matches"
     grown = copy.deepcopy(start.job)
@@ -236,7 +235,7 @@ def test_a_partially_admitted_running_job_is_no_mismatch() -> None:
     from scheduler.core.decisions import Admit, PodSetAdmission
     from scheduler.status.workload_status import admitted_status
 
-    wide = job()
+    wide = train().build()
     wide["metadata"]["annotations"] = {"kueue.x-k8s.io/job-min-parallelism": "2"}
     wide["spec"].update(parallelism=4, completions=4)
     workload = workload_for(wide)
@@ -260,16 +259,16 @@ def test_a_partially_admitted_running_job_is_no_mismatch() -> None:
 
 
 def test_a_pending_job_moved_to_another_queue_takes_its_workload_along() -> None:
-    workload = workload_for(job())
-    moved = job(queue="other-queue")
+    workload = workload_for(train().build())
+    moved = train("other-queue").build()
     action = next_action(moved, workload, flavors=FLAVORS)
     assert isinstance(action, UpdateWorkload) and action.difference == "queue name changed"
     assert action.workload["spec"]["queueName"] == "other-queue"
 
 
 def test_a_flavor_relabelled_under_a_running_job_does_not_stop_it() -> None:
-    workload = admit(workload_for(job()), flavor="spot")
-    start = next_action(job(), workload, flavors=FLAVORS)
+    workload = admit(workload_for(train().build()), flavor="spot")
+    start = next_action(train().build(), workload, flavors=FLAVORS)
     assert isinstance(start, StartJob)
     relabelled = {**FLAVORS, "spot": FlavorPlacement({"instance-type": "preemptible"})}
     assert next_action(start.job, workload, flavors=relabelled) is None

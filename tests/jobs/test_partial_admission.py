@@ -29,9 +29,8 @@ from scheduler.jobs.controller import (
     next_action,
 )
 from scheduler.status.workload_status import admitted_status, evicted_status, released_status
-from tests.core.builders import T0, cluster_queue, flavor, flavor_quotas, local_queue
-
-from .test_controller import NOW, workload_for
+from tests.builders import T0, cluster_queue, flavor_quotas, local_queue, resource_flavor
+from tests.jobs.sample import NOW, workload_for
 
 SAMPLE = Path(__file__).parent / "data" / "sample-job-partial-admission.yaml"
 FLAVORS = {"default-flavor": FlavorPlacement({})}
@@ -46,13 +45,13 @@ def sample() -> dict[str, Any]:
 def admitted_by_the_engine(workload: dict[str, Any]) -> dict[str, Any]:
     """Kueue's single-clusterqueue-setup (9 CPUs, 36Gi) admits the Workload: its new status."""
     engine = Engine()
-    engine.apply(flavor("default-flavor").build())
+    engine.apply(resource_flavor("default-flavor").model())
     engine.apply(
         cluster_queue("cluster-queue")
         .resource_group(flavor_quotas("default-flavor", cpu="9", memory="36Gi"))
-        .build()
+        .model()
     )
-    engine.apply(local_queue("user-queue").cluster_queue("cluster-queue").build())
+    engine.apply(local_queue("user-queue").cluster_queue("cluster-queue").model())
     engine.apply(parse_object(workload))
     decision = next(
         d for d in engine.cycle(T0).decisions if isinstance(d, Admit)

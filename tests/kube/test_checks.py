@@ -8,33 +8,10 @@ once; other controllers' checks are left alone.
 
 from __future__ import annotations
 
-from typing import Any
-
 from scheduler.kube.checks import CheckController
+from tests.builders import admission_check
 
 from .world import KUEUE, World, workload_path
-
-
-def check(name: str, controller: str, *, active: bool) -> dict[str, Any]:
-    obj: dict[str, Any] = {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
-        "kind": "AdmissionCheck",
-        "metadata": {"name": name, "generation": 1},
-        "spec": {"controllerName": controller},
-    }
-    if active:
-        obj["status"] = {
-            "conditions": [
-                {
-                    "type": "Active",
-                    "status": "True",
-                    "reason": "Active",
-                    "message": "ok",
-                    "lastTransitionTime": "2026-11-22T11:00:00Z",
-                }
-            ]
-        }
-    return obj
 
 
 def controller(world: World) -> CheckController:
@@ -50,7 +27,13 @@ def controller(world: World) -> CheckController:
 
 def checked_world() -> World:
     world = World().setup()
-    world.add(f"{KUEUE}/admissionchecks/acc", check("acc", "example.com/acc", active=True))
+    world.add(
+        f"{KUEUE}/admissionchecks/acc",
+        admission_check("acc", "example.com/acc")
+        .generation(1)
+        .active(when="2026-11-22T11:00:00Z")
+        .build(),
+    )
     queue = dict(world.api.store[f"{KUEUE}/clusterqueues/cq"])
     queue["spec"] = {
         **queue["spec"],
@@ -104,8 +87,13 @@ async def test_only_a_provisioning_request_check_is_marked_inactive_and_only_onc
     world = World().setup()
     checks = controller(world)
     prov = f"{KUEUE}/admissionchecks/prov"
-    world.add(prov, check("prov", "kueue.x-k8s.io/provisioning-request", active=False))
-    world.add(f"{KUEUE}/admissionchecks/mk", check("mk", "kueue.x-k8s.io/multikueue", active=False))
+    world.add(
+        prov, admission_check("prov", "kueue.x-k8s.io/provisioning-request").generation(1).build()
+    )
+    world.add(
+        f"{KUEUE}/admissionchecks/mk",
+        admission_check("mk", "kueue.x-k8s.io/multikueue").generation(1).build(),
+    )
     assert await checks.reconcile()
     (active,) = world.api.store[prov]["status"]["conditions"]
     assert (active["status"], active["reason"]) == ("False", "ControllerNotSupported")

@@ -19,6 +19,7 @@ from scheduler.kube.events import (
     repeat_patch,
 )
 from scheduler.kube.rest import ApiError
+from tests.clock import FakeClock
 from tests.kube.fake_api import FakeApi
 
 T0 = datetime(2026, 11, 22, 11, 0, 0, tzinfo=UTC)
@@ -30,22 +31,11 @@ def listed_job(name: str = "train", uid: str = "uid-train") -> dict[str, Any]:
     return {"metadata": {"name": name, "namespace": "ml", "uid": uid, "resourceVersion": "7"}}
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
-
-
 def stored_events(api: FakeApi) -> list[dict[str, Any]]:
     return [obj for path, obj in api.store.items() if path.startswith(EVENTS_PATH + "/")]
 
 
-def recorder(api: FakeApi, clock: Clock, **kwargs: Any) -> EventRecorder:
+def recorder(api: FakeApi, clock: FakeClock, **kwargs: Any) -> EventRecorder:
     return EventRecorder(api, instance="kuota-scheduler-0", clock=clock, **kwargs)
 
 
@@ -151,7 +141,7 @@ def test_the_cache_is_bounded_least_recently_used_out_first() -> None:
 
 
 async def test_recording_returns_at_once_and_writes_in_the_background() -> None:
-    api, clock = FakeApi(), Clock()
+    api, clock = FakeApi(), FakeClock(T0)
     events = recorder(api, clock)
     events.record(listed_job(), kind="Job", reason="Started", message="Admitted by clusterQueue cq")
     assert api.calls == [], "nothing is written before the caller yields"
@@ -161,7 +151,7 @@ async def test_recording_returns_at_once_and_writes_in_the_background() -> None:
 
 
 async def test_an_event_repeated_n_times_is_one_event_with_count_n() -> None:
-    api, clock = FakeApi(), Clock()
+    api, clock = FakeApi(), FakeClock(T0)
     events = recorder(api, clock)
     for _ in range(3):
         events.record(listed_job(), kind="Job", reason="Stopped", message="preempted")
@@ -185,7 +175,7 @@ async def test_an_event_repeated_n_times_is_one_event_with_count_n() -> None:
 
 
 async def test_a_repeat_during_the_create_patches_instead_of_creating_twice() -> None:
-    api, clock = FakeApi(latency=0.02), Clock()
+    api, clock = FakeApi(latency=0.02), FakeClock(T0)
     events = recorder(api, clock)
     events.record(listed_job(), kind="Job", reason="Started", message="m")
     await asyncio.sleep(0.005)  # the create is in flight
@@ -198,18 +188,18 @@ async def test_a_repeat_during_the_create_patches_instead_of_creating_twice() ->
 
 
 async def test_a_repeat_after_the_window_is_a_new_event() -> None:
-    api, clock = FakeApi(), Clock()
+    api, clock = FakeApi(), FakeClock(T0)
     events = recorder(api, clock)
     events.record(listed_job(), kind="Job", reason="Started", message="m")
     await events.flush()
-    clock.now += REPEAT_WINDOW + timedelta(seconds=1)
+    clock.advance((REPEAT_WINDOW + timedelta(seconds=1)).total_seconds())
     events.record(listed_job(), kind="Job", reason="Started", message="m")
     await events.flush()
     assert sorted(event["count"] for event in stored_events(api)) == [1, 1]
 
 
 async def test_an_event_expired_on_the_server_is_written_anew() -> None:
-    api, clock = FakeApi(), Clock()
+    api, clock = FakeApi(), FakeClock(T0)
     events = recorder(api, clock)
     events.record(listed_job(), kind="Job", reason="Started", message="m")
     await events.flush()
@@ -224,7 +214,7 @@ async def test_an_event_expired_on_the_server_is_written_anew() -> None:
 
 
 async def test_a_full_queue_drops_and_counts_and_writes_the_rest() -> None:
-    api, clock = FakeApi(), Clock()
+    api, clock = FakeApi(), FakeClock(T0)
     events = recorder(api, clock, queue_size=2)
     for index in range(3):
         events.record(listed_job(), kind="Job", reason="Started", message=f"m{index}")
@@ -235,7 +225,7 @@ async def test_a_full_queue_drops_and_counts_and_writes_the_rest() -> None:
 
 
 async def test_a_failed_write_is_dropped_and_counted_not_retried() -> None:
-    api, clock = FakeApi(), Clock()
+    api, clock = FakeApi(), FakeClock(T0)
     events = recorder(api, clock)
     api.fail("POST", "/events", ApiError("HTTP 403: forbidden", status=403))
     events.record(listed_job(), kind="Job", reason="Started", message="m")
@@ -248,7 +238,7 @@ async def test_a_failed_write_is_dropped_and_counted_not_retried() -> None:
 
 
 async def test_writes_in_flight_are_bounded_and_the_recorder_idles_without_tasks() -> None:
-    api, clock = FakeApi(latency=0.005), Clock()
+    api, clock = FakeApi(latency=0.005), FakeClock(T0)
     events = recorder(api, clock, in_flight=3)
     for index in range(20):
         events.record(
@@ -276,7 +266,7 @@ async def test_an_event_queued_as_the_last_sender_finishes_is_still_sent() -> No
             await gate  # past this, the sender finishes without yielding again
             return created
 
-    api, clock = GatedApi(), Clock()
+    api, clock = GatedApi(), FakeClock(T0)
     events = recorder(api, clock, in_flight=1)
     events.record(listed_job("a", "uid-a"), kind="Job", reason="R", message="m")
     await at_gate.wait()
@@ -291,7 +281,7 @@ async def test_an_event_queued_as_the_last_sender_finishes_is_still_sent() -> No
 
 
 async def test_writes_go_through_the_timed_wrapper() -> None:
-    api, clock = FakeApi(), Clock()
+    api, clock = FakeApi(), FakeClock(T0)
     seen: list[tuple[str, str]] = []
 
     async def timed(verb: str, resource: str, send: Any, /) -> Any:

@@ -15,25 +15,18 @@ from scheduler.kube.fence import Fenced, LeaseFence
 from scheduler.kube.leader import LEASES, RestLeaseLock
 from scheduler.kube.rest import Unreachable
 from scheduler.kube.writer import Writer
+from tests.clock import FakeClock
 from tests.kube.fake_api import FakeApi
 from tests.kube.world import job, job_path
 
 LEASE = LEASES.object_path("kuota", namespace="kuota-system")
 
 
-class Clock:
-    def __init__(self, now: float = 1000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
+def fence(clock: FakeClock) -> LeaseFence:
+    return LeaseFence(lease_duration=15, renew_deadline=10, clock=clock.monotonic)
 
 
-def fence(clock: Clock) -> LeaseFence:
-    return LeaseFence(lease_duration=15, renew_deadline=10, clock=clock)
-
-
-def lock(api: FakeApi, clock: Clock, identity: str = "replica-a") -> RestLeaseLock:
+def lock(api: FakeApi, clock: FakeClock, identity: str = "replica-a") -> RestLeaseLock:
     return RestLeaseLock(
         api,
         name="kuota",
@@ -41,26 +34,26 @@ def lock(api: FakeApi, clock: Clock, identity: str = "replica-a") -> RestLeaseLo
         identity=identity,
         fence=fence(clock),
         timeout=10,
-        clock=clock,
+        clock=clock.monotonic,
     )
 
 
 def test_writes_are_allowed_only_in_a_term_and_before_sent_plus_renew_deadline() -> None:
-    clock = Clock()
+    clock = FakeClock()
     gate = fence(clock)
-    gate.renewed(clock.now)
+    gate.renewed(clock.monotonic())
     with pytest.raises(Fenced):
         gate.write_timeout()  # renewed, but no term started: a leftover write of an old term
     gate.start_term()
     assert gate.write_timeout() == 15, "the write may take until sent + lease_duration"
-    clock.now += 9.5
+    clock.advance(9.5)
     assert gate.may_write()
     assert gate.write_timeout() == pytest.approx(5.5)
-    clock.now += 0.5
+    clock.advance(0.5)
     assert not gate.may_write()
     with pytest.raises(Fenced, match="10.0s ago"):
         gate.write_timeout()
-    gate.renewed(clock.now - 1)  # a renewal sent a second ago succeeded
+    gate.renewed(clock.monotonic() - 1)  # a renewal sent a second ago succeeded
     assert gate.write_timeout() == 14
     gate.close()
     with pytest.raises(Fenced):
@@ -68,7 +61,7 @@ def test_writes_are_allowed_only_in_a_term_and_before_sent_plus_renew_deadline()
 
 
 async def test_the_lock_records_when_a_successful_acquire_was_sent_not_when_it_answered() -> None:
-    clock = Clock()
+    clock = FakeClock()
     api = FakeApi()
     lease_lock = lock(api, clock)
 
@@ -76,7 +69,7 @@ async def test_the_lock_records_when_a_successful_acquire_was_sent_not_when_it_a
     assert not found and json.loads(missing.body)["code"] == 404  # type: ignore[union-attr]
 
     async def slow_create(*args: object, **kwargs: object) -> dict[str, object]:
-        clock.now += 4  # the answer comes 4 s after the request left
+        clock.advance(4)  # the answer comes 4 s after the request left
         return await FakeApi.create(api, *args, **kwargs)  # type: ignore[arg-type]
 
     api.create = slow_create  # type: ignore[method-assign]
@@ -89,7 +82,7 @@ async def test_the_lock_records_when_a_successful_acquire_was_sent_not_when_it_a
 
 
 async def test_connection_errors_are_failed_attempts_never_exceptions() -> None:
-    clock = Clock()
+    clock = FakeClock()
     api = FakeApi()
     lease_lock = lock(api, clock)
     assert await lease_lock.create("kuota", "kuota-system", _record("replica-a"))
@@ -100,7 +93,7 @@ async def test_connection_errors_are_failed_attempts_never_exceptions() -> None:
     assert not found and json.loads(error.body)["code"] != 404  # type: ignore[union-attr]
 
     assert (await lease_lock.get("kuota", "kuota-system"))[0]
-    clock.now += 2
+    clock.advance(2)
     api.fail("PUT", "leases", Unreachable("connection reset"))
     assert await lease_lock.update("kuota", "kuota-system", _record("replica-a")) is False
     assert lease_lock.fence.sent == sent, "a failed renewal moves nothing"
@@ -109,7 +102,7 @@ async def test_connection_errors_are_failed_attempts_never_exceptions() -> None:
 
 
 async def test_an_update_from_a_stale_read_fails_so_two_replicas_cannot_both_win() -> None:
-    clock = Clock()
+    clock = FakeClock()
     api = FakeApi()
     first, second = lock(api, clock, "replica-a"), lock(api, clock, "replica-b")
     assert await first.create("kuota", "kuota-system", _record("replica-a"))
@@ -119,11 +112,11 @@ async def test_an_update_from_a_stale_read_fails_so_two_replicas_cannot_both_win
     assert await first.update("kuota", "kuota-system", _record("replica-a")) is False
     assert api.store[LEASE]["spec"]["holderIdentity"] == "replica-b"
     assert api.store[LEASE]["spec"]["leaseTransitions"] == 1
-    assert second.fence.sent == clock.now and first.fence.sent == clock.now
+    assert second.fence.sent == clock.monotonic() and first.fence.sent == clock.monotonic()
 
 
 async def test_release_empties_the_holder_only_when_this_replica_holds_it() -> None:
-    clock = Clock()
+    clock = FakeClock()
     api = FakeApi()
     first, second = lock(api, clock, "replica-a"), lock(api, clock, "replica-b")
     assert await first.create("kuota", "kuota-system", _record("replica-a"))
@@ -139,7 +132,7 @@ async def test_release_empties_the_holder_only_when_this_replica_holds_it() -> N
 async def test_the_writer_refuses_a_fenced_write_and_sends_the_rest_with_the_lease_timeout() -> (
     None
 ):
-    clock = Clock()
+    clock = FakeClock()
     api = FakeApi()
     gate = fence(clock)
     writer = Writer(api, fence=gate)
@@ -148,14 +141,14 @@ async def test_the_writer_refuses_a_fenced_write_and_sends_the_rest_with_the_lea
 
     with pytest.raises(Fenced):
         await writer.patch_job(old, new)  # never leading yet
-    gate.renewed(clock.now)
+    gate.renewed(clock.monotonic())
     gate.start_term()
-    clock.now += 3
+    clock.advance(3)
     await writer.patch_job(old, new)
     (call,) = api.calls
     assert call.timeout == 12, "until sent + lease_duration"
 
-    clock.now += 7  # 10 s since the renewal was sent: the deadline
+    clock.advance(7)  # 10 s since the renewal was sent: the deadline
     stored = api.store[job_path("train")]
     with pytest.raises(Fenced):
         await writer.patch_job(stored, {**stored, "spec": {**stored["spec"], "parallelism": 2}})
@@ -164,7 +157,7 @@ async def test_the_writer_refuses_a_fenced_write_and_sends_the_rest_with_the_lea
 
 
 async def test_a_fenced_event_is_dropped_quietly() -> None:
-    clock = Clock()
+    clock = FakeClock()
     api = FakeApi()
     writer = Writer(api, fence=fence(clock))
     recorder: EventRecorder = writer.events
@@ -182,21 +175,21 @@ def _record(holder: str):  # type: ignore[no-untyped-def]
 async def test_a_renewal_that_conflicts_only_outside_spec_is_sent_again_on_the_fresh_version() -> (
     None
 ):
-    clock = Clock()
+    clock = FakeClock()
     api = FakeApi()
     first, second = lock(api, clock, "replica-a"), lock(api, clock, "replica-b")
     assert await first.create("kuota", "kuota-system", _record("replica-a"))
     assert await second.create("kuota", "kuota-system", _record("replica-b")) is False
     owned = api.store[LEASE]
     api.put(LEASE, {**owned, "metadata": {**owned["metadata"], "ownerReferences": [{"uid": "d"}]}})
-    clock.now += 2
+    clock.advance(2)
     assert await first.update("kuota", "kuota-system", _record("replica-a")) is True
-    assert first.fence.sent == clock.now
+    assert first.fence.sent == clock.monotonic()
     assert api.store[LEASE]["metadata"]["ownerReferences"] == [{"uid": "d"}]
 
 
 async def test_a_lease_created_by_the_lock_names_its_owner_and_renewals_keep_it() -> None:
-    clock = Clock()
+    clock = FakeClock()
     api = FakeApi()
     lease_lock = lock(api, clock)
     owner = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "kuota-scheduler", "uid": "d"}
@@ -204,6 +197,6 @@ async def test_a_lease_created_by_the_lock_names_its_owner_and_renewals_keep_it(
     assert await lease_lock.create("kuota", "kuota-system", _record("replica-a"))
     assert api.store[LEASE]["metadata"]["ownerReferences"] == [owner]
     assert (await lease_lock.get("kuota", "kuota-system"))[0]
-    clock.now += 2
+    clock.advance(2)
     assert await lease_lock.update("kuota", "kuota-system", _record("replica-a"))
     assert api.store[LEASE]["metadata"]["ownerReferences"] == [owner], "a renewal keeps it"

@@ -19,6 +19,7 @@ from kubernetes_asyncio import client
 
 from scheduler.kube.leader import AlwaysLeader, LeaseElection
 from scheduler.kube.rest import Rest
+from tests.clock import LoopTime
 
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/kuota/leases"
 
@@ -193,7 +194,9 @@ async def test_a_lease_that_cannot_be_renewed_stops_the_work_and_the_replica_cam
         await asyncio.gather(campaign, return_exceptions=True)
 
 
-async def test_an_api_server_that_does_not_answer_is_campaigned_against_not_a_crash() -> None:
+async def test_an_api_server_that_does_not_answer_is_campaigned_against_not_a_crash(
+    loop_time: LoopTime,
+) -> None:
     configuration = client.Configuration(host="http://127.0.0.1:9")  # nothing listens there
     async with client.ApiClient(configuration=configuration) as api:
         leader = election(api)

@@ -19,39 +19,15 @@ from scheduler.api import objects
 from scheduler.api.refs import V1BETA2
 from scheduler.core.decisions import Admit
 from scheduler.kube.informer import Event
+from tests.builders import workload
 
 from .world import NAMESPACE, World, workload_path
 
 
 def ownerless(name: str, *, priority: int = 0, created: str = "2026-11-22T11:00:00Z") -> dict:  # type: ignore[type-arg]
     """A Workload created directly (as Kueue's scheduler-perf runner does): no Job, no owner."""
-    return {
-        "apiVersion": V1BETA2,
-        "kind": "Workload",
-        "metadata": {
-            "name": name,
-            "namespace": NAMESPACE,
-            "uid": f"uid-{name}",
-            "creationTimestamp": created,
-        },
-        "spec": {
-            "queueName": "lq",
-            "priority": priority,
-            "podSets": [
-                {
-                    "name": "main",
-                    "count": 1,
-                    "template": {
-                        "spec": {
-                            "containers": [
-                                {"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}
-                            ]
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    built = workload(name, NAMESPACE).created(created).queue("lq").priority(priority)
+    return built.pod_set(cpu="1").build()
 
 
 def applied_by_another_tool(stored: dict[str, Any], *, finish: bool) -> dict[str, Any]:

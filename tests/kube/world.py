@@ -3,7 +3,7 @@
 ``World`` stands in for one leader: objects are put into the fake API server
 and delivered to the state like watch events when the test says so
 (:meth:`World.deliver`), so a test controls exactly what the scheduler has
-seen.  Builders make the raw objects of a small setup: flavor ``spot`` (node
+seen.  Presets of ``tests.builders`` make the raw objects of a small setup: flavor ``spot`` (node
 label and toleration), ClusterQueue ``cq`` with 2 CPUs that preempts lower
 priorities, LocalQueue ``ml/lq``, and queued Jobs.
 """
@@ -23,8 +23,10 @@ from scheduler.kube.informer import Event
 from scheduler.kube.state import KUEUE_KINDS, ClusterState
 from scheduler.kube.watches import kind_resource
 from scheduler.kube.writer import Writer, kueue_resource
-
-from .fake_api import FakeApi
+from tests import builders
+from tests.builders import flavor_quotas, resource_flavor
+from tests.clock import FakeClock
+from tests.kube.fake_api import FakeApi
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 NAMESPACE = "ml"
@@ -42,85 +44,51 @@ def workload_path(name: str) -> str:
 
 
 def flavor() -> dict[str, Any]:
-    return {
-        "apiVersion": V1BETA2,
-        "kind": "ResourceFlavor",
-        "metadata": {"name": "spot"},
-        "spec": {"nodeLabels": {"instance-type": "spot"}, "tolerations": [SPOT_TOLERATION]},
-    }
+    """ResourceFlavor ``spot``: nodes labelled ``instance-type=spot``, its taint tolerated."""
+    return (
+        resource_flavor("spot")
+        .node_labels({"instance-type": "spot"})
+        .toleration("spot", operator="Exists", effect="NoSchedule")
+        .build()
+    )
 
 
 def cluster_queue(cpu: str = "2") -> dict[str, Any]:
-    return {
-        "apiVersion": V1BETA2,
-        "kind": "ClusterQueue",
-        "metadata": {"name": "cq"},
-        "spec": {
-            "namespaceSelector": {},
-            "preemption": {"withinClusterQueue": "LowerPriority"},
-            "resourceGroups": [
-                {
-                    "coveredResources": ["cpu"],
-                    "flavors": [
-                        {"name": "spot", "resources": [{"name": "cpu", "nominalQuota": cpu}]}
-                    ],
-                }
-            ],
-        },
-    }
+    """ClusterQueue ``cq``: ``cpu`` CPUs of flavor spot, preempting lower priorities."""
+    return (
+        builders.cluster_queue("cq")
+        .preemption(withinClusterQueue="LowerPriority")
+        .resource_group(flavor_quotas("spot", cpu=cpu))
+        .build()
+    )
 
 
 def local_queue() -> dict[str, Any]:
-    return {
-        "apiVersion": V1BETA2,
-        "kind": "LocalQueue",
-        "metadata": {"name": "lq", "namespace": NAMESPACE},
-        "spec": {"clusterQueue": "cq"},
-    }
+    return builders.local_queue("lq", NAMESPACE).cluster_queue("cq").build()
 
 
 def namespace() -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Namespace",
-        "metadata": {"name": NAMESPACE, "labels": {"kubernetes.io/metadata.name": NAMESPACE}},
-    }
+    return builders.namespace(NAMESPACE).build()
 
 
 def priority_class(name: str, value: int, *, default: bool = False) -> dict[str, Any]:
-    return {
-        "apiVersion": "scheduling.k8s.io/v1",
-        "kind": "PriorityClass",
-        "metadata": {"name": name},
-        "value": value,
-        "globalDefault": default,
-    }
+    return builders.priority_class(name, value).global_default(default).build()
 
 
 def job(name: str, *, cpu: str = "1", priority_class_name: str | None = None) -> dict[str, Any]:
-    pod_spec: dict[str, Any] = {
-        "restartPolicy": "Never",
-        "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}],
-    }
+    """A queued Job ``ml/<name>`` of one pod of ``cpu`` CPUs, created an hour before NOW."""
+    built = (
+        builders.job(name, NAMESPACE)
+        .uid(f"uid-{name}")
+        .created("2026-11-22T11:00:00Z")
+        .queue("lq")
+        .template_labels(app=name)
+        .image("i")
+        .requests(cpu=cpu)
+    )
     if priority_class_name:
-        pod_spec["priorityClassName"] = priority_class_name
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": name,
-            "namespace": NAMESPACE,
-            "uid": f"uid-{name}",
-            "creationTimestamp": "2026-11-22T11:00:00Z",
-            "labels": {"kueue.x-k8s.io/queue-name": "lq"},
-        },
-        "spec": {
-            "suspend": True,
-            "parallelism": 1,
-            "completions": 1,
-            "template": {"metadata": {"labels": {"app": name}}, "spec": pod_spec},
-        },
-    }
+        built.priority_class_name(priority_class_name)
+    return built.build()
 
 
 class World:
@@ -129,10 +97,14 @@ class World:
         self.engine = Engine()
         self.cluster = ClusterState(self.engine)
         self.writer = Writer(self.api)
-        self.now = NOW
+        self.clock = FakeClock(NOW)
         self.executor = Executor(
-            engine=self.engine, state=self.cluster, writer=self.writer, clock=lambda: self.now
+            engine=self.engine, state=self.cluster, writer=self.writer, clock=self.clock
         )
+
+    @property
+    def now(self) -> datetime:
+        return self.clock.now
 
     def add(self, path: str, obj: dict[str, Any]) -> dict[str, Any]:
         """Store ``obj`` in the API server and let the scheduler see it."""

@@ -20,6 +20,7 @@ from scheduler.kube.fence import Fenced
 from scheduler.kube.informer import Informer, Source, TransientError
 from scheduler.kube.rest import Query, Resource, RestClient, Unreachable
 from scheduler.multikueue.controller import Controller, MultiKueueSettings
+from tests.clock import FakeClock
 from tests.kube.fake_api import FakeApi
 
 V1B2 = "/apis/kueue.x-k8s.io/v1beta2"
@@ -51,14 +52,6 @@ class Worker:
 
     async def close(self) -> None:
         self.closed = True
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 def kubeconfig(server: str) -> dict[str, Any]:
@@ -123,7 +116,7 @@ async def step(controller: Controller, *, resync: bool = False, workers: bool = 
 
 def setup(
     *, settings: MultiKueueSettings | None = None, feeds: Feeds | None = None
-) -> tuple[Api, dict[str, Api], Controller, Clock]:
+) -> tuple[Api, dict[str, Api], Controller, FakeClock]:
     manager = Api()
     workers = {"https://onprem": Api(), "https://cloud": Api()}
     for name in ("onprem-worker", "cloud-worker"):
@@ -163,7 +156,7 @@ def setup(
     async def connect(config: Mapping[str, Any]) -> Worker:
         return Worker(workers[config["clusters"][0]["cluster"]["server"]])
 
-    clock = Clock()
+    clock = FakeClock(START)
     controller = Controller(
         manager,
         settings or MultiKueueSettings(worker_lost_timeout=timedelta(minutes=15)),
@@ -246,7 +239,7 @@ def manager_workload() -> dict[str, Any]:
 WL = "/namespaces/default/workloads/job-sample-1"
 
 
-async def dispatched() -> tuple[Api, dict[str, Api], Controller, Clock]:
+async def dispatched() -> tuple[Api, dict[str, Api], Controller, FakeClock]:
     manager, workers, controller, clock = setup()
     add_secrets(manager)
     manager.put(f"{V1B2}{WL}", manager_workload())
@@ -296,7 +289,7 @@ async def test_a_lost_worker_is_given_its_timeout_then_the_check_retries() -> No
     cloud.put(f"{V1B2}{WL}", admitted)
     await step(controller)
     for minutes in (1, 14):
-        clock.now = START + timedelta(minutes=minutes)
+        clock.set(START + timedelta(minutes=minutes))
         cloud.fail("LIST", "/workloads", Unreachable("connection refused"))
         await step(controller, resync=True, workers=False)  # the probe fails
         (check,) = manager.store[f"{V1B2}{WL}"]["status"]["admissionChecks"]
@@ -305,7 +298,7 @@ async def test_a_lost_worker_is_given_its_timeout_then_the_check_retries() -> No
         "False",
         "ClientConnectionFailed",
     )
-    clock.now = START + timedelta(minutes=16)
+    clock.set(START + timedelta(minutes=16))
     cloud.fail("LIST", "/workloads", Unreachable("connection refused"))
     await step(controller, resync=True, workers=False)
     (check,) = manager.store[f"{V1B2}{WL}"]["status"]["admissionChecks"]

@@ -17,6 +17,7 @@ from scheduler.kube.informer import Event
 from scheduler.kube.rest import Unreachable
 from scheduler.kube.state import KUEUE_KINDS
 from scheduler.service.loop import KUEUE_PLURALS, LoopSettings, SchedulerLoop
+from tests.clock import FakeClock, LoopTime
 from tests.kube.fake_api import FakeApi
 from tests.kube.world import (
     KUEUE,
@@ -116,18 +117,10 @@ def deliver_through_informers(scheduler: SchedulerLoop, api: FakeApi) -> None:
         informer.handler(Event(kind, obj, key))  # type: ignore[arg-type]
 
 
-class BootClock:
-    def __init__(self) -> None:
-        self.now = 500.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 async def test_a_fenced_admission_ends_the_term_and_the_rebuild_forgets_it() -> None:
-    api, boot = FakeApi(), BootClock()
-    gate = LeaseFence(lease_duration=15, renew_deadline=10, clock=boot)
-    gate.renewed(boot.now)
+    api, boot = FakeApi(), FakeClock(monotonic=500.0)
+    gate = LeaseFence(lease_duration=15, renew_deadline=10, clock=boot.monotonic)
+    gate.renewed(boot.monotonic())
     gate.start_term()
     scheduler = SchedulerLoop(
         api, LoopSettings(queue_status_interval_seconds=3600), clock=lambda: NOW, fence=gate
@@ -144,7 +137,7 @@ async def test_a_fenced_admission_ends_the_term_and_the_rebuild_forgets_it() -> 
     deliver_through_informers(scheduler, api)
     (key,) = scheduler.state.stored("Workload")
 
-    boot.now += 10  # the renewal is 10 s old: the Lease may be someone else's
+    boot.advance(10)  # the renewal is 10 s old: the Lease may be someone else's
     writes = len(api.calls)
     assert await scheduler.turn(), "the turn starts the admission's write and goes on"
     with pytest.raises(Fenced):
@@ -156,7 +149,7 @@ async def test_a_fenced_admission_ends_the_term_and_the_rebuild_forgets_it() -> 
     assert scheduler.engine.workload_state(key).state == "Pending"
     assert scheduler.engine.cluster_queue_status("cq").admitted == 0
 
-    gate.renewed(boot.now)  # the next term
+    gate.renewed(boot.monotonic())  # the next term
     gate.start_term()
     assert await scheduler.turn()
     await scheduler.settle()
@@ -165,7 +158,7 @@ async def test_a_fenced_admission_ends_the_term_and_the_rebuild_forgets_it() -> 
     assert stored["status"]["admission"]["clusterQueue"] == "cq"
 
 
-async def test_the_loop_backs_off_while_the_api_server_does_not_answer() -> None:
+async def test_the_loop_backs_off_while_the_api_server_does_not_answer(loop_time: LoopTime) -> None:
     api = FakeApi()
     scheduler = SchedulerLoop(
         api, LoopSettings(queue_status_interval_seconds=3600), clock=lambda: NOW

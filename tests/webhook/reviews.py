@@ -11,6 +11,9 @@ import copy
 import uuid
 from typing import Any
 
+from tests import builders
+from tests.builders import container
+
 ADMIN = {"username": "kuota-admin", "groups": ["system:masters", "system:authenticated"]}
 SCHEDULER = {
     "username": "system:serviceaccount:kueue-system:kuota-scheduler",
@@ -34,48 +37,14 @@ def job(
     **metadata: Any,
 ) -> dict[str, Any]:
     """A batch/v1 Job as the API server sends it (defaults filled in)."""
-    body: dict[str, Any] = {
-        "kind": "Job",
-        "apiVersion": "batch/v1",
-        "metadata": {"name": name, "namespace": namespace, "creationTimestamp": None, **metadata},
-        "spec": {
-            "parallelism": 1,
-            "completions": 1,
-            "backoffLimit": 6,
-            "completionMode": "NonIndexed",
-            "manualSelector": False,
-            "podReplacementPolicy": "TerminatingOrFailed",
-            "template": {
-                "metadata": {"creationTimestamp": None},
-                "spec": {
-                    "containers": [
-                        {
-                            "name": "main",
-                            "image": "busybox",
-                            "args": ["sleep", "1"],
-                            "resources": {"requests": {"cpu": "1"}},
-                            "terminationMessagePath": "/dev/termination-log",
-                            "terminationMessagePolicy": "File",
-                            "imagePullPolicy": "Always",
-                        }
-                    ],
-                    "restartPolicy": "Never",
-                    "terminationGracePeriodSeconds": 30,
-                    "dnsPolicy": "ClusterFirst",
-                    "securityContext": {},
-                    "schedulerName": "default-scheduler",
-                },
-            },
-        },
-        "status": {},
-    }
+    main = {**container("main", requests={"cpu": "1"}), "args": ["sleep", "1"]}
+    built = builders.job(name, namespace).containers(main).suspend(suspend).server_defaults()
+    built.metadata.update(metadata)
     if labels:
-        body["metadata"]["labels"] = dict(labels)
+        built.labels(labels)
     if annotations:
-        body["metadata"]["annotations"] = dict(annotations)
-    if suspend is not None:
-        body["spec"]["suspend"] = suspend
-    return body
+        built.annotations(annotations)
+    return built.build()
 
 
 def admission_review(

@@ -1,4 +1,5 @@
-"""Two-phase admission seen from the Workload's status and the Job (scheduling.md 6.2-6.4, 9.2)."""
+"""Two-phase admission (scheduler.status.check_status) seen from the Workload's status and the
+Job (scheduling.md 6.2-6.4, 9.2)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from scheduler.status.check_status import (
 )
 from scheduler.status.conditions import timestamp
 from scheduler.status.workload_status import evicted_status, released_status
-from tests.jobs.test_controller import FLAVORS, NOW, job, workload_for
+from tests.jobs.sample import FLAVORS, NOW, train, workload_for
 
 
 def reserve(workload: dict[str, Any], *checks: str) -> dict[str, Any]:
@@ -49,7 +50,7 @@ def set_state(workload: dict[str, Any], name: str, state: str, **extra: Any) -> 
 
 
 def test_reservation_lists_pending_checks_and_admitted_waits() -> None:
-    workload = reserve(workload_for(job()), "prov", "acc")
+    workload = reserve(workload_for(train().build()), "prov", "acc")
     assert [(c["name"], c["state"]) for c in workload["status"]["admissionChecks"]] == [
         ("acc", "Pending"),
         ("prov", "Pending"),
@@ -61,12 +62,14 @@ def test_reservation_lists_pending_checks_and_admitted_waits() -> None:
         "UnsatisfiedAdmissionChecks",
         "The workload has not all checks ready",
     )
-    assert next_action(job(), workload, flavors=FLAVORS) is None, "the Job waits suspended"
+    assert next_action(train().build(), workload, flavors=FLAVORS) is None, (
+        "the Job waits suspended"
+    )
     assert next_check_step(workload) is None
 
 
 def test_every_check_ready_admits_and_the_job_starts_with_the_pod_set_updates() -> None:
-    workload = reserve(workload_for(job()), "acc")
+    workload = reserve(workload_for(train().build()), "acc")
     update = {
         "name": "main",
         "labels": {"checked": "yes"},
@@ -77,11 +80,13 @@ def test_every_check_ready_admits_and_the_job_starts_with_the_pod_set_updates() 
     workload = set_state(workload, "acc", "Ready", podSetUpdates=[update])
     step = next_check_step(workload)
     assert step is not None and step.kind == "admit"
-    assert next_action(job(), workload, flavors=FLAVORS) is None, "not before Admitted=True"
+    assert next_action(train().build(), workload, flavors=FLAVORS) is None, (
+        "not before Admitted=True"
+    )
     workload = {**workload, "status": checks_admitted_status(workload, NOW)}
     assert condition(workload, "Admitted")["status"] == "True"
     assert next_check_step(workload) is None
-    action = next_action(job(), workload, flavors=FLAVORS)
+    action = next_action(train().build(), workload, flavors=FLAVORS)
     assert isinstance(action, StartJob)
     template = action.job["spec"]["template"]
     assert template["spec"]["nodeSelector"] == {
@@ -95,7 +100,7 @@ def test_every_check_ready_admits_and_the_job_starts_with_the_pod_set_updates() 
 
 
 def test_retry_evicts_resets_checks_and_sets_the_backoff() -> None:
-    workload = reserve(workload_for(job()), "acc")
+    workload = reserve(workload_for(train().build()), "acc")
     workload = set_state(workload, "acc", "Retry", message="later", requeueAfterSeconds=120)
     step = next_check_step(workload)
     assert step is not None and step.kind == "retry"
@@ -114,7 +119,7 @@ def test_retry_evicts_resets_checks_and_sets_the_backoff() -> None:
 
 
 def test_rejected_deactivates_with_kueues_reason() -> None:
-    workload = reserve(workload_for(job()), "acc")
+    workload = reserve(workload_for(train().build()), "acc")
     workload = set_state(workload, "acc", "Rejected", message="no way")
     step = next_check_step(workload)
     assert step is not None and step.kind == "reject"
@@ -122,7 +127,7 @@ def test_rejected_deactivates_with_kueues_reason() -> None:
     step = next_check_step(workload)
     assert step is not None and step.kind == "deactivate", "the target is written once"
     workload = {**workload, "spec": {**workload["spec"], "active": False}}
-    assert isinstance(next_action(job(), workload, flavors=FLAVORS), DeactivateWorkload)
+    assert isinstance(next_action(train().build(), workload, flavors=FLAVORS), DeactivateWorkload)
     assert deactivation(workload) == (
         "DeactivatedDueToAdmissionCheck",
         'The workload is deactivated due to AdmissionCheck in Rejected state: "acc" (no way)',
@@ -152,7 +157,7 @@ def test_a_provisioning_request_check_is_marked_inactive_once_and_others_are_lef
 def test_a_check_removed_from_the_queue_no_longer_holds_a_reserved_workload() -> None:
     from scheduler.status.check_status import synced_status
 
-    workload = reserve(workload_for(job()), "acc", "gone")
+    workload = reserve(workload_for(train().build()), "acc", "gone")
     workload = set_state(workload, "acc", "Ready")
     assert next_check_step(workload, ("acc", "gone")) is None, "still waiting for gone"
     step = next_check_step(workload, ("acc",))
@@ -160,14 +165,14 @@ def test_a_check_removed_from_the_queue_no_longer_holds_a_reserved_workload() ->
     workload = {**workload, "status": synced_status(workload, step.checks, NOW)}
     assert [c["name"] for c in workload["status"]["admissionChecks"]] == ["acc"]
     assert condition(workload, "Admitted")["status"] == "True"
-    assert isinstance(next_action(job(), workload, flavors=FLAVORS), StartJob)
+    assert isinstance(next_action(train().build(), workload, flavors=FLAVORS), StartJob)
 
 
 def test_requeued_says_backoff_finished_only_once_the_backoff_is_over() -> None:
     from scheduler.core.decisions import Pending
     from scheduler.status.workload_status import pending_status
 
-    workload = reserve(workload_for(job()), "acc")
+    workload = reserve(workload_for(train().build()), "acc")
     workload = set_state(workload, "acc", "Retry", requeueAfterSeconds=60)
     evicted = evicted_status(workload, Evict("ml/x", None, "AdmissionCheck", "m"), NOW)
     assert evicted is not None

@@ -1,0 +1,79 @@
+"""One set of fluent builders for the test suites: raw API objects as the API server
+returns them, and (``models``) the engine's typed models made from them.
+
+One module per family of kinds:
+
+- ``kueue``: ResourceFlavor, ClusterQueue (``flavor_quotas``, ``resource_group``),
+  Cohort, LocalQueue, WorkloadPriorityClass, AdmissionCheck, MultiKueueConfig,
+  MultiKueueCluster, Topology;
+- ``workload``: Workload (``pod_set``, ``assignment``);
+- ``core``: Namespace, PriorityClass, Pod (``pod_group``), Secret;
+- ``jobs``: batch Job, JobSet, Deployment, StatefulSet;
+- ``config``: Configuration;
+- ``pods``: containers and pod templates, shared by the kinds above;
+- ``base``: the envelope every builder shares, ``T0``/``at``/``stamp``, ``condition``.
+
+Extend a builder rather than copying a dict into a test.
+"""
+
+from tests.builders.base import T0, Built, ObjectBuilder, at, condition, raw, stamp
+from tests.builders.config import configuration
+from tests.builders.core import namespace, pod, pod_group, priority_class, secret
+from tests.builders.jobs import deployment, job, jobset, stateful_set
+from tests.builders.kueue import (
+    KUEUE,
+    admission_check,
+    cluster_queue,
+    cohort,
+    flavor_quotas,
+    local_queue,
+    multikueue_cluster,
+    multikueue_config,
+    resource_flavor,
+    resource_group,
+    topology,
+    workload_priority_class,
+)
+from tests.builders.models import engine_with, model
+from tests.builders.pods import container, required_affinity, toleration
+from tests.builders.workload import assignment, pod_set, workload
+
+__all__ = [
+    "KUEUE",
+    "T0",
+    "Built",
+    "ObjectBuilder",
+    "admission_check",
+    "assignment",
+    "at",
+    "cluster_queue",
+    "cohort",
+    "condition",
+    "configuration",
+    "container",
+    "deployment",
+    "engine_with",
+    "flavor_quotas",
+    "job",
+    "jobset",
+    "local_queue",
+    "model",
+    "multikueue_cluster",
+    "multikueue_config",
+    "namespace",
+    "pod",
+    "pod_group",
+    "pod_set",
+    "priority_class",
+    "raw",
+    "required_affinity",
+    "resource_flavor",
+    "resource_group",
+    "secret",
+    "stamp",
+    "stateful_set",
+    "toleration",
+    "topology",
+    "workload",
+    "workload_priority_class",
+]
