@@ -38,9 +38,9 @@ def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "validate",
         help="check manifests with the admission webhook's rules, offline",
-        description="Check kueue.x-k8s.io manifests (every served version), batch/v1 Jobs and "
-        "the Configuration file exactly as kuota's admission webhook would on create. "
-        "Exit 0: all valid; 1: some invalid; 2: unreadable input.",
+        description="Check kueue.x-k8s.io manifests (every version, v1alpha1 to v1beta2), "
+        "batch/v1 Jobs and the Configuration file exactly as kuota's admission webhook would "
+        "on create. Exit 0: all valid; 1: some invalid; 2: unreadable input.",
     )
     parser.add_argument(
         "files", nargs="+", metavar="FILE", help="YAML file(s); - reads standard input"
