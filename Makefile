@@ -54,8 +54,12 @@ demo-multikueue: tools
 down-multikueue: venv
 	$(PY) -m e2e.demo_multikueue down
 
+# KUOTA_LEGACY_VERSIONS (e.g. `v1alpha1,v1alpha2,v1beta1`, or empty for none) sets which
+# versions kuota's CRDs serve besides v1beta2 (the chart's crds.servedLegacyVersions);
+# unset, the chart's default: v1beta1 (api.md 1.2).
+DEMO_VERSIONS = $(if $(filter undefined,$(origin KUOTA_LEGACY_VERSIONS)),,--served-legacy-versions '$(KUOTA_LEGACY_VERSIONS)')
 demo: tools
-	$(PY) -m e2e.cluster up --kuota
+	$(PY) -m e2e.cluster up --kuota $(DEMO_VERSIONS)
 	@echo
 	@echo "Nodes of the local cluster (kwok fakes: labels and taints as a small cloud would have):"
 	@$(PY) -m e2e.cluster env > $(VENV)/cluster.env && . ./$(VENV)/cluster.env && \
@@ -132,7 +136,8 @@ bench: venv
 # run of the baseline config on 2 cores; the large-scale config takes far longer.
 # KUOTA_LEGACY_VERSIONS (e.g. `v1alpha1`, or empty for none) sets which versions kuota's
 # CRDs serve besides v1beta2 (the chart's crds.servedLegacyVersions); unset, the chart's
-# default. Each served legacy version costs one conversion call per write (RESULTS.md).
+# default, v1beta1. Each served legacy version costs one conversion call per write
+# (RESULTS.md).
 BENCH_RUNS ?= 1
 BENCH_JSON ?= build/bench-kueue.json
 BENCH_VERSIONS = $(if $(filter undefined,$(origin KUOTA_LEGACY_VERSIONS)),,--kuota-legacy-versions '$(KUOTA_LEGACY_VERSIONS)')

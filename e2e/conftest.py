@@ -1,7 +1,8 @@
 """pytest wiring for the end-to-end suites: the cluster fixture, kuota
 installed on it (``kuota``: the same installation as ``python -m e2e.cluster
-up --kuota``), the real JobSet controller (``jobset``: as ``up --jobset``,
-started only when a test asks for it), a client and a namespace per test, and
+up --kuota``; ``legacy_versions_served`` adds the alpha versions for one
+module), the real JobSet controller (``jobset``: as ``up --jobset``, started
+only when a test asks for it), a client and a namespace per test, and
 component log tails on every failure."""
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ from pathlib import Path
 import pytest
 from kubernetes_asyncio import client, config
 
+from scheduler.api.crds import LEGACY_VERSIONS, SERVED_LEGACY_VERSIONS
+
 from .cluster.jobset import JobSetController, install_jobset
 from .cluster.pki import ClusterPki
 from .cluster.tools import ToolPaths
 from .fixtures import ClusterHandle, SessionCluster
-from .kuota_install import KuotaWebhook, install_kuota, uninstall_kuota
+from .kuota_install import KuotaWebhook, install_kuota, serve_legacy_versions, uninstall_kuota
 from .kuota_scheduler import SchedulerFleet, SchedulerReplica, start_schedulers
 
 _SESSION = SessionCluster()
@@ -47,6 +50,18 @@ def kuota(cluster: ClusterHandle) -> Iterator[KuotaWebhook]:
     webhook = install_kuota(kubectl_binary, cluster.kubeconfig, workdir)
     yield webhook
     uninstall_kuota(kubectl_binary, cluster.kubeconfig, webhook)
+
+
+@pytest.fixture(scope="module")
+def legacy_versions_served(cluster: ClusterHandle, kuota: KuotaWebhook) -> Iterator[None]:
+    """``v1alpha1`` and ``v1alpha2`` served too, for the tests of one module (the chart's
+    ``crds.servedLegacyVersions: [v1alpha1, v1alpha2, v1beta1]``); by default kuota's
+    CRDs serve ``v1beta2`` and ``v1beta1`` only (api.md 1.2), restored afterwards.
+    """
+    kubectl_binary = ToolPaths.resolve(build_if_missing=False).binary("kubectl")
+    serve_legacy_versions(kubectl_binary, cluster.kubeconfig, kuota, LEGACY_VERSIONS)
+    yield
+    serve_legacy_versions(kubectl_binary, cluster.kubeconfig, kuota, SERVED_LEGACY_VERSIONS)
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,10 @@
   certificates, the CRDs with their conversion webhook, both webhook
   configurations registered by URL (never through a Service: the API server
   must not dial a cluster IP here);
+* :func:`serve_legacy_versions`: the served versions changed afterwards, as
+  with the chart's ``crds.servedLegacyVersions`` (by default ``v1beta2`` and
+  ``v1beta1`` are served, api.md 1.2; tests about the alpha versions ask for
+  them: the ``legacy_versions_served`` fixture);
 * :func:`install_rbac` and :func:`service_account_kubeconfig`: kuota's
   processes run with exactly the permissions the Helm chart grants.  The
   chart's RBAC templates are rendered by ``helm template --show-only`` (release
@@ -49,7 +53,7 @@ from e2e.cluster.processes import ProcessRecord, clean_env, is_alive, log_tail, 
 from e2e.cluster.tools import ToolPaths
 from scheduler.api.crds import (
     CONVERSION_PATH,
-    LEGACY_VERSIONS,
+    SERVED_LEGACY_VERSIONS,
     load_crds,
     serving_legacy_versions,
     with_conversion_webhook,
@@ -437,12 +441,15 @@ def _free_port() -> int:
 
 
 def kuota_manifests(
-    base_url: str, ca_bundle: str, *, legacy_versions: Collection[str] = LEGACY_VERSIONS
+    base_url: str,
+    ca_bundle: str,
+    *,
+    legacy_versions: Collection[str] = SERVED_LEGACY_VERSIONS,
 ) -> list[dict[str, Any]]:
     """The CRDs (converted by the webhook) and both webhook configurations, all by URL.
 
     ``legacy_versions``: the versions served besides v1beta2 (the chart's
-    ``crds.servedLegacyVersions``), by default all.
+    ``crds.servedLegacyVersions``), by default the chart's: ``v1beta1``.
     """
     client_config = {"url": base_url, "caBundle": ca_bundle}
     crds = [
@@ -467,7 +474,7 @@ def install_kuota(
     *,
     die_with_parent: bool = True,
     webhook_args: tuple[str, ...] = (),
-    legacy_versions: Collection[str] = LEGACY_VERSIONS,
+    legacy_versions: Collection[str] = SERVED_LEGACY_VERSIONS,
 ) -> KuotaWebhook:
     """What a user's installation amounts to: RBAC, CRDs, the webhook running, registrations.
 
@@ -520,6 +527,85 @@ def install_kuota(
         webhook.stop()
         raise
     return webhook
+
+
+def serve_legacy_versions(
+    kubectl_binary: Path,
+    kubeconfig: Path,
+    webhook: KuotaWebhook,
+    legacy_versions: Collection[str],
+    *,
+    timeout: float = 60,
+) -> None:
+    """Serve ``legacy_versions`` besides v1beta2 from now on (what changing the chart's
+    ``crds.servedLegacyVersions`` and upgrading does): the CRDs applied again, then a wait
+    until the API server's discovery shows exactly those versions.
+
+    Stored objects are untouched (their storage version stays v1beta2).
+    """
+    crds = [
+        item
+        for item in kuota_manifests(
+            webhook.base_url, webhook.ca_bundle, legacy_versions=legacy_versions
+        )
+        if item["kind"] == "CustomResourceDefinition"
+    ]
+    kubectl(
+        kubectl_binary,
+        kubeconfig,
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        "--field-manager=kuota-e2e",
+        "-f",
+        "-",
+        stdin=yaml.safe_dump_all(crds),
+    )
+    wait_until_served(kubectl_binary, kubeconfig, crds, timeout=timeout)
+
+
+def served_resources(kubectl_binary: Path, kubeconfig: Path, group_version: str) -> set[str]:
+    """The resources the API server's discovery lists for ``group/version`` (none: empty)."""
+    done = subprocess.run(
+        [str(kubectl_binary), "--kubeconfig", str(kubeconfig)]
+        + ["get", "--raw", f"/apis/{group_version}"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    if done.returncode != 0:
+        return set()
+    return {
+        resource["name"]
+        for resource in json.loads(done.stdout).get("resources", [])
+        if "/" not in resource["name"]
+    }
+
+
+def wait_until_served(
+    kubectl_binary: Path, kubeconfig: Path, crds: list[dict[str, Any]], *, timeout: float = 60
+) -> None:
+    """Until discovery lists each CRD's plural under exactly its served versions."""
+    expected: dict[str, set[str]] = {}
+    for crd in crds:
+        plural = crd["spec"]["names"]["plural"]
+        for version in crd["spec"]["versions"]:
+            group_version = f"{crd['spec']['group']}/{version['name']}"
+            wanted = expected.setdefault(group_version, set())
+            if version["served"]:
+                wanted.add(plural)
+    ours = {crd["spec"]["names"]["plural"] for crd in crds}
+    deadline = time.monotonic() + timeout
+    while True:
+        listed = {
+            group_version: served_resources(kubectl_binary, kubeconfig, group_version) & ours
+            for group_version in expected
+        }
+        if listed == expected:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"discovery lists {listed}, expected {expected}")
+        time.sleep(0.5)
 
 
 _PROBE_JOB = {

@@ -13,6 +13,10 @@ scheduler acts on:
 * a ``nodeSelector`` next to new v1alpha2 ``metadata.labels``;
 * a stashed preemption next to a late-v1alpha2 ``spec.preemption``;
 * the v1beta1 list form of admission checks next to a new strategy.
+
+The v1alpha2 tests serve v1alpha2 first (``legacy_versions_served``: the
+chart's ``crds.servedLegacyVersions`` with the alpha versions); v1beta1 is
+served by default.
 """
 
 from __future__ import annotations
@@ -84,6 +88,7 @@ def name(cluster: ClusterHandle, kuota: KuotaWebhook) -> Iterator[str]:
             kubectl(cluster, "delete", resource, chosen, "--wait=false")
 
 
+@pytest.mark.usefixtures("legacy_versions_served")
 def test_v1alpha2_flavor_reapplied_after_v1beta2_takes_the_new_node_labels(
     cluster: ClusterHandle, name: str
 ) -> None:
@@ -127,6 +132,7 @@ def _cluster_queue_groups() -> list[dict[str, Any]]:
     ]
 
 
+@pytest.mark.usefixtures("legacy_versions_served")
 def test_v1alpha2_cluster_queue_reapplied_after_v1beta2_takes_the_new_preemption(
     cluster: ClusterHandle, name: str
 ) -> None:

@@ -11,7 +11,10 @@ up --kuota``).  What a user would check:
 * ``kubectl apply`` of an invalid ClusterQueue fails with the message
   ``kuota validate`` prints, naming the field;
 * every seed example applies in its own API version and reads back both as
-  ``v1beta2`` and as the version it was written in;
+  ``v1beta2`` and as the version it was written in (the ``v1alpha1`` and
+  ``v1alpha2`` ones with those versions served, as
+  ``crds.servedLegacyVersions: [v1alpha1, v1alpha2, v1beta1]`` does: by
+  default a cluster serves only ``v1beta2`` and ``v1beta1``);
 * with the webhook process killed, queued Jobs are refused while unqueued
   Jobs still run.
 """
@@ -51,6 +54,7 @@ NAMESPACED = {
     crd["spec"]["names"]["kind"] for crd in load_crds() if crd["spec"]["scope"] == "Namespaced"
 }
 VERSIONS = ("v1alpha1", "v1alpha2", "v1beta2")
+SERVED_WHEN_ASKED = {f"{GROUP}/v1alpha1", f"{GROUP}/v1alpha2"}
 SEEDS = [doc for doc in documents() if doc.api_version in {f"{GROUP}/{v}" for v in VERSIONS}]
 VALID_SEEDS = [doc for doc in SEEDS if review(doc.raw, default_namespace="default").valid]
 INVALID_SEEDS = [doc for doc in SEEDS if not review(doc.raw, default_namespace="default").valid]
@@ -253,12 +257,23 @@ def _get(cluster: ClusterHandle, body: dict[str, Any], version: str) -> dict[str
     return json.loads(got.stdout)
 
 
+def _serve_its_version(seed: Any, request: pytest.FixtureRequest) -> None:
+    """An alpha seed needs its version served (the chart's crds.servedLegacyVersions)."""
+    if seed.api_version in SERVED_WHEN_ASKED:
+        request.getfixturevalue("legacy_versions_served")
+
+
 @pytest.mark.parametrize(
     "seed", VALID_SEEDS, ids=lambda s: f"{s.api_version.split('/')[1]}:{s.kind}:{s.line}"
 )
 def test_seed_applies_in_its_own_version_and_reads_back_in_both(
-    seed: Any, cluster: ClusterHandle, kuota: KuotaWebhook, namespace: str
+    seed: Any,
+    cluster: ClusterHandle,
+    kuota: KuotaWebhook,
+    namespace: str,
+    request: pytest.FixtureRequest,
 ) -> None:
+    _serve_its_version(seed, request)
     body = _named(seed.raw, namespace)
     applied = run_kubectl(cluster, "apply", "-f", "-", stdin=json.dumps(body))
     assert applied.returncode == 0, applied.stderr
@@ -290,8 +305,13 @@ def _reads_back(seed: Any, cluster: ClusterHandle, body: dict[str, Any]) -> None
     "seed", INVALID_SEEDS, ids=lambda s: f"{s.api_version.split('/')[1]}:{s.kind}:{s.line}"
 )
 def test_an_invalid_seed_is_refused_with_the_message_of_kuota_validate(
-    seed: Any, cluster: ClusterHandle, kuota: KuotaWebhook, namespace: str
+    seed: Any,
+    cluster: ClusterHandle,
+    kuota: KuotaWebhook,
+    namespace: str,
+    request: pytest.FixtureRequest,
 ) -> None:
+    _serve_its_version(seed, request)
     body = _named(seed.raw, namespace)
     applied = run_kubectl(cluster, "apply", "-f", "-", stdin=json.dumps(body))
     assert applied.returncode != 0

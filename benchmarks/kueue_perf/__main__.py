@@ -64,7 +64,7 @@ from e2e.cluster.processes import ProcessRecord, clean_env, log_tail, spawn, sto
 from e2e.cluster.tools import ToolPaths
 from e2e.kuota_install import install_kuota, kubectl
 from e2e.kuota_scheduler import start_schedulers
-from scheduler.api.crds import LEGACY_VERSIONS
+from scheduler.api.crds import SERVED_LEGACY_VERSIONS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TIMEOUTS = {"baseline": 15 * 60, "large-scale": 40 * 60}
@@ -260,7 +260,7 @@ def run_side(
     out_root: Path,
     timeout: int,
     profile: bool = False,
-    legacy_versions: Collection[str] = LEGACY_VERSIONS,
+    legacy_versions: Collection[str] = SERVED_LEGACY_VERSIONS,
 ) -> RunResult:
     out = out_root / f"{index:02d}-{side}"
     shutil.rmtree(out, ignore_errors=True)
@@ -403,9 +403,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument(
         "--kuota-legacy-versions",
-        default=",".join(LEGACY_VERSIONS),
+        default=",".join(SERVED_LEGACY_VERSIONS),
         help="versions kuota's CRDs serve besides v1beta2 (the chart's "
-        "crds.servedLegacyVersions), comma-separated; '' for none",
+        "crds.servedLegacyVersions), comma-separated; '' for none (default: the chart's, "
+        f"{','.join(SERVED_LEGACY_VERSIONS)})",
     )
     parser.add_argument(
         "--out", type=Path, default=REPO_ROOT / "build" / "bench-kueue", help="artifacts"

@@ -6,7 +6,10 @@ says what runs; ``env`` prints the line that points kubectl at it.
 
 ``up --kuota`` also installs kuota the way a user would have it: the CRDs,
 ``kuota-webhook`` running detached on 127.0.0.1 with generated certificates,
-and the webhook and CRD-conversion configurations registered by URL.
+and the webhook and CRD-conversion configurations registered by URL.  Its
+CRDs serve ``v1beta2`` and ``v1beta1``, the chart's default (api.md 1.2);
+``--served-legacy-versions v1alpha1,v1alpha2,v1beta1`` serves the alpha
+versions too, as the chart's ``crds.servedLegacyVersions`` does.
 ``down`` stops the control plane first and the webhook last, so the API
 server is never left calling a webhook that is gone.
 
@@ -135,6 +138,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"JobSet is installed: webhooks {controller.base_url} (log {controller.record.log})")
     if args.kuota:
         from e2e.kuota_install import install_kuota
+        from scheduler.api.crds import SERVED_LEGACY_VERSIONS
 
         try:
             webhook = install_kuota(
@@ -143,6 +147,11 @@ def cmd_up(args: argparse.Namespace) -> int:
                 workdir,
                 die_with_parent=False,
                 webhook_args=("--multikueue-managed-by",) if args.multikueue else (),
+                legacy_versions=(
+                    SERVED_LEGACY_VERSIONS
+                    if args.served_legacy_versions is None
+                    else args.served_legacy_versions
+                ),
             )
         except (RuntimeError, OSError) as failure:
             print(f"error: installing kuota failed: {failure}", file=sys.stderr)
@@ -241,6 +250,18 @@ def cmd_env(args: argparse.Namespace) -> int:
     return 0
 
 
+def _versions(text: str) -> tuple[str, ...]:
+    from scheduler.api.crds import LEGACY_VERSIONS
+
+    chosen = tuple(item.strip() for item in text.split(",") if item.strip())
+    unknown = sorted(set(chosen) - set(LEGACY_VERSIONS))
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown versions {', '.join(unknown)}: choose among {', '.join(LEGACY_VERSIONS)}"
+        )
+    return chosen
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m e2e.cluster",
@@ -281,6 +302,15 @@ def main(argv: list[str] | None = None) -> int:
         type=int,
         default=1,
         help="with --kuota: scheduler replicas (leader election through a Lease; default 1)",
+    )
+    up.add_argument(
+        "--served-legacy-versions",
+        type=_versions,
+        default=None,
+        metavar="V1,V2",
+        help="with --kuota: the kueue.x-k8s.io versions served besides v1beta2 (the chart's "
+        "crds.servedLegacyVersions), comma-separated, '' for none; default: the chart's, "
+        "v1beta1 (add v1alpha1,v1alpha2 to apply legacy manifests unconverted)",
     )
     up.add_argument(
         "--real-node",

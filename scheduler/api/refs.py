@@ -56,6 +56,8 @@ LEGACY_VERSIONS: Final = ("v1alpha1", "v1alpha2")
 """The early versions (``quota.min/max``) judged by the legacy rules first."""
 V1BETA2: Final = f"{KUEUE_GROUP}/{HUB_VERSION}"
 CONFIG_V1BETA2: Final = f"{CONFIG_GROUP}/v1beta2"
+CONFIG_V1BETA1: Final = f"{CONFIG_GROUP}/v1beta1"
+"""The Configuration's previous version, read only by ``kuota convert`` (api.md 12.9)."""
 LEGACY_API_VERSIONS: Final = tuple(f"{KUEUE_GROUP}/{version}" for version in LEGACY_VERSIONS)
 
 # --- labels and annotations ----------------------------------------------------

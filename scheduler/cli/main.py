@@ -2,9 +2,10 @@
 
 ``validate`` and ``simulate`` run the same pure code as the live system
 (validation, the scheduling engine) without a cluster; their contract is in
-``shared/spec/cli-contract.md``.  ``status``, ``explain`` and ``list`` read a
-live cluster through the user's kubeconfig (read-only) and show it through
-that same engine.
+``shared/spec/cli-contract.md``.  ``convert`` rewrites manifests of any Kueue
+version as ``v1beta2`` with the webhook's conversion, also offline.
+``status``, ``explain`` and ``list`` read a live cluster through the user's
+kubeconfig (read-only) and show it through that same engine.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import argparse
 import sys
 from typing import TextIO
 
-from scheduler.cli import explain, listing, simulate, status, validate
+from scheduler.cli import convert, explain, listing, simulate, status, validate
 from scheduler.version import kuota_version
 
 
@@ -26,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     validate.add_parser(commands)
     simulate.add_parser(commands)
+    convert.add_parser(commands)
     status.add_parser(commands)
     explain.add_parser(commands)
     listing.add_parser(commands)

@@ -21,7 +21,12 @@ import pytest
 import yaml
 
 from scheduler.api.config import parse_configuration
-from scheduler.api.crds import load_crds
+from scheduler.api.crds import (
+    LEGACY_VERSIONS,
+    SERVED_LEGACY_VERSIONS,
+    load_crds,
+    serving_legacy_versions,
+)
 from webhook.configurations import mutating_configuration, validating_configuration
 
 from .helm import CHART, NAMESPACE, by_kind, one, render, render_text, run_helm
@@ -175,7 +180,10 @@ def test_the_crds_are_scheduler_api_crds_converted_by_the_webhook_service(
     rendered = {
         crd["metadata"]["name"]: crd for crd in by_kind(default, "CustomResourceDefinition")
     }
-    source = {crd["metadata"]["name"]: crd for crd in load_crds()}
+    source = {
+        crd["metadata"]["name"]: serving_legacy_versions(crd, SERVED_LEGACY_VERSIONS)
+        for crd in load_crds()
+    }
     assert rendered.keys() == source.keys()
     for name, crd in rendered.items():
         expected = {
@@ -201,17 +209,35 @@ def test_the_crds_are_scheduler_api_crds_converted_by_the_webhook_service(
         assert crd["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"}
 
 
-def test_an_admin_can_serve_fewer_legacy_versions() -> None:
-    def served(objects: list[dict[str, Any]]) -> dict[str, list[str]]:
-        return {
-            crd["metadata"]["name"]: [v["name"] for v in crd["spec"]["versions"] if v["served"]]
-            for crd in by_kind(objects, "CustomResourceDefinition")
-        }
+def _served(objects: list[dict[str, Any]]) -> dict[str, list[str]]:
+    return {
+        crd["metadata"]["name"]: [v["name"] for v in crd["spec"]["versions"] if v["served"]]
+        for crd in by_kind(objects, "CustomResourceDefinition")
+    }
 
-    only_beta = served(render({"crds": {"servedLegacyVersions": ["v1beta1"]}}))
+
+def test_by_default_the_crds_serve_what_kueue_v0_19_serves(default: list[dict[str, Any]]) -> None:
+    """api.md 1.2: v1beta2 (storage) and v1beta1; the alpha versions only when asked."""
+    served = _served(default)
+    assert len(served) == 10
+    assert set(map(tuple, served.values())) == {("v1beta1", "v1beta2")}
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    assert tuple(values["crds"]["servedLegacyVersions"]) == SERVED_LEGACY_VERSIONS == ("v1beta1",)
+
+
+def test_an_admin_can_serve_the_alpha_versions_too() -> None:
+    every = _served(render({"crds": {"servedLegacyVersions": list(LEGACY_VERSIONS)}}))
+    assert every["clusterqueues.kueue.x-k8s.io"] == ["v1alpha1", "v1alpha2", "v1beta1", "v1beta2"]
+    assert every["workloads.kueue.x-k8s.io"] == ["v1alpha1", "v1alpha2", "v1beta1", "v1beta2"]
+    # Kinds that never had an alpha version serve only their beta ones.
+    assert every["cohorts.kueue.x-k8s.io"] == ["v1beta1", "v1beta2"]
+
+
+def test_an_admin_can_serve_fewer_legacy_versions() -> None:
+    only_beta = _served(render({"crds": {"servedLegacyVersions": ["v1beta1"]}}))
     assert only_beta["workloads.kueue.x-k8s.io"] == ["v1beta1", "v1beta2"]
     assert only_beta["cohorts.kueue.x-k8s.io"] == ["v1beta1", "v1beta2"]
-    none = served(render({"crds": {"servedLegacyVersions": []}}))
+    none = _served(render({"crds": {"servedLegacyVersions": []}}))
     assert set(map(tuple, none.values())) == {("v1beta2",)}
     failed = render_text({"crds": {"servedLegacyVersions": ["v2"]}}, check=False)
     assert failed.returncode != 0 and "servedLegacyVersions" in failed.stderr

@@ -199,3 +199,69 @@ def test_installed_console_script_runs(tmp_path: Path) -> None:
         [str(script), "validate", str(path)], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 1 and "nominalQuota" in done.stdout
+
+
+LEGACY_FLAVOR = """\
+apiVersion: kueue.x-k8s.io/v1alpha1
+kind: ResourceFlavor
+metadata: {name: spot}
+labels: {instance-type: spot}
+"""
+BETA1_FLAVOR = """\
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: beta}
+spec: {nodeLabels: {instance-type: beta}}
+"""
+
+
+def test_an_alpha_manifest_is_valid_and_the_note_says_how_to_apply_it(tmp_path: Path) -> None:
+    """api.md 1.2: v1alpha1/v1alpha2 are read offline but served only when asked."""
+    path = tmp_path / "flavors.yaml"
+    path.write_text(LEGACY_FLAVOR + "---\n" + LEGACY_FLAVOR.replace("spot", "spot-2") + "---\n")
+    path.write_text(path.read_text() + BETA1_FLAVOR + "---\n" + FLAVOR_OK)
+    code, out, err = run("validate", str(path))
+    assert (code, out) == (0, "")
+    notes = [line for line in err.splitlines() if "kuota convert" in line]
+    assert notes == [
+        f"note: {path}: 2 object(s) in kueue.x-k8s.io/v1alpha1, a version served in a cluster "
+        "only when asked (kuota's CRDs serve v1beta2 and v1beta1 by default, as Kueue v0.19): "
+        f"apply the output of `kuota convert {path}`, or serve v1alpha1 with the chart value "
+        "crds.servedLegacyVersions"
+    ]
+    assert err.splitlines()[-1] == "4 object(s) checked, 0 invalid"
+
+
+def test_the_note_does_not_change_an_invalid_alpha_manifests_lines_and_exit_code() -> None:
+    broken = LEGACY_FLAVOR.replace("instance-type: spot", "instance-type: -bad-")
+    code, out, err = run("validate", "-", stdin=broken)
+    assert code == 1
+    (line,) = out.splitlines()  # the note goes to stderr, never among the contract's lines
+    assert line.startswith(
+        'ResourceFlavor/spot: labels[instance-type]: invalid label value "-bad-"'
+    )
+    assert "`kuota convert -`" in err and "serve v1alpha1" in err
+
+
+def test_json_reports_the_note_in_the_alpha_objects_warnings_only() -> None:
+    code, out, err = run(
+        "validate",
+        "--json",
+        "-",
+        stdin=LEGACY_FLAVOR.replace("v1alpha1", "v1alpha2") + "---\n" + BETA1_FLAVOR,
+    )
+    assert code == 0
+    legacy, beta = json.loads(out)["objects"]
+    assert legacy["warnings"] == [
+        "kueue.x-k8s.io/v1alpha2 is served in a cluster only when asked (kuota's CRDs serve "
+        "v1beta2 and v1beta1 by default, as Kueue v0.19): apply the output of `kuota convert -`, "
+        "or serve v1alpha2 with the chart value crds.servedLegacyVersions"
+    ]
+    assert beta == {
+        "kind": "ResourceFlavor",
+        "name": "beta",
+        "namespace": None,
+        "valid": True,
+        "errors": [],
+    }
+    assert "kuota convert" not in err, "--json carries the note; stderr does not repeat it"

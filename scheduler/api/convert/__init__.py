@@ -4,7 +4,8 @@ kuota reads ``v1alpha1``, ``v1alpha2``, ``v1beta1`` and ``v1beta2`` manifests
 and stores ``v1beta2`` (api.md 1.2).  Every conversion goes through the hub:
 ``convert(obj, "v1alpha1")`` on a v1beta1 object is ``from_hub(to_hub(obj),
 "v1alpha1")``.  The functions work on raw JSON-like dicts and never mutate
-their input.
+their input.  The ``config.kueue.x-k8s.io`` Configuration file has its own,
+one-way step, ``v1beta1`` → ``v1beta2`` (:func:`configuration_to_v1beta2`).
 
 Guarantees (api.md 14.5):
 
@@ -47,6 +48,11 @@ from scheduler.api.convert._common import (
     version_of,
 )
 from scheduler.api.convert.clusterqueue import cluster_queue_down, cluster_queue_up
+from scheduler.api.convert.configuration import (
+    CONFIG_V1BETA1,
+    CONFIG_V1BETA2,
+    configuration_up,
+)
 from scheduler.api.convert.localqueue import local_queue_down, local_queue_up
 from scheduler.api.convert.resourceflavor import resource_flavor_down, resource_flavor_up
 from scheduler.api.convert.v1beta1 import v1beta1_down, v1beta1_report_path, v1beta1_up
@@ -60,9 +66,11 @@ __all__ = [
     "ConversionError",
     "ConversionResult",
     "store",
+    "configuration_to_v1beta2",
     "convert",
     "convert_with_warnings",
     "from_hub",
+    "legacy_form_warning",
     "to_hub",
     "v1beta1_report_path",
 ]
@@ -129,6 +137,26 @@ def convert_with_warnings(
     return ConversionResult(_from_hub(hub, target, warnings), warnings)
 
 
+def configuration_to_v1beta2(obj: Mapping[str, Any]) -> ConversionResult:
+    """A ``config.kueue.x-k8s.io`` Configuration file, ``v1beta1`` or ``v1beta2``, as
+    ``v1beta2`` (api.md 12.9; :mod:`scheduler.api.convert.configuration`): pure.
+
+    No API server converts a Configuration (it is a file, not an API object),
+    so this is the one place its versions meet.
+    """
+    api_version = obj.get("apiVersion")
+    if api_version == CONFIG_V1BETA2:
+        return ConversionResult(deep(dict(obj)))
+    if api_version != CONFIG_V1BETA1:
+        raise ConversionError(
+            "apiVersion",
+            f"unsupported version {api_version!r}: a Configuration is {CONFIG_V1BETA1} or "
+            f"{CONFIG_V1BETA2}",
+        )
+    warnings: Warnings = []
+    return ConversionResult(configuration_up(obj, warnings), warnings)
+
+
 def _check(obj: Mapping[str, Any]) -> None:
     errors = validate_legacy(obj)
     if errors:
@@ -153,10 +181,16 @@ def _to_hub(obj: Mapping[str, Any], warnings: Warnings, *, check: bool) -> Obj:
             "ResourceFlavor, LocalQueue and Workload",
         )
     result = converter(obj, version, warnings)
-    warnings.insert(
-        0, f"{GROUP}/{version} {kind} is a legacy form; it was converted to {HUB_VERSION}"
-    )
+    warnings.insert(0, legacy_form_warning(version, kind))
     return result
+
+
+def legacy_form_warning(version: str, kind: str) -> str:
+    """The first warning of every legacy object's conversion to the hub: pure.
+
+    ``kuota convert`` leaves it out: there, converting is what was asked for.
+    """
+    return f"{GROUP}/{version} {kind} is a legacy form; it was converted to {HUB_VERSION}"
 
 
 def _from_hub(obj: Mapping[str, Any], version: Version, warnings: Warnings) -> Obj:

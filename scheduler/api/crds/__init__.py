@@ -42,7 +42,12 @@ def load_crds() -> list[dict[str, Any]]:
 
 
 LEGACY_VERSIONS: tuple[str, ...] = ("v1alpha1", "v1alpha2", "v1beta1")
-"""The versions served besides the storage version ``v1beta2`` (api.md 1.2), by default all."""
+"""The versions a cluster can serve besides the storage version ``v1beta2`` (api.md 1.2)."""
+
+SERVED_LEGACY_VERSIONS: tuple[str, ...] = ("v1beta1",)
+"""The ones served unless the installer asks for more (api.md 1.2): with ``v1beta2``, the
+versions Kueue v0.19 serves.  The chart's default ``crds.servedLegacyVersions``; the alpha
+versions are still read offline (``kuota validate``, ``simulate``, ``convert``)."""
 
 
 def serving_legacy_versions(crd: dict[str, Any], legacy: Collection[str]) -> dict[str, Any]:
