@@ -48,7 +48,14 @@ from typing import Any, Final
 from scheduler.api import objects
 from scheduler.api.objects import queue_name
 from scheduler.api.refs import MULTIKUEUE_CONTROLLER, V1BETA2
-from scheduler.jobs import Integration, SuspendOnCreate, for_object
+from scheduler.jobs import (
+    Integration,
+    MultiKueueAdapter,
+    SuspendOnCreate,
+    capability,
+    for_object,
+    integration_for,
+)
 from scheduler.jobs.managed_namespaces import is_managed_namespace
 from webhook.lookup import ClusterLookup, LookupFailed
 from webhook.review import AdmissionRequest, ResponseBody, allow, deny_internal, json_patch
@@ -189,16 +196,20 @@ async def multikueue_managed_by(
     settings: WebhookSettings,
     lookup: ClusterLookup,
 ) -> tuple[str | None, tuple[str, ...]]:
-    """Kueue's ``ApplyDefaultForManagedBy``: a batch Job queued where MultiKueue dispatches.
+    """Kueue's ``ApplyDefaultForManagedBy``: a job queued where MultiKueue dispatches.
 
-    Only on a manager (``--multikueue-managed-by``), only for a ``batch/v1``
-    Job that has no ``managedBy`` yet: its LocalQueue, that queue's
+    Only on a manager (``--multikueue-managed-by``), only for a kind
+    MultiKueue copies to workers (:class:`~scheduler.jobs.MultiKueueAdapter`:
+    a ``batch/v1`` Job) with no ``managedBy`` yet: its LocalQueue, that queue's
     ClusterQueue and the AdmissionChecks it lists are read; when one has
     controller ``kueue.x-k8s.io/multikueue`` the Job gets ``managedBy`` so the
     manager's Job controller never makes its pods.  A failed lookup leaves the
     Job as it is, with a warning.
     """
-    if not settings.multikueue_managed_by or job.get("kind") != "Job":
+    if not settings.multikueue_managed_by:
+        return None, ()
+    kind = integration_for(job)
+    if kind is None or capability(kind, MultiKueueAdapter) is None:
         return None, ()
     if objects.spec(job).get("managedBy"):
         return None, ()
