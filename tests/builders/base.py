@@ -76,6 +76,13 @@ class Built:
     def build(self) -> dict[str, Any]:
         return copy.deepcopy(self.raw)
 
+    def copy(self) -> Self:
+        """Another builder of the same object, to change without changing this one (a
+        module-level object that several cases start from)."""
+        other = copy.copy(self)
+        other.raw = copy.deepcopy(self.raw)
+        return other
+
     def set(self, **fields: Any) -> Self:
         """Top-level fields, verbatim (``value=`` of a priority class, ``data=`` of a Secret)."""
         self.raw.update(copy.deepcopy(fields))

@@ -24,20 +24,28 @@ JOB_UID = "kueue.x-k8s.io/job-uid"
 
 
 class pod_set(Built, PodTemplate):  # noqa: N801 - reads like a manifest
-    """One pod set: ``pod_set("workers", 4).requests(cpu="1")``.
+    """One pod set: ``pod_set("workers", 4, cpu="1")`` (or ``.requests(cpu="1")``).
 
     ``name=None`` or ``count=None`` leaves the field out (as a user may write it; the
     API server defaults ``main`` and 1).  The template has one container ``c`` (image
-    ``busybox``) with the requests given.
+    ``busybox``) with the requests given (a mapping for names like ``nvidia.com/gpu``).
     """
 
-    def __init__(self, name: str | None = "main", count: Any = 1) -> None:
+    def __init__(
+        self,
+        name: str | None = "main",
+        count: Any = 1,
+        requests: Mapping[str, Any] | None = None,
+        **by_name: Any,
+    ) -> None:
         self.raw = {}
         if name is not None:
             self.raw["name"] = name
         if count is not None:
             self.raw["count"] = count
-        self.raw["template"] = {"spec": {"containers": [container(requests={})]}}
+        self.raw["template"] = {
+            "spec": {"containers": [container(requests={**(requests or {}), **by_name})]}
+        }
 
     def _template(self) -> dict[str, Any]:
         return self.raw.setdefault("template", {})  # type: ignore[no-any-return]
@@ -86,6 +94,11 @@ class workload(KueueObject):  # noqa: N801
         self.created(0).uid(f"uid-{name}")
         self.raw["spec"] = {"podSets": []}
 
+    def as_written(self) -> Self:
+        """The Workload as a user writes it, before the API server stores it: no uid, no
+        creationTimestamp."""
+        return self.uid(None).created(None)
+
     # -- spec ----------------------------------------------------------------------
 
     def queue(self, name: str) -> Self:
@@ -124,7 +137,7 @@ class workload(KueueObject):  # noqa: N801
         **by_name: Any,
     ) -> Self:
         """Add a pod set; its one container requests ``requests`` and ``by_name``."""
-        return self.pod_sets(pod_set(name, count).requests(requests, **by_name), add=True)
+        return self.pod_sets(pod_set(name, count, requests, **by_name), add=True)
 
     def pod_sets(self, *items: Any, add: bool = False) -> Self:
         """Set (or, ``add=True``, add) pod sets made with :class:`pod_set` (or raw)."""
