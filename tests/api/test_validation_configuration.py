@@ -6,42 +6,49 @@ import pytest
 
 from scheduler.api.validation import validate_configuration
 from scheduler.api.validation.configuration import parse_duration
-from tests.api import validation_builders as b
-from tests.api.validation_builders import bad, good
+from tests.api.cases import Bad, Good, bad, check_bad, check_good, good
+from tests.builders import configuration
 
-cfg = b.configuration
+cfg = configuration
 WAIT = {"timeout": "5m"}
 
 FAILING = [
-    bad("CFG-1", cfg(integrations={"frameworks": []}), "integrations.frameworks", "required"),
+    bad(
+        "CFG-1",
+        configuration().set(integrations={"frameworks": []}),
+        "integrations.frameworks",
+        "required",
+    ),
     bad(
         "CFG-2",
-        cfg(integrations={"frameworks": ["batch/cronjob"]}),
+        configuration().set(integrations={"frameworks": ["batch/cronjob"]}),
         "integrations.frameworks[0]",
         'unsupported value "batch/cronjob"',
         "batch/job",
     ),
     bad(
         "CFG-3",
-        cfg(integrations={"frameworks": ["batch/job", "batch/job"]}),
+        configuration().set(integrations={"frameworks": ["batch/job", "batch/job"]}),
         "integrations.frameworks[1]",
         'duplicate framework "batch/job"',
     ),
     bad(
         "CFG-4",
-        cfg(integrations={"externalFrameworks": ["myjob"]}),
+        configuration().set(integrations={"externalFrameworks": ["myjob"]}),
         "integrations.externalFrameworks[0]",
         "must be written Kind.version.group",
     ),
     bad(
         "CFG-4",
-        cfg(integrations={"externalFrameworks": ["MyJob.v1.example.com", "MyJob.v1.example.com"]}),
+        configuration().set(
+            integrations={"externalFrameworks": ["MyJob.v1.example.com", "MyJob.v1.example.com"]}
+        ),
         "integrations.externalFrameworks[1]",
         'duplicate framework "MyJob.v1.example.com"',
     ),
     bad(
         "CFG-5",
-        cfg(
+        configuration().set(
             managedJobsNamespaceSelector={"matchExpressions": [{"key": "team", "operator": "Has"}]}
         ),
         "managedJobsNamespaceSelector.matchExpressions[0].operator",
@@ -49,13 +56,13 @@ FAILING = [
     ),
     bad(
         "CFG-6",
-        cfg(managedJobsNamespaceSelector={}),
+        configuration().set(managedJobsNamespaceSelector={}),
         "managedJobsNamespaceSelector",
         'must not select the "kube-system" namespace',
     ),
     bad(
         "CFG-6",
-        cfg(
+        configuration().set(
             namespace="kuota",
             managedJobsNamespaceSelector={
                 "matchExpressions": [
@@ -70,40 +77,49 @@ FAILING = [
         "managedJobsNamespaceSelector",
         'must not select the "kuota" namespace',
     ),
-    bad("CFG-7", cfg(waitForPodsReady={"timeout": "0s"}), "waitForPodsReady.timeout", "required"),
+    bad(
+        "CFG-7",
+        configuration().set(waitForPodsReady={"timeout": "0s"}),
+        "waitForPodsReady.timeout",
+        "required",
+    ),
     bad(
         "CFG-8",
-        cfg(waitForPodsReady={"timeout": "-5m"}),
+        configuration().set(waitForPodsReady={"timeout": "-5m"}),
         "waitForPodsReady.timeout",
         "greater than or equal to 0, got -5m",
     ),
     bad(
         "CFG-8",
-        cfg(waitForPodsReady={**WAIT, "requeuingStrategy": {"backoffLimitCount": -1}}),
+        configuration().set(
+            waitForPodsReady={**WAIT, "requeuingStrategy": {"backoffLimitCount": -1}}
+        ),
         "waitForPodsReady.requeuingStrategy.backoffLimitCount",
         "got -1",
     ),
     bad(
         "CFG-8",
-        cfg(waitForPodsReady={"timeout": "soon"}),
+        configuration().set(waitForPodsReady={"timeout": "soon"}),
         "waitForPodsReady.timeout",
         '"soon" is not a valid duration',
     ),
     bad(
         "CFG-9",
-        cfg(waitForPodsReady={**WAIT, "requeuingStrategy": {"timestamp": "Admission"}}),
+        configuration().set(
+            waitForPodsReady={**WAIT, "requeuingStrategy": {"timestamp": "Admission"}}
+        ),
         "waitForPodsReady.requeuingStrategy.timestamp",
         'unsupported value "Admission": use one of Eviction, Creation',
     ),
     bad(
         "CFG-10",
-        cfg(fairSharing={}),
+        configuration().set(fairSharing={}),
         "fairSharing.preemptionStrategies",
         "required: use [LessThanOrEqualToFinalShare]",
     ),
     bad(
         "CFG-11",
-        cfg(
+        configuration().set(
             fairSharing={
                 "preemptionStrategies": ["LessThanInitialShare", "LessThanOrEqualToFinalShare"]
             }
@@ -114,43 +130,43 @@ FAILING = [
     ),
     bad(
         "CFG-12",
-        cfg(admissionFairSharing={"usageHalfLifeTime": "-1h"}),
+        configuration().set(admissionFairSharing={"usageHalfLifeTime": "-1h"}),
         "admissionFairSharing.usageHalfLifeTime",
         "got -1h",
     ),
     bad(
         "CFG-12",
-        cfg(admissionFairSharing={"usageSamplingInterval": "0s"}),
+        configuration().set(admissionFairSharing={"usageSamplingInterval": "0s"}),
         "admissionFairSharing.usageSamplingInterval",
         "must be greater than 0",
     ),
     bad(
         "CFG-12",
-        cfg(admissionFairSharing={"resourceWeights": {"cpu": -0.5}}),
+        configuration().set(admissionFairSharing={"resourceWeights": {"cpu": -0.5}}),
         "admissionFairSharing.resourceWeights[cpu]",
         "got -0.5",
     ),
     bad(
         "CFG-13",
-        cfg(resources={"transformations": [{"input": "cpu", "strategy": "Drop"}]}),
+        configuration().set(resources={"transformations": [{"input": "cpu", "strategy": "Drop"}]}),
         "resources.transformations[0].strategy",
         'unsupported value "Drop": use one of Retain, Replace',
     ),
     bad(
         "CFG-14",
-        cfg(resources={"transformations": [{"input": "cpu"}, {"input": "cpu"}]}),
+        configuration().set(resources={"transformations": [{"input": "cpu"}, {"input": "cpu"}]}),
         "resources.transformations[1].input",
         'duplicate transformation input "cpu"',
     ),
     bad(
         "CFG-15",
-        cfg(resources={"quotaCheckStrategy": "Ignore"}),
+        configuration().set(resources={"quotaCheckStrategy": "Ignore"}),
         "resources.quotaCheckStrategy",
         'unsupported value "Ignore"',
     ),
     bad(
         "CFG-15",
-        cfg(
+        configuration().set(
             resources={
                 "quotaCheckStrategy": "IgnoreUndeclared",
                 "excludeResourcePrefixes": ["example.com/"],
@@ -161,26 +177,31 @@ FAILING = [
     ),
     bad(
         "CFG-16",
-        cfg(objectRetentionPolicies={"workloads": {"afterFinished": "-1s"}}),
+        configuration().set(objectRetentionPolicies={"workloads": {"afterFinished": "-1s"}}),
         "objectRetentionPolicies.workloads.afterFinished",
         "got -1s",
     ),
-    bad("CFG-16", cfg(multiKueue={"gcInterval": "-1m"}), "multiKueue.gcInterval", "got -1m"),
+    bad(
+        "CFG-16",
+        configuration().set(multiKueue={"gcInterval": "-1m"}),
+        "multiKueue.gcInterval",
+        "got -1m",
+    ),
     bad(
         "CFG-17",
-        cfg(multiKueue={"origin": "not valid"}),
+        configuration().set(multiKueue={"origin": "not valid"}),
         "multiKueue.origin",
         '"not valid" is not a valid label value',
     ),
     bad(
         "CFG-17",
-        cfg(multiKueue={"incrementalDispatcherConfig": {"stepSize": 2}}),
+        configuration().set(multiKueue={"incrementalDispatcherConfig": {"stepSize": 2}}),
         "multiKueue.incrementalDispatcherConfig",
         "only valid with the incremental dispatcher",
     ),
     bad(
         "CFG-17",
-        cfg(
+        configuration().set(
             multiKueue={
                 "dispatcherName": "kueue.x-k8s.io/multikueue-dispatcher-incremental",
                 "incrementalDispatcherConfig": {"stepSize": 0},
@@ -191,58 +212,65 @@ FAILING = [
     ),
     bad(
         "CFG-18",
-        cfg(internalCertManagement={"webhookServiceName": "1-service"}),
+        configuration().set(internalCertManagement={"webhookServiceName": "1-service"}),
         "internalCertManagement.webhookServiceName",
         '"1-service" is not a valid service name',
     ),
     bad(
         "CFG-18",
-        cfg(internalCertManagement={"webhookSecretName": "Secret_1"}),
+        configuration().set(internalCertManagement={"webhookSecretName": "Secret_1"}),
         "internalCertManagement.webhookSecretName",
         '"Secret_1"',
     ),
     bad(
         "CFG-19",
-        cfg(featureGates={"TimeTravel": True}),
+        configuration().set(featureGates={"TimeTravel": True}),
         "featureGates",
         'unknown feature gate "TimeTravel"',
     ),
     bad(
         "CFG-19",
-        cfg(featureGates={"PartialAdmission": False}),
+        configuration().set(featureGates={"PartialAdmission": False}),
         "featureGates",
         "either on the command line or in the file, not both",
         command_line_gates=True,
     ),
     bad(
         "CFG-20",
-        cfg(queueVisibility={"updateIntervalSeconds": 5}),
+        configuration().set(queueVisibility={"updateIntervalSeconds": 5}),
         "queueVisibility",
         'unknown field "queueVisibility"',
     ),
     bad(
         "CFG-20",
-        cfg(waitForPodsReady={"timeout": "5m", "blockAdmision": True}),
+        configuration().set(waitForPodsReady={"timeout": "5m", "blockAdmision": True}),
         "waitForPodsReady.blockAdmision",
         'unknown field "blockAdmision"',
     ),
 ]
 
 PASSING = [
-    good("CFG-1", cfg(), note="defaults"),
+    good("CFG-1", configuration(), note="defaults"),
     good(
         "CFG-2",
-        cfg(
+        configuration().set(
             integrations={
                 "frameworks": ["batch/job", "jobset.x-k8s.io/jobset", "kubeflow.org/mpijob"]
             }
         ),
     ),
-    good("CFG-4", cfg(integrations={"externalFrameworks": ["MyJob.v1.example.com"]})),
-    good("CFG-5", cfg(managedJobsNamespaceSelector={"matchLabels": {"kueue-managed": "true"}})),
+    good(
+        "CFG-4", configuration().set(integrations={"externalFrameworks": ["MyJob.v1.example.com"]})
+    ),
+    good(
+        "CFG-5",
+        configuration().set(
+            managedJobsNamespaceSelector={"matchLabels": {"kueue-managed": "true"}}
+        ),
+    ),
     good(
         "CFG-6",
-        cfg(
+        configuration().set(
             managedJobsNamespaceSelector={
                 "matchExpressions": [
                     {
@@ -256,12 +284,12 @@ PASSING = [
     ),
     good(
         "CFG-7",
-        cfg(waitForPodsReady={"enable": False, "timeout": "0s"}),
+        configuration().set(waitForPodsReady={"enable": False, "timeout": "0s"}),
         note="v1beta1 enable false",
     ),
     good(
         "CFG-8",
-        cfg(
+        configuration().set(
             waitForPodsReady={
                 "timeout": "1h30m",
                 "recoveryTimeout": "0s",
@@ -271,17 +299,20 @@ PASSING = [
     ),
     good(
         "CFG-10",
-        cfg(
+        configuration().set(
             fairSharing={
                 "preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
             }
         ),
     ),
-    good("CFG-10", cfg(fairSharing={"enable": True}), note="v1beta1 enable true"),
-    good("CFG-11", cfg(fairSharing={"preemptionStrategies": ["LessThanInitialShare"]})),
+    good("CFG-10", configuration().set(fairSharing={"enable": True}), note="v1beta1 enable true"),
+    good(
+        "CFG-11",
+        configuration().set(fairSharing={"preemptionStrategies": ["LessThanInitialShare"]}),
+    ),
     good(
         "CFG-12",
-        cfg(
+        configuration().set(
             admissionFairSharing={
                 "usageHalfLifeTime": "0s",
                 "usageSamplingInterval": "5m",
@@ -291,7 +322,7 @@ PASSING = [
     ),
     good(
         "CFG-13",
-        cfg(
+        configuration().set(
             resources={
                 "transformations": [
                     {"input": "cpu", "strategy": "Retain", "outputs": {"cpu_credits": "1"}},
@@ -302,7 +333,7 @@ PASSING = [
     ),
     good(
         "CFG-15",
-        cfg(
+        configuration().set(
             resources={
                 "quotaCheckStrategy": "BlockUndeclared",
                 "excludeResourcePrefixes": ["example.com/"],
@@ -311,24 +342,34 @@ PASSING = [
     ),
     good(
         "CFG-16",
-        cfg(
+        configuration().set(
             objectRetentionPolicies={"workloads": {"afterFinished": "0s"}},
             multiKueue={"gcInterval": "1m", "origin": "multikueue"},
         ),
     ),
-    good("CFG-18", cfg(internalCertManagement={"enable": False, "webhookServiceName": "1-bad"})),
-    good("CFG-19", cfg(featureGates={"PartialAdmission": False, "TopologyAwareScheduling": True})),
+    good(
+        "CFG-18",
+        configuration().set(
+            internalCertManagement={"enable": False, "webhookServiceName": "1-bad"}
+        ),
+    ),
+    good(
+        "CFG-19",
+        configuration().set(
+            featureGates={"PartialAdmission": False, "TopologyAwareScheduling": True}
+        ),
+    ),
 ]
 
 
 @pytest.mark.parametrize("case", FAILING, ids=lambda case: case.id)
-def test_failing_case(case: b.Bad) -> None:
-    b.check_bad(validate_configuration, case)
+def test_failing_case(case: Bad) -> None:
+    check_bad(validate_configuration, case)
 
 
 @pytest.mark.parametrize("case", PASSING, ids=lambda case: case.id)
-def test_passing_case(case: b.Good) -> None:
-    b.check_good(validate_configuration, case)
+def test_passing_case(case: Good) -> None:
+    check_good(validate_configuration, case)
 
 
 @pytest.mark.parametrize(

@@ -32,10 +32,25 @@ from tests.api import test_validation_configuration as cfg_tests
 from tests.api import test_validation_queues as queue_tests
 from tests.api import test_validation_small_kinds as small_tests
 from tests.api import test_validation_workload as wl_tests
-from tests.api import validation_builders as b
 from tests.api.seed_examples import documents
-from tests.api.validation_builders import quota as q
+from tests.builders import (
+    KUEUE,
+    admission_check,
+    cluster_queue,
+    cohort,
+    condition,
+    configuration,
+    flavor_quotas,
+    local_queue,
+    multikueue_cluster,
+    pod_set,
+    resource_flavor,
+    resource_group,
+    workload_priority_class,
+)
 from tests.jobs import test_validation_job as job_tests
+
+WHEN = "2025-01-01T00:00:00Z"  # every condition's time
 
 SPEC_FILE = Path(__file__).resolve().parents[1] / "reference" / "validation.md"
 CQ = validate_cluster_queue
@@ -43,23 +58,19 @@ R0 = "spec.resourceGroups[0].flavors[0].resources[0]"
 MORE = "…"  # the spec abbreviates a message's generic tail; compare up to here
 
 
-def cq_with(*entries: dict, **spec: Any) -> dict:
-    return b.simple_cluster_queue(*entries, **spec)
-
-
-def flavor_group(*names: str) -> list[dict]:
-    return [b.group(["cpu"], *(b.flavor(name, cpu="1") for name in names))]
-
-
-RESERVED_3 = b.reserved(b.workload(pod_sets=[b.pod_set(count=3)]))
-RESERVED_A = b.reserved(b.workload(queueName="a"))
+RESERVED_3 = (
+    wl_tests.wl()
+    .pod_sets(pod_set(None, 3, cpu="1"))
+    .reserve_quota("cq", flavor="alpha", at=WHEN, message="")
+)
+RESERVED_A = wl_tests.wl().queue("a").reserve_quota("cq", flavor="alpha", at=WHEN, message="")
 
 # (number, validator, new, old, options, path, message (full, or prefix ending in …), rule)
 INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, str]] = [
     (
         1,
         CQ,
-        b.cluster_queue(groups=[b.group(["cpu"])]),
+        cluster_queue().resource_group(covered=["cpu"]).build(),
         None,
         {},
         "spec.resourceGroups[0].flavors",
@@ -69,12 +80,13 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         2,
         CQ,
-        b.cluster_queue(
-            cohort="team-ab",
-            groups=[
-                b.group(["cpu", "memory"], b.flavor("default-flavor", q("cpu", 9, borrowing=1)))
-            ],
-        ),
+        cluster_queue()
+        .cohort("team-ab")
+        .resource_group(
+            flavor_quotas("default-flavor").resource("cpu", 9, borrowing_limit=1),
+            covered=["cpu", "memory"],
+        )
+        .build(),
         None,
         {},
         "spec.resourceGroups[0].flavors[0].resources",
@@ -85,15 +97,11 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         3,
         CQ,
-        b.cluster_queue(
-            groups=[
-                b.group(
-                    ["cpu", "memory"],
-                    b.flavor("alpha", cpu="1", memory="1"),
-                    b.flavor("beta", memory="1", cpu="1"),
-                )
-            ]
-        ),
+        cluster_queue()
+        .resource_group(
+            flavor_quotas("alpha", cpu="1", memory="1"), flavor_quotas("beta", memory="1", cpu="1")
+        )
+        .build(),
         None,
         {},
         "spec.resourceGroups[0].flavors[1].resources[0].name",
@@ -104,12 +112,10 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         4,
         CQ,
-        b.cluster_queue(
-            groups=[
-                b.group(["cpu"], b.flavor("spot", cpu="1")),
-                b.group(["gpu"], b.flavor("spot", gpu="1")),
-            ]
-        ),
+        cluster_queue()
+        .resource_group(flavor_quotas("spot", cpu="1"))
+        .resource_group(flavor_quotas("spot", gpu="1"))
+        .build(),
         None,
         {},
         "spec.resourceGroups[1].flavors[0].name",
@@ -120,12 +126,10 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         5,
         CQ,
-        b.cluster_queue(
-            groups=[
-                b.group(["cpu", "memory"], b.flavor("a", cpu="1", memory="1")),
-                b.group(["memory"], b.flavor("b", memory="1")),
-            ]
-        ),
+        cluster_queue()
+        .resource_group(flavor_quotas("a", cpu="1", memory="1"))
+        .resource_group(flavor_quotas("b", memory="1"))
+        .build(),
         None,
         {},
         "spec.resourceGroups[1].coveredResources[0]",
@@ -136,7 +140,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         6,
         CQ,
-        cq_with(q("cpu", -1)),
+        cluster_queue().resource_group(flavor_quotas("alpha", cpu=-1)).build(),
         None,
         {},
         f"{R0}.nominalQuota",
@@ -146,7 +150,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         7,
         CQ,
-        cq_with(q("cpu", "ten")),
+        cluster_queue().resource_group(flavor_quotas("alpha", cpu="ten")).build(),
         None,
         {},
         f"{R0}.nominalQuota",
@@ -156,7 +160,9 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         8,
         CQ,
-        cq_with(q("cpu", borrowing=0)),
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha").resource("cpu", borrowing_limit=0))
+        .build(),
         None,
         {},
         f"{R0}.borrowingLimit",
@@ -166,7 +172,9 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         9,
         CQ,
-        cq_with(q("cpu", lending=1)),
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha").resource("cpu", lending_limit=1))
+        .build(),
         None,
         {},
         f"{R0}.lendingLimit",
@@ -176,7 +184,10 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         10,
         CQ,
-        cq_with(q("cpu", 1, lending=2), cohort="c"),
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha").resource("cpu", 1, lending_limit=2))
+        .cohort("c")
+        .build(),
         None,
         {},
         f"{R0}.lendingLimit",
@@ -186,7 +197,10 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         11,
         CQ,
-        cq_with(q("cpu", borrowing=-1), cohort="c"),
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha").resource("cpu", borrowing_limit=-1))
+        .cohort("c")
+        .build(),
         None,
         {},
         f"{R0}.borrowingLimit",
@@ -196,7 +210,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         12,
         CQ,
-        b.cluster_queue(groups=flavor_group("invalid_name")),
+        cluster_queue().resource_group(flavor_quotas("invalid_name", cpu="1")).build(),
         None,
         {},
         "spec.resourceGroups[0].flavors[0].name",
@@ -207,7 +221,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         13,
         CQ,
-        b.cluster_queue(groups=[b.group(["@cpu"], b.flavor("a", q("@cpu")))]),
+        cluster_queue().resource_group(flavor_quotas("a").resource("@cpu")).build(),
         None,
         {},
         "spec.resourceGroups[0].coveredResources[0]",
@@ -217,7 +231,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         14,
         CQ,
-        cq_with(cohort="@prod"),
+        cluster_queue().resource_group(flavor_quotas("alpha", cpu="1")).cohort("@prod").build(),
         None,
         {},
         "spec.cohortName",
@@ -227,7 +241,10 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         15,
         CQ,
-        cq_with(queueingStrategy="FIFO"),
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha", cpu="1"))
+        .queueing_strategy("FIFO")
+        .build(),
         None,
         {},
         "spec.queueingStrategy",
@@ -237,12 +254,10 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         16,
         CQ,
-        cq_with(
-            preemption={
-                "reclaimWithinCohort": "Never",
-                "borrowWithinCohort": {"policy": "LowerPriority"},
-            }
-        ),
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha", cpu="1"))
+        .preemption(reclaimWithinCohort="Never", borrowWithinCohort={"policy": "LowerPriority"})
+        .build(),
         None,
         {},
         "spec.preemption",
@@ -253,7 +268,10 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         17,
         CQ,
-        cq_with(preemption={"borrowWithinCohort": {"policy": "LowerPriority"}}),
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha", cpu="1"))
+        .preemption(borrowWithinCohort={"policy": "LowerPriority"})
+        .build(),
         None,
         {},
         "spec.preemption",
@@ -264,7 +282,10 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         18,
         CQ,
-        cq_with(preemption={"withinClusterQueue": "Any"}),
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha", cpu="1"))
+        .preemption(withinClusterQueue="Any")
+        .build(),
         None,
         {},
         "spec.preemption.withinClusterQueue",
@@ -274,7 +295,10 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         19,
         CQ,
-        cq_with(flavorFungibility={"preference": "PreemptionOverBorrowing"}),
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha", cpu="1"))
+        .spec(flavorFungibility={"preference": "PreemptionOverBorrowing"})
+        .build(),
         None,
         {},
         "spec.flavorFungibility.preference",
@@ -285,7 +309,10 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         20,
         CQ,
-        cq_with(flavorFungibility={"whenCanBorrow": "Borrow"}),
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha", cpu="1"))
+        .spec(flavorFungibility={"whenCanBorrow": "Borrow"})
+        .build(),
         None,
         {},
         "spec.flavorFungibility.whenCanBorrow",
@@ -296,7 +323,10 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         21,
         CQ,
-        cq_with(stopPolicy="Drain"),
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha", cpu="1"))
+        .stop_policy("Drain")
+        .build(),
         None,
         {},
         "spec.stopPolicy",
@@ -306,7 +336,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         22,
         CQ,
-        cq_with(fairSharing={"weight": -1}),
+        cluster_queue().resource_group(flavor_quotas("alpha", cpu="1")).fair_weight(-1).build(),
         None,
         {},
         "spec.fairSharing.weight",
@@ -316,7 +346,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         23,
         CQ,
-        cq_with(fairSharing={"weight": "1n"}),
+        cluster_queue().resource_group(flavor_quotas("alpha", cpu="1")).fair_weight("1n").build(),
         None,
         {},
         "spec.fairSharing.weight",
@@ -326,7 +356,10 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         24,
         CQ,
-        cq_with(namespaceSelector={"matchLabels": {"nospecialchars^=@": "bar"}}),
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha", cpu="1"))
+        .namespace_selector({"matchLabels": {"nospecialchars^=@": "bar"}})
+        .build(),
         None,
         {},
         "spec.namespaceSelector.matchLabels",
@@ -336,7 +369,10 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         25,
         CQ,
-        cq_with(namespaceSelector={"matchExpressions": [{"key": "team", "operator": "In"}]}),
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha", cpu="1"))
+        .namespace_selector({"matchExpressions": [{"key": "team", "operator": "In"}]})
+        .build(),
         None,
         {},
         "spec.namespaceSelector.matchExpressions[0].values",
@@ -346,9 +382,14 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         26,
         CQ,
-        b.cluster_queue(
-            groups=[b.group([f"r{n}"], b.flavor(f"f{n}", q(f"r{n}"))) for n in range(17)]
-        ),
+        cluster_queue()
+        .resource_groups(
+            *[
+                resource_group(flavor_quotas(f"f{n}").resource(f"r{n}"), covered=[f"r{n}"])
+                for n in range(17)
+            ]
+        )
+        .build(),
         None,
         {},
         "spec.resourceGroups",
@@ -358,9 +399,12 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         27,
         CQ,
-        cq_with(
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha", cpu="1"))
+        .spec(
             admissionChecksStrategy={"admissionChecks": [{"name": "prov", "onFlavors": ["ghost"]}]}
-        ),
+        )
+        .build(),
         None,
         {},
         "spec.admissionChecksStrategy.admissionChecks[0].onFlavors[0]",
@@ -371,7 +415,10 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         28,
         CQ,
-        cq_with(admissionChecksStrategy={"admissionChecks": []}),
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha", cpu="1"))
+        .spec(admissionChecksStrategy={"admissionChecks": []})
+        .build(),
         None,
         {},
         "spec.admissionChecksStrategy.admissionChecks",
@@ -381,7 +428,10 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         29,
         CQ,
-        b.with_spec(cq_with(), cohort="team-ab"),
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha", cpu="1"))
+        .spec(cohort="team-ab")
+        .build(),
         None,
         {},
         "spec.cohort",
@@ -391,8 +441,11 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         30,
         CQ,
-        cq_with(concurrentAdmissionPolicy={"migration": {"mode": "TryPreferredFlavors"}}),
-        cq_with(),
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha", cpu="1"))
+        .spec(concurrentAdmissionPolicy={"migration": {"mode": "TryPreferredFlavors"}})
+        .build(),
+        cluster_queue().resource_group(flavor_quotas("alpha", cpu="1")).build(),
         {},
         "spec.concurrentAdmissionPolicy",
         "is immutable: it can only be set when the ClusterQueue is created",
@@ -401,7 +454,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         31,
         validate_resource_flavor,
-        b.resource_flavor(node_labels={f"k{n}": "v" for n in range(9)}),
+        resource_flavor("rf").node_labels({f"k{n}": "v" for n in range(9)}).build(),
         None,
         {},
         "spec.nodeLabels",
@@ -411,7 +464,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         32,
         validate_resource_flavor,
-        b.resource_flavor(node_labels={"@abc": "foo"}),
+        resource_flavor("rf").node_labels({"@abc": "foo"}).build(),
         None,
         {},
         "spec.nodeLabels[@abc]",
@@ -421,7 +474,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         33,
         validate_resource_flavor,
-        b.resource_flavor(taints=[{"key": "spot"}]),
+        resource_flavor("rf").spec(nodeTaints=[{"key": "spot"}]).build(),
         None,
         {},
         "spec.nodeTaints[0].effect",
@@ -431,7 +484,9 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         34,
         validate_resource_flavor,
-        b.resource_flavor(taints=[{"key": "spot", "effect": "NoSchedule"}] * 2),
+        resource_flavor("rf")
+        .spec(nodeTaints=[{"key": "spot", "effect": "NoSchedule"}] * 2)
+        .build(),
         None,
         {},
         "spec.nodeTaints[1]",
@@ -441,7 +496,9 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         35,
         validate_resource_flavor,
-        b.resource_flavor(tolerations=[{"key": "abc", "operator": "Exists", "value": "v"}]),
+        resource_flavor("rf")
+        .spec(tolerations=[{"key": "abc", "operator": "Exists", "value": "v"}])
+        .build(),
         None,
         {},
         "spec.tolerations[0].value",
@@ -451,7 +508,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         36,
         validate_resource_flavor,
-        b.resource_flavor(topology="default"),
+        resource_flavor("rf").topology("default").build(),
         None,
         {},
         "spec.nodeLabels",
@@ -461,8 +518,8 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         37,
         validate_resource_flavor,
-        b.resource_flavor(node_labels={"a": "b"}, topology="b"),
-        b.resource_flavor(node_labels={"a": "b"}, topology="a"),
+        resource_flavor("rf").node_labels({"a": "b"}).topology("b").build(),
+        resource_flavor("rf").node_labels({"a": "b"}).topology("a").build(),
         {},
         "spec.topologyName",
         'is immutable once set; it was "a"',
@@ -471,8 +528,8 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         38,
         validate_local_queue,
-        b.local_queue(cluster_queue="bar"),
-        b.local_queue(cluster_queue="foo"),
+        local_queue().cluster_queue("bar").build(),
+        local_queue().cluster_queue("foo").build(),
         {},
         "spec.clusterQueue",
         'is immutable; it was "foo": create a new LocalQueue to point at another ClusterQueue',
@@ -481,7 +538,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         39,
         validate_local_queue,
-        b.local_queue(cluster_queue="invalid_name"),
+        local_queue().cluster_queue("invalid_name").build(),
         None,
         {},
         "spec.clusterQueue",
@@ -491,7 +548,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         40,
         validate_cohort,
-        b.cohort(groups=[b.group(["cpu"], b.flavor("a", q("cpu", lending=1)))]),
+        cohort("co").resource_group(flavor_quotas("a").resource("cpu", lending_limit=1)).build(),
         None,
         {},
         f"{R0}.lendingLimit",
@@ -501,7 +558,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         41,
         validate_workload,
-        b.workload(pod_sets=[b.pod_set(), b.pod_set()]),
+        wl_tests.wl().pod_sets(pod_set(None, None, cpu="1"), pod_set(None, None, cpu="1")).build(),
         None,
         {},
         "spec.podSets[1].name",
@@ -512,7 +569,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         42,
         validate_workload,
-        b.workload(pod_sets=[b.pod_set(count=3, min_count=5)]),
+        wl_tests.wl().pod_sets(pod_set(None, 3, cpu="1").min_count(5)).build(),
         None,
         {},
         "spec.podSets[0].minCount",
@@ -522,7 +579,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         43,
         validate_workload,
-        b.workload(pod_sets=[b.pod_set(requests={"pods": 1})]),
+        wl_tests.wl().pod_sets(pod_set(None, None, pods=1)).build(),
         None,
         {},
         "spec.podSets[0].template.spec.containers[0].resources.requests[pods]",
@@ -532,13 +589,15 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         44,
         validate_workload,
-        b.workload(
+        wl_tests.wl()
+        .spec(
             priorityClassRef={
                 "group": "kueue.x-k8s.io",
                 "kind": "WorkloadPriorityClass",
                 "name": "high",
             }
-        ),
+        )
+        .build(),
         None,
         {},
         "spec.priority",
@@ -548,14 +607,16 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         45,
         validate_workload,
-        b.workload(
+        wl_tests.wl()
+        .priority(1)
+        .spec(
             priorityClassRef={
                 "group": "scheduling.k8s.io",
                 "kind": "WorkloadPriorityClass",
                 "name": "high",
-            },
-            priority=1,
-        ),
+            }
+        )
+        .build(),
         None,
         {},
         "spec.priorityClassRef.kind",
@@ -565,8 +626,8 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         46,
         validate_workload,
-        b.with_spec(RESERVED_A, queueName="b"),
-        RESERVED_A,
+        RESERVED_A.copy().spec(queueName="b").build(),
+        RESERVED_A.build(),
         {},
         "spec.queueName",
         'cannot change while the workload holds a quota reservation; it was "a"',
@@ -575,8 +636,8 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         47,
         validate_workload,
-        b.with_spec(RESERVED_3, podSets=[b.pod_set(count=4)]),
-        RESERVED_3,
+        RESERVED_3.copy().spec(podSets=[pod_set(None, 4, cpu="1").build()]).build(),
+        RESERVED_3.build(),
         {},
         "spec.podSets[0]",
         'pod set "main" cannot change while the workload holds a quota reservation',
@@ -585,7 +646,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         48,
         validate_workload,
-        b.with_status(b.workload(), conditions=[b.condition("QuotaReserved")]),
+        wl_tests.wl().status(conditions=[condition("QuotaReserved", at=WHEN)]).build(),
         None,
         {},
         "status.admission",
@@ -595,10 +656,15 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         49,
         validate_workload,
-        b.reserved(
-            b.workload(pod_sets=[b.pod_set(count=2)]),
-            assignments=[{"name": "main", "count": 2, "resourceUsage": {"nvidia.com/gpu": "3"}}],
-        ),
+        wl_tests.wl()
+        .pod_sets(pod_set(None, 2, cpu="1"))
+        .reserve_quota(
+            "cq",
+            {"name": "main", "count": 2, "resourceUsage": {"nvidia.com/gpu": "3"}},
+            at=WHEN,
+            message="",
+        )
+        .build(),
         None,
         {},
         "status.admission.podSetAssignments[0].resourceUsage[nvidia.com/gpu]",
@@ -608,7 +674,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         50,
         validate_workload_priority_class,
-        b.priority_class(value=None),
+        workload_priority_class("high").build(),
         None,
         {},
         "value",
@@ -618,8 +684,8 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         51,
         validate_admission_check,
-        b.admission_check(controller="example.com/other"),
-        b.admission_check(),
+        admission_check("ac", "example.com/other").build(),
+        admission_check("ac", "kueue.x-k8s.io/multikueue").build(),
         {},
         "spec.controllerName",
         'is immutable; it was "kueue.x-k8s.io/multikueue"',
@@ -628,9 +694,9 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         52,
         validate_multikueue_cluster,
-        b.multikueue_cluster(
-            source={"kubeConfig": {"location": "s"}, "clusterProfileRef": {"name": "p"}}
-        ),
+        multikueue_cluster("worker")
+        .spec(clusterSource={"kubeConfig": {"location": "s"}, "clusterProfileRef": {"name": "p"}})
+        .build(),
         None,
         {},
         "spec.clusterSource",
@@ -640,7 +706,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         53,
         validate_job,
-        b.job(queue="Team_A"),
+        job_tests.user_job().queue("Team_A").build(),
         None,
         {},
         "metadata.labels[kueue.x-k8s.io/queue-name]",
@@ -650,8 +716,8 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         54,
         validate_job,
-        b.job(queue="b", suspend=False),
-        b.job(queue="a", suspend=False),
+        job_tests.user_job().queue("b").suspend(False).build(),
+        job_tests.user_job().queue("a").suspend(False).build(),
         {},
         "metadata.labels[kueue.x-k8s.io/queue-name]",
         "cannot change while the job is running (not suspended); suspend the job first",
@@ -660,8 +726,8 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         55,
         validate_job,
-        b.job(),
-        b.job(queue="a"),
+        job_tests.user_job().build(),
+        job_tests.user_job().queue("a").build(),
         {"namespace_has_default_queue": True},
         "metadata.labels[kueue.x-k8s.io/queue-name]",
         'must not be removed in a namespace with a "default" LocalQueue',
@@ -670,8 +736,11 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         56,
         validate_job,
-        b.job(suspend=False, labels={"kueue.x-k8s.io/priority-class": "high"}),
-        b.job(suspend=False),
+        job_tests.user_job()
+        .labels({"kueue.x-k8s.io/priority-class": "high"})
+        .suspend(False)
+        .build(),
+        job_tests.user_job().suspend(False).build(),
         {},
         "metadata.labels[kueue.x-k8s.io/priority-class]",
         "a WorkloadPriorityClass cannot be added to a running (not suspended) job",
@@ -680,7 +749,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         57,
         validate_job,
-        b.job(labels={"kueue.x-k8s.io/max-exec-time-seconds": "0"}),
+        job_tests.user_job().labels({"kueue.x-k8s.io/max-exec-time-seconds": "0"}).build(),
         None,
         {},
         "metadata.labels[kueue.x-k8s.io/max-exec-time-seconds]",
@@ -690,7 +759,10 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         58,
         validate_job,
-        b.job(parallelism=4, annotations={"kueue.x-k8s.io/job-min-parallelism": "5"}),
+        job_tests.user_job()
+        .parallelism(4)
+        .annotations({"kueue.x-k8s.io/job-min-parallelism": "5"})
+        .build(),
         None,
         {},
         "metadata.annotations[kueue.x-k8s.io/job-min-parallelism]",
@@ -700,7 +772,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         65,
         validate_configuration,
-        b.configuration(fairSharing={}),
+        configuration().set(fairSharing={}).build(),
         None,
         {},
         "fairSharing.preemptionStrategies",
@@ -711,11 +783,13 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         66,
         validate_configuration,
-        b.configuration(
+        configuration()
+        .set(
             fairSharing={
                 "preemptionStrategies": ["LessThanInitialShare", "LessThanOrEqualToFinalShare"]
             }
-        ),
+        )
+        .build(),
         None,
         {},
         "fairSharing.preemptionStrategies",
@@ -725,7 +799,9 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         67,
         validate_configuration,
-        b.configuration(resources={"transformations": [{"input": "cpu"}, {"input": "cpu"}]}),
+        configuration()
+        .set(resources={"transformations": [{"input": "cpu"}, {"input": "cpu"}]})
+        .build(),
         None,
         {},
         "resources.transformations[1].input",
@@ -735,7 +811,7 @@ INVALID: list[tuple[int, Callable[..., Any], dict, dict | None, dict, str, str, 
     (
         68,
         validate_configuration,
-        b.configuration(managedJobsNamespaceSelector={}),
+        configuration().set(managedJobsNamespaceSelector={}).build(),
         None,
         {},
         "managedJobsNamespaceSelector",
@@ -771,151 +847,238 @@ def test_section_16_invalid_example(
         assert matching[0].message == message
 
 
-CQ_NOMINAL_ZERO = cq_with(q("cpu", 0), cohort="c")
-WORKLOAD_WPC = b.reserved(
-    b.workload(
+CQ_NOMINAL_ZERO = cluster_queue().resource_group(flavor_quotas("alpha", cpu=0)).cohort("c")
+WORKLOAD_WPC = (
+    wl_tests.wl()
+    .priority(1)
+    .spec(
         priorityClassRef={
             "group": "kueue.x-k8s.io",
             "kind": "WorkloadPriorityClass",
             "name": "high",
-        },
-        priority=1,
+        }
     )
+    .reserve_quota("cq", flavor="alpha", at=WHEN, message="")
 )
 
 VALID: list[tuple[str, Callable[..., Any], dict, dict | None]] = [
-    ("V1", CQ, {"apiVersion": b.KUEUE, "kind": "ClusterQueue", "metadata": {"name": "cq"}}, None),
-    ("V2", CQ, CQ_NOMINAL_ZERO, None),
+    ("V1", CQ, {"apiVersion": KUEUE, "kind": "ClusterQueue", "metadata": {"name": "cq"}}, None),
+    ("V2", CQ, CQ_NOMINAL_ZERO.build(), None),
     (
         "V3",
         CQ,
-        cq_with(q("cpu", 4, borrowing=0, lending=0), q("nvidia.com/gpu", 2, lending=2), cohort="c"),
+        cluster_queue()
+        .resource_group(
+            flavor_quotas("alpha")
+            .resource("cpu", 4, borrowing_limit=0, lending_limit=0)
+            .resource("nvidia.com/gpu", 2, lending_limit=2)
+        )
+        .cohort("c")
+        .build(),
         None,
     ),
     (
         "V4",
         validate_cohort,
-        b.cohort(parent="root", groups=[b.group(["cpu"], b.flavor("a", q("cpu", 1, lending=2)))]),
+        cohort("co")
+        .parent("root")
+        .resource_group(flavor_quotas("a").resource("cpu", 1, lending_limit=2))
+        .build(),
         None,
     ),
-    ("V5", CQ, cq_with(fairSharing={"weight": 0}), None),
-    ("V5", CQ, cq_with(fairSharing={"weight": "0.1"}), None),
-    ("V5", CQ, cq_with(fairSharing={"weight": "1m"}), None),
-    ("V5", CQ, cq_with(fairSharing={"weight": "2n"}), None),
+    (
+        "V5",
+        CQ,
+        cluster_queue().resource_group(flavor_quotas("alpha", cpu="1")).fair_weight(0).build(),
+        None,
+    ),
+    (
+        "V5",
+        CQ,
+        cluster_queue().resource_group(flavor_quotas("alpha", cpu="1")).fair_weight("0.1").build(),
+        None,
+    ),
+    (
+        "V5",
+        CQ,
+        cluster_queue().resource_group(flavor_quotas("alpha", cpu="1")).fair_weight("1m").build(),
+        None,
+    ),
+    (
+        "V5",
+        CQ,
+        cluster_queue().resource_group(flavor_quotas("alpha", cpu="1")).fair_weight("2n").build(),
+        None,
+    ),
     (
         "V6",
         CQ,
-        b.cluster_queue(
-            groups=[
-                b.group(
-                    ["pods", "cpu_credits", "example.com/gpu", "nvidia.com/gpu"],
-                    b.flavor(
-                        "a", q("pods"), q("cpu_credits"), q("example.com/gpu"), q("nvidia.com/gpu")
-                    ),
-                )
-            ]
-        ),
+        cluster_queue()
+        .resource_group(
+            flavor_quotas("a")
+            .resource("pods")
+            .resource("cpu_credits")
+            .resource("example.com/gpu")
+            .resource("nvidia.com/gpu")
+        )
+        .build(),
         None,
     ),
     (
         "V7",
         CQ,
-        cq_with(
-            preemption={
-                "reclaimWithinCohort": "Any",
-                "borrowWithinCohort": {"policy": "LowerPriority", "maxPriorityThreshold": 100},
-                "withinClusterQueue": "LowerPriority",
-            }
-        ),
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha", cpu="1"))
+        .preemption(
+            reclaimWithinCohort="Any",
+            borrowWithinCohort={"policy": "LowerPriority", "maxPriorityThreshold": 100},
+            withinClusterQueue="LowerPriority",
+        )
+        .build(),
         None,
     ),
     (
         "V7",
         CQ,
-        cq_with(
-            preemption={"reclaimWithinCohort": "Never", "borrowWithinCohort": {"policy": "Never"}}
-        ),
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha", cpu="1"))
+        .preemption(reclaimWithinCohort="Never", borrowWithinCohort={"policy": "Never"})
+        .build(),
         None,
     ),
-    ("V7", CQ, cq_with(preemption={"reclaimWithinCohort": "Never"}), None),
+    (
+        "V7",
+        CQ,
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha", cpu="1"))
+        .preemption(reclaimWithinCohort="Never")
+        .build(),
+        None,
+    ),
     (
         "V8",
         CQ,
-        cq_with(
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha", cpu="1"))
+        .spec(
             flavorFungibility={
                 "whenCanBorrow": "TryNextFlavor",
                 "whenCanPreempt": "TryNextFlavor",
                 "preference": "BorrowingOverPreemption",
             }
-        ),
+        )
+        .build(),
         None,
     ),
-    ("V9", CQ, cq_with(queueingStrategy=""), None),
+    (
+        "V9",
+        CQ,
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha", cpu="1"))
+        .queueing_strategy("")
+        .build(),
+        None,
+    ),
     (
         "V10",
         CQ,
-        b.cluster_queue(
-            groups=flavor_group("no-such-flavor"),
-            cohort="no-such-cohort",
-            admission_checks=[{"name": "no-such-check"}],
-        ),
+        cluster_queue()
+        .cohort("no-such-cohort")
+        .resource_group(flavor_quotas("no-such-flavor", cpu="1"))
+        .admission_checks("no-such-check")
+        .build(),
         None,
     ),
-    ("V10", validate_local_queue, b.local_queue(cluster_queue="no-such-queue"), None),
+    ("V10", validate_local_queue, local_queue().cluster_queue("no-such-queue").build(), None),
     (
         "V11",
         validate_resource_flavor,
-        {"apiVersion": b.KUEUE, "kind": "ResourceFlavor", "metadata": {"name": "rf"}, "spec": {}},
-        None,
-    ),
-    (
-        "V11",
-        validate_resource_flavor,
-        b.resource_flavor(
-            node_labels={f"k{n}": "v" for n in range(8)},
-            taints=[{"key": f"t{n}", "effect": "NoSchedule"} for n in range(8)],
-        ),
+        {"apiVersion": KUEUE, "kind": "ResourceFlavor", "metadata": {"name": "rf"}, "spec": {}},
         None,
     ),
     (
         "V11",
         validate_resource_flavor,
-        b.resource_flavor(
-            taints=[{"key": "spot", "effect": "NoSchedule"}, {"key": "spot", "effect": "NoExecute"}]
-        ),
+        resource_flavor("rf")
+        .node_labels({f"k{n}": "v" for n in range(8)})
+        .spec(nodeTaints=[{"key": f"t{n}", "effect": "NoSchedule"} for n in range(8)])
+        .build(),
+        None,
+    ),
+    (
+        "V11",
+        validate_resource_flavor,
+        resource_flavor("rf")
+        .spec(
+            nodeTaints=[
+                {"key": "spot", "effect": "NoSchedule"},
+                {"key": "spot", "effect": "NoExecute"},
+            ]
+        )
+        .build(),
         None,
     ),
     (
         "V12",
         validate_resource_flavor,
-        b.resource_flavor(node_labels={"a": "c"}, taints=[{"key": "x", "effect": "NoSchedule"}]),
-        b.resource_flavor(node_labels={"a": "b"}),
+        resource_flavor("rf")
+        .node_labels({"a": "c"})
+        .spec(nodeTaints=[{"key": "x", "effect": "NoSchedule"}])
+        .build(),
+        resource_flavor("rf").node_labels({"a": "b"}).build(),
     ),
-    ("V13", validate_workload, b.workload(pod_sets=[b.pod_set(count=0)]), None),
-    ("V13", validate_workload, b.workload(pod_sets=[b.pod_set()]), None),
-    ("V14", validate_workload, b.with_spec(RESERVED_3, priority=99), RESERVED_3),
+    (
+        "V13",
+        validate_workload,
+        wl_tests.wl().pod_sets(pod_set(None, 0, cpu="1")).build(),
+        None,
+    ),
+    (
+        "V13",
+        validate_workload,
+        wl_tests.wl().pod_sets(pod_set(None, None, cpu="1")).build(),
+        None,
+    ),
+    ("V14", validate_workload, RESERVED_3.copy().spec(priority=99).build(), RESERVED_3.build()),
     (
         "V14",
         validate_workload,
-        b.with_spec(
-            WORKLOAD_WPC,
+        WORKLOAD_WPC.copy()
+        .spec(
             priorityClassRef={
                 "group": "kueue.x-k8s.io",
                 "kind": "WorkloadPriorityClass",
                 "name": "low",
-            },
-        ),
-        WORKLOAD_WPC,
+            }
+        )
+        .build(),
+        WORKLOAD_WPC.build(),
     ),
-    ("V15", validate_workload, b.workload(queueName="b"), b.workload(queueName="a")),
-    ("V19", validate_job, b.job(queue="b"), b.job(queue="a")),
+    (
+        "V15",
+        validate_workload,
+        wl_tests.wl().queue("b").build(),
+        wl_tests.wl().queue("a").build(),
+    ),
     (
         "V19",
         validate_job,
-        b.job(suspend=False, labels={"kueue.x-k8s.io/priority-class": "low"}),
-        b.job(suspend=False, labels={"kueue.x-k8s.io/priority-class": "high"}),
+        job_tests.user_job().queue("b").build(),
+        job_tests.user_job().queue("a").build(),
     ),
-    ("V20", validate_job, b.job(queue="q", suspend=False), None),
+    (
+        "V19",
+        validate_job,
+        job_tests.user_job()
+        .labels({"kueue.x-k8s.io/priority-class": "low"})
+        .suspend(False)
+        .build(),
+        job_tests.user_job()
+        .labels({"kueue.x-k8s.io/priority-class": "high"})
+        .suspend(False)
+        .build(),
+    ),
+    ("V20", validate_job, job_tests.user_job().queue("q").suspend(False).build(), None),
 ]
 
 

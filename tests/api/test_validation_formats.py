@@ -14,7 +14,8 @@ from scheduler.api.validation.formats import (
     is_subdomain,
     selector_matches,
 )
-from tests.api import validation_builders as b
+from tests.api.cases import find
+from tests.builders import cluster_queue, flavor_quotas, local_queue
 
 
 @pytest.mark.parametrize("value", ["a", "default-flavor", "a.b-c.d", "x" * 253, "0abc"])
@@ -140,13 +141,16 @@ def test_selector_matching(selector: dict, labels: dict, matches: bool) -> None:
 
 
 def test_namespace_is_checked_for_namespaced_kinds() -> None:
-    b.find(
-        validate_local_queue(b.local_queue(namespace="-bad")),
+    find(
+        validate_local_queue(local_queue("lq", "-bad").cluster_queue("cq").build()),
         "metadata.namespace",
         "not a valid namespace",
         rule="META-NAMESPACE",
     )
-    assert [item.origin for item in validate_local_queue(b.local_queue(namespace="-bad"))] == ["A"]
+    assert [
+        item.origin
+        for item in validate_local_queue(local_queue("lq", "-bad").cluster_queue("cq").build())
+    ] == ["A"]
 
 
 def test_non_mapping_object() -> None:
@@ -181,7 +185,12 @@ def test_any_schema_like_violation_is_invalid(origin: str) -> None:
 
 
 def test_rendering_a_real_validation_result() -> None:
-    queue = b.simple_cluster_queue(b.quota("cpu", -1), queueingStrategy="FIFO")
+    queue = (
+        cluster_queue()
+        .resource_group(flavor_quotas("alpha", cpu=-1))
+        .queueing_strategy("FIFO")
+        .build()
+    )
     status = admission_status(validate_cluster_queue(queue))
     assert status["code"] == 422  # CQ-27 is a schema rule
     assert status["message"] == (
@@ -190,6 +199,8 @@ def test_rendering_a_real_validation_result() -> None:
         'spec.queueingStrategy: unsupported value "FIFO": use one of StrictFIFO, BestEffortFIFO'
     )
     only_webhook = admission_status(
-        validate_cluster_queue(b.simple_cluster_queue(b.quota("cpu", -1)))
+        validate_cluster_queue(
+            cluster_queue().resource_group(flavor_quotas("alpha", cpu=-1)).build()
+        )
     )
     assert only_webhook["code"] == 403

@@ -16,7 +16,25 @@ from hypothesis import strategies as st
 from scheduler.api.defaults import apply_create_defaults, apply_schema_defaults
 from scheduler.api.field import FieldError
 from scheduler.api.validation import VALIDATORS, admission_status, validate_workload_status
-from tests.api import validation_builders as b
+from tests.builders import (
+    admission_check,
+    cluster_queue,
+    cohort,
+    configuration,
+    container,
+    flavor_quotas,
+    job,
+    local_queue,
+    multikueue_cluster,
+    multikueue_config,
+    pod_set,
+    resource_flavor,
+    topology,
+    workload,
+    workload_priority_class,
+)
+
+WHEN = "2025-01-01T00:00:00Z"  # every condition's time
 
 json_scalars = st.one_of(
     st.none(),
@@ -54,28 +72,37 @@ json_values = st.recursive(
 )
 
 VALID_OBJECTS = [
-    b.cluster_queue(
-        "cq",
-        groups=[b.group(["cpu", "memory"], b.flavor("a", cpu="1", memory="1Gi"))],
-        cohort="c",
-        admission_checks=[{"name": "ac", "onFlavors": ["a"]}],
-    ),
-    b.resource_flavor(
-        "rf",
-        node_labels={"a": "b"},
-        taints=[{"key": "k", "effect": "NoSchedule"}],
-        tolerations=[{"key": "k", "operator": "Exists"}],
-    ),
-    b.local_queue("lq", cluster_queue="cq", fair_sharing={"weight": "1"}),
-    b.cohort("co", parent="p", groups=[b.group(["cpu"], b.flavor("a", cpu="1"))]),
-    b.reserved(b.workload("wl", pod_sets=[b.pod_set(count=2, requests={"cpu": "1"})])),
-    b.priority_class("high", 100),
-    b.admission_check("ac"),
-    b.multikueue_config("mk", ["w1"]),
-    b.multikueue_cluster("w1"),
-    b.topology("t", ["zone", "kubernetes.io/hostname"]),
-    b.job("j", queue="q"),
-    b.configuration(),
+    cluster_queue()
+    .cohort("c")
+    .resource_group(flavor_quotas("a", cpu="1", memory="1Gi"))
+    .admission_checks({"name": "ac", "onFlavors": ["a"]})
+    .build(),
+    resource_flavor("rf")
+    .node_labels({"a": "b"})
+    .spec(nodeTaints=[{"key": "k", "effect": "NoSchedule"}])
+    .spec(tolerations=[{"key": "k", "operator": "Exists"}])
+    .build(),
+    local_queue("lq").cluster_queue("cq").spec(fair_sharing={"weight": "1"}).build(),
+    cohort("co").parent("p").resource_group(flavor_quotas("a", cpu="1")).build(),
+    workload("wl")
+    .as_written()
+    .queue("lq")
+    .pod_sets(pod_set(None, 2, cpu="1"))
+    .reserve_quota("cq", flavor="alpha", at=WHEN, message="")
+    .build(),
+    workload_priority_class("high", 100).build(),
+    admission_check("ac", "kueue.x-k8s.io/multikueue").build(),
+    multikueue_config("mk", "w1").build(),
+    multikueue_cluster("w1").kubeconfig_secret("worker-secret", location_type=None).build(),
+    topology("t", "zone", "kubernetes.io/hostname").build(),
+    job("j")
+    .labels()
+    .parallelism(None)
+    .completions(None)
+    .containers(container())
+    .queue("q")
+    .build(),
+    configuration().build(),
 ]
 
 

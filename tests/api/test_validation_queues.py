@@ -5,9 +5,8 @@ from __future__ import annotations
 import pytest
 
 from scheduler.api.validation import validate_cohort, validate_local_queue, validate_resource_flavor
-from tests.api import validation_builders as b
-from tests.api.validation_builders import bad, good
-from tests.api.validation_builders import quota as q
+from tests.api.cases import Bad, Good, bad, check_bad, check_good, find, good
+from tests.builders import KUEUE, cohort, flavor_quotas, local_queue, resource_flavor
 
 NO_SCHEDULE = {"key": "spot", "effect": "NoSchedule"}
 R0 = "spec.resourceGroups[0].flavors[0].resources[0]"
@@ -24,80 +23,80 @@ def taints(count: int) -> list[dict]:
 RF_FAILING = [
     bad(
         "RF-1",
-        b.resource_flavor(node_labels=labels(9)),
+        resource_flavor("rf").node_labels(labels(9)),
         "spec.nodeLabels",
         "has 9 items; at most 8 are allowed",
     ),
     bad(
         "RF-2",
-        b.resource_flavor(node_labels={"@abc": "foo"}),
+        resource_flavor("rf").node_labels({"@abc": "foo"}),
         "spec.nodeLabels[@abc]",
         'invalid label key "@abc"',
     ),
     bad(
         "RF-2",
-        b.resource_flavor(node_labels={"abc": "-foo"}),
+        resource_flavor("rf").node_labels({"abc": "-foo"}),
         "spec.nodeLabels[abc]",
         'invalid label value "-foo" for key "abc"',
     ),
-    bad("RF-3", b.resource_flavor(taints=taints(9)), "spec.nodeTaints", "has 9 items"),
+    bad("RF-3", resource_flavor("rf").spec(nodeTaints=taints(9)), "spec.nodeTaints", "has 9 items"),
     bad(
         "RF-4",
-        b.resource_flavor(taints=[{"effect": "NoSchedule"}]),
+        resource_flavor("rf").spec(nodeTaints=[{"effect": "NoSchedule"}]),
         "spec.nodeTaints[0].key",
         "required: give the taint key",
     ),
     bad(
         "RF-5",
-        b.resource_flavor(taints=[{"key": "bad key", "effect": "NoSchedule"}]),
+        resource_flavor("rf").spec(nodeTaints=[{"key": "bad key", "effect": "NoSchedule"}]),
         "spec.nodeTaints[0].key",
         '"bad key" is not a valid taint key',
     ),
     bad(
         "RF-6",
-        b.resource_flavor(taints=[{"key": "spot", "value": "not ok", "effect": "NoSchedule"}]),
+        resource_flavor("rf").taint("spot", "not ok"),
         "spec.nodeTaints[0].value",
         '"not ok" is not a valid label value',
     ),
     bad(
         "RF-7",
-        b.resource_flavor(taints=[{"key": "spot"}]),
+        resource_flavor("rf").spec(nodeTaints=[{"key": "spot"}]),
         "spec.nodeTaints[0].effect",
         "required: use NoSchedule, PreferNoSchedule or NoExecute",
     ),
     bad(
         "RF-8",
-        b.resource_flavor(taints=[{"key": "spot", "effect": ""}]),
+        resource_flavor("rf").spec(nodeTaints=[{"key": "spot", "effect": ""}]),
         "spec.nodeTaints[0].effect",
         'unsupported value ""',
     ),
     bad(
         "RF-8",
-        b.resource_flavor(taints=[{"key": "spot", "effect": "Evict"}]),
+        resource_flavor("rf").spec(nodeTaints=[{"key": "spot", "effect": "Evict"}]),
         "spec.nodeTaints[0].effect",
         'unsupported value "Evict": use one of NoSchedule, PreferNoSchedule, NoExecute',
     ),
     bad(
         "RF-9",
-        b.resource_flavor(taints=[NO_SCHEDULE, NO_SCHEDULE]),
+        resource_flavor("rf").spec(nodeTaints=[NO_SCHEDULE, NO_SCHEDULE]),
         "spec.nodeTaints[1]",
         'duplicate taint "spot:NoSchedule": taints must be unique by key and effect',
     ),
     bad(
         "RF-10",
-        b.resource_flavor(tolerations=[{"operator": "Exists"}] * 9),
+        resource_flavor("rf").spec(tolerations=[{"operator": "Exists"}] * 9),
         "spec.tolerations",
         "has 9 items",
     ),
     bad(
         "RF-11",
-        b.resource_flavor(tolerations=[{"value": "x"}]),
+        resource_flavor("rf").spec(tolerations=[{"value": "x"}]),
         "spec.tolerations[0].operator",
         "must be Exists when key is empty",
     ),
     bad(
         "RF-12",
-        b.resource_flavor(
+        resource_flavor("rf").spec(
             tolerations=[
                 {"key": "a", "operator": "Exists", "effect": "NoSchedule", "tolerationSeconds": 5}
             ]
@@ -107,88 +106,102 @@ RF_FAILING = [
     ),
     bad(
         "RF-13",
-        b.resource_flavor(tolerations=[{"key": "a", "operator": "Matches"}]),
+        resource_flavor("rf").spec(tolerations=[{"key": "a", "operator": "Matches"}]),
         "spec.tolerations[0].operator",
         'unsupported value "Matches": use one of Equal, Exists',
     ),
     bad(
         "RF-14",
-        b.resource_flavor(tolerations=[{"key": "abc", "operator": "Exists", "value": "v"}]),
+        resource_flavor("rf").spec(
+            tolerations=[{"key": "abc", "operator": "Exists", "value": "v"}]
+        ),
         "spec.tolerations[0].value",
         "must be empty when operator is Exists",
     ),
     bad(
         "RF-15",
-        b.resource_flavor(tolerations=[{"key": "a", "operator": "Exists", "effect": "Sometimes"}]),
+        resource_flavor("rf").spec(
+            tolerations=[{"key": "a", "operator": "Exists", "effect": "Sometimes"}]
+        ),
         "spec.tolerations[0].effect",
         'unsupported value "Sometimes"',
     ),
     bad(
         "RF-16",
-        b.resource_flavor(tolerations=[{"key": "a b", "operator": "Exists"}]),
+        resource_flavor("rf").spec(tolerations=[{"key": "a b", "operator": "Exists"}]),
         "spec.tolerations[0].key",
         '"a b" is not a valid toleration key',
     ),
     bad(
         "RF-17",
-        b.resource_flavor(node_labels={"a": "b"}, topology="Default_Topo"),
+        resource_flavor("rf").node_labels({"a": "b"}).topology("Default_Topo"),
         "spec.topologyName",
         '"Default_Topo" is not a valid topology name',
     ),
     bad(
         "RF-18",
-        b.resource_flavor(topology="default"),
+        resource_flavor("rf").topology("default"),
         "spec.nodeLabels",
         "a flavor with a topologyName needs at least one node label",
     ),
     bad(
         "RF-19",
-        b.resource_flavor(node_labels={"a": "b"}, topology="b"),
+        resource_flavor("rf").node_labels({"a": "b"}).topology("b"),
         "spec.topologyName",
         'is immutable once set; it was "a"',
-        old=b.resource_flavor(node_labels={"a": "b"}, topology="a"),
+        old=resource_flavor("rf").node_labels({"a": "b"}).topology("a"),
     ),
     bad(
         "RF-19",
-        b.resource_flavor(node_labels={"a": "b"}),
+        resource_flavor("rf").node_labels({"a": "b"}),
         "spec.topologyName",
         "is immutable once set",
-        old=b.resource_flavor(node_labels={"a": "b"}, topology="a"),
+        old=resource_flavor("rf").node_labels({"a": "b"}).topology("a"),
     ),
 ]
 
 RF_PASSING = [
     good(
         "RF-1",
-        b.resource_flavor(node_labels=labels(8), taints=taints(8)),
+        resource_flavor("rf").node_labels(labels(8)).spec(nodeTaints=taints(8)),
         note="V11 limits inclusive",
     ),
     good(
         "RF-2",
-        b.resource_flavor(node_labels={"cloud.example.com/instance-type": "spot_v2", "empty": ""}),
+        resource_flavor("rf").node_labels(
+            {"cloud.example.com/instance-type": "spot_v2", "empty": ""}
+        ),
     ),
-    good("RF-3", b.resource_flavor(), note="V11 empty flavor"),
-    good("RF-4", b.resource_flavor(taints=[NO_SCHEDULE])),
-    good("RF-5", b.resource_flavor(taints=[{"key": "example.com/spot", "effect": "NoSchedule"}])),
+    good("RF-3", resource_flavor("rf"), note="V11 empty flavor"),
+    good("RF-4", resource_flavor("rf").spec(nodeTaints=[NO_SCHEDULE])),
     good(
-        "RF-6", b.resource_flavor(taints=[{"key": "spot", "value": "true", "effect": "NoSchedule"}])
+        "RF-5",
+        resource_flavor("rf").spec(
+            nodeTaints=[{"key": "example.com/spot", "effect": "NoSchedule"}]
+        ),
     ),
-    good("RF-7", b.resource_flavor(taints=[{"key": "spot", "effect": "PreferNoSchedule"}])),
-    good("RF-8", b.resource_flavor(taints=[{"key": "spot", "effect": "NoExecute"}])),
+    good("RF-6", resource_flavor("rf").taint("spot", "true")),
+    good(
+        "RF-7",
+        resource_flavor("rf").spec(nodeTaints=[{"key": "spot", "effect": "PreferNoSchedule"}]),
+    ),
+    good("RF-8", resource_flavor("rf").spec(nodeTaints=[{"key": "spot", "effect": "NoExecute"}])),
     good(
         "RF-9",
-        b.resource_flavor(taints=[NO_SCHEDULE, {"key": "spot", "effect": "NoExecute"}]),
+        resource_flavor("rf").spec(
+            nodeTaints=[NO_SCHEDULE, {"key": "spot", "effect": "NoExecute"}]
+        ),
         note="V11 per key+effect",
     ),
-    good("RF-10", b.resource_flavor(tolerations=[{"operator": "Exists"}] * 8)),
+    good("RF-10", resource_flavor("rf").spec(tolerations=[{"operator": "Exists"}] * 8)),
     good(
         "RF-11",
-        b.resource_flavor(tolerations=[{"operator": "Exists"}]),
+        resource_flavor("rf").spec(tolerations=[{"operator": "Exists"}]),
         note="empty key with Exists",
     ),
     good(
         "RF-12",
-        b.resource_flavor(
+        resource_flavor("rf").spec(
             tolerations=[
                 {"key": "a", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5}
             ]
@@ -196,28 +209,34 @@ RF_PASSING = [
     ),
     good(
         "RF-13",
-        b.resource_flavor(tolerations=[{"key": "a", "value": "b"}]),
+        resource_flavor("rf").spec(tolerations=[{"key": "a", "value": "b"}]),
         note="Equal by default",
     ),
-    good("RF-14", b.resource_flavor(tolerations=[{"key": "a", "operator": "Equal", "value": "v"}])),
+    good(
+        "RF-14",
+        resource_flavor("rf").spec(tolerations=[{"key": "a", "operator": "Equal", "value": "v"}]),
+    ),
     good(
         "RF-15",
-        b.resource_flavor(tolerations=[{"key": "a", "operator": "Exists", "effect": ""}]),
+        resource_flavor("rf").spec(tolerations=[{"key": "a", "operator": "Exists", "effect": ""}]),
         note="empty effect",
     ),
-    good("RF-16", b.resource_flavor(tolerations=[{"key": "example.com/a", "operator": "Exists"}])),
-    good("RF-17", b.resource_flavor(node_labels={"a": "b"}, topology="default")),
-    good("RF-18", b.resource_flavor(node_labels={"a": "b"}, topology="default")),
+    good(
+        "RF-16",
+        resource_flavor("rf").spec(tolerations=[{"key": "example.com/a", "operator": "Exists"}]),
+    ),
+    good("RF-17", resource_flavor("rf").node_labels({"a": "b"}).topology("default")),
+    good("RF-18", resource_flavor("rf").node_labels({"a": "b"}).topology("default")),
     good(
         "RF-19",
-        b.resource_flavor(node_labels={"a": "c"}, taints=[NO_SCHEDULE], topology="a"),
-        old=b.resource_flavor(node_labels={"a": "b"}, topology="a"),
+        resource_flavor("rf").node_labels({"a": "c"}).spec(nodeTaints=[NO_SCHEDULE]).topology("a"),
+        old=resource_flavor("rf").node_labels({"a": "b"}).topology("a"),
         note="labels mutable with topology",
     ),
     good(
         "RF-19",
-        b.resource_flavor(node_labels={"a": "c"}, taints=[NO_SCHEDULE]),
-        old=b.resource_flavor(node_labels={"a": "b"}),
+        resource_flavor("rf").node_labels({"a": "c"}).spec(nodeTaints=[NO_SCHEDULE]),
+        old=resource_flavor("rf").node_labels({"a": "b"}),
         note="V12",
     ),
 ]
@@ -225,199 +244,211 @@ RF_PASSING = [
 LQ_FAILING = [
     bad(
         "LQ-1",
-        b.local_queue(cluster_queue="invalid_name"),
+        local_queue().cluster_queue("invalid_name"),
         "spec.clusterQueue",
         '"invalid_name" is not a valid name',
     ),
     bad(
         "LQ-2",
-        b.local_queue(cluster_queue="bar"),
+        local_queue().cluster_queue("bar"),
         "spec.clusterQueue",
         'is immutable; it was "foo"',
         "create a new LocalQueue",
-        old=b.local_queue(cluster_queue="foo"),
+        old=local_queue().cluster_queue("foo"),
     ),
     bad(
         "LQ-2",
-        b.local_queue(cluster_queue=None),
+        local_queue(),
         "spec.clusterQueue",
         'is immutable; it was "foo"',
-        old=b.local_queue(cluster_queue="foo"),
+        old=local_queue().cluster_queue("foo"),
     ),
     bad(
         "LQ-3",
-        b.local_queue(stopPolicy="Pause"),
+        local_queue().cluster_queue("cq").stop_policy("Pause"),
         "spec.stopPolicy",
         'unsupported value "Pause": use one of None, Hold, HoldAndDrain',
     ),
     bad(
         "LQ-4",
-        b.local_queue(fairSharing={"weight": "x1"}),
+        local_queue().cluster_queue("cq").spec(fairSharing={"weight": "x1"}),
         "spec.fairSharing.weight",
         '"x1" is not a valid quantity',
     ),
     bad(
         "LQ-5",
-        b.local_queue(fairSharing={"weight": "-2"}),
+        local_queue().cluster_queue("cq").spec(fairSharing={"weight": "-2"}),
         "spec.fairSharing.weight",
         "greater than or equal to 0, got -2",
     ),
     bad(
         "LQ-5",
-        b.local_queue(fairSharing={"weight": "0.5n"}),
+        local_queue().cluster_queue("cq").spec(fairSharing={"weight": "0.5n"}),
         "spec.fairSharing.weight",
         "too small to be used",
     ),
 ]
 
 LQ_PASSING = [
-    good("LQ-1", b.local_queue(cluster_queue="cluster-queue")),
+    good("LQ-1", local_queue().cluster_queue("cluster-queue")),
     good(
         "LQ-2",
-        b.local_queue(cluster_queue="foo"),
-        old=b.local_queue(cluster_queue=None),
+        local_queue().cluster_queue("foo"),
+        old=local_queue(),
         note="set when it had none",
     ),
     good(
         "LQ-2",
-        b.local_queue(cluster_queue="foo", stopPolicy="Hold"),
-        old=b.local_queue(cluster_queue="foo"),
+        local_queue().cluster_queue("foo").stop_policy("Hold"),
+        old=local_queue().cluster_queue("foo"),
     ),
-    good("LQ-3", b.local_queue(stopPolicy="HoldAndDrain")),
-    good("LQ-4", b.local_queue(fairSharing={"weight": "2"})),
-    good("LQ-5", b.local_queue(fairSharing={"weight": 0})),
+    good("LQ-3", local_queue().cluster_queue("cq").stop_policy("HoldAndDrain")),
+    good("LQ-4", local_queue().cluster_queue("cq").spec(fairSharing={"weight": "2"})),
+    good("LQ-5", local_queue().cluster_queue("cq").spec(fairSharing={"weight": 0})),
 ]
 
 CO_FAILING = [
     bad(
         "CO-1",
-        {"apiVersion": b.KUEUE, "kind": "Cohort", "metadata": {"name": ""}},
+        {"apiVersion": KUEUE, "kind": "Cohort", "metadata": {"name": ""}},
         "metadata.name",
         "required",
     ),
-    bad("CO-1", b.cohort("Team_A"), "metadata.name", '"Team_A" is not a valid name'),
-    bad("CO-2", b.cohort(parent="@root"), "spec.parentName", '"@root" is not a valid cohort name'),
+    bad("CO-1", cohort("Team_A"), "metadata.name", '"Team_A" is not a valid name'),
+    bad(
+        "CO-2",
+        cohort("co").parent("@root"),
+        "spec.parentName",
+        '"@root" is not a valid cohort name',
+    ),
     bad(
         "CQ-6",
-        b.cohort(groups=[b.group(["cpu"])]),
+        cohort("co").resource_group(covered=["cpu"]),
         "spec.resourceGroups[0].flavors",
         "must list at least 1 flavor",
     ),
     bad(
         "CQ-13",
-        b.cohort(groups=[b.group(["cpu", "memory"], b.flavor("a", memory="1", cpu="1"))]),
+        cohort("co").resource_group(
+            flavor_quotas("a", memory="1", cpu="1"), covered=["cpu", "memory"]
+        ),
         "spec.resourceGroups[0].flavors[0].resources[0].name",
         'expected "cpu"',
     ),
     bad(
         "CQ-17",
-        b.cohort(groups=[b.group(["cpu"], b.flavor("a", cpu="-1"))]),
+        cohort("co").resource_group(flavor_quotas("a", cpu="-1")),
         f"{R0}.nominalQuota",
         "got -1",
     ),
     bad(
         "CQ-19",
-        b.cohort(parent="p", groups=[b.group(["cpu"], b.flavor("a", q("cpu", borrowing="-1")))]),
+        cohort("co")
+        .parent("p")
+        .resource_group(flavor_quotas("a").resource("cpu", borrowing_limit="-1")),
         f"{R0}.borrowingLimit",
         "got -1",
     ),
     bad(
         "CQ-20",
-        b.cohort(parent="p", groups=[b.group(["cpu"], b.flavor("a", q("cpu", lending="-1")))]),
+        cohort("co")
+        .parent("p")
+        .resource_group(flavor_quotas("a").resource("cpu", lending_limit="-1")),
         f"{R0}.lendingLimit",
         "got -1",
     ),
     bad(
         "CO-4",
-        b.cohort(groups=[b.group(["cpu"], b.flavor("a", q("cpu", borrowing=0)))]),
+        cohort("co").resource_group(flavor_quotas("a").resource("cpu", borrowing_limit=0)),
         f"{R0}.borrowingLimit",
         "a borrowing limit needs a parent cohort: set spec.parentName or remove borrowingLimit",
     ),
     bad(
         "CO-5",
-        b.cohort(groups=[b.group(["cpu"], b.flavor("a", q("cpu", lending=1)))]),
+        cohort("co").resource_group(flavor_quotas("a").resource("cpu", lending_limit=1)),
         f"{R0}.lendingLimit",
         "a lending limit needs a parent cohort: set spec.parentName or remove lendingLimit",
     ),
-    bad("CQ-37", b.cohort(fairSharing={"weight": "1n"}), "spec.fairSharing.weight", "too small"),
+    bad("CQ-37", cohort("co").fair_weight("1n"), "spec.fairSharing.weight", "too small"),
 ]
 
 CO_PASSING = [
-    good("CO-1", b.cohort("team.root")),
-    good("CO-2", b.cohort(parent="co"), note="self parent is accepted"),
-    good(
-        "CO-3", b.cohort(groups=[b.group(["cpu", "memory"], b.flavor("a", cpu="1", memory="1Gi"))])
-    ),
+    good("CO-1", cohort("team.root")),
+    good("CO-2", cohort("co").parent("co"), note="self parent is accepted"),
+    good("CO-3", cohort("co").resource_group(flavor_quotas("a", cpu="1", memory="1Gi"))),
     good(
         "CO-4",
-        b.cohort(parent="p", groups=[b.group(["cpu"], b.flavor("a", q("cpu", borrowing=0)))]),
+        cohort("co")
+        .parent("p")
+        .resource_group(flavor_quotas("a").resource("cpu", borrowing_limit=0)),
     ),
     good(
-        "CO-5", b.cohort(parent="p", groups=[b.group(["cpu"], b.flavor("a", q("cpu", lending=1)))])
+        "CO-5",
+        cohort("co")
+        .parent("p")
+        .resource_group(flavor_quotas("a").resource("cpu", lending_limit=1)),
     ),
     good(
         "CO-6",
-        b.cohort(parent="p", groups=[b.group(["cpu"], b.flavor("a", q("cpu", 1, lending=2)))]),
+        cohort("co")
+        .parent("p")
+        .resource_group(flavor_quotas("a").resource("cpu", 1, lending_limit=2)),
         note="V4 lend more than nominal",
     ),
     good(
         "CO-7",
-        b.cohort(
-            groups=[
-                b.group(
-                    [f"r{k}" for k in range(64)],
-                    *(b.flavor(f"f{j}", *(q(f"r{k}") for k in range(64))) for j in range(9)),
-                )
-            ]
+        cohort("co").resource_group(
+            *(flavor_quotas(f"f{j}", **{f"r{k}": "1" for k in range(64)}) for j in range(9)),
+            covered=[f"r{k}" for k in range(64)],
         ),
         note="no 512 limit",
     ),
-    good("CO-8", b.cohort(fairSharing={"weight": "0.5"})),
+    good("CO-8", cohort("co").fair_weight("0.5")),
 ]
 
 
 @pytest.mark.parametrize("case", RF_FAILING, ids=lambda case: case.id)
-def test_resource_flavor_failing(case: b.Bad) -> None:
-    b.check_bad(validate_resource_flavor, case)
+def test_resource_flavor_failing(case: Bad) -> None:
+    check_bad(validate_resource_flavor, case)
 
 
 @pytest.mark.parametrize("case", RF_PASSING, ids=lambda case: case.id)
-def test_resource_flavor_passing(case: b.Good) -> None:
-    b.check_good(validate_resource_flavor, case)
+def test_resource_flavor_passing(case: Good) -> None:
+    check_good(validate_resource_flavor, case)
 
 
 @pytest.mark.parametrize("case", LQ_FAILING, ids=lambda case: case.id)
-def test_local_queue_failing(case: b.Bad) -> None:
-    b.check_bad(validate_local_queue, case)
+def test_local_queue_failing(case: Bad) -> None:
+    check_bad(validate_local_queue, case)
 
 
 @pytest.mark.parametrize("case", LQ_PASSING, ids=lambda case: case.id)
-def test_local_queue_passing(case: b.Good) -> None:
-    b.check_good(validate_local_queue, case)
+def test_local_queue_passing(case: Good) -> None:
+    check_good(validate_local_queue, case)
 
 
 @pytest.mark.parametrize("case", CO_FAILING, ids=lambda case: case.id)
-def test_cohort_failing(case: b.Bad) -> None:
-    b.check_bad(validate_cohort, case)
+def test_cohort_failing(case: Bad) -> None:
+    check_bad(validate_cohort, case)
 
 
 @pytest.mark.parametrize("case", CO_PASSING, ids=lambda case: case.id)
-def test_cohort_passing(case: b.Good) -> None:
-    b.check_good(validate_cohort, case)
+def test_cohort_passing(case: Good) -> None:
+    check_good(validate_cohort, case)
 
 
 def test_local_queue_namespace_must_be_a_label() -> None:
-    b.find(
-        validate_local_queue(b.local_queue(namespace="Team.A")),
+    find(
+        validate_local_queue(local_queue("lq", "Team.A").cluster_queue("cq").build()),
         "metadata.namespace",
         '"Team.A" is not a valid namespace',
     )
 
 
 def test_legacy_flavor_fields_get_a_hint() -> None:
-    flavor = b.resource_flavor()
+    flavor = resource_flavor("rf").build()
     flavor["labels"] = {"instance-type": "spot"}
-    b.find(
+    find(
         validate_resource_flavor(flavor),
         "labels",
         'unknown field "labels"',
@@ -426,5 +457,7 @@ def test_legacy_flavor_fields_get_a_hint() -> None:
 
 
 def test_lq5_is_a_kuota_addition() -> None:
-    errors = validate_local_queue(b.local_queue(fairSharing={"weight": "-1"}))
+    errors = validate_local_queue(
+        local_queue().cluster_queue("cq").spec(fairSharing={"weight": "-1"}).build()
+    )
     assert [(item.rule, item.origin) for item in errors] == [("LQ-5", "K")]

@@ -11,8 +11,15 @@ from scheduler.api.validation import (
     validate_topology,
     validate_workload_priority_class,
 )
-from tests.api import validation_builders as b
-from tests.api.validation_builders import bad, good
+from tests.api.cases import Bad, Good, bad, check_bad, check_good, find, good
+from tests.builders import (
+    KUEUE,
+    admission_check,
+    multikueue_cluster,
+    multikueue_config,
+    topology,
+    workload_priority_class,
+)
 
 HOST = "kubernetes.io/hostname"
 PARAMS = {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "multikueue-config"}
@@ -23,27 +30,34 @@ CASES = [
         [
             bad(
                 "WPC-1",
-                b.priority_class(value=None),
+                workload_priority_class("high"),
                 "value",
                 "required: give the priority as an integer",
             ),
-            bad("WPC-2", b.priority_class(value="high"), "value", "must be a 32-bit integer"),
-            bad("WPC-2", b.priority_class(value=2**31), "value", "must be a 32-bit integer"),
+            bad(
+                "WPC-2",
+                workload_priority_class("high", "high"),
+                "value",
+                "must be a 32-bit integer",
+            ),
+            bad(
+                "WPC-2", workload_priority_class("high", 2**31), "value", "must be a 32-bit integer"
+            ),
             bad(
                 "WPC-3",
-                b.priority_class(description="x" * 2049),
+                workload_priority_class("high", 100).description("x" * 2049),
                 "description",
                 "must be at most 2048 characters",
             ),
         ],
         [
-            good("WPC-1", b.priority_class(value=0)),
-            good("WPC-2", b.priority_class(value=-(2**31)), note="min int32"),
-            good("WPC-3", b.priority_class(description="x" * 2048)),
+            good("WPC-1", workload_priority_class("high", 0)),
+            good("WPC-2", workload_priority_class("high", -(2**31)), note="min int32"),
+            good("WPC-3", workload_priority_class("high", 100).description("x" * 2048)),
             good(
                 "WPC-2",
-                b.priority_class(value=5),
-                old=b.priority_class(value=1),
+                workload_priority_class("high", 5),
+                old=workload_priority_class("high", 1),
                 note="value is mutable",
             ),
         ],
@@ -53,26 +67,26 @@ CASES = [
         [
             bad(
                 "AC-1",
-                b.admission_check(controller=None),
+                admission_check("ac"),
                 "spec.controllerName",
                 "required: name the controller",
             ),
             bad(
                 "AC-1",
-                b.admission_check(controller="c" * 254),
+                admission_check("ac", "c" * 254),
                 "spec.controllerName",
                 "must be at most 253 characters",
             ),
             bad(
                 "AC-2",
-                b.admission_check(controller="kueue.x-k8s.io/provisioning-request"),
+                admission_check("ac", "kueue.x-k8s.io/provisioning-request"),
                 "spec.controllerName",
                 'is immutable; it was "kueue.x-k8s.io/multikueue"',
-                old=b.admission_check(),
+                old=admission_check("ac", "kueue.x-k8s.io/multikueue"),
             ),
             bad(
                 "AC-3",
-                b.admission_check(
+                admission_check("ac", "kueue.x-k8s.io/multikueue").spec(
                     parameters={"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig"}
                 ),
                 "spec.parameters.name",
@@ -80,30 +94,44 @@ CASES = [
             ),
             bad(
                 "AC-4",
-                b.admission_check(parameters={**PARAMS, "apiGroup": "Kueue_Group"}),
+                admission_check("ac", "kueue.x-k8s.io/multikueue").spec(
+                    parameters={**PARAMS, "apiGroup": "Kueue_Group"}
+                ),
                 "spec.parameters.apiGroup",
                 '"Kueue_Group" is not a valid',
             ),
             bad(
                 "AC-4",
-                b.admission_check(parameters={**PARAMS, "kind": "Multi_Kueue"}),
+                admission_check("ac", "kueue.x-k8s.io/multikueue").spec(
+                    parameters={**PARAMS, "kind": "Multi_Kueue"}
+                ),
                 "spec.parameters.kind",
                 '"Multi_Kueue" is not a valid kind',
             ),
             bad(
                 "AC-4",
-                b.admission_check(parameters={**PARAMS, "name": "a.b"}),
+                admission_check("ac", "kueue.x-k8s.io/multikueue").spec(
+                    parameters={**PARAMS, "name": "a.b"}
+                ),
                 "spec.parameters.name",
                 '"a.b" is not a valid name',
             ),
         ],
         [
-            good("AC-1", b.admission_check(controller="kueue.x-k8s.io/provisioning-request")),
-            good("AC-2", b.admission_check(parameters=PARAMS), old=b.admission_check()),
-            good("AC-3", b.admission_check(parameters=PARAMS)),
+            good("AC-1", admission_check("ac", "kueue.x-k8s.io/provisioning-request")),
+            good(
+                "AC-2",
+                admission_check("ac", "kueue.x-k8s.io/multikueue").spec(parameters=PARAMS),
+                old=admission_check("ac", "kueue.x-k8s.io/multikueue"),
+            ),
+            good(
+                "AC-3", admission_check("ac", "kueue.x-k8s.io/multikueue").spec(parameters=PARAMS)
+            ),
             good(
                 "AC-4",
-                b.admission_check(parameters={**PARAMS, "kind": "ProvisioningRequestConfig"}),
+                admission_check("ac", "kueue.x-k8s.io/multikueue").spec(
+                    parameters={**PARAMS, "kind": "ProvisioningRequestConfig"}
+                ),
             ),
         ],
     ),
@@ -112,45 +140,45 @@ CASES = [
         [
             bad(
                 "MKC-1",
-                b.multikueue_config(clusters=[]),
+                multikueue_config("mk"),
                 "spec.clusters",
                 "must list at least 1 item(s)",
             ),
             bad(
                 "MKC-1",
-                b.multikueue_config(clusters=None),
+                multikueue_config("mk").unset("spec.clusters"),
                 "spec.clusters",
                 "must list at least 1 item(s)",
             ),
             bad(
                 "MKC-1",
-                b.multikueue_config(clusters=[f"w{n}" for n in range(21)]),
+                multikueue_config("mk").spec(clusters=[f"w{n}" for n in range(21)]),
                 "spec.clusters",
                 "has 21 items; at most 20",
             ),
             bad(
                 "MKC-1",
-                b.multikueue_config(clusters=["w" * 257]),
+                multikueue_config("mk", "w" * 257),
                 "spec.clusters[0]",
                 "must be at most 256 characters",
             ),
             bad(
                 "MKC-2",
-                b.multikueue_config(clusters=["a", "b", "a"]),
+                multikueue_config("mk", "a", "b", "a"),
                 "spec.clusters",
                 'must not contain duplicates ("a" appears twice)',
             ),
             bad(
                 "MKC-3",
-                b.multikueue_config(clusters=["a"], quotaManagement="Auto"),
+                multikueue_config("mk", "a").spec(quotaManagement="Auto"),
                 "spec.quotaManagement",
                 'unsupported value "Auto": use one of Manual, Automated',
             ),
         ],
         [
-            good("MKC-1", b.multikueue_config(clusters=[f"w{n}" for n in range(20)])),
-            good("MKC-2", b.multikueue_config(clusters=["a", "b"])),
-            good("MKC-3", b.multikueue_config(clusters=["a"], quotaManagement="Automated")),
+            good("MKC-1", multikueue_config("mk").spec(clusters=[f"w{n}" for n in range(20)])),
+            good("MKC-2", multikueue_config("mk", "a", "b")),
+            good("MKC-3", multikueue_config("mk", "a").spec(quotaManagement="Automated")),
         ],
     ),
     (
@@ -158,17 +186,25 @@ CASES = [
         [
             bad(
                 "MKCL-1",
-                b.multikueue_cluster(
-                    source={"kubeConfig": {"location": "s"}, "clusterProfileRef": {"name": "p"}}
+                multikueue_cluster("worker").spec(
+                    clusterSource={
+                        "kubeConfig": {"location": "s"},
+                        "clusterProfileRef": {"name": "p"},
+                    }
                 ),
                 "spec.clusterSource",
                 "set exactly one of kubeConfig or clusterProfileRef",
             ),
-            bad("MKCL-1", b.multikueue_cluster(source={}), "spec.clusterSource", "set exactly one"),
+            bad(
+                "MKCL-1",
+                multikueue_cluster("worker").spec(clusterSource={}),
+                "spec.clusterSource",
+                "set exactly one",
+            ),
             bad(
                 "MKCL-1",
                 {
-                    "apiVersion": b.KUEUE,
+                    "apiVersion": KUEUE,
                     "kind": "MultiKueueCluster",
                     "metadata": {"name": "w"},
                     "spec": {},
@@ -178,81 +214,89 @@ CASES = [
             ),
             bad(
                 "MKCL-2",
-                b.multikueue_cluster(source={"kubeConfig": {"location": ""}}),
+                multikueue_cluster("worker").kubeconfig_secret("", location_type=None),
                 "spec.clusterSource.kubeConfig.location",
                 "required",
             ),
             bad(
                 "MKCL-2",
-                b.multikueue_cluster(
-                    source={"kubeConfig": {"location": "s", "locationType": "File"}}
-                ),
+                multikueue_cluster("worker").kubeconfig_secret("s", location_type="File"),
                 "spec.clusterSource.kubeConfig.locationType",
                 'unsupported value "File": use one of Secret, Path',
             ),
             bad(
                 "MKCL-2",
-                b.multikueue_cluster(source={"clusterProfileRef": {"name": "p" * 257}}),
+                multikueue_cluster("worker").spec(
+                    clusterSource={"clusterProfileRef": {"name": "p" * 257}}
+                ),
                 "spec.clusterSource.clusterProfileRef.name",
                 "must be at most 256 characters",
             ),
         ],
         [
-            good("MKCL-1", b.multikueue_cluster()),
+            good(
+                "MKCL-1",
+                multikueue_cluster("worker").kubeconfig_secret("worker-secret", location_type=None),
+            ),
             good(
                 "MKCL-2",
-                b.multikueue_cluster(
-                    source={"kubeConfig": {"location": "/etc/kube/worker", "locationType": "Path"}}
+                multikueue_cluster("worker").kubeconfig_secret(
+                    "/etc/kube/worker", location_type="Path"
                 ),
             ),
-            good("MKCL-2", b.multikueue_cluster(source={"clusterProfileRef": {"name": "profile"}})),
+            good(
+                "MKCL-2",
+                multikueue_cluster("worker").spec(
+                    clusterSource={"clusterProfileRef": {"name": "profile"}}
+                ),
+            ),
         ],
     ),
     (
         validate_topology,
         [
-            bad("TOPO-1", b.topology(levels=[]), "spec.levels", "must list at least 1 item(s)"),
+            bad("TOPO-1", topology("topo"), "spec.levels", "must list at least 1 item(s)"),
             bad(
                 "TOPO-1",
-                b.topology(levels=[f"l{n}" for n in range(17)]),
+                topology("topo", *[f"l{n}" for n in range(17)]),
                 "spec.levels",
                 "has 17 items; at most 16",
             ),
-            bad("TOPO-1", b.topology(levels=[""]), "spec.levels[0].nodeLabel", "required"),
+            bad("TOPO-1", topology("topo", ""), "spec.levels[0].nodeLabel", "required"),
             bad(
                 "TOPO-1",
-                b.topology(levels=["bad label"]),
+                topology("topo", "bad label"),
                 "spec.levels[0].nodeLabel",
                 '"bad label" is not a valid node label',
             ),
             bad(
                 "TOPO-2",
-                b.topology(levels=["zone", "zone"]),
+                topology("topo", "zone", "zone"),
                 "spec.levels",
                 "must not contain duplicates",
             ),
             bad(
                 "TOPO-3",
-                b.topology(levels=[HOST, "zone"]),
+                topology("topo", HOST, "zone"),
                 "spec.levels",
                 "kubernetes.io/hostname may only be the last (lowest) level",
             ),
             bad(
                 "TOPO-4",
-                b.topology(levels=["zone", "rack"]),
+                topology("topo", "zone", "rack"),
                 "spec.levels",
                 "levels can only change when kubernetes.io/hostname is the last level",
-                old=b.topology(levels=["zone"]),
+                old=topology("topo", "zone"),
             ),
         ],
         [
-            good("TOPO-1", b.topology(levels=["cloud.example.com/zone", HOST])),
-            good("TOPO-2", b.topology(levels=["zone", "rack"])),
-            good("TOPO-3", b.topology(levels=[HOST])),
+            good("TOPO-1", topology("topo", "cloud.example.com/zone", HOST)),
+            good("TOPO-2", topology("topo", "zone", "rack")),
+            good("TOPO-3", topology("topo", HOST)),
             good(
                 "TOPO-4",
-                b.topology(levels=["zone", "rack", HOST]),
-                old=b.topology(levels=["zone", HOST]),
+                topology("topo", "zone", "rack", HOST),
+                old=topology("topo", "zone", HOST),
             ),
         ],
     ),
@@ -263,18 +307,23 @@ PASSING = [(validator, case) for validator, _, passing in CASES for case in pass
 
 
 @pytest.mark.parametrize(("validator", "case"), FAILING, ids=[case.id for _, case in FAILING])
-def test_failing_case(validator: object, case: b.Bad) -> None:
-    b.check_bad(validator, case)
+def test_failing_case(validator: object, case: Bad) -> None:
+    check_bad(validator, case)
 
 
 @pytest.mark.parametrize(("validator", "case"), PASSING, ids=[case.id for _, case in PASSING])
-def test_passing_case(validator: object, case: b.Good) -> None:
-    b.check_good(validator, case)
+def test_passing_case(validator: object, case: Good) -> None:
+    check_good(validator, case)
 
 
 def test_multikueue_cluster_v1beta1_layout_gets_a_hint() -> None:
-    obj = b.with_spec(b.multikueue_cluster(), kubeConfig={"location": "s"})
-    b.find(
+    obj = (
+        multikueue_cluster("worker")
+        .kubeconfig_secret("worker-secret", location_type=None)
+        .spec(kubeConfig={"location": "s"})
+        .build()
+    )
+    find(
         validate_multikueue_cluster(obj),
         "spec.kubeConfig",
         "v1beta2 uses spec.clusterSource.kubeConfig",

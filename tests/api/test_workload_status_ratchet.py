@@ -31,7 +31,9 @@ from scheduler.api.validation.workload_status import (
     REASON_PATTERN,
     REQUIRED_CONDITION_FIELDS,
 )
-from tests.api import validation_builders as b
+from tests.builders import pod_set, workload
+
+WHEN = "2025-01-01T00:00:00Z"  # every condition's time
 
 _REASON = re.compile(f"^{REASON_PATTERN}$")
 
@@ -66,8 +68,8 @@ def would_skip(new: dict[str, Any], old: dict[str, Any]) -> bool:
 
 
 POD_SETS = [
-    [b.pod_set("main", count=2)],
-    [b.pod_set("driver", count=1), b.pod_set("workers", count=4)],
+    [pod_set("main", 2, cpu="1")],
+    [pod_set("driver", 1, cpu="1"), pod_set("workers", 4, cpu="1")],
 ]
 
 valid_conditions = st.fixed_dictionaries(
@@ -129,19 +131,19 @@ def broken_conditions(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def old_workloads(draw: st.DrawFn) -> dict[str, Any]:
-    obj = b.workload(pod_sets=copy.deepcopy(draw(st.sampled_from(POD_SETS))))
+    obj = workload().as_written().queue("lq").pod_sets(*draw(st.sampled_from(POD_SETS)))
     if draw(st.booleans()):
-        obj = b.reserved(obj, admitted=draw(st.booleans()))
-        names = [p["name"] for p in obj["spec"]["podSets"]]
+        obj.reserve_quota("cq", flavor="alpha", at=WHEN, message="")
         if draw(st.booleans()):
-            obj["status"]["reclaimablePods"] = [{"name": names[-1], "count": 1}]
+            obj.admitted(at=WHEN)
+        names = [p["name"] for p in obj.pod_sets_raw]
         if draw(st.booleans()):
-            obj["status"]["admissionChecks"] = [
-                {"name": "check", "state": "Ready", "lastTransitionTime": "2026-11-26T10:00:00Z"}
-            ]
+            obj.status(reclaimablePods=[{"name": names[-1], "count": 1}])
+        if draw(st.booleans()):
+            obj.admission_check("check", "Ready", lastTransitionTime="2026-11-26T10:00:00Z")
     if draw(st.booleans()):
-        obj.setdefault("status", {})["clusterName"] = "worker-1"
-    return obj
+        obj.status(clusterName="worker-1")
+    return obj.build()
 
 
 @st.composite
@@ -183,7 +185,15 @@ def test_a_write_the_match_condition_lets_through_breaks_no_status_rule(
 
 def test_the_writes_of_kueues_tools_are_let_through() -> None:
     """The ``Finished`` condition Kueue's job reconcilers and benchmark runner set."""
-    old = b.reserved(b.workload(), admitted=True)
+    old = (
+        workload()
+        .as_written()
+        .queue("lq")
+        .pod_set(None, None, cpu="1")
+        .reserve_quota("cq", flavor="alpha", at=WHEN, message="")
+        .admitted(at=WHEN)
+        .build()
+    )
     new = copy.deepcopy(old)
     new["status"]["conditions"].append(
         {
