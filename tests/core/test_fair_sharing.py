@@ -7,27 +7,25 @@ from typing import Any
 
 import pytest
 
-from scheduler.api.config import parse_configuration
 from scheduler.core.decisions import Admit
 from scheduler.core.engine import Engine
 from scheduler.core.fair_share import dominant_resource_share
-from tests.builders import T0, cluster_queue, flavor_quotas, local_queue, resource_flavor, workload
-from tests.core.test_preemption import incoming, release_all, running, settle, victims
+from tests.builders import (
+    T0,
+    cluster_queue,
+    configuration,
+    flavor_quotas,
+    local_queue,
+    resource_flavor,
+    workload,
+)
+from tests.core.test_preemption import release_all, settle, victims
 
-
-def config(*strategies: str) -> Any:
-    section: dict[str, Any] = {"preemptionStrategies": list(strategies)} if strategies else {}
-    return parse_configuration(
-        {
-            "apiVersion": "config.kueue.x-k8s.io/v1beta2",
-            "kind": "Configuration",
-            "fairSharing": section,
-        }
-    )
+FAIR = {"withinClusterQueue": "LowerPriority", "reclaimWithinCohort": "Any"}
 
 
 def fair_engine(queues: list[Any], workloads: list[Any], *strategies: str) -> Engine:
-    engine = Engine(config(*strategies))
+    engine = Engine(configuration().fair_sharing(*strategies).model())
     engine.apply(resource_flavor("default").model())
     for builder in queues:
         engine.apply(builder.model())
@@ -39,21 +37,18 @@ def fair_engine(queues: list[Any], workloads: list[Any], *strategies: str) -> En
     return engine
 
 
-def fq(name: str, cpu: str, *, weight: str | None = None, **resources: str) -> cluster_queue:
-    builder = (
-        cluster_queue(name)
-        .cohort("c")
-        .resource_group(flavor_quotas("default", cpu=cpu, **resources))
-    )
-    builder.preemption(withinClusterQueue="LowerPriority", reclaimWithinCohort="Any")
-    if weight is not None:
-        builder.fair_weight(weight)
-    return builder
-
-
 def test_drs_example_of_8_2() -> None:
     engine = fair_engine(
-        [fq("cq", "2", gpu="5"), fq("lending-cq", "8", gpu="5")],
+        [
+            cluster_queue("cq")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="2", gpu="5"))
+            .preemption(**FAIR),
+            cluster_queue("lending-cq")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="8", gpu="5"))
+            .preemption(**FAIR),
+        ],
         [workload("w").queue("lq-cq").pod_set(cpu="3", gpu="7").reserve_quota("cq")],
     )
     share = dominant_resource_share(engine.cache.forest.cluster_queues["cq"])
@@ -68,7 +63,17 @@ def test_drs_example_of_8_2() -> None:
 def test_drs_with_weight_2_halves_and_weight_0_is_infinite() -> None:
     for weight, want in (("2", 100), ("0", 9223372036854775807)):
         engine = fair_engine(
-            [fq("cq", "2", weight=weight, gpu="5"), fq("lending-cq", "8", gpu="5")],
+            [
+                cluster_queue("cq")
+                .cohort("c")
+                .resource_group(flavor_quotas("default", cpu="2", gpu="5"))
+                .preemption(**FAIR)
+                .fair_weight(weight),
+                cluster_queue("lending-cq")
+                .cohort("c")
+                .resource_group(flavor_quotas("default", cpu="8", gpu="5"))
+                .preemption(**FAIR),
+            ],
             [workload("w").queue("lq-cq").pod_set(cpu="3", gpu="7").reserve_quota("cq")],
         )
         assert (
@@ -78,15 +83,31 @@ def test_drs_with_weight_2_halves_and_weight_0_is_infinite() -> None:
 
 
 def abc(*, weights: dict[str, str] | None = None) -> list[Any]:
-    weights = weights or {}
-    return [
-        fq(name, cpu, weight=weights.get(name))
+    """ClusterQueues a, b, c (3 cpu each) and preemptible (none) in cohort c, with ``weights``."""
+    queues = [
+        cluster_queue(name)
+        .cohort("c")
+        .resource_group(flavor_quotas("default", cpu=cpu))
+        .preemption(**FAIR)
         for name, cpu in (("a", "3"), ("b", "3"), ("c", "3"), ("preemptible", "0"))
     ]
+    for queue in queues:
+        weight = (weights or {}).get(queue.name)
+        if weight is not None:
+            queue.fair_weight(weight)
+    return queues
 
 
 def b_running(sizes: tuple[str, ...] = ("1",) * 5) -> list[Any]:
-    return [running(f"b{i + 1}", "b", size, 0, i + 1) for i, size in enumerate(sizes)]
+    return [
+        workload(f"b{i + 1}")
+        .queue("lq-b")
+        .priority(0)
+        .created(i + 1)
+        .pod_set(cpu=size)
+        .reserve_quota("b", at=i + 1)
+        for i, size in enumerate(sizes)
+    ]
 
 
 @pytest.mark.parametrize(
@@ -95,7 +116,12 @@ def b_running(sizes: tuple[str, ...] = ("1",) * 5) -> list[Any]:
 def test_8_6_example_1_within_nominal_reclaims(strategies: tuple[str, ...]) -> None:
     engine = fair_engine(
         abc(),
-        [running("a1", "a", "3"), *b_running(), running("c1", "c", "1"), incoming("p", "c", "1")],
+        [
+            workload("a1").queue("lq-a").priority(0).pod_set(cpu="3").reserve_quota("a"),
+            *b_running(),
+            workload("c1").queue("lq-c").priority(0).pod_set(cpu="1").reserve_quota("c"),
+            workload("p").queue("lq-c").priority(0).created(100).pod_set(cpu="1"),
+        ],
         *strategies,
     )
     assert victims(engine.cycle(T0)) == {"b5": "InCohortReclamation"}
@@ -104,7 +130,12 @@ def test_8_6_example_1_within_nominal_reclaims(strategies: tuple[str, ...]) -> N
 def test_8_6_example_2_final_share_passes() -> None:
     engine = fair_engine(
         abc(),
-        [running("a1", "a", "3"), *b_running(), running("c1", "c", "1"), incoming("p", "a", "1")],
+        [
+            workload("a1").queue("lq-a").priority(0).pod_set(cpu="3").reserve_quota("a"),
+            *b_running(),
+            workload("c1").queue("lq-c").priority(0).pod_set(cpu="1").reserve_quota("c"),
+            workload("p").queue("lq-a").priority(0).created(100).pod_set(cpu="1"),
+        ],
         "LessThanOrEqualToFinalShare",
     )
     assert victims(engine.cycle(T0)) == {"b5": "InCohortFairSharing"}
@@ -114,7 +145,12 @@ def test_8_6_example_2_initial_share_also_passes() -> None:
     # preemptorNew 111 < targetOld 222.
     engine = fair_engine(
         abc(),
-        [running("a1", "a", "3"), *b_running(), running("c1", "c", "1"), incoming("p", "a", "1")],
+        [
+            workload("a1").queue("lq-a").priority(0).pod_set(cpu="3").reserve_quota("a"),
+            *b_running(),
+            workload("c1").queue("lq-c").priority(0).pod_set(cpu="1").reserve_quota("c"),
+            workload("p").queue("lq-a").priority(0).created(100).pod_set(cpu="1"),
+        ],
         "LessThanInitialShare",
     )
     assert victims(engine.cycle(T0)) == {"b5": "InCohortFairSharing"}
@@ -124,10 +160,10 @@ def test_8_6_example_3_nobody_borrowing_no_preemption() -> None:
     engine = fair_engine(
         abc(),
         [
-            running("a1", "a", "3"),
-            running("b1", "b", "3"),
-            running("c1", "c", "3"),
-            incoming("p", "c", "1"),
+            workload("a1").queue("lq-a").priority(0).pod_set(cpu="3").reserve_quota("a"),
+            workload("b1").queue("lq-b").priority(0).pod_set(cpu="3").reserve_quota("b"),
+            workload("c1").queue("lq-c").priority(0).pod_set(cpu="3").reserve_quota("c"),
+            workload("p").queue("lq-c").priority(0).created(100).pod_set(cpu="1"),
         ],
     )
     assert victims(engine.cycle(T0)) == {}
@@ -136,13 +172,32 @@ def test_8_6_example_3_nobody_borrowing_no_preemption() -> None:
 def test_8_6_example_4_final_share_skips_b1_and_takes_b2() -> None:
     # b1 (2), b2 (1), b3 (2): candidate order b1, b2, b3 means b1 is the newest reservation.
     b = [
-        running("b1", "b", "2", 0, 3),
-        running("b2", "b", "1", 0, 2),
-        running("b3", "b", "2", 0, 1),
+        workload("b1")
+        .queue("lq-b")
+        .priority(0)
+        .created(3)
+        .pod_set(cpu="2")
+        .reserve_quota("b", at=3),
+        workload("b2")
+        .queue("lq-b")
+        .priority(0)
+        .created(2)
+        .pod_set(cpu="1")
+        .reserve_quota("b", at=2),
+        workload("b3")
+        .queue("lq-b")
+        .priority(0)
+        .created(1)
+        .pod_set(cpu="2")
+        .reserve_quota("b", at=1),
     ]
     engine = fair_engine(
         abc(),
-        [*b, running("c1", "c", "1"), incoming("p", "a", "3500m")],
+        [
+            *b,
+            workload("c1").queue("lq-c").priority(0).pod_set(cpu="1").reserve_quota("c"),
+            workload("p").queue("lq-a").priority(0).created(100).pod_set(cpu="3500m"),
+        ],
         "LessThanOrEqualToFinalShare",
     )
     assert victims(engine.cycle(T0)) == {"b2": "InCohortFairSharing"}
@@ -150,23 +205,66 @@ def test_8_6_example_4_final_share_skips_b1_and_takes_b2() -> None:
 
 def test_8_6_example_4_initial_share_takes_the_first_candidate() -> None:
     b = [
-        running("b1", "b", "2", 0, 3),
-        running("b2", "b", "1", 0, 2),
-        running("b3", "b", "2", 0, 1),
+        workload("b1")
+        .queue("lq-b")
+        .priority(0)
+        .created(3)
+        .pod_set(cpu="2")
+        .reserve_quota("b", at=3),
+        workload("b2")
+        .queue("lq-b")
+        .priority(0)
+        .created(2)
+        .pod_set(cpu="1")
+        .reserve_quota("b", at=2),
+        workload("b3")
+        .queue("lq-b")
+        .priority(0)
+        .created(1)
+        .pod_set(cpu="2")
+        .reserve_quota("b", at=1),
     ]
     engine = fair_engine(
-        abc(), [*b, running("c1", "c", "1"), incoming("p", "a", "3500m")], "LessThanInitialShare"
+        abc(),
+        [
+            *b,
+            workload("c1").queue("lq-c").priority(0).pod_set(cpu="1").reserve_quota("c"),
+            workload("p").queue("lq-a").priority(0).created(100).pod_set(cpu="3500m"),
+        ],
+        "LessThanInitialShare",
     )
     assert victims(engine.cycle(T0)) == {"b1": "InCohortFairSharing"}
 
 
 def test_8_6_example_4_default_strategies_use_final_share_first() -> None:
     b = [
-        running("b1", "b", "2", 0, 3),
-        running("b2", "b", "1", 0, 2),
-        running("b3", "b", "2", 0, 1),
+        workload("b1")
+        .queue("lq-b")
+        .priority(0)
+        .created(3)
+        .pod_set(cpu="2")
+        .reserve_quota("b", at=3),
+        workload("b2")
+        .queue("lq-b")
+        .priority(0)
+        .created(2)
+        .pod_set(cpu="1")
+        .reserve_quota("b", at=2),
+        workload("b3")
+        .queue("lq-b")
+        .priority(0)
+        .created(1)
+        .pod_set(cpu="2")
+        .reserve_quota("b", at=1),
     ]
-    engine = fair_engine(abc(), [*b, running("c1", "c", "1"), incoming("p", "a", "3500m")])
+    engine = fair_engine(
+        abc(),
+        [
+            *b,
+            workload("c1").queue("lq-c").priority(0).pod_set(cpu="1").reserve_quota("c"),
+            workload("p").queue("lq-a").priority(0).created(100).pod_set(cpu="3500m"),
+        ],
+    )
     assert victims(engine.cycle(T0)) == {"b2": "InCohortFairSharing"}
 
 
@@ -175,7 +273,12 @@ def test_weight_zero_preemptor_cannot_take_from_a_finite_share() -> None:
     # and the second strategy needs preemptorNew < targetOld, which +inf never is.
     engine = fair_engine(
         abc(weights={"a": "0"}),
-        [running("a1", "a", "3"), *b_running(), running("c1", "c", "1"), incoming("p", "a", "1")],
+        [
+            workload("a1").queue("lq-a").priority(0).pod_set(cpu="3").reserve_quota("a"),
+            *b_running(),
+            workload("c1").queue("lq-c").priority(0).pod_set(cpu="1").reserve_quota("c"),
+            workload("p").queue("lq-a").priority(0).created(100).pod_set(cpu="1"),
+        ],
     )
     assert victims(engine.cycle(T0)) == {}
 
@@ -183,7 +286,12 @@ def test_weight_zero_preemptor_cannot_take_from_a_finite_share() -> None:
 def test_weight_zero_queue_can_still_reclaim_its_nominal_quota() -> None:
     engine = fair_engine(
         abc(weights={"c": "0"}),
-        [running("a1", "a", "3"), *b_running(), running("c1", "c", "1"), incoming("p", "c", "1")],
+        [
+            workload("a1").queue("lq-a").priority(0).pod_set(cpu="3").reserve_quota("a"),
+            *b_running(),
+            workload("c1").queue("lq-c").priority(0).pod_set(cpu="1").reserve_quota("c"),
+            workload("p").queue("lq-c").priority(0).created(100).pod_set(cpu="1"),
+        ],
     )
     assert victims(engine.cycle(T0)) == {"b5": "InCohortReclamation"}
 
@@ -191,28 +299,62 @@ def test_weight_zero_queue_can_still_reclaim_its_nominal_quota() -> None:
 def test_weight_zero_borrower_is_preempted_first() -> None:
     # b (weight 0) and d (weight 1) both borrow 1; a reclaims within nominal from the
     # infinite share first.
-    queues = [fq("a", "3"), fq("b", "3", weight="0"), fq("d", "3"), fq("preemptible", "0")]
+    queues = [
+        cluster_queue("a")
+        .cohort("c")
+        .resource_group(flavor_quotas("default", cpu="3"))
+        .preemption(**FAIR),
+        cluster_queue("b")
+        .cohort("c")
+        .resource_group(flavor_quotas("default", cpu="3"))
+        .preemption(**FAIR)
+        .fair_weight("0"),
+        cluster_queue("d")
+        .cohort("c")
+        .resource_group(flavor_quotas("default", cpu="3"))
+        .preemption(**FAIR),
+        cluster_queue("preemptible")
+        .cohort("c")
+        .resource_group(flavor_quotas("default", cpu="0"))
+        .preemption(**FAIR),
+    ]
     engine = fair_engine(
         queues,
         [
-            running("b1", "b", "4", 0, 1),
-            running("d1", "d", "4", 0, 2),
-            running("a1", "a", "1"),
-            incoming("p", "a", "2"),
+            workload("b1")
+            .queue("lq-b")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("b", at=1),
+            workload("d1")
+            .queue("lq-d")
+            .priority(0)
+            .created(2)
+            .pod_set(cpu="4")
+            .reserve_quota("d", at=2),
+            workload("a1").queue("lq-a").priority(0).pod_set(cpu="1").reserve_quota("a"),
+            workload("p").queue("lq-a").priority(0).created(100).pod_set(cpu="2"),
         ],
     )
     assert victims(engine.cycle(T0)) == {"b1": "InCohortReclamation"}
 
 
 def test_8_4_admission_order_lower_share_first() -> None:
-    queues = [fq(name, "6") for name in ("x", "y", "z")]
+    queues = [
+        cluster_queue(name)
+        .cohort("c")
+        .resource_group(flavor_quotas("default", cpu="6"))
+        .preemption(**FAIR)
+        for name in ("x", "y", "z")
+    ]
     engine = fair_engine(
         queues,
         [
-            running("x0", "x", "8"),
-            running("y0", "y", "2"),
-            incoming("xw", "x", "4", priority=100, created=1),
-            incoming("yw", "y", "6", created=2),
+            workload("x0").queue("lq-x").priority(0).pod_set(cpu="8").reserve_quota("x"),
+            workload("y0").queue("lq-y").priority(0).pod_set(cpu="2").reserve_quota("y"),
+            workload("xw").queue("lq-x").priority(100).created(1).pod_set(cpu="4"),
+            workload("yw").queue("lq-y").priority(0).created(2).pod_set(cpu="6"),
         ],
     )
     for builder in queues:  # no preemption in this example
@@ -226,11 +368,11 @@ def test_no_ping_pong_under_fair_sharing() -> None:
     engine = fair_engine(
         abc(),
         [
-            running("a1", "a", "3"),
+            workload("a1").queue("lq-a").priority(0).pod_set(cpu="3").reserve_quota("a"),
             *b_running(),
-            running("c1", "c", "1"),
-            incoming("p", "a", "1"),
-            incoming("q", "b", "1", created=101),
+            workload("c1").queue("lq-c").priority(0).pod_set(cpu="1").reserve_quota("c"),
+            workload("p").queue("lq-a").priority(0).created(100).pod_set(cpu="1"),
+            workload("q").queue("lq-b").priority(0).created(101).pod_set(cpu="1"),
         ],
     )
     first = engine.cycle(T0)

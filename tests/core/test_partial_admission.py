@@ -29,17 +29,6 @@ def engine_with(cpu: str, *workloads: Any, **preemption: str) -> Engine:
     return engine
 
 
-def partial(name: str, count: int, minimum: int, *, priority: int = 0) -> workload:
-    return (
-        workload(name)
-        .queue("user-queue")
-        .priority(priority)
-        .created(10)
-        .pod_set(count=count, cpu="1")
-        .min_count(minimum)
-    )
-
-
 def settle(engine: Engine) -> list[Evict]:
     evicted: list[Evict] = []
 
@@ -55,7 +44,15 @@ def settle(engine: Engine) -> list[Evict]:
 
 
 def test_the_sample_job_is_admitted_with_the_nine_pods_that_fit() -> None:
-    engine = engine_with("9", partial("sample-job-partial-admission", 20, 5))
+    engine = engine_with(
+        "9",
+        workload("sample-job-partial-admission")
+        .queue("user-queue")
+        .priority(0)
+        .created(10)
+        .pod_set(count=20, cpu="1")
+        .min_count(5),
+    )
     settle(engine)
     state = engine.workload_state("default/sample-job-partial-admission")
     assert state.state == "Admitted"
@@ -69,7 +66,12 @@ def test_the_quota_left_by_other_workloads_is_what_fits() -> None:
     engine = engine_with(
         "9",
         workload("small").queue("user-queue").created(0).pod_set(count=3, cpu="1"),
-        partial("wide", 20, 5),
+        workload("wide")
+        .queue("user-queue")
+        .priority(0)
+        .created(10)
+        .pod_set(count=20, cpu="1")
+        .min_count(5),
     )
     settle(engine)
     assert engine.workload_state("default/small").admission[0].count == 3
@@ -77,7 +79,15 @@ def test_the_quota_left_by_other_workloads_is_what_fits() -> None:
 
 
 def test_a_workload_that_fits_whole_is_not_cut() -> None:
-    engine = engine_with("30", partial("wide", 20, 5))
+    engine = engine_with(
+        "30",
+        workload("wide")
+        .queue("user-queue")
+        .priority(0)
+        .created(10)
+        .pod_set(count=20, cpu="1")
+        .min_count(5),
+    )
     settle(engine)
     assert engine.workload_state("default/wide").admission[0].count == 20
 
@@ -86,7 +96,12 @@ def test_the_minimum_is_respected_and_below_it_the_workload_stays_pending() -> N
     engine = engine_with(
         "9",
         workload("big").queue("user-queue").created(0).pod_set(count=5, cpu="1"),
-        partial("wide", 20, 5),
+        workload("wide")
+        .queue("user-queue")
+        .priority(0)
+        .created(10)
+        .pod_set(count=20, cpu="1")
+        .min_count(5),
     )
     settle(engine)
     state = engine.workload_state("default/wide")
@@ -109,7 +124,12 @@ def test_exactly_the_minimum_is_admitted_when_only_the_minimum_fits() -> None:
     engine = engine_with(
         "9",
         workload("big").queue("user-queue").created(0).pod_set(count=4, cpu="1"),
-        partial("wide", 20, 5),
+        workload("wide")
+        .queue("user-queue")
+        .priority(0)
+        .created(10)
+        .pod_set(count=20, cpu="1")
+        .min_count(5),
     )
     settle(engine)
     assert engine.workload_state("default/wide").admission[0].count == 5
@@ -125,7 +145,15 @@ def test_a_reduced_count_may_preempt_lower_priority_workloads() -> None:
         .reserve_quota("cluster-queue", flavor="default-flavor")
     )
     engine = engine_with(
-        "9", low, partial("wide", 20, 5, priority=100), withinClusterQueue="LowerPriority"
+        "9",
+        low,
+        workload("wide")
+        .queue("user-queue")
+        .priority(100)
+        .created(10)
+        .pod_set(count=20, cpu="1")
+        .min_count(5),
+        withinClusterQueue="LowerPriority",
     )
     evicted = settle(engine)
     assert [decision.victim for decision in evicted] == ["default/low"]
@@ -178,7 +206,15 @@ def test_preemption_for_the_full_count_comes_before_a_cut() -> None:
         .reserve_quota("cluster-queue", flavor="default-flavor")
     )
     engine = engine_with(
-        "20", low, partial("wide", 20, 5, priority=100), withinClusterQueue="LowerPriority"
+        "20",
+        low,
+        workload("wide")
+        .queue("user-queue")
+        .priority(100)
+        .created(10)
+        .pod_set(count=20, cpu="1")
+        .min_count(5),
+        withinClusterQueue="LowerPriority",
     )
     evicted = settle(engine)
     assert [decision.victim for decision in evicted] == ["default/low"]

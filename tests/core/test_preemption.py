@@ -1,9 +1,10 @@
 """Classical preemption (scheduling.md 7) as named table cases, 4.5 processing, Engine.release.
 
-Each case: ClusterQueues (builders), running workloads (``running``: name,
-CQ, cpu, priority, seconds after T0 their quota was reserved), one or more
-incoming workloads, and the victims of the first cycle (``want_victims``,
-victim -> reason) with the preemptor's pending message.  ``settle`` runs to a
+Each case: ClusterQueues, running workloads (holding quota in their ClusterQueue
+since ``created``/``at`` seconds after T0), one or more incoming workloads, all
+builders, and the victims of the first cycle (``want_victims``, victim -> reason)
+with the preemptor's pending message.  A workload of ClusterQueue ``q`` is queued
+in its LocalQueue ``lq-q``.  ``settle`` runs to a
 steady state releasing every victim at once, as ``kuota simulate`` does.
 """
 
@@ -26,30 +27,6 @@ from tests.builders import (
     workload,
 )
 from tests.core.test_properties import check_tree
-
-
-def cq(name: str, cpu: str, cohort_name: str | None = "c", **policy: Any) -> cluster_queue:
-    builder = cluster_queue(name).resource_group(flavor_quotas("default", cpu=cpu))
-    if cohort_name:
-        builder.cohort(cohort_name)
-    if policy:
-        builder.preemption(**policy)
-    return builder
-
-
-def running(name: str, queue: str, cpu: str, priority: int = 0, reserved: int = 0) -> workload:
-    return (
-        workload(name)
-        .queue(f"lq-{queue}")
-        .priority(priority)
-        .created(reserved)
-        .pod_set(cpu=cpu)
-        .reserve_quota(queue, at=reserved)
-    )
-
-
-def incoming(name: str, queue: str, cpu: str, priority: int = 0, created: int = 100) -> workload:
-    return workload(name).queue(f"lq-{queue}").priority(priority).created(created).pod_set(cpu=cpu)
 
 
 def engine_of(
@@ -113,295 +90,639 @@ CASES = [
     # --- withinClusterQueue -------------------------------------------------------------
     Case(
         "within Never: no victim",
-        [cq("q", "4", None)],
-        [running("r", "q", "4", priority=0)],
-        [incoming("p", "q", "4", priority=10)],
+        [cluster_queue("q").resource_group(flavor_quotas("default", cpu="4"))],
+        [workload("r").queue("lq-q").priority(0).pod_set(cpu="4").reserve_quota("q")],
+        [workload("p").queue("lq-q").priority(10).created(100).pod_set(cpu="4")],
         {},
     ),
     Case(
         "within LowerPriority: lower-priority victim",
-        [cq("q", "4", None, **LOWER)],
-        [running("r", "q", "4", priority=0)],
-        [incoming("p", "q", "4", priority=10)],
+        [cluster_queue("q").resource_group(flavor_quotas("default", cpu="4")).preemption(**LOWER)],
+        [workload("r").queue("lq-q").priority(0).pod_set(cpu="4").reserve_quota("q")],
+        [workload("p").queue("lq-q").priority(10).created(100).pod_set(cpu="4")],
         {"r": "InClusterQueue"},
         {"p"},
     ),
     Case(
         "within LowerPriority: equal priority is safe",
-        [cq("q", "4", None, **LOWER)],
-        [running("r", "q", "4", priority=5)],
-        [incoming("p", "q", "4", priority=5)],
+        [cluster_queue("q").resource_group(flavor_quotas("default", cpu="4")).preemption(**LOWER)],
+        [workload("r").queue("lq-q").priority(5).pod_set(cpu="4").reserve_quota("q")],
+        [workload("p").queue("lq-q").priority(5).created(100).pod_set(cpu="4")],
         {},
     ),
     Case(
         "within LowerOrNewerEqualPriority: equal priority, newer victim",
-        [cq("q", "4", None, **NEWER)],
-        [running("r", "q", "4", priority=5, reserved=200)],
-        [incoming("p", "q", "4", priority=5, created=100)],
+        [cluster_queue("q").resource_group(flavor_quotas("default", cpu="4")).preemption(**NEWER)],
+        [
+            workload("r")
+            .queue("lq-q")
+            .priority(5)
+            .created(200)
+            .pod_set(cpu="4")
+            .reserve_quota("q", at=200)
+        ],
+        [workload("p").queue("lq-q").priority(5).created(100).pod_set(cpu="4")],
         {"r": "InClusterQueue"},
         {"p"},
     ),
     Case(
         "within LowerOrNewerEqualPriority: equal priority, older victim is safe",
-        [cq("q", "4", None, **NEWER)],
-        [running("r", "q", "4", priority=5, reserved=50)],
-        [incoming("p", "q", "4", priority=5, created=100)],
+        [cluster_queue("q").resource_group(flavor_quotas("default", cpu="4")).preemption(**NEWER)],
+        [
+            workload("r")
+            .queue("lq-q")
+            .priority(5)
+            .created(50)
+            .pod_set(cpu="4")
+            .reserve_quota("q", at=50)
+        ],
+        [workload("p").queue("lq-q").priority(5).created(100).pod_set(cpu="4")],
         {},
     ),
     Case(
         "within LowerOrNewerEqualPriority: same timestamp is safe (strictly earlier needed)",
-        [cq("q", "4", None, **NEWER)],
-        [running("r", "q", "4", priority=5, reserved=100)],
-        [incoming("p", "q", "4", priority=5, created=100)],
+        [cluster_queue("q").resource_group(flavor_quotas("default", cpu="4")).preemption(**NEWER)],
+        [
+            workload("r")
+            .queue("lq-q")
+            .priority(5)
+            .created(100)
+            .pod_set(cpu="4")
+            .reserve_quota("q", at=100)
+        ],
+        [workload("p").queue("lq-q").priority(5).created(100).pod_set(cpu="4")],
         {},
     ),
     Case(
         "7.6 within the CQ, minimal set",
-        [cq("X", "10", None, **LOWER)],
+        [cluster_queue("X").resource_group(flavor_quotas("default", cpu="10")).preemption(**LOWER)],
         [
-            running("x1", "X", "4", 0, 1),
-            running("x2", "X", "1", 0, 3),
-            running("x3", "X", "5", 10, 2),
+            workload("x1")
+            .queue("lq-X")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("X", at=1),
+            workload("x2")
+            .queue("lq-X")
+            .priority(0)
+            .created(3)
+            .pod_set(cpu="1")
+            .reserve_quota("X", at=3),
+            workload("x3")
+            .queue("lq-X")
+            .priority(10)
+            .created(2)
+            .pod_set(cpu="5")
+            .reserve_quota("X", at=2),
         ],
-        [incoming("p", "X", "4", priority=5)],
+        [workload("p").queue("lq-X").priority(5).created(100).pod_set(cpu="4")],
         {"x1": "InClusterQueue"},
         {"p", "x2", "x3"},
     ),
     Case(
         "lowest priority first, then most recently reserved",
-        [cq("q", "6", None, **LOWER)],
+        [cluster_queue("q").resource_group(flavor_quotas("default", cpu="6")).preemption(**LOWER)],
         [
-            running("old", "q", "2", 1, 1),
-            running("new", "q", "2", 1, 5),
-            running("low", "q", "2", 0, 3),
+            workload("old")
+            .queue("lq-q")
+            .priority(1)
+            .created(1)
+            .pod_set(cpu="2")
+            .reserve_quota("q", at=1),
+            workload("new")
+            .queue("lq-q")
+            .priority(1)
+            .created(5)
+            .pod_set(cpu="2")
+            .reserve_quota("q", at=5),
+            workload("low")
+            .queue("lq-q")
+            .priority(0)
+            .created(3)
+            .pod_set(cpu="2")
+            .reserve_quota("q", at=3),
         ],
-        [incoming("p", "q", "4", priority=9)],
+        [workload("p").queue("lq-q").priority(9).created(100).pod_set(cpu="4")],
         {"low": "InClusterQueue", "new": "InClusterQueue"},
         {"p", "old"},
     ),
     Case(
         "request larger than nominal never preempts without borrowWithinCohort",
-        [cq("q", "4", **LOWER), cq("other", "4")],
-        [running("r", "q", "4")],
-        [incoming("p", "q", "6", priority=10)],
+        [
+            cluster_queue("q")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="4"))
+            .preemption(**LOWER),
+            cluster_queue("other").cohort("c").resource_group(flavor_quotas("default", cpu="4")),
+        ],
+        [workload("r").queue("lq-q").priority(0).pod_set(cpu="4").reserve_quota("q")],
+        [workload("p").queue("lq-q").priority(10).created(100).pod_set(cpu="6")],
         {},
     ),
     # --- reclaimWithinCohort ------------------------------------------------------------
     Case(
         "7.6 reclaim (flat cohort): newest borrower goes",
-        [cq("A", "6", reclaimWithinCohort="Any"), cq("B", "6")],
         [
-            running("b1", "B", "4", 0, 1),
-            running("b2", "B", "4", 0, 2),
-            running("a1", "A", "2", 0, 1),
+            cluster_queue("A")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="6"))
+            .preemption(reclaimWithinCohort="Any"),
+            cluster_queue("B").cohort("c").resource_group(flavor_quotas("default", cpu="6")),
         ],
-        [incoming("a2", "A", "4")],
+        [
+            workload("b1")
+            .queue("lq-B")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("B", at=1),
+            workload("b2")
+            .queue("lq-B")
+            .priority(0)
+            .created(2)
+            .pod_set(cpu="4")
+            .reserve_quota("B", at=2),
+            workload("a1")
+            .queue("lq-A")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="2")
+            .reserve_quota("A", at=1),
+        ],
+        [workload("a2").queue("lq-A").priority(0).created(100).pod_set(cpu="4")],
         {"b2": "InCohortReclamation"},
         {"a1", "a2", "b1"},
     ),
     Case(
         "reclaim Never: borrower is safe",
-        [cq("A", "6"), cq("B", "6")],
         [
-            running("b1", "B", "4", 0, 1),
-            running("b2", "B", "4", 0, 2),
-            running("a1", "A", "2", 0, 1),
+            cluster_queue("A").cohort("c").resource_group(flavor_quotas("default", cpu="6")),
+            cluster_queue("B").cohort("c").resource_group(flavor_quotas("default", cpu="6")),
         ],
-        [incoming("a2", "A", "4")],
+        [
+            workload("b1")
+            .queue("lq-B")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("B", at=1),
+            workload("b2")
+            .queue("lq-B")
+            .priority(0)
+            .created(2)
+            .pod_set(cpu="4")
+            .reserve_quota("B", at=2),
+            workload("a1")
+            .queue("lq-A")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="2")
+            .reserve_quota("A", at=1),
+        ],
+        [workload("a2").queue("lq-A").priority(0).created(100).pod_set(cpu="4")],
         {},
     ),
     Case(
         "reclaim LowerPriority: higher-priority borrower is safe",
-        [cq("A", "6", reclaimWithinCohort="LowerPriority"), cq("B", "6")],
         [
-            running("b1", "B", "4", 5, 1),
-            running("b2", "B", "4", 5, 2),
-            running("a1", "A", "2", 0, 1),
+            cluster_queue("A")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="6"))
+            .preemption(reclaimWithinCohort="LowerPriority"),
+            cluster_queue("B").cohort("c").resource_group(flavor_quotas("default", cpu="6")),
         ],
-        [incoming("a2", "A", "4", priority=5)],
+        [
+            workload("b1")
+            .queue("lq-B")
+            .priority(5)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("B", at=1),
+            workload("b2")
+            .queue("lq-B")
+            .priority(5)
+            .created(2)
+            .pod_set(cpu="4")
+            .reserve_quota("B", at=2),
+            workload("a1")
+            .queue("lq-A")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="2")
+            .reserve_quota("A", at=1),
+        ],
+        [workload("a2").queue("lq-A").priority(5).created(100).pod_set(cpu="4")],
         {},
     ),
     Case(
         "reclaim LowerPriority: lower-priority borrower goes",
-        [cq("A", "6", reclaimWithinCohort="LowerPriority"), cq("B", "6")],
         [
-            running("b1", "B", "4", 1, 1),
-            running("b2", "B", "4", 1, 2),
-            running("a1", "A", "2", 0, 1),
+            cluster_queue("A")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="6"))
+            .preemption(reclaimWithinCohort="LowerPriority"),
+            cluster_queue("B").cohort("c").resource_group(flavor_quotas("default", cpu="6")),
         ],
-        [incoming("a2", "A", "4", priority=5)],
+        [
+            workload("b1")
+            .queue("lq-B")
+            .priority(1)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("B", at=1),
+            workload("b2")
+            .queue("lq-B")
+            .priority(1)
+            .created(2)
+            .pod_set(cpu="4")
+            .reserve_quota("B", at=2),
+            workload("a1")
+            .queue("lq-A")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="2")
+            .reserve_quota("A", at=1),
+        ],
+        [workload("a2").queue("lq-A").priority(5).created(100).pod_set(cpu="4")],
         {"b2": "InCohortReclamation"},
         {"a2"},
     ),
     Case(
         "reclaim Any: even a higher-priority borrower",
-        [cq("A", "6", reclaimWithinCohort="Any"), cq("B", "6")],
         [
-            running("b1", "B", "4", 9, 1),
-            running("b2", "B", "4", 9, 2),
-            running("a1", "A", "2", 0, 1),
+            cluster_queue("A")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="6"))
+            .preemption(reclaimWithinCohort="Any"),
+            cluster_queue("B").cohort("c").resource_group(flavor_quotas("default", cpu="6")),
         ],
-        [incoming("a2", "A", "4", priority=0)],
+        [
+            workload("b1")
+            .queue("lq-B")
+            .priority(9)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("B", at=1),
+            workload("b2")
+            .queue("lq-B")
+            .priority(9)
+            .created(2)
+            .pod_set(cpu="4")
+            .reserve_quota("B", at=2),
+            workload("a1")
+            .queue("lq-A")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="2")
+            .reserve_quota("A", at=1),
+        ],
+        [workload("a2").queue("lq-A").priority(0).created(100).pod_set(cpu="4")],
         {"b2": "InCohortReclamation"},
         {"a2"},
     ),
     Case(
         "a CQ within its nominal quota is never reclaimed from",
-        [cq("A", "6", reclaimWithinCohort="Any"), cq("B", "6")],
-        [running("b1", "B", "6", 0, 1), running("a1", "A", "4", 0, 1)],
-        [incoming("a2", "A", "4")],
+        [
+            cluster_queue("A")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="6"))
+            .preemption(reclaimWithinCohort="Any"),
+            cluster_queue("B").cohort("c").resource_group(flavor_quotas("default", cpu="6")),
+        ],
+        [
+            workload("b1")
+            .queue("lq-B")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="6")
+            .reserve_quota("B", at=1),
+            workload("a1")
+            .queue("lq-A")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("A", at=1),
+        ],
+        [workload("a2").queue("lq-A").priority(0).created(100).pod_set(cpu="4")],
         {},
     ),
     Case(
         "non-preemptive queue's borrowing workloads are still reclaimed by others",
         [
-            cq("A", "6", reclaimWithinCohort="Any"),
-            cq(
-                "B",
-                "6",
+            cluster_queue("A")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="6"))
+            .preemption(reclaimWithinCohort="Any"),
+            cluster_queue("B")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="6"))
+            .preemption(
                 withinClusterQueue="Never",
                 reclaimWithinCohort="Never",
                 borrowWithinCohort={"policy": "Never"},
             ),
         ],
-        [running("b1", "B", "8", 0, 1)],
-        [incoming("a1", "A", "6")],
+        [
+            workload("b1")
+            .queue("lq-B")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="8")
+            .reserve_quota("B", at=1)
+        ],
+        [workload("a1").queue("lq-A").priority(0).created(100).pod_set(cpu="6")],
         {"b1": "InCohortReclamation"},
         {"a1"},
     ),
     Case(
         "reclaim and within combined: cross-CQ victims before own CQ",
-        [cq("A", "6", reclaimWithinCohort="Any", **LOWER), cq("B", "6")],
-        [running("a0", "A", "4", 0, 1), running("b1", "B", "8", 0, 1)],
-        [incoming("a1", "A", "2", priority=5)],
+        [
+            cluster_queue("A")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="6"))
+            .preemption(reclaimWithinCohort="Any", **LOWER),
+            cluster_queue("B").cohort("c").resource_group(flavor_quotas("default", cpu="6")),
+        ],
+        [
+            workload("a0")
+            .queue("lq-A")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("A", at=1),
+            workload("b1")
+            .queue("lq-B")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="8")
+            .reserve_quota("B", at=1),
+        ],
+        [workload("a1").queue("lq-A").priority(5).created(100).pod_set(cpu="2")],
         {"b1": "InCohortReclamation"},
     ),
     # --- borrowWithinCohort -------------------------------------------------------------
     Case(
         "7.6 borrowWithinCohort threshold 100: priority 50 taken, 200 kept",
         [
-            cq(
-                "A",
-                "4",
+            cluster_queue("A")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="4"))
+            .preemption(
                 reclaimWithinCohort="LowerPriority",
                 borrowWithinCohort={"policy": "LowerPriority", "maxPriorityThreshold": 100},
             ),
-            cq("B", "4"),
-            cq("C", "4"),
+            cluster_queue("B").cohort("c").resource_group(flavor_quotas("default", cpu="4")),
+            cluster_queue("C").cohort("c").resource_group(flavor_quotas("default", cpu="4")),
         ],
         [
-            running("a1", "A", "4", 0, 1),
-            running("b1", "B", "2", 50, 1),
-            running("b2", "B", "4", 200, 2),
+            workload("a1")
+            .queue("lq-A")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("A", at=1),
+            workload("b1")
+            .queue("lq-B")
+            .priority(50)
+            .created(1)
+            .pod_set(cpu="2")
+            .reserve_quota("B", at=1),
+            workload("b2")
+            .queue("lq-B")
+            .priority(200)
+            .created(2)
+            .pod_set(cpu="4")
+            .reserve_quota("B", at=2),
         ],
-        [incoming("a2", "A", "4", priority=500)],
+        [workload("a2").queue("lq-A").priority(500).created(100).pod_set(cpu="4")],
         {"b1": "InCohortReclaimWhileBorrowing"},
         {"a2"},
     ),
     Case(
         "maxPriorityThreshold boundary: priority equal to the threshold may be taken",
         [
-            cq(
-                "A",
-                "4",
+            cluster_queue("A")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="4"))
+            .preemption(
                 reclaimWithinCohort="LowerPriority",
                 borrowWithinCohort={"policy": "LowerPriority", "maxPriorityThreshold": 100},
             ),
-            cq("B", "4"),
-            cq("C", "4"),
+            cluster_queue("B").cohort("c").resource_group(flavor_quotas("default", cpu="4")),
+            cluster_queue("C").cohort("c").resource_group(flavor_quotas("default", cpu="4")),
         ],
         [
-            running("a1", "A", "4", 0, 1),
-            running("b1", "B", "4", 1000, 1),
-            running("b2", "B", "2", 100, 2),
+            workload("a1")
+            .queue("lq-A")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("A", at=1),
+            workload("b1")
+            .queue("lq-B")
+            .priority(1000)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("B", at=1),
+            workload("b2")
+            .queue("lq-B")
+            .priority(100)
+            .created(2)
+            .pod_set(cpu="2")
+            .reserve_quota("B", at=2),
         ],
-        [incoming("a2", "A", "4", priority=500)],
+        [workload("a2").queue("lq-A").priority(500).created(100).pod_set(cpu="4")],
         {"b2": "InCohortReclaimWhileBorrowing"},
         {"a2"},
     ),
     Case(
         "maxPriorityThreshold boundary: one above the threshold is kept",
         [
-            cq(
-                "A",
-                "4",
+            cluster_queue("A")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="4"))
+            .preemption(
                 reclaimWithinCohort="LowerPriority",
                 borrowWithinCohort={"policy": "LowerPriority", "maxPriorityThreshold": 100},
             ),
-            cq("B", "4"),
-            cq("C", "4"),
+            cluster_queue("B").cohort("c").resource_group(flavor_quotas("default", cpu="4")),
+            cluster_queue("C").cohort("c").resource_group(flavor_quotas("default", cpu="4")),
         ],
         [
-            running("a1", "A", "4", 0, 1),
-            running("b1", "B", "4", 1000, 1),
-            running("b2", "B", "2", 101, 2),
+            workload("a1")
+            .queue("lq-A")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("A", at=1),
+            workload("b1")
+            .queue("lq-B")
+            .priority(1000)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("B", at=1),
+            workload("b2")
+            .queue("lq-B")
+            .priority(101)
+            .created(2)
+            .pod_set(cpu="2")
+            .reserve_quota("B", at=2),
         ],
-        [incoming("a2", "A", "4", priority=500)],
+        [workload("a2").queue("lq-A").priority(500).created(100).pod_set(cpu="4")],
         {},
     ),
     Case(
         "borrowWithinCohort without threshold: only lower priority",
         [
-            cq("A", "4", reclaimWithinCohort="Any", borrowWithinCohort={"policy": "LowerPriority"}),
-            cq("B", "4"),
-            cq("C", "4"),
+            cluster_queue("A")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="4"))
+            .preemption(reclaimWithinCohort="Any", borrowWithinCohort={"policy": "LowerPriority"}),
+            cluster_queue("B").cohort("c").resource_group(flavor_quotas("default", cpu="4")),
+            cluster_queue("C").cohort("c").resource_group(flavor_quotas("default", cpu="4")),
         ],
         [
-            running("a1", "A", "4", 0, 1),
-            running("b1", "B", "4", 1000, 1),
-            running("b2", "B", "2", 500, 2),
+            workload("a1")
+            .queue("lq-A")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("A", at=1),
+            workload("b1")
+            .queue("lq-B")
+            .priority(1000)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("B", at=1),
+            workload("b2")
+            .queue("lq-B")
+            .priority(500)
+            .created(2)
+            .pod_set(cpu="2")
+            .reserve_quota("B", at=2),
         ],
-        [incoming("a2", "A", "4", priority=500)],
+        [workload("a2").queue("lq-A").priority(500).created(100).pod_set(cpu="4")],
         {},
     ),
     Case(
         "borrowWithinCohort Never: borrowing preemptor takes nobody across",
-        [cq("A", "4", reclaimWithinCohort="Any"), cq("B", "4"), cq("C", "4")],
         [
-            running("a1", "A", "4", 0, 1),
-            running("b1", "B", "4", 0, 1),
-            running("b2", "B", "2", 0, 2),
+            cluster_queue("A")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="4"))
+            .preemption(reclaimWithinCohort="Any"),
+            cluster_queue("B").cohort("c").resource_group(flavor_quotas("default", cpu="4")),
+            cluster_queue("C").cohort("c").resource_group(flavor_quotas("default", cpu="4")),
         ],
-        [incoming("a2", "A", "4", priority=500)],
+        [
+            workload("a1")
+            .queue("lq-A")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("A", at=1),
+            workload("b1")
+            .queue("lq-B")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("B", at=1),
+            workload("b2")
+            .queue("lq-B")
+            .priority(0)
+            .created(2)
+            .pod_set(cpu="2")
+            .reserve_quota("B", at=2),
+        ],
+        [workload("a2").queue("lq-A").priority(500).created(100).pod_set(cpu="4")],
         {},
     ),
     Case(
         "reclaim while borrowing: other CQs' candidates are tried before the preemptor's own",
         [
-            cq(
-                "A",
-                "4",
-                reclaimWithinCohort="Any",
-                borrowWithinCohort={"policy": "LowerPriority"},
-                **LOWER,
+            cluster_queue("A")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="4"))
+            .preemption(
+                reclaimWithinCohort="Any", borrowWithinCohort={"policy": "LowerPriority"}, **LOWER
             ),
-            cq("B", "4"),
-            cq("C", "4"),
+            cluster_queue("B").cohort("c").resource_group(flavor_quotas("default", cpu="4")),
+            cluster_queue("C").cohort("c").resource_group(flavor_quotas("default", cpu="4")),
         ],
         [
-            running("a1", "A", "4", 0, 1),
-            running("b1", "B", "4", 0, 1),
-            running("b2", "B", "2", 0, 2),
+            workload("a1")
+            .queue("lq-A")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("A", at=1),
+            workload("b1")
+            .queue("lq-B")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("B", at=1),
+            workload("b2")
+            .queue("lq-B")
+            .priority(0)
+            .created(2)
+            .pod_set(cpu="2")
+            .reserve_quota("B", at=2),
         ],
-        [incoming("a2", "A", "4", priority=500)],
+        [workload("a2").queue("lq-A").priority(500).created(100).pod_set(cpu="4")],
         {"b2": "InCohortReclaimWhileBorrowing"},
         {"a2", "a1", "b1"},
     ),
     # --- hierarchical cohorts -----------------------------------------------------------
     Case(
         "hierarchical reclaim: the org's guaranteed quota comes back",
-        [cq("a", "6", "org", reclaimWithinCohort="Any"), cq("b", "2", "org"), cq("x", "4", "root")],
-        [running("x1", "x", "10", 0, 1)],
-        [incoming("a1", "a", "6")],
+        [
+            cluster_queue("a")
+            .cohort("org")
+            .resource_group(flavor_quotas("default", cpu="6"))
+            .preemption(reclaimWithinCohort="Any"),
+            cluster_queue("b").cohort("org").resource_group(flavor_quotas("default", cpu="2")),
+            cluster_queue("x").cohort("root").resource_group(flavor_quotas("default", cpu="4")),
+        ],
+        [
+            workload("x1")
+            .queue("lq-x")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="10")
+            .reserve_quota("x", at=1)
+        ],
+        [workload("a1").queue("lq-a").priority(0).created(100).pod_set(cpu="6")],
         {"x1": "InCohortReclamation"},
         {"a1"},
         cohorts=[cohort("root"), cohort("org").parent("root")],
     ),
     Case(
         "hierarchical: a sibling inside the org within its subtree quota is shielded",
-        [cq("a", "2", "org", reclaimWithinCohort="Any"), cq("b", "2", "org"), cq("x", "4", "root")],
-        [running("b1", "b", "4", 0, 1), running("x1", "x", "4", 0, 1)],
-        [incoming("a1", "a", "2")],
+        [
+            cluster_queue("a")
+            .cohort("org")
+            .resource_group(flavor_quotas("default", cpu="2"))
+            .preemption(reclaimWithinCohort="Any"),
+            cluster_queue("b").cohort("org").resource_group(flavor_quotas("default", cpu="2")),
+            cluster_queue("x").cohort("root").resource_group(flavor_quotas("default", cpu="4")),
+        ],
+        [
+            workload("b1")
+            .queue("lq-b")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("b", at=1),
+            workload("x1")
+            .queue("lq-x")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="4")
+            .reserve_quota("x", at=1),
+        ],
+        [workload("a1").queue("lq-a").priority(0).created(100).pod_set(cpu="2")],
         {"b1": "InCohortReclamation"},
         {"a1"},
         cohorts=[cohort("root"), cohort("org").parent("root")],
@@ -435,7 +756,11 @@ def test_first_cycle_victims_and_outcome(case: Case) -> None:
 
 def test_no_preemption_when_the_preemptor_fits() -> None:
     engine = engine_of(
-        [cq("q", "8", None, **LOWER)], [running("r", "q", "4"), incoming("p", "q", "4", priority=9)]
+        [cluster_queue("q").resource_group(flavor_quotas("default", cpu="8")).preemption(**LOWER)],
+        [
+            workload("r").queue("lq-q").priority(0).pod_set(cpu="4").reserve_quota("q"),
+            workload("p").queue("lq-q").priority(9).created(100).pod_set(cpu="4"),
+        ],
     )
     result = engine.cycle(T0)
     assert victims(result) == {}
@@ -444,7 +769,11 @@ def test_no_preemption_when_the_preemptor_fits() -> None:
 
 def test_victim_keeps_quota_until_released_and_preemptor_waits() -> None:
     engine = engine_of(
-        [cq("q", "4", None, **LOWER)], [running("r", "q", "4"), incoming("p", "q", "4", priority=9)]
+        [cluster_queue("q").resource_group(flavor_quotas("default", cpu="4")).preemption(**LOWER)],
+        [
+            workload("r").queue("lq-q").priority(0).pod_set(cpu="4").reserve_quota("q"),
+            workload("p").queue("lq-q").priority(9).created(100).pod_set(cpu="4"),
+        ],
     )
     first = engine.cycle(T0)
     assert victims(first) == {"r": "InClusterQueue"}
@@ -464,8 +793,16 @@ def test_victim_keeps_quota_until_released_and_preemptor_waits() -> None:
 
 def test_eviction_message_names_the_preemptor_by_uid_and_why() -> None:
     engine = engine_of(
-        [cq("q", "4", None, **LOWER)],
-        [running("r", "q", "4"), incoming("p", "q", "4", priority=9).job_uid("job-123")],
+        [cluster_queue("q").resource_group(flavor_quotas("default", cpu="4")).preemption(**LOWER)],
+        [
+            workload("r").queue("lq-q").priority(0).pod_set(cpu="4").reserve_quota("q"),
+            workload("p")
+            .queue("lq-q")
+            .priority(9)
+            .created(100)
+            .pod_set(cpu="4")
+            .job_uid("job-123"),
+        ],
     )
     evict = next(d for d in engine.cycle(T0).decisions if isinstance(d, Evict))
     assert evict.message == (
@@ -481,8 +818,23 @@ def test_eviction_message_names_the_preemptor_by_uid_and_why() -> None:
 
 def test_cohort_paths_in_the_message() -> None:
     engine = engine_of(
-        [cq("a", "6", "org", reclaimWithinCohort="Any"), cq("b", "2", "org"), cq("x", "4", "root")],
-        [running("x1", "x", "10", 0, 1), incoming("a1", "a", "6")],
+        [
+            cluster_queue("a")
+            .cohort("org")
+            .resource_group(flavor_quotas("default", cpu="6"))
+            .preemption(reclaimWithinCohort="Any"),
+            cluster_queue("b").cohort("org").resource_group(flavor_quotas("default", cpu="2")),
+            cluster_queue("x").cohort("root").resource_group(flavor_quotas("default", cpu="4")),
+        ],
+        [
+            workload("x1")
+            .queue("lq-x")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="10")
+            .reserve_quota("x", at=1),
+            workload("a1").queue("lq-a").priority(0).created(100).pod_set(cpu="6"),
+        ],
         extra=[cohort("root"), cohort("org").parent("root")],
     )
     evict = next(d for d in engine.cycle(T0).decisions if isinstance(d, Evict))
@@ -496,14 +848,25 @@ def test_two_preemptors_do_not_share_victims_in_one_cycle() -> None:
     # other is skipped.
     engine = engine_of(
         [
-            cq("a", "4", reclaimWithinCohort="Any"),
-            cq("b", "4", reclaimWithinCohort="Any"),
-            cq("x", "0"),
+            cluster_queue("a")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="4"))
+            .preemption(reclaimWithinCohort="Any"),
+            cluster_queue("b")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="4"))
+            .preemption(reclaimWithinCohort="Any"),
+            cluster_queue("x").cohort("c").resource_group(flavor_quotas("default", cpu="0")),
         ],
         [
-            running("x1", "x", "8", 0, 1),
-            incoming("p1", "a", "4", priority=5),
-            incoming("p2", "b", "4"),
+            workload("x1")
+            .queue("lq-x")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="8")
+            .reserve_quota("x", at=1),
+            workload("p1").queue("lq-a").priority(5).created(100).pod_set(cpu="4"),
+            workload("p2").queue("lq-b").priority(0).created(100).pod_set(cpu="4"),
         ],
     )
     result = engine.cycle(T0)
@@ -522,12 +885,16 @@ def test_two_preemptors_do_not_share_victims_in_one_cycle() -> None:
 
 def test_sticky_preemptor_stays_head_of_best_effort_fifo() -> None:
     engine = engine_of(
-        [cq("q", "4", None, **LOWER)], [running("r", "q", "4"), incoming("p", "q", "4", priority=9)]
+        [cluster_queue("q").resource_group(flavor_quotas("default", cpu="4")).preemption(**LOWER)],
+        [
+            workload("r").queue("lq-q").priority(0).pod_set(cpu="4").reserve_quota("q"),
+            workload("p").queue("lq-q").priority(9).created(100).pod_set(cpu="4"),
+        ],
     )
     engine.cycle(T0)
     assert engine.queues.queue("q").sticky == "default/p"
     # "small" arrives with a higher priority, but the preemptor stays at the head until admitted.
-    engine.apply(incoming("small", "q", "1", priority=10, created=200).model())
+    engine.apply(workload("small").queue("lq-q").priority(10).created(200).pod_set(cpu="1").model())
     second = engine.cycle(T0)
     tried = [d.workload for d in second.decisions if isinstance(d, Pending)]
     assert tried[0] == "default/p"
@@ -537,11 +904,19 @@ def test_within_nominal_capacity_hold_for_non_reclaiming_queue() -> None:
     # a (reclaim Never) needs preemption without candidates: it holds its nominal capacity
     # this cycle.
     engine = engine_of(
-        [cq("a", "6"), cq("b", "6")],
         [
-            running("b1", "b", "8", 0, 1),
-            incoming("a1", "a", "6", created=1),
-            incoming("b2", "b", "2", created=2),
+            cluster_queue("a").cohort("c").resource_group(flavor_quotas("default", cpu="6")),
+            cluster_queue("b").cohort("c").resource_group(flavor_quotas("default", cpu="6")),
+        ],
+        [
+            workload("b1")
+            .queue("lq-b")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="8")
+            .reserve_quota("b", at=1),
+            workload("a1").queue("lq-a").priority(0).created(1).pod_set(cpu="6"),
+            workload("b2").queue("lq-b").priority(0).created(2).pod_set(cpu="2"),
         ],
     )
     result = engine.cycle(T0)
@@ -619,14 +994,35 @@ def test_a_finished_workload_lets_a_barred_reclaim_happen() -> None:
     """The loop guard holds for an unchanged input only: team B gets its nominal quota back."""
     engine = engine_of(
         [
-            cq("A", "4", reclaimWithinCohort="Any", borrowWithinCohort={"policy": "LowerPriority"}),
-            cq("B", "4", reclaimWithinCohort="Any"),
+            cluster_queue("A")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="4"))
+            .preemption(reclaimWithinCohort="Any", borrowWithinCohort={"policy": "LowerPriority"}),
+            cluster_queue("B")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="4"))
+            .preemption(reclaimWithinCohort="Any"),
         ],
         [
-            running("a1", "A", "2", 9, 1),
-            running("b2", "B", "2", 0, 1),
-            running("b1", "B", "4", 0, 2),
-            incoming("a2", "A", "4", priority=5),
+            workload("a1")
+            .queue("lq-A")
+            .priority(9)
+            .created(1)
+            .pod_set(cpu="2")
+            .reserve_quota("A", at=1),
+            workload("b2")
+            .queue("lq-B")
+            .priority(0)
+            .created(1)
+            .pod_set(cpu="2")
+            .reserve_quota("B", at=1),
+            workload("b1")
+            .queue("lq-B")
+            .priority(0)
+            .created(2)
+            .pod_set(cpu="4")
+            .reserve_quota("B", at=2),
+            workload("a2").queue("lq-A").priority(5).created(100).pod_set(cpu="4"),
         ],
     )
     evictions = settle(engine)
@@ -641,10 +1037,24 @@ def test_a_finished_workload_lets_a_barred_reclaim_happen() -> None:
 
 
 def test_the_history_survives_a_status_update_of_a_queue_but_not_a_quota_change() -> None:
-    queue = cq("A", "4", reclaimWithinCohort="Any")
-    engine = engine_of([queue, cq("B", "4")], [])
+    queue = (
+        cluster_queue("A")
+        .cohort("c")
+        .resource_group(flavor_quotas("default", cpu="4"))
+        .preemption(reclaimWithinCohort="Any")
+    )
+    engine = engine_of(
+        [queue, cluster_queue("B").cohort("c").resource_group(flavor_quotas("default", cpu="4"))],
+        [],
+    )
     engine.history.evicted("default/p", "default/v")
     engine.apply(queue.model())  # what every ClusterQueue status write brings back
     assert engine.history.guarded("default/v") == {"default/p"}
-    engine.apply(cq("A", "6", reclaimWithinCohort="Any").model())
+    engine.apply(
+        cluster_queue("A")
+        .cohort("c")
+        .resource_group(flavor_quotas("default", cpu="6"))
+        .preemption(reclaimWithinCohort="Any")
+        .model()
+    )
     assert engine.history.guarded("default/v") == set()

@@ -19,8 +19,8 @@ from scheduler.core.decisions import Evict
 from scheduler.core.engine import Engine
 from tests.builders import (
     T0,
-    at,
     cluster_queue,
+    condition,
     flavor_quotas,
     local_queue,
     resource_flavor,
@@ -58,10 +58,6 @@ def states(engine: Engine) -> dict[str, str]:
     return {key: engine.workload_state(key).state for key in engine.workload_keys()}
 
 
-def condition(kind: str, status: str) -> dict[str, Any]:
-    return {"type": kind, "status": status, "reason": "Test", "lastTransitionTime": at(5)}
-
-
 def with_status(builder: workload, change: str) -> Any:
     """``builder`` (holding quota) as another writer left it after ``change``."""
     raw = copy.deepcopy(builder.raw)
@@ -69,15 +65,15 @@ def with_status(builder: workload, change: str) -> Any:
     conditions = status["conditions"]
     if change == "admission and reservation cleared":
         del status["admission"]
-        conditions[0] = condition("QuotaReserved", "False")
+        conditions[0] = condition("QuotaReserved", "False", reason="Test", message=None, at=5)
     elif change == "reservation false, admission kept":
-        conditions[0] = condition("QuotaReserved", "False")
+        conditions[0] = condition("QuotaReserved", "False", reason="Test", message=None, at=5)
     elif change == "admission cleared, reservation true":
         del status["admission"]
     elif change == "finished":
-        conditions.append(condition("Finished", "True"))
+        conditions.append(condition("Finished", "True", reason="Test", message=None, at=5))
     elif change == "evicted, still reserved":
-        conditions.append(condition("Evicted", "True"))
+        conditions.append(condition("Evicted", "True", reason="Test", message=None, at=5))
     return parse_object(raw)
 
 
