@@ -27,15 +27,13 @@ from scheduler.jobs.controller import (
 )
 from scheduler.jobs.equivalence import pod_sets_difference
 from scheduler.jobs.protocol import PodSetInfo
+from tests.builders import pod_set
 from tests.jobs.sample import FLAVORS, NOW, admit, train, workload_for
 
 
-def pod_set(**changes: Any) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}],
-    }
-    spec.update(changes.pop("spec", {}))
-    return {"name": "main", "count": 2, "template": {"spec": spec}, **changes}
+def two_pods() -> pod_set:
+    """Pod set ``main``: 2 pods of 1 cpu."""
+    return pod_set("main", 2, cpu="1").image("i")
 
 
 def edited(**pod_spec: Any) -> dict[str, Any]:
@@ -52,27 +50,39 @@ def with_version(workload: dict[str, Any], version: str = "7") -> dict[str, Any]
 
 
 def test_identical_pod_sets_match_and_empty_equals_absent() -> None:
-    assert pod_sets_difference([pod_set()], [pod_set()]) is None
-    assert pod_sets_difference([pod_set(spec={"nodeSelector": {}})], [pod_set()]) is None
-    assert pod_sets_difference([pod_set(spec={"tolerations": []})], [pod_set()]) is None
+    assert pod_sets_difference([two_pods().build()], [two_pods().build()]) is None
+    assert (
+        pod_sets_difference([two_pods().pod_spec(nodeSelector={}).build()], [two_pods().build()])
+        is None
+    )
+    assert (
+        pod_sets_difference([two_pods().pod_spec(tolerations=[]).build()], [two_pods().build()])
+        is None
+    )
 
 
 def test_resources_compare_by_quantity() -> None:
-    milli = pod_set()
+    milli = two_pods().build()
     milli["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1000m"
-    assert pod_sets_difference([milli], [pod_set()]) is None
-    more = pod_set()
+    assert pod_sets_difference([milli], [two_pods().build()]) is None
+    more = two_pods().build()
     more["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
-    assert pod_sets_difference([more], [pod_set()]) == "pod set main: containers changed"
+    assert pod_sets_difference([more], [two_pods().build()]) == "pod set main: containers changed"
 
 
 def test_every_quota_or_placement_field_is_a_difference() -> None:
-    assert pod_sets_difference([pod_set(count=3)], [pod_set()]) == "pod set main: count 2 -> 3"
-    assert pod_sets_difference([pod_set(minCount=1)], [pod_set()]) == (
+    assert (
+        pod_sets_difference([two_pods().set(count=3).build()], [two_pods().build()])
+        == "pod set main: count 2 -> 3"
+    )
+    assert pod_sets_difference([two_pods().min_count(1).build()], [two_pods().build()]) == (
         "pod set main: minCount None -> 1"
     )
-    selector = pod_set(spec={"nodeSelector": {"instance-type": "ondemand"}})
-    assert pod_sets_difference([selector], [pod_set()]) == "pod set main: nodeSelector changed"
+    selector = two_pods().pod_spec(nodeSelector={"instance-type": "ondemand"}).build()
+    assert (
+        pod_sets_difference([selector], [two_pods().build()])
+        == "pod set main: nodeSelector changed"
+    )
     required = {
         "nodeAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -82,30 +92,41 @@ def test_every_quota_or_placement_field_is_a_difference() -> None:
             }
         }
     }
-    assert pod_sets_difference([pod_set(spec={"affinity": required})], [pod_set()]) == (
-        "pod set main: affinity changed"
+    assert pod_sets_difference(
+        [two_pods().pod_spec(affinity=required).build()], [two_pods().build()]
+    ) == ("pod set main: affinity changed")
+    tolerating = two_pods().pod_spec(tolerations=[{"key": "spot", "operator": "Exists"}]).build()
+    assert (
+        pod_sets_difference([tolerating], [two_pods().build()])
+        == "pod set main: tolerations changed"
     )
-    tolerating = pod_set(spec={"tolerations": [{"key": "spot", "operator": "Exists"}]})
-    assert pod_sets_difference([tolerating], [pod_set()]) == "pod set main: tolerations changed"
-    init = pod_set(spec={"initContainers": [{"name": "init", "image": "i"}]})
-    assert pod_sets_difference([init], [pod_set()]) == "pod set main: initContainers changed"
-    assert pod_sets_difference([pod_set(), pod_set(name="b")], [pod_set()]) == ("1 pod sets -> 2")
+    init = two_pods().pod_spec(initContainers=[{"name": "init", "image": "i"}]).build()
+    assert (
+        pod_sets_difference([init], [two_pods().build()]) == "pod set main: initContainers changed"
+    )
+    assert pod_sets_difference(
+        [two_pods().build(), two_pods().set(name="b").build()], [two_pods().build()]
+    ) == ("1 pod sets -> 2")
 
 
 def test_the_running_form_of_an_admitted_job_matches() -> None:
     placed = [PodSetInfo("main", 2, {"instance-type": "spot"}, ({"key": "spot"},))]
-    running = pod_set(
-        spec={"nodeSelector": {"instance-type": "spot"}, "tolerations": [{"key": "spot"}]}
+    running = (
+        two_pods()
+        .pod_spec(nodeSelector={"instance-type": "spot"}, tolerations=[{"key": "spot"}])
+        .build()
     )
-    assert pod_sets_difference([running], [pod_set()], placed=placed) is None
-    assert pod_sets_difference([running], [pod_set()]) is not None, "not without the admission"
-    other = pod_set(spec={"nodeSelector": {"instance-type": "ondemand"}})
-    assert pod_sets_difference([other], [pod_set()], placed=placed) == (
+    assert pod_sets_difference([running], [two_pods().build()], placed=placed) is None
+    assert pod_sets_difference([running], [two_pods().build()]) is not None, (
+        "not without the admission"
+    )
+    other = two_pods().pod_spec(nodeSelector={"instance-type": "ondemand"}).build()
+    assert pod_sets_difference([other], [two_pods().build()], placed=placed) == (
         "pod set main: nodeSelector changed"
     )
     partial = [PodSetInfo("main", 1, {"instance-type": "spot"})]
-    cut = pod_set(count=1, spec={"nodeSelector": {"instance-type": "spot"}})
-    assert pod_sets_difference([cut], [pod_set(minCount=1)], placed=partial) is None, (
+    cut = two_pods().set(count=1).pod_spec(nodeSelector={"instance-type": "spot"}).build()
+    assert pod_sets_difference([cut], [two_pods().min_count(1).build()], placed=partial) is None, (
         "partial admission cut the count; the minimum no longer applies"
     )
 

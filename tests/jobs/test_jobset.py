@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from scheduler.jobs import JOBSET, PodSetInfo, for_object
 from scheduler.jobs.controller import (
@@ -16,67 +15,44 @@ from scheduler.jobs.controller import (
     next_action,
 )
 from scheduler.jobs.workload_from_job import PriorityClasses
+from tests.builders import jobset
 
 
-def replicated(name: str, replicas: int | None, parallelism: int | None) -> dict[str, Any]:
-    job_spec: dict[str, Any] = {
-        "completions": 4,
-        "template": {
-            "metadata": {"labels": {"app": name}},
-            "spec": {
-                "priorityClassName": "high-priority",
-                "nodeSelector": {"disk": "ssd"},
-                "containers": [
-                    {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}
-                ],
-            },
-        },
-    }
-    if parallelism is not None:
-        job_spec["parallelism"] = parallelism
-    result: dict[str, Any] = {"name": name, "template": {"spec": job_spec}}
-    if replicas is not None:
-        result["replicas"] = replicas
-    return result
-
-
-def jobset(
-    *, suspend: bool = True, conditions: list[dict[str, Any]] | None = None
-) -> dict[str, Any]:
-    result: dict[str, Any] = {
-        "apiVersion": "jobset.x-k8s.io/v1alpha2",
-        "kind": "JobSet",
-        "metadata": {
-            "name": "train",
-            "namespace": "ml",
-            "uid": "js-uid",
-            "labels": {"kueue.x-k8s.io/queue-name": "user-queue"},
-        },
-        "spec": {
-            "suspend": suspend,
-            "replicatedJobs": [replicated("driver", None, None), replicated("workers", 3, 2)],
-        },
-    }
-    if conditions:
-        result["status"] = {"conditions": conditions}
-    return result
+def train() -> jobset:
+    """Kueue's sample JobSet ``train`` in ``ml`` (queue ``user-queue``): a driver and 3
+    workers of 2 pods; each job 4 completions of 1 cpu, priority class high-priority, on ssd."""
+    return (
+        jobset("train", "ml")
+        .uid("js-uid")
+        .queue("user-queue")
+        .replicated_job("driver", replicas=None, completions=4)
+        .template_labels(app="driver")
+        .priority_class_name("high-priority")
+        .node_selector(disk="ssd")
+        .requests(cpu="1")
+        .replicated_job("workers", replicas=3, parallelism=2, completions=4)
+        .template_labels(app="workers")
+        .priority_class_name("high-priority")
+        .node_selector(disk="ssd")
+        .requests(cpu="1")
+    )
 
 
 def test_the_registry_finds_the_jobset_integration_by_kind() -> None:
-    assert for_object(jobset()) is JOBSET
+    assert for_object(train().build()) is JOBSET
     assert JOBSET.framework == "jobset.x-k8s.io/jobset"
-    assert JOBSET.queue_name(jobset()) == "user-queue"
+    assert JOBSET.queue_name(train().build()) == "user-queue"
 
 
 def test_one_pod_set_per_replicated_job_of_replicas_times_parallelism() -> None:
-    pod_sets = JOBSET.pod_sets(jobset())
+    pod_sets = JOBSET.pod_sets(train().build())
     assert [(p["name"], p["count"]) for p in pod_sets] == [("driver", 1), ("workers", 6)]
     assert pod_sets[1]["template"]["metadata"]["labels"] == {"app": "workers"}
     assert pod_sets[1]["template"]["spec"]["nodeSelector"] == {"disk": "ssd"}
 
 
 def test_suspend_and_is_suspended() -> None:
-    running = jobset(suspend=False)
+    running = train().suspend(False).build()
     assert not JOBSET.is_suspended(running)
     suspended = JOBSET.suspend(running)
     assert JOBSET.is_suspended(suspended)
@@ -84,7 +60,7 @@ def test_suspend_and_is_suspended() -> None:
 
 
 def test_run_with_unsuspends_and_steers_each_replicated_job_then_restore_undoes_it() -> None:
-    original = jobset()
+    original = train().build()
     before = copy.deepcopy(original)
     infos = [
         PodSetInfo("driver", 1, {"instance-type": "ondemand"}),
@@ -112,21 +88,26 @@ def test_run_with_unsuspends_and_steers_each_replicated_job_then_restore_undoes_
 
 
 def test_finished_by_completed_or_failed_condition() -> None:
-    assert not JOBSET.finished(jobset()).finished
-    done = JOBSET.finished(jobset(conditions=[{"type": "Completed", "status": "True"}]))
+    assert not JOBSET.finished(train().build()).finished
+    done = JOBSET.finished(
+        train().status(conditions=[{"type": "Completed", "status": "True"}]).build()
+    )
     assert (done.finished, done.reason) == (True, "Succeeded")
     failed = JOBSET.finished(
-        jobset(conditions=[{"type": "Failed", "status": "True", "message": "boom"}])
+        train().status(conditions=[{"type": "Failed", "status": "True", "message": "boom"}]).build()
     )
     assert (failed.finished, failed.reason, failed.message) == (True, "Failed", "boom")
     assert not JOBSET.finished(
-        jobset(conditions=[{"type": "Completed", "status": "False"}])
+        train().status(conditions=[{"type": "Completed", "status": "False"}]).build()
     ).finished
 
 
 def test_the_workload_is_owned_by_the_jobset_and_takes_its_pod_priority_class() -> None:
     action = next_action(
-        jobset(), None, flavors={}, priority_classes=PriorityClasses(pod={"high-priority": 1000})
+        train().build(),
+        None,
+        flavors={},
+        priority_classes=PriorityClasses(pod={"high-priority": 1000}),
     )
     assert isinstance(action, CreateWorkload)
     workload = action.workload
@@ -145,22 +126,24 @@ def test_the_workload_is_owned_by_the_jobset_and_takes_its_pod_priority_class() 
 
 
 def test_an_unsuspended_jobset_without_workload_is_suspended() -> None:
-    action = next_action(jobset(suspend=False), None, flavors={})
+    action = next_action(train().suspend(False).build(), None, flavors={})
     assert isinstance(action, SuspendJob)
     assert action.job["spec"]["suspend"] is True
 
 
 def test_a_finished_jobset_finishes_its_workload() -> None:
-    created = next_action(jobset(), None, flavors={})
+    created = next_action(train().build(), None, flavors={})
     assert isinstance(created, CreateWorkload)
-    done = jobset(suspend=False, conditions=[{"type": "Completed", "status": "True"}])
+    done = (
+        train().suspend(False).status(conditions=[{"type": "Completed", "status": "True"}]).build()
+    )
     action = next_action(done, created.workload, flavors={})
     assert isinstance(action, FinishWorkload)
     assert action.reason == "Succeeded"
 
 
 def test_an_evicted_jobset_is_restored_and_released_once_its_jobs_are_gone() -> None:
-    created = next_action(jobset(), None, flavors={})
+    created = next_action(train().build(), None, flavors={})
     assert isinstance(created, CreateWorkload)
     workload = copy.deepcopy(created.workload)
     workload["status"] = {
@@ -177,7 +160,9 @@ def test_an_evicted_jobset_is_restored_and_released_once_its_jobs_are_gone() -> 
             {"type": "Evicted", "status": "True", "reason": "Preempted", "message": "out"},
         ],
     }
-    started = JOBSET.run_with(jobset(), [PodSetInfo("workers", 6, {"instance-type": "spot"})])
+    started = JOBSET.run_with(
+        train().build(), [PodSetInfo("workers", 6, {"instance-type": "spot"})]
+    )
     flavors = {"spot": FlavorPlacement({"instance-type": "spot"})}
     stop = next_action(started, workload, flavors=flavors)
     assert isinstance(stop, SuspendJob)

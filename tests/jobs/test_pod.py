@@ -22,6 +22,7 @@ from scheduler.jobs.pod.controller import next_pod_action
 from scheduler.jobs.pod.pods import without_finalizer
 from scheduler.jobs.registry import for_object
 from scheduler.status.workload_status import admitted_status, evicted_status, finished_status
+from tests.builders import pod
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 FLAVORS = {
@@ -30,24 +31,16 @@ FLAVORS = {
 GATE = {"name": "kueue.x-k8s.io/admission"}
 
 
-def pod(*, phase: str | None = None, queue: str = "user-queue") -> dict[str, Any]:
-    created: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": "sleep",
-            "namespace": "ml",
-            "uid": "uid-1",
-            "labels": {"kueue.x-k8s.io/queue-name": queue, "app": "sleep"},
-        },
-        "spec": {
-            "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}],
-        },
-    }
-    result = gate(created)
-    if phase:
-        result["status"] = {"phase": phase, "message": "done"}
-    return result
+def sleep() -> pod:
+    """Kueue's sample Pod ``sleep`` in ``ml`` as created: queue ``user-queue``, 1 cpu."""
+    return (
+        pod("sleep", "ml")
+        .uid("uid-1")
+        .queue("user-queue")
+        .labels(app="sleep")
+        .image("i")
+        .requests(cpu="1")
+    )
 
 
 def workload_of(p: dict[str, Any]) -> dict[str, Any]:
@@ -67,7 +60,7 @@ def admit(workload: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_gate_adds_the_gate_label_and_finalizer_once() -> None:
-    gated = pod()
+    gated = gate(sleep().build())
     assert gated["spec"]["schedulingGates"] == [GATE]
     assert gated["metadata"]["labels"]["kueue.x-k8s.io/managed"] == "true"
     assert gated["metadata"]["finalizers"] == ["kueue.x-k8s.io/managed"]
@@ -78,7 +71,7 @@ def test_gate_adds_the_gate_label_and_finalizer_once() -> None:
 
 
 def test_a_pod_gets_one_workload_named_as_kueue_names_it() -> None:
-    p = pod()
+    p = gate(sleep().build())
     workload = workload_of(p)
     digest = hashlib.sha1(b"Pod\n\nsleep\nuid-1").hexdigest()[:5]
     assert workload["metadata"]["name"] == f"pod-sleep-{digest}"
@@ -94,7 +87,7 @@ def test_a_pod_gets_one_workload_named_as_kueue_names_it() -> None:
 
 
 def test_an_admitted_pod_is_ungated_and_steered_to_the_flavor() -> None:
-    p = pod()
+    p = gate(sleep().build())
     workload = admit(workload_of(p))
     action = next_pod_action(p, workload, flavors=FLAVORS)
     assert isinstance(action, StartJob) and action.cluster_queue == "cq"
@@ -107,14 +100,14 @@ def test_an_admitted_pod_is_ungated_and_steered_to_the_flavor() -> None:
 
 
 def test_a_pending_pod_waits_gated_and_unmanaged_pods_are_not_ours() -> None:
-    p = pod()
+    p = gate(sleep().build())
     assert next_pod_action(p, workload_of(p), flavors=FLAVORS) is None
     unmanaged = {**p, "metadata": {**p["metadata"], "labels": {"kueue.x-k8s.io/queue-name": "q"}}}
     assert next_pod_action(unmanaged, None, flavors=FLAVORS) is None
 
 
 def test_an_evicted_running_pod_is_stopped_and_a_gated_one_gives_its_quota_back() -> None:
-    p = pod()
+    p = gate(sleep().build())
     workload = admit(workload_of(p))
     evict = Evict(victim="ml/x", preemptor="ml/y", reason="InClusterQueue", message="preempted")
     status = evicted_status(workload, evict, NOW)
@@ -133,7 +126,7 @@ def test_an_evicted_running_pod_is_stopped_and_a_gated_one_gives_its_quota_back(
 
 
 def test_a_running_pod_without_admission_is_stopped() -> None:
-    p = pod()
+    p = gate(sleep().build())
     workload = workload_of(p)
     action = next_pod_action(ungate(p), workload, flavors=FLAVORS)
     assert action == StopPod("NotAdmitted", "Not admitted by cluster queue")
@@ -141,8 +134,8 @@ def test_a_running_pod_without_admission_is_stopped() -> None:
 
 def test_a_finished_pod_finishes_its_workload_then_loses_the_finalizer() -> None:
     for phase, reason in (("Succeeded", "Succeeded"), ("Failed", "Failed")):
-        done = pod(phase=phase)
-        workload = admit(workload_of(pod()))
+        done = gate(sleep().phase(phase, "done").build())
+        workload = admit(workload_of(gate(sleep().build())))
         action = next_pod_action(done, workload, flavors=FLAVORS)
         assert action == FinishWorkload(reason, "done")
         status = finished_status(workload, reason=reason, message="done", now=NOW)

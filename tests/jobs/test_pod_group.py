@@ -20,33 +20,22 @@ from scheduler.jobs.pod.controller import next_pod_action
 from scheduler.jobs.pod.group import group_key_of_workload, group_pod_sets, next_group_action
 from scheduler.jobs.pod.pods import is_gated, role_hash
 from scheduler.status.workload_status import admitted_status, finished_status
+from tests.builders import pod
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 FLAVORS = {"spot": FlavorPlacement({"instance-type": "spot"})}
 
 
-def member(index: int, *, cpu: str = "1", total: int = 3, phase: str | None = None) -> dict:
-    created: dict[str, Any] = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": f"sample-{index}",
-            "namespace": "ml",
-            "uid": f"uid-{index}",
-            "labels": {
-                "kueue.x-k8s.io/queue-name": "user-queue",
-                "kueue.x-k8s.io/pod-group-name": "sample-group",
-            },
-            "annotations": {"kueue.x-k8s.io/pod-group-total-count": str(total)},
-        },
-        "spec": {
-            "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu}}}]
-        },
-    }
-    result = gate(created)
-    if phase:
-        result["status"] = {"phase": phase}
-    return result
+def member(index: int) -> pod:
+    """Pod ``index`` of Kueue's sample group of 3 (queue ``user-queue``, 1 cpu), as created."""
+    return (
+        pod(f"sample-{index}", "ml")
+        .uid(f"uid-{index}")
+        .queue("user-queue")
+        .group("sample-group", 3)
+        .image("i")
+        .requests(cpu="1")
+    )
 
 
 def admit(workload: dict[str, Any]) -> dict[str, Any]:
@@ -59,7 +48,11 @@ def admit(workload: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_pods_form_one_pod_set_per_role_sorted_and_counted() -> None:
-    pods = [member(0, cpu="2"), member(1), member(2)]
+    pods = [
+        gate(member(0).requests(cpu="2").build()),
+        gate(member(1).build()),
+        gate(member(2).build()),
+    ]
     pod_sets = group_pod_sets(pods)
     assert [(p["name"], p["count"]) for p in pod_sets] == sorted(
         [(role_hash(pods[0]), 1), (role_hash(pods[1]), 2)]
@@ -68,7 +61,7 @@ def test_pods_form_one_pod_set_per_role_sorted_and_counted() -> None:
 
 
 def test_the_workload_waits_for_every_pod_then_is_named_after_the_group() -> None:
-    pods = [member(0), member(1), member(2)]
+    pods = [gate(member(0).build()), gate(member(1).build()), gate(member(2).build())]
     assert next_group_action(pods[:2], None, flavors=FLAVORS) is None
     action = next_group_action(pods, None, flavors=FLAVORS)
     assert isinstance(action, CreateWorkload)
@@ -85,7 +78,7 @@ def test_the_workload_waits_for_every_pod_then_is_named_after_the_group() -> Non
 
 
 def test_admission_ungates_every_pod_at_once_and_never_some() -> None:
-    pods = [member(0), member(1), member(2)]
+    pods = [gate(member(0).build()), gate(member(1).build()), gate(member(2).build())]
     created = next_group_action(pods, None, flavors=FLAVORS)
     assert isinstance(created, CreateWorkload)
     assert next_group_action(pods, created.workload, flavors=FLAVORS) is None, "all stay gated"
@@ -97,12 +90,12 @@ def test_admission_ungates_every_pod_at_once_and_never_some() -> None:
 
 
 def test_the_group_finishes_when_every_pod_succeeded_then_loses_its_finalizers() -> None:
-    pods = [member(0), member(1), member(2)]
+    pods = [gate(member(0).build()), gate(member(1).build()), gate(member(2).build())]
     created = next_group_action(pods, None, flavors=FLAVORS)
     assert isinstance(created, CreateWorkload)
     workload = admit(created.workload)
-    done = [ungate(member(i, phase="Succeeded")) for i in range(3)]
-    running = ungate(member(2, phase="Running"))
+    done = [ungate(gate(member(i).phase("Succeeded").build())) for i in range(3)]
+    running = ungate(gate(member(2).phase("Running").build()))
     assert next_group_action(done[:2] + [running], workload, flavors=FLAVORS) is None
     action = next_group_action(done, workload, flavors=FLAVORS)
     assert action == FinishWorkload("Succeeded", "Pods succeeded: 3/3.")
@@ -114,7 +107,10 @@ def test_the_group_finishes_when_every_pod_succeeded_then_loses_its_finalizers()
 
 def test_a_fast_admission_group_is_queued_from_its_first_pod_and_never_finishes() -> None:
     def sts_pod(index: int, phase: str | None = None) -> dict[str, Any]:
-        pod = member(index, phase=phase)
+        created = member(index)
+        if phase:
+            created.phase(phase)
+        pod = gate(created.build())
         pod["metadata"]["annotations"] |= {
             "kueue.x-k8s.io/pod-group-fast-admission": "true",
             "kueue.x-k8s.io/pod-group-serving": "true",
@@ -145,7 +141,7 @@ def test_an_evicted_group_stops_its_running_pods_then_gives_its_quota_back() -> 
     from scheduler.jobs.controller import ReleaseWorkload, StopPods
     from scheduler.status.workload_status import evicted_status
 
-    pods = [member(0), member(1), member(2)]
+    pods = [gate(member(0).build()), gate(member(1).build()), gate(member(2).build())]
     created = next_group_action(pods, None, flavors=FLAVORS)
     assert isinstance(created, CreateWorkload)
     workload = admit(created.workload)
@@ -153,7 +149,7 @@ def test_an_evicted_group_stops_its_running_pods_then_gives_its_quota_back() -> 
     status = evicted_status(workload, evict, NOW)
     assert status is not None
     evicted = {**workload, "status": status}
-    running = [ungate(member(i, phase="Running")) for i in range(3)]
+    running = [ungate(gate(member(i).phase("Running").build())) for i in range(3)]
     stop = next_group_action(running, evicted, flavors=FLAVORS)
     assert isinstance(stop, StopPods) and len(stop.pods) == 3
     assert stop.reason == "WorkloadEvictedDueToPreempted"

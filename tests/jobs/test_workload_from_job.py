@@ -4,7 +4,6 @@ labels, the ``main`` pod set and its count, queue name, priority."""
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,52 +20,28 @@ from scheduler.jobs import (
     workload_from_job,
     workload_name,
 )
+from tests.builders import job
 
 
-def job(
-    name: str = "pi",
-    *,
-    parallelism: int | None = 3,
-    completions: int | None = None,
-    labels: dict[str, str] | None = None,
-    annotations: dict[str, str] | None = None,
-    template_labels: dict[str, str] | None = None,
-    pod_priority_class: str | None = None,
-) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "template": {
-            "metadata": {"labels": template_labels or {}},
-            "spec": {
-                "containers": [
-                    {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "2"}}}
-                ],
-                "restartPolicy": "Never",
-            },
-        }
-    }
-    if pod_priority_class:
-        spec["template"]["spec"]["priorityClassName"] = pod_priority_class
-    if parallelism is not None:
-        spec["parallelism"] = parallelism
-    if completions is not None:
-        spec["completions"] = completions
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": name,
-            "namespace": "team-a",
-            "uid": "6a0d-uid",
-            "labels": {"kueue.x-k8s.io/queue-name": "user-queue", **(labels or {})},
-            "annotations": annotations or {},
-        },
-        "spec": spec,
-    }
+def pi() -> job:
+    """Kueue's sample Job ``pi`` in ``team-a`` as created (no ``suspend`` yet): 3 pods of
+    2 cpu, queue ``user-queue``."""
+    return (
+        job("pi", "team-a")
+        .uid("6a0d-uid")
+        .queue("user-queue")
+        .annotations()
+        .template_labels()
+        .suspend(None)
+        .parallelism(3)
+        .completions(None)
+        .requests(cpu="2")
+    )
 
 
 def test_name_is_job_prefix_and_five_hex_digits_of_the_sha1_of_kind_group_name_uid() -> None:
     expected = hashlib.sha1(b"Job\nbatch\npi\n6a0d-uid").hexdigest()[:5]
-    assert workload_from_job(job())["metadata"]["name"] == f"job-pi-{expected}"
+    assert workload_from_job(pi().build())["metadata"]["name"] == f"job-pi-{expected}"
 
 
 def test_long_names_cut_the_prefix_to_247_characters() -> None:
@@ -76,7 +51,7 @@ def test_long_names_cut_the_prefix_to_247_characters() -> None:
 
 
 def test_owner_reference_and_uid_label() -> None:
-    workload = workload_from_job(job())
+    workload = workload_from_job(pi().build())
     assert workload["metadata"]["namespace"] == "team-a"
     assert workload["metadata"]["labels"] == {JOB_UID_LABEL: "6a0d-uid"}
     assert workload["metadata"]["ownerReferences"] == [
@@ -92,16 +67,17 @@ def test_owner_reference_and_uid_label() -> None:
 
 
 def test_count_is_min_of_parallelism_and_completions() -> None:
-    assert workload_from_job(job(parallelism=3, completions=2))["spec"]["podSets"][0]["count"] == 2
-    assert workload_from_job(job(parallelism=3, completions=10))["spec"]["podSets"][0]["count"] == 3
-    assert workload_from_job(job(parallelism=4))["spec"]["podSets"][0]["count"] == 4
-    assert workload_from_job(job(parallelism=None))["spec"]["podSets"][0]["count"] == 1
+    assert workload_from_job(pi().completions(2).build())["spec"]["podSets"][0]["count"] == 2
+    assert workload_from_job(pi().completions(10).build())["spec"]["podSets"][0]["count"] == 3
+    assert workload_from_job(pi().parallelism(4).build())["spec"]["podSets"][0]["count"] == 4
+    assert workload_from_job(pi().parallelism(None).build())["spec"]["podSets"][0]["count"] == 1
 
 
 def test_one_pod_set_named_main_with_the_template_minus_controller_labels() -> None:
     workload = workload_from_job(
-        job(
-            template_labels={
+        pi()
+        .template_labels(
+            {
                 "controller-uid": "a",
                 "batch.kubernetes.io/controller-uid": "b",
                 "job-name": "pi",
@@ -109,6 +85,7 @@ def test_one_pod_set_named_main_with_the_template_minus_controller_labels() -> N
                 "team": "ml",
             }
         )
+        .build()
     )
     (pod_set,) = workload["spec"]["podSets"]
     assert pod_set["name"] == "main"
@@ -120,14 +97,16 @@ def test_one_pod_set_named_main_with_the_template_minus_controller_labels() -> N
 
 
 def test_min_count_from_the_min_parallelism_annotation() -> None:
-    workload = workload_from_job(job(annotations={"kueue.x-k8s.io/job-min-parallelism": "1"}))
+    workload = workload_from_job(
+        pi().annotations({"kueue.x-k8s.io/job-min-parallelism": "1"}).build()
+    )
     assert workload["spec"]["podSets"][0]["minCount"] == 1
-    assert "minCount" not in workload_from_job(job())["spec"]["podSets"][0]
+    assert "minCount" not in workload_from_job(pi().build())["spec"]["podSets"][0]
 
 
 def test_queue_name_from_label_else_legacy_annotation() -> None:
-    assert workload_from_job(job())["spec"]["queueName"] == "user-queue"
-    legacy = job()
+    assert workload_from_job(pi().build())["spec"]["queueName"] == "user-queue"
+    legacy = pi().build()
     del legacy["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]
     legacy["metadata"]["annotations"] = {"kueue.x-k8s.io/queue-name": "training"}
     assert workload_from_job(legacy)["spec"]["queueName"] == "training"
@@ -138,7 +117,10 @@ def test_priority_from_workload_priority_class_label_first() -> None:
         workload={"high": 1000}, pod={"pod-high": 50}, global_default=("base", 1)
     )
     workload = workload_from_job(
-        job(labels={"kueue.x-k8s.io/priority-class": "high"}, pod_priority_class="pod-high"),
+        pi()
+        .labels({"kueue.x-k8s.io/priority-class": "high"})
+        .priority_class_name("pod-high")
+        .build(),
         priority_classes=classes,
     )
     assert workload["spec"]["priority"] == 1000
@@ -151,23 +133,23 @@ def test_priority_from_workload_priority_class_label_first() -> None:
 
 def test_priority_from_pod_priority_class_then_global_default_then_none() -> None:
     classes = PriorityClasses(pod={"pod-high": 50}, global_default=("base", 1))
-    from_pod = workload_from_job(job(pod_priority_class="pod-high"), priority_classes=classes)[
-        "spec"
-    ]
+    from_pod = workload_from_job(
+        pi().priority_class_name("pod-high").build(), priority_classes=classes
+    )["spec"]
     assert (from_pod["priority"], from_pod["priorityClassRef"]["name"]) == (50, "pod-high")
-    default = workload_from_job(job(), priority_classes=classes)["spec"]
+    default = workload_from_job(pi().build(), priority_classes=classes)["spec"]
     assert (default["priority"], default["priorityClassRef"]) == (
         1,
         {"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": "base"},
     )
-    plain = workload_from_job(job())["spec"]
+    plain = workload_from_job(pi().build())["spec"]
     assert "priority" not in plain and "priorityClassRef" not in plain
 
 
 def test_the_workload_is_valid_and_parses() -> None:
     classes = PriorityClasses(workload={"high": 1000})
     raw = workload_from_job(
-        job(labels={"kueue.x-k8s.io/priority-class": "high"}), priority_classes=classes
+        pi().labels({"kueue.x-k8s.io/priority-class": "high"}).build(), priority_classes=classes
     )
     assert review(raw).errors == ()
     parsed = parse_object(raw)
@@ -176,13 +158,13 @@ def test_the_workload_is_valid_and_parses() -> None:
 
 
 def test_registry_finds_the_batch_integration() -> None:
-    assert for_object(job()) is BATCH_JOB
+    assert for_object(pi().build()) is BATCH_JOB
     assert by_framework("batch/job") is BATCH_JOB
     assert for_object({"apiVersion": "apps/v1", "kind": "Deployment"}) is None
 
 
 def test_run_with_unsuspends_and_adds_the_flavor_node_selector() -> None:
-    suspended = BATCH_JOB.suspend(job())
+    suspended = BATCH_JOB.suspend(pi().build())
     assert BATCH_JOB.is_suspended(suspended)
     started = BATCH_JOB.run_with(suspended, [PodSetInfo("main", 3, {"instance-type": "spot"})])
     assert not BATCH_JOB.is_suspended(started)
@@ -193,7 +175,7 @@ def test_run_with_unsuspends_and_adds_the_flavor_node_selector() -> None:
 
 
 def test_run_with_never_overrides_a_node_selector_key_the_user_set() -> None:
-    mine = job()
+    mine = pi().build()
     mine["spec"]["template"]["spec"]["nodeSelector"] = {"zone": "a", "instance-type": "spot"}
     started = BATCH_JOB.run_with(
         mine, [PodSetInfo("main", 3, {"instance-type": "ondemand", "disk": "ssd"})]
@@ -206,7 +188,7 @@ def test_run_with_never_overrides_a_node_selector_key_the_user_set() -> None:
 
 
 def test_restore_puts_the_recorded_template_and_count_back() -> None:
-    original = job()
+    original = pi().build()
     pod_sets = workload_from_job(original)["spec"]["podSets"]
     started = BATCH_JOB.run_with(original, [PodSetInfo("main", 2, {"instance-type": "spot"})])
     restored = BATCH_JOB.restore(started, pod_sets)
@@ -215,7 +197,7 @@ def test_restore_puts_the_recorded_template_and_count_back() -> None:
 
 
 def test_finished_reads_complete_or_failed_conditions() -> None:
-    running = job()
+    running = pi().build()
     assert not BATCH_JOB.finished(running).finished
     done = {**running, "status": {"conditions": [{"type": "Complete", "status": "True"}]}}
     assert BATCH_JOB.finished(done).reason == "Succeeded"
@@ -240,7 +222,7 @@ def test_names_are_valid_object_names_and_depend_on_the_uid(name: str, uid: obje
 
 
 def test_restore_keeps_the_job_controllers_labels_so_the_selector_still_matches() -> None:
-    original = job()
+    original = pi().build()
     original["spec"]["template"]["metadata"] = {"labels": {"app": "x"}}
     pod_sets = workload_from_job(original)["spec"]["podSets"]
     live = BATCH_JOB.run_with(
