@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 import jsonpatch
 
 from scheduler.jobs.pod import gate
+from tests.builders import deployment
 from webhook.settings import WebhookSettings
 
 from .conftest import ClientFactory, patch_of, post_review
@@ -18,27 +18,16 @@ ENABLED = WebhookSettings(frameworks=("batch/job", "pod", "deployment"))
 PARENT = "kueue.x-k8s.io/pod-suspending-parent"
 
 
-def deployment(labels: dict[str, str] | None = None) -> dict[str, Any]:
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "web", "namespace": "team-a", "labels": labels or {}},
-        "spec": {
-            "replicas": 2,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {
-                "metadata": {"labels": {"app": "web"}},
-                "spec": {"containers": [{"name": "c", "image": "i"}]},
-            },
-        },
-    }
-
-
 async def test_the_queue_name_reaches_the_pods_and_marks_them_queued_by_their_parent(
     make_client: ClientFactory,
 ) -> None:
     client = await make_client(ENABLED)
-    sent = deployment({QUEUE: "user-queue", "kueue.x-k8s.io/priority-class": "high"})
+    sent = (
+        deployment("web", "team-a", 2)
+        .labels({QUEUE: "user-queue", "kueue.x-k8s.io/priority-class": "high"})
+        .image("i")
+        .build()
+    )
     for operation in ("CREATE", "UPDATE"):
         review = admission_review(sent, operation=operation, old=sent)
         response = await post_review(client, MUTATE, review)
@@ -58,10 +47,14 @@ async def test_an_unqueued_or_disabled_deployment_is_left_alone(
     make_client: ClientFactory,
 ) -> None:
     enabled = await make_client(ENABLED)
-    response = await post_review(enabled, MUTATE, admission_review(deployment()))
+    response = await post_review(
+        enabled,
+        MUTATE,
+        admission_review(deployment("web", "team-a", 2).labels().image("i").build()),
+    )
     assert response == {"uid": response["uid"], "allowed": True}
     disabled = await make_client(WebhookSettings(frameworks=("batch/job", "pod")))
-    sent = deployment({QUEUE: "q"})
+    sent = deployment("web", "team-a", 2).queue("q").image("i").build()
     response = await post_review(disabled, MUTATE, admission_review(sent))
     assert response == {"uid": response["uid"], "allowed": True}
 
@@ -85,7 +78,13 @@ async def test_a_queued_statefulsets_pods_are_marked_as_one_serving_group(
     client = await make_client(
         WebhookSettings(frameworks=("batch/job", "pod", "deployment", "statefulset"))
     )
-    sent = {**deployment({QUEUE: "user-queue"}), "kind": "StatefulSet"}
+    sent = (
+        deployment("web", "team-a", 2)
+        .queue("user-queue")
+        .image("i")
+        .set(kind="StatefulSet")
+        .build()
+    )
     sent["metadata"]["name"] = "db"
     sent["spec"]["replicas"] = 3
     response = await post_review(client, "/mutate-apps-v1-statefulset", admission_review(sent))

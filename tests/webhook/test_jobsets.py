@@ -11,6 +11,7 @@ import jsonpatch
 from scheduler.api.pipeline import review
 from scheduler.api.validation import admission_status
 from scheduler.jobs.jobset import validate_jobset
+from tests.builders import container, jobset
 from webhook.configurations import mutating_configuration, validating_configuration
 from webhook.lookup import StaticLookup
 from webhook.settings import WebhookSettings
@@ -24,31 +25,23 @@ PRIORITY = "kueue.x-k8s.io/priority-class"
 ENABLED = WebhookSettings(frameworks=("batch/job", "jobset.x-k8s.io/jobset"))
 
 
-def jobset(labels: dict[str, str] | None = None) -> dict[str, Any]:
-    return {
-        "apiVersion": "jobset.x-k8s.io/v1alpha2",
-        "kind": "JobSet",
-        "metadata": {"name": "train", "namespace": "team-a", "labels": labels or {}},
-        "spec": {
-            "replicatedJobs": [
-                {
-                    "name": "workers",
-                    "template": {
-                        "spec": {
-                            "template": {"spec": {"containers": [{"name": "c", "image": "i"}]}}
-                        }
-                    },
-                }
-            ]
-        },
-    }
+def train() -> jobset:
+    """JobSet ``train`` in ``team-a`` as a user sends it: no labels, no ``suspend``, one
+    replicated job ``workers``."""
+    return (
+        jobset("train", "team-a")
+        .labels()
+        .suspend(None)
+        .replicated_job("workers", replicas=None)
+        .containers(container(image="i", resources=False))
+    )
 
 
 async def test_a_queued_jobset_is_suspended_when_the_framework_is_enabled(
     make_client: ClientFactory,
 ) -> None:
     client = await make_client(ENABLED)
-    sent = jobset({QUEUE: "user-queue"})
+    sent = train().queue("user-queue").build()
     response = await post_review(client, MUTATE, admission_review(sent))
     assert patch_of(response) == [{"op": "add", "path": "/spec/suspend", "value": True}]
     result = jsonpatch.apply_patch(copy.deepcopy(sent), patch_of(response))
@@ -58,19 +51,19 @@ async def test_a_queued_jobset_is_suspended_when_the_framework_is_enabled(
 
 async def test_an_unqueued_jobset_is_left_alone(make_client: ClientFactory) -> None:
     client = await make_client(ENABLED)
-    response = await post_review(client, MUTATE, admission_review(jobset()))
+    response = await post_review(client, MUTATE, admission_review(train().build()))
     assert response == {"uid": response["uid"], "allowed": True}
 
 
 async def test_jobsets_are_left_alone_when_the_framework_is_not_enabled(webhook: Any) -> None:
-    sent = jobset({QUEUE: "user-queue"})
+    sent = train().queue("user-queue").build()
     response = await post_review(webhook, MUTATE, admission_review(sent))
     assert response == {"uid": response["uid"], "allowed": True}
 
 
 async def test_the_jobset_endpoint_refuses_other_kinds(make_client: ClientFactory) -> None:
     client = await make_client(ENABLED)
-    review = admission_review(jobset({QUEUE: "q"}), group_version_kind=("batch", "v1", "Job"))
+    review = admission_review(train().queue("q").build(), group_version_kind=("batch", "v1", "Job"))
     response = await client.post(MUTATE, json=review)
     assert response.status == 400
     assert "jobset.x-k8s.io/v1alpha2 JobSet" in await response.text()
@@ -81,7 +74,7 @@ async def test_an_unqueued_jobset_gets_the_namespaces_default_local_queue(
 ) -> None:
     lookup.default_queues.add("team-a")
     client = await make_client(ENABLED)
-    sent = jobset()
+    sent = train().build()
     response = await post_review(client, MUTATE, admission_review(sent))
     result = jsonpatch.apply_patch(copy.deepcopy(sent), patch_of(response))
     assert result["metadata"]["labels"] == {QUEUE: "default"}
@@ -108,17 +101,11 @@ def test_jobsets_are_registered_queued_and_unqueued_in_managed_namespaces_only()
         )
 
 
-def suspended(labels: dict[str, str], suspend: bool = True) -> dict[str, Any]:
-    sent = jobset(labels)
-    sent["spec"]["suspend"] = suspend
-    return sent
-
-
 async def test_a_jobset_with_an_invalid_queue_name_is_refused_with_the_job_message(
     make_client: ClientFactory,
 ) -> None:
     client = await make_client(ENABLED)
-    bad = suspended({QUEUE: "Team_A"})
+    bad = train().queue("Team_A").suspend().build()
     response = await post_review(client, VALIDATE, admission_review(bad))
     assert response["allowed"] is False
     assert response["status"] == dict(admission_status(validate_jobset(bad)))
@@ -129,8 +116,8 @@ async def test_a_jobset_with_an_invalid_queue_name_is_refused_with_the_job_messa
 
 async def test_the_queue_name_of_a_running_jobset_cannot_change(make_client: ClientFactory) -> None:
     client = await make_client(ENABLED)
-    old = suspended({QUEUE: "a"}, suspend=False)
-    moved = suspended({QUEUE: "b"}, suspend=False)
+    old = train().queue("a").suspend(False).build()
+    moved = train().queue("b").suspend(False).build()
     response = await post_review(
         client, VALIDATE, admission_review(moved, operation="UPDATE", old=old, user=SCHEDULER)
     )
@@ -140,7 +127,7 @@ async def test_the_queue_name_of_a_running_jobset_cannot_change(make_client: Cli
         "(not suspended); suspend the job first"
     )
     # While suspended, moving it to another LocalQueue is allowed.
-    held, held_moved = suspended({QUEUE: "a"}), suspended({QUEUE: "b"})
+    held, held_moved = train().queue("a").suspend().build(), train().queue("b").suspend().build()
     response = await post_review(
         client, VALIDATE, admission_review(held_moved, operation="UPDATE", old=held)
     )
@@ -149,8 +136,8 @@ async def test_the_queue_name_of_a_running_jobset_cannot_change(make_client: Cli
 
 async def test_priority_class_label_rules_of_a_jobset(make_client: ClientFactory) -> None:
     client = await make_client(ENABLED)
-    running = suspended({QUEUE: "a"}, suspend=False)
-    added = suspended({QUEUE: "a", PRIORITY: "high"}, suspend=False)
+    running = train().queue("a").suspend(False).build()
+    added = train().labels({QUEUE: "a", PRIORITY: "high"}).suspend(False).build()
     response = await post_review(
         client, VALIDATE, admission_review(added, operation="UPDATE", old=running, user=SCHEDULER)
     )
@@ -158,7 +145,10 @@ async def test_priority_class_label_rules_of_a_jobset(make_client: ClientFactory
         "metadata.labels[kueue.x-k8s.io/priority-class]: a WorkloadPriorityClass cannot be "
         "added to a running (not suspended) job"
     )
-    held, held_removed = suspended({QUEUE: "a", PRIORITY: "high"}), suspended({QUEUE: "a"})
+    held, held_removed = (
+        train().labels({QUEUE: "a", PRIORITY: "high"}).suspend().build(),
+        train().queue("a").suspend().build(),
+    )
     response = await post_review(
         client, VALIDATE, admission_review(held_removed, operation="UPDATE", old=held)
     )
@@ -166,8 +156,8 @@ async def test_priority_class_label_rules_of_a_jobset(make_client: ClientFactory
         "metadata.labels[kueue.x-k8s.io/priority-class]: a WorkloadPriorityClass cannot be "
         "removed from a job; change it to another class instead"
     )
-    changed = suspended({QUEUE: "a", PRIORITY: "low"}, suspend=False)
-    running_high = suspended({QUEUE: "a", PRIORITY: "high"}, suspend=False)
+    changed = train().labels({QUEUE: "a", PRIORITY: "low"}).suspend(False).build()
+    running_high = train().labels({QUEUE: "a", PRIORITY: "high"}).suspend(False).build()
     response = await post_review(
         client,
         VALIDATE,
@@ -178,7 +168,7 @@ async def test_priority_class_label_rules_of_a_jobset(make_client: ClientFactory
 
 async def test_only_the_scheduler_may_unsuspend_a_queued_jobset(make_client: ClientFactory) -> None:
     client = await make_client(ENABLED)
-    held, started = suspended({QUEUE: "a"}), suspended({QUEUE: "a"}, suspend=False)
+    held, started = train().queue("a").suspend().build(), train().queue("a").suspend(False).build()
     response = await post_review(
         client, VALIDATE, admission_review(started, operation="UPDATE", old=held)
     )
@@ -195,21 +185,23 @@ async def test_job_only_annotations_are_not_checked_on_a_jobset(
     make_client: ClientFactory,
 ) -> None:
     client = await make_client(ENABLED)
-    sent = suspended({QUEUE: "a"})
+    sent = train().queue("a").suspend().build()
     sent["metadata"]["annotations"] = {"kueue.x-k8s.io/job-min-parallelism": "many"}
     response = await post_review(client, VALIDATE, admission_review(sent))
     assert response["allowed"] is True
 
 
 async def test_jobsets_are_not_validated_when_the_framework_is_not_enabled(webhook: Any) -> None:
-    response = await post_review(webhook, VALIDATE, admission_review(suspended({QUEUE: "Bad_"})))
+    response = await post_review(
+        webhook, VALIDATE, admission_review(train().queue("Bad_").suspend().build())
+    )
     assert response["allowed"] is True
 
 
 def test_kuota_validate_checks_a_jobset_like_the_webhook() -> None:
-    checked = review(suspended({QUEUE: "Bad_"}), default_namespace="default")
+    checked = review(train().queue("Bad_").suspend().build(), default_namespace="default")
     assert [item.rule for item in checked.errors] == ["JOB-1"]
-    assert review(suspended({QUEUE: "a"})).valid
+    assert review(train().queue("a").suspend().build()).valid
 
 
 def test_jobsets_are_validated_where_they_are_mutated() -> None:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 import jsonpatch
 
+from tests.builders import pod
 from webhook.settings import WebhookSettings
 
 from .conftest import ClientFactory, patch_of, post_review
@@ -17,20 +17,11 @@ ENABLED = WebhookSettings(frameworks=("batch/job", "pod"))
 GATE = {"name": "kueue.x-k8s.io/admission"}
 
 
-def pod(labels: dict[str, str] | None = None, **metadata: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "p", "namespace": "team-a", "labels": labels or {}, **metadata},
-        "spec": {"containers": [{"name": "c", "image": "i"}]},
-    }
-
-
 async def test_a_queued_pod_is_gated_labelled_managed_and_finalized(
     make_client: ClientFactory,
 ) -> None:
     client = await make_client(ENABLED)
-    sent = pod({QUEUE: "user-queue"})
+    sent = pod("p", "team-a").queue("user-queue").image("i").build()
     response = await post_review(client, MUTATE, admission_review(sent))
     result = jsonpatch.apply_patch(copy.deepcopy(sent), patch_of(response))
     assert result["spec"]["schedulingGates"] == [GATE]
@@ -42,7 +33,7 @@ async def test_a_queued_pod_is_gated_labelled_managed_and_finalized(
 
 async def test_other_gates_and_finalizers_are_kept(make_client: ClientFactory) -> None:
     client = await make_client(ENABLED)
-    sent = pod({QUEUE: "q"}, finalizers=["example.com/mine"])
+    sent = pod("p", "team-a").queue("q").image("i").finalizers("example.com/mine").build()
     sent["spec"]["schedulingGates"] = [{"name": "example.com/wait"}]
     response = await post_review(client, MUTATE, admission_review(sent))
     result = jsonpatch.apply_patch(copy.deepcopy(sent), patch_of(response))
@@ -54,13 +45,8 @@ async def test_unqueued_pods_and_pods_of_managed_jobs_are_left_alone(
     make_client: ClientFactory,
 ) -> None:
     client = await make_client(ENABLED)
-    owned = pod(
-        {QUEUE: "q"},
-        ownerReferences=[
-            {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "u", "controller": True}
-        ],
-    )
-    for sent in (pod(), owned):
+    owned = pod("p", "team-a").queue("q").image("i").owner("Job", "j", "u", controller=True).build()
+    for sent in (pod("p", "team-a").labels().image("i").build(), owned):
         response = await post_review(client, MUTATE, admission_review(sent))
         assert response == {"uid": response["uid"], "allowed": True}
 
@@ -69,5 +55,7 @@ async def test_pods_are_left_alone_when_the_framework_is_not_enabled(
     make_client: ClientFactory,
 ) -> None:
     client = await make_client(WebhookSettings(frameworks=("batch/job",)))
-    response = await post_review(client, MUTATE, admission_review(pod({QUEUE: "q"})))
+    response = await post_review(
+        client, MUTATE, admission_review(pod("p", "team-a").queue("q").image("i").build())
+    )
     assert response == {"uid": response["uid"], "allowed": True}
