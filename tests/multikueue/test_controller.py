@@ -20,6 +20,14 @@ from scheduler.kube.fence import Fenced
 from scheduler.kube.informer import Informer, Source, TransientError
 from scheduler.kube.rest import Query, Resource, RestClient, Unreachable
 from scheduler.multikueue.controller import Controller, MultiKueueSettings
+from tests.builders import (
+    admission_check,
+    job,
+    multikueue_cluster,
+    multikueue_config,
+    secret,
+    workload,
+)
 from tests.clock import FakeClock
 from tests.kube.fake_api import FakeApi
 
@@ -122,35 +130,15 @@ def setup(
     for name in ("onprem-worker", "cloud-worker"):
         manager.put(
             f"{V1B2}/multikueueclusters/{name}",
-            {
-                "metadata": {"name": name, "generation": 1},
-                "spec": {
-                    "clusterSource": {
-                        "kubeConfig": {"locationType": "Secret", "location": f"{name}-secret"}
-                    }
-                },
-            },
+            multikueue_cluster(name).generation(1).kubeconfig_secret(f"{name}-secret").listed(),
         )
     manager.put(
         f"{V1B2}/multikueueconfigs/multikueue-config",
-        {
-            "metadata": {"name": "multikueue-config"},
-            "spec": {"clusters": ["onprem-worker", "cloud-worker"]},
-        },
+        multikueue_config("multikueue-config", "onprem-worker", "cloud-worker").listed(),
     )
     manager.put(
         f"{V1B2}/admissionchecks/multikueue-check",
-        {
-            "metadata": {"name": "multikueue-check", "generation": 1},
-            "spec": {
-                "controllerName": "kueue.x-k8s.io/multikueue",
-                "parameters": {
-                    "apiGroup": "kueue.x-k8s.io",
-                    "kind": "MultiKueueConfig",
-                    "name": "multikueue-config",
-                },
-            },
-        },
+        admission_check("multikueue-check").generation(1).multikueue("multikueue-config").listed(),
     )
 
     async def connect(config: Mapping[str, Any]) -> Worker:
@@ -172,10 +160,7 @@ def add_secrets(manager: Api) -> None:
         text = yaml.safe_dump(kubeconfig(server)).encode()
         manager.put(
             f"/api/v1/namespaces/kueue-system/secrets/{name}-secret",
-            {
-                "metadata": {"name": f"{name}-secret"},
-                "data": {"kubeconfig": base64.b64encode(text).decode()},
-            },
+            secret(f"{name}-secret").data(kubeconfig=base64.b64encode(text).decode()).listed(),
         )
 
 
@@ -215,25 +200,18 @@ async def test_clusters_without_secrets_then_connected_and_the_check_follows() -
     )
 
 
-def manager_workload() -> dict[str, Any]:
-    return {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
-        "kind": "Workload",
-        "metadata": {
-            "name": "job-sample-1",
-            "namespace": "default",
-            "labels": {"kueue.x-k8s.io/job-uid": "u1"},
-            "ownerReferences": [
-                {"apiVersion": "batch/v1", "kind": "Job", "name": "sample", "uid": "u1"}
-            ],
-        },
-        "spec": {"queueName": "user-queue", "podSets": [{"name": "main", "count": 1}]},
-        "status": {
-            "admission": {"clusterQueue": "cluster-queue"},
-            "conditions": [{"type": "QuotaReserved", "status": "True"}],
-            "admissionChecks": [{"name": "multikueue-check", "state": "Pending"}],
-        },
-    }
+def manager_workload() -> workload:
+    """The manager's Workload of Job ``sample``, reserved in ``cluster-queue``, check pending."""
+    return (
+        workload("job-sample-1")
+        .as_written()
+        .owned_by_job("sample", "u1")
+        .queue("user-queue")
+        .pod_sets({"name": "main", "count": 1})
+        .status(admission={"clusterQueue": "cluster-queue"})
+        .condition("QuotaReserved", reason=None, message=None, at=None)
+        .admission_check("multikueue-check")
+    )
 
 
 WL = "/namespaces/default/workloads/job-sample-1"
@@ -242,13 +220,15 @@ WL = "/namespaces/default/workloads/job-sample-1"
 async def dispatched() -> tuple[Api, dict[str, Api], Controller, FakeClock]:
     manager, workers, controller, clock = setup()
     add_secrets(manager)
-    manager.put(f"{V1B2}{WL}", manager_workload())
+    manager.put(f"{V1B2}{WL}", manager_workload().build())
     manager.put(
         "/apis/batch/v1/namespaces/default/jobs/sample",
-        {
-            "metadata": {"name": "sample", "namespace": "default", "uid": "u1"},
-            "spec": {"suspend": True, "managedBy": "kueue.x-k8s.io/multikueue", "template": {}},
-        },
+        job("sample")
+        .uid("u1")
+        .parallelism(None)
+        .completions(None)
+        .spec(managedBy="kueue.x-k8s.io/multikueue", template={})
+        .listed(),
     )
     await step(controller, resync=True)  # connects the workers, whose informers then list
     await step(controller)
@@ -370,7 +350,7 @@ async def test_a_workload_event_is_dispatched_at_once_not_at_the_next_resync() -
             "both workers connected and listed",
         )
         await asyncio.sleep(0.05)  # the pass their lists woke has run
-        workload = manager.put(f"{V1B2}{WL}", manager_workload())
+        workload = manager.put(f"{V1B2}{WL}", manager_workload().build())
         feeds.of(manager, "workloads").events.put_nowait({"type": "ADDED", "object": workload})
         await until(
             lambda: all(f"{V1B2}{WL}" in w.store for w in workers.values()),

@@ -30,6 +30,7 @@ from scheduler.multikueue.decisions import (
     kubeconfig_of,
     remote_workload,
 )
+from tests.builders import admission_check, container, job, multikueue_cluster, workload
 
 NOW = datetime(2026, 11, 25, 21, 0, tzinfo=UTC)
 KUBECONFIG: dict[str, Any] = {
@@ -47,32 +48,15 @@ KUBECONFIG: dict[str, Any] = {
 }
 
 
-def cluster(name: str = "onprem-worker", active: bool | None = None) -> dict[str, Any]:
-    """Seed 003's MultiKueueCluster."""
-    obj: dict[str, Any] = {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
-        "kind": "MultiKueueCluster",
-        "metadata": {"name": name},
-        "spec": {
-            "clusterSource": {
-                "kubeConfig": {"locationType": "Secret", "location": f"{name}-secret"}
-            }
-        },
-    }
-    if active is not None:
-        obj["status"] = {
-            "conditions": [{"type": "Active", "status": "True" if active else "False"}]
-        }
-    return obj
-
-
 def secret(config: object = KUBECONFIG, key: str = "kubeconfig") -> dict[str, Any]:
     text = yaml.safe_dump(config).encode()
     return {"data": {key: base64.b64encode(text).decode()}}
 
 
 def test_a_missing_secret_says_so() -> None:
-    found = kubeconfig_of(cluster(), None)
+    found = kubeconfig_of(
+        multikueue_cluster("onprem-worker").kubeconfig_secret("onprem-worker-secret").build(), None
+    )
     condition = cluster_condition(found, None)
     assert not condition.status
     assert condition.reason == "BadKubeConfig"
@@ -82,10 +66,16 @@ def test_a_missing_secret_says_so() -> None:
 
 
 def test_a_secret_without_the_key_or_with_garbage_is_a_bad_kubeconfig() -> None:
-    missing = kubeconfig_of(cluster(), secret(key="config"))
+    missing = kubeconfig_of(
+        multikueue_cluster("onprem-worker").kubeconfig_secret("onprem-worker-secret").build(),
+        secret(key="config"),
+    )
     assert isinstance(missing, KubeconfigProblem)
     assert 'key "kubeconfig" not found in secret "onprem-worker-secret"' in missing.message
-    garbage = kubeconfig_of(cluster(), {"data": {"kubeconfig": "!!!"}})
+    garbage = kubeconfig_of(
+        multikueue_cluster("onprem-worker").kubeconfig_secret("onprem-worker-secret").build(),
+        {"data": {"kubeconfig": "!!!"}},
+    )
     assert isinstance(garbage, KubeconfigProblem) and garbage.reason == "BadKubeConfig"
 
 
@@ -96,17 +86,26 @@ def test_kubeconfigs_that_reach_into_the_managers_files_are_refused() -> None:
     ]:
         config = copy.deepcopy(KUBECONFIG)
         config["users"][0]["user"].update(change)
-        found = kubeconfig_of(cluster(), secret(config))
+        found = kubeconfig_of(
+            multikueue_cluster("onprem-worker").kubeconfig_secret("onprem-worker-secret").build(),
+            secret(config),
+        )
         assert isinstance(found, KubeconfigProblem) and words in found.message
     insecure = copy.deepcopy(KUBECONFIG)
     insecure["clusters"][0]["cluster"]["insecure-skip-tls-verify"] = True
-    found = kubeconfig_of(cluster(), secret(insecure))
+    found = kubeconfig_of(
+        multikueue_cluster("onprem-worker").kubeconfig_secret("onprem-worker-secret").build(),
+        secret(insecure),
+    )
     assert isinstance(found, KubeconfigProblem)
     assert "insecure TLS verification is not allowed for cluster w" in found.message
 
 
 def test_a_reachable_worker_is_connected_and_an_unreachable_one_says_why() -> None:
-    found = kubeconfig_of(cluster(), secret())
+    found = kubeconfig_of(
+        multikueue_cluster("onprem-worker").kubeconfig_secret("onprem-worker-secret").build(),
+        secret(),
+    )
     assert found == KUBECONFIG
     connected = cluster_condition(found, None)
     assert (connected.status, connected.reason, connected.message) == (True, "Active", "Connected")
@@ -115,51 +114,69 @@ def test_a_reachable_worker_is_connected_and_an_unreachable_one_says_why() -> No
     assert "refused" in refused.message
 
 
-def check(parameters: dict[str, Any] | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"controllerName": "kueue.x-k8s.io/multikueue"}
-    spec["parameters"] = parameters or {
-        "apiGroup": "kueue.x-k8s.io",
-        "kind": "MultiKueueConfig",
-        "name": "multikueue-config",
-    }
-    return {"metadata": {"name": "multikueue-check"}, "spec": spec}
-
-
 CONFIGS = {
     "multikueue-config": {"spec": {"clusters": ["onprem-worker", "cloud-worker"]}},
 }
 
 
 def test_the_check_is_active_when_every_cluster_of_its_config_is() -> None:
-    both = {n: cluster(n, active=True) for n in ("onprem-worker", "cloud-worker")}
-    condition = admission_check_condition(check(), CONFIGS, both)
+    both = {
+        n: multikueue_cluster(n)
+        .kubeconfig_secret(f"{n}-secret")
+        .condition("Active", True, reason=None, message=None, at=None)
+        .build()
+        for n in ("onprem-worker", "cloud-worker")
+    }
+    condition = admission_check_condition(
+        admission_check("multikueue-check").multikueue("multikueue-config").listed(), CONFIGS, both
+    )
     assert (condition.status, condition.reason, condition.message) == (
         True,
         "Active",
         "The admission check is active",
     )
-    one = {"onprem-worker": cluster("onprem-worker", active=True)}
-    some = admission_check_condition(check(), CONFIGS, one)
+    one = {
+        "onprem-worker": multikueue_cluster("onprem-worker")
+        .kubeconfig_secret("onprem-worker-secret")
+        .condition("Active", True, reason=None, message=None, at=None)
+        .build()
+    }
+    some = admission_check_condition(
+        admission_check("multikueue-check").multikueue("multikueue-config").listed(), CONFIGS, one
+    )
     assert (some.status, some.reason, some.message) == (
         True,
         "SomeActiveClusters",
         "Missing clusters: [cloud-worker]",
     )
-    none = {n: cluster(n, active=False) for n in ("onprem-worker", "cloud-worker")}
-    down = admission_check_condition(check(), CONFIGS, none)
+    none = {
+        n: multikueue_cluster(n)
+        .kubeconfig_secret(f"{n}-secret")
+        .condition("Active", False, reason=None, message=None, at=None)
+        .build()
+        for n in ("onprem-worker", "cloud-worker")
+    }
+    down = admission_check_condition(
+        admission_check("multikueue-check").multikueue("multikueue-config").listed(), CONFIGS, none
+    )
     assert (down.status, down.reason) == (False, "NoUsableClusters")
     assert down.message == "Inactive clusters: [onprem-worker cloud-worker]"
 
 
 def test_a_check_whose_config_is_missing_or_misnamed_is_bad_config() -> None:
-    missing = admission_check_condition(check(), {}, {})
+    missing = admission_check_condition(
+        admission_check("multikueue-check").multikueue("multikueue-config").listed(), {}, {}
+    )
     assert (missing.status, missing.reason) == (False, "BadConfig")
     assert missing.message == (
         "Cannot load the AdmissionChecks parameters: "
         'multikueueconfigs.kueue.x-k8s.io "multikueue-config" not found'
     )
     wrong = admission_check_condition(
-        check({"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": "x"}),
+        admission_check("multikueue-check")
+        .multikueue("multikueue-config")
+        .parameters("ProvisioningRequestConfig", "x")
+        .listed(),
         CONFIGS,
         {},
     )
@@ -169,60 +186,46 @@ def test_a_check_whose_config_is_missing_or_misnamed_is_bad_config() -> None:
 # --- dispatch -------------------------------------------------------------------------------
 
 
-def manager_workload(*, state: str = "Pending", reserved: bool = True) -> dict[str, Any]:
-    conditions = []
-    if reserved:
-        conditions.append({"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"})
-    return {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
-        "kind": "Workload",
-        "metadata": {
-            "name": "job-sample-abc12",
-            "namespace": "default",
-            "uid": "wl-uid",
-            "resourceVersion": "7",
-            "labels": {"kueue.x-k8s.io/job-uid": "job-uid"},
-            "ownerReferences": [
-                {"apiVersion": "batch/v1", "kind": "Job", "name": "sample", "uid": "job-uid"}
-            ],
-        },
-        "spec": {"queueName": "user-queue", "podSets": [{"name": "main", "count": 1}]},
-        "status": {
-            "conditions": conditions,
-            **({"admission": {"clusterQueue": "cluster-queue"}} if reserved else {}),
-            "admissionChecks": [{"name": "multikueue-check", "state": state, "message": ""}],
-        },
-    }
+def sample_workload() -> workload:
+    """The manager's Workload of Job ``sample``, holding quota in ``cluster-queue``."""
+    return (
+        workload("job-sample-abc12")
+        .uid("wl-uid")
+        .created(None)
+        .resource_version(7)
+        .owned_by_job("sample", "job-uid")
+        .queue("user-queue")
+        .pod_sets({"name": "main", "count": 1})
+        .condition("QuotaReserved", message=None, at=None)
+        .status(admission={"clusterQueue": "cluster-queue"})
+    )
 
 
-def manager_job(*, suspend: bool = True, status: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": "sample",
-            "namespace": "default",
-            "uid": "job-uid",
-            "resourceVersion": "3",
-            "labels": {"kueue.x-k8s.io/queue-name": "user-queue"},
-        },
-        "spec": {
-            "suspend": suspend,
-            "managedBy": "kueue.x-k8s.io/multikueue",
-            "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": "job-uid"}},
-            "template": {
-                "metadata": {
-                    "labels": {
-                        "batch.kubernetes.io/controller-uid": "job-uid",
-                        "controller-uid": "job-uid",
-                        "job-name": "sample",
-                    }
-                },
-                "spec": {"containers": [{"name": "c", "image": "i"}]},
-            },
-        },
-        "status": status or {},
-    }
+def sample_job() -> job:
+    """The manager's copy of Job ``sample`` (queue ``user-queue``), suspended, managed by
+    MultiKueue."""
+    return (
+        job("sample")
+        .uid("job-uid")
+        .resource_version(3)
+        .queue("user-queue")
+        .parallelism(None)
+        .completions(None)
+        .spec(
+            managedBy="kueue.x-k8s.io/multikueue",
+            selector={"matchLabels": {"batch.kubernetes.io/controller-uid": "job-uid"}},
+        )
+        .template_labels(
+            {
+                "batch.kubernetes.io/controller-uid": "job-uid",
+                "controller-uid": "job-uid",
+                "job-name": "sample",
+            }
+        )
+        .containers(container(image="i", resources=False))
+        .unset("spec.template.spec.restartPolicy")
+        .status()
+    )
 
 
 def remote(*conditions: str) -> dict[str, Any]:
@@ -243,7 +246,7 @@ def given(
     return DispatchInput(
         workload=workload,
         check="multikueue-check",
-        job=job if job is not None else manager_job(),
+        job=job if job is not None else sample_job().build(),
         adapter=BATCH_JOB,
         remotes=remotes,
         now=NOW,
@@ -251,18 +254,27 @@ def given(
 
 
 def test_a_pending_check_puts_a_copy_on_every_active_worker_and_nominates_them() -> None:
-    actions = dispatch(given(manager_workload(), onprem=Remote(), cloud=Remote()))
+    actions = dispatch(
+        given(
+            sample_workload().admission_check("multikueue-check", "Pending", "").build(),
+            onprem=Remote(),
+            cloud=Remote(),
+        )
+    )
     created = [a for a in actions if isinstance(a, CreateRemoteWorkload)]
     assert [a.cluster for a in created] == ["onprem", "cloud"]
     body = created[0].body
     assert body["metadata"]["labels"] == {"kueue.x-k8s.io/multikueue-origin": "multikueue"}
     assert "ownerReferences" not in body["metadata"] and "status" not in body
-    assert body["spec"] == manager_workload()["spec"]
+    assert (
+        body["spec"]
+        == sample_workload().admission_check("multikueue-check", "Pending", "").build()["spec"]
+    )
     assert Nominate(("cloud", "onprem")) in actions
 
 
 def test_a_workload_of_a_kind_multikueue_cannot_run_remotely_is_rejected_not_run_here() -> None:
-    workload = manager_workload()
+    workload = sample_workload().admission_check("multikueue-check", "Pending", "").build()
     workload["metadata"]["ownerReferences"] = [
         {
             "apiVersion": "jobset.x-k8s.io/v1alpha2",
@@ -288,14 +300,20 @@ def test_a_workload_of_a_kind_multikueue_cannot_run_remotely_is_rejected_not_run
 
 
 def test_a_batch_job_owner_marked_controller_is_dispatched() -> None:
-    workload = manager_workload()
+    workload = sample_workload().admission_check("multikueue-check", "Pending", "").build()
     workload["metadata"]["ownerReferences"][0]["controller"] = True
     actions = dispatch(given(workload, onprem=Remote()))
     assert [type(a) for a in actions] == [CreateRemoteWorkload, Nominate]
 
 
 def test_without_quota_nothing_is_dispatched_and_copies_are_removed() -> None:
-    workload = manager_workload(reserved=False)
+    workload = (
+        sample_workload()
+        .unset("status.admission")
+        .status(conditions=[])
+        .admission_check("multikueue-check", "Pending", "")
+        .build()
+    )
     assert dispatch(given(workload, onprem=Remote(), cloud=Remote())) == []
     assert dispatch(given(workload, onprem=Remote(workload=remote()), cloud=Remote())) == [
         DeleteRemote("onprem")
@@ -305,7 +323,7 @@ def test_without_quota_nothing_is_dispatched_and_copies_are_removed() -> None:
 def test_the_worker_that_admits_gets_the_job_and_the_others_lose_their_copies() -> None:
     actions = dispatch(
         given(
-            manager_workload(),
+            sample_workload().admission_check("multikueue-check", "Pending", "").build(),
             onprem=Remote(workload=remote()),
             cloud=Remote(workload=remote("QuotaReserved", "Admitted")),
         )
@@ -329,22 +347,22 @@ def test_the_running_remote_jobs_status_is_copied_to_the_unsuspended_manager_job
     running = {"active": 1, "startTime": "2026-11-25T21:00:00Z"}
     remote_job_obj = {"metadata": {"name": "sample"}, "status": running}
     both = Remote(workload=remote("Admitted"), job=remote_job_obj)
-    ready = manager_workload(state="Ready")
-    assert dispatch(given(ready, manager_job(suspend=False), cloud=both)) == [
+    ready = sample_workload().admission_check("multikueue-check", "Ready", "").build()
+    assert dispatch(given(ready, sample_job().suspend(False).build(), cloud=both)) == [
         SyncJobStatus(running)
     ]
-    assert dispatch(given(ready, manager_job(suspend=True), cloud=both)) == [], (
+    assert dispatch(given(ready, sample_job().build(), cloud=both)) == [], (
         "a suspended manager Job is not given the status of a running one"
     )
-    synced = manager_job(suspend=False, status=running)
+    synced = sample_job().suspend(False).status(**running).build()
     assert dispatch(given(ready, synced, cloud=both)) == []
 
 
 def test_a_finished_remote_finishes_the_manager_job_then_its_workload() -> None:
     done = {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}
     finished = Remote(workload=remote("Admitted", "Finished"), job={"status": done})
-    ready = manager_workload(state="Ready")
-    assert dispatch(given(ready, manager_job(suspend=False), cloud=finished)) == [
+    ready = sample_workload().admission_check("multikueue-check", "Ready", "").build()
+    assert dispatch(given(ready, sample_job().suspend(False).build(), cloud=finished)) == [
         SyncJobStatus(done)
     ]
     no_job = DispatchInput(
@@ -357,7 +375,7 @@ def test_a_finished_remote_finishes_the_manager_job_then_its_workload() -> None:
 
 
 def test_a_lost_worker_is_waited_for_then_the_check_retries() -> None:
-    ready = manager_workload(state="Ready")
+    ready = sample_workload().admission_check("multikueue-check", "Ready", "").build()
     ready["status"]["clusterName"] = "cloud"
 
     def lost_for(minutes: int) -> list[Any]:
@@ -365,7 +383,7 @@ def test_a_lost_worker_is_waited_for_then_the_check_retries() -> None:
             DispatchInput(
                 workload=ready,
                 check="multikueue-check",
-                job=manager_job(suspend=False),
+                job=sample_job().suspend(False).build(),
                 adapter=BATCH_JOB,
                 remotes={"onprem": Remote()},
                 unreachable=["cloud"],
@@ -382,7 +400,7 @@ def test_a_lost_worker_is_waited_for_then_the_check_retries() -> None:
 
 
 def test_the_check_entry_is_replaced_in_place() -> None:
-    workload = manager_workload()
+    workload = sample_workload().admission_check("multikueue-check", "Pending", "").build()
     entries = check_entries(workload, "multikueue-check", SetCheck("Ready", "ok"), "T")
     assert entries == [
         {"name": "multikueue-check", "state": "Ready", "message": "ok", "lastTransitionTime": "T"}
@@ -390,43 +408,51 @@ def test_the_check_entry_is_replaced_in_place() -> None:
 
 
 def test_copies_keep_what_a_worker_needs_and_nothing_of_the_manager() -> None:
-    body = remote_workload(manager_workload(), "mgr")
+    body = remote_workload(
+        sample_workload().admission_check("multikueue-check", "Pending", "").build(), "mgr"
+    )
     assert body["metadata"] == {
         "name": "job-sample-abc12",
         "namespace": "default",
         "labels": {"kueue.x-k8s.io/multikueue-origin": "mgr"},
     }
-    job = remote_job(manager_job(), "job-sample-abc12", "mgr")
+    job = remote_job(sample_job().build(), "job-sample-abc12", "mgr")
     assert job["metadata"]["name"] == "sample" and job["spec"]["suspend"] is True
 
 
 def test_an_evicted_workload_stops_the_remote_run_and_frees_the_manager_job() -> None:
-    evicted = manager_workload(state="Retry")
+    evicted = sample_workload().admission_check("multikueue-check", "Retry", "").build()
     evicted["status"]["conditions"].append({"type": "Evicted", "status": "True"})
     running = {"active": 3, "ready": 3, "startTime": "2026-11-25T21:00:00Z"}
     remote_run = Remote(workload=remote("Admitted"), job={"status": running})
     assert dispatch(
-        given(evicted, manager_job(suspend=False, status=running), cloud=remote_run)
+        given(evicted, sample_job().suspend(False).status(**running).build(), cloud=remote_run)
     ) == [DeleteRemote("cloud")]
-    stopped = manager_job(suspend=True, status=running)
+    stopped = sample_job().status(**running).build()
     assert dispatch(given(evicted, stopped, cloud=Remote())) == [
         SyncJobStatus({"active": 0, "ready": 0, "startTime": "2026-11-25T21:00:00Z"})
     ]
-    idle = manager_job(suspend=True, status={"active": 0})
+    idle = sample_job().status(active=0).build()
     assert dispatch(given(evicted, idle, cloud=Remote())) == []
 
 
 def test_an_evicted_or_released_workload_forgets_where_it_was_sent() -> None:
-    sent = manager_workload(state="Pending")
+    sent = sample_workload().admission_check("multikueue-check", "Pending", "").build()
     sent["status"]["clusterName"] = "cloud"
     assert dispatch(given(sent, cloud=Remote(), onprem=Remote())) == [ClearNomination()], (
         "a requeued Workload is dispatched anew, clusterName first removed"
     )
-    evicted = manager_workload(state="Retry")
+    evicted = sample_workload().admission_check("multikueue-check", "Retry", "").build()
     evicted["status"]["conditions"].append({"type": "Evicted", "status": "True"})
     evicted["status"]["nominatedClusterNames"] = ["cloud", "onprem"]
     assert dispatch(given(evicted, cloud=Remote())) == [ClearNomination()]
-    released = manager_workload(reserved=False)
+    released = (
+        sample_workload()
+        .unset("status.admission")
+        .status(conditions=[])
+        .admission_check("multikueue-check", "Pending", "")
+        .build()
+    )
     released["status"]["clusterName"] = "cloud"
     assert dispatch(given(released, cloud=Remote(workload=remote()))) == [
         DeleteRemote("cloud"),
@@ -438,7 +464,7 @@ def test_an_evicted_or_released_workload_forgets_where_it_was_sent() -> None:
 
 
 def test_a_workload_evicted_on_its_worker_is_reset_for_readmission() -> None:
-    ready = manager_workload(state="Ready")
+    ready = sample_workload().admission_check("multikueue-check", "Ready", "").build()
     ready["status"]["clusterName"] = "cloud"
     preempted = remote()
     preempted["status"]["conditions"] = [{"type": "Evicted", "status": "True"}]
