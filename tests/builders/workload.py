@@ -190,14 +190,18 @@ class workload(KueueObject):  # noqa: N801
         """
         if not assignments:
             assignments = tuple(self._assignment(item, flavor) for item in self.pod_sets_raw)
-        status = self.raw.setdefault("status", {})
-        status["admission"] = {
-            "clusterQueue": cluster_queue,
-            "podSetAssignments": copy.deepcopy(list(assignments)),
-        }
+        self.admission(cluster_queue, *assignments)
         if message is None:
             message = f"Quota reserved in ClusterQueue {cluster_queue}"
         return self.condition("QuotaReserved", "True", message=message, at=at)
+
+    def admission(self, cluster_queue: str, *assignments: dict[str, Any]) -> Self:
+        """``status.admission`` alone, with no condition (see :meth:`reserve_quota`)."""
+        self.raw.setdefault("status", {})["admission"] = {
+            "clusterQueue": cluster_queue,
+            "podSetAssignments": copy.deepcopy(list(assignments)),
+        }
+        return self
 
     def admitted(self, *, at: float | datetime | str = 0, message: str = "") -> Self:
         """``Admitted=True``: every admission check is ready."""

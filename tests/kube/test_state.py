@@ -12,6 +12,7 @@ from scheduler.core.engine import Engine
 from scheduler.jobs.controller import FlavorPlacement
 from scheduler.kube.informer import Event
 from scheduler.kube.state import ClusterState, toleration_json
+from tests.builders import container, pod_set, workload
 
 from .world import SPOT_TOLERATION, cluster_queue, flavor, job, local_queue, priority_class
 
@@ -20,33 +21,14 @@ def event(kind: str, obj: dict[str, Any]) -> Event:
     return Event(kind, obj, objects.key(obj))  # type: ignore[arg-type]
 
 
-def workload(name: str, *, owner: str | None = "uid-train", label: str | None = None) -> dict:  # type: ignore[type-arg]
-    metadata: dict[str, Any] = {"name": name, "namespace": "ml", "uid": f"uid-{name}"}
-    if owner:
-        metadata["ownerReferences"] = [
-            {"apiVersion": "batch/v1", "kind": "Job", "name": "train", "uid": owner}
-        ]
-    if label:
-        metadata["labels"] = {"kueue.x-k8s.io/job-uid": label}
-    return {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
-        "kind": "Workload",
-        "metadata": metadata,
-        "spec": {
-            "queueName": "lq",
-            "podSets": [
-                {
-                    "name": "main",
-                    "count": 1,
-                    "template": {
-                        "spec": {
-                            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]
-                        }
-                    },
-                }
-            ],
-        },
-    }
+def queued(name: str) -> workload:
+    """Workload ``name`` in ``ml`` as stored: queue ``lq``, one pod of 1 cpu, no owner."""
+    return (
+        workload(name, "ml")
+        .created(None)
+        .queue("lq")
+        .pod_sets(pod_set().containers(container(image=None, requests={"cpu": "1"})))
+    )
 
 
 def unfinished(state: ClusterState) -> set[str]:
@@ -74,22 +56,24 @@ def test_kuota_objects_reach_the_engine_and_the_queues_are_kept_as_stored(
 
 
 def test_a_workload_is_indexed_by_the_job_that_owns_it(state: ClusterState) -> None:
-    state.on_kueue(event("ADDED", workload("w1")))
+    state.on_kueue(event("ADDED", queued("w1").owner("Job", "train", "uid-train").build()))
     assert objects.key(state.workload_for("uid-train") or {}) == "ml/w1"
-    assert state.workload_for("uid-train") == workload("w1")
+    assert (
+        state.workload_for("uid-train") == queued("w1").owner("Job", "train", "uid-train").build()
+    )
     assert state.jobs_to_decide.take() == {"uid-train"}
     assert state.engine.workload_state("ml/w1").state == "Pending"
 
-    state.on_kueue(event("ADDED", workload("w2", owner=None, label="uid-other")))
+    state.on_kueue(event("ADDED", queued("w2").job_uid("uid-other").build()))
     assert objects.key(state.workload_for("uid-other") or {}) == "ml/w2", (
         "the job-uid label, without owner"
     )
 
 
 def test_a_deleted_workload_frees_the_job_index(state: ClusterState) -> None:
-    state.on_kueue(event("ADDED", workload("w1")))
+    state.on_kueue(event("ADDED", queued("w1").owner("Job", "train", "uid-train").build()))
     state.jobs_to_decide.take()
-    state.on_kueue(event("DELETED", workload("w1")))
+    state.on_kueue(event("DELETED", queued("w1").owner("Job", "train", "uid-train").build()))
     assert state.workload_for("uid-train") is None
     assert "ml/w1" not in state.stored("Workload")
     assert state.jobs_to_decide.take() == {"uid-train"}, "its Job is decided again (a new Workload)"
@@ -98,16 +82,19 @@ def test_a_deleted_workload_frees_the_job_index(state: ClusterState) -> None:
 
 
 def test_deleting_an_older_workload_keeps_the_index_of_the_newer_one(state: ClusterState) -> None:
-    state.on_kueue(event("ADDED", workload("old")))
-    state.on_kueue(event("ADDED", workload("new")))
-    state.on_kueue(event("DELETED", workload("old")))
+    state.on_kueue(event("ADDED", queued("old").owner("Job", "train", "uid-train").build()))
+    state.on_kueue(event("ADDED", queued("new").owner("Job", "train", "uid-train").build()))
+    state.on_kueue(event("DELETED", queued("old").owner("Job", "train", "uid-train").build()))
     assert objects.key(state.workload_for("uid-train") or {}) == "ml/new"
 
 
 def test_the_unfinished_workloads_are_those_the_queue_statuses_count(state: ClusterState) -> None:
     """Finished Workloads stay until their owner deletes them; the per-second queue status
     refresh walks only the others."""
-    running, done = workload("running"), workload("done", owner=None)
+    running, done = (
+        queued("running").owner("Job", "train", "uid-train").build(),
+        queued("done").build(),
+    )
     done["metadata"]["resourceVersion"] = "1"
     state.on_kueue(event("ADDED", running))
     state.on_kueue(event("ADDED", done))
@@ -233,20 +220,20 @@ def test_jobs_and_namespaces(state: ClusterState) -> None:
 
 def test_a_job_naming_a_prebuilt_workload_is_matched_with_it_both_ways(state: ClusterState) -> None:
     """MultiKueue's worker side: the Workload (a copy, no owner) exists before its Job."""
-    state.on_kueue(event("ADDED", workload("from-manager", owner=None)))
+    state.on_kueue(event("ADDED", queued("from-manager").build()))
     worker_job = job("train")
     worker_job["metadata"]["labels"]["kueue.x-k8s.io/prebuilt-workload-name"] = "from-manager"
     state.on_job(event("ADDED", worker_job))
-    assert state.workload_for("uid-train") == workload("from-manager", owner=None)
+    assert state.workload_for("uid-train") == queued("from-manager").build()
     state.jobs_to_decide.take()
-    admitted = workload("from-manager", owner=None)
+    admitted = queued("from-manager").build()
     admitted["metadata"]["resourceVersion"] = "9"
     state.on_kueue(event("MODIFIED", admitted))
     assert state.jobs_to_decide.take() == {"uid-train"}, (
         "a change of the Workload decides for its Job"
     )
     state.on_job(event("DELETED", worker_job))
-    assert state.job_key_of(workload("from-manager", owner=None)) is None, "no Job names it"
+    assert state.job_key_of(queued("from-manager").build()) is None, "no Job names it"
 
 
 def test_a_pod_groups_pods_are_kept_together_and_its_workload_indexed_by_the_group(
@@ -276,7 +263,7 @@ def test_a_pod_groups_pods_are_kept_together_and_its_workload_indexed_by_the_gro
         "a single pod is a job of its own"
     )
     assert {"podgroup/ml/g", "pod-9"} <= state.jobs_to_decide.take()
-    grouped = workload("g", owner=None)
+    grouped = queued("g").build()
     grouped["metadata"]["annotations"] = {"kueue.x-k8s.io/is-group-workload": "true"}
     state.on_kueue(event("ADDED", grouped))
     assert state.workload_for("podgroup/ml/g") == grouped
