@@ -10,62 +10,35 @@ import yaml
 
 from scheduler.api.convert import ConversionError, to_hub
 from scheduler.api.validation_legacy import validate_legacy, validate_legacy_update
+from tests.builders import (
+    cluster_queue,
+    container,
+    legacy_resource,
+    local_queue,
+    pod_set,
+    resource_flavor,
+    workload,
+)
+
+BARE = container(image=None, resources=False)  # a container with a name only
 
 
-def cq(resources: Any, **spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "kueue.x-k8s.io/v1alpha1",
-        "kind": "ClusterQueue",
-        "metadata": {"name": "cq"},
-        "spec": {"resources": resources, **spec},
-    }
+def legacy_cq() -> cluster_queue:
+    """A v1alpha1 ClusterQueue ``cq`` as a user wrote it (no namespaceSelector), no resources."""
+    return cluster_queue().version("v1alpha1").namespace_selector(None).legacy_resources()
 
 
-def res(
-    name: str, *flavors: str | dict[str, Any], quota: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    items = [
-        f if isinstance(f, dict) else {"name": f, "quota": quota or {"min": "1"}} for f in flavors
-    ]
-    return {"name": name, "flavors": items}
+def legacy_wl() -> workload:
+    """A v1alpha1 Workload ``w`` in ``n`` as a user wrote it: one pod set ``main`` of 1 pod."""
+    return (
+        workload("w", "n")
+        .version("v1alpha1")
+        .as_written()
+        .pod_sets(pod_set().containers(BARE).legacy())
+    )
 
 
-def rf(version: str = "v1alpha1", **fields: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": f"kueue.x-k8s.io/{version}",
-        "kind": "ResourceFlavor",
-        "metadata": {"name": "f"},
-        **fields,
-    }
-
-
-def lq(spec: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "kueue.x-k8s.io/v1alpha2",
-        "kind": "LocalQueue",
-        "metadata": {"name": "q", "namespace": "n"},
-        "spec": spec,
-    }
-
-
-def pod_set(name: str | None = "main", count: int = 1) -> dict[str, Any]:
-    item: dict[str, Any] = {"count": count, "spec": {"containers": [{"name": "c"}]}}
-    if name is not None:
-        item["name"] = name
-    return item
-
-
-def wl(**spec: Any) -> dict[str, Any]:
-    spec.setdefault("podSets", [pod_set()])
-    return {
-        "apiVersion": "kueue.x-k8s.io/v1alpha1",
-        "kind": "Workload",
-        "metadata": {"name": "w", "namespace": "n"},
-        "spec": spec,
-    }
-
-
-SEVENTEEN = [res(f"example.com/r{i}", f"f{i}") for i in range(17)]
+SEVENTEEN = [legacy_resource(f"example.com/r{i}", f"f{i}") for i in range(17)]
 NINE_LABELS = {f"l{i}": "v" for i in range(9)}
 NINE_TAINTS = [{"key": f"t{i}", "effect": "NoSchedule"} for i in range(9)]
 
@@ -73,207 +46,271 @@ NINE_TAINTS = [{"key": f"t{i}", "effect": "NoSchedule"} for i in range(9)]
 CASES: list[tuple[str, dict[str, Any], str, str, dict[str, Any]]] = [
     (
         "LEG-CQ-1",
-        cq(SEVENTEEN),
+        legacy_cq().legacy_resources(*SEVENTEEN).build(),
         "spec.resources",
         "has 17 items; at most 16 are allowed",
-        cq(SEVENTEEN[:16]),
+        legacy_cq().legacy_resources(*SEVENTEEN[:16]).build(),
     ),
     (
         "LEG-CQ-2",
-        cq([res("@cpu", "a")]),
+        legacy_cq().legacy_resources(legacy_resource("@cpu", "a")).build(),
         "spec.resources[0].name",
         '"@cpu" is not a valid name',
-        cq([res("cpu_credits", "a")]),
+        legacy_cq().legacy_resources(legacy_resource("cpu_credits", "a")).build(),
     ),
     (
         "LEG-CQ-3",
-        cq([res("cpu", "a"), res("cpu", "b")]),
+        legacy_cq()
+        .legacy_resources(legacy_resource("cpu", "a"), legacy_resource("cpu", "b"))
+        .build(),
         "spec.resources[1].name",
         'duplicate resource "cpu"',
-        cq([res("cpu", "a"), res("memory", "b")]),
+        legacy_cq()
+        .legacy_resources(legacy_resource("cpu", "a"), legacy_resource("memory", "b"))
+        .build(),
     ),
     (
         "LEG-CQ-4",
-        cq([{"name": "cpu", "flavors": []}]),
+        legacy_cq().legacy_resources({"name": "cpu", "flavors": []}).build(),
         "spec.resources[0].flavors",
         "must list at least 1 flavor",
-        cq([res("cpu", "a")]),
+        legacy_cq().legacy_resources(legacy_resource("cpu", "a")).build(),
     ),
     (
         "LEG-CQ-5",
-        cq([res("cpu", *[f"f{i}" for i in range(17)])]),
+        legacy_cq().legacy_resources(legacy_resource("cpu", *[f"f{i}" for i in range(17)])).build(),
         "spec.resources[0].flavors",
         "has 17 items; at most 16",
-        cq([res("cpu", *[f"f{i}" for i in range(16)])]),
+        legacy_cq().legacy_resources(legacy_resource("cpu", *[f"f{i}" for i in range(16)])).build(),
     ),
     (
         "LEG-CQ-6",
-        cq([res("cpu", "spot", "on_demand")]),
+        legacy_cq().legacy_resources(legacy_resource("cpu", "spot", "on_demand")).build(),
         "spec.resources[0].flavors[1].name",
         '"on_demand" is not a valid flavor name',
-        cq([res("cpu", "spot", "on-demand")]),
+        legacy_cq().legacy_resources(legacy_resource("cpu", "spot", "on-demand")).build(),
     ),
     (
         "LEG-CQ-7",
-        cq([res("cpu", "a", "a")]),
+        legacy_cq().legacy_resources(legacy_resource("cpu", "a", "a")).build(),
         "spec.resources[0].flavors[1].name",
         'duplicate flavor "a"',
-        cq([res("cpu", "a", "b")]),
+        legacy_cq().legacy_resources(legacy_resource("cpu", "a", "b")).build(),
     ),
     (
         "LEG-CQ-8",
-        cq([res("cpu", {"name": "a"})]),
+        legacy_cq().legacy_resources(legacy_resource("cpu", {"name": "a"})).build(),
         "spec.resources[0].flavors[0].quota",
         "required: give quota.min",
-        cq([res("cpu", {"quota": {}})]),
+        legacy_cq().legacy_resources(legacy_resource("cpu", {"quota": {}})).build(),
     ),
     (
         "LEG-CQ-9",
-        cq([res("cpu", "a", quota={"min": "ten"})]),
+        legacy_cq().legacy_resources(legacy_resource("cpu", "a", quota={"min": "ten"})).build(),
         "spec.resources[0].flavors[0].quota.min",
         '"ten" is not a valid quantity (examples: 9, 500m, 36Gi)',
-        cq([res("cpu", "a", quota={"min": "1.5", "max": "2e3"})]),
+        legacy_cq()
+        .legacy_resources(legacy_resource("cpu", "a", quota={"min": "1.5", "max": "2e3"}))
+        .build(),
     ),
     (
         "LEG-CQ-10",
-        cq([res("cpu", "a", quota={"min": "-1"})]),
+        legacy_cq().legacy_resources(legacy_resource("cpu", "a", quota={"min": "-1"})).build(),
         "spec.resources[0].flavors[0].quota.min",
         "must be greater than or equal to 0, got -1",
-        cq([res("cpu", "a", quota={"min": "0"})]),
+        legacy_cq().legacy_resources(legacy_resource("cpu", "a", quota={"min": "0"})).build(),
     ),
     (
         "LEG-CQ-11",
-        cq([res("cpu", "a", quota={"min": 10, "max": 5})]),
+        legacy_cq()
+        .legacy_resources(legacy_resource("cpu", "a", quota={"min": 10, "max": 5}))
+        .build(),
         "spec.resources[0].flavors[0].quota.max",
         "max (5) must be greater than or equal to min (10)",
-        cq([res("cpu", "a", quota={"min": 9, "max": 9})], cohort="c"),
+        legacy_cq()
+        .legacy_resources(legacy_resource("cpu", "a", quota={"min": 9, "max": 9}))
+        .spec(cohort="c")
+        .build(),
     ),
     (
         "LEG-CQ-12",
-        cq([res("cpu", "spot", "on-demand"), res("memory", "on-demand", "spot")]),
+        legacy_cq()
+        .legacy_resources(
+            legacy_resource("cpu", "spot", "on-demand"),
+            legacy_resource("memory", "on-demand", "spot"),
+        )
+        .build(),
         "spec.resources[1].flavors",
         'lists the same flavors as resource "cpu" in a different order; codependent resources '
         "must list their flavors in the same order (spot, on-demand)",
-        cq([res("cpu", "spot", "on-demand"), res("memory", "spot", "on-demand")]),
+        legacy_cq()
+        .legacy_resources(
+            legacy_resource("cpu", "spot", "on-demand"),
+            legacy_resource("memory", "spot", "on-demand"),
+        )
+        .build(),
     ),
     (
         "LEG-CQ-13",
-        cq([res("cpu", "spot", "on-demand"), res("nvidia.com/gpu", "spot")]),
+        legacy_cq()
+        .legacy_resources(
+            legacy_resource("cpu", "spot", "on-demand"), legacy_resource("nvidia.com/gpu", "spot")
+        )
+        .build(),
         "spec.resources[1].flavors",
         'shares flavor(s) spot with resource "cpu" but the lists differ; resources either list '
         "exactly the same flavors in the same order (codependent) or share no flavor at all",
-        cq([res("cpu", "spot", "on-demand"), res("nvidia.com/gpu", "vendor1", "vendor2")]),
+        legacy_cq()
+        .legacy_resources(
+            legacy_resource("cpu", "spot", "on-demand"),
+            legacy_resource("nvidia.com/gpu", "vendor1", "vendor2"),
+        )
+        .build(),
     ),
     (
         "LEG-CQ-14",
-        cq([], cohort="@prod"),
+        legacy_cq().spec(cohort="@prod").build(),
         "spec.cohort",
         '"@prod" is not a valid name',
-        cq([], cohort="team-ab"),
+        legacy_cq().spec(cohort="team-ab").build(),
     ),
     (
         "LEG-CQ-15",
-        cq([], queueingStrategy="FIFO"),
+        legacy_cq().queueing_strategy("FIFO").build(),
         "spec.queueingStrategy",
         'unsupported value "FIFO": use one of StrictFIFO, BestEffortFIFO',
-        cq([], queueingStrategy=""),
+        legacy_cq().queueing_strategy("").build(),
     ),
     (
         "LEG-CQ-16",
-        cq([], namespaceSelector={"matchExpressions": [{"key": "team", "operator": "In"}]}),
+        legacy_cq()
+        .namespace_selector({"matchExpressions": [{"key": "team", "operator": "In"}]})
+        .build(),
         "spec.namespaceSelector.matchExpressions[0].values",
         "must list at least one value when operator is In",
-        cq([], namespaceSelector={"matchExpressions": [{"key": "team", "operator": "Exists"}]}),
+        legacy_cq()
+        .namespace_selector({"matchExpressions": [{"key": "team", "operator": "Exists"}]})
+        .build(),
     ),
     (
         "CQ-V4",
-        {**cq([]), "spec": {"resourceGroups": []}},
+        {**legacy_cq().build(), "spec": {"resourceGroups": []}},
         "spec.resourceGroups",
         'unknown field "resourceGroups"; v1alpha1 ClusterQueues use spec.resources',
-        cq([]),
+        legacy_cq().build(),
     ),
     (
         "LEG-RF-1",
-        rf(labels=NINE_LABELS),
+        resource_flavor("f").version("v1alpha1").unset("spec").set(labels=NINE_LABELS).build(),
         "labels",
         "has 9 items; at most 8 are allowed",
-        rf(labels=dict(list(NINE_LABELS.items())[:8])),
+        resource_flavor("f")
+        .version("v1alpha1")
+        .unset("spec")
+        .set(labels=dict(list(NINE_LABELS.items())[:8]))
+        .build(),
     ),
     (
         "LEG-RF-2",
-        rf(labels={"@abc": "x"}),
+        resource_flavor("f").version("v1alpha1").unset("spec").set(labels={"@abc": "x"}).build(),
         "labels[@abc]",
         'invalid label key "@abc"',
-        rf(labels={"example.com/zone": ""}),
+        resource_flavor("f")
+        .version("v1alpha1")
+        .unset("spec")
+        .set(labels={"example.com/zone": ""})
+        .build(),
     ),
     (
         "LEG-RF-3",
-        rf(taints=NINE_TAINTS),
+        resource_flavor("f").version("v1alpha1").unset("spec").set(taints=NINE_TAINTS).build(),
         "taints",
         "has 9 items; at most 8 are allowed",
-        rf(taints=NINE_TAINTS[:8]),
+        resource_flavor("f").version("v1alpha1").unset("spec").set(taints=NINE_TAINTS[:8]).build(),
     ),
     (
         "LEG-RF-4",
-        rf(
+        resource_flavor("f")
+        .version("v1alpha1")
+        .unset("spec")
+        .set(
             taints=[
                 {"key": "spot", "effect": "NoSchedule"},
                 {"key": "spot", "effect": "NoSchedule"},
             ]
-        ),
+        )
+        .build(),
         "taints[1]",
         'duplicate taint "spot:NoSchedule": taints must be unique by key and effect',
-        rf(
+        resource_flavor("f")
+        .version("v1alpha1")
+        .unset("spec")
+        .set(
             taints=[{"key": "spot", "effect": "NoSchedule"}, {"key": "spot", "effect": "NoExecute"}]
-        ),
+        )
+        .build(),
     ),
     (
         "LEG-LQ-1",
-        lq({"clusterQueue": "invalid_name"}),
+        local_queue("q", "n").version("v1alpha2").cluster_queue("invalid_name").build(),
         "spec.clusterQueue",
         '"invalid_name" is not a valid name',
-        lq({"clusterQueue": "research-pool"}),
+        local_queue("q", "n").version("v1alpha2").cluster_queue("research-pool").build(),
     ),
-    ("LEG-WL-1", wl(podSets=[]), "spec.podSets", "must list at least 1 item(s)", wl()),
+    (
+        "LEG-WL-1",
+        legacy_wl().pod_sets().build(),
+        "spec.podSets",
+        "must list at least 1 item(s)",
+        legacy_wl().build(),
+    ),
     (
         "LEG-WL-2",
-        wl(podSets=[pod_set("a"), pod_set("a")]),
+        legacy_wl()
+        .pod_sets(
+            pod_set("a", 1).containers(BARE).legacy(), pod_set("a", 1).containers(BARE).legacy()
+        )
+        .build(),
         "spec.podSets[1].name",
         'duplicate pod set name "a"',
-        wl(podSets=[pod_set(None)]),
+        legacy_wl().pod_sets(pod_set(None, 1).containers(BARE).legacy()).build(),
     ),
     (
         "LEG-WL-3",
-        wl(podSets=[pod_set(count=0)]),
+        legacy_wl().pod_sets(pod_set("main", 0).containers(BARE).legacy()).build(),
         "spec.podSets[0].count",
         "must be greater than 0",
-        wl(podSets=[pod_set(count=1)]),
+        legacy_wl().pod_sets(pod_set("main", 1).containers(BARE).legacy()).build(),
     ),
     (
         "LEG-WL-4",
-        wl(priorityClassName="high"),
+        legacy_wl().spec(priorityClassName="high").build(),
         "spec.priority",
         "required when priorityClassName is set",
-        wl(priorityClassName="high", priority=0),
+        legacy_wl().spec(priorityClassName="high").priority(0).build(),
     ),
     (
         "LEG-WL-5",
-        wl(queueName="Team_A"),
+        legacy_wl().queue("Team_A").build(),
         "spec.queueName",
         '"Team_A" is not a valid name',
-        wl(queueName="team-a"),
+        legacy_wl().queue("team-a").build(),
     ),
     (
         "LEG-WL-6",
-        wl(admission={"clusterQueue": "cq", "podSetFlavors": [{"name": "other", "flavors": {}}]}),
+        legacy_wl()
+        .spec(admission={"clusterQueue": "cq", "podSetFlavors": [{"name": "other", "flavors": {}}]})
+        .build(),
         "spec.admission.podSetFlavors[0].name",
         'no pod set named "other"',
-        wl(
+        legacy_wl()
+        .spec(
             admission={
                 "clusterQueue": "cq",
                 "podSetFlavors": [{"name": "main", "flavors": {"cpu": "a"}}],
             }
-        ),
+        )
+        .build(),
     ),
 ]
 
@@ -314,16 +351,34 @@ def test_legacy_origins_follow_the_rule_table() -> None:
 
 
 def test_v1alpha2_flavor_labels_are_checked_in_metadata() -> None:
-    errors = validate_legacy(rf("v1alpha2", metadata={"name": "f", "labels": NINE_LABELS}))
+    errors = validate_legacy(
+        resource_flavor("f")
+        .version("v1alpha2")
+        .unset("spec")
+        .set(metadata={"name": "f", "labels": NINE_LABELS})
+        .build()
+    )
     assert [(e.field, e.rule) for e in errors] == [("metadata.labels", "LEG-RF-1")]
     assert (
-        validate_legacy(rf("v1alpha2", metadata={"name": "f", "labels": {"instance-type": "spot"}}))
+        validate_legacy(
+            resource_flavor("f")
+            .version("v1alpha2")
+            .unset("spec")
+            .set(metadata={"name": "f", "labels": {"instance-type": "spot"}})
+            .build()
+        )
         == []
     )
 
 
 def test_taint_field_rules() -> None:
-    errors = validate_legacy(rf(taints=[{"value": "@", "effect": "Sometimes"}, {"key": "a"}]))
+    errors = validate_legacy(
+        resource_flavor("f")
+        .version("v1alpha1")
+        .unset("spec")
+        .set(taints=[{"value": "@", "effect": "Sometimes"}, {"key": "a"}])
+        .build()
+    )
     assert [(e.field, e.message.split(":")[0]) for e in errors] == [
         ("taints[0].key", "required"),
         ("taints[0].value", '"@" is not a valid label value'),
@@ -333,14 +388,22 @@ def test_taint_field_rules() -> None:
 
 
 def test_local_queue_needs_a_cluster_queue() -> None:
-    errors = validate_legacy(lq({}))
+    errors = validate_legacy(local_queue("q", "n").version("v1alpha2").build())
     assert [(e.field, e.message, e.rule) for e in errors] == [
         ("spec.clusterQueue", "required: name the ClusterQueue", "LEG-LQ-1")
     ]
 
 
 def test_partial_overlap_reports_once_per_earlier_conflicting_resource() -> None:
-    obj = cq([res("cpu", "a", "b"), res("memory", "a", "b"), res("gpu", "b")])
+    obj = (
+        legacy_cq()
+        .legacy_resources(
+            legacy_resource("cpu", "a", "b"),
+            legacy_resource("memory", "a", "b"),
+            legacy_resource("gpu", "b"),
+        )
+        .build()
+    )
     errors = [e for e in validate_legacy(obj) if e.rule == "LEG-CQ-13"]
     assert [(e.field, 'resource "cpu"' in e.message) for e in errors] == [
         ("spec.resources[2].flavors", True),
@@ -349,11 +412,13 @@ def test_partial_overlap_reports_once_per_earlier_conflicting_resource() -> None
 
 
 def test_violations_come_in_rule_table_order() -> None:
-    obj = cq(
-        [
-            res("cpu", "spot", "on_demand", quota={"min": 10, "max": 5}),
-            res("memory", "on_demand", "spot"),
-        ]
+    obj = (
+        legacy_cq()
+        .legacy_resources(
+            legacy_resource("cpu", "spot", "on_demand", quota={"min": 10, "max": 5}),
+            legacy_resource("memory", "on_demand", "spot"),
+        )
+        .build()
     )
     assert [e.rule for e in validate_legacy(obj)] == [
         "LEG-CQ-6",
@@ -365,8 +430,8 @@ def test_violations_come_in_rule_table_order() -> None:
 
 
 def test_legacy_local_queue_cluster_queue_is_immutable() -> None:
-    old = lq({"clusterQueue": "foo"})
-    new = lq({"clusterQueue": "bar"})
+    old = local_queue("q", "n").version("v1alpha2").cluster_queue("foo").build()
+    new = local_queue("q", "n").version("v1alpha2").cluster_queue("bar").build()
     errors = validate_legacy_update(new, old)
     assert [(e.field, e.message, e.rule) for e in errors] == [
         (
@@ -375,13 +440,19 @@ def test_legacy_local_queue_cluster_queue_is_immutable() -> None:
             "LEG-LQ-2",
         )
     ]
-    assert validate_legacy_update(lq({"clusterQueue": "foo"}), lq({})) == []
+    assert (
+        validate_legacy_update(
+            local_queue("q", "n").version("v1alpha2").cluster_queue("foo").build(),
+            local_queue("q", "n").version("v1alpha2").build(),
+        )
+        == []
+    )
 
 
 def test_legacy_workload_update_rules() -> None:
     admission = {"clusterQueue": "cq", "podSetFlavors": [{"name": "main", "flavors": {"cpu": "a"}}]}
-    old = wl(queueName="a", admission=admission)
-    renamed = wl(queueName="b", admission=admission)
+    old = legacy_wl().queue("a").spec(admission=admission).build()
+    renamed = legacy_wl().queue("b").spec(admission=admission).build()
     assert [(e.field, e.rule) for e in validate_legacy_update(renamed, old)] == [
         ("spec.queueName", "LEG-WL-7")
     ]
@@ -391,7 +462,7 @@ def test_legacy_workload_update_rules() -> None:
     reassigned = copy.deepcopy(old)
     reassigned["spec"]["admission"]["clusterQueue"] = "other"
     assert [e.field for e in validate_legacy_update(reassigned, old)] == ["spec.admission"]
-    cleared = wl(queueName="b")
+    cleared = legacy_wl().queue("b").build()
     assert validate_legacy_update(cleared, old) == []
 
 
@@ -413,6 +484,6 @@ spec: {admissionChecks: [a], admissionChecksStrategy: {admissionChecks: [{name: 
 
 
 def test_v1beta2_objects_have_no_legacy_rules() -> None:
-    obj = cq([res("cpu", "on_demand")])
+    obj = legacy_cq().legacy_resources(legacy_resource("cpu", "on_demand")).build()
     obj["apiVersion"] = "kueue.x-k8s.io/v1beta2"
     assert validate_legacy(obj) == []

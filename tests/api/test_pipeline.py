@@ -9,55 +9,57 @@ from typing import Any
 import pytest
 
 from scheduler.api.pipeline import UnsupportedKind, review
-
-
-def legacy_cq(*resources: dict[str, Any], cohort: str | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"namespaceSelector": {}, "resources": list(resources)}
-    if cohort:
-        spec["cohort"] = cohort
-    return {
-        "apiVersion": "kueue.x-k8s.io/v1alpha1",
-        "kind": "ClusterQueue",
-        "metadata": {"name": "cq"},
-        "spec": spec,
-    }
-
-
-def res(name: str, *flavors: str, quota: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {
-        "name": name,
-        "flavors": [{"name": f, "quota": dict(quota or {"min": 1})} for f in flavors],
-    }
-
+from tests.builders import cluster_queue, legacy_resource
 
 INVALID_LEGACY = [
     (
         "59",
-        legacy_cq(res("cpu", "spot", "on-demand"), res("memory", "on-demand", "spot")),
+        cluster_queue()
+        .version("v1alpha1")
+        .legacy_resources(
+            legacy_resource("cpu", "spot", "on-demand", quota={"min": 1}),
+            legacy_resource("memory", "on-demand", "spot", quota={"min": 1}),
+        )
+        .build(),
         "spec.resources[1].flavors",
         "in a different order; codependent resources must list their flavors in the same order",
     ),
     (
         "60",
-        legacy_cq(res("cpu", "spot", "on-demand"), res("nvidia.com/gpu", "spot")),
+        cluster_queue()
+        .version("v1alpha1")
+        .legacy_resources(
+            legacy_resource("cpu", "spot", "on-demand", quota={"min": 1}),
+            legacy_resource("nvidia.com/gpu", "spot", quota={"min": 1}),
+        )
+        .build(),
         "spec.resources[1].flavors",
         'shares flavor(s) spot with resource "cpu"',
     ),
     (
         "61",
-        legacy_cq(res("cpu", "default", quota={"min": 10, "max": 5})),
+        cluster_queue()
+        .version("v1alpha1")
+        .legacy_resources(legacy_resource("cpu", "default", quota={"min": 10, "max": 5}))
+        .build(),
         "spec.resources[0].flavors[0].quota.max",
         "max (5) must be greater than or equal to min (10)",
     ),
     (
         "62",
-        legacy_cq(res("cpu", "spot", "on_demand")),
+        cluster_queue()
+        .version("v1alpha1")
+        .legacy_resources(legacy_resource("cpu", "spot", "on_demand", quota={"min": 1}))
+        .build(),
         "spec.resources[0].flavors[1].name",
         '"on_demand" is not a valid flavor name',
     ),
     (
         "63",
-        legacy_cq({"name": "cpu", "flavors": []}),
+        cluster_queue()
+        .version("v1alpha1")
+        .legacy_resources({"name": "cpu", "flavors": []})
+        .build(),
         "spec.resources[0].flavors",
         "must list at least 1",
     ),
@@ -87,10 +89,15 @@ def test_legacy_invalid_examples_of_section_16(
 
 
 def test_v16_codependent_and_disjoint_lists_become_two_groups() -> None:
-    obj = legacy_cq(
-        res("cpu", "spot", "on-demand"),
-        res("memory", "spot", "on-demand"),
-        res("nvidia.com/gpu", "vendor1", "vendor2"),
+    obj = (
+        cluster_queue()
+        .version("v1alpha1")
+        .legacy_resources(
+            legacy_resource("cpu", "spot", "on-demand", quota={"min": 1}),
+            legacy_resource("memory", "spot", "on-demand", quota={"min": 1}),
+            legacy_resource("nvidia.com/gpu", "vendor1", "vendor2", quota={"min": 1}),
+        )
+        .build()
     )
     result = review(obj)
     assert result.valid, result.errors
@@ -101,12 +108,21 @@ def test_v16_codependent_and_disjoint_lists_become_two_groups() -> None:
 
 def test_v17_max_equal_min_means_no_borrowing_and_max_without_cohort_is_kept() -> None:
     with_cohort = review(
-        legacy_cq(res("cpu", "default", quota={"min": 9, "max": 9}), cohort="team")
+        cluster_queue()
+        .version("v1alpha1")
+        .legacy_resources(legacy_resource("cpu", "default", quota={"min": 9, "max": 9}))
+        .spec(cohort="team")
+        .build()
     )
     assert with_cohort.valid, with_cohort.errors
     quota = with_cohort.stored["spec"]["resourceGroups"][0]["flavors"][0]["resources"][0]  # type: ignore[index]
     assert quota["nominalQuota"] == "9" and quota["borrowingLimit"] == "0"
-    alone = review(legacy_cq(res("cpu", "default", quota={"min": 9, "max": 12})))
+    alone = review(
+        cluster_queue()
+        .version("v1alpha1")
+        .legacy_resources(legacy_resource("cpu", "default", quota={"min": 9, "max": 12}))
+        .build()
+    )
     assert alone.valid, alone.errors
     assert any(
         "conversion.kuota.io" in key for key in alone.stored["metadata"].get("annotations", {})
@@ -114,7 +130,12 @@ def test_v17_max_equal_min_means_no_borrowing_and_max_without_cohort_is_kept() -
 
 
 def test_v18_unnamed_flavor_and_empty_quota_default() -> None:
-    result = review(legacy_cq({"name": "cpu", "flavors": [{"quota": {}}]}))
+    result = review(
+        cluster_queue()
+        .version("v1alpha1")
+        .legacy_resources({"name": "cpu", "flavors": [{"quota": {}}]})
+        .build()
+    )
     assert result.valid, result.errors
     flavor = result.stored["spec"]["resourceGroups"][0]["flavors"][0]  # type: ignore[index]
     assert flavor["name"] == "default" and flavor["resources"][0]["nominalQuota"] == "0"
@@ -123,7 +144,12 @@ def test_v18_unnamed_flavor_and_empty_quota_default() -> None:
 def test_legacy_failure_stops_before_v1beta2_rules() -> None:
     # Invalid as legacy (max < min) and would also be odd as v1beta2: only the legacy rule is
     # reported.
-    result = review(legacy_cq(res("cpu", "default", quota={"min": 10, "max": 5})))
+    result = review(
+        cluster_queue()
+        .version("v1alpha1")
+        .legacy_resources(legacy_resource("cpu", "default", quota={"min": 10, "max": 5}))
+        .build()
+    )
     assert result.errors and all(e.rule.startswith("LEG") for e in result.errors), result.errors
 
 

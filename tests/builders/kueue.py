@@ -102,6 +102,19 @@ def resource_group(*flavors: Any, covered: list[Any] | None = None) -> dict[str,
     return {"coveredResources": list(covered), "flavors": items}
 
 
+def legacy_resource(
+    name: str, *flavors: str | Mapping[str, Any], quota: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Pure: an entry of a v1alpha1/v1alpha2 ClusterQueue's ``spec.resources`` (the form
+    before resource groups): each flavor named with ``quota`` (default ``{"min": "1"}``), or
+    given as a raw entry."""
+    items = [
+        dict(f) if isinstance(f, Mapping) else {"name": f, "quota": dict(quota or {"min": "1"})}
+        for f in flavors
+    ]
+    return {"name": name, "flavors": items}
+
+
 class _WithResourceGroups(KueueObject):
     def resource_group(self, *flavors: Any, covered: list[Any] | None = None) -> Self:
         """Add a resource group of these flavors (see :func:`resource_group`)."""
@@ -146,6 +159,11 @@ class cluster_queue(_WithResourceGroups):  # noqa: N801
 
     def stop_policy(self, policy: str) -> Self:
         self.raw["spec"]["stopPolicy"] = policy
+        return self
+
+    def legacy_resources(self, *entries: Any) -> Self:
+        """Add v1alpha1/v1alpha2 ``spec.resources`` entries (see :func:`legacy_resource`)."""
+        self.raw["spec"].setdefault("resources", []).extend(raw(e) for e in entries)
         return self
 
     def fungibility(

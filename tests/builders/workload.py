@@ -55,6 +55,11 @@ class pod_set(Built, PodTemplate):  # noqa: N801 - reads like a manifest
         self.raw["minCount"] = value
         return self
 
+    def legacy(self) -> Self:
+        """The v1alpha1/v1alpha2 form: the template's pod spec as ``spec``, no ``template``."""
+        self.raw["spec"] = self.raw.pop("template", {}).get("spec", {})
+        return self
+
     def template(self, template: dict[str, Any] | None) -> Self:
         """Replace the whole pod template (``None`` leaves it out)."""
         if template is None:
