@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from scheduler.api import objects
+from tests.builders import workload
 
 JOB_OWNER = {"apiVersion": "batch/v1", "kind": "Job", "name": "train", "uid": "job-uid"}
 
@@ -30,16 +31,13 @@ MALFORMED: list[dict[str, Any]] = [
 ]
 
 
-def workload(*conditions: tuple[str, str], admitted: bool = True, **extra: Any) -> dict[str, Any]:
-    status: dict[str, Any] = {
-        "conditions": [{"type": kind, "status": state} for kind, state in conditions]
-    }
-    if admitted:
-        status["admission"] = {
-            "clusterQueue": "cq",
-            "podSetAssignments": [{"name": "main", "flavors": {"cpu": "spot"}, "count": 2}],
-        }
-    return {"metadata": {"name": "w", "namespace": "ns"}, "status": status, **extra}
+BARE: dict[str, Any] = {"reason": None, "message": None, "at": None}  # type and status only
+SPOT = {"name": "main", "flavors": {"cpu": "spot"}, "count": 2}
+
+
+def bare() -> workload:
+    """Workload ``w`` in ``ns`` as a list returns it, with no condition (and no spec)."""
+    return workload("w", "ns").as_written().unset("spec").status(conditions=[])
 
 
 @pytest.mark.parametrize("raw", MALFORMED)
@@ -185,7 +183,14 @@ def test_queue_name_is_the_label_else_the_legacy_annotation() -> None:
 
 
 def test_conditions_are_found_by_type_and_only_true_is_true() -> None:
-    raw = workload(("Finished", "True"), ("Evicted", "False"), ("Odd", "true"))
+    raw = (
+        bare()
+        .condition("Finished", "True", **BARE)
+        .condition("Evicted", "False", **BARE)
+        .condition("Odd", "true", **BARE)
+        .admission("cq", SPOT)
+        .listed()
+    )
     assert objects.condition(raw, "Finished") == {"type": "Finished", "status": "True"}
     assert objects.is_true(raw, "Finished")
     assert not objects.is_true(raw, "Evicted")
@@ -197,12 +202,12 @@ def test_conditions_are_found_by_type_and_only_true_is_true() -> None:
 
 
 def test_admission_record_reads() -> None:
-    raw = workload(("QuotaReserved", "True"))
+    raw = bare().condition("QuotaReserved", "True", **BARE).admission("cq", SPOT).listed()
     assert objects.admitted_cluster_queue(raw) == "cq"
     assert objects.pod_set_assignments(raw) == [
         {"name": "main", "flavors": {"cpu": "spot"}, "count": 2}
     ]
-    assert objects.admission(workload(admitted=False)) is None
+    assert objects.admission(bare().listed()) is None
     assert objects.admission({"status": {"admission": {}}}) is None, "an empty record is none"
     assert objects.pod_set_assignments({"status": {"admission": {"podSetAssignments": 3}}}) == []
     assert objects.workload_queue_name({"spec": {"queueName": "lq"}}) == "lq"
@@ -214,16 +219,33 @@ def test_admission_record_reads() -> None:
 @pytest.mark.parametrize(
     ("raw", "want"),
     [
-        (workload(("QuotaReserved", "True"), ("Admitted", "True")), "reserved+admitted"),
-        (workload(("QuotaReserved", "True")), "reserved"),
-        (workload(("QuotaReserved", "True"), admitted=False), "-"),
-        (workload(("QuotaReserved", "False")), "-"),
-        (workload(("Admitted", "True"), admitted=False), "admitted"),
-        (workload(("QuotaReserved", "True"), ("Evicted", "True")), "reserved+evicting"),
-        (workload(("Evicted", "True"), admitted=False), "-"),
-        (workload(("Finished", "True"), admitted=False), "finished"),
-        (workload(spec={"active": False}, admitted=False), "deactivated"),
-        (workload(spec={"active": "false"}, admitted=False), "-"),
+        (
+            bare()
+            .condition("QuotaReserved", "True", **BARE)
+            .condition("Admitted", "True", **BARE)
+            .admission("cq", SPOT)
+            .listed(),
+            "reserved+admitted",
+        ),
+        (
+            bare().condition("QuotaReserved", "True", **BARE).admission("cq", SPOT).listed(),
+            "reserved",
+        ),
+        (bare().condition("QuotaReserved", "True", **BARE).listed(), "-"),
+        (bare().condition("QuotaReserved", "False", **BARE).admission("cq", SPOT).listed(), "-"),
+        (bare().condition("Admitted", "True", **BARE).listed(), "admitted"),
+        (
+            bare()
+            .condition("QuotaReserved", "True", **BARE)
+            .condition("Evicted", "True", **BARE)
+            .admission("cq", SPOT)
+            .listed(),
+            "reserved+evicting",
+        ),
+        (bare().condition("Evicted", "True", **BARE).listed(), "-"),
+        (bare().condition("Finished", "True", **BARE).listed(), "finished"),
+        (bare().spec(active=False).listed(), "deactivated"),
+        (bare().spec(active="false").listed(), "-"),
     ],
 )
 def test_workload_state_predicates(raw: dict[str, Any], want: str) -> None:

@@ -19,6 +19,7 @@ from scheduler.kube.events import (
     repeat_patch,
 )
 from scheduler.kube.rest import ApiError
+from tests.builders import job
 from tests.clock import FakeClock
 from tests.kube.fake_api import FakeApi
 
@@ -26,9 +27,9 @@ T0 = datetime(2026, 11, 22, 11, 0, 0, tzinfo=UTC)
 EVENTS_PATH = "/api/v1/namespaces/ml/events"
 
 
-def listed_job(name: str = "train", uid: str = "uid-train") -> dict[str, Any]:
-    """A Job as a list returns it: no apiVersion, no kind."""
-    return {"metadata": {"name": name, "namespace": "ml", "uid": uid, "resourceVersion": "7"}}
+def train() -> job:
+    """Job ``ml/train`` as a list returns it: metadata only (uid ``uid-train``, version 7)."""
+    return job("train", "ml").uid("uid-train").resource_version(7).unset("spec")
 
 
 def stored_events(api: FakeApi) -> list[dict[str, Any]]:
@@ -44,10 +45,10 @@ def recorder(api: FakeApi, clock: FakeClock, **kwargs: Any) -> EventRecorder:
 
 def test_a_new_event_is_complete_as_kubectl_reads_it() -> None:
     key = event_key(
-        listed_job(), kind="Job", reason="Started", message="x" * 5000, event_type="Normal"
+        train().listed(), kind="Job", reason="Started", message="x" * 5000, event_type="Normal"
     )
     occurrence = Occurrence(
-        key=key, involved=listed_job(), first=T0, last=T0 + timedelta(seconds=3)
+        key=key, involved=train().listed(), first=T0, last=T0 + timedelta(seconds=3)
     )
     body = new_event(occurrence, instance="kuota-scheduler-0")
     assert body["involvedObject"] == {
@@ -90,19 +91,19 @@ def test_the_aggregation_key_is_object_type_reason_and_message() -> None:
             "message": "Admitted by clusterQueue cq",
             "event_type": "Normal",
         }
-        involved = overrides.pop("involved", listed_job())
+        involved = overrides.pop("involved", train().listed())
         return event_key(involved, **{**args, **overrides})
 
     assert key() == key()
     assert key() != key(message="Admitted by clusterQueue other")
     assert key() != key(reason="Stopped")
     assert key() != key(event_type="Warning")
-    assert key() != key(involved=listed_job(uid="uid-recreated")), "a new object, a new Event"
+    assert key() != key(involved=train().uid("uid-recreated").listed()), "a new object, a new Event"
     assert key(message="a" * 2000) == key(message="a" * 3000), "compared as written (capped)"
 
 
 def test_a_repeat_patch_adds_the_occurrences_and_moves_last_seen() -> None:
-    key = event_key(listed_job(), kind="Job", reason="R", message="m", event_type="Normal")
+    key = event_key(train().listed(), kind="Job", reason="R", message="m", event_type="Normal")
     later = T0 + timedelta(minutes=2)
     occurrence = Occurrence(key=key, involved={}, first=later, last=later, count=2)
     assert repeat_patch(Written("train.abc", "ml", 3, T0), occurrence) == {
@@ -113,7 +114,7 @@ def test_a_repeat_patch_adds_the_occurrences_and_moves_last_seen() -> None:
 
 def test_the_cache_answers_within_the_window_of_the_last_occurrence() -> None:
     cache = WrittenCache(size=10, window=timedelta(minutes=10))
-    key = event_key(listed_job(), kind="Job", reason="R", message="m", event_type="Normal")
+    key = event_key(train().listed(), kind="Job", reason="R", message="m", event_type="Normal")
     cache.remember(key, Written("train.abc", "ml", 1, T0))
     assert cache.find(key, T0 + timedelta(minutes=10)) is not None
     cache.remember(key, Written("train.abc", "ml", 2, T0 + timedelta(minutes=10)))
@@ -125,7 +126,7 @@ def test_the_cache_answers_within_the_window_of_the_last_occurrence() -> None:
 def test_the_cache_is_bounded_least_recently_used_out_first() -> None:
     cache = WrittenCache(size=2)
     keys = [
-        event_key(listed_job(), kind="Job", reason="R", message=str(i), event_type="Normal")
+        event_key(train().listed(), kind="Job", reason="R", message=str(i), event_type="Normal")
         for i in range(3)
     ]
     cache.remember(keys[0], Written("a", "ml", 1, T0))
@@ -143,7 +144,9 @@ def test_the_cache_is_bounded_least_recently_used_out_first() -> None:
 async def test_recording_returns_at_once_and_writes_in_the_background() -> None:
     api, clock = FakeApi(), FakeClock(T0)
     events = recorder(api, clock)
-    events.record(listed_job(), kind="Job", reason="Started", message="Admitted by clusterQueue cq")
+    events.record(
+        train().listed(), kind="Job", reason="Started", message="Admitted by clusterQueue cq"
+    )
     assert api.calls == [], "nothing is written before the caller yields"
     await events.flush()
     (event,) = stored_events(api)
@@ -154,7 +157,7 @@ async def test_an_event_repeated_n_times_is_one_event_with_count_n() -> None:
     api, clock = FakeApi(), FakeClock(T0)
     events = recorder(api, clock)
     for _ in range(3):
-        events.record(listed_job(), kind="Job", reason="Stopped", message="preempted")
+        events.record(train().listed(), kind="Job", reason="Stopped", message="preempted")
         clock.advance(1)
     await events.flush()
     (event,) = stored_events(api)
@@ -165,7 +168,7 @@ async def test_an_event_repeated_n_times_is_one_event_with_count_n() -> None:
 
     for _ in range(2):
         clock.advance(30)
-        events.record(listed_job(), kind="Job", reason="Stopped", message="preempted")
+        events.record(train().listed(), kind="Job", reason="Stopped", message="preempted")
         await events.flush()
     (event,) = stored_events(api)
     assert event["count"] == 5
@@ -177,10 +180,10 @@ async def test_an_event_repeated_n_times_is_one_event_with_count_n() -> None:
 async def test_a_repeat_during_the_create_patches_instead_of_creating_twice() -> None:
     api, clock = FakeApi(latency=0.02), FakeClock(T0)
     events = recorder(api, clock)
-    events.record(listed_job(), kind="Job", reason="Started", message="m")
+    events.record(train().listed(), kind="Job", reason="Started", message="m")
     await asyncio.sleep(0.005)  # the create is in flight
     assert [call.verb for call in api.calls] == ["POST"]
-    events.record(listed_job(), kind="Job", reason="Started", message="m")
+    events.record(train().listed(), kind="Job", reason="Started", message="m")
     await events.flush()
     (event,) = stored_events(api)
     assert event["count"] == 2
@@ -190,10 +193,10 @@ async def test_a_repeat_during_the_create_patches_instead_of_creating_twice() ->
 async def test_a_repeat_after_the_window_is_a_new_event() -> None:
     api, clock = FakeApi(), FakeClock(T0)
     events = recorder(api, clock)
-    events.record(listed_job(), kind="Job", reason="Started", message="m")
+    events.record(train().listed(), kind="Job", reason="Started", message="m")
     await events.flush()
     clock.advance((REPEAT_WINDOW + timedelta(seconds=1)).total_seconds())
-    events.record(listed_job(), kind="Job", reason="Started", message="m")
+    events.record(train().listed(), kind="Job", reason="Started", message="m")
     await events.flush()
     assert sorted(event["count"] for event in stored_events(api)) == [1, 1]
 
@@ -201,12 +204,12 @@ async def test_a_repeat_after_the_window_is_a_new_event() -> None:
 async def test_an_event_expired_on_the_server_is_written_anew() -> None:
     api, clock = FakeApi(), FakeClock(T0)
     events = recorder(api, clock)
-    events.record(listed_job(), kind="Job", reason="Started", message="m")
+    events.record(train().listed(), kind="Job", reason="Started", message="m")
     await events.flush()
     for path in [path for path in api.store if path.startswith(EVENTS_PATH + "/")]:
         del api.store[path]  # the API server's Event TTL
     clock.advance(60)
-    events.record(listed_job(), kind="Job", reason="Started", message="m")
+    events.record(train().listed(), kind="Job", reason="Started", message="m")
     await events.flush()
     (event,) = stored_events(api)
     assert event["count"] == 1 and event["firstTimestamp"] == "2026-11-22T11:01:00Z"
@@ -217,8 +220,8 @@ async def test_a_full_queue_drops_and_counts_and_writes_the_rest() -> None:
     api, clock = FakeApi(), FakeClock(T0)
     events = recorder(api, clock, queue_size=2)
     for index in range(3):
-        events.record(listed_job(), kind="Job", reason="Started", message=f"m{index}")
-    events.record(listed_job(), kind="Job", reason="Started", message="m0")  # merged: kept
+        events.record(train().listed(), kind="Job", reason="Started", message=f"m{index}")
+    events.record(train().listed(), kind="Job", reason="Started", message="m0")  # merged: kept
     assert (events.dropped, events.queued) == (1, 2)
     await events.flush()
     assert sorted((e["message"], e["count"]) for e in stored_events(api)) == [("m0", 2), ("m1", 1)]
@@ -228,10 +231,10 @@ async def test_a_failed_write_is_dropped_and_counted_not_retried() -> None:
     api, clock = FakeApi(), FakeClock(T0)
     events = recorder(api, clock)
     api.fail("POST", "/events", ApiError("HTTP 403: forbidden", status=403))
-    events.record(listed_job(), kind="Job", reason="Started", message="m")
+    events.record(train().listed(), kind="Job", reason="Started", message="m")
     await events.flush()
     assert events.dropped == 1 and stored_events(api) == []
-    events.record(listed_job(), kind="Job", reason="Started", message="m")
+    events.record(train().listed(), kind="Job", reason="Started", message="m")
     await events.flush()
     (event,) = stored_events(api)
     assert event["count"] == 1
@@ -242,7 +245,14 @@ async def test_writes_in_flight_are_bounded_and_the_recorder_idles_without_tasks
     events = recorder(api, clock, in_flight=3)
     for index in range(20):
         events.record(
-            listed_job(f"job-{index}", f"uid-{index}"), kind="Job", reason="R", message="m"
+            job(f"job-{index}", "ml")
+            .uid(f"uid-{index}")
+            .resource_version(7)
+            .unset("spec")
+            .listed(),
+            kind="Job",
+            reason="R",
+            message="m",
         )
     await events.flush()
     assert len(stored_events(api)) == 20
@@ -268,11 +278,21 @@ async def test_an_event_queued_as_the_last_sender_finishes_is_still_sent() -> No
 
     api, clock = GatedApi(), FakeClock(T0)
     events = recorder(api, clock, in_flight=1)
-    events.record(listed_job("a", "uid-a"), kind="Job", reason="R", message="m")
+    events.record(
+        job("a", "ml").uid("uid-a").resource_version(7).unset("spec").listed(),
+        kind="Job",
+        reason="R",
+        message="m",
+    )
     await at_gate.wait()
     gate.set_result(None)  # the sender's last step is scheduled first ...
     loop.call_soon(  # ... then this, which runs before the finished task's callbacks
-        lambda: events.record(listed_job("b", "uid-b"), kind="Job", reason="R", message="m")
+        lambda: events.record(
+            job("b", "ml").uid("uid-b").resource_version(7).unset("spec").listed(),
+            kind="Job",
+            reason="R",
+            message="m",
+        )
     )
     await asyncio.sleep(0)
     await asyncio.sleep(0)
@@ -289,8 +309,8 @@ async def test_writes_go_through_the_timed_wrapper() -> None:
         return await send(None)
 
     events = recorder(api, clock, timed=timed)
-    events.record(listed_job(), kind="Job", reason="R", message="m")
+    events.record(train().listed(), kind="Job", reason="R", message="m")
     await events.flush()
-    events.record(listed_job(), kind="Job", reason="R", message="m")
+    events.record(train().listed(), kind="Job", reason="R", message="m")
     await events.flush()
     assert seen == [("create", "events"), ("patch", "events")]

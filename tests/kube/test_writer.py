@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 
 from scheduler.api.refs import V1BETA2
 from scheduler.kube.rest import ApiError, Conflict, NotFound
 from scheduler.kube.writer import Writer, kueue_resource, workload_status_apply
+from tests.builders import condition
 
 from .fake_api import FakeApi
 from .world import job, job_path, workload_path
@@ -79,14 +79,7 @@ async def test_a_queue_status_write_diffs_against_the_stored_status() -> None:
     ]
 
 
-def condition(kind: str, status: str, reason: str = "R") -> dict[str, Any]:
-    return {
-        "type": kind,
-        "status": status,
-        "reason": reason,
-        "message": "",
-        "lastTransitionTime": "2026-11-22T12:00:00Z",
-    }
+AT = "2026-11-22T12:00:00Z"  # every condition's time
 
 
 ADMISSION = {
@@ -108,16 +101,16 @@ async def test_a_workload_status_is_applied_as_kueue_admission_forced_and_condit
             "metadata": {"name": "w", "namespace": "ml", "uid": "u", "labels": {"a": "b"}},
             "spec": {"queueName": "lq"},
             "status": {
-                "conditions": [condition("PodsReady", "False")],
+                "conditions": [condition("PodsReady", "False", reason="R", at=AT)],
                 "requeueState": {"count": 1},
             },
         },
     )
     status = {
         "conditions": [
-            condition("PodsReady", "False"),
-            condition("QuotaReserved", "True"),
-            condition("Admitted", "True"),
+            condition("PodsReady", "False", reason="R", at=AT),
+            condition("QuotaReserved", "True", reason="R", at=AT),
+            condition("Admitted", "True", reason="R", at=AT),
         ],
         "requeueState": {"count": 1},
         "admission": ADMISSION,
@@ -137,7 +130,10 @@ async def test_a_workload_status_is_applied_as_kueue_admission_forced_and_condit
             "resourceVersion": workload["metadata"]["resourceVersion"],
         },
         "status": {
-            "conditions": [condition("QuotaReserved", "True"), condition("Admitted", "True")],
+            "conditions": [
+                condition("QuotaReserved", "True", reason="R", at=AT),
+                condition("Admitted", "True", reason="R", at=AT),
+            ],
             "admission": ADMISSION,
         },
     }, "only the scheduler's fields, nothing other writers own"
@@ -153,9 +149,12 @@ async def test_a_workload_status_is_applied_as_kueue_admission_forced_and_condit
 def test_the_applied_configuration_of_a_status_without_admission_leaves_it_out() -> None:
     workload = {"metadata": {"name": "w", "namespace": "ml", "resourceVersion": "7"}}
     body = workload_status_apply(
-        workload, {"conditions": [condition("QuotaReserved", "False")], "admission": None}
+        workload,
+        {"conditions": [condition("QuotaReserved", "False", reason="R", at=AT)], "admission": None},
     )
-    assert body["status"] == {"conditions": [condition("QuotaReserved", "False")]}
+    assert body["status"] == {
+        "conditions": [condition("QuotaReserved", "False", reason="R", at=AT)]
+    }
     assert body["metadata"] == {"name": "w", "namespace": "ml", "resourceVersion": "7"}
 
 
@@ -167,7 +166,11 @@ async def test_a_workload_status_applied_from_a_stale_read_is_a_conflict() -> No
 
     with pytest.raises(Conflict):
         await writer.write_workload_status(
-            read, {"conditions": [condition("QuotaReserved", "True")], "admission": ADMISSION}
+            read,
+            {
+                "conditions": [condition("QuotaReserved", "True", reason="R", at=AT)],
+                "admission": ADMISSION,
+            },
         )
     assert "admission" not in api.store[workload_path("w")].get("status", {})
 
@@ -177,13 +180,19 @@ async def test_an_applied_status_without_the_admission_removes_it() -> None:
     writer = Writer(api)
     read = api.put(workload_path("w"), {"metadata": {"name": "w", "namespace": "ml"}})
     admitted = await writer.write_workload_status(
-        read, {"conditions": [condition("QuotaReserved", "True")], "admission": ADMISSION}
+        read,
+        {
+            "conditions": [condition("QuotaReserved", "True", reason="R", at=AT)],
+            "admission": ADMISSION,
+        },
     )
     released = await writer.write_workload_status(
-        admitted, {"conditions": [condition("QuotaReserved", "False")]}
+        admitted, {"conditions": [condition("QuotaReserved", "False", reason="R", at=AT)]}
     )
     assert "admission" not in released["status"], "the field manager owned it: omitted is removed"
-    assert released["status"]["conditions"] == [condition("QuotaReserved", "False")]
+    assert released["status"]["conditions"] == [
+        condition("QuotaReserved", "False", reason="R", at=AT)
+    ]
 
 
 async def test_an_admission_another_manager_co_owns_is_removed_by_a_guarded_patch() -> None:
@@ -194,11 +203,14 @@ async def test_an_admission_another_manager_co_owns_is_removed_by_a_guarded_patc
         workload_path("w"),
         {
             "metadata": {"name": "w", "namespace": "ml"},
-            "status": {"conditions": [condition("QuotaReserved", "True")], "admission": ADMISSION},
+            "status": {
+                "conditions": [condition("QuotaReserved", "True", reason="R", at=AT)],
+                "admission": ADMISSION,
+            },
         },
     )
     released = await writer.write_workload_status(
-        read, {"conditions": [condition("QuotaReserved", "False")]}
+        read, {"conditions": [condition("QuotaReserved", "False", reason="R", at=AT)]}
     )
     assert "admission" not in released["status"]
     assert api.store[workload_path("w")]["status"] == released["status"]

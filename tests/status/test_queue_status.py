@@ -14,6 +14,7 @@ from scheduler.status.queue_status import (
     cluster_queue_status,
     local_queue_status,
 )
+from tests.builders import assignment, workload
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 Q = Quantity.parse
@@ -75,22 +76,18 @@ def test_cluster_queue_status_is_not_rewritten_when_unchanged_and_says_what_is_m
     )
 
 
-def workload(queue: str, *, admitted: bool, cpu: str = "2") -> dict[str, Any]:
-    result: dict[str, Any] = {
-        "metadata": {"name": "w", "namespace": "ns"},
-        "spec": {"queueName": queue},
-    }
-    if admitted:
-        result["status"] = {
-            "conditions": [{"type": "QuotaReserved", "status": "True"}],
-            "admission": {
-                "clusterQueue": "cq",
-                "podSetAssignments": [
-                    {"name": "main", "flavors": {"cpu": "on-demand"}, "resourceUsage": {"cpu": cpu}}
-                ],
-            },
-        }
-    return result
+def queued() -> workload:
+    """Workload ``w`` in ``ns`` of LocalQueue ``lq``, as a list returns it (spec: the queue)."""
+    return workload("w", "ns").as_written().unset("spec.podSets").queue("lq")
+
+
+def holding(cpu: str) -> workload:
+    """``queued()`` holding ``cpu`` of on-demand in ClusterQueue ``cq`` (QuotaReserved only)."""
+    return (
+        queued()
+        .condition("QuotaReserved", reason=None, message=None, at=None)
+        .admission("cq", assignment({"cpu": "on-demand"}, {"cpu": cpu}, count=None))
+    )
 
 
 def test_local_queue_status_counts_its_own_workloads() -> None:
@@ -98,9 +95,9 @@ def test_local_queue_status_counts_its_own_workloads() -> None:
     status = local_queue_status(
         queue,
         [
-            workload("lq", admitted=True),
-            workload("lq", admitted=True, cpu="500m"),
-            workload("lq", admitted=False),
+            holding("2").listed(),
+            holding("500m").listed(),
+            queued().listed(),
         ],
         cluster_queue=state(),
         now=NOW,
@@ -122,7 +119,7 @@ def test_local_queue_status_explains_a_missing_or_stopped_cluster_queue() -> Non
     assert missing["conditions"][0]["message"] == LQ_BLOCKED
     stopped = local_queue_status(
         {**queue, "spec": {"clusterQueue": "cq", "stopPolicy": "Hold"}},
-        [workload("lq", admitted=False)],
+        [queued().listed()],
         cluster_queue=state(),
         now=NOW,
     )
@@ -131,11 +128,11 @@ def test_local_queue_status_explains_a_missing_or_stopped_cluster_queue() -> Non
 
 
 def test_queues_count_a_workload_waiting_for_admission_checks_as_reserving_only() -> None:
-    waiting = workload("lq", admitted=True, cpu="500m")
+    waiting = holding("500m").listed()
     waiting["status"]["admissionChecks"] = [{"name": "prov", "state": "Pending"}]
     queue = {"metadata": {"name": "lq", "namespace": "ns"}, "spec": {"clusterQueue": "cq"}}
     status = local_queue_status(
-        queue, [workload("lq", admitted=True), waiting], cluster_queue=state(), now=NOW
+        queue, [holding("2").listed(), waiting], cluster_queue=state(), now=NOW
     )
     assert status is not None
     assert (status["reservingWorkloads"], status["admittedWorkloads"]) == (2, 1)
