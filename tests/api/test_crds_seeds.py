@@ -21,6 +21,7 @@ from scheduler.api.crds.schema_kit import QUANTITY_PATTERN
 from scheduler.api.quantity import Quantity, QuantityError
 from tests.api.crd_helpers import structural_problems, value_problems
 from tests.api.seed_examples import documents
+from tests.builders import cluster_queue, flavor_quotas, resource_group
 
 GROUP = "kueue.x-k8s.io"
 SCHEMAS: dict[tuple[str, str], dict[str, Any]] = {
@@ -89,39 +90,25 @@ CQ = SCHEMAS[("ClusterQueue", "v1beta2")]
 WL = SCHEMAS[("Workload", "v1beta2")]
 
 
-def cluster_queue(**spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
-        "kind": "ClusterQueue",
-        "metadata": {"name": "cq"},
-        "spec": spec,
-    }
-
-
-def group(*resources: dict[str, Any]) -> list[dict[str, Any]]:
-    return [
-        {
-            "coveredResources": [r["name"] for r in resources],
-            "flavors": [{"name": "default", "resources": list(resources)}],
-        }
-    ]
-
-
 @pytest.mark.parametrize(
     ("spec", "problem"),
     [
         ({"queueingStrategy": "Fifo"}, "spec.queueingStrategy: 'Fifo' not in"),
         ({"cohort": "team"}, "spec.cohort: unknown field"),
         (
-            {"resourceGroups": group({"name": "cpu", "nominalQuota": "9 cpus"})},
+            {
+                "resourceGroups": [
+                    resource_group(flavor_quotas("default").resource("cpu", "9 cpus"))
+                ]
+            },
             "does not match the quantity pattern",
         ),
         (
-            {"resourceGroups": group({"name": "cpu"})},
+            {"resourceGroups": [resource_group(flavor_quotas("default").resource("cpu", None))]},
             "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: required",
         ),
         (
-            {"resourceGroups": group({"name": "cpu", "nominalQuota": 1.5})},
+            {"resourceGroups": [resource_group(flavor_quotas("default").resource("cpu", 1.5))]},
             "must be an integer or a string",
         ),
         (
@@ -130,9 +117,9 @@ def group(*resources: dict[str, Any]) -> list[dict[str, Any]]:
         ),
         (
             {
-                "resourceGroups": group(
-                    {"name": "cpu", "nominalQuota": 1}, {"name": "cpu", "nominalQuota": 2}
-                )
+                "resourceGroups": [
+                    resource_group(flavor_quotas("default").resource("cpu", 1).resource("cpu", 2))
+                ]
             },
             "duplicate key ('cpu',)",
         ),
@@ -147,7 +134,7 @@ def group(*resources: dict[str, Any]) -> list[dict[str, Any]]:
     ],
 )
 def test_the_checker_reports_what_the_api_server_would(spec: dict[str, Any], problem: str) -> None:
-    problems = value_problems(cluster_queue(**spec), CQ)
+    problems = value_problems(cluster_queue().namespace_selector(None).spec(**spec).build(), CQ)
     assert any(problem in p for p in problems), problems
 
 

@@ -20,21 +20,16 @@ from scheduler.api.parse import (
     parse_workload_priority_class,
 )
 from scheduler.api.quantity import Quantity
+from tests.builders import (
+    cluster_queue,
+    container,
+    flavor_quotas,
+    pod_set,
+    resource_group,
+    workload,
+)
 
 V1BETA2 = "kueue.x-k8s.io/v1beta2"
-
-
-def cluster_queue(**spec: Any) -> dict[str, Any]:
-    return {"apiVersion": V1BETA2, "kind": "ClusterQueue", "metadata": {"name": "cq"}, "spec": spec}
-
-
-def one_resource(**quota: Any) -> list[dict[str, Any]]:
-    return [
-        {
-            "coveredResources": ["cpu"],
-            "flavors": [{"name": "default", "resources": [{"name": "cpu", **quota}]}],
-        }
-    ]
 
 
 def errors_of(raw: object) -> list[tuple[str, str]]:
@@ -47,7 +42,7 @@ def errors_of(raw: object) -> list[tuple[str, str]]:
 
 
 def test_cluster_queue_schema_defaults() -> None:
-    cq = parse_cluster_queue(cluster_queue())
+    cq = parse_cluster_queue(cluster_queue().namespace_selector(None).build())
     assert cq.spec.queueing_strategy == "BestEffortFIFO"
     assert cq.spec.stop_policy == "None"
     assert cq.spec.preemption.within_cluster_queue == "Never"
@@ -63,7 +58,10 @@ def test_cluster_queue_schema_defaults() -> None:
 
 def test_empty_enum_strings_mean_default() -> None:
     cq = parse_cluster_queue(
-        cluster_queue(queueingStrategy="", stopPolicy="", flavorFungibility={"whenCanBorrow": ""})
+        cluster_queue()
+        .namespace_selector(None)
+        .spec(queueingStrategy="", stopPolicy="", flavorFungibility={"whenCanBorrow": ""})
+        .build()
     )
     assert (cq.spec.queueing_strategy, cq.spec.stop_policy) == ("BestEffortFIFO", "None")
     assert cq.spec.flavor_fungibility.when_can_borrow == "MayStopSearch"
@@ -71,14 +69,23 @@ def test_empty_enum_strings_mean_default() -> None:
 
 def test_given_values_are_kept() -> None:
     cq = parse_cluster_queue(
-        cluster_queue(
+        cluster_queue()
+        .namespace_selector(None)
+        .spec(
             queueingStrategy="StrictFIFO",
             stopPolicy="HoldAndDrain",
             cohortName="team-ab",
             namespaceSelector={"matchLabels": {"team": "a"}},
             fairSharing={},
-            resourceGroups=one_resource(nominalQuota="1500m", borrowingLimit=2, lendingLimit="0"),
+            resourceGroups=[
+                resource_group(
+                    flavor_quotas("default").resource(
+                        "cpu", "1500m", borrowing_limit=2, lending_limit="0"
+                    )
+                )
+            ],
         )
+        .build()
     )
     assert cq.spec.queueing_strategy == "StrictFIFO"
     assert cq.spec.stop_policy == "HoldAndDrain"
@@ -108,37 +115,25 @@ def test_local_queue_and_multikueue_defaults() -> None:
     assert mkc.spec.cluster_source.kube_config.location_type == "Secret"
 
 
-def workload(**spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": V1BETA2,
-        "kind": "Workload",
-        "metadata": {"name": "w", "namespace": "ns", "creationTimestamp": "2025-03-07T21:19:54Z"},
-        "spec": spec,
-    }
-
-
-def containers(*requests: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "spec": {
-            "containers": [
-                {"name": f"c{i}", "resources": {"requests": r}} for i, r in enumerate(requests)
-            ]
-        }
-    }
-
-
 def test_workload_defaults_and_requests() -> None:
     wl = parse_workload(
-        workload(
-            queueName="lq",
-            podSets=[{"template": containers({"cpu": "1"}, {"cpu": "500m", "memory": "1Gi"})}],
+        workload("w", "ns")
+        .uid(None)
+        .created("2025-03-07T21:19:54Z")
+        .queue("lq")
+        .pod_sets(
+            pod_set(None, None).containers(
+                container("c0", image=None, requests={"cpu": "1"}),
+                container("c1", image=None, requests={"cpu": "500m", "memory": "1Gi"}),
+            )
         )
+        .build()
     )
     assert wl.spec.active is True
     assert wl.spec.priority is None
-    (pod_set,) = wl.spec.pod_sets
-    assert (pod_set.name, pod_set.count) == ("main", 1)
-    assert {k: str(v) for k, v in pod_set.requests.items()} == {"cpu": "1500m", "memory": "1Gi"}
+    (only,) = wl.spec.pod_sets
+    assert (only.name, only.count) == ("main", 1)
+    assert {k: str(v) for k, v in only.requests.items()} == {"cpu": "1500m", "memory": "1Gi"}
     assert wl.key == "ns/w"
     assert (
         wl.metadata.creation_timestamp is not None
@@ -184,7 +179,13 @@ def test_missing_requests_take_limits_and_init_containers_follow_kubernetes() ->
             },
         }
     }
-    wl = parse_workload(workload(podSets=[{"name": "driver", "count": 4, "template": template}]))
+    wl = parse_workload(
+        workload("w", "ns")
+        .uid(None)
+        .created("2025-03-07T21:19:54Z")
+        .spec(podSets=[{"name": "driver", "count": 4, "template": template}])
+        .build()
+    )
     pod_set = wl.spec.pod_sets[0]
     # steady: 2 (main, from limit) + 0.5 (sidecar) = 2.5; init peak: 3; plus 100m overhead
     assert str(pod_set.requests["cpu"]) == "3100m"
@@ -198,7 +199,13 @@ def test_missing_requests_take_limits_and_init_containers_follow_kubernetes() ->
 
 
 def test_admitted_workload_status() -> None:
-    raw = workload(podSets=[{"count": 2, "template": containers({"cpu": "1"})}])
+    raw = (
+        workload("w", "ns")
+        .uid(None)
+        .created("2025-03-07T21:19:54Z")
+        .pod_sets(pod_set(None, 2).containers(container("c0", image=None, requests={"cpu": "1"})))
+        .build()
+    )
     raw["status"] = {
         "admission": {
             "clusterQueue": "cq",
@@ -241,7 +248,12 @@ def test_workload_priority_class() -> None:
 
 
 def test_bad_quantity_is_reported_with_its_full_path() -> None:
-    raw = cluster_queue(resourceGroups=one_resource(nominalQuota="abc"))
+    raw = (
+        cluster_queue()
+        .namespace_selector(None)
+        .spec(resourceGroups=[resource_group(flavor_quotas("default").resource("cpu", "abc"))])
+        .build()
+    )
     assert errors_of(raw) == [
         (
             "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota",
@@ -251,19 +263,24 @@ def test_bad_quantity_is_reported_with_its_full_path() -> None:
 
 
 def test_every_error_is_collected() -> None:
-    raw = cluster_queue(
-        queueingStrategy=3,
-        cohortName=["a"],
-        resourceGroups=[
-            {
-                "coveredResources": ["cpu", 5],
-                "flavors": [
-                    {"name": "a", "resources": [{"name": "cpu", "nominalQuota": "ten"}]},
-                    "x",
-                ],
-            }
-        ],
-        preemption={"borrowWithinCohort": {"maxPriorityThreshold": "high"}},
+    raw = (
+        cluster_queue()
+        .namespace_selector(None)
+        .spec(
+            queueingStrategy=3,
+            cohortName=["a"],
+            resourceGroups=[
+                {
+                    "coveredResources": ["cpu", 5],
+                    "flavors": [
+                        {"name": "a", "resources": [{"name": "cpu", "nominalQuota": "ten"}]},
+                        "x",
+                    ],
+                }
+            ],
+            preemption={"borrowWithinCohort": {"maxPriorityThreshold": "high"}},
+        )
+        .build()
     )
     fields = [field for field, _ in errors_of(raw)]
     assert fields == [
@@ -279,10 +296,13 @@ def test_every_error_is_collected() -> None:
 def test_type_error_messages() -> None:
     found = dict(
         errors_of(
-            cluster_queue(
+            cluster_queue()
+            .namespace_selector(None)
+            .spec(
                 queueingStrategy=3,
                 preemption={"borrowWithinCohort": {"maxPriorityThreshold": 2**40}},
             )
+            .build()
         )
     )
     assert found["spec.queueingStrategy"] == "must be a string, not an integer"
@@ -292,7 +312,17 @@ def test_type_error_messages() -> None:
 
 
 def test_map_keys_are_rendered_in_brackets() -> None:
-    raw = workload(podSets=[{"template": containers({"nvidia.com/gpu": "lots"})}])
+    raw = (
+        workload("w", "ns")
+        .uid(None)
+        .created("2025-03-07T21:19:54Z")
+        .pod_sets(
+            pod_set(None, None).containers(
+                container("c0", image=None, requests={"nvidia.com/gpu": "lots"})
+            )
+        )
+        .build()
+    )
     assert errors_of(raw) == [
         (
             "spec.podSets[0].template.spec.containers[0].resources.requests[nvidia.com/gpu]",
@@ -304,7 +334,13 @@ def test_map_keys_are_rendered_in_brackets() -> None:
 def test_partial_model_keeps_the_good_fields() -> None:
     with pytest.raises(ObjectParseError) as caught:
         parse_object(
-            cluster_queue(cohortName="team", resourceGroups=one_resource(nominalQuota="x"))
+            cluster_queue()
+            .namespace_selector(None)
+            .spec(
+                cohortName="team",
+                resourceGroups=[resource_group(flavor_quotas("default").resource("cpu", "x"))],
+            )
+            .build()
         )
     partial = caught.value.partial
     assert isinstance(partial, ClusterQueue)
@@ -335,13 +371,21 @@ def test_wrong_shapes_are_parse_errors(raw: object, field: str) -> None:
 
 def test_null_fields_are_absent() -> None:
     cq = parse_cluster_queue(
-        cluster_queue(queueingStrategy=None, preemption=None, resourceGroups=None)
+        cluster_queue()
+        .namespace_selector(None)
+        .spec(queueingStrategy=None, preemption=None, resourceGroups=None)
+        .build()
     )
     assert cq.spec.queueing_strategy == "BestEffortFIFO" and cq.spec.resource_groups == ()
 
 
 def test_parsed_models_are_immutable() -> None:
-    cq = parse_cluster_queue(cluster_queue(resourceGroups=one_resource(nominalQuota=1)))
+    cq = parse_cluster_queue(
+        cluster_queue()
+        .namespace_selector(None)
+        .spec(resourceGroups=[resource_group(flavor_quotas("default").resource("cpu", 1))])
+        .build()
+    )
     with pytest.raises(AttributeError):
         cq.spec.stop_policy = "Hold"  # type: ignore[misc]
     with pytest.raises(TypeError):
@@ -430,8 +474,14 @@ def test_any_json_gives_a_model_or_a_parse_error(raw: Any) -> None:
 
 
 def test_a_valid_workload_round_trips_its_raw_template() -> None:
-    template = containers({"cpu": 1})
-    wl = parse_object(workload(podSets=[{"template": template}]))
+    template = {"spec": {"containers": [container("c0", image=None, requests={"cpu": 1})]}}
+    wl = parse_object(
+        workload("w", "ns")
+        .uid(None)
+        .created("2025-03-07T21:19:54Z")
+        .spec(podSets=[{"template": template}])
+        .build()
+    )
     assert isinstance(wl, Workload)
     assert wl.spec.pod_sets[0].template is not None
     assert wl.spec.pod_sets[0].template.raw == template

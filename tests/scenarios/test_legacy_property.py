@@ -14,6 +14,7 @@ from scheduler.api.convert import to_hub
 from scheduler.cli.cluster import InvalidInput, build_cluster
 from scheduler.cli.loader import Document
 from scheduler.cli.simulate import snapshot
+from tests.builders import container, pod_set, workload
 
 FLAVORS = ("f0", "f1")
 
@@ -41,30 +42,6 @@ def legacy_cluster_queue(draw: Any, name: str, cohort: str | None) -> dict[str, 
         "kind": "ClusterQueue",
         "metadata": {"name": name},
         "spec": spec,
-    }
-
-
-def workload(index: int, queue: str, cpu: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "kueue.x-k8s.io/v1beta2",
-        "kind": "Workload",
-        "metadata": {"name": f"w{index}", "namespace": "ns"},
-        "spec": {
-            "queueName": queue,
-            "podSets": [
-                {
-                    "name": "main",
-                    "count": 1,
-                    "template": {
-                        "spec": {
-                            "containers": [
-                                {"name": "c", "resources": {"requests": {"cpu": str(cpu)}}}
-                            ]
-                        }
-                    },
-                }
-            ],
-        },
     }
 
 
@@ -101,7 +78,14 @@ def test_legacy_cluster_queues_and_their_conversions_admit_the_same(
         }
         for queue, target in (("qa", "cq-a"), ("qb", "cq-b"))
     ]
-    workloads = [workload(index, queue, cpu) for index, (queue, cpu) in enumerate(requests)]
+    workloads = [
+        workload(f"w{index}", "ns")
+        .as_written()
+        .queue(queue)
+        .pod_sets(pod_set().containers(container(image=None, requests={"cpu": str(cpu)})))
+        .build()
+        for index, (queue, cpu) in enumerate(requests)
+    ]
     try:
         from_legacy = report(common[:2] + legacy + common[2:] + workloads)
     except InvalidInput:
