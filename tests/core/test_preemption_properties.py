@@ -188,24 +188,6 @@ def test_no_preemption_when_the_preemptor_would_fit(cluster: Any) -> None:
     run(engine, check)
 
 
-def _queue(name: str, nominal: int, **policy: Any) -> Any:
-    builder = cluster_queue(name).cohort("c")
-    builder.resource_group(flavor_quotas("default", cpu=str(nominal)))
-    return builder.preemption(
-        **{"withinClusterQueue": "Never", "reclaimWithinCohort": "Never", **policy}
-    )
-
-
-def _workload(name: str, queue: str, priority: int, created: int, count: int, cpu: int) -> Any:
-    return (
-        workload(name)
-        .queue(f"lq-{queue}")
-        .priority(priority)
-        .created(created)
-        .pod_set(count=count, cpu=str(cpu))
-    )
-
-
 LIVELOCKS = {
     # late0 (q1) evicts q1's early workloads by priority; before it is admitted, the
     # higher-priority late1 (q2) borrows what they freed; early5 reclaims it back for
@@ -213,17 +195,27 @@ LIVELOCKS = {
     "a preemptor's freed capacity goes to another queue's borrower": (
         False,
         [
-            _queue(
-                "q1",
-                3,
+            cluster_queue("q1")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="3"))
+            .preemption(
                 withinClusterQueue="LowerPriority",
                 reclaimWithinCohort="Any",
                 borrowWithinCohort={"policy": "LowerPriority"},
             ),
-            _queue("q2", 1),
+            cluster_queue("q2")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="1"))
+            .preemption(withinClusterQueue="Never", reclaimWithinCohort="Never"),
         ],
-        [_workload(f"early{i}", "q1", 0, i, 1, 1) for i in (3, 4, 5)],
-        [_workload("late0", "q1", 2, 100, 2, 2), _workload("late1", "q2", 3, 101, 1, 2)],
+        [
+            workload(f"early{i}").queue("lq-q1").priority(0).created(i).pod_set(count=1, cpu="1")
+            for i in (3, 4, 5)
+        ],
+        [
+            workload("late0").queue("lq-q1").priority(2).created(100).pod_set(count=2, cpu="2"),
+            workload("late1").queue("lq-q2").priority(3).created(101).pod_set(count=1, cpu="2"),
+        ],
         {"default/late0"},
     ),
     # early1 reclaims q0's nominal quota from early0; early2 evicts early1 by priority
@@ -232,13 +224,19 @@ LIVELOCKS = {
     "a three-workload cycle of reclaim, priority and fair sharing": (
         True,
         [
-            _queue("q0", 2, withinClusterQueue="LowerPriority", reclaimWithinCohort="Any"),
-            _queue("q1", 6, reclaimWithinCohort="Any"),
+            cluster_queue("q0")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="2"))
+            .preemption(withinClusterQueue="LowerPriority", reclaimWithinCohort="Any"),
+            cluster_queue("q1")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="6"))
+            .preemption(withinClusterQueue="Never", reclaimWithinCohort="Any"),
         ],
         [
-            _workload("early0", "q1", 0, 0, 2, 4),
-            _workload("early1", "q0", 0, 1, 1, 1),
-            _workload("early2", "q0", 1, 2, 2, 4),
+            workload("early0").queue("lq-q1").priority(0).created(0).pod_set(count=2, cpu="4"),
+            workload("early1").queue("lq-q0").priority(0).created(1).pod_set(count=1, cpu="1"),
+            workload("early2").queue("lq-q0").priority(1).created(2).pod_set(count=2, cpu="4"),
         ],
         [],
         {"default/early2"},
@@ -272,12 +270,30 @@ def test_no_livelock_in_a_hierarchical_cohort_under_fair_sharing() -> None:
         ("q1", 3, "root", {}),
         ("q2", 2, "c1", {}),
     ):
-        builder = _queue(name, nominal, **policy).cohort(parent)
+        builder = (
+            cluster_queue(name)
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu=str(nominal)))
+            .preemption(**{"withinClusterQueue": "Never", "reclaimWithinCohort": "Never", **policy})
+            .cohort(parent)
+        )
         engine.apply(builder.model())
         engine.apply(local_queue(f"lq-{name}").cluster_queue(name).model())
-    load(engine, [_workload("w0", "q0", 0, 0, 1, 2), _workload("w1", "q0", 0, 1, 2, 2)])
+    load(
+        engine,
+        [
+            workload("w0").queue("lq-q0").priority(0).created(0).pod_set(count=1, cpu="2"),
+            workload("w1").queue("lq-q0").priority(0).created(1).pod_set(count=2, cpu="2"),
+        ],
+    )
     assert run(engine)[0]
-    load(engine, [_workload("w2", "q1", 0, 2, 1, 4), _workload("w3", "q0", 1, 3, 2, 3)])
+    load(
+        engine,
+        [
+            workload("w2").queue("lq-q1").priority(0).created(2).pod_set(count=1, cpu="4"),
+            workload("w3").queue("lq-q0").priority(1).created(3).pod_set(count=2, cpu="3"),
+        ],
+    )
     steady, evictions = run(engine, max_cycles=100)
     assert steady, [(e.preemptor, e.victim) for e in evictions]
     assert [(e.preemptor, e.victim) for e in evictions] == [("default/w3", "default/w1")]

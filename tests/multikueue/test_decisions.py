@@ -228,16 +228,12 @@ def sample_job() -> job:
     )
 
 
-def remote(*conditions: str) -> dict[str, Any]:
-    return {
-        "metadata": {"name": "job-sample-abc12", "namespace": "default"},
-        "status": {
-            "conditions": [
-                {"type": kind, "status": "True", "reason": "Succeeded", "message": "done"}
-                for kind in conditions
-            ]
-        },
-    }
+DONE: dict[str, Any] = {"reason": "Succeeded", "message": "done", "at": None}
+
+
+def remote_copy() -> workload:
+    """The worker's copy of the Workload as the dispatcher reads it: no spec, no condition."""
+    return workload("job-sample-abc12").as_written().unset("spec").status(conditions=[])
 
 
 def given(
@@ -293,9 +289,9 @@ def test_a_workload_of_a_kind_multikueue_cannot_run_remotely_is_rejected_not_run
     # a copy left from before is removed, and nothing is decided again once rejected
     rejected = copy.deepcopy(workload)
     rejected["status"]["admissionChecks"][0]["state"] = "Rejected"
-    assert dispatch(given(rejected, onprem=Remote(workload=remote()), cloud=Remote())) == [
-        DeleteRemote("onprem")
-    ]
+    assert dispatch(
+        given(rejected, onprem=Remote(workload=remote_copy().listed()), cloud=Remote())
+    ) == [DeleteRemote("onprem")]
     assert dispatch(given(rejected, onprem=Remote(), cloud=Remote())) == []
 
 
@@ -315,17 +311,22 @@ def test_without_quota_nothing_is_dispatched_and_copies_are_removed() -> None:
         .build()
     )
     assert dispatch(given(workload, onprem=Remote(), cloud=Remote())) == []
-    assert dispatch(given(workload, onprem=Remote(workload=remote()), cloud=Remote())) == [
-        DeleteRemote("onprem")
-    ]
+    assert dispatch(
+        given(workload, onprem=Remote(workload=remote_copy().listed()), cloud=Remote())
+    ) == [DeleteRemote("onprem")]
 
 
 def test_the_worker_that_admits_gets_the_job_and_the_others_lose_their_copies() -> None:
     actions = dispatch(
         given(
             sample_workload().admission_check("multikueue-check", "Pending", "").build(),
-            onprem=Remote(workload=remote()),
-            cloud=Remote(workload=remote("QuotaReserved", "Admitted")),
+            onprem=Remote(workload=remote_copy().listed()),
+            cloud=Remote(
+                workload=remote_copy()
+                .condition("QuotaReserved", **DONE)
+                .condition("Admitted", **DONE)
+                .listed()
+            ),
         )
     )
     assert actions[0] == DeleteRemote("onprem")
@@ -346,7 +347,7 @@ def test_the_worker_that_admits_gets_the_job_and_the_others_lose_their_copies() 
 def test_the_running_remote_jobs_status_is_copied_to_the_unsuspended_manager_job() -> None:
     running = {"active": 1, "startTime": "2026-11-25T21:00:00Z"}
     remote_job_obj = {"metadata": {"name": "sample"}, "status": running}
-    both = Remote(workload=remote("Admitted"), job=remote_job_obj)
+    both = Remote(workload=remote_copy().condition("Admitted", **DONE).listed(), job=remote_job_obj)
     ready = sample_workload().admission_check("multikueue-check", "Ready", "").build()
     assert dispatch(given(ready, sample_job().suspend(False).build(), cloud=both)) == [
         SyncJobStatus(running)
@@ -360,7 +361,10 @@ def test_the_running_remote_jobs_status_is_copied_to_the_unsuspended_manager_job
 
 def test_a_finished_remote_finishes_the_manager_job_then_its_workload() -> None:
     done = {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}
-    finished = Remote(workload=remote("Admitted", "Finished"), job={"status": done})
+    finished = Remote(
+        workload=remote_copy().condition("Admitted", **DONE).condition("Finished", **DONE).listed(),
+        job={"status": done},
+    )
     ready = sample_workload().admission_check("multikueue-check", "Ready", "").build()
     assert dispatch(given(ready, sample_job().suspend(False).build(), cloud=finished)) == [
         SyncJobStatus(done)
@@ -424,7 +428,9 @@ def test_an_evicted_workload_stops_the_remote_run_and_frees_the_manager_job() ->
     evicted = sample_workload().admission_check("multikueue-check", "Retry", "").build()
     evicted["status"]["conditions"].append({"type": "Evicted", "status": "True"})
     running = {"active": 3, "ready": 3, "startTime": "2026-11-25T21:00:00Z"}
-    remote_run = Remote(workload=remote("Admitted"), job={"status": running})
+    remote_run = Remote(
+        workload=remote_copy().condition("Admitted", **DONE).listed(), job={"status": running}
+    )
     assert dispatch(
         given(evicted, sample_job().suspend(False).status(**running).build(), cloud=remote_run)
     ) == [DeleteRemote("cloud")]
@@ -454,7 +460,7 @@ def test_an_evicted_or_released_workload_forgets_where_it_was_sent() -> None:
         .build()
     )
     released["status"]["clusterName"] = "cloud"
-    assert dispatch(given(released, cloud=Remote(workload=remote()))) == [
+    assert dispatch(given(released, cloud=Remote(workload=remote_copy().listed()))) == [
         DeleteRemote("cloud"),
         ClearNomination(),
     ]
@@ -466,7 +472,7 @@ def test_an_evicted_or_released_workload_forgets_where_it_was_sent() -> None:
 def test_a_workload_evicted_on_its_worker_is_reset_for_readmission() -> None:
     ready = sample_workload().admission_check("multikueue-check", "Ready", "").build()
     ready["status"]["clusterName"] = "cloud"
-    preempted = remote()
+    preempted = remote_copy().listed()
     preempted["status"]["conditions"] = [{"type": "Evicted", "status": "True"}]
     assert dispatch(given(ready, cloud=Remote(workload=preempted))) == [
         SetCheck(
