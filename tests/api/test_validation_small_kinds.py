@@ -121,12 +121,10 @@ CASES = [
             good("AC-1", admission_check("ac", "kueue.x-k8s.io/provisioning-request")),
             good(
                 "AC-2",
-                admission_check("ac", "kueue.x-k8s.io/multikueue").spec(parameters=PARAMS),
+                admission_check("ac").multikueue("multikueue-config"),
                 old=admission_check("ac", "kueue.x-k8s.io/multikueue"),
             ),
-            good(
-                "AC-3", admission_check("ac", "kueue.x-k8s.io/multikueue").spec(parameters=PARAMS)
-            ),
+            good("AC-3", admission_check("ac").multikueue("multikueue-config")),
             good(
                 "AC-4",
                 admission_check("ac", "kueue.x-k8s.io/multikueue").spec(

@@ -3,9 +3,9 @@ returns them, and (``models``) the engine's typed models made from them.
 
 One module per family of kinds:
 
-- ``kueue``: ResourceFlavor, ClusterQueue (``flavor_quotas``, ``resource_group``),
-  Cohort, LocalQueue, WorkloadPriorityClass, AdmissionCheck, MultiKueueConfig,
-  MultiKueueCluster, Topology;
+- ``kueue``: ResourceFlavor, ClusterQueue (``flavor_quotas``, ``resource_group``;
+  ``legacy_resource`` for the v1alpha1/v1alpha2 ``spec.resources``), Cohort, LocalQueue,
+  WorkloadPriorityClass, AdmissionCheck, MultiKueueConfig, MultiKueueCluster, Topology;
 - ``workload``: Workload (``pod_set``, ``assignment``);
 - ``core``: Namespace, PriorityClass, Pod (``pod_group``), Secret;
 - ``jobs``: batch Job, JobSet, Deployment, StatefulSet;
