@@ -1,4 +1,4 @@
-"""The invariant watcher: its own watches on Workloads, Jobs and ClusterQueues, each event
+"""The invariant watcher: its own watches on Workloads, Jobs, Pods and ClusterQueues, each event
 handed to :class:`~e2e.chaos.invariants.InvariantChecker` as it arrives.
 
 The watches are list + watch informers with their own connection (they resume
@@ -22,12 +22,13 @@ from scheduler.api.objects import resource_version
 from scheduler.kube.informer import Backoff, Event, Informer
 from scheduler.kube.source import KubeSource, Resource
 
-from .invariants import CLUSTER_QUEUE, JOB, WORKLOAD, InvariantChecker
+from .invariants import CLUSTER_QUEUE, JOB, POD, WORKLOAD, InvariantChecker
 
 GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
 RESOURCES = {
     WORKLOAD: Resource(GROUP, VERSION, "workloads"),
     JOB: Resource("batch", "v1", "jobs"),
+    POD: Resource("", "v1", "pods"),
     CLUSTER_QUEUE: Resource(GROUP, VERSION, "clusterqueues"),
 }
 
@@ -67,7 +68,7 @@ async def watching(
     *,
     sync_timeout: float = 60,
 ) -> AsyncIterator[InvariantWatcher]:
-    """Watch until the block ends; the three informers are synced when it starts."""
+    """Watch until the block ends; the four informers are synced when it starts."""
     checker = InvariantChecker(namespace, cluster_queues)
     informers: dict[str, Informer] = {}
     for stream, resource in RESOURCES.items():

@@ -11,6 +11,7 @@ from typing import Any
 from e2e.chaos.invariants import (
     CLUSTER_QUEUE,
     JOB,
+    POD,
     WORKLOAD,
     InvariantChecker,
     Violation,
@@ -115,6 +116,21 @@ def job(name: str, *, suspend: bool = True, complete: bool = False) -> dict[str,
     }
 
 
+def pod(
+    name: str, job_name: str, *, phase: str = "Running", deleting: bool = False
+) -> dict[str, Any]:
+    metadata: dict[str, Any] = {
+        "name": name,
+        "namespace": NS,
+        "uid": f"pod-{name}",
+        "resourceVersion": str(next(_rv)),
+        "ownerReferences": [{"kind": "Job", "name": job_name, "uid": f"job-{job_name}"}],
+    }
+    if deleting:
+        metadata["deletionTimestamp"] = "2026-01-01T00:00:10Z"
+    return {"metadata": metadata, "status": {"phase": phase}}
+
+
 def checker(*queues: dict[str, Any]) -> InvariantChecker:
     check = InvariantChecker(NS, [q["metadata"]["name"] for q in queues])
     for queue in queues:
@@ -127,7 +143,7 @@ def kinds(violations: list[Violation]) -> list[str]:
 
 
 def caught_up(check: InvariantChecker) -> None:
-    for stream in (WORKLOAD, JOB, CLUSTER_QUEUE):
+    for stream in (WORKLOAD, JOB, POD, CLUSTER_QUEUE):
         check.advance(stream, next(_rv))
 
 
@@ -269,6 +285,52 @@ def test_preemption_suspends_the_job_before_the_quota_is_released() -> None:
     check.observe(WORKLOAD, "MODIFIED", workload("j", evicted=True))
     caught_up(check)
     assert check.violations == []
+
+
+def test_a_preempted_jobs_pods_stop_before_its_quota_is_released() -> None:
+    check = checker(cluster_queue("a"))
+    check.observe(WORKLOAD, "ADDED", workload("j", reserved=True))
+    check.observe(JOB, "ADDED", job("j", suspend=False))
+    check.observe(POD, "ADDED", pod("j-1", "j"))
+    check.observe(WORKLOAD, "MODIFIED", workload("j", reserved=True, evicted=True))
+    check.observe(JOB, "MODIFIED", job("j", suspend=True))
+    check.observe(POD, "MODIFIED", pod("j-1", "j", deleting=True))
+    check.observe(POD, "DELETED", pod("j-1", "j", deleting=True))
+    check.observe(WORKLOAD, "MODIFIED", workload("j", evicted=True))
+    caught_up(check)
+    assert check.violations == []
+
+
+def test_quota_released_while_a_pod_terminates_is_caught_whatever_the_delivery_order() -> None:
+    """The chaos run's case: released while the pod was still in its grace period."""
+    for order in ((WORKLOAD, POD), (POD, WORKLOAD)):
+        check = checker(cluster_queue("a"))
+        check.observe(WORKLOAD, "ADDED", workload("j", reserved=True))
+        check.observe(POD, "ADDED", pod("j-1", "j"))
+        check.observe(WORKLOAD, "MODIFIED", workload("j", reserved=True, evicted=True))
+        terminating = pod("j-1", "j", deleting=True)
+        released = workload("j", evicted=True)  # written while the pod still terminates
+        gone = pod("j-1", "j", deleting=True)
+        for stream in order:
+            if stream == POD:
+                check.observe(POD, "MODIFIED", terminating)
+                check.observe(POD, "DELETED", gone)
+                check.advance(POD, gone["metadata"]["resourceVersion"])
+            else:
+                check.observe(WORKLOAD, "MODIFIED", released)
+                check.advance(WORKLOAD, released["metadata"]["resourceVersion"])
+        caught_up(check)
+        assert kinds(check.violations) == ["pod-live-without-quota"], order
+
+
+def test_a_finished_workload_no_longer_covers_a_live_pod() -> None:
+    check = checker(cluster_queue("a"))
+    check.observe(WORKLOAD, "ADDED", workload("j", reserved=True))
+    check.observe(POD, "ADDED", pod("j-1", "j"))
+    check.observe(WORKLOAD, "MODIFIED", workload("j", reserved=True, finished=True))
+    check.observe(POD, "MODIFIED", pod("j-1", "j", phase="Succeeded"))
+    caught_up(check)
+    assert kinds(check.violations) == ["pod-live-without-quota"]
 
 
 def test_other_namespaces_and_queues_are_ignored() -> None:

@@ -198,9 +198,17 @@ class BatchJob:
         return finished_by_conditions(job, succeeded="Complete", kind="Job")
 
     def active(self, job: RawObject) -> int:
-        """The Job's active pods (``status.active``)."""
-        value = objects.status(job).get("active")
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+        """The Job's pods that have not stopped: ``status.active`` plus ``status.terminating``.
+
+        A pod in its termination grace period is not active for the Job
+        controller, but it still holds its node until it is gone.
+        """
+        status = objects.status(job)
+        return sum(
+            value
+            for value in (status.get("active"), status.get("terminating"))
+            if isinstance(value, int) and not isinstance(value, bool)
+        )
 
     def default(self, job: RawObject, *, queue: str | None, suspend: bool) -> dict[str, Any]:
         result = with_queue_label(job, queue)
