@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from scheduler.api import refs
-from scheduler.api.crds.schema_kit import Schema
+from scheduler.api.crds.nodes import ObjectNode
 
 Scope = Literal["Cluster", "Namespaced"]
 GROUP = refs.KUEUE_GROUP
@@ -58,10 +58,10 @@ def condition_status_column(name: str, condition_type: str, description: str) ->
 
 @dataclass(frozen=True)
 class VersionDefinition:
-    """One served version of a kind."""
+    """One served version of a kind; ``schema`` is the description of its root."""
 
     name: str
-    schema: Schema
+    schema: ObjectNode
     columns: tuple[PrinterColumn, ...] = ()
     status_subresource: bool = False
     selectable_fields: tuple[str, ...] = ()

@@ -15,15 +15,16 @@ from scheduler.api.crds.definition import (
     PrinterColumn,
     VersionDefinition,
 )
+from scheduler.api.crds.nodes import ListNode, Node, ObjectNode
 from scheduler.api.crds.schema_kit import (
     QUEUEING_STRATEGY,
-    Schema,
     array,
     conditions,
     enum,
     fair_sharing,
     fair_sharing_status,
     flavor_usage,
+    hint,
     int32,
     int64,
     label_selector,
@@ -31,6 +32,7 @@ from scheduler.api.crds.schema_kit import (
     obj,
     quantity,
     quantity_map,
+    renamed,
     resource_groups,
     stop_policy,
     string,
@@ -40,12 +42,15 @@ from scheduler.api.crds.schema_kit import (
     timestamp,
     toleration,
     top_level,
+    unchecked,
+    unread,
 )
+from scheduler.api.refs import HUB_VERSION
 
 # --- ResourceFlavor ----------------------------------------------------------
 
 
-def _flavor_v1beta(description: str) -> Schema:
+def _flavor_v1beta(description: str) -> ObjectNode:
     spec = obj(
         {
             "nodeLabels": string_map("Labels of the nodes that provide this flavor."),
@@ -55,11 +60,15 @@ def _flavor_v1beta(description: str) -> Schema:
         },
         "An empty spec describes an empty flavor (homogeneous cluster).",
     )
-    return top_level({"spec": spec}, description)
+    foreign = {
+        "labels": renamed("labels", "v1alpha1", "spec.nodeLabels"),
+        "taints": renamed("taints", "v1alpha1/v1alpha2", "spec.nodeTaints"),
+    }
+    return top_level({"spec": spec}, description, foreign=foreign)
 
 
-def _flavor_legacy(version: str) -> Schema:
-    fields: dict[str, Schema] = {}
+def _flavor_legacy(version: str) -> ObjectNode:
+    fields: dict[str, Node] = {}
     if version == "v1alpha1":
         fields["labels"] = string_map("Node labels of the flavor (top level in v1alpha1).")
     else:
@@ -90,7 +99,7 @@ def resource_flavor() -> KindDefinition:
 # --- ClusterQueue ------------------------------------------------------------
 
 
-def _flavor_fungibility(version: str) -> Schema:
+def _flavor_fungibility(version: str) -> ObjectNode:
     borrow_values = ["MayStopSearch", "TryNextFlavor"]
     preempt_values = ["MayStopSearch", "TryNextFlavor"]
     if version == "v1beta1":
@@ -117,11 +126,12 @@ def _flavor_fungibility(version: str) -> Schema:
     )
 
 
-def _preemption() -> Schema:
+def _preemption() -> ObjectNode:
     borrow_within_cohort = obj(
         {
             "policy": enum(["Never", "LowerPriority"], default="Never", empty_means_default=True),
-            "maxPriorityThreshold": int32(),
+            # Its type and range are checked by CQ-29, with the rule's own message.
+            "maxPriorityThreshold": unchecked(int32()),
         },
         default={},
     )
@@ -142,7 +152,7 @@ def _preemption() -> Schema:
     )
 
 
-def _admission_checks_strategy() -> Schema:
+def _admission_checks_strategy() -> ObjectNode:
     rule = obj(
         {
             "name": string("Name of an AdmissionCheck."),
@@ -157,8 +167,23 @@ def _admission_checks_strategy() -> Schema:
     )
 
 
-def _cluster_queue_spec(version: str) -> Schema:
-    fields: dict[str, Schema] = {
+_CLUSTER_QUEUE_SPEC_HINTS = {
+    "cohort": hint("CQ-V1", 'unknown field "cohort"; v1beta2 calls it spec.cohortName'),
+    "admissionChecks": hint(
+        "CQ-V2",
+        'unknown field "admissionChecks"; in v1beta2 list the checks under '
+        "spec.admissionChecksStrategy.admissionChecks[].name",
+    ),
+    "resources": hint(
+        "CQ-V4",
+        'unknown field "resources"; v1beta2 ClusterQueues use spec.resourceGroups (see '
+        "api.md section 14)",
+    ),
+}
+
+
+def _cluster_queue_spec(version: str) -> ObjectNode:
+    fields: dict[str, Node] = {
         "resourceGroups": resource_groups(),
         ("cohort" if version == "v1beta1" else "cohortName"): string(
             "Cohort this queue borrows from and lends to."
@@ -176,7 +201,7 @@ def _cluster_queue_spec(version: str) -> Schema:
         "preemption": _preemption(),
     }
     if version == "v1beta1":
-        fields["admissionChecks"] = array({"type": "string"}, "Names of admission checks.")
+        fields["admissionChecks"] = array(string(), "Names of admission checks.")
     fields.update(
         {
             "admissionChecksStrategy": _admission_checks_strategy(),
@@ -204,11 +229,11 @@ def _cluster_queue_spec(version: str) -> Schema:
             ),
         }
     )
-    return obj(fields)
+    return obj(fields, foreign=_CLUSTER_QUEUE_SPEC_HINTS if version == HUB_VERSION else None)
 
 
-def _cluster_queue_status(version: str) -> Schema:
-    fields: dict[str, Schema] = {
+def _cluster_queue_status(version: str) -> ObjectNode:
+    fields: dict[str, Node] = {
         "conditions": conditions(),
         "flavorsReservation": flavor_usage(),
         "flavorsUsage": flavor_usage(),
@@ -229,7 +254,7 @@ def _cluster_queue_status(version: str) -> Schema:
     return obj(fields)
 
 
-def _cluster_queue_legacy(version: str) -> Schema:
+def _cluster_queue_legacy(version: str) -> ObjectNode:
     flavor = obj(
         {
             "name": string("Name of a ResourceFlavor.", default="default"),
@@ -246,7 +271,7 @@ def _cluster_queue_legacy(version: str) -> Schema:
         {"name": string("Resource name."), "flavors": list_map(flavor, ["name"])},
         required=["name", "flavors"],
     )
-    spec_fields: dict[str, Schema] = {
+    spec_fields: dict[str, Node] = {
         "namespaceSelector": label_selector(),
         "cohort": string(),
         "queueingStrategy": enum(
@@ -301,7 +326,7 @@ def cluster_queue() -> KindDefinition:
     """Pure: the ClusterQueue CRD (api.md 4, 14.1, 14.6, 14.7)."""
     description = "ClusterQueue holds quota by flavor and admits workloads of its LocalQueues."
 
-    def current(version: str) -> Schema:
+    def current(version: str) -> ObjectNode:
         return top_level(
             {"spec": _cluster_queue_spec(version), "status": _cluster_queue_status(version)},
             description,
@@ -338,7 +363,8 @@ def cohort() -> KindDefinition:
                     "parentName": string("Parent cohort; absent = root of a cohort tree."),
                     "resourceGroups": resource_groups(),
                     "fairSharing": fair_sharing(),
-                }
+                },
+                foreign={"parent": renamed("parent", "v1alpha1", "spec.parentName")},
             ),
             "status": obj({"fairSharing": fair_sharing_status()}),
         },
@@ -359,12 +385,12 @@ def cohort() -> KindDefinition:
 # --- LocalQueue --------------------------------------------------------------
 
 
-def _local_queue_usage() -> Schema:
+def _local_queue_usage() -> ListNode:
     return flavor_usage(with_borrowed=False)
 
 
-def _local_queue_status(version: str) -> Schema:
-    fields: dict[str, Schema] = {
+def _local_queue_status(version: str) -> ObjectNode:
+    fields: dict[str, Node] = {
         "conditions": conditions(),
         "pendingWorkloads": int32("Workloads of this queue waiting for quota."),
         "reservingWorkloads": int32("Workloads of this queue holding quota."),
@@ -374,12 +400,14 @@ def _local_queue_status(version: str) -> Schema:
         "fairSharing": obj(
             {
                 "weightedShare": int64(),
-                "admissionFairSharingStatus": obj(
-                    {
-                        "consumedResources": quantity_map("Decayed historical usage."),
-                        "lastUpdate": timestamp(),
-                    },
-                    required=["consumedResources", "lastUpdate"],
+                "admissionFairSharingStatus": unread(
+                    obj(
+                        {
+                            "consumedResources": quantity_map("Decayed historical usage."),
+                            "lastUpdate": timestamp(),
+                        },
+                        required=["consumedResources", "lastUpdate"],
+                    )
                 ),
             },
             required=["weightedShare"],
@@ -393,7 +421,7 @@ def _local_queue_status(version: str) -> Schema:
                 "nodeLabels": string_map(),
                 "nodeTaints": array(taint()),
                 "topology": obj(
-                    {"name": string(), "levels": array({"type": "string"})},
+                    {"name": string(), "levels": array(string())},
                     required=["name", "levels"],
                 ),
             },
@@ -403,9 +431,9 @@ def _local_queue_status(version: str) -> Schema:
     return obj(fields)
 
 
-def _local_queue(version: str) -> Schema:
+def _local_queue(version: str) -> ObjectNode:
     description = "LocalQueue is the namespaced entry point that points to a ClusterQueue."
-    spec_fields: dict[str, Schema] = {
+    spec_fields: dict[str, Node] = {
         "clusterQueue": string("ClusterQueue admitting this queue's workloads; immutable.")
     }
     if version in ("v1alpha1", "v1alpha2"):
