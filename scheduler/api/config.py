@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from scheduler.api.crds.schema_kit import label_selector
 from scheduler.api.field import FieldPath
 from scheduler.api.models.common import LabelSelector, LabelSelectorRequirement, frozen_map
-from scheduler.api.parse.common import optional_label_selector
+from scheduler.api.parse.binding import bind
 from scheduler.api.parse.reader import Reader, describe, spelled
 from scheduler.api.quantity import Quantity
 from scheduler.api.refs import CONFIG_V1BETA2 as API_VERSION
@@ -190,6 +191,9 @@ _TYPED_SECTIONS = (
 )
 
 
+_SELECTOR = bind(LabelSelector, label_selector(), custom={})
+
+
 def _duration(
     reader: Reader, raw: Mapping[str, Any], key: str, path: FieldPath
 ) -> timedelta | None:
@@ -307,7 +311,12 @@ def build_configuration(reader: Reader, raw: Mapping[str, Any]) -> Configuration
             hint = " (queueVisibility was removed in v1beta2)" if key == "queueVisibility" else ""
             reader.fail(root.child(key), f'unknown field "{key}"{hint}', rule="CFG-UNKNOWN")
     namespace = reader.string(raw, "namespace", root) or DEFAULT_NAMESPACE
-    selector = optional_label_selector(reader, raw, "managedJobsNamespaceSelector", root)
+    selector_raw = reader.object(raw, "managedJobsNamespaceSelector", root)
+    selector = (
+        None
+        if selector_raw is None
+        else _SELECTOR(reader, selector_raw, root.child("managedJobsNamespaceSelector"))
+    )
     integrations_raw = reader.object(raw, "integrations", root) or {}
     integrations_path = root.child("integrations")
     frameworks = reader.strings(integrations_raw, "frameworks", integrations_path)

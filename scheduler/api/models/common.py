@@ -29,6 +29,21 @@ def frozen_map(items: Mapping[K, V] | None = None) -> Mapping[K, V]:
     return MappingProxyType(dict(items or {}))
 
 
+# How the parser fills a field, where its JSON name and type are not enough
+# (``scheduler.api.parse.binding`` reads these from the field's metadata).
+READ_FROM_KEY = "read_from"
+KEEPS_EMPTY_KEY = "keeps_empty"
+
+
+def read_from(*path: str) -> Mapping[str, object]:
+    """Field metadata: the value sits at ``path`` below this object (a flattened field)."""
+    return MappingProxyType({READ_FROM_KEY: path})
+
+
+KEEPS_EMPTY: Mapping[str, object] = MappingProxyType({KEEPS_EMPTY_KEY: True})
+"""Field metadata: an explicitly empty string is kept as ``""``, not read as absent."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OwnerReference:
     api_version: str = ""

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from scheduler.api.models.common import (
+    KEEPS_EMPTY,
     Condition,
     FairSharing,
     FairSharingStatus,
@@ -23,6 +24,7 @@ from scheduler.api.models.common import (
     Taint,
     Toleration,
     frozen_map,
+    read_from,
 )
 from scheduler.api.quantity import Quantity
 from scheduler.api.refs import V1BETA2 as API_VERSION
@@ -111,7 +113,7 @@ class AdmissionScope:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MigrationConstraints:
-    last_acceptable_flavor_name: str | None = None
+    last_acceptable_flavor_name: str | None = field(default=None, metadata=KEEPS_EMPTY)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -225,7 +227,9 @@ class LocalQueueStatus:
     admitted_workloads: int = 0
     flavors_reservation: tuple[LocalQueueFlavorUsage, ...] = ()
     flavors_usage: tuple[LocalQueueFlavorUsage, ...] = ()
-    weighted_share: int | None = None
+    weighted_share: int | None = field(
+        default=None, metadata=read_from("fairSharing", "weightedShare")
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
