@@ -154,3 +154,29 @@ def test_a_flattened_field_is_read_from_below() -> None:
     build = bind(Status, node, custom={})
     assert build(Reader(), {"fairSharing": {"share": 3}}, FieldPath()) == Status(share=3)
     assert build(Reader(), {}, FieldPath()) == Status()
+
+
+# --- the Configuration ----------------------------------------------------------------
+
+
+def test_the_configuration_shape_and_sections_come_from_its_description() -> None:
+    from scheduler.api import config
+    from scheduler.api.config_fields import CONFIGURATION
+
+    assert KNOWN_FIELDS["Configuration"] == shape_of(CONFIGURATION)
+    # The sections the dataclass keeps raw are the described ones it does not type.
+    assert config._OPERATIONAL == (
+        "multiKueue",
+        "webhook",
+        "metrics",
+        "health",
+        "leaderElection",
+        "clientConnection",
+        "internalCertManagement",
+        "controller",
+        "pprofBindAddress",
+        "tls",
+        "visibilityServer",
+    )
+    # metadata passes validation's shape pass but is no field of a Configuration.
+    assert "metadata" in CONFIGURATION.properties and "metadata" not in config._KEPT

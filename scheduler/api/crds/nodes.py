@@ -21,6 +21,11 @@ only), ``foreign`` (names another API version uses at that place, answered
 with a hint) and ``open``/``opaque``/``tolerated`` (parts of an object the
 schema does not own).
 
+The Configuration file (``scheduler/api/config_fields.py``) is described with
+the same nodes, plus two things only it uses: ``checks`` (the value and range
+rules validation applies where they are declared, see :class:`Check`) and
+``chart`` (how the Helm chart offers the field as a value, :class:`ChartValue`).
+
 Nodes are immutable; :meth:`Node.crd` returns a fresh dict each call.
 """
 
@@ -39,7 +44,9 @@ QUANTITY_PATTERN = (
 )
 """The Kubernetes quantity grammar, applied to string values."""
 
-LeafType = Literal["string", "int32", "int64", "boolean", "timestamp", "quantity"]
+LeafType = Literal[
+    "string", "int32", "int64", "boolean", "timestamp", "quantity", "number", "duration"
+]
 ListType = Literal["atomic", "set", "map"]
 N = TypeVar("N", bound="Node")
 
@@ -52,6 +59,84 @@ class Hint:
     message: str
 
 
+@dataclass(frozen=True)
+class Check:
+    """A value or range rule declared on a field; validation applies it (rule id ``rule``)."""
+
+    rule: str
+
+
+@dataclass(frozen=True)
+class OneOf(Check):
+    """A string is one of the leaf's enum values (``""`` too, when it means the default)."""
+
+
+@dataclass(frozen=True)
+class AtLeast(Check):
+    """A number or duration is at least ``minimum`` (more, when ``exclusive``).
+
+    ``message`` defaults to "must be greater than or equal to 0, got <value>".
+    """
+
+    minimum: int = 0
+    exclusive: bool = False
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class NotZero(Check):
+    """A number or duration is not zero (the negative ones are left to :class:`AtLeast`)."""
+
+    message: str = "must not be 0"
+
+
+@dataclass(frozen=True)
+class GoDuration(Check):
+    """A duration is written as Go writes one (``30s``, ``1h30m``)."""
+
+
+@dataclass(frozen=True)
+class LabelValue(Check):
+    """A string is a valid label value."""
+
+
+@dataclass(frozen=True)
+class OnlyWith(Check):
+    """An object may be given only when its ``sibling`` field is ``value``."""
+
+    sibling: str
+    value: str
+    message: str
+
+
+@dataclass(frozen=True)
+class OffWhenDisabled(Check):
+    """No check applies inside the object while its ``enable`` is ``false`` (v1beta1)."""
+
+    rule: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ChartValue:
+    """How the Helm chart offers a Configuration field as a value under ``config:``.
+
+    ``doc`` is the comment above the value in ``values.yaml`` and its
+    description in ``values.schema.json``; ``default`` the value there when
+    not empty.  A value is rendered into the ConfigMap when set (not empty),
+    or ``always``.  An object with a ``switch`` (name, doc) gets a chart-only
+    boolean that renders it; ``schema`` holds JSON-schema keywords the chart
+    adds (or narrows) to what the description gives; a ``free`` value is
+    offered as an untyped object and passed through.
+    """
+
+    doc: str = ""
+    default: Any = None
+    always: bool = False
+    switch: tuple[str, str] | None = None
+    schema: Mapping[str, Any] = field(default_factory=dict)
+    free: bool = False
+
+
 @dataclass(frozen=True, kw_only=True)
 class Node:
     """What every node says besides its type (see the module docstring)."""
@@ -59,6 +144,8 @@ class Node:
     description: str | None = None
     unchecked: bool = False
     read: bool = True
+    checks: tuple[Check, ...] = ()
+    chart: ChartValue | None = None
 
     def crd(self) -> Schema:
         """Pure: the node as it appears in the CRD's ``openAPIV3Schema``."""
@@ -96,6 +183,10 @@ class Leaf(Node):
             node = {"type": "boolean"}
         elif self.type == "timestamp":
             node = {"type": "string", "format": "date-time"}
+        elif self.type == "number":
+            node = {"type": "number"}
+        elif self.type == "duration":
+            node = {"type": "string"}
         else:
             # The exact shape the API server requires for x-kubernetes-int-or-string:
             # no ``type`` beside it, ``anyOf`` integer/string, the pattern on the node.

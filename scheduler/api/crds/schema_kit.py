@@ -218,12 +218,21 @@ def conditions(description: str | None = None) -> ListNode:
     return list_map(condition(), ["type"], description or "Conditions, keyed by type.")
 
 
-def label_selector(description: str | None = None) -> ObjectNode:
-    """Pure: a ``metav1.LabelSelector`` (api.md 0.4); operators checked by the webhook."""
+def label_selector(
+    description: str | None = None, *, operators: Sequence[str] | None = None
+) -> ObjectNode:
+    """Pure: a ``metav1.LabelSelector`` (api.md 0.4); operators checked by the webhook.
+
+    ``operators`` makes the operator an enum (the chart's schema lists them);
+    the CRDs keep it a plain string.
+    """
+    operator_description = "In, NotIn, Exists or DoesNotExist."
     requirement = obj(
         {
             "key": string(),
-            "operator": string("In, NotIn, Exists or DoesNotExist."),
+            "operator": string(operator_description)
+            if operators is None
+            else enum(operators, operator_description),
             "values": array(string()),
         },
         required=["key", "operator"],

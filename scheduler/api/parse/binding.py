@@ -32,7 +32,7 @@ import dataclasses
 import types
 import typing
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, TypeGuard
 
 from scheduler.api.crds.nodes import FreeNode, Leaf, ListNode, MapNode, Node, ObjectNode
@@ -128,6 +128,14 @@ def _leaf_reader(key: str, kind: _Type, node: Leaf, default: Any, keeps_empty: b
             return default if value is None else value
 
         return integer
+    if base is timedelta and node.type == "duration":
+
+        def duration(reader: Reader, raw: Raw, path: FieldPath) -> Any:
+            value = reader.duration(raw, key, path)
+            # A zero duration where the model has a default reads as that default.
+            return default if value is None or (not value and default is not None) else value
+
+        return duration
     getters: dict[tuple[Any, str], Callable[[Reader, Raw, str, FieldPath], Any]] = {
         (bool, "boolean"): Reader.boolean,
         (Quantity, "quantity"): Reader.quantity,
@@ -154,10 +162,22 @@ def _check_default(node: Node, kind: _Type, default: Any) -> None:
         raise BindingError("the schema defaults the object, the model makes it optional")
 
 
-def _list_reader(key: str, kind: _Type, node: ListNode, custom: Mapping[type, Build]) -> Read:
+def _list_reader(
+    key: str, kind: _Type, node: ListNode, default: Any, custom: Mapping[type, Build]
+) -> Read:
+    """A list; an empty one reads as the model's default (a default list of frameworks)."""
+    read = _items_reader(key, kind, node, custom)
+    if not default or default is _NO_DEFAULT:
+        return read
+    return lambda reader, raw, path: read(reader, raw, path) or default
+
+
+def _items_reader(key: str, kind: _Type, node: ListNode, custom: Mapping[type, Build]) -> Read:
     (item_type,) = kind.args
     item = _unwrap(item_type)
     if item.base is str and isinstance(node.item, Leaf) and node.item.type == "string":
+        if item.literal and set(item.literal) != set(node.item.values or ()):
+            raise BindingError(f"values {item.literal} are not the enum's {node.item.values}")
         return lambda reader, raw, path: reader.strings(raw, key, path)
     if item.base is str and isinstance(node.item, ObjectNode) and "name" in node.item.properties:
         # A list of {name: ...} objects the model keeps as the names alone.
@@ -169,6 +189,8 @@ def _list_reader(key: str, kind: _Type, node: ListNode, custom: Mapping[type, Bu
         return lambda reader, raw, path: reader.objects(
             raw, key, path, lambda i, p: build(reader, i, p)
         )
+    if item.base is Any and isinstance(node.item, FreeNode):
+        return lambda reader, raw, path: tuple(item for item, _ in reader.items(raw, key, path))
     raise BindingError(f"a list of {type(node.item).__name__} cannot be read into {kind.args}")
 
 
@@ -178,6 +200,10 @@ def _map_reader(key: str, kind: _Type, node: MapNode) -> Read:
         return lambda reader, raw, path: frozen_map(reader.string_map(raw, key, path))
     if value_base is Quantity and isinstance(node.values, Leaf) and node.values.type == "quantity":
         return lambda reader, raw, path: frozen_map(reader.quantity_map(raw, key, path))
+    if value_base is bool and isinstance(node.values, Leaf) and node.values.type == "boolean":
+        return lambda reader, raw, path: frozen_map(reader.boolean_map(raw, key, path))
+    if value_base is float and isinstance(node.values, Leaf) and node.values.type == "number":
+        return lambda reader, raw, path: frozen_map(reader.number_map(raw, key, path))
     raise BindingError(f"a map of {type(node.values).__name__} cannot be read into {kind.args}")
 
 
@@ -208,7 +234,7 @@ def _reader(
         keeps_empty = bool(model_field.metadata.get(KEEPS_EMPTY_KEY))
         return _leaf_reader(key, kind, node, default, keeps_empty)
     if kind.base is tuple and isinstance(node, ListNode):
-        return _list_reader(key, kind, node, custom)
+        return _list_reader(key, kind, node, default, custom)
     if kind.base is Mapping and isinstance(node, MapNode):
         return _map_reader(key, kind, node)
     if kind.base is Mapping and isinstance(node, FreeNode) and kind.optional:
@@ -275,6 +301,25 @@ def _uncovered(node: ObjectNode, paths: list[tuple[str, ...]], root: bool) -> li
         else:
             missing.append(name)
     return missing
+
+
+def field_reader(model: type, name: str, node: ObjectNode, *, custom: Mapping[type, Build]) -> Read:
+    """The reader of the one field ``name`` of ``model``, out of maps described by ``node``.
+
+    For a dataclass whose fields are read by hand, in an order or with
+    semantics of its own (the Configuration's root), each field still
+    checked against its node; raises ``BindingError``.
+    """
+    (model_field,) = [item for item in dataclasses.fields(model) if item.name == name]
+    key = camel(name)
+    where = f"{model.__name__}.{name} ({key})"
+    child = node.properties.get(key)
+    if child is None or not child.read:
+        raise BindingError(f"{where}: the description has no such field")
+    try:
+        return _reader(key, _unwrap(typing.get_type_hints(model)[name]), child, model_field, custom)
+    except BindingError as problem:
+        raise BindingError(f"{where}: {problem}") from None
 
 
 def camel(name: str) -> str:

@@ -19,17 +19,18 @@ disagree on what a field is:
 * ``tolerated`` names are accepted with any value (a ``status`` sent to a
   kind that has none).
 
-Only the batch Job and the Configuration are still written as shape tables
-here: neither is a kind of this API group.
+The Configuration's shape is read off its description the same way
+(``scheduler/api/config_fields.py``); only the batch Job, which is not
+kuota's to describe, is still written as a shape table here.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+from scheduler.api import config_fields
 from scheduler.api.crds.catalog import hub_schema
 from scheduler.api.crds.nodes import FreeNode, Leaf, ListNode, MapNode, Node, ObjectNode
-from scheduler.api.crds.schema_kit import label_selector
 from scheduler.api.validation.shape import Foreign, ListOf, MapOf, Obj, Scalar, Shape
 
 STR, INT, BOOL, NUMBER, QTY, ANY = (
@@ -47,6 +48,8 @@ _LEAVES: Final = {
     "boolean": BOOL,
     "timestamp": ANY,
     "quantity": QTY,
+    "number": NUMBER,
+    "duration": ANY,  # Go duration text; the configuration's checks report their own message
 }
 
 
@@ -69,13 +72,15 @@ def shape_of(node: Node) -> Shape:
     return Obj(fields, open=node.open, foreign=foreign)
 
 
-def _kind(kind: str) -> Obj:
-    shape = shape_of(hub_schema(kind))
+def _object(node: ObjectNode) -> Obj:
+    shape = shape_of(node)
     assert isinstance(shape, Obj)
     return shape
 
 
-LABEL_SELECTOR: Final = shape_of(label_selector())
+def _kind(kind: str) -> Obj:
+    return _object(hub_schema(kind))
+
 
 CLUSTER_QUEUE: Final = _kind("ClusterQueue")
 RESOURCE_FLAVOR: Final = _kind("ResourceFlavor")
@@ -103,113 +108,7 @@ JOB: Final = _top(
     Obj({"suspend": BOOL, "parallelism": INT, "completions": INT, "completionMode": STR}, open=True)
 )
 
-_DURATION = ANY  # Go duration text; parsed by the CFG rules, which report their own message.
-
-CONFIGURATION: Final = Obj(
-    {
-        "apiVersion": STR,
-        "kind": STR,
-        "metadata": Obj({"name": STR}, open=True),
-        "namespace": STR,
-        "manageJobsWithoutQueueName": BOOL,
-        "managedJobsNamespaceSelector": LABEL_SELECTOR,
-        "waitForPodsReady": Obj(
-            {
-                "enable": BOOL,
-                "timeout": _DURATION,
-                "blockAdmission": BOOL,
-                "recoveryTimeout": _DURATION,
-                "requeuingStrategy": Obj(
-                    {
-                        "timestamp": STR,
-                        "backoffLimitCount": INT,
-                        "backoffBaseSeconds": INT,
-                        "backoffMaxSeconds": INT,
-                    }
-                ),
-            }
-        ),
-        "integrations": Obj(
-            {
-                "frameworks": ListOf(STR),
-                "externalFrameworks": ListOf(STR),
-                "labelKeysToCopy": ListOf(STR),
-            },
-            foreign={
-                "podOptions": Foreign(
-                    "CFG-20",
-                    'unknown field "podOptions"; this deprecated v1beta1 field was removed in '
-                    "v1beta2",
-                )
-            },
-        ),
-        "fairSharing": Obj({"enable": BOOL, "preemptionStrategies": ListOf(STR)}),
-        "admissionFairSharing": Obj(
-            {
-                "usageHalfLifeTime": _DURATION,
-                "usageSamplingInterval": _DURATION,
-                "resourceWeights": MapOf(NUMBER),
-            }
-        ),
-        "resources": Obj(
-            {
-                "excludeResourcePrefixes": ListOf(STR),
-                "transformations": ListOf(
-                    Obj({"input": STR, "strategy": STR, "multiplyBy": STR, "outputs": MapOf(QTY)})
-                ),
-                "quotaCheckStrategy": STR,
-                "deviceClassMappings": ANY,
-            }
-        ),
-        "featureGates": MapOf(BOOL),
-        "objectRetentionPolicies": Obj(
-            {"workloads": Obj({"afterFinished": _DURATION, "afterDeactivatedByKueue": _DURATION})}
-        ),
-        "multiKueue": Obj(
-            {
-                "gcInterval": _DURATION,
-                "origin": STR,
-                "workerLostTimeout": _DURATION,
-                "dispatcherName": STR,
-                "externalFrameworks": ANY,
-                "clusterProfile": ANY,
-                "incrementalDispatcherConfig": Obj({"stepSize": INT}),
-            }
-        ),
-        "webhook": Obj({"port": INT, "host": STR, "certDir": STR}),
-        "metrics": Obj(
-            {
-                "bindAddress": STR,
-                "enableClusterQueueResources": BOOL,
-                "customLabels": ANY,
-                "localQueueMetrics": Obj({"enable": BOOL, "localQueueSelector": LABEL_SELECTOR}),
-            }
-        ),
-        "health": Obj(
-            {
-                "healthProbeBindAddress": STR,
-                "readinessEndpointName": STR,
-                "livenessEndpointName": STR,
-            }
-        ),
-        "leaderElection": ANY,
-        "clientConnection": Obj({"qps": NUMBER, "burst": INT}),
-        "internalCertManagement": Obj(
-            {"enable": BOOL, "webhookServiceName": STR, "webhookSecretName": STR}
-        ),
-        "controller": ANY,
-        "pprofBindAddress": STR,
-        "tls": ANY,
-        "visibilityServer": ANY,
-    },
-    foreign={
-        "queueVisibility": Foreign(
-            "CFG-20",
-            'unknown field "queueVisibility"; this v1beta1 field was removed in v1beta2 '
-            "(use the visibility API visibility.kueue.x-k8s.io)",
-        )
-    },
-)
+CONFIGURATION: Final = _object(config_fields.CONFIGURATION)
 
 KNOWN_FIELDS: Final[dict[str, Obj]] = {
     "ClusterQueue": CLUSTER_QUEUE,
