@@ -14,6 +14,8 @@ from typing import Literal
 
 import pytest
 
+from scheduler.api import config
+from scheduler.api.config_fields import CONFIGURATION
 from scheduler.api.crds.catalog import hub_schema
 from scheduler.api.crds.schema_kit import (
     array,
@@ -21,6 +23,7 @@ from scheduler.api.crds.schema_kit import (
     free_form,
     int32,
     known,
+    list_map,
     obj,
     quantity,
     renamed,
@@ -30,6 +33,7 @@ from scheduler.api.crds.schema_kit import (
     unchecked,
     unread,
 )
+from scheduler.api.defaults import _apply, _plan
 from scheduler.api.field import FieldPath
 from scheduler.api.models.common import read_from
 from scheduler.api.parse.binding import BindingError, bind
@@ -156,13 +160,43 @@ def test_a_flattened_field_is_read_from_below() -> None:
     assert build(Reader(), {}, FieldPath()) == Status()
 
 
+# --- the schema defaults --------------------------------------------------------------
+
+
+def test_the_schema_defaults_are_the_descriptions() -> None:
+    node = obj(
+        {
+            "spec": obj(
+                {
+                    "mode": enum(["A", "B"], default="A"),
+                    "count": int32(default=1),
+                    "inner": obj({"x": string(default="y")}, default={}),
+                    "items": list_map(obj({"name": string(default="main")}), ["name"]),
+                    "plain": obj({"x": string()}),
+                }
+            )
+        }
+    )
+    plan = _plan(node)
+    assert plan is not None
+    value = {"spec": {"mode": "", "count": 0, "items": [{}, {"name": "b"}]}}
+    _apply(plan, value)
+    # An empty string counts as absent, a zero does not; scalars come before objects.
+    assert value == {
+        "spec": {
+            "mode": "A",
+            "count": 0,
+            "items": [{"name": "main"}, {"name": "b"}],
+            "inner": {"x": "y"},
+        }
+    }
+    assert list(value["spec"]) == ["mode", "count", "items", "inner"]
+
+
 # --- the Configuration ----------------------------------------------------------------
 
 
 def test_the_configuration_shape_and_sections_come_from_its_description() -> None:
-    from scheduler.api import config
-    from scheduler.api.config_fields import CONFIGURATION
-
     assert KNOWN_FIELDS["Configuration"] == shape_of(CONFIGURATION)
     # The sections the dataclass keeps raw are the described ones it does not type.
     assert config._OPERATIONAL == (
