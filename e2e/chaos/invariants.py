@@ -37,6 +37,9 @@ a violation is reported only when the list proves it.
 
 Every violation keeps the event that showed it.  Nothing here does I/O, reads
 a clock or knows about kuota's internals: it reads Kueue's API fields only.
+The watcher passes each event's arrival time (``at``), from which the
+checker reports how long evicted Workloads kept their quota
+(:attr:`InvariantChecker.release_waits`).
 """
 
 from __future__ import annotations
@@ -248,6 +251,8 @@ class _WorkloadTrack:
     finished: bool = False
     admissions: int = 0
     evicted_since_admission: bool = False
+    evicted_at: float | None = None
+    """When this admission's eviction was seen (the watcher's clock), until its release."""
     eviction_marks: str = ""
     """The Evicted/Preempted/Requeued conditions at the last admission: a change shows an
     eviction that happened while the watch was down (a relist delivers the end state only)."""
@@ -318,10 +323,19 @@ class InvariantChecker:
         self.peak: dict[str, dict[FlavorResource, int]] = {}
         self._relisting = False
         self._deferred_quota: set[str] = set()
+        self.release_waits: list[float] = []
+        """Seconds from an eviction seen to its quota released (the watcher's clock)."""
+        self._at: float | None = None
 
     # -- input ----------------------------------------------------------------------------
     def observe(
-        self, stream: str, event_type: str, obj: Mapping[str, Any], *, relisted: bool = False
+        self,
+        stream: str,
+        event_type: str,
+        obj: Mapping[str, Any],
+        *,
+        relisted: bool = False,
+        at: float | None = None,
     ) -> None:
         """One watch event (``ADDED``/``MODIFIED``/``DELETED``) of ``stream``.
 
@@ -335,6 +349,7 @@ class InvariantChecker:
         was lost.  What the list cannot show is not guessed at.
         """
         self._relisting = relisted
+        self._at = at
         if not relisted:
             self._check_deferred_quota()
         metadata = obj.get("metadata") or {}
@@ -453,6 +468,7 @@ class InvariantChecker:
         if condition_true(obj, "Evicted"):
             if not track.evicted_since_admission and track.reserved:
                 self.evictions += 1
+                track.evicted_at = self._at
             track.evicted_since_admission = True
         if reserved and not track.reserved:
             marks = _eviction_marks(obj)
@@ -480,6 +496,10 @@ class InvariantChecker:
                     "the admission was removed without an eviction (not finished)",
                     event,
                 )
+        if track.reserved and not reserved and track.evicted_at is not None:
+            if self._at is not None and not self._relisting:
+                self.release_waits.append(self._at - track.evicted_at)
+            track.evicted_at = None
         track.reserved, track.finished = reserved, finished
         admission = (obj.get("status") or {}).get("admission") or {}
         track.cluster_queue = admission.get("clusterQueue") or track.cluster_queue

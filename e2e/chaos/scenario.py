@@ -270,12 +270,25 @@ class Report:
                 f"admitted Workloads: {checker.admitted_count()}; admissions: "
                 f"{checker.admissions()}; evictions: {checker.evictions}; peak usage: {peaks}"
             )
+            lines.append(f"eviction to release: {release_wait_text(checker.release_waits)}")
         lines.append(f"create retries (API unavailable): {self.create_retries}")
         lines += self.timeline
         lines += [f"tolerated: {exit}" for exit in self.tolerated_exits]
         failures = self.failures()
         lines += failures or ["nothing broke"]
         return "\n".join(lines)
+
+
+def release_wait_text(waits: list[float]) -> str:
+    """How long evicted Workloads kept their quota (until their last pod stopped): pure."""
+    if not waits:
+        return "no release seen"
+    ordered = sorted(waits)
+    middle = ordered[len(ordered) // 2]
+    return (
+        f"{len(ordered)} releases, median {middle:.1f} s, max {ordered[-1]:.1f} s "
+        f"(until the job's last pod had stopped)"
+    )
 
 
 def last_words(log: str, *, lines: int = 4, errors: int = 3, width: int = 400) -> list[str]:

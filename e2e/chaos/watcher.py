@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
@@ -53,7 +54,7 @@ def _handler(checker: InvariantChecker, stream: str, informers: dict[str, Inform
         # handler); during a list it is still the one before the list (None at first).
         informer = informers[stream]
         relisted = informer.version != resource_version(event.object)
-        checker.observe(stream, event.type, event.object, relisted=relisted)
+        checker.observe(stream, event.type, event.object, relisted=relisted, at=time.monotonic())
         if not relisted:
             checker.advance(stream, informer.version)
 

@@ -405,3 +405,11 @@ def test_a_relist_never_accuses_a_job_of_what_happened_while_the_watch_was_down(
     check.observe(WORKLOAD, "MODIFIED", workload("k"), relisted=True)
     caught_up(check)
     assert kinds(check.violations) == ["job-runs-unadmitted"]
+
+
+def test_the_time_from_an_eviction_to_its_release_is_measured() -> None:
+    check = checker(cluster_queue("a"))
+    check.observe(WORKLOAD, "ADDED", workload("j", reserved=True), at=10.0)
+    check.observe(WORKLOAD, "MODIFIED", workload("j", reserved=True, evicted=True), at=12.0)
+    check.observe(WORKLOAD, "MODIFIED", workload("j", evicted=True), at=32.5)
+    assert check.release_waits == [20.5]
