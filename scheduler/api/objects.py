@@ -390,7 +390,7 @@ def admission_check_states(workload: RawObject) -> list[Mapping[str, Any]]:
 
 
 def awaits_admission_checks(workload: RawObject) -> bool:
-    """Quota reserved, admission checks listed and ``Admitted`` not True yet (9.2): pure.
+    """Quota reserved, admission checks listed and ``Admitted`` not True yet: pure.
 
     Its Job stays suspended until every check is Ready and the Workload is admitted.
     """
