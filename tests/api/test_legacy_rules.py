@@ -1,4 +1,4 @@
-"""Legacy rules (validation.md section 14, CQ-V3, CQ-V4): one failing and one passing case each."""
+"""Legacy rules (LEG-*, CQ-V3, CQ-V4): one failing and one passing case each."""
 
 from __future__ import annotations
 

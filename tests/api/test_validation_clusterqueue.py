@@ -1,4 +1,7 @@
-"""ClusterQueue rules (validation.md section 3): one failing and one passing case per rule."""
+"""ClusterQueue rules: one failing and one passing case per rule.
+
+See docs/validation.md#clusterqueue.
+"""
 
 from __future__ import annotations
 
