@@ -61,7 +61,7 @@ class QueueManager:
         self._by_local_queue: dict[str, set[str]] = {}
         self._by_priority_ref: dict[PriorityRef, set[str]] = {}
         self._unqueued: dict[str, tuple[str, str]] = {}
-        """Workloads outside every queue: key -> (reason, message) of 3.1."""
+        """Workloads outside every queue: key -> (reason, message) (docs/scheduling.md#queues)."""
         self._to_report: dict[str, None] = {}
         """Workloads whose queueing status changed since the last cycle reported it."""
         self._requeue_trees: set[str] = set()
