@@ -72,7 +72,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "--json",
         action="store_true",
-        help="print the JSON report of kuota's docs/validation.md#kuota-simulate",
+        help='print the JSON report (kuota\'s docs/validation.md, "kuota simulate")',
     )
     parser.add_argument(
         "--max-cycles",
