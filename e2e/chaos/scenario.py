@@ -5,7 +5,8 @@ Shape of every scenario (:func:`run`):
 
 1. two ClusterQueues in one cohort, 2 cpu nominal each with a 1 cpu borrowing limit:
    ``chaos-a-*`` preempts lower priorities within itself, ``chaos-b-*`` reclaims what
-   ``chaos-a-*`` borrowed (no queue does both: that combination can livelock, issue 12);
+   ``chaos-a-*`` borrowed (no queue does both: under Kueue's rules that combination can
+   loop, docs/scheduling.md#loop-guard);
    two WorkloadPriorityClasses; Jobs of 250m or 500m cpu running 1-3 s on kwok nodes,
    the first third low priority to queue A (it borrows), then both queues, 40 % high;
 2. the watcher (:mod:`e2e.chaos.watcher`) synced, the scheduler replicas the scenario

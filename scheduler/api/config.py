@@ -1,14 +1,14 @@
-"""The Kueue ``Configuration`` file (``config.kueue.x-k8s.io/v1beta2``, api.md 12).
+"""The Kueue ``Configuration`` file (``config.kueue.x-k8s.io/v1beta2``, docs/configuration.md).
 
 A file, not an API object: read once at start-up (scheduler, webhook) or per
 run (``kuota simulate``).  Only the fields that change scheduling are typed
 in full; the operational sections (``webhook``, ``metrics``, ``health``,
 ``leaderElection``, …) are kept as raw read-only maps so a Kueue
 configuration loads unchanged.  Defaults are Kueue's v1beta2 defaults,
-including ``waitForPodsReady`` being present (api.md 12.3).
+including ``waitForPodsReady`` being present (docs/configuration.md#waitforpodsready).
 
-Unknown top-level fields are errors (api.md 12, kuota decision), with one
-tolerated exception: ``fairSharing.enable`` from v1beta1 (api.md 12.4) is
+Unknown top-level fields are errors (docs/api-differences.md#kuota-decisions), with one
+tolerated exception: ``fairSharing.enable`` from v1beta1 (docs/configuration.md#versions) is
 read and reported in ``Configuration.warnings``.
 
 The fields are described once, in ``config_fields.py``: each typed field
@@ -140,7 +140,7 @@ class Configuration:
     wait_for_pods_ready: WaitForPodsReady | None = field(default_factory=WaitForPodsReady)
     integrations: Integrations = field(default_factory=Integrations)
     fair_sharing: FairSharingConfig | None = None
-    """``None``: classical preemption only (api.md 12.4)."""
+    """``None``: classical preemption only (docs/configuration.md#fairsharing)."""
     admission_fair_sharing: AdmissionFairSharing | None = None
     resources: ResourcesConfig | None = None
     feature_gates: Mapping[str, bool] = field(default_factory=frozen_map)

@@ -1,22 +1,23 @@
-"""Defaulting of kuota's API objects (validation.md section 1).
+"""Defaulting of kuota's API objects (docs/validation.md#defaulting).
 
 Two layers, as in Kueue:
 
-* ``apply_schema_defaults`` (1.1) fills absent fields the way the CRD schema
+* ``apply_schema_defaults`` fills absent fields the way the CRD schema
   of Kueue would (``queueingStrategy: BestEffortFIFO``, pod set ``name:
   main``, ...).  It runs on create and on update, in the webhook and in the
   offline loader, so every code path sees the same object.  An explicitly
-  empty string in a defaulted enum field counts as absent (api.md 0.6, kuota
-  decision).  The defaults are read off each kind's ``v1beta2`` description
-  (``scheduler/api/crds/kinds_*.py``), the one the CRD schema is generated
-  from; only the legacy ClusterQueue's two are written here.
-* ``apply_create_defaults`` (1.2) is what Kueue's mutating webhooks add on
+  empty string in a defaulted enum field counts as absent (a kuota decision,
+  docs/api-differences.md#kuota-decisions).  The defaults are read off each
+  kind's ``v1beta2`` description (``scheduler/api/crds/kinds_*.py``), the one
+  the CRD schema is generated from; only the legacy ClusterQueue's two are written here.
+* ``apply_create_defaults`` is what Kueue's mutating webhooks add on
   CREATE only: the ``resource-in-use`` finalizer, and dropping ``minCount``
   when partial admission is disabled.
 
 Both are pure: they return a new plain-dict copy and never raise, whatever
 the input looks like; a field of the wrong type is left alone for validation
-to report.  Job/JobSet mutation (1.3) lives with the webhook, not here.
+to report.  Job/JobSet mutation (docs/validation.md#job-mutation) lives with
+the webhook, not here.
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ schema would not: the webhook and the loader then see the spec defaults on them 
 
 
 def apply_schema_defaults(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """Section 1.1 defaults on a copy of ``obj`` (create and update): pure.
+    """Schema defaults on a copy of ``obj`` (create and update): pure.
 
     Kinds without schema defaults, and non-kueue objects, come back as an
     unchanged copy.  Legacy ``v1alpha1``/``v1alpha2`` ClusterQueues get the
@@ -173,7 +174,7 @@ def _add_finalizer(obj: dict[str, Any]) -> None:
 def apply_create_defaults(
     obj: Mapping[str, Any], *, partial_admission: bool = True
 ) -> dict[str, Any]:
-    """Section 1.2 mutations (CREATE only) on a copy of ``obj``: pure.
+    """Create-time mutations (CREATE only) on a copy of ``obj``: pure.
 
     ClusterQueue and ResourceFlavor get the ``kueue.x-k8s.io/resource-in-use``
     finalizer; a Workload loses every ``minCount`` when partial admission is

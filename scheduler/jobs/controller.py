@@ -3,7 +3,7 @@
 The Job controller of kuota is this one function, :func:`next_action`, plus
 the executor (``scheduler.kube.executor``) that performs the action.  It
 lives with the Job integrations because it is what kuota knows about a
-job's life cycle (DESIGN.md, layer 2); it reads the Workload through
+job's life cycle (docs/architecture.md#the-jobs-layer); it reads the Workload through
 ``scheduler.api.objects`` and the job — a batch/v1 Job, a JobSet, any kind
 with an integration folder — only through its integration
 (:func:`scheduler.jobs.for_object`: suspend, run with, restore, finished,
@@ -259,7 +259,7 @@ def placement(
     *,
     job_uid: str | None = None,
 ) -> list[PodSetInfo] | WaitForFlavor:
-    """Per admitted pod set: the union of its flavors' labels and tolerations (6.3), pure.
+    """Per admitted pod set: the union of its flavors' labels and tolerations, pure.
 
     ``job_uid``: the UID of the job started, put on its pods as the label
     ``kueue.x-k8s.io/job-uid`` so the scheduler sees every pod of the job
@@ -308,7 +308,7 @@ def _strings(value: object) -> dict[str, str]:
 
 
 def _pod_set_updates(workload: Mapping[str, Any], pod_set: str) -> list[Mapping[str, Any]]:
-    """The ``podSetUpdates`` of every admission check for ``pod_set``, by check name (6.3): pure."""
+    """The ``podSetUpdates`` of every admission check for ``pod_set``, by check name: pure."""
     updates = []
     checks = sorted(objects.admission_check_states(workload), key=lambda c: str(c.get("name")))
     for check in checks:
@@ -394,17 +394,21 @@ def _stop_edited(
 
 
 FAILED_TO_START = "FailedToStart"
-"""The ``Finished`` reason of a Workload whose Job cannot be started as admitted (6.3)."""
+"""The ``Finished`` reason of a Workload whose Job cannot be started as admitted.
+
+See docs/concepts.md#how-a-job-is-suspended-admitted-and-started.
+"""
 
 
 def selector_conflict(pod_sets: list[dict[str, Any]], infos: list[PodSetInfo]) -> str | None:
     """Kueue's message when a pod set's nodeSelector sets a flavor label otherwise: pure.
 
     Starting the Job would have to keep the user's value (and run on nodes of
-    a flavor that was not charged) or drop it: scheduling.md 6.3 makes it
-    permanent instead (the Workload finishes as ``FailedToStart``, the Job
-    stays suspended).  Flavor assignment never picks such a flavor for the
-    Workload's own nodeSelector (5.2), and a Job whose nodeSelector changed
+    a flavor that was not charged) or drop it: the failure is permanent instead
+    (the Workload finishes as ``FailedToStart``, the Job stays suspended; see
+    docs/concepts.md#how-a-job-is-suspended-admitted-and-started).  Flavor
+    assignment never picks such a flavor for the Workload's own nodeSelector
+    (docs/scheduling.md#flavor-eligibility), and a Job whose nodeSelector changed
     has its Workload rebuilt first, so this remains for a flavor whose
     ``nodeLabels`` changed after the admission.
     """
@@ -426,7 +430,7 @@ def selector_conflict(pod_sets: list[dict[str, Any]], infos: list[PodSetInfo]) -
 
 
 def _in_running_form(pod_sets: list[dict[str, Any]]) -> bool:
-    """Whether a pod template still carries the admission's pod-set label (6.3 step 4): pure.
+    """Whether a pod template still carries the admission's pod-set label: pure.
 
     kuota puts it there when it starts a job and restoring takes it off, so a
     suspended job with it was stopped and not yet restored.
@@ -504,7 +508,7 @@ def next_action(
             return None  # wait until every pod of the job has stopped
         return ReleaseWorkload()
     if holds_quota and objects.awaits_admission_checks(workload):
-        # Quota reserved, admission checks not all Ready: the Job waits (9.2).
+        # Quota reserved, admission checks not all Ready: the Job waits.
         if not integration.is_suspended(job):
             return SuspendJob(integration.suspend(job), "Not admitted by cluster queue")
         return None

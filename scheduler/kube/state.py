@@ -382,7 +382,10 @@ class ClusterState:
         return self._prebuilt.get(objects.key(workload))
 
     def classes(self) -> PriorityClasses:
-        """The priority classes a new Workload is resolved against (docs/scheduling.md)."""
+        """The priority classes a new Workload is resolved against.
+
+        See docs/concepts.md#from-job-to-workload.
+        """
         values = self.engine.priority_class_values("PriorityClass")
         defaults = ((n, values[n]) for n in self._default_priority_classes if n in values)
         default = min(defaults, key=lambda item: (item[1], item[0]), default=None)

@@ -1,4 +1,4 @@
-"""Workload rules (validation.md section 7): spec, status and update-only rules."""
+"""Workload rules (docs/validation.md#workload): spec, status and update-only rules."""
 
 from __future__ import annotations
 
@@ -232,7 +232,7 @@ FAILING = [
         "must be a signed integer such as 10 or -5",
         gates={"PriorityBoost": True},
     ),
-    # 7.2 status
+    # status rules
     bad(
         "WL-30",
         status_of(wl(), conditions=[b.condition("QuotaReserved")]),
@@ -427,7 +427,7 @@ FAILING = [
         "status.clusterName",
         "must be at most 256 characters",
     ),
-    # 7.3 update-only
+    # update-only rules
     bad(
         "WL-50",
         changed(RESERVED, "spec", "podSets", value=[b.pod_set(count=3), b.pod_set("extra")]),

@@ -319,7 +319,7 @@ async def test_every_line_about_an_object_names_it(log_lines: io.StringIO) -> No
 
 
 async def test_hold_and_drain_stops_the_job_and_resuming_admits_it_again() -> None:
-    """3.10: a stopped ClusterQueue's running Job is evicted like a preemption, then requeued."""
+    """A stopped ClusterQueue's running Job is evicted like a preemption, then requeued."""
     from prometheus_client import REGISTRY
 
     from .world import KUEUE, cluster_queue

@@ -5,7 +5,8 @@ A :class:`KindDefinition` holds the names of a kind and one
 whether it has a status subresource).  ``generate.py`` turns these into
 ``apiextensions.k8s.io/v1`` objects; the kind modules only describe.
 
-Version policy (api.md 1): ``v1beta2`` is the storage version of every kind;
+Version policy (docs/api-differences.md#api-versions-served): ``v1beta2`` is
+the storage version of every kind;
 ``v1alpha1``/``v1alpha2`` exist only for the four kinds of Kueue v0.1/v0.2
 (ClusterQueue, LocalQueue, ResourceFlavor, Workload) and ``v1beta1`` for every
 kind.  Every version other than ``v1beta2`` is served with a deprecation

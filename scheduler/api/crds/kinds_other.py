@@ -1,7 +1,7 @@
 """Schemas of the supporting kinds kuota stores and validates.
 
-WorkloadPriorityClass (api.md 8), AdmissionCheck (9), MultiKueueConfig and
-MultiKueueCluster (10) and Topology (11).  None of them existed in Kueue's
+WorkloadPriorityClass, AdmissionCheck, MultiKueueConfig and MultiKueueCluster,
+and Topology (docs/concepts.md describes each).  None of them existed in Kueue's
 ``v1alpha1``/``v1alpha2`` form that kuota accepts, so each is served as
 ``v1beta1`` and ``v1beta2`` only.
 """
@@ -85,7 +85,7 @@ def _admission_check(version: str) -> ObjectNode:
 
 
 def admission_check() -> KindDefinition:
-    """Pure: the AdmissionCheck CRD (api.md 9)."""
+    """Pure: the AdmissionCheck CRD (docs/concepts.md#admission-checks)."""
     columns = (
         PrinterColumn("Controller", ".spec.controllerName", "string", "Check controller."),
         condition_status_column("Active", "Active", "Whether the check is active."),
@@ -116,7 +116,7 @@ def _multikueue_config(version: str) -> ObjectNode:
 
 
 def multikueue_config() -> KindDefinition:
-    """Pure: the MultiKueueConfig CRD (api.md 10.1)."""
+    """Pure: the MultiKueueConfig CRD (docs/concepts.md#multikueue)."""
     return KindDefinition(
         kind="MultiKueueConfig",
         plural="multikueueconfigs",
@@ -162,7 +162,7 @@ def _multikueue_cluster(version: str) -> ObjectNode:
 
 
 def multikueue_cluster() -> KindDefinition:
-    """Pure: the MultiKueueCluster CRD (api.md 10.2)."""
+    """Pure: the MultiKueueCluster CRD (docs/concepts.md#multikueue)."""
     columns = (condition_status_column("Connected", "Active", "Worker reachable."), AGE)
     return KindDefinition(
         kind="MultiKueueCluster",
@@ -177,7 +177,7 @@ def multikueue_cluster() -> KindDefinition:
 
 
 def topology() -> KindDefinition:
-    """Pure: the Topology CRD (api.md 11); stored and validated, not acted on."""
+    """Pure: the Topology CRD (docs/concepts.md#topology); stored and validated, not acted on."""
     level = obj({"nodeLabel": string("Node label key of this level.")}, required=["nodeLabel"])
     schema = top_level(
         {"spec": obj({"levels": array(level, "Levels, widest first.")}, required=["levels"])},

@@ -1,10 +1,11 @@
 """Schemas of the quota kinds: ResourceFlavor, ClusterQueue, Cohort, LocalQueue.
 
 Each function returns the :class:`KindDefinition` of one kind with every
-version it is served in (api.md sections 3–6 for ``v1beta2``, 14.6 for
-``v1beta1``, 14.1–14.3 and 14.7 for the legacy ``v1alpha1``/``v1alpha2``
-shapes).  Schema defaults are exactly those of validation.md 1.1, so that an
-object written while the webhook is unreachable still gets them (api.md 0.6).
+version it is served in (docs/concepts.md for ``v1beta2``;
+docs/api-differences.md#legacy-versions-and-conversion for ``v1beta1`` and the
+legacy ``v1alpha1``/``v1alpha2`` shapes).  Schema defaults are exactly those of
+docs/validation.md#defaulting, so that an object written while the webhook is
+unreachable still gets them.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def _flavor_legacy(version: str) -> ObjectNode:
 
 
 def resource_flavor() -> KindDefinition:
-    """Pure: the ResourceFlavor CRD (api.md 3, 14.2, 14.7)."""
+    """Pure: the ResourceFlavor CRD (docs/concepts.md#resourceflavor)."""
     description = "ResourceFlavor describes a kind of node resources (labels, taints)."
     return KindDefinition(
         kind="ResourceFlavor",
@@ -177,7 +178,7 @@ _CLUSTER_QUEUE_SPEC_HINTS = {
     "resources": hint(
         "CQ-V4",
         'unknown field "resources"; v1beta2 ClusterQueues use spec.resourceGroups (see '
-        "api.md section 14)",
+        'kuota\'s docs/api-differences.md, "Legacy versions and conversion")',
     ),
 }
 
@@ -306,8 +307,8 @@ def _cluster_queue_legacy(version: str) -> ObjectNode:
 def _cluster_queue_columns(cohort_field: str) -> tuple[PrinterColumn, ...]:
     return (
         PrinterColumn("Cohort", f".spec.{cohort_field}", "string", "Cohort of the queue."),
-        # Strategy and Admitted are wide-only in Kueue (api.md 4); kuota shows them
-        # by default because the project asks `kubectl get cq` to answer both.
+        # Strategy and Admitted are wide-only in Kueue; kuota shows them by default so
+        # that `kubectl get cq` answers both (docs/api-differences.md#kuota-decisions).
         PrinterColumn("Strategy", ".spec.queueingStrategy", "string", "Queueing strategy."),
         PrinterColumn(
             "Pending Workloads", ".status.pendingWorkloads", "integer", "Workloads waiting."
@@ -323,7 +324,7 @@ def _cluster_queue_columns(cohort_field: str) -> tuple[PrinterColumn, ...]:
 
 
 def cluster_queue() -> KindDefinition:
-    """Pure: the ClusterQueue CRD (api.md 4, 14.1, 14.6, 14.7)."""
+    """Pure: the ClusterQueue CRD (docs/concepts.md#clusterqueue)."""
     description = "ClusterQueue holds quota by flavor and admits workloads of its LocalQueues."
 
     def current(version: str) -> ObjectNode:
@@ -355,7 +356,7 @@ def cluster_queue() -> KindDefinition:
 
 
 def cohort() -> KindDefinition:
-    """Pure: the Cohort CRD (api.md 6); served in v1beta1 and v1beta2 only."""
+    """Pure: the Cohort CRD (docs/concepts.md#cohort); served in v1beta1 and v1beta2 only."""
     schema = top_level(
         {
             "spec": obj(
@@ -449,7 +450,7 @@ def _local_queue(version: str) -> ObjectNode:
 
 
 def local_queue() -> KindDefinition:
-    """Pure: the LocalQueue CRD (api.md 5, 14.3, 14.6)."""
+    """Pure: the LocalQueue CRD (docs/concepts.md#localqueue)."""
     cluster_queue_column = PrinterColumn(
         "ClusterQueue", ".spec.clusterQueue", "string", "Backing ClusterQueue."
     )

@@ -5,7 +5,7 @@ kuota keeps them free-form (``x-kubernetes-preserve-unknown-fields``) instead
 of copying the whole core/v1 pod schema, because the webhook validates what
 kuota reads from them (containers, requests, node selectors, tolerations) and
 everything else must round-trip untouched.  Topology-aware scheduling data is
-kept free-form too: kuota stores it without interpreting it (api.md 7.2).
+kept free-form too: kuota stores it without interpreting it (docs/concepts.md#pod-sets).
 """
 
 from __future__ import annotations
@@ -260,7 +260,7 @@ def _legacy(version: str) -> ObjectNode:
 
 
 def workload() -> KindDefinition:
-    """Pure: the Workload CRD (api.md 7, 14.4, 14.6)."""
+    """Pure: the Workload CRD (docs/concepts.md#workload)."""
     description = "Workload is the unit of admission: pod sets that are admitted together."
     queue = PrinterColumn("Queue", ".spec.queueName", "string", "LocalQueue of the workload.")
     current_columns = (

@@ -6,11 +6,11 @@ Kubernetes accepts a CustomResourceDefinition only if every version carries a
 objects list their ``properties`` or give one ``additionalProperties`` schema,
 arrays give one ``items`` schema, and list-map keys are scalar and either
 required or defaulted.  The helpers below can only produce such nodes, so the
-kind modules (``kinds_*.py``) read like the field tables of ``api.md``.
+kind modules (``kinds_*.py``) read like field tables.
 
 Schema validation is kept deliberately modest (types, enums, ``required``,
-list-map keys, the quantity pattern, the defaults of validation.md 1.1):
-kuota's own validating webhook enforces every rule of ``validation.md`` and
+list-map keys, the quantity pattern, the defaults of docs/validation.md#defaulting):
+kuota's own validating webhook enforces every rule (docs/validation.md) and
 must be the one producing the messages users read.  No CEL rules, no name
 patterns, no length or item limits.
 
@@ -144,7 +144,7 @@ def string_set(description: str | None = None) -> ListNode:
 
 
 def list_map(items: Node, keys: Sequence[str], description: str | None = None) -> ListNode:
-    """Pure: a list treated as a map keyed by ``keys`` (api.md 0.1)."""
+    """Pure: a list treated as a map keyed by ``keys`` (docs/validation.md#field-formats)."""
     return ListNode(item=items, list_type="map", keys=tuple(keys), description=description)
 
 
@@ -199,7 +199,7 @@ def object_meta() -> ObjectNode:
 
 
 def condition() -> ObjectNode:
-    """Pure: a standard ``metav1.Condition`` (api.md 0.5)."""
+    """Pure: a standard ``metav1.Condition`` (docs/validation.md#field-formats)."""
     return obj(
         {
             "type": string("Type of the condition, e.g. Active, QuotaReserved, Admitted."),
@@ -221,7 +221,7 @@ def conditions(description: str | None = None) -> ListNode:
 def label_selector(
     description: str | None = None, *, operators: Sequence[str] | None = None
 ) -> ObjectNode:
-    """Pure: a ``metav1.LabelSelector`` (api.md 0.4); operators checked by the webhook.
+    """Pure: a ``metav1.LabelSelector``; operators checked by the webhook.
 
     ``operators`` makes the operator an enum (the chart's schema lists them);
     the CRDs keep it a plain string.
@@ -248,7 +248,7 @@ def label_selector(
 
 
 def taint() -> ObjectNode:
-    """Pure: a node taint (api.md 3.1); effect values checked by the webhook."""
+    """Pure: a node taint; effect values checked by the webhook."""
     return obj(
         {
             "key": string(),
@@ -278,7 +278,7 @@ QUEUEING_STRATEGY = list(QUEUEING_STRATEGIES)
 
 
 def stop_policy() -> Leaf:
-    """Pure: the defaulted ``stopPolicy`` enum (api.md 2.7)."""
+    """Pure: the defaulted ``stopPolicy`` enum (docs/concepts.md#stop-policies)."""
     return enum(
         STOP_POLICY,
         "None, Hold (no new admissions) or HoldAndDrain (also evict admitted workloads).",
@@ -288,17 +288,20 @@ def stop_policy() -> Leaf:
 
 
 def fair_sharing() -> ObjectNode:
-    """Pure: spec ``fairSharing`` (api.md 2.4); weight defaults to 1 when the object exists."""
+    """Pure: spec ``fairSharing``; weight defaults to 1 when the object exists."""
     return obj({"weight": quantity("Fair-sharing weight; 0 or above 1n.", default=1)})
 
 
 def fair_sharing_status() -> ObjectNode:
-    """Pure: status ``fairSharing`` of a ClusterQueue or Cohort (api.md 2.5)."""
+    """Pure: status ``fairSharing`` of a ClusterQueue or Cohort."""
     return obj({"weightedShare": int64()}, required=["weightedShare"])
 
 
 def resource_groups() -> ListNode:
-    """Pure: ``resourceGroups`` shared by ClusterQueue and Cohort (api.md 2.1–2.3)."""
+    """Pure: ``resourceGroups`` shared by ClusterQueue and Cohort.
+
+    See docs/concepts.md#resource-groups.
+    """
     resource_quota = obj(
         {
             "name": string("Resource name; equals the covered resource at this position."),
@@ -326,7 +329,7 @@ def resource_groups() -> ListNode:
 
 
 def flavor_usage(with_borrowed: bool = True) -> ListNode:
-    """Pure: ``[]FlavorUsage`` of a status (api.md 2.6; LocalQueue has no ``borrowed``)."""
+    """Pure: ``[]FlavorUsage`` of a status (LocalQueue has no ``borrowed``)."""
     resource_fields: dict[str, Node] = {"name": string(), "total": quantity()}
     if with_borrowed:
         resource_fields["borrowed"] = quantity()

@@ -1,11 +1,11 @@
 """Shared building blocks of every kind: metadata, selectors, conditions, taints.
 
-These are the ``v1beta2`` shapes of api.md sections 0 and 2, as frozen
+These are the ``v1beta2`` shapes shared by several kinds, as frozen
 dataclasses.  Lists become tuples and maps become read-only mappings, so a
 model can be shared between the cache, snapshots and the webhook without
 anyone mutating it behind another's back.  Presence matters in a few places
 and is kept: a ``None`` selector matches nothing while an empty one matches
-everything (api.md 0.4), and a ``None`` quantity or timestamp means the
+everything (docs/validation.md#field-formats), and a ``None`` quantity or timestamp means the
 manifest did not give one.
 """
 
@@ -81,7 +81,7 @@ class LabelSelectorRequirement:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LabelSelector:
-    """A label selector; an empty one matches everything (api.md 0.4)."""
+    """A label selector; an empty one matches everything."""
 
     match_labels: Mapping[str, str] = field(default_factory=frozen_map)
     match_expressions: tuple[LabelSelectorRequirement, ...] = ()
@@ -89,7 +89,7 @@ class LabelSelector:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Condition:
-    """A standard Kubernetes condition (api.md 0.5)."""
+    """A standard Kubernetes condition."""
 
     type: str = ""
     status: str = ""
@@ -120,7 +120,7 @@ class Toleration:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FairSharing:
-    """``spec.fairSharing``; ``weight`` defaults to 1 when the object is present (api.md 2.4)."""
+    """``spec.fairSharing``; ``weight`` defaults to 1 when the object is present."""
 
     weight: Quantity = field(default_factory=lambda: Quantity.from_units(1))
 
@@ -132,7 +132,7 @@ class FairSharingStatus:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ResourceUsage:
-    """One resource of a ``FlavorUsage`` (api.md 2.6); ``borrowed`` is the part above nominal."""
+    """One resource of a ``FlavorUsage``; ``borrowed`` is the part above nominal."""
 
     name: ResourceName
     total: Quantity = field(default_factory=Quantity.zero)
@@ -147,7 +147,7 @@ class FlavorUsage:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ResourceQuota:
-    """Quota of one resource in one flavor (api.md 2.3).
+    """Quota of one resource in one flavor (docs/concepts.md#borrowing-and-lending-limits).
 
     ``nominal_quota`` is ``None`` only when the manifest omitted it, which
     validation rejects (CQ-15); a validated object always has it.
@@ -168,7 +168,7 @@ class FlavorQuotas:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ResourceGroup:
-    """Resources sharing one ordered flavor list (api.md 2.1)."""
+    """Resources sharing one ordered flavor list (docs/concepts.md#resource-groups)."""
 
     covered_resources: tuple[ResourceName, ...] = ()
     flavors: tuple[FlavorQuotas, ...] = ()

@@ -1,4 +1,4 @@
-"""Workload (api.md 7): the unit the scheduler queues, admits and evicts.
+"""Workload (docs/concepts.md#workload): the unit the scheduler queues, admits and evicts.
 
 A pod set keeps only what scheduling reads from its pod template — the
 effective per-pod requests, node selector, required node affinity and

@@ -7,7 +7,7 @@ answered, never crashed on: a model, or ``ObjectParseError`` carrying every
 type error with its field path and, when the object was a map, the
 best-effort ``partial`` model (fields with type errors left at their
 defaults), so validation can still run the rules that do not need them
-(validation.md 0.2 step 1).
+(docs/validation.md#order-of-processing, step 1).
 
 Only ``v1beta2`` shapes are read here; older versions are converted to this
 shape first by the conversion layer.  ``parse_object`` also accepts the

@@ -10,7 +10,7 @@ At the end the parser raises ``ParseError`` with every error it found.
 
 What is *not* checked here: presence of required fields and membership of
 closed value sets.  Those are validation rules with their own messages and
-rule ids (validation.md: FMT-REQ, FMT-ENUM); the reader returns ``None`` or
+rule ids (FMT-REQ, FMT-ENUM); the reader returns ``None`` or
 the given string and lets validation report them.  ``null`` is read as
 "absent", as the API server does.
 """
@@ -108,7 +108,7 @@ def parse_duration(text: str) -> timedelta | None:
 
 
 def quantity_message(value: object) -> str:
-    """FMT-QTY's message (validation.md 2): pure."""
+    """FMT-QTY's message (docs/validation.md#field-formats): pure."""
     return f'"{spelled(value)}" is not a valid quantity (examples: 9, 500m, 36Gi)'
 
 
@@ -192,7 +192,10 @@ class Reader:
         return self.string(raw, key, path) or ""
 
     def enum(self, raw: Mapping[str, Any], key: str, path: FieldPath, default: str) -> Any:
-        """A closed-set string; absent, null or ``""`` give the default (api.md 0.6)."""
+        """A closed-set string; absent, null or ``""`` give the default.
+
+        See docs/validation.md#defaulting.
+        """
         value = self.string(raw, key, path)
         return value if value else default
 

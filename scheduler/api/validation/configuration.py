@@ -1,8 +1,8 @@
-"""Configuration file rules (validation.md section 13, api.md section 12).
+"""Configuration file rules (docs/validation.md#configuration, docs/configuration.md).
 
 The configuration is a file, not an API object; it is checked when a process
 starts and by ``kuota validate``.  The few configuration defaults that the
-rules depend on (api.md 12.1/12.3/12.6: the integrations list, the managed
+rules depend on (docs/configuration.md#fields: the integrations list, the managed
 namespace selector, kuota's namespace) are applied here, read-only, so that
 "missing after defaulting" means the same thing as at start-up.
 
@@ -361,7 +361,7 @@ def validate_configuration(
     *,
     command_line_gates: bool = False,
 ) -> list[FieldError]:
-    """Every rule of section 13 on a v1beta2 Configuration: pure, never raises.
+    """Every configuration rule on a v1beta2 Configuration: pure, never raises.
 
     ``command_line_gates`` says whether feature gates were also given on the
     command line (CFG-19).

@@ -1,7 +1,8 @@
 """The known fields of every kind kuota validates, with their JSON types.
 
-This is the table behind the "unknown field" rule of validation.md 0.2
-(kuota decision) and behind the type checks of step 1 of 0.2.  For the
+This is the table behind the "unknown field" rule (a kuota decision,
+docs/validation.md#order-of-processing) and behind the type checks of its
+parse step.  For the
 Kueue kinds it is not written here but read off each kind's ``v1beta2``
 description (``scheduler/api/crds/kinds_*.py``), the same description the
 CRD schemas are generated from, so the webhook and the API server cannot
