@@ -56,7 +56,7 @@ down-multikueue: venv
 
 # KUOTA_LEGACY_VERSIONS (e.g. `v1alpha1,v1alpha2,v1beta1`, or empty for none) sets which
 # versions kuota's CRDs serve besides v1beta2 (the chart's crds.servedLegacyVersions);
-# unset, the chart's default: v1beta1 (api.md 1.2).
+# unset, the chart's default: v1beta1 (docs/api-differences.md#api-versions-served).
 DEMO_VERSIONS = $(if $(filter undefined,$(origin KUOTA_LEGACY_VERSIONS)),,--served-legacy-versions '$(KUOTA_LEGACY_VERSIONS)')
 demo: tools
 	$(PY) -m e2e.cluster up --kuota $(DEMO_VERSIONS)

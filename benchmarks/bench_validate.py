@@ -4,7 +4,7 @@ Generates 10,000 objects of the kinds a platform repository holds (ClusterQueues
 with two resource groups and a cohort, ResourceFlavors, LocalQueues and
 Workloads, in equal parts), writes them to one multi-document file and times
 the installed console script end to end (process start, YAML load,
-conversion, defaulting, validation, output), best of 3 runs.  Target (issue):
+conversion, defaulting, validation, output), best of 3 runs.  Target:
 under 5 seconds.
 """
 

@@ -12,7 +12,7 @@ this process, over keep-alive TLS connections:
 2. **saturated**: 5,000 requests with 32 in flight, for the maximum rate.
 
 Every answer is checked (HTTP 200 and a JSON patch).  Bounded in count and
-in time (each phase stops after 30 s).  Target (issue 6): p99 under 5 ms at
+in time (each phase stops after 30 s).  Target: p99 under 5 ms at
 1,000 requests/s.
 """
 

@@ -56,7 +56,7 @@ def kuota(cluster: ClusterHandle) -> Iterator[KuotaWebhook]:
 def legacy_versions_served(cluster: ClusterHandle, kuota: KuotaWebhook) -> Iterator[None]:
     """``v1alpha1`` and ``v1alpha2`` served too, for the tests of one module (the chart's
     ``crds.servedLegacyVersions: [v1alpha1, v1alpha2, v1beta1]``); by default kuota's
-    CRDs serve ``v1beta2`` and ``v1beta1`` only (api.md 1.2), restored afterwards.
+    CRDs serve ``v1beta2`` and ``v1beta1`` only, restored afterwards.
     """
     kubectl_binary = ToolPaths.resolve(build_if_missing=False).binary("kubectl")
     serve_legacy_versions(kubectl_binary, cluster.kubeconfig, kuota, LEGACY_VERSIONS)

@@ -10,8 +10,8 @@
   must not dial a cluster IP here);
 * :func:`serve_legacy_versions`: the served versions changed afterwards, as
   with the chart's ``crds.servedLegacyVersions`` (by default ``v1beta2`` and
-  ``v1beta1`` are served, api.md 1.2; tests about the alpha versions ask for
-  them: the ``legacy_versions_served`` fixture);
+  ``v1beta1`` are served, docs/api-differences.md#api-versions-served; tests about
+  the alpha versions ask for them: the ``legacy_versions_served`` fixture);
 * :func:`install_rbac` and :func:`service_account_kubeconfig`: kuota's
   processes run with exactly the permissions the Helm chart grants.  The
   chart's RBAC templates are rendered by ``helm template --show-only`` (release
@@ -279,7 +279,7 @@ def service_account_kubeconfig(pki: ClusterPki, server: str, path: Path, account
     return path
 
 
-# -- the webhook, as a local process registered by URL (LOCAL_CLUSTER.md section 8) ------------
+# -- the webhook, as a local process registered by URL (docs/testing.md#the-local-cluster) -----
 
 WEBHOOK_PROCESS = "kuota-webhook"
 

@@ -1,4 +1,4 @@
-"""Two-phase admission with AdmissionChecks on a real cluster (scheduling.md 6.2, 9, 3.11).
+"""Two-phase admission with AdmissionChecks on a real cluster (docs/scheduling.md#admission-checks).
 
 The test plays a third-party check controller, as any would: it marks its
 AdmissionCheck ``Active=True`` and sets the check's state on the Workload by

@@ -1,4 +1,4 @@
-"""The Helm chart on the local cluster (issue 8): install, least privilege, a queued Job, uninstall.
+"""The Helm chart on the local cluster: install, least privilege, a queued Job, uninstall.
 
 The session already runs kuota (the ``kuota`` fixture: the CRDs, the webhook
 on 127.0.0.1 and its registrations named ``kuota-*``).  The chart is
@@ -7,7 +7,7 @@ namespace (labelled with the restricted Pod Security Standard, so the API
 server itself proves the pods comply), ``crds.enabled=false`` (the fixture
 owns the CRDs; the CRD toggle is checked by a server-side dry run), and
 ``webhook.externalURL`` pointing at the session's webhook, so the API server
-never dials a Service address (LOCAL_CLUSTER.md section 8).  kwok makes the
+never dials a Service address (docs/testing.md#the-local-cluster).  kwok makes the
 Deployments' pods Ready but they run nothing; kuota's behaviour is what the
 host processes do.
 """

@@ -1,4 +1,4 @@
-"""Re-applying an object in an older API version after a newer one (kuota issue 12, item 9).
+"""Re-applying an object in an older API version after a newer one.
 
 ``kubectl apply`` of an older-version manifest reads the stored ``v1beta2``
 object converted *down* to that version, computes a patch against its last

@@ -85,7 +85,7 @@ async def test_seed_is_created_and_read_back(
     seed: Any, crds: list[str], api: client.ApiClient, namespace: str
 ) -> None:
     body = copy.deepcopy(seed.raw)
-    if seed_is_known_invalid(body):  # api.md 15: refused by kuota's webhook, as by Kueue's
+    if seed_is_known_invalid(body):  # refused by kuota's webhook, as by Kueue's
         with pytest.raises(client.ApiException) as refused:
             await client.CustomObjectsApi(api).create_cluster_custom_object(
                 GROUP,

@@ -1,9 +1,10 @@
-"""A queued Job edited after its Workload was built (issue 12 item 4), on the local cluster.
+"""A queued Job edited after its Workload was built, on the local cluster.
 
-"A user with ``edit`` in their namespace added an on-demand ``nodeSelector``
-to a pending queued Job; kuota admitted it on spot and its pod ran on an
-on-demand node while on-demand quota was full."  kuota charged the Workload
-built when the Job was created.  Now the Workload follows the Job:
+The Workload must follow the Job: were kuota to charge the Workload built
+when the Job was created, a user with ``edit`` in their namespace could add
+an on-demand ``nodeSelector`` to a pending queued Job, have it admitted on
+spot, and run its pod on an on-demand node while on-demand quota is full.
+So (docs/concepts.md#from-job-to-workload):
 
 * a pending Job given an on-demand nodeSelector (by a tenant with the
   ``edit`` role) is not admitted on spot when spot frees; it waits for

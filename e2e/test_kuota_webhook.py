@@ -1,4 +1,4 @@
-"""kuota's webhook on a real API server (issue 6, item 9).
+"""kuota's webhook on a real API server.
 
 The webhook runs as a local process on 127.0.0.1, registered by URL (the
 ``kuota`` session fixture, the same installation as ``python -m e2e.cluster

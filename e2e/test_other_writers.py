@@ -1,4 +1,4 @@
-"""Other writers of a Workload's status on the local cluster (issue 12 item 3).
+"""Other writers of a Workload's status on the local cluster.
 
 Kueue writes a Workload's admission status by server-side apply as the field
 manager ``kueue-admission``, and its tooling (for example the

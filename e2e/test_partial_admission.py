@@ -1,4 +1,4 @@
-"""Partial admission on the local cluster (issue 15 item 4), with Kueue's own manifests.
+"""Partial admission on the local cluster, with Kueue's own manifests.
 
 A user follows Kueue's "Run A Kubernetes Job" page: ``kubectl apply`` of
 ``single-clusterqueue-setup.yaml`` (one ClusterQueue of 9 CPUs, LocalQueue

@@ -1,4 +1,4 @@
-"""Plain Pods queued by kuota on the local cluster (Kueue's ``pod`` framework, issue 15 item 3).
+"""Plain Pods queued by kuota on the local cluster (Kueue's ``pod`` framework).
 
 The Pods are shaped like Kueue's "Run Plain Pods" example (``generateName:
 kueue-sleep-``, label ``kueue.x-k8s.io/queue-name: user-queue``, one

@@ -1,4 +1,4 @@
-"""kuota's image, installed by its chart, running on a real node (issue 16).
+"""kuota's image, installed by its chart, running on a real node (docs/testing.md#the-real-node).
 
 Everything else in e2e runs kuota as host processes next to kwok's fake
 nodes.  Here the module starts its own cluster with one real node

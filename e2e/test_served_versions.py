@@ -1,5 +1,5 @@
 """Which versions of kuota's CRDs a cluster serves, and how legacy manifests get in
-(api.md 1.2, issue 30).
+(docs/api-differences.md#api-versions-served).
 
 By default kuota's CRDs serve what Kueue v0.19 serves, ``v1beta2`` and
 ``v1beta1``.  What a user with ``v1alpha1``/``v1alpha2`` manifests sees:

@@ -1,4 +1,4 @@
-"""``stopPolicy`` on a real cluster (scheduling.md 3.10): Hold, HoldAndDrain, and resume.
+"""``stopPolicy`` on a real cluster (docs/concepts.md#stop-policies): Hold, HoldAndDrain, resume.
 
 A running Job of a ClusterQueue set to ``Hold`` keeps running; set to
 ``HoldAndDrain`` it is stopped like a victim of preemption: its Workload gets

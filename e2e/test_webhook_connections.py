@@ -1,6 +1,6 @@
 """The API server keeps reaching kuota's webhook while others hold connections open.
 
-Issue 12 item 6: the webhook now holds at most ``--max-connections`` (1,024)
+The webhook holds at most ``--max-connections`` (1,024)
 connections and, beyond that, closes the one quiet the longest.  Here 1,500
 idle TLS connections are opened to the session's webhook from this process
 and kept open, and queued Jobs are then created through the real API server,

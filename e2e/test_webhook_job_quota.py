@@ -1,7 +1,8 @@
-"""An admitted Job keeps what its quota was reserved for (issue 12 item 4, JOB-K2).
+"""An admitted Job keeps what its quota was reserved for (JOB-K2, docs/validation.md#jobs).
 
-"Changing ``parallelism`` of an admitted Job is accepted and nothing
-reacts."  On the local cluster, with kuota's webhook and scheduler running:
+Were a change of ``parallelism`` of an admitted Job accepted, the Job would
+run more pods than its quota reserved and nothing would react.  On the local
+cluster, with kuota's webhook and scheduler running:
 
 * a queued Job that kuota admitted and started refuses ``kubectl patch`` of
   ``spec.parallelism``, with the message naming the field, the reserved pod

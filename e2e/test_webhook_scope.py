@@ -1,11 +1,12 @@
 """Which requests reach kuota's webhook at all, on a real API server.
 
-Issue 12 item 7: a Job in a namespace kuota does not manage is not kuota's,
+A Job in a namespace kuota does not manage is not kuota's,
 queue name or not (Kueue v0.19, ``ManagedJobsNamespaceSelectorAlwaysRespected``).
 The registrations carry the rule as the ``namespaceSelector`` of every Job
 entry, so the API server does not even call the webhook there; what the
 webhook decides is what the stored Job shows right after ``create`` (the
-scheduler's side of the rule lands separately, so nothing later is asserted).
+scheduler's side is tested in tests/jobs/test_managed_namespaces.py, so nothing later is
+asserted).
 
 * ``kueue-system`` (kuota's namespace) is never managed: a queued Job created
   there keeps ``suspend: false``;
@@ -180,7 +181,7 @@ async def registrations_in_use(api: client.ApiClient, namespace: str) -> AsyncIt
     )
 
 
-# -- issue 13: status writes reach the webhook only where Kueue has one -------------------
+# -- status writes reach the webhook only where Kueue has one ------------------------------
 
 
 def webhook_requests(webhook: KuotaWebhook, kind: str, action: str = "validate") -> float:

@@ -1,4 +1,4 @@
-"""The layering of DESIGN.md, enforced: a wrong import fails CI."""
+"""The layering of docs/architecture.md#layers-and-imports, enforced: a wrong import fails CI."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """kuota's MutatingWebhookConfiguration and ValidatingWebhookConfiguration, as data.
 
 The registrations decide who waits on kuota, so they are written to block
-the cluster only where a miss would be worse than a refusal (issue item 7):
+the cluster only where a miss would be worse than a refusal
+(docs/architecture.md#the-webhook):
 
 * every kind in the integration registry gets its entries from the
   capabilities it declares (:func:`scheduler.jobs.capability`): the kinds
@@ -105,11 +106,11 @@ QUEUED_EITHER: Final = {
 
 
 WORKLOAD_HAS_MIN_COUNT: Final = {
-    # The Workload mutation only ever drops minCount (validation.md 1.2): a Workload without
-    # one is not worth a round trip, and at creation bursts those round trips are most of the
-    # webhook's load.  The type guards keep a malformed object from failing the condition
-    # (CEL's && absorbs the error of the other side when one side is false): schema
-    # validation and the validating webhook still judge it.
+    # The Workload mutation only ever drops minCount (docs/validation.md#defaulting): a Workload
+    # without one is not worth a round trip, and at creation bursts those round trips are most
+    # of the webhook's load.  The type guards keep a malformed object from failing the condition
+    # (CEL's && absorbs the error of the other side when one side is false): schema validation
+    # and the validating webhook still judge it.
     "name": "has-a-min-count",
     "expression": "has(object.spec) && type(object.spec) == map && has(object.spec.podSets) "
     "&& type(object.spec.podSets) == list && "

@@ -1,6 +1,6 @@
 """How many connections the webhook holds open, and which one it closes first.
 
-Why a bound at all (issue 12 item 6): every open TLS connection costs the
+Why a bound at all: every open TLS connection costs the
 process memory — asyncio's ``SSLProtocol`` keeps a read buffer per
 connection (256 KiB by default, 32 KiB here: :mod:`webhook.memory`),
 OpenSSL the rest.  Measured on the local machine with asyncio's default:

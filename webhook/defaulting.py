@@ -1,6 +1,6 @@
-"""Mutating kuota's own resources on create (validation.md 1.2).
+"""Mutating kuota's own resources on create (docs/validation.md#defaulting).
 
-Schema defaults (1.1) are applied by the API server itself from the CRD
+Schema defaults are applied by the API server itself from the CRD
 schemas before any webhook runs; what is left for the mutating webhook is
 the CREATE-only part: the ``kueue.x-k8s.io/resource-in-use`` finalizer on
 ClusterQueues and ResourceFlavors, and dropping ``minCount`` from Workloads

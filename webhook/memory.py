@@ -5,8 +5,8 @@ Every TLS connection the webhook holds takes a read buffer (asyncio's
 ``mmap`` — returned to the system on ``free`` — only until the first such
 block is freed: then it raises its threshold above that size (its "dynamic
 mmap threshold") and every later buffer comes from the heap, where freed
-memory stays with the process.  That is why the memory of closed
-connections was "never returned" (issue 12 item 6).  Fixing the threshold
+memory stays with the process, and the memory of closed connections is
+never returned.  Fixing the threshold
 with ``mallopt(M_MMAP_THRESHOLD)`` — the documented knob, the same as the
 ``MALLOC_MMAP_THRESHOLD_`` environment variable — turns the dynamic
 behaviour off, so each buffer is its own mapping and goes back when its

@@ -1,4 +1,4 @@
-"""Suspending queued jobs of every integration on create (validation.md 1.3).
+"""Suspending queued jobs of every integration on create (docs/validation.md#job-mutation).
 
 One decision for every registered job kind (:mod:`scheduler.jobs.registry`:
 ``batch/v1`` Job, JobSet, ...), served at the kind's own path
@@ -7,7 +7,7 @@ what differs between kinds — how a job is suspended — is the integration's
 ``default``.  The instant a queued job is created it must already be
 suspended: the Job controller creates pods from the first version it sees
 (the JobSet controller its child Jobs), so "suspend it later" would be too
-late.  The steps, in the order of the spec:
+late.  The steps, in Kueue's order:
 
 0. an object being deleted is left alone, and so is a Job in a namespace
    kuota does not manage (:mod:`scheduler.jobs.managed_namespaces`: Kueue
@@ -138,7 +138,7 @@ async def has_managed_ancestor(
 async def decide(
     job: Mapping[str, Any], namespace: str, *, settings: WebhookSettings, lookup: ClusterLookup
 ) -> JobMutation:
-    """Steps 0-4 of validation.md 1.3 for one Job on CREATE (raises OwnerUnreadable)."""
+    """Steps 0-4 (module docstring) for one Job on CREATE (raises OwnerUnreadable)."""
     if objects.is_being_deleted(job):
         return JobMutation(reason="being deleted")
     if await has_managed_ancestor(job, namespace, settings=settings, lookup=lookup):

@@ -1,6 +1,6 @@
 """AdmissionReview (``admission.k8s.io/v1``) in and out: parsing and answers.
 
-Two kinds of failure are kept apart here (STYLE.md, kopf): a body that is not
+Two kinds of failure are kept apart here (as kopf does): a body that is not
 a usable AdmissionReview is a *malformed request* — :class:`BadRequest`, which
 the routes turn into HTTP 400 with a one-line reason — while a well-formed
 review of an object kuota does not allow is an ordinary HTTP 200 answer with

@@ -5,7 +5,7 @@ read the body (bounded), decode JSON, parse the review, let the endpoint's
 *decision* answer, render, count.  The decisions live in their own modules
 (:mod:`~webhook.defaulting`, :mod:`~webhook.validate_kueue`,
 :mod:`~webhook.convert`, and those of the job kinds below); this module
-only wires them to paths (docs/validation.md), the job kinds' paths from
+only wires them to paths (docs/api-differences.md#webhook-paths), the job kinds' paths from
 the integration registry
 (:func:`integration_endpoints`: each kind's paths follow from the
 capabilities it declares, :func:`scheduler.jobs.webhook_path` names them:
@@ -185,7 +185,10 @@ def integration_endpoints(integration: Integration) -> dict[str, Decision]:
 
 
 def admission_endpoints() -> dict[str, Decision]:
-    """Path → decision for every AdmissionReview endpoint (docs/validation.md)."""
+    """Path → decision for every AdmissionReview endpoint.
+
+    See docs/api-differences.md#webhook-paths.
+    """
     endpoints: dict[str, Decision] = {}
     for integration in integrations():
         endpoints.update(integration_endpoints(integration))

@@ -6,7 +6,7 @@ optional plain-HTTP probe port, JSON logs, and a graceful end: on SIGTERM
 (or SIGINT) the listener closes, requests in flight get
 ``--shutdown-grace`` seconds to finish, then the process exits 0.
 
-Memory stays bounded under any number of clients (issue 12 item 6): the
+Memory stays bounded under any number of clients: the
 HTTPS listener (:mod:`webhook.listener`) holds at most ``--max-connections``
 connections (:mod:`webhook.connections` says which one it closes first),
 a TLS handshake gets ``--tls-handshake-timeout`` seconds and an idle

@@ -28,7 +28,7 @@ from scheduler.version import kuota_version
 
 DEFAULT_SCHEDULER_IDENTITY = "system:serviceaccount:kueue-system:kuota-scheduler"
 MiB = 1024 * 1024
-# Connection bounds (issue 12 item 6; the reasons are in webhook/connections.py):
+# Connection bounds (the reasons are in webhook/connections.py):
 # 1,024 open TLS connections cost about 66 MiB (about 64 KiB each with 32 KiB read
 # buffers, webhook/memory.py; measured), far below the chart's 512 Mi, and leave room
 # for an API server's pool (client-go keeps at most 25 idle connections per host) and

@@ -1,5 +1,5 @@
-"""Validating jobs of every integration on create and update (validation.md 11, 12, plus
-one kuota rule).
+"""Validating jobs of every integration on create and update (docs/validation.md#jobs,
+plus one kuota rule).
 
 One decision for every registered job kind, served at the kind's own path
 (``/validate-batch-v1-job``, ``/validate-jobset-x-k8s-io-v1alpha2-jobset``).

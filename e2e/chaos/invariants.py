@@ -1,7 +1,7 @@
 """The invariants a chaos scenario must never break, checked on every watch event (pure).
 
-:class:`InvariantChecker` is fed the events of three watches (Workloads, Jobs,
-ClusterQueues) as they arrive, one call per event, and after each one checks:
+:class:`InvariantChecker` is fed the events of four watches (Workloads, Jobs,
+Pods, ClusterQueues) as they arrive, one call per event, and after each one checks:
 
 - **quota**: no ClusterQueue uses more of a flavor's resource than its
   ``nominalQuota`` plus its ``borrowingLimit`` (or than its nominal quota when
@@ -16,11 +16,15 @@ ClusterQueues) as they arrive, one call per event, and after each one checks:
   time without an eviction in between, and none loses its admission without
   one (while not finished);
 - **jobs**: no Job runs (``suspend`` false, neither ``Complete`` nor ``Failed``)
-  while none of its Workloads holds an admission.
+  while none of its Workloads holds an admission;
+- **pods**: no pod of a Job is live (not ``Succeeded`` or ``Failed``, still
+  there: running, or in its termination grace period) while none of the
+  Job's Workloads holds quota (reserved and not ``Finished``): the quota of
+  an evicted Job is released only once its last pod has stopped.
 
 The first two need one watch each; a watch delivers in resourceVersion order,
-so each event is checked against the state right after it.  The third joins
-two watches, which arrive independently: a Job event can overtake the
+so each event is checked against the state right after it.  The last two join
+two watches, which arrive independently: a Job (or Pod) event can overtake the
 Workload event written just before it.  Both kinds live in one etcd, whose
 revision (the resourceVersion) orders every write, so the checker keeps each
 Job's and Workload's history by revision and checks a Job only up to the
@@ -33,6 +37,9 @@ a violation is reported only when the list proves it.
 
 Every violation keeps the event that showed it.  Nothing here does I/O, reads
 a clock or knows about kuota's internals: it reads Kueue's API fields only.
+The watcher passes each event's arrival time (``at``), from which the
+checker reports how long evicted Workloads kept their quota
+(:attr:`InvariantChecker.release_waits`).
 """
 
 from __future__ import annotations
@@ -45,8 +52,8 @@ from typing import Any
 
 from scheduler.api.quantity import Quantity
 
-WORKLOAD, JOB, CLUSTER_QUEUE = "Workload", "Job", "ClusterQueue"
-STREAMS = (WORKLOAD, JOB, CLUSTER_QUEUE)
+WORKLOAD, JOB, POD, CLUSTER_QUEUE = "Workload", "Job", "Pod", "ClusterQueue"
+STREAMS = (WORKLOAD, JOB, POD, CLUSTER_QUEUE)
 FlavorResource = tuple[str, str]
 
 
@@ -54,7 +61,8 @@ FlavorResource = tuple[str, str]
 class Violation:
     kind: str
     """``cq-over-quota``, ``cohort-over-quota``, ``reported-over-quota``,
-    ``admitted-twice``, ``admission-lost``, ``job-runs-unadmitted``."""
+    ``admitted-twice``, ``admission-lost``, ``job-runs-unadmitted``,
+    ``pod-live-without-quota``."""
     subject: str
     detail: str
     event: str
@@ -95,6 +103,11 @@ def job_runs(job: Mapping[str, Any]) -> bool:
     """Unsuspended and not finished (a missing ``suspend`` is false, as the API defaults it)."""
     suspended = (job.get("spec") or {}).get("suspend") is True
     return not suspended and not (condition_true(job, "Complete") or condition_true(job, "Failed"))
+
+
+def pod_live(pod: Mapping[str, Any]) -> bool:
+    """Not terminated: running, pending, or in its termination grace period."""
+    return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
 
 
 def nanos(value: Any) -> int:
@@ -183,12 +196,15 @@ def describe(stream: str, event_type: str, obj: Mapping[str, Any]) -> str:
         said["usage"] = {f"{f}/{r}": _fmt(n) for (f, r), n in workload_usage(obj).items()}
     elif stream == JOB:
         said["suspend"] = (obj.get("spec") or {}).get("suspend")
+    elif stream == POD:
+        said["phase"] = status.get("phase")
+        said["deleting"] = bool(metadata.get("deletionTimestamp"))
     elif stream == CLUSTER_QUEUE:
         said["flavorsReservation"] = status.get("flavorsReservation")
     said["conditions"] = {
         c.get("type"): f"{c.get('status')}/{c.get('reason')}"
         for c in status.get("conditions") or []
-        if stream != CLUSTER_QUEUE
+        if stream not in (CLUSTER_QUEUE, POD)
     }
     return (
         f"{stream} {event_type} {name} rv={metadata.get('resourceVersion')} "
@@ -235,12 +251,17 @@ class _WorkloadTrack:
     finished: bool = False
     admissions: int = 0
     evicted_since_admission: bool = False
+    evicted_at: float | None = None
+    """When this admission's eviction was seen (the watcher's clock), until its release."""
     eviction_marks: str = ""
     """The Evicted/Preempted/Requeued conditions at the last admission: a change shows an
     eviction that happened while the watch was down (a relist delivers the end state only)."""
     admitted_by: str = ""
     last: str = ""
     history: _History = field(default_factory=_History)
+    """Whether it reserves quota (an admission record; finished ones too)."""
+    holding: _History = field(default_factory=_History)
+    """Whether it holds quota: reserved and not finished (the engine released a finished one)."""
 
 
 def _eviction_marks(workload: Mapping[str, Any]) -> str:
@@ -253,6 +274,15 @@ def _eviction_marks(workload: Mapping[str, Any]) -> str:
                 f"{found.get('message')}"
             )
     return "|".join(marks)
+
+
+@dataclass
+class _PodTrack:
+    key: str
+    job: str | None
+    history: _History = field(default_factory=_History)
+    checked_upto: int = 0
+    uncovered_since: int | None = None
 
 
 @dataclass
@@ -278,6 +308,8 @@ class InvariantChecker:
         self.reported: dict[str, Mapping[str, Any]] = {}
         self.workloads: dict[str, _WorkloadTrack] = {}
         self.jobs: dict[str, _JobTrack] = {}
+        self.pods: dict[str, _PodTrack] = {}
+        self._dirty_pods: set[str] = set()
         self.watermarks: dict[str, int] = {stream: 0 for stream in STREAMS}
         self.violations: list[Violation] = []
         self.events: Counter[str] = Counter()
@@ -291,10 +323,19 @@ class InvariantChecker:
         self.peak: dict[str, dict[FlavorResource, int]] = {}
         self._relisting = False
         self._deferred_quota: set[str] = set()
+        self.release_waits: list[float] = []
+        """Seconds from an eviction seen to its quota released (the watcher's clock)."""
+        self._at: float | None = None
 
     # -- input ----------------------------------------------------------------------------
     def observe(
-        self, stream: str, event_type: str, obj: Mapping[str, Any], *, relisted: bool = False
+        self,
+        stream: str,
+        event_type: str,
+        obj: Mapping[str, Any],
+        *,
+        relisted: bool = False,
+        at: float | None = None,
     ) -> None:
         """One watch event (``ADDED``/``MODIFIED``/``DELETED``) of ``stream``.
 
@@ -308,6 +349,7 @@ class InvariantChecker:
         was lost.  What the list cannot show is not guessed at.
         """
         self._relisting = relisted
+        self._at = at
         if not relisted:
             self._check_deferred_quota()
         metadata = obj.get("metadata") or {}
@@ -322,9 +364,12 @@ class InvariantChecker:
             self._workload(event_type, obj, event)
         elif stream == JOB:
             self._job(event_type, obj, event)
+        elif stream == POD:
+            self._pod(event_type, obj, event)
         else:
             self._cluster_queue(event_type, obj, event)
         self._check_jobs()
+        self._check_pods()
 
     def advance(self, stream: str, resource_version: str | int | None) -> None:
         """``stream`` has delivered every event up to ``resource_version``."""
@@ -333,6 +378,7 @@ class InvariantChecker:
         self.watermarks[stream] = max(self.watermarks[stream], int(resource_version))
         self._check_deferred_quota()
         self._check_jobs()
+        self._check_pods()
 
     def _check_deferred_quota(self) -> None:
         deferred, self._deferred_quota = self._deferred_quota, set()
@@ -422,6 +468,7 @@ class InvariantChecker:
         if condition_true(obj, "Evicted"):
             if not track.evicted_since_admission and track.reserved:
                 self.evictions += 1
+                track.evicted_at = self._at
             track.evicted_since_admission = True
         if reserved and not track.reserved:
             marks = _eviction_marks(obj)
@@ -449,13 +496,20 @@ class InvariantChecker:
                     "the admission was removed without an eviction (not finished)",
                     event,
                 )
+        if track.reserved and not reserved and track.evicted_at is not None:
+            if self._at is not None and not self._relisting:
+                self.release_waits.append(self._at - track.evicted_at)
+            track.evicted_at = None
         track.reserved, track.finished = reserved, finished
         admission = (obj.get("status") or {}).get("admission") or {}
         track.cluster_queue = admission.get("clusterQueue") or track.cluster_queue
         track.usage = workload_usage(obj) if reserved else {}
         if track.job is not None:
             track.history.record(self._step_rv(WORKLOAD, rv, not reserved), reserved, event)
+            holding = reserved and not finished
+            track.holding.record(self._step_rv(WORKLOAD, rv, not holding), holding, event)
             self._dirty_jobs.add(track.job)
+            self._dirty_pods.update(uid for uid, pod in self.pods.items() if pod.job == track.job)
         if deleted:
             track.reserved = False
         if track.cluster_queue in self.cluster_queue_names:
@@ -591,6 +645,55 @@ class InvariantChecker:
             )
             if not pending:
                 self._dirty_jobs.discard(uid)
+
+    # -- pods -------------------------------------------------------------------------------
+    def _pod(self, event_type: str, obj: Mapping[str, Any], event: str) -> None:
+        metadata = obj.get("metadata") or {}
+        uid = str(metadata.get("uid"))
+        rv = int(metadata.get("resourceVersion") or 0)
+        job = owner_uid(obj)
+        if job is None:
+            return  # not a Job's pod
+        track = self.pods.setdefault(uid, _PodTrack(key=_key(obj), job=job))
+        live = pod_live(obj) and event_type != "DELETED"
+        track.history.record(self._step_rv(POD, rv, live), live, event)
+        self._dirty_pods.add(uid)
+
+    def _check_pods(self) -> None:
+        """Every pod with news, over the revisions the Pod and Workload watches delivered."""
+        safe = min(self.watermarks[POD], self.watermarks[WORKLOAD])
+        for uid in sorted(self._dirty_pods):
+            pod = self.pods.get(uid)
+            if pod is None or pod.job is None:
+                continue
+            self.checks += 1
+            holding = [self.workloads[w].holding for w in self._workloads_of.get(pod.job, ())]
+            later = [
+                step
+                for history in (pod.history, *holding)
+                for step in history.steps
+                if pod.checked_upto < step.rv <= safe
+            ]
+            for step in sorted(later, key=lambda s: s.rv):
+                uncovered = pod.history.at(step.rv) and not any(h.at(step.rv) for h in holding)
+                if uncovered and pod.uncovered_since is None:
+                    pod.uncovered_since = step.rv
+                    live = [s for s in pod.history.steps if s.rv <= step.rv][-1]
+                    self._violate(
+                        "pod-live-without-quota",
+                        pod.key,
+                        "is live (running or terminating) while none of its Job's Workloads "
+                        f"holds quota; live since: {live.event}",
+                        step.event,
+                    )
+                elif not uncovered:
+                    pod.uncovered_since = None
+            pod.checked_upto = max(pod.checked_upto, safe)
+            pending = any(
+                step.rv > safe for history in (pod.history, *holding) for step in history.steps
+            )
+            if not pending:
+                self._dirty_pods.discard(uid)
 
     def _violate(self, kind: str, subject: str, detail: str, event: str) -> None:
         key = (kind, subject, event)

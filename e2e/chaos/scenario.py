@@ -5,7 +5,8 @@ Shape of every scenario (:func:`run`):
 
 1. two ClusterQueues in one cohort, 2 cpu nominal each with a 1 cpu borrowing limit:
    ``chaos-a-*`` preempts lower priorities within itself, ``chaos-b-*`` reclaims what
-   ``chaos-a-*`` borrowed (no queue does both: that combination can livelock, issue 12);
+   ``chaos-a-*`` borrowed (no queue does both: under Kueue's rules that combination can
+   loop, docs/scheduling.md#loop-guard);
    two WorkloadPriorityClasses; Jobs of 250m or 500m cpu running 1-3 s on kwok nodes,
    the first third low priority to queue A (it borrows), then both queues, 40 % high;
 2. the watcher (:mod:`e2e.chaos.watcher`) synced, the scheduler replicas the scenario
@@ -270,12 +271,25 @@ class Report:
                 f"admitted Workloads: {checker.admitted_count()}; admissions: "
                 f"{checker.admissions()}; evictions: {checker.evictions}; peak usage: {peaks}"
             )
+            lines.append(f"eviction to release: {release_wait_text(checker.release_waits)}")
         lines.append(f"create retries (API unavailable): {self.create_retries}")
         lines += self.timeline
         lines += [f"tolerated: {exit}" for exit in self.tolerated_exits]
         failures = self.failures()
         lines += failures or ["nothing broke"]
         return "\n".join(lines)
+
+
+def release_wait_text(waits: list[float]) -> str:
+    """How long evicted Workloads kept their quota (until their last pod stopped): pure."""
+    if not waits:
+        return "no release seen"
+    ordered = sorted(waits)
+    middle = ordered[len(ordered) // 2]
+    return (
+        f"{len(ordered)} releases, median {middle:.1f} s, max {ordered[-1]:.1f} s "
+        f"(until the job's last pod had stopped)"
+    )
 
 
 def last_words(log: str, *, lines: int = 4, errors: int = 3, width: int = 400) -> list[str]:

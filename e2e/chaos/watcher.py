@@ -1,4 +1,4 @@
-"""The invariant watcher: its own watches on Workloads, Jobs and ClusterQueues, each event
+"""The invariant watcher: its own watches on Workloads, Jobs, Pods and ClusterQueues, each event
 handed to :class:`~e2e.chaos.invariants.InvariantChecker` as it arrives.
 
 The watches are list + watch informers with their own connection (they resume
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
@@ -22,12 +23,13 @@ from scheduler.api.objects import resource_version
 from scheduler.kube.informer import Backoff, Event, Informer
 from scheduler.kube.source import KubeSource, Resource
 
-from .invariants import CLUSTER_QUEUE, JOB, WORKLOAD, InvariantChecker
+from .invariants import CLUSTER_QUEUE, JOB, POD, WORKLOAD, InvariantChecker
 
 GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
 RESOURCES = {
     WORKLOAD: Resource(GROUP, VERSION, "workloads"),
     JOB: Resource("batch", "v1", "jobs"),
+    POD: Resource("", "v1", "pods"),
     CLUSTER_QUEUE: Resource(GROUP, VERSION, "clusterqueues"),
 }
 
@@ -52,7 +54,7 @@ def _handler(checker: InvariantChecker, stream: str, informers: dict[str, Inform
         # handler); during a list it is still the one before the list (None at first).
         informer = informers[stream]
         relisted = informer.version != resource_version(event.object)
-        checker.observe(stream, event.type, event.object, relisted=relisted)
+        checker.observe(stream, event.type, event.object, relisted=relisted, at=time.monotonic())
         if not relisted:
             checker.advance(stream, informer.version)
 
@@ -67,7 +69,7 @@ async def watching(
     *,
     sync_timeout: float = 60,
 ) -> AsyncIterator[InvariantWatcher]:
-    """Watch until the block ends; the three informers are synced when it starts."""
+    """Watch until the block ends; the four informers are synced when it starts."""
     checker = InvariantChecker(namespace, cluster_queues)
     informers: dict[str, Informer] = {}
     for stream, resource in RESOURCES.items():

@@ -7,7 +7,8 @@ says what runs; ``env`` prints the line that points kubectl at it.
 ``up --kuota`` also installs kuota the way a user would have it: the CRDs,
 ``kuota-webhook`` running detached on 127.0.0.1 with generated certificates,
 and the webhook and CRD-conversion configurations registered by URL.  Its
-CRDs serve ``v1beta2`` and ``v1beta1``, the chart's default (api.md 1.2);
+CRDs serve ``v1beta2`` and ``v1beta1``, the chart's default
+(docs/api-differences.md#api-versions-served);
 ``--served-legacy-versions v1alpha1,v1alpha2,v1beta1`` serves the alpha
 versions too, as the chart's ``crds.servedLegacyVersions`` does.
 ``down`` stops the control plane first and the webhook last, so the API

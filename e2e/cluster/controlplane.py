@@ -1,7 +1,7 @@
 """One real Kubernetes control plane on loopback: etcd, kube-apiserver,
 kube-controller-manager, kube-scheduler and kwok as ordinary processes.
 
-Start order and readiness follow ``shared/LOCAL_CLUSTER.md`` section 9: every
+Start order and readiness (docs/testing.md#the-local-cluster): every
 port is picked free on 127.0.0.1 (and re-picked if a component still loses a
 race for it), every component is polled until it answers, and any failure
 raises with the tail of every component's log so the cause is on screen.
@@ -39,8 +39,7 @@ from .tools import ToolPaths
 
 # kuota's scheduler replicas (kuota-scheduler-0, -1, ...) stop first, so nothing writes
 # while the cluster goes away; the webhooks (JobSet's controller serves its own) stop
-# last: the API server must never be left calling a webhook that is gone
-# (LOCAL_CLUSTER.md section 8).
+# last: the API server must never be left calling a webhook that is gone.
 STOP_ORDER = (
     "kuota-multikueue",
     "kuota-scheduler",
@@ -377,7 +376,7 @@ class ControlPlane:
 
         # In a private namespace the API server also listens on the node's address and
         # keeps the `kubernetes` Service's endpoints (pods reach it through the
-        # Service); on the machine's loopback neither is possible (section 7.1).
+        # Service); on the machine's loopback neither is possible.
         network = (
             [
                 "--bind-address=0.0.0.0",
@@ -527,7 +526,7 @@ class ControlPlane:
                 str(self.tools.binary("kwok")),
                 f"--kubeconfig={self.info.kubeconfig}",
                 f"--config={config_path}",
-                # With a real node kwok must leave it alone (REAL_NODE.md, error 4).
+                # With a real node kwok must leave it alone: it manages only the kwok nodes.
                 "--manage-all-nodes=true"
                 if self.netns is None
                 else "--manage-nodes-with-label-selector=type=kwok",

@@ -1,7 +1,7 @@
 """The real JobSet controller on the local cluster: CRD, manager, webhooks by URL.
 
 JobSet (``jobset.x-k8s.io/v1alpha2``) needs three things on a cluster, and
-this module provides each the way ``LOCAL_CLUSTER.md`` section 8 asks:
+this module provides each the way the local cluster needs (docs/testing.md#the-local-cluster):
 
 * **the CRD**, taken from the pinned module (``jobset_tools``), created through
   the API and waited on until ``Established``;

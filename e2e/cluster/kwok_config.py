@@ -8,6 +8,10 @@ tools are built).  Two changes make Jobs behave usefully for kuota's tests:
   so a Job can hold its quota for a while; without it, pods finish at once.
 - a ``pod-fail`` stage fails pods annotated ``kuota.test/fail: "true"`` with
   exit code 1, and ``pod-complete`` ignores those pods so the two never race.
+- ``pod-delete`` removes a deleted pod at once, except one annotated
+  ``pod-delete.stage.kwok.x-k8s.io/delay`` (a Go duration): a
+  ``pod-delete-delayed`` stage removes it that long after, so a pod can stay
+  in its termination grace period as a real one that traps ``SIGTERM`` does.
 - kwok completes only pods owned by a Job; a ``pod-complete-managed`` stage
   completes the plain Pods kuota manages (label ``kueue.x-k8s.io/managed:
   "true"``) the same way, with the same delay annotation, except those a
@@ -23,6 +27,7 @@ from typing import Any
 import yaml
 
 DELAY_ANNOTATION = "pod-complete.stage.kwok.x-k8s.io/delay"
+DELETE_DELAY_ANNOTATION = "pod-delete.stage.kwok.x-k8s.io/delay"
 FAIL_ANNOTATION = "kuota.test/fail"
 STAGE_FILES = (
     "node-initialize.yaml",
@@ -84,6 +89,31 @@ def _failure(completion: dict[str, Any]) -> dict[str, Any]:
     return stage
 
 
+def _prompt_deletion(stage: dict[str, Any]) -> dict[str, Any]:
+    """kwok's fast ``pod-delete`` for every deleted pod but those that ask for a delay."""
+    stage = copy.deepcopy(stage)
+    selector = stage["spec"].setdefault("selector", {})
+    selector.setdefault("matchExpressions", []).append(
+        {"key": _annotation_key(DELETE_DELAY_ANNOTATION), "operator": "DoesNotExist"}
+    )
+    return stage
+
+
+def _delayed_deletion(stage: dict[str, Any]) -> dict[str, Any]:
+    """A deleted pod annotated with a delay stays (terminating) that long, then goes."""
+    stage = copy.deepcopy(stage)
+    stage["metadata"]["name"] = "pod-delete-delayed"
+    selector = stage["spec"].setdefault("selector", {})
+    selector.setdefault("matchExpressions", []).append(
+        {"key": _annotation_key(DELETE_DELAY_ANNOTATION), "operator": "Exists"}
+    )
+    stage["spec"]["delay"] = {
+        "durationMilliseconds": 0,
+        "durationFrom": {"expressionFrom": _annotation_key(DELETE_DELAY_ANNOTATION)},
+    }
+    return stage
+
+
 MANAGED_LABEL = "kueue.x-k8s.io/managed"
 PARENT = "kueue.x-k8s.io/pod-suspending-parent"
 
@@ -128,5 +158,8 @@ def render(stages_dir: Path) -> str:
             stage = _delayed_completion(stage)
             documents.append(_failure(stage))
             documents.append(_managed_pod_completion(stage))
+        if stage["metadata"]["name"] == "pod-delete":
+            documents.append(_delayed_deletion(stage))
+            stage = _prompt_deletion(stage)
         documents.append(stage)
     return yaml.safe_dump_all(documents, sort_keys=False)

@@ -3,7 +3,7 @@
 containerd, CNI, kubelet and kube-proxy each get a configuration that keeps
 every file under the node's directory and every address inside the cluster's
 network namespace; :mod:`e2e.cluster.realnode` writes them.  Why each
-setting is there is in ``shared/REAL_NODE.md`` and next to the setting.
+setting is there is said next to the setting (see also docs/testing.md#the-real-node).
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def cni_config(network: str, ipam_dir: Path) -> dict[str, Any]:
 def kubelet_config(
     directory: Path, socket: Path, cgroup_root: str, ca: Path, cert: Path, key: Path
 ) -> dict[str, Any]:
-    """Pure: the KubeletConfiguration (REAL_NODE.md, with authentication by the cluster CA)."""
+    """Pure: the KubeletConfiguration, with authentication by the cluster CA."""
     return {
         "apiVersion": "kubelet.config.k8s.io/v1beta1",
         "kind": "KubeletConfiguration",

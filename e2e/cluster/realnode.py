@@ -4,7 +4,7 @@ The kwok nodes fake everything; this node runs containers.  It lives with
 the whole control plane in a private network namespace (:mod:`.netns`):
 kubelet refuses a loopback node IP, and kubelet, kube-proxy and the CNI
 bridge rewrite iptables and routes, which must not touch the machine's own
-network.  What each piece is and why (``shared/REAL_NODE.md``):
+network.  What each piece is and why (see also docs/testing.md#the-real-node):
 
 - **containerd** (Debian's 1.6, runc) with its own config, socket, root and
   state under the node's directory; ``restrict_oom_score_adj`` because the

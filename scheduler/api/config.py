@@ -1,70 +1,55 @@
-"""The Kueue ``Configuration`` file (``config.kueue.x-k8s.io/v1beta2``, api.md 12).
+"""The Kueue ``Configuration`` file (``config.kueue.x-k8s.io/v1beta2``, docs/configuration.md).
 
 A file, not an API object: read once at start-up (scheduler, webhook) or per
 run (``kuota simulate``).  Only the fields that change scheduling are typed
 in full; the operational sections (``webhook``, ``metrics``, ``health``,
 ``leaderElection``, …) are kept as raw read-only maps so a Kueue
 configuration loads unchanged.  Defaults are Kueue's v1beta2 defaults,
-including ``waitForPodsReady`` being present (api.md 12.3).
+including ``waitForPodsReady`` being present (docs/configuration.md#waitforpodsready).
 
-Unknown top-level fields are errors (api.md 12, kuota decision), with one
-tolerated exception: ``fairSharing.enable`` from v1beta1 (api.md 12.4) is
+Unknown top-level fields are errors (docs/api-differences.md#kuota-decisions), with one
+tolerated exception: ``fairSharing.enable`` from v1beta1 (docs/configuration.md#versions) is
 read and reported in ``Configuration.warnings``.
+
+The fields are described once, in ``config_fields.py``: each typed field
+below is read through its node (``scheduler.api.parse.binding``, which
+checks at import that the dataclasses and the description agree), the
+sections kept raw are the described ones no dataclass types, and the
+top-level names accepted are the described ones.  What is written here is
+what the description cannot say: Kueue's defaults (on the dataclasses) and
+the defaults that depend on other fields.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from datetime import timedelta
 from typing import Any
 
+from scheduler.api.config_fields import CONFIGURATION as DESCRIPTION
+from scheduler.api.crds.nodes import ObjectNode
 from scheduler.api.field import FieldPath
-from scheduler.api.models.common import LabelSelector, LabelSelectorRequirement, frozen_map
-from scheduler.api.parse.common import optional_label_selector
-from scheduler.api.parse.reader import Reader, describe, spelled
+from scheduler.api.models.common import (
+    KEEPS_EMPTY,
+    LabelSelector,
+    LabelSelectorRequirement,
+    frozen_map,
+    read_from,
+)
+from scheduler.api.parse.binding import Build, Read, bind, camel, field_reader
+from scheduler.api.parse.reader import Reader, describe
+from scheduler.api.parse.reader import parse_duration as parse_duration
 from scheduler.api.quantity import Quantity
 from scheduler.api.refs import CONFIG_V1BETA2 as API_VERSION
-from scheduler.api.refs import FairSharingPreemptionStrategy, QuotaCheckStrategy, RequeuingTimestamp
+from scheduler.api.refs import (
+    FAIR_SHARING_PREEMPTION_STRATEGIES,
+    FairSharingPreemptionStrategy,
+    QuotaCheckStrategy,
+    RequeuingTimestamp,
+)
 
 DEFAULT_NAMESPACE = "kueue-system"
-
-_DURATION_UNITS = {
-    "ns": 1e-9,
-    "us": 1e-6,
-    "µs": 1e-6,
-    "μs": 1e-6,
-    "ms": 1e-3,
-    "s": 1.0,
-    "m": 60.0,
-    "h": 3600.0,
-}
-_DURATION_PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
-
-
-def parse_duration(text: str) -> timedelta | None:
-    """A Go duration (``30m``, ``1h30m``, ``1.5h``, ``300ms``, ``0``) → ``timedelta``;
-    ``None`` if invalid: pure.
-    """
-    body = text
-    sign = 1
-    if body[:1] in "+-" and body:
-        sign = -1 if body[0] == "-" else 1
-        body = body[1:]
-    if body == "0":
-        return timedelta(0)
-    if not body:
-        return None
-    seconds = 0.0
-    position = 0
-    while position < len(body):
-        match = _DURATION_PART.match(body, position)
-        if match is None or match.group(1) in ("", "."):
-            return None
-        seconds += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
-        position = match.end()
-    return timedelta(seconds=sign * seconds)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,7 +92,7 @@ class AdmissionFairSharing:
 class ResourceTransformation:
     input: str = ""
     strategy: str = "Retain"
-    multiply_by: str | None = None
+    multiply_by: str | None = field(default=None, metadata=KEEPS_EMPTY)
     outputs: Mapping[str, Quantity] = field(default_factory=frozen_map)
 
 
@@ -122,8 +107,12 @@ class ResourcesConfig:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ObjectRetentionPolicies:
-    after_finished: timedelta | None = None
-    after_deactivated_by_kueue: timedelta | None = None
+    after_finished: timedelta | None = field(
+        default=None, metadata=read_from("workloads", "afterFinished")
+    )
+    after_deactivated_by_kueue: timedelta | None = field(
+        default=None, metadata=read_from("workloads", "afterDeactivatedByKueue")
+    )
 
 
 def default_managed_jobs_namespace_selector(namespace: str) -> LabelSelector:
@@ -151,7 +140,7 @@ class Configuration:
     wait_for_pods_ready: WaitForPodsReady | None = field(default_factory=WaitForPodsReady)
     integrations: Integrations = field(default_factory=Integrations)
     fair_sharing: FairSharingConfig | None = None
-    """``None``: classical preemption only (api.md 12.4)."""
+    """``None``: classical preemption only (docs/configuration.md#fairsharing)."""
     admission_fair_sharing: AdmissionFairSharing | None = None
     resources: ResourcesConfig | None = None
     feature_gates: Mapping[str, bool] = field(default_factory=frozen_map)
@@ -161,72 +150,34 @@ class Configuration:
     warnings: tuple[str, ...] = ()
 
 
-_OPERATIONAL_SECTIONS = (
-    "multiKueue",
-    "webhook",
-    "metrics",
-    "health",
-    "leaderElection",
-    "clientConnection",
-    "internalCertManagement",
-    "controller",
-    "pprofBindAddress",
-    "tls",
-    "visibilityServer",
-)
-_TYPED_SECTIONS = (
-    "apiVersion",
-    "kind",
-    "namespace",
-    "manageJobsWithoutQueueName",
-    "managedJobsNamespaceSelector",
-    "waitForPodsReady",
-    "integrations",
-    "fairSharing",
-    "admissionFairSharing",
-    "resources",
-    "featureGates",
-    "objectRetentionPolicies",
-)
+def _section(name: str) -> ObjectNode:
+    node = DESCRIPTION.properties[name]
+    assert isinstance(node, ObjectNode)
+    return node
 
 
-def _duration(
-    reader: Reader, raw: Mapping[str, Any], key: str, path: FieldPath
-) -> timedelta | None:
-    value = raw.get(key)
-    if value is None:
-        return None
-    parsed = parse_duration(value) if isinstance(value, str) else None
-    if parsed is None:
-        reader.fail(
-            path.child(key),
-            f'"{spelled(value)}" is not a valid duration: use e.g. 30s, 5m or 1h30m',
-        )
-    return parsed
+def _field(name: str) -> Read:
+    return field_reader(Configuration, name, DESCRIPTION, custom={})
 
 
-def _wait_for_pods_ready(
-    reader: Reader, raw: Mapping[str, Any], path: FieldPath
-) -> WaitForPodsReady:
-    here = path.child("waitForPodsReady")
-    section = reader.object(raw, "waitForPodsReady", path) or {}
-    strategy = reader.object(section, "requeuingStrategy", here) or {}
-    strategy_path = here.child("requeuingStrategy")
-    timeout = _duration(reader, section, "timeout", here) or timedelta(minutes=30)
-    recovery = _duration(reader, section, "recoveryTimeout", here)
-    base = reader.integer(strategy, "backoffBaseSeconds", strategy_path)
-    most = reader.integer(strategy, "backoffMaxSeconds", strategy_path)
-    return WaitForPodsReady(
-        timeout=timeout,
-        block_admission=bool(reader.boolean(section, "blockAdmission", here)),
-        recovery_timeout=timeout if recovery is None else recovery,
-        requeuing_strategy=RequeuingStrategy(
-            timestamp=reader.enum(strategy, "timestamp", strategy_path, "Eviction"),
-            backoff_limit_count=reader.integer(strategy, "backoffLimitCount", strategy_path),
-            backoff_base_seconds=60 if base is None else base,
-            backoff_max_seconds=3600 if most is None else most,
-        ),
-    )
+# Each typed field is read as its description says (binding checks the two agree).
+_NAMESPACE = _field("namespace")
+_MANAGE_JOBS = _field("manage_jobs_without_queue_name")
+_INTEGRATIONS = _field("integrations")
+_ADMISSION_FAIR_SHARING = _field("admission_fair_sharing")
+_RESOURCES = _field("resources")
+_FEATURE_GATES = _field("feature_gates")
+_RETENTION = _field("object_retention_policies")
+# Read by hand below, for defaults or v1beta1 leftovers of their own.
+_SELECTOR: Build = bind(LabelSelector, _section("managedJobsNamespaceSelector"), custom={})
+_WAIT_FOR_PODS_READY: Build = bind(WaitForPodsReady, _section("waitForPodsReady"), custom={})
+_FAIR_SHARING: Build = bind(FairSharingConfig, _section("fairSharing"), custom={})
+
+_KEPT = [name for name, node in DESCRIPTION.properties.items() if node.read]
+"""Top-level fields a Configuration may have; any other is an error."""
+_TYPED = {camel(item.name) for item in fields(Configuration)} & set(_KEPT)
+_OPERATIONAL = tuple(name for name in _KEPT if name not in _TYPED)
+"""Described sections the Configuration keeps raw (multiKueue, webhook, metrics, …)."""
 
 
 def _fair_sharing(
@@ -236,7 +187,7 @@ def _fair_sharing(
     if section is None:
         return None
     here = path.child("fairSharing")
-    strategies = reader.strings(section, "preemptionStrategies", here)
+    fair: FairSharingConfig = _FAIR_SHARING(reader, section, here)
     if "enable" in section:
         enable = reader.boolean(section, "enable", here)
         warnings.append(
@@ -245,57 +196,12 @@ def _fair_sharing(
         )
         if enable is False:
             return None
-        if enable and not strategies:
-            strategies = ("LessThanOrEqualToFinalShare", "LessThanInitialShare")
+        if enable and not fair.preemption_strategies:
+            fair = replace(fair, preemption_strategies=FAIR_SHARING_PREEMPTION_STRATEGIES)
     for key in section:
-        if key not in ("preemptionStrategies", "enable"):
+        if key not in _section("fairSharing").properties:
             reader.fail(here.child(key), f'unknown field "{key}"', rule="CFG-UNKNOWN")
-    return FairSharingConfig(preemption_strategies=strategies)  # type: ignore[arg-type]
-
-
-def _resources(reader: Reader, raw: Mapping[str, Any], path: FieldPath) -> ResourcesConfig | None:
-    section = reader.object(raw, "resources", path)
-    if section is None:
-        return None
-    here = path.child("resources")
-
-    def transformation(item: Mapping[str, Any], item_path: FieldPath) -> ResourceTransformation:
-        return ResourceTransformation(
-            input=reader.text(item, "input", item_path),
-            strategy=reader.enum(item, "strategy", item_path, "Retain"),
-            multiply_by=reader.string(item, "multiplyBy", item_path),
-            outputs=frozen_map(reader.quantity_map(item, "outputs", item_path)),
-        )
-
-    strategy = reader.string(section, "quotaCheckStrategy", here)
-    mappings = [item for item, _ in reader.items(section, "deviceClassMappings", here)]
-    return ResourcesConfig(
-        exclude_resource_prefixes=reader.strings(section, "excludeResourcePrefixes", here),
-        transformations=reader.objects(section, "transformations", here, transformation),
-        quota_check_strategy=strategy or None,  # type: ignore[arg-type]
-        device_class_mappings=tuple(mappings),
-    )
-
-
-def _admission_fair_sharing(
-    reader: Reader, raw: Mapping[str, Any], path: FieldPath
-) -> AdmissionFairSharing | None:
-    section = reader.object(raw, "admissionFairSharing", path)
-    if section is None:
-        return None
-    here = path.child("admissionFairSharing")
-    weights: dict[str, float] = {}
-    for name, value in (reader.object(section, "resourceWeights", here) or {}).items():
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            weights[name] = float(value)
-        else:
-            reader.wrong_type(here.child("resourceWeights").key(name), "a number", value)
-    return AdmissionFairSharing(
-        usage_half_life_time=_duration(reader, section, "usageHalfLifeTime", here),
-        usage_sampling_interval=_duration(reader, section, "usageSamplingInterval", here)
-        or timedelta(minutes=5),
-        resource_weights=frozen_map(weights),
-    )
+    return fair
 
 
 def build_configuration(reader: Reader, raw: Mapping[str, Any]) -> Configuration:
@@ -303,58 +209,37 @@ def build_configuration(reader: Reader, raw: Mapping[str, Any]) -> Configuration
     root = FieldPath()
     warnings: list[str] = []
     for key in raw:
-        if key not in _TYPED_SECTIONS and key not in _OPERATIONAL_SECTIONS:
+        if key not in _KEPT:
             hint = " (queueVisibility was removed in v1beta2)" if key == "queueVisibility" else ""
             reader.fail(root.child(key), f'unknown field "{key}"{hint}', rule="CFG-UNKNOWN")
-    namespace = reader.string(raw, "namespace", root) or DEFAULT_NAMESPACE
-    selector = optional_label_selector(reader, raw, "managedJobsNamespaceSelector", root)
-    integrations_raw = reader.object(raw, "integrations", root) or {}
-    integrations_path = root.child("integrations")
-    frameworks = reader.strings(integrations_raw, "frameworks", integrations_path)
-    gates: dict[str, bool] = {}
-    for name, value in (reader.object(raw, "featureGates", root) or {}).items():
-        if isinstance(value, bool):
-            gates[name] = value
-        else:
-            reader.fail(
-                root.child("featureGates").key(name),
-                f"must be true or false, not {describe(value)}",
-            )
-    retention_raw = reader.object(raw, "objectRetentionPolicies", root)
-    retention = None
-    if retention_raw is not None:
-        retention_path = root.child("objectRetentionPolicies")
-        workloads = reader.object(retention_raw, "workloads", retention_path) or {}
-        workloads_path = retention_path.child("workloads")
-        retention = ObjectRetentionPolicies(
-            after_finished=_duration(reader, workloads, "afterFinished", workloads_path),
-            after_deactivated_by_kueue=_duration(
-                reader, workloads, "afterDeactivatedByKueue", workloads_path
-            ),
-        )
+    namespace: str = _NAMESPACE(reader, raw, root)
+    selector_raw = reader.object(raw, "managedJobsNamespaceSelector", root)
+    selector = (
+        default_managed_jobs_namespace_selector(namespace)
+        if selector_raw is None
+        else _SELECTOR(reader, selector_raw, root.child("managedJobsNamespaceSelector"))
+    )
+    integrations = _INTEGRATIONS(reader, raw, root)
+    gates = _FEATURE_GATES(reader, raw, root)
+    retention = _RETENTION(reader, raw, root)
+    manage_jobs = _MANAGE_JOBS(reader, raw, root)
+    wait: WaitForPodsReady = _WAIT_FOR_PODS_READY(
+        reader, reader.object(raw, "waitForPodsReady", root) or {}, root.child("waitForPodsReady")
+    )
+    if wait.recovery_timeout is None:
+        wait = replace(wait, recovery_timeout=wait.timeout)
     return Configuration(
         namespace=namespace,
-        manage_jobs_without_queue_name=bool(
-            reader.boolean(raw, "manageJobsWithoutQueueName", root)
-        ),
-        managed_jobs_namespace_selector=selector
-        or default_managed_jobs_namespace_selector(namespace),
-        wait_for_pods_ready=_wait_for_pods_ready(reader, raw, root),
-        integrations=Integrations(
-            frameworks=frameworks or ("batch/job",),
-            external_frameworks=reader.strings(
-                integrations_raw, "externalFrameworks", integrations_path
-            ),
-            label_keys_to_copy=reader.strings(
-                integrations_raw, "labelKeysToCopy", integrations_path
-            ),
-        ),
+        manage_jobs_without_queue_name=manage_jobs,
+        managed_jobs_namespace_selector=selector,
+        wait_for_pods_ready=wait,
+        integrations=integrations,
         fair_sharing=_fair_sharing(reader, raw, root, warnings),
-        admission_fair_sharing=_admission_fair_sharing(reader, raw, root),
-        resources=_resources(reader, raw, root),
-        feature_gates=frozen_map(gates),
+        admission_fair_sharing=_ADMISSION_FAIR_SHARING(reader, raw, root),
+        resources=_RESOURCES(reader, raw, root),
+        feature_gates=gates,
         object_retention_policies=retention,
-        operational=frozen_map({key: raw[key] for key in _OPERATIONAL_SECTIONS if key in raw}),
+        operational=frozen_map({key: raw[key] for key in _OPERATIONAL if key in raw}),
         warnings=tuple(warnings),
     )
 

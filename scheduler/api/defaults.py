@@ -1,31 +1,36 @@
-"""Defaulting of kuota's API objects (validation.md section 1).
+"""Defaulting of kuota's API objects (docs/validation.md#defaulting).
 
 Two layers, as in Kueue:
 
-* ``apply_schema_defaults`` (1.1) fills absent fields the way the CRD schema
+* ``apply_schema_defaults`` fills absent fields the way the CRD schema
   of Kueue would (``queueingStrategy: BestEffortFIFO``, pod set ``name:
   main``, ...).  It runs on create and on update, in the webhook and in the
   offline loader, so every code path sees the same object.  An explicitly
-  empty string in a defaulted enum field counts as absent (api.md 0.6, kuota
-  decision).
-* ``apply_create_defaults`` (1.2) is what Kueue's mutating webhooks add on
+  empty string in a defaulted enum field counts as absent (a kuota decision,
+  docs/api-differences.md#kuota-decisions).  The defaults are read off each
+  kind's ``v1beta2`` description (``scheduler/api/crds/kinds_*.py``), the one
+  the CRD schema is generated from; only the legacy ClusterQueue's two are written here.
+* ``apply_create_defaults`` is what Kueue's mutating webhooks add on
   CREATE only: the ``resource-in-use`` finalizer, and dropping ``minCount``
   when partial admission is disabled.
 
 Both are pure: they return a new plain-dict copy and never raise, whatever
 the input looks like; a field of the wrong type is left alone for validation
-to report.  Job/JobSet mutation (1.3) lives with the webhook, not here.
+to report.  Job/JobSet mutation (docs/validation.md#job-mutation) lives with
+the webhook, not here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
 from typing import Any, Final
 
+from scheduler.api.crds.catalog import definitions, hub_schema
+from scheduler.api.crds.nodes import Leaf, ListNode, ObjectNode
 from scheduler.api.refs import LEGACY_API_VERSIONS as LEGACY_VERSIONS
 from scheduler.api.refs import RESOURCE_IN_USE_FINALIZER as RESOURCE_IN_USE_FINALIZER
-
-DEFAULT_POD_SET_NAME: Final = "main"
 
 
 def plain_copy(value: object) -> Any:
@@ -57,29 +62,9 @@ def _items(container: object, field: str) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _default_weight(spec: object) -> None:
-    fair_sharing = _child(spec, "fairSharing", create=False)
-    if isinstance(fair_sharing, dict) and fair_sharing.get("weight") is None:
-        fair_sharing["weight"] = 1
-
-
-def _cluster_queue(obj: dict[str, Any]) -> None:
-    spec = _child(obj, "spec", create=True)
-    if not isinstance(spec, dict):
-        return
-    _default(spec, "queueingStrategy", "BestEffortFIFO")
-    _default(spec, "stopPolicy", "None")
-    fungibility = _child(spec, "flavorFungibility", create=True)
-    _default(fungibility, "whenCanBorrow", "MayStopSearch")
-    _default(fungibility, "whenCanPreempt", "TryNextFlavor")
-    preemption = _child(spec, "preemption", create=True)
-    _default(preemption, "withinClusterQueue", "Never")
-    _default(preemption, "reclaimWithinCohort", "Never")
-    _default(_child(preemption, "borrowWithinCohort", create=True), "policy", "Never")
-    _default_weight(spec)
-
-
 def _legacy_cluster_queue(obj: dict[str, Any]) -> None:
+    """The two defaults the legacy rules read (the flavor name, ``quota.min``); the
+    legacy schema's others (``queueingStrategy``) come with the conversion to v1beta2."""
     for resource in _items(obj.get("spec"), "resources"):
         for flavor in _items(resource, "flavors"):
             _default(flavor, "name", "default")
@@ -88,45 +73,69 @@ def _legacy_cluster_queue(obj: dict[str, Any]) -> None:
                 quota["min"] = 0
 
 
-def _local_queue(obj: dict[str, Any]) -> None:
-    spec = _child(obj, "spec", create=True)
-    _default(spec, "stopPolicy", "None")
-    _default_weight(spec)
+@dataclass(frozen=True)
+class _Defaults:
+    """The schema defaults below one object node: the parts of the tree that lead to one."""
+
+    scalars: tuple[tuple[str, object, bool], ...]
+    """(field, default, is a string): a string counts as absent when empty too."""
+    objects: tuple[tuple[str, Any, _Defaults], ...]
+    """(field, the object's own default or None, the defaults inside it)."""
+    lists: tuple[tuple[str, _Defaults], ...]
+    """(field, the defaults inside each item)."""
 
 
-def _cohort(obj: dict[str, Any]) -> None:
-    _default_weight(obj.get("spec"))
+def _plan(node: ObjectNode) -> _Defaults | None:
+    """Pure: the defaults declared below ``node``; scalars before nested objects and lists,
+    each in description order, so the defaulted keys come in a stable order."""
+    scalars, objects, lists = [], [], []
+    for name, child in node.properties.items():
+        if isinstance(child, Leaf) and child.default is not None:
+            scalars.append((name, child.default, child.type == "string"))
+        elif isinstance(child, ObjectNode):
+            inner = _plan(child)
+            if inner is not None or child.default is not None:
+                objects.append((name, child.default, inner or _Defaults((), (), ())))
+        elif isinstance(child, ListNode) and isinstance(child.item, ObjectNode):
+            inner = _plan(child.item)
+            if inner is not None:
+                lists.append((name, inner))
+    if not (scalars or objects or lists):
+        return None
+    return _Defaults(tuple(scalars), tuple(objects), tuple(lists))
 
 
-def _workload(obj: dict[str, Any]) -> None:
-    spec = obj.get("spec")
-    if isinstance(spec, dict) and spec.get("active") is None:
-        spec["active"] = True
-    for pod_set in _items(spec, "podSets"):
-        _default(pod_set, "name", DEFAULT_POD_SET_NAME)
-        if isinstance(pod_set, dict) and pod_set.get("count") is None:
-            pod_set["count"] = 1
-    admission = _child(obj.get("status"), "admission", create=False)
-    for assignment in _items(admission, "podSetAssignments"):
-        _default(assignment, "name", DEFAULT_POD_SET_NAME)
+@cache
+def _kind_plan(kind: str) -> _Defaults | None:
+    return _plan(hub_schema(kind)) if kind in definitions() else None
 
 
-def _multikueue_cluster(obj: dict[str, Any]) -> None:
-    source = _child(obj.get("spec"), "clusterSource", create=False)
-    _default(_child(source, "kubeConfig", create=False), "locationType", "Secret")
+def _apply(plan: _Defaults, value: dict[str, Any]) -> None:
+    """Apply ``plan`` inside ``value`` (in place)."""
+    for name, default, is_string in plan.scalars:
+        if is_string:
+            _default(value, name, default)
+        elif value.get(name) is None:
+            value[name] = default
+    for name, own_default, inner in plan.objects:
+        if own_default is not None and value.get(name) is None:
+            value[name] = plain_copy(own_default)
+        found = value.get(name)
+        if isinstance(found, dict):
+            _apply(inner, found)
+    for name, inner in plan.lists:
+        for item in _items(value, name):
+            if isinstance(item, dict):
+                _apply(inner, item)
 
 
-_SCHEMA_DEFAULTS = {
-    "ClusterQueue": _cluster_queue,
-    "LocalQueue": _local_queue,
-    "Cohort": _cohort,
-    "Workload": _workload,
-    "MultiKueueCluster": _multikueue_cluster,
-}
+_CREATED_SPEC: Final = frozenset({"ClusterQueue", "LocalQueue"})
+"""Kinds whose absent ``spec`` defaulting creates (``{}``, then defaulted), which the
+schema would not: the webhook and the loader then see the spec defaults on them too."""
 
 
 def apply_schema_defaults(obj: Mapping[str, Any]) -> dict[str, Any]:
-    """Section 1.1 defaults on a copy of ``obj`` (create and update): pure.
+    """Schema defaults on a copy of ``obj`` (create and update): pure.
 
     Kinds without schema defaults, and non-kueue objects, come back as an
     unchanged copy.  Legacy ``v1alpha1``/``v1alpha2`` ClusterQueues get the
@@ -142,9 +151,12 @@ def apply_schema_defaults(obj: Mapping[str, Any]) -> dict[str, Any]:
         return copy
     if isinstance(api_version, str) and not api_version.startswith("kueue.x-k8s.io/"):
         return copy
-    apply = _SCHEMA_DEFAULTS.get(kind) if isinstance(kind, str) else None
-    if apply is not None:
-        apply(copy)
+    plan = _kind_plan(kind) if isinstance(kind, str) else None
+    if plan is None:
+        return copy
+    if kind in _CREATED_SPEC:
+        _child(copy, "spec", create=True)
+    _apply(plan, copy)
     return copy
 
 
@@ -162,7 +174,7 @@ def _add_finalizer(obj: dict[str, Any]) -> None:
 def apply_create_defaults(
     obj: Mapping[str, Any], *, partial_admission: bool = True
 ) -> dict[str, Any]:
-    """Section 1.2 mutations (CREATE only) on a copy of ``obj``: pure.
+    """Create-time mutations (CREATE only) on a copy of ``obj``: pure.
 
     ClusterQueue and ResourceFlavor get the ``kueue.x-k8s.io/resource-in-use``
     finalizer; a Workload loses every ``minCount`` when partial admission is

@@ -14,10 +14,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 Origin = Literal["S", "C", "A", "W", "L", "K"]
-"""Where upstream Kueue enforces a rule (validation.md 0.1).
+"""Where upstream Kueue enforces a rule.
 
-S/C/A/L/K violations make the webhook answer 422 Invalid; a response whose
-violations are all W answers 403 Forbidden.
+S: the CRD's schema; C: a CEL rule of the CRD; A: the API server's generic
+rules; W: Kueue's validating webhook; L: Kueue's webhook for the legacy
+``v1alpha1``/``v1alpha2`` shapes; K: kuota's own addition.  S/C/A/L/K
+violations make the webhook answer 422 Invalid; a response whose violations
+are all W answers 403 Forbidden (docs/validation.md#error-format).
 """
 
 

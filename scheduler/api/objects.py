@@ -13,7 +13,7 @@ kuota reads them (``total=False``: the API server omits empty fields).  They
 document shapes and type what a function returns; they validate nothing, so
 the functions check each value they hand out.
 
-Three rules that used to be written several times live here:
+Three rules that many modules need live here, once:
 
 - **the key** of an object: ``namespace/name`` when namespaced, else ``name``;
 - **the Job that owns a Workload**: the owner reference of kind ``Job`` in
@@ -390,7 +390,7 @@ def admission_check_states(workload: RawObject) -> list[Mapping[str, Any]]:
 
 
 def awaits_admission_checks(workload: RawObject) -> bool:
-    """Quota reserved, admission checks listed and ``Admitted`` not True yet (9.2): pure.
+    """Quota reserved, admission checks listed and ``Admitted`` not True yet: pure.
 
     Its Job stays suspended until every check is Ready and the Workload is admitted.
     """

@@ -1,4 +1,4 @@
-"""The admission pipeline of validation.md 0.2, shared by the webhook and
+"""The admission pipeline, shared by the webhook and
 ``kuota validate``.
 
 One function, :func:`review`, takes an object exactly as a user wrote it (any
@@ -8,7 +8,7 @@ object as it would be stored (converted to ``v1beta2`` and defaulted).
 Because both the webhook and the CLI call this function, a CI pipeline reads
 the same message, byte for byte, as ``kubectl apply`` does.
 
-Order (validation.md 0.2):
+Order (docs/validation.md#order-of-processing):
 
 1. legacy input (``v1alpha1``/``v1alpha2``) runs the legacy rules; any failure
    stops there, since conversion needs a valid legacy object;

@@ -6,7 +6,7 @@ exact: a quantity is held as an integer count of nano-units (10⁻⁹), the
 smallest amount Kubernetes can represent, and never touches binary floating
 point.  Parsing follows apimachinery's ``ParseQuantity``:
 
-* the text must match the CRD pattern of api.md 0.3, and the exponent of the
+* the text must match the CRD's quantity pattern, and the exponent of the
   ``e``/``E`` form must be an integer (apimachinery cannot parse ``1e1.5``);
 * a non-zero value finer than ``1n`` is rounded *up* in magnitude to the next
   nano-unit ("if you ask for some resource you get some");

@@ -2,9 +2,9 @@
 
 A ClusterQueue name and a flavor name are both strings on the wire, but
 mixing them up is a bug the type checker can catch: each kind of name gets a
-``NewType``.  The API's enumerations (api.md sections 2–12) are ``Literal``
-types, and each comes with a tuple of its values in the order the spec lists
-them, so validation can render ``use one of StrictFIFO, BestEffortFIFO``
+``NewType``.  The API's enumerations are ``Literal``
+types, and each comes with a tuple of its values in the order the ``Literal``
+lists them, so validation can render ``use one of StrictFIFO, BestEffortFIFO``
 from the same source of truth.
 
 Parsing does not reject an unknown enum value (that is validation's FMT-ENUM
@@ -57,7 +57,7 @@ LEGACY_VERSIONS: Final = ("v1alpha1", "v1alpha2")
 V1BETA2: Final = f"{KUEUE_GROUP}/{HUB_VERSION}"
 CONFIG_V1BETA2: Final = f"{CONFIG_GROUP}/v1beta2"
 CONFIG_V1BETA1: Final = f"{CONFIG_GROUP}/v1beta1"
-"""The Configuration's previous version, read only by ``kuota convert`` (api.md 12.9)."""
+"""The Configuration's previous version, read only by ``kuota convert``."""
 LEGACY_API_VERSIONS: Final = tuple(f"{KUEUE_GROUP}/{version}" for version in LEGACY_VERSIONS)
 
 # --- labels and annotations ----------------------------------------------------
@@ -148,7 +148,7 @@ kuota and Kueue's tooling own ``status.admission`` and those conditions together
 
 DEFAULT_POD_SET_NAME = PodSetName("main")
 
-# --- closed value sets (api.md) ---------------------------------------------
+# --- closed value sets -----------------------------------------------------------
 
 QueueingStrategy = Literal["StrictFIFO", "BestEffortFIFO"]
 QUEUEING_STRATEGIES: tuple[QueueingStrategy, ...] = get_args(QueueingStrategy)
@@ -216,7 +216,7 @@ QUOTA_MANAGEMENTS: tuple[QuotaManagement, ...] = get_args(QuotaManagement)
 KubeConfigLocationType = Literal["Secret", "Path"]
 KUBECONFIG_LOCATION_TYPES: tuple[KubeConfigLocationType, ...] = get_args(KubeConfigLocationType)
 
-# --- Configuration (api.md 12) -------------------------------------------------
+# --- Configuration -------------------------------------------------------------
 
 FairSharingPreemptionStrategy = Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]
 FAIR_SHARING_PREEMPTION_STRATEGIES: tuple[FairSharingPreemptionStrategy, ...] = get_args(

@@ -1,10 +1,11 @@
 """The rules Kueue enforced on the legacy (v1alpha1/v1alpha2) shapes, and CQ-V3/CQ-V4.
 
-A legacy object is checked *before* it is converted (validation.md 0.2): the
-conversion of a ClusterQueue relies on its flavor lists being pairwise
-identical or disjoint, so an object that breaks a legacy rule is reported at
-its legacy paths and never converted.  The rules and their messages are those
-of validation.md section 14 (LEG-*), plus CQ-V4 (a v1beta2 field in a legacy
+A legacy object is checked *before* it is converted
+(docs/validation.md#order-of-processing): the conversion of a ClusterQueue
+relies on its flavor lists being pairwise identical or disjoint, so an object
+that breaks a legacy rule is reported at its legacy paths and never converted.
+The rules are those of Kueue's 2022 webhooks (LEG-*;
+docs/validation.md#legacy-objects), plus CQ-V4 (a v1beta2 field in a legacy
 ClusterQueue) and, for v1beta1 input, CQ-V3 (both admission-check forms).
 
 Violations come back in the order of the rule tables, and within one rule in
@@ -163,7 +164,7 @@ def _cq_v3(obj: Mapping[str, Any]) -> list[FieldError]:
     return []
 
 
-# --- ClusterQueue (14.1) --------------------------------------------------------------------------
+# --- ClusterQueue --------------------------------------------------------------------------------
 
 
 def _cluster_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
@@ -178,7 +179,7 @@ def _cluster_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
         out.add(
             spec_path.child("resourceGroups"),
             f'unknown field "resourceGroups"; {version} ClusterQueues use spec.resources (see '
-            "api.md section 14)",
+            'kuota\'s docs/api-differences.md, "Legacy versions and conversion")',
             "CQ-V4",
             origin="K",
         )
@@ -354,7 +355,7 @@ def _cluster_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
     return out.errors
 
 
-# --- ResourceFlavor (14.2) ------------------------------------------------------------------------
+# --- ResourceFlavor ------------------------------------------------------------------------------
 
 
 def _resource_flavor(obj: Mapping[str, Any], version: str) -> list[FieldError]:
@@ -428,7 +429,7 @@ def _resource_flavor(obj: Mapping[str, Any], version: str) -> list[FieldError]:
     return out.errors
 
 
-# --- LocalQueue (14.3) ----------------------------------------------------------------------------
+# --- LocalQueue ----------------------------------------------------------------------------------
 
 
 def _local_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
@@ -441,7 +442,7 @@ def _local_queue(obj: Mapping[str, Any], version: str) -> list[FieldError]:
     return out.errors
 
 
-# --- Workload (14.4) ------------------------------------------------------------------------------
+# --- Workload ------------------------------------------------------------------------------------
 
 
 def _workload(obj: Mapping[str, Any], version: str) -> list[FieldError]:

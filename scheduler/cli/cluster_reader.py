@@ -4,7 +4,8 @@
 cluster, nothing more: every kueue.x-k8s.io v1beta2 object, the jobs of every
 kind created suspended (Jobs, JobSets) carrying the
 queue-name label, Namespaces and PriorityClasses, as the raw JSON the API
-server returns (the pure code of ``scheduler.cli.live`` takes it from there).
+server returns (the pure code of ``scheduler.cli.live`` takes it from there),
+and the pods kuota started for a job (what an evicted job still runs).
 It never writes; it lists through the user's kubeconfig, with the user's
 rights.  A kind that is not installed (404) or not readable (403) is read as
 empty, so a partial view still answers; the CRDs not being installed at all is
@@ -27,6 +28,7 @@ from scheduler.api.refs import (
 )
 from scheduler.cli.live import ClusterObjects
 from scheduler.jobs import JobIntegration, SuspendOnCreate, capability, job_integrations
+from scheduler.jobs.controller import STARTED_PODS_SELECTOR
 from scheduler.kube.client import connect
 from scheduler.kube.rest import ApiError, NotFound, Resource, Rest
 
@@ -47,6 +49,7 @@ CORE_RESOURCES = {
     "namespaces": Resource("", "v1", "namespaces"),
     "priority_classes": Resource("scheduling.k8s.io", "v1", "priorityclasses"),
 }
+PODS = Resource("", "v1", "pods")
 
 
 async def _items(
@@ -92,6 +95,7 @@ async def _read(kubeconfig: str) -> ClusterObjects:
         calls.update(
             {attribute: _items(rest, resource) for attribute, resource in CORE_RESOURCES.items()}
         )
+        calls["pods"] = _items(rest, PODS, selector=STARTED_PODS_SELECTOR)
         kinds = _job_kinds()
         results = await asyncio.gather(
             *calls.values(), *(_jobs(rest, integration) for integration in kinds)

@@ -1,7 +1,8 @@
 """``kuota convert FILE...``: manifests of any Kueue version, rewritten as ``v1beta2``.
 
 What ``kubectl convert`` does for built-in kinds, for kuota's: a cluster
-serves ``v1beta2`` and ``v1beta1`` by default (api.md 1.2), so a ``v1alpha1``
+serves ``v1beta2`` and ``v1beta1`` by default
+(docs/api-differences.md#api-versions-served), so a ``v1alpha1``
 or ``v1alpha2`` manifest is applied after this command rewrites it (or with
 the legacy versions served, the chart's ``crds.servedLegacyVersions``).
 
@@ -10,9 +11,9 @@ the legacy versions served, the chart's ``crds.servedLegacyVersions``).
   webhook's ``/convert`` answers the API server with, so the output is what
   the cluster itself would store.  One difference, deliberate: the legacy
   rules are checked first (``check=True``, as the admission webhook does
-  before storing a legacy object), since api.md 14.5 converts only valid
-  legacy objects; the webhook's ``/convert`` skips them because a stored
-  object must always be readable.
+  before storing a legacy object), since conversion needs a valid legacy
+  object (docs/validation.md#order-of-processing); the webhook's ``/convert``
+  skips them because a stored object must always be readable.
 * A ``config.kueue.x-k8s.io/v1beta1`` Configuration becomes ``v1beta2``
   (:func:`scheduler.api.convert.configuration_to_v1beta2`).
 * ``v1beta2`` objects are written as they were.  Objects of any other group

@@ -65,7 +65,14 @@ from scheduler.core.pending_reasons import (
     UntoleratedTaint,
 )
 from scheduler.core.resources import format_quantity
-from scheduler.jobs import JobIntegration, SuspendOnCreate, capability, job_integrations
+from scheduler.jobs import (
+    JobIntegration,
+    SuspendOnCreate,
+    capability,
+    for_object,
+    job_integrations,
+)
+from scheduler.jobs.controller import live_pod_count
 
 EXIT_OK, EXIT_NOT_FOUND = 0, 1
 MAX_CYCLES = 200
@@ -319,11 +326,7 @@ def explain_workload(
                 f"{finished.get('message') or 'no message'}"
             ]
         if state == "Evicted":
-            evicted = condition(workload, "Evicted") or {}
-            return lines + [
-                f"It is being evicted ({evicted.get('reason')}): {evicted.get('message')}",
-                "Its quota is released once its pods are gone; then it queues again.",
-            ]
+            return lines + _evicted_lines(workload, target.job, objects.pods)
     elif target.job is not None:
         lines.append(
             "The scheduler has not created its Workload yet; this is what it would decide."
@@ -334,6 +337,26 @@ def explain_workload(
         ]
     engine.run_until_steady(clock, max_cycles=MAX_CYCLES)
     return lines + _pending_lines(engine, objects, key)
+
+
+def _evicted_lines(
+    workload: Mapping[str, Any], job: Mapping[str, Any] | None, pods: list[dict[str, Any]]
+) -> list[str]:
+    """An evicted Workload: why, and how many pods of its job must still stop: pure.
+
+    The quota is released only once the job runs nothing: its pods as listed
+    (those kuota labelled with the job's UID) and its own counters.
+    """
+    evicted = condition(workload, "Evicted") or {}
+    first = f"It is evicted ({evicted.get('reason')}): {evicted.get('message')}"
+    uid = str(metadata(job).get("uid") or "") if job is not None else ""
+    integration = for_object(job) if job is not None else None
+    counted = integration.active(job) if integration is not None and job is not None else 0
+    stopping = max(live_pod_count(pods, uid) if uid else 0, counted)
+    if stopping:
+        noun = "pod" if stopping == 1 else "pods"
+        return [f"{first}; waiting for {stopping} {noun} to stop before the quota is released."]
+    return [first, "Nothing of it runs any more: its quota is released next, then it queues again."]
 
 
 def _predicted_key(cluster: Any, job_uid: str) -> str | None:

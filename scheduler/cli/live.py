@@ -64,6 +64,9 @@ class ClusterObjects:
     jobs: list[dict[str, Any]] = field(default_factory=list)
     """Jobs of every integration (a Job, a JobSet, with its apiVersion and kind) carrying the
     queue-name label."""
+    pods: list[dict[str, Any]] = field(default_factory=list)
+    """The pods kuota started for a job (``STARTED_PODS_SELECTOR``): what an evicted job still
+    runs."""
     namespaces: list[dict[str, Any]] = field(default_factory=list)
     priority_classes: list[dict[str, Any]] = field(default_factory=list)
 

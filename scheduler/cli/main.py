@@ -2,7 +2,8 @@
 
 ``validate`` and ``simulate`` run the same pure code as the live system
 (validation, the scheduling engine) without a cluster; their contract is in
-``shared/spec/cli-contract.md``.  ``convert`` rewrites manifests of any Kueue
+docs/validation.md#kuota-validate
+and docs/validation.md#kuota-simulate.  ``convert`` rewrites manifests of any Kueue
 version as ``v1beta2`` with the webhook's conversion, also offline.
 ``status``, ``explain`` and ``list`` read a live cluster through the user's
 kubeconfig (read-only) and show it through that same engine.

@@ -1,5 +1,5 @@
 """How ``kuota simulate`` reports a steady state: the contract's JSON object
-and a readable table of the same facts (cli-contract.md).
+and a readable table of the same facts (docs/validation.md#kuota-simulate).
 
 Pure functions of the engine's read-outs (``WorkloadState`` and
 ``ClusterQueueStatus`` of ``scheduler.core.engine``), so they can be tested
@@ -72,7 +72,7 @@ def snapshot_json(
     cluster_queues: Sequence[ClusterQueueStatusLike],
     format_quantity: QuantityFormatter,
 ) -> dict[str, Any]:
-    """The ``--json`` object of cli-contract.md, exactly its keys: pure."""
+    """The documented ``--json`` object, exactly its keys: pure."""
     return {
         "workloads": {state.key: workload_entry(state) for state in workloads},
         "clusterQueues": {

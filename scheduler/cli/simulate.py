@@ -1,4 +1,6 @@
-"""``kuota simulate FILE... [--json]``: the scheduler engine, offline (cli-contract.md).
+"""``kuota simulate FILE... [--json]``: the scheduler engine, offline.
+
+See docs/validation.md#kuota-simulate.
 
 Snapshot mode loads the objects in file order as if applied to an empty
 cluster (``scheduler.cli.cluster``), runs the real engine
@@ -68,7 +70,9 @@ def add_parser(commands: Any) -> None:
         "files", nargs="+", metavar="FILE", help="YAML file(s); - reads standard input"
     )
     parser.add_argument(
-        "--json", action="store_true", help="print the JSON report of cli-contract.md"
+        "--json",
+        action="store_true",
+        help='print the JSON report (kuota\'s docs/validation.md, "kuota simulate")',
     )
     parser.add_argument(
         "--max-cycles",

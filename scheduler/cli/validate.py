@@ -1,4 +1,4 @@
-"""``kuota validate FILE...``: the webhook's checks, offline (cli-contract.md).
+"""``kuota validate FILE...``: the webhook's checks, offline (docs/validation.md#kuota-validate).
 
 Exit 0 when every object is valid, 1 when at least one is not, 2 when the
 input cannot be read.  Human output is one line per violation,
@@ -8,7 +8,8 @@ their integration (``scheduler/jobs/<kind>/validation.py``), registered with
 the pipeline when :mod:`scheduler.jobs` is imported.  Objects of kinds kuota
 does not validate are noted on stderr and otherwise ignored.
 
-Every served version is read, offline (api.md 1.2).  An object of a version a
+Every served version is read, offline
+(docs/api-differences.md#api-versions-served).  An object of a version a
 cluster serves only when asked (``v1alpha1``, ``v1alpha2``) is validated as
 any other, and gets a note saying how to apply it: ``kuota convert`` it, or
 serve its version (the chart's ``crds.servedLegacyVersions``).  The note goes

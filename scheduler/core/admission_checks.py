@@ -1,6 +1,7 @@
 """Admission checks: which apply to a workload, and what they do to a ClusterQueue (pure).
 
-scheduling.md 9 and 3.11.  A ClusterQueue lists checks in
+See docs/scheduling.md#admission-checks and
+docs/scheduling.md#inactive-clusterqueues.  A ClusterQueue lists checks in
 ``admissionChecksStrategy.admissionChecks[]``; a check with no ``onFlavors``
 covers every flavor of the queue.  Once flavors are assigned, a check
 applies when its flavors meet the assigned ones.  A queue is inactive while
@@ -9,7 +10,7 @@ its MultiKueue checks are misconfigured (more than one; one limited to some
 flavors; one next to a ProvisioningRequest check).
 
 The states a check controller writes into ``status.admissionChecks`` decide
-the rest (9.2): all ``Ready`` admits, any ``Retry`` evicts and requeues after
+the rest: all ``Ready`` admits, any ``Retry`` evicts and requeues after
 a backoff, any ``Rejected`` deactivates.  The messages of those transitions
 are built here, as Kueue words them.
 """
@@ -58,7 +59,7 @@ def check_rules(
 
 
 def applicable_checks(rules: Iterable[CheckRule], flavors: Iterable[str]) -> tuple[str, ...]:
-    """The checks that apply to a workload assigned to ``flavors``, sorted by name (9.1): pure."""
+    """The checks that apply to a workload assigned to ``flavors``, sorted by name: pure."""
     assigned = set(flavors)
     return tuple(sorted({rule.name for rule in rules if rule.on_flavors & assigned}))
 
@@ -66,7 +67,7 @@ def applicable_checks(rules: Iterable[CheckRule], flavors: Iterable[str]) -> tup
 def inactive_fragments(
     rules: Sequence[CheckRule], queue_flavors: Sequence[str], checks: Mapping[str, CheckInfo]
 ) -> list[tuple[str, str]]:
-    """(reason, message fragment) of every check problem of a queue, in 3.11 order: pure."""
+    """(reason, message fragment) of every check problem of a queue, in documented order: pure."""
     every = frozenset(queue_flavors)
     missing: list[str] = []
     inactive: list[str] = []
@@ -151,17 +152,17 @@ def states_message(checks: Iterable[CheckState], state: str) -> str:
 
 
 def retry_eviction_message(checks: Iterable[CheckState]) -> str:
-    """The ``Evicted`` message when checks went ``Retry`` (9.2): pure."""
+    """The ``Evicted`` message when checks went ``Retry``: pure."""
     return f"Evicted due to {states_message(checks, RETRY)}"
 
 
 def rejected_message(checks: Iterable[CheckState]) -> str:
-    """The ``DeactivationTarget`` message when checks went ``Rejected`` (9.2): pure."""
+    """The ``DeactivationTarget`` message when checks went ``Rejected``: pure."""
     return states_message(checks, REJECTED)
 
 
 def retry_requeue_at(checks: Iterable[CheckState]) -> datetime | None:
-    """Latest ``lastTransitionTime + requeueAfterSeconds`` over the ``Retry`` checks (3.9): pure."""
+    """Latest ``lastTransitionTime + requeueAfterSeconds`` over the ``Retry`` checks: pure."""
     times = [
         check.last_transition_time + timedelta(seconds=check.requeue_after_seconds)
         for check in checks

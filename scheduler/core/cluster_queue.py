@@ -78,11 +78,11 @@ class ClusterQueueInfo:
         self.check_rules: tuple[CheckRule, ...] = check_rules(
             ((rule.name, tuple(rule.on_flavors)) for rule in rules), self.flavor_names
         )
-        """The admission checks with the flavors each covers (scheduling.md 9.1)."""
+        """The admission checks with the flavors each covers."""
         self.node: QuotaNode | None = None
         weight = spec.fair_sharing.weight if spec.fair_sharing is not None else None
         self.weight: Fraction = Fraction(weight.as_decimal()) if weight is not None else Fraction(1)
-        """``spec.fairSharing.weight`` (scheduling.md 8.1)."""
+        """``spec.fairSharing.weight`` (docs/scheduling.md#weights)."""
 
     @property
     def strict_fifo(self) -> bool:

@@ -1,9 +1,10 @@
-"""One scheduling cycle (scheduling.md 4), with kuota's multi-admission rounds.
+"""One scheduling cycle, with kuota's multi-admission rounds.
 
-A round pops one head from every active ClusterQueue (4.1), nominates each
-against the quota tree (4.3, flavor assignment of 5), sorts the entries by
+A round (docs/scheduling.md#the-scheduling-cycle) pops one head from every
+active ClusterQueue, nominates each against the quota tree (flavor
+assignment: docs/scheduling.md#flavor-assignment), sorts the entries by
 the documented processing order (``ordering.processing_key``) and processes
-them one by one (4.5): NoFit and "Preempt, no candidates" are not admitted
+them one by one: NoFit and "Preempt, no candidates" are not admitted
 (the latter may hold capacity for the rest of the cycle), an entry that no
 longer fits after earlier ones is skipped, and a fitting entry is admitted
 at once, its usage charged to the tree so no later entry can over-commit the
@@ -22,35 +23,38 @@ The cycle receives the engine's parts, not the engine: a ``CycleParts`` holds
 the quota cache and the queue manager behind the narrow views of
 ``cycle_inputs``, the workload records, the options and the cycle counter.
 
-Preemption (4.5 steps 0-6): an entry whose assignment needs preemption got
-its targets at nomination.  If an earlier entry of this cycle already chose
-one of them, its assignment is recomputed with those victims gone (pinned to
-the nominated flavors); a plain Fit then is a *DeferredFit* that holds its
-usage and waits.  Otherwise the entry must fit with the cycle's victims and
-its own targets removed; it then holds its usage for the rest of the cycle
-and issues an ``Evict`` per target not already being evicted.  Victims keep
-their quota until ``Engine.release``; the preemptor stays at the head of its
-BestEffortFIFO queue (sticky) and is admitted in the first cycle it fits.
+Preemption (docs/scheduling.md#the-scheduling-cycle): an entry whose assignment
+needs preemption got its targets at nomination.  If an earlier entry of this
+cycle already chose one of them, its assignment is recomputed with those
+victims gone (pinned to the nominated flavors); a plain Fit then is a
+*DeferredFit* that holds its usage and waits.  Otherwise the entry must fit
+with the cycle's victims and its own targets removed; it then holds its usage
+for the rest of the cycle and issues an ``Evict`` per target not already being
+evicted.  Victims keep their quota until ``Engine.release``; the preemptor
+stays at the head of its BestEffortFIFO queue (sticky) and is admitted in the
+first cycle it fits.
 
-kuota decision, against preemption ping-pong: an entry that issued
-preemptions and waits for them (``WorkloadRecord.claims_freed``) is processed
-before every other entry of a cycle, ahead of the order of 4.4 / 8.4, so the
-capacity its victims free goes to it and not to another queue's head (in
-scheduling.md, and in Kueue, a higher-priority borrower of another queue can
-take it first, and the victims can then reclaim it back, forever).  With the
-loop guard of ``preemption.candidates`` this makes every input settle.
+kuota decision, against preemption ping-pong: an entry that issued preemptions
+and waits for them (``WorkloadRecord.claims_freed``) is processed before every
+other entry of a cycle, ahead of the documented order
+(docs/scheduling.md#processing-order), so the capacity its victims free goes to
+it and not to another queue's head (in Kueue, a higher-priority borrower of
+another queue can take it first, and the victims can then reclaim it back,
+forever).  With the loop guard of ``preemption.candidates`` this makes every
+input settle.
 
 kuota decision: an entry admitted in Fit mode must fit with this cycle's
 victims still counted (they still hold quota until released), so an
 admission never over-commits the cache, even transiently.
 
-Partial admission (4.9): a head whose full assignment neither fits nor has
-preemption targets, and which has a pod set with ``minCount``, is nominated
-with the largest reduced counts that do (``partial_admission.search``); the
-admission records and charges those counts.
+Partial admission (docs/scheduling.md#partial-admission): a head whose full
+assignment neither fits nor has preemption targets, and which has a pod set
+with ``minCount``, is nominated with the largest reduced counts that do
+(``partial_admission.search``); the admission records and charges those counts.
 
 Under fair sharing the entries are handed out one at a time by the
-tournament of 8.4 (``fair_share.next_entry``), with fresh shares each time.
+tournament of docs/scheduling.md#admission-order-under-fair-sharing
+(``fair_share.next_entry``), with fresh shares each time.
 """
 
 from __future__ import annotations
@@ -149,7 +153,10 @@ class CycleParts:
         self.history = history if history is not None else PreemptionHistory()
         """Past evictions by preemption (the loop guard); the engine restarts it."""
         self.cycles = 0
-        """Cycles (rounds) run so far: the age of a flavor-scan position (4.8)."""
+        """Cycles (rounds) run so far: the age of a flavor-scan position.
+
+        See docs/scheduling.md#flavor-scan-position.
+        """
 
     def run(self, now: datetime) -> tuple[CycleResult, bool]:
         """One kuota cycle at ``now``; (result, whether anything changed)."""
@@ -192,7 +199,7 @@ def run_cycle(sched: CycleParts, now: datetime) -> tuple[CycleResult, bool]:
     Kueue rounds are repeated while they admit (and stop at an eviction, whose
     victims must be released from outside before anything else can happen).
     First, the admitted workloads of queues set to ``HoldAndDrain`` are
-    evicted (``drain``, 3.10).
+    evicted (``drain``, docs/scheduling.md#stop-policies).
     """
     drained = drain(
         cluster_queues=sched.quota.cluster_queues,
@@ -238,7 +245,10 @@ def _latest_pending(decisions: list[Decision]) -> list[Decision]:
 def _run_round(
     sched: CycleParts, now: datetime, schedulable: list[str]
 ) -> tuple[CycleResult, bool]:
-    """One Kueue cycle (scheduling.md 4.1-4.7): one head per active ClusterQueue."""
+    """One Kueue cycle: one head per active ClusterQueue.
+
+    See docs/scheduling.md#the-scheduling-cycle.
+    """
     quota = sched.quota  # its forest is current: run_cycle ensured it, rounds change usage only
     sched.cycles += 1
     changed = execute_requeues(quota, sched.queues, sched.records, now)
@@ -267,7 +277,11 @@ def _run_round(
 
 
 def _processing_order(sched: CycleParts, entries: list[_Entry]) -> Iterator[_Entry]:
-    """Entries in processing order: the classical sort (4.4) or the fair tournament (8.4)."""
+    """Entries in processing order: the classical sort or the fair tournament.
+
+    See docs/scheduling.md#processing-order and
+    docs/scheduling.md#admission-order-under-fair-sharing.
+    """
     claims = sorted((entry for entry in entries if entry.record.claims_freed), key=_sort_key)
     entries = [entry for entry in entries if not entry.record.claims_freed]
     yield from claims
@@ -302,7 +316,7 @@ def _sort_key(entry: _Entry) -> tuple[int, int, datetime, str]:
 
 
 def _nominate(cycle: _Cycle, entry: _Entry) -> _Entry:
-    """Checks of 4.3, then flavor assignment and preemption targets.
+    """Nomination's checks, then flavor assignment and preemption targets.
 
     A failed check fills the entry's reason, message and requeue reason.
     """
@@ -334,10 +348,11 @@ def _assign(
     start_after: Mapping[tuple[str, int], int] | None = None,
     pinned: Mapping[tuple[str, int], str] | None = None,
 ) -> tuple[Assignment, tuple[Target, ...]]:
-    """Flavor assignment (5) and, when it needs preemption, the whole workload's targets (7.1).
+    """Flavor assignment and, when it needs preemption, the whole workload's targets.
 
     When the full workload neither fits nor has targets and a pod set has a
-    ``minCount``, the largest reduced counts that do are used (4.9); the
+    ``minCount``, the largest reduced counts that do are used
+    (docs/scheduling.md#partial-admission); the
     assignment's pod-set results then carry the reduced counts.
     """
     sched, context, preemptor = cycle.sched, cycle.context, entry.preemptor
@@ -374,7 +389,7 @@ def _assign(
 
 
 def _usable(assignment: Assignment, targets: tuple[Target, ...]) -> bool:
-    """A Fit, or a preemption with targets (what ends the search of 4.9): pure."""
+    """A Fit, or a preemption with targets (what ends the partial-admission search): pure."""
     return assignment.mode == Mode.FIT or (
         assignment.mode in (Mode.PREEMPT, Mode.RECLAIM) and bool(targets)
     )
@@ -383,9 +398,9 @@ def _usable(assignment: Assignment, targets: tuple[Target, ...]) -> bool:
 def _scan_start(
     sched: CycleParts, record: WorkloadRecord, cq: str
 ) -> Mapping[tuple[str, int], int]:
-    """Where the flavor scan resumes (4.8): the last position, unless stale after a quota change.
+    """Where the flavor scan resumes: the last position, unless stale after a quota change.
 
-    Pure.
+    See docs/scheduling.md#flavor-scan-position.  Pure.
     """
     scan = record.scan
     if scan is None or not sched.options.resume_flavor_scan:
@@ -397,7 +412,10 @@ def _scan_start(
 
 
 def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
-    """Process one nominated entry (4.5 steps 0-6); its decisions, the entry's own last."""
+    """Process one nominated entry; its decisions, the entry's own last.
+
+    The cases are those of docs/scheduling.md#the-scheduling-cycle.
+    """
     record, cq = entry.record, entry.cq
     if entry.assignment is None:
         return [_pending(entry)]
@@ -458,7 +476,7 @@ def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
 
 
 def _recompute(cycle: _Cycle, entry: _Entry) -> bool:
-    """4.5 step 0: reassign with the cycle's victims gone, flavors pinned; True: a DeferredFit."""
+    """Overlapping victims: reassign with them gone, flavors pinned; True: a DeferredFit."""
     assignment = entry.assignment
     assert assignment is not None
     context = cycle.context
@@ -472,7 +490,7 @@ def _recompute(cycle: _Cycle, entry: _Entry) -> bool:
 
 
 def _fits(cycle: _Cycle, node: QuotaNode, usage: FRValues, targets: tuple[Target, ...]) -> bool:
-    """Whether ``usage`` fits once this cycle's victims and ``targets`` are gone (4.5 "fits").
+    """Whether ``usage`` fits once this cycle's victims and ``targets`` are gone.
 
     An admission (no targets) is tested with the victims still counted: they
     hold quota until released (module docstring).
@@ -487,7 +505,10 @@ def _fits(cycle: _Cycle, node: QuotaNode, usage: FRValues, targets: tuple[Target
 
 
 def _issue(cycle: _Cycle, entry: _Entry) -> list[Decision]:
-    """Issue the preemptions of 7.7: an ``Evict`` per target not already being evicted."""
+    """Issue the preemptions: an ``Evict`` per target not already being evicted.
+
+    See docs/scheduling.md#preemption-messages.
+    """
     sched, preemptor = cycle.sched, entry.record
     decisions: list[Decision] = []
     for target in entry.targets:
@@ -519,9 +540,9 @@ def _issue(cycle: _Cycle, entry: _Entry) -> list[Decision]:
 
 
 def _capacity_hold(cq: ClusterQueueInfo, assignment: Assignment) -> FRValues:
-    """Capacity a preemptor without candidates keeps from later borrowers (4.5 step 2): pure.
+    """Capacity a preemptor without candidates keeps from later borrowers: pure.
 
-    It is held for the rest of the round only.
+    It is held for the rest of the round only (docs/scheduling.md#the-scheduling-cycle).
     """
     node = cq.node
     assert node is not None

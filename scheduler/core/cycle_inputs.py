@@ -32,12 +32,15 @@ class SchedulingOptions:
     one_admission_per_queue: bool = False
     """Run a single Kueue round per cycle instead of rounds until nothing is admitted."""
     resume_flavor_scan: bool = True
-    """4.8: resume a flavor scan after the last examined flavor (off: always start at the first)."""
+    """Resume a flavor scan after the last examined flavor (off: always start at the first).
+
+    See docs/scheduling.md#flavor-scan-position.
+    """
     fair_sharing: bool = False
     ignore_undeclared: bool = False
     """``resources.quotaCheckStrategy: IgnoreUndeclared``: uncovered resources do not block."""
     strategies: tuple[str, ...] = DEFAULT_STRATEGIES
-    """Fair-sharing preemption strategies, in order (8.5)."""
+    """Fair-sharing preemption strategies, in order."""
 
 
 class CycleQuota(Protocol):

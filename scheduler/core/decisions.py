@@ -2,12 +2,12 @@
 
 The engine never writes to the API: a cycle returns decisions and the caller
 (the live scheduler, ``kuota simulate``, the tests) carries them out or prints
-them.  An ``Admit`` carries the admission record of scheduling.md 6.1; a
+them.  An ``Admit`` carries the admission record (docs/scheduling.md#admission); a
 ``Pending`` carries the ``QuotaReserved=False`` reason and the exact message a
-user reads (scheduling.md 3.1, 4.3, 4.5, 5.6), and when that message comes
+user reads (docs/scheduling.md#pending-reasons), and when that message comes
 from flavor assignment, the structure it was rendered from: the shortages
 (what would have to free up) and the blockers (what no release cures); an
-``Evict`` names a victim of preemption (scheduling.md 7.7): its quota stays
+``Evict`` names a victim of preemption (docs/scheduling.md#preemption-messages): its quota stays
 counted until the caller says its pods are gone (``Engine.release``).
 """
 
@@ -42,7 +42,7 @@ class Admit:
     pod_sets: tuple[PodSetAdmission, ...]
     message: str
     admission_checks: tuple[str, ...] = ()
-    """The admission checks that apply (9.1), sorted: the quota is reserved, and the
+    """The admission checks that apply, sorted: the quota is reserved, and the
     workload is ``Admitted`` only when every one of them is ``Ready``."""
 
 

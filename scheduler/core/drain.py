@@ -1,9 +1,9 @@
-"""Draining stopped queues (scheduling.md 3.10).
+"""Draining stopped queues (docs/scheduling.md#stop-policies).
 
 A ClusterQueue or LocalQueue whose ``stopPolicy`` is not ``None`` admits
-nothing: the ClusterQueue is inactive (3.11) and the LocalQueue's workloads
-leave every queue (3.1), so their pending workloads stay pending with the
-``Suspended`` reason of the 3.1 table.  ``HoldAndDrain`` also evicts what is
+nothing: the ClusterQueue is inactive and the LocalQueue's workloads
+leave every queue, so their pending workloads stay pending with the
+``Suspended`` reason (docs/scheduling.md#queues).  ``HoldAndDrain`` also evicts what is
 already admitted, the way Kueue's workload controller does: every admitted
 workload of the queue gets ``Evicted`` with reason ``LocalQueueStopped``
 (``"The LocalQueue is stopped"``) or ``ClusterQueueStopped`` (``"The
@@ -13,8 +13,9 @@ and is then queued again, where the stopped queue keeps it waiting until
 ``stopPolicy`` returns to ``None``.  ``Hold`` evicts nothing: admitted
 workloads run to completion.
 
-kuota admits in one step (``QuotaReserved`` and ``Admitted`` together), so
-the "quota reserved but not admitted" row of 3.10 has nothing to cancel.
+Under ``Hold``, a workload that holds quota while its admission checks are
+still pending keeps its reservation (Kueue cancels it; see
+docs/concepts.md#stop-policies).
 
 The work is proportional to what is drained: only admitted workloads of
 queues set to ``HoldAndDrain`` are looked at, and each is evicted once.
@@ -30,9 +31,9 @@ from scheduler.core.state import ADMITTED, WorkloadRecord
 
 HOLD_AND_DRAIN = "HoldAndDrain"
 CLUSTER_QUEUE_STOPPED = ("ClusterQueueStopped", "The ClusterQueue is stopped")
-"""(Evicted reason, message) of a workload drained from its stopped ClusterQueue (3.10)."""
+"""(Evicted reason, message) of a workload drained from its stopped ClusterQueue."""
 LOCAL_QUEUE_STOPPED = ("LocalQueueStopped", "The LocalQueue is stopped")
-"""(Evicted reason, message) of a workload drained from its stopped LocalQueue (3.10)."""
+"""(Evicted reason, message) of a workload drained from its stopped LocalQueue."""
 
 
 def _drain_reason(

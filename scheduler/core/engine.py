@@ -18,7 +18,7 @@ clock.  Inside, the API objects are reduced to the engine's own records
 The engine owns the workload records (one per key, shared by reference) and
 the priority classes, turns API objects into calls on its parts, and
 connects them: what the cache reports as affected becomes a requeue event
-of the queue manager (scheduling.md 3.7: anything that may free capacity or
+of the queue manager (docs/scheduling.md#requeueing: anything that may free capacity or
 change what a queue can admit requeues the affected trees at the start of
 the next cycle; Kueue batches them for a second, a cycle is kuota's batch).
 """
@@ -106,7 +106,7 @@ class Engine:
         self._priorities: dict[PriorityRef, int] = {}
         """(kind, name) of a PriorityClass or WorkloadPriorityClass -> its value."""
         self._backoff: dict[WorkloadKey, datetime] = {}
-        """Pending workloads whose ``requeueState.requeueAt`` may lie ahead (3.9): kept out of
+        """Pending workloads whose ``requeueState.requeueAt`` may lie ahead: kept out of
         their queue until then (``cycle``)."""
         self.cache = QuotaCache()
         self.queues = QueueManager(self.cache, self._records)
@@ -114,7 +114,7 @@ class Engine:
         """Past evictions by preemption, for the loop guard (``preemption.candidates``)."""
         self._cluster_queue_specs: dict[str, ClusterQueueSpec] = {}
         """The spec of each ClusterQueue as last applied: only a new queue or a new spec moves
-        workloads (3.7); kuota's own status writes come back as updates about once a second."""
+        workloads; kuota's own status writes come back as updates about once a second."""
         self._cycle = CycleParts(
             quota=self.cache,
             queues=self.queues,
@@ -197,7 +197,9 @@ class Engine:
             self._cluster_queues_changed(cache.set_admission_check(name, None))
 
     def release(self, workload: WorkloadKey) -> None:
-        """The evicted workload's pods are gone: release its quota and requeue it (6.4 step 3, 7.8).
+        """The evicted workload's pods are gone: release its quota and requeue it.
+
+        See docs/scheduling.md#eviction-and-requeue.
 
         Until this call a victim keeps its quota counted (and is not evicted
         twice), so released quota is never counted twice.  A workload that is
@@ -244,13 +246,13 @@ class Engine:
     # --- scheduling -----------------------------------------------------------------
 
     def cycle(self, now: datetime) -> CycleResult:
-        """One scheduling cycle (scheduling.md 4)."""
+        """One scheduling cycle (docs/scheduling.md#the-scheduling-cycle)."""
         self._backoffs(now)
         result, _ = self._cycle.run(now)
         return result
 
     def _backoffs(self, now: datetime) -> None:
-        """Keep workloads in backoff out of their queues; queue those whose time came (3.9)."""
+        """Keep workloads in backoff out of their queues; queue those whose time came."""
         for key, at in list(self._backoff.items()):
             record = self._records.get(key)
             if record is None or record.state != PENDING or record.requeue_at != at:
@@ -296,7 +298,10 @@ class Engine:
         return workload_state(record, self.queues)
 
     def cluster_queue_status(self, name: str) -> ClusterQueueStatus:
-        """Pending and admitted counts, usage, borrowing and the ``Active`` condition (10.1)."""
+        """Pending and admitted counts, usage, borrowing and the ``Active`` condition.
+
+        See docs/scheduling.md#queue-status.
+        """
         if name not in self.cache.cluster_queues:
             raise KeyError(name)
         return cluster_queue_status(name, self.cache, self.queues, self._records)
@@ -304,7 +309,7 @@ class Engine:
     def admission_checks_for(
         self, cluster_queue: str, flavors: Iterable[str]
     ) -> tuple[str, ...] | None:
-        """The checks of ``cluster_queue`` that apply to a workload on ``flavors`` (9.1): pure.
+        """The checks of ``cluster_queue`` that apply to a workload on ``flavors``: pure.
 
         None when the ClusterQueue is unknown.
         """
@@ -326,7 +331,7 @@ class Engine:
     def queue_position(self, workload: WorkloadKey) -> tuple[int, int] | None:
         """(1-based position, pending count) in its ClusterQueue's queue order; None if not queued.
 
-        Queue order is 3.4's (priority, then age) over every pending workload
+        Queue order (priority, then age; docs/scheduling.md#queue-order) over every pending workload
         of the queue, active and inadmissible.  Pure.
         """
         record = self._records.get(workload)
@@ -390,7 +395,7 @@ class Engine:
             self.queues.reroute_cluster_queue(name)
 
     def _set_priority(self, ref: PriorityRef, value: int | None) -> None:
-        """A priority class changed (None: deleted); re-key the workloads that use it (3.7)."""
+        """A priority class changed (None: deleted); re-key the workloads that use it."""
         if value is None:
             if self._priorities.pop(ref, None) is None:
                 return
@@ -453,7 +458,7 @@ class Engine:
         if record.requeue_at is not None:
             self._backoff[key] = record.requeue_at
         if before[0] != record.pod_sets:
-            record.scan = None  # another shape: the flavor scan starts afresh (4.8)
+            record.scan = None  # another shape: the flavor scan starts afresh
         if is_finished(workload):
             self.finish(key)
             return
@@ -503,7 +508,7 @@ class Engine:
         record.cluster_queue = reserved.cluster_queue
         record.admission = reserved.pod_sets
         record.claims_freed = False
-        # Not Admitted while admission checks are listed: they are not all Ready yet (9.2).
+        # Not Admitted while admission checks are listed: they are not all Ready yet.
         record.awaiting_checks = bool(workload.status.admission_checks) and (
             not workload.status.is_condition_true("Admitted")
         )

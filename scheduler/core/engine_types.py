@@ -65,7 +65,7 @@ class WorkloadState:
 
 @dataclass(frozen=True, slots=True)
 class ClusterQueueStatus:
-    """A ClusterQueue's status as the scheduler reports it (10.1)."""
+    """A ClusterQueue's status as the scheduler reports it (docs/scheduling.md#queue-status)."""
 
     name: str
     pending: int

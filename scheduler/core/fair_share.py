@@ -1,4 +1,7 @@
-"""Dominant resource share (scheduling.md 8.2) and the fair-sharing admission order (8.4).
+"""Dominant resource share and the fair-sharing admission order.
+
+See docs/scheduling.md#dominant-resource-share and
+docs/scheduling.md#admission-order-under-fair-sharing.
 
 A node's DRS says how much it borrows from its parent, relative to what the
 parent could lend: per resource name (flavors summed) ``borrowed x 1000 /
@@ -33,7 +36,7 @@ MAX_INT64 = 9223372036854775807
 
 @dataclass(frozen=True, slots=True)
 class Share:
-    """One DRS value (8.2)."""
+    """One DRS value."""
 
     borrowing: bool
     unweighted: Fraction
@@ -72,7 +75,7 @@ def lendable(parent: QuotaNode) -> dict[str, int]:
 def dominant_resource_share(
     node: QuotaNode, lendable_cache: dict[int, dict[str, int]] | None = None
 ) -> Share:
-    """DRS of ``node`` with the tree as it is now (8.2): pure."""
+    """DRS of ``node`` with the tree as it is now: pure."""
     parent = node.parent
     if parent is None:
         return ZERO
@@ -121,7 +124,7 @@ class FairEntry(Generic[E]):
 
 
 def next_entry(entries: Sequence[FairEntry[E]]) -> FairEntry[E]:
-    """The entry to process next under fair sharing (8.4): pure (the tree is restored)."""
+    """The entry to process next under fair sharing: pure (the tree is restored)."""
     first = min(entries, key=lambda item: item.node.name)
     if first.node.parent is None:
         return first

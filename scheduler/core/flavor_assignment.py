@@ -1,4 +1,6 @@
-"""Flavor assignment: which flavor each pod set gets, and how well it fits (scheduling.md 5).
+"""Flavor assignment: which flavor each pod set gets, and how well it fits.
+
+See docs/scheduling.md#flavor-assignment.
 
 Results, not booleans: every (pod set, resource group) records the flavor
 chosen, its mode (``NoFit < PreemptNoCandidates < Preempt < Reclaim < Fit``,
@@ -6,19 +8,20 @@ an ordered enum, so a pod set's mode is ``min()`` over its groups and a
 workload's ``min()`` over its pod sets), its borrowing level, and the
 reasons (``scheduler.core.pending_reasons``: shortages and blockers) and
 NoFit reasons of every flavor examined.  The pending message a user reads is
-rendered from that structure (5.6), never the other way round.
+rendered from that structure (docs/scheduling.md#pending-reasons), never the
+other way round.
 
 Assignment reads the live quota tree; the caller decides what to do with the
-result (the cycle, 4.5).  When an FR lacks unused quota and preemption may
-help (5.3), ``simulate(fr, amount)`` (the preemption simulation of
-``scheduler.core.preemption``) says which workloads would be evicted and the
-borrowing level once they are gone.
+result (the cycle).  When an FR lacks unused quota and preemption may help
+(docs/scheduling.md#quota-classification), ``simulate(fr, amount)`` (the
+preemption simulation of ``scheduler.core.preemption``) says which workloads
+would be evicted and the borrowing level once they are gone.
 
-The flavor-scan position (4.8): every (pod set, resource group) records the
-index of the last flavor examined, or -1 when the scan reached the end; the
-next attempt may resume after it (``start_after``).  A recomputation after
-overlapping preemptions (4.5 step 0) pins each group to the flavor chosen at
-nomination (``pinned``).
+The flavor-scan position (docs/scheduling.md#flavor-scan-position): every (pod
+set, resource group) records the index of the last flavor examined, or -1 when
+the scan reached the end; the next attempt may resume after it
+(``start_after``).  A recomputation after overlapping preemptions pins each
+group to the flavor chosen at nomination (``pinned``).
 """
 
 from __future__ import annotations
@@ -70,7 +73,7 @@ REASON_SEVERITY: Mapping[str, int] = {
     "WaitingForQuota": 2,
     "TopologyPlacementFailed": 1,
 }
-"""NoFit reasons, most severe first (5.5)."""
+"""NoFit reasons, most severe first (docs/scheduling.md#pending-reasons)."""
 
 
 @dataclass(slots=True)
@@ -82,13 +85,13 @@ class PodSetResult:
     flavors: dict[str, str] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=dict)
     reasons: list[PodSetReason] = field(default_factory=list)
-    """Why examined flavors could not be used (none for a group whose chosen flavor fits, 5.6)."""
+    """Why examined flavors could not be used (none for a group whose chosen flavor fits)."""
     no_fit_reason: str | None = None
     preempt_frs: set[FlavorResource] = field(default_factory=set)
     """Assigned FRs whose mode is not Fit (they need preemption)."""
 
     def message(self) -> str:
-        """``couldn't assign flavors to pod set <name>: <sorted notes>`` (5.6): pure."""
+        """``couldn't assign flavors to pod set <name>: <sorted notes>``: pure."""
         return pod_set_message(self.name, self.reasons)
 
 
@@ -102,7 +105,7 @@ class Assignment:
     usage: FRValues
     """Total per FR over all assigned pod sets."""
     last_tried: dict[tuple[str, int], int] = field(default_factory=dict)
-    """Flavor-scan position per (pod set, resource group) (4.8)."""
+    """Flavor-scan position per (pod set, resource group)."""
     chosen: dict[tuple[str, int], str] = field(default_factory=dict)
     """The flavor chosen per (pod set, resource group)."""
 
@@ -112,7 +115,7 @@ class Assignment:
         return set().union(*(result.preempt_frs for result in self.pod_sets))
 
     def message(self) -> str:
-        """The pending message: each pod set that is not a plain Fit, joined by "; " (5.6): pure."""
+        """The pending message: each pod set that is not a plain Fit, joined by "; ": pure."""
         return self.pending()[0]
 
     def pending(self) -> tuple[str, Details]:
@@ -130,7 +133,7 @@ class Assignment:
         return message, (shortages, blockers)
 
     def no_fit_reason(self) -> str:
-        """The most severe NoFit reason over the pod sets (5.5): pure."""
+        """The most severe NoFit reason over the pod sets: pure."""
         reasons = [result.no_fit_reason for result in self.pod_sets if result.no_fit_reason]
         return max(reasons, key=REASON_SEVERITY.__getitem__) if reasons else "NoMatchingFlavor"
 
@@ -144,7 +147,7 @@ class _Candidate:
 
 
 Simulation = Callable[[FlavorResource, int], tuple[tuple[object, ...], int]]
-"""``simulate(fr, amount) -> (targets, borrowing level without them)`` (5.3)."""
+"""``simulate(fr, amount) -> (targets, borrowing level without them)``."""
 
 ScanKey = tuple[str, int]
 """(pod set name, resource group index)."""
@@ -169,7 +172,7 @@ def assign_flavors(
     start_after: Mapping[ScanKey, int] | None = None,
     pinned: Mapping[ScanKey, str] | None = None,
 ) -> Assignment:
-    """Assign a flavor to every resource group of every pod set, in spec order (5.1): pure."""
+    """Assign a flavor to every resource group of every pod set, in spec order: pure."""
     node = cq.node
     assert node is not None
     scan = _Scan(start_after=start_after or {}, pinned=pinned)
@@ -294,12 +297,12 @@ def _choose_flavor(
     fair_sharing: bool,
     simulate: Simulation | None,
 ) -> tuple[_Candidate | None, list[PodSetReason], list[str], int]:
-    """Scan flavors in ``order`` and pick one (5.4): pure.
+    """Scan flavors in ``order`` and pick one (docs/scheduling.md#choosing-among-flavors): pure.
 
     Returns (choice, reasons, NoFit reasons, scan position).
 
     The scan position is the index of the flavor the scan stopped at, or -1
-    when it went through the end of the group's list (4.8).
+    when it went through the end of the group's list.
     """
     why: list[PodSetReason] = []
     no_fit: list[str] = []
@@ -364,7 +367,7 @@ def _choose_flavor(
 
 
 def _preferred(candidate: _Candidate, best: _Candidate, preference: str | None) -> bool:
-    """Whether ``candidate`` beats ``best`` (5.4); exact ties keep the earlier flavor: pure."""
+    """Whether ``candidate`` beats ``best``; exact ties keep the earlier flavor: pure."""
     if Mode.PREEMPT_NO_CANDIDATES in (candidate.mode, best.mode):
         return candidate.mode > best.mode
     if preference == "PreemptionOverBorrowing":
@@ -387,7 +390,7 @@ def _classify(
     fair_sharing: bool,
     simulate: Simulation | None,
 ) -> tuple[Mode, int, PodSetReason | None, str | None]:
-    """Quota classification of one FR (5.3): (mode, borrowing level, reason, NoFit reason): pure."""
+    """Quota classification of one FR: (mode, borrowing level, reason, NoFit reason): pure."""
     flavor, resource = fr
     value = earlier + request
     maximum = potential(node, fr)

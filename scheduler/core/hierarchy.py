@@ -1,4 +1,6 @@
-"""Building the cohort forest from ClusterQueue and Cohort specs (scheduling.md 1.1-1.2).
+"""Building the cohort forest from ClusterQueue and Cohort specs.
+
+See docs/scheduling.md#the-quota-tree.
 
 A CQ's parent is the cohort it names; a cohort's parent is its
 ``parentName``.  Cohorts that are named but have no object are implicit:

@@ -1,4 +1,4 @@
-"""Does a pod set fit the nodes a flavor stands for? (scheduling.md 5.2, 3.2)
+"""Does a pod set fit the nodes a flavor stands for? (docs/scheduling.md#flavor-eligibility)
 
 A ResourceFlavor is a name plus node-matching data.  A pod set may use it
 when every ``NoSchedule``/``NoExecute`` taint of the flavor is tolerated (by
@@ -86,7 +86,7 @@ def matches_flavor_labels(
 ) -> bool:
     """Whether the pod's node selection, reduced to the flavor's label keys, matches it: pure.
 
-    Reduction (5.2): keep ``nodeSelector`` entries and affinity expressions
+    Reduction: keep ``nodeSelector`` entries and affinity expressions
     whose key is one of the flavor's label keys; if any affinity term becomes
     empty the whole required affinity is dropped (terms are ORed).
     """

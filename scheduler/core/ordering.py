@@ -1,4 +1,6 @@
-"""The two orderings of scheduling, each one sort key (scheduling.md 3.4, 4.4).
+"""The two orderings of scheduling, each one sort key.
+
+See docs/scheduling.md#queue-order and docs/scheduling.md#processing-order.
 
 **Queue order** inside a ClusterQueue, smaller first:
 
@@ -6,7 +8,7 @@
 2. earlier queue-order timestamp (``workload.queue_timestamp``);
 3. workload UID, then key (any total order; only for determinism).
 
-(The sticky preemptor of BestEffortFIFO, 3.4 rule 1, is kept by the queue
+(The sticky preemptor of BestEffortFIFO, first in queue order, is kept by the queue
 itself: ``ClusterQueueQueue.sticky`` is popped first while it is queued.)
 
 **Processing order** of the nominated entries of one cycle (classical,

@@ -1,4 +1,4 @@
-"""Partial admission: the largest pod counts that still fit (scheduling.md 4.9).
+"""Partial admission: the largest pod counts that still fit (docs/scheduling.md#partial-admission).
 
 A pod set with ``minCount < count`` may be admitted with fewer pods.  With
 ``delta_i = count_i - minCount_i`` and ``D = sum(delta_i)``, step ``k`` of
@@ -64,7 +64,7 @@ def scaled(pod_sets: Sequence[PodSetInfo], counts: Sequence[int]) -> tuple[PodSe
 def search(
     pod_sets: Sequence[PodSetInfo], attempt: Callable[[tuple[PodSetInfo, ...]], R | None]
 ) -> R | None:
-    """The result of the largest reduced counts ``attempt`` accepts, or None (4.9).
+    """The result of the largest reduced counts ``attempt`` accepts, or None.
 
     Steps 1 to ``D`` are searched (step 0, the full counts, is the caller's
     own first attempt).  ``attempt`` is called O(log D) times.

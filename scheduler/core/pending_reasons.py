@@ -1,4 +1,6 @@
-"""Why a pod set got no flavor, as data, and the one renderer of its words (scheduling.md 5.3, 5.6).
+"""Why a pod set got no flavor, as data, and the one renderer of its words.
+
+See docs/scheduling.md#pending-reasons.
 
 Flavor assignment records a reason for every flavor it examined and could
 not use: a *shortage* (the flavor lacks unused quota; waiting or preempting
@@ -7,7 +9,7 @@ the maximum capacity, an untolerated taint, a node-affinity mismatch, a
 missing ResourceFlavor, a resource the ClusterQueue has no quota for).  Each
 reason knows its note, the exact phrase of Kueue's pending message, and
 ``pod_set_message`` joins the notes of one pod set in the documented order
-(sorted notes, 5.6).  The message a user reads therefore exists in one place,
+(sorted notes).  The message a user reads therefore exists in one place,
 and readers such as ``kuota explain`` use the fields instead of parsing text.
 
 Amounts are exact ``Quantity`` values in the engine's canonical form, so a
@@ -26,7 +28,7 @@ from scheduler.core.node_matching import describe_taint
 
 
 class PreemptionPossibility(Enum):
-    """What preemption can do about one shortage (the three outcomes of 5.3, and "not at all")."""
+    """What preemption can do about one shortage (the three preemption modes, and "not at all")."""
 
     NOT_POSSIBLE = "NotPossible"
     """Policy and quota rule preemption out: the FR waits for quota (NoFit, ``WaitingForQuota``)."""
@@ -51,7 +53,7 @@ class Shortage:
     preemption: PreemptionPossibility
 
     def note(self) -> str:
-        """The 5.3 note: pure."""
+        """The shortage note: pure."""
         return (
             f"insufficient unused quota for {self.resource} in flavor {self.flavor}, "
             f"{self.amount} more needed"
@@ -71,7 +73,7 @@ class ExceedsMaximum:
     maximum: Quantity
 
     def note(self) -> str:
-        """The 5.3 ``ExceedsMaxQuota`` note: pure."""
+        """The ``ExceedsMaxQuota`` note: pure."""
         return (
             f"insufficient quota for {self.resource} in flavor {self.flavor}, previously "
             f"considered podsets requests ({self.earlier}) + current podset request "
@@ -81,7 +83,7 @@ class ExceedsMaximum:
 
 @dataclass(frozen=True, slots=True)
 class UntoleratedTaint:
-    """The flavor's nodes carry a blocking taint the pod set does not tolerate (5.2)."""
+    """The flavor's nodes carry a blocking taint the pod set does not tolerate."""
 
     pod_set: str
     flavor: str
@@ -93,19 +95,19 @@ class UntoleratedTaint:
         return describe_taint(self.taint)
 
     def note(self) -> str:
-        """The 5.2 taint note: pure."""
+        """The taint note: pure."""
         return f"untolerated taint {self.taint_text} in flavor {self.flavor}"
 
 
 @dataclass(frozen=True, slots=True)
 class AffinityMismatch:
-    """The pod set's node selection excludes the flavor's nodes (5.2)."""
+    """The pod set's node selection excludes the flavor's nodes."""
 
     pod_set: str
     flavor: str
 
     def note(self) -> str:
-        """The 5.2 affinity note: pure."""
+        """The affinity note: pure."""
         return f"flavor {self.flavor} doesn't match node affinity"
 
 
@@ -123,13 +125,13 @@ class FlavorNotFound:
 
 @dataclass(frozen=True, slots=True)
 class ResourceUnavailable:
-    """The pod set requests a resource no resource group of the ClusterQueue covers (2.5)."""
+    """The pod set requests a resource no resource group of the ClusterQueue covers."""
 
     pod_set: str
     resource: str
 
     def note(self) -> str:
-        """The 2.5 note: pure."""
+        """The uncovered-resource note: pure."""
         return f"resource {self.resource} unavailable in ClusterQueue"
 
 
@@ -155,7 +157,7 @@ def render(pod_set: str, reasons: Sequence[PodSetReason]) -> tuple[str, Details]
     """One pod set's message and its details, each in the message's order: pure.
 
     ``couldn't assign flavors to pod set <name>: <notes>``, the notes sorted
-    (5.6).  Results are shared by value (the reasons are immutable): the
+    alphabetically.  Results are shared by value (the reasons are immutable): the
     many workloads that wait in one ClusterQueue for the same reason get one
     message and one details pair, instead of allocating (and keeping, and
     making the garbage collector walk) equal copies.  Bounded like the
@@ -181,7 +183,7 @@ def _first(pair: tuple[str, PodSetReason]) -> str:
 
 
 def pod_set_message(pod_set: str, reasons: Iterable[PodSetReason]) -> str:
-    """``couldn't assign flavors to pod set <name>: <sorted notes>`` (5.6): pure."""
+    """``couldn't assign flavors to pod set <name>: <sorted notes>``: pure."""
     return render(pod_set, list(reasons))[0]
 
 

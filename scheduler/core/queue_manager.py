@@ -1,16 +1,20 @@
-"""The queue manager: where each pending workload waits (scheduling.md 3.1-3.7).
+"""The queue manager: where each pending workload waits.
+
+See docs/scheduling.md#queues, docs/scheduling.md#queue-order and
+docs/scheduling.md#requeueing.
 
 A workload is queued in the pending structure of the ClusterQueue its
 LocalQueue names (``queues.ClusterQueueQueue``: active heap + inadmissible
 set), unless it cannot be: deactivated, LocalQueue missing or stopped,
 ClusterQueue missing, admission-gated.  Those workloads sit outside every
-queue with the reason and message of the 3.1 table, reported once per change
+queue with the reason and message of the docs' table, reported once per change
 (``take_to_report``); they are routed again whenever their LocalQueue or
 ClusterQueue changes, and indexes by LocalQueue (and by priority class, for
 priority changes) keep that O(affected).  Workloads queued in an inactive
-ClusterQueue stay queued (they count as pending) but are never popped (3.11).
+ClusterQueue stay queued (they count as pending) but are never popped
+(docs/scheduling.md#inactive-clusterqueues).
 
-Requeue events (3.7) are collected here between cycles (``requeue_tree``,
+Requeue events are collected here between cycles (``requeue_tree``,
 ``requeue_cluster_queue``) and taken by the next cycle.
 
 The manager reads the quota side through the two questions of
@@ -39,7 +43,7 @@ class ClusterQueueView(Protocol):
         ...
 
     def is_active(self, name: str) -> bool:
-        """May admit (3.11)."""
+        """May admit (not inactive)."""
         ...
 
 
@@ -57,13 +61,13 @@ class QueueManager:
         self._by_local_queue: dict[str, set[str]] = {}
         self._by_priority_ref: dict[PriorityRef, set[str]] = {}
         self._unqueued: dict[str, tuple[str, str]] = {}
-        """Workloads outside every queue: key -> (reason, message) of 3.1."""
+        """Workloads outside every queue: key -> (reason, message) (docs/scheduling.md#queues)."""
         self._to_report: dict[str, None] = {}
-        """Workloads whose 3.1 status changed since the last cycle reported it."""
+        """Workloads whose queueing status changed since the last cycle reported it."""
         self._requeue_trees: set[str] = set()
         self._requeue_cluster_queues: set[str] = set()
         self._draining: set[str] = set()
-        """LocalQueues whose stopPolicy is ``HoldAndDrain`` (3.10)."""
+        """LocalQueues whose stopPolicy is ``HoldAndDrain``."""
 
     # --- LocalQueues and ClusterQueues --------------------------------------------
 
@@ -81,7 +85,7 @@ class QueueManager:
             self.reroute_local_queue(key)
 
     def remove_local_queue(self, key: str) -> None:
-        """Forget LocalQueue ``namespace/name``; its workloads become unqueued (3.1)."""
+        """Forget LocalQueue ``namespace/name``; its workloads become unqueued."""
         self._draining.discard(key)
         if self._local_queues.pop(key, None) is not None:
             self.reroute_local_queue(key)
@@ -112,7 +116,7 @@ class QueueManager:
             self._by_priority_ref.setdefault(record.priority_ref, set()).add(record.key)
 
     def unindex(self, record: WorkloadRecord) -> None:
-        """Take ``record`` out of the indexes and forget its 3.1 status (before a spec change)."""
+        """Take ``record`` out of the indexes and forget its queueing status (spec change)."""
         if record.queue_name:
             key = f"{record.namespace}/{record.queue_name}"
             self._by_local_queue.get(key, set()).discard(record.key)
@@ -128,7 +132,7 @@ class QueueManager:
     # --- routing -------------------------------------------------------------------
 
     def target(self, record: WorkloadRecord) -> tuple[str | None, str | None, str]:
-        """(CQ to queue in, reason, message); no CQ when it cannot be queued (3.1 table): pure."""
+        """(CQ to queue in, reason, message); no CQ when it cannot be queued: pure."""
         if not record.active:
             return None, "Deactivated", "The workload is deactivated"
         local_queue = self._local_queues.get(f"{record.namespace}/{record.queue_name or ''}")
@@ -181,14 +185,14 @@ class QueueManager:
             record.queued_in = None
 
     def requeue_one(self, record: WorkloadRecord) -> None:
-        """Re-key ``record`` in its heap (its priority or spec changed, 3.7)."""
+        """Re-key ``record`` in its heap (its priority or spec changed)."""
         if record.queued_in is not None:
             self._queues[record.queued_in].push(record.queue_order())
 
     # --- what the cycle does with heads -------------------------------------------
 
     def pop_head(self, cluster_queue: str) -> WorkloadRecord | None:
-        """The head of ``cluster_queue``'s heap (3.4), taken out of the queue (4.1)."""
+        """The head of ``cluster_queue``'s heap, taken out of the queue."""
         key = self._queues[cluster_queue].pop()
         if key is None:
             return None
@@ -199,9 +203,9 @@ class QueueManager:
     def put_back(
         self, record: WorkloadRecord, cluster_queue: str, *, park: bool, sticky: bool
     ) -> None:
-        """Return a head that was not admitted (3.6): parked as inadmissible, or to the heap.
+        """Return a head that was not admitted: parked as inadmissible, or to the heap.
 
-        ``sticky`` keeps it at the head of its BestEffortFIFO heap (3.4 rule 1).
+        ``sticky`` keeps it at the head of its BestEffortFIFO heap.
         """
         queue = self._queues[cluster_queue]
         record.queued_in = cluster_queue
@@ -217,7 +221,7 @@ class QueueManager:
         self._queues[cluster_queue].remove(record.key)
 
     def requeue_inadmissible(self, cluster_queue: str, keep_parked: Callable[[str], bool]) -> int:
-        """Move ``cluster_queue``'s inadmissible workloads back to the heap (3.7); how many moved.
+        """Move ``cluster_queue``'s inadmissible workloads back to the heap; how many moved.
 
         Those for which ``keep_parked(key)`` is true stay parked.
         """
@@ -227,11 +231,11 @@ class QueueManager:
     # --- requeue events and reports ----------------------------------------------
 
     def requeue_tree(self, name: str) -> None:
-        """Request a requeue of every CQ in the tree of CQ or cohort ``name`` (3.7)."""
+        """Request a requeue of every CQ in the tree of CQ or cohort ``name``."""
         self._requeue_trees.add(name)
 
     def requeue_cluster_queue(self, name: str) -> None:
-        """Request a requeue of one ClusterQueue (3.7)."""
+        """Request a requeue of one ClusterQueue."""
         self._requeue_cluster_queues.add(name)
 
     def take_requeue_events(self) -> tuple[set[str], set[str]]:
@@ -245,7 +249,7 @@ class QueueManager:
         return {key: self._by_local_queue.get(key, set()) for key in self._draining}
 
     def take_to_report(self) -> list[str]:
-        """Keys whose 3.1 status changed since the last call (sorted); the list is cleared."""
+        """Keys whose queueing status changed since the last call (sorted); the list is cleared."""
         keys = sorted(self._to_report)
         self._to_report.clear()
         return keys

@@ -1,11 +1,13 @@
-"""Pending workloads of one ClusterQueue: an active heap and an inadmissible set (3.3).
+"""Pending workloads of one ClusterQueue: an active heap and an inadmissible set.
+
+See docs/scheduling.md#queues.
 
 The heap holds ``(queue key..., seq)`` tuples and is lazily pruned: removing
 or re-keying a workload only forgets its current ``seq``; a popped entry
 whose ``seq`` is no longer current is skipped.  Pushing and popping are
 O(log n), removal O(1), and nothing ever scans the whole queue during a
 cycle.  The inadmissible set is an insertion-ordered dict, scanned only when
-a requeue event (3.7) moves its workloads back.
+a requeue event moves its workloads back.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ class ClusterQueueQueue:
         self._inadmissible: dict[str, QueueKey] = {}
         self._counter = 0
         self.sticky: str | None = None
-        """BestEffortFIFO's sticky preemptor (3.4 rule 1): popped first while it is in the heap."""
+        """BestEffortFIFO's sticky preemptor: popped first while it is in the heap."""
 
     def __len__(self) -> int:
         """``pendingWorkloads`` of the CQ: active + inadmissible."""
@@ -58,7 +60,7 @@ class ClusterQueueQueue:
             self._compact()
 
     def park(self, order: QueueKey) -> None:
-        """Put a workload into the inadmissible set (3.6)."""
+        """Put a workload into the inadmissible set."""
         key = order[3]
         self._current.pop(key, None)
         self._inadmissible[key] = order

@@ -1,4 +1,6 @@
-"""The quota cache: what ClusterQueues may use, and what admitted workloads use (scheduling.md 1).
+"""The quota cache: what ClusterQueues may use, and what admitted workloads use.
+
+See docs/scheduling.md#the-quota-tree.
 
 Kueue keeps quota in a cache apart from its queues; so does kuota.  The cache
 holds the ResourceFlavors, every ClusterQueue reduced to a
@@ -10,11 +12,11 @@ The cohort forest (``hierarchy.build_forest``) is rebuilt lazily, only when a
 quota or the tree's structure changed (``ensure_forest``); usage then moves
 incrementally on ``charge`` and ``release``.  Every rebuild bumps the quota
 generation and every release bumps the ClusterQueue's own generation, which
-together tell the flavor-scan position of 4.8 that quota may have changed.
+together tell the flavor-scan position that quota may have changed.
 
 The cache knows nothing about queues.  Its mutations return what they
 affected (the ClusterQueues whose admissibility may have changed), and the
-engine turns that into the requeue events of the queue manager (3.7).
+engine turns that into the requeue events of the queue manager.
 """
 
 from __future__ import annotations
@@ -128,7 +130,7 @@ class QuotaCache:
             weight,
         )
         self._cohorts[cohort.name] = info
-        self._cohort_weights[cohort.name] = weight  # 8.1: weight 1 unless fairSharing says so
+        self._cohort_weights[cohort.name] = weight  # weight 1 unless fairSharing says so
         self._forest_dirty = True
         return changed
 
@@ -256,17 +258,17 @@ class QuotaCache:
         return sorted(members)
 
     def allocatable_generation(self, cq: str) -> int:
-        """Changes when quota may have been freed or changed for ``cq`` (4.8): pure."""
+        """Changes when quota may have been freed or changed for ``cq``: pure."""
         return self._quota_generation + self._cq_generation.get(cq, 0)
 
     # --- reading ---------------------------------------------------------------
 
     def exists(self, name: str) -> bool:
-        """Known and not terminating (3.1: otherwise "ClusterQueue ... doesn't exist"): pure."""
+        """Known and not terminating (otherwise "ClusterQueue ... doesn't exist"): pure."""
         return name in self.cluster_queues and name not in self._terminating
 
     def is_active(self, name: str) -> bool:
-        """Whether the ClusterQueue may admit (3.11): pure."""
+        """Whether the ClusterQueue may admit: pure."""
         return not self.inactive_reasons(name)
 
     def can_schedule(self, name: str) -> bool:
@@ -274,7 +276,7 @@ class QuotaCache:
         return self.is_active(name) and name not in self.forest.in_cycle
 
     def inactive_reasons(self, name: str) -> list[tuple[str, str]]:
-        """(reason, fragment) pairs that make the CQ inactive, in 3.11 order: pure."""
+        """(reason, fragment) pairs that make the CQ inactive, in documented order: pure."""
         info = self.cluster_queues.get(name)
         if info is None:
             return [("ClusterQueueDoesNotExist", "does not exist")]
@@ -299,13 +301,13 @@ class QuotaCache:
         return labels if labels is not None else {_METADATA_NAME: namespace}
 
     def namespace_matches(self, info: ClusterQueueInfo, namespace: str) -> bool:
-        """Whether the CQ's ``namespaceSelector`` selects ``namespace`` (3.2): pure."""
+        """Whether the CQ's ``namespaceSelector`` selects ``namespace``: pure."""
         return selector_matches(info.namespace_selector, self.namespace_labels(namespace))
 
     def usage_report(
         self, name: str, usage: FRValues | None = None
     ) -> tuple[QuantitiesByFlavor, QuantitiesByFlavor]:
-        """(usage, borrowed) per flavor and covered resource, as ``status`` shows them (10.1).
+        """(usage, borrowed) per flavor and covered resource, as ``status`` shows them.
 
         Borrowed is usage above nominal quota, for a CQ in a cohort.  ``usage``:
         another total than every reservation's (the admitted workloads' only).

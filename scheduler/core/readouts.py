@@ -65,7 +65,10 @@ def cluster_queue_status(
     queues: QueueManager,
     records: Mapping[WorkloadKey, WorkloadRecord],
 ) -> ClusterQueueStatus:
-    """Pending and admitted counts, usage, borrowing and the ``Active`` condition (10.1)."""
+    """Pending and admitted counts, usage, borrowing and the ``Active`` condition.
+
+    See docs/scheduling.md#queue-status.
+    """
     cache.ensure_forest()
     used, borrowed = cache.usage_report(name)
     reserving = cache.admitted.get(name, set())

@@ -1,12 +1,13 @@
-"""Where heads go after a round, and what brings parked workloads back (scheduling.md 3.6, 3.7).
+"""Where heads go after a round, and what brings parked workloads back.
 
 A head that was not admitted goes back to its ClusterQueue: parked in the
 inadmissible set, or pushed to the heap, by its requeue reason and the
-queueing strategy (the ``_PARKS`` table of 3.6).  Parked workloads stay
-parked until a requeue event (3.7) names their ClusterQueue or its cohort
-tree; each round first runs the events raised since the one before.  It
-also reports, once, every workload whose 3.1 status (outside every queue,
-or in an inactive ClusterQueue) changed.
+queueing strategy (the ``_PARKS`` table; docs/scheduling.md#requeueing).
+Parked workloads stay parked until a requeue event names their ClusterQueue
+or its cohort tree; each round first runs the events raised since the one
+before.  It also reports, once, every workload whose queueing status
+(docs/scheduling.md#queues: outside every queue, or in an inactive
+ClusterQueue) changed.
 
 These functions work on the cycle's narrow views (``cycle_inputs``) only.
 """
@@ -29,17 +30,17 @@ _PARKS: dict[str, tuple[bool, bool]] = {
     "NamespaceMismatch": (True, True),
     "Generic": (True, False),
 }
-"""Requeue reason -> (parks under BestEffortFIFO?, parks under StrictFIFO?) (3.6)."""
+"""Requeue reason -> (parks under BestEffortFIFO?, parks under StrictFIFO?)."""
 
 
 def return_head(
     queues: CycleQueues, record: WorkloadRecord, cq: ClusterQueueInfo, requeue: str
 ) -> bool:
-    """Put a head that was not admitted back (3.6); True when it was parked as inadmissible."""
+    """Put a head that was not admitted back; True when it was parked as inadmissible."""
     best_effort_parks, strict_parks = _PARKS[requeue]
     park = strict_parks if cq.strict_fifo else best_effort_parks
     if park and not cq.strict_fifo and record.scan is not None and record.scan.untried_remain:
-        park = False  # untried flavors remain: back to the heap (3.6 exception b)
+        park = False  # untried flavors remain: back to the heap (flavor-scan position)
     sticky = not park and requeue == "PendingPreemption" and not cq.strict_fifo
     queues.put_back(record, cq.name, park=park, sticky=sticky)
     return park
@@ -51,7 +52,7 @@ def execute_requeues(
     records: Mapping[str, WorkloadRecord],
     now: datetime,
 ) -> bool:
-    """Run the requeue events raised since the last round (3.7); True if a workload moved.
+    """Run the requeue events raised since the last round; True if a workload moved.
 
     A parked workload stays parked while its backoff (``requeueAt``) lies
     ahead or its namespace no longer matches the ClusterQueue's selector.
@@ -77,7 +78,7 @@ def execute_requeues(
 
 
 def report_unqueued(queues: CycleQueues, records: Mapping[str, WorkloadRecord]) -> list[Decision]:
-    """Pending decisions for workloads whose 3.1 status changed since the last round."""
+    """Pending decisions for workloads whose queueing status changed since the last round."""
     decisions: list[Decision] = []
     for key in queues.take_to_report():
         record = records.get(key)

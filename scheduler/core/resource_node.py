@@ -1,4 +1,7 @@
-"""The quota maths of one node of the cohort tree (scheduling.md 1.2-1.4).
+"""The quota maths of one node of the cohort tree.
+
+See docs/scheduling.md#the-quota-tree, docs/scheduling.md#available-capacity
+and docs/scheduling.md#borrowing-level.
 
 ClusterQueues and Cohorts form a forest.  Every node keeps, per FR, what it
 was configured with (``nominal``, optional ``borrowing_limit`` and
@@ -15,7 +18,7 @@ is what its children could not absorb in their guaranteed quota:
 keep that invariant incrementally (only the excess over a node's guaranteed
 quota travels upward), so a cycle never recomputes the tree.
 
-All values are Python ints (scheduling.md: no overflow, no floats).  The same
+All values are Python ints (docs/scheduling.md#quantities: no overflow, no floats).  The same
 functions serve the live cache and the cycle's what-if changes.
 """
 
@@ -57,7 +60,10 @@ class QuotaNode:
         self.usage: FRValues = {}
         self.height = 0
         self.weight: Fraction = Fraction(1)
-        """``spec.fairSharing.weight`` (scheduling.md 8.1); 0 makes any borrowing share infinite."""
+        """``spec.fairSharing.weight``; 0 makes any borrowing share infinite.
+
+        See docs/scheduling.md#weights.
+        """
 
     def __repr__(self) -> str:
         kind = "Cohort" if self.is_cohort else "ClusterQueue"
@@ -146,7 +152,7 @@ def remove_usage(node: QuotaNode, fr: FlavorResource, amount: int) -> None:
 
 
 def available(node: QuotaNode, fr: FlavorResource) -> int:
-    """``available(n)`` of scheduling.md 1.3 (may be negative after over-admission): pure.
+    """Available capacity (may be negative after over-admission): pure.
 
     A root offers ``SubtreeQuota - Usage``; a child offers its unused
     guaranteed quota plus what the parent offers, the latter capped by its
@@ -171,7 +177,7 @@ def capacity_available(node: QuotaNode, fr: FlavorResource) -> int:
 
 
 def potential(node: QuotaNode, fr: FlavorResource) -> int:
-    """Maximum capacity of ``fr`` for ``node`` ignoring all usage (scheduling.md 1.3): pure."""
+    """Maximum capacity of ``fr`` for ``node`` ignoring all usage: pure."""
     if node.parent is None:
         return node.subtree_quota.get(fr, 0)
     result = node.local_quota.get(fr, 0) + potential(node.parent, fr)
@@ -182,7 +188,7 @@ def potential(node: QuotaNode, fr: FlavorResource) -> int:
 
 
 def borrowing_level(node: QuotaNode, fr: FlavorResource, amount: int) -> int:
-    """Height of the smallest subtree from ``node`` whose quota absorbs ``amount`` more (1.4): pure.
+    """Height of the smallest subtree from ``node`` whose quota absorbs ``amount`` more: pure.
 
     0 means "fits in the CQ's nominal quota" (or the CQ has no cohort).
     """
@@ -193,7 +199,7 @@ def borrowing_level(node: QuotaNode, fr: FlavorResource, amount: int) -> int:
 
 
 def may_reclaim_in_hierarchy(node: QuotaNode, fr: FlavorResource, amount: int) -> bool:
-    """True when the subtree absorbing ``amount`` is not the root (1.4): pure.
+    """True when the subtree absorbing ``amount`` is not the root: pure.
 
     Reclamation is then possible.
     """
@@ -204,7 +210,7 @@ def may_reclaim_in_hierarchy(node: QuotaNode, fr: FlavorResource, amount: int) -
 
 
 def _absorbing_ancestor(node: QuotaNode, fr: FlavorResource, amount: int) -> QuotaNode | None:
-    """The node of the 1.4 walk that absorbs ``amount``, or None: pure.
+    """The node of the borrowing-level walk that absorbs ``amount``, or None: pure.
 
     ``node`` itself for level 0.
     """
@@ -221,7 +227,7 @@ def _absorbing_ancestor(node: QuotaNode, fr: FlavorResource, amount: int) -> Quo
 
 
 def borrowed(node: QuotaNode, fr: FlavorResource) -> int:
-    """``max(0, Usage - Nominal)`` for a CQ with a cohort, else 0 (1.4): pure."""
+    """``max(0, Usage - Nominal)`` for a CQ with a cohort, else 0: pure."""
     if node.parent is None:
         return 0
     return max(0, node.usage.get(fr, 0) - node.nominal.get(fr, 0))

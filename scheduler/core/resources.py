@@ -1,6 +1,6 @@
 """Resource arithmetic: quantities as exact integers, and back to canonical text.
 
-Scheduling compares quantities as integers (scheduling.md conventions): ``cpu``
+Scheduling compares quantities as integers (docs/scheduling.md#quantities): ``cpu``
 in milli-cores, every other resource in its base unit with a fraction rounded
 **up** (``0.5`` GPU counts as one).  The engine converts once, at the border,
 and works with plain ``int`` everywhere inside (no overflow, no floats).  An FR

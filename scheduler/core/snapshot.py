@@ -1,10 +1,10 @@
-"""The cycle's view of quota: the live tree plus temporary, rolled-back changes (4.2).
+"""The cycle's view of quota: the live tree plus temporary, rolled-back changes.
 
 Copying every node per cycle would make a cycle O(cluster).  Instead the cycle
 works on the live tree and records every *temporary* change (capacity holds
-of 4.5 step 2, later the usage of preemptors in flight) in an undo log that
+of preemptors without candidates, later the usage of preemptors in flight) in an undo log that
 ``rollback`` replays backwards at the end of the cycle.  Admissions are
-permanent: they are "assumed" into the cache at once (4.6).
+permanent: they are "assumed" into the cache at once (docs/architecture.md#how-a-decision-flows).
 
 ``with snapshot.without(usages):`` removes usage for a what-if question (a
 preemption trial) and always restores it, even on error.  ``with

@@ -1,5 +1,6 @@
-"""Per-workload records and the texts of the workload controller (scheduling.md 3.1, 3.11).
+"""Per-workload records and the texts of the workload controller.
 
+See docs/scheduling.md#queues and docs/scheduling.md#inactive-clusterqueues.
 A ``WorkloadRecord`` is the engine's own, compact view of a Workload: no API
 object, shared ``PodSetInfo``s, one record per key.  ``inactive_message``
 builds the ``Active`` condition texts of a ClusterQueue.
@@ -23,7 +24,9 @@ FINISHED = "Finished"
 
 @dataclass(frozen=True, slots=True)
 class ScanPosition:
-    """Per (pod set, resource group): the index of the last flavor examined (4.8).
+    """Per (pod set, resource group): the index of the last flavor examined.
+
+    See docs/scheduling.md#flavor-scan-position.
 
     -1 when the scan reached the end of the group's flavors.
     """
@@ -104,7 +107,7 @@ class WorkloadRecord:
         """(shortages, blockers) ``message`` was rendered from, when flavor assignment made it."""
         self.evictions = 0
         self.job_uid: str | None = None
-        """The ``kueue.x-k8s.io/job-uid`` label, quoted in preemption messages (7.7)."""
+        """The ``kueue.x-k8s.io/job-uid`` label, quoted in preemption messages."""
         self.evicted = False
         """A preemption was issued and its quota is not released yet (``Engine.release``)."""
         self.assumed = False
@@ -114,17 +117,17 @@ class WorkloadRecord:
         one is older than the admission and releases nothing."""
         self.eviction_message = ""
         self.eviction_reason = ""
-        """The ``Evicted`` reason written: ``Preempted``, ``ClusterQueueStopped``, ... (6.4)."""
+        """The ``Evicted`` reason written: ``Preempted``, ``ClusterQueueStopped``, ..."""
         self.reserved_at: tuple[datetime, int] = (datetime.min.replace(tzinfo=UTC), 0)
-        """When quota was reserved (``QuotaReserved`` time, then a sequence): order of 7.4."""
+        """When quota was reserved (``QuotaReserved`` time, then a sequence): candidate order."""
         self.scan: ScanPosition | None = None
-        """The flavor-scan position of the last attempt (4.8)."""
+        """The flavor-scan position of the last attempt (see ``ScanPosition``)."""
         self.claims_freed = False
         """It issued preemptions and waits for them: what they free is its own (``cycle``)."""
         self.awaiting_checks = False
         """It holds quota but is not ``Admitted``: admission checks apply and are not all Ready.
 
-        Its quota counts in ``flavorsReservation``, not in ``flavorsUsage`` (10.1)."""
+        Its quota counts in ``flavorsReservation``, not in ``flavorsUsage``."""
 
     def set_status(self, reason: str, message: str, details: Details = NO_DETAILS) -> None:
         """Record the outcome of an attempt: ``QuotaReserved`` reason, message, structure."""
@@ -135,7 +138,7 @@ class WorkloadRecord:
         self.reason, self.message, self.details = None, "", NO_DETAILS
 
     def queue_signature(self) -> tuple[object, ...]:
-        """What, when an update changes it, re-keys the workload in its heap (3.7): pure.
+        """What, when an update changes it, re-keys the workload in its heap: pure.
 
         Pod sets first (a new shape also resets the flavor scan).
         """
@@ -149,7 +152,7 @@ READY_MESSAGE = "Can admit new workloads"
 
 
 def inactive_message(fragments: list[tuple[str, str]]) -> tuple[str, str]:
-    """(reason, message) of the Active condition for these (reason, fragment) pairs (3.11): pure."""
+    """(reason, message) of the Active condition for these (reason, fragment) pairs: pure."""
     if not fragments:
         return "Ready", READY_MESSAGE
     if fragments[0][0] == "Terminating":

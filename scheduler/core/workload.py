@@ -1,9 +1,9 @@
-"""What a workload asks for, in the engine's own terms (scheduling.md 2.x, 3.4).
+"""What a workload asks for, in the engine's own terms (docs/scheduling.md#workload-usage).
 
 The engine never keeps the API object in its scheduling structures: on
 ``apply`` a Workload is reduced to a ``PodSetInfo`` per pod set (counted
 integer requests, tolerations, node selection) and a queue key.  Counted
-requests follow 2.3: excluded prefixes dropped, transformations applied,
+requests follow the docs: excluded prefixes dropped, transformations applied,
 negatives floored, then multiplied by the effective count (``count -
 reclaimable``).  Pod sets of identical shape are interned, so 100,000 queued
 copies of one Job template share one ``PodSetInfo``.
@@ -52,7 +52,7 @@ class PodSetInfo:
         self.name = name
         self.count = count
         self.min_count = count if min_count is None else max(0, min(min_count, count))
-        """Fewest pods partial admission may admit (``minCount``, 4.9); ``count`` without one."""
+        """Fewest pods partial admission may admit (``minCount``); ``count`` without one."""
         self.per_pod = dict(per_pod)
         self.requests = {resource: amount * count for resource, amount in per_pod.items()}
         """Total counted request of the pod set (per pod x effective count)."""
@@ -61,7 +61,7 @@ class PodSetInfo:
         self.affinity = affinity
 
     def scaled_to(self, count: int) -> PodSetInfo:
-        """This pod set with ``count`` pods (a partial-admission candidate, 4.9): pure."""
+        """This pod set with ``count`` pods (a partial-admission candidate): pure."""
         if count == self.count:
             return self
         return PodSetInfo(
@@ -78,7 +78,7 @@ class PodSetInfo:
 def counted_per_pod(
     requests: Mapping[str, Quantity], config: ResourcesConfig | None
 ) -> dict[str, int]:
-    """Per-pod counted requests as integers (2.3 steps 1-3): pure."""
+    """Per-pod counted requests as integers: prefixes, transformations, negatives: pure."""
     if config is None:
         return {name: max(0, to_int(name, value)) for name, value in requests.items()}
     kept = {
@@ -156,7 +156,7 @@ def pod_set_infos(workload: Workload, config: ResourcesConfig | None) -> tuple[P
 
 
 def queue_timestamp(workload: Workload) -> datetime:
-    """Queue-order timestamp (3.4): pure.
+    """Queue-order timestamp (docs/scheduling.md#queue-order): pure.
 
     The creation time, or the eviction time after a PodsReady or admission-check eviction.
     """
@@ -188,7 +188,7 @@ def is_finished(workload: Workload) -> bool:
 
 
 def failed_admission_checks(workload: Workload) -> bool:
-    """Any admission check in state Retry or Rejected (4.3): pure."""
+    """Any admission check in state Retry or Rejected: pure."""
     return any(check.state in ("Retry", "Rejected") for check in workload.status.admission_checks)
 
 
@@ -197,8 +197,8 @@ def admitted_usage(workload: Workload) -> list[tuple[str, int, dict[str, str], d
 
     Usage is scaled by reclaimable pods (below).
 
-    From admission on, usage comes from ``resourceUsage`` (6.1), scaled down
-    to ``count - reclaimable`` pods (2.4).
+    From admission on, usage comes from ``resourceUsage``, scaled down
+    to ``count - reclaimable`` pods (docs/scheduling.md#admission).
     """
     admission = workload.status.admission
     assert admission is not None
@@ -225,14 +225,14 @@ def admitted_usage(workload: Workload) -> list[tuple[str, int, dict[str, str], d
 
 @dataclass(frozen=True, slots=True)
 class Reservation:
-    """The quota a Workload's ``status.admission`` records it holds (6.1)."""
+    """The quota a Workload's ``status.admission`` records it holds."""
 
     cluster_queue: str
     usage: FRValues
     """Total per FR over its pod sets."""
     pod_sets: tuple[PodSetAdmission, ...]
     reserved_at: datetime | None
-    """When ``QuotaReserved`` became true (candidate order, 7.4)."""
+    """When ``QuotaReserved`` became true (for candidate order)."""
 
 
 def reservation(workload: Workload) -> Reservation:

@@ -3,7 +3,7 @@
 The Job controller of kuota is this one function, :func:`next_action`, plus
 the executor (``scheduler.kube.executor``) that performs the action.  It
 lives with the Job integrations because it is what kuota knows about a
-job's life cycle (DESIGN.md, layer 2); it reads the Workload through
+job's life cycle (docs/architecture.md#the-jobs-layer); it reads the Workload through
 ``scheduler.api.objects`` and the job — a batch/v1 Job, a JobSet, any kind
 with an integration folder — only through its integration
 (:func:`scheduler.jobs.for_object`: suspend, run with, restore, finished,
@@ -23,7 +23,13 @@ every situation a restart can leave behind is a unit test:
   suspended again, unless it has already finished;
 - a finished Job marks its Workload ``Finished``;
 - an evicted Workload stops its Job (suspended, pod template restored to what
-  the user wrote) and, once the Job has no active pods, gives its quota back;
+  the user wrote) and gives its quota back only once nothing of the job runs
+  or terminates: neither its status counters nor the pods kuota sees
+  (``live_pods``: every pod started from an admission carries the job's UID
+  in the label ``kueue.x-k8s.io/job-uid``) say a pod is left, so the next
+  admission never lands on nodes its pods still hold (docs/concepts.md,
+  "Eviction and restore"); a finished job's Workload is marked ``Finished``
+  on the same condition;
 - a Workload that no longer describes its Job
   (:func:`scheduler.jobs.equivalence.pod_sets_difference`: count, resources,
   nodeSelector, affinity, tolerations changed) is never admitted or started as
@@ -40,12 +46,20 @@ every situation a restart can leave behind is a unit test:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from scheduler.api import objects
-from scheduler.api.refs import CLUSTER_QUEUE_LABEL, EVICTED, LOCAL_QUEUE_LABEL, POD_SET_LABEL
+from scheduler.api.refs import (
+    CLUSTER_QUEUE_LABEL,
+    EVICTED,
+    JOB_UID_LABEL,
+    LOCAL_QUEUE_LABEL,
+    MANAGED_LABEL,
+    MANAGED_LABEL_VALUE,
+    POD_SET_LABEL,
+)
 from scheduler.jobs.equivalence import count_difference, pod_sets_difference
 from scheduler.jobs.protocol import JobIntegration, PodSetInfo
 from scheduler.jobs.registry import for_object
@@ -186,6 +200,24 @@ class FinalizePods:
     pods: tuple[tuple[dict[str, Any], dict[str, Any]], ...]
 
 
+STARTED_PODS_SELECTOR: Final = f"{JOB_UID_LABEL},{MANAGED_LABEL}!={MANAGED_LABEL_VALUE}"
+"""The pods started for a job (labelled with its UID by :func:`placement`); the Pods kuota
+queues itself are jobs of their own and carry ``kueue.x-k8s.io/managed``."""
+
+
+def live_pod_count(pods: Iterable[Mapping[str, Any]], job_uid: str) -> int:
+    """How many of ``pods`` were started for the job and have not terminated: pure.
+
+    A pod in its termination grace period has not: it still holds its node.
+    """
+    return sum(
+        1
+        for pod in pods
+        if objects.label(pod, JOB_UID_LABEL) == job_uid
+        and objects.status(pod).get("phase") not in ("Succeeded", "Failed")
+    )
+
+
 NO_MATCHING_WORKLOAD = (
     "No matching Workload; restoring pod templates according to existent Workload"
 )
@@ -221,9 +253,18 @@ def _label_value_ok(value: str) -> bool:
 
 
 def placement(
-    workload: Mapping[str, Any], flavors: Mapping[str, FlavorPlacement], queue_name: str
+    workload: Mapping[str, Any],
+    flavors: Mapping[str, FlavorPlacement],
+    queue_name: str,
+    *,
+    job_uid: str | None = None,
 ) -> list[PodSetInfo] | WaitForFlavor:
-    """Per admitted pod set: the union of its flavors' labels and tolerations (6.3), pure."""
+    """Per admitted pod set: the union of its flavors' labels and tolerations, pure.
+
+    ``job_uid``: the UID of the job started, put on its pods as the label
+    ``kueue.x-k8s.io/job-uid`` so the scheduler sees every pod of the job
+    until it has stopped.
+    """
     cluster_queue = objects.admitted_cluster_queue(workload)
     infos = []
     for assignment in objects.pod_set_assignments(workload):
@@ -236,6 +277,8 @@ def placement(
             selector.update(flavor.node_labels)
             tolerations += [t for t in flavor.tolerations if t not in tolerations]
         labels = {POD_SET_LABEL: str(assignment.get("name", "main")), LOCAL_QUEUE_LABEL: queue_name}
+        if job_uid and _label_value_ok(job_uid):
+            labels[JOB_UID_LABEL] = job_uid
         if _label_value_ok(cluster_queue):
             labels[CLUSTER_QUEUE_LABEL] = cluster_queue
         annotations: dict[str, str] = {}
@@ -265,7 +308,7 @@ def _strings(value: object) -> dict[str, str]:
 
 
 def _pod_set_updates(workload: Mapping[str, Any], pod_set: str) -> list[Mapping[str, Any]]:
-    """The ``podSetUpdates`` of every admission check for ``pod_set``, by check name (6.3): pure."""
+    """The ``podSetUpdates`` of every admission check for ``pod_set``, by check name: pure."""
     updates = []
     checks = sorted(objects.admission_check_states(workload), key=lambda c: str(c.get("name")))
     for check in checks:
@@ -319,9 +362,10 @@ def _stop_edited(
     integration: JobIntegration,
     infos: list[PodSetInfo],
     difference: str,
+    live_pods: int,
 ) -> Action | None:
     """The admitted Workload's suspended Job was edited: free the quota, queue it again."""
-    if _active_pods(job):
+    if _active_pods(job) or live_pods:
         return None  # the quota stays until the Job controller has removed the pods
     recorded = [p for p in objects.spec(workload).get("podSets") or [] if isinstance(p, Mapping)]
     wanted = integration.pod_sets(job)
@@ -350,17 +394,21 @@ def _stop_edited(
 
 
 FAILED_TO_START = "FailedToStart"
-"""The ``Finished`` reason of a Workload whose Job cannot be started as admitted (6.3)."""
+"""The ``Finished`` reason of a Workload whose Job cannot be started as admitted.
+
+See docs/concepts.md#how-a-job-is-suspended-admitted-and-started.
+"""
 
 
 def selector_conflict(pod_sets: list[dict[str, Any]], infos: list[PodSetInfo]) -> str | None:
     """Kueue's message when a pod set's nodeSelector sets a flavor label otherwise: pure.
 
     Starting the Job would have to keep the user's value (and run on nodes of
-    a flavor that was not charged) or drop it: scheduling.md 6.3 makes it
-    permanent instead (the Workload finishes as ``FailedToStart``, the Job
-    stays suspended).  Flavor assignment never picks such a flavor for the
-    Workload's own nodeSelector (5.2), and a Job whose nodeSelector changed
+    a flavor that was not charged) or drop it: the failure is permanent instead
+    (the Workload finishes as ``FailedToStart``, the Job stays suspended; see
+    docs/concepts.md#how-a-job-is-suspended-admitted-and-started).  Flavor
+    assignment never picks such a flavor for the Workload's own nodeSelector
+    (docs/scheduling.md#flavor-eligibility), and a Job whose nodeSelector changed
     has its Workload rebuilt first, so this remains for a flavor whose
     ``nodeLabels`` changed after the admission.
     """
@@ -382,7 +430,7 @@ def selector_conflict(pod_sets: list[dict[str, Any]], infos: list[PodSetInfo]) -
 
 
 def _in_running_form(pod_sets: list[dict[str, Any]]) -> bool:
-    """Whether a pod template still carries the admission's pod-set label (6.3 step 4): pure.
+    """Whether a pod template still carries the admission's pod-set label: pure.
 
     kuota puts it there when it starts a job and restoring takes it off, so a
     suspended job with it was stopped and not yet restored.
@@ -408,8 +456,13 @@ def next_action(
     *,
     flavors: Mapping[str, FlavorPlacement],
     priority_classes: PriorityClasses | None = None,
+    live_pods: int = 0,
 ) -> Action | None:
-    """The one thing to do for ``job`` now, or None when it is where it should be (pure)."""
+    """The one thing to do for ``job`` now, or None when it is where it should be (pure).
+
+    ``live_pods``: the pods of the job the caller sees that have not
+    terminated (running, or in their termination grace period).
+    """
     integration: JobIntegration | None = for_object(job)
     if integration is None:
         return None
@@ -432,8 +485,8 @@ def next_action(
             workload_from_job(job, priority_classes=priority_classes, integration=integration)
         )
     if finished.finished:
-        if objects.is_finished(workload):
-            return None
+        if objects.is_finished(workload) or live_pods:
+            return None  # finished once its last pod has stopped
         return FinishWorkload(finished.reason, finished.message)
     if objects.is_finished(workload):
         return None
@@ -451,11 +504,11 @@ def next_action(
         if restored.get("spec") != job.get("spec"):
             started = bool(objects.status(job).get("startTime"))
             return RestoreJob(restored, clear_start_time=started, message=message)
-        if _active_pods(job):
-            return None  # wait until the Job controller has removed its pods
+        if _active_pods(job) or live_pods:
+            return None  # wait until every pod of the job has stopped
         return ReleaseWorkload()
     if holds_quota and objects.awaits_admission_checks(workload):
-        # Quota reserved, admission checks not all Ready: the Job waits (9.2).
+        # Quota reserved, admission checks not all Ready: the Job waits.
         if not integration.is_suspended(job):
             return SuspendJob(integration.suspend(job), "Not admitted by cluster queue")
         return None
@@ -471,12 +524,12 @@ def next_action(
             if count_difference(integration.pod_sets(job), recorded, admitted) is None:
                 return None
             return SuspendJob(integration.suspend(job), NO_MATCHING_WORKLOAD)
-        infos = placement(workload, flavors, queue)
+        infos = placement(workload, flavors, queue, job_uid=objects.uid(job))
         if isinstance(infos, WaitForFlavor):
             return infos
         difference = workload_difference(job, workload, integration, placed=infos)
         if difference is not None:
-            return _stop_edited(job, workload, integration, infos, difference)
+            return _stop_edited(job, workload, integration, infos, difference, live_pods)
         conflict = selector_conflict(integration.pod_sets(job), infos)
         if conflict is not None:
             return FinishWorkload(FAILED_TO_START, conflict)

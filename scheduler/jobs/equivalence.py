@@ -1,4 +1,4 @@
-"""Does a Workload still describe its Job?  (issue 12 item 4; Kueue's ``EquivalentToWorkload``)
+"""Does a Workload still describe its Job?  (Kueue's ``EquivalentToWorkload``)
 
 A Workload is built from its Job once, at creation; the scheduler charges
 quota and chooses flavors from the Workload's pod sets, never from the Job.
@@ -13,7 +13,7 @@ difference (``None``: equivalent).  Compared, per pod set in order: the name,
 ``initContainers`` (resources compared by quantity, so ``"1"`` equals
 ``"1000m"``) and ``tolerations``, as Kueue does; kuota also compares
 ``nodeSelector`` and ``affinity``, because flavor assignment reads them
-(scheduling.md 5.2): a nodeSelector added to a pending Job must make the
+(docs/scheduling.md#flavor-eligibility): a nodeSelector added to a pending Job must make the
 flavors it excludes ineligible, which only a rebuilt Workload can tell the
 scheduler.  Kueue v0.19 leaves those two out and finds the conflict only when
 it starts the Job (the Workload then finishes as ``FailedToStart``).
@@ -94,7 +94,7 @@ def _pod_set_difference(
     cut = placed is not None and _count(job) == placed.count != _count(recorded)
     if job.get("minCount") != recorded.get("minCount") and not cut:
         # (a Job started with fewer pods than it asked for may no longer have a
-        # minimum below its count: partial admission, scheduling.md 6.3)
+        # minimum below its count: partial admission)
         return f"pod set {name}: minCount {recorded.get('minCount')} -> {job.get('minCount')}"
     job_spec, recorded_spec = _pod_spec(job), _pod_spec(recorded)
     for field in TEMPLATE_FIELDS:

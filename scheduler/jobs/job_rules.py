@@ -1,4 +1,4 @@
-"""The admission rules every job kind shares (validation.md 11 and 12).
+"""The admission rules every job kind shares (docs/validation.md#jobs).
 
 Kueue checks the same labels and annotations on every kind of job it
 manages (``jobframework.ValidateJobOnCreate``/``ValidateJobOnUpdate``); each

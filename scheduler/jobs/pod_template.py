@@ -1,7 +1,8 @@
 """What starting and restoring a job does to one pod template, for every integration.
 
 A Job has one pod template, a JobSet one per replicated job; the rules for
-each template are the same (scheduling.md 6.3, 6.4), so they live here once:
+each template are the same (docs/concepts.md#how-a-job-is-suspended-admitted-and-started,
+docs/concepts.md#eviction-and-restore), so they live here once:
 
 - :func:`steer` adds the admission's flavor placement: node selector
   entries (a key the user set is never overridden), tolerations, labels

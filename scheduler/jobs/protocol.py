@@ -45,7 +45,10 @@ RawObject = Mapping[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class PodSetInfo:
-    """What the admission adds to one pod set when the job starts (scheduling.md 6.3)."""
+    """What the admission adds to one pod set when the job starts.
+
+    See docs/concepts.md#how-a-job-is-suspended-admitted-and-started.
+    """
 
     name: str
     count: int
@@ -185,7 +188,7 @@ class SuspendOnCreate(Protocol):
     """
 
     def default(self, job: RawObject, *, queue: str | None, suspend: bool) -> dict[str, Any]:
-        """A copy of a new job as the mutating webhook leaves it (docs/validation.md).
+        """A copy of a new job as the mutating webhook leaves it (docs/validation.md#job-mutation).
 
         ``queue``: the LocalQueue to set when the job names none (the
         namespace's ``default``); ``suspend``: kuota manages the job, which

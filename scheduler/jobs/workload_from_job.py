@@ -1,4 +1,4 @@
-"""Job → Workload, exactly as the Job controller creates it (scheduling.md 2.1).
+"""Job → Workload, exactly as the Job controller creates it (docs/concepts.md#from-job-to-workload).
 
 The Workload is the scheduler's view of a job: one per Job, named
 ``job-<jobName>-<hash>`` (``<hash>`` = the first 5 hex digits of the SHA-1 of
@@ -62,7 +62,7 @@ def _mapping(value: object) -> Mapping[str, Any]:
 def _priority(
     job: Mapping[str, Any], classes: PriorityClasses, pod_sets: list[dict[str, Any]]
 ) -> tuple[dict[str, str] | None, int | None]:
-    """(priorityClassRef, priority) by the rule of scheduling.md 2.1: pure.
+    """(priorityClassRef, priority) by the documented rule: pure.
 
     A named class that is not in ``classes`` keeps its reference and leaves
     ``priority`` unset, for the scheduler to resolve later.

@@ -1,4 +1,6 @@
-"""The Kubernetes adapters (DESIGN.md layer 4): the only package that imports kubernetes_asyncio.
+"""The Kubernetes adapters: the only package that imports kubernetes_asyncio.
+
+See docs/architecture.md#layers-and-imports.
 
 - :mod:`.client` makes every ``ApiClient``; :mod:`.rest` is raw JSON on any
   path with a small exception vocabulary (the webhook, the CLI and the

@@ -55,13 +55,14 @@ class JobReconciler:
             return False
         workload = self.state.workload_for(key)
         own = capability(integration, OwnController)
-        decide = own.next_action if own is not None else next_action
-        action = decide(
-            job,
-            workload,
-            flavors=self.state.flavor_placements(),
-            priority_classes=self.state.classes(),
-        )
+        flavors, classes = self.state.flavor_placements(), self.state.classes()
+        if own is not None:
+            action = own.next_action(job, workload, flavors=flavors, priority_classes=classes)
+        else:
+            live = self.state.live_pods(key)
+            action = next_action(
+                job, workload, flavors=flavors, priority_classes=classes, live_pods=live
+            )
         if action is None or isinstance(action, WaitForFlavor):
             return False
         return await self._carry_out(

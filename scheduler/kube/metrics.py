@@ -1,4 +1,4 @@
-"""The scheduler's Prometheus metrics, defined once (scheduling.md 10.4).
+"""The scheduler's Prometheus metrics, defined once (docs/architecture.md#metrics).
 
 Metric names are Kueue's so existing dashboards keep working; kuota's own
 carry the ``kuota_`` prefix.  Every Kueue metric has the ``replica_role``

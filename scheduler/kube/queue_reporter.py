@@ -1,7 +1,7 @@
 """ClusterQueue and LocalQueue status and the queue gauges, from the engine's state.
 
 The engine knows counts and usage; :mod:`scheduler.status.queue_status`
-shapes them into the ``status`` a user reads (scheduling.md 10.1, 10.2) and
+shapes them into the ``status`` a user reads (docs/scheduling.md#queue-status) and
 says None when the stored status already says the same.  This reporter
 computes them for every queue the state holds and writes only the changed
 ones, concurrently (the scheduler starts it in the background about once a second,
@@ -49,7 +49,7 @@ class QueueReporter:
         self.clock = clock
 
     async def refresh(self) -> None:
-        """Write every ClusterQueue and LocalQueue status that changed (10.1, 10.2).
+        """Write every ClusterQueue and LocalQueue status that changed.
 
         Every status is computed first, from one state of the engine; the writes then
         go out concurrently (:data:`CONCURRENT_WRITES` at a time), not one after another.

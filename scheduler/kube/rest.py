@@ -34,8 +34,8 @@ have passed on.  Kueue writes Workload status by server-side apply as
 Objects come back **without** ``metadata.managedFields`` (answers, list
 items, watch events).  Server-side apply's record of which manager set which
 field is more than half of an admitted Workload, and no part of kuota reads
-it; the informers used to keep it and the mirror copied it for every event,
-so it was the largest share of the scheduler's memory per Workload.  This is
+it; kept by the informers and copied by the mirror for every event, it would
+be the largest share of the scheduler's memory per Workload.  This is
 what controller-runtime's ``TransformStripManagedFields`` does for its
 caches.  Writes are unaffected: an update or patch that carries no
 ``managedFields`` leaves the server's record as it is, and since every object

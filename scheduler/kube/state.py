@@ -42,7 +42,7 @@ from scheduler.api.defaults import apply_schema_defaults
 from scheduler.api.field import ParseError, error
 from scheduler.api.models import ResourceFlavorSpec, Toleration
 from scheduler.api.parse import parse_object
-from scheduler.api.refs import KueueKind, workload_key
+from scheduler.api.refs import JOB_UID_LABEL, KueueKind, workload_key
 from scheduler.core.engine import Engine, NamespaceInfo, PriorityClassInfo
 from scheduler.core.engine_types import EngineObject
 from scheduler.jobs import PodGroups, capability, kinds_with, registry
@@ -163,6 +163,8 @@ class ClusterState:
         self._workload_of_job: dict[str, str] = {}  # job key -> workload key
         self._prebuilt: dict[str, str] = {}  # prebuilt workload key -> job uid
         self._default_priority_classes: set[str] = set()
+        self._job_pods: dict[str, dict[str, bool]] = {}
+        """Job UID -> pod UID -> whether that pod has not terminated (label job-uid)."""
         self.jobs_to_decide = WorkList()
         """Job (and group) keys whose controller decision may have changed."""
         self.workloads_to_check = WorkList()
@@ -247,6 +249,31 @@ class ClusterState:
             if prebuilt:
                 self._prebuilt[prebuilt_key] = uid
             self.jobs_to_decide.add(uid)
+
+    def on_job_pod(self, event: Event) -> None:
+        """A pod started for a job (label ``kueue.x-k8s.io/job-uid``): live until terminated.
+
+        A pod in its termination grace period is live: the quota of an evicted
+        or finished job is held until its last pod is gone.
+        """
+        job_uid = objects.label(event.object, JOB_UID_LABEL)
+        uid = objects.uid(event.object)
+        if not job_uid or uid is None:
+            return
+        pods = self._job_pods.setdefault(job_uid, {})
+        was = pods.get(uid)
+        if event.type == "DELETED":
+            pods.pop(uid, None)
+            if not pods:
+                del self._job_pods[job_uid]
+        else:
+            pods[uid] = objects.status(event.object).get("phase") not in ("Succeeded", "Failed")
+        if was != pods.get(uid):
+            self.jobs_to_decide.add(job_uid)
+
+    def live_pods(self, job_key: str) -> int:
+        """How many pods of the job (by UID) have not terminated, as the watch says."""
+        return sum(self._job_pods.get(job_key, {}).values())
 
     def on_namespace(self, event: Event) -> None:
         name = objects.name(event.object)
@@ -355,7 +382,10 @@ class ClusterState:
         return self._prebuilt.get(objects.key(workload))
 
     def classes(self) -> PriorityClasses:
-        """The priority classes a new Workload is resolved against (docs/scheduling.md)."""
+        """The priority classes a new Workload is resolved against.
+
+        See docs/concepts.md#from-job-to-workload.
+        """
         values = self.engine.priority_class_values("PriorityClass")
         defaults = ((n, values[n]) for n in self._default_priority_classes if n in values)
         default = min(defaults, key=lambda item: (item[1], item[0]), default=None)

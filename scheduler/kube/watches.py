@@ -18,6 +18,7 @@ from typing import Final
 from scheduler.api import objects
 from scheduler.api.refs import HUB_VERSION, KUEUE_GROUP, KUEUE_PLURALS
 from scheduler.jobs import GateOnCreate, Integration, capability, job_integrations
+from scheduler.jobs.controller import STARTED_PODS_SELECTOR
 from scheduler.kube.informer import Event, Informer, Source
 from scheduler.kube.rest import Resource, RestClient
 from scheduler.kube.source import KubeSource, OptionalKindSource
@@ -36,6 +37,7 @@ def kind_resource(integration: Integration) -> Resource:
 
 
 NAMESPACES: Final = Resource("", "v1", "namespaces")
+PODS: Final = Resource("", "v1", "pods")
 PRIORITY_CLASSES: Final = Resource("scheduling.k8s.io", "v1", "priorityclasses")
 
 
@@ -60,7 +62,10 @@ def scheduler_informers(
     (:class:`~scheduler.jobs.GateOnCreate`: Pods) is watched only for the
     objects the webhook marked (``managed_label_selector``), never every Pod
     of the cluster, and never one in ``never_managed`` (``kube-system``,
-    kuota's namespace), whatever its labels say.
+    kuota's namespace), whatever its labels say.  The pods started for any
+    job are watched too (``JobPod``: only those kuota labelled with their
+    job's UID when it started the job), so a job's quota is released only
+    once its last pod has stopped.
     """
 
     def then_wake(handler: Callable[[ClusterState, Event], None]) -> Callable[[Event], None]:
@@ -96,6 +101,11 @@ def scheduler_informers(
         handler = on_marked if gated is not None else ClusterState.on_job
         informers.append(Informer(integration.kind, source, then_wake(handler)))
     informers += [
+        Informer(
+            "JobPod",
+            KubeSource(rest, PODS, label_selector=STARTED_PODS_SELECTOR),
+            then_wake(ClusterState.on_job_pod),
+        ),
         Informer("Namespace", KubeSource(rest, NAMESPACES), then_wake(ClusterState.on_namespace)),
         Informer(
             "PriorityClass",

@@ -134,7 +134,7 @@ def workload_status_apply(workload: Mapping[str, Any], status: Mapping[str, Any]
     if status.get("admission") is not None:
         applied["admission"] = status["admission"]
     # The admission checks kuota lists, with their states as read (the apply is
-    # conditional on that version): kuota is their workload controller (9.2).
+    # conditional on that version): kuota is their workload controller.
     if status.get("admissionChecks") is not None:
         applied["admissionChecks"] = status["admissionChecks"]
     return {"apiVersion": V1BETA2, "kind": "Workload", "metadata": metadata, "status": applied}
@@ -264,7 +264,7 @@ class Writer:
             )
             requeue = status.get("requeueState")
             if requeue is not None and requeue != objects.status(workload).get("requeueState"):
-                # The backoff of a Retry (3.9), by JSON patch as Kueue does: other
+                # The backoff of a Retry, by JSON patch as Kueue does: other
                 # writers (PodsReady) own it too, and an apply would own it for good.
                 stored = await self._timed(
                     "patch",

@@ -1,4 +1,6 @@
-"""``kuota-scheduler``, the process (DESIGN.md layer 5): it composes, it decides nothing.
+"""``kuota-scheduler``, the process: it composes, it decides nothing.
+
+See docs/architecture.md#processes and docs/architecture.md#layers-and-imports.
 
 :mod:`.app` (flags, client, leadership, signals, main), :mod:`.loop` (the
 turn loop and its timing), :mod:`.observability` (health and metrics

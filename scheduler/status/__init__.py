@@ -1,4 +1,6 @@
-"""What the scheduler writes into ``status``, built as data (pure; DESIGN.md layer 3½).
+"""What the scheduler writes into ``status``, built as data (pure).
+
+See docs/architecture.md#layers-and-imports.
 
 The engine (``scheduler.core``) decides; this package turns its decisions and
 its queue state into the exact ``status`` fields of the Kueue API: the

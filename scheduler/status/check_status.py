@@ -1,4 +1,6 @@
-"""The workload side of admission checks, as status data (pure; scheduling.md 6.2, 9.2).
+"""The workload side of admission checks, as status data (pure).
+
+See docs/scheduling.md#admission-checks.
 
 Check controllers own each entry's ``state``, ``message``,
 ``requeueAfterSeconds`` and ``podSetUpdates``; kuota keeps the list equal to
@@ -95,7 +97,7 @@ def all_ready(entries: Sequence[Mapping[str, Any]]) -> bool:
 
 
 def reset_on_eviction(entries: Sequence[Mapping[str, Any]], now: datetime) -> list[dict[str, Any]]:
-    """Every check that is not ``Pending`` back to ``Pending`` (6.4, as Kueue words it): pure.
+    """Every check that is not ``Pending`` back to ``Pending`` (as Kueue words it): pure.
 
     A ``Retry`` one counts the retry (``retryCount + 1``); ``requeueAfterSeconds`` is kept.
     """
@@ -121,7 +123,7 @@ def reset_on_eviction(entries: Sequence[Mapping[str, Any]], now: datetime) -> li
 
 
 def with_retry_requeue(status: dict[str, Any], now: datetime) -> dict[str, Any]:
-    """``requeueState.requeueAt`` from the ``Retry`` checks, when it lies ahead (3.9): pure.
+    """``requeueState.requeueAt`` from the ``Retry`` checks, when it lies ahead: pure.
 
     Read before :func:`reset_on_eviction` (which moves the checks' transition times).
     """
@@ -185,7 +187,7 @@ def _status(workload: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def checks_admitted_status(workload: Mapping[str, Any], now: datetime) -> dict[str, Any]:
-    """``Admitted=True``: quota reserved and every check ``Ready`` (9.2): pure."""
+    """``Admitted=True``: quota reserved and every check ``Ready``: pure."""
     status = _status(workload)
     status["conditions"] = set_condition(
         status.get("conditions") or [],
@@ -202,7 +204,7 @@ def checks_admitted_status(workload: Mapping[str, Any], now: datetime) -> dict[s
 def synced_status(
     workload: Mapping[str, Any], checks: Sequence[str], now: datetime
 ) -> dict[str, Any]:
-    """The check list made equal to ``checks``, and ``Admitted`` recomputed (6.2): pure."""
+    """The check list made equal to ``checks``, and ``Admitted`` recomputed: pure."""
     status = _status(workload)
     entries = synced_checks(status.get("admissionChecks") or [], checks, now)
     status["admissionChecks"] = entries
@@ -222,7 +224,7 @@ def synced_status(
 def deactivation_target_status(
     workload: Mapping[str, Any], message: str, now: datetime
 ) -> dict[str, Any]:
-    """``DeactivationTarget=True`` (reason ``AdmissionCheck``): a check rejected it (9.2): pure."""
+    """``DeactivationTarget=True`` (reason ``AdmissionCheck``): a check rejected it: pure."""
     status = _status(workload)
     status["conditions"] = set_condition(
         status.get("conditions") or [],
@@ -237,7 +239,7 @@ def deactivation_target_status(
 
 
 def deactivation(workload: Mapping[str, Any]) -> tuple[str, str]:
-    """(``Evicted`` reason, message) of deactivating ``workload`` (6.4): pure.
+    """(``Evicted`` reason, message) of deactivating ``workload``: pure.
 
     ``DeactivatedDueTo<cause>`` and ``"The workload is deactivated due to <message>"``
     when a ``DeactivationTarget`` says why; else plain ``Deactivated``.
@@ -264,7 +266,7 @@ def unsupported_check_status(check: Mapping[str, Any], now: datetime) -> dict[st
     """``Active=False`` on a check whose controller kuota ships no implementation of: pure.
 
     Nobody else would ever set it Active, and a ClusterQueue that uses it must
-    say why it admits nothing (3.11: ``AdmissionCheckInactive``) instead of
+    say why it admits nothing (``AdmissionCheckInactive``) instead of
     letting work through.  None when the check is another controller's, or
     already says so.
     """

@@ -1,4 +1,4 @@
-"""ClusterQueue and LocalQueue status, built as data (pure; scheduling.md 10.1, 10.2).
+"""ClusterQueue and LocalQueue status, built as data (pure; docs/scheduling.md#queue-status).
 
 The engine knows counts and usage; these functions shape them into the
 ``status`` a user reads with ``kubectl get cq`` / ``kubectl describe lq`` and
@@ -64,7 +64,7 @@ def _changed(current: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
 def cluster_queue_status(
     queue: Mapping[str, Any], state: ClusterQueueStatus, now: datetime
 ) -> dict[str, Any] | None:
-    """The status of 10.1 for ``queue`` (its stored object), or None when unchanged."""
+    """The ClusterQueue status for ``queue`` (its stored object), or None when unchanged."""
     current = dict(objects.status(queue))
     generation = objects.generation(queue)
     wanted = {
@@ -106,7 +106,7 @@ def local_queue_status(
     cluster_queue: ClusterQueueStatus | None,
     now: datetime,
 ) -> dict[str, Any] | None:
-    """The status of 10.2 for ``queue`` from its Workloads, or None when unchanged."""
+    """The LocalQueue status for ``queue`` from its Workloads, or None when unchanged."""
     current = dict(objects.status(queue))
     stopped = objects.spec(queue).get("stopPolicy") not in (None, "", "None")
     pending = reserving = admitted = 0
@@ -122,7 +122,7 @@ def local_queue_status(
             pending += 1
             continue
         reserving += 1
-        # Waiting for admission checks: reserved, not admitted (10.1).
+        # Waiting for admission checks: reserved, not admitted.
         counted = not objects.awaits_admission_checks(workload)
         admitted += counted
         for assignment in objects.pod_set_assignments(workload):

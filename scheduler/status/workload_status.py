@@ -1,7 +1,8 @@
 """What the scheduler writes into a Workload's status, built as data (pure).
 
 The engine decides; this module turns a decision into the exact ``status``
-fields of scheduling.md 6.1/6.2/4.7/6.5: the ``admission`` record and the
+fields (docs/scheduling.md#admission, docs/scheduling.md#pending-reasons,
+docs/concepts.md#workload-life-cycle): the ``admission`` record and the
 ``QuotaReserved`` / ``Admitted`` / ``Evicted`` / ``Finished`` conditions.
 Each function returns the *whole* new status (the writer applies the
 scheduler's part of it, :func:`scheduler.kube.writer.workload_status_apply`),
@@ -60,13 +61,13 @@ RESTARTED: Mapping[str, tuple[str, str]] = {
     ),
 }
 """Eviction reason whose ``Requeued`` stays False until the queue runs again -> (reason, message)
-of ``Requeued=True`` once it does (3.9)."""
+of ``Requeued=True`` once it does (docs/scheduling.md#eviction-and-requeue)."""
 
 BACKOFF: Mapping[str, tuple[str, str]] = {
     EVICTED_BY_CHECK: ("BackoffFinished", "The workload backoff was finished"),
     "PodsReadyTimeout": ("BackoffFinished", "The workload backoff was finished"),
 }
-"""Eviction reason whose ``Requeued`` stays False until its backoff ends (3.9)."""
+"""Eviction reason whose ``Requeued`` stays False until its backoff ends."""
 
 
 def _requeued_again(
@@ -80,7 +81,7 @@ def _requeued_again(
     The scheduler considering the workload (admitting it, or explaining a wait
     that is not the stopped queue's) is the proof that its queue was restarted,
     or that its backoff (``requeueState.requeueAt``, the engine keeps the
-    workload out of its queue until then) is over (3.9).  Pure.
+    workload out of its queue until then) is over.  Pure.
     """
     requeued = find_condition(conditions, REQUEUED)
     if requeued is None or requeued.get("status") != "False":
@@ -106,7 +107,7 @@ def _requeued_again(
 
 
 def admission_record(decision: Admit) -> dict[str, Any]:
-    """``status.admission`` for an Admit decision (scheduling.md 6.1)."""
+    """``status.admission`` for an Admit decision (docs/scheduling.md#admission)."""
     return {
         "clusterQueue": decision.cluster_queue,
         "podSetAssignments": [
@@ -124,7 +125,7 @@ def admission_record(decision: Admit) -> dict[str, Any]:
 
 
 def admitted_status(workload: Mapping[str, Any], decision: Admit, now: datetime) -> dict[str, Any]:
-    """The whole new status for an admission: record plus conditions (6.2), in one write."""
+    """The whole new status for an admission: record plus conditions, in one write."""
     status = _status(workload)
     generation = _generation(workload)
     conditions = list(status.get("conditions") or [])
@@ -149,7 +150,7 @@ def admitted_status(workload: Mapping[str, Any], decision: Admit, now: datetime)
                 now=now,
                 generation=generation,
             )
-    # The checks that apply are listed (missing ones Pending); Admitted waits for them (6.2).
+    # The checks that apply are listed (missing ones Pending); Admitted waits for them.
     checks = synced_checks(status.get("admissionChecks") or [], decision.admission_checks, now)
     if checks or status.get("admissionChecks"):
         status["admissionChecks"] = checks
@@ -171,13 +172,13 @@ def admitted_status(workload: Mapping[str, Any], decision: Admit, now: datetime)
 def pending_status(
     workload: Mapping[str, Any], decision: Pending, now: datetime
 ) -> dict[str, Any] | None:
-    """The status that explains a wait (4.7), or None when it already says exactly that."""
+    """The status that explains a wait, or None when it already says exactly that."""
     status = _status(workload)
     conditions = list(status.get("conditions") or [])
     current = find_condition(conditions, QUOTA_RESERVED)
     message = truncate(decision.message)
     generation = _generation(workload)
-    if decision.reason != "Suspended":  # considered by the scheduler: its queue runs (3.9)
+    if decision.reason != "Suspended":  # considered by the scheduler: its queue runs
         conditions = _requeued_again(conditions, now, generation, status)
     if (
         current is not None
@@ -214,7 +215,7 @@ def pending_status(
 def finished_status(
     workload: Mapping[str, Any], *, reason: str, message: str, now: datetime
 ) -> dict[str, Any] | None:
-    """``Finished=True`` (6.5), the admission kept for the record; None when already finished."""
+    """``Finished=True``, the admission kept for the record; None when already finished."""
     status = _status(workload)
     conditions = list(status.get("conditions") or [])
     current = find_condition(conditions, FINISHED)
@@ -235,7 +236,7 @@ def finished_status(
 def evicted_status(
     workload: Mapping[str, Any], decision: Evict, now: datetime
 ) -> dict[str, Any] | None:
-    """``Evicted=True`` (and ``Preempted=True`` for preemptions) on a Workload holding quota (6.4).
+    """``Evicted=True`` (and ``Preempted=True`` for preemptions) on a Workload holding quota.
 
     The admission stays: quota is released only when the Job's pods are gone
     (:func:`released_status`).  None when the Workload already says exactly that.
@@ -283,7 +284,7 @@ def evicted_status(
 
 
 def released_status(workload: Mapping[str, Any], now: datetime) -> dict[str, Any]:
-    """The eviction completed (6.4 step 3): admission removed, pending again, ``Requeued`` (3.9)."""
+    """The eviction completed: admission removed, pending again, ``Requeued``."""
     status = _status(workload)
     conditions = list(status.get("conditions") or [])
     evicted = find_condition(conditions, EVICTED) or {}

@@ -1,4 +1,4 @@
-"""A v1beta1 Configuration file rewritten as v1beta2 (api.md 12.2, 12.3, 12.9): what it
+"""A v1beta1 Configuration file rewritten as v1beta2 (docs/configuration.md#versions): what it
 meant to Kueue with v1beta1 it still means with v1beta2, and kuota reads it."""
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def test_fair_sharing_off_in_v1beta1_is_no_section_in_v1beta2(fair: Any) -> None
 
 @pytest.mark.parametrize("ready", [None, {"enable": False, "timeout": "1m"}])
 def test_wait_for_pods_ready_off_stays_off_through_the_feature_gate(ready: Any) -> None:
-    """v1beta2 turns waitForPodsReady on when the section is absent (api.md 12.3)."""
+    """v1beta2 turns waitForPodsReady on when the section is absent."""
     raw = v1beta1(featureGates={"PartialAdmission": True})
     if ready is not None:
         raw["waitForPodsReady"] = ready

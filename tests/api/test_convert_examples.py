@@ -1,7 +1,8 @@
-"""Conversion on hand-written examples and on the seed manifests (api.md 14).
+"""Conversion on hand-written examples and on the seed manifests.
 
-One test per (kind, version pair) at least, with the values of api.md's worked
-examples; round trips in both directions; and the error cases.
+See docs/api-differences.md#legacy-versions-and-conversion.  One test per
+(kind, version pair) at least, with worked values; round trips in both
+directions; and the error cases.
 """
 
 from __future__ import annotations

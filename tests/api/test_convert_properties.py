@@ -1,4 +1,4 @@
-"""Round-trip properties of the converters (api.md 14.5 guarantees).
+"""Round-trip properties of the converters (docs/api-differences.md#conversion-annotations).
 
 * For generated valid legacy (v1alpha1, v1alpha2) and v1beta1 objects of each
   kind: ``from_hub(to_hub(x), v) == x`` exactly (quantities are generated in
@@ -8,8 +8,8 @@
   numerically (what defaulting re-creates and what "quantity spelling" means).
 * For generated valid v1beta2 objects: converting down, changing one field the
   older version can express, and converting up gives the change and keeps what
-  the older version cannot express (issue 12, item 9: what ``kubectl apply`` of
-  an older manifest does).
+  the older version cannot express (what ``kubectl apply`` of an older
+  manifest does).
 """
 
 from __future__ import annotations

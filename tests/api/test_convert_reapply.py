@@ -1,4 +1,4 @@
-"""Conversion never lets a stale round-trip value override what a request sets (issue 12, 9).
+"""Conversion never lets a stale round-trip value override what a request sets.
 
 Each test plays what ``kubectl apply`` of an older-version manifest does to a
 stored v1beta2 object: convert it down, change only what the manifest

@@ -4,7 +4,7 @@ What an operator would check before ``kubectl apply``: one CRD per kind with
 the right scope and short names, only the versions each kind ever had,
 ``v1beta2`` as the single storage version, schemas the API server accepts,
 printer columns that point at real fields, and exactly the schema defaults of
-validation.md 1.1.
+docs/validation.md#defaulting.
 """
 
 from __future__ import annotations
@@ -216,7 +216,7 @@ def test_workload_cluster_queue_is_a_selectable_field() -> None:
             assert fields == []
 
 
-# Every schema default (validation.md 1.1), per kind and version.
+# Every schema default (docs/validation.md#defaulting), per kind and version.
 SCHEMA_DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {
     ("ClusterQueue", "v1beta2"): {
         "spec.queueingStrategy": "BestEffortFIFO",
@@ -277,7 +277,7 @@ def test_schema_defaults_are_exactly_those_of_validation_md(kind: str, version: 
     ],
 )
 def test_defaulted_enums_admit_the_empty_string_for_the_webhook(kind: str, path: str) -> None:
-    # api.md 0.6: "" means "use the default"; the API server must not reject it first.
+    # "" means "use the default"; the API server must not reject it first.
     node = node_at(schema_of(kind, "v1beta2"), path)
     assert "" in node["enum"] and node["default"] in node["enum"]
 

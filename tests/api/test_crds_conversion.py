@@ -50,7 +50,7 @@ def test_converted_seed_fits_the_schema_of_the_target_version(
     try:
         converted = convert_with_warnings(manifest, target, check=False).object
     except ConversionError as exc:
-        # api.md 15.2: one documentation example gives no memory quota for a covered
+        # One documentation example gives no memory quota for a covered
         # resource; it is invalid in every version and cannot be written in legacy form.
         if not lacks_a_covered_quota(manifest):
             pytest.fail(f"converter refused a valid seed manifest: {exc}")

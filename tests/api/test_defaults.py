@@ -1,4 +1,4 @@
-"""Defaulting (validation.md section 1)."""
+"""Defaulting (docs/validation.md#defaulting)."""
 
 from __future__ import annotations
 

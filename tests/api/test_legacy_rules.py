@@ -1,4 +1,4 @@
-"""Legacy rules (validation.md section 14, CQ-V3, CQ-V4): one failing and one passing case each."""
+"""Legacy rules (LEG-*, CQ-V3, CQ-V4): one failing and one passing case each."""
 
 from __future__ import annotations
 
@@ -196,7 +196,8 @@ CASES: list[tuple[str, dict[str, Any], str, str, dict[str, Any]]] = [
         "CQ-V4",
         {**legacy_cq().build(), "spec": {"resourceGroups": []}},
         "spec.resourceGroups",
-        'unknown field "resourceGroups"; v1alpha1 ClusterQueues use spec.resources',
+        'unknown field "resourceGroups"; v1alpha1 ClusterQueues use spec.resources (see '
+        'kuota\'s docs/api-differences.md, "Legacy versions and conversion")',
         legacy_cq().build(),
     ),
     (

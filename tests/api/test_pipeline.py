@@ -1,6 +1,7 @@
-"""The admission pipeline end to end (validation.md 0.2): legacy rules before
-conversion, v1beta1 paths reported as written, defaults by operation, and the
-legacy examples of sections 16 and 17."""
+"""The admission pipeline end to end (docs/validation.md#order-of-processing):
+legacy rules before conversion, v1beta1 paths reported as written, defaults by
+operation, and the legacy examples of tests/reference/validation.md, sections
+16 and 17."""
 
 from __future__ import annotations
 

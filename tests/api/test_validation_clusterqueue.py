@@ -1,4 +1,7 @@
-"""ClusterQueue rules (validation.md section 3): one failing and one passing case per rule."""
+"""ClusterQueue rules: one failing and one passing case per rule.
+
+See docs/validation.md#clusterqueue.
+"""
 
 from __future__ import annotations
 
@@ -623,7 +626,8 @@ FAILING = [
         .resource_group(flavor_quotas("alpha", cpu="1"))
         .spec(resources=[{"name": "cpu"}]),
         "spec.resources",
-        'unknown field "resources"; v1beta2 ClusterQueues use spec.resourceGroups',
+        'unknown field "resources"; v1beta2 ClusterQueues use spec.resourceGroups (see '
+        'kuota\'s docs/api-differences.md, "Legacy versions and conversion")',
     ),
 ]
 

@@ -1,4 +1,4 @@
-"""Configuration file rules (validation.md section 13)."""
+"""Configuration file rules (docs/validation.md#configuration)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The worked examples of validation.md: section 16 (invalid, one per line), section
-17 (valid edge cases), the v1beta2 manifests of the seeds, and a check that
-every rule of sections 3-13 has a failing and a passing test somewhere.
+"""The worked examples of tests/reference/validation.md: section 16 (invalid, one
+per line), section 17 (valid edge cases), the v1beta2 manifests of the seeds, and
+a check that every rule of its sections 3-13 has a failing and a passing test
+somewhere.
 """
 
 from __future__ import annotations
@@ -1091,8 +1092,9 @@ def test_section_17_valid_edge_case(
     assert validator(new, old) == []
 
 
-# Seeds: every v1beta2 manifest is meant to be valid, except the one the spec names as invalid
-# (api.md 15.2: the borrowing-limit example that gives no memory quota).
+# Seeds: every v1beta2 manifest is meant to be valid, except the borrowing-limit example that
+# gives no memory quota (see
+# docs/api-differences.md#examples-from-kueues-documentation-that-kuota-rejects).
 KNOWN_INVALID_SEEDS = {("ClusterQueue", "team-a-cq", ("CQ-12",))}
 SEED_DOCS = [doc for doc in documents() if (doc.api_version, doc.kind) in VALIDATORS]
 

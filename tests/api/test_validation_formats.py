@@ -1,4 +1,4 @@
-"""Common format rules (validation.md section 2) and the webhook rendering (0.1)."""
+"""Common format rules (docs/validation.md#field-formats) and the webhook rendering."""
 
 from __future__ import annotations
 
@@ -158,7 +158,7 @@ def test_non_mapping_object() -> None:
     assert [(item.field, item.rule, item.origin) for item in errors] == [("", "TYPE", "S")]
 
 
-# --- admission_status (0.1) ---------------------------------------------------------------
+# --- admission_status ---------------------------------------------------------------------
 
 
 def test_webhook_only_violations_are_forbidden() -> None:

@@ -1,4 +1,6 @@
-"""Validation and defaulting never raise, whatever the input looks like (validation.md 0.2).
+"""Validation and defaulting never raise, whatever the input looks like.
+
+See docs/validation.md#order-of-processing.
 
 Two generators: arbitrary JSON-like values, and "almost right" objects built
 by mutating valid objects of every kind at random paths, which reach deep

@@ -1,4 +1,4 @@
-"""ResourceFlavor, LocalQueue and Cohort rules (validation.md sections 4-6)."""
+"""ResourceFlavor, LocalQueue and Cohort rules (docs/validation.md#rules-by-kind)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""WorkloadPriorityClass, AdmissionCheck, MultiKueue and Topology rules (validation.md 8-10)."""
+"""WorkloadPriorityClass, AdmissionCheck, MultiKueue and Topology rules.
+
+See docs/validation.md#other-kinds.
+"""
 
 from __future__ import annotations
 

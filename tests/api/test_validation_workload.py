@@ -1,4 +1,4 @@
-"""Workload rules (validation.md section 7): spec, status and update-only rules."""
+"""Workload rules (docs/validation.md#workload): spec, status and update-only rules."""
 
 from __future__ import annotations
 
@@ -259,7 +259,7 @@ FAILING = [
         "must be a signed integer such as 10 or -5",
         gates={"PriorityBoost": True},
     ),
-    # 7.2 status
+    # status rules
     bad(
         "WL-30",
         wl().status(conditions=[condition("QuotaReserved", at=WHEN)]),
@@ -466,7 +466,7 @@ FAILING = [
         "status.clusterName",
         "must be at most 256 characters",
     ),
-    # 7.3 update-only
+    # update-only rules
     bad(
         "WL-50",
         changed(

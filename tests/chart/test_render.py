@@ -217,7 +217,7 @@ def _served(objects: list[dict[str, Any]]) -> dict[str, list[str]]:
 
 
 def test_by_default_the_crds_serve_what_kueue_v0_19_serves(default: list[dict[str, Any]]) -> None:
-    """api.md 1.2: v1beta2 (storage) and v1beta1; the alpha versions only when asked."""
+    """v1beta2 (storage) and v1beta1; the alpha versions only when asked."""
     served = _served(default)
     assert len(served) == 10
     assert set(map(tuple, served.values())) == {("v1beta1", "v1beta2")}
@@ -321,7 +321,7 @@ def _webhook_settings(objects: list[dict[str, Any]]) -> Any:
 def test_the_connection_bounds_default_to_the_webhooks_own(
     default: list[dict[str, Any]],
 ) -> None:
-    """Issue 12 item 6: the chart passes every bound, and its defaults are the measured ones."""
+    """The chart passes every connection bound, and its defaults are the measured ones."""
     from webhook.settings import WebhookSettings
 
     settings, defaults = _webhook_settings(default), WebhookSettings()
@@ -506,7 +506,7 @@ def test_manage_jobs_without_queue_name_reaches_config_and_registrations() -> No
 
 
 def test_the_managed_namespace_selector_scopes_queued_jobs_too() -> None:
-    """A queued Job outside config.managedJobsNamespaceSelector is not kuota's (issue 12 item 7)."""
+    """A queued Job outside config.managedJobsNamespaceSelector is not kuota's."""
     selector = {"matchLabels": {"kuota.io/managed": "true"}}
     objects = render({"config.managedJobsNamespaceSelector": selector})
     kwargs = {"kuota_namespace": NAMESPACE, "managed_namespace_selector": selector}

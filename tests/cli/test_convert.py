@@ -95,7 +95,8 @@ def test_every_kueue_version_comes_out_as_v1beta2_and_other_objects_unchanged() 
         "nodeTaints": [{"key": "spot", "value": "true", "effect": "NoSchedule"}],
     }
     assert namespace == {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team-a"}}
-    # api.md 14.5's worked example: min -> nominalQuota, max - min -> borrowingLimit.
+    # min -> nominalQuota, max - min -> borrowingLimit
+    # (docs/api-differences.md#the-v1alpha1-and-v1alpha2-forms).
     assert queue["spec"] == {
         "namespaceSelector": {},
         "cohortName": "team-ab",
@@ -159,12 +160,13 @@ SEEDS = [
 @pytest.mark.parametrize("seed", SEEDS, ids=lambda s: f"{s.source[:3]}:{s.line}:{s.kind}")
 def test_every_seed_converts_and_validate_agrees(seed: Any, tmp_path: Path) -> None:
     """Every seed example: converted to v1beta2; `kuota validate` says the converted file
-    is valid exactly when the seed is meant to be (api.md 15 names the two that are not)."""
+    is valid exactly when the seed is meant to be (two are not: see
+    docs/api-differences.md#examples-from-kueues-documentation-that-kuota-rejects)."""
     source = tmp_path / "seed.yaml"
     source.write_text(yaml.safe_dump(seed.raw))
     code, out, err = run("convert", str(source))
     if seed_is_known_invalid(seed.raw) and code == 1:
-        # A legacy object is converted only when it is valid (api.md 14.5): named with its field.
+        # A legacy object is converted only when it is valid: named with its field.
         assert out == ""
         assert f"error: {source}:1: {seed.kind}/{seed.raw['metadata']['name']}: spec." in err
         return

@@ -118,6 +118,42 @@ def test_a_finished_job_says_how_it_ended() -> None:
     )
 
 
+def test_an_evicted_job_says_how_many_pods_must_stop_before_its_quota_is_released() -> None:
+    cluster = research_pool()
+    workload = cluster.job("team", "old", "user-queue", admitted=("research-pool", "ondemand"))
+    workload["status"]["conditions"].append(
+        {
+            "type": "Evicted",
+            "status": "True",
+            "reason": "Preempted",
+            "message": "Preempted to accommodate a higher priority Workload",
+            "lastTransitionTime": "2025-03-01T12:04:00Z",
+        }
+    )
+
+    def pod(name: str, phase: str) -> dict[str, object]:
+        labels = {"kueue.x-k8s.io/job-uid": "uid-old"}
+        return {
+            "metadata": {"name": name, "namespace": "team", "labels": labels},
+            "status": {"phase": phase},
+        }
+
+    cluster.objects.pods += [
+        pod("old-a", "Running"),
+        pod("old-b", "Running"),
+        pod("old-c", "Succeeded"),
+    ]
+    assert explain(cluster, "old")[1] == (
+        "It is evicted (Preempted): Preempted to accommodate a higher priority Workload; "
+        "waiting for 2 pods to stop before the quota is released."
+    )
+    cluster.objects.pods.clear()
+    assert explain(cluster, "old")[1:] == [
+        "It is evicted (Preempted): Preempted to accommodate a higher priority Workload",
+        "Nothing of it runs any more: its quota is released next, then it queues again.",
+    ]
+
+
 def test_a_job_whose_local_queue_is_missing_is_not_queued() -> None:
     cluster = research_pool()
     cluster.job("team", "lost", "no-such-queue")

@@ -1,4 +1,4 @@
-"""``kuota simulate`` as cli-contract.md fixes it: exit codes 0/1/2, the
+"""``kuota simulate`` as docs/validation.md#kuota-simulate fixes it: exit codes 0/1/2, the
 ``--json`` shape, the human table, notes for unknown kinds, validate's
 messages on invalid input, file and line for bad YAML."""
 
@@ -253,7 +253,7 @@ spec:
     state = json.loads(out)["workloads"]["default/w"]
     assert state["state"] == "Pending"
     assert state["message"] == "ClusterQueue checked is inactive"
-    # A check whose controller never said it is Active holds the queue too (3.11).
+    # A check whose controller never said it is Active holds the queue too.
     code, out, err = run(
         "simulate", "--json", "-", stdin=ADMISSION_CHECKED + ADMISSION_CHECK + workload
     )

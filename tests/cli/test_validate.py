@@ -1,5 +1,5 @@
 """``kuota validate`` as a CI pipeline uses it: exit codes, the two output
-forms of cli-contract.md, file and line for unreadable input, and the seeds."""
+forms of docs/validation.md#kuota-validate, file and line for unreadable input, and the seeds."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from scheduler.cli.main import main
 from tests.api.seed_examples import documents
 
 KNOWN_INVALID_SEEDS = {
-    # api.md 15.1: a flavor named "on_demand" is not a DNS-1123 name (Kueue rejects it too).
+    # Both in docs/api-differences.md#examples-from-kueues-documentation-that-kuota-rejects.
+    # A flavor named "on_demand" is not a DNS-1123 name (Kueue rejects it too).
     ("ClusterQueue", "cluster-total", "kueue.x-k8s.io/v1alpha1"),
-    # api.md 15.2: covers cpu and memory but gives only a cpu quota.
+    # Covers cpu and memory but gives only a cpu quota.
     ("ClusterQueue", "team-a-cq", "kueue.x-k8s.io/v1beta2"),
 }
 
@@ -216,7 +217,7 @@ spec: {nodeLabels: {instance-type: beta}}
 
 
 def test_an_alpha_manifest_is_valid_and_the_note_says_how_to_apply_it(tmp_path: Path) -> None:
-    """api.md 1.2: v1alpha1/v1alpha2 are read offline but served only when asked."""
+    """v1alpha1/v1alpha2 are read offline but served only when asked."""
     path = tmp_path / "flavors.yaml"
     path.write_text(LEGACY_FLAVOR + "---\n" + LEGACY_FLAVOR.replace("spot", "spot-2") + "---\n")
     path.write_text(path.read_text() + BETA1_FLAVOR + "---\n" + FLAVOR_OK)

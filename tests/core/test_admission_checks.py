@@ -1,5 +1,5 @@
-"""Admission checks in the engine (scheduling.md 3.11, 9, 10.1): which apply, inactive queues,
-reservation vs admitted usage, Retry backoff."""
+"""Admission checks in the engine: which apply, inactive queues, reservation vs admitted
+usage, Retry backoff (docs/scheduling.md#admission-checks)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""Fair sharing (scheduling.md 8): dominant resource share, admission order, strategies."""
+"""Fair sharing: dominant resource share, admission order, strategies.
+
+See docs/scheduling.md#fair-sharing.
+"""
 
 from __future__ import annotations
 

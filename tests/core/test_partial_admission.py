@@ -1,4 +1,6 @@
-"""Partial admission (scheduling.md 4.9): the largest count that fits, down to ``minCount``.
+"""Partial admission: the largest count that fits, down to ``minCount``.
+
+See docs/scheduling.md#partial-admission.
 
 Kueue's ``sample-job-partial-admission`` asks for 20 one-CPU pods with a
 minimum of 5 in a ClusterQueue of 9 CPUs: Kueue admits 9.
@@ -136,7 +138,7 @@ def test_exactly_the_minimum_is_admitted_when_only_the_minimum_fits() -> None:
 
 
 def test_a_reduced_count_may_preempt_lower_priority_workloads() -> None:
-    """scheduling.md 4.9: a reduced count is accepted as a Fit or as a preemption with targets."""
+    """A reduced count is accepted as a Fit or as a preemption with targets."""
     low = (
         workload("low")
         .queue("user-queue")
@@ -197,7 +199,7 @@ def test_search_returns_the_largest_accepted_count_or_none() -> None:
 
 
 def test_preemption_for_the_full_count_comes_before_a_cut() -> None:
-    """4.3/4.9: the reduced search runs only when the full count has no preemption targets."""
+    """The reduced search runs only when the full count has no preemption targets."""
     low = (
         workload("low")
         .queue("user-queue")

@@ -1,4 +1,7 @@
-"""Pending decisions carry the structure their message is rendered from (scheduling.md 5.3, 5.6)."""
+"""Pending decisions carry the structure their message is rendered from.
+
+See docs/scheduling.md#pending-reasons.
+"""
 
 from __future__ import annotations
 

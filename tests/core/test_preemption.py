@@ -1,4 +1,5 @@
-"""Classical preemption (scheduling.md 7) as named table cases, 4.5 processing, Engine.release.
+"""Classical preemption (docs/scheduling.md#preemption) as named table cases, cycle processing,
+Engine.release.
 
 Each case: ClusterQueues, running workloads (holding quota in their ClusterQueue
 since ``created``/``at`` seconds after T0), one or more incoming workloads, all
@@ -923,7 +924,7 @@ def test_within_nominal_capacity_hold_for_non_reclaiming_queue() -> None:
     assert not [d for d in result.decisions if isinstance(d, Admit)]
 
 
-# --- 4.8 flavor-scan position ------------------------------------------------------------
+# --- flavor-scan position ----------------------------------------------------------------
 
 
 def test_flavor_scan_resumes_after_the_last_examined_flavor() -> None:

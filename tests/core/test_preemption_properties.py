@@ -139,9 +139,9 @@ def load(engine: Engine, workloads: list[Any]) -> dict[str, Any]:
 def test_steady_state_and_quota_invariants_after_every_step(cluster: Any) -> None:
     """No ping-pong, on any input: a steady state, and quota invariants after every step.
 
-    scheduling.md's algorithm (and Kueue's) loops forever on some of these
+    Kueue's algorithm loops forever on some of these
     inputs: a ClusterQueue that both preempts inside itself and reclaims from
-    its cohort (``test_no_livelock``).  kuota's loop guard
+    its cohort (``test_no_livelock``).  kuota's loop guard (docs/scheduling.md#loop-guard)
     (``candidates.loop_guard``) and the preemptor's claim on what its
     preemptions free (``cycle``) make every input settle.
     """
@@ -246,7 +246,7 @@ LIVELOCKS = {
 
 @pytest.mark.parametrize("name", sorted(LIVELOCKS))
 def test_no_livelock(name: str) -> None:
-    """Inputs on which scheduling.md's algorithm ping-pongs forever settle in kuota."""
+    """Inputs on which Kueue's algorithm ping-pongs forever settle in kuota."""
     fair, queues, early, late, want_admitted = LIVELOCKS[name]
     engine = new_engine(queues, fair)
     load(engine, early)
@@ -308,7 +308,7 @@ def test_pruned_candidate_search_finds_the_same_victims(cluster: Any, request: i
 
     Every late workload asks, as a preemptor in its queue, for ``request`` cpu
     on the tree the early ones left; the answer must equal the minimal set
-    chosen from the full, unpruned candidate list (7.3-7.5 as written).
+    chosen from the full, unpruned candidate list (docs/scheduling.md#minimal-victim-set).
     """
     queues, early, late, fair = cluster
     if fair:  # the pruning is the classical search's; fair sharing has its own

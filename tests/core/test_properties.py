@@ -178,9 +178,9 @@ def test_same_input_same_decisions(objects: list[Any]) -> None:
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_multi_admission_matches_one_per_queue(objects: list[Any]) -> None:
-    # The flavor-scan resume of 4.8 makes timing observable (which flavor a skipped entry
+    # The flavor-scan resume makes timing observable (which flavor a skipped entry
     # tries next), so both engines start every scan at the first flavor here
-    # (scheduling.md 11).
+    # (docs/scheduling.md#determinism-and-tie-breaks).
     many = load(objects, resume_flavor_scan=False)
     one = load(objects, one_admission_per_queue=True, resume_flavor_scan=False)
     assert many.run_until_steady(T0, max_cycles=200)[1]

@@ -1,4 +1,6 @@
-"""The core never reads a clock: ``now`` is always an argument (DESIGN.md, layer 3).
+"""The core never reads a clock: ``now`` is always an argument.
+
+See docs/architecture.md#layers-and-imports.
 
 The import contract in pyproject.toml keeps ``time`` out of ``scheduler.core``;
 this test reads the source for the other ways to the wall clock: calls such

@@ -1,4 +1,4 @@
-"""The worked examples of scheduling.md 1.5 on the quota tree itself."""
+"""The worked examples of docs/scheduling.md#worked-examples on the quota tree itself."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Quota follows the Workload's own status, whoever wrote it (issue 12 item 3).
+"""Quota follows the Workload's own status, whoever wrote it.
 
 A Workload holds quota iff its status has ``admission`` and
 ``QuotaReserved=True`` and it is not ``Finished``; this holds for every

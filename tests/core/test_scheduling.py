@@ -1,4 +1,4 @@
-"""Scheduling rules of scheduling.md 1.6-5.7, as named cases with builders."""
+"""Scheduling rules of docs/scheduling.md, as named cases with builders."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def flavors_of(engine: Engine, key: str) -> dict[str, str]:
     return dict(engine.workload_state(key).admission[0].flavors)
 
 
-# --- 2.3 credits transformation ------------------------------------------------
+# --- credits transformation ----------------------------------------------------
 
 
 def test_credits_transformation_example() -> None:
@@ -98,7 +98,7 @@ def test_excluded_prefix_is_not_counted() -> None:
     assert final(engine)["default/w"][0] == "Admitted"
 
 
-# --- 2.5 pods resource and uncovered resources ----------------------------------
+# --- pods resource and uncovered resources --------------------------------------
 
 
 def test_uncovered_resource_blocks_with_no_matching_flavor() -> None:
@@ -135,7 +135,7 @@ def test_pods_resource_counts_pods() -> None:
     )
 
 
-# --- 1.6 and 4.5: ordering and re-check inside one cycle -------------------------
+# --- borrowing level: ordering and re-check inside one cycle ----------------------
 
 
 def team_ab(**kwargs: Any) -> Engine:
@@ -160,7 +160,7 @@ def team_ab(**kwargs: Any) -> Engine:
 
 
 def test_team_b_gets_nominal_before_team_a_borrows() -> None:
-    # One Kueue cycle (scheduling.md 1.6): kuota's further rounds would retry a1 in the same call.
+    # One Kueue cycle: kuota's further rounds would retry a1 in the same call.
     engine = team_ab(one_admission_per_queue=True)
     engine.apply(workload("a1").queue("a").created(1).priority(100).pod_set(cpu="4").model())
     engine.apply(workload("b1").queue("b").created(2).pod_set(cpu="4").model())
@@ -235,7 +235,7 @@ def test_borrowing_limit_exceeds_max_quota() -> None:
     )
 
 
-# --- 3.5 StrictFIFO vs BestEffortFIFO ----------------------------------------------
+# --- StrictFIFO vs BestEffortFIFO --------------------------------------------------
 
 
 @pytest.mark.parametrize("strict, want_w2", [(True, "Pending"), (False, "Admitted")])
@@ -262,7 +262,7 @@ def test_strict_vs_best_effort(strict: bool, want_w2: str) -> None:
     assert states["default/w1"][0] == "Admitted"
 
 
-# --- 3.2 namespaceSelector ------------------------------------------------------
+# --- namespaceSelector ----------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -311,7 +311,7 @@ def test_namespace_label_change_requeues() -> None:
 
 
 def test_only_a_new_cluster_queue_or_a_new_spec_requeues_its_tree() -> None:
-    """3.7: "ClusterQueue created, or its spec changes".  kuota's own status writes come
+    """Requeue on "ClusterQueue created, or its spec changes".  kuota's own status writes come
     back as ClusterQueue updates about once a second; they must not move the inadmissible
     workloads of the whole cohort back for another try each time."""
     queue = cluster_queue("cq").cohort("co").resource_group(flavor_quotas("f", cpu="1"))
@@ -351,7 +351,7 @@ def test_a_local_queue_status_update_routes_nothing_again() -> None:
     assert final(engine)["default/w"][1:] == ("Misconfigured", "ClusterQueue other doesn't exist")
 
 
-# --- 3.1, 3.10, 3.11 --------------------------------------------------------------
+# --- queues, stop policies, inactive queues -------------------------------------
 
 
 def test_missing_local_queue_and_cluster_queue() -> None:
@@ -419,7 +419,7 @@ def test_inactive_cluster_queue_missing_flavor() -> None:
     assert engine.cluster_queue_status("cq").active_message == "Can admit new workloads"
 
 
-# --- 5.2 eligibility, 5.4 fungibility, 5.5 reasons, 5.7 research-pool ----------------
+# --- eligibility, fungibility, reasons, research-pool --------------------------------
 
 
 def research_pool(*workloads: Any, used_ondemand: int = 0) -> Engine:

@@ -1,4 +1,7 @@
-"""stopPolicy (scheduling.md 3.10): Hold keeps admitted workloads, HoldAndDrain evicts them."""
+"""stopPolicy: Hold keeps admitted workloads, HoldAndDrain evicts them.
+
+See docs/scheduling.md#stop-policies.
+"""
 
 from __future__ import annotations
 

@@ -11,12 +11,21 @@ from typing import Any
 from e2e.chaos.invariants import (
     CLUSTER_QUEUE,
     JOB,
+    POD,
     WORKLOAD,
     InvariantChecker,
     Violation,
     summarize,
 )
-from tests.builders import assignment, cluster_queue, condition, flavor_quotas, job, workload
+from tests.builders import (
+    assignment,
+    cluster_queue,
+    condition,
+    flavor_quotas,
+    job,
+    pod,
+    workload,
+)
 
 NS = "team"
 FLAVOR = "ondemand"
@@ -54,6 +63,17 @@ def listed_job(name: str) -> job:
     )
 
 
+def listed_pod(name: str, job_name: str) -> pod:
+    """Pod ``name`` of Job ``job_name`` as the checker lists it, at the next resourceVersion."""
+    return (
+        pod(name, NS)
+        .uid(f"pod-{name}")
+        .resource_version(next(_rv))
+        .owner("Job", job_name, f"job-{job_name}", api_version=None)
+        .unset("spec")
+    )
+
+
 def checker(*queues: dict[str, Any]) -> InvariantChecker:
     check = InvariantChecker(NS, [q["metadata"]["name"] for q in queues])
     for queue in queues:
@@ -66,7 +86,7 @@ def kinds(violations: list[Violation]) -> list[str]:
 
 
 def caught_up(check: InvariantChecker) -> None:
-    for stream in (WORKLOAD, JOB, CLUSTER_QUEUE):
+    for stream in (WORKLOAD, JOB, POD, CLUSTER_QUEUE):
         check.advance(stream, next(_rv))
 
 
@@ -507,6 +527,136 @@ def test_preemption_suspends_the_job_before_the_quota_is_released() -> None:
     assert check.violations == []
 
 
+def test_a_preempted_jobs_pods_stop_before_its_quota_is_released() -> None:
+    check = checker(
+        listed_queue("a")
+        .cohort("pool")
+        .resource_group(flavor_quotas(FLAVOR).resource("cpu", "2", borrowing_limit="1"))
+        .listed()
+    )
+    check.observe(
+        WORKLOAD,
+        "ADDED",
+        listed_workload("j")
+        .condition("QuotaReserved", True, message="QuotaReserved", at=T)
+        .admission("a", assignment({"cpu": FLAVOR}, {"cpu": "500m"}, count=None))
+        .listed(),
+    )
+    check.observe(JOB, "ADDED", listed_job("j").suspend(False).listed())
+    check.observe(POD, "ADDED", listed_pod("j-1", "j").phase("Running").listed())
+    check.observe(
+        WORKLOAD,
+        "MODIFIED",
+        listed_workload("j")
+        .condition("QuotaReserved", True, message="QuotaReserved", at=T)
+        .admission("a", assignment({"cpu": FLAVOR}, {"cpu": "500m"}, count=None))
+        .condition("Evicted", True, message="Evicted", at=T)
+        .listed(),
+    )
+    check.observe(JOB, "MODIFIED", listed_job("j").listed())
+    check.observe(
+        POD,
+        "MODIFIED",
+        listed_pod("j-1", "j").deleting("2026-01-01T00:00:10Z").phase("Running").listed(),
+    )
+    check.observe(
+        POD,
+        "DELETED",
+        listed_pod("j-1", "j").deleting("2026-01-01T00:00:10Z").phase("Running").listed(),
+    )
+    check.observe(
+        WORKLOAD,
+        "MODIFIED",
+        listed_workload("j")
+        .condition("QuotaReserved", False, message="QuotaReserved", at=T)
+        .admission("a", assignment({"cpu": FLAVOR}, {"cpu": "500m"}, count=None))
+        .condition("Evicted", True, message="Evicted", at=T)
+        .listed(),
+    )
+    caught_up(check)
+    assert check.violations == []
+
+
+def test_quota_released_while_a_pod_terminates_is_caught_whatever_the_delivery_order() -> None:
+    """The chaos run's case: released while the pod was still in its grace period."""
+    for order in ((WORKLOAD, POD), (POD, WORKLOAD)):
+        check = checker(
+            listed_queue("a")
+            .cohort("pool")
+            .resource_group(flavor_quotas(FLAVOR).resource("cpu", "2", borrowing_limit="1"))
+            .listed()
+        )
+        check.observe(
+            WORKLOAD,
+            "ADDED",
+            listed_workload("j")
+            .condition("QuotaReserved", True, message="QuotaReserved", at=T)
+            .admission("a", assignment({"cpu": FLAVOR}, {"cpu": "500m"}, count=None))
+            .listed(),
+        )
+        check.observe(POD, "ADDED", listed_pod("j-1", "j").phase("Running").listed())
+        check.observe(
+            WORKLOAD,
+            "MODIFIED",
+            listed_workload("j")
+            .condition("QuotaReserved", True, message="QuotaReserved", at=T)
+            .admission("a", assignment({"cpu": FLAVOR}, {"cpu": "500m"}, count=None))
+            .condition("Evicted", True, message="Evicted", at=T)
+            .listed(),
+        )
+        terminating = (
+            listed_pod("j-1", "j").deleting("2026-01-01T00:00:10Z").phase("Running").listed()
+        )
+        released = (
+            listed_workload("j")
+            .condition("QuotaReserved", False, message="QuotaReserved", at=T)
+            .admission("a", assignment({"cpu": FLAVOR}, {"cpu": "500m"}, count=None))
+            .condition("Evicted", True, message="Evicted", at=T)
+            .listed()
+        )  # written while the pod still terminates
+        gone = listed_pod("j-1", "j").deleting("2026-01-01T00:00:10Z").phase("Running").listed()
+        for stream in order:
+            if stream == POD:
+                check.observe(POD, "MODIFIED", terminating)
+                check.observe(POD, "DELETED", gone)
+                check.advance(POD, gone["metadata"]["resourceVersion"])
+            else:
+                check.observe(WORKLOAD, "MODIFIED", released)
+                check.advance(WORKLOAD, released["metadata"]["resourceVersion"])
+        caught_up(check)
+        assert kinds(check.violations) == ["pod-live-without-quota"], order
+
+
+def test_a_finished_workload_no_longer_covers_a_live_pod() -> None:
+    check = checker(
+        listed_queue("a")
+        .cohort("pool")
+        .resource_group(flavor_quotas(FLAVOR).resource("cpu", "2", borrowing_limit="1"))
+        .listed()
+    )
+    check.observe(
+        WORKLOAD,
+        "ADDED",
+        listed_workload("j")
+        .condition("QuotaReserved", True, message="QuotaReserved", at=T)
+        .admission("a", assignment({"cpu": FLAVOR}, {"cpu": "500m"}, count=None))
+        .listed(),
+    )
+    check.observe(POD, "ADDED", listed_pod("j-1", "j").phase("Running").listed())
+    check.observe(
+        WORKLOAD,
+        "MODIFIED",
+        listed_workload("j")
+        .condition("QuotaReserved", True, message="QuotaReserved", at=T)
+        .admission("a", assignment({"cpu": FLAVOR}, {"cpu": "500m"}, count=None))
+        .condition("Finished", True, message="Finished", at=T)
+        .listed(),
+    )
+    check.observe(POD, "MODIFIED", listed_pod("j-1", "j").phase("Succeeded").listed())
+    caught_up(check)
+    assert kinds(check.violations) == ["pod-live-without-quota"]
+
+
 def test_other_namespaces_and_queues_are_ignored() -> None:
     check = checker(
         listed_queue("a")
@@ -692,3 +842,42 @@ def test_a_relist_never_accuses_a_job_of_what_happened_while_the_watch_was_down(
     )
     caught_up(check)
     assert kinds(check.violations) == ["job-runs-unadmitted"]
+
+
+def test_the_time_from_an_eviction_to_its_release_is_measured() -> None:
+    check = checker(
+        listed_queue("a")
+        .cohort("pool")
+        .resource_group(flavor_quotas(FLAVOR).resource("cpu", "2", borrowing_limit="1"))
+        .listed()
+    )
+    check.observe(
+        WORKLOAD,
+        "ADDED",
+        listed_workload("j")
+        .condition("QuotaReserved", True, message="QuotaReserved", at=T)
+        .admission("a", assignment({"cpu": FLAVOR}, {"cpu": "500m"}, count=None))
+        .listed(),
+        at=10.0,
+    )
+    check.observe(
+        WORKLOAD,
+        "MODIFIED",
+        listed_workload("j")
+        .condition("QuotaReserved", True, message="QuotaReserved", at=T)
+        .admission("a", assignment({"cpu": FLAVOR}, {"cpu": "500m"}, count=None))
+        .condition("Evicted", True, message="Evicted", at=T)
+        .listed(),
+        at=12.0,
+    )
+    check.observe(
+        WORKLOAD,
+        "MODIFIED",
+        listed_workload("j")
+        .condition("QuotaReserved", False, message="QuotaReserved", at=T)
+        .admission("a", assignment({"cpu": FLAVOR}, {"cpu": "500m"}, count=None))
+        .condition("Evicted", True, message="Evicted", at=T)
+        .listed(),
+        at=32.5,
+    )
+    assert check.release_waits == [20.5]

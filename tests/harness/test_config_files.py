@@ -57,6 +57,7 @@ def test_kwok_config_delays_completion_and_adds_a_failure_stage(tmp_path: Path) 
         "pod-fail",
         "pod-complete-managed",
         "pod-delete",
+        "pod-delete-delayed",
     }
     managed = by_name["pod-complete-managed"]["spec"]
     assert managed["delay"] == complete_delay(by_name["pod-complete"])
@@ -80,6 +81,11 @@ def test_kwok_config_delays_completion_and_adds_a_failure_stage(tmp_path: Path) 
         "matchExpressions"
     ]
     assert "phase: Failed" in fail["spec"]["next"]["statusTemplate"]
+    delete_key = f'.metadata.annotations["{kwok_config.DELETE_DELAY_ANNOTATION}"]'
+    prompt, delayed = by_name["pod-delete"]["spec"], by_name["pod-delete-delayed"]["spec"]
+    assert {"key": delete_key, "operator": "DoesNotExist"} in prompt["selector"]["matchExpressions"]
+    assert {"key": delete_key, "operator": "Exists"} in delayed["selector"]["matchExpressions"]
+    assert delayed["delay"]["durationFrom"]["expressionFrom"] == delete_key
 
 
 def test_pki_serving_certificate_verifies_for_loopback_and_names_the_service(

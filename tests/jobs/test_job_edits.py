@@ -1,4 +1,4 @@
-"""A Job edited after its Workload was built (issue 12 item 4).
+"""A Job edited after its Workload was built (docs/concepts.md#from-job-to-workload).
 
 The scheduler charges quota and picks flavors from the Workload, so a Workload
 that no longer describes its Job is never admitted or started as it is:

@@ -1,4 +1,7 @@
-"""The managed-namespace rule (issue 12 item 7): one answer for the webhook and the scheduler."""
+"""The managed-namespace rule: one answer for the webhook and the scheduler.
+
+See docs/concepts.md#managed-namespaces.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Partial admission of a batch/v1 Job (scheduling.md 4.9, 6.3 step 6, 6.4).
+"""Partial admission of a batch/v1 Job (docs/scheduling.md#partial-admission).
 
 Kueue's own ``sample-job-partial-admission`` (20 pods, at least 5, in
 ``data/``) in Kueue's single ClusterQueue of 9 CPUs: the Workload keeps the

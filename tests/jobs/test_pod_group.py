@@ -156,6 +156,29 @@ def test_an_evicted_group_stops_its_running_pods_then_gives_its_quota_back() -> 
     assert isinstance(next_group_action(pods, evicted, flavors=FLAVORS), ReleaseWorkload)
 
 
+def test_an_evicted_group_keeps_its_quota_while_a_pod_is_in_its_grace_period() -> None:
+    from scheduler.core.decisions import Evict
+    from scheduler.jobs.controller import ReleaseWorkload
+    from scheduler.jobs.pod.pods import without_finalizer
+    from scheduler.status.workload_status import evicted_status
+
+    created = next_group_action([gate(member(i).build()) for i in range(3)], None, flavors=FLAVORS)
+    assert isinstance(created, CreateWorkload)
+    workload = admit(created.workload)
+    evict = Evict(victim="ml/sample-group", preemptor="ml/y", reason="InClusterQueue", message="m")
+    status = evicted_status(workload, evict, NOW)
+    assert status is not None
+    evicted = {**workload, "status": status}
+    stopping = []
+    for i in range(3):
+        pod = without_finalizer(ungate(gate(member(i).phase("Running").build())))
+        pod["metadata"]["deletionTimestamp"] = "2026-11-22T12:00:00Z"
+        stopping.append(pod)
+    assert next_group_action(stopping, evicted, flavors=FLAVORS) is None, "still terminating"
+    ended = [{**pod, "status": {"phase": "Failed"}} for pod in stopping]
+    assert isinstance(next_group_action(ended, evicted, flavors=FLAVORS), ReleaseWorkload)
+
+
 def test_role_hashes_are_kueues() -> None:
     """Expected values from Kueue v0.19.2's ``GenerateRoleHash`` run on the same specs."""
     simple = {

@@ -1,4 +1,4 @@
-"""batch/v1 Job rules of the validating webhook (validation.md section 11)."""
+"""batch/v1 Job rules of the validating webhook (docs/validation.md#jobs)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Job → Workload as scheduling.md 2.1 describes it: name and hash, owner,
+"""Job → Workload as docs/concepts.md#from-job-to-workload describes it: name and hash, owner,
 labels, the ``main`` pod set and its count, queue name, priority."""
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from scheduler.core.decisions import Admit, Evict, Pending
 from scheduler.kube.fence import Fenced
 from scheduler.kube.informer import Event
 from scheduler.kube.rest import ApiError
+from tests.builders import pod
 
 from .world import SPOT_TOLERATION, World, job_path, workload_path
 
@@ -178,6 +179,51 @@ async def test_eviction_stops_and_restores_the_job_and_releases_quota_only_after
     assert world.state(high) == "Admitted"
 
 
+def job_pod(world: World, job: str, *, phase: str = "Running") -> dict[str, Any]:
+    """A pod the Job controller made from the started Job's template (its labels kept)."""
+    labels = world.api.store[job_path(job)]["spec"]["template"]["metadata"]["labels"]
+    return (
+        pod(f"{job}-pod", "ml").uid(f"pod-{job}").labels(labels).unset("spec").phase(phase).build()
+    )
+
+
+async def test_a_pod_the_job_status_does_not_count_yet_holds_the_quota_until_it_is_gone() -> None:
+    """Seen in a chaos run: preempted right after it started, the Job's status.active was
+    still 0 while its new pod ran; its quota went to the next Workload."""
+    world = World().setup()
+    world.add("/apis/scheduling.k8s.io/v1/priorityclasses/high", _high_class())
+    low = await world.submit("low", cpu="2")
+    await world.cycle()
+    world.deliver()
+    pod = job_pod(world, "low")
+    assert pod["metadata"]["labels"]["kueue.x-k8s.io/job-uid"] == "uid-low"
+    world.add("/api/v1/namespaces/ml/pods/low-pod", pod)  # status.active still 0
+    high = await world.submit("high", cpu="2", priority_class_name="high")
+    await world.cycle()
+    world.deliver()
+    for _ in range(3):  # suspend, restore: the Job's counters say nothing runs
+        await world.executor.jobs.reconcile_jobs()
+        world.deliver()
+    assert objects.has_quota_reservation(world.workload(low)), "its pod still runs"
+    assert Admit not in [type(d) for d in (await world.cycle()).decisions]
+
+    terminating = {
+        **pod,
+        "metadata": {**pod["metadata"], "deletionTimestamp": "2026-11-22T12:00:00Z"},
+    }
+    world.add("/api/v1/namespaces/ml/pods/low-pod", terminating)
+    assert not await world.executor.jobs.reconcile_jobs(), "in its grace period: still live"
+    assert objects.has_quota_reservation(world.workload(low))
+
+    await world.api.delete("/api/v1/namespaces/ml/pods/low-pod")
+    world.deliver()
+    assert await world.executor.jobs.reconcile_jobs()
+    assert not objects.has_quota_reservation(world.workload(low)), "released once the pod is gone"
+    world.deliver()
+    assert Admit in [type(d) for d in (await world.cycle()).decisions]
+    assert world.state(high) == "Admitted"
+
+
 async def test_quota_stays_counted_when_the_release_cannot_be_recorded() -> None:
     world = World().setup()
     low, high = await preempted(world)
@@ -266,7 +312,7 @@ async def test_every_line_about_an_object_names_it(log_lines: io.StringIO) -> No
 
 
 async def test_hold_and_drain_stops_the_job_and_resuming_admits_it_again() -> None:
-    """3.10: a stopped ClusterQueue's running Job is evicted like a preemption, then requeued."""
+    """A stopped ClusterQueue's running Job is evicted like a preemption, then requeued."""
     from prometheus_client import REGISTRY
 
     from .world import KUEUE, cluster_queue

@@ -1,4 +1,4 @@
-"""The executor carries out the rebuild of a changed Job's Workload (issue 12 item 4).
+"""The executor carries out the rebuild of a changed Job's Workload.
 
 Against the in-memory API server: a pending Job given a nodeSelector the only
 flavor does not satisfy gets its Workload replaced (a PUT carrying the

@@ -1,4 +1,4 @@
-"""Other writers of a Workload's status, and Workloads no Job owns (issue 12 item 3).
+"""Other writers of a Workload's status, and Workloads no Job owns.
 
 The scheduler writes status as Kueue does (server-side apply as
 ``kueue-admission``), so another tool applying as that manager can finish an

@@ -119,6 +119,8 @@ class World:
             match str(obj.get("kind")):
                 case "Job":
                     self.cluster.on_job(event)
+                case "Pod":
+                    self.cluster.on_job_pod(event)  # the pods of a started job
                 case "Namespace":
                     self.cluster.on_namespace(event)
                 case "PriorityClass":

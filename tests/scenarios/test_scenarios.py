@@ -1,7 +1,7 @@
 """The scenario files of tests/scenarios run through ``kuota simulate --json``.
 
 Each ``<name>/input.yaml`` is a cluster described in manifests; its
-``expected.json`` was written by hand from scheduling.md (the section is
+``expected.json`` was written by hand from docs/scheduling.md (the heading is
 named at the top of each input) — not recorded from the engine — and the
 report must equal it exactly.  Legacy forms of a scenario must report the
 same as the current API.

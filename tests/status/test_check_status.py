@@ -1,5 +1,5 @@
 """Two-phase admission (scheduler.status.check_status) seen from the Workload's status and the
-Job (scheduling.md 6.2-6.4, 9.2)."""
+Job (docs/scheduling.md#admission-checks)."""
 
 from __future__ import annotations
 

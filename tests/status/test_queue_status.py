@@ -1,4 +1,4 @@
-"""ClusterQueue and LocalQueue status (scheduling.md 10.1, 10.2), from engine
+"""ClusterQueue and LocalQueue status (docs/scheduling.md#queue-status), from engine
 state and Workloads: what kubectl shows, written only when it changes."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Bad input is a clear answer, never a 500 and never a crash (issue item 8).
+"""Bad input is a clear answer, never a 500 and never a crash (docs/validation.md#error-format).
 
 Malformed requests get HTTP 400 with a reason; well-formed reviews of odd
 objects get a well-formed AdmissionReview answer.  The hypothesis test throws

@@ -1,4 +1,4 @@
-"""The webhook registrations: who waits on kuota, and with which failure policy (item 7)."""
+"""The webhook registrations: who waits on kuota, and with which failure policy."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ def test_the_ca_bundle_is_injected_only_where_it_is_missing() -> None:
 
 
 def test_every_job_entry_carries_the_managed_namespace_rule() -> None:
-    """Queued or not: a Job where kuota manages nothing never reaches kuota (issue 12 item 7)."""
+    """Queued or not: a Job where kuota manages nothing never reaches kuota."""
     selector = {"matchLabels": {"kuota": "enabled"}}
     rule = ManagedNamespaces(kuota_namespace="kuota", selector=selector).registration_selector()
     for manage in (False, True):

@@ -1,4 +1,7 @@
-"""Job mutation (validation.md 1.3) and validation (11 + JOB-K1) through the HTTP endpoints."""
+"""Job mutation and validation (JOB-*, JOB-K1) through the HTTP endpoints.
+
+See docs/validation.md#job-mutation and docs/validation.md#jobs.
+"""
 
 from __future__ import annotations
 
@@ -245,7 +248,7 @@ async def test_the_queue_name_cannot_change_while_the_job_runs(webhook: Any) -> 
     )
 
 
-# -- namespaces kuota does not manage (issue 12 item 7) ------------------------------------
+# -- namespaces kuota does not manage ------------------------------------------------------
 
 
 async def test_with_manage_jobs_without_queue_name_a_selected_namespace_is_still_checked(
@@ -273,7 +276,7 @@ async def test_with_manage_jobs_without_queue_name_a_selected_namespace_is_still
     assert "patch" not in system, "kuota's namespace is never managed, whatever the selector"
 
 
-# -- JOB-K2: a running queued Job keeps its quota fields (issue 12 item 4) -------------------
+# -- JOB-K2: a running queued Job keeps its quota fields -----------------------------------
 
 
 def resized(parallelism: int, *, suspend: bool = False) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """JobSet admission (jobset.x-k8s.io/jobset): a queued JobSet is suspended at creation, and
-validated on create and update by the rules Kueue's JobSet webhook applies (validation.md 12)."""
+validated on create and update by the rules Kueue's JobSet webhook applies
+(docs/validation.md#jobs)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""The real webhook process under thousands of idle connections (issue 12 item 6).
+"""The real webhook process under thousands of idle connections.
 
-Before the bound, each idle TLS connection kept about 280 KiB and about
-1,700 of them exceeded the chart's 512 Mi.  These tests start
+Without a bound and with asyncio's default buffers, each idle TLS connection
+keeps about 280 KiB, and about 1,700 of them exceed the chart's 512 Mi.  These tests start
 ``kuota-webhook`` as the chart does (TLS, default bounds: 1,024
 connections, 120 s idle, 10 s handshake), open thousands of connections
 from this process on 127.0.0.1 and keep them open, and read the webhook's

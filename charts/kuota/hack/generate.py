@@ -19,7 +19,11 @@ largest pieces are written by this script rather than by hand:
   settings: failure policies, match conditions, timeouts), in both
   ``manageJobsWithoutQueueName`` variants, with the client config and the
   managed-namespace selector (on every Job entry) filled in by helpers of
-  ``_helpers.tpl``.
+  ``_helpers.tpl``;
+* ``values.yaml`` (its ``config:`` block), ``values.schema.json`` (its
+  ``config`` part) and ``templates/configmap.yaml``: the Configuration values
+  the chart offers, from the Configuration's description
+  (``scheduler/api/config_fields.py``, rendered by ``chart_config.py``).
 
 Run ``python charts/kuota/hack/generate.py`` after changing either source;
 ``--check`` exits 1 when a committed template differs (the tests run it).
@@ -28,6 +32,7 @@ Run ``python charts/kuota/hack/generate.py`` after changing either source;
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from pathlib import Path
@@ -38,6 +43,8 @@ import yaml
 REPO_ROOT = Path(__file__).resolve().parents[3]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
+
+from chart_config import configmap_template, values_block, values_schema  # noqa: E402
 
 from scheduler.api.crds import load_crds  # noqa: E402
 from scheduler.jobs import integrations  # noqa: E402
@@ -227,6 +234,36 @@ def kind_rules_template() -> str:
     )
 
 
+def with_config_block(values: str) -> str:
+    """Pure: ``values.yaml`` text with its ``config:`` block (every indented line after
+    ``config:``) generated.
+    """
+    lines = values.splitlines(keepends=True)
+    start = lines.index("config:\n")
+    end = start + 1
+    while end < len(lines) and lines[end].startswith(" "):
+        end += 1
+    return "".join(lines[:start]) + values_block() + "".join(lines[end:])
+
+
+def with_config_schema(schema_text: str) -> str:
+    """Pure: ``values.schema.json`` text with its ``config`` property generated (only its
+    lines are rewritten: from ``"config": {`` to the brace that closes it, at that indent).
+    """
+    lines = schema_text.splitlines(keepends=True)
+    opening = '    "config": {\n'
+    start = lines.index(opening)
+    end = next(
+        number
+        for number in range(start + 1, len(lines))
+        if lines[number].startswith("    }") and not lines[number].startswith("     ")
+    )
+    body = json.dumps({"config": values_schema()}, indent=2).splitlines()[1:-1]
+    generated = "".join(f"  {line}\n" for line in body)
+    closing = lines[end][len("    }") :]  # "," or "" and the newline
+    return "".join(lines[:start]) + generated.rstrip("\n") + closing + "".join(lines[end + 1 :])
+
+
 def expected_files() -> dict[Path, str]:
     """Pure apart from reading package data: every generated file and its content."""
     files = {
@@ -243,6 +280,14 @@ def expected_files() -> dict[Path, str]:
         + '{{- define "kuota.crdNames" -}}\n'
         + names
         + "{{- end -}}\n"
+    )
+    source = "scheduler/api/config_fields.py"
+    files[CHART / "templates" / "configmap.yaml"] = configmap_template(
+        HEADER.format(source=source).strip().lstrip("# ")
+    )
+    files[CHART / "values.yaml"] = with_config_block((CHART / "values.yaml").read_text())
+    files[CHART / "values.schema.json"] = with_config_schema(
+        (CHART / "values.schema.json").read_text()
     )
     return files
 

@@ -1,13 +1,14 @@
 """Conversion between ``kueue.x-k8s.io`` versions, with v1beta2 as the hub.
 
 kuota reads ``v1alpha1``, ``v1alpha2``, ``v1beta1`` and ``v1beta2`` manifests
-and stores ``v1beta2`` (api.md 1.2).  Every conversion goes through the hub:
+and stores ``v1beta2`` (docs/api-differences.md#api-versions-served).  Every
+conversion goes through the hub:
 ``convert(obj, "v1alpha1")`` on a v1beta1 object is ``from_hub(to_hub(obj),
 "v1alpha1")``.  The functions work on raw JSON-like dicts and never mutate
 their input.  The ``config.kueue.x-k8s.io`` Configuration file has its own,
 one-way step, ``v1beta1`` → ``v1beta2`` (:func:`configuration_to_v1beta2`).
 
-Guarantees (api.md 14.5):
+Guarantees (docs/api-differences.md#conversion-annotations):
 
 * old → v1beta2 → old gives the object back, up to quantity spelling (legacy
   quantities are written in canonical form) and fields the legacy defaulting
@@ -18,11 +19,11 @@ Guarantees (api.md 14.5):
   recomputed by the controller and only partly kept;
 * v1beta2 → old, a field the old version can express changed there (what
   ``kubectl apply`` of an old manifest does), → v1beta2 keeps the change: what
-  an annotation kept never overrides it (issue 12, item 9).
+  an annotation kept never overrides it.
 
 What one side cannot say is kept in the ``conversion.kuota.io/…-fields``
 annotations (see :mod:`scheduler.api.convert.annotation_store`).  Legacy input is
-checked with the legacy rules first (validation.md 0.2): an object that fails
+checked with the legacy rules first (docs/validation.md#order-of-processing): an object that fails
 them raises :class:`ConversionError` carrying every violation.
 """
 
@@ -124,7 +125,7 @@ def convert(obj: Mapping[str, Any], to_version: str) -> Obj:
 def convert_with_warnings(
     obj: Mapping[str, Any], to_version: str, *, check: bool = True
 ) -> ConversionResult:
-    """Like :func:`convert`, and also return the warnings (validation.md 14.5): pure."""
+    """Like :func:`convert`, and also return the warnings: pure."""
     target = normalize_version(to_version, "version")
     warnings: Warnings = []
     source = version_of(obj)
@@ -139,7 +140,7 @@ def convert_with_warnings(
 
 def configuration_to_v1beta2(obj: Mapping[str, Any]) -> ConversionResult:
     """A ``config.kueue.x-k8s.io`` Configuration file, ``v1beta1`` or ``v1beta2``, as
-    ``v1beta2`` (api.md 12.9; :mod:`scheduler.api.convert.configuration`): pure.
+    ``v1beta2`` (docs/configuration.md#versions; :mod:`scheduler.api.convert.configuration`): pure.
 
     No API server converts a Configuration (it is a file, not an API object),
     so this is the one place its versions meet.

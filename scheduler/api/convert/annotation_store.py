@@ -2,13 +2,13 @@
 
 Kubernetes converters keep what the target version has no field for in an
 annotation, so that converting back restores it.  kuota does the same
-(api.md 14.5, a kuota decision) with one prefix, ``conversion.kuota.io/``:
+(docs/api-differences.md#conversion-annotations) with one prefix, ``conversion.kuota.io/``:
 
 * ``conversion.kuota.io/v1beta2-fields`` is written when converting **down**
   from v1beta2 (to v1alpha1, v1alpha2 or v1beta1).  It holds the v1beta2-only
   data and is read and removed when converting back up.
-* ``conversion.kuota.io/<version>-fields`` (``v1alpha1-fields`` as the spec
-  names it, and by the same pattern ``v1alpha2-fields`` and ``v1beta1-fields``)
+* ``conversion.kuota.io/<version>-fields`` (``v1alpha1-fields``, and by
+  the same pattern ``v1alpha2-fields`` and ``v1beta1-fields``)
   is written when converting **up** to v1beta2 and holds what only that older
   version could say.  It is read and removed when converting back down to that
   same version; other versions leave it alone.

@@ -4,7 +4,8 @@ The legacy form lists, per resource, the flavors and their ``quota.min`` /
 ``quota.max``.  Resources whose flavor lists are identical (same names, same
 order) are *codependent* and share one flavor per pod set at admission; that
 is exactly what a v1beta2 resource group says, so each class of identical
-lists becomes one group (api.md 14.5).  ``min`` is the nominal quota and, in a
+lists becomes one group (docs/api-differences.md#the-v1alpha1-and-v1alpha2-forms).
+``min`` is the nominal quota and, in a
 cohort, ``max - min`` the borrowing limit.
 
 What one side cannot say travels in the conversion annotations
@@ -68,7 +69,7 @@ HUB_ONLY_SPEC_FIELDS: Final = (
 )
 
 
-# --- defaults: values equal to them are not stored (api.md 14.5) -------------
+# --- defaults: values equal to them are not stored --------------------------
 
 
 def is_default_preemption(preemption: Any) -> bool:
@@ -237,7 +238,7 @@ def _flavor_name(flavor: Any) -> str:
 
 
 def _quota_up(quota: Mapping[str, Any], path: FieldPath, in_cohort: bool) -> Obj:
-    """``{min, max}`` → ``{nominalQuota, borrowingLimit}`` (step 5): pure."""
+    """``{min, max}`` → ``{nominalQuota, borrowingLimit}``: pure."""
     minimum = quantity_at(quota["min"], path.child("min")) if quota.get("min") is not None else None
     entry: Obj = {"nominalQuota": str(minimum) if minimum is not None else "0"}
     if quota.get("max") is not None and in_cohort:
@@ -275,7 +276,7 @@ def _restore_hub_fields(out: Obj, stored: Mapping[str, Any]) -> None:
 
 
 def _status_up(status: Mapping[str, Any]) -> Obj:
-    """Legacy status → v1beta2 status (step 9): pure."""
+    """Legacy status → v1beta2 status: pure."""
     out: Obj = {}
     for key, value in status.items():
         if key == "usedResources":
@@ -320,8 +321,8 @@ def cluster_queue_down(obj: Mapping[str, Any], version: str, warnings: Warnings)
     if "resources" in spec:
         raise ConversionError(
             "spec.resources",
-            'unknown field "resources"; v1beta2 ClusterQueues use spec.resourceGroups (see api.md '
-            "section 14)",
+            'unknown field "resources"; v1beta2 ClusterQueues use spec.resourceGroups (see '
+            'kuota\'s docs/api-differences.md, "Legacy versions and conversion")',
         )
     hub_fields: dict[str, Any] = {}
     new_spec: Obj = {}
@@ -433,7 +434,7 @@ def _find_quota(
 
 
 def _restore_legacy_fields(spec: Obj, stored: Mapping[str, Any]) -> None:
-    """Apply ``maxWithoutCohort`` and ``resourceOrder`` (down step 4; mutates ``spec``)."""
+    """Apply ``maxWithoutCohort`` and ``resourceOrder`` (mutates ``spec``)."""
     resources = spec.get("resources")
     if not isinstance(resources, list):
         return
@@ -461,7 +462,7 @@ def _restore_legacy_fields(spec: Obj, stored: Mapping[str, Any]) -> None:
 
 
 def _status_down(status: Mapping[str, Any]) -> Obj:
-    """v1beta2 status → legacy status (down step 6): pure; status is not round-tripped."""
+    """v1beta2 status → legacy status: pure; status is not round-tripped."""
     out: Obj = {}
     for key, value in status.items():
         if key == "flavorsUsage":

@@ -1,4 +1,7 @@
-"""The ``Configuration`` file: ``config.kueue.x-k8s.io/v1beta1`` → ``v1beta2`` (api.md 12.9).
+"""The ``Configuration`` file: ``config.kueue.x-k8s.io/v1beta1`` → ``v1beta2``.
+
+See docs/configuration.md#versions.
+
 
 A Configuration is a file, not an API object: no API server converts it, and
 kuota's processes read ``v1beta2``.  ``kuota convert`` rewrites a ``v1beta1``
@@ -11,12 +14,12 @@ the way Kueue's own converter reads one:
   ``[LessThanOrEqualToFinalShare, LessThanInitialShare]`` when it had none.
 * ``waitForPodsReady.enable: true`` → the section without ``enable``, with
   v1beta1's defaults written out where v1beta2's differ (``timeout: 5m``,
-  ``blockAdmission: true``, api.md 12.9).
+  ``blockAdmission: true``).
 * ``waitForPodsReady`` absent or ``enable: false`` (off in v1beta1): v1beta2
   turns it on when the section is absent (Kueue's v1beta2 defaulting creates
-  it, api.md 12.3), so the file keeps it off with the feature gate
+  it), so the file keeps it off with the feature gate
   ``DisableWaitForPodsReady: true`` and says so in a warning.
-* ``queueVisibility`` (removed in v1beta2, api.md 12.2) and
+* ``queueVisibility`` (removed in v1beta2) and
   ``integrations.podOptions`` (deprecated, ignored) are dropped with a
   warning.
 

@@ -2,8 +2,9 @@
 
 The spec is the same apart from v1beta2's ``stopPolicy`` and ``fairSharing``,
 which the legacy form keeps in the ``v1beta2-fields`` annotation.  Kueue
-v0.1.x named the kind ``Queue``; kuota accepts it as an alias (api.md 14.3)
-and remembers the spelling so that the round trip gives it back.  Status: only
+v0.1.x named the kind ``Queue``; kuota accepts it as an alias
+(docs/api-differences.md#kuota-decisions) and remembers the spelling so that
+the round trip gives it back.  Status: only
 ``pendingWorkloads`` exists in the legacy form; the rest of the v1beta2 status
 is left to the controller.  Nothing stashed here has a legacy counterpart, so
 there is no fingerprint to record (annotation_store): a legacy request can

@@ -3,9 +3,9 @@
 v1alpha1 kept node labels and taints at the top level of the object (no
 spec).  v1alpha2 read node labels from ``metadata.labels`` (late, unreleased
 v1alpha2: from a top-level ``nodeSelector`` when present) and kept ``taints``
-at the top level (api.md 14.2, 14.7).  v1beta2 moved both under ``spec`` and
-added tolerations and a topology, which the legacy form keeps only in the
-``v1beta2-fields`` annotation.
+at the top level (docs/api-differences.md#the-v1alpha1-and-v1alpha2-forms).
+v1beta2 moved both under ``spec`` and added tolerations and a topology, which
+the legacy form keeps only in the ``v1beta2-fields`` annotation.
 
 The v1alpha2 ``nodeSelector`` is the one place where a lower-version field
 competes with another: when present it wins over ``metadata.labels``.  Going

@@ -1,4 +1,6 @@
-"""``v1beta1`` ⇄ ``v1beta2``: the renames Kueue itself converts (api.md 14.6).
+"""``v1beta1`` ⇄ ``v1beta2``: the renames Kueue itself converts.
+
+See docs/api-differences.md#v1beta1-and-v1beta2.
 
 The two versions share almost every shape; the differences are a handful of
 renamed or regrouped fields.  Where v1beta1 had two spellings for one v1beta2
@@ -475,9 +477,9 @@ _DOWN: Final[Mapping[str, Converter]] = {
 def v1beta1_report_path(original: Mapping[str, Any], path: str) -> str:
     """Where to report a v1beta2 violation found on a converted v1beta1 object.
 
-    validation.md 0.2: ``spec.cohortName`` is reported as ``spec.cohort``, and
-    strategy entries built from ``spec.admissionChecks`` at
-    ``spec.admissionChecks[i]``.  Pure.
+    ``spec.cohortName`` is reported as ``spec.cohort``, and strategy entries
+    built from ``spec.admissionChecks`` at ``spec.admissionChecks[i]``
+    (docs/validation.md#order-of-processing).  Pure.
     """
     if path == "spec.cohortName" or path.startswith("spec.cohortName."):
         return "spec.cohort" + path[len("spec.cohortName") :]

@@ -1,6 +1,6 @@
 """Workload: legacy (v1alpha1/v1alpha2) ⇄ v1beta2.
 
-Three things moved between the versions (api.md 14.5):
+Three things moved between the versions (docs/api-differences.md#the-v1alpha1-and-v1alpha2-forms):
 
 * a pod set carried a bare ``spec`` (a PodSpec); v1beta2 carries a
   ``template`` (a PodTemplateSpec) whose ``spec`` is that PodSpec;
@@ -64,7 +64,7 @@ PRIORITY_CLASS_NAME: Final = "spec.priorityClassName"  # fingerprinted (annotati
 def per_pod_requests(pod_spec: Mapping[str, Any], path: FieldPath) -> dict[str, Quantity]:
     """Requests of one pod: containers summed, init containers as a floor, plus overhead.
 
-    A container's missing request takes its limit (api.md 7.2).  Pure.
+    A container's missing request takes its limit (docs/concepts.md#pod-sets).  Pure.
     """
     total: dict[str, Quantity] = {}
     for index, container in enumerate(

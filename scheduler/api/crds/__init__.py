@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 CONVERSION_PATH = "/convert"
-"""Path of kuota's ConversionReview endpoint (api.md 1.2, validation.md 0.3)."""
+"""Path of kuota's ConversionReview endpoint (docs/api-differences.md#webhook-paths)."""
 
 
 def load_crds() -> list[dict[str, Any]]:
@@ -42,12 +42,13 @@ def load_crds() -> list[dict[str, Any]]:
 
 
 LEGACY_VERSIONS: tuple[str, ...] = ("v1alpha1", "v1alpha2", "v1beta1")
-"""The versions a cluster can serve besides the storage version ``v1beta2`` (api.md 1.2)."""
+"""The versions a cluster can serve besides the storage version ``v1beta2``."""
 
 SERVED_LEGACY_VERSIONS: tuple[str, ...] = ("v1beta1",)
-"""The ones served unless the installer asks for more (api.md 1.2): with ``v1beta2``, the
+"""The ones served unless the installer asks for more: with ``v1beta2``, the
 versions Kueue v0.19 serves.  The chart's default ``crds.servedLegacyVersions``; the alpha
-versions are still read offline (``kuota validate``, ``simulate``, ``convert``)."""
+versions are still read offline (``kuota validate``, ``simulate``, ``convert``).
+See docs/api-differences.md#api-versions-served."""
 
 
 def serving_legacy_versions(crd: dict[str, Any], legacy: Collection[str]) -> dict[str, Any]:

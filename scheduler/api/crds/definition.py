@@ -5,7 +5,8 @@ A :class:`KindDefinition` holds the names of a kind and one
 whether it has a status subresource).  ``generate.py`` turns these into
 ``apiextensions.k8s.io/v1`` objects; the kind modules only describe.
 
-Version policy (api.md 1): ``v1beta2`` is the storage version of every kind;
+Version policy (docs/api-differences.md#api-versions-served): ``v1beta2`` is
+the storage version of every kind;
 ``v1alpha1``/``v1alpha2`` exist only for the four kinds of Kueue v0.1/v0.2
 (ClusterQueue, LocalQueue, ResourceFlavor, Workload) and ``v1beta1`` for every
 kind.  Every version other than ``v1beta2`` is served with a deprecation
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from scheduler.api import refs
-from scheduler.api.crds.schema_kit import Schema
+from scheduler.api.crds.nodes import ObjectNode
 
 Scope = Literal["Cluster", "Namespaced"]
 GROUP = refs.KUEUE_GROUP
@@ -58,10 +59,10 @@ def condition_status_column(name: str, condition_type: str, description: str) ->
 
 @dataclass(frozen=True)
 class VersionDefinition:
-    """One served version of a kind."""
+    """One served version of a kind; ``schema`` is the description of its root."""
 
     name: str
-    schema: Schema
+    schema: ObjectNode
     columns: tuple[PrinterColumn, ...] = ()
     status_subresource: bool = False
     selectable_fields: tuple[str, ...] = ()

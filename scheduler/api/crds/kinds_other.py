@@ -1,7 +1,7 @@
 """Schemas of the supporting kinds kuota stores and validates.
 
-WorkloadPriorityClass (api.md 8), AdmissionCheck (9), MultiKueueConfig and
-MultiKueueCluster (10) and Topology (11).  None of them existed in Kueue's
+WorkloadPriorityClass, AdmissionCheck, MultiKueueConfig and MultiKueueCluster,
+and Topology (docs/concepts.md describes each).  None of them existed in Kueue's
 ``v1alpha1``/``v1alpha2`` form that kuota accepts, so each is served as
 ``v1beta1`` and ``v1beta2`` only.
 """
@@ -15,25 +15,32 @@ from scheduler.api.crds.definition import (
     VersionDefinition,
     condition_status_column,
 )
+from scheduler.api.crds.nodes import Node, ObjectNode
 from scheduler.api.crds.schema_kit import (
-    Schema,
     array,
     conditions,
     enum,
+    hint,
     int32,
     int64,
     obj,
+    renamed,
     string,
     string_set,
     top_level,
+    unchecked,
 )
+from scheduler.api.refs import HUB_VERSION
 
 
 def workload_priority_class() -> KindDefinition:
     """Pure: the WorkloadPriorityClass CRD; its fields are top level (no spec)."""
     schema = top_level(
         {
-            "value": int32("Priority given to workloads of jobs labelled with this class."),
+            # Its type and range are checked by WPC-2, with the rule's own message.
+            "value": unchecked(
+                int32("Priority given to workloads of jobs labelled with this class.")
+            ),
             "description": string("Free text, at most 2048 characters."),
         },
         "WorkloadPriorityClass gives a priority to workloads independently of pod priority.",
@@ -52,8 +59,8 @@ def workload_priority_class() -> KindDefinition:
     )
 
 
-def _admission_check(version: str) -> Schema:
-    spec_fields: dict[str, Schema] = {
+def _admission_check(version: str) -> ObjectNode:
+    spec_fields: dict[str, Node] = {
         "controllerName": string("Controller that decides this check; immutable."),
         "parameters": obj(
             {"apiGroup": string(), "kind": string(), "name": string()},
@@ -63,9 +70,14 @@ def _admission_check(version: str) -> Schema:
     }
     if version == "v1beta1":
         spec_fields["retryDelayMinutes"] = int64("Deprecated; dropped in v1beta2.")
+    retry_hint = hint(
+        "UNKNOWN-FIELD",
+        'unknown field "retryDelayMinutes"; this v1beta1 field was removed in v1beta2',
+    )
+    foreign = {"retryDelayMinutes": retry_hint} if version == HUB_VERSION else None
     return top_level(
         {
-            "spec": obj(spec_fields, required=["controllerName"]),
+            "spec": obj(spec_fields, required=["controllerName"], foreign=foreign),
             "status": obj({"conditions": conditions()}),
         },
         "AdmissionCheck is a gate a workload must pass after reserving quota.",
@@ -73,7 +85,7 @@ def _admission_check(version: str) -> Schema:
 
 
 def admission_check() -> KindDefinition:
-    """Pure: the AdmissionCheck CRD (api.md 9)."""
+    """Pure: the AdmissionCheck CRD (docs/concepts.md#admission-checks)."""
     columns = (
         PrinterColumn("Controller", ".spec.controllerName", "string", "Check controller."),
         condition_status_column("Active", "Active", "Whether the check is active."),
@@ -91,8 +103,8 @@ def admission_check() -> KindDefinition:
     )
 
 
-def _multikueue_config(version: str) -> Schema:
-    spec_fields: dict[str, Schema] = {
+def _multikueue_config(version: str) -> ObjectNode:
+    spec_fields: dict[str, Node] = {
         "clusters": string_set("MultiKueueCluster names, in order of preference."),
     }
     if version == "v1beta2":
@@ -104,7 +116,7 @@ def _multikueue_config(version: str) -> Schema:
 
 
 def multikueue_config() -> KindDefinition:
-    """Pure: the MultiKueueConfig CRD (api.md 10.1)."""
+    """Pure: the MultiKueueConfig CRD (docs/concepts.md#multikueue)."""
     return KindDefinition(
         kind="MultiKueueConfig",
         plural="multikueueconfigs",
@@ -117,8 +129,8 @@ def multikueue_config() -> KindDefinition:
     )
 
 
-def _multikueue_cluster(version: str) -> Schema:
-    sources: dict[str, Schema] = {
+def _multikueue_cluster(version: str) -> ObjectNode:
+    sources: dict[str, Node] = {
         "kubeConfig": obj(
             {
                 "location": string("Secret name or file path of the kubeconfig."),
@@ -136,6 +148,12 @@ def _multikueue_cluster(version: str) -> Schema:
         spec = obj(
             {"clusterSource": obj(sources, "Exactly one of kubeConfig, clusterProfileRef.")},
             required=["clusterSource"],
+            foreign={
+                "kubeConfig": renamed("kubeConfig", "v1beta1", "spec.clusterSource.kubeConfig"),
+                "clusterProfileRef": renamed(
+                    "clusterProfileRef", "v1beta1", "spec.clusterSource.clusterProfileRef"
+                ),
+            },
         )
     return top_level(
         {"spec": spec, "status": obj({"conditions": conditions()})},
@@ -144,7 +162,7 @@ def _multikueue_cluster(version: str) -> Schema:
 
 
 def multikueue_cluster() -> KindDefinition:
-    """Pure: the MultiKueueCluster CRD (api.md 10.2)."""
+    """Pure: the MultiKueueCluster CRD (docs/concepts.md#multikueue)."""
     columns = (condition_status_column("Connected", "Active", "Worker reachable."), AGE)
     return KindDefinition(
         kind="MultiKueueCluster",
@@ -159,7 +177,7 @@ def multikueue_cluster() -> KindDefinition:
 
 
 def topology() -> KindDefinition:
-    """Pure: the Topology CRD (api.md 11); stored and validated, not acted on."""
+    """Pure: the Topology CRD (docs/concepts.md#topology); stored and validated, not acted on."""
     level = obj({"nodeLabel": string("Node label key of this level.")}, required=["nodeLabel"])
     schema = top_level(
         {"spec": obj({"levels": array(level, "Levels, widest first.")}, required=["levels"])},

@@ -1,10 +1,11 @@
 """Schemas of the quota kinds: ResourceFlavor, ClusterQueue, Cohort, LocalQueue.
 
 Each function returns the :class:`KindDefinition` of one kind with every
-version it is served in (api.md sections 3–6 for ``v1beta2``, 14.6 for
-``v1beta1``, 14.1–14.3 and 14.7 for the legacy ``v1alpha1``/``v1alpha2``
-shapes).  Schema defaults are exactly those of validation.md 1.1, so that an
-object written while the webhook is unreachable still gets them (api.md 0.6).
+version it is served in (docs/concepts.md for ``v1beta2``;
+docs/api-differences.md#legacy-versions-and-conversion for ``v1beta1`` and the
+legacy ``v1alpha1``/``v1alpha2`` shapes).  Schema defaults are exactly those of
+docs/validation.md#defaulting, so that an object written while the webhook is
+unreachable still gets them.
 """
 
 from __future__ import annotations
@@ -15,15 +16,16 @@ from scheduler.api.crds.definition import (
     PrinterColumn,
     VersionDefinition,
 )
+from scheduler.api.crds.nodes import ListNode, Node, ObjectNode
 from scheduler.api.crds.schema_kit import (
     QUEUEING_STRATEGY,
-    Schema,
     array,
     conditions,
     enum,
     fair_sharing,
     fair_sharing_status,
     flavor_usage,
+    hint,
     int32,
     int64,
     label_selector,
@@ -31,6 +33,7 @@ from scheduler.api.crds.schema_kit import (
     obj,
     quantity,
     quantity_map,
+    renamed,
     resource_groups,
     stop_policy,
     string,
@@ -40,12 +43,15 @@ from scheduler.api.crds.schema_kit import (
     timestamp,
     toleration,
     top_level,
+    unchecked,
+    unread,
 )
+from scheduler.api.refs import HUB_VERSION
 
 # --- ResourceFlavor ----------------------------------------------------------
 
 
-def _flavor_v1beta(description: str) -> Schema:
+def _flavor_v1beta(description: str) -> ObjectNode:
     spec = obj(
         {
             "nodeLabels": string_map("Labels of the nodes that provide this flavor."),
@@ -55,11 +61,15 @@ def _flavor_v1beta(description: str) -> Schema:
         },
         "An empty spec describes an empty flavor (homogeneous cluster).",
     )
-    return top_level({"spec": spec}, description)
+    foreign = {
+        "labels": renamed("labels", "v1alpha1", "spec.nodeLabels"),
+        "taints": renamed("taints", "v1alpha1/v1alpha2", "spec.nodeTaints"),
+    }
+    return top_level({"spec": spec}, description, foreign=foreign)
 
 
-def _flavor_legacy(version: str) -> Schema:
-    fields: dict[str, Schema] = {}
+def _flavor_legacy(version: str) -> ObjectNode:
+    fields: dict[str, Node] = {}
     if version == "v1alpha1":
         fields["labels"] = string_map("Node labels of the flavor (top level in v1alpha1).")
     else:
@@ -71,7 +81,7 @@ def _flavor_legacy(version: str) -> Schema:
 
 
 def resource_flavor() -> KindDefinition:
-    """Pure: the ResourceFlavor CRD (api.md 3, 14.2, 14.7)."""
+    """Pure: the ResourceFlavor CRD (docs/concepts.md#resourceflavor)."""
     description = "ResourceFlavor describes a kind of node resources (labels, taints)."
     return KindDefinition(
         kind="ResourceFlavor",
@@ -90,7 +100,7 @@ def resource_flavor() -> KindDefinition:
 # --- ClusterQueue ------------------------------------------------------------
 
 
-def _flavor_fungibility(version: str) -> Schema:
+def _flavor_fungibility(version: str) -> ObjectNode:
     borrow_values = ["MayStopSearch", "TryNextFlavor"]
     preempt_values = ["MayStopSearch", "TryNextFlavor"]
     if version == "v1beta1":
@@ -117,11 +127,12 @@ def _flavor_fungibility(version: str) -> Schema:
     )
 
 
-def _preemption() -> Schema:
+def _preemption() -> ObjectNode:
     borrow_within_cohort = obj(
         {
             "policy": enum(["Never", "LowerPriority"], default="Never", empty_means_default=True),
-            "maxPriorityThreshold": int32(),
+            # Its type and range are checked by CQ-29, with the rule's own message.
+            "maxPriorityThreshold": unchecked(int32()),
         },
         default={},
     )
@@ -142,7 +153,7 @@ def _preemption() -> Schema:
     )
 
 
-def _admission_checks_strategy() -> Schema:
+def _admission_checks_strategy() -> ObjectNode:
     rule = obj(
         {
             "name": string("Name of an AdmissionCheck."),
@@ -157,8 +168,23 @@ def _admission_checks_strategy() -> Schema:
     )
 
 
-def _cluster_queue_spec(version: str) -> Schema:
-    fields: dict[str, Schema] = {
+_CLUSTER_QUEUE_SPEC_HINTS = {
+    "cohort": hint("CQ-V1", 'unknown field "cohort"; v1beta2 calls it spec.cohortName'),
+    "admissionChecks": hint(
+        "CQ-V2",
+        'unknown field "admissionChecks"; in v1beta2 list the checks under '
+        "spec.admissionChecksStrategy.admissionChecks[].name",
+    ),
+    "resources": hint(
+        "CQ-V4",
+        'unknown field "resources"; v1beta2 ClusterQueues use spec.resourceGroups (see '
+        'kuota\'s docs/api-differences.md, "Legacy versions and conversion")',
+    ),
+}
+
+
+def _cluster_queue_spec(version: str) -> ObjectNode:
+    fields: dict[str, Node] = {
         "resourceGroups": resource_groups(),
         ("cohort" if version == "v1beta1" else "cohortName"): string(
             "Cohort this queue borrows from and lends to."
@@ -176,7 +202,7 @@ def _cluster_queue_spec(version: str) -> Schema:
         "preemption": _preemption(),
     }
     if version == "v1beta1":
-        fields["admissionChecks"] = array({"type": "string"}, "Names of admission checks.")
+        fields["admissionChecks"] = array(string(), "Names of admission checks.")
     fields.update(
         {
             "admissionChecksStrategy": _admission_checks_strategy(),
@@ -204,11 +230,11 @@ def _cluster_queue_spec(version: str) -> Schema:
             ),
         }
     )
-    return obj(fields)
+    return obj(fields, foreign=_CLUSTER_QUEUE_SPEC_HINTS if version == HUB_VERSION else None)
 
 
-def _cluster_queue_status(version: str) -> Schema:
-    fields: dict[str, Schema] = {
+def _cluster_queue_status(version: str) -> ObjectNode:
+    fields: dict[str, Node] = {
         "conditions": conditions(),
         "flavorsReservation": flavor_usage(),
         "flavorsUsage": flavor_usage(),
@@ -229,7 +255,7 @@ def _cluster_queue_status(version: str) -> Schema:
     return obj(fields)
 
 
-def _cluster_queue_legacy(version: str) -> Schema:
+def _cluster_queue_legacy(version: str) -> ObjectNode:
     flavor = obj(
         {
             "name": string("Name of a ResourceFlavor.", default="default"),
@@ -246,7 +272,7 @@ def _cluster_queue_legacy(version: str) -> Schema:
         {"name": string("Resource name."), "flavors": list_map(flavor, ["name"])},
         required=["name", "flavors"],
     )
-    spec_fields: dict[str, Schema] = {
+    spec_fields: dict[str, Node] = {
         "namespaceSelector": label_selector(),
         "cohort": string(),
         "queueingStrategy": enum(
@@ -281,8 +307,8 @@ def _cluster_queue_legacy(version: str) -> Schema:
 def _cluster_queue_columns(cohort_field: str) -> tuple[PrinterColumn, ...]:
     return (
         PrinterColumn("Cohort", f".spec.{cohort_field}", "string", "Cohort of the queue."),
-        # Strategy and Admitted are wide-only in Kueue (api.md 4); kuota shows them
-        # by default because the project asks `kubectl get cq` to answer both.
+        # Strategy and Admitted are wide-only in Kueue; kuota shows them by default so
+        # that `kubectl get cq` answers both (docs/api-differences.md#kuota-decisions).
         PrinterColumn("Strategy", ".spec.queueingStrategy", "string", "Queueing strategy."),
         PrinterColumn(
             "Pending Workloads", ".status.pendingWorkloads", "integer", "Workloads waiting."
@@ -298,10 +324,10 @@ def _cluster_queue_columns(cohort_field: str) -> tuple[PrinterColumn, ...]:
 
 
 def cluster_queue() -> KindDefinition:
-    """Pure: the ClusterQueue CRD (api.md 4, 14.1, 14.6, 14.7)."""
+    """Pure: the ClusterQueue CRD (docs/concepts.md#clusterqueue)."""
     description = "ClusterQueue holds quota by flavor and admits workloads of its LocalQueues."
 
-    def current(version: str) -> Schema:
+    def current(version: str) -> ObjectNode:
         return top_level(
             {"spec": _cluster_queue_spec(version), "status": _cluster_queue_status(version)},
             description,
@@ -330,7 +356,7 @@ def cluster_queue() -> KindDefinition:
 
 
 def cohort() -> KindDefinition:
-    """Pure: the Cohort CRD (api.md 6); served in v1beta1 and v1beta2 only."""
+    """Pure: the Cohort CRD (docs/concepts.md#cohort); served in v1beta1 and v1beta2 only."""
     schema = top_level(
         {
             "spec": obj(
@@ -338,7 +364,8 @@ def cohort() -> KindDefinition:
                     "parentName": string("Parent cohort; absent = root of a cohort tree."),
                     "resourceGroups": resource_groups(),
                     "fairSharing": fair_sharing(),
-                }
+                },
+                foreign={"parent": renamed("parent", "v1alpha1", "spec.parentName")},
             ),
             "status": obj({"fairSharing": fair_sharing_status()}),
         },
@@ -359,12 +386,12 @@ def cohort() -> KindDefinition:
 # --- LocalQueue --------------------------------------------------------------
 
 
-def _local_queue_usage() -> Schema:
+def _local_queue_usage() -> ListNode:
     return flavor_usage(with_borrowed=False)
 
 
-def _local_queue_status(version: str) -> Schema:
-    fields: dict[str, Schema] = {
+def _local_queue_status(version: str) -> ObjectNode:
+    fields: dict[str, Node] = {
         "conditions": conditions(),
         "pendingWorkloads": int32("Workloads of this queue waiting for quota."),
         "reservingWorkloads": int32("Workloads of this queue holding quota."),
@@ -374,12 +401,14 @@ def _local_queue_status(version: str) -> Schema:
         "fairSharing": obj(
             {
                 "weightedShare": int64(),
-                "admissionFairSharingStatus": obj(
-                    {
-                        "consumedResources": quantity_map("Decayed historical usage."),
-                        "lastUpdate": timestamp(),
-                    },
-                    required=["consumedResources", "lastUpdate"],
+                "admissionFairSharingStatus": unread(
+                    obj(
+                        {
+                            "consumedResources": quantity_map("Decayed historical usage."),
+                            "lastUpdate": timestamp(),
+                        },
+                        required=["consumedResources", "lastUpdate"],
+                    )
                 ),
             },
             required=["weightedShare"],
@@ -393,7 +422,7 @@ def _local_queue_status(version: str) -> Schema:
                 "nodeLabels": string_map(),
                 "nodeTaints": array(taint()),
                 "topology": obj(
-                    {"name": string(), "levels": array({"type": "string"})},
+                    {"name": string(), "levels": array(string())},
                     required=["name", "levels"],
                 ),
             },
@@ -403,9 +432,9 @@ def _local_queue_status(version: str) -> Schema:
     return obj(fields)
 
 
-def _local_queue(version: str) -> Schema:
+def _local_queue(version: str) -> ObjectNode:
     description = "LocalQueue is the namespaced entry point that points to a ClusterQueue."
-    spec_fields: dict[str, Schema] = {
+    spec_fields: dict[str, Node] = {
         "clusterQueue": string("ClusterQueue admitting this queue's workloads; immutable.")
     }
     if version in ("v1alpha1", "v1alpha2"):
@@ -421,7 +450,7 @@ def _local_queue(version: str) -> Schema:
 
 
 def local_queue() -> KindDefinition:
-    """Pure: the LocalQueue CRD (api.md 5, 14.3, 14.6)."""
+    """Pure: the LocalQueue CRD (docs/concepts.md#localqueue)."""
     cluster_queue_column = PrinterColumn(
         "ClusterQueue", ".spec.clusterQueue", "string", "Backing ClusterQueue."
     )

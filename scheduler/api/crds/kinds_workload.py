@@ -5,7 +5,7 @@ kuota keeps them free-form (``x-kubernetes-preserve-unknown-fields``) instead
 of copying the whole core/v1 pod schema, because the webhook validates what
 kuota reads from them (containers, requests, node selectors, tolerations) and
 everything else must round-trip untouched.  Topology-aware scheduling data is
-kept free-form too: kuota stores it without interpreting it (api.md 7.2).
+kept free-form too: kuota stores it without interpreting it (docs/concepts.md#pod-sets).
 """
 
 from __future__ import annotations
@@ -17,39 +17,65 @@ from scheduler.api.crds.definition import (
     VersionDefinition,
     condition_status_column,
 )
+from scheduler.api.crds.nodes import Node, ObjectNode
 from scheduler.api.crds.schema_kit import (
-    Schema,
     array,
     boolean,
     conditions,
     enum,
     free_form,
     int32,
+    known,
     list_map,
     obj,
     quantity_map,
+    renamed,
     string,
     string_map,
     timestamp,
     toleration,
     top_level,
+    unchecked,
 )
+from scheduler.api.refs import HUB_VERSION
 
 
-def _pod_set() -> Schema:
+def _pod_template() -> Node:
+    """The pod template: free-form for the API server; the webhook types what kuota reads."""
+    resources = known({"requests": quantity_map(), "limits": quantity_map()})
+    container = known({"resources": resources})
+    typed = known(
+        {
+            "metadata": known({"labels": string_map(), "annotations": string_map()}),
+            "spec": known(
+                {
+                    "containers": array(container),
+                    "initContainers": array(container),
+                    "resources": resources,
+                    "tolerations": array(unchecked(toleration())),
+                    "nodeSelector": string_map(),
+                }
+            ),
+        }
+    )
+    return free_form("Pod template (core/v1 PodTemplateSpec) of the pods.", typed=typed)
+
+
+def _pod_set() -> ObjectNode:
     return obj(
         {
             "name": string("Pod set name, a DNS-1123 label.", default="main"),
-            "template": free_form("Pod template (core/v1 PodTemplateSpec) of the pods."),
+            "template": _pod_template(),
             "count": int32("Number of pods.", default=1),
             "minCount": int32("Smallest count accepted under partial admission."),
             "topologyRequest": free_form("Topology-aware scheduling request; kept as is."),
         },
         required=["template"],
+        foreign={"spec": renamed("spec", "v1alpha1", "template.spec")},
     )
 
 
-def _priority_fields(version: str) -> dict[str, Schema]:
+def _priority_fields(version: str) -> dict[str, Node]:
     if version == "v1beta1":
         return {
             "priorityClassName": string("Name of the priority class the priority came from."),
@@ -70,8 +96,19 @@ def _priority_fields(version: str) -> dict[str, Schema]:
     return {"priorityClassRef": reference}
 
 
-def _spec(version: str) -> Schema:
-    fields: dict[str, Schema] = {
+_SPEC_HINTS = {
+    "priorityClassName": renamed(
+        "priorityClassName", "v1beta1/v1alpha1", "spec.priorityClassRef.name"
+    ),
+    "priorityClassSource": renamed(
+        "priorityClassSource", "v1beta1", "spec.priorityClassRef.group and .kind"
+    ),
+    "admission": renamed("admission", "v1alpha1", "status.admission"),
+}
+
+
+def _spec(version: str) -> ObjectNode:
+    fields: dict[str, Node] = {
         "podSets": list_map(_pod_set(), ["name"], "Groups of identical pods."),
         "queueName": string("LocalQueue in the same namespace."),
     }
@@ -84,10 +121,10 @@ def _spec(version: str) -> Schema:
             "preemptionGates": list_map(obj({"name": string()}, required=["name"]), ["name"]),
         }
     )
-    return obj(fields)
+    return obj(fields, foreign=_SPEC_HINTS if version == HUB_VERSION else None)
 
 
-def _admission() -> Schema:
+def _admission() -> ObjectNode:
     assignment = obj(
         {
             "name": string("Pod set name.", default="main"),
@@ -107,7 +144,7 @@ def _admission() -> Schema:
     )
 
 
-def _admission_check_state() -> Schema:
+def _admission_check_state() -> ObjectNode:
     update = obj(
         {
             "name": string(),
@@ -132,7 +169,16 @@ def _admission_check_state() -> Schema:
     )
 
 
-def _status(version: str) -> Schema:
+_STATUS_HINTS = {
+    "accumulatedPastExexcutionTimeSeconds": renamed(
+        "accumulatedPastExexcutionTimeSeconds",
+        "v1beta1",
+        "status.accumulatedPastExecutionTimeSeconds",
+    )
+}
+
+
+def _status(version: str) -> ObjectNode:
     accumulated = (
         "accumulatedPastExexcutionTimeSeconds"
         if version == "v1beta1"
@@ -147,38 +193,43 @@ def _status(version: str) -> Schema:
         {
             "conditions": conditions(),
             "admission": _admission(),
-            "requeueState": obj({"count": int32(), "requeueAt": timestamp()}),
+            "requeueState": unchecked(obj({"count": int32(), "requeueAt": timestamp()})),
             "reclaimablePods": list_map(
                 obj({"name": string(), "count": int32()}, required=["name", "count"]), ["name"]
             ),
             "admissionChecks": list_map(_admission_check_state(), ["name"]),
-            "resourceRequests": list_map(
-                obj({"name": string(), "resources": quantity_map()}, required=["name"]),
-                ["name"],
+            "resourceRequests": unchecked(
+                list_map(
+                    obj({"name": string(), "resources": quantity_map()}, required=["name"]),
+                    ["name"],
+                )
             ),
             accumulated: int32("Seconds admitted in earlier admit/evict cycles."),
-            "schedulingStats": obj(
-                {"evictions": list_map(eviction, ["reason", "underlyingCause"])}
+            "schedulingStats": unchecked(
+                obj({"evictions": list_map(eviction, ["reason", "underlyingCause"])})
             ),
-            "nominatedClusterNames": array({"type": "string"}),
+            "nominatedClusterNames": array(string()),
             "clusterName": string(),
-            "unhealthyNodes": list_map(named, ["name"]),
-            "preemptionGates": list_map(
-                obj(
-                    {
-                        "name": string(),
-                        "position": enum(["Closed", "Open"]),
-                        "lastTransitionTime": timestamp(),
-                    },
-                    required=["name", "position"],
-                ),
-                ["name"],
+            "unhealthyNodes": unchecked(list_map(named, ["name"])),
+            "preemptionGates": unchecked(
+                list_map(
+                    obj(
+                        {
+                            "name": string(),
+                            "position": enum(["Closed", "Open"]),
+                            "lastTransitionTime": timestamp(),
+                        },
+                        required=["name", "position"],
+                    ),
+                    ["name"],
+                )
             ),
-        }
+        },
+        foreign=_STATUS_HINTS if version == HUB_VERSION else None,
     )
 
 
-def _legacy(version: str) -> Schema:
+def _legacy(version: str) -> ObjectNode:
     pod_set = obj(
         {
             "name": string("Pod set name; a single unnamed pod set is called main."),
@@ -209,7 +260,7 @@ def _legacy(version: str) -> Schema:
 
 
 def workload() -> KindDefinition:
-    """Pure: the Workload CRD (api.md 7, 14.4, 14.6)."""
+    """Pure: the Workload CRD (docs/concepts.md#workload)."""
     description = "Workload is the unit of admission: pod sets that are admitted together."
     queue = PrinterColumn("Queue", ".spec.queueName", "string", "LocalQueue of the workload.")
     current_columns = (
@@ -235,7 +286,11 @@ def workload() -> KindDefinition:
     def current(version: str) -> VersionDefinition:
         return VersionDefinition(
             version,
-            top_level({"spec": _spec(version), "status": _status(version)}, description),
+            top_level(
+                {"spec": _spec(version), "status": _status(version)},
+                description,
+                checked_status=True,
+            ),
             current_columns,
             status_subresource=True,
             selectable_fields=(".status.admission.clusterQueue",),

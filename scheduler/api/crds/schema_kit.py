@@ -1,4 +1,4 @@
-"""Building blocks for the structural OpenAPI v3 schemas of kuota's CRDs.
+"""Building blocks of the kind descriptions: field helpers and the shared types.
 
 Kubernetes accepts a CustomResourceDefinition only if every version carries a
 *structural* schema: every node states its ``type`` (the two exceptions being
@@ -6,47 +6,45 @@ Kubernetes accepts a CustomResourceDefinition only if every version carries a
 objects list their ``properties`` or give one ``additionalProperties`` schema,
 arrays give one ``items`` schema, and list-map keys are scalar and either
 required or defaulted.  The helpers below can only produce such nodes, so the
-kind modules (``kinds_*.py``) read like the field tables of ``api.md``.
+kind modules (``kinds_*.py``) read like field tables.
 
 Schema validation is kept deliberately modest (types, enums, ``required``,
-list-map keys, the quantity pattern, the defaults of validation.md 1.1):
-kuota's own validating webhook enforces every rule of ``validation.md`` and
+list-map keys, the quantity pattern, the defaults of docs/validation.md#defaulting):
+kuota's own validating webhook enforces every rule (docs/validation.md) and
 must be the one producing the messages users read.  No CEL rules, no name
 patterns, no length or item limits.
 
-Every function here is pure: it returns a fresh dict and never mutates its
-arguments.
+Each helper returns a node (``nodes.py``): the one description the CRD
+schema, the webhook's known fields and the models are all read from.  Every
+function here is pure.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-Schema = dict[str, Any]
-"""One node of an OpenAPI v3 schema, as it appears in the CRD YAML."""
-
-QUANTITY_PATTERN = (
-    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|"
-    r"([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+from scheduler.api.crds.nodes import (
+    QUANTITY_PATTERN,
+    FreeNode,
+    Hint,
+    Leaf,
+    ListNode,
+    MapNode,
+    Node,
+    ObjectNode,
+    Schema,
+    unchecked,
+    unread,
 )
-"""The Kubernetes quantity grammar (api.md 0.3), applied to string values."""
+from scheduler.api.refs import QUEUEING_STRATEGIES, STOP_POLICIES
+
+__all__ = ["QUANTITY_PATTERN", "Schema", "unchecked", "unread"]
 
 
-def _described(node: Schema, description: str | None) -> Schema:
-    """Pure: ``node`` with ``description`` put first, when one is given."""
-    if not description:
-        return node
-    return {"description": description, **node}
-
-
-def string(description: str | None = None, *, default: str | None = None) -> Schema:
+def string(description: str | None = None, *, default: str | None = None) -> Leaf:
     """Pure: a plain string field."""
-    node: Schema = {"type": "string"}
-    if default is not None:
-        node["default"] = default
-    return _described(node, description)
+    return Leaf(type="string", description=description, default=default)
 
 
 def enum(
@@ -55,148 +53,153 @@ def enum(
     *,
     default: str | None = None,
     empty_means_default: bool = False,
-) -> Schema:
-    """Pure: a string restricted to ``values``.
-
-    ``empty_means_default`` also admits ``""``: api.md 0.6 makes an explicitly
-    empty defaulted enum mean "use the default", and the webhook (which only
-    mutates on create) must get to see it instead of the API server rejecting
-    it first.
-    """
-    allowed = list(values) + ([""] if empty_means_default else [])
-    node: Schema = {"type": "string", "enum": allowed}
-    if default is not None:
-        node["default"] = default
-    return _described(node, description)
+) -> Leaf:
+    """Pure: a string restricted to ``values`` (``empty_means_default``: see :class:`Leaf`)."""
+    return Leaf(
+        type="string",
+        values=tuple(values),
+        description=description,
+        default=default,
+        empty_means_default=empty_means_default,
+    )
 
 
-def int32(description: str | None = None, *, default: int | None = None) -> Schema:
+def int32(description: str | None = None, *, default: int | None = None) -> Leaf:
     """Pure: an ``int32`` field."""
-    node: Schema = {"type": "integer", "format": "int32"}
-    if default is not None:
-        node["default"] = default
-    return _described(node, description)
+    return Leaf(type="int32", description=description, default=default)
 
 
-def int64(description: str | None = None) -> Schema:
+def int64(description: str | None = None) -> Leaf:
     """Pure: an ``int64`` field."""
-    return _described({"type": "integer", "format": "int64"}, description)
+    return Leaf(type="int64", description=description)
 
 
-def boolean(description: str | None = None, *, default: bool | None = None) -> Schema:
+def boolean(description: str | None = None, *, default: bool | None = None) -> Leaf:
     """Pure: a boolean field."""
-    node: Schema = {"type": "boolean"}
-    if default is not None:
-        node["default"] = default
-    return _described(node, description)
+    return Leaf(type="boolean", description=description, default=default)
 
 
-def timestamp(description: str | None = None) -> Schema:
+def timestamp(description: str | None = None) -> Leaf:
     """Pure: an RFC 3339 time (``metav1.Time``)."""
-    return _described({"type": "string", "format": "date-time"}, description)
+    return Leaf(type="timestamp", description=description)
 
 
-def quantity(description: str | None = None, *, default: int | str | None = None) -> Schema:
-    """Pure: a Kubernetes resource quantity (YAML number or string).
-
-    The exact shape the API server requires for ``x-kubernetes-int-or-string``:
-    no ``type`` beside it, ``anyOf`` integer/string, the pattern on the node.
-    """
-    node: Schema = {
-        "anyOf": [{"type": "integer"}, {"type": "string"}],
-        "pattern": QUANTITY_PATTERN,
-        "x-kubernetes-int-or-string": True,
-    }
-    if default is not None:
-        node["default"] = default
-    return _described(node, description)
+def quantity(description: str | None = None, *, default: int | str | None = None) -> Leaf:
+    """Pure: a Kubernetes resource quantity (YAML number or string)."""
+    return Leaf(type="quantity", description=description, default=default)
 
 
 def obj(
-    properties: dict[str, Schema],
+    properties: Mapping[str, Node],
     description: str | None = None,
     *,
     required: Sequence[str] = (),
     default: dict[str, Any] | None = None,
     atomic: bool = False,
-) -> Schema:
-    """Pure: an object with known fields (unknown fields are pruned)."""
-    missing = [name for name in required if name not in properties]
-    if missing:
-        raise ValueError(f"required fields {missing} are not properties")
-    node: Schema = {"type": "object"}
-    if default is not None:
-        node["default"] = copy.deepcopy(default)
-    node["properties"] = {name: copy.deepcopy(schema) for name, schema in properties.items()}
-    if required:
-        node["required"] = list(required)
-    if atomic:
-        node["x-kubernetes-map-type"] = "atomic"
-    return _described(node, description)
+    foreign: Mapping[str, Hint] | None = None,
+    opaque: bool = False,
+    tolerated: Sequence[str] = (),
+) -> ObjectNode:
+    """Pure: an object with known fields (unknown fields are pruned; see :class:`ObjectNode`)."""
+    return ObjectNode(
+        properties=dict(properties),
+        description=description,
+        required=tuple(required),
+        default=default,
+        atomic=atomic,
+        foreign=dict(foreign or {}),
+        opaque=opaque,
+        tolerated=tuple(tolerated),
+    )
 
 
-def string_map(description: str | None = None, *, values: Schema | None = None) -> Schema:
+def known(properties: Mapping[str, Node]) -> ObjectNode:
+    """Pure: the typed part of a free-form object; other fields pass unchecked."""
+    return ObjectNode(properties=dict(properties), open=True)
+
+
+def string_map(description: str | None = None, *, values: Node | None = None) -> MapNode:
     """Pure: ``map[string]V`` (V a string unless ``values`` says otherwise)."""
-    value_schema = copy.deepcopy(values) if values is not None else {"type": "string"}
-    return _described({"type": "object", "additionalProperties": value_schema}, description)
+    return MapNode(values=values if values is not None else string(), description=description)
 
 
-def quantity_map(description: str | None = None) -> Schema:
+def quantity_map(description: str | None = None) -> MapNode:
     """Pure: ``map[resourceName]Quantity``."""
     return string_map(description, values=quantity())
 
 
-def free_form(description: str | None = None) -> Schema:
-    """Pure: an object kept verbatim (pod templates, topology data kuota ignores)."""
-    return _described({"type": "object", "x-kubernetes-preserve-unknown-fields": True}, description)
+def free_form(description: str | None = None, *, typed: ObjectNode | None = None) -> FreeNode:
+    """Pure: an object kept verbatim; ``typed`` lists what the webhook checks inside it."""
+    return FreeNode(description=description, known=typed)
 
 
-def array(items: Schema, description: str | None = None) -> Schema:
+def array(items: Node, description: str | None = None) -> ListNode:
     """Pure: an atomic list (replaced as a whole on merge)."""
-    return _described(
-        {"type": "array", "items": copy.deepcopy(items), "x-kubernetes-list-type": "atomic"},
-        description,
-    )
+    return ListNode(item=items, description=description)
 
 
-def string_set(description: str | None = None) -> Schema:
+def string_set(description: str | None = None) -> ListNode:
     """Pure: a list of unique strings."""
-    return _described(
-        {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"},
-        description,
-    )
+    return ListNode(item=string(), list_type="set", description=description)
 
 
-def list_map(items: Schema, keys: Sequence[str], description: str | None = None) -> Schema:
-    """Pure: a list treated as a map keyed by ``keys`` (api.md 0.1).
+def list_map(items: Node, keys: Sequence[str], description: str | None = None) -> ListNode:
+    """Pure: a list treated as a map keyed by ``keys`` (docs/validation.md#field-formats)."""
+    return ListNode(item=items, list_type="map", keys=tuple(keys), description=description)
 
-    The API server requires every key to be a scalar property that is either
-    required or defaulted; checked here so a wrong table fails at generation.
-    """
-    properties = items.get("properties", {})
-    required = set(items.get("required", []))
-    for key in keys:
-        key_schema = properties.get(key)
-        if key_schema is None or key_schema.get("type") not in ("string", "integer", "boolean"):
-            raise ValueError(f"list-map key {key!r} must be a scalar property")
-        if key not in required and "default" not in key_schema:
-            raise ValueError(f"list-map key {key!r} must be required or defaulted")
-    return _described(
-        {
-            "type": "array",
-            "items": copy.deepcopy(items),
-            "x-kubernetes-list-map-keys": list(keys),
-            "x-kubernetes-list-type": "map",
-        },
-        description,
+
+def hint(rule: str, message: str) -> Hint:
+    """Pure: the webhook's answer to a field that belongs to another API version."""
+    return Hint(rule, message)
+
+
+def renamed(name: str, old_versions: str, new_path: str) -> Hint:
+    """Pure: the hint for a field that ``old_versions`` spelled ``name``."""
+    return Hint(
+        "UNKNOWN-FIELD",
+        f'unknown field "{name}"; this is the {old_versions} name; v1beta2 uses {new_path}',
     )
 
 
 # --- shared Kubernetes and Kueue types --------------------------------------
 
 
-def condition() -> Schema:
-    """Pure: a standard ``metav1.Condition`` (api.md 0.5)."""
+def object_meta() -> ObjectNode:
+    """Pure: ``metadata``; the schema says only ``{type: object}`` (the API server owns it)."""
+    owner_reference = obj(
+        {
+            "apiVersion": string(),
+            "kind": string(),
+            "name": string(),
+            "uid": string(),
+            "controller": boolean(),
+            "blockOwnerDeletion": boolean(),
+        }
+    )
+    return obj(
+        {
+            "name": string(),
+            "generateName": string(),
+            "namespace": string(),
+            "selfLink": unread(string()),
+            "uid": string(),
+            "resourceVersion": string(),
+            "generation": int64(),
+            "creationTimestamp": timestamp(),
+            "deletionTimestamp": timestamp(),
+            "deletionGracePeriodSeconds": unread(int64()),
+            "labels": string_map(),
+            "annotations": string_map(),
+            "ownerReferences": array(unchecked(owner_reference)),
+            "finalizers": array(string()),
+            "managedFields": unread(array(free_form())),
+        },
+        opaque=True,
+    )
+
+
+def condition() -> ObjectNode:
+    """Pure: a standard ``metav1.Condition`` (docs/validation.md#field-formats)."""
     return obj(
         {
             "type": string("Type of the condition, e.g. Active, QuotaReserved, Admitted."),
@@ -210,18 +213,27 @@ def condition() -> Schema:
     )
 
 
-def conditions(description: str | None = None) -> Schema:
+def conditions(description: str | None = None) -> ListNode:
     """Pure: ``status.conditions``, a list-map keyed by ``type``."""
     return list_map(condition(), ["type"], description or "Conditions, keyed by type.")
 
 
-def label_selector(description: str | None = None) -> Schema:
-    """Pure: a ``metav1.LabelSelector`` (api.md 0.4); operators checked by the webhook."""
+def label_selector(
+    description: str | None = None, *, operators: Sequence[str] | None = None
+) -> ObjectNode:
+    """Pure: a ``metav1.LabelSelector``; operators checked by the webhook.
+
+    ``operators`` makes the operator an enum (the chart's schema lists them);
+    the CRDs keep it a plain string.
+    """
+    operator_description = "In, NotIn, Exists or DoesNotExist."
     requirement = obj(
         {
             "key": string(),
-            "operator": string("In, NotIn, Exists or DoesNotExist."),
-            "values": array({"type": "string"}),
+            "operator": string(operator_description)
+            if operators is None
+            else enum(operators, operator_description),
+            "values": array(string()),
         },
         required=["key", "operator"],
     )
@@ -235,8 +247,8 @@ def label_selector(description: str | None = None) -> Schema:
     )
 
 
-def taint() -> Schema:
-    """Pure: a node taint (api.md 3.1); effect values checked by the webhook."""
+def taint() -> ObjectNode:
+    """Pure: a node taint; effect values checked by the webhook."""
     return obj(
         {
             "key": string(),
@@ -248,7 +260,7 @@ def taint() -> Schema:
     )
 
 
-def toleration() -> Schema:
+def toleration() -> ObjectNode:
     """Pure: a pod toleration; operator/effect values checked by the webhook."""
     return obj(
         {
@@ -261,12 +273,12 @@ def toleration() -> Schema:
     )
 
 
-STOP_POLICY = ["None", "Hold", "HoldAndDrain"]
-QUEUEING_STRATEGY = ["StrictFIFO", "BestEffortFIFO"]
+STOP_POLICY = list(STOP_POLICIES)
+QUEUEING_STRATEGY = list(QUEUEING_STRATEGIES)
 
 
-def stop_policy() -> Schema:
-    """Pure: the defaulted ``stopPolicy`` enum (api.md 2.7)."""
+def stop_policy() -> Leaf:
+    """Pure: the defaulted ``stopPolicy`` enum (docs/concepts.md#stop-policies)."""
     return enum(
         STOP_POLICY,
         "None, Hold (no new admissions) or HoldAndDrain (also evict admitted workloads).",
@@ -275,18 +287,21 @@ def stop_policy() -> Schema:
     )
 
 
-def fair_sharing() -> Schema:
-    """Pure: spec ``fairSharing`` (api.md 2.4); weight defaults to 1 when the object exists."""
+def fair_sharing() -> ObjectNode:
+    """Pure: spec ``fairSharing``; weight defaults to 1 when the object exists."""
     return obj({"weight": quantity("Fair-sharing weight; 0 or above 1n.", default=1)})
 
 
-def fair_sharing_status() -> Schema:
-    """Pure: status ``fairSharing`` of a ClusterQueue or Cohort (api.md 2.5)."""
+def fair_sharing_status() -> ObjectNode:
+    """Pure: status ``fairSharing`` of a ClusterQueue or Cohort."""
     return obj({"weightedShare": int64()}, required=["weightedShare"])
 
 
-def resource_groups() -> Schema:
-    """Pure: ``resourceGroups`` shared by ClusterQueue and Cohort (api.md 2.1–2.3)."""
+def resource_groups() -> ListNode:
+    """Pure: ``resourceGroups`` shared by ClusterQueue and Cohort.
+
+    See docs/concepts.md#resource-groups.
+    """
     resource_quota = obj(
         {
             "name": string("Resource name; equals the covered resource at this position."),
@@ -305,7 +320,7 @@ def resource_groups() -> Schema:
     )
     group = obj(
         {
-            "coveredResources": array({"type": "string"}, "Resources this group gives quota for."),
+            "coveredResources": array(string(), "Resources this group gives quota for."),
             "flavors": list_map(flavor_quotas, ["name"], "Flavors in the order they are tried."),
         },
         required=["coveredResources", "flavors"],
@@ -313,9 +328,9 @@ def resource_groups() -> Schema:
     return array(group, "Quota by resource group, flavor and resource.")
 
 
-def flavor_usage(with_borrowed: bool = True) -> Schema:
-    """Pure: ``[]FlavorUsage`` of a status (api.md 2.6; LocalQueue has no ``borrowed``)."""
-    resource_fields: dict[str, Schema] = {"name": string(), "total": quantity()}
+def flavor_usage(with_borrowed: bool = True) -> ListNode:
+    """Pure: ``[]FlavorUsage`` of a status (LocalQueue has no ``borrowed``)."""
+    resource_fields: dict[str, Node] = {"name": string(), "total": quantity()}
     if with_borrowed:
         resource_fields["borrowed"] = quantity()
     usage = obj(
@@ -329,18 +344,31 @@ def flavor_usage(with_borrowed: bool = True) -> Schema:
 
 
 def top_level(
-    fields: dict[str, Schema], description: str, *, required: Sequence[str] = ()
-) -> Schema:
-    """Pure: the root schema of one CRD version.
+    fields: Mapping[str, Node],
+    description: str,
+    *,
+    required: Sequence[str] = (),
+    foreign: Mapping[str, Hint] | None = None,
+    checked_status: bool = False,
+) -> ObjectNode:
+    """Pure: the root of one kind in one version.
 
     ``apiVersion``/``kind`` are strings and ``metadata`` is exactly
-    ``{type: object}``: the API server validates object metadata itself and
-    forbids anything but name/generateName constraints there.
+    ``{type: object}`` in the schema: the API server validates object
+    metadata itself and forbids anything but name/generateName constraints
+    there.  The webhook reviews a kind's ``status`` only when
+    ``checked_status`` (the Workload's); every other status, and one sent to
+    a kind with a spec but no status, passes its shape pass unchecked, so a
+    manifest copied from ``kubectl get -o yaml`` is not refused for it.
     """
-    properties: dict[str, Schema] = {
+    properties: dict[str, Node] = {
         "apiVersion": string(),
         "kind": string(),
-        "metadata": {"type": "object"},
+        "metadata": object_meta(),
     }
     properties.update(fields)
-    return obj(properties, description, required=required)
+    status = properties.get("status")
+    if status is not None and not checked_status:
+        properties["status"] = unchecked(status)
+    tolerated = ("status",) if "spec" in properties and status is None else ()
+    return obj(properties, description, required=required, foreign=foreign, tolerated=tolerated)

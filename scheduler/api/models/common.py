@@ -1,11 +1,11 @@
 """Shared building blocks of every kind: metadata, selectors, conditions, taints.
 
-These are the ``v1beta2`` shapes of api.md sections 0 and 2, as frozen
+These are the ``v1beta2`` shapes shared by several kinds, as frozen
 dataclasses.  Lists become tuples and maps become read-only mappings, so a
 model can be shared between the cache, snapshots and the webhook without
 anyone mutating it behind another's back.  Presence matters in a few places
 and is kept: a ``None`` selector matches nothing while an empty one matches
-everything (api.md 0.4), and a ``None`` quantity or timestamp means the
+everything (docs/validation.md#field-formats), and a ``None`` quantity or timestamp means the
 manifest did not give one.
 """
 
@@ -27,6 +27,21 @@ V = TypeVar("V")
 def frozen_map(items: Mapping[K, V] | None = None) -> Mapping[K, V]:
     """A read-only copy of ``items`` (empty when None): pure."""
     return MappingProxyType(dict(items or {}))
+
+
+# How the parser fills a field, where its JSON name and type are not enough
+# (``scheduler.api.parse.binding`` reads these from the field's metadata).
+READ_FROM_KEY = "read_from"
+KEEPS_EMPTY_KEY = "keeps_empty"
+
+
+def read_from(*path: str) -> Mapping[str, object]:
+    """Field metadata: the value sits at ``path`` below this object (a flattened field)."""
+    return MappingProxyType({READ_FROM_KEY: path})
+
+
+KEEPS_EMPTY: Mapping[str, object] = MappingProxyType({KEEPS_EMPTY_KEY: True})
+"""Field metadata: an explicitly empty string is kept as ``""``, not read as absent."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,7 +81,7 @@ class LabelSelectorRequirement:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LabelSelector:
-    """A label selector; an empty one matches everything (api.md 0.4)."""
+    """A label selector; an empty one matches everything."""
 
     match_labels: Mapping[str, str] = field(default_factory=frozen_map)
     match_expressions: tuple[LabelSelectorRequirement, ...] = ()
@@ -74,7 +89,7 @@ class LabelSelector:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Condition:
-    """A standard Kubernetes condition (api.md 0.5)."""
+    """A standard Kubernetes condition."""
 
     type: str = ""
     status: str = ""
@@ -105,7 +120,7 @@ class Toleration:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FairSharing:
-    """``spec.fairSharing``; ``weight`` defaults to 1 when the object is present (api.md 2.4)."""
+    """``spec.fairSharing``; ``weight`` defaults to 1 when the object is present."""
 
     weight: Quantity = field(default_factory=lambda: Quantity.from_units(1))
 
@@ -117,7 +132,7 @@ class FairSharingStatus:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ResourceUsage:
-    """One resource of a ``FlavorUsage`` (api.md 2.6); ``borrowed`` is the part above nominal."""
+    """One resource of a ``FlavorUsage``; ``borrowed`` is the part above nominal."""
 
     name: ResourceName
     total: Quantity = field(default_factory=Quantity.zero)
@@ -132,7 +147,7 @@ class FlavorUsage:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ResourceQuota:
-    """Quota of one resource in one flavor (api.md 2.3).
+    """Quota of one resource in one flavor (docs/concepts.md#borrowing-and-lending-limits).
 
     ``nominal_quota`` is ``None`` only when the manifest omitted it, which
     validation rejects (CQ-15); a validated object always has it.
@@ -153,7 +168,7 @@ class FlavorQuotas:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ResourceGroup:
-    """Resources sharing one ordered flavor list (api.md 2.1)."""
+    """Resources sharing one ordered flavor list (docs/concepts.md#resource-groups)."""
 
     covered_resources: tuple[ResourceName, ...] = ()
     flavors: tuple[FlavorQuotas, ...] = ()

@@ -1,4 +1,4 @@
-"""Kinds kuota stores and validates but barely schedules with (api.md 8–11).
+"""Kinds kuota stores and validates but barely schedules with (docs/concepts.md).
 
 WorkloadPriorityClass gives priorities; AdmissionCheck, MultiKueueConfig,
 MultiKueueCluster and Topology are kept so that manifests written for Kueue

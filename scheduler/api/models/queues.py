@@ -1,7 +1,7 @@
-"""Quota-holding kinds: ResourceFlavor, ClusterQueue, Cohort, LocalQueue (api.md 3–6).
+"""Quota-holding kinds: ResourceFlavor, ClusterQueue, Cohort, LocalQueue (docs/concepts.md).
 
-Defaults of the CRD schema are already applied by the parser (api.md 0.6,
-validation.md 1.1): a parsed ClusterQueue always has a queueing strategy, a
+Defaults of the CRD schema are already applied by the parser
+(docs/validation.md#defaulting): a parsed ClusterQueue always has a queueing strategy, a
 stop policy, a preemption policy and a flavor-fungibility policy, so nothing
 downstream needs to know what "absent" meant.
 """
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from scheduler.api.models.common import (
+    KEEPS_EMPTY,
     Condition,
     FairSharing,
     FairSharingStatus,
@@ -23,6 +24,7 @@ from scheduler.api.models.common import (
     Taint,
     Toleration,
     frozen_map,
+    read_from,
 )
 from scheduler.api.quantity import Quantity
 from scheduler.api.refs import V1BETA2 as API_VERSION
@@ -71,7 +73,7 @@ class ResourceFlavor:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class FlavorFungibility:
-    """api.md 4.2, defaults applied."""
+    """docs/concepts.md#flavor-fungibility, defaults applied."""
 
     when_can_borrow: FungibilityPolicy = "MayStopSearch"
     when_can_preempt: FungibilityPolicy = "TryNextFlavor"
@@ -86,7 +88,7 @@ class BorrowWithinCohort:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClusterQueuePreemption:
-    """api.md 4.3, defaults applied."""
+    """docs/concepts.md#preemption, defaults applied."""
 
     within_cluster_queue: WithinClusterQueuePolicy = "Never"
     reclaim_within_cohort: ReclaimWithinCohortPolicy = "Never"
@@ -111,7 +113,7 @@ class AdmissionScope:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MigrationConstraints:
-    last_acceptable_flavor_name: str | None = None
+    last_acceptable_flavor_name: str | None = field(default=None, metadata=KEEPS_EMPTY)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -122,7 +124,7 @@ class ConcurrentAdmissionMigration:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ConcurrentAdmissionPolicy:
-    """Stored, not acted on (api.md 4.1, kuota decision)."""
+    """Stored, not acted on (docs/api-differences.md#kuota-decisions)."""
 
     migration: ConcurrentAdmissionMigration | None = None
 
@@ -133,7 +135,7 @@ class ClusterQueueSpec:
     cohort_name: CohortName | None = None
     queueing_strategy: QueueingStrategy = "BestEffortFIFO"
     namespace_selector: LabelSelector | None = None
-    """``None`` matches no namespace; an empty selector matches all (api.md 0.4)."""
+    """``None`` matches no namespace; an empty selector matches all."""
     flavor_fungibility: FlavorFungibility = field(default_factory=FlavorFungibility)
     preemption: ClusterQueuePreemption = field(default_factory=ClusterQueuePreemption)
     admission_checks_strategy: AdmissionChecksStrategy | None = None
@@ -225,7 +227,9 @@ class LocalQueueStatus:
     admitted_workloads: int = 0
     flavors_reservation: tuple[LocalQueueFlavorUsage, ...] = ()
     flavors_usage: tuple[LocalQueueFlavorUsage, ...] = ()
-    weighted_share: int | None = None
+    weighted_share: int | None = field(
+        default=None, metadata=read_from("fairSharing", "weightedShare")
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,4 +1,4 @@
-"""Workload (api.md 7): the unit the scheduler queues, admits and evicts.
+"""Workload (docs/concepts.md#workload): the unit the scheduler queues, admits and evicts.
 
 A pod set keeps only what scheduling reads from its pod template — the
 effective per-pod requests, node selector, required node affinity and
@@ -20,7 +20,14 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from scheduler.api.models.common import Condition, ObjectMeta, Toleration, frozen_map
+from scheduler.api.models.common import (
+    KEEPS_EMPTY,
+    Condition,
+    ObjectMeta,
+    Toleration,
+    frozen_map,
+    read_from,
+)
 from scheduler.api.quantity import Quantity
 from scheduler.api.refs import (
     DEFAULT_POD_SET_NAME,
@@ -168,7 +175,7 @@ class PodSetAssignment:
     count: int | None = None
     """``None`` on very old objects: use the spec count."""
     topology_assignment: Mapping[str, Any] | None = None
-    delayed_topology_request: str | None = None
+    delayed_topology_request: str | None = field(default=None, metadata=KEEPS_EMPTY)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -213,7 +220,7 @@ class AdmissionCheckStatus:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PodSetRequest:
-    name: PodSetName
+    name: PodSetName = DEFAULT_POD_SET_NAME
     resources: ResourceList = field(default_factory=frozen_map)
 
 
@@ -240,10 +247,11 @@ class WorkloadStatus:
     admission_checks: tuple[AdmissionCheckStatus, ...] = ()
     resource_requests: tuple[PodSetRequest, ...] = ()
     accumulated_past_execution_time_seconds: int | None = None
-    evictions: tuple[EvictionCount, ...] = ()
-    """``status.schedulingStats.evictions``."""
+    evictions: tuple[EvictionCount, ...] = field(
+        default=(), metadata=read_from("schedulingStats", "evictions")
+    )
     nominated_cluster_names: tuple[str, ...] = ()
-    cluster_name: str | None = None
+    cluster_name: str | None = field(default=None, metadata=KEEPS_EMPTY)
     unhealthy_nodes: tuple[str, ...] = ()
     preemption_gates: tuple[PreemptionGateState, ...] = ()
 

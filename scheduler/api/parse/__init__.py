@@ -7,7 +7,7 @@ answered, never crashed on: a model, or ``ObjectParseError`` carrying every
 type error with its field path and, when the object was a map, the
 best-effort ``partial`` model (fields with type errors left at their
 defaults), so validation can still run the rules that do not need them
-(validation.md 0.2 step 1).
+(docs/validation.md#order-of-processing, step 1).
 
 Only ``v1beta2`` shapes are read here; older versions are converted to this
 shape first by the conversion layer.  ``parse_object`` also accepts the
@@ -34,7 +34,7 @@ from scheduler.api.models import (
     Workload,
     WorkloadPriorityClass,
 )
-from scheduler.api.parse.kinds import BUILDERS
+from scheduler.api.parse.kinds import MODELS, build
 from scheduler.api.parse.reader import Reader, describe, spelled
 from scheduler.api.refs import CONFIG_GROUP, KUEUE_GROUP, KUEUE_KINDS, V1BETA2
 
@@ -60,7 +60,7 @@ def _parse_kind(raw: object, kind: str) -> Any:
     if not isinstance(raw, Mapping):
         raise _type_error(f"a {kind} must be an object, not {describe(raw)}")
     reader = Reader()
-    model = BUILDERS[kind](reader, reader.as_object(raw, FieldPath()) or {})
+    model = build(kind, reader, reader.as_object(raw, FieldPath()) or {})
     if reader.errors:
         raise ObjectParseError(reader.errors, model)
     return model
@@ -156,7 +156,7 @@ def parse_object(raw: object) -> ParsedObject:
         raise _type_error(
             f'"{api_version}" must be converted to {V1BETA2} before it is parsed', "apiVersion"
         )
-    if kind not in BUILDERS:
+    if kind not in MODELS:
         raise _type_error(
             f'unsupported kind "{kind}" in {V1BETA2}: use one of {", ".join(KUEUE_KINDS)}', "kind"
         )

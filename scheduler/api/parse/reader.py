@@ -10,7 +10,7 @@ At the end the parser raises ``ParseError`` with every error it found.
 
 What is *not* checked here: presence of required fields and membership of
 closed value sets.  Those are validation rules with their own messages and
-rule ids (validation.md: FMT-REQ, FMT-ENUM); the reader returns ``None`` or
+rule ids (FMT-REQ, FMT-ENUM); the reader returns ``None`` or
 the given string and lets validation report them.  ``null`` is read as
 "absent", as the API server does.
 """
@@ -20,8 +20,9 @@ from __future__ import annotations
 import builtins
 import json
 import math
+import re
 from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, TypeVar, cast
 
 from scheduler.api.field import FieldError, FieldPath, error
@@ -69,8 +70,45 @@ def spelled(value: object) -> str:
         return str(value)
 
 
+_DURATION_UNITS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
+_DURATION_PART = re.compile(r"([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)")
+
+
+def parse_duration(text: str) -> timedelta | None:
+    """A Go duration (``30m``, ``1h30m``, ``1.5h``, ``300ms``, ``0``) → ``timedelta``;
+    ``None`` if invalid: pure.
+    """
+    body = text
+    sign = 1
+    if body[:1] in "+-" and body:
+        sign = -1 if body[0] == "-" else 1
+        body = body[1:]
+    if body == "0":
+        return timedelta(0)
+    if not body:
+        return None
+    seconds = 0.0
+    position = 0
+    while position < len(body):
+        match = _DURATION_PART.match(body, position)
+        if match is None or match.group(1) in ("", "."):
+            return None
+        seconds += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
+        position = match.end()
+    return timedelta(seconds=sign * seconds)
+
+
 def quantity_message(value: object) -> str:
-    """FMT-QTY's message (validation.md 2): pure."""
+    """FMT-QTY's message (docs/validation.md#field-formats): pure."""
     return f'"{spelled(value)}" is not a valid quantity (examples: 9, 500m, 36Gi)'
 
 
@@ -154,7 +192,10 @@ class Reader:
         return self.string(raw, key, path) or ""
 
     def enum(self, raw: Mapping[str, Any], key: str, path: FieldPath, default: str) -> Any:
-        """A closed-set string; absent, null or ``""`` give the default (api.md 0.6)."""
+        """A closed-set string; absent, null or ``""`` give the default.
+
+        See docs/validation.md#defaulting.
+        """
         value = self.string(raw, key, path)
         return value if value else default
 
@@ -236,6 +277,19 @@ class Reader:
             return None
         return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
+    def duration(self, raw: Mapping[str, Any], key: str, path: FieldPath) -> timedelta | None:
+        """A Go duration (``30s``, ``1h30m``)."""
+        value = raw.get(key)
+        if value is None:
+            return None
+        parsed = parse_duration(value) if isinstance(value, str) else None
+        if parsed is None:
+            self.fail(
+                path.child(key),
+                f'"{spelled(value)}" is not a valid duration: use e.g. 30s, 5m or 1h30m',
+            )
+        return parsed
+
     # --- collections of scalars ---------------------------------------------
 
     def strings(self, raw: Mapping[str, Any], key: str, path: FieldPath) -> tuple[str, ...]:
@@ -270,4 +324,24 @@ class Reader:
             amount = self.as_quantity(value, item_path)
             if amount is not None:
                 result[name] = amount
+        return result
+
+    def boolean_map(self, raw: Mapping[str, Any], key: str, path: FieldPath) -> dict[str, bool]:
+        mapping = self.object(raw, key, path)
+        result: dict[str, bool] = {}
+        for name, value in (mapping or {}).items():
+            if isinstance(value, bool):
+                result[name] = value
+            else:
+                self.wrong_type(path.child(key).key(name), "true or false", value)
+        return result
+
+    def number_map(self, raw: Mapping[str, Any], key: str, path: FieldPath) -> dict[str, float]:
+        mapping = self.object(raw, key, path)
+        result: dict[str, float] = {}
+        for name, value in (mapping or {}).items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                result[name] = float(value)
+            else:
+                self.wrong_type(path.child(key).key(name), "a number", value)
         return result

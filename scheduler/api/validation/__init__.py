@@ -1,4 +1,4 @@
-"""Validation of kuota's API objects (validation.md sections 2-13).
+"""Validation of kuota's API objects (docs/validation.md#rules-by-kind).
 
 One shared library for the webhook server and ``kuota validate``: each
 ``validate_<kind>(new, old=None)`` takes a raw ``kueue.x-k8s.io/v1beta2``

@@ -1,4 +1,4 @@
-"""AdmissionCheck rules (validation.md section 9)."""
+"""AdmissionCheck rules (docs/validation.md#other-kinds)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""ClusterQueue rules (validation.md section 3), and the resource-group rules
-that Cohorts share (CQ-1 … CQ-17, CQ-19, CQ-20; section 6, CO-3).
+"""ClusterQueue rules (docs/validation.md#clusterqueue), and the resource-group rules
+that Cohorts share (CQ-1 … CQ-17, CQ-19, CQ-20; docs/validation.md#cohort, CO-3).
 
 The resource-group checks walk ``spec.resourceGroups`` once and remember, for
 the cross-group rules, where each flavor and covered resource first appeared.

@@ -1,4 +1,4 @@
-"""Cohort rules (validation.md section 6).
+"""Cohort rules (docs/validation.md#cohort).
 
 Resource groups follow the ClusterQueue rules (CO-3 reuses the CQ checks and
 reports their CQ rule ids); the limits need a parent cohort instead of a

@@ -1,13 +1,15 @@
 """Plumbing shared by every kind's validator.
 
-* ``prepare`` runs steps 1 and 3 of validation.md 0.2 on one raw object:
-  schema defaults (idempotent, so callers may or may not have defaulted
-  already), then the shape pass.  It returns the cleaned object and the
+* ``prepare`` runs the parse and defaults steps of
+  docs/validation.md#order-of-processing on one raw object: schema defaults
+  (idempotent, so callers may or may not have defaulted already), then the
+  shape pass.  It returns the cleaned object and the
   shape violations.
-* ``in_rule_order`` implements step 5: violations are sorted by the position
-  of their rule in the document (type errors first, unknown fields last), and
+* ``in_rule_order`` sorts violations by the position of their rule in the
+  rule tables (type errors first, unknown fields last;
+  docs/validation.md#error-format), and
   the sort is stable so that within one rule array index order is kept.
-* Feature gates that change rules (validation.md mentions each one) have
+* Feature gates that change rules (docs/configuration.md#feature-gates) have
   their kuota defaults here.
 """
 
@@ -41,7 +43,7 @@ DEFAULT_GATES: dict[str, bool] = {
     "ElasticJobsViaWorkloadSlices": False,
     "WorkloadPriorityClassDefaulting": False,
 }
-"""kuota's defaults for the gates that affect validation (api.md / validation.md)."""
+"""kuota's defaults for the gates that affect validation (docs/configuration.md#feature-gates)."""
 
 
 def gate(gates: FeatureGates | None, name: str) -> bool:
@@ -70,7 +72,7 @@ def prepare_old(old: object, shape: Obj) -> dict[str, Any] | None:
 
 
 def in_rule_order(errors: list[FieldError], order: Sequence[str]) -> list[FieldError]:
-    """Sort violations by rule position (validation.md 0.2 step 5): pure, stable."""
+    """Sort violations by rule position: pure, stable."""
     rank = {rule: position for position, rule in enumerate(order)}
     tail = len(order)
 

@@ -1,10 +1,16 @@
-"""Configuration file rules (validation.md section 13, api.md section 12).
+"""Configuration file rules (docs/validation.md#configuration, docs/configuration.md).
 
 The configuration is a file, not an API object; it is checked when a process
 starts and by ``kuota validate``.  The few configuration defaults that the
-rules depend on (api.md 12.1/12.3/12.6: the integrations list, the managed
+rules depend on (docs/configuration.md#fields: the integrations list, the managed
 namespace selector, kuota's namespace) are applied here, read-only, so that
 "missing after defaulting" means the same thing as at start-up.
+
+Types, unknown fields, and every value or range check that concerns one
+field (enums, minimums, durations, label values: ``Check`` nodes) come from
+the Configuration's description (``scheduler/api/config_fields.py``) and are
+applied by :func:`_check_declared`; the functions below hold the rules that
+relate several fields or lists.
 """
 
 from __future__ import annotations
@@ -14,8 +20,23 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, Final
 
+from scheduler.api.config import DEFAULT_NAMESPACE, Integrations
+from scheduler.api.config_fields import CONFIGURATION as DESCRIPTION
+from scheduler.api.crds.nodes import (
+    AtLeast,
+    GoDuration,
+    LabelValue,
+    Leaf,
+    ListNode,
+    MapNode,
+    Node,
+    NotZero,
+    ObjectNode,
+    OffWhenDisabled,
+    OneOf,
+    OnlyWith,
+)
 from scheduler.api.field import FieldError, FieldPath, error
-from scheduler.api.refs import MULTIKUEUE_INCREMENTAL_DISPATCHER as INCREMENTAL_DISPATCHER
 from scheduler.api.validation.common import in_rule_order, numbered, prepare
 from scheduler.api.validation.formats import (
     LABEL_HINT,
@@ -33,34 +54,12 @@ from scheduler.api.validation.formats import (
     required,
     selector_matches,
     strings,
-    unsupported,
 )
 from scheduler.api.validation.known_fields import CONFIGURATION
 
 RULE_ORDER = numbered("CFG", 20)
-DEFAULT_NAMESPACE: Final = "kueue-system"
-DEFAULT_FRAMEWORKS: Final = ["batch/job"]
+DEFAULT_FRAMEWORKS: Final = list(Integrations().frameworks)
 NAMESPACE_LABEL: Final = "kubernetes.io/metadata.name"
-KNOWN_FRAMEWORKS: Final = (
-    "batch/job",
-    "jobset.x-k8s.io/jobset",
-    "kubeflow.org/mpijob",
-    "kubeflow.org/paddlejob",
-    "kubeflow.org/pytorchjob",
-    "kubeflow.org/tfjob",
-    "kubeflow.org/xgboostjob",
-    "kubeflow.org/jaxjob",
-    "trainer.kubeflow.org/trainjob",
-    "ray.io/rayjob",
-    "ray.io/raycluster",
-    "ray.io/rayservice",
-    "workload.codeflare.dev/appwrapper",
-    "sparkoperator.k8s.io/sparkapplication",
-    "pod",
-    "deployment",
-    "statefulset",
-    "leaderworkerset.x-k8s.io/leaderworkerset",
-)
 KNOWN_FEATURE_GATES: Final = frozenset(
     {
         # named by kuota's specs
@@ -162,30 +161,70 @@ def parse_duration(text: object) -> Decimal | None:
     return -total if match.group(1) == "-" else total
 
 
-def _duration(
-    value: object, path: FieldPath, errors: list[FieldError], rule: str
-) -> Decimal | None:
-    if value is None:
-        return None
-    seconds = parse_duration(value)
-    if seconds is None:
-        errors.append(
-            error(
-                path,
-                f'"{value}" is not a valid duration (examples: 30s, 5m, 1h30m)',
-                origin="K",
-                rule=rule,
-            )
-        )
-    return seconds
-
-
 def _err(errors: list[FieldError], path: FieldPath, message: str, rule: str) -> None:
     errors.append(error(path, message, origin="K", rule=rule))
 
 
+def _number(value: object, node: Leaf) -> Decimal | int | float | None:
+    """The number a checked leaf holds (a duration's seconds), or None: pure."""
+    if node.type == "duration":
+        return parse_duration(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return value if node.type == "number" or isinstance(value, int) else None
+
+
+def _check_leaf(node: Leaf, value: object, path: FieldPath, errors: list[FieldError]) -> None:
+    """The checks declared on one leaf, in their order."""
+    number = _number(value, node)
+    for check in node.checks:
+        if isinstance(check, GoDuration) and number is None:
+            message = f'"{value}" is not a valid duration (examples: 30s, 5m, 1h30m)'
+            _err(errors, path, message, check.rule)
+        elif isinstance(check, AtLeast) and number is not None:
+            if number < check.minimum or (check.exclusive and number == check.minimum):
+                _err(errors, path, check.message or negative(value), check.rule)
+        elif isinstance(check, NotZero) and number is not None and number == 0:
+            _err(errors, path, check.message, check.rule)
+        elif isinstance(check, OneOf) and isinstance(value, str):
+            if value or not node.empty_means_default:
+                check_enum(value, node.values or (), path, errors, rule=check.rule, origin="K")
+        elif isinstance(check, LabelValue) and isinstance(value, str):
+            if not is_label_value(value):
+                _err(errors, path, not_label_value(value), check.rule)
+
+
+def _check_declared(
+    node: Node, value: object, parent: dict[str, Any], path: FieldPath, errors: list[FieldError]
+) -> None:
+    """Every check the description declares at or below ``node``, in description order.
+
+    ``value`` is the cleaned value (``INVALID`` values are not numbers,
+    strings or containers, so no check fires on them); ``parent`` is the
+    object holding it, for :class:`OnlyWith`.
+    """
+    if isinstance(node, Leaf):
+        if value is not None:
+            _check_leaf(node, value, path, errors)
+    elif isinstance(node, ListNode):
+        for position, item in enumerate(value if isinstance(value, list) else ()):
+            _check_declared(node.item, item, {}, path.index(position), errors)
+    elif isinstance(node, MapNode):
+        for key, item in (value if isinstance(value, dict) else {}).items():
+            _check_declared(node.values, item, {}, path.key(key), errors)
+    elif isinstance(node, ObjectNode) and isinstance(value, dict):
+        for check in node.checks:
+            if isinstance(check, OffWhenDisabled) and value.get("enable") is False:
+                return
+            if isinstance(check, OnlyWith) and parent.get(check.sibling) != check.value:
+                _err(errors, path, check.message, check.rule)
+        for name, child in node.properties.items():
+            if name in value:
+                _check_declared(child, value[name], value, path.child(name), errors)
+
+
 def _check_integrations(config: dict[str, Any], errors: list[FieldError]) -> None:
-    """CFG-1 … CFG-4."""
+    """CFG-1, CFG-3, CFG-4 (CFG-2, each name known, is declared)."""
     integrations = config.get("integrations", {"frameworks": DEFAULT_FRAMEWORKS})
     at = FieldPath(("integrations",))
     if not isinstance(integrations, dict):
@@ -198,14 +237,6 @@ def _check_integrations(config: dict[str, Any], errors: list[FieldError]) -> Non
             required("list at least one framework, e.g. batch/job"),
             "CFG-1",
         )
-    for position, name in strings(frameworks):
-        if name not in KNOWN_FRAMEWORKS:
-            _err(
-                errors,
-                at.child("frameworks").index(position),
-                unsupported(name, KNOWN_FRAMEWORKS),
-                "CFG-2",
-            )
     for position, name, _ in first_duplicates(strings(frameworks)):
         _err(
             errors, at.child("frameworks").index(position), f'duplicate framework "{name}"', "CFG-3"
@@ -238,39 +269,8 @@ def _check_namespaces(config: dict[str, Any], errors: list[FieldError]) -> None:
                 _err(errors, at, f'must not select the "{excluded}" namespace', "CFG-6")
 
 
-def _check_wait_for_pods_ready(config: dict[str, Any], errors: list[FieldError]) -> None:
-    """CFG-7 … CFG-9."""
-    wait = config.get("waitForPodsReady")
-    if not isinstance(wait, dict) or wait.get("enable") is False:
-        return
-    at = FieldPath(("waitForPodsReady",))
-    timeout = _duration(wait.get("timeout"), at.child("timeout"), errors, "CFG-8")
-    if timeout is not None and timeout == 0:
-        _err(
-            errors, at.child("timeout"), required("give a timeout greater than 0, e.g. 5m"), "CFG-7"
-        )
-    if timeout is not None and timeout < 0:
-        _err(errors, at.child("timeout"), negative(wait.get("timeout")), "CFG-8")
-    recovery = _duration(wait.get("recoveryTimeout"), at.child("recoveryTimeout"), errors, "CFG-8")
-    if recovery is not None and recovery < 0:
-        _err(errors, at.child("recoveryTimeout"), negative(wait.get("recoveryTimeout")), "CFG-8")
-    strategy = as_dict(wait.get("requeuingStrategy"))
-    for field in ("backoffLimitCount", "backoffBaseSeconds", "backoffMaxSeconds"):
-        value = strategy.get(field)
-        if isinstance(value, int) and value < 0:
-            _err(errors, at.child("requeuingStrategy", field), negative(value), "CFG-8")
-    check_enum(
-        strategy.get("timestamp"),
-        ("Eviction", "Creation"),
-        at.child("requeuingStrategy", "timestamp"),
-        errors,
-        rule="CFG-9",
-        origin="K",
-    )
-
-
 def _check_fair_sharing(config: dict[str, Any], errors: list[FieldError]) -> None:
-    """CFG-10 … CFG-12."""
+    """CFG-10, CFG-11 (CFG-12, admission fair sharing's values, is declared)."""
     fair = config.get("fairSharing")
     at = FieldPath(("fairSharing", "preemptionStrategies"))
     if isinstance(fair, dict) and fair.get("enable") is not False:
@@ -286,49 +286,15 @@ def _check_fair_sharing(config: dict[str, Any], errors: list[FieldError]) -> Non
             _err(
                 errors, at, f"unsupported list {listed}: {STRATEGY_HINT} (order matters)", "CFG-11"
             )
-    admission = config.get("admissionFairSharing")
-    if isinstance(admission, dict):
-        here = FieldPath(("admissionFairSharing",))
-        half_life = _duration(
-            admission.get("usageHalfLifeTime"), here.child("usageHalfLifeTime"), errors, "CFG-12"
-        )
-        if half_life is not None and half_life < 0:
-            _err(
-                errors,
-                here.child("usageHalfLifeTime"),
-                negative(admission.get("usageHalfLifeTime")),
-                "CFG-12",
-            )
-        interval = _duration(
-            admission.get("usageSamplingInterval"),
-            here.child("usageSamplingInterval"),
-            errors,
-            "CFG-12",
-        )
-        if interval is not None and interval <= 0:
-            _err(errors, here.child("usageSamplingInterval"), "must be greater than 0", "CFG-12")
-        for resource, weight in as_dict(admission.get("resourceWeights")).items():
-            if isinstance(weight, (int, float)) and weight < 0:
-                _err(
-                    errors, here.child("resourceWeights").key(resource), negative(weight), "CFG-12"
-                )
 
 
 def _check_resources(config: dict[str, Any], errors: list[FieldError]) -> None:
-    """CFG-13 … CFG-15."""
+    """CFG-14 and the combination of CFG-15 (the enums of CFG-13/15 are declared)."""
     resources = as_dict(config.get("resources"))
     at = FieldPath(("resources",))
     inputs: set[str] = set()
     for position, transformation in mappings(resources.get("transformations")):
         here = at.child("transformations").index(position)
-        check_enum(
-            transformation.get("strategy") or None,
-            ("Retain", "Replace"),
-            here.child("strategy"),
-            errors,
-            rule="CFG-13",
-            origin="K",
-        )
         source = transformation.get("input")
         if source is None or source == "":
             _err(errors, here.child("input"), required("name the resource to transform"), "CFG-14")
@@ -342,14 +308,6 @@ def _check_resources(config: dict[str, Any], errors: list[FieldError]) -> None:
                 )
             inputs.add(source)
     strategy = resources.get("quotaCheckStrategy")
-    check_enum(
-        strategy,
-        ("BlockUndeclared", "IgnoreUndeclared"),
-        at.child("quotaCheckStrategy"),
-        errors,
-        rule="CFG-15",
-        origin="K",
-    )
     if strategy == "IgnoreUndeclared" and strings(resources.get("excludeResourcePrefixes")):
         _err(
             errors,
@@ -357,46 +315,6 @@ def _check_resources(config: dict[str, Any], errors: list[FieldError]) -> None:
             "excludeResourcePrefixes cannot be used with IgnoreUndeclared",
             "CFG-15",
         )
-
-
-def _check_retention_and_multikueue(config: dict[str, Any], errors: list[FieldError]) -> None:
-    """CFG-16, CFG-17."""
-    workloads = as_dict(as_dict(config.get("objectRetentionPolicies")).get("workloads"))
-    multikueue = as_dict(config.get("multiKueue"))
-    for block, path in (
-        (workloads, FieldPath(("objectRetentionPolicies", "workloads"))),
-        (multikueue, FieldPath(("multiKueue",))),
-    ):
-        for field in (
-            "afterFinished",
-            "afterDeactivatedByKueue",
-            "gcInterval",
-            "workerLostTimeout",
-        ):
-            seconds = _duration(block.get(field), path.child(field), errors, "CFG-16")
-            if seconds is not None and seconds < 0:
-                _err(errors, path.child(field), negative(block.get(field)), "CFG-16")
-    at = FieldPath(("multiKueue",))
-    origin = multikueue.get("origin")
-    if isinstance(origin, str) and not is_label_value(origin):
-        _err(errors, at.child("origin"), not_label_value(origin), "CFG-17")
-    incremental = multikueue.get("incrementalDispatcherConfig")
-    if isinstance(incremental, dict):
-        if multikueue.get("dispatcherName") != INCREMENTAL_DISPATCHER:
-            _err(
-                errors,
-                at.child("incrementalDispatcherConfig"),
-                "only valid with the incremental dispatcher",
-                "CFG-17",
-            )
-        step = incremental.get("stepSize")
-        if isinstance(step, int) and step < 1:
-            _err(
-                errors,
-                at.child("incrementalDispatcherConfig", "stepSize"),
-                "must be at least 1",
-                "CFG-17",
-            )
 
 
 def _check_certs_and_gates(
@@ -443,7 +361,7 @@ def validate_configuration(
     *,
     command_line_gates: bool = False,
 ) -> list[FieldError]:
-    """Every rule of section 13 on a v1beta2 Configuration: pure, never raises.
+    """Every configuration rule on a v1beta2 Configuration: pure, never raises.
 
     ``command_line_gates`` says whether feature gates were also given on the
     command line (CFG-19).
@@ -458,11 +376,11 @@ def validate_configuration(
         else item
         for item in errors
     ]
+    # The declared checks first: within one rule they come before the written ones.
+    _check_declared(DESCRIPTION, config, {}, FieldPath(), errors)
     _check_integrations(config, errors)
     _check_namespaces(config, errors)
-    _check_wait_for_pods_ready(config, errors)
     _check_fair_sharing(config, errors)
     _check_resources(config, errors)
-    _check_retention_and_multikueue(config, errors)
     _check_certs_and_gates(config, errors, command_line_gates)
     return in_rule_order(errors, RULE_ORDER)

@@ -1,8 +1,8 @@
-"""Common format rules of validation.md section 2 (FMT-*), in one place.
+"""Common format rules (FMT-*; docs/validation.md#field-formats), in one place.
 
 Every kind's validator words its messages through these helpers, so that the
 same problem reads the same everywhere (``"x_y" is not a valid flavor name:
-use at most 253 lower-case letters, ...``).  The predicates follow api.md 0.2
+use at most 253 lower-case letters, ...``).  The predicates follow Kubernetes
 (DNS-1123 subdomain / label, qualified name, label value) exactly.  Label
 selectors (FMT-SEL) are both validated and, for the configuration rule CFG-6,
 evaluated here.
@@ -44,7 +44,7 @@ LABEL_VALUE_HINT = (
 
 
 def is_subdomain(value: str) -> bool:
-    """DNS-1123 subdomain (api.md 0.2): pure."""
+    """DNS-1123 subdomain: pure."""
     return 0 < len(value) <= 253 and _SUBDOMAIN_RE.fullmatch(value) is not None
 
 

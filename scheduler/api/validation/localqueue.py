@@ -1,4 +1,4 @@
-"""LocalQueue rules (validation.md section 5).
+"""LocalQueue rules (docs/validation.md#localqueue).
 
 LQ-2 is stricter than Kueue (kuota decision): clearing ``clusterQueue`` is
 rejected as well as changing it; setting it on a queue that had none is

@@ -1,4 +1,4 @@
-"""MultiKueueConfig and MultiKueueCluster rules (validation.md section 10).
+"""MultiKueueConfig and MultiKueueCluster rules (docs/validation.md#other-kinds).
 
 kuota stores and validates these objects; it does not dispatch to other
 clusters.  Kueue enforces them with CRD rules only (K for the webhook path).

@@ -1,4 +1,4 @@
-"""WorkloadPriorityClass rules (validation.md section 8).
+"""WorkloadPriorityClass rules (docs/validation.md#other-kinds).
 
 The kind has no spec: ``value`` and ``description`` are top-level fields.
 ``value`` is declared ``ANY`` in the shape table so that a non-integer is

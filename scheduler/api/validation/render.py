@@ -1,4 +1,4 @@
-"""The webhook's answer for a list of violations (validation.md 0.1, kuota decision).
+"""The webhook's answer for a list of violations (docs/validation.md#error-format).
 
 422 ``Invalid`` when at least one violation comes from a rule that upstream
 Kueue enforces before its webhook runs (schema, CEL, generic API-server

@@ -1,4 +1,4 @@
-"""ResourceFlavor rules (validation.md section 4).
+"""ResourceFlavor rules (docs/validation.md#resourceflavor).
 
 The toleration checks (RF-11 … RF-16) are also applied to the tolerations an
 admission check injects into a Workload (WL-39), so they take the path and

@@ -1,4 +1,6 @@
-"""The shape pass: step 1 of validation.md 0.2, before any rule runs.
+"""The shape pass: the parse step of validation, before any rule runs.
+
+See docs/validation.md#order-of-processing.
 
 Validation works on raw dicts, so a value may have any JSON type.  Instead of
 sprinkling ``isinstance`` checks and try/except through every rule, one walker

@@ -1,4 +1,4 @@
-"""Topology rules (validation.md section 10, TOPO-*).
+"""Topology rules (TOPO-*; docs/validation.md#other-kinds).
 
 kuota does not implement topology-aware scheduling; it stores and validates
 Topology objects so that ResourceFlavors may reference them.

@@ -1,5 +1,5 @@
-"""Workload rules (validation.md section 7): the spec rules (7.1) live here, the
-status rules (7.2) and the update-only rules (7.3) in ``workload_status``.
+"""Workload rules (docs/validation.md#workload): the spec rules live here, the
+status rules and the update-only rules in ``workload_status``.
 
 ``validate_workload`` runs everything for the main resource;
 ``validate_workload_status`` is for the ``workloads/status`` subresource,
@@ -382,8 +382,8 @@ def validate_workload_status(
     *,
     gates: FeatureGates | None = None,
 ) -> list[FieldError]:
-    """The rules that apply to the ``workloads/status`` subresource (7.2, and 7.3 for
-    status): pure.
+    """The rules that apply to the ``workloads/status`` subresource (status rules, and
+    the update-only rules for status): pure.
     """
     errors: list[FieldError] = []
     obj = prepare(new, WORKLOAD, errors)

@@ -1,4 +1,4 @@
-"""Workload status rules (validation.md 7.2) and update-only rules (7.3).
+"""Workload status rules and update-only rules (docs/validation.md#workload).
 
 "Reserved" means ``status.conditions`` holds ``QuotaReserved`` with status
 ``"True"``; most rules here only bite while the workload holds quota, because
@@ -48,7 +48,7 @@ MAX_CONDITIONS: Final = 16
 MAX_REASON_CHARACTERS: Final = 1024
 MAX_MESSAGE_CHARACTERS: Final = 32768
 REQUIRED_CONDITION_FIELDS: Final = ("type", "status", "reason", "lastTransitionTime")
-# The status fields the rules of 7.2 and 7.3 read, besides the conditions (WL-35, which
+# The status fields the status and update-only rules read, besides the conditions (WL-35, which
 # judge each condition alone) and whether QuotaReserved is True.  The status subresource
 # keeps spec and metadata as they were, so a status write that keeps these fields and
 # that truth, with every condition valid, cannot break a rule the old object passed: the
@@ -441,7 +441,7 @@ def _check_clusters(status: dict[str, Any], errors: list[FieldError]) -> None:
 
 
 def check_status(obj: dict[str, Any], old: dict[str, Any] | None, errors: list[FieldError]) -> None:
-    """Every rule of 7.2 (WL-30 … WL-41)."""
+    """Every status rule (WL-30 … WL-41)."""
     status = as_dict(obj.get("status"))
     _check_admission(obj, old, has_condition(obj, "QuotaReserved"), errors)
     _check_conditions(status.get("conditions"), errors)
@@ -450,7 +450,7 @@ def check_status(obj: dict[str, Any], old: dict[str, Any] | None, errors: list[F
     _check_clusters(status, errors)
 
 
-# --- update-only rules (7.3) ---------------------------------------------------------
+# --- update-only rules ---------------------------------------------------------------
 
 
 def _reclaimable(obj: Mapping[str, Any]) -> dict[str, int]:

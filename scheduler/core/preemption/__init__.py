@@ -1,19 +1,24 @@
-"""Preemption: which admitted workloads to evict so a pending one fits (scheduling.md 7, 8).
+"""Preemption: which admitted workloads to evict so a pending one fits.
 
-Two callers ask the same question.  Flavor assignment (5.3) asks it for one
+See docs/scheduling.md#preemption and docs/scheduling.md#preemption-under-fair-sharing.
+
+Two callers ask the same question.  Flavor assignment (its quota
+classification, docs/scheduling.md#quota-classification) asks it for one
 FR that lacks unused quota, to learn the flavor's mode ("Preempt, no
 candidates", ``Preempt`` or ``Reclaim``) and its borrowing level once the
-targets are gone; nomination (4.3) asks it once more for the chosen
-assignment, with every FR whose mode is not Fit as the FRs needing
+targets are gone; nomination (docs/scheduling.md#the-scheduling-cycle) asks
+it once more for the chosen assignment, with every FR whose mode is not Fit as the FRs needing
 preemption and the workload's whole usage as the request.
 
 The answer comes in three steps, one module each:
 
 * ``candidates``: who may be preempted at all, by policy, classified and in
-  the documented order (7.2-7.4, 8.5 step 1);
-* ``classical``: the minimal set of 7.5 (remove candidates until the
-  preemptor fits, then give back every victim that is not needed);
-* ``fair``: dominant resource shares and the strategies of 8.5, used instead
+  the documented order (docs/scheduling.md#preemption-policies,
+  docs/scheduling.md#candidate-order);
+* ``classical``: the minimal set of docs/scheduling.md#minimal-victim-set
+  (remove candidates until the preemptor fits, then give back every victim that is not needed);
+* ``fair``: dominant resource shares and the strategies of
+  docs/scheduling.md#preemption-under-fair-sharing, used instead
   of ``classical`` when the Configuration enables fair sharing.
 
 The types they share (``Preemptor``, ``PreemptionContext``, ``Target``) live
@@ -98,7 +103,7 @@ def simulate_one(
     amount: int,
     targets: tuple[Target, ...] | None = None,
 ) -> tuple[tuple[Target, ...], int]:
-    """The 5.3 simulation for a single FR: (targets, borrowing level once they are gone): pure.
+    """Quota classification's simulation for one FR: (targets, borrowing level without them): pure.
 
     ``targets``: ``find_targets`` for ``{fr: amount}``, when the caller has it already.
     """

@@ -1,4 +1,7 @@
-"""Who may be preempted, and in which order (scheduling.md 7.2-7.4, 8.5 step 1).
+"""Who may be preempted, and in which order.
+
+See docs/scheduling.md#preemption-policies, docs/scheduling.md#candidate-order
+and, under fair sharing, docs/scheduling.md#preemption-under-fair-sharing.
 
 A candidate must hold quota on at least one FR needing preemption.  Policies
 (``P`` the preemptor, ``C`` the candidate, effective priorities):
@@ -14,7 +17,7 @@ Candidate order, smallest first, mirrored by ``order_key``:
 
 1. already being evicted (its preemption was issued, quota not yet released);
 2. the class: hierarchical reclaim, then other cross-CQ candidates, then P's
-   own CQ (classical 7.4 concatenation; under fair sharing only "other CQs
+   own CQ (classical preemption; under fair sharing only "other CQs
    before P's own CQ");
 3. lower effective priority;
 4. most recently reserved (later ``QuotaReserved`` first);
@@ -32,7 +35,7 @@ from scheduler.core.resources import FlavorResource, FRValues
 from scheduler.core.state import WorkloadRecord
 
 HIERARCHICAL, CROSS_QUEUE, SAME_QUEUE = 0, 1, 2
-"""Candidate classes, in the order they are tried (7.4)."""
+"""Candidate classes, in the order they are tried (docs/scheduling.md#candidate-order)."""
 
 IN_CLUSTER_QUEUE = "InClusterQueue"
 RECLAMATION = "InCohortReclamation"
@@ -53,12 +56,12 @@ class Candidate:
     group: int
     reason: str
     only_without_borrowing: bool
-    """"Reclaim without borrowing": usable only if P ends within its nominal quota (7.3)."""
+    """"Reclaim without borrowing": usable only if P ends within its nominal quota."""
     order_key: tuple[bool, int, int, float, int, str, str]
 
 
 def _order_key(record: WorkloadRecord, group: int) -> tuple[bool, int, int, float, int, str, str]:
-    """The 7.4 sort key (module docstring, criteria 1-5): pure."""
+    """The candidate-order sort key (module docstring, criteria 1-5): pure."""
     reserved, sequence = record.reserved_at
     return (
         not record.evicted,
@@ -95,7 +98,7 @@ def _candidate(
 
 
 def within_queue_allows(policy: str, candidate: WorkloadRecord, preemptor: Preemptor) -> bool:
-    """``withinClusterQueue`` (7.2): pure."""
+    """``withinClusterQueue`` (docs/scheduling.md#preemption-policies): pure."""
     if policy == "LowerPriority":
         return candidate.priority < preemptor.priority
     if policy == "LowerOrNewerEqualPriority":
@@ -106,7 +109,7 @@ def within_queue_allows(policy: str, candidate: WorkloadRecord, preemptor: Preem
 
 
 def reclaim_allows(policy: str, candidate: WorkloadRecord, preemptor: Preemptor) -> bool:
-    """``reclaimWithinCohort`` (7.2): pure."""
+    """``reclaimWithinCohort`` (docs/scheduling.md#preemption-policies): pure."""
     if policy == "Any":
         return True
     if policy == "LowerPriority":
@@ -139,9 +142,9 @@ def over_quota(node: QuotaNode, needed: set[FlavorResource]) -> bool:
 def loop_guard(ctx: PreemptionContext, preemptor: str) -> set[str]:
     """The workloads ``preemptor`` may not newly evict, so preemption never loops: pure.
 
-    kuota's rule, beyond scheduling.md (its algorithm, like Kueue's, can
-    ping-pong when a queue both preempts inside itself and reclaims from its
-    cohort).  Evictions by preemption form a graph, an edge from preemptor to
+    kuota's rule, beyond Kueue's (docs/scheduling.md#loop-guard: Kueue's
+    rules can ping-pong when a queue both preempts inside itself and reclaims
+    from its cohort).  Evictions by preemption form a graph, an edge from preemptor to
     victim.  A new eviction is not issued when
 
     1. the victim evicted the preemptor, directly or through a chain of
@@ -174,7 +177,7 @@ def _records(
     needed: set[FlavorResource],
     guarded: set[str],
 ) -> Iterator[WorkloadRecord]:
-    # Any order: candidates are sorted by their total order key (7.4 criteria, then UID, key).
+    # Any order: candidates are sorted by their total order key (criteria, then UID, key).
     records, excluded, own = ctx.records, ctx.excluded, preemptor.key
     for key in ctx.admitted.get(cq_name, ()):
         record = records[key]
@@ -227,7 +230,7 @@ def classical_candidates(
     *,
     prune: bool = True,
 ) -> list[Candidate]:
-    """Candidates of 7.3, classified, sorted by 7.4: pure (reads the tree).
+    """Classical candidates, classified, in candidate order: pure (reads the tree).
 
     ``prune``: leave out the candidates the victim search cannot use (below);
     ``prune=False`` is the plain definition, the reference a property test
@@ -304,7 +307,7 @@ def classical_candidates(
 def fair_candidates(
     ctx: PreemptionContext, preemptor: Preemptor, needed: set[FlavorResource]
 ) -> list[Candidate]:
-    """Candidates of 8.5 step 1, sorted by 7.4: pure.
+    """Fair-sharing candidates, in candidate order: pure.
 
     P's own CQ by policy, plus the borrowing CQs of the whole tree.
     """

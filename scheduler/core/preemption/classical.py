@@ -1,9 +1,9 @@
-"""The classical minimal victim set (scheduling.md 7.5).
+"""The classical minimal victim set (docs/scheduling.md#minimal-victim-set).
 
 An attempt walks the ordered candidates, removing each allowed one from the
 tree until the preemptor fits; then it gives back, newest selection excluded
 and from the second-to-last to the first, every victim whose return still
-lets the preemptor fit.  What is left is minimal in the sense of 7.5: no
+lets the preemptor fit.  What is left is minimal in that sense: no
 single victim can be spared.
 
 Two fit tests: ``borrow`` (every FR of the request fits the CQ's unused
@@ -28,7 +28,7 @@ BORROW, NO_BORROW = "borrow", "noBorrow"
 
 
 def fits(node: QuotaNode, requests: FRValues, attempt: str) -> bool:
-    """The 7.5 fit test of ``attempt`` for ``requests`` in CQ ``node`` (current tree): pure."""
+    """The fit test of ``attempt`` for ``requests`` in CQ ``node`` (current tree): pure."""
     if any(amount > capacity_available(node, fr) for fr, amount in requests.items()):
         return False
     if attempt == NO_BORROW:
@@ -62,7 +62,7 @@ def _within_nominal(node: QuotaNode, needed: set[FlavorResource]) -> bool:
 def _shielded(victim: QuotaNode, preemptor: QuotaNode, needed: set[FlavorResource]) -> bool:
     """Whether a cohort between the victim's CQ and the common ancestor is within quota: pure.
 
-    Such a cohort shields the victim (7.5); "between" excludes both ends.
+    Such a cohort shields the victim; "between" excludes both ends.
     """
     ancestors_of_preemptor = set()
     node: QuotaNode | None = preemptor
@@ -80,7 +80,7 @@ def _shielded(victim: QuotaNode, preemptor: QuotaNode, needed: set[FlavorResourc
 def give_back_unneeded(
     trial: Trial, node: QuotaNode, requests: FRValues, attempt: str, targets: list[Candidate]
 ) -> list[Candidate]:
-    """Fill back (7.5): return victims, second-to-last to first, while the preemptor still fits.
+    """Fill back: return victims, second-to-last to first, while the preemptor still fits.
 
     Linear in the number of targets: a preemptor at its borrowing limit can
     collect thousands of cross-queue candidates before its own queue's, and
@@ -103,7 +103,7 @@ def minimal_targets(
     needed: set[FlavorResource],
     candidates: list[Candidate],
 ) -> list[Candidate]:
-    """The 7.5 victim set for ``requests`` in ``cq``, or [] when no attempt succeeds.
+    """The minimal victim set for ``requests`` in ``cq``, or [] when no attempt succeeds.
 
     Pure: the quota tree is changed during the search and always restored.
     """

@@ -19,7 +19,10 @@ from scheduler.core.state import WorkloadRecord
 LESS_THAN_OR_EQUAL_TO_FINAL_SHARE = "LessThanOrEqualToFinalShare"
 LESS_THAN_INITIAL_SHARE = "LessThanInitialShare"
 DEFAULT_STRATEGIES = (LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, LESS_THAN_INITIAL_SHARE)
-"""Fair-sharing preemption strategies when the Configuration names none (8.5)."""
+"""Fair-sharing preemption strategies when the Configuration names none.
+
+See docs/scheduling.md#preemption-under-fair-sharing.
+"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +104,7 @@ class PreemptionContext:
     fair_sharing: bool = False
     strategies: tuple[str, ...] = DEFAULT_STRATEGIES
     excluded: set[str] = field(default_factory=set)
-    """Workloads already simulated as gone (earlier victims of this cycle, 4.5 step 0)."""
+    """Workloads already simulated as gone (earlier victims of this cycle)."""
     history: PreemptionHistory = field(default_factory=PreemptionHistory)
     """Past evictions by preemption, read by the loop guard."""
 

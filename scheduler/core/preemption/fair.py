@@ -1,4 +1,4 @@
-"""Fair-sharing victim selection (scheduling.md 8.5).
+"""Fair-sharing victim selection (docs/scheduling.md#preemption-under-fair-sharing).
 
 With the preemptor P simulated as admitted in its CQ ``Q``, target CQs are
 visited from the most unfair down (``_next_target``): at each cohort the
@@ -16,7 +16,7 @@ target ``T`` the first strategy takes a victim when
 
 Candidates refused go to a retry list that a second strategy, if configured,
 visits once per target CQ.  Once P fits, P's simulated usage is undone and
-the fill-back of 7.5 drops victims that are not needed.  Neither strategy
+the fill-back of the classical search drops victims that are not needed.  Neither strategy
 can make two workloads preempt each other back and forth.
 """
 
@@ -44,7 +44,7 @@ from scheduler.core.snapshot import Snapshot, Trial
 def strategy_passes(
     strategy: str, preemptor_new: Share, target_old: Share, target_new: Share
 ) -> bool:
-    """Whether ``strategy`` allows the preemption (8.5 table): pure."""
+    """Whether ``strategy`` allows the preemption (the strategy table): pure."""
     if strategy == LESS_THAN_OR_EQUAL_TO_FINAL_SHARE:
         return preemptor_new.key <= target_new.key
     return preemptor_new.key < target_old.key
@@ -83,7 +83,7 @@ class _Search:
         return dominant_resource_share(node, self.cache)
 
     def next_target(self) -> QuotaNode | None:
-        """The next target CQ (8.5 step 3), with current shares; None when the root is dropped."""
+        """The next target CQ, most unfair first, with current shares; None: the root is dropped."""
         root = self.preemptor.root()
         if root is self.preemptor:
             return root if self.remaining.get(root.name) else None
@@ -153,7 +153,7 @@ def fair_targets(
     candidates: list[Candidate],
     strategies: tuple[str, ...],
 ) -> list[Candidate]:
-    """The 8.5 victim set for ``requests`` in ``cq``, or [] when P cannot be made to fit.
+    """The fair-sharing victim set for ``requests`` in ``cq``, or [] when P cannot be made to fit.
 
     Pure: the quota tree is changed during the search and always restored.
     """

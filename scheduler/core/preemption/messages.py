@@ -1,4 +1,6 @@
-"""What a preempted workload reads on its ``Evicted``/``Preempted`` conditions (scheduling.md 7.7).
+"""What a preempted workload reads on its ``Evicted``/``Preempted`` conditions.
+
+See docs/scheduling.md#preemption-messages.
 
 ``"Preempted to accommodate a workload (UID: <uid>, JobUID: <job uid>) due
 to <why>; preemptor path: <path>; preemptee path: <path>"``, with
@@ -40,7 +42,7 @@ def preemption_message(
     preemptor_node: QuotaNode | None,
     victim_node: QuotaNode | None,
 ) -> str:
-    """The eviction message ``M`` of 7.7: pure."""
+    """The eviction message (module docstring): pure."""
     return (
         f"Preempted to accommodate a workload (UID: {preemptor_uid or UNKNOWN}, "
         f"JobUID: {preemptor_job_uid or UNKNOWN}) due to {WHY.get(reason, UNKNOWN)}; "

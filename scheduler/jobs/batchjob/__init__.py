@@ -2,7 +2,7 @@
 
 :mod:`.integration` is the protocol (queue name, pod sets, suspend, run with
 the admitted flavors, restore, finished); :mod:`.validation` the admission
-rules of validation.md section 11.  Importing the package registers
+rules of docs/validation.md#jobs.  Importing the package registers
 :data:`BATCH_JOB`.
 """
 

@@ -1,20 +1,22 @@
 """The ``batch/job`` integration: Kubernetes ``batch/v1`` Jobs.
 
-A Job is one pod set named ``main`` whose size is the number of pods that
-run at once: ``min(parallelism, completions)``, ``parallelism`` defaulting to
-1 and unset ``completions`` meaning "as many as parallelism" (scheduling.md
-2.1).  The queue is the ``kueue.x-k8s.io/queue-name`` label, or the legacy
-annotation of the same key when the label is absent or empty.  Starting a
-Job unsuspends it and adds the admitted flavor's node labels to its pod
-template (6.3); restoring puts the template recorded in the Workload back.
+A Job is one pod set named ``main`` whose size is the number of pods that run
+at once: ``min(parallelism, completions)``, ``parallelism`` defaulting to 1 and
+unset ``completions`` meaning "as many as parallelism"
+(docs/concepts.md#from-job-to-workload).  The queue is the
+``kueue.x-k8s.io/queue-name`` label, or the legacy annotation of the same key
+when the label is absent or empty.  Starting a Job unsuspends it and adds the
+admitted flavor's node labels to its pod template
+(docs/concepts.md#how-a-job-is-suspended-admitted-and-started); restoring puts
+the template recorded in the Workload back.
 
-Partial admission (4.9, annotation ``kueue.x-k8s.io/job-min-parallelism``):
-the Workload's pod set keeps the Job's full count and a ``minCount``; the
-admission may record fewer pods, and the Job then runs with ``parallelism``
-set to the admitted count (``completions`` too only when
-``kueue.x-k8s.io/job-completions-equal-parallelism`` is true).  Restoring
-sets ``parallelism`` back to the Workload's count, so the Job is queued again
-at its full size.
+Partial admission (docs/scheduling.md#partial-admission, annotation
+``kueue.x-k8s.io/job-min-parallelism``): the Workload's pod set keeps the Job's
+full count and a ``minCount``; the admission may record fewer pods, and the Job
+then runs with ``parallelism`` set to the admitted count (``completions`` too
+only when ``kueue.x-k8s.io/job-completions-equal-parallelism`` is true).
+Restoring sets ``parallelism`` back to the Workload's count, so the Job is
+queued again at its full size.
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ def completions_follow_parallelism(job: RawObject) -> bool:
 
 
 def _set_parallelism(job: RawObject, spec: dict[str, Any], count: int) -> None:
-    """Partial admission's resize (6.3 step 6, 6.4): completions follow when annotated."""
+    """Partial admission's resize (start and restore): completions follow when annotated."""
     spec["parallelism"] = count
     if completions_follow_parallelism(job):
         spec["completions"] = count
@@ -168,7 +170,9 @@ class BatchJob:
         return result
 
     def restore(self, job: RawObject, pod_sets: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        """Put back what the user wrote (scheduling.md 6.4), keeping what the Job controller owns.
+        """Put back what the user wrote, keeping what the Job controller owns.
+
+        See docs/concepts.md#eviction-and-restore.
 
         Labels, annotations, nodeSelector, tolerations and schedulingGates of
         the pod template are replaced wholesale by the Workload's record, so
@@ -198,9 +202,17 @@ class BatchJob:
         return finished_by_conditions(job, succeeded="Complete", kind="Job")
 
     def active(self, job: RawObject) -> int:
-        """The Job's active pods (``status.active``)."""
-        value = objects.status(job).get("active")
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+        """The Job's pods that have not stopped: ``status.active`` plus ``status.terminating``.
+
+        A pod in its termination grace period is not active for the Job
+        controller, but it still holds its node until it is gone.
+        """
+        status = objects.status(job)
+        return sum(
+            value
+            for value in (status.get("active"), status.get("terminating"))
+            if isinstance(value, int) and not isinstance(value, bool)
+        )
 
     def default(self, job: RawObject, *, queue: str | None, suspend: bool) -> dict[str, Any]:
         result = with_queue_label(job, queue)

@@ -1,11 +1,11 @@
-"""batch/v1 Job rules of kuota's validating webhook (validation.md section 11).
+"""batch/v1 Job rules of kuota's validating webhook (docs/validation.md#jobs).
 
 The rules every job kind shares (JOB-1 … JOB-4, JOB-11, JOB-12, JOB-U1 …
 JOB-U6, JOB-U10, JOB-U11) are :mod:`scheduler.jobs.job_rules`; a Job adds
 its partial-admission and completions annotations (JOB-5 … JOB-10, JOB-U7 …
 JOB-U9) and kuota's JOB-K2.
 
-**JOB-K2** (kuota, issue 12 item 4) guards the quota of a running Job.  A
+**JOB-K2** (kuota's own rule) guards the quota of a running Job.  A
 queued Job runs only once kuota's scheduler has admitted it (JOB-K1), with a
 quota reservation sized from its pod count; changing that count afterwards
 would run more pods than were reserved, and nothing would react.  So while a

@@ -2,7 +2,7 @@
 
 :mod:`.integration` is the protocol (a pod set per replicated job, suspend,
 run with the admitted flavors, restore, finished); :mod:`.validation` the
-admission rules of validation.md section 12.  Importing the package
+admission rules of docs/validation.md#jobs.  Importing the package
 registers :data:`JOBSET`.
 """
 

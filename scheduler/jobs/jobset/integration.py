@@ -114,7 +114,9 @@ class JobSet:
         return result
 
     def restore(self, job: RawObject, pod_sets: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-        """Put back what the user wrote in each replicated job's pod template (6.4).
+        """Put back what the user wrote in each replicated job's pod template.
+
+        See docs/concepts.md#eviction-and-restore.
 
         Labels, annotations, nodeSelector, tolerations and schedulingGates are
         replaced wholesale by the Workload's record of the pod set of the same

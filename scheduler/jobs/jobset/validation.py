@@ -1,4 +1,4 @@
-"""JobSet rules of kuota's validating webhook (validation.md section 12).
+"""JobSet rules of kuota's validating webhook (docs/validation.md#jobs).
 
 Kueue's JobSet webhook (v0.19) runs the rules every job kind shares and
 nothing of its own (``jobframework.ValidateJobOnCreate`` and

@@ -12,7 +12,8 @@ size is the ``kueue.x-k8s.io/pod-group-total-count`` annotation.  As in Kueue:
   admitted, then every gate comes off, each pod steered to its role's
   flavor;
 - an eviction deletes the running pods (``TerminationTarget`` first) and
-  gives the quota back once none runs;
+  gives the quota back once none runs or terminates (a pod in its grace
+  period still holds its node);
 - the group has finished when ``total`` pods succeeded (``Pods succeeded:
   n/total.``), and kuota's finalizers then come off its pods; a pod being
   deleted loses its finalizer at once;
@@ -235,6 +236,8 @@ def next_group_action(
     running = _running(members)
     if evicting:
         if not running:
+            if any(not is_terminated(pod) for pod in members if not is_gated(pod)):
+                return None  # stopping: the quota stays until the last pod has gone
             return ReleaseWorkload()
         evicted = objects.condition(workload, EVICTED) or {}
         reason = f"WorkloadEvictedDueTo{evicted.get('reason') or 'Evicted'}"

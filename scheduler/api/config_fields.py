@@ -1,0 +1,375 @@
+"""The Configuration file's fields, described once (``config.kueue.x-k8s.io/v1beta2``).
+
+Everything kuota knows about a field of the Configuration is written here, in
+the node vocabulary of the kind descriptions (``scheduler/api/crds/nodes.py``),
+and read from here by:
+
+* the parser (``config.py``): each typed section of the ``Configuration``
+  dataclass is bound to its node, so types, enum values and flattened
+  fields are checked against this description at import; the sections the
+  dataclass keeps raw, and the top-level names it refuses, follow from it;
+* validation (``validation/configuration.py``): the shape pass (types,
+  unknown fields, the hints for removed v1beta1 fields) and the value and
+  range checks declared on the nodes (enums, minimums, durations, label
+  values), each with its rule id; only the rules that relate several fields
+  are written there;
+* the Helm chart (``charts/kuota/hack/generate.py``): the fields with a
+  ``chart`` value make the ``config:`` section of ``values.yaml`` (default
+  and comment), its part of ``values.schema.json`` and the ConfigMap
+  template that renders the file.
+
+Kueue's defaults live on the ``Configuration`` dataclasses (the parser
+applies them); the chart's defaults, which differ where kuota ships another
+choice, on the ``chart`` values.  Field order is the order of the chart's
+values and of the checks within one rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Final
+
+from scheduler.api.crds.nodes import (
+    AtLeast,
+    ChartValue,
+    Check,
+    GoDuration,
+    LabelValue,
+    Leaf,
+    N,
+    Node,
+    NotZero,
+    ObjectNode,
+    OffWhenDisabled,
+    OneOf,
+    OnlyWith,
+)
+from scheduler.api.crds.schema_kit import (
+    array,
+    boolean,
+    enum,
+    free_form,
+    hint,
+    int32,
+    known,
+    label_selector,
+    obj,
+    quantity_map,
+    string,
+    string_map,
+    unchecked,
+    unread,
+)
+from scheduler.api.refs import (
+    FAIR_SHARING_PREEMPTION_STRATEGIES,
+    MULTIKUEUE_INCREMENTAL_DISPATCHER,
+    QUOTA_CHECK_STRATEGIES,
+    REQUEUING_TIMESTAMPS,
+    SELECTOR_OPERATORS,
+    TRANSFORMATION_STRATEGIES,
+)
+
+KNOWN_FRAMEWORKS: Final = (
+    "batch/job",
+    "jobset.x-k8s.io/jobset",
+    "kubeflow.org/mpijob",
+    "kubeflow.org/paddlejob",
+    "kubeflow.org/pytorchjob",
+    "kubeflow.org/tfjob",
+    "kubeflow.org/xgboostjob",
+    "kubeflow.org/jaxjob",
+    "trainer.kubeflow.org/trainjob",
+    "ray.io/rayjob",
+    "ray.io/raycluster",
+    "ray.io/rayservice",
+    "workload.codeflare.dev/appwrapper",
+    "sparkoperator.k8s.io/sparkapplication",
+    "pod",
+    "deployment",
+    "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+)
+"""Every framework name Kueue knows (``integrations.frameworks``)."""
+
+CHART_FRAMEWORKS: Final = (
+    "batch/job",
+    "jobset.x-k8s.io/jobset",
+    "pod",
+    "deployment",
+    "statefulset",
+)
+"""The frameworks kuota implements: the chart enables and accepts exactly these."""
+
+
+def _checked(node: N, *checks: Check) -> N:
+    return replace(node, checks=checks)
+
+
+def _charted(node: N, chart: ChartValue) -> N:
+    return replace(node, chart=chart)
+
+
+def _duration(rule: str, *more: Check) -> Leaf:
+    """A Go duration, checked well formed and not negative under ``rule`` (then ``more``)."""
+    return Leaf(type="duration", checks=(GoDuration(rule), AtLeast(rule), *more))
+
+
+def _not_negative(node: N, rule: str) -> N:
+    return _checked(node, AtLeast(rule))
+
+
+def _enum(values: Sequence[str], rule: str, *, empty_means_default: bool = False) -> Leaf:
+    return _checked(enum(values, empty_means_default=empty_means_default), OneOf(rule))
+
+
+def _wait_for_pods_ready() -> ObjectNode:
+    requeuing = obj(
+        {
+            "timestamp": _enum(REQUEUING_TIMESTAMPS, "CFG-9"),
+            "backoffLimitCount": _not_negative(int32(), "CFG-8"),
+            "backoffBaseSeconds": _not_negative(int32(), "CFG-8"),
+            "backoffMaxSeconds": _not_negative(int32(), "CFG-8"),
+        }
+    )
+    section = obj(
+        {
+            "enable": unread(boolean()),  # v1beta1: false turns the section off
+            "timeout": _duration(
+                "CFG-8", NotZero("CFG-7", "required: give a timeout greater than 0, e.g. 5m")
+            ),
+            "blockAdmission": boolean(),
+            "recoveryTimeout": _duration("CFG-8"),
+            "requeuingStrategy": requeuing,
+        }
+    )
+    chart = ChartValue(
+        doc="waitForPodsReady section as Kueue documents it (empty: Kueue's defaults).",
+        free=True,
+    )
+    return _charted(_checked(section, OffWhenDisabled()), chart)
+
+
+def _fair_sharing() -> ObjectNode:
+    strategies = array(enum(FAIR_SHARING_PREEMPTION_STRATEGIES))
+    section = obj(
+        {
+            "enable": unread(boolean()),  # v1beta1; the parser reads it with a warning
+            "preemptionStrategies": _charted(
+                strategies,
+                ChartValue(
+                    doc="Preemption strategies, in order (Kueue's names).",
+                    default=list(FAIR_SHARING_PREEMPTION_STRATEGIES),
+                    always=True,
+                ),
+            ),
+        }
+    )
+    chart = ChartValue(
+        doc="Fair sharing between the ClusterQueues of a cohort.",
+        switch=("enabled", "Turn fair sharing on (renders the fairSharing section)."),
+    )
+    return _charted(section, chart)
+
+
+def _admission_fair_sharing() -> ObjectNode:
+    weight = _not_negative(Leaf(type="number"), "CFG-12")
+    return obj(
+        {
+            "usageHalfLifeTime": _duration("CFG-12"),
+            "usageSamplingInterval": Leaf(
+                type="duration",
+                checks=(
+                    GoDuration("CFG-12"),
+                    AtLeast("CFG-12", exclusive=True, message="must be greater than 0"),
+                ),
+            ),
+            "resourceWeights": string_map(values=weight),
+        }
+    )
+
+
+def _resources() -> ObjectNode:
+    transformation = obj(
+        {
+            "input": _charted(string(), ChartValue(schema={"minLength": 1})),
+            "strategy": _enum(TRANSFORMATION_STRATEGIES, "CFG-13", empty_means_default=True),
+            "multiplyBy": string(),
+            "outputs": quantity_map(),
+        },
+        required=["input"],
+    )
+    section = obj(
+        {
+            "excludeResourcePrefixes": _charted(
+                array(string()),
+                ChartValue(doc='Resource name prefixes that quota ignores, e.g. ["example.com/"].'),
+            ),
+            "transformations": _charted(
+                array(transformation),
+                ChartValue(
+                    doc="Resource transformations: [{input, strategy: Retain|Replace,\n"
+                    "multiplyBy?, outputs: {resource: quantity}}]."
+                ),
+            ),
+            "quotaCheckStrategy": _enum(QUOTA_CHECK_STRATEGIES, "CFG-15"),
+            # Dynamic Resource Allocation: out of kuota's scope, kept as given.
+            "deviceClassMappings": unchecked(array(free_form())),
+        }
+    )
+    return _charted(
+        section, ChartValue(doc="Resource handling (renders the resources section when set).")
+    )
+
+
+def _integrations() -> ObjectNode:
+    frameworks = _charted(
+        array(_enum(KNOWN_FRAMEWORKS, "CFG-2")),
+        ChartValue(
+            doc="Enabled frameworks (kuota implements batch/job, jobset.x-k8s.io/jobset, pod,\n"
+            "deployment and statefulset; JobSets are managed once the JobSet CRD is installed).",
+            default=list(CHART_FRAMEWORKS),
+            always=True,
+            schema={"minItems": 1, "items": {"type": "string", "enum": list(CHART_FRAMEWORKS)}},
+        ),
+    )
+    section = obj(
+        {
+            "frameworks": frameworks,
+            "externalFrameworks": array(string()),
+            "labelKeysToCopy": _charted(
+                array(string()), ChartValue(doc="Label keys copied from a Job to its Workload.")
+            ),
+        },
+        foreign={
+            "podOptions": hint(
+                "CFG-20",
+                'unknown field "podOptions"; this deprecated v1beta1 field was removed in v1beta2',
+            )
+        },
+    )
+    return _charted(section, ChartValue(doc="Job integrations kuota manages."))
+
+
+def _multikueue() -> ObjectNode:
+    incremental = obj(
+        {"stepSize": _checked(int32(), AtLeast("CFG-17", 1, message="must be at least 1"))}
+    )
+    return obj(
+        {
+            "gcInterval": _duration("CFG-16"),
+            "origin": _checked(string(), LabelValue("CFG-17")),
+            "workerLostTimeout": _duration("CFG-16"),
+            "dispatcherName": string(),
+            "externalFrameworks": unchecked(free_form()),
+            "clusterProfile": unchecked(free_form()),
+            "incrementalDispatcherConfig": _checked(
+                incremental,
+                OnlyWith(
+                    "CFG-17",
+                    "dispatcherName",
+                    MULTIKUEUE_INCREMENTAL_DISPATCHER,
+                    "only valid with the incremental dispatcher",
+                ),
+            ),
+        }
+    )
+
+
+def configuration() -> ObjectNode:
+    """Pure: the description of a ``config.kueue.x-k8s.io/v1beta2`` Configuration."""
+    selector = label_selector(operators=SELECTOR_OPERATORS)
+    retention = obj(
+        {
+            "workloads": obj(
+                {
+                    "afterFinished": _duration("CFG-16"),
+                    "afterDeactivatedByKueue": _duration("CFG-16"),
+                }
+            )
+        }
+    )
+    fields: dict[str, Node] = {
+        "apiVersion": string(),
+        "kind": string(),
+        # Accepted by validation; not a field of the Configuration, refused by the parser.
+        "metadata": unread(known({"name": string()})),
+        "namespace": string(),
+        "manageJobsWithoutQueueName": _charted(
+            boolean(),
+            ChartValue(
+                doc="Suspend Jobs without a queue name too (in the managed namespaces);\n"
+                'their Workloads go to the namespace\'s LocalQueue named "default".',
+                default=False,
+                always=True,
+            ),
+        ),
+        "managedJobsNamespaceSelector": _charted(
+            selector,
+            ChartValue(
+                doc="Label selector of the namespaces whose Jobs kuota manages at all (as\n"
+                "Kueue v0.19, ManagedJobsNamespaceSelectorAlwaysRespected). A Job in any\n"
+                "other namespace, queue name or not, is not kuota's: the webhook is not\n"
+                "called for it, it is not suspended and gets no Workload, it runs as if\n"
+                "kuota were not installed. kube-system and the release namespace are never\n"
+                "managed, whatever this selects. Empty: every other namespace."
+            ),
+        ),
+        "fairSharing": _fair_sharing(),
+        "admissionFairSharing": _admission_fair_sharing(),
+        "resources": _resources(),
+        "integrations": _integrations(),
+        "featureGates": _charted(
+            string_map(values=boolean()), ChartValue(doc="Feature gates, as {Name: true|false}.")
+        ),
+        "waitForPodsReady": _wait_for_pods_ready(),
+        "objectRetentionPolicies": _charted(
+            retention,
+            ChartValue(
+                doc="objectRetentionPolicies section (e.g. {workloads: {afterFinished: 1h}}).",
+                free=True,
+            ),
+        ),
+        "multiKueue": _multikueue(),
+        "webhook": obj({"port": int32(), "host": string(), "certDir": string()}),
+        "metrics": obj(
+            {
+                "bindAddress": string(),
+                "enableClusterQueueResources": boolean(),
+                "customLabels": unchecked(free_form()),
+                "localQueueMetrics": obj(
+                    {"enable": boolean(), "localQueueSelector": label_selector()}
+                ),
+            }
+        ),
+        "health": obj(
+            {
+                "healthProbeBindAddress": string(),
+                "readinessEndpointName": string(),
+                "livenessEndpointName": string(),
+            }
+        ),
+        "leaderElection": unchecked(free_form()),
+        "clientConnection": obj({"qps": Leaf(type="number"), "burst": int32()}),
+        "internalCertManagement": obj(
+            {"enable": boolean(), "webhookServiceName": string(), "webhookSecretName": string()}
+        ),
+        "controller": unchecked(free_form()),
+        "pprofBindAddress": string(),
+        "tls": unchecked(free_form()),
+        "visibilityServer": unchecked(free_form()),
+    }
+    return obj(
+        fields,
+        foreign={
+            "queueVisibility": hint(
+                "CFG-20",
+                'unknown field "queueVisibility"; this v1beta1 field was removed in v1beta2 '
+                "(use the visibility API visibility.kueue.x-k8s.io)",
+            )
+        },
+    )
+
+
+CONFIGURATION: Final = configuration()
+"""The description every reader uses (nodes are immutable)."""
