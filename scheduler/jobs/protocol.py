@@ -13,7 +13,8 @@ and its ``JobWith…`` interfaces (docs/architecture.md, "Integrations"):
   (:class:`SuspendOnCreate`), admission rules (:class:`AdmissionRules`),
   gated at creation instead (:class:`GateOnCreate`), queued through its pods
   (:class:`QueuedThroughPods`), its own controller decision
-  (:class:`OwnController`), objects forming groups (:class:`PodGroups`).
+  (:class:`OwnController`), objects forming groups (:class:`PodGroups`),
+  whether its pods are ready (:class:`PodsReadiness`, :class:`GroupPodsReadiness`).
   The webhook's paths and registrations, the scheduler's watches and
   controller, ``kuota validate`` and ``kuota simulate`` ask the registry
   which kinds have which capability; nothing outside a kind's folder names
@@ -288,6 +289,30 @@ class PodGroups(Protocol):
         priority_classes: PriorityClasses | None = None,
     ) -> GroupAction | None:
         """The one thing to do for a group now, or None."""
+        ...
+
+
+@runtime_checkable
+class PodsReadiness(Protocol):
+    """The kind can say whether its pods are ready (Kueue's ``PodsReady()``, waitForPodsReady).
+
+    The Workload's ``PodsReady`` condition follows it while the job runs;
+    kinds differ in what they count (a Job: ready plus succeeded pods against
+    its parallelism; a JobSet: per replicated job; a Pod: its ``Ready``
+    condition).  A kind without it gets no ``PodsReady`` condition.
+    """
+
+    def pods_ready(self, job: RawObject) -> bool:
+        """Whether the job's pods are all ready (or done) now."""
+        ...
+
+
+@runtime_checkable
+class GroupPodsReadiness(Protocol):
+    """The readiness of a group of objects forming one job (:class:`PodGroups`)."""
+
+    def group_pods_ready(self, members: Sequence[RawObject]) -> bool:
+        """Whether every member the group needs exists and is ready."""
         ...
 
 

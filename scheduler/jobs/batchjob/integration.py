@@ -56,6 +56,10 @@ CONTROLLER_MANAGED_LABELS: Final = (
 _mapping = pod_template.mapping
 
 
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def _spec(job: RawObject) -> Mapping[str, Any]:
     return _mapping(job.get("spec"))
 
@@ -200,6 +204,17 @@ class BatchJob:
 
     def finished(self, job: RawObject) -> FinishedState:
         return finished_by_conditions(job, succeeded="Complete", kind="Job")
+
+    def pods_ready(self, job: RawObject) -> bool:
+        """Kueue's rule: ready + succeeded (counted or not yet) pods >= the pod count: pure."""
+        status = _mapping(job.get("status"))
+        uncounted = _mapping(status.get("uncountedTerminatedPods")).get("succeeded")
+        total = (
+            _int(status.get("ready"))
+            + _int(status.get("succeeded"))
+            + (len(uncounted) if isinstance(uncounted, list) else 0)
+        )
+        return total >= pod_count(job)
 
     def active(self, job: RawObject) -> int:
         """The Job's pods that have not stopped: ``status.active`` plus ``status.terminating``.

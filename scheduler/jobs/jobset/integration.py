@@ -143,6 +143,9 @@ class JobSet:
         """The child Jobs the JobSet controller reports active (``replicatedJobsStatus``)."""
         return active_jobs(job)
 
+    def pods_ready(self, job: RawObject) -> bool:
+        return pods_ready(job)
+
     def default(self, job: RawObject, *, queue: str | None, suspend: bool) -> dict[str, Any]:
         result = with_queue_label(job, queue)
         return self.suspend(result) if suspend else result
@@ -166,6 +169,20 @@ def active_jobs(jobset: RawObject) -> int:
     return sum(
         s["active"] for s in statuses if isinstance(s, Mapping) and isinstance(s.get("active"), int)
     )
+
+
+def pods_ready(jobset: RawObject) -> bool:
+    """Kueue's rule: the child Jobs ready or succeeded equal the replicas of all replicated
+    jobs (``replicatedJobsStatus``): pure."""
+    replicas = sum(_count(replicated.get("replicas")) for replicated in replicated_jobs(jobset))
+    statuses = objects.status(jobset).get("replicatedJobsStatus")
+    ready = 0
+    for entry in statuses if isinstance(statuses, list) else []:
+        if isinstance(entry, Mapping):
+            for key in ("ready", "succeeded"):
+                value = entry.get(key)
+                ready += value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return ready == replicas
 
 
 JOBSET: Final = JobSet()

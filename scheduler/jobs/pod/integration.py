@@ -18,8 +18,15 @@ from scheduler.jobs.pod.group import (
     group_key_of_pod,
     group_key_of_workload,
     next_group_action,
+    total_count,
 )
-from scheduler.jobs.pod.pods import gate_on_create, is_gated, is_terminated, pod_finished
+from scheduler.jobs.pod.pods import (
+    gate_on_create,
+    is_gated,
+    is_ready,
+    is_terminated,
+    pod_finished,
+)
 from scheduler.jobs.protocol import ApiAccess, FinishedState, PodSetInfo, RawObject
 from scheduler.jobs.workload_from_job import PriorityClasses
 
@@ -79,6 +86,19 @@ class Pod:
     def active(self, job: RawObject) -> int:
         """1 while the Pod exists and has not terminated (a stop deletes it)."""
         return 0 if is_terminated(job) else 1
+
+    # -- PodsReadiness -----------------------------------------------------------------------
+
+    def pods_ready(self, job: RawObject) -> bool:
+        """The Pod's ``Ready`` condition is True (Kueue's rule)."""
+        return is_ready(job)
+
+    def group_pods_ready(self, members: Sequence[RawObject]) -> bool:
+        """Every pod of the group exists (the total count) and is Ready (Kueue's rule)."""
+        total = total_count(members)
+        if total is None or len(members) < total:
+            return False
+        return all(is_ready(pod) for pod in members)
 
     # -- GateOnCreate ---------------------------------------------------------------------
 

@@ -52,6 +52,11 @@ def is_terminated(pod: RawObject) -> bool:
     return objects.status(pod).get("phase") in ("Succeeded", "Failed")
 
 
+def is_ready(pod: RawObject) -> bool:
+    """The Pod's ``Ready`` condition is True: pure."""
+    return objects.is_true(pod, "Ready")
+
+
 def is_managed(pod: RawObject) -> bool:
     """The webhook took this Pod in (label ``kueue.x-k8s.io/managed: "true"``): pure."""
     return objects.labels(pod).get(MANAGED_LABEL) == MANAGED_LABEL_VALUE
