@@ -96,9 +96,17 @@ def _priority(
 
 
 def maximum_execution_time(job: Mapping[str, Any]) -> int | None:
-    """The Workload's ``maximumExecutionTimeSeconds`` from the job's annotation: pure."""
-    value = objects.annotations(job).get(MAX_EXEC_TIME_SECONDS_KEY, "")
-    return int(value) if value.isdigit() and int(value) > 0 else None
+    """The Workload's ``maximumExecutionTimeSeconds`` from the job's label: pure.
+
+    Kueue reads the label ``kueue.x-k8s.io/max-exec-time-seconds`` (the one
+    its webhook and kuota's validate, JOB-3/JOB-4); a value that is not a
+    positive int32 sets nothing.
+    """
+    value = objects.labels(job).get(MAX_EXEC_TIME_SECONDS_KEY, "")
+    if not isinstance(value, str) or not value.isdigit():
+        return None
+    seconds = int(value)
+    return seconds if 0 < seconds < 2**31 else None
 
 
 def workload_from_job(

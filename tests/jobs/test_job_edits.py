@@ -173,10 +173,19 @@ def test_a_rebuilt_workload_stays_deactivated_and_unchanged_jobs_need_nothing() 
 def test_a_pending_job_with_a_new_time_limit_gets_its_workload_rebuilt() -> None:
     workload = workload_for(train().build())
     limited = train().build()
-    limited["metadata"]["annotations"] = {"kueue.x-k8s.io/max-exec-time-seconds": "60"}
+    limited["metadata"]["labels"]["kueue.x-k8s.io/max-exec-time-seconds"] = "60"
     action = next_action(limited, workload, flavors=FLAVORS)
     assert isinstance(action, UpdateWorkload)
     assert action.workload["spec"]["maximumExecutionTimeSeconds"] == 60
+
+
+def test_the_time_limit_is_the_label_kueue_reads_not_an_annotation() -> None:
+    annotated = train().build()
+    annotated["metadata"]["annotations"] = {"kueue.x-k8s.io/max-exec-time-seconds": "60"}
+    assert "maximumExecutionTimeSeconds" not in workload_for(annotated)["spec"]
+    labelled = train().build()
+    labelled["metadata"]["labels"]["kueue.x-k8s.io/max-exec-time-seconds"] = "60"
+    assert workload_for(labelled)["spec"]["maximumExecutionTimeSeconds"] == 60
 
 
 # -- an admitted Workload ----------------------------------------------------------------------
