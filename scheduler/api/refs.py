@@ -129,6 +129,8 @@ ACTIVE: Final = "Active"
 """The ClusterQueue / LocalQueue / AdmissionCheck condition."""
 DEACTIVATION_TARGET: Final = "DeactivationTarget"
 """A Workload condition: it is to be deactivated (reason: the cause, e.g. ``AdmissionCheck``)."""
+PODS_READY: Final = "PodsReady"
+"""A Workload condition: its job's pods are ready (waitForPodsReady, api.md 12.3)."""
 SCHEDULER_WORKLOAD_CONDITIONS: Final = (
     QUOTA_RESERVED,
     ADMITTED,
@@ -137,6 +139,7 @@ SCHEDULER_WORKLOAD_CONDITIONS: Final = (
     REQUEUED,
     FINISHED,
     DEACTIVATION_TARGET,
+    PODS_READY,
 )
 """The Workload conditions the scheduler writes (with ``status.admission``): its applied fields."""
 

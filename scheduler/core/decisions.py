@@ -64,6 +64,9 @@ class Evict:
     preemptor: WorkloadKey | None
     reason: str
     message: str
+    cause: str = ""
+    """The underlying cause Kueue records with some reasons (``PodsReadyTimeout``:
+    ``WaitForStart`` or ``WaitForRecovery``); empty for the others."""
 
 
 Decision = Admit | Pending | Evict

@@ -137,6 +137,12 @@ def workload_status_apply(workload: Mapping[str, Any], status: Mapping[str, Any]
     # conditional on that version): kuota is their workload controller.
     if status.get("admissionChecks") is not None:
         applied["admissionChecks"] = status["admissionChecks"]
+    # Kept by kuota as Kueue's workload controller keeps them (docs/concepts.md#workload-
+    # conditions): leaving one out removes it (the maximum execution time clears the
+    # accumulated time).
+    for kept in ("accumulatedPastExecutionTimeSeconds", "schedulingStats"):
+        if status.get(kept) is not None:
+            applied[kept] = status[kept]
     return {"apiVersion": V1BETA2, "kind": "Workload", "metadata": metadata, "status": applied}
 
 
@@ -263,8 +269,20 @@ class Writer:
                 ),
             )
             requeue = status.get("requeueState")
-            if requeue is not None and requeue != objects.status(workload).get("requeueState"):
-                # The backoff of a Retry, by JSON patch as Kueue does: other
+            if requeue is None and objects.status(stored).get("requeueState") is not None:
+                # Cleared on deactivation (docs/scheduling.md#eviction-and-requeue): removed
+                # by JSON patch, guarded.
+                stored = await self._timed(
+                    "patch",
+                    "workloads/status",
+                    lambda timeout: self.rest.json_patch(
+                        path,
+                        [version_test(stored), {"op": "remove", "path": "/status/requeueState"}],
+                        timeout=timeout,
+                    ),
+                )
+            elif requeue is not None and requeue != objects.status(workload).get("requeueState"):
+                # The backoff of a Retry or a PodsReady timeout, by JSON patch as Kueue does: other
                 # writers (PodsReady) own it too, and an apply would own it for good.
                 stored = await self._timed(
                     "patch",

@@ -23,6 +23,7 @@ from scheduler.api.refs import (
     DEACTIVATION_TARGET,
     EVICTED,
     FINISHED,
+    PODS_READY,
     PREEMPTED,
     QUOTA_RESERVED,
     REQUEUED,
@@ -40,6 +41,11 @@ from scheduler.status.check_status import (
     with_retry_requeue,
 )
 from scheduler.status.conditions import find_condition, set_condition, truncate
+from scheduler.status.pods_ready import (
+    NOT_READY_MESSAGE,
+    WAIT_FOR_START,
+    accumulate_admitted_time,
+)
 
 
 def _status(workload: Mapping[str, Any]) -> dict[str, Any]:
@@ -124,11 +130,43 @@ def admission_record(decision: Admit) -> dict[str, Any]:
     }
 
 
-def admitted_status(workload: Mapping[str, Any], decision: Admit, now: datetime) -> dict[str, Any]:
-    """The whole new status for an admission: record plus conditions, in one write."""
+def _waiting_for_pods(
+    conditions: list[dict[str, Any]], now: datetime, generation: int | None
+) -> list[dict[str, Any]]:
+    """``PodsReady=False`` (``WaitForStart``) unless it already says so: what Kueue's job
+    reconciler writes on a Workload not admitted yet (docs/concepts.md#pods-ready),
+    carried by the scheduler's own write so it costs none of its own: pure."""
+    current = find_condition(conditions, PODS_READY)
+    if (
+        current is not None
+        and current.get("status") == "False"
+        and current.get("reason") == WAIT_FOR_START
+    ):
+        return conditions
+    return set_condition(
+        conditions,
+        kind=PODS_READY,
+        status=False,
+        reason=WAIT_FOR_START,
+        message=NOT_READY_MESSAGE,
+        now=now,
+        generation=generation,
+    )
+
+
+def admitted_status(
+    workload: Mapping[str, Any], decision: Admit, now: datetime, *, pods_ready: bool = False
+) -> dict[str, Any]:
+    """The whole new status for an admission: record plus conditions, in one write.
+
+    ``pods_ready``: waitForPodsReady is on; the pods of the admitted job are
+    not ready yet (``PodsReady=False``, ``WaitForStart``).
+    """
     status = _status(workload)
     generation = _generation(workload)
     conditions = list(status.get("conditions") or [])
+    if pods_ready:
+        conditions = _waiting_for_pods(conditions, now, generation)
     conditions = set_condition(
         conditions,
         kind=QUOTA_RESERVED,
@@ -170,14 +208,20 @@ def admitted_status(workload: Mapping[str, Any], decision: Admit, now: datetime)
 
 
 def pending_status(
-    workload: Mapping[str, Any], decision: Pending, now: datetime
+    workload: Mapping[str, Any], decision: Pending, now: datetime, *, pods_ready: bool = False
 ) -> dict[str, Any] | None:
-    """The status that explains a wait, or None when it already says exactly that."""
+    """The status that explains a wait, or None when it already says exactly that.
+
+    ``pods_ready``: waitForPodsReady is on; a Workload without ``PodsReady``
+    gets it False (``WaitForStart``).
+    """
     status = _status(workload)
     conditions = list(status.get("conditions") or [])
     current = find_condition(conditions, QUOTA_RESERVED)
     message = truncate(decision.message)
     generation = _generation(workload)
+    if pods_ready and find_condition(conditions, PODS_READY) is None:
+        conditions = _waiting_for_pods(conditions, now, generation)
     if decision.reason != "Suspended":  # considered by the scheduler: its queue runs
         conditions = _requeued_again(conditions, now, generation, status)
     if (
@@ -275,7 +319,12 @@ def evicted_status(
     target = find_condition(conditions, DEACTIVATION_TARGET)
     if target is not None and not decision.preemptor and decision.reason.startswith("Deactivated"):
         conditions = [c for c in conditions if c is not target and c.get("type") != target["type"]]
+    if not decision.preemptor and decision.reason.startswith("Deactivated"):
+        status.pop(
+            "requeueState", None
+        )  # cleared on deactivation (docs/scheduling.md#eviction-and-requeue)
     status["conditions"] = conditions
+    status["schedulingStats"] = counted_eviction(status.get("schedulingStats"), decision)
     if status.get("admissionChecks"):
         if decision.reason == EVICTED_BY_CHECK:
             status = with_retry_requeue(status, now)
@@ -283,9 +332,41 @@ def evicted_status(
     return status
 
 
+def eviction_stat_key(decision: Evict) -> tuple[str, str]:
+    """(reason, underlyingCause) of ``schedulingStats.evictions`` for an eviction: pure.
+
+    A preemption counts as ``Preempted``; ``DeactivatedDueTo<cause>`` as
+    ``Deactivated`` with that cause; a PodsReady timeout with its cause.
+    """
+    if decision.preemptor is not None:
+        return "Preempted", ""
+    if decision.reason.startswith("DeactivatedDueTo"):
+        return "Deactivated", decision.reason.removeprefix("DeactivatedDueTo")
+    return decision.reason, decision.cause
+
+
+def counted_eviction(stats: object, decision: Evict) -> dict[str, Any]:
+    """``schedulingStats`` with the eviction's entry counted once more: pure."""
+    reason, cause = eviction_stat_key(decision)
+    current = dict(stats) if isinstance(stats, Mapping) else {}
+    entries = [dict(e) for e in current.get("evictions") or [] if isinstance(e, Mapping)]
+    for entry in entries:
+        if entry.get("reason") == reason and (entry.get("underlyingCause") or "") == cause:
+            count = entry.get("count")
+            entry["count"] = (count if isinstance(count, int) else 0) + 1
+            break
+    else:
+        entries.append({"reason": reason, "underlyingCause": cause, "count": 1})
+    current["evictions"] = entries
+    return current
+
+
 def released_status(workload: Mapping[str, Any], now: datetime) -> dict[str, Any]:
-    """The eviction completed: admission removed, pending again, ``Requeued``."""
-    status = _status(workload)
+    """The eviction completed: admission removed, pending again, ``Requeued``.
+
+    The time it was admitted is added to ``accumulatedPastExecutionTimeSeconds``.
+    """
+    status = accumulate_admitted_time(_status(workload), workload, now)
     conditions = list(status.get("conditions") or [])
     evicted = find_condition(conditions, EVICTED) or {}
     message = str(evicted.get("message", ""))
