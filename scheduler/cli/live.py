@@ -162,7 +162,7 @@ def new_live_engine(
     from scheduler.cli.simulate import new_engine
 
     cluster = load_cluster(objects, notes)
-    engine = new_engine(cluster)
+    engine = new_engine(cluster, pods_observed=True)
     return engine, cluster, max(now, cluster.start_time)
 
 

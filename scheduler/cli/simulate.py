@@ -103,11 +103,25 @@ def add_parser(commands: Any) -> None:
     parser.set_defaults(run=run)
 
 
-def new_engine(cluster: Cluster, engine_factory: Callable[..., Any] | None = None) -> Any:
-    """An engine holding every object of ``cluster``, applied in file order."""
+def new_engine(
+    cluster: Cluster,
+    engine_factory: Callable[..., Any] | None = None,
+    *,
+    pods_observed: bool = False,
+) -> Any:
+    """An engine holding every object of ``cluster``, applied in file order.
+
+    ``pods_observed``: the Workloads' ``PodsReady`` conditions come from real
+    pods (a live cluster); offline there are none and every admitted workload
+    counts as ready at once, so waitForPodsReady's ``blockAdmission`` holds
+    nothing back (api.md 12.3).
+    """
     from scheduler.core.engine import Engine
 
-    engine = (engine_factory or Engine)(cluster.configuration)
+    if engine_factory is not None:
+        engine = engine_factory(cluster.configuration)
+    else:
+        engine = Engine(cluster.configuration, pods_observed=pods_observed)
     for item in cluster.objects:
         engine.apply(item)
     return engine

@@ -96,6 +96,8 @@ DEFERRED_FIT = (
     "but will fit after these preemptions complete"
 )
 OVERLAPPING = "Workload has overlapping preemption targets with another workload"
+WAITING_FOR_PODS_READY = "waiting for all admitted workloads to be in PodsReady condition"
+"""Kueue's message while ``blockAdmission`` holds an admission back (api.md 12.3)."""
 
 
 class _Entry:
@@ -472,7 +474,27 @@ def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
         message, entry.details = assignment.pending()
         entry.message = f"{message}. Pending the preemption of {len(entry.targets)} workload(s)"
         return [*evictions, _pending(entry)]
+    if cycle.sched.options.block_admission and _pods_not_ready(cycle.sched):
+        # Kueue waits for them before admitting this one; here it stays at the head
+        # of its queue and is tried again next cycle.
+        entry.reason, entry.message, entry.requeue = (
+            "WaitingForPodsReady",
+            WAITING_FOR_PODS_READY,
+            "FailedAfterNomination",
+        )
+        return [_pending(entry)]
     return [_admit(cycle.sched, entry, assignment, now)]
+
+
+def _pods_not_ready(sched: CycleParts) -> bool:
+    """Some workload holding quota is not ``PodsReady`` (blockAdmission): pure."""
+    records = sched.records
+    return any(
+        not records[key].pods_ready
+        for keys in sched.quota.admitted.values()
+        for key in keys
+        if key in records
+    )
 
 
 def _recompute(cycle: _Cycle, entry: _Entry) -> bool:
@@ -574,6 +596,7 @@ def _admit(sched: CycleParts, entry: _Entry, assignment: Assignment, now: dateti
     )
     sched.queues.admitted(record, cq.name)
     record.state = ADMITTED
+    record.pods_ready = False  # its pods start now
     record.assumed = True  # until the Workload's status shows it (Engine._apply_workload)
     record.cluster_queue = cq.name
     record.admission = pod_sets

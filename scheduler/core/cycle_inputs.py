@@ -41,6 +41,9 @@ class SchedulingOptions:
     """``resources.quotaCheckStrategy: IgnoreUndeclared``: uncovered resources do not block."""
     strategies: tuple[str, ...] = DEFAULT_STRATEGIES
     """Fair-sharing preemption strategies, in order."""
+    block_admission: bool = False
+    """waitForPodsReady ``blockAdmission``: admit nothing while a workload holding quota is
+    not ``PodsReady`` (docs/configuration.md#waitforpodsready)."""
 
 
 class CycleQuota(Protocol):

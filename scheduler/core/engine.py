@@ -40,6 +40,7 @@ from scheduler.api.models import (
     Workload,
     WorkloadPriorityClass,
 )
+from scheduler.api.pods_ready import wait_for_pods_ready
 from scheduler.api.refs import ADMISSION_GATED_BY_ANNOTATION as GATE_ANNOTATION
 from scheduler.api.refs import JOB_UID_LABEL as JOB_UID_LABEL
 from scheduler.core.admission_checks import CheckInfo, applicable_checks
@@ -70,10 +71,15 @@ from scheduler.core.workload import (
 
 
 def _options(
-    config: Configuration, *, one_admission_per_queue: bool, resume_flavor_scan: bool
+    config: Configuration,
+    *,
+    one_admission_per_queue: bool,
+    resume_flavor_scan: bool,
+    pods_observed: bool = True,
 ) -> SchedulingOptions:
     """The cycle's options from the Configuration and the engine's switches: pure."""
     resources, fair = config.resources, config.fair_sharing
+    pods_ready = wait_for_pods_ready(config)
     strategies = tuple(getattr(fair, "preemption_strategies", ()) or ())
     return SchedulingOptions(
         one_admission_per_queue=one_admission_per_queue,
@@ -83,6 +89,7 @@ def _options(
             resources is not None and resources.quota_check_strategy == "IgnoreUndeclared"
         ),
         strategies=strategies or DEFAULT_STRATEGIES,
+        block_admission=pods_observed and pods_ready is not None and pods_ready.block_admission,
     )
 
 
@@ -95,13 +102,20 @@ class Engine:
         *,
         one_admission_per_queue: bool = False,
         resume_flavor_scan: bool = True,
+        pods_observed: bool = True,
     ) -> None:
         self.config = config or Configuration()
         self.options = _options(
             self.config,
             one_admission_per_queue=one_admission_per_queue,
             resume_flavor_scan=resume_flavor_scan,
+            pods_observed=pods_observed,
         )
+        pods_ready = wait_for_pods_ready(self.config)
+        self._eviction_timestamp = (
+            pods_ready is None or pods_ready.requeuing_strategy.timestamp == "Eviction"
+        )
+        """requeuingStrategy.timestamp: a PodsReady timeout orders by its eviction time."""
         self._records: dict[WorkloadKey, WorkloadRecord] = {}
         self._priorities: dict[PriorityRef, int] = {}
         """(kind, name) of a PriorityClass or WorkloadPriorityClass -> its value."""
@@ -447,7 +461,8 @@ class Engine:
         record.priority = (
             explicit if explicit is not None else self._priority_of(record.priority_ref)
         )
-        record.timestamp = queue_timestamp(workload)
+        record.timestamp = queue_timestamp(workload, pods_ready_eviction=self._eviction_timestamp)
+        record.pods_ready = workload.status.is_condition_true("PodsReady")
         record.pod_sets = pod_set_infos(workload, self.config.resources)
         record.active = spec.active
         record.gate = meta.annotations.get(GATE_ANNOTATION) or None

@@ -77,6 +77,7 @@ class WorkloadRecord:
         "scan",
         "claims_freed",
         "awaiting_checks",
+        "pods_ready",
     )
 
     def __init__(self, key: str) -> None:
@@ -128,6 +129,8 @@ class WorkloadRecord:
         """It holds quota but is not ``Admitted``: admission checks apply and are not all Ready.
 
         Its quota counts in ``flavorsReservation``, not in ``flavorsUsage``."""
+        self.pods_ready = False
+        """Its ``PodsReady`` condition is True (waitForPodsReady ``blockAdmission``)."""
 
     def set_status(self, reason: str, message: str, details: Details = NO_DETAILS) -> None:
         """Record the outcome of an attempt: ``QuotaReserved`` reason, message, structure."""

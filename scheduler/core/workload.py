@@ -155,16 +155,19 @@ def pod_set_infos(workload: Workload, config: ResourcesConfig | None) -> tuple[P
     )
 
 
-def queue_timestamp(workload: Workload) -> datetime:
+def queue_timestamp(workload: Workload, *, pods_ready_eviction: bool = True) -> datetime:
     """Queue-order timestamp (docs/scheduling.md#queue-order): pure.
 
-    The creation time, or the eviction time after a PodsReady or admission-check eviction.
+    The creation time, or the eviction time after an admission-check eviction,
+    and after a PodsReady timeout unless ``pods_ready_eviction`` is False
+    (waitForPodsReady ``requeuingStrategy.timestamp: Creation``).
     """
     evicted = workload.status.condition("Evicted")
+    reasons = ("PodsReadyTimeout", "AdmissionCheck") if pods_ready_eviction else ("AdmissionCheck",)
     if (
         evicted is not None
         and evicted.status == "True"
-        and evicted.reason in ("PodsReadyTimeout", "AdmissionCheck")
+        and evicted.reason in reasons
         and evicted.last_transition_time is not None
     ):
         return evicted.last_transition_time
