@@ -35,6 +35,7 @@ from typing import Any
 
 from scheduler import logs
 from scheduler.api import objects
+from scheduler.api.pods_ready import wait_for_pods_ready
 from scheduler.core.decisions import Admit, Evict
 from scheduler.core.engine import Engine
 from scheduler.kube import metrics
@@ -44,6 +45,8 @@ from scheduler.kube.writer import Writer
 from scheduler.status.workload_status import admitted_status, evicted_status, released_status
 
 log = logging.getLogger("kuota.scheduler")
+Prepare = Callable[[dict[str, Any], datetime], dict[str, Any]]
+"""More status an eviction's write carries: (status, now) -> status."""
 
 
 class AdmissionWriter:
@@ -70,6 +73,8 @@ class AdmissionWriter:
         """Decide the admitted Workload's job again now: start it without waiting for the watch."""
         self.admitted = admitted
         """Told the key of each Workload whose admission was written."""
+        self.pods_ready = wait_for_pods_ready(engine.config) is not None
+        """waitForPodsReady is on: an admission also says the pods are not ready yet."""
 
     async def admit(self, decision: Admit) -> None:
         """Record the admission in the Workload's status, then start its job from that record."""
@@ -86,7 +91,7 @@ class AdmissionWriter:
         now = self.clock()
         try:
             stored = await self.writer.write_workload_status(
-                workload, admitted_status(workload, decision, now)
+                workload, admitted_status(workload, decision, now, pods_ready=self.pods_ready)
             )
         except RestError as failure:
             log.warning(
@@ -134,19 +139,26 @@ class AdmissionWriter:
                 max(0.0, (now - created).total_seconds())
             )
 
-    async def evict(self, decision: Evict) -> None:
-        """Record the eviction; the controller then stops its job, and the quota goes after."""
-        with logs.bind(object=decision.victim):
-            await self._evict(decision)
+    async def evict(self, decision: Evict, prepare: Prepare | None = None) -> None:
+        """Record the eviction; the controller then stops its job, and the quota goes after.
 
-    async def _evict(self, decision: Evict) -> None:
+        ``prepare``: more status the same write carries (a PodsReady timeout's
+        ``requeueState``), given the eviction's status and the time.
+        """
+        with logs.bind(object=decision.victim):
+            await self._evict(decision, prepare)
+
+    async def _evict(self, decision: Evict, prepare: Prepare | None = None) -> None:
         metrics.DECISIONS.labels("evict").inc()
         workload = self.state.stored("Workload").get(decision.victim)
         if workload is None:
             return
-        status = evicted_status(workload, decision, self.clock())
+        now = self.clock()
+        status = evicted_status(workload, decision, now)
         if status is None:
             return
+        if prepare is not None:
+            status = prepare(status, now)
         try:
             stored = await self.writer.write_workload_status(workload, status)
         except RestError as failure:
@@ -160,7 +172,7 @@ class AdmissionWriter:
             return
         self.state.remember(stored)
         reason = "Preempted" if decision.preemptor else decision.reason
-        cause = decision.reason if decision.preemptor else ""  # InClusterQueue, ...
+        cause = decision.reason if decision.preemptor else decision.cause  # InClusterQueue, ...
         if reason.startswith("DeactivatedDueTo"):  # Deactivated, cause AdmissionCheck, ...
             reason, cause = "Deactivated", reason.removeprefix("DeactivatedDueTo")
         metrics.EVICTED.labels(

@@ -73,11 +73,17 @@ class Executor:
             background=self.background,
             is_admitted=self.admissions.is_admitted,
             status_writes_per_second=status_writes_per_second,
+            pods_ready=self.admissions.pods_ready,
         )
         actions = JobActions(
             state=state, writer=writer, admissions=self.admissions, clock=clock, role=role
         )
-        self.jobs = JobReconciler(state=state, actions=actions, background=self.background)
+        self.jobs = JobReconciler(
+            state=state,
+            actions=actions,
+            background=self.background,
+            pods_ready=self.admissions.pods_ready,
+        )
 
     async def _start_job(self, key: str) -> bool:
         return await self.jobs.reconcile_job(key)

@@ -17,15 +17,26 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable
+from typing import Any
 
 from scheduler import logs
 from scheduler.api import objects
-from scheduler.jobs import OwnController, PodGroups, capability, for_object, registry
+from scheduler.api.refs import PODS_READY
+from scheduler.jobs import (
+    GroupPodsReadiness,
+    OwnController,
+    PodGroups,
+    PodsReadiness,
+    capability,
+    for_object,
+    registry,
+)
 from scheduler.jobs.controller import WaitForFlavor, next_action
 from scheduler.kube.background import BackgroundWrites
 from scheduler.kube.job_actions import JobActions
 from scheduler.kube.rest import Conflict, NotFound, RestError, Unreachable
 from scheduler.kube.state import ClusterState
+from scheduler.status.pods_ready import pods_ready_status
 
 log = logging.getLogger("kuota.scheduler")
 
@@ -34,11 +45,18 @@ class JobReconciler:
     """Decides the jobs the state marked and has their actions carried out."""
 
     def __init__(
-        self, *, state: ClusterState, actions: JobActions, background: BackgroundWrites
+        self,
+        *,
+        state: ClusterState,
+        actions: JobActions,
+        background: BackgroundWrites,
+        pods_ready: bool = False,
     ) -> None:
         self.state = state
         self.actions = actions
         self.background = background
+        self.pods_ready = pods_ready
+        """waitForPodsReady is on: the Workloads of running jobs get ``PodsReady``."""
 
     async def reconcile_jobs(self) -> bool:
         """Decide again for every job that changed; True when any action was carried out."""
@@ -54,6 +72,15 @@ class JobReconciler:
         if integration is None:
             return False
         workload = self.state.workload_for(key)
+        readiness = capability(integration, PodsReadiness)
+        if (
+            workload is not None
+            and readiness is not None
+            and not integration.finished(job).finished
+        ):
+            workload = await self._sync_pods_ready(key, workload, readiness.pods_ready(job))
+            if workload is None:
+                return False
         own = capability(integration, OwnController)
         flavors, classes = self.state.flavor_placements(), self.state.classes()
         if own is not None:
@@ -82,6 +109,13 @@ class JobReconciler:
         if groups is None:
             return False
         workload = self.state.workload_for(key)
+        readiness = capability(integration, GroupPodsReadiness) if integration else None
+        if workload is not None and readiness is not None:
+            workload = await self._sync_pods_ready(
+                key, workload, readiness.group_pods_ready(members)
+            )
+            if workload is None:
+                return False
         action = groups.next_group_action(
             members,
             workload,
@@ -97,6 +131,38 @@ class JobReconciler:
             subject={"group": key},
             action=type(action).__name__,
         )
+
+    async def _sync_pods_ready(
+        self, key: str, workload: dict[str, Any], ready: bool
+    ) -> dict[str, Any] | None:
+        """``PodsReady`` brought up to date first, as Kueue's job reconciler does
+        (docs/concepts.md, "Pods ready"); the Workload to decide with, None when the
+        write conflicted (the watch brings the fresh object, decided again)."""
+        if not self.pods_ready or objects.is_finished(workload):
+            return workload
+        status = pods_ready_status(workload, ready, self.actions.clock())
+        if status is None:
+            return workload
+        with logs.bind(object=objects.key(workload)):
+            try:
+                stored = await self.actions.writer.write_workload_status(workload, status)
+            except (Conflict, NotFound):
+                self.state.jobs_to_decide.add(key)
+                return None
+            except RestError as failure:
+                self.state.jobs_to_decide.add(key)
+                log.warning(
+                    "could not write the PodsReady condition",
+                    extra={"workload": objects.key(workload), "error": str(failure)},
+                )
+                return workload
+        self.state.remember(stored)
+        condition = objects.condition(stored, PODS_READY) or {}
+        log.info(
+            "PodsReady updated",
+            extra={"status": condition.get("status"), "reason": condition.get("reason")},
+        )
+        return stored
 
     async def _carry_out(
         self,

@@ -39,7 +39,10 @@ class PendingWriter:
         background: BackgroundWrites,
         is_admitted: Callable[[str], bool],
         status_writes_per_second: float = 20.0,
+        pods_ready: bool = False,
     ) -> None:
+        self.pods_ready = pods_ready
+        """waitForPodsReady is on: an explanation also says the pods are not ready yet."""
         self.state = state
         self.writer = writer
         self.clock = clock
@@ -94,7 +97,7 @@ class PendingWriter:
                 # Admitted since the explanation was queued (the writes run in the
                 # background): explaining a wait now would take the admission back.
                 return
-            status = pending_status(workload, decision, self.clock())
+            status = pending_status(workload, decision, self.clock(), pods_ready=self.pods_ready)
             if status is None:
                 return
             metrics.DECISIONS.labels("pending").inc()

@@ -171,6 +171,8 @@ class ClusterState:
         """Workloads whose admission-check states may call for a step (``kube.checks``)."""
         self.checks_to_sync = WorkList()
         """AdmissionChecks whose status kuota may have to set (``kube.checks``)."""
+        self.workloads_to_time = WorkList()
+        """Workloads whose timed deadlines may have moved (``kube.workload_timers``)."""
 
     # -- feeding: informer events -------------------------------------------------------
 
@@ -407,6 +409,7 @@ class ClusterState:
         if event.type == "DELETED":
             self._stored["Workload"].pop(key, None)
             self._unfinished.discard(key)
+            self.workloads_to_time.add(key)
             if job_key and self._workload_of_job.get(job_key) == key:
                 del self._workload_of_job[job_key]
         else:
@@ -420,6 +423,7 @@ class ClusterState:
 
     def _store_workload(self, key: str, workload: Mapping[str, Any]) -> None:
         self._stored["Workload"][key] = dict(workload)
+        self.workloads_to_time.add(key)
         if objects.is_finished(workload):
             self._unfinished.discard(key)
         else:

@@ -43,6 +43,7 @@ from typing import Final, cast
 
 from scheduler import logs
 from scheduler.api.config import Configuration
+from scheduler.api.pods_ready import wait_for_pods_ready
 from scheduler.core.engine import Engine
 from scheduler.jobs.managed_namespaces import ManagedNamespaces
 from scheduler.kube import metrics
@@ -55,6 +56,7 @@ from scheduler.kube.queue_reporter import QueueReporter
 from scheduler.kube.rest import RestClient
 from scheduler.kube.state import ClusterState
 from scheduler.kube.watches import WATCHED_KUEUE_PLURALS, scheduler_informers
+from scheduler.kube.workload_timers import WorkloadTimers
 from scheduler.kube.writer import Writer
 
 log = logging.getLogger("kuota.scheduler")
@@ -145,6 +147,13 @@ class SchedulerLoop:
         )
         self.finalizers = FinalizerReleaser(
             engine=self.engine, state=self.state, writer=self.writer
+        )
+        self.timers = WorkloadTimers(
+            state=self.state,
+            writer=self.writer,
+            clock=self.clock,
+            settings=wait_for_pods_ready(self.engine.config),
+            evict=self.executor.admissions.evict,
         )
 
     def rebuild(self) -> None:
@@ -244,6 +253,7 @@ class SchedulerLoop:
         self.executor.background.raise_failures()  # a write was fenced: the term ends
         with logs.bind(cycle=self.turns):
             acted = await self.checks.reconcile()
+            acted = await self.timers.reconcile() or acted
             acted = await self.executor.jobs.reconcile_jobs() or acted
             started = time.perf_counter()
             result = self.engine.cycle(self.clock())
