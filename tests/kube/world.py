@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from scheduler.api import objects
+from scheduler.api.config import Configuration
 from scheduler.api.refs import V1BETA2
 from scheduler.core.decisions import CycleResult
 from scheduler.core.engine import Engine
@@ -92,9 +93,9 @@ def job(name: str, *, cpu: str = "1", priority_class_name: str | None = None) ->
 
 
 class World:
-    def __init__(self) -> None:
+    def __init__(self, config: Configuration | None = None) -> None:
         self.api = FakeApi()
-        self.engine = Engine()
+        self.engine = Engine(config)
         self.cluster = ClusterState(self.engine)
         self.writer = Writer(self.api)
         self.clock = FakeClock(NOW)
