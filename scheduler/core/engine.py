@@ -269,7 +269,11 @@ class Engine:
         """Keep workloads in backoff out of their queues; queue those whose time came."""
         for key, at in list(self._backoff.items()):
             record = self._records.get(key)
-            if record is None or record.state != PENDING or record.requeue_at != at:
+            if record is None or record.requeue_at != at:
+                del self._backoff[key]
+            elif record.state == ADMITTED:
+                continue  # still held while its job stops: the backoff counts once released
+            elif record.state != PENDING:
                 del self._backoff[key]
             elif at > now:
                 self.queues.unqueue(record)

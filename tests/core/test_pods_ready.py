@@ -96,3 +96,26 @@ def test_a_pods_ready_timeout_queues_by_eviction_time_unless_the_strategy_says_c
     (admit,) = [d for d in decided(by_creation) if isinstance(d, Admit)]
     assert admit.workload == "default/late"
     assert T0 + timedelta(seconds=100) > T0  # the eviction is later than both creations
+
+
+def test_a_backoff_recorded_while_the_quota_is_held_counts_once_it_is_released() -> None:
+    held = (
+        workload("slow")
+        .queue("lq")
+        .created(1)
+        .pod_set(cpu="1")
+        .reserve_quota("cq")
+        .admitted()
+        .evicted("PodsReadyTimeout", at=100)
+        .status(requeueState={"count": 1, "requeueAt": "2024-01-01T00:03:00Z"})
+    )
+    engine = engine_with(*QUEUES, held)
+    now = T0 + timedelta(seconds=100)
+    engine.cycle(now)  # the eviction is still going on: the backoff waits for the release
+    engine.release("default/slow")
+    results, _ = engine.run_until_steady(now + timedelta(seconds=60))
+    assert not any(isinstance(d, Admit) for r in results for d in r.decisions)
+    results, _ = engine.run_until_steady(T0 + timedelta(minutes=3))
+    assert [d.workload for r in results for d in r.decisions if isinstance(d, Admit)] == [
+        "default/slow"
+    ]
