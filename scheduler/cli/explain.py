@@ -37,9 +37,17 @@ from __future__ import annotations
 import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any, TextIO
 
+import yaml
+
+from scheduler.api import objects as raw_objects
+from scheduler.api.config import Configuration, WaitForPodsReady, parse_configuration
+from scheduler.api.parse import ObjectParseError
+from scheduler.api.pods_ready import recovery_timeout, wait_for_pods_ready
+from scheduler.api.refs import PODS_READY
 from scheduler.cli.listing import admission, flavors_text, workload_state
 from scheduler.cli.live import (
     ClusterFetcher,
@@ -73,6 +81,14 @@ from scheduler.jobs import (
     job_integrations,
 )
 from scheduler.jobs.controller import live_pod_count
+from scheduler.status.pods_ready import (
+    PODS_READY_TIMEOUT,
+    WAIT_FOR_RECOVERY,
+    accumulated_seconds,
+    pods_ready_deadline,
+    remaining_execution,
+    requeue_count,
+)
 
 EXIT_OK, EXIT_NOT_FOUND = 0, 1
 MAX_CYCLES = 200
@@ -261,8 +277,13 @@ def _heading(target: Target, workload_key: str | None) -> str:
     return f"Workload {workload_key}"
 
 
-def _admitted_lines(workload: Mapping[str, Any], state: str, now: datetime) -> list[str]:
-    """Where and since when, from the live status: pure."""
+def _admitted_lines(
+    workload: Mapping[str, Any],
+    state: str,
+    now: datetime,
+    settings: WaitForPodsReady | None = None,
+) -> list[str]:
+    """Where and since when, from the live status, and its clocks: pure."""
     cluster_queue = admission(workload).get("clusterQueue") or "-"
     since = (
         condition(workload, "Admitted")
@@ -282,7 +303,86 @@ def _admitted_lines(workload: Mapping[str, Any], state: str, now: datetime) -> l
     ]
     if state != "Admitted":
         lines += check_lines(workload)
+    return lines + timer_lines(workload, settings, now)
+
+
+def go_duration(value: timedelta) -> str:
+    """A duration as Kueue prints it (Go's ``5m0s``, ``1h0m0s``, ``45s``): pure."""
+    total = int(value.total_seconds())
+    hours, rest = divmod(max(0, total), 3600)
+    minutes, seconds = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes}m{seconds}s"
+    if minutes:
+        return f"{minutes}m{seconds}s"
+    return f"{seconds}s"
+
+
+def _in(moment: datetime, now: datetime) -> str:
+    return go_duration(max(timedelta(0), moment - now))
+
+
+def _tries(workload: Mapping[str, Any], settings: WaitForPodsReady | None) -> str:
+    """``try N of M``: the admission the next one is (count + 1), of the limit + 1: pure."""
+    attempt = requeue_count(workload) + 1
+    limit = settings.requeuing_strategy.backoff_limit_count if settings is not None else None
+    return f"try {attempt} of {limit + 1}" if limit is not None else f"try {attempt}"
+
+
+def timer_lines(
+    workload: Mapping[str, Any], settings: WaitForPodsReady | None, now: datetime
+) -> list[str]:
+    """An admitted Workload's clocks: its pods' readiness and its maximum execution time.
+
+    docs/concepts.md ("Pods ready", "Maximum execution time"): pure.
+    """
+    lines = []
+    ready = condition(workload, PODS_READY)
+    if settings is not None and ready is not None and ready.get("status") == "True":
+        lines.append(f"Its pods are ready ({ready.get('reason')}).")
+    due = pods_ready_deadline(workload, settings)
+    if due is not None and settings is not None:
+        cause, when = due
+        if cause == WAIT_FOR_RECOVERY:
+            allowed = recovery_timeout(settings) or timedelta(0)
+            lines.append(
+                f"A pod stopped being ready: evicted unless its pods are ready again within "
+                f"{go_duration(allowed)}, in {_in(when, now)} (waitForPodsReady)."
+            )
+        else:
+            lines.append(
+                f"Its pods are not ready yet: evicted unless they are within "
+                f"{go_duration(settings.timeout)}, in {_in(when, now)} (waitForPodsReady, "
+                f"{_tries(workload, settings).replace('try', 'admission')})."
+            )
+    left = remaining_execution(workload, now)
+    if left is not None:
+        limit = raw_objects.spec(workload).get("maximumExecutionTimeSeconds")
+        before = accumulated_seconds(workload)
+        earlier = f", {before}s of it in earlier admissions" if before else ""
+        lines.append(
+            f"Maximum execution time {limit}s: {go_duration(left)} left{earlier}; "
+            "then it is deactivated."
+        )
     return lines
+
+
+def backoff_lines(
+    workload: Mapping[str, Any], settings: WaitForPodsReady | None, now: datetime
+) -> list[str]:
+    """A Workload evicted for its pods' readiness: the timeout, the backoff, the tries: pure."""
+    evicted = condition(workload, "Evicted") or {}
+    if evicted.get("status") != "True" or evicted.get("reason") != PODS_READY_TIMEOUT:
+        return []
+    state = raw_objects.status(workload).get("requeueState") or {}
+    until = parse_time(state.get("requeueAt")) if isinstance(state, Mapping) else None
+    within = f" within {go_duration(settings.timeout)}" if settings is not None else ""
+    text = f"evicted: pods not ready{within}"
+    if until is not None and until > now:
+        text += f"; requeued in {_in(until, now)}, {_tries(workload, settings)}"
+    else:
+        text += f"; requeued, {_tries(workload, settings)}"
+    return [text]
 
 
 def check_lines(workload: Mapping[str, Any]) -> list[str]:
@@ -302,10 +402,20 @@ def check_lines(workload: Mapping[str, Any]) -> list[str]:
 
 
 def explain_workload(
-    objects: ClusterObjects, target: Target, now: datetime, notes: list[str] | None = None
+    objects: ClusterObjects,
+    target: Target,
+    now: datetime,
+    notes: list[str] | None = None,
+    *,
+    config: Configuration | None = None,
 ) -> list[str]:
-    """The explanation of ``target`` against the picture ``objects`` at ``now``, as lines: pure."""
+    """The explanation of ``target`` against the picture ``objects`` at ``now``, as lines: pure.
+
+    ``config``: the Configuration the scheduler runs with (its waitForPodsReady
+    settings; None: Kueue's defaults).
+    """
     notes = notes if notes is not None else []
+    settings = wait_for_pods_ready(config)
     engine: Engine
     engine, cluster, clock = new_live_engine(objects, now, notes)
     workload = target.workload
@@ -316,7 +426,7 @@ def explain_workload(
     if workload is not None:
         state = workload_state(workload)
         if state in ("Admitted", "QuotaReserved"):
-            return lines + _admitted_lines(workload, state, now)
+            return lines + _admitted_lines(workload, state, now, settings)
         if state == "Finished":
             finished = condition(workload, "Finished") or {}
             moment = parse_time(finished.get("lastTransitionTime"))
@@ -326,7 +436,12 @@ def explain_workload(
                 f"{finished.get('message') or 'no message'}"
             ]
         if state == "Evicted":
-            return lines + _evicted_lines(workload, target.job, objects.pods)
+            return (
+                lines
+                + _evicted_lines(workload, target.job, objects.pods)
+                + backoff_lines(workload, settings, now)
+            )
+        lines += backoff_lines(workload, settings, now)
     elif target.job is not None:
         lines.append(
             "The scheduler has not created its Workload yet; this is what it would decide."
@@ -439,8 +554,24 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "target", metavar="TARGET", help="JOB, job/NAME, jobset/NAME or workload/NAME"
     )
+    parser.add_argument(
+        "--config",
+        metavar="FILE",
+        help="the Configuration the scheduler runs with (its waitForPodsReady timeouts and "
+        "backoff); default: Kueue's defaults",
+    )
     add_connection_arguments(parser, namespaced=True, all_namespaces=False)
     parser.set_defaults(run=run)
+
+
+def _configuration(path: str | None, stderr: TextIO) -> Configuration | None | str:
+    """The ``--config`` file, None without one, or the error to print (reads the file)."""
+    if not path:
+        return None
+    try:
+        return parse_configuration(yaml.safe_load(Path(path).read_text()))
+    except (OSError, yaml.YAMLError, ObjectParseError) as failure:
+        return f"cannot read the Configuration {path}: {failure}"
 
 
 def run(
@@ -458,8 +589,12 @@ def run(
     if isinstance(target, str):
         print(f"error: {target}", file=stderr)
         return EXIT_NOT_FOUND
+    config = _configuration(getattr(args, "config", None), stderr)
+    if isinstance(config, str):
+        print(f"error: {config}", file=stderr)
+        return EXIT_NOT_FOUND
     notes: list[str] = []
-    lines = explain_workload(objects, target, utc_now(), notes)
+    lines = explain_workload(objects, target, utc_now(), notes, config=config)
     for note in notes:
         print(f"note: {note}", file=stderr)
     stdout.write("\n".join(lines) + "\n")

@@ -6,6 +6,7 @@ import argparse
 import io
 from datetime import timedelta
 
+from scheduler.api.config import parse_configuration
 from scheduler.api.models import Taint
 from scheduler.api.quantity import Quantity
 from scheduler.cli.explain import Target, explain_workload, find_target, hard_blockers, run
@@ -107,6 +108,100 @@ def test_an_admitted_job_says_where_and_since_when() -> None:
         f"Job team/c (Workload {workload_name('c', 'uid-c')}):",
         "It is admitted in ClusterQueue research-pool since 2025-03-01T12:00:04Z (4m ago).",
         "Flavors: main[cpu=spot]",
+        "Its pods are not ready yet: evicted unless they are within 30m0s, in 25m4s "
+        "(waitForPodsReady, admission 1).",
+    ]
+
+
+PODS_READY_CONFIG = parse_configuration(
+    {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "waitForPodsReady": {
+            "timeout": "5m",
+            "recoveryTimeout": "1m",
+            "requeuingStrategy": {"backoffLimitCount": 5},
+        },
+    }
+)
+
+
+def explain_with(cluster: LiveCluster, target: str) -> list[str]:
+    found = find_target(cluster.objects, target, "team")
+    assert isinstance(found, Target), found
+    return explain_workload(cluster.objects, found, NOW, config=PODS_READY_CONFIG)
+
+
+def test_an_admitted_job_says_when_it_is_evicted_if_its_pods_are_not_ready() -> None:
+    cluster = research_pool()
+    workload = cluster.job("team", "slow", "user-queue", admitted=("research-pool", "spot"))
+    workload["status"]["requeueState"] = {"count": 1}
+    assert explain_with(cluster, "slow")[3] == (
+        "Its pods are not ready yet: evicted unless they are within 5m0s, in 2s "
+        "(waitForPodsReady, admission 2 of 6)."
+    )
+    workload["status"]["conditions"].append(
+        {
+            "type": "PodsReady",
+            "status": "False",
+            "reason": "WaitForRecovery",
+            "message": "At least one pod has failed, waiting for recovery",
+            "lastTransitionTime": "2025-03-01T12:04:30Z",
+        }
+    )
+    assert explain_with(cluster, "slow")[3] == (
+        "A pod stopped being ready: evicted unless its pods are ready again within 1m0s, "
+        "in 30s (waitForPodsReady)."
+    )
+    workload["status"]["conditions"][-1].update(status="True", reason="Recovered")
+    assert explain_with(cluster, "slow")[3:] == ["Its pods are ready (Recovered)."]
+
+
+def test_a_job_evicted_for_its_pods_says_the_timeout_the_backoff_and_the_tries() -> None:
+    cluster = research_pool()
+    workload = cluster.job("team", "slow", "user-queue")
+    workload["status"] = {
+        "conditions": [
+            {
+                "type": "Evicted",
+                "status": "True",
+                "reason": "PodsReadyTimeout",
+                "message": "Exceeded the PodsReady timeout team/x",
+                "lastTransitionTime": "2025-03-01T12:04:00Z",
+            },
+            {
+                "type": "Requeued",
+                "status": "False",
+                "reason": "PodsReadyTimeout",
+                "message": "Exceeded the PodsReady timeout team/x",
+                "lastTransitionTime": "2025-03-01T12:04:00Z",
+            },
+        ],
+        "requeueState": {"count": 1, "requeueAt": "2025-03-01T12:06:00Z"},
+    }
+    assert explain_with(cluster, "slow")[1] == (
+        "evicted: pods not ready within 5m0s; requeued in 1m0s, try 2 of 6"
+    )
+
+
+def test_an_admitted_job_with_a_time_limit_says_how_much_is_left() -> None:
+    cluster = research_pool()
+    workload = cluster.job("team", "capped", "user-queue", admitted=("research-pool", "spot"))
+    workload["spec"]["maximumExecutionTimeSeconds"] = 600
+    workload["status"]["accumulatedPastExecutionTimeSeconds"] = 60
+    workload["status"]["conditions"].append(
+        {
+            "type": "PodsReady",
+            "status": "True",
+            "reason": "Started",
+            "message": "",
+            "lastTransitionTime": "2025-03-01T12:00:10Z",
+        }
+    )
+    assert explain_with(cluster, "capped")[3:] == [
+        "Its pods are ready (Started).",
+        "Maximum execution time 600s: 4m2s left, 60s of it in earlier admissions; "
+        "then it is deactivated.",
     ]
 
 
