@@ -12,6 +12,11 @@ tools are built).  Two changes make Jobs behave usefully for kuota's tests:
   ``pod-delete.stage.kwok.x-k8s.io/delay`` (a Go duration): a
   ``pod-delete-delayed`` stage removes it that long after, so a pod can stay
   in its termination grace period as a real one that traps ``SIGTERM`` does.
+- ``pod-ready`` waits for the duration in the pod annotation
+  ``pod-ready.stage.kwok.x-k8s.io/delay`` (a Go duration), so a pod can stay
+  Pending and not Ready that long (``1h``: for a test, never), as a real
+  pod pulling its image or failing its readiness probe does; without it,
+  pods are Ready at once.
 - kwok completes only pods owned by a Job; a ``pod-complete-managed`` stage
   completes the plain Pods kuota manages (label ``kueue.x-k8s.io/managed:
   "true"``) the same way, with the same delay annotation, except those a
@@ -28,6 +33,7 @@ import yaml
 
 DELAY_ANNOTATION = "pod-complete.stage.kwok.x-k8s.io/delay"
 DELETE_DELAY_ANNOTATION = "pod-delete.stage.kwok.x-k8s.io/delay"
+READY_DELAY_ANNOTATION = "pod-ready.stage.kwok.x-k8s.io/delay"
 FAIL_ANNOTATION = "kuota.test/fail"
 STAGE_FILES = (
     "node-initialize.yaml",
@@ -86,6 +92,16 @@ def _failure(completion: dict[str, Any]) -> dict[str, Any]:
     )
     stage["spec"]["selector"]["matchExpressions"] = expressions
     stage["spec"]["next"] = {"statusTemplate": _FAILED_STATUS}
+    return stage
+
+
+def _delayed_readiness(stage: dict[str, Any]) -> dict[str, Any]:
+    """kwok's ``pod-ready``, that long after the pod asks for it (none: at once)."""
+    stage = copy.deepcopy(stage)
+    stage["spec"]["delay"] = {
+        "durationMilliseconds": 0,
+        "durationFrom": {"expressionFrom": _annotation_key(READY_DELAY_ANNOTATION)},
+    }
     return stage
 
 
@@ -158,6 +174,8 @@ def render(stages_dir: Path) -> str:
             stage = _delayed_completion(stage)
             documents.append(_failure(stage))
             documents.append(_managed_pod_completion(stage))
+        if stage["metadata"]["name"] == "pod-ready":
+            stage = _delayed_readiness(stage)
         if stage["metadata"]["name"] == "pod-delete":
             documents.append(_delayed_deletion(stage))
             stage = _prompt_deletion(stage)

@@ -86,6 +86,8 @@ def test_kwok_config_delays_completion_and_adds_a_failure_stage(tmp_path: Path) 
     assert {"key": delete_key, "operator": "DoesNotExist"} in prompt["selector"]["matchExpressions"]
     assert {"key": delete_key, "operator": "Exists"} in delayed["selector"]["matchExpressions"]
     assert delayed["delay"]["durationFrom"]["expressionFrom"] == delete_key
+    ready_key = f'.metadata.annotations["{kwok_config.READY_DELAY_ANNOTATION}"]'
+    assert by_name["pod-ready"]["spec"]["delay"]["durationFrom"]["expressionFrom"] == ready_key
 
 
 def test_pki_serving_certificate_verifies_for_loopback_and_names_the_service(
