@@ -7,7 +7,12 @@ times.  Events are submissions and completions; after each batch of events
 at one instant the engine cycles at that instant until a cycle admits and
 evicts nothing, as the live scheduler's loop would.  An admitted job
 completes ``duration`` seconds later (``engine.finish``); a job evicted
-before that loses its run and starts over when admitted again.
+before that loses its run and starts over when admitted again.  A job with
+``maxExecutionSeconds`` is deactivated (its quota released, never admitted
+again) once its admitted time, summed over its admissions, reaches it
+before it completes, as the live scheduler does (docs/concepts.md, "Maximum
+execution time").  There are no pods: every admitted job counts as
+PodsReady at once, so waitForPodsReady changes nothing here.
 
 Reported: per LocalQueue the waits (admission - submission of the admission
 that ran to completion) at p50/p90/p99 by nearest rank and their maximum;
@@ -66,6 +71,11 @@ def trace_workload(job: TraceJob) -> dict[str, Any]:
             "queueName": job.queue,
             "priority": job.priority,
             "podSets": [{"name": "main", "count": job.count, "template": {"spec": pod_spec}}],
+            **(
+                {"maximumExecutionTimeSeconds": job.max_execution_seconds}
+                if job.max_execution_seconds
+                else {}
+            ),
         },
     }
 
@@ -88,6 +98,8 @@ class Outcome:
     admitted_at: dict[str, float] = field(default_factory=dict)
     completed_at: dict[str, float] = field(default_factory=dict)
     evictions: dict[str, int] = field(default_factory=dict)
+    deactivated_at: dict[str, float] = field(default_factory=dict)
+    """Jobs deactivated by their maximum execution time."""
     samples: list[Sample] = field(default_factory=list)
     bounded: bool = False
 
@@ -169,6 +181,11 @@ def replay(
         heapq.heappush(events, (job.submit, 1, order, f"{job.namespace}/{job.name}"))
     sequence = len(jobs)
     batches = 0
+    applied: dict[str, Any] = {}
+    ran: dict[str, float] = {}
+    """Seconds admitted in earlier admissions (``accumulatedPastExecutionTimeSeconds``)."""
+    deadlines: set[int] = set()
+    """Run tokens whose event is the maximum execution time, not the completion."""
     while events:
         now = events[0][0]
         while events and events[0][0] == now:
@@ -180,7 +197,14 @@ def replay(
                     workload,
                     metadata=dataclasses.replace(workload.metadata, creation_timestamp=created),
                 )
+                applied[key] = workload
                 engine.apply(workload)
+            elif run_token.get(key) == order and order in deadlines:
+                # Its maximum execution time: deactivated, its quota released.
+                run_token.pop(key)
+                spec = dataclasses.replace(applied[key].spec, active=False)
+                engine.apply(dataclasses.replace(applied[key], spec=spec))
+                outcome.deactivated_at[key] = now
             elif run_token.get(key) == order:
                 engine.finish(key)
                 outcome.completed_at[key] = now
@@ -191,14 +215,20 @@ def replay(
                     outcome.admitted_at[decision.workload] = now
                     sequence += 1
                     run_token[decision.workload] = sequence
-                    heapq.heappush(
-                        events,
-                        (now + by_key[decision.workload].duration, 0, sequence, decision.workload),
-                    )
+                    job = by_key[decision.workload]
+                    runs_for = job.duration
+                    limit = job.max_execution_seconds
+                    if limit is not None and limit - ran.get(decision.workload, 0.0) < runs_for:
+                        runs_for = max(0.0, limit - ran.get(decision.workload, 0.0))
+                        deadlines.add(sequence)
+                    heapq.heappush(events, (now + runs_for, 0, sequence, decision.workload))
                 elif isinstance(decision, Evict):
                     engine.release(
                         decision.victim
                     )  # a replay has no pods: the victim is gone at once
+                    if decision.victim in outcome.admitted_at and decision.victim in run_token:
+                        since = outcome.admitted_at[decision.victim]
+                        ran[decision.victim] = ran.get(decision.victim, 0.0) + now - since
                     run_token.pop(decision.victim, None)
                     outcome.admitted_at.pop(decision.victim, None)
                     outcome.evictions[decision.victim] = (
@@ -251,6 +281,7 @@ def report(
             "completed": len(outcome.completed_at),
             "neverAdmitted": len(jobs) - len(outcome.admitted_at),
             "evictions": sum(outcome.evictions.values()),
+            "deactivated": len(outcome.deactivated_at),
         },
     }
 
@@ -311,6 +342,11 @@ def render_table(summary: Mapping[str, Any]) -> str:
         f"makespan: {seconds(summary['makespanSeconds'])} s; jobs: {jobs['submitted']} submitted, "
         f"{jobs['completed']} completed, {jobs['neverAdmitted']} never admitted, "
         f"{jobs['evictions']} eviction(s)"
+        + (
+            f", {jobs['deactivated']} deactivated (maximum execution time)"
+            if jobs.get("deactivated")
+            else ""
+        )
     )
     return "\n".join(lines) + "\n"
 

@@ -5,7 +5,9 @@ A trace lists jobs to submit: CSV with a header row, or JSON lines.  Columns
 ``count`` (pods, default 1), ``duration`` (seconds once admitted), ``queue``
 (``namespace/localqueue``), ``priority`` (default 0), and optionally
 ``name``, ``tolerations`` (``key=value:Effect``, ``key:Effect`` or ``key``,
-``;``-separated) and ``nodeSelector`` (``key=value``, ``;``-separated).  In
+``;``-separated), ``nodeSelector`` (``key=value``, ``;``-separated) and
+``maxExecutionSeconds`` (the job's ``kueue.x-k8s.io/max-exec-time-seconds``:
+deactivated once admitted that long in total).  In
 JSON lines ``requests`` and ``nodeSelector`` may be objects and
 ``tolerations`` a list of Kubernetes tolerations.  A malformed row is an
 error naming the file and line (exit 2).
@@ -40,6 +42,8 @@ class TraceJob:
     priority: int = 0
     tolerations: tuple[Mapping[str, Any], ...] = ()
     node_selector: Mapping[str, str] = field(default_factory=dict)
+    max_execution_seconds: int | None = None
+    """The Workload's ``maximumExecutionTimeSeconds`` (docs/concepts.md)."""
 
     @property
     def queue_key(self) -> str:
@@ -143,7 +147,15 @@ def _job(row: Mapping[str, Any], line: int, index: int) -> TraceJob:
         priority=_integer(row, "priority", 0),
         tolerations=tolerations,
         node_selector=node_selector,
+        max_execution_seconds=_max_execution(row),
     )
+
+
+def _max_execution(row: Mapping[str, Any]) -> int | None:
+    value = _integer(row, "maxExecutionSeconds", 0)
+    if value < 0:
+        raise ValueError(f"maxExecutionSeconds must be positive, not {value}")
+    return value or None
 
 
 def _rows(text: str, source: str) -> list[tuple[int, Mapping[str, Any]]]:

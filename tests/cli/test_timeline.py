@@ -134,7 +134,31 @@ def test_hand_computed_trace(files: dict[str, Path]) -> None:
         "completed": 4,
         "neverAdmitted": 0,
         "evictions": 0,
+        "deactivated": 0,
     }
+
+
+def test_a_job_past_its_maximum_execution_time_is_deactivated_and_frees_its_quota(
+    files: dict[str, Path],
+) -> None:
+    # j1 would run 10 s but may run 4: deactivated at 4, never completes; j2 waits for its
+    # quota until then.
+    files["csv"].write_text(
+        "submit,requests,count,duration,queue,name,maxExecutionSeconds\n"
+        "0,cpu=4,1,10,ns/lq,j1,4\n"
+        "0,cpu=4,1,3,ns/lq,j2,\n"
+    )
+    code, out, err = run(
+        "simulate", "--json", "--timeline", str(files["csv"]), str(files["queues"])
+    )
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["jobs"]["deactivated"] == 1
+    assert report["jobs"]["completed"] == 1
+    assert report["queues"]["ns/lq"]["waitSeconds"]["max"] == 4
+    assert report["makespanSeconds"] == 7
+    code, human, err = run("simulate", "--timeline", str(files["csv"]), str(files["queues"]))
+    assert "1 deactivated (maximum execution time)" in human
 
 
 def test_json_lines_trace_gives_the_same_report(files: dict[str, Path]) -> None:
