@@ -74,6 +74,8 @@ BACKOFF: Mapping[str, tuple[str, str]] = {
     "PodsReadyTimeout": ("BackoffFinished", "The workload backoff was finished"),
 }
 """Eviction reason whose ``Requeued`` stays False until its backoff ends."""
+REACTIVATED: tuple[str, str] = ("Reactivated", "The workload was reactivated")
+"""``Requeued=True`` of a deactivated Workload the scheduler considers again (docs/scheduling.md#eviction-and-requeue)."""
 
 
 def _requeued_again(
@@ -94,6 +96,8 @@ def _requeued_again(
         return conditions
     reason = str(requeued.get("reason", ""))
     restarted = RESTARTED.get(reason) or BACKOFF.get(reason)
+    if reason.startswith("Deactivated"):  # considered again: it was reactivated
+        restarted = REACTIVATED
     if restarted is None:
         return conditions
     requeue = (status or {}).get("requeueState") or {}
@@ -390,11 +394,17 @@ def released_status(workload: Mapping[str, Any], now: datetime) -> dict[str, Any
         now=now,
         generation=generation,
     )
-    if reason in ("Preempted", "NodeFailures") or reason in RESTARTED or reason in BACKOFF:
+    deactivated = reason.startswith("Deactivated")
+    if (
+        reason in ("Preempted", "NodeFailures")
+        or reason in RESTARTED
+        or reason in BACKOFF
+        or deactivated
+    ):
         conditions = set_condition(
             conditions,
             kind=REQUEUED,
-            status=reason not in RESTARTED and reason not in BACKOFF,
+            status=reason not in RESTARTED and reason not in BACKOFF and not deactivated,
             reason=reason,
             message=message,
             now=now,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from scheduler.api.config import RequeuingStrategy, WaitForPodsReady
-from scheduler.core.decisions import Evict
+from scheduler.core.decisions import Evict, Pending
 from scheduler.status.pods_ready import (
     MAX_EXECUTION_EXCEEDED,
     REQUEUING_LIMIT_EXCEEDED,
@@ -22,7 +22,7 @@ from scheduler.status.pods_ready import (
     wanted_pods_ready,
     with_timeout_requeue,
 )
-from scheduler.status.workload_status import evicted_status, released_status
+from scheduler.status.workload_status import evicted_status, pending_status, released_status
 from tests.builders import T0, workload
 
 SETTINGS = WaitForPodsReady(
@@ -186,3 +186,13 @@ def test_the_time_admitted_accumulates_when_the_eviction_completes() -> None:
         == 55
     )
     assert reason_of(released, "Requeued") == ("False", "PodsReadyTimeout")
+
+
+def test_a_deactivated_workload_is_not_requeued_until_it_is_considered_again() -> None:
+    reason = "DeactivatedDueToRequeuingLimitExceeded"
+    built = admitted().inactive().evicted(reason, "m").build()
+    released = released_status(built, T0 + timedelta(seconds=5))
+    assert reason_of(released, "Requeued") == ("False", reason)
+    waiting = Pending("ml/w", "cq", "WaitingForQuota", "no room")
+    again = pending_status({**built, "status": released}, waiting, T0 + timedelta(minutes=1))
+    assert again is not None and reason_of(again, "Requeued") == ("True", "Reactivated")
