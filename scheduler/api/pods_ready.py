@@ -1,8 +1,8 @@
-"""Whether waitForPodsReady is on, and with which settings (api.md 12.3): pure.
+"""Whether waitForPodsReady is on, and with which settings: pure.
 
 In ``v1beta2`` the section's presence turns it on and Kueue's defaulting
 always adds it, so it is on unless the feature gate
-``DisableWaitForPodsReady`` is set (docs/configuration.md, waitForPodsReady).
+``DisableWaitForPodsReady`` is set (docs/configuration.md#waitforpodsready).
 A missing Configuration (no ``--config``) is Kueue's default one: on, with
 the default settings.
 """
@@ -42,7 +42,7 @@ def backoff_seconds(settings: WaitForPodsReady, count: int) -> int:
     """The requeue delay after the ``count``-th timeout (count >= 1), without jitter: pure.
 
     ``backoffBaseSeconds`` × 2^(count-1), capped by ``backoffMaxSeconds``
-    (0: no cap), as Kueue's backoff computes it (scheduling.md 3.9).
+    (0: no cap), as Kueue's backoff computes it (docs/scheduling.md#eviction-and-requeue).
     """
     strategy = settings.requeuing_strategy
     delay: int = strategy.backoff_base_seconds * (1 << max(0, count - 1))

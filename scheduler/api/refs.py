@@ -130,7 +130,7 @@ ACTIVE: Final = "Active"
 DEACTIVATION_TARGET: Final = "DeactivationTarget"
 """A Workload condition: it is to be deactivated (reason: the cause, e.g. ``AdmissionCheck``)."""
 PODS_READY: Final = "PodsReady"
-"""A Workload condition: its job's pods are ready (waitForPodsReady, api.md 12.3)."""
+"""A Workload condition: its job's pods are ready (docs/concepts.md#pods-ready)."""
 SCHEDULER_WORKLOAD_CONDITIONS: Final = (
     QUOTA_RESERVED,
     ADMITTED,

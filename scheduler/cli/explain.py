@@ -334,7 +334,7 @@ def timer_lines(
 ) -> list[str]:
     """An admitted Workload's clocks: its pods' readiness and its maximum execution time.
 
-    docs/concepts.md ("Pods ready", "Maximum execution time"): pure.
+    docs/concepts.md#pods-ready, docs/concepts.md#maximum-execution-time: pure.
     """
     lines = []
     ready = condition(workload, PODS_READY)

@@ -114,7 +114,7 @@ def new_engine(
     ``pods_observed``: the Workloads' ``PodsReady`` conditions come from real
     pods (a live cluster); offline there are none and every admitted workload
     counts as ready at once, so waitForPodsReady's ``blockAdmission`` holds
-    nothing back (api.md 12.3).
+    nothing back (docs/configuration.md#waitforpodsready).
     """
     from scheduler.core.engine import Engine
 

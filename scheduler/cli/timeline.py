@@ -10,9 +10,10 @@ completes ``duration`` seconds later (``engine.finish``); a job evicted
 before that loses its run and starts over when admitted again.  A job with
 ``maxExecutionSeconds`` is deactivated (its quota released, never admitted
 again) once its admitted time, summed over its admissions, reaches it
-before it completes, as the live scheduler does (docs/concepts.md, "Maximum
-execution time").  There are no pods: every admitted job counts as
-PodsReady at once, so waitForPodsReady changes nothing here.
+before it completes, as the live scheduler does
+(docs/concepts.md#maximum-execution-time).  There are no pods: every
+admitted job counts as PodsReady at once, so waitForPodsReady changes
+nothing here.
 
 Reported: per LocalQueue the waits (admission - submission of the admission
 that ran to completion) at p50/p90/p99 by nearest rank and their maximum;

@@ -97,7 +97,8 @@ DEFERRED_FIT = (
 )
 OVERLAPPING = "Workload has overlapping preemption targets with another workload"
 WAITING_FOR_PODS_READY = "waiting for all admitted workloads to be in PodsReady condition"
-"""Kueue's message while ``blockAdmission`` holds an admission back (api.md 12.3)."""
+"""Kueue's message while ``blockAdmission`` holds an admission back
+(docs/configuration.md#waitforpodsready)."""
 
 
 class _Entry:

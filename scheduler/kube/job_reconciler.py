@@ -136,7 +136,7 @@ class JobReconciler:
         self, key: str, workload: dict[str, Any], ready: bool
     ) -> dict[str, Any] | None:
         """``PodsReady`` brought up to date first, as Kueue's job reconciler does
-        (docs/concepts.md, "Pods ready"); the Workload to decide with, None when the
+        (docs/concepts.md#pods-ready); the Workload to decide with, None when the
         write conflicted (the watch brings the fresh object, decided again)."""
         if not self.pods_ready or objects.is_finished(workload):
             return workload

@@ -1,7 +1,8 @@
 """waitForPodsReady and the maximum execution time, as Workload status data (pure).
 
-docs/concepts.md ("Pods ready" and "Maximum execution time") says what a user
-sees; the rules are Kueue's (api.md 12.3, 7.x; scheduling.md 3.9):
+docs/concepts.md#pods-ready and docs/concepts.md#maximum-execution-time say what
+a user sees; the rules are Kueue's (docs/configuration.md#waitforpodsready,
+docs/scheduling.md#eviction-and-requeue):
 
 - ``PodsReady`` on a Workload whose job is not finished: ``True`` (reason
   ``Started``, or ``Recovered`` after a recovery) when the job's pods are
@@ -259,7 +260,7 @@ def with_timeout_requeue(
     """``requeueState`` after a PodsReady timeout: count + 1, ``requeueAt`` after the backoff.
 
     ``requeueAt`` only moves later, as Kueue keeps a later one another
-    writer set (scheduling.md 3.9): pure.
+    writer set (docs/scheduling.md#eviction-and-requeue): pure.
     """
     state = dict(status.get("requeueState") or {})
     count = state.get("count")

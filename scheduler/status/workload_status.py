@@ -75,7 +75,8 @@ BACKOFF: Mapping[str, tuple[str, str]] = {
 }
 """Eviction reason whose ``Requeued`` stays False until its backoff ends."""
 REACTIVATED: tuple[str, str] = ("Reactivated", "The workload was reactivated")
-"""``Requeued=True`` of a deactivated Workload the scheduler considers again (docs/scheduling.md#eviction-and-requeue)."""
+"""``Requeued=True`` of a deactivated Workload the scheduler considers again
+(docs/scheduling.md#eviction-and-requeue)."""
 
 
 def _requeued_again(

@@ -1,6 +1,7 @@
-"""waitForPodsReady in the engine (api.md 12.3): ``blockAdmission`` holds every admission
-while a workload holding quota is not PodsReady, and ``requeuingStrategy.timestamp``
-decides whether a workload evicted by the PodsReady timeout queues by its eviction time."""
+"""waitForPodsReady in the engine (docs/configuration.md#waitforpodsready):
+``blockAdmission`` holds every admission while a workload holding quota is not PodsReady,
+and ``requeuingStrategy.timestamp`` decides whether a workload evicted by the PodsReady
+timeout queues by its eviction time."""
 
 from __future__ import annotations
 
