@@ -20,7 +20,6 @@ from datetime import timedelta
 from typing import Any, Final
 
 from scheduler.api.config import Configuration, parse_duration
-from scheduler.api.refs import MULTIKUEUE_INCREMENTAL_DISPATCHER
 
 ALL_AT_ONCE_DISPATCHER: Final = "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
 DEFAULT_STEP_SIZE: Final = 3
@@ -212,14 +211,6 @@ def multikueue(config: Configuration) -> MultiKueueOptions:
         step_size=step,
         respect_config_order=gates.get("MultiKueueIncrementalDispatcherRespectConfigOrder", True),
     )
-
-
-def is_incremental(options: MultiKueueOptions) -> bool:
-    return options.dispatcher == MULTIKUEUE_INCREMENTAL_DISPATCHER
-
-
-def is_all_at_once(options: MultiKueueOptions) -> bool:
-    return options.dispatcher == ALL_AT_ONCE_DISPATCHER
 
 
 LEASE_DURATION: Final = 15.0
