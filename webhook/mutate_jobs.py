@@ -14,7 +14,9 @@ late.  The steps, in Kueue's order:
    v0.19's locked-on ``ManagedJobsNamespaceSelectorAlwaysRespected``), queue
    name or not — see below for where that rule is applied;
 1. a child of a *managed* job (walking controller owner references up to ten
-   levels) is left to its owner;
+   levels, through owners of a registered kind or of a kind the
+   Configuration's ``integrations.externalFrameworks`` names, as Kueue's
+   ancestor walk does) is left to its owner;
 2. a Job without a queue name in a managed namespace that has a LocalQueue
    named ``default`` gets ``kueue.x-k8s.io/queue-name: default``;
 3. (WorkloadPriorityClass defaulting: feature gate off in kuota);
@@ -105,7 +107,8 @@ async def has_managed_ancestor(
 ) -> bool:
     """Step 1: walk controller owners up; True when one is a managed job of a registered kind.
 
-    Stops at an owner of a kind without an integration, at a UID mismatch, at a missing owner
+    Stops at an owner of a kind without an integration (nor listed in
+    ``integrations.externalFrameworks``), at a UID mismatch, at a missing owner
     (kuota decision: an orphan has no managed ancestor) and after ten levels.
     Raises :class:`OwnerUnreadable` when the API server cannot be asked.
     """
@@ -119,7 +122,10 @@ async def has_managed_ancestor(
             reference.get("kind"),
             reference.get("name"),
         )
-        if for_object(reference) is None or not isinstance(name, str):
+        known = for_object(reference) is not None or (
+            (api_version, kind) in settings.external_frameworks
+        )
+        if not known or not isinstance(name, str):
             return False
         try:
             owner = await lookup.get_object(str(api_version), str(kind), namespace, name)
