@@ -3,19 +3,27 @@ certificates and TLS options, the feature gates its rules read, external framewo
 
 from __future__ import annotations
 
+import copy
 import json
 import ssl
 from pathlib import Path
 from typing import Any
 
+import jsonpatch
 import pytest
 
 from webhook.lookup import StaticLookup
 from webhook.server import main, tls_context
 from webhook.settings import WebhookSettings, build_parser, settings_from_args
 
-from .conftest import ClientFactory, post_review
+from .conftest import ClientFactory, patch_of, post_review
 from .reviews import QUEUE, admission_review, job
+
+
+def applied(obj: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = jsonpatch.apply_patch(copy.deepcopy(obj), patch_of(response))
+    return result
+
 
 HEAD = "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
 KUEUE_SHIPPED = Path(__file__).resolve().parents[1] / "data" / "kueue_v0.19.2"
@@ -153,3 +161,55 @@ def test_external_frameworks_come_from_the_file(tmp_path: Path) -> None:
     )
     assert settings.external_frameworks == (("example.com/v1", "MyJob"),)
     assert settings.feature_gates == {}
+
+
+DEFAULT_PRIORITY = ("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass", "", "default")
+PRIORITY = "kueue.x-k8s.io/priority-class"
+
+
+async def test_priority_class_defaulting_labels_jobs_when_the_gate_is_on(
+    make_client: ClientFactory, lookup: StaticLookup
+) -> None:
+    gated = await make_client(
+        WebhookSettings(feature_gates={"WorkloadPriorityClassDefaulting": True})
+    )
+    sent = job(labels={QUEUE: "q"})
+    response = await post_review(gated, "/mutate-batch-v1-job", admission_review(sent))
+    assert {"op": "add", "path": f"/metadata/labels/{PRIORITY.replace('/', '~1')}"} not in [
+        {k: v for k, v in op.items() if k != "value"} for op in patch_of(response)
+    ], "no WorkloadPriorityClass named default: nothing to default to"
+    lookup.objects[DEFAULT_PRIORITY] = {"metadata": {"name": "default"}, "value": 100}
+    response = await post_review(gated, "/mutate-batch-v1-job", admission_review(sent))
+    assert applied(sent, response)["metadata"]["labels"][PRIORITY] == "default"
+    unqueued = job()
+    assert applied(
+        unqueued, await post_review(gated, "/mutate-batch-v1-job", admission_review(unqueued))
+    )["metadata"]["labels"] == {PRIORITY: "default"}, "as Kueue: every new Job, queued or not"
+    chosen = job(labels={QUEUE: "q", PRIORITY: "high"})
+    response = await post_review(gated, "/mutate-batch-v1-job", admission_review(chosen))
+    assert applied(chosen, response)["metadata"]["labels"][PRIORITY] == "high"
+    off = await make_client()
+    response = await post_review(off, "/mutate-batch-v1-job", admission_review(sent))
+    assert PRIORITY not in applied(sent, response)["metadata"]["labels"], "off by default"
+
+
+async def test_a_job_owned_by_a_managed_kind_keeps_its_owners_priority(
+    make_client: ClientFactory, lookup: StaticLookup
+) -> None:
+    lookup.objects[DEFAULT_PRIORITY] = {"metadata": {"name": "default"}, "value": 100}
+    gated = await make_client(
+        WebhookSettings(
+            frameworks=("batch/job", "jobset.x-k8s.io/jobset"),
+            feature_gates={"WorkloadPriorityClassDefaulting": True},
+        )
+    )
+    reference = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "name": "js",
+        "uid": "u-9",
+        "controller": True,
+    }
+    child = job(ownerReferences=[reference])
+    response = await post_review(gated, "/mutate-batch-v1-job", admission_review(child))
+    assert "patch" not in response
