@@ -11,7 +11,9 @@ very rules of ``kuota validate`` (:func:`scheduler.api.pipeline.review`):
   ``CFG-K``: a feature kuota does not have), is a :class:`ConfigurationError`
   naming every field: the process logs it in one line and exits 1;
 * every field kuota accepts without acting on it is a warning, which the
-  process logs at start.
+  process logs at start;
+* a file without ``namespace`` means, as in Kueue, the namespace the process
+  runs in (its service account's), else ``kueue-system``.
 
 Nothing here talks to a cluster; :func:`load_configuration` is pure.
 """
@@ -96,8 +98,26 @@ def load_configuration(raw: object, source: str = "Configuration") -> LoadedConf
     )
 
 
-def read_configuration(path: Path) -> LoadedConfiguration:
-    """:func:`load_configuration` of a YAML file (reads it); raises :class:`ConfigurationError`."""
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+"""Where a pod reads its own namespace (Kueue's default ``namespace``)."""
+
+
+def own_namespace(path: Path = SERVICE_ACCOUNT_NAMESPACE) -> str | None:
+    """The namespace this process runs in, when it runs in a pod (reads a file)."""
+    try:
+        found = path.read_text().strip()
+    except OSError:
+        return None
+    return found or None
+
+
+def read_configuration(
+    path: Path, *, namespace_file: Path = SERVICE_ACCOUNT_NAMESPACE
+) -> LoadedConfiguration:
+    """:func:`load_configuration` of a YAML file (reads it); raises :class:`ConfigurationError`.
+
+    An absent ``namespace`` is the pod's own (``namespace_file``), as Kueue defaults it.
+    """
     try:
         raw = yaml.safe_load(path.read_text())
     except OSError as failed:
@@ -106,4 +126,8 @@ def read_configuration(path: Path) -> LoadedConfiguration:
         ) from None
     except yaml.YAMLError as failed:
         raise ConfigurationError(str(path), [error("", f"invalid YAML: {failed}")]) from None
+    if isinstance(raw, dict) and "namespace" not in raw:
+        namespace = own_namespace(namespace_file)
+        if namespace is not None:
+            raw = {**raw, "namespace": namespace}
     return load_configuration(raw, str(path))

@@ -148,3 +148,15 @@ def test_unreadable_and_malformed_files_are_refused_naming_the_file(tmp_path: Pa
 def test_a_name_in_metadata_is_not_a_setting() -> None:
     loaded = load_configuration({**V1BETA2, "metadata": {"name": "kueue"}})
     assert loaded.warnings == ()
+
+
+def test_without_a_namespace_the_file_means_the_pods_own(tmp_path: Path) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n")
+    own = tmp_path / "namespace"
+    own.write_text("kuota-system\n")
+    assert read_configuration(config, namespace_file=own).config.namespace == "kuota-system"
+    missing = tmp_path / "not-in-a-pod"
+    assert read_configuration(config, namespace_file=missing).config.namespace == "kueue-system"
+    config.write_text(config.read_text() + "namespace: given\n")
+    assert read_configuration(config, namespace_file=own).config.namespace == "given"
