@@ -418,25 +418,37 @@ def configuration() -> ObjectNode:
         ),
         "multiKueue": _multikueue(),
         "webhook": obj({"port": int32(), "host": string(), "certDir": string()}),
-        "metrics": obj(
-            {
-                "bindAddress": string(),
-                "enableClusterQueueResources": boolean(),
-                "customLabels": _checked(
-                    unchecked(free_form()),
-                    NotActedOn(
-                        message="kuota has no custom metric labels (Kueue's CustomMetricLabels "
-                        "gate, off: the labels have no effect there either)"
+        "metrics": _charted(
+            obj(
+                {
+                    "bindAddress": string(),
+                    "enableClusterQueueResources": _charted(
+                        boolean(),
+                        ChartValue(
+                            doc="Export the per-flavor quota gauges\n"
+                            "(kueue_cluster_queue_resource_reservation, _usage;\n"
+                            "Kueue's default: off).",
+                            default=True,
+                            always=True,
+                        ),
                     ),
-                ),
-                "localQueueMetrics": _checked(
-                    obj({"enable": boolean(), "localQueueSelector": label_selector()}),
-                    NotActedOn(
-                        message="kuota exports no LocalQueue metrics",
-                        allowed=({"enable": False},),
+                    "customLabels": _checked(
+                        unchecked(free_form()),
+                        NotActedOn(
+                            message="kuota has no custom metric labels (Kueue's "
+                            "CustomMetricLabels gate, off: the labels have no effect there either)"
+                        ),
                     ),
-                ),
-            }
+                    "localQueueMetrics": _checked(
+                        obj({"enable": boolean(), "localQueueSelector": label_selector()}),
+                        NotActedOn(
+                            message="kuota exports no LocalQueue metrics",
+                            allowed=({"enable": False},),
+                        ),
+                    ),
+                }
+            ),
+            ChartValue(doc="The scheduler's metrics."),
         ),
         "health": obj(
             {
