@@ -119,6 +119,7 @@ def start_replica(
     *,
     die_with_parent: bool = True,
     lease_timings: tuple[str, ...] = LEASE_TIMINGS,
+    config: Path = KUOTA_CONFIG,
 ) -> SchedulerReplica:
     port = _free_port()
     env = clean_env(workdir)
@@ -134,7 +135,7 @@ def start_replica(
         "--lease-namespace",
         KUOTA_NAMESPACE,
         "--config",
-        str(KUOTA_CONFIG),
+        str(config),
         "--metrics-bind-address",
         f"127.0.0.1:{port}",
         *lease_timings,
