@@ -7,7 +7,9 @@ API server sent it, to :func:`scheduler.api.pipeline.review` — the function
 registrations use ``matchPolicy: Exact`` with every version, so a
 ``v1alpha1`` manifest reaches this code in ``v1alpha1`` and is judged by the
 legacy rules first, as the CLI judges it; ``kubectl apply`` and ``kuota
-validate`` therefore print the same message, byte for byte.
+validate`` therefore print the same message, byte for byte, and the same
+warnings for the fields kuota accepts without acting on them
+(:mod:`scheduler.api.validation.not_acted_on`).
 """
 
 from __future__ import annotations
@@ -65,4 +67,4 @@ def validate_kueue_request(
         raise BadRequest(str(unsupported)) from None
     if result.errors:
         return deny(request.uid, result.errors), "denied"
-    return allow(request.uid), "allowed"
+    return allow(request.uid, warnings=result.warnings), "allowed"

@@ -48,6 +48,7 @@ from scheduler.api.refs import CONFIG_GROUP, CONFIG_V1BETA1, KUEUE_GROUP
 from scheduler.api.refs import V1BETA2 as HUB
 from scheduler.api.validation import GATED, NAMESPACED, VALIDATORS
 from scheduler.api.validation.configuration import check_configuration
+from scheduler.api.validation.not_acted_on import object_warnings
 
 Operation = Literal["CREATE", "UPDATE"]
 CONVERTIBLE_VERSIONS = ("v1alpha1", "v1alpha2", "v1beta1")
@@ -70,7 +71,8 @@ class Review:
     stored: dict[str, Any] | None
     """The v1beta2 (or batch/v1, Configuration) object after defaulting; None when invalid."""
     warnings: tuple[str, ...] = ()
-    """For a Configuration: what its conversion dropped, and the fields kuota does not act on."""
+    """The fields kuota accepts and does not act on (for a Configuration, also what its
+    conversion dropped): the webhook's admission warnings, ``kuota validate``'s."""
 
     @property
     def valid(self) -> bool:
@@ -157,8 +159,18 @@ def review(
         raw = _with_namespace(raw, default_namespace)
         namespace = default_namespace
 
-    def answer(errors: list[FieldError], stored: dict[str, Any] | None) -> Review:
-        return Review(api_version, kind, name, namespace, tuple(errors), None if errors else stored)
+    def answer(
+        errors: list[FieldError], stored: dict[str, Any] | None, notes: list[str] | None = None
+    ) -> Review:
+        return Review(
+            api_version,
+            kind,
+            name,
+            namespace,
+            tuple(errors),
+            None if errors else stored,
+            () if errors else tuple(notes or ()),
+        )
 
     if api_version.startswith(f"{CONFIG_GROUP}/"):
         return _review_configuration(raw, name, namespace)
@@ -188,7 +200,7 @@ def review(
             )
             for item in errors
         ]
-    return answer(errors, defaulted)
+    return answer(errors, defaulted, object_warnings(key, defaulted, stored_old))
 
 
 def _review_configuration(

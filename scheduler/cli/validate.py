@@ -21,8 +21,9 @@ A Configuration (``config.kueue.x-k8s.io``, ``v1beta1`` converted first) is
 checked as every kuota process checks its own at start
 (:func:`scheduler.api.pipeline.review`, the same rules): what kuota refuses
 is an error; every field kuota accepts without acting on it, and what the
-conversion of a ``v1beta1`` file dropped, is a warning, one line each on
-stderr (``warning: <where>: Configuration/<name>: <field>: <what kuota
+conversion of a ``v1beta1`` file dropped, is a warning (as is a field of an
+API object kuota does not act on: the webhook's admission warning), one
+line each on stderr (``warning: <where>: Configuration/<name>: <field>: <what kuota
 does>``; with ``--json`` too) and, with ``--json``, in the object's
 ``warnings`` list.
 """

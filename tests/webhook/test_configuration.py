@@ -213,3 +213,16 @@ async def test_a_job_owned_by_a_managed_kind_keeps_its_owners_priority(
     child = job(ownerReferences=[reference])
     response = await post_review(gated, "/mutate-batch-v1-job", admission_review(child))
     assert "patch" not in response
+
+
+async def test_a_field_kuota_does_not_act_on_is_an_admission_warning(webhook: Any) -> None:
+    config = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "MultiKueueConfig",
+        "metadata": {"name": "mk"},
+        "spec": {"clusters": ["worker"], "quotaManagement": "Automated"},
+    }
+    path = "/validate-kueue-x-k8s-io-v1beta2-multikueueconfig"
+    response = await post_review(webhook, path, admission_review(config))
+    assert response["allowed"] is True
+    assert response["warnings"][0].startswith("spec.quotaManagement: Automated: kuota does not")
