@@ -125,3 +125,11 @@ def test_the_configuration_check_reports_the_gates() -> None:
         "featureGates[KueueDRAIntegration]: kuota does not charge Dynamic Resource Allocation "
         "devices to quota: no effect"
     ]
+
+
+def test_the_docs_list_every_gate_with_kuotas_stance() -> None:
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
+    for name, gate in GATES.items():
+        row = next((line for line in docs.splitlines() if line.startswith(f"| `{name}` |")), None)
+        assert row is not None, f"docs/configuration.md#feature-gates lacks {name}"
+        assert gate.note in row, (name, row)
