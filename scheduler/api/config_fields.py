@@ -12,7 +12,10 @@ and read from here by:
   unknown fields, the hints for removed v1beta1 fields) and the value and
   range checks declared on the nodes (enums, minimums, durations, label
   values), each with its rule id; only the rules that relate several fields
-  are written there;
+  are written there.  Where kuota cannot do what a field asks, the node says
+  so: ``Refused`` (the file is invalid, rule ``CFG-K``, with what kuota does
+  instead) or ``NotActedOn`` (accepted, with a warning); every other field
+  is acted on (docs/configuration.md#fields);
 * the Helm chart (``charts/kuota/hack/generate.py``): the fields with a
   ``chart`` value make the ``config:`` section of ``values.yaml`` (default
   and comment), its part of ``values.schema.json`` and the ConfigMap
