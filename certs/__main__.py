@@ -5,17 +5,32 @@ directory (reusing the CA already there unless ``--new-ca``): what the local
 cluster and the tests use.  ``bootstrap`` keeps them in a Secret, injects the
 CA bundle into kuota's webhook configurations and CRDs, and with ``--watch``
 renews them before expiry (the alternative to cert-manager).
+
+``bootstrap --config FILE`` takes its defaults from a Kueue Configuration
+(checked first, as every kuota process checks it): ``namespace``, and
+``internalCertManagement``, Kueue's own certificate management, for which
+this command stands: ``webhookSecretName`` is the Secret,
+``webhookServiceName`` the Service whose names the certificate carries
+(Kueue's defaults, ``kueue-webhook-server-cert`` and
+``kueue-webhook-service``, when the file does not name them), and
+``enable: false`` (the certificates come from elsewhere, e.g. cert-manager)
+makes it do nothing.  Flags override the file.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import sys
 from datetime import timedelta
 from pathlib import Path
 
 from certs import files
+
+DEFAULT_NAMESPACE = "kueue-system"
+DEFAULT_SECRET = "kuota-webhook-server-cert"
+DEFAULT_SERVICE = "kuota-webhook-service"
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -39,11 +54,32 @@ def cmd_generate(args: argparse.Namespace) -> int:
 def cmd_bootstrap(args: argparse.Namespace) -> int:
     from certs.bootstrap import BootstrapOptions, run  # needs the Kubernetes client
     from scheduler import logs
+    from scheduler.api.config_file import ConfigurationError, read_configuration
+    from scheduler.api.operational import cert_management
 
     logs.configure("info")
+    log = logging.getLogger("kuota.certs")
+    namespace, secret, service = DEFAULT_NAMESPACE, DEFAULT_SECRET, DEFAULT_SERVICE
+    if args.config is not None:
+        try:
+            loaded = read_configuration(args.config)
+        except ConfigurationError as invalid:
+            log.error(invalid.render(), extra={"config": invalid.source})
+            return 1
+        managed = cert_management(loaded.config)
+        if not managed.enable:
+            log.info(
+                "internalCertManagement.enable is false: the certificates come from elsewhere; "
+                "nothing to do",
+                extra={"config": str(args.config)},
+            )
+            return 0
+        namespace = loaded.config.namespace
+        secret, service = managed.secret_name, managed.service_name
+    namespace = args.namespace or namespace
     options = BootstrapOptions(
-        namespace=args.namespace,
-        secret=args.secret,
+        namespace=namespace,
+        secret=args.secret or secret,
         dns_names=tuple(args.dns),
         ip_addresses=tuple(args.ip),
         out=args.out,
@@ -57,8 +93,8 @@ def cmd_bootstrap(args: argparse.Namespace) -> int:
             **{
                 **options.__dict__,
                 "dns_names": (
-                    f"kuota-webhook-service.{args.namespace}.svc",
-                    f"kuota-webhook-service.{args.namespace}.svc.cluster.local",
+                    f"{service}.{namespace}.svc",
+                    f"{service}.{namespace}.svc.cluster.local",
                 ),
             }
         )
@@ -95,17 +131,28 @@ def build_parser() -> argparse.ArgumentParser:
         "bootstrap", help="keep the certificates in a Secret and inject the CA bundle"
     )
     boot.add_argument(
+        "--config",
+        type=Path,
+        help="a Kueue Configuration: namespace and internalCertManagement give the defaults "
+        "of --namespace, --secret and --dns",
+    )
+    boot.add_argument(
         "--namespace",
-        default="kueue-system",
-        help="namespace of the Secret (default: kueue-system)",
+        default=None,
+        help=f"namespace of the Secret (default: the Configuration's, else {DEFAULT_NAMESPACE})",
     )
     boot.add_argument(
         "--secret",
-        default="kuota-webhook-server-cert",
-        help="Secret name (default: kuota-webhook-server-cert)",
+        default=None,
+        help="Secret name (default: internalCertManagement.webhookSecretName with --config, "
+        f"else {DEFAULT_SECRET})",
     )
     boot.add_argument(
-        "--dns", action="append", default=[], help="DNS name (default: the webhook Service's names)"
+        "--dns",
+        action="append",
+        default=[],
+        help="DNS name (default: the webhook Service's names: "
+        f"internalCertManagement.webhookServiceName with --config, else {DEFAULT_SERVICE})",
     )
     boot.add_argument("--ip", action="append", default=[], help="IP address (repeatable)")
     boot.add_argument(

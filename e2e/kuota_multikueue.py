@@ -89,6 +89,7 @@ def start_multikueue(
     interval: float = 1.0,
     die_with_parent: bool = True,
     cluster_workdir: Path | None = None,
+    config: Path = KUOTA_CONFIG,
 ) -> MultiKueueProcess:
     """``python -m scheduler.multikueue`` on the manager, as its ServiceAccount.
 
@@ -109,7 +110,7 @@ def start_multikueue(
         "--kubeconfig",
         str(kubeconfig),
         "--config",
-        str(KUOTA_CONFIG),
+        str(config),
         "--interval",
         str(interval),
     ]

@@ -34,12 +34,17 @@ DEFAULT_LOCAL_QUEUE = "default"
 def owner_resource(api_version: str, kind: str) -> Resource:
     """Where an owner of ``apiVersion``/``kind`` lives: pure.
 
-    The plural is the integration's (:func:`scheduler.jobs.for_object`), else
-    the lowercase kind + "s".
+    The plural is the integration's (:func:`scheduler.jobs.for_object`), or
+    kuota's own kind's, else the lowercase kind + "s".
     """
     group, _, version = api_version.rpartition("/")
     integration = for_object({"apiVersion": api_version, "kind": kind})
-    plural = integration.resource if integration is not None else kind.lower() + "s"
+    if integration is not None:
+        plural = integration.resource
+    elif group == KUEUE_GROUP and kind in KUEUE_PLURALS:
+        plural = KUEUE_PLURALS[kind]
+    else:
+        plural = kind.lower() + "s"
     return Resource(group, version, plural)
 
 

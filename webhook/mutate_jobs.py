@@ -14,10 +14,17 @@ late.  The steps, in Kueue's order:
    v0.19's locked-on ``ManagedJobsNamespaceSelectorAlwaysRespected``), queue
    name or not — see below for where that rule is applied;
 1. a child of a *managed* job (walking controller owner references up to ten
-   levels) is left to its owner;
+   levels, through owners of a registered kind or of a kind the
+   Configuration's ``integrations.externalFrameworks`` names, as Kueue's
+   ancestor walk does) is left to its owner;
 2. a Job without a queue name in a managed namespace that has a LocalQueue
    named ``default`` gets ``kueue.x-k8s.io/queue-name: default``;
-3. (WorkloadPriorityClass defaulting: feature gate off in kuota);
+3. with the feature gate ``WorkloadPriorityClassDefaulting`` on (off by
+   default, as in Kueue), a Job without ``kueue.x-k8s.io/priority-class``
+   and without a controller owner of a kind kuota manages gets
+   ``kueue.x-k8s.io/priority-class: default`` when a WorkloadPriorityClass
+   named ``default`` exists (looked up; a failed lookup leaves the Job as
+   it is, with a warning);
 4. a Job with a queue name — or, with ``manageJobsWithoutQueueName``, any
    Job in a managed namespace — gets ``spec.suspend: true``.
 
@@ -42,12 +49,13 @@ integration's defaulted copy; the answer stays far below a millisecond.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from scheduler.api import objects
+from scheduler.api.feature_gates import enabled
 from scheduler.api.objects import queue_name
-from scheduler.api.refs import MULTIKUEUE_CONTROLLER, V1BETA2
+from scheduler.api.refs import MULTIKUEUE_CONTROLLER, PRIORITY_CLASS_LABEL, V1BETA2
 from scheduler.jobs import (
     Integration,
     MultiKueueAdapter,
@@ -64,6 +72,8 @@ from webhook.subject import namespace_of_request, object_of_request
 
 MAX_OWNER_DEPTH: Final = 10
 DEFAULT_QUEUE: Final = "default"
+DEFAULT_PRIORITY: Final = "default"
+"""The WorkloadPriorityClass ``WorkloadPriorityClassDefaulting`` gives a job without one."""
 
 
 class OwnerUnreadable(RuntimeError):
@@ -78,6 +88,8 @@ class JobMutation:
     set_default_queue: bool = False
     managed_by: str | None = None
     """``spec.managedBy`` to set (MultiKueue: the Job runs on a worker cluster)."""
+    priority_class: str | None = None
+    """The WorkloadPriorityClass label to add (``WorkloadPriorityClassDefaulting``)."""
     reason: str = ""
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
@@ -105,7 +117,8 @@ async def has_managed_ancestor(
 ) -> bool:
     """Step 1: walk controller owners up; True when one is a managed job of a registered kind.
 
-    Stops at an owner of a kind without an integration, at a UID mismatch, at a missing owner
+    Stops at an owner of a kind without an integration (nor listed in
+    ``integrations.externalFrameworks``), at a UID mismatch, at a missing owner
     (kuota decision: an orphan has no managed ancestor) and after ten levels.
     Raises :class:`OwnerUnreadable` when the API server cannot be asked.
     """
@@ -119,7 +132,10 @@ async def has_managed_ancestor(
             reference.get("kind"),
             reference.get("name"),
         )
-        if for_object(reference) is None or not isinstance(name, str):
+        known = for_object(reference) is not None or (
+            (api_version, kind) in settings.external_frameworks
+        )
+        if not known or not isinstance(name, str):
             return False
         try:
             owner = await lookup.get_object(str(api_version), str(kind), namespace, name)
@@ -135,6 +151,35 @@ async def has_managed_ancestor(
     return False
 
 
+def _owned_by_a_managed_kind(job: Mapping[str, Any], settings: WebhookSettings) -> bool:
+    """Pure: the job's controller owner is of a kind kuota manages (Kueue's
+    ``IsOwnerManagedByKueueForObject``), queued or not."""
+    reference = objects.controller_reference(job)
+    if reference is None:
+        return False
+    owner = for_object(reference)
+    if owner is not None:
+        return settings.enabled(owner)
+    return (reference.get("apiVersion"), reference.get("kind")) in settings.external_frameworks
+
+
+async def default_priority_class(
+    job: Mapping[str, Any], *, settings: WebhookSettings, lookup: ClusterLookup
+) -> tuple[str | None, tuple[str, ...]]:
+    """Step 3: the WorkloadPriorityClass to label the job with, and warnings."""
+    if not enabled(settings.feature_gates, "WorkloadPriorityClassDefaulting"):
+        return None, ()
+    if objects.label(job, PRIORITY_CLASS_LABEL) or _owned_by_a_managed_kind(job, settings):
+        return None, ()
+    try:
+        found = await lookup.get_object(V1BETA2, "WorkloadPriorityClass", "", DEFAULT_PRIORITY)
+    except LookupFailed as failed:
+        return None, (
+            f"kuota could not look up WorkloadPriorityClass {DEFAULT_PRIORITY!r}: {failed}",
+        )
+    return (DEFAULT_PRIORITY if found is not None else None), ()
+
+
 async def decide(
     job: Mapping[str, Any], namespace: str, *, settings: WebhookSettings, lookup: ClusterLookup
 ) -> JobMutation:
@@ -143,6 +188,17 @@ async def decide(
         return JobMutation(reason="being deleted")
     if await has_managed_ancestor(job, namespace, settings=settings, lookup=lookup):
         return JobMutation(reason="owned by a managed job")
+    mutation = await _suspend_or_not(job, namespace, settings=settings, lookup=lookup)
+    priority, warnings = await default_priority_class(job, settings=settings, lookup=lookup)
+    if priority is None and not warnings:
+        return mutation
+    return replace(mutation, priority_class=priority, warnings=(*mutation.warnings, *warnings))
+
+
+async def _suspend_or_not(
+    job: Mapping[str, Any], namespace: str, *, settings: WebhookSettings, lookup: ClusterLookup
+) -> JobMutation:
+    """Steps 2 and 4: the default queue and the suspension."""
     queue = queue_name(job)
     if queue:
         managed_by, warnings = await multikueue_managed_by(
@@ -232,7 +288,12 @@ def mutation_patch(
     integration: SuspendOnCreate, job: Mapping[str, Any], mutation: JobMutation
 ) -> list[dict[str, Any]]:
     """Pure: the JSON patch for ``mutation`` (never removes a label, never unsuspends)."""
-    if not (mutation.suspend or mutation.set_default_queue or mutation.managed_by):
+    if not (
+        mutation.suspend
+        or mutation.set_default_queue
+        or mutation.managed_by
+        or mutation.priority_class
+    ):
         return []
     after = integration.default(
         job,
@@ -241,6 +302,12 @@ def mutation_patch(
     )
     if mutation.managed_by:
         after.setdefault("spec", {})["managedBy"] = mutation.managed_by
+    if mutation.priority_class:
+        metadata = after.setdefault("metadata", {})
+        metadata["labels"] = {
+            **(metadata.get("labels") or {}),
+            PRIORITY_CLASS_LABEL: mutation.priority_class,
+        }
     return json_patch(job, after)
 
 

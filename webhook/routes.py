@@ -107,7 +107,7 @@ def _kueue_validation(kind: KuotaKind) -> Decision:
     async def decide(
         request: AdmissionRequest, context: DecisionContext
     ) -> tuple[ResponseBody, str]:
-        return validate_kueue_request(request, kinds=kinds)
+        return validate_kueue_request(request, kinds=kinds, gates=context.settings.feature_gates)
 
     return decide
 

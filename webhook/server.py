@@ -14,10 +14,17 @@ connection ``--idle-timeout`` seconds (aiohttp's ``keepalive_timeout``,
 also on the probe port), and the buffers of closed connections go back to
 the system (:mod:`webhook.memory`).
 
-Start-up order: the probe port (if any) answers at once, ``/readyz``
-saying 503 until the certificate is loaded; the HTTPS listener opens once it
-is.  A missing certificate after ``--cert-wait`` seconds ends the process
-with exit code 1 and a message naming the files.
+Start-up order: the Configuration (``--config``) is checked first, with the
+rules of ``kuota validate``: an invalid one ends the process with exit code
+1 and one log line naming every field at fault, and the settings kuota does
+not act on are logged as warnings.  Then the probe port (if any) answers at
+once, ``/readyz`` saying 503 until the certificate is loaded; the HTTPS
+listener opens once it is.  A missing certificate after ``--cert-wait``
+seconds ends the process with exit code 1 and a message naming the files.
+
+TLS: 1.2 at least; the Configuration's ``tls`` section (Kueue's
+``TLSOptions``) raises ``minVersion`` to ``VersionTLS13`` or restricts the
+TLS 1.2 cipher suites (:func:`tls_context`).
 """
 
 from __future__ import annotations
@@ -25,13 +32,15 @@ from __future__ import annotations
 import asyncio
 import gc
 import signal
+import ssl
 import sys
 from pathlib import Path
 
 from aiohttp import web
 
-from certs.reload import CertificateReloader
-from scheduler.jobs import not_integrated
+from certs.reload import CertificateReloader, server_context
+from scheduler.api.config_file import ConfigurationError
+from scheduler.api.tls_options import openssl_cipher_list
 from webhook.app import METRICS, create_app, probe_app
 from webhook.connections import ConnectionPool
 from webhook.listener import BoundedTLSSite
@@ -50,14 +59,9 @@ async def serve(settings: WebhookSettings, *, stop: asyncio.Event | None = None)
             loop.add_signal_handler(signum, stop.set)
         except (NotImplementedError, RuntimeError):  # not the main thread (tests)
             pass
-    unmanaged = not_integrated(settings.frameworks)
-    if unmanaged:
-        logger().warning(
-            "integrations.frameworks enables kinds kuota does not manage yet: their objects are"
-            " admitted unchanged, not suspended",
-            extra={"context": {"frameworks": unmanaged}},
-        )
-    reloader = CertificateReloader(settings.cert_file, settings.key_file)
+    reloader = CertificateReloader(
+        settings.cert_file, settings.key_file, context=tls_context(settings)
+    )
     app = create_app(settings, is_ready=lambda: reloader.loaded)
     metrics = app[METRICS]
     pool = ConnectionPool(
@@ -135,16 +139,43 @@ async def serve(settings: WebhookSettings, *, stop: asyncio.Event | None = None)
             await runner.cleanup()
 
 
+def tls_context(settings: WebhookSettings) -> ssl.SSLContext:
+    """The server's TLS context: TLS 1.2 at least, then the Configuration's ``tls`` options.
+
+    As Go does with Kueue's: ``VersionTLS13`` allows TLS 1.3 only; a cipher
+    list allows only its TLS 1.2 suites (TLS 1.3's are not configurable), so a
+    list of TLS 1.3 suites alone leaves TLS 1.3 only.
+    """
+    context = server_context()
+    if settings.tls_min_version == "VersionTLS13":
+        context.minimum_version = ssl.TLSVersion.TLSv1_3
+    if settings.cipher_suites:
+        ciphers = openssl_cipher_list(settings.cipher_suites)
+        if ciphers is None:
+            context.minimum_version = ssl.TLSVersion.TLSv1_3
+        else:
+            context.set_ciphers(ciphers)
+    return context
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    settings = settings_from_args(args)
+    configure(args.log_level)
+    try:
+        settings = settings_from_args(args)
+    except ConfigurationError as invalid:
+        logger().error(invalid.render(), extra={"context": {"config": invalid.source}})
+        return 1
     if settings.cert_file is None or settings.key_file is None:
         parser.error(
             "a serving certificate is required: --cert-file and --key-file, or --cert-dir "
             "(make one with: python -m certs generate --ip 127.0.0.1 --out DIR)"
         )
-    configure(settings.log_level)
+    for warning in settings.config_warnings:
+        logger().warning(
+            f"{args.config}: {warning}", extra={"context": {"config": str(args.config)}}
+        )
     return_large_buffers()
     use_small_tls_buffers()
     try:

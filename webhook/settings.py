@@ -1,11 +1,15 @@
 """The webhook's settings: every flag of ``kuota-webhook``, in one frozen value.
 
 Flags win over the Configuration file (``--config``, a Kueue
-``config.kueue.x-k8s.io/v1beta2`` file): the file supplies
+``config.kueue.x-k8s.io`` file, checked at start with the rules of ``kuota
+validate``: :mod:`scheduler.api.config_file`): the file supplies
 ``manageJobsWithoutQueueName``, ``managedJobsNamespaceSelector``,
-``namespace`` and the enabled ``integrations.frameworks``, so a Kueue
-configuration drives kuota's webhook unchanged; a flag given on the command
-line overrides the file's value.
+``namespace``, the enabled ``integrations.frameworks`` and
+``externalFrameworks``, the ``featureGates`` the rules read, and the
+server's ``webhook.host``, ``webhook.port``, ``webhook.certDir`` (default,
+as Kueue's, ``/tmp/k8s-webhook-server/serving-certs``) and ``tls``, so a
+Kueue configuration drives kuota's webhook unchanged; a flag given on the
+command line overrides the file's value.
 
 :func:`build_parser` is the single description of the command line; its
 ``--help`` documents every flag.
@@ -21,12 +25,16 @@ from typing import Any
 
 import yaml
 
-from scheduler.api.config import DEFAULT_NAMESPACE, Configuration, parse_configuration
+from scheduler.api.config import DEFAULT_NAMESPACE, Configuration
+from scheduler.api.config_file import LoadedConfiguration, read_configuration
+from scheduler.api.operational import KUEUE_WEBHOOK_CERT_DIR, webhook_server
 from scheduler.jobs import Integration
 from scheduler.jobs.managed_namespaces import ManagedNamespaces, raw_selector
 from scheduler.version import kuota_version
 
 DEFAULT_SCHEDULER_IDENTITY = "system:serviceaccount:kueue-system:kuota-scheduler"
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 9443
 MiB = 1024 * 1024
 # Connection bounds (the reasons are in webhook/connections.py):
 # 1,024 open TLS connections cost about 66 MiB (about 64 KiB each with 32 KiB read
@@ -46,10 +54,14 @@ DEFAULT_TLS_HANDSHAKE_TIMEOUT_SECONDS = 10.0
 class WebhookSettings:
     """Everything the process and its decisions depend on."""
 
-    host: str = "127.0.0.1"
-    port: int = 9443
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
     cert_file: Path | None = None
     key_file: Path | None = None
+    tls_min_version: str | None = None
+    """``tls.minVersion`` (``VersionTLS12``, ``VersionTLS13``); None: OpenSSL's default."""
+    cipher_suites: tuple[str, ...] = ()
+    """``tls.cipherSuites`` (Go's names); empty: OpenSSL's default."""
     cert_wait_seconds: float = 60.0
     cert_reload_seconds: float = 5.0
     probe_port: int | None = None
@@ -64,6 +76,13 @@ class WebhookSettings:
     ``spec.managedBy: kueue.x-k8s.io/multikueue`` (two more lookups per queued Job)."""
     scheduler_identities: tuple[str, ...] = (DEFAULT_SCHEDULER_IDENTITY,)
     partial_admission: bool = True
+    feature_gates: Mapping[str, bool] = field(default_factory=dict)
+    """The Configuration's ``featureGates``: what the validation rules read (absent: kuota's
+    defaults)."""
+    external_frameworks: tuple[tuple[str, str], ...] = ()
+    """``integrations.externalFrameworks`` as (apiVersion, kind): owners whose jobs are theirs."""
+    config_warnings: tuple[str, ...] = ()
+    """The Configuration's settings kuota does not act on (logged at start)."""
     kubeconfig: Path | None = None
     cluster_lookups: bool = True
     lookup_timeout_seconds: float = 2.0
@@ -87,18 +106,43 @@ class WebhookSettings:
         )
 
 
+def external_framework(name: str) -> tuple[str, str]:
+    """``Kind.version.group`` (CFG-4's form) as (apiVersion, kind): pure."""
+    kind, version, group = name.split(".", 2)
+    return f"{group}/{version}", kind
+
+
 def from_configuration(
     config: Configuration, base: WebhookSettings | None = None
 ) -> WebhookSettings:
-    """Pure: settings taking the job-management fields from a Kueue Configuration."""
+    """Pure: settings taking the job-management and server fields from a Kueue Configuration."""
+    server = webhook_server(config)
+    cert_dir = Path(server.cert_dir or KUEUE_WEBHOOK_CERT_DIR)
     return replace(
         base or WebhookSettings(),
         manage_jobs_without_queue_name=config.manage_jobs_without_queue_name,
         managed_jobs_namespace_selector=raw_selector(config),
         kuota_namespace=config.namespace,
         frameworks=tuple(config.integrations.frameworks),
+        external_frameworks=tuple(
+            external_framework(name) for name in config.integrations.external_frameworks
+        ),
         partial_admission=bool(config.feature_gates.get("PartialAdmission", True)),
+        feature_gates=dict(config.feature_gates),
+        host=server.host or DEFAULT_HOST,
+        port=server.port or DEFAULT_PORT,
+        cert_file=cert_dir / "tls.crt",
+        key_file=cert_dir / "tls.key",
+        tls_min_version=server.tls_min_version,
+        cipher_suites=server.cipher_suites,
     )
+
+
+def from_loaded(
+    loaded: LoadedConfiguration, base: WebhookSettings | None = None
+) -> WebhookSettings:
+    """Pure: :func:`from_configuration`, with the file's warnings kept for the start-up log."""
+    return replace(from_configuration(loaded.config, base), config_warnings=loaded.warnings)
 
 
 def _positive_int(text: str) -> int:
@@ -134,10 +178,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kuota-webhook {kuota_version()}")
     tls = parser.add_argument_group("serving")
     tls.add_argument(
-        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
+        "--host",
+        default=None,
+        help=f"address to listen on (default: webhook.host, else {DEFAULT_HOST})",
     )
     tls.add_argument(
-        "--port", type=int, default=9443, help="HTTPS port (default: 9443; 0 picks a free port)"
+        "--port",
+        type=int,
+        default=None,
+        help=f"HTTPS port (default: webhook.port, else {DEFAULT_PORT}; 0 picks a free port)",
     )
     tls.add_argument(
         "--cert-file", type=Path, help="PEM serving certificate (chain) signed by the caBundle's CA"
@@ -147,7 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--cert-dir",
         type=Path,
         help="directory holding tls.crt and tls.key (a mounted Secret); "
-        "shorthand for the two flags above",
+        "shorthand for the two flags above (default with --config: webhook.certDir, else "
+        f"{KUEUE_WEBHOOK_CERT_DIR}, as Kueue)",
     )
     tls.add_argument(
         "--cert-wait",
@@ -279,16 +329,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def settings_from_args(args: argparse.Namespace) -> WebhookSettings:
-    """Settings from parsed flags (reads ``--config`` when given)."""
+    """Settings from parsed flags (reads ``--config`` when given).
+
+    Raises :class:`~scheduler.api.config_file.ConfigurationError` for a file
+    that does not pass the rules of ``kuota validate``.
+    """
     base = WebhookSettings()
     if args.config is not None:
-        base = from_configuration(
-            parse_configuration(yaml.safe_load(args.config.read_text())), base
-        )
+        base = from_loaded(read_configuration(args.config), base)
     cert_file, key_file = args.cert_file, args.key_file
     if args.cert_dir is not None:
         cert_file = cert_file or args.cert_dir / "tls.crt"
         key_file = key_file or args.cert_dir / "tls.key"
+    if cert_file is None and key_file is None:
+        cert_file, key_file = base.cert_file, base.key_file
     selector = base.managed_jobs_namespace_selector
     if args.managed_namespace_selector is not None:
         loaded = yaml.safe_load(args.managed_namespace_selector)
@@ -299,8 +353,8 @@ def settings_from_args(args: argparse.Namespace) -> WebhookSettings:
         selector = loaded
     return replace(
         base,
-        host=args.host,
-        port=args.port,
+        host=args.host if args.host is not None else base.host,
+        port=args.port if args.port is not None else base.port,
         cert_file=cert_file,
         key_file=key_file,
         cert_wait_seconds=args.cert_wait,

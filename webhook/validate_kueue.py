@@ -7,11 +7,14 @@ API server sent it, to :func:`scheduler.api.pipeline.review` — the function
 registrations use ``matchPolicy: Exact`` with every version, so a
 ``v1alpha1`` manifest reaches this code in ``v1alpha1`` and is judged by the
 legacy rules first, as the CLI judges it; ``kubectl apply`` and ``kuota
-validate`` therefore print the same message, byte for byte.
+validate`` therefore print the same message, byte for byte, and the same
+warnings for the fields kuota accepts without acting on them
+(:mod:`scheduler.api.validation.not_acted_on`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from scheduler.api.pipeline import UnsupportedKind, is_supported, review
@@ -38,19 +41,30 @@ def object_of(request: AdmissionRequest, expected_kinds: frozenset[str]) -> dict
 
 
 def validate_kueue_request(
-    request: AdmissionRequest, *, kinds: frozenset[str]
+    request: AdmissionRequest,
+    *,
+    kinds: frozenset[str],
+    gates: Mapping[str, bool] | None = None,
 ) -> tuple[ResponseBody, str]:
-    """The answer of ``/validate-kueue-x-k8s-io-v1beta2-<kind>``: pure."""
+    """The answer of ``/validate-kueue-x-k8s-io-v1beta2-<kind>``: pure.
+
+    ``gates``: the Configuration's ``featureGates``, which some rules read
+    (absent: kuota's defaults, ``scheduler/api/feature_gates.py``).
+    """
     if request.operation not in ("CREATE", "UPDATE"):
         return allow(request.uid), "allowed"
     raw = object_of(request, kinds)
     old = request.old_object if request.operation == "UPDATE" else None
     try:
         result = review(
-            raw, old=old, operation=request.operation, default_namespace=request.namespace
+            raw,
+            old=old,
+            operation=request.operation,
+            default_namespace=request.namespace,
+            gates=gates,
         )
     except UnsupportedKind as unsupported:
         raise BadRequest(str(unsupported)) from None
     if result.errors:
         return deny(request.uid, result.errors), "denied"
-    return allow(request.uid), "allowed"
+    return allow(request.uid, warnings=result.warnings), "allowed"

@@ -174,7 +174,9 @@ _WAIT_FOR_PODS_READY: Build = bind(WaitForPodsReady, _section("waitForPodsReady"
 _FAIR_SHARING: Build = bind(FairSharingConfig, _section("fairSharing"), custom={})
 
 _KEPT = [name for name, node in DESCRIPTION.properties.items() if node.read]
-"""Top-level fields a Configuration may have; any other is an error."""
+"""Top-level fields the Configuration keeps; any other is an error but ``metadata``."""
+_IDENTITY = ("metadata",)
+"""Read by validation (the name a report shows), not a setting: neither kept nor refused."""
 _TYPED = {camel(item.name) for item in fields(Configuration)} & set(_KEPT)
 _OPERATIONAL = tuple(name for name in _KEPT if name not in _TYPED)
 """Described sections the Configuration keeps raw (multiKueue, webhook, metrics, …)."""
@@ -209,7 +211,7 @@ def build_configuration(reader: Reader, raw: Mapping[str, Any]) -> Configuration
     root = FieldPath()
     warnings: list[str] = []
     for key in raw:
-        if key not in _KEPT:
+        if key not in _KEPT and key not in _IDENTITY:
             hint = " (queueVisibility was removed in v1beta2)" if key == "queueVisibility" else ""
             reader.fail(root.child(key), f'unknown field "{key}"{hint}', rule="CFG-UNKNOWN")
     namespace: str = _NAMESPACE(reader, raw, root)

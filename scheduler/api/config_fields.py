@@ -12,7 +12,10 @@ and read from here by:
   unknown fields, the hints for removed v1beta1 fields) and the value and
   range checks declared on the nodes (enums, minimums, durations, label
   values), each with its rule id; only the rules that relate several fields
-  are written there;
+  are written there.  Where kuota cannot do what a field asks, the node says
+  so: ``Refused`` (the file is invalid, rule ``CFG-K``, with what kuota does
+  instead) or ``NotActedOn`` (accepted, with a warning); every other field
+  is acted on (docs/configuration.md#fields);
 * the Helm chart (``charts/kuota/hack/generate.py``): the fields with a
   ``chart`` value make the ``config:`` section of ``values.yaml`` (default
   and comment), its part of ``values.schema.json`` and the ConfigMap
@@ -39,11 +42,13 @@ from scheduler.api.crds.nodes import (
     Leaf,
     N,
     Node,
+    NotActedOn,
     NotZero,
     ObjectNode,
     OffWhenDisabled,
     OneOf,
     OnlyWith,
+    Refused,
 )
 from scheduler.api.crds.schema_kit import (
     array,
@@ -52,6 +57,7 @@ from scheduler.api.crds.schema_kit import (
     free_form,
     hint,
     int32,
+    int64,
     known,
     label_selector,
     obj,
@@ -61,6 +67,7 @@ from scheduler.api.crds.schema_kit import (
     unchecked,
     unread,
 )
+from scheduler.api.feature_gates import REFUSED
 from scheduler.api.refs import (
     FAIR_SHARING_PREEMPTION_STRATEGIES,
     MULTIKUEUE_INCREMENTAL_DISPATCHER,
@@ -100,6 +107,9 @@ CHART_FRAMEWORKS: Final = (
     "statefulset",
 )
 """The frameworks kuota implements: the chart enables and accepts exactly these."""
+
+TLS_MIN_VERSIONS: Final = ("VersionTLS12", "VersionTLS13")
+"""``tls.minVersion`` values Kueue accepts (it refuses TLS 1.0 and 1.1)."""
 
 
 def _checked(node: N, *checks: Check) -> N:
@@ -174,7 +184,7 @@ def _fair_sharing() -> ObjectNode:
 
 def _admission_fair_sharing() -> ObjectNode:
     weight = _not_negative(Leaf(type="number"), "CFG-12")
-    return obj(
+    section = obj(
         {
             "usageHalfLifeTime": _duration("CFG-12"),
             "usageSamplingInterval": Leaf(
@@ -186,6 +196,14 @@ def _admission_fair_sharing() -> ObjectNode:
             ),
             "resourceWeights": string_map(values=weight),
         }
+    )
+    return _checked(
+        section,
+        NotActedOn(
+            message="kuota does not implement admission fair sharing: a ClusterQueue's "
+            "workloads are ordered by priority and creation time, whatever their "
+            "LocalQueue used before"
+        ),
     )
 
 
@@ -213,8 +231,14 @@ def _resources() -> ObjectNode:
                 ),
             ),
             "quotaCheckStrategy": _enum(QUOTA_CHECK_STRATEGIES, "CFG-15"),
-            # Dynamic Resource Allocation: out of kuota's scope, kept as given.
-            "deviceClassMappings": unchecked(array(free_form())),
+            "deviceClassMappings": _checked(
+                unchecked(array(free_form())),
+                Refused(
+                    REFUSED,
+                    "kuota does not charge Dynamic Resource Allocation devices to quota (a "
+                    "ResourceClaim counts against nothing); remove deviceClassMappings",
+                ),
+            ),
         }
     )
     return _charted(
@@ -237,8 +261,12 @@ def _integrations() -> ObjectNode:
         {
             "frameworks": frameworks,
             "externalFrameworks": array(string()),
-            "labelKeysToCopy": _charted(
-                array(string()), ChartValue(doc="Label keys copied from a Job to its Workload.")
+            "labelKeysToCopy": _checked(
+                _charted(
+                    array(string()),
+                    ChartValue(doc="Label keys copied from a Job to its Workload."),
+                ),
+                NotActedOn(message="kuota does not copy job labels to Workloads yet"),
             ),
         },
         foreign={
@@ -261,8 +289,24 @@ def _multikueue() -> ObjectNode:
             "origin": _checked(string(), LabelValue("CFG-17")),
             "workerLostTimeout": _duration("CFG-16"),
             "dispatcherName": string(),
-            "externalFrameworks": unchecked(free_form()),
-            "clusterProfile": unchecked(free_form()),
+            "externalFrameworks": _checked(
+                unchecked(array(free_form())),
+                Refused(
+                    REFUSED,
+                    "kuota's MultiKueue dispatches batch/v1 Jobs (and Workloads without an "
+                    "owner) only; remove externalFrameworks",
+                ),
+            ),
+            "clusterProfile": _checked(
+                unchecked(free_form()),
+                Refused(
+                    REFUSED,
+                    "kuota does not read the ClusterProfile API: a MultiKueueCluster connects "
+                    "through the kubeconfig in its Secret (clusterSource.kubeConfig); remove "
+                    "clusterProfile",
+                    even_empty=True,
+                ),
+            ),
             "incrementalDispatcherConfig": _checked(
                 incremental,
                 OnlyWith(
@@ -270,6 +314,44 @@ def _multikueue() -> ObjectNode:
                     "dispatcherName",
                     MULTIKUEUE_INCREMENTAL_DISPATCHER,
                     "only valid with the incremental dispatcher",
+                ),
+            ),
+        }
+    )
+
+
+def _leader_election() -> ObjectNode:
+    return obj(
+        {
+            "leaderElect": boolean(),
+            "leaseDuration": _duration(REFUSED),
+            "renewDeadline": _duration(REFUSED),
+            "retryPeriod": _duration(REFUSED),
+            "resourceLock": _checked(
+                string(),
+                Refused(
+                    REFUSED,
+                    'kuota elects its leader with a coordination.k8s.io Lease only; use "leases"',
+                    allowed=("leases",),
+                ),
+            ),
+            "resourceName": string(),
+            "resourceNamespace": string(),
+        }
+    )
+
+
+def _tls() -> ObjectNode:
+    return obj(
+        {
+            "minVersion": _enum(TLS_MIN_VERSIONS, REFUSED),
+            "cipherSuites": array(string()),
+            "curvePreferences": _checked(
+                array(int32()),
+                Refused(
+                    REFUSED,
+                    "Python's TLS server cannot restrict the key exchange groups; remove "
+                    "curvePreferences (the webhook uses OpenSSL's defaults)",
                 ),
             ),
         }
@@ -324,7 +406,10 @@ def configuration() -> ObjectNode:
         ),
         "waitForPodsReady": _wait_for_pods_ready(),
         "objectRetentionPolicies": _charted(
-            retention,
+            _checked(
+                retention,
+                NotActedOn(message="kuota does not delete finished or deactivated Workloads yet"),
+            ),
             ChartValue(
                 doc="objectRetentionPolicies section (e.g. {workloads: {afterFinished: 1h}}).",
                 free=True,
@@ -332,15 +417,37 @@ def configuration() -> ObjectNode:
         ),
         "multiKueue": _multikueue(),
         "webhook": obj({"port": int32(), "host": string(), "certDir": string()}),
-        "metrics": obj(
-            {
-                "bindAddress": string(),
-                "enableClusterQueueResources": boolean(),
-                "customLabels": unchecked(free_form()),
-                "localQueueMetrics": obj(
-                    {"enable": boolean(), "localQueueSelector": label_selector()}
-                ),
-            }
+        "metrics": _charted(
+            obj(
+                {
+                    "bindAddress": string(),
+                    "enableClusterQueueResources": _charted(
+                        boolean(),
+                        ChartValue(
+                            doc="Export the per-flavor quota gauges\n"
+                            "(kueue_cluster_queue_resource_reservation, _usage;\n"
+                            "Kueue's default: off).",
+                            default=True,
+                            always=True,
+                        ),
+                    ),
+                    "customLabels": _checked(
+                        unchecked(free_form()),
+                        NotActedOn(
+                            message="kuota has no custom metric labels (Kueue's "
+                            "CustomMetricLabels gate, off: the labels have no effect there either)"
+                        ),
+                    ),
+                    "localQueueMetrics": _checked(
+                        obj({"enable": boolean(), "localQueueSelector": label_selector()}),
+                        NotActedOn(
+                            message="kuota exports no LocalQueue metrics",
+                            allowed=({"enable": False},),
+                        ),
+                    ),
+                }
+            ),
+            ChartValue(doc="The scheduler's metrics."),
         ),
         "health": obj(
             {
@@ -349,15 +456,44 @@ def configuration() -> ObjectNode:
                 "livenessEndpointName": string(),
             }
         ),
-        "leaderElection": unchecked(free_form()),
+        "leaderElection": _leader_election(),
         "clientConnection": obj({"qps": Leaf(type="number"), "burst": int32()}),
         "internalCertManagement": obj(
             {"enable": boolean(), "webhookServiceName": string(), "webhookSecretName": string()}
         ),
-        "controller": unchecked(free_form()),
-        "pprofBindAddress": string(),
-        "tls": unchecked(free_form()),
-        "visibilityServer": unchecked(free_form()),
+        "controller": obj(
+            {
+                "groupKindConcurrency": _checked(
+                    string_map(values=int32()),
+                    NotActedOn(
+                        message="kuota reconciles every kind in one loop, with no worker pool "
+                        "per kind: the concurrency is not configurable"
+                    ),
+                ),
+                # Go's time.Duration, which Kueue decodes from an integer of nanoseconds.
+                "cacheSyncTimeout": _checked(
+                    int64(), AtLeast(REFUSED, 1, message="must be greater than 0")
+                ),
+            }
+        ),
+        "pprofBindAddress": _checked(
+            string(),
+            Refused(
+                REFUSED,
+                'kuota serves no Go profiler; remove pprofBindAddress (or set it to "0")',
+                allowed=("0",),
+            ),
+        ),
+        "tls": _tls(),
+        "visibilityServer": _checked(
+            unchecked(free_form()),
+            Refused(
+                REFUSED,
+                "kuota serves no visibility API (visibility.kueue.x-k8s.io); `kuota list` and "
+                "`kuota explain` show pending workloads; remove visibilityServer",
+                even_empty=True,
+            ),
+        ),
     }
     return obj(
         fields,

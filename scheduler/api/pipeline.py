@@ -17,6 +17,17 @@ Order (docs/validation.md#order-of-processing):
 3. defaults: the create-only mutations on CREATE, schema defaults always;
 4. every rule of the kind; ``v1beta1`` violations are reported at the paths
    the user wrote (``spec.cohort``, ``spec.admissionChecks[i]``).
+
+A Configuration file (``config.kueue.x-k8s.io``) takes the same road: a
+``v1beta1`` one is converted to ``v1beta2`` first (its conversion warnings
+kept), then every configuration rule runs, and the answer also carries the
+warnings of :func:`~scheduler.api.validation.configuration.check_configuration`
+(the fields kuota accepts and does not act on).  The processes read their
+Configuration through this function too (:mod:`scheduler.api.config_file`),
+so ``kuota validate`` and a starting process judge a file alike.
+
+``gates`` are the feature gates the rules read (the webhook passes its
+Configuration's ``featureGates``; absent, kuota's defaults).
 """
 
 from __future__ import annotations
@@ -25,12 +36,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from scheduler.api.convert import ConversionError, to_hub, v1beta1_report_path
+from scheduler.api.convert import (
+    ConversionError,
+    configuration_to_v1beta2,
+    to_hub,
+    v1beta1_report_path,
+)
 from scheduler.api.defaults import apply_create_defaults, apply_schema_defaults
 from scheduler.api.field import FieldError
-from scheduler.api.refs import KUEUE_GROUP
+from scheduler.api.refs import CONFIG_GROUP, CONFIG_V1BETA1, KUEUE_GROUP
 from scheduler.api.refs import V1BETA2 as HUB
-from scheduler.api.validation import NAMESPACED, VALIDATORS
+from scheduler.api.validation import GATED, NAMESPACED, VALIDATORS
+from scheduler.api.validation.configuration import check_configuration
+from scheduler.api.validation.not_acted_on import object_warnings
 
 Operation = Literal["CREATE", "UPDATE"]
 CONVERTIBLE_VERSIONS = ("v1alpha1", "v1alpha2", "v1beta1")
@@ -52,6 +70,9 @@ class Review:
     errors: tuple[FieldError, ...]
     stored: dict[str, Any] | None
     """The v1beta2 (or batch/v1, Configuration) object after defaulting; None when invalid."""
+    warnings: tuple[str, ...] = ()
+    """The fields kuota accepts and does not act on (for a Configuration, also what its
+    conversion dropped): the webhook's admission warnings, ``kuota validate``'s."""
 
     @property
     def valid(self) -> bool:
@@ -78,7 +99,10 @@ def _identity(raw: Mapping[str, Any]) -> tuple[str, str, str | None, str | None]
 def is_supported(raw: Mapping[str, Any]) -> bool:
     """Pure: whether :func:`review` knows this apiVersion/kind."""
     api_version, kind, _, _ = _identity(raw)
-    if (api_version, kind) in VALIDATORS:
+    if (api_version, kind) in VALIDATORS or (api_version, kind) == (
+        CONFIG_V1BETA1,
+        "Configuration",
+    ):
         return True
     group, _, version = api_version.rpartition("/")
     return (
@@ -111,12 +135,14 @@ def review(
     old: Mapping[str, Any] | None = None,
     operation: Operation = "CREATE",
     default_namespace: str | None = None,
+    gates: Mapping[str, bool] | None = None,
 ) -> Review:
     """Validate one object as the admission chain would: pure.
 
     ``old`` is the stored object for an UPDATE (any version; it is converted
     the same way).  ``default_namespace`` fills an absent namespace of a
     namespaced kind, as kubectl does (the CLI passes ``default``).
+    ``gates``: the feature gates the rules read (None: kuota's defaults).
     Raises :class:`UnsupportedKind` for objects kuota does not validate.
     """
     if not isinstance(raw, Mapping) or not is_supported(raw):
@@ -133,9 +159,21 @@ def review(
         raw = _with_namespace(raw, default_namespace)
         namespace = default_namespace
 
-    def answer(errors: list[FieldError], stored: dict[str, Any] | None) -> Review:
-        return Review(api_version, kind, name, namespace, tuple(errors), None if errors else stored)
+    def answer(
+        errors: list[FieldError], stored: dict[str, Any] | None, notes: list[str] | None = None
+    ) -> Review:
+        return Review(
+            api_version,
+            kind,
+            name,
+            namespace,
+            tuple(errors),
+            None if errors else stored,
+            () if errors else tuple(notes or ()),
+        )
 
+    if api_version.startswith(f"{CONFIG_GROUP}/"):
+        return _review_configuration(raw, name, namespace)
     version = api_version.rpartition("/")[2]
     original = raw
     if api_version.startswith(f"{KUEUE_GROUP}/") and version in CONVERTIBLE_VERSIONS:
@@ -148,8 +186,13 @@ def review(
     defaulted = apply_schema_defaults(raw)
     if operation == "CREATE":
         defaulted = apply_create_defaults(defaulted)
-    validator = VALIDATORS[(str(defaulted.get("apiVersion")), str(defaulted.get("kind")))]
-    errors = validator(defaulted, apply_schema_defaults(old) if old is not None else None)
+    key = (str(defaulted.get("apiVersion")), str(defaulted.get("kind")))
+    stored_old = apply_schema_defaults(old) if old is not None else None
+    errors = (
+        GATED[key](defaulted, stored_old, gates=gates)
+        if key in GATED
+        else VALIDATORS[key](defaulted, stored_old)
+    )
     if version == "v1beta1":
         errors = [
             FieldError(
@@ -157,4 +200,19 @@ def review(
             )
             for item in errors
         ]
-    return answer(errors, defaulted)
+    return answer(errors, defaulted, object_warnings(key, defaulted, stored_old))
+
+
+def _review_configuration(
+    raw: Mapping[str, Any], name: str | None, namespace: str | None
+) -> Review:
+    """A Configuration file, ``v1beta1`` (converted) or ``v1beta2``: pure."""
+    api_version, kind = str(raw.get("apiVersion")), str(raw.get("kind"))
+    try:
+        converted = configuration_to_v1beta2(raw)
+    except ConversionError as failed:
+        return Review(api_version, kind, name, namespace, tuple(failed.errors), None)
+    errors, warnings = check_configuration(converted.object)
+    stored = None if errors else dict(converted.object)
+    notes = tuple(converted.warnings) + tuple(warnings)
+    return Review(api_version, kind, name, namespace, tuple(errors), stored, notes)

@@ -16,6 +16,16 @@ serve its version (the chart's ``crds.servedLegacyVersions``).  The note goes
 to stderr, once per file and version; with ``--json``, into the object's
 ``warnings`` list (a field added to the contract's shape, present only on
 objects that have a note).
+
+A Configuration (``config.kueue.x-k8s.io``, ``v1beta1`` converted first) is
+checked as every kuota process checks its own at start
+(:func:`scheduler.api.pipeline.review`, the same rules): what kuota refuses
+is an error; every field kuota accepts without acting on it, and what the
+conversion of a ``v1beta1`` file dropped, is a warning (as is a field of an
+API object kuota does not act on: the webhook's admission warning), one
+line each on stderr (``warning: <where>: Configuration/<name>: <field>: <what kuota
+does>``; with ``--json`` too) and, with ``--json``, in the object's
+``warnings`` list.
 """
 
 from __future__ import annotations
@@ -93,7 +103,7 @@ def review_documents(documents: Sequence[Document], stderr: TextIO) -> list[Chec
             answer = review(document.raw, operation="CREATE", default_namespace="default")
             version = unserved_version(document.raw)
             notes = () if version is None else (unserved_version_note(version, document.source),)
-            reviews.append(Checked(document, answer, notes))
+            reviews.append(Checked(document, answer, notes + answer.warnings))
         except UnsupportedKind:
             api_version = document.raw.get("apiVersion")
             kind = document.raw.get("kind")
@@ -129,6 +139,15 @@ def render_notes(checked: Sequence[Checked]) -> list[str]:
     ]
 
 
+def render_warnings(checked: Sequence[Checked]) -> list[str]:
+    """Pure: the warnings of Configuration documents for stderr, one line each, in order."""
+    return [
+        f"warning: {item.document.where}: {object_label(item.review)}: {warning}"
+        for item in checked
+        for warning in item.review.warnings
+    ]
+
+
 def render_json(checked: Sequence[Checked]) -> dict[str, Any]:
     """Pure: the ``--json`` report of the contract.
 
@@ -160,6 +179,8 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO)
         return EXIT_UNREADABLE
     checked = review_documents(documents, stderr)
     reviews = [item.review for item in checked]
+    for warning in render_warnings(checked):
+        print(warning, file=stderr)
     if args.json:
         json.dump(render_json(checked), stdout, indent=2)
         stdout.write("\n")

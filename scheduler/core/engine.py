@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 
 from scheduler.api.config import Configuration
+from scheduler.api.feature_gates import enabled
 from scheduler.api.models import (
     AdmissionCheck,
     ClusterQueue,
@@ -43,6 +44,7 @@ from scheduler.api.models import (
 from scheduler.api.pods_ready import wait_for_pods_ready
 from scheduler.api.refs import ADMISSION_GATED_BY_ANNOTATION as GATE_ANNOTATION
 from scheduler.api.refs import JOB_UID_LABEL as JOB_UID_LABEL
+from scheduler.api.refs import PRIORITY_BOOST_ANNOTATION
 from scheduler.core.admission_checks import CheckInfo, applicable_checks
 from scheduler.core.cycle import CycleParts
 from scheduler.core.cycle_inputs import SchedulingOptions
@@ -74,10 +76,15 @@ def _options(
     config: Configuration,
     *,
     one_admission_per_queue: bool,
-    resume_flavor_scan: bool,
+    resume_flavor_scan: bool | None,
     pods_observed: bool = True,
 ) -> SchedulingOptions:
-    """The cycle's options from the Configuration and the engine's switches: pure."""
+    """The cycle's options from the Configuration and the engine's switches: pure.
+
+    ``resume_flavor_scan`` None: the feature gate ``FlavorFungibilityPreserveScanProgress``.
+    """
+    if resume_flavor_scan is None:
+        resume_flavor_scan = enabled(config.feature_gates, "FlavorFungibilityPreserveScanProgress")
     resources, fair = config.resources, config.fair_sharing
     pods_ready = wait_for_pods_ready(config)
     strategies = tuple(getattr(fair, "preemption_strategies", ()) or ())
@@ -101,10 +108,15 @@ class Engine:
         config: Configuration | None = None,
         *,
         one_admission_per_queue: bool = False,
-        resume_flavor_scan: bool = True,
+        resume_flavor_scan: bool | None = None,
         pods_observed: bool = True,
     ) -> None:
         self.config = config or Configuration()
+        gates = self.config.feature_gates
+        self._priority_boost = enabled(gates, "PriorityBoost")
+        """The ``kueue.x-k8s.io/priority-boost`` annotation adds to the priority."""
+        self._gated_by = enabled(gates, "AdmissionGatedBy")
+        """The ``kueue.x-k8s.io/admission-gated-by`` annotation holds admission back."""
         self.options = _options(
             self.config,
             one_admission_per_queue=one_admission_per_queue,
@@ -423,7 +435,7 @@ class Engine:
             self._priorities[ref] = value
         self.history.restart()  # who may preempt whom changed
         for record in self.queues.with_priority_ref(ref):
-            priority = self._priority_of(ref)
+            priority = self._priority_of(ref) + record.boost
             if priority != record.priority:
                 record.priority = priority
                 self.queues.requeue_one(record)
@@ -438,6 +450,21 @@ class Engine:
         kind, name = ref
         kind = "PriorityClass" if kind == "PriorityClass" else "WorkloadPriorityClass"
         return self._priorities.get((kind, name), 0)
+
+    def _boost(self, annotations: Mapping[str, str]) -> int:
+        """The priority boost of a Workload's annotations (Kueue's ``PriorityBoost``): pure.
+
+        0 with the gate off, without the annotation, or with a value that is
+        not an int32 (the webhook refuses those; as Kueue, the base priority
+        is then used).
+        """
+        if not self._priority_boost:
+            return 0
+        try:
+            boost = int(annotations.get(PRIORITY_BOOST_ANNOTATION, "0"), 10)
+        except ValueError:
+            return 0
+        return boost if -(2**31) <= boost < 2**31 else 0
 
     # --- workloads --------------------------------------------------------------------
 
@@ -462,14 +489,15 @@ class Engine:
             else None
         )
         explicit = spec.priority
-        record.priority = (
+        record.boost = self._boost(meta.annotations)
+        record.priority = record.boost + (
             explicit if explicit is not None else self._priority_of(record.priority_ref)
         )
         record.timestamp = queue_timestamp(workload, pods_ready_eviction=self._eviction_timestamp)
         record.pods_ready = workload.status.is_condition_true("PodsReady")
         record.pod_sets = pod_set_infos(workload, self.config.resources)
         record.active = spec.active
-        record.gate = meta.annotations.get(GATE_ANNOTATION) or None
+        record.gate = (meta.annotations.get(GATE_ANNOTATION) or None) if self._gated_by else None
         record.checks_failed = failed_admission_checks(workload)
         requeue = workload.status.requeue_state
         record.requeue_at = requeue.requeue_at if requeue is not None else None

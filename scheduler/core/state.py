@@ -52,6 +52,7 @@ class WorkloadRecord:
         "uid",
         "queue_name",
         "priority",
+        "boost",
         "priority_ref",
         "timestamp",
         "pod_sets",
@@ -86,6 +87,9 @@ class WorkloadRecord:
         self.uid = ""
         self.queue_name: str | None = None
         self.priority = 0
+        """The effective priority: the Workload's, plus ``boost``."""
+        self.boost = 0
+        """``kueue.x-k8s.io/priority-boost`` (feature gate PriorityBoost; else 0)."""
         self.priority_ref: tuple[str, str] | None = None
         self.timestamp: datetime = datetime.min
         self.pod_sets: tuple[PodSetInfo, ...] = ()

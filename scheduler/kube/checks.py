@@ -187,7 +187,10 @@ class CheckController:
             )
             return False
         self.state.remember(stored)
-        log.info("admission check controller not supported: marked inactive", extra={"name": name})
+        log.info(
+            "admission check controller not supported: marked inactive",
+            extra={"admission_check": name},
+        )
         return True
 
 

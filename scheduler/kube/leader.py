@@ -356,9 +356,9 @@ class LeaseElection:
         name: str,
         namespace: str,
         identity: str,
-        lease_duration: int = 15,
-        renew_deadline: int = 10,
-        retry_period: int = 2,
+        lease_duration: float = 15,
+        renew_deadline: float = 10,
+        retry_period: float = 2,
         clock: Callable[[], float] = boottime,
     ) -> None:
         self.name = name

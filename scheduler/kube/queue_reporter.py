@@ -42,11 +42,14 @@ class QueueReporter:
         state: ClusterState,
         writer: Writer,
         clock: Callable[[], datetime],
+        resource_gauges: bool = True,
     ) -> None:
         self.engine = engine
         self.state = state
         self.writer = writer
         self.clock = clock
+        self.resource_gauges = resource_gauges
+        """Publish the per-flavor quota gauges (Kueue's ``metrics.enableClusterQueueResources``)."""
 
     async def refresh(self) -> None:
         """Write every ClusterQueue and LocalQueue status that changed.
@@ -125,6 +128,8 @@ class QueueReporter:
             current = "active" if status.active else "pending"
             for state in ("pending", "active", "terminating"):
                 metrics.CQ_STATUS.labels(name, state, role).set(1 if state == current else 0)
+            if not self.resource_gauges:
+                continue
             admitted = status.admitted_usage if status.admitted_usage is not None else {}
             for flavor, resources in status.usage.items():
                 for resource, quantity in resources.items():

@@ -31,6 +31,14 @@ same deadline (its ``timeout`` parameter), which is how the fenced writer
 have passed on.  Kueue writes Workload status by server-side apply as
 ``kueue-admission``; so does kuota's writer, through :meth:`Rest.apply`.
 
+Requests are rate-limited on the client, as client-go limits Kueue's: a
+:class:`TokenBucket` of ``qps`` tokens a second holding at most ``burst``
+(the Configuration's ``clientConnection``), shared by every request of one
+:class:`Rest`.  A request that waits for its token has that much less of its
+``timeout``: a fenced write's deadline (its client timeout and the API
+server's ``timeout`` parameter) still ends where the fence said, and a
+write whose deadline passed while it waited is not sent (:class:`Unreachable`).
+
 Objects come back **without** ``metadata.managedFields`` (answers, list
 items, watch events).  Server-side apply's record of which manager set which
 field is more than half of an admitted Workload, and no part of kuota reads
@@ -44,8 +52,10 @@ kuota holds lacks it, no patch computed between two of them touches it.
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -264,13 +274,82 @@ def error_for(status: int, body: str, *, what: str) -> RestError:
     return ApiError(text, status=status)
 
 
+class TokenBucket:
+    """client-go's token-bucket rate limiter: ``qps`` tokens a second, at most ``burst`` kept.
+
+    The bucket starts full; a request takes one token, waiting until one is
+    there.  Requests are served in the order they asked.
+    """
+
+    def __init__(
+        self, qps: float, burst: int, *, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        if qps <= 0:
+            raise ValueError("qps must be greater than 0 (a negative qps means no limiter)")
+        self.qps = qps
+        self.burst = max(1, burst)
+        self.clock = clock
+        self._tokens = float(self.burst)
+        self._last = clock()
+        self._turn = asyncio.Lock()
+
+    def _refill(self) -> None:
+        now = self.clock()
+        self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps)
+        self._last = now
+
+    async def acquire(self) -> float:
+        """Take a token, waiting for it if need be; the seconds waited."""
+        started = self.clock()
+        async with self._turn:
+            self._refill()
+            if self._tokens < 1:
+                await asyncio.sleep((1 - self._tokens) / self.qps)
+                self._refill()
+            self._tokens -= 1
+        return max(0.0, self.clock() - started)
+
+
+def rate_limiter(qps: float | None, burst: int | None) -> TokenBucket | None:
+    """The limiter of ``clientConnection`` (None, 0: Kueue's 300 and 500; negative qps: none)."""
+    rate = qps or KUEUE_QPS
+    if rate < 0:
+        return None
+    return TokenBucket(rate, burst or KUEUE_BURST)
+
+
+KUEUE_QPS = 300.0
+KUEUE_BURST = 500
+"""Kueue's defaults of ``clientConnection.qps`` and ``.burst``."""
+
+
+def _after_wait(query: Query, timeout: float | None, waited: float) -> tuple[Query, float | None]:
+    """The query and timeout of a request that waited ``waited`` s for its token: pure."""
+    if timeout is None or waited <= 0:
+        return query, timeout
+    left = timeout - waited
+    if any(name == "timeout" for name, _ in query):
+        query = [(name, value) for name, value in query if name != "timeout"] + deadline(
+            max(left, 0.001)
+        )
+    return query, left
+
+
 class Rest:
     """:class:`RestClient` over a kubernetes_asyncio ``ApiClient`` (raw JSON both ways)."""
 
-    def __init__(self, api: ApiClient, *, timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        api: ApiClient,
+        *,
+        timeout: float | None = None,
+        limiter: TokenBucket | None = None,
+    ) -> None:
         self.api = api
         self.timeout = timeout
         """Default request timeout in seconds (None: the client's)."""
+        self.limiter = limiter
+        """The client-side rate limit (None: none)."""
 
     async def _send(
         self,
@@ -284,6 +363,10 @@ class Rest:
     ) -> aiohttp.ClientResponse:
         """The raw response of a successful call; errors raised as the vocabulary."""
         what = f"{method} {path}"
+        if self.limiter is not None:
+            query, timeout = _after_wait(query, timeout, await self.limiter.acquire())
+            if timeout is not None and timeout <= 0:
+                raise Unreachable(f"{what}: its deadline passed while waiting for the rate limit")
         try:
             response: aiohttp.ClientResponse = await self.api.call_api(
                 path,

@@ -29,7 +29,9 @@ level-based: it never depends on what an earlier one saw.  In order:
    :func:`~scheduler.multikueue.decisions.dispatch`, from the workers'
    stores; a worker whose informers have not listed yet counts as unreachable.
 4. **Garbage.**  A worker's Workload or Job of this origin whose manager
-   Workload no longer exists is deleted (Kueue's ``gcInterval`` collector).
+   Workload no longer exists is deleted: at once for a manager Workload
+   seen deleted, and by a sweep of every worker every ``gcInterval`` (Kueue's
+   collector; ``0s``: no sweep).
 
 Only the holder of the Lease runs passes (the app), and every write asks the
 fence first (:mod:`scheduler.kube.fence`): a write refused raises
@@ -51,6 +53,11 @@ from typing import Any
 
 from scheduler import logs
 from scheduler.api import objects
+from scheduler.api.operational import (
+    ALL_AT_ONCE_DISPATCHER,
+    DEFAULT_GC_INTERVAL,
+    DEFAULT_STEP_SIZE,
+)
 from scheduler.api.refs import HUB_VERSION, KUEUE_GROUP, KUEUE_PLURALS, PREBUILT_WORKLOAD_KEY
 from scheduler.kube.fence import Fence, Unfenced
 from scheduler.kube.informer import Event, Informer
@@ -85,6 +92,13 @@ class MultiKueueSettings:
     namespace: str = "kueue-system"
     origin: str = decisions.DEFAULT_ORIGIN
     worker_lost_timeout: timedelta = decisions.DEFAULT_WORKER_LOST_TIMEOUT
+    gc_interval: timedelta = DEFAULT_GC_INTERVAL
+    """Between two sweeps of the workers for orphans (zero: none; a deleted manager
+    Workload's copies are removed at once either way)."""
+    dispatcher: str = ALL_AT_ONCE_DISPATCHER
+    """``multiKueue.dispatcherName``: all at once, incremental, or another controller's."""
+    step_size: int = DEFAULT_STEP_SIZE
+    respect_config_order: bool = True
     interval: float = 2.0
     """Seconds between two probes of an unreachable worker (and retries of failed writes)."""
     probe_timeout: float = 5.0
@@ -142,11 +156,20 @@ class Controller:
             worker_lost_timeout=settings.worker_lost_timeout,
             clock=clock,
             fence=lambda: self.fence,
+            dispatcher=settings.dispatcher,
+            step_size=settings.step_size,
+            in_config_order=settings.respect_config_order,
         )
+        self.last_sweep: datetime | None = None
+        """When the workers were last swept for orphans (``gcInterval``)."""
         self.clusters = Informer("MultiKueueCluster", source(rest, CLUSTERS, None), self._on_any)
         self.configs = Informer("MultiKueueConfig", source(rest, CONFIGS, None), self._on_any)
         self.checks = Informer("AdmissionCheck", source(rest, CHECKS, None), self._on_any)
-        self.workloads = Informer("Workload", source(rest, WORKLOADS, None), self._on_workload)
+        self.workloads = Informer(
+            "Workload", source(rest, WORKLOADS, None), self._on_manager_workload
+        )
+        self.deleted: set[str] = set()
+        """Manager Workloads seen deleted: their copies are removed at the next pass."""
 
     @property
     def informers(self) -> list[Informer]:
@@ -171,6 +194,11 @@ class Controller:
         """A manager Workload, or a worker's copy (its key is the manager's)."""
         self.dirty.add(event.key)
         self.wakeup.set()
+
+    def _on_manager_workload(self, event: Event) -> None:
+        if event.type == "DELETED":
+            self.deleted.add(event.key)
+        self._on_workload(event)
 
     def _on_remote_job(self, event: Event) -> None:
         """A worker's job names the manager Workload it runs for."""
@@ -205,6 +233,7 @@ class Controller:
                 timeout = last_resync + self.settings.resync - loop.time()
                 if self.retry or self.pool.waiting(self.clusters.store):
                     timeout = min(timeout, self.settings.interval)
+                timeout = min(timeout, self._until_due())
                 try:
                     await asyncio.wait_for(self.wakeup.wait(), timeout=max(timeout, 0))
                 except TimeoutError:
@@ -214,10 +243,29 @@ class Controller:
             await self.close()
             self.everything = True
 
+    def _until_due(self) -> float:
+        """Seconds until the next garbage sweep or the end of an incremental round."""
+        now, due = self.clock(), []
+        if self.settings.gc_interval > timedelta(0):
+            due.append(
+                now if self.last_sweep is None else self.last_sweep + self.settings.gc_interval
+            )
+        round_end = self.dispatcher.next_round_end()
+        if round_end is not None:
+            due.append(round_end)
+        return min(((when - now).total_seconds() for when in due), default=float("inf"))
+
+    def _sweep_due(self, now: datetime) -> bool:
+        interval = self.settings.gc_interval
+        if interval <= timedelta(0):
+            return False
+        return self.last_sweep is None or now - self.last_sweep >= interval
+
     async def run_once(self, *, resync: bool = False) -> None:
         """One pass over the informers' stores (``resync``: probe and decide everything)."""
         everything = self.everything or resync
-        dirty = self.dirty | self.retry
+        now = self.clock()
+        dirty = self.dirty | self.retry | self.dispatcher.rounds_over(now)
         self.everything, self.dirty, self.retry = False, set(), set()
         clusters = [dict(c) for c in self.clusters.store.values()]
         await self.pool.sync(clusters, resync, self._write_cluster_condition)
@@ -230,6 +278,9 @@ class Controller:
                 await self.writes.active_condition(CHECKS, check, condition)
         inventories = self.pool.inventories()
         workloads = self.workloads.store
+        gone, self.deleted = {key for key in self.deleted if key not in workloads}, set()
+        for key in gone | {key for key in dirty if key not in workloads}:
+            self.dispatcher.forget(key)
         keys = sorted(workloads) if everything else sorted(k for k in dirty if k in workloads)
         for key in keys:
             stored = workloads.get(key)
@@ -244,7 +295,11 @@ class Controller:
             with logs.bind(object=key):
                 if not await self.dispatcher.dispatch(workload, name, members, inventories):
                     self.retry.add(key)
-        await self.dispatcher.collect_garbage(set(workloads), inventories)
+        if self._sweep_due(now):
+            self.last_sweep = now
+            await self.dispatcher.collect_garbage(set(workloads), inventories)
+        elif gone:
+            await self.dispatcher.collect_garbage(set(workloads), inventories, only=gone)
 
     async def _write_cluster_condition(
         self, cluster: dict[str, Any], condition: decisions.ActiveCondition

@@ -7,7 +7,12 @@ and the Workload's owner as read (a kind with a MultiKueue adapter: a batch
 Job); this module performs each action: copies and deletions on the
 workers, the rest on the manager (:class:`ManagerWrites`).  Garbage: a
 worker's Workload or job of this origin whose manager Workload no longer
-exists is deleted (Kueue's ``gcInterval`` collector).
+exists is deleted: the copies of a manager Workload seen deleted at once,
+and every orphan at the sweeps of Kueue's ``gcInterval`` collector.
+
+Which workers get a copy follows ``multiKueue.dispatcherName``
+(:class:`~scheduler.multikueue.decisions.Dispatching`); the incremental
+dispatcher's rounds are remembered here, in memory, as Kueue's are.
 """
 
 from __future__ import annotations
@@ -18,17 +23,24 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from scheduler.api import objects
-from scheduler.api.refs import PREBUILT_WORKLOAD_KEY
+from scheduler.api.operational import ALL_AT_ONCE_DISPATCHER
+from scheduler.api.refs import MULTIKUEUE_INCREMENTAL_DISPATCHER, PREBUILT_WORKLOAD_KEY
 from scheduler.kube.fence import Fence
 from scheduler.kube.rest import Conflict, NotFound, Resource, RestClient, RestError
 from scheduler.kube.watches import kind_resource
 from scheduler.multikueue import decisions
 from scheduler.multikueue.decisions import (
+    INCREMENTAL_ROUND,
     Action,
+    AllAtOnce,
     CreateRemoteJob,
     CreateRemoteWorkload,
     DeleteRemote,
+    Dispatching,
     DispatchInput,
+    External,
+    Incremental,
+    Nominate,
     Remote,
     SetCheck,
 )
@@ -51,6 +63,9 @@ class Dispatcher:
         worker_lost_timeout: timedelta,
         clock: Callable[[], datetime],
         fence: Callable[[], Fence],
+        dispatcher: str = ALL_AT_ONCE_DISPATCHER,
+        step_size: int = 3,
+        in_config_order: bool = True,
     ) -> None:
         self.rest = rest
         self.pool = pool
@@ -59,6 +74,34 @@ class Dispatcher:
         self.worker_lost_timeout = worker_lost_timeout
         self.clock = clock
         self.fence = fence
+        self.dispatcher = dispatcher
+        self.step_size = step_size
+        self.in_config_order = in_config_order
+        self.rounds: dict[str, datetime] = {}
+        """Manager Workload key -> when the incremental dispatcher last nominated workers."""
+
+    def _dispatching(self, key: str, members: list[str]) -> Dispatching:
+        if self.dispatcher == ALL_AT_ONCE_DISPATCHER:
+            return AllAtOnce()
+        if self.dispatcher == MULTIKUEUE_INCREMENTAL_DISPATCHER:
+            return Incremental(
+                step=self.step_size,
+                members=tuple(members),
+                round_started=self.rounds.get(key),
+                in_config_order=self.in_config_order,
+            )
+        return External()
+
+    def rounds_over(self, now: datetime) -> set[str]:
+        """The Workloads whose incremental round has ended: due for more nominations."""
+        return {key for key, started in self.rounds.items() if now - started > INCREMENTAL_ROUND}
+
+    def next_round_end(self) -> datetime | None:
+        return min(self.rounds.values()) + INCREMENTAL_ROUND if self.rounds else None
+
+    def forget(self, key: str) -> None:
+        """The Workload is gone (or lost its quota): its next dispatch starts a new round."""
+        self.rounds.pop(key, None)
 
     @staticmethod
     def needs_a_look(workload: Mapping[str, Any], inventories: Mapping[str, Inventory]) -> bool:
@@ -94,6 +137,8 @@ class Dispatcher:
             except NotFound:
                 job = None
         key = objects.key(workload)
+        if objects.is_finished(workload) or not objects.has_quota_reservation(workload):
+            self.forget(key)
         job_key = f"{namespace}/{owner[2]}" if owner is not None else ""
         remotes = {
             name: Remote(
@@ -114,11 +159,14 @@ class Dispatcher:
             now=self.clock(),
             worker_lost_timeout=self.worker_lost_timeout,
             origin=self.origin,
+            dispatching=self._dispatching(key, members),
         )
         for action in decisions.dispatch(given):
             log.info("multikueue action", extra={"action": _describe(action)})
             try:
                 await self._perform(action, workload, check, resource, job)
+                if isinstance(action, Nominate) and action.new_round:
+                    self.rounds[key] = given.now or self.clock()
             except Conflict:
                 return True  # decided from an old read: its newer version's event decides again
             except RestError as failure:
@@ -182,18 +230,26 @@ class Dispatcher:
             pass
 
     async def collect_garbage(
-        self, manager_workloads: set[str], inventories: Mapping[str, Inventory]
+        self,
+        manager_workloads: set[str],
+        inventories: Mapping[str, Inventory],
+        only: set[str] | None = None,
     ) -> None:
-        """Delete the workers' objects of this origin whose manager Workload is gone."""
+        """Delete the workers' objects of this origin whose manager Workload is gone.
+
+        ``only``: the manager Workloads seen deleted (their copies only); None: a sweep.
+        """
         resources = {kind.kind: kind_resource(kind) for kind in copied_kinds()}
+
+        def orphaned(key: str) -> bool:
+            return key not in manager_workloads and (only is None or key in only)
+
         for cluster, inventory in inventories.items():
-            orphans = [
-                (WORKLOADS, key) for key in inventory.workloads if key not in manager_workloads
-            ]
+            orphans = [(WORKLOADS, key) for key in inventory.workloads if orphaned(key)]
             for kind, store in inventory.jobs.items():
                 for job_key, job in store.items():
                     prebuilt = objects.label(job, PREBUILT_WORKLOAD_KEY) or ""
-                    if f"{objects.namespace(job) or ''}/{prebuilt}" not in manager_workloads:
+                    if orphaned(f"{objects.namespace(job) or ''}/{prebuilt}"):
                         orphans.append((resources[kind], job_key))
             worker = self.pool.workers.get(cluster)
             for resource, key in sorted(orphans, key=lambda item: (item[1], item[0].plural)):

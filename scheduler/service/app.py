@@ -9,8 +9,22 @@ rebuilt from the informers' stores, and it campaigns again; meanwhile a
 standby takes over within the lease duration.  Nothing about the API server
 (a restart, a timeout, a lost Lease) ends the process; only a bug in a main
 task does.  On SIGTERM the leader releases the Lease, so a standby takes
-over at once.  ``/healthz``, ``/readyz`` and ``/metrics`` are served on
-``--metrics-bind-address``.
+over at once.
+
+The Configuration (``--config``) is checked at start with the rules of
+``kuota validate`` (:mod:`scheduler.api.config_file`): an invalid one ends
+the process with exit code 1 and one log line naming every field at fault;
+the fields kuota does not act on are logged as warnings.  Besides
+scheduling, the file sets what Kueue's manager takes from it
+(docs/configuration.md), each overridden by its flag when given:
+``leaderElection`` (the Lease and its timings), ``clientConnection`` (the
+API client's rate limit), ``metrics.bindAddress`` (``/metrics``),
+``health`` (``/healthz`` and ``/readyz``: their address and paths; with
+``--metrics-bind-address`` and no ``--health-probe-bind-address``, the
+probes are served beside ``/metrics`` as they always were),
+``metrics.enableClusterQueueResources`` (the per-flavor quota gauges) and
+``controller.cacheSyncTimeout`` (the process exits when its informers have
+not listed by then).
 """
 
 from __future__ import annotations
@@ -22,18 +36,29 @@ import os
 import signal
 import socket
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 from aiohttp import web
 
 from scheduler import logs
-from scheduler.api.config import Configuration, parse_configuration
-from scheduler.jobs import not_integrated
+from scheduler.api.config_file import ConfigurationError, LoadedConfiguration, read_configuration
+from scheduler.api.operational import (
+    Endpoints,
+    LeaderElection,
+    LeaseSettings,
+    cache_sync_timeout,
+    client_connection,
+    endpoints,
+    leader_election,
+    lease_problem,
+    lease_settings,
+)
 from scheduler.kube.client import new_api_client
 from scheduler.kube.leader import AlwaysLeader, Leadership, LeaseElection
 from scheduler.kube.ownership import adopt_lease, read_deployment_reference
-from scheduler.kube.rest import Rest, RestError
+from scheduler.kube.rest import Rest, RestError, rate_limiter
 from scheduler.service.loop import LoopSettings, SchedulerLoop
 from scheduler.service.observability import health_app
 from scheduler.version import kuota_version
@@ -41,6 +66,9 @@ from scheduler.version import kuota_version
 log = logging.getLogger("kuota.scheduler")
 EVENT_FLUSH_SECONDS = 5.0
 """How long a stopping scheduler waits for its queued Events."""
+DEFAULT_LEASE_NAME = "kuota-scheduler"
+DEFAULT_LEASE_NAMESPACE = "kuota-system"
+DEFAULT_BIND_ADDRESS = "127.0.0.1:8080"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,31 +83,47 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--config",
         type=Path,
-        help="a config.kueue.x-k8s.io Configuration file (fairSharing, resources, ...)",
+        help="a config.kueue.x-k8s.io Configuration file (v1beta2, or v1beta1 converted), checked "
+        "at start; it also gives the defaults of the Lease and address flags below",
     )
     parser.add_argument(
         "--leader-elect",
         action=argparse.BooleanOptionalAction,
-        default=True,
-        help="hold a Lease before acting, so only one replica writes (default: on)",
+        default=None,
+        help="hold a Lease before acting, so only one replica writes (default: "
+        "leaderElection.leaderElect, else on)",
     )
-    parser.add_argument("--lease-namespace", default="kuota-system", help="namespace of the Lease")
-    parser.add_argument("--lease-name", default="kuota-scheduler", help="name of the Lease")
+    parser.add_argument(
+        "--lease-namespace",
+        default=None,
+        help="namespace of the Lease (default: leaderElection.resourceNamespace, else "
+        f"{DEFAULT_LEASE_NAMESPACE})",
+    )
+    parser.add_argument(
+        "--lease-name",
+        default=None,
+        help=f"name of the Lease (default: leaderElection.resourceName, else {DEFAULT_LEASE_NAME})",
+    )
     parser.add_argument(
         "--lease-duration",
-        type=int,
-        default=15,
-        help="seconds a standby waits before taking over (default 15)",
+        type=float,
+        default=None,
+        help="seconds a standby waits before taking over (default: leaderElection.leaseDuration, "
+        "else 15)",
     )
     parser.add_argument(
         "--renew-deadline",
-        type=int,
-        default=10,
+        type=float,
+        default=None,
         help="seconds after a renewal was sent during which the leader may write; "
-        "past it, writes are fenced and it steps down (default 10)",
+        "past it, writes are fenced and it steps down (default: leaderElection.renewDeadline, "
+        "else 10)",
     )
     parser.add_argument(
-        "--retry-period", type=int, default=2, help="seconds between Lease attempts (default 2)"
+        "--retry-period",
+        type=float,
+        default=None,
+        help="seconds between Lease attempts (default: leaderElection.retryPeriod, else 2)",
     )
     parser.add_argument(
         "--identity",
@@ -94,8 +138,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--metrics-bind-address",
-        default="127.0.0.1:8080",
-        help="HOST:PORT for /healthz, /readyz and /metrics (default 127.0.0.1:8080)",
+        default=None,
+        help="HOST:PORT of /metrics, and of the probes unless --health-probe-bind-address "
+        f"(default: metrics.bindAddress, else {DEFAULT_BIND_ADDRESS}; an empty HOST is every "
+        'interface, "0" serves nothing)',
+    )
+    parser.add_argument(
+        "--health-probe-bind-address",
+        default=None,
+        help="HOST:PORT of /healthz and /readyz (default: --metrics-bind-address when given, "
+        "else health.healthProbeBindAddress, else the metrics address)",
     )
     parser.add_argument(
         "--status-writes-per-second",
@@ -109,33 +161,89 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load_configuration(path: Path | None) -> Configuration | None:
-    if path is None:
-        return None
-    raw = yaml.safe_load(path.read_text())
-    return parse_configuration(raw)
+@dataclass(frozen=True)
+class Startup:
+    """What the process runs with: flags first, then the Configuration, then the defaults."""
+
+    lease: LeaseSettings
+    metrics_address: str | None
+    """``HOST:PORT`` of ``/metrics``; None: not served (``"0"``)."""
+    health_address: str | None
+    """``HOST:PORT`` of the probes; None: not served."""
+    endpoints: Endpoints
+    qps: float | None
+    burst: int | None
+    cache_sync_timeout: float | None
 
 
-async def serve(args: argparse.Namespace) -> int:
+def _address(value: str) -> str | None:
+    return None if value in ("0", "") else value
+
+
+def startup(args: argparse.Namespace, loaded: LoadedConfiguration | None) -> Startup:
+    """The settings of :class:`Startup` from the command line and the Configuration: pure."""
+    config = loaded.config if loaded is not None else None
+    flags = LeaderElection(
+        leader_elect=args.leader_elect,
+        lease_duration=args.lease_duration,
+        renew_deadline=args.renew_deadline,
+        retry_period=args.retry_period,
+        resource_name=args.lease_name,
+        resource_namespace=args.lease_namespace,
+    )
+    file = leader_election(config) if config is not None else LeaderElection()
+    served = endpoints(config) if config is not None else Endpoints()
+    metrics = args.metrics_bind_address or served.metrics_bind_address or DEFAULT_BIND_ADDRESS
+    health = (
+        args.health_probe_bind_address
+        or args.metrics_bind_address
+        or served.health_probe_bind_address
+        or metrics
+    )
+    connection = client_connection(config) if config is not None else None
+    return Startup(
+        lease=lease_settings(
+            flags, file, name=DEFAULT_LEASE_NAME, namespace=DEFAULT_LEASE_NAMESPACE
+        ),
+        metrics_address=_address(metrics),
+        health_address=_address(health),
+        endpoints=served,
+        qps=connection.qps if connection is not None else None,
+        burst=connection.burst if connection is not None else None,
+        cache_sync_timeout=cache_sync_timeout(config) if config is not None else None,
+    )
+
+
+def _host_port(address: str) -> tuple[str | None, int]:
+    """``HOST:PORT`` as Go reads it: an empty host is every interface."""
+    host, _, port = address.rpartition(":")
+    return (host.strip("[]") or None), int(port)
+
+
+async def serve(
+    args: argparse.Namespace, settings: Startup, loaded: LoadedConfiguration | None = None
+) -> int:
+    lease = settings.lease
     api = await new_api_client(args.kubeconfig)
-    rest = Rest(api)
+    rest = Rest(api, limiter=rate_limiter(settings.qps, settings.burst))
     leadership: Leadership = (
         LeaseElection(
-            rest,
-            name=args.lease_name,
-            namespace=args.lease_namespace,
+            # A bucket of its own: the renewals never queue behind the scheduler's writes.
+            Rest(api, limiter=rate_limiter(settings.qps, settings.burst)),
+            name=lease.name,
+            namespace=lease.namespace,
             identity=args.identity,
-            lease_duration=args.lease_duration,
-            renew_deadline=args.renew_deadline,
-            retry_period=args.retry_period,
+            lease_duration=lease.lease_duration,
+            renew_deadline=lease.renew_deadline,
+            retry_period=lease.retry_period,
         )
-        if args.leader_elect
+        if lease.leader_elect
         else AlwaysLeader(args.identity)
     )
     if isinstance(leadership, LeaseElection) and args.owner_deployment:
         try:
             leadership.lock.owner = await read_deployment_reference(
-                rest, args.lease_namespace, args.owner_deployment
+                rest, lease.namespace, args.owner_deployment
             )
         except RestError as failure:  # adopted at the next term start instead
             log.warning(
@@ -145,16 +253,14 @@ async def serve(args: argparse.Namespace) -> int:
     scheduler = SchedulerLoop(
         rest,
         LoopSettings(
-            config=load_configuration(args.config),
+            config=loaded.config if loaded is not None else None,
             status_writes_per_second=args.status_writes_per_second,
+            cluster_queue_resources=settings.endpoints.cluster_queue_resources,
         ),
         fence=leadership.fence,
     )
     scheduler.writer.events.instance = args.identity  # reportingInstance: this replica, as leased
-    host, _, port = args.metrics_bind_address.rpartition(":")
-    runner = web.AppRunner(health_app(ready=scheduler.ready, alive=lambda: scheduler.alive))
-    await runner.setup()
-    await web.TCPSite(runner, host or "127.0.0.1", int(port)).start()
+    runners = await _serve_endpoints(settings, ready=scheduler.ready, alive=lambda: scheduler.alive)
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -169,11 +275,9 @@ async def serve(args: argparse.Namespace) -> int:
         )
 
     async def lead() -> None:
-        if args.leader_elect and args.owner_deployment:
+        if lease.leader_elect and args.owner_deployment:
             try:
-                await adopt_lease(
-                    rest, args.lease_namespace, args.lease_name, args.owner_deployment
-                )
+                await adopt_lease(rest, lease.namespace, lease.name, args.owner_deployment)
             except RestError as failure:  # the Lease stays; only `helm uninstall` would miss it
                 log.warning(
                     "could not add the owner reference to the Lease",
@@ -182,24 +286,22 @@ async def serve(args: argparse.Namespace) -> int:
         await scheduler.lead()
 
     acting = asyncio.create_task(leadership.run(lead, stepped_down), name="leading")
-    config = scheduler.settings.config
-    unmanaged = not_integrated(config.integrations.frameworks) if config else []
-    if unmanaged:
-        log.warning(
-            "integrations.frameworks enables kinds kuota does not manage yet: their objects are"
-            " not queued (they run without quota)",
-            extra={"frameworks": unmanaged},
-        )
+    syncing = asyncio.create_task(
+        _synced_in_time(scheduler.ready, settings.cache_sync_timeout), name="cache-sync"
+    )
     log.info(
         "kuota-scheduler started",
         extra={
             "identity": args.identity,
-            "leader_elect": args.leader_elect,
+            "leader_elect": lease.leader_elect,
+            "lease": f"{lease.namespace}/{lease.name}" if lease.leader_elect else None,
+            "metrics": settings.metrics_address,
+            "probes": settings.health_address,
             "version": kuota_version(),
         },
     )
     done, _ = await asyncio.wait(
-        [asyncio.create_task(stopping.wait()), acting, watching],
+        [asyncio.create_task(stopping.wait()), acting, watching, syncing],
         return_when=asyncio.FIRST_COMPLETED,
     )
     for task in (acting, watching):
@@ -207,11 +309,12 @@ async def serve(args: argparse.Namespace) -> int:
             log.error(
                 "a main task failed", exc_info=task.exception(), extra={"task": task.get_name()}
             )
-    # Only a bug ends a main task (or, with --no-leader-elect, a failed loop).
-    code = 1 if any(t in done for t in (acting, watching)) else 0
-    for task in (acting, watching):  # leading: the work stops, then the Lease is released
+    # Only a bug ends a main task (or, with --no-leader-elect, a failed loop), or caches that
+    # did not sync within controller.cacheSyncTimeout.
+    code = 1 if any(t in done for t in (acting, watching, syncing)) else 0
+    for task in (acting, watching, syncing):  # leading: the work stops, then the Lease is released
         task.cancel()
-    await asyncio.gather(acting, watching, return_exceptions=True)
+    await asyncio.gather(acting, watching, syncing, return_exceptions=True)
     try:  # Events queued and not written yet are fenced now: say so
         await asyncio.wait_for(scheduler.writer.events_sent(), timeout=EVENT_FLUSH_SECONDS)
     except TimeoutError:
@@ -219,31 +322,75 @@ async def serve(args: argparse.Namespace) -> int:
             "stopping with Events not written", extra={"queued": scheduler.writer.events.queued}
         )
     scheduler.alive = False
-    await runner.cleanup()
+    for runner in runners:
+        await runner.cleanup()
     await api.close()
     log.info("kuota-scheduler stopped", extra={"exit_code": code})
     return code
 
 
-def check_lease_timings(args: argparse.Namespace) -> str | None:
-    """What is wrong with the Lease timings, if anything: pure."""
-    if not args.leader_elect:
-        return None
-    if args.renew_deadline >= args.lease_duration:
-        return "--renew-deadline must be less than --lease-duration (the gap bounds each write)"
-    if args.renew_deadline <= 1.2 * args.retry_period:
-        return "--renew-deadline must be more than 1.2 x --retry-period"
-    return None
+async def _serve_endpoints(
+    settings: Startup, *, ready: Callable[[], bool], alive: Callable[[], bool]
+) -> list[web.AppRunner]:
+    """``/metrics`` and the probes, on one address or two (none when ``"0"``)."""
+    paths = (settings.endpoints.readiness_endpoint, settings.endpoints.liveness_endpoint)
+    together = settings.metrics_address == settings.health_address
+    apps: list[tuple[str, web.Application]] = []
+    if settings.metrics_address is not None:
+        probes = paths if together else None
+        apps.append((settings.metrics_address, health_app(ready=ready, alive=alive, probes=probes)))
+    if settings.health_address is not None and not together:
+        probe_app = health_app(ready=ready, alive=alive, probes=paths, metrics=False)
+        apps.append((settings.health_address, probe_app))
+    runners = []
+    for address, app in apps:
+        runner = web.AppRunner(app)
+        await runner.setup()
+        runners.append(runner)
+        host, port = _host_port(address)
+        await web.TCPSite(runner, host, port).start()
+    return runners
+
+
+async def _synced_in_time(ready: Callable[[], bool], timeout: float | None) -> None:
+    """Returns only when the informers have not listed within ``timeout`` s (logged)."""
+    if timeout is not None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not ready():
+            if loop.time() >= deadline:
+                log.error(
+                    "the informers did not list within controller.cacheSyncTimeout; stopping",
+                    extra={"timeout_seconds": timeout},
+                )
+                return
+            await asyncio.sleep(0.1)
+    await asyncio.Event().wait()  # synced (or no limit): never ends by itself
+
+
+def log_configuration(loaded: LoadedConfiguration) -> None:
+    """One warning per setting of the file that kuota does not act on."""
+    for warning in loaded.warnings:
+        log.warning(f"{loaded.source}: {warning}", extra={"config": loaded.source})
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    problem = check_lease_timings(args)
-    if problem:
-        parser.error(problem)
     logs.configure(args.log_level)
-    return asyncio.run(serve(args))
+    try:
+        loaded = read_configuration(args.config) if args.config is not None else None
+    except ConfigurationError as invalid:
+        log.error(invalid.render(), extra={"config": invalid.source})
+        return 1
+    settings = startup(args, loaded)
+    problem = lease_problem(settings.lease)
+    if problem:
+        log.error(problem)
+        return 1
+    if loaded is not None:
+        log_configuration(loaded)
+    return asyncio.run(serve(args, settings, loaded))
 
 
 if __name__ == "__main__":

@@ -72,6 +72,8 @@ def utc_now() -> datetime:
 class LoopSettings:
     config: Configuration | None = None
     status_writes_per_second: float = 20.0
+    cluster_queue_resources: bool = True
+    """Export the per-flavor quota gauges (``metrics.enableClusterQueueResources``)."""
     idle_wait_seconds: float = 1.0
     turn_interval_seconds: float = 0.1
     """Least time from the start of one turn to the start of the next."""
@@ -143,7 +145,11 @@ class SchedulerLoop:
             role=lambda: self.role,
         )
         self.queues = QueueReporter(
-            engine=self.engine, state=self.state, writer=self.writer, clock=self.clock
+            engine=self.engine,
+            state=self.state,
+            writer=self.writer,
+            clock=self.clock,
+            resource_gauges=self.settings.cluster_queue_resources,
         )
         self.finalizers = FinalizerReleaser(
             engine=self.engine, state=self.state, writer=self.writer

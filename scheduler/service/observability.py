@@ -19,8 +19,18 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from scheduler.kube import metrics as metrics
 
 
-def health_app(*, ready: Callable[[], bool], alive: Callable[[], bool]) -> web.Application:
-    """``/healthz`` (the loop is alive), ``/readyz`` (every informer has listed), ``/metrics``."""
+def health_app(
+    *,
+    ready: Callable[[], bool],
+    alive: Callable[[], bool],
+    probes: tuple[str, str] | None = ("/readyz", "/healthz"),
+    metrics: bool = True,
+) -> web.Application:
+    """The probes (``probes``: the readiness and liveness paths; None: none) and ``/metrics``.
+
+    ``/healthz`` says the loop is alive, ``/readyz`` that every informer has
+    listed; the Configuration's ``health`` section may name them otherwise.
+    """
 
     async def healthz(_: web.Request) -> web.Response:
         return web.Response(text="ok") if alive() else web.Response(status=500, text="loop stopped")
@@ -36,7 +46,10 @@ def health_app(*, ready: Callable[[], bool], alive: Callable[[], bool]) -> web.A
         return web.Response(body=generate_latest(), headers={"Content-Type": CONTENT_TYPE_LATEST})
 
     app = web.Application()
-    app.router.add_get("/healthz", healthz)
-    app.router.add_get("/readyz", readyz)
-    app.router.add_get("/metrics", serve_metrics)
+    if probes is not None:
+        readiness, liveness = probes
+        app.router.add_get(liveness, healthz)
+        app.router.add_get(readiness, readyz)
+    if metrics:
+        app.router.add_get("/metrics", serve_metrics)
     return app

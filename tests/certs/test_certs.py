@@ -6,6 +6,7 @@ import ipaddress
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from cryptography import x509
 
 from certs import files
@@ -44,3 +45,67 @@ def test_renewal_is_due_within_the_margin() -> None:
     assert files.needs_renewal(
         pair.cert_pem, before=timedelta(days=30), now=now + timedelta(days=61)
     )
+
+
+@pytest.fixture(autouse=True)
+def _logging_put_back(restore_logging: None) -> None:
+    """``bootstrap`` configures logging for its process."""
+
+
+def _bootstrap_options(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str]
+) -> tuple[int, list[object]]:
+    """Run ``python -m certs bootstrap`` with the cluster part replaced: the options it got."""
+    import certs.bootstrap
+
+    seen: list[object] = []
+
+    async def run(options: object, *, watch: bool, interval: float) -> int:
+        seen.append(options)
+        return 0
+
+    monkeypatch.setattr(certs.bootstrap, "run", run)
+    return main(["bootstrap", *argv]), seen
+
+
+def test_bootstrap_takes_kueues_internal_cert_management_from_the_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nnamespace: kq\n"
+        "internalCertManagement:\n  webhookServiceName: hooks\n  webhookSecretName: hooks-cert\n"
+    )
+    code, seen = _bootstrap_options(monkeypatch, ["--config", str(config)])
+    assert code == 0
+    (options,) = seen
+    assert (options.namespace, options.secret) == ("kq", "hooks-cert")  # type: ignore[attr-defined]
+    assert options.dns_names == ("hooks.kq.svc", "hooks.kq.svc.cluster.local")  # type: ignore[attr-defined]
+    code, seen = _bootstrap_options(
+        monkeypatch, ["--config", str(config), "--secret", "mine", "--namespace", "ns"]
+    )
+    assert (seen[0].namespace, seen[0].secret) == ("ns", "mine")  # type: ignore[attr-defined]
+
+
+def test_bootstrap_without_internal_cert_management_does_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        "internalCertManagement:\n  enable: false\n"
+    )
+    assert _bootstrap_options(monkeypatch, ["--config", str(config)]) == (0, [])
+    config.write_text("apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\nbogus: 1\n")
+    assert _bootstrap_options(monkeypatch, ["--config", str(config)]) == (1, [])
+
+
+def test_bootstrap_defaults_are_kuotas_without_a_configuration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    code, seen = _bootstrap_options(monkeypatch, [])
+    assert (seen[0].namespace, seen[0].secret) == (  # type: ignore[attr-defined]
+        "kueue-system",
+        "kuota-webhook-server-cert",
+    )
+    assert seen[0].dns_names[0] == "kuota-webhook-service.kueue-system.svc"  # type: ignore[attr-defined]

@@ -115,6 +115,7 @@ def test_the_webhook_only_reads_single_objects(objects: list[dict[str, Any]]) ->
     assert grants == {
         ("", "namespaces", "get"),
         ("kueue.x-k8s.io", "localqueues", "get"),
+        ("kueue.x-k8s.io", "workloadpriorityclasses", "get"),  # WorkloadPriorityClassDefaulting
         ("batch", "jobs", "get"),
         ("jobset.x-k8s.io", "jobsets", "get"),
     }

@@ -266,3 +266,63 @@ def test_json_reports_the_note_in_the_alpha_objects_warnings_only() -> None:
         "errors": [],
     }
     assert "kuota convert" not in err, "--json carries the note; stderr does not repeat it"
+
+
+KUEUE_SHIPPED = Path(__file__).resolve().parents[1] / "data" / "kueue_v0.19.2"
+V1BETA1_CONFIGURATION = """\
+apiVersion: config.kueue.x-k8s.io/v1beta1
+kind: Configuration
+metadata:
+  name: old
+fairSharing:
+  enable: true
+queueVisibility:
+  updateIntervalSeconds: 5
+integrations:
+  frameworks: [batch/job, ray.io/rayjob]
+"""
+
+
+def test_kueues_shipped_configuration_is_valid_and_each_unacted_field_a_warning() -> None:
+    path = str(KUEUE_SHIPPED / "controller_manager_config.yaml")
+    code, out, err = run("validate", path)
+    assert (code, out) == (0, "")
+    warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 8, err
+    assert warnings[0] == (
+        f"warning: {path}:1: Configuration/(unnamed): controller.groupKindConcurrency: kuota "
+        "reconciles every kind in one loop, with no worker pool per kind: the concurrency is "
+        "not configurable"
+    )
+    code, out, err_json = run("validate", "--json", path)
+    (entry,) = json.loads(out)["objects"]
+    assert entry["valid"] and len(entry["warnings"]) == 8
+    assert entry["warnings"][0].startswith("controller.groupKindConcurrency: ")
+    assert [line for line in err_json.splitlines() if line.startswith("warning: ")] == warnings
+
+
+def test_a_v1beta1_configuration_is_converted_then_checked() -> None:
+    code, out, err = run("validate", "--json", "-", stdin=V1BETA1_CONFIGURATION)
+    assert code == 0, out
+    (entry,) = json.loads(out)["objects"]
+    assert entry["kind"] == "Configuration" and entry["name"] == "old" and entry["valid"]
+    assert entry["warnings"][0].startswith("queueVisibility was removed in v1beta2")
+    assert entry["warnings"][-1].startswith(
+        "integrations.frameworks[1]: kuota does not manage ray.io/rayjob"
+    )
+    bad = V1BETA1_CONFIGURATION + "resources:\n  quotaCheckStrategy: Bogus\n"
+    code, out, _ = run("validate", "-", stdin=bad)
+    assert code == 1
+    assert out.startswith("Configuration/old: resources.quotaCheckStrategy: unsupported value")
+
+
+def test_what_kuota_refuses_in_a_configuration_is_an_error() -> None:
+    config = (
+        "apiVersion: config.kueue.x-k8s.io/v1beta2\nkind: Configuration\n"
+        "featureGates:\n  ConcurrentAdmission: true\n"
+    )
+    code, out, _ = run("validate", "-", stdin=config)
+    assert code == 1
+    assert out.startswith(
+        "Configuration/(unnamed): featureGates[ConcurrentAdmission]: kuota cannot enable this"
+    )

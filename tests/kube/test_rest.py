@@ -335,3 +335,58 @@ async def test_a_write_past_its_timeout_or_a_dropped_connection_is_unreachable(
     assert time.monotonic() - started < 2
     with pytest.raises(rest.Unreachable):
         await misbehaving.replace("/drop", {}, timeout=5)
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_the_token_bucket_serves_a_burst_then_qps(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = FakeClock()
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:  # time passes only when someone waits
+        slept.append(seconds)
+        clock.now += seconds
+
+    monkeypatch.setattr(rest.asyncio, "sleep", sleep)
+    bucket = rest.TokenBucket(qps=2.0, burst=3, clock=clock)
+    waits = [await bucket.acquire() for _ in range(5)]
+    assert waits[:3] == [0.0, 0.0, 0.0], "the bucket starts full"
+    assert waits[3:] == pytest.approx([0.5, 0.5]), "then one token every 1/qps seconds"
+    clock.now += 10
+    assert [await bucket.acquire() for _ in range(3)] == [0.0] * 3, "refilled, up to burst"
+    assert await bucket.acquire() == pytest.approx(0.5)
+
+
+def test_the_client_connection_section_gives_the_limiter() -> None:
+    kueue = rest.rate_limiter(None, None)
+    assert kueue is not None and (kueue.qps, kueue.burst) == (300.0, 500), "Kueue's defaults"
+    zero = rest.rate_limiter(0, 0)
+    assert zero is not None and (zero.qps, zero.burst) == (300.0, 500), "0 means the default"
+    given = rest.rate_limiter(5, 10)
+    assert given is not None and (given.qps, given.burst) == (5.0, 10)
+    assert rest.rate_limiter(-1, 10) is None, "a negative qps: no client-side limit"
+
+
+async def test_a_write_that_waited_for_its_token_keeps_its_deadline(
+    server: tuple[Script, Rest], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script, api = server
+    bucket = rest.TokenBucket(qps=1.0, burst=1)
+
+    async def waited_two_seconds() -> float:
+        return 2.0
+
+    monkeypatch.setattr(bucket, "acquire", waited_two_seconds)
+    api.limiter = bucket
+    script.answers[("POST", "/api/v1/namespaces/ml/configmaps")] = (200, {"kind": "ConfigMap"})
+    await api.create("/api/v1/namespaces/ml/configmaps", {"kind": "ConfigMap"}, timeout=5.0)
+    assert script.seen[-1].query["timeout"] == "3000ms", "the server's deadline did not move"
+    with pytest.raises(rest.Unreachable, match="deadline passed while waiting"):
+        await api.create("/api/v1/namespaces/ml/configmaps", {"kind": "ConfigMap"}, timeout=1.5)
+    assert len(script.seen) == 1, "a write past its deadline is not sent"

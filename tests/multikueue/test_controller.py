@@ -377,3 +377,74 @@ async def test_a_workload_event_is_dispatched_at_once_not_at_the_next_resync() -
             task.cancel()
         await asyncio.gather(leading, watching, return_exceptions=True)
     assert not controller.pool.workers, "the workers are dropped when the term ends"
+
+
+def orphan(name: str) -> dict[str, Any]:
+    """A worker's Workload of this manager's origin whose manager Workload never existed."""
+    return (
+        workload(name)
+        .as_written()
+        .labels({"kueue.x-k8s.io/multikueue-origin": "multikueue"})
+        .queue("user-queue")
+        .pod_sets({"name": "main", "count": 1})
+        .build()
+    )
+
+
+async def test_orphans_are_swept_every_gc_interval() -> None:
+    settings = MultiKueueSettings(gc_interval=timedelta(minutes=1))
+    manager, workers, controller, clock = setup(settings=settings)
+    add_secrets(manager)
+    cloud = workers["https://cloud"]
+    stray = f"{V1B2}/namespaces/default/workloads/stray"
+    cloud.put(stray, orphan("stray"))
+    await step(controller, resync=True)  # connects the workers (and sweeps, finding nothing)
+    await step(controller)
+    assert stray in cloud.store, "no manager Workload was seen deleted: it waits for a sweep"
+    clock.set(START + timedelta(seconds=59))
+    await step(controller)
+    assert stray in cloud.store, "not before the interval"
+    clock.set(START + timedelta(seconds=61))
+    await step(controller)
+    assert stray not in cloud.store, "swept"
+
+
+async def test_without_gc_interval_only_a_deleted_manager_workloads_copies_go() -> None:
+    manager, workers, controller, clock = setup(
+        settings=MultiKueueSettings(gc_interval=timedelta(0))
+    )
+    add_secrets(manager)
+    manager.put(f"{V1B2}{WL}", manager_workload().build())
+    cloud = workers["https://cloud"]
+    cloud.put(f"{V1B2}/namespaces/default/workloads/stray", orphan("stray"))
+    await step(controller, resync=True)
+    await step(controller)
+    assert f"{V1B2}{WL}" in cloud.store
+    del manager.store[f"{V1B2}{WL}"]
+    clock.set(START + timedelta(hours=1))
+    await step(controller)
+    assert f"{V1B2}{WL}" not in cloud.store, "its manager Workload was seen deleted"
+    assert f"{V1B2}/namespaces/default/workloads/stray" in cloud.store, "no sweep: gcInterval 0s"
+
+
+async def test_the_incremental_dispatcher_adds_workers_after_a_round() -> None:
+    settings = MultiKueueSettings(
+        dispatcher="kueue.x-k8s.io/multikueue-dispatcher-incremental", step_size=1
+    )
+    manager, workers, controller, clock = setup(settings=settings)
+    add_secrets(manager)
+    manager.put(f"{V1B2}{WL}", manager_workload().build())
+    await step(controller, resync=True)
+    await step(controller)
+    onprem, cloud = workers["https://onprem"], workers["https://cloud"]
+    status = manager.store[f"{V1B2}{WL}"]["status"]
+    assert status["nominatedClusterNames"] == ["onprem-worker"], "the config's first worker"
+    assert f"{V1B2}{WL}" in onprem.store and f"{V1B2}{WL}" not in cloud.store
+    clock.set(START + timedelta(minutes=4))
+    await step(controller)
+    assert f"{V1B2}{WL}" not in cloud.store, "the round lasts five minutes"
+    clock.set(START + timedelta(minutes=5, seconds=1))
+    await step(controller)
+    status = manager.store[f"{V1B2}{WL}"]["status"]
+    assert status["nominatedClusterNames"] == ["onprem-worker", "cloud-worker"]
+    assert f"{V1B2}{WL}" in cloud.store and f"{V1B2}{WL}" in onprem.store

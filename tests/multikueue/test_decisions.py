@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import copy
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,12 +13,15 @@ import yaml
 from scheduler.jobs import BATCH_JOB
 from scheduler.jobs.batchjob.multikueue import remote_job
 from scheduler.multikueue.decisions import (
+    INCREMENTAL_ROUND,
     ClearNomination,
     CreateRemoteJob,
     CreateRemoteWorkload,
     DeleteRemote,
     DispatchInput,
+    External,
     FinishLocal,
+    Incremental,
     KubeconfigProblem,
     Nominate,
     Remote,
@@ -481,3 +485,67 @@ def test_a_workload_evicted_on_its_worker_is_reset_for_readmission() -> None:
             'Previously: "Ready"',
         )
     ]
+
+
+MEMBERS = ("w5", "w1", "w4", "w2", "w3")
+
+
+def nominated(*names: str) -> dict[str, Any]:
+    """The Pending Workload, with ``status.nominatedClusterNames`` when ``names``."""
+    built = sample_workload().admission_check("multikueue-check", "Pending", "")
+    if names:
+        built = built.status(nominatedClusterNames=list(names))
+    return built.build()
+
+
+def incremental(workload: dict[str, Any], started: datetime | None, **kwargs: Any) -> list[Any]:
+    reachable = {name: Remote() for name in MEMBERS if name != "w4"}  # w4 does not answer
+    return dispatch(
+        replace(
+            given(workload, **reachable),
+            dispatching=Incremental(step=2, members=MEMBERS, round_started=started, **kwargs),
+        )
+    )
+
+
+def created_on(actions: list[Any]) -> list[str]:
+    return [a.cluster for a in actions if isinstance(a, CreateRemoteWorkload)]
+
+
+def test_the_incremental_dispatcher_nominates_step_size_workers_in_the_configs_order() -> None:
+    actions = incremental(nominated(), None)
+    assert actions[0] == Nominate(("w5", "w1"), new_round=True)
+    assert created_on(actions) == ["w5", "w1"], "only the nominated get a copy"
+
+
+def test_during_a_round_nothing_more_is_nominated() -> None:
+    actions = incremental(nominated("w5", "w1"), NOW - INCREMENTAL_ROUND + timedelta(seconds=1))
+    assert not [a for a in actions if isinstance(a, Nominate)]
+    assert created_on(actions) == ["w5", "w1"], "copies missing on nominated workers are made"
+
+
+def test_a_round_without_admission_adds_the_next_workers() -> None:
+    actions = incremental(nominated("w5", "w1"), NOW - INCREMENTAL_ROUND - timedelta(seconds=1))
+    assert actions[0] == Nominate(("w5", "w1", "w4", "w2"), new_round=True)
+    assert created_on(actions) == ["w5", "w1", "w2"], "w4 is nominated, unreachable: no copy yet"
+    last = incremental(nominated(*MEMBERS[:4]), NOW - timedelta(hours=1))
+    assert last[0] == Nominate(MEMBERS, new_round=True), "fewer left than the step: all of them"
+    assert not [a for a in incremental(nominated(*MEMBERS), None) if isinstance(a, Nominate)]
+
+
+def test_without_the_config_order_the_workers_are_nominated_alphabetically() -> None:
+    actions = incremental(nominated(), None, in_config_order=False)
+    assert actions[0] == Nominate(("w1", "w2"), new_round=True)
+
+
+def test_an_external_dispatcher_nominates_and_kuota_copies_there_only() -> None:
+    workload = nominated("cloud")
+    remotes = {"onprem": Remote(workload=remote_copy().build()), "cloud": Remote()}
+    actions = dispatch(replace(given(workload, **remotes), dispatching=External()))
+    assert actions == [
+        DeleteRemote("onprem"),
+        CreateRemoteWorkload("cloud", remote_workload(workload, "multikueue")),
+    ]
+    assert dispatch(replace(given(nominated(), **remotes), dispatching=External())) == [
+        DeleteRemote("onprem")
+    ], "nothing nominated yet: no copy anywhere"

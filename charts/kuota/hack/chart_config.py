@@ -10,9 +10,11 @@ the fields that carry a ``chart`` value are what the chart offers under
   and the list or string bounds derived from the nodes, plus the keywords a
   value's ``chart.schema`` adds; objects refuse unknown keys, ``free`` values
   are plain objects;
-* ``templates/configmap.yaml``: the file both processes read, built from the
+* ``templates/configmap.yaml``: the file the processes read, built from the
   values: a value is set when not empty (or ``always``), an object when one of
-  its values is (or when its switch is on).
+  its values is (or when its switch is on); or, when
+  ``managerConfig.controllerManagerConfigYaml`` is set (Kueue's chart value),
+  that text verbatim instead.
 
 Pure: every function returns text or data.
 """
@@ -233,8 +235,12 @@ def configmap_template(header: str) -> str:
         "  namespace: {{ .Release.Namespace }}",
         '  labels: {{- include "kuota.labels" . | nindent 4 }}',
         "data:",
-        "  # The Kueue Configuration both processes read with --config.",
+        "  # The Kueue Configuration the processes read with --config (and check at start).",
         "  controller_manager_config.yaml: |",
+        "    {{- with .Values.managerConfig.controllerManagerConfigYaml }}",
+        "    {{- . | nindent 4 }}",
+        "    {{- else }}",
         "    {{- toYaml $configuration | nindent 4 }}",
+        "    {{- end }}",
     ]
     return "\n".join(lines) + "\n"

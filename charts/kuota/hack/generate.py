@@ -188,7 +188,7 @@ def webhook_configurations_template() -> str:
             '  {{- with (include "kuota.caInjectionAnnotations" .) }}\n',
             "  annotations: {{- . | nindent 4 }}\n",
             "  {{- end }}\n",
-            "{{- if .Values.config.manageJobsWithoutQueueName }}\n",
+            '{{- if eq (include "kuota.manageJobsWithoutQueueName" .) "true" }}\n',
             _placeholders(managed),
             "{{- else }}\n",
             _placeholders(unmanaged),

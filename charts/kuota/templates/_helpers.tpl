@@ -65,6 +65,15 @@ Certificate mode: "external" (webhook.externalURL + webhook.caBundle),
 {{- if and (eq $mode "external") (not .Values.webhook.caBundle) -}}
 {{- fail "webhook.externalURL needs webhook.caBundle: the base64 PEM CA that signs the certificate served at that URL" -}}
 {{- end -}}
+{{- with .Values.managerConfig.controllerManagerConfigYaml -}}
+{{- $given := fromYaml . -}}
+{{- if $given.Error -}}
+{{- fail (printf "managerConfig.controllerManagerConfigYaml is not YAML: %s" $given.Error) -}}
+{{- end -}}
+{{- if ne ($given.kind | default "") "Configuration" -}}
+{{- fail "managerConfig.controllerManagerConfigYaml must be a config.kueue.x-k8s.io Configuration (kind: Configuration)" -}}
+{{- end -}}
+{{- end -}}
 {{- if and (gt (int .Values.scheduler.replicas) 1) (not .Values.scheduler.leaderElection.enabled) -}}
 {{- fail "scheduler.replicas > 1 needs scheduler.leaderElection.enabled=true: two leaders would both write" -}}
 {{- end -}}
@@ -97,13 +106,31 @@ service:
 {{- end -}}
 
 {{/*
+The two job-management fields of the Configuration the processes read (YAML):
+from managerConfig.controllerManagerConfigYaml when it is set, else from the
+config values, so the webhook registrations agree with the file.
+*/}}
+{{- define "kuota.jobManagement" -}}
+{{- $c := .Values.config -}}
+{{- with .Values.managerConfig.controllerManagerConfigYaml -}}
+{{- $c = fromYaml . -}}
+{{- end -}}
+manageJobsWithoutQueueName: {{ $c.manageJobsWithoutQueueName | default false }}
+managedJobsNamespaceSelector: {{- $c.managedJobsNamespaceSelector | default dict | toYaml | nindent 2 }}
+{{- end -}}
+
+{{- define "kuota.manageJobsWithoutQueueName" -}}
+{{- (include "kuota.jobManagement" . | fromYaml).manageJobsWithoutQueueName -}}
+{{- end -}}
+
+{{/*
 The managed-namespace rule as a namespaceSelector, on every Job entry of the
 webhook configurations (scheduler/jobs/managed_namespaces.py,
 ManagedNamespaces.registration_selector): never kube-system or the release
-namespace, AND config.managedJobsNamespaceSelector.
+namespace, AND the Configuration's managedJobsNamespaceSelector.
 */}}
 {{- define "kuota.managedJobsNamespaceSelector" -}}
-{{- $managed := .Values.config.managedJobsNamespaceSelector | default dict -}}
+{{- $managed := (include "kuota.jobManagement" . | fromYaml).managedJobsNamespaceSelector | default dict -}}
 {{- $labels := $managed.matchLabels | default dict -}}
 {{- if $labels }}
 matchLabels: {{- toYaml $labels | nindent 2 }}

@@ -110,6 +110,31 @@ class OnlyWith(Check):
 
 
 @dataclass(frozen=True)
+class Refused(Check):
+    """kuota cannot act on the field: set to a value not ``allowed``, it is an error.
+
+    ``message`` says what kuota does instead.  An empty value (``""``,
+    ``[]``, ``{}``) is allowed unless ``even_empty``.
+    """
+
+    message: str
+    allowed: tuple[object, ...] = ()
+    even_empty: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class NotActedOn(Check):
+    """kuota accepts the field and does not act on it: set, it gets a warning (``message``).
+
+    Values in ``allowed`` (and empty ones) ask for nothing kuota does not do.
+    """
+
+    message: str
+    allowed: tuple[object, ...] = ()
+    rule: str = ""
+
+
+@dataclass(frozen=True)
 class OffWhenDisabled(Check):
     """No check applies inside the object while its ``enable`` is ``false`` (v1beta1)."""
 

@@ -14,7 +14,7 @@ The functions are pure and never raise, whatever the input looks like.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from scheduler.api.field import FieldError
 from scheduler.api.refs import CONFIG_V1BETA2
@@ -22,6 +22,7 @@ from scheduler.api.refs import V1BETA2 as KUEUE_V1BETA2
 from scheduler.api.validation.admissioncheck import validate_admission_check
 from scheduler.api.validation.clusterqueue import validate_cluster_queue
 from scheduler.api.validation.cohort import validate_cohort
+from scheduler.api.validation.common import FeatureGates
 from scheduler.api.validation.configuration import validate_configuration
 from scheduler.api.validation.localqueue import validate_local_queue
 from scheduler.api.validation.multikueue import (
@@ -35,6 +36,19 @@ from scheduler.api.validation.topology import validate_topology
 from scheduler.api.validation.workload import validate_workload, validate_workload_status
 
 Validator = Callable[[Mapping[str, Any], Mapping[str, Any] | None], list[FieldError]]
+
+
+class GatedValidator(Protocol):
+    """A validator whose rules read feature gates (``gates``: None means kuota's defaults)."""
+
+    def __call__(
+        self,
+        new: Mapping[str, Any],
+        old: Mapping[str, Any] | None = None,
+        *,
+        gates: FeatureGates | None = None,
+    ) -> list[FieldError]: ...
+
 
 VALIDATORS: dict[tuple[str, str], Validator] = {
     (KUEUE_V1BETA2, "ClusterQueue"): validate_cluster_queue,
@@ -55,6 +69,11 @@ The job kinds (batch/v1 Job, JobSet, ...) are added by
 :func:`scheduler.jobs.registry.register`, through :func:`register_namespaced`:
 their rules live with their integration, in the jobs layer above this one.
 """
+GATED: dict[tuple[str, str], GatedValidator] = {
+    (KUEUE_V1BETA2, "ClusterQueue"): validate_cluster_queue,
+    (KUEUE_V1BETA2, "Workload"): validate_workload,
+}
+"""The kinds whose rules read feature gates, and their validators (``gates=`` keyword)."""
 NAMESPACED: set[tuple[str, str]] = set()
 """(apiVersion, kind) of the registered namespaced kinds (the pipeline fills their namespace)."""
 

@@ -9,8 +9,9 @@
   rule tables (type errors first, unknown fields last;
   docs/validation.md#error-format), and
   the sort is stable so that within one rule array index order is kept.
-* Feature gates that change rules (docs/configuration.md#feature-gates) have
-  their kuota defaults here.
+* Feature gates that change rules (docs/configuration.md#feature-gates) are
+  read with :func:`gate`: the Configuration's value, else kuota's default
+  (``scheduler/api/feature_gates.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scheduler.api.defaults import apply_schema_defaults
+from scheduler.api.feature_gates import kuota_default
 from scheduler.api.field import FieldError, FieldPath, Origin, error
 from scheduler.api.quantity import Quantity
 from scheduler.api.validation.formats import (
@@ -32,25 +34,12 @@ from scheduler.api.validation.shape import Obj, clean
 
 FeatureGates = Mapping[str, bool]
 
-DEFAULT_GATES: dict[str, bool] = {
-    "PartialAdmission": True,
-    "ConcurrentAdmission": False,
-    "RejectUpdatesToCQWithInvalidOnFlavors": False,
-    "WorkloadValidateResourcesAreNonNegative": True,
-    "WorkloadValidationForPodSetMetadata": True,
-    "AdmissionGatedBy": True,
-    "PriorityBoost": False,
-    "ElasticJobsViaWorkloadSlices": False,
-    "WorkloadPriorityClassDefaulting": False,
-}
-"""kuota's defaults for the gates that affect validation (docs/configuration.md#feature-gates)."""
-
 
 def gate(gates: FeatureGates | None, name: str) -> bool:
     """Is a feature gate on (explicit value, else kuota's default)?  Pure."""
     if gates is not None and isinstance(gates.get(name), bool):
         return bool(gates[name])
-    return DEFAULT_GATES.get(name, False)
+    return kuota_default(name)
 
 
 def prepare(obj: object, shape: Obj, errors: list[FieldError]) -> dict[str, Any] | None:

@@ -21,6 +21,7 @@ from decimal import Decimal
 from typing import Any, Final
 
 from scheduler.api.config import DEFAULT_NAMESPACE, Integrations
+from scheduler.api.config_fields import CHART_FRAMEWORKS, KNOWN_FRAMEWORKS
 from scheduler.api.config_fields import CONFIGURATION as DESCRIPTION
 from scheduler.api.crds.nodes import (
     AtLeast,
@@ -30,13 +31,17 @@ from scheduler.api.crds.nodes import (
     ListNode,
     MapNode,
     Node,
+    NotActedOn,
     NotZero,
     ObjectNode,
     OffWhenDisabled,
     OneOf,
     OnlyWith,
+    Refused,
 )
+from scheduler.api.feature_gates import KNOWN_FEATURE_GATES, REFUSED, judge
 from scheduler.api.field import FieldError, FieldPath, error
+from scheduler.api.tls_options import cipher_problem
 from scheduler.api.validation.common import in_rule_order, numbered, prepare
 from scheduler.api.validation.formats import (
     LABEL_HINT,
@@ -57,65 +62,9 @@ from scheduler.api.validation.formats import (
 )
 from scheduler.api.validation.known_fields import CONFIGURATION
 
-RULE_ORDER = numbered("CFG", 20)
+RULE_ORDER = [*numbered("CFG", 20), REFUSED]
 DEFAULT_FRAMEWORKS: Final = list(Integrations().frameworks)
 NAMESPACE_LABEL: Final = "kubernetes.io/metadata.name"
-KNOWN_FEATURE_GATES: Final = frozenset(
-    {
-        # named by kuota's specs
-        "AdmissionFairSharing",
-        "AdmissionGatedBy",
-        "ConcurrentAdmission",
-        "DisableWaitForPodsReady",
-        "ManagedJobsNamespaceSelectorAlwaysRespected",
-        "PartialAdmission",
-        "PriorityBoost",
-        "QuotaCheckStrategy",
-        "RejectUpdatesToCQWithInvalidOnFlavors",
-        "WorkloadPriorityClassDefaulting",
-        "WorkloadValidateResourcesAreNonNegative",
-        "WorkloadValidationForPodSetMetadata",
-        "UnadmittedWorkloadsObservability",
-        "ElasticJobsViaWorkloadSlices",
-        # other Kueue gates a Kueue configuration file may carry (kuota accepts and ignores them)
-        "FlavorFungibility",
-        "ProvisioningACC",
-        "VisibilityOnDemand",
-        "PrioritySortingWithinCohort",
-        "MultiKueue",
-        "LendingLimit",
-        "MultiKueueBatchJobWithManagedBy",
-        "MultiplePreemptions",
-        "TopologyAwareScheduling",
-        "ConfigurableResourceTransformations",
-        "WorkloadResourceRequestsSummary",
-        "ExposeFlavorsInLocalQueue",
-        "AdmissionCheckValidationRules",
-        "KeepQuotaForProvReqRetry",
-        "ManagedJobsNamespaceSelector",
-        "LocalQueueDefaulting",
-        "LocalQueueMetrics",
-        "TASProfileMostFreeCapacity",
-        "TASProfileLeastFreeCapacity",
-        "TASProfileMixed",
-        "HierarchicalCohorts",
-        "ObjectRetentionPolicies",
-        "TASFailedNodeReplacement",
-        "TASFailedNodeReplacementFailFast",
-        "TASReplaceNodeOnPodTermination",
-        "TASBalancedPlacement",
-        "FlavorFungibilityImplicitPreferenceDefault",
-        "WorkloadRequestUseMergePatch",
-        "SanitizePodSets",
-        "MultiKueueAllowInsecureKubeconfigs",
-        "ReclaimablePods",
-        "PropagateBatchJobLabelsToWorkload",
-        "MultiKueueClusterProfile",
-        "FailureRecoveryPolicy",
-        "DynamicResourceAllocation",
-        "QueueVisibility",
-    }
-)
 PREEMPTION_STRATEGY_LISTS: Final = (
     ["LessThanOrEqualToFinalShare"],
     ["LessThanInitialShare"],
@@ -194,33 +143,62 @@ def _check_leaf(node: Leaf, value: object, path: FieldPath, errors: list[FieldEr
                 _err(errors, path, not_label_value(value), check.rule)
 
 
+def _is_empty(value: object) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+def _check_acted_on(
+    node: Node, value: object, path: FieldPath, errors: list[FieldError], warnings: list[str]
+) -> None:
+    """What kuota refuses (:class:`Refused`) or accepts without acting (:class:`NotActedOn`)."""
+    for check in node.checks:
+        if isinstance(check, Refused):
+            if value in check.allowed or (_is_empty(value) and not check.even_empty):
+                continue
+            _err(errors, path, check.message, check.rule)
+        elif isinstance(check, NotActedOn):
+            if value in check.allowed or _is_empty(value):
+                continue
+            warnings.append(f"{path}: {check.message}")
+
+
 def _check_declared(
-    node: Node, value: object, parent: dict[str, Any], path: FieldPath, errors: list[FieldError]
+    node: Node,
+    value: object,
+    parent: dict[str, Any],
+    path: FieldPath,
+    errors: list[FieldError],
+    warnings: list[str],
 ) -> None:
     """Every check the description declares at or below ``node``, in description order.
 
     ``value`` is the cleaned value (``INVALID`` values are not numbers,
     strings or containers, so no check fires on them); ``parent`` is the
-    object holding it, for :class:`OnlyWith`.
+    object holding it, for :class:`OnlyWith`.  The fields kuota does not act
+    on add to ``warnings``.
     """
-    if isinstance(node, Leaf):
-        if value is not None:
-            _check_leaf(node, value, path, errors)
-    elif isinstance(node, ListNode):
-        for position, item in enumerate(value if isinstance(value, list) else ()):
-            _check_declared(node.item, item, {}, path.index(position), errors)
-    elif isinstance(node, MapNode):
-        for key, item in (value if isinstance(value, dict) else {}).items():
-            _check_declared(node.values, item, {}, path.key(key), errors)
-    elif isinstance(node, ObjectNode) and isinstance(value, dict):
+    if isinstance(node, ObjectNode) and isinstance(value, dict):
         for check in node.checks:
             if isinstance(check, OffWhenDisabled) and value.get("enable") is False:
                 return
             if isinstance(check, OnlyWith) and parent.get(check.sibling) != check.value:
                 _err(errors, path, check.message, check.rule)
+        _check_acted_on(node, value, path, errors, warnings)
         for name, child in node.properties.items():
             if name in value:
-                _check_declared(child, value[name], value, path.child(name), errors)
+                _check_declared(child, value[name], value, path.child(name), errors, warnings)
+        return
+    if value is not None:
+        _check_acted_on(node, value, path, errors, warnings)
+    if isinstance(node, Leaf):
+        if value is not None:
+            _check_leaf(node, value, path, errors)
+    elif isinstance(node, ListNode):
+        for position, item in enumerate(value if isinstance(value, list) else ()):
+            _check_declared(node.item, item, {}, path.index(position), errors, warnings)
+    elif isinstance(node, MapNode):
+        for key, item in (value if isinstance(value, dict) else {}).items():
+            _check_declared(node.values, item, {}, path.key(key), errors, warnings)
 
 
 def _check_integrations(config: dict[str, Any], errors: list[FieldError]) -> None:
@@ -355,21 +333,78 @@ def _check_certs_and_gates(
             )
 
 
-def validate_configuration(
-    new: Mapping[str, Any],
-    old: Mapping[str, Any] | None = None,
-    *,
-    command_line_gates: bool = False,
-) -> list[FieldError]:
-    """Every configuration rule on a v1beta2 Configuration: pure, never raises.
+def _check_kuota(config: dict[str, Any], errors: list[FieldError], warnings: list[str]) -> None:
+    """What kuota refuses or does not act on, beyond the declared fields (CFG-K)."""
+    integrations = as_dict(config.get("integrations"))
+    frameworks = integrations.get("frameworks", DEFAULT_FRAMEWORKS)
+    for position, name in strings(frameworks):
+        if name in KNOWN_FRAMEWORKS and name not in CHART_FRAMEWORKS:
+            warnings.append(
+                f"integrations.frameworks[{position}]: kuota does not manage {name}: its "
+                "objects are neither suspended nor queued (they run without quota)"
+            )
+    gates = config.get("featureGates")
+    if isinstance(gates, dict):
+        gate_errors, gate_warnings = judge(gates)
+        errors.extend(gate_errors)
+        warnings.extend(gate_warnings)
+    tls = as_dict(config.get("tls"))
+    for position, name in strings(tls.get("cipherSuites")):
+        problem = cipher_problem(name)
+        if problem is not None:
+            _err(errors, FieldPath(("tls", "cipherSuites")).index(position), problem, REFUSED)
+    if tls and isinstance(gates, dict) and gates.get("TLSOptions") is False:
+        warnings.append("tls: the TLSOptions feature gate is off: the section has no effect")
+    _check_lease_timings(as_dict(config.get("leaderElection")), errors)
 
-    ``command_line_gates`` says whether feature gates were also given on the
-    command line (CFG-19).
+
+LEASE_DEFAULTS: Final = {"leaseDuration": 15, "renewDeadline": 10, "retryPeriod": 2}
+"""Seconds: Kueue's (component-base's) defaults of the three leader-election durations."""
+
+
+def _check_lease_timings(section: dict[str, Any], errors: list[FieldError]) -> None:
+    """The leader-election durations the file sets, against each other (with the defaults)."""
+    given = {name: parse_duration(section.get(name)) for name in LEASE_DEFAULTS}
+    if not any(name in section for name in LEASE_DEFAULTS) or any(
+        name in section and value is None for name, value in given.items()
+    ):
+        return
+    lease, renew, retry = (
+        given[name] if given[name] is not None else Decimal(LEASE_DEFAULTS[name])
+        for name in LEASE_DEFAULTS
+    )
+    at = FieldPath(("leaderElection",))
+    assert lease is not None and renew is not None and retry is not None
+    if renew >= lease:
+        _err(
+            errors,
+            at.child("renewDeadline"),
+            f"must be less than leaseDuration ({lease}s): the gap bounds each write",
+            REFUSED,
+        )
+    elif renew <= Decimal("1.2") * retry:
+        _err(
+            errors,
+            at.child("renewDeadline"),
+            f"must be more than 1.2 x retryPeriod ({retry}s)",
+            REFUSED,
+        )
+
+
+def check_configuration(
+    new: Mapping[str, Any], *, command_line_gates: bool = False
+) -> tuple[list[FieldError], list[str]]:
+    """Every configuration rule, and kuota's (CFG-K), on a v1beta2 Configuration: pure.
+
+    Returns the violations, in rule order, and the warnings: one line per
+    field that kuota accepts and does not act on (``<path>: <what kuota
+    does>``), in the order of the file.  Never raises.
     """
     errors: list[FieldError] = []
+    warnings: list[str] = []
     config = prepare(new, CONFIGURATION, errors)
     if config is None:
-        return errors
+        return errors, warnings
     errors = [
         error(item.field, item.message, origin="K", rule="CFG-20")
         if item.rule == "UNKNOWN-FIELD"
@@ -377,10 +412,25 @@ def validate_configuration(
         for item in errors
     ]
     # The declared checks first: within one rule they come before the written ones.
-    _check_declared(DESCRIPTION, config, {}, FieldPath(), errors)
+    _check_declared(DESCRIPTION, config, {}, FieldPath(), errors, warnings)
     _check_integrations(config, errors)
     _check_namespaces(config, errors)
     _check_fair_sharing(config, errors)
     _check_resources(config, errors)
     _check_certs_and_gates(config, errors, command_line_gates)
-    return in_rule_order(errors, RULE_ORDER)
+    _check_kuota(config, errors, warnings)
+    return in_rule_order(errors, RULE_ORDER), warnings
+
+
+def validate_configuration(
+    new: Mapping[str, Any],
+    old: Mapping[str, Any] | None = None,
+    *,
+    command_line_gates: bool = False,
+) -> list[FieldError]:
+    """The violations of :func:`check_configuration` (the validator of the pipeline): pure.
+
+    ``command_line_gates`` says whether feature gates were also given on the
+    command line (CFG-19).
+    """
+    return check_configuration(new, command_line_gates=command_line_gates)[0]

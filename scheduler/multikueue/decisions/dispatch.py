@@ -24,8 +24,16 @@ d. the check is ``Ready`` but no admitted copy is visible: evicted on its
    that ran it is unreachable, wait ``workerLostTimeout`` from when it was
    lost, then ``Retry``; if it answered and the copy is gone, ``Retry`` at
    once (the scheduler then releases the quota and requeues);
-e. the check is ``Pending``: create a copy on every active worker that has
-   none (all at once, Kueue's default dispatcher) and nominate them.
+e. the check is ``Pending``: copy the Workload to the nominated workers
+   (``status.nominatedClusterNames``) that have no copy, and remove the
+   copies from the others.  Who is nominated is ``multiKueue.dispatcherName``'s
+   business: Kueue's default, all at once, nominates every active worker;
+   the incremental dispatcher nominates ``stepSize`` workers (3 by default)
+   in the MultiKueueConfig's order, and ``stepSize`` more after each round of
+   five minutes without an admission (Kueue's rule: the nominations
+   accumulate; a round starts again after the Workload lost its quota); any
+   other name is an external dispatcher's, which sets the nominations
+   itself.
 """
 
 from __future__ import annotations
@@ -52,6 +60,8 @@ ADMITTING_REMOTE_LOST = "Admitting remote lost"
 ADMITTING_REMOTE_GONE = "Admitting remote no longer exists"
 DEFAULT_ORIGIN = "multikueue"
 DEFAULT_WORKER_LOST_TIMEOUT = timedelta(minutes=15)
+INCREMENTAL_ROUND = timedelta(minutes=5)
+"""How long the incremental dispatcher waits for an admission before nominating more workers."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +110,35 @@ class SetCheck:
 @dataclass(frozen=True, slots=True)
 class Nominate:
     clusters: tuple[str, ...]
+    new_round: bool = False
+    """The incremental dispatcher added workers: a round of :data:`INCREMENTAL_ROUND` starts."""
+
+
+@dataclass(frozen=True, slots=True)
+class AllAtOnce:
+    """Kueue's default dispatcher: every active worker of the config is nominated."""
+
+
+@dataclass(frozen=True, slots=True)
+class Incremental:
+    """Kueue's incremental dispatcher (``incrementalDispatcherConfig.stepSize``)."""
+
+    step: int = 3
+    members: tuple[str, ...] = ()
+    """The MultiKueueConfig's clusters, in its order."""
+    round_started: datetime | None = None
+    """When this manager last nominated workers for the Workload (None: never, or forgotten)."""
+    in_config_order: bool = True
+    """Nominate in the config's order (gate MultiKueueIncrementalDispatcherRespectConfigOrder),
+    else alphabetically."""
+
+
+@dataclass(frozen=True, slots=True)
+class External:
+    """Another controller's dispatcher: it sets ``nominatedClusterNames``, kuota copies there."""
+
+
+Dispatching = AllAtOnce | Incremental | External
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +185,7 @@ class DispatchInput:
     now: datetime | None = None
     worker_lost_timeout: timedelta = DEFAULT_WORKER_LOST_TIMEOUT
     origin: str = DEFAULT_ORIGIN
+    dispatching: Dispatching = AllAtOnce()
 
 
 def check_state(workload: Mapping[str, Any], check: str) -> Mapping[str, Any] | None:
@@ -216,6 +256,8 @@ def dispatch(given: DispatchInput) -> list[Action]:
         return []
     if objects.status(workload).get("clusterName"):
         return [ClearNomination()]  # left from an earlier dispatch: start again
+    if not isinstance(given.dispatching, AllAtOnce):
+        return _to_nominated(given)
     actions: list[Action] = [
         CreateRemoteWorkload(name, remote_workload(workload, given.origin))
         for name, remote in given.remotes.items()
@@ -226,6 +268,38 @@ def dispatch(given: DispatchInput) -> list[Action]:
     if nominated and sorted(current) != list(nominated):
         actions.append(Nominate(nominated))
     return actions
+
+
+def _to_nominated(given: DispatchInput) -> list[Action]:
+    """Step e for the incremental and external dispatchers: copies on the nominated workers."""
+    current = [
+        str(name)
+        for name in objects.status(given.workload).get("nominatedClusterNames") or []
+        if isinstance(name, str)
+    ]
+    actions: list[Action] = []
+    dispatching = given.dispatching
+    if isinstance(dispatching, Incremental) and _round_over(dispatching, given.now):
+        left = [name for name in dispatching.members if name not in current]
+        if not dispatching.in_config_order:
+            left.sort()
+        added = left[: max(1, dispatching.step)]
+        if added:
+            current = current + added
+            actions.append(Nominate(tuple(current), new_round=True))
+    for name, remote in given.remotes.items():
+        if name in current and remote.workload is None:
+            actions.append(
+                CreateRemoteWorkload(name, remote_workload(given.workload, given.origin))
+            )
+        elif name not in current and (remote.workload or remote.job):
+            actions.append(DeleteRemote(name))
+    return actions
+
+
+def _round_over(dispatching: Incremental, now: datetime | None) -> bool:
+    started = dispatching.round_started
+    return started is None or now is None or now - started > INCREMENTAL_ROUND
 
 
 def _converge(given: DispatchInput, admitting: str, state: str) -> list[Action]:
