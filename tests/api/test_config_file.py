@@ -84,12 +84,16 @@ def test_an_invalid_file_names_every_field_at_fault_in_one_line() -> None:
 
 
 def test_the_processes_and_kuota_validate_judge_alike() -> None:
-    raw = {**V1BETA2, "pprofBindAddress": ":8083", "waitForPodsReady": {"timeout": "5m"}}
+    raw = {
+        **V1BETA2,
+        "pprofBindAddress": ":8083",
+        "controller": {"groupKindConcurrency": {"Job.batch": 5}},
+    }
     errors, warnings = check_configuration(raw)
     with pytest.raises(ConfigurationError) as raised:
         load_configuration(raw)
     assert [e.render() for e in raised.value.errors] == [e.render() for e in errors]
-    assert warnings and warnings[0].startswith("waitForPodsReady: ")
+    assert warnings and warnings[0].startswith("controller.groupKindConcurrency: ")
 
 
 def test_a_v1beta1_file_is_converted_and_what_was_dropped_is_a_warning() -> None:

@@ -107,6 +107,7 @@ ACCEPTED = [
     },
     {"multiKueue": {"dispatcherName": "example.com/my-dispatcher"}},
     {"integrations": {"frameworks": ["batch/job"], "externalFrameworks": ["MyJob.v1.example.com"]}},
+    {"waitForPodsReady": {"timeout": "5m", "blockAdmission": True}},
 ]
 
 
@@ -116,7 +117,6 @@ def test_what_kuota_acts_on_is_accepted_without_a_word(fields: dict[str, Any]) -
 
 
 WARNED = [
-    ({"waitForPodsReady": {"timeout": "5m"}}, "waitForPodsReady: kuota does not implement"),
     (
         {"objectRetentionPolicies": {"workloads": {"afterFinished": "1h"}}},
         "objectRetentionPolicies: kuota does not delete",
