@@ -34,6 +34,8 @@ from scheduler.jobs.protocol import (
     PodGroups,
     PodSetInfo,
     QueuedThroughPods,
+    ReclaimableCount,
+    ReclaimablePods,
     SuspendOnCreate,
     webhook_path,
 )
@@ -79,6 +81,8 @@ __all__ = [
     "PodSetInfo",
     "PriorityClasses",
     "QueuedThroughPods",
+    "ReclaimableCount",
+    "ReclaimablePods",
     "SuspendOnCreate",
     "by_framework",
     "capability",

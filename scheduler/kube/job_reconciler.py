@@ -40,6 +40,10 @@ class JobReconciler:
         self.actions = actions
         self.background = background
 
+    def label_keys(self) -> tuple[str, ...]:
+        """The job labels a new Workload carries (``integrations.labelKeysToCopy``)."""
+        return self.state.engine.config.integrations.label_keys_to_copy
+
     async def reconcile_jobs(self) -> bool:
         """Decide again for every job that changed; True when any action was carried out."""
         keys = sorted(self.state.jobs_to_decide.take())
@@ -56,12 +60,20 @@ class JobReconciler:
         workload = self.state.workload_for(key)
         own = capability(integration, OwnController)
         flavors, classes = self.state.flavor_placements(), self.state.classes()
+        keys = self.label_keys()
         if own is not None:
-            action = own.next_action(job, workload, flavors=flavors, priority_classes=classes)
+            action = own.next_action(
+                job, workload, flavors=flavors, priority_classes=classes, label_keys=keys
+            )
         else:
             live = self.state.live_pods(key)
             action = next_action(
-                job, workload, flavors=flavors, priority_classes=classes, live_pods=live
+                job,
+                workload,
+                flavors=flavors,
+                priority_classes=classes,
+                live_pods=live,
+                label_keys=keys,
             )
         if action is None or isinstance(action, WaitForFlavor):
             return False
@@ -87,6 +99,7 @@ class JobReconciler:
             workload,
             flavors=self.state.flavor_placements(),
             priority_classes=self.state.classes(),
+            label_keys=self.label_keys(),
         )
         if action is None or isinstance(action, WaitForFlavor):
             return False
