@@ -87,6 +87,12 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         ("", "namespaces", "watch"),
         ("scheduling.k8s.io", "priorityclasses", "list"),
         ("scheduling.k8s.io", "priorityclasses", "watch"),
+        # scheduler/kube/watches.py: what LimitRanges and RuntimeClasses add to a
+        # Workload's requests (ClusterState.on_limit_range, .on_runtime_class)
+        ("", "limitranges", "list"),
+        ("", "limitranges", "watch"),
+        ("node.k8s.io", "runtimeclasses", "list"),
+        ("node.k8s.io", "runtimeclasses", "watch"),
         ("", "events", "create"),
         ("", "events", "patch"),  # scheduler/kube/events.py: count of a repeated Event
         ("coordination.k8s.io", "leases", "create"),
