@@ -188,6 +188,8 @@ class ClusterState:
         """Workloads whose admission-check states may call for a step (``kube.checks``)."""
         self.checks_to_sync = WorkList()
         """AdmissionChecks whose status kuota may have to set (``kube.checks``)."""
+        self.workloads_to_expire = WorkList()
+        """Workloads that changed or went, for the retention policies (``kube.retention``)."""
 
     # -- feeding: informer events -------------------------------------------------------
 
@@ -465,6 +467,7 @@ class ClusterState:
     def _index_workload(self, event: Event) -> None:
         job_key = self.job_key_of(event.object)
         key = event.key
+        self.workloads_to_expire.add(key)
         if event.type == "DELETED":
             self._stored["Workload"].pop(key, None)
             self._unfinished.discard(key)

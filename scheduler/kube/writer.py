@@ -376,6 +376,21 @@ class Writer:
                 lambda timeout: self.rest.json_patch(path, operations, timeout=timeout),
             )
 
+    async def delete_job(self, job: Mapping[str, Any]) -> None:
+        """Delete the job as read (its UID a precondition), its dependents in the background:
+        its pods, and its Workload (owned by it), go with it."""
+        resource = job_resource(job)
+        path = resource.object_path(objects.name(job), namespace=objects.namespace(job))
+        preconditions = {"uid": objects.uid(job) or ""}
+        async with self._lock(f"{resource.plural}/{objects.key(job)}"):
+            await self._timed(
+                "delete",
+                resource.plural,
+                lambda timeout: self.rest.delete(
+                    path, preconditions=preconditions, timeout=timeout, propagation="Background"
+                ),
+            )
+
     async def clear_job_start_time(self, job: Mapping[str, Any]) -> dict[str, Any]:
         """Remove ``status.startTime`` (so the pod template of a suspended Job may change)."""
         operations = [version_test(job), {"op": "remove", "path": "/status/startTime"}]

@@ -70,6 +70,10 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         ("batch", "jobs", "list"),
         ("batch", "jobs", "watch"),
         ("batch", "jobs", "patch"),
+        # kube/retention.py (Writer.delete_job): the job of a Workload kuota deactivated,
+        # once objectRetentionPolicies.workloads.afterDeactivatedByKueue elapsed
+        ("batch", "jobs", "delete"),
+        ("jobset.x-k8s.io", "jobsets", "delete"),
         # Writer.clear_job_start_time: a stopped Job's status.startTime (preemption)
         ("batch", "jobs/status", "patch"),
         # the jobset.x-k8s.io/jobset integration (watches.py, Writer.patch_job)

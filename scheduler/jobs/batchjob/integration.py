@@ -189,8 +189,9 @@ class BatchJob:
     resource = "jobs"
     access = ApiAccess(
         # Watch, start and stop Jobs; a stopped Job's startTime is cleared through
-        # jobs/status so its pod template may be restored.
-        scheduler={"jobs": ("list", "watch", "patch"), "jobs/status": ("patch",)},
+        # jobs/status so its pod template may be restored; the Job of a Workload kuota
+        # deactivated is deleted after afterDeactivatedByKueue (kube/retention.py).
+        scheduler={"jobs": ("list", "watch", "patch", "delete"), "jobs/status": ("patch",)},
         # The owner chain of a created object (a managed ancestor leaves it alone).
         webhook={"jobs": ("get",)},
         # MultiKueue reads a Workload's Job and copies the worker's status back.

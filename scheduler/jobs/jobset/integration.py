@@ -107,7 +107,9 @@ class JobSet:
     group = "jobset.x-k8s.io"
     resource = "jobsets"
     access = ApiAccess(
-        scheduler={"jobsets": ("list", "watch", "patch")},
+        # Watch, start and stop JobSets; delete one whose Workload kuota deactivated
+        # after afterDeactivatedByKueue (kube/retention.py).
+        scheduler={"jobsets": ("list", "watch", "patch", "delete")},
         webhook={"jobsets": ("get",)},
     )
 
