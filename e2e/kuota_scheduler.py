@@ -119,7 +119,9 @@ def start_replica(
     *,
     die_with_parent: bool = True,
     lease_timings: tuple[str, ...] = LEASE_TIMINGS,
+    config: Path = KUOTA_CONFIG,
 ) -> SchedulerReplica:
+    """One replica reading the Configuration ``config`` (default: the chart's)."""
     port = _free_port()
     env = clean_env(workdir)
     env["PYTHONPATH"] = str(REPO_ROOT)
@@ -134,7 +136,7 @@ def start_replica(
         "--lease-namespace",
         KUOTA_NAMESPACE,
         "--config",
-        str(KUOTA_CONFIG),
+        str(config),
         "--metrics-bind-address",
         f"127.0.0.1:{port}",
         *lease_timings,
@@ -155,11 +157,13 @@ def start_schedulers(
     replicas: int = 1,
     die_with_parent: bool = True,
     lease_timings: tuple[str, ...] = LEASE_TIMINGS,
+    config: Path = KUOTA_CONFIG,
 ) -> list[SchedulerReplica]:
     """Start ``replicas`` schedulers and wait until each has listed everything.
 
     ``lease_timings``: the Lease flags (default: short ones, so failover tests are quick;
-    ``()``: the scheduler's own defaults, the chart's).
+    ``()``: the scheduler's own defaults, the chart's).  ``config``: the Configuration
+    file they read (default: the chart's, ``e2e/kuota-config.yaml``).
 
     The chart's RBAC is applied first (again, if :func:`~e2e.kuota_install.install_kuota`
     did already: ``kubectl apply`` changes nothing then).
@@ -173,6 +177,7 @@ def start_schedulers(
             f"kuota-scheduler-{index}",
             die_with_parent=die_with_parent,
             lease_timings=lease_timings,
+            config=config,
         )
         for index in range(replicas)
     ]
