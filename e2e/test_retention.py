@@ -32,7 +32,7 @@ from .cluster.tools import ToolPaths
 from .fixtures import ClusterHandle
 from .kuota_install import KUOTA_CONFIG, KuotaWebhook
 from .kuota_scheduler import SchedulerReplica, start_schedulers
-from .test_admission_checks import Setup, admission_check
+from .test_admission_checks import Setup, admission_check, cluster_queue
 from .test_scheduler import GROUP, VERSION, condition, flavor, job, workloads_of
 from .waiting import eventually
 
@@ -82,7 +82,21 @@ def configured(
 async def setup(api: client.ApiClient, namespace: str) -> AsyncIterator[Setup]:
     made = Setup(api, namespace)
     await made.create("resourceflavors", flavor(made.flavor, {"instance-type": "ondemand"}))
-    await made.queue(f"cq-{namespace}", "user-queue")
+    plain = cluster_queue(f"cq-{namespace}", made.flavor)
+    del plain["spec"]["admissionChecksStrategy"]
+    await made.create("clusterqueues", plain)
+    await made.custom.create_namespaced_custom_object(
+        GROUP,
+        VERSION,
+        namespace,
+        "localqueues",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "LocalQueue",
+            "metadata": {"name": "user-queue"},
+            "spec": {"clusterQueue": f"cq-{namespace}"},
+        },
+    )
     yield made
     await made.cleanup()
 
