@@ -1,4 +1,6 @@
-"""What a Job carries over to its Workload, on a real cluster (issue 26 item 5).
+"""What a Job carries over to its Workload, on a real cluster.
+
+See docs/concepts.md#from-job-to-workload.
 
 - Kueue's "Should allow updating the workload's priority through the job": a
   low-priority Job waits behind a running mid-priority one; its

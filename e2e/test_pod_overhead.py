@@ -1,5 +1,5 @@
-"""LimitRange defaults and RuntimeClass overhead are charged on a real cluster (scheduling.md
-2.2; issue 26 item 4).
+"""LimitRange defaults and RuntimeClass overhead are charged on a real cluster
+(docs/scheduling.md#workload-usage).
 
 In a namespace whose LimitRange gives containers a default request of one CPU,
 Jobs that ask for nothing are each charged one CPU: two of them fill a 2-CPU

@@ -1,4 +1,4 @@
-"""Finished pods give their quota back on a real cluster (scheduling.md 2.4; issue 26 item 3).
+"""Finished pods give their quota back on a real cluster (docs/concepts.md#reclaimable-pods).
 
 A Job of parallelism 2 and completions 4 holds the whole 2-CPU ClusterQueue; a
 second Job waits.  The test plays the kubelet for the first Job's pods (their

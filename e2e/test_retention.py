@@ -1,4 +1,6 @@
-"""objectRetentionPolicies and labelKeysToCopy acted on, on a real cluster (issue 26 items 5c, 6).
+"""objectRetentionPolicies and labelKeysToCopy acted on, on a real cluster.
+
+See docs/configuration.md#object-retention and docs/concepts.md#from-job-to-workload.
 
 The scheduler here reads a Configuration of its own (the chart's, plus
 ``objectRetentionPolicies.workloads`` of one second each and

@@ -1,7 +1,7 @@
 """What a namespace's LimitRanges and a RuntimeClass add to a Workload's requests (pure).
 
 Kueue counts a Workload with the requests its pods will really have
-(scheduling.md 2.2, Kueue's ``workload.AdjustResources``), on a copy: the
+(docs/scheduling.md#workload-usage, Kueue's ``workload.AdjustResources``), on a copy: the
 Workload object itself keeps the pod templates its job wrote, and what was
 added shows in the admission's ``resourceUsage``.  On each pod set's
 template, in this order:

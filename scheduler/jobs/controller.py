@@ -49,7 +49,7 @@ every situation a restart can leave behind is a unit test:
 - a job of a kind that declares :class:`~scheduler.jobs.protocol.ReclaimablePods`
   whose finished pods no longer need their quota gets its Workload's
   ``status.reclaimablePods`` written (:class:`SetReclaimablePods`; the engine
-  then counts only the pods still to run, scheduling.md 2.4).
+  then counts only the pods still to run, docs/concepts.md#reclaimable-pods).
 """
 
 from __future__ import annotations

@@ -308,11 +308,11 @@ class ReclaimableCount:
 @runtime_checkable
 class ReclaimablePods(Protocol):
     """Finished pods give their quota back while the rest still run (Kueue's
-    ``JobWithReclaimablePods``; scheduling.md 2.4).
+    ``JobWithReclaimablePods``; docs/concepts.md#reclaimable-pods).
 
     The Job controller writes the counts into the Workload's
     ``status.reclaimablePods``; the engine then counts ``count - reclaimable``
-    pods of each pod set (docs/concepts.md, "Reclaimable pods").
+    pods of each pod set (docs/scheduling.md#workload-usage).
     """
 
     def reclaimable_pods(self, job: RawObject) -> list[ReclaimableCount]:

@@ -15,7 +15,7 @@ that a restarted scheduler keeps the same schedule:
   it.  A Workload deactivated by hand (reason ``Deactivated``) and a Workload
   without a job are kept.  kuota deletes the job only once the Workload has
   given its quota back (its pods have stopped), so no quota is freed before
-  the pods are gone (docs/concepts.md, "Eviction and restore").
+  the pods are gone (docs/concepts.md#eviction-and-restore).
 
 ``0`` deletes at once; an absent policy deletes nothing.
 """

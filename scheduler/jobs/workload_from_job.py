@@ -8,7 +8,7 @@ by the Job, labelled with the Job's UID, and carrying the Job's queue name,
 pod sets and priority.  As Kueue's ``NewWorkload`` it also carries the job's
 labels whose keys the Configuration's ``integrations.labelKeysToCopy`` lists
 and the job's ``kueue.x-k8s.io/admission-gated-by`` annotation
-(docs/concepts.md, "From Job to Workload").  The functions here are pure: the
+(docs/concepts.md#from-job-to-workload).  The functions here are pure: the
 caller supplies the priority classes it knows, so the same code serves the live
 controller and ``kuota simulate``.
 """
@@ -104,7 +104,10 @@ def workload_priority(
     pod_sets: list[dict[str, Any]],
     classes: PriorityClasses | None = None,
 ) -> tuple[dict[str, str] | None, int | None]:
-    """(priorityClassRef, priority) the job asks for now (scheduling.md 2.1): pure."""
+    """(priorityClassRef, priority) the job asks for now (docs/concepts.md#from-job-to-workload).
+
+    Pure.
+    """
     return _priority(job, classes or PriorityClasses(), pod_sets)
 
 

@@ -25,7 +25,7 @@ Which cache owns what (one owner per fact; docs/architecture.md, "State"):
 - **LimitRanges and RuntimeClasses** are kept only as what they add to a
   Workload's requests (their defaults per namespace, the pod overhead per
   class: :mod:`scheduler.api.pod_overhead`); a Workload goes to the engine
-  with them added, as Kueue counts it (scheduling.md 2.2), and a change of
+  with them added, as Kueue counts it (docs/scheduling.md#workload-usage), and a change of
   either applies the pending Workloads it concerns again (admitted ones keep
   the usage their admission recorded).
 - **The informers** keep their own store of every object, to diff a relist

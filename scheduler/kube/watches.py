@@ -7,7 +7,7 @@ get Workloads (:func:`scheduler.jobs.job_integrations`) and is enabled to
 handlers; ``state`` is asked for on every event, so the service can swap in
 a rebuilt state (a replica that stepped down) without restarting the
 informers.  LimitRanges and RuntimeClasses are watched for what they add to a
-Workload's requests (docs/scheduling.md, "Workload usage").  Every event
+Workload's requests (docs/scheduling.md#workload-usage).  Every event
 also calls ``on_change`` (the scheduling loop's wake-up), so a change is
 acted on at once instead of at the next idle tick.
 """

@@ -1,5 +1,5 @@
-"""LimitRange defaults and RuntimeClass overhead in a Workload's requests (scheduling.md 2.2),
-as Kueue's ``workload.AdjustResources`` adds them."""
+"""LimitRange defaults and RuntimeClass overhead in a Workload's requests, as Kueue's
+``workload.AdjustResources`` adds them (docs/scheduling.md#workload-usage)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What a job carries over to its Workload (docs/concepts.md, "From Job to Workload"): the
+"""What a job carries over to its Workload (docs/concepts.md#from-job-to-workload): the
 labels ``integrations.labelKeysToCopy`` lists, the ``kueue.x-k8s.io/admission-gated-by``
 annotation, and a changed ``kueue.x-k8s.io/priority-class`` label."""
 

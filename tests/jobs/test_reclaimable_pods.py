@@ -1,5 +1,5 @@
-"""Finished pods give their quota back (scheduling.md 2.4): what each kind reports and what
-the Job controller writes into ``status.reclaimablePods``."""
+"""Finished pods give their quota back (docs/concepts.md#reclaimable-pods): what each kind
+reports and what the Job controller writes into ``status.reclaimablePods``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The executor writes what a job's changes mean for its Workload (issue 26 items 3 and 5).
+"""The executor writes what a job's changes mean for its Workload.
 
 Against the in-memory API server: a parallel Job whose pods finished gets its
 Workload's ``status.reclaimablePods`` applied as Kueue's Job controller applies

@@ -1,6 +1,7 @@
-"""The scheduler charges what a namespace's LimitRanges and a RuntimeClass add (scheduling.md
-2.2): a Job without requests is charged the defaults, whichever of the Workload and the
-LimitRange the scheduler sees first; a RuntimeClass's pod overhead is charged on top."""
+"""The scheduler charges what a namespace's LimitRanges and a RuntimeClass add
+(docs/scheduling.md#workload-usage): a Job without requests is charged the defaults,
+whichever of the Workload and the LimitRange the scheduler sees first; a RuntimeClass's pod
+overhead is charged on top."""
 
 from __future__ import annotations
 

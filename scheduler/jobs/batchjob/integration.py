@@ -117,7 +117,7 @@ def terminal_indexes(completed: object, failed: object, completions: int) -> int
 
 
 def reclaimable_count(job: RawObject) -> int:
-    """Pods of the Job whose quota is no longer needed (scheduling.md 2.4): pure.
+    """Pods of the Job whose quota is no longer needed (docs/concepts.md#reclaimable-pods): pure.
 
     ``parallelism - remaining`` once ``remaining = completions - terminal``
     is below ``parallelism``; 0 for a one-pod Job or before any pod ended.

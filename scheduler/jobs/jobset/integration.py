@@ -11,7 +11,7 @@ their pods go away) and restoring puts the templates recorded in the Workload
 back.  A JobSet is finished when its ``Completed`` or ``Failed`` condition is
 ``True``.  The pods of a replicated job's succeeded child Jobs give their quota
 back while the rest still run (Kueue's ``ReclaimablePods`` for a JobSet:
-succeeded replicas × pods per replica, scheduling.md 2.4).
+succeeded replicas × pods per replica, docs/concepts.md#reclaimable-pods).
 """
 
 from __future__ import annotations
