@@ -15,11 +15,7 @@ from scheduler.api.pod_overhead import (
     summarize,
 )
 from scheduler.api.quantity import Quantity
-from tests.builders import workload
-
-
-def limit_range(*items: dict[str, Any]) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "LimitRange", "spec": {"limits": list(items)}}
+from tests.builders import container, limit_range, pod_set, runtime_class, workload
 
 
 def requests_of(raw: Any) -> dict[str, str]:
@@ -28,9 +24,11 @@ def requests_of(raw: Any) -> dict[str, str]:
     return {str(k): str(v) for k, v in parsed.spec.pod_sets[0].requests.items()}
 
 
-CONTAINER_DEFAULTS = limit_range(
-    {"type": "Container", "default": {"cpu": "2", "memory": "1Gi"}, "defaultRequest": {"cpu": "1"}},
-    {"type": "PersistentVolumeClaim", "default": {"storage": "1Gi"}},
+CONTAINER_DEFAULTS = (
+    limit_range("defaults")
+    .item("Container", default={"cpu": "2", "memory": "1Gi"}, defaultRequest={"cpu": "1"})
+    .item("PersistentVolumeClaim", default={"storage": "1Gi"})
+    .build()
 )
 
 
@@ -38,13 +36,14 @@ def test_a_limit_range_keeps_the_defaults_of_container_and_pod_items_only() -> N
     assert limit_range_defaults(CONTAINER_DEFAULTS) == {
         "Container": LimitDefaults({"cpu": "2", "memory": "1Gi"}, {"cpu": "1"})
     }
-    assert limit_range_defaults(limit_range({"type": "Container", "max": {"cpu": "4"}})) == {}
+    bounds_only = limit_range("bounds").item("Container", max={"cpu": "4"}).build()
+    assert limit_range_defaults(bounds_only) == {}
 
 
 def test_several_limit_ranges_keep_the_first_value_of_each_resource() -> None:
     first = limit_range_defaults(CONTAINER_DEFAULTS)
     second = limit_range_defaults(
-        limit_range({"type": "Container", "default": {"cpu": "8", "nvidia.com/gpu": "1"}})
+        limit_range("more").item("Container", default={"cpu": "8", "nvidia.com/gpu": "1"}).build()
     )
     assert summarize([first, second])["Container"].default == {
         "cpu": "2",
@@ -54,8 +53,8 @@ def test_several_limit_ranges_keep_the_first_value_of_each_resource() -> None:
 
 
 def test_containers_without_requests_are_charged_the_defaults() -> None:
-    bare = workload("w").pod_set(count=2).build()
-    bare["spec"]["podSets"][0]["template"]["spec"]["containers"][0].pop("resources", None)
+    bare = workload("w").pod_sets(pod_set("main", 2).containers(container(resources=False)))
+    bare = bare.build()
     summary = summarize([limit_range_defaults(CONTAINER_DEFAULTS)])
     adjusted = adjusted_workload(bare, summary, {})
     # cpu from defaultRequest; memory from the default limit, standing in for its request
@@ -72,36 +71,36 @@ def test_what_a_container_sets_itself_wins() -> None:
 
 
 def test_init_containers_get_the_defaults_too() -> None:
-    raw = workload("w").pod_set(count=1, requests={"cpu": "500m"}).build()
-    spec = raw["spec"]["podSets"][0]["template"]["spec"]
-    spec["initContainers"] = [{"name": "init", "image": "i"}]
-    defaults = limit_range(
-        {"type": "Container", "defaultRequest": {"cpu": "2"}, "default": {"cpu": "2"}}
-    )
-    summary = summarize([limit_range_defaults(defaults)])
+    with_init = pod_set("main").requests(cpu="500m").init_containers(container(resources=False))
+    raw = workload("w").pod_sets(with_init).build()
+    defaults = limit_range("d").item("Container", defaultRequest={"cpu": "2"}, default={"cpu": "2"})
+    summary = summarize([limit_range_defaults(defaults.build())])
     assert requests_of(adjusted_workload(raw, summary, {}))["cpu"] == "2", "the init phase peaks"
 
 
 def test_pod_level_resources_get_the_pod_defaults_only_when_present() -> None:
-    defaults = summarize(
-        [limit_range_defaults(limit_range({"type": "Pod", "defaultRequest": {"memory": "2Gi"}}))]
-    )
+    pod_range = limit_range("pod").item("Pod", defaultRequest={"memory": "2Gi"}).build()
+    defaults = summarize([limit_range_defaults(pod_range)])
     plain = workload("w").pod_set(count=1, requests={"cpu": "1"}).build()
     assert requests_of(adjusted_workload(plain, defaults, {})) == {"cpu": "1"}
-    pod_level = workload("w").pod_set(count=1, requests={"cpu": "1"}).build()
-    pod_level["spec"]["podSets"][0]["template"]["spec"]["resources"] = {"requests": {"cpu": "1"}}
-    assert requests_of(adjusted_workload(pod_level, defaults, {})) == {"cpu": "1", "memory": "2Gi"}
+    pod_level = workload("w").pod_sets(
+        pod_set("main").requests(cpu="1").pod_spec(resources={"requests": {"cpu": "1"}})
+    )
+    assert requests_of(adjusted_workload(pod_level.build(), defaults, {})) == {
+        "cpu": "1",
+        "memory": "2Gi",
+    }
 
 
 def test_the_runtime_class_overhead_is_added_unless_the_template_has_one() -> None:
-    kata = {"overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}}}
+    kata = runtime_class("kata", "kata").overhead(cpu="250m", memory="120Mi").build()
     overheads = {"kata": runtime_class_overhead(kata)}
-    raw = workload("w").pod_set(count=1, requests={"cpu": "1"}).build()
-    raw["spec"]["podSets"][0]["template"]["spec"]["runtimeClassName"] = "kata"
+    sandboxed = pod_set("main").requests(cpu="1").pod_spec(runtimeClassName="kata")
+    raw = workload("w").pod_sets(sandboxed).build()
     assert requests_of(adjusted_workload(raw, {}, overheads)) == {"cpu": "1250m", "memory": "120Mi"}
-    raw["spec"]["podSets"][0]["template"]["spec"]["overhead"] = {"cpu": "10m"}
-    assert requests_of(adjusted_workload(raw, {}, overheads)) == {"cpu": "1010m"}
-    assert runtime_class_overhead({"handler": "runc"}) == {}
+    own = workload("w").pod_sets(sandboxed.pod_spec(overhead={"cpu": "10m"})).build()
+    assert requests_of(adjusted_workload(own, {}, overheads)) == {"cpu": "1010m"}
+    assert runtime_class_overhead(runtime_class("runc").build()) == {}
 
 
 def test_nothing_to_add_gives_the_same_object() -> None:

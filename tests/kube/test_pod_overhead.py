@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler.core.decisions import Admit, Pending
+from tests.builders import limit_range, runtime_class
 
 from .world import NAMESPACE, World, job, job_path
 
@@ -23,13 +24,9 @@ def bare_job(name: str, **pod_spec: Any) -> dict[str, Any]:
     return built
 
 
-def limit_range(name: str, cpu: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "LimitRange",
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": {"limits": [{"type": "Container", "defaultRequest": {"cpu": cpu}}]},
-    }
+def defaults(cpu: str) -> dict[str, Any]:
+    """The LimitRange ``ml/defaults``: containers request ``cpu`` unless they say."""
+    return limit_range("defaults", NAMESPACE).item("Container", defaultRequest={"cpu": cpu}).build()
 
 
 async def submit(world: World, name: str, **pod_spec: Any) -> None:
@@ -44,7 +41,7 @@ def usage(world: World) -> int:
 
 async def test_jobs_without_requests_are_charged_the_namespace_defaults() -> None:
     world = World().setup(cpu="2")
-    world.add(f"{LIMIT_RANGES}/defaults", limit_range("defaults", "1"))
+    world.add(f"{LIMIT_RANGES}/defaults", defaults("1"))
     for name in ("a", "b", "c"):
         await submit(world, name)
     result = await world.cycle()
@@ -57,10 +54,10 @@ async def test_jobs_without_requests_are_charged_the_namespace_defaults() -> Non
 async def test_a_limit_range_seen_after_the_workload_counts_for_it_while_pending() -> None:
     world = World().setup(cpu="2")
     await submit(world, "a")
-    world.add(f"{LIMIT_RANGES}/defaults", limit_range("defaults", "3"))
+    world.add(f"{LIMIT_RANGES}/defaults", defaults("3"))
     result = await world.cycle()
     assert [type(d) for d in result.decisions] == [Pending], "3 CPUs never fit in 2"
-    world.api.put(f"{LIMIT_RANGES}/defaults", limit_range("defaults", "1500m"))
+    world.api.put(f"{LIMIT_RANGES}/defaults", defaults("1500m"))
     world.deliver()
     assert [type(d) for d in (await world.cycle()).decisions] == [Admit]
     assert usage(world) == 1500
@@ -68,16 +65,7 @@ async def test_a_limit_range_seen_after_the_workload_counts_for_it_while_pending
 
 async def test_a_runtime_class_overhead_is_charged_on_top() -> None:
     world = World().setup(cpu="2")
-    world.add(
-        f"{RUNTIME_CLASSES}/kata",
-        {
-            "apiVersion": "node.k8s.io/v1",
-            "kind": "RuntimeClass",
-            "metadata": {"name": "kata"},
-            "handler": "kata",
-            "overhead": {"podFixed": {"cpu": "250m"}},
-        },
-    )
+    world.add(f"{RUNTIME_CLASSES}/kata", runtime_class("kata", "kata").overhead(cpu="250m").build())
     kata = job("k", cpu="1")
     kata["spec"]["template"]["spec"]["runtimeClassName"] = "kata"
     world.add(job_path("k"), kata)
