@@ -306,7 +306,7 @@ class ClusterState:
         if not ranges:
             del self._limit_defaults[namespace]
         if self.limit_defaults(namespace) != before:
-            self._apply_pending(lambda workload: objects.namespace(workload) == namespace)
+            self._apply_pending(lambda workload: True, namespace=namespace)
 
     def on_runtime_class(self, event: Event) -> None:
         """A RuntimeClass: its pod overhead kept; pending Workloads that name it counted again."""
@@ -482,11 +482,15 @@ class ClusterState:
         if job_key:
             self.jobs_to_decide.add(job_key)
 
-    def _apply_pending(self, concerned: Callable[[Mapping[str, Any]], bool]) -> None:
-        """Apply again the unfinished Workloads without quota that ``concerned`` picks (Kueue
-        requeues the pending ones when a LimitRange or RuntimeClass changes)."""
+    def _apply_pending(
+        self, concerned: Callable[[Mapping[str, Any]], bool], *, namespace: str | None = None
+    ) -> None:
+        """Apply again the unfinished Workloads without quota that ``concerned`` picks, of
+        ``namespace`` when given (Kueue requeues the pending ones when a LimitRange or
+        RuntimeClass changes)."""
         workloads = self._stored["Workload"]
-        for key in sorted(self._unfinished):
+        prefix = f"{namespace}/" if namespace is not None else ""
+        for key in sorted(k for k in self._unfinished if k.startswith(prefix)):
             workload = workloads[key]
             if objects.has_quota_reservation(workload) or not concerned(workload):
                 continue
