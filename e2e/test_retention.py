@@ -161,8 +161,23 @@ async def test_a_scheduler_started_with_the_policy_deletes_what_finished_before(
 async def test_a_finished_workload_is_deleted_and_its_job_kept(
     configured: SchedulerReplica, api: client.ApiClient, namespace: str, setup: Setup
 ) -> None:
-    await client.BatchV1Api(api).create_namespaced_job(namespace, quick("done"))
-    workload = await finished(api, namespace, "done")
+    batch = client.BatchV1Api(api)
+    await batch.create_namespaced_job(namespace, quick("done"))
+    # Its Workload lives about a second once finished: seen made, then seen gone.
+    workload = (
+        await eventually(
+            lambda: workloads_of(api, namespace),
+            lambda got: "done" in got,
+            timeout=60,
+            what="the Job's Workload",
+        )
+    )["done"]
+    await eventually(
+        lambda: batch.read_namespaced_job("done", namespace),
+        lambda read: (read.status.succeeded or 0) == 1,
+        timeout=90,
+        what="the Job complete",
+    )
     await eventually(
         lambda: workloads_of(api, namespace),
         lambda got: "done" not in got,
