@@ -121,6 +121,7 @@ def start_replica(
     lease_timings: tuple[str, ...] = LEASE_TIMINGS,
     config: Path = KUOTA_CONFIG,
 ) -> SchedulerReplica:
+    """One replica reading the Configuration ``config`` (default: the chart's)."""
     port = _free_port()
     env = clean_env(workdir)
     env["PYTHONPATH"] = str(REPO_ROOT)
@@ -161,7 +162,8 @@ def start_schedulers(
     """Start ``replicas`` schedulers and wait until each has listed everything.
 
     ``lease_timings``: the Lease flags (default: short ones, so failover tests are quick;
-    ``()``: the scheduler's own defaults, the chart's).
+    ``()``: the scheduler's own defaults, the chart's).  ``config``: the Configuration
+    file they read (default: the chart's, ``e2e/kuota-config.yaml``).
 
     The chart's RBAC is applied first (again, if :func:`~e2e.kuota_install.install_kuota`
     did already: ``kubectl apply`` changes nothing then).

@@ -181,8 +181,13 @@ SCHEDULER_CAN = [
     ("watch", "jobs.batch", "-A"),
     ("patch", "jobs.batch", "-n", "default"),
     ("patch", "jobs.batch", "--subresource=status", "-n", "default"),  # a stopped Job's startTime
+    # objectRetentionPolicies: the Job of a Workload kuota deactivated (kube/retention.py)
+    ("delete", "jobs.batch", "-n", "default"),
     ("watch", "namespaces"),
     ("list", "priorityclasses.scheduling.k8s.io"),
+    # what a Workload is charged besides its requests (ClusterState.on_limit_range, ...)
+    ("list", "limitranges", "-A"),
+    ("watch", "runtimeclasses.node.k8s.io"),
     ("create", "events", "-n", "default"),
     ("patch", "events", "-n", "default"),  # the count of a repeated Event
     # The resource-in-use finalizer of a deleted one (no narrower grant can remove it).
@@ -192,7 +197,6 @@ SCHEDULER_CAN = [
     ("update", f"leases.coordination.k8s.io/{RELEASE}-scheduler", "-n", NAMESPACE),
 ]
 SCHEDULER_CANNOT = [
-    ("delete", "jobs.batch", "-n", "default"),
     ("create", "jobs.batch", "-n", "default"),
     ("update", "jobs.batch", "-n", "default"),
     ("get", "secrets", "-n", NAMESPACE),
@@ -205,6 +209,8 @@ SCHEDULER_CANNOT = [
     ("patch", "cohorts.kueue.x-k8s.io"),
     ("delete", "events", "-n", "default"),
     ("create", "pods", "-n", "default"),
+    ("create", "limitranges", "-n", "default"),
+    ("update", "runtimeclasses.node.k8s.io"),
     ("get", "leases.coordination.k8s.io", "-n", "kube-system"),
     ("update", "leases.coordination.k8s.io/someone-else", "-n", NAMESPACE),
     ("*", "*", "-A"),

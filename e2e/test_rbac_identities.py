@@ -138,12 +138,21 @@ def test_the_scheduler_runs_as_its_service_account_and_no_more(
     # an AdmissionCheck whose controller kuota does not run is marked inactive
     assert can_i(identity, "patch", "admissionchecks.kueue.x-k8s.io", "--subresource=status")
     assert not can_i(identity, "patch", "admissionchecks.kueue.x-k8s.io")
-    assert not can_i(identity, "delete", "jobs", "-A")
-    # JobSets are started, stopped and restored like Jobs, never deleted
+    # a Job (a JobSet) is deleted only under objectRetentionPolicies, when the Workload
+    # kuota deactivated has been kept long enough (scheduler/kube/retention.py)
+    assert can_i(identity, "delete", "jobs", "-A")
+    assert not can_i(identity, "create", "jobs", "-A")
+    assert not can_i(identity, "update", "jobs", "-A")
+    # JobSets are started, stopped and restored like Jobs
     # (the JobSet CRD may not be installed: asked without resource discovery)
-    for verb in ("list", "watch", "patch"):
+    for verb in ("list", "watch", "patch", "delete"):
         assert allowed(identity, verb, "jobset.x-k8s.io", "jobsets"), verb
-    assert not allowed(identity, "delete", "jobset.x-k8s.io", "jobsets")
+    assert not allowed(identity, "create", "jobset.x-k8s.io", "jobsets")
+    # what a Workload is charged besides its requests: read, never written
+    for group, resource in (("", "limitranges"), ("node.k8s.io", "runtimeclasses")):
+        for verb in ("list", "watch"):
+            assert allowed(identity, verb, group, resource), (verb, resource)
+        assert not allowed(identity, "create", group, resource), resource
     # plain Pods: watched, started (gate off), stopped by deletion; never created
     for verb in ("list", "watch", "patch", "delete"):
         assert can_i(identity, verb, "pods", "-A"), verb

@@ -261,12 +261,9 @@ def _integrations() -> ObjectNode:
         {
             "frameworks": frameworks,
             "externalFrameworks": array(string()),
-            "labelKeysToCopy": _checked(
-                _charted(
-                    array(string()),
-                    ChartValue(doc="Label keys copied from a Job to its Workload."),
-                ),
-                NotActedOn(message="kuota does not copy job labels to Workloads yet"),
+            "labelKeysToCopy": _charted(
+                array(string()),
+                ChartValue(doc="Label keys copied from a Job to its Workload."),
             ),
         },
         foreign={
@@ -406,10 +403,7 @@ def configuration() -> ObjectNode:
         ),
         "waitForPodsReady": _wait_for_pods_ready(),
         "objectRetentionPolicies": _charted(
-            _checked(
-                retention,
-                NotActedOn(message="kuota does not delete finished or deactivated Workloads yet"),
-            ),
+            retention,
             ChartValue(
                 doc="objectRetentionPolicies section (e.g. {workloads: {afterFinished: 1h}}).",
                 free=True,

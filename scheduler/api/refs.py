@@ -148,6 +148,9 @@ SCHEDULER_WORKLOAD_CONDITIONS: Final = (
 ADMISSION_FIELD_MANAGER: Final = "kueue-admission"
 """The server-side-apply field manager of a Workload's admission status, Kueue's own name:
 kuota and Kueue's tooling own ``status.admission`` and those conditions together."""
+RECLAIMABLE_PODS_FIELD_MANAGER: Final = "kueue-reclaimable-pods"
+"""The server-side-apply field manager of a Workload's ``status.reclaimablePods``, Kueue's own
+name (its Job controller writes them alone)."""
 
 DEFAULT_POD_SET_NAME = PodSetName("main")
 

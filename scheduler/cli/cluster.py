@@ -4,7 +4,9 @@ Every document goes through the same admission pipeline as ``kuota
 validate`` (any served version is converted to v1beta2 and defaulted), then
 through ``scheduler.api.parse``; an invalid object stops the simulation with
 the validate messages (exit 2).  Kinds outside the kueue API that the engine
-still needs are read here: scheduling.k8s.io PriorityClass and v1 Namespace.
+still needs are read here: scheduling.k8s.io PriorityClass, v1 Namespace, and
+what v1 LimitRanges and node.k8s.io RuntimeClasses add to a Workload's requests
+(their defaults and pod overhead, :mod:`scheduler.api.pod_overhead`).
 A job of any registered integration (batch/v1 Job, JobSet: found through
 :func:`scheduler.jobs.for_object`) is checked by its integration's admission
 rules and, with a queue name, becomes its Workload.
@@ -18,7 +20,9 @@ Decisions that make a file of manifests a deterministic cluster:
   (n counts generated names from 1), and a Job without a UID keeps an empty
   one, so its Workload name ``job-<name>-<hash>`` is predictable.
 - Priority classes are resolved against every class in the input, wherever
-  it appears in the files.
+  it appears in the files; so are LimitRanges (of a Workload's namespace) and
+  RuntimeClasses: every Workload, given or made from a job, is charged with
+  their defaults and overhead as the scheduler charges it.
 - The Configuration (at most one is expected; the last one wins) is global
   and applies from the start.
 """
@@ -35,6 +39,13 @@ from scheduler.api.config import Configuration
 from scheduler.api.field import FieldError
 from scheduler.api.parse import ObjectParseError, parse_object
 from scheduler.api.pipeline import Review, UnsupportedKind, review
+from scheduler.api.pod_overhead import (
+    LimitDefaults,
+    adjusted_workload,
+    limit_range_defaults,
+    runtime_class_overhead,
+    summarize,
+)
 from scheduler.api.refs import QUEUE_NAME_LABEL
 from scheduler.cli.loader import Document
 from scheduler.core.engine import NamespaceInfo, PriorityClassInfo
@@ -129,6 +140,44 @@ def _namespace(document: Document) -> tuple[NamespaceObject | None, list[str]]:
     return NamespaceObject(name, {str(k): str(v) for k, v in pairs}), []
 
 
+LIMIT_RANGE = ("v1", "LimitRange")
+RUNTIME_CLASS = ("node.k8s.io/v1", "RuntimeClass")
+
+
+@dataclass
+class PodOverheads:
+    """What the input's LimitRanges and RuntimeClasses add to a Workload's requests."""
+
+    limits: dict[str, dict[str, dict[str, LimitDefaults]]] = field(default_factory=dict)
+    """Namespace -> LimitRange name -> its defaults by item type."""
+    runtime_classes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """RuntimeClass name -> ``overhead.podFixed``."""
+
+    def read(self, document: Document) -> tuple[bool, list[str]]:
+        """Take ``document`` if it is a LimitRange or a RuntimeClass: (taken, problems)."""
+        raw = document.raw
+        kind = (raw.get("apiVersion"), raw.get("kind"))
+        if kind not in (LIMIT_RANGE, RUNTIME_CLASS):
+            return False, []
+        metadata = objects.metadata(raw)
+        name = metadata.get("name")
+        if not isinstance(name, str) or not name:
+            return True, [f"{_label(str(raw.get('kind')), name)}: {NAME_REQUIRED}"]
+        if kind == RUNTIME_CLASS:
+            self.runtime_classes[name] = runtime_class_overhead(raw)
+        else:
+            namespace = str(metadata.get("namespace") or "default")
+            self.limits.setdefault(namespace, {})[name] = limit_range_defaults(raw)
+        return True, []
+
+    def adjusted(self, workload: dict[str, Any]) -> Mapping[str, Any]:
+        """``workload`` with the defaults and overhead the scheduler would add."""
+        ranges = self.limits.get(objects.namespace(workload) or "default", {})
+        summary = summarize(ranges[name] for name in sorted(ranges))
+        overheads = {name: found for name, found in self.runtime_classes.items() if found}
+        return adjusted_workload(workload, summary, overheads)
+
+
 def _review_lines(item: Review, errors: Sequence[FieldError]) -> list[str]:
     name = item.name if item.name is not None else "(unnamed)"
     return [f"{item.kind}/{name}: {error.render()}" for error in errors]
@@ -163,8 +212,14 @@ def build_cluster(documents: Sequence[Document], stderr: TextIO) -> Cluster:
     jobs: list[tuple[int, Document, dict[str, Any]]] = []
     pod_classes: list[PriorityClassObject] = []
     generated, timestamps = [0], [0]
+    overheads = PodOverheads()
+    for document in documents:
+        _, errors = overheads.read(document)
+        problems.extend(errors)
     for document in documents:
         api_version, kind = document.raw.get("apiVersion"), document.raw.get("kind")
+        if (api_version, kind) in (LIMIT_RANGE, RUNTIME_CLASS):
+            continue  # read above: they apply from the start
         if (api_version, kind) == ("scheduling.k8s.io/v1", "PriorityClass"):
             priority_class, errors = _priority_class(document)
             problems.extend(errors)
@@ -211,7 +266,7 @@ def build_cluster(documents: Sequence[Document], stderr: TextIO) -> Cluster:
             cluster.objects.append(None)  # the Workload goes here once classes are known
             continue
         try:
-            parsed = parse_object(stored)
+            parsed = parse_object(overheads.adjusted(stored) if kind == "Workload" else stored)
         except ObjectParseError as failed:
             problems.extend(_review_lines(item, failed.errors))
             continue
@@ -230,7 +285,7 @@ def build_cluster(documents: Sequence[Document], stderr: TextIO) -> Cluster:
         raw_workload = workload_from_job(job, priority_classes=classes, integration=integration)
         _metadata(raw_workload)["creationTimestamp"] = _metadata(job)["creationTimestamp"]
         try:
-            cluster.objects[position] = parse_object(raw_workload)
+            cluster.objects[position] = parse_object(overheads.adjusted(raw_workload))
         except ObjectParseError as failed:
             problems.extend(
                 f"{job.get('kind')}/{_metadata(job).get('name')}: {error.render()}"

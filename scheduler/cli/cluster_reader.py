@@ -48,6 +48,8 @@ REQUIRED = "cluster_queues"
 CORE_RESOURCES = {
     "namespaces": Resource("", "v1", "namespaces"),
     "priority_classes": Resource("scheduling.k8s.io", "v1", "priorityclasses"),
+    "limit_ranges": Resource("", "v1", "limitranges"),
+    "runtime_classes": Resource("node.k8s.io", "v1", "runtimeclasses"),
 }
 PODS = Resource("", "v1", "pods")
 

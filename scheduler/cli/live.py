@@ -69,6 +69,9 @@ class ClusterObjects:
     runs."""
     namespaces: list[dict[str, Any]] = field(default_factory=list)
     priority_classes: list[dict[str, Any]] = field(default_factory=list)
+    limit_ranges: list[dict[str, Any]] = field(default_factory=list)
+    """What a pending Workload is charged besides its requests: defaults and pod overhead."""
+    runtime_classes: list[dict[str, Any]] = field(default_factory=list)
 
 
 ClusterFetcher = Callable[[str | None], ClusterObjects]
@@ -109,6 +112,8 @@ def _documents(objects: ClusterObjects) -> list[Document]:
     groups: list[tuple[str, Sequence[dict[str, Any]], str, str]] = [
         ("Namespace", objects.namespaces, "v1", "Namespace"),
         ("PriorityClass", objects.priority_classes, "scheduling.k8s.io/v1", "PriorityClass"),
+        ("LimitRange", objects.limit_ranges, "v1", "LimitRange"),
+        ("RuntimeClass", objects.runtime_classes, "node.k8s.io/v1", "RuntimeClass"),
         (
             "WorkloadPriorityClass",
             objects.workload_priority_classes,

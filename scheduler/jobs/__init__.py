@@ -36,6 +36,8 @@ from scheduler.jobs.protocol import (
     PodSetInfo,
     PodsReadiness,
     QueuedThroughPods,
+    ReclaimableCount,
+    ReclaimablePods,
     SuspendOnCreate,
     webhook_path,
 )
@@ -83,6 +85,8 @@ __all__ = [
     "PodsReadiness",
     "PriorityClasses",
     "QueuedThroughPods",
+    "ReclaimableCount",
+    "ReclaimablePods",
     "SuspendOnCreate",
     "by_framework",
     "capability",

@@ -41,17 +41,27 @@ every situation a restart can leave behind is a unit test:
   longer match its admission (the webhook's JOB-K2 refuses that change; the
   API server refuses template changes of a running Job, so only counts are
   compared and a relabelled flavor never stops a running Job) is suspended
-  first.  This is Kueue's ``ensureOneWorkload``.
+  first.  This is Kueue's ``ensureOneWorkload``;
+- a Workload that does not carry its job's ``kueue.x-k8s.io/admission-gated-by``
+  annotation or WorkloadPriorityClass (the ``kueue.x-k8s.io/priority-class``
+  label changed) gets them (:class:`PropagateToWorkload`, Kueue's
+  ``UpdateAdmissionGatedBy`` and ``UpdateWorkloadPriority``);
+- a job of a kind that declares :class:`~scheduler.jobs.protocol.ReclaimablePods`
+  whose finished pods no longer need their quota gets its Workload's
+  ``status.reclaimablePods`` written (:class:`SetReclaimablePods`; the engine
+  then counts only the pods still to run, docs/concepts.md#reclaimable-pods).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import copy
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 from scheduler.api import objects
 from scheduler.api.refs import (
+    ADMISSION_GATED_BY_ANNOTATION,
     CLUSTER_QUEUE_LABEL,
     EVICTED,
     JOB_UID_LABEL,
@@ -59,14 +69,17 @@ from scheduler.api.refs import (
     MANAGED_LABEL,
     MANAGED_LABEL_VALUE,
     POD_SET_LABEL,
+    PRIORITY_CLASS_LABEL,
 )
 from scheduler.jobs.equivalence import count_difference, pod_sets_difference
-from scheduler.jobs.protocol import JobIntegration, PodSetInfo
-from scheduler.jobs.registry import for_object
+from scheduler.jobs.protocol import JobIntegration, PodSetInfo, ReclaimableCount, ReclaimablePods
+from scheduler.jobs.registry import capability, for_object
 from scheduler.jobs.workload_from_job import (
     PriorityClasses,
+    admission_gates,
     maximum_execution_time,
     workload_from_job,
+    workload_priority,
 )
 
 
@@ -200,6 +213,31 @@ class FinalizePods:
     pods: tuple[tuple[dict[str, Any], dict[str, Any]], ...]
 
 
+@dataclass(frozen=True, slots=True)
+class PropagateToWorkload:
+    """The job's admission gates or WorkloadPriorityClass changed: carry them to its Workload.
+
+    ``workload`` is the Workload as read with the job's
+    ``kueue.x-k8s.io/admission-gated-by`` annotation and priority; the write
+    is guarded by the resourceVersion it was read at.  ``messages``: the
+    job's ``UpdatedWorkload`` Events, in Kueue's words.
+    """
+
+    workload: dict[str, Any]
+    messages: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SetReclaimablePods:
+    """Write the Workload's ``status.reclaimablePods``: ``(pod set, count)`` pairs, sorted.
+
+    Kueue's field manager ``kueue-reclaimable-pods`` owns the list, so an
+    empty one removes it.
+    """
+
+    pods: tuple[tuple[str, int], ...]
+
+
 STARTED_PODS_SELECTOR: Final = f"{JOB_UID_LABEL},{MANAGED_LABEL}!={MANAGED_LABEL_VALUE}"
 """The pods started for a job (labelled with its UID by :func:`placement`); the Pods kuota
 queues itself are jobs of their own and carry ``kueue.x-k8s.io/managed``."""
@@ -237,6 +275,8 @@ Action = (
     | WaitForFlavor
     | StopPod
     | FinalizePod
+    | PropagateToWorkload
+    | SetReclaimablePods
 )
 """Everything the controller may ask for; the executor handles each member (checked exhaustive)."""
 
@@ -444,6 +484,110 @@ def _in_running_form(pod_sets: list[dict[str, Any]]) -> bool:
     return False
 
 
+def _priority_update(
+    job: Mapping[str, Any],
+    workload: Mapping[str, Any],
+    priority_classes: PriorityClasses | None,
+) -> tuple[dict[str, str] | None, int] | None:
+    """(priorityClassRef, priority) the Workload should have now, None to leave it: pure.
+
+    Kueue's ``UpdateWorkloadPriority``: only a change of the job's
+    ``kueue.x-k8s.io/priority-class`` label moves the Workload; one whose
+    priority comes from a pod PriorityClass does not follow the label, one
+    holding quota without a class can no longer be given one (and keeps a
+    WorkloadPriorityClass reference while it holds quota).  A class not known
+    yet leaves the Workload as it is; it is decided again when the class comes.
+    """
+    spec = objects.spec(workload)
+    ref = spec.get("priorityClassRef")
+    ref = ref if isinstance(ref, Mapping) else None
+    holds_quota = objects.has_quota_reservation(workload)
+    if ref is None and holds_quota:
+        return None
+    if ref is not None and ref.get("kind") != "WorkloadPriorityClass":
+        return None
+    wanted = objects.label(job, PRIORITY_CLASS_LABEL) or ""
+    if (str(ref.get("name") or "") if ref is not None else "") == wanted:
+        return None
+    recorded = [p for p in spec.get("podSets") or [] if isinstance(p, Mapping)]
+    new_ref, value = workload_priority(job, [dict(p) for p in recorded], priority_classes)
+    if wanted and value is None:
+        return None
+    if holds_quota and (new_ref is None or new_ref.get("kind") != "WorkloadPriorityClass"):
+        return None
+    return new_ref, value if value is not None else 0
+
+
+def propagation(
+    job: Mapping[str, Any],
+    workload: Mapping[str, Any],
+    priority_classes: PriorityClasses | None = None,
+) -> PropagateToWorkload | None:
+    """What of the job its Workload must follow and does not yet, or None: pure.
+
+    The ``kueue.x-k8s.io/admission-gated-by`` annotation, copied as it is
+    (absent when the job has none: the gates only ever come off), and the
+    WorkloadPriorityClass (:func:`_priority_update`).
+    """
+    updated = copy.deepcopy(dict(workload))
+    messages = []
+    gates = admission_gates(job)
+    if gates != (objects.annotation(workload, ADMISSION_GATED_BY_ANNOTATION) or ""):
+        metadata = updated.setdefault("metadata", {})
+        annotations = dict(objects.annotations(workload))
+        if gates:
+            annotations[ADMISSION_GATED_BY_ANNOTATION] = gates
+        else:
+            annotations.pop(ADMISSION_GATED_BY_ANNOTATION, None)
+        if annotations:
+            metadata["annotations"] = annotations
+        else:
+            metadata.pop("annotations", None)
+        messages.append(f'Updated workload AdmissionGatedBy to "{gates}"')
+    priority = _priority_update(job, workload, priority_classes)
+    if priority is not None:
+        ref, value = priority
+        spec = updated["spec"] = dict(objects.spec(workload))
+        if ref is None:
+            spec.pop("priorityClassRef", None)
+        else:
+            spec["priorityClassRef"] = ref
+        spec["priority"] = value
+        messages.append(f"Updated workload priority class: {objects.key(workload)}")
+    return PropagateToWorkload(updated, tuple(messages)) if messages else None
+
+
+def reclaimable_update(
+    workload: Mapping[str, Any], reclaimable: Sequence[ReclaimableCount]
+) -> SetReclaimablePods | None:
+    """The ``status.reclaimablePods`` to write, None when the Workload already says it: pure.
+
+    Each count is capped at its pod set's count (Kueue's
+    ``LimitReclaimablePodsToPodSetSizes``: a job's succeeded pods may outnumber
+    a pod set that shrank); pod sets the Workload does not have are left out.
+    """
+    sizes = {
+        str(p.get("name")): p.get("count")
+        for p in objects.spec(workload).get("podSets") or []
+        if isinstance(p, Mapping)
+    }
+    wanted: dict[str, int] = {}
+    for item in reclaimable:
+        size = sizes.get(item.name)
+        if item.name not in sizes:
+            continue
+        wanted[item.name] = min(item.count, size) if isinstance(size, int) else item.count
+    recorded = objects.status(workload).get("reclaimablePods")
+    current = {
+        str(entry.get("name")): entry.get("count")
+        for entry in (recorded if isinstance(recorded, list) else [])
+        if isinstance(entry, Mapping)
+    }
+    if current == wanted:
+        return None
+    return SetReclaimablePods(tuple(sorted(wanted.items())))
+
+
 def _active_pods(job: Mapping[str, Any]) -> int:
     """What the job still runs (a Job's pods, a JobSet's child Jobs): "not stopped yet"."""
     integration = for_object(job)
@@ -457,11 +601,14 @@ def next_action(
     flavors: Mapping[str, FlavorPlacement],
     priority_classes: PriorityClasses | None = None,
     live_pods: int = 0,
+    label_keys: Collection[str] = (),
 ) -> Action | None:
     """The one thing to do for ``job`` now, or None when it is where it should be (pure).
 
     ``live_pods``: the pods of the job the caller sees that have not
     terminated (running, or in their termination grace period).
+    ``label_keys``: the Configuration's ``integrations.labelKeysToCopy``
+    (copied from the job when its Workload is made).
     """
     integration: JobIntegration | None = for_object(job)
     if integration is None:
@@ -482,7 +629,12 @@ def next_action(
         if not integration.is_suspended(job):
             return SuspendJob(integration.suspend(job), "Not admitted by cluster queue")
         return CreateWorkload(
-            workload_from_job(job, priority_classes=priority_classes, integration=integration)
+            workload_from_job(
+                job,
+                priority_classes=priority_classes,
+                integration=integration,
+                label_keys=label_keys,
+            )
         )
     if finished.finished:
         if objects.is_finished(workload) or live_pods:
@@ -490,6 +642,14 @@ def next_action(
         return FinishWorkload(finished.reason, finished.message)
     if objects.is_finished(workload):
         return None
+    propagate = propagation(job, workload, priority_classes)
+    if propagate is not None:
+        return propagate
+    reclaims = capability(integration, ReclaimablePods)
+    if reclaims is not None:
+        reclaim = reclaimable_update(workload, reclaims.reclaimable_pods(job))
+        if reclaim is not None:
+            return reclaim
     holds_quota = objects.has_quota_reservation(workload)
     evicting = objects.is_evicting(workload)
     if objects.is_deactivated(workload) and holds_quota and not evicting:

@@ -143,7 +143,10 @@ def check_job_update(
                 rule="JOB-U2",
             )
         )
-    priority, old_priority = labels_of(obj).get(PRIORITY_CLASS), labels_of(old).get(PRIORITY_CLASS)
+    # An empty label names no class, as an absent one (Kueue's IsWorkloadPriorityClassNameEmpty):
+    # setting it to "" removes the class (JOB-U4), adding "" adds none.
+    priority = labels_of(obj).get(PRIORITY_CLASS) or None
+    old_priority = labels_of(old).get(PRIORITY_CLASS) or None
     at_priority = LABELS.key(PRIORITY_CLASS)
     if not suspended and old_priority is None and priority is not None:
         errors.append(

@@ -14,7 +14,8 @@ and its ``JobWith…`` interfaces (docs/architecture.md, "Integrations"):
   gated at creation instead (:class:`GateOnCreate`), queued through its pods
   (:class:`QueuedThroughPods`), its own controller decision
   (:class:`OwnController`), objects forming groups (:class:`PodGroups`),
-  whether its pods are ready (:class:`PodsReadiness`, :class:`GroupPodsReadiness`).
+  whether its pods are ready (:class:`PodsReadiness`, :class:`GroupPodsReadiness`),
+  finished pods giving their quota back early (:class:`ReclaimablePods`).
   The webhook's paths and registrations, the scheduler's watches and
   controller, ``kuota validate`` and ``kuota simulate`` ask the registry
   which kinds have which capability; nothing outside a kind's folder names
@@ -29,7 +30,7 @@ registered by one line of :mod:`scheduler.jobs.kinds`.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, runtime_checkable
 
@@ -259,8 +260,12 @@ class OwnController(Protocol):
         *,
         flavors: Mapping[str, FlavorPlacement],
         priority_classes: PriorityClasses | None = None,
+        label_keys: Collection[str] = (),
     ) -> Action | None:
-        """The one thing to do for ``job`` now, or None when it is where it should be."""
+        """The one thing to do for ``job`` now, or None when it is where it should be.
+
+        ``label_keys``: the job labels its Workload carries (``integrations.labelKeysToCopy``).
+        """
         ...
 
 
@@ -287,8 +292,32 @@ class PodGroups(Protocol):
         *,
         flavors: Mapping[str, FlavorPlacement],
         priority_classes: PriorityClasses | None = None,
+        label_keys: Collection[str] = (),
     ) -> GroupAction | None:
-        """The one thing to do for a group now, or None."""
+        """The one thing to do for a group now, or None (``label_keys``: as ``next_action``'s)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ReclaimableCount:
+    """Pods of one pod set whose quota the job no longer needs (``status.reclaimablePods``)."""
+
+    name: str
+    count: int
+
+
+@runtime_checkable
+class ReclaimablePods(Protocol):
+    """Finished pods give their quota back while the rest still run (Kueue's
+    ``JobWithReclaimablePods``; docs/concepts.md#reclaimable-pods).
+
+    The Job controller writes the counts into the Workload's
+    ``status.reclaimablePods``; the engine then counts ``count - reclaimable``
+    pods of each pod set (docs/scheduling.md#workload-usage).
+    """
+
+    def reclaimable_pods(self, job: RawObject) -> list[ReclaimableCount]:
+        """Per pod set, how many of its pods' quota is no longer needed (none: empty)."""
         ...
 
 

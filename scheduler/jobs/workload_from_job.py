@@ -5,20 +5,24 @@ The Workload is the scheduler's view of a job: one per Job, named
 ``"<Kind>\\n<group>\\n<jobName>\\n<jobUID>"``, the ``job-<jobName>`` prefix cut
 to 247 characters so the name stays a valid 253-character object name), owned
 by the Job, labelled with the Job's UID, and carrying the Job's queue name,
-pod sets and priority.  The functions here are pure: the caller supplies the
-priority classes it knows, so the same code serves the live controller and
-``kuota simulate``.
+pod sets and priority.  As Kueue's ``NewWorkload`` it also carries the job's
+labels whose keys the Configuration's ``integrations.labelKeysToCopy`` lists
+and the job's ``kueue.x-k8s.io/admission-gated-by`` annotation
+(docs/concepts.md#from-job-to-workload).  The functions here are pure: the
+caller supplies the priority classes it knows, so the same code serves the live
+controller and ``kuota simulate``.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from scheduler.api import objects
 from scheduler.api.refs import (
+    ADMISSION_GATED_BY_ANNOTATION,
     JOB_UID_LABEL,
     KUEUE_GROUP,
     MAX_EXEC_TIME_SECONDS_KEY,
@@ -95,6 +99,29 @@ def _priority(
     return None, None
 
 
+def workload_priority(
+    job: Mapping[str, Any],
+    pod_sets: list[dict[str, Any]],
+    classes: PriorityClasses | None = None,
+) -> tuple[dict[str, str] | None, int | None]:
+    """(priorityClassRef, priority) the job asks for now (docs/concepts.md#from-job-to-workload).
+
+    Pure.
+    """
+    return _priority(job, classes or PriorityClasses(), pod_sets)
+
+
+def copied_labels(job: Mapping[str, Any], keys: Collection[str]) -> dict[str, str]:
+    """The job's labels whose keys ``integrations.labelKeysToCopy`` lists: pure."""
+    labels = objects.labels(job)
+    return {key: labels[key] for key in sorted(set(keys)) if key in labels}
+
+
+def admission_gates(job: Mapping[str, Any]) -> str:
+    """The job's ``kueue.x-k8s.io/admission-gated-by`` value, ``""`` when none: pure."""
+    return objects.annotation(job, ADMISSION_GATED_BY_ANNOTATION) or ""
+
+
 def maximum_execution_time(job: Mapping[str, Any]) -> int | None:
     """The Workload's ``maximumExecutionTimeSeconds`` from the job's label: pure.
 
@@ -115,6 +142,7 @@ def workload_from_job(
     priority_classes: PriorityClasses | None = None,
     integration: JobIntegration | None = None,
     pod_sets: list[dict[str, Any]] | None = None,
+    label_keys: Collection[str] = (),
 ) -> dict[str, Any]:
     """The raw ``kueue.x-k8s.io/v1beta2`` Workload for ``job``: pure.
 
@@ -123,6 +151,7 @@ def workload_from_job(
     ``batch/v1`` Job); absent metadata fields are treated as empty strings.
     ``pod_sets``: the Workload's pod sets when the caller has them (a pod
     group's are its pods', not one object's), else the integration's.
+    ``label_keys``: the Configuration's ``integrations.labelKeysToCopy``.
     """
     integration = integration or for_object(job) or job_integration("batch/job")
     if integration is None:
@@ -133,7 +162,7 @@ def workload_from_job(
     workload_metadata: dict[str, Any] = {
         "name": workload_name(name, uid, kind=integration.kind, group=integration.group),
         "namespace": namespace,
-        "labels": {JOB_UID_LABEL: uid},
+        "labels": {**copied_labels(job, label_keys), JOB_UID_LABEL: uid},
         "ownerReferences": [
             {
                 "apiVersion": integration.api_version,
@@ -145,6 +174,9 @@ def workload_from_job(
             }
         ],
     }
+    gates = admission_gates(job)
+    if gates:
+        workload_metadata["annotations"] = {ADMISSION_GATED_BY_ANNOTATION: gates}
     if pod_sets is None:
         pod_sets = integration.pod_sets(job)
     spec: dict[str, Any] = {"podSets": pod_sets}

@@ -27,8 +27,10 @@ from scheduler.jobs.controller import (
     FinalizePods,
     FinishWorkload,
     GroupAction,
+    PropagateToWorkload,
     ReleaseWorkload,
     RestoreJob,
+    SetReclaimablePods,
     StartJob,
     StartPods,
     StopPod,
@@ -123,6 +125,21 @@ class JobActions:
                 await self._stop_pod(job, action)
             case FinalizePod():
                 self.state.remember(await self.writer.patch_job(job, action.finalized))
+            case PropagateToWorkload():
+                if workload is None:
+                    return False
+                self.state.remember(await self.writer.update_workload(workload, action.workload))
+                for message in action.messages:
+                    self._event(job, "UpdatedWorkload", message)
+            case SetReclaimablePods():
+                if workload is None:
+                    return False
+                stored = await self.writer.write_reclaimable_pods(workload, action.pods)
+                self.state.remember(stored)
+                log.info(
+                    "reclaimable pods written",
+                    extra={"workload": objects.key(workload), "pods": dict(action.pods)},
+                )
             case WaitForFlavor():
                 return False
             case _:

@@ -58,6 +58,10 @@ class JobReconciler:
         self.pods_ready = pods_ready
         """waitForPodsReady is on: the Workloads of running jobs get ``PodsReady``."""
 
+    def label_keys(self) -> tuple[str, ...]:
+        """The job labels a new Workload carries (``integrations.labelKeysToCopy``)."""
+        return self.state.engine.config.integrations.label_keys_to_copy
+
     async def reconcile_jobs(self) -> bool:
         """Decide again for every job that changed; True when any action was carried out."""
         keys = sorted(self.state.jobs_to_decide.take())
@@ -83,12 +87,20 @@ class JobReconciler:
                 return False
         own = capability(integration, OwnController)
         flavors, classes = self.state.flavor_placements(), self.state.classes()
+        keys = self.label_keys()
         if own is not None:
-            action = own.next_action(job, workload, flavors=flavors, priority_classes=classes)
+            action = own.next_action(
+                job, workload, flavors=flavors, priority_classes=classes, label_keys=keys
+            )
         else:
             live = self.state.live_pods(key)
             action = next_action(
-                job, workload, flavors=flavors, priority_classes=classes, live_pods=live
+                job,
+                workload,
+                flavors=flavors,
+                priority_classes=classes,
+                live_pods=live,
+                label_keys=keys,
             )
         if action is None or isinstance(action, WaitForFlavor):
             return False
@@ -121,6 +133,7 @@ class JobReconciler:
             workload,
             flavors=self.state.flavor_placements(),
             priority_classes=self.state.classes(),
+            label_keys=self.label_keys(),
         )
         if action is None or isinstance(action, WaitForFlavor):
             return False

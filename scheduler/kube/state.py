@@ -22,6 +22,12 @@ Which cache owns what (one owner per fact; docs/architecture.md, "State"):
   (:meth:`ClusterState.remember`), so the next decision starts from it; a
   watch event still on its way with an older version does not put the older
   one back (:func:`scheduler.api.objects.is_older`).
+- **LimitRanges and RuntimeClasses** are kept only as what they add to a
+  Workload's requests (their defaults per namespace, the pod overhead per
+  class: :mod:`scheduler.api.pod_overhead`); a Workload goes to the engine
+  with them added, as Kueue counts it (docs/scheduling.md#workload-usage), and a change of
+  either applies the pending Workloads it concerns again (admitted ones keep
+  the usage their admission recorded).
 - **The informers** keep their own store of every object, to diff a relist
   against and to rebuild from: when a term of leadership ends, the service
   replaces the engine and this state with fresh ones fed from those stores.
@@ -34,7 +40,7 @@ together under the group's key, and the group is decided as one job.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 from scheduler.api import objects
@@ -42,6 +48,13 @@ from scheduler.api.defaults import apply_schema_defaults
 from scheduler.api.field import ParseError, error
 from scheduler.api.models import ResourceFlavorSpec, Toleration
 from scheduler.api.parse import parse_object
+from scheduler.api.pod_overhead import (
+    LimitDefaults,
+    adjusted_workload,
+    limit_range_defaults,
+    runtime_class_overhead,
+    summarize,
+)
 from scheduler.api.refs import JOB_UID_LABEL, KueueKind, workload_key
 from scheduler.core.engine import Engine, NamespaceInfo, PriorityClassInfo
 from scheduler.core.engine_types import EngineObject
@@ -163,6 +176,10 @@ class ClusterState:
         self._workload_of_job: dict[str, str] = {}  # job key -> workload key
         self._prebuilt: dict[str, str] = {}  # prebuilt workload key -> job uid
         self._default_priority_classes: set[str] = set()
+        self._limit_defaults: dict[str, dict[str, dict[str, LimitDefaults]]] = {}
+        """Namespace -> LimitRange name -> its defaults by item type (ranges with some)."""
+        self._overheads: dict[str, dict[str, Any]] = {}
+        """RuntimeClass name -> its ``overhead.podFixed`` (only classes that have one)."""
         self._job_pods: dict[str, dict[str, bool]] = {}
         """Job UID -> pod UID -> whether that pod has not terminated (label job-uid)."""
         self.jobs_to_decide = WorkList()
@@ -173,6 +190,8 @@ class ClusterState:
         """AdmissionChecks whose status kuota may have to set (``kube.checks``)."""
         self.workloads_to_time = WorkList()
         """Workloads whose timed deadlines may have moved (``kube.workload_timers``)."""
+        self.workloads_to_expire = WorkList()
+        """Workloads that changed or went, for the retention policies (``kube.retention``)."""
 
     # -- feeding: informer events -------------------------------------------------------
 
@@ -186,6 +205,9 @@ class ClusterState:
         elif kind == "ResourceFlavor":
             # A job waiting for this flavor can start now.
             self.jobs_to_decide.update(set(self._jobs) | set(self._groups))
+        elif kind == "WorkloadPriorityClass":
+            # A job whose class was not known yet can give its Workload that priority now.
+            self.jobs_to_decide.update(set(self._jobs))
         elif kind == "AdmissionCheck" and event.type != "DELETED":
             self.checks_to_sync.add(key)
         elif kind == "ClusterQueue" and _spec_changed(store.get(key) if store else None, obj):
@@ -211,7 +233,7 @@ class ClusterState:
             self.engine.remove(kind, objects.name(obj), objects.namespace(obj))
             return
         try:
-            record = engine_record(obj)
+            record = self.engine_record(obj)
         except ParseError as bad:
             log.warning(
                 "skipping an object that does not parse",
@@ -272,6 +294,47 @@ class ClusterState:
             pods[uid] = objects.status(event.object).get("phase") not in ("Succeeded", "Failed")
         if was != pods.get(uid):
             self.jobs_to_decide.add(job_uid)
+
+    def on_limit_range(self, event: Event) -> None:
+        """A LimitRange: its defaults kept; the namespace's pending Workloads counted again."""
+        namespace, name = objects.namespace(event.object) or "", objects.name(event.object)
+        ranges = self._limit_defaults.setdefault(namespace, {})
+        before = self.limit_defaults(namespace)
+        defaults = {} if event.type == "DELETED" else limit_range_defaults(event.object)
+        if defaults:
+            ranges[name] = defaults
+        else:
+            ranges.pop(name, None)
+        if not ranges:
+            del self._limit_defaults[namespace]
+        if self.limit_defaults(namespace) != before:
+            self._apply_pending(lambda workload: True, namespace=namespace)
+
+    def on_runtime_class(self, event: Event) -> None:
+        """A RuntimeClass: its pod overhead kept; pending Workloads that name it counted again."""
+        name = objects.name(event.object)
+        before = self._overheads.get(name)
+        overhead = {} if event.type == "DELETED" else runtime_class_overhead(event.object)
+        if overhead:
+            self._overheads[name] = overhead
+        else:
+            self._overheads.pop(name, None)
+        if self._overheads.get(name) != before:
+            self._apply_pending(lambda workload: name in _runtime_classes(workload))
+
+    def limit_defaults(self, namespace: str) -> dict[str, LimitDefaults]:
+        """The summary of the namespace's LimitRange defaults (by name, first value wins)."""
+        ranges = self._limit_defaults.get(namespace, {})
+        return summarize(ranges[name] for name in sorted(ranges))
+
+    def engine_record(self, raw: Mapping[str, Any]) -> EngineObject:
+        """A kuota object as the engine's record; a Workload with what its namespace's
+        LimitRanges and its RuntimeClass add (raises ParseError)."""
+        if raw.get("kind") == "Workload" and (self._limit_defaults or self._overheads):
+            raw = adjusted_workload(
+                raw, self.limit_defaults(objects.namespace(raw) or ""), self._overheads
+            )
+        return engine_record(raw)
 
     def live_pods(self, job_key: str) -> int:
         """How many pods of the job (by UID) have not terminated, as the watch says."""
@@ -334,7 +397,7 @@ class ClusterState:
         if current is None:
             return
         try:
-            self.engine.apply(engine_record(current))
+            self.engine.apply(self.engine_record(current))
         except ParseError:
             return
 
@@ -406,6 +469,7 @@ class ClusterState:
     def _index_workload(self, event: Event) -> None:
         job_key = self.job_key_of(event.object)
         key = event.key
+        self.workloads_to_expire.add(key)
         if event.type == "DELETED":
             self._stored["Workload"].pop(key, None)
             self._unfinished.discard(key)
@@ -421,6 +485,23 @@ class ClusterState:
         if job_key:
             self.jobs_to_decide.add(job_key)
 
+    def _apply_pending(
+        self, concerned: Callable[[Mapping[str, Any]], bool], *, namespace: str | None = None
+    ) -> None:
+        """Apply again the unfinished Workloads without quota that ``concerned`` picks, of
+        ``namespace`` when given (Kueue requeues the pending ones when a LimitRange or
+        RuntimeClass changes)."""
+        workloads = self._stored["Workload"]
+        prefix = f"{namespace}/" if namespace is not None else ""
+        for key in sorted(k for k in self._unfinished if k.startswith(prefix)):
+            workload = workloads[key]
+            if objects.has_quota_reservation(workload) or not concerned(workload):
+                continue
+            try:
+                self.engine.apply(self.engine_record(workload))
+            except ParseError:
+                continue
+
     def _store_workload(self, key: str, workload: Mapping[str, Any]) -> None:
         self._stored["Workload"][key] = dict(workload)
         self.workloads_to_time.add(key)
@@ -428,6 +509,18 @@ class ClusterState:
             self._unfinished.discard(key)
         else:
             self._unfinished.add(key)
+
+
+def _runtime_classes(workload: Mapping[str, Any]) -> set[str]:
+    """The RuntimeClasses the Workload's pod templates name: pure."""
+    names = set()
+    for pod_set in objects.spec(workload).get("podSets") or []:
+        template = pod_set.get("template") if isinstance(pod_set, Mapping) else None
+        spec = template.get("spec") if isinstance(template, Mapping) else None
+        name = spec.get("runtimeClassName") if isinstance(spec, Mapping) else None
+        if isinstance(name, str):
+            names.add(name)
+    return names
 
 
 def _spec_changed(known: Mapping[str, Any] | None, incoming: Mapping[str, Any]) -> bool:

@@ -6,8 +6,10 @@ get Workloads (:func:`scheduler.jobs.job_integrations`) and is enabled to
 :meth:`ClusterState.on_job`, Namespaces and PriorityClasses to their
 handlers; ``state`` is asked for on every event, so the service can swap in
 a rebuilt state (a replica that stepped down) without restarting the
-informers.  Every event also calls ``on_change`` (the scheduling loop's
-wake-up), so a change is acted on at once instead of at the next idle tick.
+informers.  LimitRanges and RuntimeClasses are watched for what they add to a
+Workload's requests (docs/scheduling.md#workload-usage).  Every event
+also calls ``on_change`` (the scheduling loop's wake-up), so a change is
+acted on at once instead of at the next idle tick.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ def kind_resource(integration: Integration) -> Resource:
 NAMESPACES: Final = Resource("", "v1", "namespaces")
 PODS: Final = Resource("", "v1", "pods")
 PRIORITY_CLASSES: Final = Resource("scheduling.k8s.io", "v1", "priorityclasses")
+LIMIT_RANGES: Final = Resource("", "v1", "limitranges")
+RUNTIME_CLASSES: Final = Resource("node.k8s.io", "v1", "runtimeclasses")
 
 
 def scheduler_informers(
@@ -111,6 +115,14 @@ def scheduler_informers(
             "PriorityClass",
             KubeSource(rest, PRIORITY_CLASSES),
             then_wake(ClusterState.on_priority_class),
+        ),
+        Informer(
+            "LimitRange", KubeSource(rest, LIMIT_RANGES), then_wake(ClusterState.on_limit_range)
+        ),
+        Informer(
+            "RuntimeClass",
+            KubeSource(rest, RUNTIME_CLASSES),
+            then_wake(ClusterState.on_runtime_class),
         ),
     ]
     return informers

@@ -17,6 +17,8 @@ object instead of overwriting someone else's change.
   :data:`~scheduler.api.refs.SCHEDULER_WORKLOAD_CONDITIONS`), so fields other
   writers own are left to them, and another tool applying as
   ``kueue-admission`` (Kueue's own tooling does) can clear the admission.
+  ``status.reclaimablePods`` is applied the same way by its own field manager,
+  ``kueue-reclaimable-pods``, as Kueue's Job controller writes it.
 Each write is counted and timed by verb and resource
 (``kuota_api_write_duration_seconds``), which is how "API writes per admitted
 Job" is measured.
@@ -45,7 +47,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 import jsonpatch
@@ -55,6 +57,7 @@ from scheduler.api.refs import (
     ADMISSION_FIELD_MANAGER,
     HUB_VERSION,
     KUEUE_GROUP,
+    RECLAIMABLE_PODS_FIELD_MANAGER,
     SCHEDULER_WORKLOAD_CONDITIONS,
     V1BETA2,
 )
@@ -144,6 +147,30 @@ def workload_status_apply(workload: Mapping[str, Any], status: Mapping[str, Any]
         if status.get(kept) is not None:
             applied[kept] = status[kept]
     return {"apiVersion": V1BETA2, "kind": "Workload", "metadata": metadata, "status": applied}
+
+
+def _status_apply(workload: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, Any]:
+    """An applied configuration of ``status`` alone, conditional on the version read: pure."""
+    meta = objects.metadata(workload)
+    metadata: dict[str, Any] = {"name": objects.name(workload)}
+    for key in ("namespace", "resourceVersion"):
+        if meta.get(key):
+            metadata[key] = meta[key]
+    return {"apiVersion": V1BETA2, "kind": "Workload", "metadata": metadata, "status": status}
+
+
+def reclaimable_pods_apply(
+    workload: Mapping[str, Any], pods: Sequence[tuple[str, int]]
+) -> dict[str, Any]:
+    """The applied configuration of ``status.reclaimablePods``: pure.
+
+    None reclaimable leaves the field out, so the field manager owns none of
+    it and the list goes (Kueue applies an empty list the same way).
+    """
+    status: dict[str, Any] = {}
+    if pods:
+        status["reclaimablePods"] = [{"name": name, "count": count} for name, count in pods]
+    return _status_apply(workload, status)
 
 
 class Writer:
@@ -308,6 +335,31 @@ class Writer:
                 lambda timeout: self.rest.json_patch(path, removal, timeout=timeout),
             )
 
+    async def write_reclaimable_pods(
+        self, workload: Mapping[str, Any], pods: Sequence[tuple[str, int]]
+    ) -> dict[str, Any]:
+        """``status.reclaimablePods`` of the Workload as read; the object as stored.
+
+        Server-side apply on ``/status`` as ``kueue-reclaimable-pods`` with
+        ``force``, conditional on the resourceVersion read.
+        """
+        path = kueue_resource("workloads").object_path(
+            objects.name(workload), namespace=objects.namespace(workload), subresource="status"
+        )
+        body = reclaimable_pods_apply(workload, pods)
+        async with self._lock(f"workloads/{objects.key(workload)}"):
+            return await self._timed(
+                "patch",
+                "workloads/status",
+                lambda timeout: self.rest.apply(
+                    path,
+                    body,
+                    field_manager=RECLAIMABLE_PODS_FIELD_MANAGER,
+                    force=True,
+                    timeout=timeout,
+                ),
+            )
+
     async def write_status(
         self, plural: str, obj: Mapping[str, Any], status: Mapping[str, Any]
     ) -> dict[str, Any]:
@@ -340,6 +392,21 @@ class Writer:
                 "patch",
                 resource.plural,
                 lambda timeout: self.rest.json_patch(path, operations, timeout=timeout),
+            )
+
+    async def delete_job(self, job: Mapping[str, Any]) -> None:
+        """Delete the job as read (its UID a precondition), its dependents in the background:
+        its pods, and its Workload (owned by it), go with it."""
+        resource = job_resource(job)
+        path = resource.object_path(objects.name(job), namespace=objects.namespace(job))
+        preconditions = {"uid": objects.uid(job) or ""}
+        async with self._lock(f"{resource.plural}/{objects.key(job)}"):
+            await self._timed(
+                "delete",
+                resource.plural,
+                lambda timeout: self.rest.delete(
+                    path, preconditions=preconditions, timeout=timeout, propagation="Background"
+                ),
             )
 
     async def clear_job_start_time(self, job: Mapping[str, Any]) -> dict[str, Any]:

@@ -21,7 +21,10 @@ the state feed the engine).  Order of work, kept by :class:`SchedulerLoop`:
    as long again (``cycle_share``), so a slow cycle never starves the
    informers, the writes or the Lease; when writes found the API server
    unreachable, it backs off.  The per-queue metrics are published with the
-   queue statuses' rhythm, not every turn.
+   queue statuses' rhythm, not every turn.  Ended Workloads (or their jobs)
+   the retention policies make due are deleted at the end of a turn
+   (:mod:`scheduler.kube.retention`); an idle loop still turns every
+   ``idle_wait_seconds``, so they are deleted at most that late.
 4. When a term ends (:mod:`scheduler.kube.leader`), ``rebuild`` throws the
    engine away and rebuilds it from the informers' stores (the informers
    keep running on every replica), so the next term starts from what the
@@ -54,6 +57,7 @@ from scheduler.kube.finalizers import FinalizerReleaser
 from scheduler.kube.informer import Backoff, Event
 from scheduler.kube.queue_reporter import QueueReporter
 from scheduler.kube.rest import RestClient
+from scheduler.kube.retention import RetentionCollector
 from scheduler.kube.state import ClusterState
 from scheduler.kube.watches import WATCHED_KUEUE_PLURALS, scheduler_informers
 from scheduler.kube.workload_timers import WorkloadTimers
@@ -160,6 +164,13 @@ class SchedulerLoop:
             clock=self.clock,
             settings=wait_for_pods_ready(self.engine.config),
             evict=self.executor.admissions.evict,
+        )
+        config = self.settings.config
+        self.retention = RetentionCollector(
+            state=self.state,
+            writer=self.writer,
+            clock=self.clock,
+            policies=config.object_retention_policies if config else None,
         )
 
     def rebuild(self) -> None:
@@ -272,6 +283,7 @@ class SchedulerLoop:
             self.executor.dispatch(result.decisions)
             self.executor.pending.write_soon()
             await self.finalizers.release()
+            acted = await self.retention.collect() or acted
             if time.monotonic() >= self.next_metrics:  # per queue: too costly every turn
                 self.next_metrics = time.monotonic() + self.settings.queue_status_interval_seconds
                 self.queues.publish_metrics(self.role)

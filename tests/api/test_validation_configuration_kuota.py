@@ -108,6 +108,8 @@ ACCEPTED = [
     {"multiKueue": {"dispatcherName": "example.com/my-dispatcher"}},
     {"integrations": {"frameworks": ["batch/job"], "externalFrameworks": ["MyJob.v1.example.com"]}},
     {"waitForPodsReady": {"timeout": "5m", "blockAdmission": True}},
+    {"objectRetentionPolicies": {"workloads": {"afterFinished": "1h"}}},
+    {"integrations": {"frameworks": ["batch/job"], "labelKeysToCopy": ["team"]}},
 ]
 
 
@@ -118,16 +120,8 @@ def test_what_kuota_acts_on_is_accepted_without_a_word(fields: dict[str, Any]) -
 
 WARNED = [
     (
-        {"objectRetentionPolicies": {"workloads": {"afterFinished": "1h"}}},
-        "objectRetentionPolicies: kuota does not delete",
-    ),
-    (
         {"admissionFairSharing": {"usageHalfLifeTime": "168h"}},
         "admissionFairSharing: kuota does not implement admission fair sharing",
-    ),
-    (
-        {"integrations": {"frameworks": ["batch/job"], "labelKeysToCopy": ["team"]}},
-        "integrations.labelKeysToCopy: kuota does not copy job labels",
     ),
     (
         {"integrations": {"frameworks": ["batch/job", "ray.io/rayjob"]}},

@@ -7,7 +7,7 @@ One module per family of kinds:
   ``legacy_resource`` for the v1alpha1/v1alpha2 ``spec.resources``), Cohort, LocalQueue,
   WorkloadPriorityClass, AdmissionCheck, MultiKueueConfig, MultiKueueCluster, Topology;
 - ``workload``: Workload (``pod_set``, ``assignment``);
-- ``core``: Namespace, PriorityClass, Pod (``pod_group``), Secret;
+- ``core``: Namespace, PriorityClass, Pod (``pod_group``), Secret, LimitRange, RuntimeClass;
 - ``jobs``: batch Job, JobSet, Deployment, StatefulSet;
 - ``config``: Configuration;
 - ``pods``: containers and pod templates, shared by the kinds above;
@@ -18,7 +18,15 @@ Extend a builder rather than copying a dict into a test.
 
 from tests.builders.base import T0, Built, ObjectBuilder, at, condition, raw, stamp
 from tests.builders.config import configuration
-from tests.builders.core import namespace, pod, pod_group, priority_class, secret
+from tests.builders.core import (
+    limit_range,
+    namespace,
+    pod,
+    pod_group,
+    priority_class,
+    runtime_class,
+    secret,
+)
 from tests.builders.jobs import deployment, job, jobset, stateful_set
 from tests.builders.kueue import (
     KUEUE,
@@ -58,6 +66,7 @@ __all__ = [
     "job",
     "jobset",
     "legacy_resource",
+    "limit_range",
     "local_queue",
     "model",
     "multikueue_cluster",
@@ -71,6 +80,7 @@ __all__ = [
     "required_affinity",
     "resource_flavor",
     "resource_group",
+    "runtime_class",
     "secret",
     "stamp",
     "stateful_set",

@@ -1,9 +1,11 @@
 """Builders of Kubernetes' own kinds the scheduler reads: Namespace, PriorityClass, Pod
-(alone or in a pod group), Secret.
+(alone or in a pod group), Secret, LimitRange, RuntimeClass.
 
     namespace("team-a").labels(team="a")
     priority_class("high", 1000).global_default()
     pod("p", "ml").queue("user-queue").group("sample-group", total=3).requests(cpu="1")
+    limit_range("defaults", "ml").item("Container", defaultRequest={"cpu": "1"})
+    runtime_class("kata").overhead(cpu="250m")
 """
 
 from __future__ import annotations
@@ -53,6 +55,38 @@ class secret(ObjectBuilder):  # noqa: N801
 
     def data(self, **values: str) -> Self:
         self.raw.setdefault("data", {}).update(values)
+        return self
+
+
+class limit_range(ObjectBuilder):  # noqa: N801
+    """A ``v1`` LimitRange with no item yet."""
+
+    api_version = "v1"
+    kind = "LimitRange"
+
+    def __init__(self, name: str, namespace: str = "default") -> None:
+        super().__init__(name, namespace)
+        self.raw["spec"] = {"limits": []}
+
+    def item(self, type_: str, **fields: Any) -> Self:
+        """One ``spec.limits`` item of type ``type_`` (``default=...``, ``defaultRequest=...``)."""
+        self.raw["spec"]["limits"].append({"type": type_, **fields})
+        return self
+
+
+class runtime_class(ObjectBuilder):  # noqa: N801
+    """A ``node.k8s.io/v1`` RuntimeClass of handler ``handler``, without overhead."""
+
+    api_version = "node.k8s.io/v1"
+    kind = "RuntimeClass"
+
+    def __init__(self, name: str, handler: str = "runc") -> None:
+        super().__init__(name)
+        self.raw["handler"] = handler
+
+    def overhead(self, **pod_fixed: str) -> Self:
+        """``overhead.podFixed``."""
+        self.raw["overhead"] = {"podFixed": dict(pod_fixed)}
         return self
 
 

@@ -70,6 +70,10 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         ("batch", "jobs", "list"),
         ("batch", "jobs", "watch"),
         ("batch", "jobs", "patch"),
+        # kube/retention.py (Writer.delete_job): the job of a Workload kuota deactivated,
+        # once objectRetentionPolicies.workloads.afterDeactivatedByKueue elapsed
+        ("batch", "jobs", "delete"),
+        ("jobset.x-k8s.io", "jobsets", "delete"),
         # Writer.clear_job_start_time: a stopped Job's status.startTime (preemption)
         ("batch", "jobs/status", "patch"),
         # the jobset.x-k8s.io/jobset integration (watches.py, Writer.patch_job)
@@ -87,6 +91,12 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         ("", "namespaces", "watch"),
         ("scheduling.k8s.io", "priorityclasses", "list"),
         ("scheduling.k8s.io", "priorityclasses", "watch"),
+        # scheduler/kube/watches.py: what LimitRanges and RuntimeClasses add to a
+        # Workload's requests (ClusterState.on_limit_range, .on_runtime_class)
+        ("", "limitranges", "list"),
+        ("", "limitranges", "watch"),
+        ("node.k8s.io", "runtimeclasses", "list"),
+        ("node.k8s.io", "runtimeclasses", "watch"),
         ("", "events", "create"),
         ("", "events", "patch"),  # scheduler/kube/events.py: count of a repeated Event
         ("coordination.k8s.io", "leases", "create"),

@@ -13,6 +13,7 @@ from scheduler.jobs.controller import (
     FinalizePods,
     FinishWorkload,
     FlavorPlacement,
+    SetReclaimablePods,
     StartPods,
 )
 from scheduler.jobs.pod import gate, ungate
@@ -96,6 +97,10 @@ def test_the_group_finishes_when_every_pod_succeeded_then_loses_its_finalizers()
     workload = admit(created.workload)
     done = [ungate(gate(member(i).phase("Succeeded").build())) for i in range(3)]
     running = ungate(gate(member(2).phase("Running").build()))
+    role = workload["spec"]["podSets"][0]["name"]
+    reclaim = next_group_action(done[:2] + [running], workload, flavors=FLAVORS)
+    assert reclaim == SetReclaimablePods(((role, 2),)), "the succeeded pods give quota back"
+    workload["status"]["reclaimablePods"] = [{"name": role, "count": 2}]
     assert next_group_action(done[:2] + [running], workload, flavors=FLAVORS) is None
     action = next_group_action(done, workload, flavors=FLAVORS)
     assert action == FinishWorkload("Succeeded", "Pods succeeded: 3/3.")

@@ -148,6 +148,13 @@ FAILING = [
         old=user_job().labels({PRIO: "high"}),
     ),
     bad(
+        "JOB-U4",
+        user_job().labels({PRIO: ""}).spec(**RUNNING),
+        f"metadata.labels[{PRIO}]",
+        "a WorkloadPriorityClass cannot be removed from a job",
+        old=user_job().labels({PRIO: "high"}).spec(**RUNNING),
+    ),
+    bad(
         "JOB-U5",
         user_job().labels({MAX: "60"}),
         f"metadata.labels[{MAX}]",
@@ -233,6 +240,12 @@ PASSING = [
         note="V19 value change",
     ),
     good("JOB-U4", user_job().labels({PRIO: "high"}), old=user_job()),
+    good(
+        "JOB-U3",
+        user_job().labels({PRIO: ""}).spec(**RUNNING),
+        old=user_job().spec(**RUNNING),
+        note="empty: none",
+    ),
     good("JOB-U5", user_job().labels({MAX: "60"}), old=user_job().labels({MAX: "30"})),
     good("JOB-U6", user_job().labels({PRE: "wl-b"}), old=user_job().labels({PRE: "wl-a"})),
     good(

@@ -48,6 +48,8 @@ class FakeApi:
     """Path -> field manager -> the status fields it applied (server-side apply)."""
     applies: list[tuple[str, str, bool]] = field(default_factory=list)
     """(path, field manager, force) of every apply."""
+    propagations: list[tuple[str, str | None]] = field(default_factory=list)
+    """(path, propagation policy) of every delete."""
 
     # -- test controls -------------------------------------------------------------------
 
@@ -171,6 +173,7 @@ class FakeApi:
         propagation: str | None = None,
     ) -> dict[str, Any]:
         await self._enter("DELETE", path, dict(preconditions or {}), timeout)
+        self.propagations.append((path, propagation))
         base, current = self._object(path)
         metadata = current.get("metadata", {})
         for key, wanted in (preconditions or {}).items():

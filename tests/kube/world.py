@@ -126,6 +126,10 @@ class World:
                     self.cluster.on_namespace(event)
                 case "PriorityClass":
                     self.cluster.on_priority_class(event)
+                case "LimitRange":
+                    self.cluster.on_limit_range(event)
+                case "RuntimeClass":
+                    self.cluster.on_runtime_class(event)
                 case kind if kind in KUEUE_KINDS:
                     self.cluster.on_kueue(event)
                 case _:

@@ -10,6 +10,12 @@ admitted flavor's node labels to its pod template
 (docs/concepts.md#how-a-job-is-suspended-admitted-and-started); restoring puts
 the template recorded in the Workload back.
 
+Finished pods give their quota back (docs/concepts.md#reclaimable-pods, Kueue's
+``ReclaimablePods`` for a Job): once fewer pods remain to run than
+``parallelism``, the difference is reclaimable; the terminal pods are
+``status.succeeded``, or for an Indexed Job the completed and failed indexes
+below ``completions`` (counted once).
+
 Partial admission (docs/scheduling.md#partial-admission, annotation
 ``kueue.x-k8s.io/job-min-parallelism``): the Workload's pod set keeps the Job's
 full count and a ``minCount``; the admission may record fewer pods, and the Job
@@ -40,6 +46,7 @@ from scheduler.jobs.protocol import (
     FinishedState,
     PodSetInfo,
     RawObject,
+    ReclaimableCount,
     finished_by_conditions,
     with_queue_label,
 )
@@ -75,6 +82,63 @@ def pod_count(job: RawObject) -> int:
     if isinstance(completions, int) and not isinstance(completions, bool):
         return min(parallelism, completions)
     return parallelism
+
+
+def _int(value: object, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _index_intervals(text: object, limit: int) -> list[tuple[int, int]]:
+    """``"1,3-5"`` as inclusive intervals, cut below ``limit``; malformed ones skipped: pure."""
+    intervals = []
+    for part in text.split(",") if isinstance(text, str) and text else []:
+        first, _, last = part.partition("-")
+        if not first.isdigit() or (last and not last.isdigit()):
+            continue
+        low, high = int(first), int(last) if last else int(first)
+        high = min(high, limit - 1)
+        if low <= high:
+            intervals.append((low, high))
+    return intervals
+
+
+def terminal_indexes(completed: object, failed: object, completions: int) -> int:
+    """How many distinct indexes below ``completions`` completed or failed: pure.
+
+    The union is counted (an older API server may list an index in both).
+    """
+    if completions <= 0:
+        return 0
+    counted, last = 0, -1
+    for low, high in sorted(
+        _index_intervals(completed, completions) + _index_intervals(failed, completions)
+    ):
+        start = max(low, last + 1)
+        if start <= high:
+            counted += high - start + 1
+            last = high
+    return counted
+
+
+def reclaimable_count(job: RawObject) -> int:
+    """Pods of the Job whose quota is no longer needed (docs/concepts.md#reclaimable-pods): pure.
+
+    ``parallelism - remaining`` once ``remaining = completions - terminal``
+    is below ``parallelism``; 0 for a one-pod Job or before any pod ended.
+    """
+    spec, status = _spec(job), objects.status(job)
+    parallelism = _int(spec.get("parallelism"), 1)
+    completions = _int(spec.get("completions"), parallelism)
+    if spec.get("completionMode") == "Indexed":
+        terminal = terminal_indexes(
+            status.get("completedIndexes"), status.get("failedIndexes"), completions
+        )
+    else:
+        terminal = _int(status.get("succeeded"), 0)
+    if parallelism <= 1 or terminal <= 0:
+        return 0
+    remaining = max(completions - terminal, 0)
+    return parallelism - remaining if remaining < parallelism else 0
 
 
 def min_count(job: RawObject) -> int | None:
@@ -129,8 +193,9 @@ class BatchJob:
     resource = "jobs"
     access = ApiAccess(
         # Watch, start and stop Jobs; a stopped Job's startTime is cleared through
-        # jobs/status so its pod template may be restored.
-        scheduler={"jobs": ("list", "watch", "patch"), "jobs/status": ("patch",)},
+        # jobs/status so its pod template may be restored; the Job of a Workload kuota
+        # deactivated is deleted after afterDeactivatedByKueue (kube/retention.py).
+        scheduler={"jobs": ("list", "watch", "patch", "delete"), "jobs/status": ("patch",)},
         # The owner chain of a created object (a managed ancestor leaves it alone).
         webhook={"jobs": ("get",)},
         # MultiKueue reads a Workload's Job and copies the worker's status back.
@@ -215,6 +280,10 @@ class BatchJob:
             + (len(uncounted) if isinstance(uncounted, list) else 0)
         )
         return total >= pod_count(job)
+
+    def reclaimable_pods(self, job: RawObject) -> list[ReclaimableCount]:
+        count = reclaimable_count(job)
+        return [ReclaimableCount(MAIN_POD_SET, count)] if count else []
 
     def active(self, job: RawObject) -> int:
         """The Job's pods that have not stopped: ``status.active`` plus ``status.terminating``.

@@ -9,7 +9,9 @@ tolerations and kuota's pod labels to its replicated job's pod template;
 stopping suspends it (the JobSet controller then suspends its child Jobs and
 their pods go away) and restoring puts the templates recorded in the Workload
 back.  A JobSet is finished when its ``Completed`` or ``Failed`` condition is
-``True``.
+``True``.  The pods of a replicated job's succeeded child Jobs give their quota
+back while the rest still run (Kueue's ``ReclaimablePods`` for a JobSet:
+succeeded replicas × pods per replica, docs/concepts.md#reclaimable-pods).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from scheduler.jobs.protocol import (
     FinishedState,
     PodSetInfo,
     RawObject,
+    ReclaimableCount,
     finished_by_conditions,
     with_queue_label,
 )
@@ -57,6 +60,36 @@ def pod_count(replicated: Mapping[str, Any]) -> int:
     return _count(replicated.get("replicas")) * _count(_job_spec(replicated).get("parallelism"))
 
 
+def pods_per_replica(replicated: Mapping[str, Any]) -> int:
+    """``min(parallelism, completions)`` of a replicated job's Job (parallelism defaults to 1,
+    completions to parallelism): Kueue's ``PodsCountPerReplica``: pure."""
+    spec = _job_spec(replicated)
+    parallelism = _count(spec.get("parallelism"))
+    completions = spec.get("completions")
+    if isinstance(completions, int) and not isinstance(completions, bool):
+        return min(parallelism, completions)
+    return parallelism
+
+
+def reclaimable(jobset: RawObject) -> list[ReclaimableCount]:
+    """Per replicated job with succeeded replicas (at most ``replicas``): their pods: pure."""
+    statuses = _mapping(jobset.get("status")).get("replicatedJobsStatus")
+    succeeded = {
+        str(item.get("name")): item.get("succeeded")
+        for item in (statuses if isinstance(statuses, list) else [])
+        if isinstance(item, Mapping)
+    }
+    found = []
+    for replicated in replicated_jobs(jobset):
+        name = str(replicated.get("name", ""))
+        done = succeeded.get(name)
+        if not isinstance(done, int) or isinstance(done, bool) or done <= 0:
+            continue
+        if done <= _count(replicated.get("replicas")):
+            found.append(ReclaimableCount(name, done * pods_per_replica(replicated)))
+    return found
+
+
 def _pod_template(replicated: dict[str, Any]) -> dict[str, Any]:
     """The (created if absent) pod template of a copied replicated job."""
     job_template = replicated.setdefault("template", {})
@@ -74,7 +107,9 @@ class JobSet:
     group = "jobset.x-k8s.io"
     resource = "jobsets"
     access = ApiAccess(
-        scheduler={"jobsets": ("list", "watch", "patch")},
+        # Watch, start and stop JobSets; delete one whose Workload kuota deactivated
+        # after afterDeactivatedByKueue (kube/retention.py).
+        scheduler={"jobsets": ("list", "watch", "patch", "delete")},
         webhook={"jobsets": ("get",)},
     )
 
@@ -138,6 +173,9 @@ class JobSet:
 
     def finished(self, job: RawObject) -> FinishedState:
         return finished_by_conditions(job, succeeded="Completed", kind="JobSet")
+
+    def reclaimable_pods(self, job: RawObject) -> list[ReclaimableCount]:
+        return reclaimable(job)
 
     def active(self, job: RawObject) -> int:
         """The child Jobs the JobSet controller reports active (``replicatedJobsStatus``)."""

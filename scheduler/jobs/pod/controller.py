@@ -22,7 +22,7 @@ The counterpart of :func:`scheduler.jobs.controller.next_action` for Kueue's
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from scheduler.api import objects
@@ -87,8 +87,12 @@ def next_pod_action(
     *,
     flavors: Mapping[str, FlavorPlacement],
     priority_classes: PriorityClasses | None = None,
+    label_keys: Collection[str] = (),
 ) -> Action | None:
-    """The one thing to do for a single plain ``pod`` now, or None (pure)."""
+    """The one thing to do for a single plain ``pod`` now, or None (pure).
+
+    ``label_keys``: the Configuration's ``integrations.labelKeysToCopy``.
+    """
     queue = objects.queue_name(pod)
     if not is_managed(pod) or not queue or objects.label(pod, POD_GROUP_NAME_LABEL):
         return None  # not ours, or a pod of a group (scheduler.jobs.pod.group decides)
@@ -101,7 +105,12 @@ def next_pod_action(
         return _finalize(pod)
     if workload is None:
         return CreateWorkload(
-            workload_from_job(pod, priority_classes=priority_classes, pod_sets=pod_sets(pod))
+            workload_from_job(
+                pod,
+                priority_classes=priority_classes,
+                pod_sets=pod_sets(pod),
+                label_keys=label_keys,
+            )
         )
     if objects.is_finished(workload):
         return _finalize(pod)

@@ -17,6 +17,11 @@ size is the ``kueue.x-k8s.io/pod-group-total-count`` annotation.  As in Kueue:
 - the group has finished when ``total`` pods succeeded (``Pods succeeded:
   n/total.``), and kuota's finalizers then come off its pods; a pod being
   deleted loses its finalizer at once;
+- while it runs, its succeeded pods give their quota back
+  (``status.reclaimablePods``, per role; not for a serving group), as Kueue's
+  ``ReclaimablePods`` for pod groups;
+- the Workload carries the labels ``integrations.labelKeysToCopy`` lists, from
+  the pods (which must agree on each value; the Workload waits otherwise);
 - a group marked ``kueue.x-k8s.io/pod-group-fast-admission`` (a
   StatefulSet's) gets its Workload from its first pod, one pod set of
   ``total`` pods, owned by the pods' controller; pods created later are
@@ -27,7 +32,7 @@ size is the ``kueue.x-k8s.io/pod-group-total-count`` annotation.  As in Kueue:
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 
 from scheduler.api import objects
@@ -53,6 +58,7 @@ from scheduler.jobs.controller import (
     StopPods,
     WaitForFlavor,
     placement,
+    reclaimable_update,
 )
 from scheduler.jobs.pod.pods import (
     has_finalizer,
@@ -63,7 +69,7 @@ from scheduler.jobs.pod.pods import (
     ungate,
     without_finalizer,
 )
-from scheduler.jobs.protocol import FinishedState, RawObject
+from scheduler.jobs.protocol import FinishedState, RawObject, ReclaimableCount
 from scheduler.jobs.workload_from_job import PriorityClasses, workload_from_job
 
 GROUP_KEY_PREFIX: Final = "podgroup/"
@@ -138,16 +144,42 @@ def group_pod_sets(pods: Sequence[RawObject], *, total: int | None = None) -> li
     return [by_role[role] for role in sorted(by_role)]
 
 
+def group_labels(pods: Sequence[RawObject], keys: Collection[str]) -> dict[str, str] | None:
+    """The labels of ``keys`` the pods carry, None when two pods disagree on one: pure."""
+    found: dict[str, str] = {}
+    for pod in pods:
+        labels = objects.labels(pod)
+        for key in sorted(set(keys)):
+            if key not in labels:
+                continue
+            if key in found and found[key] != labels[key]:
+                return None
+            found[key] = labels[key]
+    return found
+
+
+def group_reclaimable(pods: Sequence[RawObject]) -> list[ReclaimableCount]:
+    """Succeeded pods per role (Kueue's ``ReclaimablePods`` of a pod group): pure."""
+    counts: dict[str, int] = {}
+    for pod in pods:
+        if objects.status(pod).get("phase") == "Succeeded":
+            role = pod_role(pod)
+            counts[role] = counts.get(role, 0) + 1
+    return [ReclaimableCount(role, count) for role, count in sorted(counts.items())]
+
+
 def group_workload(
     pods: Sequence[RawObject],
     priority_classes: PriorityClasses | None = None,
     *,
     total: int | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The group's Workload: named after the group, owned by each of its pods: pure.
 
     ``total``: fast admission (a StatefulSet's pods): sized by the total
     count, owned by the pods' controller (the StatefulSet), which outlives them.
+    ``labels``: the pods' labels ``integrations.labelKeysToCopy`` lists.
     """
     ordered = sorted(pods, key=lambda p: objects.name(p))
     first = ordered[0]
@@ -159,7 +191,12 @@ def group_workload(
     metadata = workload["metadata"]
     metadata["name"] = group_name(first)
     metadata.pop("labels", None)
-    metadata["annotations"] = {IS_GROUP_WORKLOAD_ANNOTATION: "true"}
+    if labels:
+        metadata["labels"] = dict(labels)
+    metadata["annotations"] = {
+        **metadata.get("annotations", {}),
+        IS_GROUP_WORKLOAD_ANNOTATION: "true",
+    }
     controller = objects.controller_reference(first)
     if total is not None and controller is not None:
         metadata["ownerReferences"] = [{**dict(controller), "blockOwnerDeletion": True}]
@@ -205,6 +242,7 @@ def next_group_action(
     *,
     flavors: Mapping[str, FlavorPlacement],
     priority_classes: PriorityClasses | None = None,
+    label_keys: Collection[str] = (),
 ) -> GroupAction | None:
     """The one thing to do for a pod group now, or None (pure)."""
     members = [pod for pod in pods if is_managed(pod) and objects.queue_name(pod)]
@@ -224,11 +262,18 @@ def next_group_action(
     if workload is None:
         if sum(1 for pod in members if _counted(pod)) < (1 if fast else total):
             return None  # Kueue waits for every pod of the group (for one, fast admission)
+        labels = group_labels(members, label_keys)
+        if labels is None:
+            return None  # the pods disagree on a label to copy (Kueue's errPodGroupLabelsMismatch)
         return CreateWorkload(
-            group_workload(members, priority_classes, total=total if fast else None)
+            group_workload(members, priority_classes, total=total if fast else None, labels=labels)
         )
     if objects.is_finished(workload):
         return _finalize(members)
+    if not serving:
+        reclaim = reclaimable_update(workload, group_reclaimable(members))
+        if reclaim is not None:
+            return reclaim
     holds_quota = objects.has_quota_reservation(workload)
     evicting = objects.is_evicting(workload)
     if objects.is_deactivated(workload) and holds_quota and not evicting:

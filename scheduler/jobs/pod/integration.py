@@ -7,7 +7,7 @@ controller decision (:mod:`.controller`) and the pod groups (:mod:`.group`).
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 
 from scheduler.api import objects
@@ -114,8 +114,15 @@ class Pod:
         *,
         flavors: Mapping[str, FlavorPlacement],
         priority_classes: PriorityClasses | None = None,
+        label_keys: Collection[str] = (),
     ) -> Action | None:
-        return next_pod_action(job, workload, flavors=flavors, priority_classes=priority_classes)
+        return next_pod_action(
+            job,
+            workload,
+            flavors=flavors,
+            priority_classes=priority_classes,
+            label_keys=label_keys,
+        )
 
     # -- PodGroups ---------------------------------------------------------------------------
 
@@ -132,9 +139,14 @@ class Pod:
         *,
         flavors: Mapping[str, FlavorPlacement],
         priority_classes: PriorityClasses | None = None,
+        label_keys: Collection[str] = (),
     ) -> GroupAction | None:
         return next_group_action(
-            members, workload, flavors=flavors, priority_classes=priority_classes
+            members,
+            workload,
+            flavors=flavors,
+            priority_classes=priority_classes,
+            label_keys=label_keys,
         )
 
 
