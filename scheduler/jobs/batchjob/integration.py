@@ -63,10 +63,6 @@ CONTROLLER_MANAGED_LABELS: Final = (
 _mapping = pod_template.mapping
 
 
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def _spec(job: RawObject) -> Mapping[str, Any]:
     return _mapping(job.get("spec"))
 
@@ -84,7 +80,7 @@ def pod_count(job: RawObject) -> int:
     return parallelism
 
 
-def _int(value: object, default: int) -> int:
+def _int(value: object, default: int = 0) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
