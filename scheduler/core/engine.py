@@ -511,6 +511,17 @@ class Engine:
             return
         if record.state == FINISHED:
             return
+        if not record.active and holds_reservation(workload):
+            # Deactivated while holding quota: it is being evicted, and its quota stays
+            # counted until its status no longer records the reservation, which its job's
+            # controller writes once the last pod has stopped
+            # (docs/concepts.md#eviction-and-restore).
+            self._admit_from_status(record, workload)
+            if not record.evicted:
+                record.evicted = True
+                record.eviction_reason = "Deactivated"
+                record.eviction_message = "The workload is deactivated"
+            return
         if not record.active:
             self._release(record)
             record.state = PENDING

@@ -164,3 +164,17 @@ def test_a_preemption_victim_released_by_another_writer_is_released_once() -> No
     engine.release("default/first")  # the Job path, later: a no-op now
     assert states(engine)["default/high"] == "Admitted"
     assert used(engine) == "1"
+
+
+def test_a_deactivated_workload_keeps_its_quota_until_its_status_releases_it() -> None:
+    """Deactivation evicts; the job's pods may still run, so the quota waits for the status."""
+    holding = first().reserve_quota("cq").admitted()
+    engine = setup(holding, second())
+    assert states(engine)["default/second"] == "Pending"
+    engine.apply(holding.copy().inactive().model())
+    assert used(engine) == "1", "counted while the status still records the reservation"
+    assert states(engine)["default/second"] == "Pending"
+    assert not any(isinstance(d, Evict) for d in engine.cycle(T0).decisions), "not evicted twice"
+    released = first().inactive().condition("QuotaReserved", "False", reason="Pending")
+    engine.apply(released.model())
+    assert states(engine) == {"default/first": "Pending", "default/second": "Admitted"}
