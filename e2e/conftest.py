@@ -95,8 +95,28 @@ def scheduler_fleet(cluster: ClusterHandle, kuota: KuotaWebhook) -> Iterator[Sch
         replicas=1,
     )
     fleet = SchedulerFleet(cluster.workdir / "kuota-scheduler.kubeconfig", cluster.workdir, replica)
+    _FLEETS.append(fleet)
     yield fleet
+    _FLEETS.remove(fleet)
     fleet.stop()
+
+
+_FLEETS: list[SchedulerFleet] = []
+"""The session's fleet once a test asked for it (none before)."""
+
+
+@pytest.fixture(scope="module")
+def fleet_paused() -> Iterator[None]:
+    """No replica of the session's fleet runs meanwhile: a test module that starts a scheduler
+    of its own (its own Configuration) must be the only one deciding.  The fleet gets a
+    replica again afterwards."""
+    paused = [fleet for fleet in _FLEETS if fleet.alive()]
+    for fleet in paused:
+        for replica in fleet.alive():
+            replica.stop()
+    yield
+    for fleet in paused:
+        fleet.add()
 
 
 @pytest.fixture

@@ -29,6 +29,7 @@ failure is its status patched to ``Failed``, as the kubelet reports a crash
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -54,7 +55,9 @@ Start = Callable[[dict[str, Any]], SchedulerReplica]
 
 
 @pytest.fixture
-def scheduler_with(cluster: ClusterHandle, kuota: KuotaWebhook, tmp_path: Path) -> Iterator[Start]:
+def scheduler_with(
+    cluster: ClusterHandle, kuota: KuotaWebhook, tmp_path: Path, fleet_paused: None
+) -> Iterator[Start]:
     """Start the scheduler with the local cluster's Configuration and this ``waitForPodsReady``
     (Kueue's specs restart their manager with theirs); stopped after the test."""
     assert cluster.workdir is not None and cluster.info is not None
@@ -490,6 +493,7 @@ async def test_the_time_of_an_earlier_admission_counts_toward_the_maximum(
     await batch.create_namespaced_job(namespace, job("twice", labels={MAX_EXEC_LABEL: "30"}))
     workload = workload_probe(api, namespace, "twice")
     await eventually(workload, lambda wl: has(wl, "Admitted", "True"), timeout=60, what="admitted")
+    await asyncio.sleep(2)  # the time that must pass: execution time is counted in whole seconds
 
     async def stop_policy(policy: str) -> None:
         await custom.patch_cluster_custom_object(

@@ -72,7 +72,7 @@ def config_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def configured(
-    cluster: ClusterHandle, kuota: KuotaWebhook, config_file: Path
+    cluster: ClusterHandle, kuota: KuotaWebhook, config_file: Path, fleet_paused: None
 ) -> Iterator[SchedulerReplica]:
     """The only scheduler while the tests that use it run: the retention Configuration."""
     replica = start(cluster, config_file)
