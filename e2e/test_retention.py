@@ -136,6 +136,7 @@ async def test_a_scheduler_started_with_the_policy_deletes_what_finished_before(
     namespace: str,
     setup: Setup,
     config_file: Path,
+    fleet_paused: None,
 ) -> None:
     without = start(cluster)
     try:
