@@ -68,7 +68,9 @@ GATES: Final[Mapping[str, Gate]] = {
     "PartialAdmission": _read(True, "read by the webhook: off drops minCount from new Workloads"),
     "FlavorFungibility": _fixed(True, True, "kuota always applies flavorFungibility"),
     "VisibilityOnDemand": _fixed(True, False, "kuota serves no visibility API"),
-    "DisableWaitForPodsReady": _fixed(False, True, "kuota does not implement waitForPodsReady"),
+    "DisableWaitForPodsReady": _read(
+        False, "read by the scheduler: true turns waitForPodsReady off"
+    ),
     "PrioritySortingWithinCohort": _fixed(
         True, True, "kuota always orders a cohort's workloads by priority"
     ),
@@ -89,7 +91,7 @@ GATES: Final[Mapping[str, Gate]] = {
         True, False, "kuota does not implement admission fair sharing (admissionFairSharing)"
     ),
     "ObjectRetentionPolicies": _fixed(
-        True, False, "kuota never deletes Workloads (objectRetentionPolicies)", locked=True
+        True, True, "kuota applies objectRetentionPolicies when the section is set", locked=True
     ),
     "TASFailedNodeReplacement": _none(True, _TAS),
     "ElasticJobsViaWorkloadSlices": _fixed(

@@ -133,3 +133,15 @@ def test_the_docs_list_every_gate_with_kuotas_stance() -> None:
         row = next((line for line in docs.splitlines() if line.startswith(f"| `{name}` |")), None)
         assert row is not None, f"docs/configuration.md#feature-gates lacks {name}"
         assert gate.note in row, (name, row)
+
+
+def test_gates_of_features_kuota_now_has_are_accepted_at_kueues_values() -> None:
+    for gates in (
+        {"DisableWaitForPodsReady": False},
+        {"DisableWaitForPodsReady": True},
+        {"ObjectRetentionPolicies": True},
+    ):
+        errors, warnings = judge(gates)
+        assert (errors, warnings) == ([], []), gates
+    errors, _ = judge({"ObjectRetentionPolicies": False})
+    assert [e.field for e in errors] == ["featureGates[ObjectRetentionPolicies]"]
