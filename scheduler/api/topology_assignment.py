@@ -157,13 +157,9 @@ def encode(levels: Sequence[str], domains: Sequence[DomainAssignment]) -> dict[s
     keys = None
     if len(domains) > 1 and levels and levels[-1] == HOSTNAME_LABEL:
         keys = _prefix_keys([domain.values[-1] for domain in domains])
-    by_prefix = {
-        "levels": list(levels),
-        "slices": [
-            _slice(levels, chunk) for run in _runs(domains, keys) for chunk in _chunks(run)
-        ],
-    }
-    if len(by_prefix["slices"]) <= 1 or len(domains) > MAX_DOMAINS_PER_SLICE:
+    slices = [_slice(levels, chunk) for run in _runs(domains, keys) for chunk in _chunks(run)]
+    by_prefix: dict[str, Any] = {"levels": list(levels), "slices": slices}
+    if len(slices) <= 1 or len(domains) > MAX_DOMAINS_PER_SLICE:
         return by_prefix
     single["slices"] = [_slice(levels, domains)]
     return single if _json_size(single) < _json_size(by_prefix) else by_prefix
@@ -189,7 +185,9 @@ def decode(assignment: Mapping[str, Any]) -> tuple[tuple[str, ...], list[DomainA
             individual = level.get("individual") or {}
             roots = individual.get("roots") or []
             if len(roots) != size:
-                raise ValueError("slices[].valuesPerLevel[].individual.roots must have domainCount items")
+                raise ValueError(
+                    "slices[].valuesPerLevel[].individual.roots must have domainCount items"
+                )
             prefix, suffix = individual.get("prefix") or "", individual.get("suffix") or ""
             columns.append([f"{prefix}{root}{suffix}" for root in roots])
         if len(columns) != len(levels):
