@@ -39,6 +39,24 @@ class DomainAssignment:
     count: int
 
 
+@dataclass(frozen=True, slots=True)
+class TopologyAssignment:
+    """A pod set's assignment: the levels it names and its domains, in order."""
+
+    levels: tuple[str, ...]
+    domains: tuple[DomainAssignment, ...]
+
+    def encoded(self) -> dict[str, Any]:
+        """The v1beta2 ``topologyAssignment`` (:func:`encode`): pure."""
+        return encode(self.levels, self.domains)
+
+    @classmethod
+    def decoded(cls, assignment: Mapping[str, Any]) -> TopologyAssignment:
+        """Read a v1beta2 ``topologyAssignment``; ValueError when malformed: pure."""
+        levels, domains = decode(assignment)
+        return cls(levels=levels, domains=tuple(domains))
+
+
 def _level_values(values: Sequence[str]) -> dict[str, Any]:
     """One level of a slice: ``universal``, or ``individual`` with prefix and suffix: pure.
 

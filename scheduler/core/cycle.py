@@ -59,7 +59,7 @@ tournament of docs/scheduling.md#admission-order-under-fair-sharing
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 
 from scheduler.core.admission_checks import applicable_checks
@@ -86,6 +86,15 @@ from scheduler.core.resource_node import QuotaNode, capacity_available
 from scheduler.core.resources import FRValues, to_quantity
 from scheduler.core.snapshot import Snapshot
 from scheduler.core.state import ADMITTED, ScanPosition, WorkloadRecord
+from scheduler.core.topology_fit import (
+    Unplaced,
+    apply_topology,
+    charges_of,
+    needs_placement,
+    place_workload,
+    reserve_placement,
+    still_fits,
+)
 from scheduler.core.workload import PodSetInfo
 
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
@@ -169,7 +178,7 @@ class CycleParts:
 class _Cycle:
     """What one round shares between entries: the snapshot, the preemption view, the victims."""
 
-    __slots__ = ("sched", "snapshot", "context", "victims")
+    __slots__ = ("sched", "snapshot", "context", "victims", "placement_holds")
 
     def __init__(self, sched: CycleParts) -> None:
         self.sched = sched
@@ -185,6 +194,38 @@ class _Cycle:
         )
         self.victims: dict[str, tuple[QuotaNode, FRValues]] = {}
         """Every workload chosen as a victim earlier in this cycle -> (its CQ node, its usage)."""
+        self.placement_holds: list[str] = []
+        """Keys under which preemptors hold topology domains until the round ends."""
+
+    def hold_placement(self, entry: _Entry, victims: tuple[Target, ...]) -> None:
+        """Keep the domains a preemptor will take from later entries of this round.
+
+        See docs/concepts.md#topology-aware-scheduling.
+        """
+        assignment = entry.assignment
+        if assignment is None or not any(
+            result.topology_flavor is not None or result.mode < Mode.FIT
+            for result in assignment.pod_sets
+        ):
+            return
+        quota = self.sched.quota
+        charges = reserve_placement(
+            assignment,
+            cq=entry.cq,
+            pod_sets=entry.record.pod_sets,
+            flavors=quota.flavors,
+            cache=quota.topology,
+            victims=[target.workload for target in victims],
+        )
+        if charges:
+            key = f"\x00hold/{entry.record.key}"
+            quota.topology.charge(key, charges)
+            self.placement_holds.append(key)
+
+    def release_placement_holds(self) -> None:
+        for key in self.placement_holds:
+            self.sched.quota.topology.release(key)
+        self.placement_holds.clear()
 
     def usage_of(self, target: Target) -> tuple[QuotaNode, FRValues]:
         record = self.sched.records[target.workload]
@@ -276,6 +317,7 @@ def _run_round(
                 changed = True
     finally:
         snapshot.rollback()
+        cycle.release_placement_holds()
     return CycleResult(decisions=tuple(decisions)), changed
 
 
@@ -360,21 +402,46 @@ def _assign(
     """
     sched, context, preemptor = cycle.sched, cycle.context, entry.preemptor
 
+    quota, cq = sched.quota, entry.cq
+    levels = quota.topology_levels(cq.name)
+
     def attempt(pod_sets: tuple[PodSetInfo, ...]) -> tuple[Assignment, tuple[Target, ...]]:
         memo = TargetMemo(context, preemptor)
         assignment = assign_flavors(
-            cq=entry.cq,
+            cq=cq,
             pod_sets=pod_sets,
-            flavors=sched.quota.flavors,
+            flavors=quota.flavors,
             ignore_undeclared=sched.options.ignore_undeclared,
             fair_sharing=sched.options.fair_sharing,
             simulate=memo.simulate_one,
             start_after=start_after,
             pinned=pinned,
+            topology_levels=levels,
         )
+        placed = False
+        if levels:
+            delayed = quota.topology_delayed(cq.name)
+            apply_topology(
+                assignment,
+                cq=cq,
+                pod_sets=pod_sets,
+                flavors=quota.flavors,
+                cache=quota.topology,
+                delayed=delayed,
+            )
+            placed = not delayed and needs_placement(cq, pod_sets, assignment, quota.flavors)
         targets: tuple[Target, ...] = ()
         if assignment.mode in (Mode.PREEMPT, Mode.RECLAIM):
-            targets = memo.targets(dict(assignment.usage), assignment.preempt_frs)
+
+            def placement_fits(victims: Sequence[str]) -> bool:
+                found = place_workload(
+                    cq, pod_sets, assignment, quota.flavors, quota.topology, without=victims
+                )
+                return not isinstance(found, Unplaced)
+
+            targets = memo.targets(
+                dict(assignment.usage), assignment.preempt_frs, placement_fits if placed else None
+            )
         return assignment, targets
 
     def usable(
@@ -442,9 +509,11 @@ def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
         entry.message += minimum_note(record.pod_sets)
         if cq.preemption.reclaim_within_cohort != "Any":
             cycle.snapshot.hold(node, _capacity_hold(cq, assignment))
+            cycle.hold_placement(entry, ())
         return [_pending(entry)]
     if deferred:
         cycle.snapshot.hold(node, assignment.usage)
+        cycle.hold_placement(entry, tuple(entry.targets))
         record.scan = None
         entry.reason, entry.message, entry.requeue = (
             "WaitingForPreemptedWorkloads",
@@ -466,8 +535,17 @@ def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
             "FailedAfterNomination",
         )
         return [_pending(entry)]
+    if assignment.mode == Mode.FIT and not _still_placed(cycle, entry):
+        entry.reason, entry.message, entry.requeue = (
+            "WaitingForQuota",
+            NO_LONGER_FITS,
+            "FailedAfterNomination",
+        )
+        return [_pending(entry)]
+    assignment = entry.assignment
     if assignment.mode < Mode.FIT:
         cycle.snapshot.hold(node, assignment.usage)
+        cycle.hold_placement(entry, entry.targets)
         evictions = _issue(cycle, entry)
         record.claims_freed = True
         record.scan = None
@@ -503,12 +581,29 @@ def _recompute(cycle: _Cycle, entry: _Entry) -> bool:
     assignment = entry.assignment
     assert assignment is not None
     context = cycle.context
-    with cycle.snapshot.without(cycle.victims.values()):
+    topology = cycle.sched.quota.topology
+    with cycle.snapshot.without(cycle.victims.values()), topology.without(cycle.victims):
         context.excluded = set(cycle.victims)
         try:
             entry.assignment, entry.targets = _assign(cycle, entry, pinned=assignment.chosen)
         finally:
             context.excluded = set()
+    return entry.assignment.mode == Mode.FIT
+
+
+def _still_placed(cycle: _Cycle, entry: _Entry) -> bool:
+    """Whether a fitting entry's placement still has room, after earlier admissions.
+
+    When it has not, the assignment is made again, flavors pinned: the
+    topology may hold the pods elsewhere (docs/concepts.md#topology-aware-scheduling).
+    """
+    assignment = entry.assignment
+    assert assignment is not None
+    quota = cycle.sched.quota
+    charges = charges_of(assignment, entry.record.pod_sets)
+    if not charges or still_fits(quota.topology, charges):
+        return True
+    entry.assignment, entry.targets = _assign(cycle, entry, pinned=assignment.chosen)
     return entry.assignment.mode == Mode.FIT
 
 
@@ -592,6 +687,8 @@ def _admit(sched: CycleParts, entry: _Entry, assignment: Assignment, now: dateti
             resource_usage={
                 resource: to_quantity(resource, amount) for resource, amount in result.usage.items()
             },
+            topology_assignment=result.topology,
+            delayed_topology_request="Pending" if result.topology_delayed else None,
         )
         for result in assignment.pod_sets
     )
@@ -605,7 +702,9 @@ def _admit(sched: CycleParts, entry: _Entry, assignment: Assignment, now: dateti
     record.scan = None
     record.claims_freed = False
     sched.history.admitted(record.key)
-    sched.quota.charge(record, cq.name, dict(assignment.usage), now)
+    sched.quota.charge(
+        record, cq.name, dict(assignment.usage), now, charges_of(assignment, record.pod_sets)
+    )
     checks = applicable_checks(
         cq.check_rules, (flavor for pod_set in pod_sets for flavor in pod_set.flavors.values())
     )

@@ -38,6 +38,7 @@ from scheduler.api.models import (
     LocalQueue,
     ResourceFlavor,
     ResourceFlavorSpec,
+    Topology,
     Workload,
     WorkloadPriorityClass,
 )
@@ -53,6 +54,8 @@ from scheduler.core.engine_types import (
     ClusterQueueStatus,
     EngineObject,
     NamespaceInfo,
+    NodeInfo,
+    PodUsage,
     PriorityClassInfo,
     WorkloadState,
 )
@@ -62,6 +65,7 @@ from scheduler.core.queue_manager import PriorityRef, QueueManager
 from scheduler.core.quota_cache import QuotaCache
 from scheduler.core.readouts import cluster_queue_status, workload_state
 from scheduler.core.state import ADMITTED, FINISHED, PENDING, WorkloadRecord
+from scheduler.core.topology_fit import recorded_charges
 from scheduler.core.workload import (
     failed_admission_checks,
     holds_reservation,
@@ -180,6 +184,17 @@ class Engine:
         elif isinstance(obj, NamespaceInfo):
             for name in cache.set_namespace_labels(obj.name, obj.labels):
                 queues.requeue_cluster_queue(name)
+        elif isinstance(obj, Topology):
+            levels = tuple(level.node_label for level in obj.spec.levels)
+            self._cluster_queues_changed(
+                cache.using_flavors(cache.topology.apply_topology(obj.name, levels))
+            )
+        elif isinstance(obj, NodeInfo):
+            if cache.topology.apply_node(obj):
+                self._topology_room_changed()
+        elif isinstance(obj, PodUsage):
+            if cache.topology.apply_pod(obj.key, obj.node, obj.requests):
+                self._topology_room_changed()
         elif isinstance(obj, AdmissionCheck):
             active = obj.status.conditions
             check = CheckInfo(
@@ -221,6 +236,16 @@ class Engine:
                 queues.requeue_cluster_queue(cq)
         elif kind == "AdmissionCheck":
             self._cluster_queues_changed(cache.set_admission_check(name, None))
+        elif kind == "Topology":
+            self._cluster_queues_changed(
+                cache.using_flavors(cache.topology.apply_topology(name, None))
+            )
+        elif kind == "Node":
+            if cache.topology.remove_node(name):
+                self._topology_room_changed()
+        elif kind == "Pod":
+            if cache.topology.apply_pod(f"{namespace or ''}/{name}", None, None):
+                self._topology_room_changed()
 
     def release(self, workload: WorkloadKey) -> None:
         """The evicted workload's pods are gone: release its quota and requeue it.
@@ -424,6 +449,11 @@ class Engine:
             self.queues.requeue_cluster_queue(name)
             self.queues.reroute_cluster_queue(name)
 
+    def _topology_room_changed(self) -> None:
+        """Nodes or the pods on them changed: the queues with TAS flavors may admit now."""
+        for name in self.cache.tas_cluster_queues():
+            self.queues.requeue_cluster_queue(name)
+
     def _set_priority(self, ref: PriorityRef, value: int | None) -> None:
         """A priority class changed (None: deleted); re-key the workloads that use it."""
         if value is None:
@@ -577,7 +607,13 @@ class Engine:
             record.evicted = True
             record.eviction_reason = evicted.reason or "Preempted"
             record.eviction_message = evicted.message or ""
-        self.cache.charge(record, reserved.cluster_queue, reserved.usage, reserved.reserved_at)
+        self.cache.charge(
+            record,
+            reserved.cluster_queue,
+            reserved.usage,
+            reserved.reserved_at,
+            recorded_charges(reserved.pod_sets, record.pod_sets, self.cache.topology),
+        )
 
 
 __all__ = [
@@ -585,6 +621,8 @@ __all__ = [
     "Engine",
     "EngineObject",
     "NamespaceInfo",
+    "NodeInfo",
+    "PodUsage",
     "PriorityClassInfo",
     "WorkloadState",
 ]

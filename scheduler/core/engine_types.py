@@ -19,12 +19,14 @@ from scheduler.api.models import (
     Cohort,
     LocalQueue,
     ResourceFlavor,
+    Topology,
     Workload,
     WorkloadPriorityClass,
 )
 from scheduler.api.quantity import Quantity
 from scheduler.core.decisions import PodSetAdmission, WorkloadKey
 from scheduler.core.pending_reasons import Blocker, Shortage
+from scheduler.core.tas.tree import NodeInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +44,21 @@ class NamespaceInfo:
 
     name: str
     labels: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
+class PodUsage:
+    """A pod kuota did not place by topology; bound to a running node, it takes room there.
+
+    See docs/concepts.md#topology-aware-scheduling.  ``node`` is None once the
+    pod is not bound, or has finished: it no longer counts.
+    """
+
+    key: str
+    """``<namespace>/<name>``."""
+    node: str | None
+    requests: Mapping[str, int]
+    """Integer amounts (``scheduler.core.resources.to_int``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +111,9 @@ EngineObject = (
     | AdmissionCheck
     | PriorityClassInfo
     | NamespaceInfo
+    | Topology
+    | NodeInfo
+    | PodUsage
 )
 
 
@@ -101,6 +121,8 @@ __all__ = [
     "ClusterQueueStatus",
     "EngineObject",
     "NamespaceInfo",
+    "NodeInfo",
+    "PodUsage",
     "PriorityClassInfo",
     "WorkloadState",
 ]

@@ -1,4 +1,7 @@
-"""What topology-aware scheduling knows of the cluster (docs/concepts.md#topology-aware-scheduling)."""
+"""What topology-aware scheduling knows of the cluster.
+
+See docs/concepts.md#topology-aware-scheduling.
+"""
 
 from __future__ import annotations
 

@@ -8,10 +8,10 @@ module, is ``make test-tas-oracle``.)
 from __future__ import annotations
 
 from scheduler.api.models import Taint, Toleration
+from scheduler.api.topology_assignment import DomainAssignment
+from scheduler.core.tas.fit import count_in
 from scheduler.core.tas.placement import (
-    PlacedDomain,
     PodSetPlacementRequest,
-    count_in,
     has_levels,
     place,
     place_pod_sets,
@@ -201,7 +201,8 @@ def test_pod_sets_of_one_workload_see_the_room_the_earlier_ones_took() -> None:
     )
     assert place_pod_sets(tree, "default", free_of(tree), [first, second]) == (
         "second",
-        'topology "default" doesn\'t allow to fit any of 1 pod(s). Total nodes: 1; excluded: resource "cpu": 1',
+        'topology "default" doesn\'t allow to fit any of 1 pod(s). '
+        'Total nodes: 1; excluded: resource "cpu": 1',
     )
 
 
@@ -220,7 +221,7 @@ def test_without_hostname_level_leaves_sum_their_nodes() -> None:
     result = place(tree, "default", free_of(tree), pods(3, required="rack"))
     assert isinstance(result, dict)
     assert result["main"].levels == ("block", "rack")
-    assert result["main"].domains == (PlacedDomain(values=("b1", "r1"), count=3),)
+    assert result["main"].domains == (DomainAssignment(values=("b1", "r1"), count=3),)
 
 
 def test_count_in_names_the_resource_that_limits() -> None:

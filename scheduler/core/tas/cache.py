@@ -15,12 +15,13 @@ per node across both, so neither over-commits a node the other fills.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from scheduler.api.models import ResourceFlavorSpec, Toleration
-from scheduler.api.topology_assignment import HOSTNAME_LABEL
-from scheduler.core.tas.placement import Placement, Usage
+from scheduler.api.topology_assignment import HOSTNAME_LABEL, TopologyAssignment
+from scheduler.core.tas.placement import Usage
 from scheduler.core.tas.tree import NodeInfo, TopologyTree, domain_id, flavor_nodes
 
 
@@ -247,12 +248,24 @@ class TopologyCache:
             if into.get("pods", 0) <= 0:
                 totals.pop(charge.leaf, None)
 
+    @contextmanager
+    def without(self, workloads: Iterable[str]) -> Iterator[None]:
+        """Count the placements of ``workloads`` as gone for a while; always restored."""
+        removed = [(key, self._charges[key]) for key in workloads if key in self._charges]
+        for key, _ in removed:
+            self.release(key)
+        try:
+            yield
+        finally:
+            for key, charges in removed:
+                self.charge(key, charges)
+
     def holders(self) -> Mapping[str, tuple[DomainCharge, ...]]:
         return self._charges
 
 
 def placement_charges(
-    flavor: str, placement: Placement, per_pod: Mapping[str, int]
+    flavor: str, placement: TopologyAssignment, per_pod: Mapping[str, int]
 ) -> list[DomainCharge]:
     """The charges of one pod set's placement in ``flavor``: pure."""
     by_hostname = bool(placement.levels) and placement.levels[-1] == HOSTNAME_LABEL
