@@ -12,8 +12,8 @@ clock.  Inside, the API objects are reduced to the engine's own records
   their quotas, the cohort forest, admitted usage;
 * ``QueueManager`` (``queue_manager``): LocalQueue routing and the
   per-ClusterQueue queues;
-* ``CycleParts`` (``cycle``): the cycle, which sees the other two through the
-  narrow views of ``cycle_inputs`` only.
+* ``CycleParts`` (``nomination``, run by ``cycle.run_cycle``): the cycle,
+  which sees the other two through the narrow views of ``cycle_inputs`` only.
 
 The engine owns the workload records (one per key, shared by reference) and
 the priority classes, turns API objects into calls on its parts, and
@@ -47,7 +47,7 @@ from scheduler.api.refs import ADMISSION_GATED_BY_ANNOTATION as GATE_ANNOTATION
 from scheduler.api.refs import JOB_UID_LABEL as JOB_UID_LABEL
 from scheduler.api.refs import PRIORITY_BOOST_ANNOTATION
 from scheduler.core.admission_checks import CheckInfo, applicable_checks
-from scheduler.core.cycle import CycleParts
+from scheduler.core.cycle import CycleParts, run_cycle
 from scheduler.core.cycle_inputs import SchedulingOptions
 from scheduler.core.decisions import CycleResult, WorkloadKey
 from scheduler.core.engine_types import (
@@ -299,7 +299,7 @@ class Engine:
     def cycle(self, now: datetime) -> CycleResult:
         """One scheduling cycle (docs/scheduling.md#the-scheduling-cycle)."""
         self._backoffs(now)
-        result, _ = self._cycle.run(now)
+        result, _ = run_cycle(self._cycle, now)
         return result
 
     def _backoffs(self, now: datetime) -> None:
@@ -335,7 +335,7 @@ class Engine:
         results: list[CycleResult] = []
         for _ in range(max_cycles):
             self._backoffs(now)
-            result, changed = self._cycle.run(now)
+            result, changed = run_cycle(self._cycle, now)
             results.append(result)
             if after_cycle is not None:
                 after_cycle(result)
