@@ -401,6 +401,10 @@ class Engine:
         """Whether any workload holds quota in ``cluster_queue`` (known to the engine or not)."""
         return bool(self.cache.admitted.get(cluster_queue))
 
+    def uses_topology(self) -> bool:
+        """Whether a ResourceFlavor names a Topology (nodes and pods then matter)."""
+        return self.cache.topology.any_flavor()
+
     def flavor_specs(self) -> Mapping[str, ResourceFlavorSpec]:
         """Every ResourceFlavor the engine knows, by name (read-only view)."""
         return self.cache.flavors

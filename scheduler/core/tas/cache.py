@@ -71,6 +71,9 @@ class TopologyCache:
         self._host_totals: dict[str, dict[str, int]] = {}
         """Node -> what admitted placements of every hostname-level flavor hold there."""
         self._trees: dict[str, tuple[int, tuple[str, ...], TopologyTree]] = {}
+        self.pods_known = True
+        """Whether every pod on the nodes is known; until then no TAS flavor is ready (a live
+        scheduler lists every Pod first)."""
 
     # --- inputs ----------------------------------------------------------------------
 
@@ -143,6 +146,10 @@ class TopologyCache:
     def flavor(self, name: str) -> TasFlavor | None:
         return self._flavors.get(name)
 
+    def any_flavor(self) -> bool:
+        """Whether any ResourceFlavor names a Topology: pure."""
+        return bool(self._flavors)
+
     def missing_topology(self, flavor: str) -> str | None:
         """The Topology a TAS flavor names when it does not exist, else None: pure."""
         info = self._flavors.get(flavor)
@@ -153,7 +160,7 @@ class TopologyCache:
     def levels(self, flavor: str) -> tuple[str, ...] | None:
         """The levels of a ready TAS flavor's Topology; None otherwise: pure."""
         info = self._flavors.get(flavor)
-        if info is None:
+        if info is None or not self.pods_known:
             return None
         return self._topologies.get(info.topology)
 

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from scheduler.api import objects
 from scheduler.api.field import FieldError
-from scheduler.jobs import pod_template
+from scheduler.jobs import pod_template, topology
 from scheduler.jobs.jobset.validation import validate_jobset
 from scheduler.jobs.protocol import (
     AdmissionFacts,
@@ -117,14 +117,24 @@ class JobSet:
         return objects.queue_name(job)
 
     def pod_sets(self, job: RawObject) -> list[dict[str, Any]]:
-        return [
-            {
+        pod_sets = []
+        for replicated in replicated_jobs(job):
+            template = copy.deepcopy(dict(_mapping(_job_spec(replicated).get("template"))))
+            pod_set: dict[str, Any] = {
                 "name": str(replicated.get("name", "")),
                 "count": pod_count(replicated),
-                "template": copy.deepcopy(dict(_mapping(_job_spec(replicated).get("template")))),
+                "template": template,
             }
-            for replicated in replicated_jobs(job)
-        ]
+            request = topology.topology_request(
+                template,
+                pod_index_label=topology.JOB_COMPLETION_INDEX,
+                sub_group_index_label=topology.JOBSET_JOB_INDEX,
+                sub_group_count=_count(replicated.get("replicas")),
+            )
+            if request is not None:
+                pod_set["topologyRequest"] = request
+            pod_sets.append(pod_set)
+        return pod_sets
 
     def is_suspended(self, job: RawObject) -> bool:
         return _mapping(job.get("spec")).get("suspend") is True
