@@ -401,6 +401,11 @@ class Engine:
         """Whether any workload holds quota in ``cluster_queue`` (known to the engine or not)."""
         return bool(self.cache.admitted.get(cluster_queue))
 
+    def pods_known(self) -> None:
+        """Every pod on the nodes is known now: TAS flavors are ready, their queues retried."""
+        self.cache.topology.pods_known = True
+        self._topology_room_changed()
+
     def uses_topology(self) -> bool:
         """Whether a ResourceFlavor names a Topology (nodes and pods then matter)."""
         return self.cache.topology.any_flavor()

@@ -385,7 +385,7 @@ class ClusterState:
 
     def pods_listed(self) -> None:
         """Every Pod is now known: what nodes hold is complete, placement may go on."""
-        self.engine.cache.topology.pods_known = True
+        self.engine.pods_known()
 
     def tas_pods(self, workload: str) -> list[dict[str, Any]]:
         """The live pods a Workload placed by topology has, as the watch says."""
