@@ -26,7 +26,7 @@ from scheduler.api.models import (
 from scheduler.api.quantity import Quantity
 from scheduler.core.decisions import PodSetAdmission, WorkloadKey
 from scheduler.core.pending_reasons import Blocker, Shortage
-from scheduler.core.tas.tree import NodeInfo
+from scheduler.core.tas.tree import NodeInfo, PodUsage
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,21 +44,6 @@ class NamespaceInfo:
 
     name: str
     labels: Mapping[str, str]
-
-
-@dataclass(frozen=True, slots=True)
-class PodUsage:
-    """A pod kuota did not place by topology; bound to a running node, it takes room there.
-
-    See docs/concepts.md#topology-aware-scheduling.  ``node`` is None once the
-    pod is not bound, or has finished: it no longer counts.
-    """
-
-    key: str
-    """``<namespace>/<name>``."""
-    node: str | None
-    requests: Mapping[str, int]
-    """Integer amounts (``scheduler.core.resources.to_int``)."""
 
 
 @dataclass(frozen=True, slots=True)

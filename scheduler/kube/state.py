@@ -58,13 +58,13 @@ from scheduler.api.pod_overhead import (
 from scheduler.api.refs import JOB_UID_LABEL, KueueKind, workload_key
 from scheduler.core.engine import Engine, NamespaceInfo, PriorityClassInfo
 from scheduler.core.engine_types import EngineObject
+from scheduler.core.tas.inputs import node_info, pod_usage
 from scheduler.jobs import PodGroups, capability, kinds_with, registry
 from scheduler.jobs.controller import FlavorPlacement
 from scheduler.jobs.topology import WORKLOAD_ANNOTATION, is_tas_pod
 from scheduler.jobs.topology_ungate import gated
 from scheduler.jobs.workload_from_job import PriorityClasses
 from scheduler.kube.informer import Event
-from scheduler.kube.topology_feed import node_info, pod_usage
 
 log = logging.getLogger("kuota.state")
 KUEUE_KINDS: Final[tuple[KueueKind, ...]] = (

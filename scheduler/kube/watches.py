@@ -25,7 +25,6 @@ from scheduler.kube.informer import Event, Informer, Source
 from scheduler.kube.rest import Resource, RestClient
 from scheduler.kube.source import KubeSource, OptionalKindSource, WhenNeededSource
 from scheduler.kube.state import KUEUE_KINDS, ClusterState
-from scheduler.kube.topology_feed import NODES
 
 WATCHED_KUEUE_PLURALS: Final = {kind: KUEUE_PLURALS[kind] for kind in KUEUE_KINDS}
 """Kind -> resource of every kuota kind the scheduler lists and watches (its RBAC follows)."""
@@ -41,6 +40,7 @@ def kind_resource(integration: Integration) -> Resource:
 
 NAMESPACES: Final = Resource("", "v1", "namespaces")
 PODS: Final = Resource("", "v1", "pods")
+NODES: Final = Resource("", "v1", "nodes")
 PRIORITY_CLASSES: Final = Resource("scheduling.k8s.io", "v1", "priorityclasses")
 LIMIT_RANGES: Final = Resource("", "v1", "limitranges")
 RUNTIME_CLASSES: Final = Resource("node.k8s.io", "v1", "runtimeclasses")

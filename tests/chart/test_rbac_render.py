@@ -89,7 +89,7 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         ("jobset.x-k8s.io", "jobsets", "patch"),
         ("", "namespaces", "list"),
         ("", "namespaces", "watch"),
-        # topology-aware scheduling (topology_feed.py, watches.py): Nodes, Topologies
+        # topology-aware scheduling (watches.py, core/tas/inputs.py): Nodes, Topologies
         ("", "nodes", "list"),
         ("", "nodes", "watch"),
         ("kueue.x-k8s.io", "topologies", "list"),

@@ -32,6 +32,21 @@ class NodeInfo:
     """Ready and not ``spec.unschedulable``."""
 
 
+@dataclass(frozen=True, slots=True)
+class PodUsage:
+    """A pod kuota did not place by topology; bound to a running node, it takes room there.
+
+    See docs/concepts.md#topology-aware-scheduling.  ``node`` is None once the
+    pod is not bound, or has finished: it no longer counts.
+    """
+
+    key: str
+    """``<namespace>/<name>``."""
+    node: str | None
+    requests: Mapping[str, int]
+    """Integer amounts (``scheduler.core.resources.to_int``)."""
+
+
 def domain_id(values: Sequence[str]) -> str:
     """The identifier of a domain: its level values joined by commas: pure."""
     return ",".join(values)
@@ -126,4 +141,4 @@ def flavor_nodes(
     ]
 
 
-__all__ = ["Domain", "NodeInfo", "TopologyTree", "domain_id", "flavor_nodes"]
+__all__ = ["Domain", "NodeInfo", "PodUsage", "TopologyTree", "domain_id", "flavor_nodes"]

@@ -1,10 +1,11 @@
-"""Nodes and pods as topology-aware scheduling reads them (pure conversions).
+"""Nodes and pods as topology-aware scheduling reads them (pure conversions of API objects).
 
 See docs/concepts.md#topology-aware-scheduling.  A Node becomes a
 ``NodeInfo``: its labels, allocatable resources, taints, and whether pods
 may go there (``Ready`` and not cordoned).  A Pod becomes a ``PodUsage``:
 counted on its node while it is bound and has not finished, unless kuota
-placed it by topology (its Workload's placement already counts it).
+placed it by topology (its Workload's placement already counts it).  The
+scheduler's watches and the CLI's picture of a cluster both read them here.
 """
 
 from __future__ import annotations
@@ -17,12 +18,10 @@ from scheduler.api.field import ParseError
 from scheduler.api.models import Taint
 from scheduler.api.parse import parse_pod_requests
 from scheduler.api.quantity import Quantity, QuantityError
-from scheduler.core.engine import NodeInfo, PodUsage
 from scheduler.core.resources import to_int
+from scheduler.core.tas.tree import NodeInfo, PodUsage
 from scheduler.jobs.topology import is_tas_pod
-from scheduler.kube.rest import Resource
 
-NODES: Final = Resource("", "v1", "nodes")
 FINISHED_PHASES: Final = ("Succeeded", "Failed")
 
 
@@ -85,4 +84,4 @@ def pod_usage(pod: Mapping[str, Any]) -> PodUsage:
     )
 
 
-__all__ = ["NODES", "node_info", "pod_usage"]
+__all__ = ["node_info", "pod_usage"]
