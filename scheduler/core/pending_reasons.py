@@ -165,6 +165,13 @@ class TopologyUnplaced:
     with_preemption: bool
     """Whether evicting every TAS workload would make room (False: nothing but more
     nodes helps)."""
+    fits: int | None = None
+    """How many pods (or slices) the best domain of ``level`` holds, when known."""
+    needed: int | None = None
+    unit: str = "pod"
+    level: str | None = None
+    in_one: bool = True
+    """``fits`` counts one domain of ``level`` (False: the whole topology)."""
 
     def note(self) -> str:
         return self.text

@@ -31,7 +31,7 @@ from scheduler.core.decisions import PodSetAdmission
 from scheduler.core.flavor_assignment import Assignment, Mode, PodSetResult, requests_topology
 from scheduler.core.pending_reasons import TopologyUnplaced
 from scheduler.core.tas.cache import DomainCharge, TopologyCache, leaf_usage, placement_charges
-from scheduler.core.tas.fit import count_in
+from scheduler.core.tas.fit import PlacementFailure, count_in
 from scheduler.core.tas.placement import PodSetPlacementRequest, place_pod_sets
 from scheduler.core.workload import PodSetInfo
 
@@ -192,7 +192,7 @@ def apply_topology(
             _attach(results, found)
             return
         result = results[found.pod_set]
-        result.reasons.append(TopologyUnplaced(found.pod_set, found.flavor, found.reason, True))
+        result.reasons.append(_unplaced(found, with_preemption=True))
         result.mode = Mode.PREEMPT
         assignment.mode = Mode.PREEMPT
     empty = place_workload(cq, pod_sets, assignment, flavors, cache, empty=True)
@@ -201,7 +201,7 @@ def apply_topology(
         result.reasons = [
             reason for reason in result.reasons if not isinstance(reason, TopologyUnplaced)
         ]
-        result.reasons.append(TopologyUnplaced(empty.pod_set, empty.flavor, empty.reason, False))
+        result.reasons.append(_unplaced(empty, with_preemption=False))
         result.mode = Mode.NO_FIT
         result.no_fit_reason = PLACEMENT_FAILED
         assignment.mode = Mode.NO_FIT
@@ -211,6 +211,23 @@ def apply_topology(
         result.mode = min(result.mode, Mode.PREEMPT)
         result.preempt_frs.update((flavor, resource) for resource, flavor in result.flavors.items())
     assignment.mode = min(assignment.mode, Mode.PREEMPT)
+
+
+def _unplaced(failure: Unplaced, *, with_preemption: bool) -> TopologyUnplaced:
+    """The pending reason of a placement that failed, with its numbers when it has them."""
+    reason = failure.reason
+    numbers = reason if isinstance(reason, PlacementFailure) else None
+    return TopologyUnplaced(
+        failure.pod_set,
+        failure.flavor,
+        str(reason),
+        with_preemption,
+        fits=numbers.fits if numbers is not None else None,
+        needed=numbers.needed if numbers is not None else None,
+        unit=numbers.unit if numbers is not None else "pod",
+        level=numbers.level if numbers is not None else None,
+        in_one=numbers.in_one if numbers is not None else True,
+    )
 
 
 def _attach(results: Mapping[str, PodSetResult], placements: Placements) -> None:

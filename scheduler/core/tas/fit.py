@@ -53,6 +53,37 @@ class PodSetPlacementRequest:
     affinity: tuple[NodeSelectorTerm, ...] | None = None
 
 
+class PlacementFailure(str):
+    """Why pods do not fit, in Kueue's words, with the numbers behind them.
+
+    The text is the message (a ``str``); ``fits`` of ``needed`` pods or
+    slices (``unit``) fit in the best domain of ``level`` (all None when the
+    failure is not about room: a level the topology lacks, say).
+    """
+
+    fits: int | None
+    needed: int | None
+    unit: str
+    level: str | None
+    in_one: bool
+    """``fits`` counts one domain of ``level`` (False: every domain of the topology)."""
+
+    def __new__(
+        cls,
+        text: str,
+        *,
+        fits: int | None = None,
+        needed: int | None = None,
+        unit: str = "pod",
+        level: str | None = None,
+        in_one: bool = True,
+    ) -> PlacementFailure:
+        made = super().__new__(cls, text)
+        made.fits, made.needed, made.unit, made.level = fits, needed, unit, level
+        made.in_one = in_one
+        return made
+
+
 def taint_text(taint: Taint) -> str:
     """Kubernetes' ``Taint.ToString``: ``key=value:effect``: pure."""
     if not taint.effect:
@@ -347,10 +378,17 @@ class Placer:
         slice_count = p.count // p.slice_size
         best_fit = not p.unconstrained
 
-        def failure(fit: int, total: int) -> str:
+        def failure(fit: int, total: int, in_one: bool = True) -> str:
             if p.layers and p.size_at_level:
                 return self.multi_layer_not_fit(search, p.count, p.layers)
-            return self.not_fit(fit, total, p.slice_size)
+            return PlacementFailure(
+                self.not_fit(fit, total, p.slice_size),
+                fits=fit,
+                needed=total,
+                unit="pod" if p.slice_size == 1 else "slice",
+                level=self.tree.levels[search],
+                in_one=in_one,
+            )
 
         if (
             best_fit
@@ -383,7 +421,7 @@ class Placer:
         ordered: list[Domain],
         p: Params,
         slice_count: int,
-        failure: Callable[[int, int], str],
+        failure: Callable[[int, int, bool], str],
     ) -> tuple[int, list[Domain]] | str:
         """Several domains of the top level (or of an unconstrained request), greedily."""
         state = self.state
@@ -401,7 +439,7 @@ class Placer:
             remaining -= state.slices_wl[domain.index]
             index += 1
         if leaders_left > 0:
-            return failure(p.leader_count - leaders_left, slice_count)
+            return failure(p.leader_count - leaders_left, slice_count, False)
         rest = self.sorted_domains(ordered[index:], p.unconstrained)
         for position, domain in enumerate(rest):
             if remaining <= 0:
@@ -411,7 +449,7 @@ class Placer:
             chosen.append(domain)
             remaining -= state.slices[domain.index]
         if remaining > 0:
-            return failure(slice_count - remaining, slice_count)
+            return failure(slice_count - remaining, slice_count, False)
         return search, chosen
 
     # --- phase 2b: handing pods down ---------------------------------------------------
@@ -506,6 +544,7 @@ __all__ = [
     "Exclusions",
     "Params",
     "Placer",
+    "PlacementFailure",
     "PodSetPlacementRequest",
     "Usage",
     "count_in",
