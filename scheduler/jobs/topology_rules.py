@@ -19,14 +19,17 @@ annotation at fault, under the template's ``metadata.annotations``:
   the one above it, the first no more than the pod set's pods;
 - TAS-8: pod sets grouped by ``podset-group-name`` (a JobSet's replicated
   jobs) come in pairs, one of them a single pod, with the same required or
-  preferred level.
+  preferred level;
+- TAS-K1 (kuota's own): a queued Pod (plain, in a pod group, or of a
+  Deployment or StatefulSet) carries no topology annotation: kuota does not
+  place those by topology, and refuses rather than admit them anywhere.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.validation.formats import is_qualified_name
@@ -40,7 +43,16 @@ from scheduler.jobs.topology import (
     UNCONSTRAINED,
 )
 
-RULES = [f"TAS-{n}" for n in range(1, 9)]
+RULES = [*(f"TAS-{n}" for n in range(1, 9)), "TAS-K1"]
+TOPOLOGY_ANNOTATIONS: Final = (
+    REQUIRED,
+    PREFERRED,
+    UNCONSTRAINED,
+    SLICE_REQUIRED,
+    SLICE_SIZE,
+    SLICE_CONSTRAINTS,
+    GROUP_NAME,
+)
 
 
 def _label_name(value: object, at: FieldPath, errors: list[FieldError], rule: str) -> None:
@@ -254,4 +266,32 @@ def check_topology_groups(
                 )
 
 
-__all__ = ["RULES", "check_topology_annotations", "check_topology_groups"]
+__all__ = [
+    "RULES",
+    "TOPOLOGY_ANNOTATIONS",
+    "check_no_topology_on_pod",
+    "check_topology_annotations",
+    "check_topology_groups",
+]
+
+
+def check_no_topology_on_pod(pod: Mapping[str, Any]) -> list[FieldError]:
+    """TAS-K1: a queued Pod asking for a topology is refused, naming the annotation: pure.
+
+    See docs/api-differences.md#topology-aware-scheduling.
+    """
+    metadata = pod.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    if not isinstance(annotations, Mapping):
+        return []
+    at = FieldPath(("metadata", "annotations"))
+    return [
+        error(
+            at.key(key),
+            "kuota does not place plain Pods, pod groups, Deployments or StatefulSets by "
+            "topology; remove the annotation, or run the pods as a Job or JobSet",
+            rule="TAS-K1",
+        )
+        for key in TOPOLOGY_ANNOTATIONS
+        if key in annotations
+    ]
