@@ -12,6 +12,7 @@ checks the nodes the pods end on, as a user would.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -59,19 +60,20 @@ def _kueue(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@pytest.fixture
-async def topology_cluster(
-    kuota_scheduler: SchedulerReplica, api: client.ApiClient, namespace: str
+@asynccontextmanager
+async def topology(
+    api: client.ApiClient, namespace: str, blocks: int, racks_per_block: int, per_rack: int
 ) -> AsyncIterator[Cluster]:
+    """Nodes of 2 CPUs, ``per_rack`` in each rack, the Topology, flavor and queues."""
     core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
     suffix = namespace.rsplit("-", 1)[-1]
     racks: dict[str, list[str]] = {}
     created: list[str] = []
     cluster = Cluster(suffix, racks)
-    for block in ("b0", "b1"):
-        for rack in ("r0", "r1"):
+    for block in (f"b{b}" for b in range(blocks)):
+        for rack in (f"r{r}" for r in range(racks_per_block)):
             rack_name = f"{block}-{rack}"
-            for index in (0, 1):
+            for index in range(per_rack):
                 name = f"tas-{suffix}-{rack_name}-n{index}"
                 racks.setdefault(rack_name, []).append(name)
                 labels = {HOST: name, "pool": f"tas-{suffix}", BLOCK: block, RACK: rack_name}
@@ -127,7 +129,7 @@ async def topology_cluster(
                         "flavors": [
                             {
                                 "name": cluster.topology,
-                                "resources": [{"name": "cpu", "nominalQuota": "64"}],
+                                "resources": [{"name": "cpu", "nominalQuota": "256"}],
                             }
                         ],
                     }
@@ -163,6 +165,24 @@ async def topology_cluster(
                 pass
         for name in created:
             await core.delete_node(name)
+
+
+@pytest.fixture
+async def topology_cluster(
+    kuota_scheduler: SchedulerReplica, api: client.ApiClient, namespace: str
+) -> AsyncIterator[Cluster]:
+    """Eight nodes: two blocks of two racks of two."""
+    async with topology(api, namespace, 2, 2, 2) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+async def large_topology(
+    kuota_scheduler: SchedulerReplica, api: client.ApiClient, namespace: str
+) -> AsyncIterator[Cluster]:
+    """64 nodes: four blocks of four racks of four (8 CPUs a rack, 32 a block)."""
+    async with topology(api, namespace, 4, 4, 4) as cluster:
+        yield cluster
 
 
 def tas_job(name: str, count: int, **annotations: str) -> dict[str, Any]:
@@ -290,29 +310,57 @@ async def test_a_job_no_rack_can_hold_waits_with_kueues_reason_and_message(
     )
 
 
+def daemon(name: str, node: str, cluster: Cluster, cpu: str = "2") -> dict[str, Any]:
+    """A pod bound to ``node`` by hand, as a DaemonSet's would be: not queued, not kuota's."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "600s"},
+        },
+        "spec": {
+            "nodeName": node,
+            "tolerations": [{**cluster.taint, "operator": "Equal"}],
+            "containers": [
+                {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}
+            ],
+        },
+    }
+
+
+async def test_on_64_nodes_jobs_go_to_whole_blocks_and_racks_around_other_pods(
+    large_topology: Cluster, api: client.ApiClient, namespace: str
+) -> None:
+    """Block b0 has one node taken in each rack by pods kuota does not manage: 24 CPUs free.
+
+    A job of 30 pods that requires one block goes to another block, whole; a
+    job of 8 that requires one rack then gets a rack left entirely free.
+    """
+    core, batch = client.CoreV1Api(api), client.BatchV1Api(api)
+    for rack in range(4):
+        node = large_topology.racks[f"b0-r{rack}"][0]
+        await core.create_namespaced_pod(namespace, daemon(f"daemon-{rack}", node, large_topology))
+    await batch.create_namespaced_job(
+        namespace, tas_job("block", 30, **{"kueue.x-k8s.io/podset-required-topology": BLOCK})
+    )
+    nodes = await bound_nodes(api, namespace, "block", 30)
+    blocks = {large_topology.rack_of(node).split("-")[0] for node in nodes}
+    assert len(blocks) == 1 and blocks != {"b0"}, blocks
+    await batch.create_namespaced_job(namespace, tas_job("rack", 8, **REQUIRED_RACK))
+    rack_nodes = await bound_nodes(api, namespace, "rack", 8)
+    racks = {large_topology.rack_of(node) for node in rack_nodes}
+    assert len(racks) == 1, racks
+    assert not racks & {large_topology.rack_of(node) for node in nodes}
+    assert not racks & {f"b0-r{rack}" for rack in range(4)}
+
+
 async def test_pods_kuota_does_not_manage_take_room_in_the_topology(
     topology_cluster: Cluster, api: client.ApiClient, namespace: str
 ) -> None:
     core = client.CoreV1Api(api)
     busy = topology_cluster.racks["b0-r0"][0]
-    await core.create_namespaced_pod(
-        namespace,
-        {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "name": "daemon",
-                "annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "600s"},
-            },
-            "spec": {
-                "nodeName": busy,
-                "tolerations": [{**topology_cluster.taint, "operator": "Equal"}],
-                "containers": [
-                    {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "2"}}}
-                ],
-            },
-        },
-    )
+    await core.create_namespaced_pod(namespace, daemon("daemon", busy, topology_cluster))
     await client.BatchV1Api(api).create_namespaced_job(
         namespace, tas_job("beside", 4, **REQUIRED_RACK)
     )

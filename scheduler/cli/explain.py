@@ -48,6 +48,7 @@ from scheduler.api.config import Configuration, WaitForPodsReady, parse_configur
 from scheduler.api.parse import ObjectParseError
 from scheduler.api.pods_ready import recovery_timeout, wait_for_pods_ready
 from scheduler.api.refs import PODS_READY
+from scheduler.api.topology_assignment import TopologyAssignment
 from scheduler.cli.listing import admission, flavors_text, workload_state
 from scheduler.cli.live import (
     ClusterFetcher,
@@ -326,9 +327,41 @@ def _admitted_lines(
         f"It {word} in ClusterQueue {cluster_queue}{when}.",
         f"Flavors: {flavors_text(workload)}",
     ]
+    lines += placement_lines(workload)
     if state != "Admitted":
         lines += check_lines(workload)
     return lines + timer_lines(workload, settings, now)
+
+
+SHOWN_DOMAINS = 8
+
+
+def placement_lines(workload: Mapping[str, Any]) -> list[str]:
+    """Where topology-aware scheduling put each pod set: ``main: 3 pods on n1, 1 on n2``: pure.
+
+    See docs/concepts.md#topology-aware-scheduling; a malformed assignment says so.
+    """
+    lines: list[str] = []
+    for item in admission(workload).get("podSetAssignments") or []:
+        if not isinstance(item, Mapping) or not isinstance(item.get("topologyAssignment"), Mapping):
+            continue
+        try:
+            placed = TopologyAssignment.decoded(item["topologyAssignment"])
+        except ValueError as bad:
+            lines.append(f"Topology of {item.get('name')}: unreadable ({bad})")
+            continue
+        pods = sum(domain.count for domain in placed.domains)
+        domains = [
+            f"{domain.count} on {'/'.join(domain.values)}"
+            for domain in placed.domains[:SHOWN_DOMAINS]
+        ]
+        more = len(placed.domains) - SHOWN_DOMAINS
+        tail = f", and {more} more domains" if more > 0 else ""
+        lines.append(
+            f"Placed by topology: pod set {item.get('name')}, {pods} pods: "
+            f"{', '.join(domains)}{tail}"
+        )
+    return lines
 
 
 def go_duration(value: timedelta) -> str:

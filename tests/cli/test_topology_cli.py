@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from scheduler.api.topology_assignment import DomainAssignment, TopologyAssignment
 from scheduler.cli.explain import Target, explain_workload, find_target
 from scheduler.cli.live import ClusterObjects
 from scheduler.cli.main import main
@@ -177,3 +178,33 @@ def _live(*jobs: dict[str, Any]) -> ClusterObjects:
         objects.jobs.append(item)
         objects.workloads.append(workload_from_job(item))
     return objects
+
+
+def test_explain_says_where_an_admitted_job_was_placed() -> None:
+    objects = _live(job("fits", 3))
+    workload = objects.workloads[0]
+    assignment = TopologyAssignment(
+        (HOST,), (DomainAssignment(("r1-n0",), 2), DomainAssignment(("r1-n1",), 1))
+    )
+    workload["status"] = {
+        "admission": {
+            "clusterQueue": "cq",
+            "podSetAssignments": [
+                {
+                    "name": "main",
+                    "count": 3,
+                    "flavors": {"cpu": "tas"},
+                    "resourceUsage": {"cpu": "3"},
+                    "topologyAssignment": assignment.encoded(),
+                }
+            ],
+        },
+        "conditions": [
+            {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved"},
+            {"type": "Admitted", "status": "True", "reason": "Admitted"},
+        ],
+    }
+    found = find_target(objects, "job/fits", "ns")
+    assert isinstance(found, Target), found
+    lines = explain_workload(objects, found, T0 + timedelta(minutes=5))
+    assert "Placed by topology: pod set main, 3 pods: 2 on r1-n0, 1 on r1-n1" in lines, lines
