@@ -133,10 +133,16 @@ def count_in(requests: Mapping[str, int], capacity: Mapping[str, int]) -> tuple[
 
     Ties go to the alphabetically first resource; a zero request never limits.
     """
+    return _count_sorted(tuple(sorted(requests.items())), capacity)
+
+
+def _count_sorted(
+    requests: tuple[tuple[str, int], ...], capacity: Mapping[str, int]
+) -> tuple[int, str]:
+    """:func:`count_in` for requests already sorted by resource (the per-node hot path)."""
     best: int | None = None
     limiting = ""
-    for resource in sorted(requests):
-        amount = requests[resource]
+    for resource, amount in requests:
         if amount == 0:
             count = MAX_COUNT
         else:
@@ -258,6 +264,10 @@ class Placer:
         params: Params,
     ) -> None:
         state, stats = self.state, self.stats
+        ordered = tuple(sorted(requests.items()))
+        leader_ordered = (
+            tuple(sorted(leader_requests.items())) if leader_requests is not None else None
+        )
         for leaf_id, leaf in self.tree.leaves.items():
             stats.total_nodes += 1
             node = leaf.node
@@ -276,17 +286,20 @@ class Placer:
                 if not affinity_ok:
                     stats.affinity += 1
                     continue
-            remaining = dict(free.get(leaf_id, {}))
+            left = free.get(leaf_id, {})
             index = leaf.index
-            state.pods[index], limiting = count_in(requests, remaining)
-            if state.pods[index] == 0 and limiting:
+            pods, limiting = _count_sorted(ordered, left)
+            state.pods[index] = pods
+            if pods == 0 and limiting:
                 stats.resources[limiting] = stats.resources.get(limiting, 0) + 1
             state.leaders[index] = 0
-            if leader_requests is not None and count_in(leader_requests, remaining)[0] > 0:
+            state.pods_wl[index] = pods
+            if leader_ordered is not None and _count_sorted(leader_ordered, left)[0] > 0:
                 state.leaders[index] = 1
-                for resource, amount in leader_requests.items():
+                remaining = dict(left)
+                for resource, amount in leader_ordered:
                     remaining[resource] = remaining.get(resource, 0) - amount
-            state.pods_wl[index] = count_in(requests, remaining)[0]
+                state.pods_wl[index] = _count_sorted(ordered, remaining)[0]
         for root in self.tree.roots:
             self._fill_parent(root, params, 0)
 
