@@ -14,7 +14,8 @@ kuota.
 from __future__ import annotations
 
 from scheduler.jobs import GateOnCreate, Integration
-from webhook.review import AdmissionRequest, ResponseBody, allow, json_patch
+from scheduler.jobs.topology_rules import check_no_topology_on_pod
+from webhook.review import AdmissionRequest, ResponseBody, allow, deny, json_patch
 from webhook.settings import WebhookSettings
 from webhook.subject import object_of_request
 
@@ -33,6 +34,10 @@ async def mutate_gated_request(
     if not settings.enabled(integration):
         return allow(request.uid), "allowed"
     after = gated.gate_on_create(obj)
+    if after is not None:
+        refused = check_no_topology_on_pod(obj)
+        if refused:
+            return deny(request.uid, refused), "denied"
     if after is None:
         return allow(request.uid), "allowed"
     return allow(request.uid, patch=json_patch(obj, after)), "patched"

@@ -12,7 +12,7 @@ Kueue locks it to that default), and with one of three stances of kuota's:
   default, where kuota differs from it, is warned about; a file that sets
   any other value asks for what kuota cannot do and is **refused**;
 * **no effect**: the gate changes something kuota has no counterpart for
-  (Kueue's internal caches and patches, topology-aware scheduling, the kinds
+  (Kueue's internal caches and patches, failed-node replacement, the kinds
   kuota does not manage); any value is accepted with a warning.
 
 Gates Kueue v0.19 locks are refused at a value other than the locked one,
@@ -58,7 +58,10 @@ def _none(default: bool, note: str, *, locked: bool = False) -> Gate:
     return Gate(default, note, locked=locked)
 
 
-_TAS = "kuota has no topology-aware scheduling"
+_TAS_ON = "kuota always does topology-aware scheduling"
+_TAS_AS_KUEUE = "kuota's topology-aware scheduling always behaves as Kueue's default here"
+_NO_NODE_REPLACEMENT = "kuota does not replace failed nodes of topology-placed workloads"
+_TAS_INTERNAL = "an implementation choice of Kueue's topology cache, with no counterpart in kuota"
 _DRA = "kuota does not charge Dynamic Resource Allocation devices to quota"
 _INTERNAL = "an implementation choice of Kueue's controllers, with no counterpart in kuota"
 _UNMANAGED = "concerns a kind kuota does not manage (Ray, Spark, LeaderWorkerSet)"
@@ -83,9 +86,9 @@ GATES: Final[Mapping[str, Gate]] = {
     "MultiKueue": _fixed(
         True, True, "MultiKueue runs wherever kuota-multikueue runs (chart: multikueue.enabled)"
     ),
-    "TopologyAwareScheduling": _fixed(True, False, _TAS),
+    "TopologyAwareScheduling": _fixed(True, True, _TAS_ON),
     "LocalQueueMetrics": _fixed(True, False, "kuota exports no LocalQueue metrics"),
-    "TASProfileMixed": _none(True, _TAS),
+    "TASProfileMixed": _fixed(True, True, _TAS_AS_KUEUE),
     "HierarchicalCohorts": _fixed(True, True, "kuota always supports cohort trees", locked=True),
     "AdmissionFairSharing": _fixed(
         True, False, "kuota does not implement admission fair sharing (admissionFairSharing)"
@@ -93,22 +96,24 @@ GATES: Final[Mapping[str, Gate]] = {
     "ObjectRetentionPolicies": _fixed(
         True, True, "kuota applies objectRetentionPolicies when the section is set", locked=True
     ),
-    "TASFailedNodeReplacement": _none(True, _TAS),
+    "TASFailedNodeReplacement": _fixed(True, False, _NO_NODE_REPLACEMENT),
     "ElasticJobsViaWorkloadSlices": _fixed(
         True,
         False,
         "kuota's scheduler has no workload slices (the webhook's Workload rules read the gate)",
     ),
-    "ElasticJobsViaWorkloadSlicesWithTAS": _none(False, _TAS),
-    "TASFailedNodeReplacementFailFast": _none(True, _TAS),
-    "TASReplaceNodeOnPodTermination": _none(True, _TAS),
-    "SkipReassignmentForPodOwnedWorkloads": _none(True, _TAS),
-    "TASReplaceNodeDueToNotReadyOverFixedTime": _none(False, _TAS),
+    "ElasticJobsViaWorkloadSlicesWithTAS": _fixed(
+        False, False, "kuota's scheduler has no workload slices"
+    ),
+    "TASFailedNodeReplacementFailFast": _none(True, _NO_NODE_REPLACEMENT),
+    "TASReplaceNodeOnPodTermination": _none(True, _NO_NODE_REPLACEMENT),
+    "SkipReassignmentForPodOwnedWorkloads": _none(True, _NO_NODE_REPLACEMENT),
+    "TASReplaceNodeDueToNotReadyOverFixedTime": _none(False, _NO_NODE_REPLACEMENT),
     "ManagedJobsNamespaceSelectorAlwaysRespected": _fixed(
         True, True, "kuota always applies managedJobsNamespaceSelector", locked=True
     ),
-    "TASBalancedPlacement": _none(False, _TAS),
-    "TASAssignmentsEncodingByHostnamePrefix": _none(True, _TAS),
+    "TASBalancedPlacement": _fixed(False, False, "kuota has no balanced topology placement"),
+    "TASAssignmentsEncodingByHostnamePrefix": _fixed(True, True, _TAS_AS_KUEUE),
     "KueueDRAIntegration": _none(True, _DRA),
     "KueueDRAIntegrationExtendedResource": _none(True, _DRA),
     "QuotaCheckStrategy": _fixed(True, True, "kuota always applies resources.quotaCheckStrategy"),
@@ -142,11 +147,11 @@ GATES: Final[Mapping[str, Gate]] = {
     ),
     "TLSOptions": _read(True, "read by the webhook server: off ignores the tls section"),
     "RemoveFinalizersWithStrictPatch": _none(True, _INTERNAL),
-    "TASReplaceNodeOnNodeTaints": _none(True, _TAS),
+    "TASReplaceNodeOnNodeTaints": _none(True, _NO_NODE_REPLACEMENT),
     "AssignQueueLabelsForPods": _fixed(
         True, True, "kuota always labels the pods of admitted jobs with their queues"
     ),
-    "TASMultiLayerTopology": _none(True, _TAS),
+    "TASMultiLayerTopology": _fixed(True, True, _TAS_AS_KUEUE),
     "SchedulingEquivalenceHashing": _none(True, _INTERNAL),
     "SchedulerLongRequeueInterval": _fixed(
         False, False, "kuota requeues inadmissible workloads on events, not on a timer"
@@ -185,7 +190,9 @@ GATES: Final[Mapping[str, Gate]] = {
     "MetricForWorkloadCreationLatency": _fixed(
         True, False, "kuota does not export the Workload creation latency metric"
     ),
-    "TASRespectNodeAffinityPreferred": _none(False, _TAS),
+    "TASRespectNodeAffinityPreferred": _fixed(
+        False, False, "kuota's placement ignores preferred node affinity"
+    ),
     "MultiKueueManagerQuotaAutomation": _fixed(
         False,
         False,
@@ -198,24 +205,24 @@ GATES: Final[Mapping[str, Gate]] = {
     ),
     "MetricsForCohorts": _fixed(True, False, "kuota exports no cohort metrics"),
     "CleanupProvisioningRequestsOnEviction": _none(True, _NO_PROVISIONING),
-    "TASHandleOverlappingFlavors": _none(True, _TAS),
+    "TASHandleOverlappingFlavors": _none(True, _TAS_INTERNAL),
     "UnadmittedWorkloadsObservability": _fixed(
         False, False, "kuota writes Kueue's default QuotaReserved and Admitted reasons"
     ),
-    "TASRecomputeAssignmentWithinSchedulingCycle": _none(True, _TAS),
+    "TASRecomputeAssignmentWithinSchedulingCycle": _fixed(True, True, _TAS_AS_KUEUE),
     "UnadmittedWorkloadsExplicitStatus": _fixed(
         False, False, "kuota writes Kueue's default QuotaReserved and Admitted reasons"
     ),
     "DeferRayServiceFinalizationForRedisCleanup": _none(True, _UNMANAGED),
-    "TASCacheNodeMatchResults": _none(True, _TAS),
-    "TASCachingRemainingResources": _none(True, _TAS),
-    "TASCacheTopologyTree": _none(False, _TAS),
+    "TASCacheNodeMatchResults": _none(True, _TAS_INTERNAL),
+    "TASCachingRemainingResources": _none(True, _TAS_INTERNAL),
+    "TASCacheTopologyTree": _none(False, _TAS_INTERNAL),
     "SchedulerLibraryIntegration": _fixed(
         False, False, "kuota does not integrate the scheduler library"
     ),
     "VectorizedResourceRequests": _none(True, _INTERNAL),
     "WorkloadValidateResourcesAreNonNegative": _read(True, "read by the webhook's Workload rules"),
-    "TASValidateWorkloadSliceSize": _none(True, _TAS),
+    "TASValidateWorkloadSliceSize": _fixed(True, True, _TAS_AS_KUEUE),
     "WorkloadValidationForPodSetMetadata": _read(True, "read by the webhook's Workload rules"),
     "PrioritizePreemptorWorkloads": _fixed(
         False, False, "kuota does not prioritize workloads waiting for their preemptions"

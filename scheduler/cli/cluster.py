@@ -6,7 +6,10 @@ through ``scheduler.api.parse``; an invalid object stops the simulation with
 the validate messages (exit 2).  Kinds outside the kueue API that the engine
 still needs are read here: scheduling.k8s.io PriorityClass, v1 Namespace, and
 what v1 LimitRanges and node.k8s.io RuntimeClasses add to a Workload's requests
-(their defaults and pod overhead, :mod:`scheduler.api.pod_overhead`).
+(their defaults and pod overhead, :mod:`scheduler.api.pod_overhead`), and,
+for topology-aware scheduling, v1 Nodes and the pods bound to them
+(:mod:`scheduler.core.tas.inputs`; a Pod without ``spec.nodeName`` is a plain
+Pod job, read by its integration).
 A job of any registered integration (batch/v1 Job, JobSet: found through
 :func:`scheduler.jobs.for_object`) is checked by its integration's admission
 rules and, with a queue name, becomes its Workload.
@@ -49,6 +52,7 @@ from scheduler.api.pod_overhead import (
 from scheduler.api.refs import QUEUE_NAME_LABEL
 from scheduler.cli.loader import Document
 from scheduler.core.engine import NamespaceInfo, PriorityClassInfo
+from scheduler.core.tas.inputs import node_info, pod_usage
 from scheduler.jobs import PriorityClasses, for_object, workload_from_job
 
 SIMULATION_EPOCH = datetime(2025, 1, 1, tzinfo=UTC)
@@ -61,6 +65,7 @@ ENGINE_KINDS = frozenset(
         "Workload",
         "WorkloadPriorityClass",
         "AdmissionCheck",
+        "Topology",
     }
 )
 
@@ -232,6 +237,12 @@ def build_cluster(documents: Sequence[Document], stderr: TextIO) -> Cluster:
             problems.extend(errors)
             if namespace is not None:
                 cluster.objects.append(namespace)
+            continue
+        if (api_version, kind) == ("v1", "Node"):
+            cluster.objects.append(node_info(document.raw))
+            continue
+        if (api_version, kind) == ("v1", "Pod") and objects.spec(document.raw).get("nodeName"):
+            cluster.objects.append(pod_usage(document.raw))
             continue
         raw = document.raw
         integration = for_object(raw)

@@ -52,13 +52,21 @@ CORE_RESOURCES = {
     "runtime_classes": Resource("node.k8s.io", "v1", "runtimeclasses"),
 }
 PODS = Resource("", "v1", "pods")
+NODES = Resource("", "v1", "nodes")
 
 
 async def _items(
-    rest: Rest, resource: Resource, *, selector: str | None = None, required: bool = False
+    rest: Rest,
+    resource: Resource,
+    *,
+    selector: str | None = None,
+    fields: str | None = None,
+    required: bool = False,
 ) -> list[dict[str, Any]]:
     """The ``items`` of one list (raw dicts); a missing or forbidden kind is empty, if allowed."""
     query = [("labelSelector", selector)] if selector else []
+    if fields:
+        query.append(("fieldSelector", fields))
     try:
         listed = await rest.list(resource.path, query=query)
     except NotFound:
@@ -106,6 +114,13 @@ async def _read(kubeconfig: str) -> ClusterObjects:
         for attribute, items in zip(calls, results[: len(calls)], strict=True):
             setattr(found, attribute, items)
         found.jobs = [job for items in results[len(calls) :] for job in items]
+        if any((f.get("spec") or {}).get("topologyName") for f in found.resource_flavors):
+            # Topology-aware scheduling: the nodes, their topologies and what bound pods take.
+            found.topologies, found.nodes, found.bound_pods = await asyncio.gather(
+                _items(rest, Resource(KUEUE_GROUP, HUB_VERSION, KUEUE_PLURALS["Topology"])),
+                _items(rest, NODES),
+                _items(rest, PODS, fields="spec.nodeName!="),
+            )
         return found
 
 

@@ -48,6 +48,7 @@ from scheduler.api.config import Configuration, WaitForPodsReady, parse_configur
 from scheduler.api.parse import ObjectParseError
 from scheduler.api.pods_ready import recovery_timeout, wait_for_pods_ready
 from scheduler.api.refs import PODS_READY
+from scheduler.api.topology_assignment import TopologyAssignment
 from scheduler.cli.listing import admission, flavors_text, workload_state
 from scheduler.cli.live import (
     ClusterFetcher,
@@ -70,6 +71,7 @@ from scheduler.core.pending_reasons import (
     ExceedsMaximum,
     ResourceUnavailable,
     Shortage,
+    TopologyUnplaced,
     UntoleratedTaint,
 )
 from scheduler.core.resources import format_quantity
@@ -123,7 +125,31 @@ def hard_blockers(blockers: Sequence[Blocker]) -> list[str]:
     for blocker in blockers:
         if isinstance(blocker, ResourceUnavailable):
             lines.append(f"the ClusterQueue has no quota at all for {blocker.resource}")
+    for blocker in blockers:
+        if isinstance(blocker, TopologyUnplaced) and not blocker.with_preemption:
+            lines.append(
+                f"{topology_words(blocker)}, even with every workload placed by topology "
+                "gone; only more (or larger) nodes help"
+            )
     return lines
+
+
+def topology_words(blocker: TopologyUnplaced) -> str:
+    """A failed placement in words: ``needs 8 pods in one rack; the largest rack has room
+    for 6`` (the pending message has Kueue's wording): pure."""
+    level = (blocker.level or "").rsplit("/", 1)[-1]
+    if blocker.needed is None or blocker.fits is None or not level:
+        return f"its pods do not fit the topology of flavor {blocker.flavor} ({blocker.text})"
+    units = blocker.unit if blocker.needed == 1 else f"{blocker.unit}s"
+    if blocker.in_one:
+        return (
+            f"needs {blocker.needed} {units} in one {level}; the largest {level} of flavor "
+            f"{blocker.flavor} has room for {blocker.fits}"
+        )
+    return (
+        f"needs {blocker.needed} {units} in flavor {blocker.flavor}'s topology; its nodes have "
+        f"room for {blocker.fits}"
+    )
 
 
 # --- finding the target ---------------------------------------------------------------
@@ -301,9 +327,41 @@ def _admitted_lines(
         f"It {word} in ClusterQueue {cluster_queue}{when}.",
         f"Flavors: {flavors_text(workload)}",
     ]
+    lines += placement_lines(workload)
     if state != "Admitted":
         lines += check_lines(workload)
     return lines + timer_lines(workload, settings, now)
+
+
+SHOWN_DOMAINS = 8
+
+
+def placement_lines(workload: Mapping[str, Any]) -> list[str]:
+    """Where topology-aware scheduling put each pod set: ``main: 3 pods on n1, 1 on n2``: pure.
+
+    See docs/concepts.md#topology-aware-scheduling; a malformed assignment says so.
+    """
+    lines: list[str] = []
+    for item in admission(workload).get("podSetAssignments") or []:
+        if not isinstance(item, Mapping) or not isinstance(item.get("topologyAssignment"), Mapping):
+            continue
+        try:
+            placed = TopologyAssignment.decoded(item["topologyAssignment"])
+        except ValueError as bad:
+            lines.append(f"Topology of {item.get('name')}: unreadable ({bad})")
+            continue
+        pods = sum(domain.count for domain in placed.domains)
+        domains = [
+            f"{domain.count} on {'/'.join(domain.values)}"
+            for domain in placed.domains[:SHOWN_DOMAINS]
+        ]
+        more = len(placed.domains) - SHOWN_DOMAINS
+        tail = f", and {more} more domains" if more > 0 else ""
+        lines.append(
+            f"Placed by topology: pod set {item.get('name')}, {pods} pods: "
+            f"{', '.join(domains)}{tail}"
+        )
+    return lines
 
 
 def go_duration(value: timedelta) -> str:
@@ -535,9 +593,16 @@ def _pending_lines(engine: Engine, objects: ClusterObjects, key: str) -> list[st
                 )
                 text += f"; held by {shown}{more}"
             lines.append(text)
+    waits = [b for b in state.blockers if isinstance(b, TopologyUnplaced) and b.with_preemption]
+    if waits:
+        lines.append("To be admitted, room has to free up in its topology:")
+        lines.extend(
+            f"  - {topology_words(blocker)} (workloads placed there hold the rest)"
+            for blocker in waits
+        )
     blockers = hard_blockers(state.blockers)
     if blockers:
-        lines.append("Not curable by waiting:" if not missing else "Also:")
+        lines.append("Not curable by waiting:" if not missing and not waits else "Also:")
         lines.extend(f"  - {blocker}" for blocker in blockers)
     return lines
 

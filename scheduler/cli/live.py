@@ -72,6 +72,12 @@ class ClusterObjects:
     limit_ranges: list[dict[str, Any]] = field(default_factory=list)
     """What a pending Workload is charged besides its requests: defaults and pod overhead."""
     runtime_classes: list[dict[str, Any]] = field(default_factory=list)
+    topologies: list[dict[str, Any]] = field(default_factory=list)
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    """Read only when a ResourceFlavor names a Topology
+    (docs/concepts.md#topology-aware-scheduling)."""
+    bound_pods: list[dict[str, Any]] = field(default_factory=list)
+    """Every pod bound to a node, when a ResourceFlavor names a Topology: the room they take."""
 
 
 ClusterFetcher = Callable[[str | None], ClusterObjects]
@@ -121,6 +127,9 @@ def _documents(objects: ClusterObjects) -> list[Document]:
             "WorkloadPriorityClass",
         ),
         ("AdmissionCheck", objects.admission_checks, V1BETA2, "AdmissionCheck"),
+        ("Topology", objects.topologies, V1BETA2, "Topology"),
+        ("Node", objects.nodes, "v1", "Node"),
+        ("Pod", objects.bound_pods, "v1", "Pod"),
         ("ResourceFlavor", objects.resource_flavors, V1BETA2, "ResourceFlavor"),
         ("Cohort", objects.cohorts, V1BETA2, "Cohort"),
         ("ClusterQueue", objects.cluster_queues, V1BETA2, "ClusterQueue"),

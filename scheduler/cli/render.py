@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from scheduler.api.quantity import Quantity
+from scheduler.api.topology_assignment import TopologyAssignment
 
 QuantityFormatter = Callable[[str, Quantity], str]
 
@@ -20,6 +21,7 @@ QuantityFormatter = Callable[[str, Quantity], str]
 class PodSetAdmissionLike(Protocol):
     name: str
     flavors: Mapping[str, str]
+    topology_assignment: TopologyAssignment | None
 
 
 class WorkloadStateLike(Protocol):
@@ -41,13 +43,29 @@ class ClusterQueueStatusLike(Protocol):
 def workload_entry(state: WorkloadStateLike) -> dict[str, Any]:
     """One ``workloads`` entry of the contract: pure."""
     admitted = state.state == "Admitted"
-    return {
+    entry: dict[str, Any] = {
         "state": state.state,
         "clusterQueue": state.cluster_queue,
         "flavors": {item.name: dict(item.flavors) for item in state.admission} if admitted else {},
         "evictions": state.evictions,
         "message": state.message,
     }
+    placed = {
+        item.name: {
+            "levels": list(item.topology_assignment.levels),
+            "domains": [
+                {"values": list(domain.values), "count": domain.count}
+                for domain in item.topology_assignment.domains
+            ],
+        }
+        for item in state.admission
+        if admitted and item.topology_assignment is not None
+    }
+    if placed:
+        # Only with topology-aware scheduling: where each pod set's pods go
+        # (docs/concepts.md#topology-aware-scheduling).
+        entry["topology"] = placed
+    return entry
 
 
 def cluster_queue_entry(

@@ -64,6 +64,14 @@ def applicable_checks(rules: Iterable[CheckRule], flavors: Iterable[str]) -> tup
     return tuple(sorted({rule.name for rule in rules if rule.on_flavors & assigned}))
 
 
+def uses_multikueue(rules: Iterable[CheckRule], checks: Mapping[str, CheckInfo]) -> bool:
+    """Whether a queue lists a MultiKueue check (its workloads run on worker clusters): pure."""
+    return any(
+        (info := checks.get(rule.name)) is not None and info.controller == MULTIKUEUE_CONTROLLER
+        for rule in rules
+    )
+
+
 def inactive_fragments(
     rules: Sequence[CheckRule], queue_flavors: Sequence[str], checks: Mapping[str, CheckInfo]
 ) -> list[tuple[str, str]]:
@@ -190,6 +198,7 @@ __all__ = [
     "check_rules",
     "inactive_fragments",
     "rejected_message",
+    "uses_multikueue",
     "retry_eviction_message",
     "retry_requeue_at",
     "states_message",

@@ -52,6 +52,12 @@ assignment neither fits nor has preemption targets, and which has a pod set
 with ``minCount``, is nominated with the largest reduced counts that do
 (``partial_admission.search``); the admission records and charges those counts.
 
+Topology-aware scheduling (docs/concepts.md#topology-aware-scheduling):
+nomination also places the TAS pod sets (``topology_fit``); a preemptor
+holds the domains it will take for the rest of the round, and a fitting
+entry whose domains an earlier admission of the round filled is placed
+again, its flavors pinned, before it is admitted.
+
 Under fair sharing the entries are handed out one at a time by the
 tournament of docs/scheduling.md#admission-order-under-fair-sharing
 (``fair_share.next_entry``), with fresh shares each time.
@@ -59,38 +65,32 @@ tournament of docs/scheduling.md#admission-order-under-fair-sharing
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from datetime import datetime
 
 from scheduler.core.admission_checks import applicable_checks
 from scheduler.core.cluster_queue import ClusterQueueInfo
-from scheduler.core.cycle_inputs import CycleQueues, CycleQuota, SchedulingOptions
 from scheduler.core.decisions import Admit, CycleResult, Decision, Evict, Pending, PodSetAdmission
 from scheduler.core.drain import drain
 from scheduler.core.fair_share import FairEntry, next_entry
-from scheduler.core.flavor_assignment import Assignment, Mode, assign_flavors
+from scheduler.core.flavor_assignment import Assignment, Mode
+from scheduler.core.nomination import CycleParts, Entry, Round, assign, nominate
 from scheduler.core.ordering import processing_key
-from scheduler.core.partial_admission import can_be_partially_admitted, minimum_note
-from scheduler.core.partial_admission import search as search_partial
-from scheduler.core.pending_reasons import NO_DETAILS, Details
+from scheduler.core.partial_admission import minimum_note
 from scheduler.core.preemption import (
-    PreemptionContext,
-    PreemptionHistory,
-    Preemptor,
     Target,
-    TargetMemo,
 )
 from scheduler.core.preemption.messages import preemption_message
 from scheduler.core.requeue import execute_requeues, report_unqueued, return_head
 from scheduler.core.resource_node import QuotaNode, capacity_available
 from scheduler.core.resources import FRValues, to_quantity
-from scheduler.core.snapshot import Snapshot
-from scheduler.core.state import ADMITTED, ScanPosition, WorkloadRecord
-from scheduler.core.workload import PodSetInfo
+from scheduler.core.state import ADMITTED
+from scheduler.core.topology_fit import (
+    charges_of,
+    still_fits,
+)
 
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
-NAMESPACE_MISMATCH = "workload namespace doesn't match ClusterQueue selector"
-FAILED_CHECKS = "The workload has failed admission checks"
 DEFERRED_FIT = (
     "Workload has overlapping preemption targets with another workload, "
     "but will fit after these preemptions complete"
@@ -99,98 +99,6 @@ OVERLAPPING = "Workload has overlapping preemption targets with another workload
 WAITING_FOR_PODS_READY = "waiting for all admitted workloads to be in PodsReady condition"
 """Kueue's message while ``blockAdmission`` holds an admission back
 (docs/configuration.md#waitforpodsready)."""
-
-
-class _Entry:
-    __slots__ = (
-        "cq",
-        "record",
-        "assignment",
-        "targets",
-        "reason",
-        "message",
-        "details",
-        "requeue",
-    )
-
-    def __init__(self, cq: ClusterQueueInfo, record: WorkloadRecord) -> None:
-        self.cq = cq
-        self.record = record
-        self.assignment: Assignment | None = None
-        self.targets: tuple[Target, ...] = ()
-        self.reason = ""
-        self.message = ""
-        self.details: Details = NO_DETAILS
-        self.requeue = ""
-
-    @property
-    def preemptor(self) -> Preemptor:
-        record = self.record
-        return Preemptor(
-            key=record.key,
-            uid=record.uid,
-            priority=record.priority,
-            timestamp=record.timestamp,
-            cq=self.cq,
-        )
-
-
-class CycleParts:
-    """The engine's parts a cycle works on, and the number of cycles run so far."""
-
-    __slots__ = ("quota", "queues", "records", "options", "cycles", "history")
-
-    def __init__(
-        self,
-        *,
-        quota: CycleQuota,
-        queues: CycleQueues,
-        records: Mapping[str, WorkloadRecord],
-        options: SchedulingOptions,
-        history: PreemptionHistory | None = None,
-    ) -> None:
-        self.quota = quota
-        self.queues = queues
-        self.records = records
-        self.options = options
-        self.history = history if history is not None else PreemptionHistory()
-        """Past evictions by preemption (the loop guard); the engine restarts it."""
-        self.cycles = 0
-        """Cycles (rounds) run so far: the age of a flavor-scan position.
-
-        See docs/scheduling.md#flavor-scan-position.
-        """
-
-    def run(self, now: datetime) -> tuple[CycleResult, bool]:
-        """One kuota cycle at ``now``; (result, whether anything changed)."""
-        return run_cycle(self, now)
-
-
-class _Cycle:
-    """What one round shares between entries: the snapshot, the preemption view, the victims."""
-
-    __slots__ = ("sched", "snapshot", "context", "victims")
-
-    def __init__(self, sched: CycleParts) -> None:
-        self.sched = sched
-        self.snapshot = Snapshot()
-        quota, options = sched.quota, sched.options
-        self.context = PreemptionContext(
-            admitted=quota.admitted,
-            records=sched.records,
-            cluster_queues=quota.cluster_queues,
-            fair_sharing=options.fair_sharing,
-            strategies=options.strategies,
-            history=sched.history,
-        )
-        self.victims: dict[str, tuple[QuotaNode, FRValues]] = {}
-        """Every workload chosen as a victim earlier in this cycle -> (its CQ node, its usage)."""
-
-    def usage_of(self, target: Target) -> tuple[QuotaNode, FRValues]:
-        record = self.sched.records[target.workload]
-        node = self.sched.quota.cluster_queues[target.cluster_queue].node
-        assert node is not None and record.usage is not None
-        return node, record.usage[target.cluster_queue]
 
 
 MAX_ROUNDS = 10_000
@@ -256,15 +164,15 @@ def _run_round(
     sched.cycles += 1
     changed = execute_requeues(quota, sched.queues, sched.records, now)
     decisions: list[Decision] = report_unqueued(sched.queues, sched.records)
-    cycle = _Cycle(sched)
+    cycle = Round(sched)
     snapshot = cycle.snapshot
     try:
-        heads: list[_Entry] = []
+        heads: list[Entry] = []
         for name in schedulable:
             record = sched.queues.pop_head(name)
             if record is not None:
-                heads.append(_Entry(quota.cluster_queues[name], record))
-        entries = [_nominate(cycle, entry) for entry in heads]
+                heads.append(Entry(quota.cluster_queues[name], record))
+        entries = [nominate(cycle, entry) for entry in heads]
         for entry in _processing_order(sched, entries):
             made = _process(cycle, entry, now)
             decisions.extend(made)
@@ -276,10 +184,11 @@ def _run_round(
                 changed = True
     finally:
         snapshot.rollback()
+        cycle.release_placement_holds()
     return CycleResult(decisions=tuple(decisions)), changed
 
 
-def _processing_order(sched: CycleParts, entries: list[_Entry]) -> Iterator[_Entry]:
+def _processing_order(sched: CycleParts, entries: list[Entry]) -> Iterator[Entry]:
     """Entries in processing order: the classical sort or the fair tournament.
 
     See docs/scheduling.md#processing-order and
@@ -291,7 +200,7 @@ def _processing_order(sched: CycleParts, entries: list[_Entry]) -> Iterator[_Ent
     if not sched.options.fair_sharing:
         yield from sorted(entries, key=_sort_key)
         return
-    contenders: list[FairEntry[_Entry]] = []
+    contenders: list[FairEntry[Entry]] = []
     for entry in sorted(entries, key=lambda item: item.cq.name):
         if entry.assignment is None or entry.cq.node is None:
             yield entry
@@ -308,7 +217,7 @@ def _processing_order(sched: CycleParts, entries: list[_Entry]) -> Iterator[_Ent
         yield chosen.entry
 
 
-def _sort_key(entry: _Entry) -> tuple[int, int, datetime, str]:
+def _sort_key(entry: Entry) -> tuple[int, int, datetime, str]:
     level = entry.assignment.borrowing_level if entry.assignment is not None else 0
     return processing_key(
         borrowing_level=level,
@@ -318,103 +227,7 @@ def _sort_key(entry: _Entry) -> tuple[int, int, datetime, str]:
     )
 
 
-def _nominate(cycle: _Cycle, entry: _Entry) -> _Entry:
-    """Nomination's checks, then flavor assignment and preemption targets.
-
-    A failed check fills the entry's reason, message and requeue reason.
-    """
-    sched = cycle.sched
-    record, cq = entry.record, entry.cq
-    if record.checks_failed:
-        entry.reason, entry.message, entry.requeue = "PendingEvaluation", FAILED_CHECKS, "Generic"
-        return entry
-    if not sched.quota.namespace_matches(cq, record.namespace):
-        entry.reason, entry.message, entry.requeue = (
-            "Misconfigured",
-            NAMESPACE_MISMATCH,
-            "NamespaceMismatch",
-        )
-        return entry
-    entry.assignment, entry.targets = _assign(
-        cycle, entry, start_after=_scan_start(sched, record, cq.name)
-    )
-    record.scan = ScanPosition(
-        entry.assignment.last_tried, sched.cycles, sched.quota.allocatable_generation(cq.name)
-    )
-    return entry
-
-
-def _assign(
-    cycle: _Cycle,
-    entry: _Entry,
-    *,
-    start_after: Mapping[tuple[str, int], int] | None = None,
-    pinned: Mapping[tuple[str, int], str] | None = None,
-) -> tuple[Assignment, tuple[Target, ...]]:
-    """Flavor assignment and, when it needs preemption, the whole workload's targets.
-
-    When the full workload neither fits nor has targets and a pod set has a
-    ``minCount``, the largest reduced counts that do are used
-    (docs/scheduling.md#partial-admission); the
-    assignment's pod-set results then carry the reduced counts.
-    """
-    sched, context, preemptor = cycle.sched, cycle.context, entry.preemptor
-
-    def attempt(pod_sets: tuple[PodSetInfo, ...]) -> tuple[Assignment, tuple[Target, ...]]:
-        memo = TargetMemo(context, preemptor)
-        assignment = assign_flavors(
-            cq=entry.cq,
-            pod_sets=pod_sets,
-            flavors=sched.quota.flavors,
-            ignore_undeclared=sched.options.ignore_undeclared,
-            fair_sharing=sched.options.fair_sharing,
-            simulate=memo.simulate_one,
-            start_after=start_after,
-            pinned=pinned,
-        )
-        targets: tuple[Target, ...] = ()
-        if assignment.mode in (Mode.PREEMPT, Mode.RECLAIM):
-            targets = memo.targets(dict(assignment.usage), assignment.preempt_frs)
-        return assignment, targets
-
-    def usable(
-        pod_sets: tuple[PodSetInfo, ...],
-    ) -> tuple[Assignment, tuple[Target, ...]] | None:
-        found = attempt(pod_sets)
-        return found if _usable(*found) else None
-
-    pod_sets = entry.record.pod_sets
-    full = attempt(pod_sets)
-    if _usable(*full) or not can_be_partially_admitted(pod_sets):
-        return full
-    reduced = search_partial(pod_sets, usable)
-    return full if reduced is None else reduced
-
-
-def _usable(assignment: Assignment, targets: tuple[Target, ...]) -> bool:
-    """A Fit, or a preemption with targets (what ends the partial-admission search): pure."""
-    return assignment.mode == Mode.FIT or (
-        assignment.mode in (Mode.PREEMPT, Mode.RECLAIM) and bool(targets)
-    )
-
-
-def _scan_start(
-    sched: CycleParts, record: WorkloadRecord, cq: str
-) -> Mapping[tuple[str, int], int]:
-    """Where the flavor scan resumes: the last position, unless stale after a quota change.
-
-    See docs/scheduling.md#flavor-scan-position.  Pure.
-    """
-    scan = record.scan
-    if scan is None or not sched.options.resume_flavor_scan:
-        return {}
-    stale = scan.cycle < sched.cycles - 1
-    if sched.quota.allocatable_generation(cq) > scan.generation and stale:
-        return {}
-    return scan.last_tried
-
-
-def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
+def _process(cycle: Round, entry: Entry, now: datetime) -> list[Decision]:
     """Process one nominated entry; its decisions, the entry's own last.
 
     The cases are those of docs/scheduling.md#the-scheduling-cycle.
@@ -442,9 +255,11 @@ def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
         entry.message += minimum_note(record.pod_sets)
         if cq.preemption.reclaim_within_cohort != "Any":
             cycle.snapshot.hold(node, _capacity_hold(cq, assignment))
+            cycle.hold_placement(entry, ())
         return [_pending(entry)]
     if deferred:
         cycle.snapshot.hold(node, assignment.usage)
+        cycle.hold_placement(entry, tuple(entry.targets))
         record.scan = None
         entry.reason, entry.message, entry.requeue = (
             "WaitingForPreemptedWorkloads",
@@ -466,8 +281,17 @@ def _process(cycle: _Cycle, entry: _Entry, now: datetime) -> list[Decision]:
             "FailedAfterNomination",
         )
         return [_pending(entry)]
+    if assignment.mode == Mode.FIT and not _still_placed(cycle, entry):
+        entry.reason, entry.message, entry.requeue = (
+            "WaitingForQuota",
+            NO_LONGER_FITS,
+            "FailedAfterNomination",
+        )
+        return [_pending(entry)]
+    assignment = entry.assignment
     if assignment.mode < Mode.FIT:
         cycle.snapshot.hold(node, assignment.usage)
+        cycle.hold_placement(entry, entry.targets)
         evictions = _issue(cycle, entry)
         record.claims_freed = True
         record.scan = None
@@ -498,21 +322,38 @@ def _pods_not_ready(sched: CycleParts) -> bool:
     )
 
 
-def _recompute(cycle: _Cycle, entry: _Entry) -> bool:
+def _recompute(cycle: Round, entry: Entry) -> bool:
     """Overlapping victims: reassign with them gone, flavors pinned; True: a DeferredFit."""
     assignment = entry.assignment
     assert assignment is not None
     context = cycle.context
-    with cycle.snapshot.without(cycle.victims.values()):
+    topology = cycle.sched.quota.topology
+    with cycle.snapshot.without(cycle.victims.values()), topology.without(cycle.victims):
         context.excluded = set(cycle.victims)
         try:
-            entry.assignment, entry.targets = _assign(cycle, entry, pinned=assignment.chosen)
+            entry.assignment, entry.targets = assign(cycle, entry, pinned=assignment.chosen)
         finally:
             context.excluded = set()
     return entry.assignment.mode == Mode.FIT
 
 
-def _fits(cycle: _Cycle, node: QuotaNode, usage: FRValues, targets: tuple[Target, ...]) -> bool:
+def _still_placed(cycle: Round, entry: Entry) -> bool:
+    """Whether a fitting entry's placement still has room, after earlier admissions.
+
+    When it has not, the assignment is made again, flavors pinned: the
+    topology may hold the pods elsewhere (docs/concepts.md#topology-aware-scheduling).
+    """
+    assignment = entry.assignment
+    assert assignment is not None
+    quota = cycle.sched.quota
+    charges = charges_of(assignment, entry.record.pod_sets)
+    if not charges or still_fits(quota.topology, charges):
+        return True
+    entry.assignment, entry.targets = assign(cycle, entry, pinned=assignment.chosen)
+    return entry.assignment.mode == Mode.FIT
+
+
+def _fits(cycle: Round, node: QuotaNode, usage: FRValues, targets: tuple[Target, ...]) -> bool:
     """Whether ``usage`` fits once this cycle's victims and ``targets`` are gone.
 
     An admission (no targets) is tested with the victims still counted: they
@@ -527,7 +368,7 @@ def _fits(cycle: _Cycle, node: QuotaNode, usage: FRValues, targets: tuple[Target
         return all(amount <= capacity_available(node, fr) for fr, amount in usage.items())
 
 
-def _issue(cycle: _Cycle, entry: _Entry) -> list[Decision]:
+def _issue(cycle: Round, entry: Entry) -> list[Decision]:
     """Issue the preemptions: an ``Evict`` per target not already being evicted.
 
     See docs/scheduling.md#preemption-messages.
@@ -582,7 +423,7 @@ def _capacity_hold(cq: ClusterQueueInfo, assignment: Assignment) -> FRValues:
     return hold
 
 
-def _admit(sched: CycleParts, entry: _Entry, assignment: Assignment, now: datetime) -> Admit:
+def _admit(sched: CycleParts, entry: Entry, assignment: Assignment, now: datetime) -> Admit:
     record, cq = entry.record, entry.cq
     pod_sets = tuple(
         PodSetAdmission(
@@ -592,6 +433,8 @@ def _admit(sched: CycleParts, entry: _Entry, assignment: Assignment, now: dateti
             resource_usage={
                 resource: to_quantity(resource, amount) for resource, amount in result.usage.items()
             },
+            topology_assignment=result.topology,
+            delayed_topology_request="Pending" if result.topology_delayed else None,
         )
         for result in assignment.pod_sets
     )
@@ -605,7 +448,9 @@ def _admit(sched: CycleParts, entry: _Entry, assignment: Assignment, now: dateti
     record.scan = None
     record.claims_freed = False
     sched.history.admitted(record.key)
-    sched.quota.charge(record, cq.name, dict(assignment.usage), now)
+    sched.quota.charge(
+        record, cq.name, dict(assignment.usage), now, charges_of(assignment, record.pod_sets)
+    )
     checks = applicable_checks(
         cq.check_rules, (flavor for pod_set in pod_sets for flavor in pod_set.flavors.values())
     )
@@ -619,7 +464,7 @@ def _admit(sched: CycleParts, entry: _Entry, assignment: Assignment, now: dateti
     )
 
 
-def _pending(entry: _Entry) -> Pending:
+def _pending(entry: Entry) -> Pending:
     record = entry.record
     record.set_status(entry.reason, entry.message, entry.details)
     shortages, blockers = entry.details

@@ -12,7 +12,7 @@ not the cycle's business.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -23,6 +23,7 @@ from scheduler.core.decisions import Pending
 from scheduler.core.preemption.context import DEFAULT_STRATEGIES
 from scheduler.core.resources import FRValues
 from scheduler.core.state import WorkloadRecord
+from scheduler.core.tas.cache import DomainCharge, TopologyCache
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +74,22 @@ class CycleQuota(Protocol):
     def tree_members(self, name: str) -> list[str]: ...
 
     def charge(
-        self, record: WorkloadRecord, cq: str, usage: FRValues, reserved_at: datetime | None
+        self,
+        record: WorkloadRecord,
+        cq: str,
+        usage: FRValues,
+        reserved_at: datetime | None,
+        placements: Sequence[DomainCharge] = (),
     ) -> None: ...
+
+    @property
+    def topology(self) -> TopologyCache:
+        """Nodes, Topologies and placements (docs/concepts.md#topology-aware-scheduling)."""
+        ...
+
+    def topology_levels(self, cq: str) -> dict[str, tuple[str, ...] | None]: ...
+
+    def topology_delayed(self, cq: str) -> bool: ...
 
 
 class CycleQueues(Protocol):

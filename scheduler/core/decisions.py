@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from scheduler.api.quantity import Quantity
+from scheduler.api.topology_assignment import TopologyAssignment
 from scheduler.core.pending_reasons import Blocker, Shortage
 
 WorkloadKey = str
@@ -33,6 +34,10 @@ class PodSetAdmission:
     """Resource name -> flavor name."""
     resource_usage: Mapping[str, Quantity]
     """Total for the pod set (per-pod x count), after transformations."""
+    topology_assignment: TopologyAssignment | None = None
+    """Where its pods go (docs/concepts.md#topology-aware-scheduling)."""
+    delayed_topology_request: str | None = None
+    """``Pending`` while a MultiKueue worker is to place it."""
 
 
 @dataclass(frozen=True, slots=True)

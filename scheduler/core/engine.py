@@ -12,8 +12,8 @@ clock.  Inside, the API objects are reduced to the engine's own records
   their quotas, the cohort forest, admitted usage;
 * ``QueueManager`` (``queue_manager``): LocalQueue routing and the
   per-ClusterQueue queues;
-* ``CycleParts`` (``cycle``): the cycle, which sees the other two through the
-  narrow views of ``cycle_inputs`` only.
+* ``CycleParts`` (``nomination``, run by ``cycle.run_cycle``): the cycle,
+  which sees the other two through the narrow views of ``cycle_inputs`` only.
 
 The engine owns the workload records (one per key, shared by reference) and
 the priority classes, turns API objects into calls on its parts, and
@@ -38,6 +38,7 @@ from scheduler.api.models import (
     LocalQueue,
     ResourceFlavor,
     ResourceFlavorSpec,
+    Topology,
     Workload,
     WorkloadPriorityClass,
 )
@@ -46,13 +47,15 @@ from scheduler.api.refs import ADMISSION_GATED_BY_ANNOTATION as GATE_ANNOTATION
 from scheduler.api.refs import JOB_UID_LABEL as JOB_UID_LABEL
 from scheduler.api.refs import PRIORITY_BOOST_ANNOTATION
 from scheduler.core.admission_checks import CheckInfo, applicable_checks
-from scheduler.core.cycle import CycleParts
+from scheduler.core.cycle import CycleParts, run_cycle
 from scheduler.core.cycle_inputs import SchedulingOptions
 from scheduler.core.decisions import CycleResult, WorkloadKey
 from scheduler.core.engine_types import (
     ClusterQueueStatus,
     EngineObject,
     NamespaceInfo,
+    NodeInfo,
+    PodUsage,
     PriorityClassInfo,
     WorkloadState,
 )
@@ -62,6 +65,7 @@ from scheduler.core.queue_manager import PriorityRef, QueueManager
 from scheduler.core.quota_cache import QuotaCache
 from scheduler.core.readouts import cluster_queue_status, workload_state
 from scheduler.core.state import ADMITTED, FINISHED, PENDING, WorkloadRecord
+from scheduler.core.topology_fit import recorded_charges
 from scheduler.core.workload import (
     failed_admission_checks,
     holds_reservation,
@@ -180,6 +184,17 @@ class Engine:
         elif isinstance(obj, NamespaceInfo):
             for name in cache.set_namespace_labels(obj.name, obj.labels):
                 queues.requeue_cluster_queue(name)
+        elif isinstance(obj, Topology):
+            levels = tuple(level.node_label for level in obj.spec.levels)
+            self._cluster_queues_changed(
+                cache.using_flavors(cache.topology.apply_topology(obj.name, levels))
+            )
+        elif isinstance(obj, NodeInfo):
+            if cache.topology.apply_node(obj):
+                self._topology_room_changed()
+        elif isinstance(obj, PodUsage):
+            if cache.topology.apply_pod(obj.key, obj.node, obj.requests):
+                self._topology_room_changed()
         elif isinstance(obj, AdmissionCheck):
             active = obj.status.conditions
             check = CheckInfo(
@@ -221,6 +236,16 @@ class Engine:
                 queues.requeue_cluster_queue(cq)
         elif kind == "AdmissionCheck":
             self._cluster_queues_changed(cache.set_admission_check(name, None))
+        elif kind == "Topology":
+            self._cluster_queues_changed(
+                cache.using_flavors(cache.topology.apply_topology(name, None))
+            )
+        elif kind == "Node":
+            if cache.topology.remove_node(name):
+                self._topology_room_changed()
+        elif kind == "Pod":
+            if cache.topology.apply_pod(f"{namespace or ''}/{name}", None, None):
+                self._topology_room_changed()
 
     def release(self, workload: WorkloadKey) -> None:
         """The evicted workload's pods are gone: release its quota and requeue it.
@@ -274,7 +299,7 @@ class Engine:
     def cycle(self, now: datetime) -> CycleResult:
         """One scheduling cycle (docs/scheduling.md#the-scheduling-cycle)."""
         self._backoffs(now)
-        result, _ = self._cycle.run(now)
+        result, _ = run_cycle(self._cycle, now)
         return result
 
     def _backoffs(self, now: datetime) -> None:
@@ -310,7 +335,7 @@ class Engine:
         results: list[CycleResult] = []
         for _ in range(max_cycles):
             self._backoffs(now)
-            result, changed = self._cycle.run(now)
+            result, changed = run_cycle(self._cycle, now)
             results.append(result)
             if after_cycle is not None:
                 after_cycle(result)
@@ -376,6 +401,15 @@ class Engine:
         """Whether any workload holds quota in ``cluster_queue`` (known to the engine or not)."""
         return bool(self.cache.admitted.get(cluster_queue))
 
+    def pods_known(self) -> None:
+        """Every pod on the nodes is known now: TAS flavors are ready, their queues retried."""
+        self.cache.topology.pods_known = True
+        self._topology_room_changed()
+
+    def uses_topology(self) -> bool:
+        """Whether a ResourceFlavor names a Topology (nodes and pods then matter)."""
+        return self.cache.topology.any_flavor()
+
     def flavor_specs(self) -> Mapping[str, ResourceFlavorSpec]:
         """Every ResourceFlavor the engine knows, by name (read-only view)."""
         return self.cache.flavors
@@ -423,6 +457,11 @@ class Engine:
         for name in names:
             self.queues.requeue_cluster_queue(name)
             self.queues.reroute_cluster_queue(name)
+
+    def _topology_room_changed(self) -> None:
+        """Nodes or the pods on them changed: the queues with TAS flavors may admit now."""
+        for name in self.cache.tas_cluster_queues():
+            self.queues.requeue_cluster_queue(name)
 
     def _set_priority(self, ref: PriorityRef, value: int | None) -> None:
         """A priority class changed (None: deleted); re-key the workloads that use it."""
@@ -577,7 +616,13 @@ class Engine:
             record.evicted = True
             record.eviction_reason = evicted.reason or "Preempted"
             record.eviction_message = evicted.message or ""
-        self.cache.charge(record, reserved.cluster_queue, reserved.usage, reserved.reserved_at)
+        self.cache.charge(
+            record,
+            reserved.cluster_queue,
+            reserved.usage,
+            reserved.reserved_at,
+            recorded_charges(reserved.pod_sets, record.pod_sets, self.cache.topology),
+        )
 
 
 __all__ = [
@@ -585,6 +630,8 @@ __all__ = [
     "Engine",
     "EngineObject",
     "NamespaceInfo",
+    "NodeInfo",
+    "PodUsage",
     "PriorityClassInfo",
     "WorkloadState",
 ]

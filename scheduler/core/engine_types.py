@@ -19,12 +19,14 @@ from scheduler.api.models import (
     Cohort,
     LocalQueue,
     ResourceFlavor,
+    Topology,
     Workload,
     WorkloadPriorityClass,
 )
 from scheduler.api.quantity import Quantity
 from scheduler.core.decisions import PodSetAdmission, WorkloadKey
 from scheduler.core.pending_reasons import Blocker, Shortage
+from scheduler.core.tas.tree import NodeInfo, PodUsage
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +96,9 @@ EngineObject = (
     | AdmissionCheck
     | PriorityClassInfo
     | NamespaceInfo
+    | Topology
+    | NodeInfo
+    | PodUsage
 )
 
 
@@ -101,6 +106,8 @@ __all__ = [
     "ClusterQueueStatus",
     "EngineObject",
     "NamespaceInfo",
+    "NodeInfo",
+    "PodUsage",
     "PriorityClassInfo",
     "WorkloadState",
 ]

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from scheduler.api.models import ResourceFlavorSpec
+from scheduler.api.topology_assignment import TopologyAssignment
 from scheduler.core.cluster_queue import ClusterQueueInfo
 from scheduler.core.node_matching import first_untolerated_taint, matches_flavor_labels
 from scheduler.core.pending_reasons import (
@@ -42,6 +43,7 @@ from scheduler.core.pending_reasons import (
     PreemptionPossibility,
     ResourceUnavailable,
     Shortage,
+    TopologyMismatch,
     UntoleratedTaint,
     pod_set_message,
     render,
@@ -54,6 +56,7 @@ from scheduler.core.resource_node import (
     potential,
 )
 from scheduler.core.resources import FlavorResource, FRValues, to_quantity
+from scheduler.core.tas.placement import has_levels
 from scheduler.core.workload import PodSetInfo
 
 
@@ -89,6 +92,12 @@ class PodSetResult:
     no_fit_reason: str | None = None
     preempt_frs: set[FlavorResource] = field(default_factory=set)
     """Assigned FRs whose mode is not Fit (they need preemption)."""
+    topology: TopologyAssignment | None = None
+    """Where its pods go, once placed (docs/concepts.md#topology-aware-scheduling)."""
+    topology_flavor: str | None = None
+    """The TAS flavor of ``topology``."""
+    topology_delayed: bool = False
+    """TAS requested, placed later by a MultiKueue worker (``delayedTopologyRequest``)."""
 
     def message(self) -> str:
         """``couldn't assign flavors to pod set <name>: <sorted notes>``: pure."""
@@ -171,8 +180,14 @@ def assign_flavors(
     simulate: Simulation | None = None,
     start_after: Mapping[ScanKey, int] | None = None,
     pinned: Mapping[ScanKey, str] | None = None,
+    topology_levels: Mapping[str, tuple[str, ...] | None] | None = None,
 ) -> Assignment:
-    """Assign a flavor to every resource group of every pod set, in spec order: pure."""
+    """Assign a flavor to every resource group of every pod set, in spec order: pure.
+
+    ``topology_levels``: the levels of each TAS flavor's Topology, None for
+    one whose Topology is missing (docs/concepts.md#topology-aware-scheduling).
+    """
+    topology_levels = topology_levels or {}
     node = cq.node
     assert node is not None
     scan = _Scan(start_after=start_after or {}, pinned=pinned)
@@ -191,6 +206,7 @@ def assign_flavors(
             fair_sharing=fair_sharing,
             simulate=simulate,
             scan=scan,
+            topology_levels=topology_levels,
         )
         results.append(result)
         workload_mode = min(workload_mode, result.mode)
@@ -221,6 +237,7 @@ def _assign_pod_set(
     fair_sharing: bool,
     simulate: Simulation | None,
     scan: _Scan,
+    topology_levels: Mapping[str, tuple[str, ...] | None],
 ) -> PodSetResult:
     result = PodSetResult(name=pod_set.name, count=pod_set.count)
     requests = pod_set.requests
@@ -259,6 +276,7 @@ def _assign_pod_set(
             earlier=earlier,
             fair_sharing=fair_sharing,
             simulate=simulate,
+            topology_levels=topology_levels,
         )
         scan.last_tried[key] = last
         if chosen is not None:
@@ -296,6 +314,7 @@ def _choose_flavor(
     earlier: FRValues,
     fair_sharing: bool,
     simulate: Simulation | None,
+    topology_levels: Mapping[str, tuple[str, ...] | None],
 ) -> tuple[_Candidate | None, list[PodSetReason], list[str], int]:
     """Scan flavors in ``order`` and pick one (docs/scheduling.md#choosing-among-flavors): pure.
 
@@ -312,6 +331,11 @@ def _choose_flavor(
         spec = flavors.get(flavor)
         if spec is None:
             why.append(FlavorNotFound(pod_set.name, flavor))
+            no_fit.append("NoMatchingFlavor")
+            continue
+        mismatch = topology_mismatch(cq, pod_set, flavor, spec, flavors, topology_levels)
+        if mismatch is not None:
+            why.append(TopologyMismatch(pod_set.name, flavor, mismatch))
             no_fit.append("NoMatchingFlavor")
             continue
         taint = first_untolerated_taint(spec.node_taints, pod_set.tolerations + spec.tolerations)
@@ -364,6 +388,66 @@ def _choose_flavor(
         if best is None or _preferred(candidate, best, fungibility.preference):
             best = candidate
     return best, why, no_fit, -1
+
+
+def tas_only(cq: ClusterQueueInfo, flavors: Mapping[str, ResourceFlavorSpec]) -> bool:
+    """Every flavor of the queue exists and names a Topology (TAS is then implied): pure."""
+    return all(
+        (spec := flavors.get(name)) is not None and bool(spec.topology_name)
+        for name in cq.flavor_names
+    )
+
+
+def requests_topology(
+    cq: ClusterQueueInfo, pod_set: PodSetInfo, flavors: Mapping[str, ResourceFlavorSpec]
+) -> tuple[bool, bool]:
+    """(TAS requested, only implied by a TAS-only queue) for a pod set in ``cq``: pure."""
+    explicit = pod_set.topology is not None and pod_set.topology.explicit
+    if explicit:
+        return True, False
+    implied = tas_only(cq, flavors)
+    return implied, implied
+
+
+def topology_mismatch(
+    cq: ClusterQueueInfo,
+    pod_set: PodSetInfo,
+    flavor: str,
+    spec: ResourceFlavorSpec,
+    flavors: Mapping[str, ResourceFlavorSpec],
+    topology_levels: Mapping[str, tuple[str, ...] | None],
+) -> str | None:
+    """Why ``flavor`` cannot serve the pod set's topology request, None when it can: pure.
+
+    See docs/concepts.md#topology-aware-scheduling.  A pod set asking for TAS
+    needs a TAS flavor with the levels it names, except for resources the TAS
+    flavor does not give (a quota-only flavor may still cover those); a TAS
+    flavor serves only pod sets that ask for TAS, asked or implied.
+    """
+    requested, implied = requests_topology(cq, pod_set, flavors)
+    if requested:
+        if implied:
+            return None
+        if not spec.topology_name:
+            if not set(_group_resources(cq, flavor)).intersection(pod_set.tas_per_pod):
+                return None
+            return f'Flavor "{flavor}" does not support TopologyAwareScheduling'
+        if flavor not in topology_levels or topology_levels[flavor] is None:
+            return f'Flavor "{flavor}" information missing in TAS cache'
+        if not has_levels(topology_levels[flavor] or (), pod_set.topology):
+            return f'Flavor "{flavor}" does not contain the requested level'
+        return None
+    if spec.topology_name:
+        return f'Flavor "{flavor}" supports only TopologyAwareScheduling'
+    return None
+
+
+def _group_resources(cq: ClusterQueueInfo, flavor: str) -> tuple[str, ...]:
+    """The resources of the resource group that lists ``flavor``: pure."""
+    for group in cq.groups:
+        if flavor in group.flavors:
+            return group.covered
+    return ()
 
 
 def _preferred(candidate: _Candidate, best: _Candidate, preference: str | None) -> bool:
@@ -440,4 +524,13 @@ def _classify(
     return Mode.NO_FIT, 0, shortage, "WaitingForQuota"
 
 
-__all__ = ["Assignment", "Mode", "PodSetResult", "REASON_SEVERITY", "assign_flavors"]
+__all__ = [
+    "Assignment",
+    "Mode",
+    "PodSetResult",
+    "REASON_SEVERITY",
+    "assign_flavors",
+    "requests_topology",
+    "tas_only",
+    "topology_mismatch",
+]

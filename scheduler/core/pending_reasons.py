@@ -135,8 +135,56 @@ class ResourceUnavailable:
         return f"resource {self.resource} unavailable in ClusterQueue"
 
 
+@dataclass(frozen=True, slots=True)
+class TopologyMismatch:
+    """The flavor cannot serve the pod set's topology request (or serves only TAS requests).
+
+    See docs/concepts.md#topology-aware-scheduling.
+    """
+
+    pod_set: str
+    flavor: str
+    text: str
+    """Kueue's phrase, e.g. ``Flavor "f" does not support TopologyAwareScheduling``."""
+
+    def note(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True, slots=True)
+class TopologyUnplaced:
+    """The quota fits, but no domain of the flavor's topology holds the pod set's pods.
+
+    See docs/concepts.md#topology-aware-scheduling.
+    """
+
+    pod_set: str
+    flavor: str
+    text: str
+    """The placement's own words: ``topology "t" allows to fit only 6 out of 8 pod(s)``."""
+    with_preemption: bool
+    """Whether evicting every TAS workload would make room (False: nothing but more
+    nodes helps)."""
+    fits: int | None = None
+    """How many pods (or slices) the best domain of ``level`` holds, when known."""
+    needed: int | None = None
+    unit: str = "pod"
+    level: str | None = None
+    in_one: bool = True
+    """``fits`` counts one domain of ``level`` (False: the whole topology)."""
+
+    def note(self) -> str:
+        return self.text
+
+
 Blocker = (
-    ExceedsMaximum | UntoleratedTaint | AffinityMismatch | FlavorNotFound | ResourceUnavailable
+    ExceedsMaximum
+    | UntoleratedTaint
+    | AffinityMismatch
+    | FlavorNotFound
+    | ResourceUnavailable
+    | TopologyMismatch
+    | TopologyUnplaced
 )
 """A reason no release of quota can cure."""
 
@@ -210,6 +258,8 @@ __all__ = [
     "PreemptionPossibility",
     "ResourceUnavailable",
     "Shortage",
+    "TopologyMismatch",
+    "TopologyUnplaced",
     "UntoleratedTaint",
     "pod_set_message",
     "render",

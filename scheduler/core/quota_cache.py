@@ -7,6 +7,9 @@ holds the ResourceFlavors, every ClusterQueue reduced to a
 ``ClusterQueueInfo`` with its integer quota, the Cohort specs and fair-sharing
 weights, the admitted workloads and their usage per ClusterQueue, the known
 AdmissionChecks and the labels of Namespaces (for ``namespaceSelector``).
+Its ``topology`` part (``tas.cache``) keeps nodes, Topologies and what
+admitted placements hold (docs/concepts.md#topology-aware-scheduling);
+``charge`` and ``release`` move quota and placement together.
 
 The cohort forest (``hierarchy.build_forest``) is rebuilt lazily, only when a
 quota or the tree's structure changed (``ensure_forest``); usage then moves
@@ -21,19 +24,20 @@ engine turns that into the requeue events of the queue manager.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from fractions import Fraction
 
 from scheduler.api.models import ClusterQueue, Cohort, ResourceFlavorSpec
 from scheduler.api.quantity import Quantity
-from scheduler.core.admission_checks import CheckInfo, inactive_fragments
+from scheduler.core.admission_checks import CheckInfo, inactive_fragments, uses_multikueue
 from scheduler.core.cluster_queue import ClusterQueueInfo
 from scheduler.core.hierarchy import CohortSpecInfo, Forest, NodeQuota, build_forest, quota_of
 from scheduler.core.node_matching import selector_matches
 from scheduler.core.resource_node import add_usage, remove_usage
 from scheduler.core.resources import FRValues, to_quantity
 from scheduler.core.state import ADMITTED, WorkloadRecord
+from scheduler.core.tas.cache import DomainCharge, TopologyCache
 
 _EARLIEST = datetime.min.replace(tzinfo=UTC)
 _METADATA_NAME = "kubernetes.io/metadata.name"
@@ -64,6 +68,7 @@ class QuotaCache:
         self._quota_generation = 0
         self._cq_generation: dict[str, int] = {}
         self._reservations = 0
+        self.topology = TopologyCache()
 
     # --- ClusterQueues, Cohorts, flavors, checks, namespaces -----------------------
 
@@ -148,7 +153,37 @@ class QuotaCache:
             self.flavors[name] = spec
         if old == spec:
             return []
-        return [cq for cq, info in self.cluster_queues.items() if name in info.flavor_names]
+        self.topology.apply_flavor(name, spec)
+        return self.using_flavors([name])
+
+    def using_flavors(self, names: list[str]) -> list[str]:
+        """The ClusterQueues that list any of the flavors ``names``: pure."""
+        wanted = set(names)
+        return [cq for cq, info in self.cluster_queues.items() if wanted & set(info.flavor_names)]
+
+    def tas_cluster_queues(self) -> list[str]:
+        """The ClusterQueues with a TAS flavor (whose room changes with nodes and pods): pure."""
+        return [
+            cq
+            for cq, info in self.cluster_queues.items()
+            if any(self.topology.flavor(name) is not None for name in info.flavor_names)
+        ]
+
+    def topology_delayed(self, cq: str) -> bool:
+        """Whether TAS placement is left to a MultiKueue worker cluster: pure."""
+        info = self.cluster_queues.get(cq)
+        return info is not None and uses_multikueue(info.check_rules, self._admission_checks)
+
+    def topology_levels(self, cq: str) -> dict[str, tuple[str, ...] | None]:
+        """The levels of each TAS flavor of ``cq`` (None: its Topology is missing): pure."""
+        info = self.cluster_queues.get(cq)
+        if info is None:
+            return {}
+        return {
+            name: self.topology.levels(name)
+            for name in info.flavor_names
+            if self.topology.flavor(name) is not None
+        }
 
     def set_admission_check(self, name: str, check: CheckInfo | None) -> list[str]:
         """Record an AdmissionCheck (None: it is gone); the ClusterQueues that reference it."""
@@ -178,9 +213,18 @@ class QuotaCache:
     # --- admitted usage ----------------------------------------------------------
 
     def charge(
-        self, record: WorkloadRecord, cq: str, usage: FRValues, reserved_at: datetime | None
+        self,
+        record: WorkloadRecord,
+        cq: str,
+        usage: FRValues,
+        reserved_at: datetime | None,
+        placements: Sequence[DomainCharge] = (),
     ) -> None:
-        """Count ``usage`` of the admitted ``record`` against ``cq`` (totals and quota tree)."""
+        """Count ``usage`` of the admitted ``record`` against ``cq`` (totals and quota tree).
+
+        ``placements``: what its pods hold in TAS flavors' domains.
+        """
+        self.topology.charge(record.key, placements)
         self._reservations += 1
         record.reserved_at = (reserved_at or _EARLIEST, self._reservations)
         record.usage = {cq: usage}
@@ -198,9 +242,12 @@ class QuotaCache:
 
         A terminating ClusterQueue whose last workload leaves is dropped here.
         """
+        held = self.topology.charges(record.key)
+        self.topology.release(record.key)
+        sharing = self.using_flavors(sorted({charge.flavor for charge in held}))
         if record.state != ADMITTED or not record.usage:
-            return []
-        released = list(record.usage)
+            return sharing
+        released = list(record.usage) + [cq for cq in sharing if cq not in record.usage]
         for cq, usage in record.usage.items():
             totals = self.usage.get(cq, {})
             for fr, amount in usage.items():
@@ -293,6 +340,16 @@ class QuotaCache:
                 ("FlavorNotFound", f"references missing ResourceFlavor(s): {','.join(missing)}")
             )
         fragments += inactive_fragments(info.check_rules, info.flavor_names, self._admission_checks)
+        if not uses_multikueue(info.check_rules, self._admission_checks):
+            for flavor in dict.fromkeys(info.flavor_names):
+                topology = self.topology.missing_topology(flavor)
+                if topology is not None:
+                    fragments.append(
+                        (
+                            "TopologyNotFound",
+                            f'there is no Topology "{topology}" for TAS flavor "{flavor}"',
+                        )
+                    )
         return fragments
 
     def namespace_labels(self, namespace: str) -> Mapping[str, str]:

@@ -14,12 +14,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from scheduler.api.config import ResourcesConfig
 from scheduler.api.models import NodeSelectorTerm, PodSet, Toleration, Workload
 from scheduler.api.quantity import NANOS_PER_UNIT, Quantity
+from scheduler.api.topology_assignment import TopologyAssignment
 from scheduler.core.decisions import PodSetAdmission
-from scheduler.core.resources import FRValues, to_int, to_quantity
+from scheduler.core.resources import FRValues, to_int, to_ints, to_quantity
+from scheduler.core.tas.request import TopologyRequest, read_topology_request
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -36,6 +39,8 @@ class PodSetInfo:
         "tolerations",
         "node_selector",
         "affinity",
+        "topology",
+        "tas_per_pod",
     )
 
     def __init__(
@@ -48,6 +53,8 @@ class PodSetInfo:
         node_selector: Mapping[str, str],
         affinity: tuple[NodeSelectorTerm, ...] | None,
         min_count: int | None = None,
+        topology: TopologyRequest | None = None,
+        tas_per_pod: Mapping[str, int] | None = None,
     ) -> None:
         self.name = name
         self.count = count
@@ -59,6 +66,11 @@ class PodSetInfo:
         self.tolerations = tolerations
         self.node_selector = dict(node_selector)
         self.affinity = affinity
+        self.topology = topology
+        """The pod set's topology request (docs/concepts.md#topology-aware-scheduling)."""
+        self.tas_per_pod: Mapping[str, int] = dict(tas_per_pod or {})
+        """Per-pod requests as the nodes see them (before transformations): what placement
+        packs into a domain."""
 
     def scaled_to(self, count: int) -> PodSetInfo:
         """This pod set with ``count`` pods (a partial-admission candidate): pure."""
@@ -72,6 +84,8 @@ class PodSetInfo:
             node_selector=self.node_selector,
             affinity=self.affinity,
             min_count=min(self.min_count, count),
+            topology=self.topology,
+            tas_per_pod=self.tas_per_pod,
         )
 
 
@@ -128,6 +142,7 @@ def pod_set_info(pod_set: PodSet, reclaimable: int, config: ResourcesConfig | No
         tuple(sorted(node_selector.items())),
         affinity,
         id(config),
+        repr(pod_set.topology_request) if pod_set.topology_request else None,
     )
     found = _INTERNED.get(shape)
     if found is None:
@@ -141,6 +156,8 @@ def pod_set_info(pod_set: PodSet, reclaimable: int, config: ResourcesConfig | No
             node_selector=node_selector,
             affinity=affinity,
             min_count=min_count,
+            topology=read_topology_request(pod_set.topology_request),
+            tas_per_pod=to_ints({str(name): value for name, value in requests.items()}),
         )
         _INTERNED[shape] = found
     return found
@@ -238,13 +255,30 @@ class Reservation:
     """When ``QuotaReserved`` became true (for candidate order)."""
 
 
+def _topology_of(raw: Mapping[str, Any] | None) -> TopologyAssignment | None:
+    """A recorded ``topologyAssignment``; None when absent or unreadable: pure.
+
+    The API server's schema checks the encoding; one it let through that
+    still cannot be read holds no domain kuota could account for.
+    """
+    if not raw:
+        return None
+    try:
+        return TopologyAssignment.decoded(raw)
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
 def reservation(workload: Workload) -> Reservation:
     """The reservation recorded in ``workload``'s status (``holds_reservation`` is true): pure."""
     admission = workload.status.admission
     assert admission is not None
     usage: FRValues = {}
     pod_sets = []
-    for name, count, flavors, amounts in admitted_usage(workload):
+    recorded = admission.pod_set_assignments
+    for (name, count, flavors, amounts), assignment in zip(
+        admitted_usage(workload), recorded, strict=True
+    ):
         for resource, amount in amounts.items():
             flavor = flavors.get(resource)
             if flavor is not None:
@@ -255,6 +289,8 @@ def reservation(workload: Workload) -> Reservation:
                 count=count,
                 flavors=dict(flavors),
                 resource_usage={r: to_quantity(r, a) for r, a in amounts.items()},
+                topology_assignment=_topology_of(assignment.topology_assignment),
+                delayed_topology_request=assignment.delayed_topology_request,
             )
         )
     condition = workload.status.condition("QuotaReserved")

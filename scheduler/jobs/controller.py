@@ -71,6 +71,7 @@ from scheduler.api.refs import (
     POD_SET_LABEL,
     PRIORITY_CLASS_LABEL,
 )
+from scheduler.jobs import topology
 from scheduler.jobs.equivalence import count_difference, pod_sets_difference
 from scheduler.jobs.protocol import JobIntegration, PodSetInfo, ReclaimableCount, ReclaimablePods
 from scheduler.jobs.registry import capability, for_object
@@ -306,6 +307,11 @@ def placement(
     until it has stopped.
     """
     cluster_queue = objects.admitted_cluster_queue(workload)
+    pod_sets = {
+        str(pod_set.get("name", "main")): pod_set
+        for pod_set in objects.spec(workload).get("podSets") or []
+        if isinstance(pod_set, Mapping)
+    }
     infos = []
     for assignment in objects.pod_set_assignments(workload):
         selector: dict[str, str] = {}
@@ -316,12 +322,19 @@ def placement(
                 return WaitForFlavor(flavor_name)
             selector.update(flavor.node_labels)
             tolerations += [t for t in flavor.tolerations if t not in tolerations]
-        labels = {POD_SET_LABEL: str(assignment.get("name", "main")), LOCAL_QUEUE_LABEL: queue_name}
+        name = str(assignment.get("name", "main"))
+        labels = {POD_SET_LABEL: name, LOCAL_QUEUE_LABEL: queue_name}
         if job_uid and _label_value_ok(job_uid):
             labels[JOB_UID_LABEL] = job_uid
         if _label_value_ok(cluster_queue):
             labels[CLUSTER_QUEUE_LABEL] = cluster_queue
-        annotations: dict[str, str] = {}
+        annotations: dict[str, str] = {topology.WORKLOAD_ANNOTATION: objects.name(workload)}
+        gates: tuple[str, ...] = ()
+        if assignment.get("topologyAssignment") is not None:
+            annotations.update(
+                topology.started_annotations(pod_sets.get(name, {}), objects.name(workload))
+            )
+            gates = (topology.TOPOLOGY_GATE,)
         for update in _pod_set_updates(workload, str(assignment.get("name", "main"))):
             labels.update(_strings(update.get("labels")))
             annotations.update(_strings(update.get("annotations")))
@@ -338,6 +351,7 @@ def placement(
                 tolerations=tuple(tolerations),
                 labels=labels,
                 annotations=annotations,
+                scheduling_gates=gates,
             )
         )
     return infos

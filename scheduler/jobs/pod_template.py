@@ -5,8 +5,9 @@ each template are the same (docs/concepts.md#how-a-job-is-suspended-admitted-and
 docs/concepts.md#eviction-and-restore), so they live here once:
 
 - :func:`steer` adds the admission's flavor placement: node selector
-  entries (a key the user set is never overridden), tolerations, labels
-  and annotations;
+  entries (a key the user set is never overridden), tolerations, labels,
+  annotations and scheduling gates (the topology gate of a pod set placed by
+  topology);
 - :func:`restore` puts back the Workload's record of the template: labels,
   annotations, nodeSelector, tolerations and schedulingGates are replaced
   wholesale, so everything the admission added disappears and nothing the
@@ -41,6 +42,15 @@ def steer(template: dict[str, Any], info: PodSetInfo) -> None:
         pod_spec["tolerations"] = [
             *list(pod_spec.get("tolerations") or []),
             *map(dict, info.tolerations),
+        ]
+    if info.scheduling_gates:
+        gates = [
+            gate for gate in pod_spec.get("schedulingGates") or [] if isinstance(gate, Mapping)
+        ]
+        present = {gate.get("name") for gate in gates}
+        pod_spec["schedulingGates"] = [
+            *gates,
+            *({"name": name} for name in info.scheduling_gates if name not in present),
         ]
     if info.labels or info.annotations:
         metadata = template.setdefault("metadata", {})

@@ -58,6 +58,9 @@ class PodSetInfo:
     tolerations: tuple[Mapping[str, Any], ...] = ()
     labels: Mapping[str, str] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
+    scheduling_gates: tuple[str, ...] = ()
+    """Gates its pods are created with: ``kueue.x-k8s.io/topology`` for a pod set placed by
+    topology (docs/concepts.md#topology-aware-scheduling)."""
 
 
 @dataclass(frozen=True, slots=True)

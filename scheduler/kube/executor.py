@@ -12,6 +12,8 @@ turn that data into writes, each with one job (docs/architecture.md,
 - :class:`~scheduler.kube.job_reconciler.JobReconciler` and
   :class:`~scheduler.kube.job_actions.JobActions`: each changed job's next
   action;
+- :class:`~scheduler.kube.topology_ungater.TopologyUngater`: the gated pods
+  of Workloads placed by topology, each sent to its domain;
 - :class:`~scheduler.kube.background.BackgroundWrites`: admissions and
   evictions run in the background, ``concurrent_writes`` at a time, while
   the next cycle runs.
@@ -39,6 +41,7 @@ from scheduler.kube.job_actions import JobActions
 from scheduler.kube.job_reconciler import JobReconciler
 from scheduler.kube.pending_writer import PendingWriter
 from scheduler.kube.state import ClusterState
+from scheduler.kube.topology_ungater import TopologyUngater
 from scheduler.kube.writer import Writer
 
 
@@ -84,6 +87,7 @@ class Executor:
             background=self.background,
             pods_ready=self.admissions.pods_ready,
         )
+        self.ungater = TopologyUngater(state=state, writer=writer)
 
     async def _start_job(self, key: str) -> bool:
         return await self.jobs.reconcile_job(key)

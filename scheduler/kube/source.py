@@ -173,3 +173,55 @@ class OptionalKindSource:
             raise Expired("the kind was not served; listing again")
         async for event in self.source.watch(resource_version):
             yield event
+
+
+NEEDED_RECHECK_SECONDS = 5.0
+"""How often a source not needed yet asks again whether it is."""
+
+
+class WhenNeededSource:
+    """A :class:`KubeSource` listed and watched only once ``needed()`` says so.
+
+    Every Pod of the cluster is watched for topology-aware scheduling only
+    (docs/concepts.md#topology-aware-scheduling): until a ResourceFlavor
+    names a Topology the list is empty (the informer counts as synced) and
+    the "watch" sleeps and lists again.  ``on_listed`` is called with each
+    real list, before its objects are applied: from then on the informer
+    holds every object.  Once listed it keeps watching.
+    """
+
+    def __init__(
+        self,
+        source: KubeSource,
+        *,
+        needed: Callable[[], bool],
+        on_listed: Callable[[], None],
+        what: str,
+        recheck_seconds: float = NEEDED_RECHECK_SECONDS,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+    ) -> None:
+        self.source = source
+        self.needed = needed
+        self.on_listed = on_listed
+        self.what = what
+        self.recheck_seconds = recheck_seconds
+        self.sleep = sleep
+        self.listing = False
+        """Whether the informer holds every object (a real list was made)."""
+
+    async def list(self) -> tuple[list[dict[str, Any]], str]:
+        if not self.listing and not self.needed():
+            return [], ""
+        listed = await self.source.list()
+        if not self.listing:
+            log.info(f"watching {self.what}", extra={"resource": self.source.resource.path})
+        self.listing = True
+        self.on_listed()
+        return listed
+
+    async def watch(self, resource_version: str) -> AsyncIterator[dict[str, Any]]:
+        if not self.listing:
+            await self.sleep(self.recheck_seconds)
+            raise Expired("not needed yet; asking again")
+        async for event in self.source.watch(resource_version):
+            yield event

@@ -58,8 +58,11 @@ from scheduler.api.pod_overhead import (
 from scheduler.api.refs import JOB_UID_LABEL, KueueKind, workload_key
 from scheduler.core.engine import Engine, NamespaceInfo, PriorityClassInfo
 from scheduler.core.engine_types import EngineObject
+from scheduler.core.tas.inputs import node_info, pod_usage
 from scheduler.jobs import PodGroups, capability, kinds_with, registry
 from scheduler.jobs.controller import FlavorPlacement
+from scheduler.jobs.topology import WORKLOAD_ANNOTATION, is_tas_pod
+from scheduler.jobs.topology_ungate import gated
 from scheduler.jobs.workload_from_job import PriorityClasses
 from scheduler.kube.informer import Event
 
@@ -72,6 +75,7 @@ KUEUE_KINDS: Final[tuple[KueueKind, ...]] = (
     "Workload",
     "WorkloadPriorityClass",
     "AdmissionCheck",
+    "Topology",
 )
 """The kuota kinds the scheduler watches."""
 STORED_KINDS: Final = ("ClusterQueue", "LocalQueue", "ResourceFlavor", "AdmissionCheck", "Workload")
@@ -169,6 +173,7 @@ class ClusterState:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        engine.cache.topology.pods_known = False  # until every Pod is listed (pods_listed)
         self._stored: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in STORED_KINDS}
         self._unfinished: set[str] = set()
         self._jobs: dict[str, dict[str, Any]] = {}  # uid -> job object
@@ -192,6 +197,10 @@ class ClusterState:
         """Workloads whose timed deadlines may have moved (``kube.workload_timers``)."""
         self.workloads_to_expire = WorkList()
         """Workloads that changed or went, for the retention policies (``kube.retention``)."""
+        self._tas_pods: dict[str, dict[str, dict[str, Any]]] = {}
+        """Workload key -> pod key -> a live pod it placed by topology."""
+        self.workloads_to_place = WorkList()
+        """Workloads placed by topology whose gated pods may now get their domain."""
 
     # -- feeding: informer events -------------------------------------------------------
 
@@ -340,6 +349,48 @@ class ClusterState:
         """How many pods of the job (by UID) have not terminated, as the watch says."""
         return sum(self._job_pods.get(job_key, {}).values())
 
+    def on_node(self, event: Event) -> None:
+        """A Node: its labels, capacity and taints, for topology-aware scheduling."""
+        if event.type == "DELETED":
+            self.engine.remove("Node", objects.name(event.object))
+        else:
+            self.engine.apply(node_info(event.object))
+
+    def on_pod(self, event: Event) -> None:
+        """Any Pod: what it takes on its node, and (placed by topology) whether it waits for
+        its domain (docs/concepts.md#topology-aware-scheduling)."""
+        pod = event.object
+        name, namespace = objects.name(pod), objects.namespace(pod) or ""
+        if event.type == "DELETED":
+            self.engine.remove("Pod", name, namespace)
+        else:
+            self.engine.apply(pod_usage(pod))
+        workload = objects.annotation(pod, WORKLOAD_ANNOTATION)
+        if not workload or not is_tas_pod(objects.annotations(pod)):
+            return
+        key = workload_key(namespace, workload)
+        pods = self._tas_pods.setdefault(key, {})
+        pod_key = f"{namespace}/{name}"
+        if _stale(event, pods.get(pod_key)):
+            return
+        finished = objects.status(pod).get("phase") in ("Succeeded", "Failed")
+        if event.type == "DELETED" or finished:
+            pods.pop(pod_key, None)
+            if not pods:
+                del self._tas_pods[key]
+            return
+        pods[pod_key] = dict(pod)
+        if gated(pod):
+            self.workloads_to_place.add(key)
+
+    def pods_listed(self) -> None:
+        """Every Pod is now known: what nodes hold is complete, placement may go on."""
+        self.engine.pods_known()
+
+    def tas_pods(self, workload: str) -> list[dict[str, Any]]:
+        """The live pods a Workload placed by topology has, as the watch says."""
+        return list(self._tas_pods.get(workload, {}).values())
+
     def on_namespace(self, event: Event) -> None:
         name = objects.name(event.object)
         if event.type == "DELETED":
@@ -480,6 +531,8 @@ class ClusterState:
             self._store_workload(key, event.object)  # not stale: on_kueue checked
             if objects.admission_check_states(event.object):
                 self.workloads_to_check.add(key)
+            if key in self._tas_pods:
+                self.workloads_to_place.add(key)
             if job_key:
                 self._workload_of_job[job_key] = key
         if job_key:

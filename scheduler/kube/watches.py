@@ -23,7 +23,7 @@ from scheduler.jobs import GateOnCreate, Integration, capability, job_integratio
 from scheduler.jobs.controller import STARTED_PODS_SELECTOR
 from scheduler.kube.informer import Event, Informer, Source
 from scheduler.kube.rest import Resource, RestClient
-from scheduler.kube.source import KubeSource, OptionalKindSource
+from scheduler.kube.source import KubeSource, OptionalKindSource, WhenNeededSource
 from scheduler.kube.state import KUEUE_KINDS, ClusterState
 
 WATCHED_KUEUE_PLURALS: Final = {kind: KUEUE_PLURALS[kind] for kind in KUEUE_KINDS}
@@ -40,6 +40,7 @@ def kind_resource(integration: Integration) -> Resource:
 
 NAMESPACES: Final = Resource("", "v1", "namespaces")
 PODS: Final = Resource("", "v1", "pods")
+NODES: Final = Resource("", "v1", "nodes")
 PRIORITY_CLASSES: Final = Resource("scheduling.k8s.io", "v1", "priorityclasses")
 LIMIT_RANGES: Final = Resource("", "v1", "limitranges")
 RUNTIME_CLASSES: Final = Resource("node.k8s.io", "v1", "runtimeclasses")
@@ -69,7 +70,10 @@ def scheduler_informers(
     kuota's namespace), whatever its labels say.  The pods started for any
     job are watched too (``JobPod``: only those kuota labelled with their
     job's UID when it started the job), so a job's quota is released only
-    once its last pod has stopped.
+    once its last pod has stopped.  Nodes, and every Pod once a flavor names a
+    Topology, are watched for topology-aware scheduling
+    (docs/concepts.md#topology-aware-scheduling): what each bound pod takes
+    on its node, and the gated pods of Workloads placed by topology.
     """
 
     def then_wake(handler: Callable[[ClusterState, Event], None]) -> Callable[[Event], None]:
@@ -109,6 +113,17 @@ def scheduler_informers(
             "JobPod",
             KubeSource(rest, PODS, label_selector=STARTED_PODS_SELECTOR),
             then_wake(ClusterState.on_job_pod),
+        ),
+        Informer("Node", KubeSource(rest, NODES), then_wake(ClusterState.on_node)),
+        Informer(
+            "PodOnNode",
+            WhenNeededSource(
+                KubeSource(rest, PODS),
+                needed=lambda: state().engine.uses_topology(),
+                on_listed=lambda: state().pods_listed(),
+                what="every Pod, for topology-aware scheduling",
+            ),
+            then_wake(ClusterState.on_pod),
         ),
         Informer("Namespace", KubeSource(rest, NAMESPACES), then_wake(ClusterState.on_namespace)),
         Informer(

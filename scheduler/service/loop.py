@@ -58,6 +58,7 @@ from scheduler.kube.informer import Backoff, Event
 from scheduler.kube.queue_reporter import QueueReporter
 from scheduler.kube.rest import RestClient
 from scheduler.kube.retention import RetentionCollector
+from scheduler.kube.source import WhenNeededSource
 from scheduler.kube.state import ClusterState
 from scheduler.kube.watches import WATCHED_KUEUE_PLURALS, scheduler_informers
 from scheduler.kube.workload_timers import WorkloadTimers
@@ -190,6 +191,8 @@ class SchedulerLoop:
         self._build()
         self.rebuilds += 1
         for informer in self.informers:
+            if isinstance(informer.source, WhenNeededSource) and informer.source.listing:
+                self.state.pods_listed()  # its store holds every Pod already
             for key, obj in list(informer.store.items()):
                 informer.handler(Event("ADDED", obj, key))
         log.info(
@@ -272,6 +275,7 @@ class SchedulerLoop:
             acted = await self.checks.reconcile()
             acted = await self.timers.reconcile() or acted
             acted = await self.executor.jobs.reconcile_jobs() or acted
+            acted = await self.executor.ungater.ungate() or acted
             started = time.perf_counter()
             result = self.engine.cycle(self.clock())
             elapsed = time.perf_counter() - started
@@ -292,7 +296,13 @@ class SchedulerLoop:
                 self.next_queue_status = time.monotonic() + interval
                 self.queue_refresh = asyncio.get_running_loop().create_task(self.queues.refresh())
         await asyncio.sleep(0)  # the writes just started get going before the next turn
-        return bool(result.admitted or result.evicted or acted or self.state.jobs_to_decide)
+        return bool(
+            result.admitted
+            or result.evicted
+            or acted
+            or self.state.jobs_to_decide
+            or self.state.workloads_to_place
+        )
 
     def cycle_rest(self) -> float:
         """Seconds to leave the loop to everything else after the last cycle: pure."""

@@ -118,21 +118,26 @@ def _requeued_again(
 
 
 def admission_record(decision: Admit) -> dict[str, Any]:
-    """``status.admission`` for an Admit decision (docs/scheduling.md#admission)."""
-    return {
-        "clusterQueue": decision.cluster_queue,
-        "podSetAssignments": [
-            {
-                "name": pod_set.name,
-                "flavors": dict(pod_set.flavors),
-                "resourceUsage": {
-                    r: format_quantity(r, q) for r, q in pod_set.resource_usage.items()
-                },
-                "count": pod_set.count,
-            }
-            for pod_set in decision.pod_sets
-        ],
-    }
+    """``status.admission`` for an Admit decision (docs/scheduling.md#admission).
+
+    A pod set placed by topology records its assignment (v1beta2 encoding;
+    docs/concepts.md#topology-aware-scheduling), one whose placement a
+    MultiKueue worker makes records ``delayedTopologyRequest: Pending``.
+    """
+    assignments = []
+    for pod_set in decision.pod_sets:
+        item: dict[str, Any] = {
+            "name": pod_set.name,
+            "flavors": dict(pod_set.flavors),
+            "resourceUsage": {r: format_quantity(r, q) for r, q in pod_set.resource_usage.items()},
+            "count": pod_set.count,
+        }
+        if pod_set.topology_assignment is not None:
+            item["topologyAssignment"] = pod_set.topology_assignment.encoded()
+        if pod_set.delayed_topology_request is not None:
+            item["delayedTopologyRequest"] = pod_set.delayed_topology_request
+        assignments.append(item)
+    return {"clusterQueue": decision.cluster_queue, "podSetAssignments": assignments}
 
 
 def _waiting_for_pods(

@@ -68,25 +68,35 @@ def test_turning_off_what_kuota_always_does_is_refused() -> None:
 
 
 def test_restating_kueues_default_where_kuota_differs_is_a_warning() -> None:
-    errors, warnings = _messages({"TopologyAwareScheduling": True, "LocalQueueMetrics": True})
+    errors, warnings = _messages({"TASFailedNodeReplacement": True, "LocalQueueMetrics": True})
     assert errors == []
     assert warnings == [
-        "featureGates[TopologyAwareScheduling]: kuota has no topology-aware scheduling: kuota "
-        "behaves as TopologyAwareScheduling=false, unlike Kueue's default",
+        "featureGates[TASFailedNodeReplacement]: kuota does not replace failed nodes of "
+        "topology-placed workloads: kuota behaves as TASFailedNodeReplacement=false, unlike "
+        "Kueue's default",
         "featureGates[LocalQueueMetrics]: kuota exports no LocalQueue metrics: kuota behaves "
         "as LocalQueueMetrics=false, unlike Kueue's default",
     ]
 
 
 def test_turning_off_what_kuota_does_not_have_asks_for_nothing() -> None:
-    assert _messages({"TopologyAwareScheduling": False, "VisibilityOnDemand": False}) == ([], [])
+    assert _messages({"TASFailedNodeReplacement": False, "VisibilityOnDemand": False}) == ([], [])
+
+
+def test_topology_aware_scheduling_cannot_be_turned_off() -> None:
+    errors, _ = _messages({"TopologyAwareScheduling": False})
+    assert errors and errors[0].startswith(
+        "featureGates[TopologyAwareScheduling]: kuota cannot disable"
+    )
+    assert _messages({"TopologyAwareScheduling": True}) == ([], [])
 
 
 def test_a_gate_without_counterpart_is_a_warning_whatever_its_value() -> None:
     for value in (True, False):
-        errors, warnings = _messages({"TASBalancedPlacement": value})
+        errors, warnings = _messages({"TASCacheTopologyTree": value})
         assert errors == [] and warnings == [
-            "featureGates[TASBalancedPlacement]: kuota has no topology-aware scheduling: no effect"
+            "featureGates[TASCacheTopologyTree]: an implementation choice of Kueue's topology "
+            "cache, with no counterpart in kuota: no effect"
         ]
 
 
@@ -109,7 +119,8 @@ def test_gates_of_earlier_kueue_versions_are_accepted_with_a_warning() -> None:
 def test_kuotas_defaults_are_kueues_but_where_kuota_behaves_otherwise() -> None:
     assert kuota_default("PartialAdmission") and kuota_default("AdmissionGatedBy")
     assert not kuota_default("ElasticJobsViaWorkloadSlices"), "kuota has no workload slices"
-    assert not kuota_default("TopologyAwareScheduling") and not kuota_default("PriorityBoost")
+    assert kuota_default("TopologyAwareScheduling") and not kuota_default("PriorityBoost")
+    assert not kuota_default("TASFailedNodeReplacement"), "kuota replaces no failed nodes"
 
 
 def test_the_configuration_check_reports_the_gates() -> None:

@@ -60,6 +60,11 @@ class pod_set(Built, PodTemplate):  # noqa: N801 - reads like a manifest
         self.raw["spec"] = self.raw.pop("template", {}).get("spec", {})
         return self
 
+    def topology_request(self, **fields: Any) -> Self:
+        """``topologyRequest`` (``required="rack"``, ``podSetSliceSize=2``, ...)."""
+        self.raw["topologyRequest"] = dict(fields)
+        return self
+
     def template(self, template: dict[str, Any] | None) -> Self:
         """Replace the whole pod template (``None`` leaves it out)."""
         if template is None:
@@ -160,6 +165,11 @@ class workload(KueueObject):  # noqa: N801
     def min_count(self, value: Any) -> Self:
         """``minCount`` of the last pod set (partial admission)."""
         self._last().min_count(value)
+        return self
+
+    def topology_request(self, **fields: Any) -> Self:
+        """The ``topologyRequest`` of the last pod set."""
+        self._last().topology_request(**fields)
         return self
 
     def toleration(

@@ -89,6 +89,11 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         ("jobset.x-k8s.io", "jobsets", "patch"),
         ("", "namespaces", "list"),
         ("", "namespaces", "watch"),
+        # topology-aware scheduling (watches.py, core/tas/inputs.py): Nodes, Topologies
+        ("", "nodes", "list"),
+        ("", "nodes", "watch"),
+        ("kueue.x-k8s.io", "topologies", "list"),
+        ("kueue.x-k8s.io", "topologies", "watch"),
         ("scheduling.k8s.io", "priorityclasses", "list"),
         ("scheduling.k8s.io", "priorityclasses", "watch"),
         # scheduler/kube/watches.py: what LimitRanges and RuntimeClasses add to a

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from scheduler.api.quantity import Quantity
+from scheduler.api.topology_assignment import DomainAssignment, TopologyAssignment
 from scheduler.cli.render import snapshot_json, snapshot_table
 
 
@@ -14,6 +15,7 @@ from scheduler.cli.render import snapshot_json, snapshot_table
 class FakePodSet:
     name: str
     flavors: Mapping[str, str]
+    topology_assignment: TopologyAssignment | None = None
 
 
 @dataclass
@@ -98,3 +100,24 @@ def test_table_columns_line_up() -> None:
         assert first[header.index(column) - 1] == " " and second[header.index(column) - 1] == " "
     assert "main[cpu,memory=f]" in first
     assert second.split() == ["ns/b", "Pending", "-", "-", "0", "waiting"]
+
+
+def test_json_says_where_pods_were_placed_only_when_placed_by_topology() -> None:
+    placed = TopologyAssignment(
+        ("block", "rack"),
+        (DomainAssignment(("b1", "r1"), 3), DomainAssignment(("b1", "r2"), 1)),
+    )
+    states = [
+        FakeState("ns/tas", "Admitted", "cq", (FakePodSet("main", {"cpu": "f"}, placed),)),
+        FakeState("ns/plain", "Admitted", "cq", (FakePodSet("main", {"cpu": "f"}),)),
+        FakeState("ns/waiting", "Pending", None, (FakePodSet("main", {"cpu": "f"}, placed),)),
+    ]
+    workloads = snapshot_json(states, [], formatter)["workloads"]
+    assert workloads["ns/tas"]["topology"] == {
+        "main": {
+            "levels": ["block", "rack"],
+            "domains": [{"values": ["b1", "r1"], "count": 3}, {"values": ["b1", "r2"], "count": 1}],
+        }
+    }
+    assert "topology" not in workloads["ns/plain"]
+    assert "topology" not in workloads["ns/waiting"]

@@ -102,6 +102,7 @@ def test_the_watched_kinds_are_the_chart_s() -> None:
         "Workload": "workloads",
         "WorkloadPriorityClass": "workloadpriorityclasses",
         "AdmissionCheck": "admissionchecks",
+        "Topology": "topologies",
     }
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from scheduler.api import objects
 from scheduler.api.quantity import Quantity
 from scheduler.core.decisions import Admit, Evict, PodSetAdmission
 from scheduler.jobs.controller import DeactivateWorkload, StartJob, next_action
@@ -96,7 +97,10 @@ def test_every_check_ready_admits_and_the_job_starts_with_the_pod_set_updates() 
     }
     assert {"key": "gpu", "operator": "Exists"} in template["spec"]["tolerations"]
     assert template["metadata"]["labels"]["checked"] == "yes"
-    assert template["metadata"]["annotations"] == {"note": "n"}
+    assert template["metadata"]["annotations"] == {
+        "note": "n",
+        "kueue.x-k8s.io/workload": objects.name(workload),
+    }
 
 
 def test_retry_evicts_resets_checks_and_sets_the_backoff() -> None:

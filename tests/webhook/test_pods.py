@@ -59,3 +59,26 @@ async def test_pods_are_left_alone_when_the_framework_is_not_enabled(
         client, MUTATE, admission_review(pod("p", "team-a").queue("q").image("i").build())
     )
     assert response == {"uid": response["uid"], "allowed": True}
+
+
+async def test_a_queued_pod_asking_for_a_topology_is_refused_naming_the_annotation(
+    make_client: ClientFactory,
+) -> None:
+    client = await make_client(ENABLED)
+    sent = pod("p", "team-a").queue("q").image("i").build()
+    sent["metadata"]["annotations"] = {"kueue.x-k8s.io/podset-required-topology": "rack"}
+    response = await post_review(client, MUTATE, admission_review(sent))
+    assert response["allowed"] is False
+    message = response["status"]["message"]
+    assert "metadata.annotations[kueue.x-k8s.io/podset-required-topology]" in message, message
+    assert "by topology" in message
+
+
+async def test_the_pods_of_a_job_placed_by_topology_are_not_refused(
+    make_client: ClientFactory,
+) -> None:
+    client = await make_client(ENABLED)
+    sent = pod("p", "team-a").queue("q").image("i").owner("Job", "j", "u", controller=True).build()
+    sent["metadata"]["annotations"] = {"kueue.x-k8s.io/podset-required-topology": "rack"}
+    response = await post_review(client, MUTATE, admission_review(sent))
+    assert response == {"uid": response["uid"], "allowed": True}

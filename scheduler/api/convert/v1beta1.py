@@ -32,10 +32,10 @@ name and source where there is no ``priorityClassRef``).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from scheduler.api import topology_assignment
 from scheduler.api.convert import annotation_store as store
 from scheduler.api.convert._common import (
     HUB_VERSION,
@@ -297,98 +297,33 @@ def _map_topology_assignments(
 
 
 def slices_from_domains(assignment: Mapping[str, Any], path: FieldPath) -> Obj:
-    """v1beta1 ``{levels, domains: [{values, count}]}`` → v1beta2 ``{levels, slices}``.
+    """v1beta1 ``{levels, domains: [{values, count}]}`` → v1beta2 ``{levels, slices}``: pure.
 
-    All domains go into one slice; a level whose value is the same everywhere
-    is written ``universal``, otherwise ``individual`` with the longest common
-    prefix and suffix taken out (roots stay non-empty).  Pure.
+    The slices are Kueue's encoding (:func:`scheduler.api.topology_assignment.encode`),
+    so a converted assignment compares equal to the one Kueue writes.
     """
     out: Obj = {key: deep(value) for key, value in assignment.items() if key != "domains"}
-    domains = [
-        mapping_at(d, path.child("domains").index(i))
-        for i, d in enumerate(list_at(assignment.get("domains"), path.child("domains")))
-    ]
-    if not domains:
-        out["slices"] = []
-        return out
-    levels = len(list_at(assignment.get("levels"), path.child("levels")))
-    values_per_level: list[Obj] = []
-    for level in range(levels):
-        values = [str(list_at(d.get("values"), path)[level]) for d in domains]
-        values_per_level.append(_level_values(values))
-    counts = [int(d.get("count", 0)) for d in domains]
-    pod_counts: Obj = {"universal": counts[0]} if len(set(counts)) == 1 else {"individual": counts}
-    out["slices"] = [
-        {"domainCount": len(domains), "valuesPerLevel": values_per_level, "podCounts": pod_counts}
-    ]
+    levels = [str(level) for level in list_at(assignment.get("levels"), path.child("levels"))]
+    domains = []
+    for index, item in enumerate(list_at(assignment.get("domains"), path.child("domains"))):
+        domain_path = path.child("domains").index(index)
+        domain = mapping_at(item, domain_path)
+        values = tuple(str(value) for value in list_at(domain.get("values"), domain_path))
+        if len(values) != len(levels):
+            raise ConversionError(str(domain_path.child("values")), "must have one value per level")
+        domains.append(topology_assignment.DomainAssignment(values, int(domain.get("count", 0))))
+    out["slices"] = topology_assignment.encode(levels, domains)["slices"]
     return out
-
-
-def _level_values(values: list[str]) -> Obj:
-    if len(set(values)) == 1:
-        return {"universal": values[0]}
-    prefix_limit = max(min(len(value) for value in values) - 1, 0)
-    prefix = os.path.commonprefix(values)[:prefix_limit]
-    rest = [value[len(prefix) :] for value in values]
-    suffix_limit = max(min(len(value) for value in rest) - 1, 0)
-    suffix = os.path.commonprefix([value[::-1] for value in rest])[:suffix_limit][::-1]
-    roots = [value[: len(value) - len(suffix)] for value in rest]
-    individual: Obj = {}
-    if prefix:
-        individual["prefix"] = prefix
-    if suffix:
-        individual["suffix"] = suffix
-    individual["roots"] = roots
-    return {"individual": individual}
 
 
 def domains_from_slices(assignment: Mapping[str, Any], path: FieldPath) -> Obj:
     """v1beta2 ``{levels, slices}`` → v1beta1 ``{levels, domains}`` (expanded): pure."""
     out: Obj = {key: deep(value) for key, value in assignment.items() if key != "slices"}
-    domains: list[Obj] = []
-    for slice_index, item in enumerate(list_at(assignment.get("slices"), path.child("slices"))):
-        slice_path = path.child("slices").index(slice_index)
-        item = mapping_at(item, slice_path)
-        size = item.get("domainCount")
-        if not isinstance(size, int) or size < 0:
-            raise ConversionError(
-                str(slice_path.child("domainCount")), "must be a non-negative integer"
-            )
-        columns: list[list[str]] = []
-        for level_index, level in enumerate(
-            list_at(item.get("valuesPerLevel"), slice_path.child("valuesPerLevel"))
-        ):
-            level_path = slice_path.child("valuesPerLevel").index(level_index)
-            level = mapping_at(level, level_path)
-            if level.get("universal") is not None:
-                columns.append([str(level["universal"])] * size)
-                continue
-            individual = mapping_at(level.get("individual"), level_path.child("individual"))
-            roots = list_at(individual.get("roots"), level_path.child("individual", "roots"))
-            if len(roots) != size:
-                raise ConversionError(
-                    str(level_path.child("individual", "roots")),
-                    f"must have domainCount ({size}) items",
-                )
-            prefix, suffix = individual.get("prefix") or "", individual.get("suffix") or ""
-            columns.append([f"{prefix}{root}{suffix}" for root in roots])
-        pod_counts = mapping_at(item.get("podCounts"), slice_path.child("podCounts"))
-        if pod_counts.get("universal") is not None:
-            counts = [pod_counts["universal"]] * size
-        else:
-            counts = list_at(
-                pod_counts.get("individual"), slice_path.child("podCounts", "individual")
-            )
-            if len(counts) != size:
-                raise ConversionError(
-                    str(slice_path.child("podCounts", "individual")),
-                    f"must have domainCount ({size}) items",
-                )
-        for position in range(size):
-            domains.append(
-                {"values": [column[position] for column in columns], "count": counts[position]}
-            )
-    out["domains"] = domains
+    try:
+        _, domains = topology_assignment.decode(assignment)
+    except (AttributeError, TypeError, ValueError) as bad:
+        raise ConversionError(str(path.child("slices")), str(bad)) from bad
+    out["domains"] = [{"values": list(d.values), "count": d.count} for d in domains]
     return out
 
 

@@ -177,7 +177,7 @@ def multikueue_cluster() -> KindDefinition:
 
 
 def topology() -> KindDefinition:
-    """Pure: the Topology CRD (docs/concepts.md#topology); stored and validated, not acted on."""
+    """Pure: the Topology CRD (docs/concepts.md#topology-aware-scheduling)."""
     level = obj({"nodeLabel": string("Node label key of this level.")}, required=["nodeLabel"])
     schema = top_level(
         {"spec": obj({"levels": array(level, "Levels, widest first.")}, required=["levels"])},

@@ -36,6 +36,8 @@ from scheduler.api.models import (
 )
 from scheduler.api.parse.kinds import MODELS, build
 from scheduler.api.parse.reader import Reader, describe, spelled
+from scheduler.api.parse.workload import parse_pod_template
+from scheduler.api.quantity import Quantity
 from scheduler.api.refs import CONFIG_GROUP, KUEUE_GROUP, KUEUE_KINDS, V1BETA2
 
 if TYPE_CHECKING:  # avoids an import cycle at run time
@@ -163,6 +165,19 @@ def parse_object(raw: object) -> ParsedObject:
     return _parse_kind(raw, kind)  # type: ignore[no-any-return]
 
 
+def parse_pod_requests(pod: Mapping[str, Any]) -> Mapping[str, Quantity]:
+    """The requests a Pod is scheduled with (containers, init containers, pod-level
+    requests, overhead: the rule of ``effective_pod_requests``); raises ParseError: pure."""
+    spec = pod.get("spec")
+    reader = Reader()
+    template = parse_pod_template(
+        reader, {"spec": spec if isinstance(spec, Mapping) else {}}, FieldPath(())
+    )
+    if reader.errors:
+        raise ParseError(reader.errors)
+    return {str(name): value for name, value in template.requests.items()}
+
+
 PARSERS: Mapping[str, Callable[[Mapping[str, Any]], Any]] = {
     "ResourceFlavor": parse_resource_flavor,
     "ClusterQueue": parse_cluster_queue,
@@ -187,6 +202,7 @@ __all__ = [
     "parse_multikueue_cluster",
     "parse_multikueue_config",
     "parse_object",
+    "parse_pod_requests",
     "parse_resource_flavor",
     "parse_topology",
     "parse_workload",

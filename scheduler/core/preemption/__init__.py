@@ -33,7 +33,7 @@ waits finds the same victims again instead of choosing new ones.
 from __future__ import annotations
 
 from scheduler.core.preemption.candidates import Candidate, classical_candidates, fair_candidates
-from scheduler.core.preemption.classical import minimal_targets
+from scheduler.core.preemption.classical import PlacementFits, minimal_targets
 from scheduler.core.preemption.context import (
     PreemptionContext,
     PreemptionHistory,
@@ -47,21 +47,27 @@ from scheduler.core.snapshot import Snapshot
 
 
 def find_targets(
-    ctx: PreemptionContext, preemptor: Preemptor, requests: FRValues, needed: set[FlavorResource]
+    ctx: PreemptionContext,
+    preemptor: Preemptor,
+    requests: FRValues,
+    needed: set[FlavorResource],
+    placement_fits: PlacementFits | None = None,
 ) -> tuple[Target, ...]:
     """Victims whose eviction lets ``requests`` fit in the preemptor's CQ; () if none do: pure.
 
     ``needed`` are the FRs needing preemption; a candidate must use one of them.
-    The quota tree is read and temporarily changed, always restored.
+    ``placement_fits``: the preemptor's pods must also find room in its
+    topology once the victims are gone.  The quota tree is read and
+    temporarily changed, always restored.
     """
     if not needed:
         return ()
     if ctx.fair_sharing:
         pool = fair_candidates(ctx, preemptor, needed)
-        chosen = fair_targets(preemptor.cq, requests, needed, pool, ctx.strategies)
+        chosen = fair_targets(preemptor.cq, requests, needed, pool, ctx.strategies, placement_fits)
     else:
         pool = classical_candidates(ctx, preemptor, requests, needed)
-        chosen = minimal_targets(preemptor.cq, requests, needed, pool)
+        chosen = minimal_targets(preemptor.cq, requests, needed, pool, placement_fits)
     return tuple(Target(workload=c.key, cluster_queue=c.cq_name, reason=c.reason) for c in chosen)
 
 
@@ -81,15 +87,22 @@ class TargetMemo:
         self.ctx = ctx
         self.preemptor = preemptor
         self._answers: dict[
-            tuple[frozenset[tuple[FlavorResource, int]], frozenset[FlavorResource]],
+            tuple[frozenset[tuple[FlavorResource, int]], frozenset[FlavorResource], bool],
             tuple[Target, ...],
         ] = {}
 
-    def targets(self, requests: FRValues, needed: set[FlavorResource]) -> tuple[Target, ...]:
-        key = (frozenset(requests.items()), frozenset(needed))
+    def targets(
+        self,
+        requests: FRValues,
+        needed: set[FlavorResource],
+        placement_fits: PlacementFits | None = None,
+    ) -> tuple[Target, ...]:
+        key = (frozenset(requests.items()), frozenset(needed), placement_fits is not None)
         answer = self._answers.get(key)
         if answer is None:
-            answer = self._answers[key] = find_targets(self.ctx, self.preemptor, requests, needed)
+            answer = self._answers[key] = find_targets(
+                self.ctx, self.preemptor, requests, needed, placement_fits
+            )
         return answer
 
     def simulate_one(self, fr: FlavorResource, amount: int) -> tuple[tuple[Target, ...], int]:
@@ -124,6 +137,7 @@ def simulate_one(
 
 __all__ = [
     "Candidate",
+    "PlacementFits",
     "Preemptor",
     "PreemptionContext",
     "PreemptionHistory",

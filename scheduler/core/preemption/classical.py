@@ -18,6 +18,8 @@ nominal quota).  The plan says which to try, in order:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from scheduler.core.cluster_queue import ClusterQueueInfo
 from scheduler.core.preemption.candidates import HIERARCHICAL, SAME_QUEUE, Candidate
 from scheduler.core.resource_node import QuotaNode, capacity_available
@@ -25,6 +27,14 @@ from scheduler.core.resources import FlavorResource, FRValues
 from scheduler.core.snapshot import Snapshot, Trial
 
 BORROW, NO_BORROW = "borrow", "noBorrow"
+
+PlacementFits = Callable[[Sequence[str]], bool]
+"""Whether the preemptor's pods can be placed in its topology once these workloads are gone."""
+
+
+def placed(placement_fits: PlacementFits | None, victims: Sequence[Candidate]) -> bool:
+    """The topology half of a fit test (always true without one): pure."""
+    return placement_fits is None or placement_fits([victim.key for victim in victims])
 
 
 def fits(node: QuotaNode, requests: FRValues, attempt: str) -> bool:
@@ -78,7 +88,12 @@ def _shielded(victim: QuotaNode, preemptor: QuotaNode, needed: set[FlavorResourc
 
 
 def give_back_unneeded(
-    trial: Trial, node: QuotaNode, requests: FRValues, attempt: str, targets: list[Candidate]
+    trial: Trial,
+    node: QuotaNode,
+    requests: FRValues,
+    attempt: str,
+    targets: list[Candidate],
+    placement_fits: PlacementFits | None = None,
 ) -> list[Candidate]:
     """Fill back: return victims, second-to-last to first, while the preemptor still fits.
 
@@ -90,7 +105,8 @@ def give_back_unneeded(
     for index in range(len(targets) - 2, -1, -1):
         victim = targets[index]
         trial.add(victim.node, victim.usage)
-        if fits(node, requests, attempt):
+        kept = [t for i, t in enumerate(targets) if i != index and i not in returned]
+        if fits(node, requests, attempt) and placed(placement_fits, kept):
             returned.add(index)
         else:
             trial.remove(victim.node, victim.usage)
@@ -102,8 +118,12 @@ def minimal_targets(
     requests: FRValues,
     needed: set[FlavorResource],
     candidates: list[Candidate],
+    placement_fits: PlacementFits | None = None,
 ) -> list[Candidate]:
     """The minimal victim set for ``requests`` in ``cq``, or [] when no attempt succeeds.
+
+    ``placement_fits``: the preemptor's topology must also hold its pods
+    (docs/concepts.md#topology-aware-scheduling).
 
     Pure: the quota tree is changed during the search and always restored.
     """
@@ -122,9 +142,20 @@ def minimal_targets(
                         continue
                 trial.remove(candidate.node, candidate.usage)
                 targets.append(candidate)
-                if fits(node, requests, attempt):
-                    return give_back_unneeded(trial, node, requests, attempt, targets)
+                if fits(node, requests, attempt) and placed(placement_fits, targets):
+                    return give_back_unneeded(
+                        trial, node, requests, attempt, targets, placement_fits
+                    )
     return []
 
 
-__all__ = ["BORROW", "NO_BORROW", "attempt_plan", "fits", "give_back_unneeded", "minimal_targets"]
+__all__ = [
+    "BORROW",
+    "NO_BORROW",
+    "PlacementFits",
+    "attempt_plan",
+    "fits",
+    "give_back_unneeded",
+    "minimal_targets",
+    "placed",
+]

@@ -30,7 +30,13 @@ from scheduler.core.preemption.candidates import (
     RECLAMATION,
     Candidate,
 )
-from scheduler.core.preemption.classical import BORROW, fits, give_back_unneeded
+from scheduler.core.preemption.classical import (
+    BORROW,
+    PlacementFits,
+    fits,
+    give_back_unneeded,
+    placed,
+)
 from scheduler.core.preemption.context import (
     DEFAULT_STRATEGIES,
     LESS_THAN_INITIAL_SHARE,
@@ -152,6 +158,7 @@ def fair_targets(
     needed: set[FlavorResource],
     candidates: list[Candidate],
     strategies: tuple[str, ...],
+    placement_fits: PlacementFits | None = None,
 ) -> list[Candidate]:
     """The fair-sharing victim set for ``requests`` in ``cq``, or [] when P cannot be made to fit.
 
@@ -198,7 +205,9 @@ def fair_targets(
                         retry.setdefault(target.name, []).append(candidate)
                 if not taken:
                     continue
-            fitted = _preemptor_fits(trial, queue_node, requests)
+            fitted = _preemptor_fits(trial, queue_node, requests) and placed(
+                placement_fits, victims
+            )
         if not fitted and len(strategies) > 1:
             search = _Search(queue_node, retry)
             while not fitted:
@@ -208,12 +217,14 @@ def fair_targets(
                 preemptor_side, target_side = lca_children(queue_node, target)
                 if search.share(preemptor_side).key < search.share(target_side).key:
                     _take(trial, victims, retry[target.name][0], FAIR_SHARING)
-                    fitted = _preemptor_fits(trial, queue_node, requests)
+                    fitted = _preemptor_fits(trial, queue_node, requests) and placed(
+                        placement_fits, victims
+                    )
                 search.dropped.add(id(target))
         if not fitted:
             return []
         trial.remove(queue_node, requests)
-        return give_back_unneeded(trial, queue_node, requests, BORROW, victims)
+        return give_back_unneeded(trial, queue_node, requests, BORROW, victims, placement_fits)
 
 
 __all__ = [

@@ -37,7 +37,7 @@ from scheduler.api.refs import (
     JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION,
     JOB_MIN_PARALLELISM_ANNOTATION,
 )
-from scheduler.jobs import pod_template
+from scheduler.jobs import pod_template, topology
 from scheduler.jobs.batchjob.multikueue import remote_job, stopped_status
 from scheduler.jobs.batchjob.validation import validate_job
 from scheduler.jobs.protocol import (
@@ -202,14 +202,18 @@ class BatchJob:
         return objects.queue_name(job)
 
     def pod_sets(self, job: RawObject) -> list[dict[str, Any]]:
+        template = workload_template(job)
         pod_set: dict[str, Any] = {
             "name": MAIN_POD_SET,
             "count": pod_count(job),
-            "template": workload_template(job),
+            "template": template,
         }
         minimum = min_count(job)
         if minimum is not None:
             pod_set["minCount"] = minimum
+        request = topology.topology_request(template, pod_index_label=topology.JOB_COMPLETION_INDEX)
+        if request is not None:
+            pod_set["topologyRequest"] = request
         return [pod_set]
 
     def is_suspended(self, job: RawObject) -> bool:

@@ -44,9 +44,17 @@ from scheduler.api.validation.common import in_rule_order, numbered, prepare, pr
 from scheduler.api.validation.formats import as_dict, check_metadata
 from scheduler.api.validation.known_fields import JOB
 from scheduler.jobs import job_rules as rules
+from scheduler.jobs.topology_rules import RULES as TOPOLOGY_RULES
+from scheduler.jobs.topology_rules import check_topology_annotations
 
 ANNOTATIONS = rules.ANNOTATIONS
-RULE_ORDER = numbered("JOB", 12) + [f"JOB-U{n}" for n in range(1, 12)] + ["JOB-K2", "UNKNOWN-FIELD"]
+RULE_ORDER = (
+    numbered("JOB", 12)
+    + TOPOLOGY_RULES
+    + [f"JOB-U{n}" for n in range(1, 12)]
+    + ["JOB-K2", "UNKNOWN-FIELD"]
+)
+TEMPLATE_ANNOTATIONS = FieldPath(("spec", "template", "metadata", "annotations"))
 QUOTA_FIELDS = ("parallelism", "completions")
 """The fields of ``spec`` a running Job's quota reservation depends on (JOB-K2)."""
 
@@ -198,6 +206,13 @@ def validate_job(
     check_metadata(obj, errors, namespaced=True)
     rules.check_job_labels(obj, errors)
     check_batch_annotations(obj, old_obj, errors)
+    template = as_dict(as_dict(obj.get("spec")).get("template"))
+    check_topology_annotations(
+        as_dict(as_dict(template.get("metadata")).get("annotations")),
+        TEMPLATE_ANNOTATIONS,
+        errors,
+        count=_pod_count(as_dict(obj.get("spec"))),
+    )
     if old_obj is not None:
         rules.check_job_update(
             obj, old_obj, errors, namespace_has_default_queue=namespace_has_default_queue

@@ -11,8 +11,8 @@ from scheduler.jobs.jobset.integration import (
     JOBSET_FRAMEWORK,
     JobSet,
     active_jobs,
-    replicated_jobs,
 )
+from scheduler.jobs.jobset.shape import replicated_jobs
 from scheduler.jobs.jobset.validation import validate_jobset
 
 __all__ = [

@@ -22,7 +22,8 @@ from typing import Any, Final
 
 from scheduler.api import objects
 from scheduler.api.field import FieldError
-from scheduler.jobs import pod_template
+from scheduler.jobs import pod_template, topology
+from scheduler.jobs.jobset.shape import count_of, job_spec, pod_count, replicated_jobs
 from scheduler.jobs.jobset.validation import validate_jobset
 from scheduler.jobs.protocol import (
     AdmissionFacts,
@@ -41,30 +42,11 @@ JOBSET_FRAMEWORK: Final = "jobset.x-k8s.io/jobset"
 _mapping = pod_template.mapping
 
 
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 1
-
-
-def replicated_jobs(jobset: RawObject) -> list[Mapping[str, Any]]:
-    """The JobSet's ``spec.replicatedJobs`` that are objects: pure."""
-    value = _mapping(jobset.get("spec")).get("replicatedJobs")
-    return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
-
-
-def _job_spec(replicated: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _mapping(_mapping(replicated.get("template")).get("spec"))
-
-
-def pod_count(replicated: Mapping[str, Any]) -> int:
-    """``replicas × parallelism`` of one replicated job (both default to 1): pure."""
-    return _count(replicated.get("replicas")) * _count(_job_spec(replicated).get("parallelism"))
-
-
 def pods_per_replica(replicated: Mapping[str, Any]) -> int:
     """``min(parallelism, completions)`` of a replicated job's Job (parallelism defaults to 1,
     completions to parallelism): Kueue's ``PodsCountPerReplica``: pure."""
-    spec = _job_spec(replicated)
-    parallelism = _count(spec.get("parallelism"))
+    spec = job_spec(replicated)
+    parallelism = count_of(spec.get("parallelism"))
     completions = spec.get("completions")
     if isinstance(completions, int) and not isinstance(completions, bool):
         return min(parallelism, completions)
@@ -85,7 +67,7 @@ def reclaimable(jobset: RawObject) -> list[ReclaimableCount]:
         done = succeeded.get(name)
         if not isinstance(done, int) or isinstance(done, bool) or done <= 0:
             continue
-        if done <= _count(replicated.get("replicas")):
+        if done <= count_of(replicated.get("replicas")):
             found.append(ReclaimableCount(name, done * pods_per_replica(replicated)))
     return found
 
@@ -117,14 +99,24 @@ class JobSet:
         return objects.queue_name(job)
 
     def pod_sets(self, job: RawObject) -> list[dict[str, Any]]:
-        return [
-            {
+        pod_sets = []
+        for replicated in replicated_jobs(job):
+            template = copy.deepcopy(dict(_mapping(job_spec(replicated).get("template"))))
+            pod_set: dict[str, Any] = {
                 "name": str(replicated.get("name", "")),
                 "count": pod_count(replicated),
-                "template": copy.deepcopy(dict(_mapping(_job_spec(replicated).get("template")))),
+                "template": template,
             }
-            for replicated in replicated_jobs(job)
-        ]
+            request = topology.topology_request(
+                template,
+                pod_index_label=topology.JOB_COMPLETION_INDEX,
+                sub_group_index_label=topology.JOBSET_JOB_INDEX,
+                sub_group_count=count_of(replicated.get("replicas")),
+            )
+            if request is not None:
+                pod_set["topologyRequest"] = request
+            pod_sets.append(pod_set)
+        return pod_sets
 
     def is_suspended(self, job: RawObject) -> bool:
         return _mapping(job.get("spec")).get("suspend") is True
@@ -212,7 +204,7 @@ def active_jobs(jobset: RawObject) -> int:
 def pods_ready(jobset: RawObject) -> bool:
     """Kueue's rule: the child Jobs ready or succeeded equal the replicas of all replicated
     jobs (``replicatedJobsStatus``): pure."""
-    replicas = sum(_count(replicated.get("replicas")) for replicated in replicated_jobs(jobset))
+    replicas = sum(count_of(replicated.get("replicas")) for replicated in replicated_jobs(jobset))
     statuses = objects.status(jobset).get("replicatedJobsStatus")
     ready = 0
     for entry in statuses if isinstance(statuses, list) else []:

@@ -1,0 +1,396 @@
+"""Topology-aware scheduling on the local cluster (docs/concepts.md#topology-aware-scheduling).
+
+Eight kwok nodes of 2 CPUs in two blocks of two racks (custom level labels,
+a taint only the TAS flavor tolerates, so no other test's pods land there),
+a Topology, a TAS flavor and a ClusterQueue with quota to spare: whatever
+waits here waits for the topology, never for quota.  The real job
+controller creates the pods, kuota lifts their topology gate with their
+domain's node selector, and the real kube-scheduler binds them: a test
+checks the nodes the pods end on, as a user would.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client
+
+from scheduler.api.topology_assignment import TopologyAssignment
+
+from .kuota_scheduler import SchedulerReplica
+from .test_scheduler import GROUP, VERSION, condition, workloads_of
+from .waiting import eventually
+
+pytestmark = pytest.mark.cluster
+
+HOST = "kubernetes.io/hostname"
+BLOCK, RACK = "e2e.kuota.io/block", "e2e.kuota.io/rack"
+TAINT_KEY = "e2e.kuota.io/topology"
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """The topology's names: nodes by rack, the flavor, the queues."""
+
+    suffix: str
+    racks: dict[str, list[str]]
+
+    @property
+    def topology(self) -> str:
+        return f"tas-{self.suffix}"
+
+    @property
+    def taint(self) -> dict[str, str]:
+        return {"key": TAINT_KEY, "value": self.suffix, "effect": "NoSchedule"}
+
+    def rack_of(self, node: str) -> str:
+        return next(rack for rack, nodes in self.racks.items() if node in nodes)
+
+
+def _kueue(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": kind,
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+@asynccontextmanager
+async def topology(
+    api: client.ApiClient, namespace: str, blocks: int, racks_per_block: int, per_rack: int
+) -> AsyncIterator[Cluster]:
+    """Nodes of 2 CPUs, ``per_rack`` in each rack, the Topology, flavor and queues."""
+    core, custom = client.CoreV1Api(api), client.CustomObjectsApi(api)
+    suffix = namespace.rsplit("-", 1)[-1]
+    racks: dict[str, list[str]] = {}
+    created: list[str] = []
+    cluster = Cluster(suffix, racks)
+    for block in (f"b{b}" for b in range(blocks)):
+        for rack in (f"r{r}" for r in range(racks_per_block)):
+            rack_name = f"{block}-{rack}"
+            for index in range(per_rack):
+                name = f"tas-{suffix}-{rack_name}-n{index}"
+                racks.setdefault(rack_name, []).append(name)
+                labels = {HOST: name, "pool": f"tas-{suffix}", BLOCK: block, RACK: rack_name}
+                labels.update({"type": "kwok", "kubernetes.io/os": "linux"})
+                capacity = {"cpu": "2", "memory": "8Gi", "pods": "110"}
+                await core.create_node(
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Node",
+                        "metadata": {"name": name, "labels": labels},
+                        "spec": {"taints": [cluster.taint]},
+                        "status": {"capacity": capacity, "allocatable": capacity},
+                    }
+                )
+                created.append(name)
+    await custom.create_cluster_custom_object(
+        GROUP,
+        VERSION,
+        "topologies",
+        _kueue(
+            "Topology",
+            cluster.topology,
+            {"levels": [{"nodeLabel": x} for x in (BLOCK, RACK, HOST)]},
+        ),
+    )
+    await custom.create_cluster_custom_object(
+        GROUP,
+        VERSION,
+        "resourceflavors",
+        _kueue(
+            "ResourceFlavor",
+            cluster.topology,
+            {
+                "nodeLabels": {"pool": f"tas-{suffix}"},
+                "topologyName": cluster.topology,
+                "tolerations": [{**cluster.taint, "operator": "Equal"}],
+            },
+        ),
+    )
+    await custom.create_cluster_custom_object(
+        GROUP,
+        VERSION,
+        "clusterqueues",
+        _kueue(
+            "ClusterQueue",
+            cluster.topology,
+            {
+                "namespaceSelector": {},
+                "preemption": {"withinClusterQueue": "LowerPriority"},
+                "resourceGroups": [
+                    {
+                        "coveredResources": ["cpu"],
+                        "flavors": [
+                            {
+                                "name": cluster.topology,
+                                "resources": [{"name": "cpu", "nominalQuota": "256"}],
+                            }
+                        ],
+                    }
+                ],
+            },
+        ),
+    )
+    await custom.create_namespaced_custom_object(
+        GROUP,
+        VERSION,
+        namespace,
+        "localqueues",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "LocalQueue",
+            "metadata": {"name": "lq"},
+            "spec": {"clusterQueue": cluster.topology},
+        },
+    )
+    try:
+        yield cluster
+    finally:
+        batch = client.BatchV1Api(api)
+        for item in (await batch.list_namespaced_job(namespace)).items:
+            await batch.delete_namespaced_job(
+                item.metadata.name, namespace, propagation_policy="Background"
+            )
+        await core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)
+        for plural in ("clusterqueues", "resourceflavors", "topologies"):
+            try:
+                await custom.delete_cluster_custom_object(GROUP, VERSION, plural, cluster.topology)
+            except client.ApiException:
+                pass
+        for name in created:
+            await core.delete_node(name)
+
+
+@pytest.fixture
+async def topology_cluster(
+    kuota_scheduler: SchedulerReplica, api: client.ApiClient, namespace: str
+) -> AsyncIterator[Cluster]:
+    """Eight nodes: two blocks of two racks of two."""
+    async with topology(api, namespace, 2, 2, 2) as cluster:
+        yield cluster
+
+
+@pytest.fixture
+async def large_topology(
+    kuota_scheduler: SchedulerReplica, api: client.ApiClient, namespace: str
+) -> AsyncIterator[Cluster]:
+    """64 nodes: four blocks of four racks of four (8 CPUs a rack, 32 a block)."""
+    async with topology(api, namespace, 4, 4, 4) as cluster:
+        yield cluster
+
+
+def tas_job(name: str, count: int, **annotations: str) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "containers": [
+            {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}
+        ],
+    }
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+        "spec": {
+            "parallelism": count,
+            "completions": count,
+            "completionMode": "Indexed",
+            "template": {
+                "metadata": {
+                    "annotations": {
+                        "pod-complete.stage.kwok.x-k8s.io/delay": "600s",
+                        **annotations,
+                    }
+                },
+                "spec": spec,
+            },
+        },
+    }
+
+
+REQUIRED_RACK = {"kueue.x-k8s.io/podset-required-topology": RACK}
+PREFERRED_RACK = {"kueue.x-k8s.io/podset-preferred-topology": RACK}
+
+
+async def admitted_assignment(
+    api: client.ApiClient, namespace: str, job: str
+) -> TopologyAssignment:
+    async def workload() -> dict[str, Any]:
+        return (await workloads_of(api, namespace)).get(job) or {}
+
+    admitted = await eventually(
+        workload,
+        lambda wl: (condition(wl, "QuotaReserved") or {}).get("status") == "True",
+        timeout=90,
+        what=f"the Workload of {job} admitted",
+    )
+    assignment = admitted["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]
+    return TopologyAssignment.decoded(assignment)
+
+
+async def bound_nodes(api: client.ApiClient, namespace: str, job: str, count: int) -> list[str]:
+    """The nodes the job's pods were bound to, once all ``count`` are."""
+    core = client.CoreV1Api(api)
+
+    async def pods() -> list[Any]:
+        listed = await core.list_namespaced_pod(
+            namespace, label_selector=f"batch.kubernetes.io/job-name={job}"
+        )
+        return listed.items
+
+    bound = await eventually(
+        pods,
+        lambda items: len(items) == count and all(pod.spec.node_name for pod in items),
+        timeout=90,
+        what=f"the {count} pods of {job} bound to nodes",
+    )
+    for pod in bound:
+        assert not [
+            g for g in pod.spec.scheduling_gates or [] if g.name == "kueue.x-k8s.io/topology"
+        ]
+    return sorted(pod.spec.node_name for pod in bound)
+
+
+async def test_a_required_rack_puts_every_pod_of_the_job_in_one_rack(
+    topology_cluster: Cluster, api: client.ApiClient, namespace: str
+) -> None:
+    batch = client.BatchV1Api(api)
+    await batch.create_namespaced_job(namespace, tas_job("rack", 4, **REQUIRED_RACK))
+    assignment = await admitted_assignment(api, namespace, "rack")
+    assert assignment.levels == (HOST,)
+    assert sum(domain.count for domain in assignment.domains) == 4
+    placed = {domain.values[0] for domain in assignment.domains}
+    assert len({topology_cluster.rack_of(node) for node in placed}) == 1
+    nodes = await bound_nodes(api, namespace, "rack", 4)
+    assert set(nodes) == placed, "each pod runs where the assignment put it"
+    job = await batch.read_namespaced_job("rack", namespace)
+    gates = [g.name for g in job.spec.template.spec.scheduling_gates or []]
+    assert gates == ["kueue.x-k8s.io/topology"], "the started template carries the gate"
+
+
+async def test_a_preferred_rack_spreads_over_the_racks_of_one_block(
+    topology_cluster: Cluster, api: client.ApiClient, namespace: str
+) -> None:
+    await client.BatchV1Api(api).create_namespaced_job(
+        namespace, tas_job("spread", 6, **PREFERRED_RACK)
+    )
+    await admitted_assignment(api, namespace, "spread")
+    nodes = await bound_nodes(api, namespace, "spread", 6)
+    racks = {topology_cluster.rack_of(node) for node in nodes}
+    assert len(racks) == 2 and len({rack.split("-")[0] for rack in racks}) == 1
+
+
+async def test_a_job_no_rack_can_hold_waits_with_kueues_reason_and_message(
+    topology_cluster: Cluster, api: client.ApiClient, namespace: str
+) -> None:
+    await client.BatchV1Api(api).create_namespaced_job(
+        namespace, tas_job("too-big", 5, **REQUIRED_RACK)
+    )
+
+    async def workload() -> dict[str, Any]:
+        return (await workloads_of(api, namespace)).get("too-big") or {}
+
+    waiting = await eventually(
+        workload,
+        lambda wl: (
+            (condition(wl, "QuotaReserved") or {}).get("reason") == "TopologyPlacementFailed"
+        ),
+        timeout=90,
+        what="the Workload pending for its topology",
+    )
+    message = condition(waiting, "QuotaReserved")["message"]
+    assert message == (
+        "couldn't assign flavors to pod set main: "
+        f'topology "{topology_cluster.topology}" allows to fit only 4 out of 5 pod(s)'
+    )
+
+
+def daemon(name: str, node: str, cluster: Cluster, cpu: str = "2") -> dict[str, Any]:
+    """A pod bound to ``node`` by hand, as a DaemonSet's would be: not queued, not kuota's."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "600s"},
+        },
+        "spec": {
+            "nodeName": node,
+            "tolerations": [{**cluster.taint, "operator": "Equal"}],
+            "containers": [
+                {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}
+            ],
+        },
+    }
+
+
+async def test_on_64_nodes_jobs_go_to_whole_blocks_and_racks_around_other_pods(
+    large_topology: Cluster, api: client.ApiClient, namespace: str
+) -> None:
+    """Block b0 has one node taken in each rack by pods kuota does not manage: 24 CPUs free.
+
+    A job of 30 pods that requires one block goes to another block, whole; a
+    job of 8 that requires one rack then gets a rack left entirely free.
+    """
+    core, batch = client.CoreV1Api(api), client.BatchV1Api(api)
+    for rack in range(4):
+        node = large_topology.racks[f"b0-r{rack}"][0]
+        await core.create_namespaced_pod(namespace, daemon(f"daemon-{rack}", node, large_topology))
+    await batch.create_namespaced_job(
+        namespace, tas_job("block", 30, **{"kueue.x-k8s.io/podset-required-topology": BLOCK})
+    )
+    nodes = await bound_nodes(api, namespace, "block", 30)
+    blocks = {large_topology.rack_of(node).split("-")[0] for node in nodes}
+    assert len(blocks) == 1 and blocks != {"b0"}, blocks
+    await batch.create_namespaced_job(namespace, tas_job("rack", 8, **REQUIRED_RACK))
+    rack_nodes = await bound_nodes(api, namespace, "rack", 8)
+    racks = {large_topology.rack_of(node) for node in rack_nodes}
+    assert len(racks) == 1, racks
+    assert not racks & {large_topology.rack_of(node) for node in nodes}
+    assert not racks & {f"b0-r{rack}" for rack in range(4)}
+
+
+async def test_pods_kuota_does_not_manage_take_room_in_the_topology(
+    topology_cluster: Cluster, api: client.ApiClient, namespace: str
+) -> None:
+    core = client.CoreV1Api(api)
+    busy = topology_cluster.racks["b0-r0"][0]
+    await core.create_namespaced_pod(namespace, daemon("daemon", busy, topology_cluster))
+    await client.BatchV1Api(api).create_namespaced_job(
+        namespace, tas_job("beside", 4, **REQUIRED_RACK)
+    )
+    assignment = await admitted_assignment(api, namespace, "beside")
+    placed = {domain.values[0] for domain in assignment.domains}
+    assert busy not in placed
+    assert {topology_cluster.rack_of(node) for node in placed} != {"b0-r0"}
+    await bound_nodes(api, namespace, "beside", 4)
+
+
+async def test_a_queue_whose_flavor_names_a_missing_topology_is_inactive(
+    topology_cluster: Cluster, api: client.ApiClient, namespace: str
+) -> None:
+    custom = client.CustomObjectsApi(api)
+    await custom.delete_cluster_custom_object(
+        GROUP, VERSION, "topologies", topology_cluster.topology
+    )
+
+    async def queue() -> dict[str, Any]:
+        return await custom.get_cluster_custom_object(
+            GROUP, VERSION, "clusterqueues", topology_cluster.topology
+        )
+
+    inactive = await eventually(
+        queue,
+        lambda cq: (condition(cq, "Active") or {}).get("reason") == "TopologyNotFound",
+        timeout=60,
+        what="the ClusterQueue inactive for its missing Topology",
+    )
+    assert condition(inactive, "Active")["message"] == (
+        "Can't admit new workloads: there is no Topology "
+        f'"{topology_cluster.topology}" for TAS flavor "{topology_cluster.topology}".'
+    )

@@ -1,0 +1,240 @@
+"""Topology-aware scheduling in the engine: quota and placement decided together.
+
+See docs/concepts.md#topology-aware-scheduling.
+"""
+
+from __future__ import annotations
+
+from scheduler.api.topology_assignment import DomainAssignment
+from scheduler.core.decisions import Evict
+from scheduler.core.engine import Engine, NodeInfo, PodUsage
+from tests.builders import (
+    T0,
+    cluster_queue,
+    engine_with,
+    flavor_quotas,
+    local_queue,
+    resource_flavor,
+    topology,
+    workload,
+)
+
+HOST = "kubernetes.io/hostname"
+
+
+def nodes(racks: int = 2, per_rack: int = 2, cpu: int = 4000) -> list[NodeInfo]:
+    return [
+        NodeInfo(
+            name=f"r{rack}-n{index}",
+            labels={"pool": "tas", "rack": f"r{rack}", HOST: f"r{rack}-n{index}"},
+            allocatable={"cpu": cpu, "pods": 110},
+        )
+        for rack in range(racks)
+        for index in range(per_rack)
+    ]
+
+
+def tas_engine(
+    *workloads: object, with_topology: bool = True, within_queue: str = "Never"
+) -> Engine:
+    objects: list[object] = [
+        resource_flavor("tas").node_labels(pool="tas").topology("default"),
+        cluster_queue("cq")
+        .resource_group(flavor_quotas("tas", cpu="64"))
+        .preemption(withinClusterQueue=within_queue),
+        local_queue("lq").cluster_queue("cq"),
+    ]
+    if with_topology:
+        objects.append(topology("default", "rack", HOST))
+    engine = engine_with(*objects)
+    for node in nodes():
+        engine.apply(node)
+    for item in workloads:
+        engine.apply(model_of(item))
+    return engine
+
+
+def model_of(item: object) -> object:
+    from tests.builders import model
+
+    return model(item)
+
+
+def placed(engine: Engine, key: str) -> dict[str, int]:
+    state = engine.workload_state(key)
+    assert state.state == "Admitted", (state.reason, state.message)
+    assignment = state.admission[0].topology_assignment
+    assert assignment is not None
+    assert assignment.levels == (HOST,)
+    return {domain.values[0]: domain.count for domain in assignment.domains}
+
+
+def test_a_required_rack_is_admitted_with_its_pods_in_one_rack() -> None:
+    engine = tas_engine(
+        workload("w").queue("lq").pod_set(count=6, cpu="1").topology_request(required="rack")
+    )
+    engine.run_until_steady(T0)
+    hosts = placed(engine, "default/w")
+    assert sum(hosts.values()) == 6
+    assert len({name.split("-")[0] for name in hosts}) == 1
+
+
+def test_quota_that_fits_but_no_rack_that_holds_the_pods_waits_with_kueues_reason() -> None:
+    engine = tas_engine(
+        workload("w").queue("lq").pod_set(count=9, cpu="1").topology_request(required="rack")
+    )
+    engine.run_until_steady(T0)
+    state = engine.workload_state("default/w")
+    assert (state.state, state.reason) == ("Pending", "TopologyPlacementFailed")
+    assert state.message == (
+        "couldn't assign flavors to pod set main: "
+        'topology "default" allows to fit only 8 out of 9 pod(s)'
+    )
+
+
+def test_a_workload_that_asks_for_no_topology_in_a_tas_only_queue_is_placed_anyway() -> None:
+    engine = tas_engine(workload("w").queue("lq").pod_set(count=3, cpu="1"))
+    engine.run_until_steady(T0)
+    assert sum(placed(engine, "default/w").values()) == 3
+
+
+def test_pods_kuota_did_not_place_take_room_on_their_nodes() -> None:
+    engine = tas_engine()
+    for node in nodes():
+        engine.apply(
+            PodUsage(key=f"kube-system/{node.name}-daemon", node=node.name, requests={"cpu": 3000})
+        )
+    engine.apply(
+        model_of(
+            workload("w").queue("lq").pod_set(count=5, cpu="1").topology_request(required="rack")
+        )
+    )
+    engine.run_until_steady(T0)
+    state = engine.workload_state("default/w")
+    assert state.reason == "TopologyPlacementFailed"
+    engine.remove("Pod", "r0-n0-daemon", "kube-system")
+    engine.remove("Pod", "r0-n1-daemon", "kube-system")
+    engine.run_until_steady(T0)
+    assert set(placed(engine, "default/w")) == {"r0-n0", "r0-n1"}
+
+
+def test_admitted_placements_keep_their_domains_from_the_next_workload() -> None:
+    engine = tas_engine(
+        workload("a")
+        .queue("lq")
+        .created(0)
+        .pod_set(count=8, cpu="1")
+        .topology_request(required="rack"),
+        workload("b")
+        .queue("lq")
+        .created(1)
+        .pod_set(count=8, cpu="1")
+        .topology_request(required="rack"),
+        workload("c")
+        .queue("lq")
+        .created(2)
+        .pod_set(count=1, cpu="1")
+        .topology_request(required="rack"),
+    )
+    engine.run_until_steady(T0)
+    racks = {
+        key: {name.split("-")[0] for name in placed(engine, f"default/{key}")} for key in ("a", "b")
+    }
+    assert racks["a"] != racks["b"]
+    state = engine.workload_state("default/c")
+    assert state.state == "Pending"
+    engine.finish("default/a")
+    engine.run_until_steady(T0)
+    assert {name.split("-")[0] for name in placed(engine, "default/c")} == racks["a"]
+
+
+def test_a_higher_priority_workload_preempts_to_get_a_rack() -> None:
+    engine = tas_engine(
+        workload("low-a")
+        .queue("lq")
+        .created(0)
+        .pod_set(count=5, cpu="1")
+        .topology_request(required="rack"),
+        workload("low-b")
+        .queue("lq")
+        .created(1)
+        .pod_set(count=5, cpu="1")
+        .topology_request(required="rack"),
+        within_queue="LowerPriority",
+    )
+    engine.run_until_steady(T0)
+    high = workload("high").queue("lq").priority(10).created(2)
+    engine.apply(model_of(high.pod_set(count=6, cpu="1").topology_request(required="rack")))
+    result = engine.cycle(T0)
+    evicted = [d for d in result.decisions if isinstance(d, Evict)]
+    assert len(evicted) == 1  # one rack's worth is enough, though the quota never ran out
+    state = engine.workload_state("default/high")
+    assert state.reason == "WaitingForPreemptedWorkloads"
+    engine.release(evicted[0].victim)
+    engine.run_until_steady(T0)
+    assert sum(placed(engine, "default/high").values()) == 6
+
+
+def test_a_missing_topology_makes_the_queue_inactive_with_kueues_reason() -> None:
+    engine = tas_engine(with_topology=False)
+    status = engine.cluster_queue_status("cq")
+    assert not status.active
+    assert status.active_reason == "TopologyNotFound"
+    assert 'there is no Topology "default" for TAS flavor "tas"' in status.active_message
+
+
+def test_a_restart_counts_the_placement_the_status_records() -> None:
+    engine = tas_engine(
+        workload("a").queue("lq").pod_set(count=8, cpu="1").topology_request(required="rack")
+    )
+    engine.run_until_steady(T0)
+    hosts = placed(engine, "default/a")
+    admission = engine.workload_state("default/a").admission[0]
+    assert admission.topology_assignment is not None
+    encoded = admission.topology_assignment.encoded()
+
+    restarted = tas_engine()
+    recorded = (
+        workload("a")
+        .queue("lq")
+        .pod_set(count=8, cpu="1")
+        .topology_request(required="rack")
+        .reserve_quota("cq", flavor="tas")
+    )
+    recorded.raw["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"] = encoded
+    restarted.apply(model_of(recorded))
+    restarted.apply(
+        model_of(
+            workload("b")
+            .queue("lq")
+            .created(1)
+            .pod_set(count=8, cpu="1")
+            .topology_request(required="rack")
+        )
+    )
+    restarted.run_until_steady(T0)
+    taken = {name.split("-")[0] for name in hosts}
+    assert {name.split("-")[0] for name in placed(restarted, "default/b")} != taken
+    assert restarted.workload_state("default/a").admission[0].topology_assignment == (
+        admission.topology_assignment
+    )
+    assert all(isinstance(d, DomainAssignment) for d in admission.topology_assignment.domains)
+
+
+def test_a_pod_set_that_asks_for_topology_never_gets_a_flavor_without_one() -> None:
+    engine = engine_with(
+        resource_flavor("plain"),
+        resource_flavor("tas").node_labels(pool="tas").topology("default"),
+        topology("default", "rack", HOST),
+        cluster_queue("cq").resource_group(
+            flavor_quotas("plain", cpu="64"), flavor_quotas("tas", cpu="64")
+        ),
+        local_queue("lq").cluster_queue("cq"),
+        workload("tas-job").queue("lq").pod_set(count=2, cpu="1").topology_request(required="rack"),
+        workload("plain-job").queue("lq").pod_set(count=2, cpu="1"),
+    )
+    for node in nodes():
+        engine.apply(node)
+    engine.run_until_steady(T0)
+    assert engine.workload_state("default/tas-job").admission[0].flavors == {"cpu": "tas"}
+    assert engine.workload_state("default/plain-job").admission[0].flavors == {"cpu": "plain"}
