@@ -32,7 +32,7 @@ import yaml
 from . import report
 from .junit import SuiteReport, first_line, parse
 from .suites import DEFAULTS, parse_suites
-from .tools import KueueE2ETools
+from .tools import SUITES, KueueE2ETools
 
 PACKAGE = Path(__file__).resolve().parent
 REPO_ROOT = PACKAGE.parents[1]
@@ -94,56 +94,47 @@ def dry_run(tools: KueueE2ETools, suite: str, filters: Filters, out: Path) -> tu
     )  # a dry run "passes" what it selects
 
 
-def run_suite(
-    tools: KueueE2ETools,
-    suite: str,
-    filters: Filters,
-    *,
-    images: tuple[Path, ...],
-    out: Path,
-    keep: bool,
+def run_binary(
+    tools: KueueE2ETools, suite: str, filters: Filters, *, kubeconfig: Path, out: Path
 ) -> tuple[SuiteReport | None, str, float]:
-    """Run one suite against a fresh cluster; (report, error, seconds of the binary's run)."""
-    from .environment import running, suite_env  # needs the cluster tools
+    """Run one suite's binary against the cluster of ``kubeconfig``: (report, error, seconds).
+
+    ``error`` says why the report is missing or incomplete (a crash, a timeout, a
+    failed BeforeSuite); the report is None when the binary wrote none.
+    """
+    from .environment import suite_env
 
     out.mkdir(parents=True, exist_ok=True)
     junit = out / "junit.xml"
     junit.unlink(missing_ok=True)
     log = out / "run.log"
     timeout = DEFAULTS[suite].timeout_minutes
+    home = out / "home"
+    (home / "artifacts").mkdir(parents=True, exist_ok=True)
     error = ""
-    seconds = 0.0
-    with running(suite, images=images, keep=keep) as environment:
-        print(
-            f"[kueue-e2e] {suite}: kuota installed in {environment.install_seconds:.0f}s; "
-            f"running the suite (log: {log})",
-            flush=True,
-        )
-        home = out / "home"
-        (home / "artifacts").mkdir(parents=True, exist_ok=True)
-        started = time.monotonic()
-        with open(log, "w") as handle:
-            try:
-                code = _binary(
-                    tools,
-                    suite,
-                    [
-                        "-test.v",
-                        f"--ginkgo.junit-report={junit}",
-                        f"--ginkgo.timeout={timeout}m",
-                        "--ginkgo.no-color",
-                        "--ginkgo.v",
-                        *filters.ginkgo_args(),
-                    ],
-                    env=suite_env(environment.cluster.kubeconfig, home),
-                    stdout=handle,
-                    stderr=subprocess.STDOUT,
-                    timeout=(timeout + 10) * 60,
-                )
-            except subprocess.TimeoutExpired:
-                code = -1
-                error = f"the suite binary did not end within {timeout + 10} minutes"
-        seconds = time.monotonic() - started
+    started = time.monotonic()
+    with open(log, "w") as handle:
+        try:
+            code = _binary(
+                tools,
+                suite,
+                [
+                    "-test.v",
+                    f"--ginkgo.junit-report={junit}",
+                    f"--ginkgo.timeout={timeout}m",
+                    "--ginkgo.no-color",
+                    "--ginkgo.v",
+                    *filters.ginkgo_args(),
+                ],
+                env=suite_env(kubeconfig, home),
+                stdout=handle,
+                stderr=subprocess.STDOUT,
+                timeout=(timeout + 10) * 60,
+            )
+        except subprocess.TimeoutExpired:
+            code = -1
+            error = f"the suite binary did not end within {timeout + 10} minutes"
+    seconds = time.monotonic() - started
     if not junit.is_file():
         return None, error or f"the suite binary wrote no JUnit report (exit {code})", seconds
     parsed = parse(junit.read_text())
@@ -156,6 +147,27 @@ def run_suite(
     if parsed.special_failures:
         error = "; ".join(filter(None, [error, *parsed.special_failures]))
     return parsed, error, seconds
+
+
+def run_suite(
+    tools: KueueE2ETools,
+    suite: str,
+    filters: Filters,
+    *,
+    images: tuple[Path, ...],
+    out: Path,
+    keep: bool,
+) -> tuple[SuiteReport | None, str, float]:
+    """Run one suite against a fresh cluster; (report, error, seconds of the binary's run)."""
+    from .environment import running  # needs the cluster tools
+
+    with running(suite, images=images, keep=keep) as environment:
+        print(
+            f"[kueue-e2e] {suite}: kuota installed in {environment.install_seconds:.0f}s; "
+            f"running the suite (log: {out / 'run.log'})",
+            flush=True,
+        )
+        return run_binary(tools, suite, filters, kubeconfig=environment.cluster.kubeconfig, out=out)
 
 
 def _commit() -> str:
@@ -209,9 +221,9 @@ def environment_text(suites: tuple[str, ...], filters_by_suite: dict[str, Filter
     return "\n".join(lines) + "\n"
 
 
-def cmd_build(_: argparse.Namespace) -> int:
+def cmd_build(args: argparse.Namespace) -> int:
     started = time.monotonic()
-    tools = KueueE2ETools.resolve()
+    tools = KueueE2ETools.resolve(parse_suites(args.suites) if args.suites else SUITES)
     print(f"{tools.root} ({time.monotonic() - started:.0f}s)")
     return 0
 
@@ -243,8 +255,9 @@ def _inventory(
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    tools = KueueE2ETools.resolve()
-    for suite in parse_suites(args.suites):
+    suites = parse_suites(args.suites)
+    tools = KueueE2ETools.resolve(suites)
+    for suite in suites:
         inventory, selected, excluded = _inventory(tools, suite, _filters(suite, args))
         chosen = set(selected)
         print(f"== {suite}: {len(inventory)} specs, {len(selected)} selected")
@@ -259,7 +272,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     suites = parse_suites(args.suites)
     started = time.monotonic()
-    tools = KueueE2ETools.resolve()
+    tools = KueueE2ETools.resolve(suites)
     print(f"[kueue-e2e] suites built: {tools.root} ({time.monotonic() - started:.0f}s)")
     images = (build_image(),)
     filters_by_suite = {suite: _filters(suite, args) for suite in suites}
@@ -301,7 +314,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     results = (
         Path(args.results) if args.results else (OUT / "RESULTS.md" if args.focus else RESULTS)
     )
-    command = args.command_line or " ".join(shlex.quote(a) for a in sys.argv)
+    command = args.command_line or " ".join(
+        shlex.quote(a) for a in ["python", "-m", "e2e.kueue_suites", *sys.argv[1:]]
+    )
     results.parent.mkdir(parents=True, exist_ok=True)
     results.write_text(
         report.document(
@@ -324,9 +339,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m e2e.kueue_suites", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("build", help="build the suites' binaries and kueuectl").set_defaults(
-        run=cmd_build
-    )
+    build = commands.add_parser("build", help="build kueuectl and the suites' binaries")
+    build.add_argument("--suites", default="", help="comma-separated; default: every suite")
+    build.set_defaults(run=cmd_build)
     for name, handler, text in (
         ("list", cmd_list, "list each suite's specs (x: excluded, +: selected)"),
         ("run", cmd_run, "run the suites against kuota and record every outcome"),

@@ -8,10 +8,13 @@ it with ``GOFLAGS=-mod=mod``; Kueue's own library versions are kept), together
 with ``kueuectl`` (``cmd/kueuectl``), which the kueuectl specs run.  Nothing of
 Kueue's product (its manager) is built.
 
-The cache directory (``kueue-e2e-<version>`` under the tools cache, built under
-the same ``flock`` into a temporary directory renamed into place, ``VERSIONS``
-written last) is laid out like Kueue's source tree, because the suites find
-their files relative to the directory they run in:
+The cache directory (``kueue-e2e-<version>`` under the tools cache, prepared
+under the same ``flock`` in a temporary directory renamed into place, ``VERSIONS``
+written last) holds the wrapper module; kueuectl and each suite's binary are
+built into it when first asked for (``make test`` needs one suite, ``make
+test-kueue-e2e`` those it runs), each written beside its place and renamed, so
+a half-built binary never looks valid.  It is laid out like Kueue's source
+tree, because the suites find their files relative to the directory they run in:
 
 - ``project/Makefile``: an empty marker; Kueue's test utilities locate the
   project root by walking up from the working directory to a Makefile
@@ -29,6 +32,7 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,7 +59,7 @@ def binary_name(suite: str) -> str:
 
 @dataclass(frozen=True)
 class KueueE2ETools:
-    """Absolute paths of one complete, verified build."""
+    """Absolute paths of a build; the binaries a caller needs are verified (or built)."""
 
     root: Path
 
@@ -74,17 +78,23 @@ class KueueE2ETools:
     def kueuectl(self) -> Path:
         return self.project / "bin" / KUEUECTL
 
+    def binaries(self, suites: Sequence[str]) -> list[Path]:
+        return [self.kueuectl, *(self.suite_binary(suite) for suite in suites)]
+
     @classmethod
-    def resolve(cls, *, build_if_missing: bool = True) -> KueueE2ETools:
+    def resolve(
+        cls, suites: Sequence[str] = SUITES, *, build_if_missing: bool = True
+    ) -> KueueE2ETools:
+        """The build holding kueuectl and the binaries of ``suites``, built if missing."""
         root = version_dir()
-        if is_complete(root):
+        if is_complete(root, suites):
             return cls(root)
         if not build_if_missing or shutil.which("go") is None:
             raise ToolsMissing(
-                f"no build of Kueue's e2e suites in {root}; "
+                f"no build of Kueue's e2e suites {list(suites)} in {root}; "
                 "needs the Go toolchain and the Go module proxy"
             )
-        return build()
+        return build(suites)
 
 
 def version_key() -> str:
@@ -96,8 +106,7 @@ def version_dir() -> Path:
 
 
 def stamp_text() -> str:
-    suites = ", ".join(f'"{suite}"' for suite in SUITES)
-    return f'{{"kueue": "{KUEUE}", "suites": [{suites}]}}\n'
+    return f'{{"kueue": "{KUEUE}"}}\n'
 
 
 def build_info_marker() -> bytes:
@@ -116,17 +125,19 @@ def _embeds_pinned_release(path: Path) -> bool:
         return False
 
 
-def is_complete(root: Path) -> bool:
+def is_complete(root: Path, suites: Sequence[str] = SUITES) -> bool:
+    """The stamp, the Makefile marker, kueuectl and the binaries of ``suites``.
+
+    Every binary records the pinned Kueue among its dependencies (the main module is
+    the wrapper; go test -c of a dependency's package still lists that dependency).
+    """
     stamp = root / "VERSIONS"
     if not stamp.is_file() or stamp.read_text() != stamp_text():
         return False
     tools = KueueE2ETools(root)
     if not (tools.project / "Makefile").is_file():
         return False
-    # Every binary records the pinned Kueue among its dependencies (the main module is
-    # the wrapper; go test -c of a dependency's package still lists that dependency).
-    binaries = [tools.kueuectl, *(tools.suite_binary(suite) for suite in SUITES)]
-    return all(_embeds_pinned_release(path) for path in binaries)
+    return all(_embeds_pinned_release(path) for path in tools.binaries(suites))
 
 
 def wrapper_go_mod() -> str:
@@ -154,52 +165,74 @@ MAKEFILE_MARKER = (
 )
 
 
-def _build_into(staging: Path) -> None:
+def _prepare(root: Path) -> None:
+    """The wrapper module and the tree's skeleton, written into a fresh directory."""
+    staging = root.parent / f".build-kueue-e2e-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
     src = staging / "src"
     src.mkdir(parents=True)
     tools = KueueE2ETools(staging)
     tools.kueuectl.parent.mkdir(parents=True)
     (tools.project / "Makefile").write_text(MAKEFILE_MARKER)
     (src / "go.mod").write_text(wrapper_go_mod())
-    env = _go_env({"GOFLAGS": "-mod=mod -modcacherw -buildvcs=false"})
-    _step("go mod tidy (kueue e2e)", ["go", "mod", "tidy"], cwd=src, env=env)
-    common = ["-p", "2", "-trimpath", "-ldflags", _ldflags()]
-    _step(
-        "go build kueuectl",
-        ["go", "build", *common, "-o", str(tools.kueuectl), f"{MODULE}/cmd/kueuectl"],
-        cwd=src,
-        env=env,
+    _step("go mod tidy (kueue e2e)", ["go", "mod", "tidy"], cwd=src, env=_env())
+    if root.exists():
+        shutil.rmtree(root)
+    staging.rename(root)
+    (root / "VERSIONS").write_text(stamp_text())
+
+
+def _base_ready(root: Path) -> bool:
+    stamp = root / "VERSIONS"
+    return (
+        stamp.is_file()
+        and stamp.read_text() == stamp_text()
+        and (root / "src" / "go.mod").is_file()
+        and (KueueE2ETools(root).project / "Makefile").is_file()
     )
-    for suite in SUITES:
-        target = tools.suite_binary(suite)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _step(
-            f"go test -c {suite}",
-            ["go", "test", "-c", *common, "-o", str(target), f"{MODULE}/test/e2e/{suite}"],
-            cwd=src,
-            env=env,
-        )
 
 
-def build(*, force: bool = False) -> KueueE2ETools:
-    """Build the pinned suites into the cache (no-op on a verified hit)."""
+def _env() -> dict[str, str]:
+    return _go_env({"GOFLAGS": "-mod=mod -modcacherw -buildvcs=false"})
+
+
+def _build_binary(root: Path, target: Path, package: str, *, test: bool) -> None:
+    """Build one binary beside its place and rename it there (never half-written)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.{os.getpid()}")
+    common = ["-p", "2", "-trimpath", "-ldflags", _ldflags(), "-o", str(partial)]
+    argv = ["go", "test", "-c", *common, package] if test else ["go", "build", *common, package]
+    try:
+        title = f"{'go test -c' if test else 'go build'} {package.removeprefix(MODULE + '/')}"
+        _step(title, argv, cwd=root / "src", env=_env())
+        partial.rename(target)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def build(suites: Sequence[str] = SUITES, *, force: bool = False) -> KueueE2ETools:
+    """Build kueuectl and the binaries of ``suites`` into the cache (what is missing only).
+
+    Under the tools cache's lock; the module and skeleton first (in a temporary
+    directory renamed into place, ``VERSIONS`` last), then each missing binary.
+    """
     root = version_dir()
+    tools = KueueE2ETools(root)
     with _exclusive_lock(cache_root()):
-        if not force and is_complete(root):
+        if not force and is_complete(root, suites):
             print(f"[kuota-tools] cache hit: {root}", file=sys.stderr)
-            return KueueE2ETools(root)
-        staging = cache_root() / f".build-kueue-e2e-{os.getpid()}"
-        shutil.rmtree(staging, ignore_errors=True)
+            return tools
         started = time.monotonic()
-        try:
-            _build_into(staging)
-            if root.exists():
-                shutil.rmtree(root)
-            staging.rename(root)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        (root / "VERSIONS").write_text(stamp_text())
-        if not is_complete(root):
+        if force or not _base_ready(root):
+            _prepare(root)
+        if force or not _embeds_pinned_release(tools.kueuectl):
+            _build_binary(root, tools.kueuectl, f"{MODULE}/cmd/kueuectl", test=False)
+        for suite in suites:
+            if force or not _embeds_pinned_release(tools.suite_binary(suite)):
+                _build_binary(
+                    root, tools.suite_binary(suite), f"{MODULE}/test/e2e/{suite}", test=True
+                )
+        if not is_complete(root, suites):
             raise ToolsMissing(f"the Kueue e2e build in {root} is not the pinned {KUEUE}")
         print(f"[kuota-tools] built in {time.monotonic() - started:.0f}s: {root}", file=sys.stderr)
-        return KueueE2ETools(root)
+        return tools

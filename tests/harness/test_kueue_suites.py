@@ -328,3 +328,21 @@ def test_the_build_is_laid_out_like_kueues_tree(tmp_path: Path) -> None:
     assert not is_complete(tmp_path)
     assert "require sigs.k8s.io/kueue v0.19.2" in wrapper_go_mod()
     assert "tool sigs.k8s.io/kueue/cmd/kueuectl" in wrapper_go_mod()
+
+
+def test_a_build_is_complete_for_the_binaries_asked_for(tmp_path: Path) -> None:
+    from e2e.kueue_suites import tools as kueue_tools
+
+    build = KueueE2ETools(tmp_path)
+    (tmp_path / "VERSIONS").write_text(kueue_tools.stamp_text())
+    build.kueuectl.parent.mkdir(parents=True)
+    (build.project / "Makefile").write_text(kueue_tools.MAKEFILE_MARKER)
+    marker = b"\0go.buildinfo\0dep\t" + kueue_tools.build_info_marker() + b"h1:x\n"
+    for path in (build.kueuectl, build.suite_binary("singlecluster/baseline")):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(marker)
+        path.chmod(0o755)
+    assert is_complete(tmp_path, ["singlecluster/baseline"])
+    assert not is_complete(tmp_path, ["singlecluster/baseline", "sequential/baseline"])
+    build.kueuectl.write_bytes(marker.replace(b"v0.19.2", b"v0.19.1"))
+    assert not is_complete(tmp_path, ["singlecluster/baseline"]), "another Kueue's kueuectl"
