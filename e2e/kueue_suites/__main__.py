@@ -30,7 +30,7 @@ from pathlib import Path
 import yaml
 
 from . import report
-from .junit import SuiteReport, first_line, parse
+from .junit import SuiteReport, gist, parse
 from .suites import DEFAULTS, parse_suites
 from .tools import SUITES, KueueE2ETools
 
@@ -141,7 +141,7 @@ def run_binary(
     failures = parsed.suite_node_failures()
     if failures:
         error = "; ".join(
-            f"[{node.node}] failed at {node.location}: {first_line(node.message, 300)}"
+            f"[{node.node}] failed at {node.location}: {gist(node.message, 400)}"
             for node in failures
         )
     if parsed.special_failures:
@@ -161,7 +161,9 @@ def run_suite(
     """Run one suite against a fresh cluster; (report, error, seconds of the binary's run)."""
     from .environment import running  # needs the cluster tools
 
-    with running(suite, images=images, keep=keep) as environment:
+    with running(
+        suite, images=images, keep=keep, operators=DEFAULTS[suite].operators
+    ) as environment:
         print(
             f"[kueue-e2e] {suite}: kuota installed in {environment.install_seconds:.0f}s; "
             f"running the suite (log: {out / 'run.log'})",

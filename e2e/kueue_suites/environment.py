@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 import uuid
@@ -40,6 +41,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+import yaml
 
 from e2e.cluster.controlplane import ClusterInfo, sweep_abandoned
 from e2e.cluster.nodes import NodeSpec
@@ -53,6 +56,8 @@ RELEASE = "kuota"
 VALUES = Path(__file__).with_name("values.yaml")
 WORKDIR_PREFIX = "kuota-kueue-e2e-"
 REAL_NODE_TAINT = {"key": "kuota.test/real-node", "value": "true", "effect": "NoSchedule"}
+REAL_NODE_SELECTOR = {"kuota.test/real-node": "true"}
+REAL_NODE_TOLERATION = {"key": "kuota.test/real-node", "operator": "Exists", "effect": "NoSchedule"}
 
 # A kind node reports the machine it runs on; Kueue's CI machines have several cores.
 WORKER_CAPACITY = {"cpu": "8", "memory": "32Gi", "pods": "110"}
@@ -133,11 +138,54 @@ def install(info: ClusterInfo, *, extra_values: tuple[Path, ...] = ()) -> None:
     )
 
 
+def install_jobset(info: ClusterInfo) -> None:
+    """JobSet's release install (:mod:`.jobset_operator`), Available before kuota comes."""
+    from e2e.cluster.tools import ToolPaths
+
+    from . import jobset_operator
+
+    kubectl = str(ToolPaths.resolve(build_if_missing=False).binary("kubectl"))
+    objects = jobset_operator.documents(REAL_NODE_SELECTOR, REAL_NODE_TOLERATION)
+    for argv in (
+        ["apply", "--server-side", "-f", "-"],
+        [
+            "-n",
+            jobset_operator.NAMESPACE,
+            "rollout",
+            "status",
+            f"deployment/{jobset_operator.DEPLOYMENT}",
+            "--timeout=300s",
+        ],
+    ):
+        done = subprocess.run(
+            [kubectl, "--kubeconfig", str(info.kubeconfig), *argv],
+            input=yaml.safe_dump_all(objects) if "apply" in argv else None,
+            capture_output=True,
+            text=True,
+            timeout=360,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"JobSet: kubectl {' '.join(argv)}: {done.stdout}{done.stderr}")
+
+
 @contextmanager
-def running(suite: str, *, images: tuple[Path, ...], keep: bool = False) -> Iterator[Environment]:
-    """A fresh cluster shaped for ``suite`` with kuota installed; torn down afterwards."""
+def running(
+    suite: str,
+    *,
+    images: tuple[Path, ...],
+    keep: bool = False,
+    operators: tuple[str, ...] = (),
+) -> Iterator[Environment]:
+    """A fresh cluster shaped for ``suite`` with kuota installed; torn down afterwards.
+
+    ``operators``: what else the suite's BeforeSuite waits for (``jobset``), installed first.
+    """
     sweep_abandoned(Path(tempfile.gettempdir()), WORKDIR_PREFIX)
     workdir = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX))
+    if "jobset" in operators:
+        from . import jobset_operator
+
+        images = (*images, jobset_operator.build()[0])
     info = start_cluster(
         f"kueue-{uuid.uuid4().hex[:6]}",
         workdir,
@@ -148,6 +196,8 @@ def running(suite: str, *, images: tuple[Path, ...], keep: bool = False) -> Iter
     )
     try:
         started = time.monotonic()
+        if "jobset" in operators:
+            install_jobset(info)
         install(info)
         yield Environment(info, workdir, time.monotonic() - started)
     finally:

@@ -147,3 +147,25 @@ def first_line(message: str, limit: int = 200) -> str:
         if line:
             return line if len(line) <= limit else line[: limit - 1] + "…"
     return ""
+
+
+def gist(message: str, limit: int = 300) -> str:
+    """The first line of a Gomega failure and what it is about (pure).
+
+    Gomega writes ``Timed out after 90s.`` / ``Unexpected error:``, then the value:
+    an error's type line (``<*errors.StatusError | 0x...>:``) followed by its text,
+    or ``Expected`` / ``<type>: value`` / ``to equal ...``.  Those few lines say why.
+    """
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    parts = [lines[0]]
+    for index, line in enumerate(lines[1:], 1):
+        if line.startswith("<*") and index + 1 < len(lines):
+            parts.append(lines[index + 1])
+            break
+        if line == "Expected":
+            parts += [candidate for candidate in lines[index : index + 4] if candidate != "{"]
+            break
+    text = " ".join(parts)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .junit import Outcome, SuiteReport, first_line
+from .junit import Outcome, SuiteReport, gist
 
 
 @dataclass(frozen=True)
@@ -236,7 +236,7 @@ def markdown_table(rows: Sequence[Row]) -> str:
 
 def _unclassified(outcome: Outcome) -> str:
     where = outcome.location or "unknown location"
-    return f"unclassified: {where}: {first_line(outcome.message, 160)}"
+    return f"unclassified: {where}: {gist(outcome.message, 200)}"
 
 
 def failure_groups(
@@ -318,9 +318,9 @@ def document(
             detail = ""
             outcome = outcomes.get(name)
             if state == "failed" and outcome is not None:
-                detail = f"{outcome.location}: {first_line(outcome.message, 160)}"
+                detail = f"{outcome.location}: {gist(outcome.message, 240)}"
             elif state == "skipped" and outcome is not None:
-                detail = first_line(outcome.message, 160)
+                detail = gist(outcome.message, 160)
             elif state == "excluded":
                 detail = run.excluded[name]
             out.append(f"| {state} | {_escape(name)} | {_escape(detail)} |")

@@ -23,6 +23,8 @@ class SuiteDefaults:
     reason: str = ""
     """Why the label filter leaves specs out."""
     timeout_minutes: int = 240
+    operators: tuple[str, ...] = ()
+    """What the harness installs besides kuota (``jobset``: JobSet's release install)."""
 
 
 DEFAULTS = {
@@ -41,8 +43,10 @@ DEFAULTS = {
         reason=(
             "the other specs need the Kubeflow, MPI, KubeRay, AppWrapper, LeaderWorkerSet "
             "and Trainer operators (the BeforeSuite waits for each selected one's "
-            "Deployment), which kuota does not manage and this environment does not run"
+            "Deployment), which kuota does not manage and this environment does not run; "
+            "JobSet's is installed from its release manifests (e2e/kueue_suites/jobset_operator.py)"
         ),
+        operators=("jobset",),
     ),
     "multikueue/baseline": SuiteDefaults(),
 }

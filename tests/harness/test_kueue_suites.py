@@ -346,3 +346,60 @@ def test_a_build_is_complete_for_the_binaries_asked_for(tmp_path: Path) -> None:
     assert not is_complete(tmp_path, ["singlecluster/baseline", "sequential/baseline"])
     build.kueuectl.write_bytes(marker.replace(b"v0.19.2", b"v0.19.1"))
     assert not is_complete(tmp_path, ["singlecluster/baseline"]), "another Kueue's kueuectl"
+
+
+def test_the_gist_of_a_failure_says_what_it_is_about() -> None:
+    from e2e.kueue_suites.junit import gist
+
+    not_found = """Timed out after 300.001s.
+The function passed to Eventually failed at sigs.k8s.io/kueue@v0.19.2/test/util/e2e.go:328 with:
+Expected success, but got an error:
+    <*errors.StatusError | 0x75304906b40>:
+    deployments.apps "jobset-controller-manager" not found
+    {
+        ErrStatus: {
+"""
+    assert gist(not_found) == (
+        'Timed out after 300.001s. deployments.apps "jobset-controller-manager" not found'
+    )
+    expected = """Timed out after 45.001s.
+The function passed to Eventually failed at x.go:104 with:
+Expected
+    <*bool | 0x39e7882f674>: true
+to equal
+    <*bool | 0x39e7882f758>: false
+"""
+    assert gist(expected) == (
+        "Timed out after 45.001s. Expected <*bool | 0x39e7882f674>: true to equal "
+        "<*bool | 0x39e7882f758>: false"
+    )
+    assert gist("") == "" and len(gist("x" * 500, 50)) == 50
+
+
+def test_jobsets_manager_is_placed_on_the_real_node_and_uses_the_loaded_image() -> None:
+    from e2e.kueue_suites import jobset_operator
+
+    deployment = {
+        "kind": "Deployment",
+        "metadata": {"name": "jobset-controller-manager"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [{"name": "manager", "image": "controller:latest"}],
+                    "tolerations": [{"key": "x", "operator": "Exists"}],
+                }
+            }
+        },
+    }
+    service = {"kind": "Service", "metadata": {"name": "jobset-webhook-service"}}
+    selector = environment.REAL_NODE_SELECTOR
+    toleration = environment.REAL_NODE_TOLERATION
+    placed = jobset_operator.placed([deployment, service], selector, toleration)
+    pod = placed[0]["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == selector
+    assert pod["tolerations"] == [{"key": "x", "operator": "Exists"}, toleration]
+    assert pod["containers"][0]["image"] == jobset_operator.IMAGE
+    assert pod["containers"][0]["imagePullPolicy"] == "IfNotPresent"
+    assert placed[1] == service
+    assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "controller:latest"
+    assert jobset_operator.IMAGE == "registry.k8s.io/jobset/jobset:v0.12.0"
