@@ -206,6 +206,18 @@ per pod), while the harness has one real node with the machine's 2 shared cores,
 kuota itself runs on; kwok's nodes carry any name, label and capacity. The cost: no
 container runs, so a spec that execs into a pod (`kubectl exec`: curl to a pod's `/exit`
 endpoint, or to kuota's metrics from a curl pod) or reads pod logs cannot pass here.
+
+Exclusions (`exclusions.yaml`, specs that inspect Kueue's binary rather than the cluster):
+none; every selected spec ran against kuota and is counted.
+
+**multikueue/baseline** needs three clusters (kubeconfig contexts `kind-kind-manager`,
+`kind-kind-worker1`, `kind-kind-worker2`), each with the Kueue-compatible install on a real
+node, and the manager's pods reaching each worker's API server as
+`https://kind-worker1-control-plane:6443` (the address Kueue's util.KubeconfigForMultiKueueSA
+writes into the workers' kubeconfig Secrets): three real nodes whose network namespaces are
+linked, API servers on 6443 with that name in their certificates, and the name resolvable in
+the manager's pods. This harness starts one cluster per suite, so the suite's
+SynchronizedBeforeSuite fails at once (no such context) and its specs are counted as not run.
 """
 
 
