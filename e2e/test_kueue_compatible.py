@@ -24,6 +24,7 @@ import json
 import os
 import re
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -36,7 +37,6 @@ import yaml
 from e2e.cluster.node_config import NODE_NAME
 from e2e.cluster.tools import ToolPaths
 from e2e.image import recipe
-from e2e.image.build import build as build_image
 from e2e.kueue_suites import environment, report
 from e2e.kueue_suites.__main__ import OUT, Filters, dry_run, run_binary
 from e2e.kueue_suites.tools import KueueE2ETools
@@ -115,9 +115,10 @@ def env() -> Iterator[environment.Environment]:
     external = os.environ.get("KUBECONFIG")
     if external and Path(external).is_file():
         pytest.skip("runs its own local cluster with a real node; KUBECONFIG names another cluster")
-    images = (build_image(),)  # a cache hit after `make image`
-    with environment.running(SUITE, images=images) as running:
-        yield running
+    with tempfile.TemporaryDirectory(prefix="kuota-kueue-image-") as directory:
+        images = (environment.kuota_image(Path(directory)),)  # a cache hit after `make image`
+        with environment.running(SUITE, images=images) as running:
+            yield running
 
 
 @pytest.fixture(scope="module")

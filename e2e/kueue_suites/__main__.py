@@ -30,6 +30,7 @@ from pathlib import Path
 import yaml
 
 from . import report
+from .environment import kuota_image
 from .junit import SuiteReport, gist, parse
 from .suites import DEFAULTS, parse_suites
 from .tools import SUITES, KueueE2ETools
@@ -282,13 +283,10 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from e2e.image.build import build as build_image
-
     suites = parse_suites(args.suites)
     started = time.monotonic()
     tools = KueueE2ETools.resolve(suites)
     print(f"[kueue-e2e] suites built: {tools.root} ({time.monotonic() - started:.0f}s)")
-    images = (build_image(),)
     filters_by_suite = {suite: _filters(suite, args) for suite in suites}
     runs: list[report.SuiteRun] = []
     for suite in suites:
@@ -301,6 +299,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
         out = OUT / suite.replace("/", "-")
         try:
+            images = (kuota_image(OUT / "images"),)
             parsed, error, seconds = run_suite(
                 tools, suite, filters, images=images, out=out, keep=args.keep
             )

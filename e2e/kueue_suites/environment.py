@@ -67,6 +67,27 @@ AGNHOST_IMAGE = "registry.k8s.io/e2e-test-images/agnhost:2.66.0"
 AGNHOST_IMAGE_OLD = "registry.k8s.io/e2e-test-images/agnhost:2.52"
 
 
+def kuota_image(directory: Path) -> Path:
+    """kuota's image (``make image``: a cache hit if built) copied into ``directory``.
+
+    The image cache keeps one archive per version and removes the others when a worktree
+    with other sources builds its own, which can happen while the suites run: the copy
+    is this run's own (rebuilt if the archive went away before it was copied).
+    """
+    from e2e.image.build import build as build_image
+
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / "kuota.oci.tar"
+    for _attempt in range(3):
+        source = build_image()
+        try:
+            shutil.copyfile(source, target)
+        except FileNotFoundError:
+            continue
+        return target
+    raise RuntimeError(f"kuota's image archive kept disappearing from {source.parent}")
+
+
 def kind_workers() -> tuple[NodeSpec, ...]:
     """``hack/testing/kind-cluster.yaml``'s two workers (pure)."""
     return (
