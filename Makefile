@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: help venv tools node-tools image demo down demo-multikueue down-multikueue test test-unit test-e2e test-e2e-node test-webhook-load chaos lint lint-imports bench bench-kueue bench-kueue-large clean
+.PHONY: help venv tools node-tools image demo down demo-multikueue down-multikueue test test-unit test-e2e test-e2e-node test-kueue-e2e kueue-e2e-tools test-webhook-load chaos lint lint-imports bench bench-kueue bench-kueue-large clean
 
 help:
 	@echo "make demo    start the local Kubernetes cluster and run kuota on it"
@@ -18,6 +18,7 @@ help:
 	@echo "make bench-kueue  Kueue's scheduler benchmark, Kueue and kuota side by side"
 	@echo "make chaos   the chaos suite's long form: scheduler, API server and etcd faults mid-burst"
 	@echo "make image   build kuota's image (no Docker needed) into build/ as an OCI archive"
+	@echo "make test-kueue-e2e  Kueue's own e2e suites against kuota's Kueue-compatible install"
 
 # A virtual environment with kuota and its pinned dev dependencies; redone when
 # pyproject.toml changes.
@@ -81,9 +82,16 @@ down: venv
 # Lint first (formatting, lint rules, mypy --strict, import contracts: cheap, and a
 # finding there fails the run before the long suites start). Includes the real-node
 # test (e2e/test_real_node.py), hence node-tools: it adds about 12 minutes to a cold
-# run on 2 cores and 5 to a warm one (README).
-test: lint tools node-tools
+# run on 2 cores and 5 to a warm one (README); and the short form of test-kueue-e2e
+# (e2e/test_kueue_compatible.py), hence kueue-e2e-tools.
+test: lint tools node-tools kueue-e2e-tools
 	$(PY) -m pytest -p no:cacheprovider
+
+# kueuectl and the singlecluster/baseline test binary of Kueue v0.19.2 (Go module proxy,
+# go test -c) into the tools cache, for make test's short form of test-kueue-e2e; a
+# no-op when cached. test-kueue-e2e builds the other suites' binaries when it needs them.
+kueue-e2e-tools: venv
+	$(PY) -m e2e.kueue_suites build --suites singlecluster/baseline
 
 test-unit: venv
 	$(PY) -m pytest -p no:cacheprovider tests
@@ -92,10 +100,25 @@ test-e2e: tools
 	$(PY) -m pytest -p no:cacheprovider e2e
 
 # The chart, unchanged, with kuota's image on a real node of the local cluster
-# (e2e/test_real_node.py), and the sweep after a killed runner
-# (e2e/test_real_node_crash.py): each its own cluster in a private network namespace.
-test-e2e-node: node-tools
-	$(PY) -m pytest -p no:cacheprovider e2e/test_real_node.py e2e/test_real_node_crash.py
+# (e2e/test_real_node.py), the sweep after a killed runner (e2e/test_real_node_crash.py),
+# and the Kueue-compatible install with Kueue's own specs against it
+# (e2e/test_kueue_compatible.py): each its own cluster in a private network namespace.
+test-e2e-node: node-tools kueue-e2e-tools
+	$(PY) -m pytest -p no:cacheprovider e2e/test_real_node.py e2e/test_real_node_crash.py \
+	  e2e/test_kueue_compatible.py
+
+# Kueue's own end-to-end suites (Kueue v0.19.2's test/e2e, built from its Go module with
+# `go test -c` into the tools cache) against kuota's Kueue-compatible install on a real
+# node, one fresh local cluster per suite (e2e/kueue_suites). SUITES picks the suites
+# (comma-separated: singlecluster/baseline, sequential/baseline, tas/baseline,
+# singlecluster/extended, multikueue/baseline), FOCUS is passed to ginkgo as
+# --ginkgo.focus. Prints one table; every spec's outcome goes to
+# e2e/kueue_suites/RESULTS.md (build/kueue-e2e/RESULTS.md with a FOCUS).
+SUITES ?= singlecluster/baseline,sequential/baseline
+FOCUS ?=
+test-kueue-e2e: node-tools
+	$(PY) -m e2e.kueue_suites run --suites '$(SUITES)' $(if $(FOCUS),--focus '$(FOCUS)') \
+	  --command-line "make test-kueue-e2e SUITES='$(SUITES)'$(if $(FOCUS), FOCUS='$(FOCUS)')"
 
 # The webhook's memory under 5,000 idle connections (tests/webhook/test_memory_under_load.py
 # in its full form; make test opens 1,000). Measured: 17-33 s on 2 shared cores.

@@ -87,6 +87,7 @@ def cmd_bootstrap(args: argparse.Namespace) -> int:
         renew_before=timedelta(days=args.renew_before_days),
         kubeconfig=args.kubeconfig,
         owner_deployment=args.owner_deployment,
+        webhook_configuration_prefix=args.webhook_configuration_prefix,
     )
     if not options.dns_names and not options.ip_addresses:
         options = BootstrapOptions(
@@ -176,6 +177,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--owner-deployment",
         metavar="NAME",
         help="the Deployment (in --namespace) that owns the Secret: deleting it deletes the Secret",
+    )
+    boot.add_argument(
+        "--webhook-configuration-prefix",
+        default="kuota",
+        metavar="PREFIX",
+        help="inject into PREFIX-mutating/validating-webhook-configuration (default: kuota)",
     )
     boot.add_argument("--watch", action="store_true", help="keep running and renew before expiry")
     boot.add_argument(

@@ -42,8 +42,9 @@ from scheduler.kube.ownership import adopt, read_deployment_reference
 from scheduler.kube.rest import NotFound, Resource, Rest, RestClient
 
 log = logging.getLogger("kuota.certs")
-MUTATING_NAME = "kuota-mutating-webhook-configuration"
-VALIDATING_NAME = "kuota-validating-webhook-configuration"
+WEBHOOK_CONFIGURATION_PREFIX = "kuota"
+MUTATING_NAME = f"{WEBHOOK_CONFIGURATION_PREFIX}-mutating-webhook-configuration"
+VALIDATING_NAME = f"{WEBHOOK_CONFIGURATION_PREFIX}-validating-webhook-configuration"
 SECRETS = Resource("", "v1", "secrets")
 MUTATING_CONFIGURATIONS = Resource(
     "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations"
@@ -66,6 +67,9 @@ class BootstrapOptions:
     kubeconfig: Path | None = None
     owner_deployment: str | None = None
     """The Deployment (in ``namespace``) owning the Secret: deleting it deletes the Secret."""
+    webhook_configuration_prefix: str = WEBHOOK_CONFIGURATION_PREFIX
+    """The webhook configurations are ``<prefix>-mutating/validating-webhook-configuration``
+    (``kueue`` in the chart's Kueue-compatible install)."""
 
 
 def _pair(data: dict[str, Any], cert_key: str, key_key: str) -> KeyPair | None:
@@ -154,13 +158,15 @@ async def ensure_secret(rest: RestClient, options: BootstrapOptions) -> files.We
     return certificates
 
 
-async def inject_everywhere(rest: RestClient, ca_pem: bytes) -> list[str]:
+async def inject_everywhere(
+    rest: RestClient, ca_pem: bytes, prefix: str = WEBHOOK_CONFIGURATION_PREFIX
+) -> list[str]:
     """Set the CA bundle on kuota's webhook configurations and conversion CRDs; what changed."""
     bundle = ca_bundle(ca_pem)
     changed: list[str] = []
     for name, resource in (
-        (MUTATING_NAME, MUTATING_CONFIGURATIONS),
-        (VALIDATING_NAME, VALIDATING_CONFIGURATIONS),
+        (f"{prefix}-mutating-webhook-configuration", MUTATING_CONFIGURATIONS),
+        (f"{prefix}-validating-webhook-configuration", VALIDATING_CONFIGURATIONS),
     ):
         try:
             current = await rest.get(resource.object_path(name))
@@ -188,7 +194,9 @@ async def bootstrap_once(rest: RestClient, options: BootstrapOptions) -> list[st
         existing = options.out / files.TLS_CERT
         if not existing.is_file() or existing.read_bytes() != certificates.serving.cert_pem:
             files.write(options.out, certificates)
-    return await inject_everywhere(rest, certificates.ca.cert_pem)
+    return await inject_everywhere(
+        rest, certificates.ca.cert_pem, options.webhook_configuration_prefix
+    )
 
 
 async def run(options: BootstrapOptions, *, watch: bool, interval: float) -> int:

@@ -153,15 +153,19 @@ class ControlPlane:
         nodes: Sequence[NodeSpec] = default_fleet(),
         die_with_parent: bool = True,
         netns: NetNamespace | None = None,
+        kwok_stages: Callable[[Path], str] = kwok_config.render,
     ) -> None:
         """``netns``: run every component in that network namespace, the API server
-        bound to its node address too (a cluster with a real node, e2e.cluster.realnode)."""
+        bound to its node address too (a cluster with a real node, e2e.cluster.realnode).
+        ``kwok_stages``: kwok's configuration from the directory of its stage files
+        (default: :func:`e2e.cluster.kwok_config.render`)."""
         self.name = name
         self.netns = netns
         self.tools = tools or ToolPaths.resolve()
         self.workdir = workdir
         self.nodes = tuple(nodes)
         self.die_with_parent = die_with_parent
+        self.kwok_stages = kwok_stages
         self._processes: list[tuple[subprocess.Popen[bytes], ProcessRecord]] = []
         # How each component on fixed ports was started: its command line and readiness
         # probe, so restart() brings it back exactly as it was (same ports, same data).
@@ -519,7 +523,7 @@ class ControlPlane:
 
     def _start_kwok(self) -> None:
         config_path = self.workdir / "kwok.yaml"
-        config_path.write_text(kwok_config.render(self.tools.kwok_stages))
+        config_path.write_text(self.kwok_stages(self.tools.kwok_stages))
         process, _ = self._spawn(
             "kwok",
             [

@@ -91,12 +91,15 @@ class RealNode:
         tools: NodeToolPaths,
         images: Sequence[Path],
         die_with_parent: bool = True,
+        taints: Sequence[dict[str, str]] = (),
     ) -> None:
+        """``taints``: the node registers with them (e.g. to keep workloads on kwok's nodes)."""
         self.cluster = cluster
         self.netns = netns
         self.tools = tools
         self.images = tuple(images)
         self.die_with_parent = die_with_parent
+        self.taints = tuple(dict(taint) for taint in taints)
         self.workdir = cluster.workdir
         self.directory = cluster.workdir / "node"
         self.socket = self.directory / "containerd.sock"
@@ -245,18 +248,17 @@ class RealNode:
 
     def _start_kubelet(self, pki: dict[str, Path]) -> None:
         config = self.directory / "kubelet.yaml"
-        config.write_text(
-            yaml.safe_dump(
-                kubelet_config(
-                    self.directory,
-                    self.socket,
-                    self.record.cgroup_root,
-                    self.cluster.ca_file,
-                    pki["serving.crt"],
-                    pki["serving.key"],
-                )
-            )
+        settings = kubelet_config(
+            self.directory,
+            self.socket,
+            self.record.cgroup_root,
+            self.cluster.ca_file,
+            pki["serving.crt"],
+            pki["serving.key"],
         )
+        if self.taints:
+            settings["registerWithTaints"] = list(self.taints)
+        config.write_text(yaml.safe_dump(settings))
         labels = ",".join(f"{k}={v}" for k, v in NODE_LABELS.items())
         self._spawn(
             "kubelet",
@@ -302,8 +304,14 @@ def start_cluster(
     images: Sequence[Path],
     die_with_parent: bool = True,
     nodes: Sequence[NodeSpec] | None = None,
+    kwok_stages: Callable[[Path], str] | None = None,
+    node_taints: Sequence[dict[str, str]] = (),
 ) -> ClusterInfo:
     """A control plane and the real node in a new network namespace, all recorded in ``workdir``.
+
+    ``nodes``: the kwok nodes (default: the usual fleet); ``kwok_stages``: kwok's
+    configuration (default: :func:`e2e.cluster.kwok_config.render`); ``node_taints``:
+    the real node's taints.
 
     On any failure everything started so far is taken down again
     (:func:`e2e.cluster.controlplane.stop_recorded`) before the error propagates.
@@ -322,10 +330,16 @@ def start_cluster(
             die_with_parent=die_with_parent,
             netns=netns,
             **({"nodes": nodes} if nodes is not None else {}),
+            **({"kwok_stages": kwok_stages} if kwok_stages is not None else {}),
         )
         info = plane.start()
         node = RealNode(
-            info, netns, tools=node_tools, images=images, die_with_parent=die_with_parent
+            info,
+            netns,
+            tools=node_tools,
+            images=images,
+            die_with_parent=die_with_parent,
+            taints=node_taints,
         )
         node.start()
     except BaseException:

@@ -121,3 +121,17 @@ async def test_a_valid_secret_from_before_the_flag_is_adopted_not_reissued() -> 
     await bootstrap_once(api, OWNED)
     assert api.store[SECRET]["data"] == issued, "the certificates are kept"
     assert [ref["uid"] for ref in api.store[SECRET]["metadata"]["ownerReferences"]] == ["deploy-1"]
+
+
+async def test_the_kueue_compatible_install_injects_into_kueues_configurations() -> None:
+    api = cluster()
+    kueues = "kueue-mutating-webhook-configuration"
+    api.put(
+        MUTATING_CONFIGURATIONS.object_path(kueues),
+        {"metadata": {"name": kueues}, "webhooks": [{"name": "a", "clientConfig": {}}]},
+    )
+    options = BootstrapOptions(**{**OPTIONS.__dict__, "webhook_configuration_prefix": "kueue"})
+    changed = await bootstrap_once(api, options)
+    assert changed == [kueues, "workloads.kueue.x-k8s.io"], "kueue's, not kuota's"
+    untouched = api.store[MUTATING_CONFIGURATIONS.object_path(MUTATING_NAME)]["webhooks"]
+    assert "caBundle" not in untouched[0]["clientConfig"]

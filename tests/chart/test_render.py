@@ -390,7 +390,8 @@ def test_every_pod_can_be_placed_on_chosen_nodes() -> None:
 
 
 @pytest.mark.parametrize(
-    "values", [{}, {"certManager.enabled": True}, {"multikueue.enabled": True}]
+    "values",
+    [{}, {"certManager.enabled": True}, {"multikueue.enabled": True}, {"kueueCompatible": True}],
 )
 def test_every_pod_meets_the_restricted_pod_security_standard(values: dict[str, Any]) -> None:
     for deployment in by_kind(render(values), "Deployment"):

@@ -5,7 +5,9 @@
 {{- end -}}
 
 {{- define "kuota.fullname" -}}
-{{- if .Values.fullnameOverride -}}
+{{- if .Values.kueueCompatible -}}
+kueue
+{{- else if .Values.fullnameOverride -}}
 {{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
 {{- else -}}
 {{- $name := default .Chart.Name .Values.nameOverride -}}
@@ -45,8 +47,37 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "kuota.certBootstrapName" -}}{{ include "kuota.fullname" . }}-cert-bootstrap{{- end -}}
 {{- define "kuota.webhookServiceName" -}}{{ include "kuota.fullname" . }}-webhook-service{{- end -}}
 {{- define "kuota.certSecretName" -}}{{ include "kuota.fullname" . }}-webhook-server-cert{{- end -}}
-{{- define "kuota.configName" -}}{{ include "kuota.fullname" . }}-config{{- end -}}
-{{- define "kuota.schedulerIdentity" -}}system:serviceaccount:{{ .Release.Namespace }}:{{ include "kuota.schedulerName" . }}{{- end -}}
+{{- define "kuota.configName" -}}
+{{- if .Values.kueueCompatible -}}kueue-manager-config{{- else -}}{{ include "kuota.fullname" . }}-config{{- end -}}
+{{- end -}}
+{{- define "kuota.schedulerIdentity" -}}system:serviceaccount:{{ .Release.Namespace }}:{{ include "kuota.schedulerServiceAccount" . }}{{- end -}}
+
+{{/*
+The Kueue-compatible install (kueueCompatible=true): one Deployment under Kueue's
+name whose pods run the webhook (container "manager", as Kueue's) and the
+scheduler (container "scheduler"), with one ServiceAccount, Kueue's leader
+Lease and Kueue's Service, ConfigMap and webhook configuration names. The
+names below are the ones each template asks for; the default install keeps
+its two Deployments and their ServiceAccounts.
+*/}}
+{{- define "kuota.controllerManagerName" -}}kueue-controller-manager{{- end -}}
+{{- define "kuota.schedulerDeploymentName" -}}
+{{- if .Values.kueueCompatible -}}{{ include "kuota.controllerManagerName" . }}{{- else -}}{{ include "kuota.schedulerName" . }}{{- end -}}
+{{- end -}}
+{{- define "kuota.schedulerServiceAccount" -}}
+{{- if .Values.kueueCompatible -}}{{ include "kuota.controllerManagerName" . }}{{- else -}}{{ include "kuota.schedulerName" . }}{{- end -}}
+{{- end -}}
+{{- define "kuota.webhookServiceAccount" -}}
+{{- if .Values.kueueCompatible -}}{{ include "kuota.controllerManagerName" . }}{{- else -}}{{ include "kuota.webhookName" . }}{{- end -}}
+{{- end -}}
+{{/* Kueue's leader-election ID (configapi.DefaultLeaderElectionID). */}}
+{{- define "kuota.leaseName" -}}
+{{- if .Values.kueueCompatible -}}c1f6bfd2.kueue.x-k8s.io{{- else -}}{{ include "kuota.schedulerName" . }}{{- end -}}
+{{- end -}}
+{{/* The component label of the pods that serve the webhook (its Service's selector). */}}
+{{- define "kuota.webhookComponent" -}}
+{{- if .Values.kueueCompatible -}}controller-manager{{- else -}}webhook{{- end -}}
+{{- end -}}
 
 {{/*
 Certificate mode: "external" (webhook.externalURL + webhook.caBundle),
@@ -77,6 +108,12 @@ Certificate mode: "external" (webhook.externalURL + webhook.caBundle),
 {{- if and (gt (int .Values.scheduler.replicas) 1) (not .Values.scheduler.leaderElection.enabled) -}}
 {{- fail "scheduler.replicas > 1 needs scheduler.leaderElection.enabled=true: two leaders would both write" -}}
 {{- end -}}
+{{- if and .Values.kueueCompatible (not .Values.webhook.enabled) -}}
+{{- fail "kueueCompatible needs webhook.enabled=true: Kueue's controller manager serves the webhooks" -}}
+{{- end -}}
+{{- if and .Values.kueueCompatible (gt (int .Values.webhook.replicas) 1) (not .Values.scheduler.leaderElection.enabled) -}}
+{{- fail "kueueCompatible with webhook.replicas > 1 needs scheduler.leaderElection.enabled=true: each pod runs a scheduler" -}}
+{{- end -}}
 {{- end -}}
 
 {{/*
@@ -84,10 +121,13 @@ Name prefix of the two webhook configurations. `python -m certs bootstrap`
 injects the CA bundle into kuota-mutating/validating-webhook-configuration
 (certs/bootstrap.py), so the self-managed mode keeps exactly those names
 (one kuota per cluster, as its CRDs are anyway); the other modes follow the
-release's full name.
+release's full name. The Kueue-compatible install uses Kueue's names,
+kueue-mutating/validating-webhook-configuration (its bootstrap is told so).
 */}}
 {{- define "kuota.webhookConfigurationPrefix" -}}
-{{- if eq (include "kuota.certMode" .) "bootstrap" -}}kuota{{- else -}}{{ include "kuota.fullname" . }}{{- end -}}
+{{- if .Values.kueueCompatible -}}kueue
+{{- else if eq (include "kuota.certMode" .) "bootstrap" -}}kuota
+{{- else -}}{{ include "kuota.fullname" . }}{{- end -}}
 {{- end -}}
 
 {{/* clientConfig of one webhook entry: (dict "root" $ "path" "/convert"). */}}
