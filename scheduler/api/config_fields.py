@@ -479,14 +479,13 @@ def configuration() -> ObjectNode:
             ),
         ),
         "tls": _tls(),
-        "visibilityServer": _checked(
-            unchecked(free_form()),
-            Refused(
-                REFUSED,
-                "kuota serves no visibility API (visibility.kueue.x-k8s.io); `kuota list` and "
-                "`kuota explain` show pending workloads; remove visibilityServer",
-                even_empty=True,
-            ),
+        "visibilityServer": obj(
+            {
+                "bindAddress": string(),
+                "bindPort": _checked(
+                    int32(), AtLeast(REFUSED, 1, message="must be a port, 1 to 65535")
+                ),
+            }
         ),
     }
     return obj(
