@@ -37,7 +37,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from . import jobset_tools
+from . import jobset_tools, kueuectl_tools
 from .controlplane import (
     ClusterStartError,
     ControlPlane,
@@ -72,6 +72,7 @@ def _running(workdir: Path) -> tuple[dict | None, list[str], list[str]]:
 def cmd_build(args: argparse.Namespace) -> int:
     build()
     jobset_tools.build()
+    kueuectl_tools.build()
     if args.real_node:
         from e2e.image.build import build as build_image
 

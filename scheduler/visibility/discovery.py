@@ -266,14 +266,23 @@ def encoded(document: dict[str, Any]) -> tuple[bytes, str]:
 
 
 def unresolved_refs(document: dict[str, Any]) -> list[str]:
-    """Every ``$ref`` of ``document`` that names no definition of it: pure."""
-    definitions = document.get("definitions", {})
+    """Every local ``$ref`` of ``document`` (``#/definitions/...``, ``#/parameters/...``) that
+    points at nothing in it: pure."""
     missing: list[str] = []
+
+    def resolves(ref: str) -> bool:
+        node: Any = document
+        for part in ref.removeprefix("#/").split("/"):
+            part = part.replace("~1", "/").replace("~0", "~")
+            if not isinstance(node, dict) or part not in node:
+                return False
+            node = node[part]
+        return True
 
     def walk(node: Any) -> None:
         if isinstance(node, dict):
             ref = node.get("$ref")
-            if isinstance(ref, str) and ref.removeprefix("#/definitions/") not in definitions:
+            if isinstance(ref, str) and ref.startswith("#/") and not resolves(ref):
                 missing.append(ref)
             for value in node.values():
                 walk(value)

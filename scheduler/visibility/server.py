@@ -225,16 +225,23 @@ class VisibilityServer:
         self.api = VisibilityApi(source, AccessReviewer(rest, clock=clock))
         self.tls = ServingTls(settings.cert_dir)
         self._runner: web.AppRunner | None = None
-        self._tasks: list[asyncio.Task[None]] = []
         self.port = settings.port
+        self.serving = asyncio.Event()
+        """Set while the API listens (``port`` is then the bound port)."""
 
-    async def start(self) -> None:
-        """Load the certificate, read the front-proxy settings once, then listen."""
-        if not await self.tls.reloader.wait_until_loaded(timeout=60):
-            raise RuntimeError(
-                f"no certificate pair loaded from {self.tls.reloader.cert_file} and"
-                f" {self.tls.reloader.key_file}"
-            )
+    async def run(self) -> None:
+        """Serve until cancelled: wait for the certificate (it may be issued after the pod
+        starts), read the front-proxy settings, listen, then keep both fresh.  Failing to
+        listen (the port is taken) raises: the process ends, as Kueue's does."""
+        waited = 0.0
+        while not self.tls.reloader.check() and not self.tls.loaded:
+            if waited % 30 == 0:
+                log.info(
+                    "visibility API waiting for its certificate",
+                    extra={"cert": str(self.tls.reloader.cert_file), "waited_s": waited},
+                )
+            await asyncio.sleep(1)
+            waited += 1
         if self.tls.self_signed:
             log.warning(
                 "visibility API served with a self-signed certificate (no --visibility-cert-dir):"
@@ -249,16 +256,20 @@ class VisibilityServer:
         await site.start()
         for address in self._runner.addresses:  # the bound port, when 0 was asked for
             self.port = int(address[1])
-        self._tasks = [
-            asyncio.create_task(self._keep_front_proxy(), name="visibility-front-proxy"),
-            asyncio.create_task(
-                self.tls.reloader.watch(self.settings.cert_check_seconds), name="visibility-cert"
-            ),
-        ]
         log.info(
             "visibility API served",
             extra={"address": f"{self.settings.host}:{self.port}", "versions": wire.VERSIONS},
         )
+        self.serving.set()
+        try:
+            await asyncio.gather(
+                self._keep_front_proxy(),
+                self.tls.reloader.watch(self.settings.cert_check_seconds),
+            )
+        finally:
+            await self._runner.cleanup()
+            self._runner = None
+            self.serving.clear()
 
     async def refresh_front_proxy(self) -> None:
         """Read the API server's front-proxy settings; keep the previous ones on failure."""
@@ -288,15 +299,6 @@ class VisibilityServer:
         while True:
             await asyncio.sleep(self.settings.front_proxy_refresh_seconds)
             await self.refresh_front_proxy()
-
-    async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        self._tasks = []
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
 
 
 __all__ = ["VisibilityApi", "VisibilityServer", "VisibilitySettings"]

@@ -27,6 +27,10 @@ def test_the_openapi_document_resolves_every_reference_and_names_both_versions()
     document = discovery.openapi_v2("t", "v0")
     assert discovery.unresolved_refs(document) == []
     assert discovery.unresolved_refs({"a": {"$ref": "#/definitions/x"}}) == ["#/definitions/x"]
+    shared = {"parameters": {"a/b": {}}, "paths": {"p": {"$ref": "#/parameters/a~1c"}}}
+    assert discovery.unresolved_refs(shared) == ["#/parameters/a~1c"]
+    shared["paths"]["p"]["$ref"] = "#/parameters/a~1b"  # JSON pointer escaping: ~1 is /
+    assert discovery.unresolved_refs(shared) == []
     paths = document["paths"]
     for version in ("v1beta1", "v1beta2"):
         cq = f"/apis/visibility.kueue.x-k8s.io/{version}/clusterqueues/{{name}}/pendingworkloads"

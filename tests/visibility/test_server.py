@@ -7,6 +7,7 @@ the HTTP routes are the real ones, on 127.0.0.1.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import ssl
 from collections.abc import AsyncIterator
@@ -109,9 +110,11 @@ async def setup(tmp_path: Path) -> AsyncIterator[Setup]:
         api,  # type: ignore[arg-type]
         VisibilitySettings(host="127.0.0.1", port=0, cert_dir=tmp_path),
     )
-    await server.start()
+    running = asyncio.create_task(server.run())
+    await asyncio.wait_for(server.serving.wait(), timeout=30)
     yield Setup(server, api, serving_ca, proxy_ca, tmp_path)
-    await server.stop()
+    running.cancel()
+    await asyncio.gather(running, return_exceptions=True)
 
 
 def proxy(setup: Setup, name: str = PROXY_NAME) -> KeyPair:
@@ -201,3 +204,26 @@ async def test_an_unknown_cluster_queue_is_not_found_once_allowed(setup: Setup) 
         404,
         'clusterqueue.visibility.kueue.x-k8s.io "non-existent" not found',
     )
+
+
+async def test_the_api_waits_for_a_certificate_issued_after_start(tmp_path: Path) -> None:
+    """The Secret may be mounted after the pod starts: the API listens once it appears."""
+    proxy_ca = new_ca("front-proxy-ca")
+    server = VisibilityServer(
+        three_priorities().source,
+        FakeApiServer(proxy_ca),  # type: ignore[arg-type]
+        VisibilitySettings(host="127.0.0.1", port=0, cert_dir=tmp_path),
+    )
+    running = asyncio.create_task(server.run())
+    await asyncio.sleep(1.5)
+    assert not server.serving.is_set() and not running.done()
+    serving_ca = new_ca("serving")
+    issue(serving_ca, common_name="v", ip_addresses=["127.0.0.1"], server=True).write(
+        tmp_path / "tls.crt", tmp_path / "tls.key"
+    )
+    await asyncio.wait_for(server.serving.wait(), timeout=10)
+    setup = Setup(server, FakeApiServer(proxy_ca), serving_ca, proxy_ca, tmp_path)
+    assert (await setup.get("/healthz"))[0] == 200
+    running.cancel()
+    await asyncio.gather(running, return_exceptions=True)
+    assert not server.serving.is_set()
