@@ -18,10 +18,12 @@ client, and the namespace controller then waits before deleting namespaces.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from certs import files as cert_files
-from e2e.kuota_install import KUOTA_NAMESPACE, apply_objects, kubectl
+from e2e.kuota_install import KUOTA_NAMESPACE, apply_objects, kubectl, render_chart
 from scheduler.visibility.registration import api_service_name, api_services
 from scheduler.visibility.wire import VERSIONS
 
@@ -102,3 +104,21 @@ def unregister(kubectl_binary: Path, kubeconfig: Path) -> None:
         KUOTA_NAMESPACE,
         f"service/{SERVICE}",
     )
+
+
+USER_ROLES = "templates/rbac-user-roles.yaml"
+
+
+@contextmanager
+def registered(kubectl_binary: Path, kubeconfig: Path, port: int, cert_dir: Path) -> Iterator[None]:
+    """The API registered for the replica on ``port``, with the chart's user-facing roles
+    (kueue-batch-user-role, ...: fixed names, so applied only meanwhile); both removed after."""
+    register(kubectl_binary, kubeconfig, port, cert_dir)
+    roles = render_chart(USER_ROLES)
+    apply_objects(kubectl_binary, kubeconfig, roles)
+    try:
+        yield
+    finally:
+        names = [f"clusterrole/{role['metadata']['name']}" for role in roles]
+        kubectl(kubectl_binary, kubeconfig, "delete", "--ignore-not-found", *names)
+        unregister(kubectl_binary, kubeconfig)

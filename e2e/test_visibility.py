@@ -35,9 +35,6 @@ from tests.builders import (
 
 from .cluster.tools import ToolPaths
 from .fixtures import ClusterHandle
-from .kuota_install import KuotaWebhook, apply_objects, render_chart
-from .kuota_scheduler import SchedulerFleet
-from .kuota_visibility import register, unregister, visibility_certs
 
 pytestmark = pytest.mark.cluster
 
@@ -92,28 +89,6 @@ def kubectl(cluster: ClusterHandle) -> Kubectl:
     return Kubectl(ToolPaths.resolve(build_if_missing=False).binary("kubectl"), cluster.kubeconfig)
 
 
-@pytest.fixture(scope="module")
-def visibility(
-    cluster: ClusterHandle, kuota: KuotaWebhook, scheduler_fleet: SchedulerFleet, kubectl: Kubectl
-) -> Iterator[None]:
-    """The APIServices pointed at a running replica, and the chart's user roles, for this
-    module; removed afterwards."""
-    assert cluster.workdir is not None
-    replica = scheduler_fleet.alive()[0] if scheduler_fleet.alive() else scheduler_fleet.add()
-    register(
-        kubectl.binary,
-        kubectl.kubeconfig,
-        replica.visibility_port,
-        visibility_certs(cluster.workdir),
-    )
-    roles = render_chart("templates/rbac-user-roles.yaml")
-    apply_objects(kubectl.binary, kubectl.kubeconfig, roles)
-    yield
-    for role in roles:
-        kubectl.run("delete", "clusterrole", role["metadata"]["name"], "--ignore-not-found")
-    unregister(kubectl.binary, kubectl.kubeconfig)
-
-
 @dataclass
 class Queues:
     """One ClusterQueue of 1 CPU, LocalQueues ``a`` and ``b`` in namespace ``a``, ``b`` in
@@ -138,7 +113,7 @@ def pending_job(name: str, namespace: str, queue: str, priority_class: str, dela
 
 
 @pytest.fixture
-def queues(kubectl: Kubectl, visibility: None) -> Iterator[Queues]:
+def queues(kubectl: Kubectl, visibility_api: None) -> Iterator[Queues]:
     suffix = uuid.uuid4().hex[:6]
     q = Queues(
         f"vis-{suffix}",
