@@ -60,6 +60,7 @@ from scheduler.kube.client import new_api_client
 from scheduler.kube.leader import AlwaysLeader, Leadership, LeaseElection
 from scheduler.kube.ownership import adopt_lease, read_deployment_reference
 from scheduler.kube.rest import Rest, RestError, rate_limiter
+from scheduler.service import heap
 from scheduler.service.loop import LoopSettings, SchedulerLoop
 from scheduler.service.observability import health_app
 from scheduler.version import kuota_version
@@ -291,12 +292,15 @@ async def serve(
         loop.add_signal_handler(sig, stopping.set)
     watching = asyncio.create_task(scheduler.watch(), name="informers")
     visibility = visibility_server(scheduler, rest, settings.visibility, args.visibility_cert_dir)
-    serving: list[asyncio.Task[None]] = []
+    serving: list[asyncio.Task[None]] = [
+        asyncio.create_task(heap.keep_settled(scheduler.ready), name="heap")
+    ]
     if visibility is not None:
         serving.append(asyncio.create_task(visibility.run(), name="visibility"))
 
     async def stepped_down() -> None:
         scheduler.rebuild()
+        heap.settle("state rebuilt")
         log.info(
             "stepped down: state rebuilt from the informers, campaigning again",
             extra={"identity": args.identity},

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from scheduler.api import objects
 from scheduler.core.engine import Engine
 from scheduler.core.queues import ClusterQueueQueue
 from scheduler.visibility.pages import WorkloadFacts
@@ -39,15 +38,21 @@ class SchedulerSource:
         record = self._engine().records.get(key)
         if record is None:
             return None
-        stored = self._workloads().get(key) or {}
-        metadata = objects.metadata(stored)
+        stored = self._workloads().get(key)
+        # Plain dict checks, not objects.metadata: a page reads a thousand of these and the
+        # abstract Mapping check costs more than the rest of the item.
+        metadata = stored.get("metadata") if isinstance(stored, dict) else None
+        if not isinstance(metadata, dict):
+            metadata = {}
         namespace, _, name = key.partition("/")
-        owners = metadata.get("ownerReferences") or []
+        owners = metadata.get("ownerReferences")
         return WorkloadFacts(
             name=name,
             namespace=namespace,
             creation_timestamp=metadata.get("creationTimestamp"),
-            owner_references=tuple(owner for owner in owners if isinstance(owner, dict)),
+            owner_references=tuple(o for o in owners if isinstance(o, dict))
+            if isinstance(owners, list)
+            else (),
             priority=record.priority,
             local_queue=record.queue_name or "",
         )
