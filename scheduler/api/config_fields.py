@@ -112,6 +112,14 @@ TLS_MIN_VERSIONS: Final = ("VersionTLS12", "VersionTLS13")
 """``tls.minVersion`` values Kueue accepts (it refuses TLS 1.0 and 1.1)."""
 
 
+QUEUE_VISIBILITY_REPLACEMENT: Final = (
+    "pending workloads are served on demand by the visibility API: GET "
+    "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/NAME/pendingworkloads"
+)
+"""Where the v1beta1 ``queueVisibility`` (status snapshots of pending workloads) went
+(docs/visibility.md)."""
+
+
 def _checked(node: N, *checks: Check) -> N:
     return replace(node, checks=checks)
 
@@ -494,7 +502,7 @@ def configuration() -> ObjectNode:
             "queueVisibility": hint(
                 "CFG-20",
                 'unknown field "queueVisibility"; this v1beta1 field was removed in v1beta2 '
-                "(use the visibility API visibility.kueue.x-k8s.io)",
+                f"({QUEUE_VISIBILITY_REPLACEMENT})",
             )
         },
     )
