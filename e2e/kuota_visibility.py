@@ -112,7 +112,7 @@ USER_ROLES = "templates/rbac-user-roles.yaml"
 @contextmanager
 def registered(kubectl_binary: Path, kubeconfig: Path, port: int, cert_dir: Path) -> Iterator[None]:
     """The API registered for the replica on ``port``, with the chart's user-facing roles
-    (kueue-batch-user-role, ...: fixed names, so applied only meanwhile); both removed after."""
+    (kuota-batch-user-role, ...); both removed after."""
     register(kubectl_binary, kubeconfig, port, cert_dir)
     roles = render_chart(USER_ROLES)
     apply_objects(kubectl_binary, kubeconfig, roles)

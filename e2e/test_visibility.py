@@ -6,7 +6,8 @@ naming localhost (e2e.kuota_visibility); the replica answers from its queues
 and asks RBAC with SubjectAccessReviews.  The scenarios follow Kueue's own
 visibility specs: a ClusterQueue of 1 CPU held by a running Job, pending Jobs
 of three WorkloadPriorityClasses in LocalQueues of two namespaces, and the
-user and admin roles (kueue-batch-user-role, kueue-batch-admin-role).
+user and admin roles (the chart's kuota-batch-user-role and kuota-batch-admin-role, Kueue's
+kueue-batch-user-role and kueue-batch-admin-role in the Kueue-compatible install).
 """
 
 from __future__ import annotations
@@ -239,7 +240,7 @@ def test_rbac_decides_who_sees_which_queue(kubectl: Kubectl, queues: Queues) -> 
         "read-pending",
         "-n",
         q.ns_a,
-        "--clusterrole=kueue-batch-user-role",
+        "--clusterrole=kuota-batch-user-role",
         f"--serviceaccount={q.ns_a}:default",
     )
     mine = eventually(
@@ -260,7 +261,7 @@ def test_rbac_decides_who_sees_which_queue(kubectl: Kubectl, queues: Queues) -> 
         "create",
         "clusterrolebinding",
         binding,
-        "--clusterrole=kueue-batch-admin-role",
+        "--clusterrole=kuota-batch-admin-role",
         f"--serviceaccount={q.ns_a}:default",
     )
     try:

@@ -80,9 +80,9 @@ def test_the_feature_gate_or_the_value_turns_registration_off() -> None:
     assert one(unregistered, "ClusterRoleBinding", "kuota-scheduler-auth-delegator")
 
 
-def test_the_user_roles_carry_kueues_names_and_aggregation() -> None:
+def test_the_user_roles_carry_kueues_labels_and_the_releases_names() -> None:
     roles = {o["metadata"]["name"]: o for o in by_kind(render(), "ClusterRole")}
-    admin, user = roles["kueue-batch-admin-role"], roles["kueue-batch-user-role"]
+    admin, user = roles["kuota-batch-admin-role"], roles["kuota-batch-user-role"]
     assert admin["aggregationRule"]["clusterRoleSelectors"] == [
         {"matchLabels": {"rbac.kueue.x-k8s.io/batch-admin": "true"}}
     ]
@@ -93,16 +93,16 @@ def test_the_user_roles_carry_kueues_names_and_aggregation() -> None:
     def labelled(label: str) -> set[str]:
         return {n for n, r in roles.items() if r["metadata"]["labels"].get(label) == "true"}
 
-    assert "kueue-pending-workloads-lq-viewer-role" in labelled("rbac.kueue.x-k8s.io/batch-user")
-    assert "kueue-pending-workloads-cq-viewer-role" not in labelled(
+    assert "kuota-pending-workloads-lq-viewer-role" in labelled("rbac.kueue.x-k8s.io/batch-user")
+    assert "kuota-pending-workloads-cq-viewer-role" not in labelled(
         "rbac.kueue.x-k8s.io/batch-user"
     )
-    assert "kueue-pending-workloads-cq-viewer-role" in labelled("rbac.kueue.x-k8s.io/batch-admin")
-    assert "kueue-workload-viewer-role" in labelled("rbac.authorization.k8s.io/aggregate-to-view")
-    assert "kueue-clusterqueue-viewer-role" not in labelled(
+    assert "kuota-pending-workloads-cq-viewer-role" in labelled("rbac.kueue.x-k8s.io/batch-admin")
+    assert "kuota-workload-viewer-role" in labelled("rbac.authorization.k8s.io/aggregate-to-view")
+    assert "kuota-clusterqueue-viewer-role" not in labelled(
         "rbac.authorization.k8s.io/aggregate-to-view"
     )
-    lq_viewer = roles["kueue-pending-workloads-lq-viewer-role"]
+    lq_viewer = roles["kuota-pending-workloads-lq-viewer-role"]
     assert lq_viewer["rules"] == [
         {
             "apiGroups": ["visibility.kueue.x-k8s.io"],
@@ -111,6 +111,6 @@ def test_the_user_roles_carry_kueues_names_and_aggregation() -> None:
         }
     ]
     assert not any(
-        n.startswith("kueue-")
+        n.endswith("-role")
         for n in (o["metadata"]["name"] for o in render({"userRoles.enabled": False}))
     )

@@ -20,6 +20,11 @@ Kueue's name, kueue-visibility-server.
 {{- if .Values.kueueCompatible -}}controller-manager{{- else -}}scheduler{{- end -}}
 {{- end -}}
 
+{{/* Prefix of the user-facing ClusterRoles (rbac-user-roles.yaml). */}}
+{{- define "kuota.userRolePrefix" -}}
+{{- if .Values.kueueCompatible -}}kueue{{- else -}}{{ include "kuota.fullname" . }}{{- end -}}
+{{- end -}}
+
 {{- define "kuota.visibilityServiceAccount" -}}
 {{- if .Values.kueueCompatible -}}kueue-controller-manager{{- else -}}{{ include "kuota.schedulerName" . }}{{- end -}}
 {{- end -}}
