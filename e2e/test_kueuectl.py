@@ -114,17 +114,24 @@ def tools(cluster: ClusterHandle, tmp_path_factory: pytest.TempPathFactory) -> T
 class Names:
     flavor: str
     cq: str
+    """With 1 CPU of quota in ``flavor``."""
+    cohort_member: str
+    """Without quota, in a cohort."""
     namespace: str
 
 
 @pytest.fixture
 def names(tools: Tools, visibility_api: None) -> Iterator[Names]:
     suffix = uuid.uuid4().hex[:6]
-    created = Names(f"kctl-{suffix}", f"kctl-{suffix}", f"kctl-{suffix}")
+    created = Names(*(f"kctl-{suffix}{tail}" for tail in ("", "", "-cohort", "")))
     tools.kubectl("create", "namespace", created.namespace)
     yield created
     tools.kubectl("delete", "namespace", created.namespace, "--wait=true", "--timeout=60s")
-    for kind, name in (("clusterqueue", created.cq), ("resourceflavor", created.flavor)):
+    for kind, name in (
+        ("clusterqueue", created.cq),
+        ("clusterqueue", created.cohort_member),
+        ("resourceflavor", created.flavor),
+    ):
         tools.run("delete", kind, name, "--ignore-not-found", "--timeout=60s")
 
 
@@ -143,25 +150,27 @@ def workloads(tools: Tools, namespace: str) -> dict[str, dict[str, str]]:
 def test_create_list_stop_resume_delete_and_pass_through(tools: Tools, names: Names) -> None:
     n = names
     tools.ok("create", "resourceflavor", n.flavor, "--node-labels", "instance-type=ondemand")
-    tools.ok("create", "clusterqueue", n.cq, "--cohort", f"co-{n.cq}")
-    tools.ok("create", "clusterqueue", n.cq + "-x", "--nominal-quota", f"{n.flavor}:cpu=1")
-    tools.ok("create", "localqueue", "lq", "-n", n.namespace, "--clusterqueue", n.cq + "-x")
+    tools.ok("create", "clusterqueue", n.cohort_member, "--cohort", f"co-{n.cq}")
+    tools.ok("create", "clusterqueue", n.cq, "--nominal-quota", f"{n.flavor}:cpu=1")
+    tools.ok("create", "localqueue", "lq", "-n", n.namespace, "--clusterqueue", n.cq)
     rf = tools.get("resourceflavor", n.flavor)
     assert rf["spec"]["nodeLabels"] == {"instance-type": "ondemand"}
-    quota = tools.get("clusterqueue", n.cq + "-x")["spec"]["resourceGroups"][0]
+    quota = tools.get("clusterqueue", n.cq)["spec"]["resourceGroups"][0]
     assert quota["flavors"] == [
         {"name": n.flavor, "resources": [{"name": "cpu", "nominalQuota": "1"}]}
     ]
-    assert tools.get("clusterqueue", n.cq)["spec"]["cohortName"] == f"co-{n.cq}"
-    n.cq += "-x"  # the one with quota from now on (the fixture deletes both)
+    assert tools.get("clusterqueue", n.cohort_member)["spec"]["cohortName"] == f"co-{n.cq}"
 
     listed = json.loads(tools.ok("list", "localqueue", "-n", n.namespace, "-o", "json"))
     assert [(i["metadata"]["name"], i["spec"]["clusterQueue"]) for i in listed["items"]] == [
         ("lq", n.cq)
     ]
     assert n.flavor in {r["NAME"] for r in table(tools.ok("list", "resourceflavor"))}
-    queues = {r["NAME"]: r for r in table(tools.ok("list", "clusterqueue"))}
-    assert queues[n.cq]["ACTIVE"] == "true"
+    eventually(  # the scheduler writes the Active condition within a second or so
+        lambda: {r["NAME"]: r for r in table(tools.ok("list", "clusterqueue"))}[n.cq]["ACTIVE"],
+        lambda active: active == "true",
+        "the new ClusterQueue active",
+    )
 
     for name in ("first", "second", "third"):
         submit(tools, name, n.namespace, "lq")

@@ -276,7 +276,7 @@ def test_rbac_decides_who_sees_which_queue(kubectl: Kubectl, queues: Queues) -> 
 
 
 def test_discovery_and_the_aggregated_openapi_stay_whole(
-    kubectl: Kubectl, visibility: None
+    kubectl: Kubectl, visibility_api: None
 ) -> None:
     group, _ = kubectl.raw(API)
     assert group is not None and group["preferredVersion"]["version"] == "v1beta2"

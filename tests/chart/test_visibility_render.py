@@ -83,12 +83,17 @@ def test_the_feature_gate_or_the_value_turns_registration_off() -> None:
 def test_the_user_roles_carry_kueues_labels_and_the_releases_names() -> None:
     roles = {o["metadata"]["name"]: o for o in by_kind(render(), "ClusterRole")}
     admin, user = roles["kuota-batch-admin-role"], roles["kuota-batch-user-role"]
-    assert admin["aggregationRule"]["clusterRoleSelectors"] == [
-        {"matchLabels": {"rbac.kueue.x-k8s.io/batch-admin": "true"}}
-    ]
-    assert user["aggregationRule"]["clusterRoleSelectors"] == [
-        {"matchLabels": {"rbac.kueue.x-k8s.io/batch-user": "true"}}
-    ]
+
+    def grants(role: Any) -> set[tuple[str, str]]:
+        return {(r["resources"][0], v) for r in role["rules"] for v in r["verbs"]}
+
+    # Their members' rules, listed (not aggregated: see the template).
+    assert "aggregationRule" not in admin and "aggregationRule" not in user
+    assert ("localqueues/pendingworkloads", "get") in grants(user)
+    assert ("clusterqueues/pendingworkloads", "get") not in grants(user)
+    assert ("clusterqueues/pendingworkloads", "get") in grants(admin)
+    assert ("jobs", "create") in grants(user) and ("localqueues", "create") not in grants(user)
+    assert ("clusterqueues", "create") in grants(admin)
 
     def labelled(label: str) -> set[str]:
         return {n for n, r in roles.items() if r["metadata"]["labels"].get(label) == "true"}

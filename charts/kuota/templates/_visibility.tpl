@@ -45,3 +45,22 @@ it the scheduler makes a self-signed pair and the APIServices skip verification.
 - {{ include "kuota.visibilityServiceName" . }}.{{ .Release.Namespace }}.svc.cluster.local
 {{- end }}
 {{- end -}}
+
+{{/* The rules of one entry of rbac-user-roles.yaml's table (list name group resource . . kind). */}}
+{{- define "kuota.userRoleRules" -}}
+{{- $group := index . 1 }}
+{{- $resource := index . 2 }}
+{{- $kind := index . 5 }}
+- apiGroups: [{{ $group | quote }}]
+  resources: [{{ $resource | quote }}]
+  {{- if eq $kind "edit" }}
+  verbs: [create, delete, get, list, patch, update, watch]
+  {{- else }}
+  verbs: [get, list, watch]
+  {{- end }}
+{{- if ne $kind "pending" }}
+- apiGroups: [{{ $group | quote }}]
+  resources: [{{ printf "%s/status" $resource | quote }}]
+  verbs: [get]
+{{- end }}
+{{- end -}}
