@@ -490,8 +490,10 @@ def configuration() -> ObjectNode:
         "visibilityServer": obj(
             {
                 "bindAddress": string(),
+                # The upper bound and the address's form: validation/configuration.py.
                 "bindPort": _checked(
-                    int32(), AtLeast(REFUSED, 1, message="must be a port, 1 to 65535")
+                    int32(),
+                    AtLeast(REFUSED, 1, message="must be a valid port number (1-65535)"),
                 ),
             }
         ),

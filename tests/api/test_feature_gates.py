@@ -79,7 +79,12 @@ def test_restating_kueues_default_where_kuota_differs_is_a_warning() -> None:
 
 
 def test_turning_off_what_kuota_does_not_have_asks_for_nothing() -> None:
-    assert _messages({"TopologyAwareScheduling": False, "VisibilityOnDemand": False}) == ([], [])
+    assert _messages({"TopologyAwareScheduling": False}) == ([], [])
+
+
+def test_the_visibility_gate_is_read_both_ways() -> None:
+    assert _messages({"VisibilityOnDemand": False}) == ([], [])
+    assert _messages({"VisibilityOnDemand": True}) == ([], [])
 
 
 def test_a_gate_without_counterpart_is_a_warning_whatever_its_value() -> None:
