@@ -126,13 +126,13 @@ def names(tools: Tools, visibility_api: None) -> Iterator[Names]:
     created = Names(*(f"kctl-{suffix}{tail}" for tail in ("", "", "-cohort", "")))
     tools.kubectl("create", "namespace", created.namespace)
     yield created
-    tools.kubectl("delete", "namespace", created.namespace, "--wait=true", "--timeout=60s")
+    tools.kubectl("delete", "namespace", created.namespace, "--wait=false")
     for kind, name in (
         ("clusterqueue", created.cq),
         ("clusterqueue", created.cohort_member),
         ("resourceflavor", created.flavor),
     ):
-        tools.run("delete", kind, name, "--ignore-not-found", "--timeout=60s")
+        tools.run("delete", kind, name, "--ignore-not-found", "--wait=false")
 
 
 def submit(tools: Tools, name: str, namespace: str, queue: str) -> None:

@@ -144,9 +144,9 @@ def queues(kubectl: Kubectl, visibility_api: None) -> Iterator[Queues]:
     )
     yield q
     for namespace in (q.ns_a, q.ns_b):
-        kubectl.run("delete", "namespace", namespace, "--wait=true", "--timeout=60s")
-    kubectl.run("delete", "clusterqueue", q.cq, "--timeout=60s")
-    kubectl.run("delete", "resourceflavor", q.cq, "--timeout=60s")
+        kubectl.run("delete", "namespace", namespace, "--wait=false")
+    kubectl.run("delete", "clusterqueue", q.cq, "--wait=false")
+    kubectl.run("delete", "resourceflavor", q.cq, "--wait=false")
     kubectl.run("delete", "workloadpriorityclass", q.high, q.mid, q.low)
 
 
