@@ -27,7 +27,7 @@ from scheduler.core.queues import ClusterQueueQueue
 from scheduler.visibility.wire import Page, PendingWorkload
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a page makes a thousand, and frozen init is slow
 class WorkloadFacts:
     """What the API shows of a Workload beside its places."""
 

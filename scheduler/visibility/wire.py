@@ -79,7 +79,7 @@ def page_of(query: Mapping[str, str]) -> Page:
     return Page(offset=max(offset, 0), limit=min(max(limit, 0), MAX_LIMIT))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a page makes a thousand, and frozen init is slow
 class PendingWorkload:
     """What the API tells about one pending Workload (docs/visibility.md#the-api)."""
 
