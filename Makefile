@@ -30,7 +30,7 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-# The pinned control-plane binaries and the JobSet controller, built from Go
+# The pinned control-plane binaries, the JobSet controller and kueuectl, built from Go
 # modules into the user's cache (a no-op when the cache already holds them).
 tools: venv
 	$(PY) -m e2e.cluster build

@@ -8,8 +8,9 @@
    the CA while it is itself far from expiry) and write the Secret;
 2. optionally mirror the four files into a directory the webhook reads
    (``--out``; the webhook reloads them without a restart);
-3. inject the CA bundle into kuota's webhook configurations and into the
-   conversion settings of every ``kueue.x-k8s.io`` CRD that uses a webhook;
+3. inject the CA bundle into kuota's webhook configurations, into the
+   conversion settings of every ``kueue.x-k8s.io`` CRD that uses a webhook
+   and into the visibility API's APIServices (when they are registered);
 4. with ``--watch``, repeat every ``--interval`` seconds, so renewal happens
    before expiry.
 
@@ -34,7 +35,12 @@ from cryptography.hazmat.primitives import serialization
 
 from certs import files
 from certs.generate import KeyPair
-from certs.inject import ca_bundle, crd_conversion_patch, webhook_configuration_patch
+from certs.inject import (
+    api_service_patch,
+    ca_bundle,
+    crd_conversion_patch,
+    webhook_configuration_patch,
+)
 from scheduler.api import objects
 from scheduler.api.refs import KUEUE_GROUP
 from scheduler.kube.client import connect
@@ -53,6 +59,11 @@ VALIDATING_CONFIGURATIONS = Resource(
     "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations"
 )
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+API_SERVICES = Resource("apiregistration.k8s.io", "v1", "apiservices")
+VISIBILITY_API_SERVICES = (
+    "v1beta2.visibility.kueue.x-k8s.io",
+    "v1beta1.visibility.kueue.x-k8s.io",
+)
 
 
 @dataclass(frozen=True)
@@ -184,6 +195,15 @@ async def inject_everywhere(
         if body is not None:
             name = objects.name(crd)
             await rest.merge_patch(CRDS.object_path(name), body)
+            changed.append(name)
+    for name in VISIBILITY_API_SERVICES:
+        try:
+            current = await rest.get(API_SERVICES.object_path(name))
+        except NotFound:  # the visibility API is not registered by this install
+            continue
+        body = api_service_patch(current, bundle)
+        if body is not None:
+            await rest.merge_patch(API_SERVICES.object_path(name), body)
             changed.append(name)
     return changed
 

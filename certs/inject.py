@@ -1,7 +1,8 @@
 """Putting the CA bundle where the API server reads it: pure edits.
 
 The API server verifies kuota's webhook with the ``caBundle`` of each entry of
-kuota's webhook configurations and of each CRD's conversion webhook.  When
+kuota's webhook configurations and of each CRD's conversion webhook, and
+kuota's visibility API with the ``caBundle`` of its APIServices.  When
 the CA changes (first bootstrap, CA rotation) every one of them must carry
 the new bundle.  These functions compute the merge patches; applying them
 is :mod:`certs.bootstrap`'s job.  A CRD whose conversion strategy is not
@@ -48,3 +49,12 @@ def crd_conversion_patch(crd: Mapping[str, Any], bundle: str) -> dict[str, Any] 
     if client_config.get("caBundle") == bundle:
         return None
     return {"spec": {"conversion": {"webhook": {"clientConfig": {"caBundle": bundle}}}}}
+
+
+def api_service_patch(api_service: Mapping[str, Any], bundle: str) -> dict[str, Any] | None:
+    """Pure: a merge patch for an APIService's ``caBundle``; None when nothing changes or the
+    APIService skips verification (the two exclude each other)."""
+    spec = api_service.get("spec") or {}
+    if spec.get("insecureSkipTLSVerify") or spec.get("caBundle") == bundle:
+        return None
+    return {"spec": {"caBundle": bundle}}

@@ -23,6 +23,7 @@ from .cluster.tools import ToolPaths
 from .fixtures import ClusterHandle, SessionCluster
 from .kuota_install import KuotaWebhook, install_kuota, serve_legacy_versions, uninstall_kuota
 from .kuota_scheduler import SchedulerFleet, SchedulerReplica, start_schedulers
+from .kuota_visibility import registered, visibility_certs
 
 _SESSION = SessionCluster()
 
@@ -117,6 +118,24 @@ def fleet_paused() -> Iterator[None]:
     yield
     for fleet in paused:
         fleet.add()
+
+
+@pytest.fixture(scope="module")
+def visibility_api(cluster: ClusterHandle, scheduler_fleet: SchedulerFleet) -> Iterator[None]:
+    """kuota's visibility API registered with the API server's aggregator for one module (a
+    running replica's, through an ExternalName Service naming localhost), with the chart's
+    user-facing roles; both removed afterwards (e2e.kuota_visibility)."""
+    assert cluster.workdir is not None
+    alive = scheduler_fleet.alive()
+    replica = alive[0] if alive else scheduler_fleet.add()
+    kubectl_binary = ToolPaths.resolve(build_if_missing=False).binary("kubectl")
+    with registered(
+        kubectl_binary,
+        cluster.kubeconfig,
+        replica.visibility_port,
+        visibility_certs(cluster.workdir),
+    ):
+        yield
 
 
 @pytest.fixture

@@ -75,6 +75,7 @@ RBAC_TEMPLATES = (
     "templates/serviceaccounts.yaml",
     "templates/rbac-scheduler.yaml",
     "templates/rbac-webhook.yaml",
+    "templates/rbac-visibility.yaml",
 )
 """The chart's RBAC for the processes the harness runs (the certificate bootstrap runs
 only in ``e2e/test_rbac_identities.py``, which applies its own templates)."""

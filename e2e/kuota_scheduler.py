@@ -35,6 +35,7 @@ from e2e.kuota_install import (
     service_account_kubeconfig,
     service_account_user,
 )
+from e2e.kuota_visibility import visibility_certs
 
 SCHEDULER_USER = service_account_user(SCHEDULER_ACCOUNT)
 LEASE_TIMINGS = ("--lease-duration", "4", "--renew-deadline", "3", "--retry-period", "1")
@@ -59,6 +60,8 @@ class SchedulerReplica:
     port: int
     record: ProcessRecord
     process: subprocess.Popen[bytes] | None
+    visibility_port: int
+    """Where its visibility API listens, on 127.0.0.1 (e2e.kuota_visibility registers it)."""
 
     def endpoint(self, path: str) -> tuple[int, str]:
         try:
@@ -123,6 +126,7 @@ def start_replica(
 ) -> SchedulerReplica:
     """One replica reading the Configuration ``config`` (default: the chart's)."""
     port = _free_port()
+    visibility_port = _free_port()
     env = clean_env(workdir)
     env["PYTHONPATH"] = str(REPO_ROOT)
     argv = [
@@ -139,12 +143,22 @@ def start_replica(
         str(config),
         "--metrics-bind-address",
         f"127.0.0.1:{port}",
+        "--visibility-bind-address",
+        f"127.0.0.1:{visibility_port}",
+        "--visibility-cert-dir",
+        str(visibility_certs(workdir)),
         *lease_timings,
     ]
     process, record = spawn(
         identity, argv, workdir=workdir, env=env, die_with_parent=die_with_parent
     )
-    return SchedulerReplica(identity=identity, port=port, record=record, process=process)
+    return SchedulerReplica(
+        identity=identity,
+        port=port,
+        record=record,
+        process=process,
+        visibility_port=visibility_port,
+    )
 
 
 def start_schedulers(

@@ -381,6 +381,40 @@ def test_a_queued_job_is_suspended_by_the_in_cluster_webhook_and_admitted_by_the
     assert workload["status"]["admission"]["clusterQueue"] == "real"
 
 
+def test_the_visibility_api_answers_through_the_aggregator(release: str, kube: Kube) -> None:
+    """The chart's APIServices, through the visibility Service, to the scheduler pods'
+    certificate (its names and CA from the bootstrap) and their queues."""
+    secret = kube.json("get", "secret", SECRET, "-n", NAMESPACE)
+    serving = x509.load_pem_x509_certificate(base64.b64decode(secret["data"]["tls.crt"]))
+    names = serving.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert f"kuota-visibility.{NAMESPACE}.svc" in names.get_values_for_type(x509.DNSName)
+    for version in ("v1beta2", "v1beta1"):
+        registered = eventually(
+            lambda v=version: kube.json("get", "apiservice", f"{v}.visibility.kueue.x-k8s.io"),
+            lambda a: any(
+                c["type"] == "Available" and c["status"] == "True"
+                for c in a.get("status", {}).get("conditions") or []
+            ),
+            f"the {version} visibility APIService available",
+            180,
+        )
+        assert registered["spec"]["caBundle"] == secret["data"]["ca.crt"]
+    too_big = _job("too-big", "never runs")
+    too_big["spec"]["template"]["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
+    kube.run("create", "-f", "-", stdin=json.dumps(too_big))
+    path = "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/real/pendingworkloads"
+    summary = eventually(
+        lambda: json.loads(kube.run("get", "--raw", path)),
+        lambda got: len(got["items"]) == 1,
+        "the Job that does not fit listed as pending",
+        120,
+    )
+    (item,) = summary["items"]
+    assert item["metadata"]["ownerReferences"][0]["name"] == "too-big"
+    assert (item["positionInClusterQueue"], item["localQueueName"]) == (0, "main")
+    kube.run("delete", "job", "too-big", "-n", TEAM)
+
+
 def _leader(kube: Kube) -> str:
     return str(kube.json("get", "lease", LEASE, "-n", NAMESPACE)["spec"]["holderIdentity"])
 
@@ -453,13 +487,18 @@ def test_helm_uninstall_leaves_only_the_crds_and_the_queues(
     labelled = f"app.kubernetes.io/instance={RELEASE}"
     cluster_scoped = kube.run(
         "get",
-        "clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingwebhookconfigurations",
+        "clusterroles,clusterrolebindings,mutatingwebhookconfigurations,validatingwebhookconfigurations,"
+        "apiservices",
         "-l",
         labelled,
         "-o",
         "name",
     )
     assert cluster_scoped.strip() == ""
+    in_kube_system = kube.run(
+        "get", "rolebindings", "-n", "kube-system", "-l", labelled, "-o", "name"
+    )
+    assert in_kube_system.strip() == ""
     for kind in ("mutatingwebhookconfiguration", "validatingwebhookconfiguration"):
         assert "kuota-" not in kube.run("get", kind, "-o", "name")
     crds = kube.json("get", "crd", "-l", labelled)["items"]

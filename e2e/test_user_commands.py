@@ -211,3 +211,52 @@ async def test_status_list_and_explain_tell_a_user_why_a_job_waits(
     missing = await kuota(cluster, "explain", "no-such-job", "-n", namespace)
     assert missing.returncode == 1
     assert missing.stderr.startswith(f"error: Job no-such-job not found in namespace {namespace}")
+
+
+async def test_stop_and_resume_hold_and_release_the_queue_and_a_job(
+    kuota_scheduler: SchedulerReplica,
+    cluster: ClusterHandle,
+    api: client.ApiClient,
+    namespace: str,
+    small_pool: tuple[str, str],
+) -> None:
+    """``kuota stop``/``resume`` write through the user's kubeconfig; the scheduler acts."""
+    _, queue = small_pool
+    batch, custom = client.BatchV1Api(api), client.CustomObjectsApi(api)
+    await batch.create_namespaced_job(namespace, job("running", "user-queue"))
+
+    async def suspended() -> bool | None:
+        return (await batch.read_namespaced_job("running", namespace)).spec.suspend
+
+    await eventually(suspended, lambda s: s is False, timeout=60, what="the Job started")
+
+    asked = await kuota(cluster, "stop", "clusterqueue", queue)  # stdin is empty: no answer
+    assert asked.returncode == 1 and "canceled: nothing changed" in asked.stdout
+    assert "Its 1 admitted Workload(s) are evicted" in asked.stdout
+    stopped = await kuota(cluster, "stop", "clusterqueue", queue, "--yes")
+    assert stopped.returncode == 0, stopped.stderr
+    assert (
+        stopped.stdout.splitlines()[-1]
+        == f"clusterqueue/{queue} stopped (stopPolicy: HoldAndDrain)"
+    )
+    await eventually(suspended, lambda s: s is True, timeout=60, what="the Job drained")
+    resumed = await kuota(cluster, "resume", "cq", queue)
+    assert resumed.returncode == 0, resumed.stderr
+    await eventually(suspended, lambda s: s is False, timeout=60, what="the Job admitted again")
+
+    held = await kuota(cluster, "stop", "job", "running", "-n", namespace, "-y")
+    assert held.returncode == 0, held.stderr
+
+    async def active() -> bool:
+        items = (
+            await custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "workloads")
+        )["items"]
+        return bool(items[0]["spec"].get("active", True))
+
+    assert await active() is False
+    await eventually(suspended, lambda s: s is True, timeout=60, what="the stopped Job suspended")
+    again = await kuota(cluster, "resume", "job", "running", "-n", namespace)
+    assert again.returncode == 0 and await active() is True
+    await eventually(suspended, lambda s: s is False, timeout=60, what="the Job running again")
+    nothing = await kuota(cluster, "resume", "job", "running", "-n", namespace)
+    assert nothing.stdout.startswith(f"workload/{namespace}/") and "nothing to do" in nothing.stdout

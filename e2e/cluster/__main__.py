@@ -14,6 +14,11 @@ versions too, as the chart's ``crds.servedLegacyVersions`` does.
 ``down`` stops the control plane first and the webhook last, so the API
 server is never left calling a webhook that is gone.
 
+``up --kuota`` also registers the first scheduler replica's visibility API
+(``visibility.kueue.x-k8s.io``, e2e/kuota_visibility.py), so kubectl and
+kueuectl (on the ``PATH`` that ``env`` prints, once built) read pending
+workloads and their positions.
+
 ``up --kuota --multikueue`` also runs ``kuota-multikueue``: the cluster is a
 MultiKueue manager (``make demo-multikueue`` starts one and two workers).
 
@@ -37,7 +42,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from . import jobset_tools
+from . import jobset_tools, kueuectl_tools
 from .controlplane import (
     ClusterStartError,
     ControlPlane,
@@ -72,6 +77,7 @@ def _running(workdir: Path) -> tuple[dict | None, list[str], list[str]]:
 def cmd_build(args: argparse.Namespace) -> int:
     build()
     jobset_tools.build()
+    kueuectl_tools.build()
     if args.real_node:
         from e2e.image.build import build as build_image
 
@@ -178,6 +184,19 @@ def cmd_up(args: argparse.Namespace) -> int:
             return 1
         for replica in replicas:
             _record(workdir, asdict(replica.record))
+        from e2e.kuota_visibility import register, visibility_certs
+
+        try:  # the first replica's, through an ExternalName Service naming localhost
+            register(
+                plane.tools.binary("kubectl"),
+                info.kubeconfig,
+                replicas[0].visibility_port,
+                visibility_certs(workdir),
+            )
+        except RuntimeError as failure:
+            print(f"error: registering the visibility API failed: {failure}", file=sys.stderr)
+            stop_recorded(workdir)
+            return 1
         if args.multikueue:
             from e2e.kuota_multikueue import start_multikueue
 
@@ -197,6 +216,11 @@ def cmd_up(args: argparse.Namespace) -> int:
                 f"  {replica.identity}: http://127.0.0.1:{replica.port}/metrics "
                 f"(log {replica.record.log})"
             )
+        print(
+            f"  visibility API: {replicas[0].identity}'s, registered with the API server "
+            "(kubectl get --raw /apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/CQ/"
+            "pendingworkloads; kueuectl list workload)"
+        )
     print(f"cluster {args.name!r} is up: {info.server}")
     print(f"  logs:       {workdir / 'logs'}")
     print(f"  kubeconfig: {info.kubeconfig}")
@@ -247,7 +271,11 @@ def cmd_env(args: argparse.Namespace) -> int:
         return 1
     tools = ToolPaths.resolve(build_if_missing=False)
     print(f"export KUBECONFIG={state['kubeconfig']}")
-    print(f"export PATH={tools.bin}:$PATH")
+    kueuectl = kueuectl_tools.binary_path(kueuectl_tools.version_dir())
+    extra = (
+        f"{kueuectl.parent}:" if kueuectl_tools.is_complete(kueuectl_tools.version_dir()) else ""
+    )
+    print(f"export PATH={tools.bin}:{extra}$PATH")
     return 0
 
 

@@ -414,6 +414,16 @@ class ControlPlane:
                 f"--service-account-signing-key-file={p.sa_key}",
                 "--service-cluster-ip-range=10.0.0.0/24",
                 "--authorization-mode=Node,RBAC",
+                # The aggregation layer: the API server proxies extension APIs (kuota's
+                # visibility API) with this client certificate and the caller in headers.
+                f"--requestheader-client-ca-file={p.front_proxy_ca_cert}",
+                f"--requestheader-allowed-names={pki.FRONT_PROXY_CLIENT}",
+                "--requestheader-username-headers=X-Remote-User",
+                "--requestheader-group-headers=X-Remote-Group",
+                "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+                "--requestheader-uid-headers=X-Remote-Uid",
+                f"--proxy-client-cert-file={p.front_proxy_client_cert}",
+                f"--proxy-client-key-file={p.front_proxy_client_key}",
                 "--enable-admission-plugins=NodeRestriction",
                 "--allow-privileged=true",
                 "--profiling=false",

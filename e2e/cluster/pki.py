@@ -1,5 +1,8 @@
 """The local control plane's PKI: one CA, the API server's serving certificate,
-an admin client certificate and the service-account signing key.
+an admin client certificate and the service-account signing key; and, apart,
+the front-proxy CA with the client certificate the API server's aggregator
+presents to extension API servers (kuota's visibility API), which believe the
+caller named in its request headers only on that certificate.
 
 Everything is generated per cluster into ``<workdir>/pki`` so two clusters
 never share trust, and nothing secret outlives ``down``.
@@ -20,6 +23,8 @@ API_SERVER_DNS = (
     "kubernetes.default.svc.cluster.local",
 )
 FIRST_SERVICE_IP = "10.0.0.1"  # bookkeeping only: nothing ever dials it
+FRONT_PROXY_CLIENT = "front-proxy-client"
+"""The common name of the aggregator's client certificate (``--requestheader-allowed-names``)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,18 @@ class ClusterPki:
     def sa_pub(self) -> Path:
         return self.directory / "sa.pub"
 
+    @property
+    def front_proxy_ca_cert(self) -> Path:
+        return self.directory / "front-proxy-ca.crt"
+
+    @property
+    def front_proxy_client_cert(self) -> Path:
+        return self.directory / "front-proxy-client.crt"
+
+    @property
+    def front_proxy_client_key(self) -> Path:
+        return self.directory / "front-proxy-client.key"
+
     def ca(self) -> KeyPair:
         return KeyPair.load(self.ca_cert, self.ca_key)
 
@@ -79,6 +96,12 @@ def generate(directory: Path, *, cluster_name: str) -> ClusterPki:
     # the control-plane components that run with the admin kubeconfig.
     issue(ca, common_name="kuota-admin", organizations=("system:masters",), client=True).write(
         pki.admin_cert, pki.admin_key
+    )
+    # A CA of its own: a client certificate of the cluster CA must never pass for the proxy.
+    front_proxy_ca = new_ca(f"{cluster_name}-front-proxy-ca")
+    pki.front_proxy_ca_cert.write_bytes(front_proxy_ca.cert_pem)
+    issue(front_proxy_ca, common_name=FRONT_PROXY_CLIENT, client=True).write(
+        pki.front_proxy_client_cert, pki.front_proxy_client_key
     )
     private, public = new_rsa_signing_key()
     write_private(pki.sa_key, private)

@@ -112,6 +112,14 @@ TLS_MIN_VERSIONS: Final = ("VersionTLS12", "VersionTLS13")
 """``tls.minVersion`` values Kueue accepts (it refuses TLS 1.0 and 1.1)."""
 
 
+QUEUE_VISIBILITY_REPLACEMENT: Final = (
+    "pending workloads are served on demand by the visibility API: GET "
+    "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/NAME/pendingworkloads"
+)
+"""Where the v1beta1 ``queueVisibility`` (status snapshots of pending workloads) went
+(docs/visibility.md)."""
+
+
 def _checked(node: N, *checks: Check) -> N:
     return replace(node, checks=checks)
 
@@ -479,14 +487,15 @@ def configuration() -> ObjectNode:
             ),
         ),
         "tls": _tls(),
-        "visibilityServer": _checked(
-            unchecked(free_form()),
-            Refused(
-                REFUSED,
-                "kuota serves no visibility API (visibility.kueue.x-k8s.io); `kuota list` and "
-                "`kuota explain` show pending workloads; remove visibilityServer",
-                even_empty=True,
-            ),
+        "visibilityServer": obj(
+            {
+                "bindAddress": string(),
+                # The upper bound and the address's form: validation/configuration.py.
+                "bindPort": _checked(
+                    int32(),
+                    AtLeast(REFUSED, 1, message="must be a valid port number (1-65535)"),
+                ),
+            }
         ),
     }
     return obj(
@@ -495,7 +504,7 @@ def configuration() -> ObjectNode:
             "queueVisibility": hint(
                 "CFG-20",
                 'unknown field "queueVisibility"; this v1beta1 field was removed in v1beta2 '
-                "(use the visibility API visibility.kueue.x-k8s.io)",
+                f"({QUEUE_VISIBILITY_REPLACEMENT})",
             )
         },
     )

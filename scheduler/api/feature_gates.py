@@ -70,7 +70,7 @@ _NO_PROVISIONING = "kuota has no ProvisioningRequest admission check"
 GATES: Final[Mapping[str, Gate]] = {
     "PartialAdmission": _read(True, "read by the webhook: off drops minCount from new Workloads"),
     "FlavorFungibility": _fixed(True, True, "kuota always applies flavorFungibility"),
-    "VisibilityOnDemand": _fixed(True, False, "kuota serves no visibility API"),
+    "VisibilityOnDemand": _read(True, "read by the scheduler: off serves no visibility API"),
     "DisableWaitForPodsReady": _read(
         False, "read by the scheduler: true turns waitForPodsReady off"
     ),

@@ -1,8 +1,8 @@
 """The Configuration's operational sections, as the processes use them (docs/configuration.md).
 
 ``leaderElection``, ``clientConnection``, ``metrics``, ``health``,
-``webhook``, ``tls``, ``internalCertManagement``, ``controller`` and
-``multiKueue`` change no scheduling decision; the parser keeps them raw
+``webhook``, ``tls``, ``internalCertManagement``, ``controller``,
+``visibilityServer`` and ``multiKueue`` change no scheduling decision; the parser keeps them raw
 (``Configuration.operational``).  Each function here reads one of them, from
 a Configuration that passed validation (so every value has its type), into
 what a process needs.  ``None`` means "not in the file": the process then
@@ -152,6 +152,26 @@ def webhook_server(config: Configuration) -> WebhookServer:
         cert_dir=_string(webhook, "certDir"),
         tls_min_version=(_string(tls, "minVersion") or "VersionTLS12") if applies else None,
         cipher_suites=tuple(name for name in suites or () if isinstance(name, str)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class VisibilityServerOptions:
+    """``visibilityServer`` and the gate ``VisibilityOnDemand``: whether and where the
+    scheduler serves the visibility API (None: Kueue's default, ``0.0.0.0:8082``)."""
+
+    enabled: bool = True
+    bind_address: str | None = None
+    bind_port: int | None = None
+
+
+def visibility_server(config: Configuration) -> VisibilityServerOptions:
+    section = _section(config, "visibilityServer")
+    port = section.get("bindPort")
+    return VisibilityServerOptions(
+        enabled=config.feature_gates.get("VisibilityOnDemand", True) is not False,
+        bind_address=_string(section, "bindAddress"),
+        bind_port=port if isinstance(port, int) and not isinstance(port, bool) else None,
     )
 
 

@@ -6,7 +6,9 @@ docs/validation.md#kuota-validate
 and docs/validation.md#kuota-simulate.  ``convert`` rewrites manifests of any Kueue
 version as ``v1beta2`` with the webhook's conversion, also offline.
 ``status``, ``explain`` and ``list`` read a live cluster through the user's
-kubeconfig (read-only) and show it through that same engine.
+kubeconfig (read-only) and show it through that same engine; ``stop`` and
+``resume`` hold and release queues and workloads, as kueuectl does
+(:mod:`scheduler.cli.control`).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import argparse
 import sys
 from typing import TextIO
 
-from scheduler.cli import convert, explain, listing, simulate, status, validate
+from scheduler.cli import control, convert, explain, listing, simulate, status, validate
 from scheduler.version import kuota_version
 
 
@@ -32,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_parser(commands)
     explain.add_parser(commands)
     listing.add_parser(commands)
+    control.add_parsers(commands)
     return parser
 
 

@@ -62,6 +62,7 @@ from scheduler.core.engine_types import (
 from scheduler.core.preemption import PreemptionContext, PreemptionHistory
 from scheduler.core.preemption.context import DEFAULT_STRATEGIES
 from scheduler.core.queue_manager import PriorityRef, QueueManager
+from scheduler.core.queues import ClusterQueueQueue
 from scheduler.core.quota_cache import QuotaCache
 from scheduler.core.readouts import cluster_queue_status, workload_state
 from scheduler.core.state import ADMITTED, FINISHED, PENDING, WorkloadRecord
@@ -391,6 +392,17 @@ class Engine:
         """
         record = self._records.get(workload)
         return self.queues.position(record) if record is not None else None
+
+    def pending_queue(self, cluster_queue: str) -> ClusterQueueQueue | None:
+        """The pending workloads of ``cluster_queue`` in queue order, for reading (their
+        ``ranking``); None when the engine knows no such ClusterQueue.  Pure."""
+        if cluster_queue not in self.cache.cluster_queues:
+            return None
+        return self.queues.queue(cluster_queue) or ClusterQueueQueue()
+
+    def local_queue_target(self, namespace: str, name: str) -> str | None:
+        """The ClusterQueue of LocalQueue ``namespace/name``; None if it is unknown: pure."""
+        return self.queues.local_queue_target(f"{namespace}/{name}")
 
     @property
     def records(self) -> Mapping[WorkloadKey, WorkloadRecord]:

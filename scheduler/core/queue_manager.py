@@ -110,16 +110,14 @@ class QueueManager:
     def index(self, record: WorkloadRecord) -> None:
         """Add ``record`` to the LocalQueue and priority-class indexes (by its current spec)."""
         if record.queue_name:
-            key = f"{record.namespace}/{record.queue_name}"
-            self._by_local_queue.setdefault(key, set()).add(record.key)
+            self._by_local_queue.setdefault(record.local_queue_key(), set()).add(record.key)
         if record.priority_ref is not None:
             self._by_priority_ref.setdefault(record.priority_ref, set()).add(record.key)
 
     def unindex(self, record: WorkloadRecord) -> None:
         """Take ``record`` out of the indexes and forget its queueing status (spec change)."""
         if record.queue_name:
-            key = f"{record.namespace}/{record.queue_name}"
-            self._by_local_queue.get(key, set()).discard(record.key)
+            self._by_local_queue.get(record.local_queue_key(), set()).discard(record.key)
         if record.priority_ref is not None:
             self._by_priority_ref.get(record.priority_ref, set()).discard(record.key)
         self._unqueued.pop(record.key, None)
@@ -135,7 +133,7 @@ class QueueManager:
         """(CQ to queue in, reason, message); no CQ when it cannot be queued: pure."""
         if not record.active:
             return None, "Deactivated", "The workload is deactivated"
-        local_queue = self._local_queues.get(f"{record.namespace}/{record.queue_name or ''}")
+        local_queue = self._local_queues.get(record.local_queue_key())
         if local_queue is None:
             return None, "Misconfigured", f"LocalQueue {record.queue_name or ''} doesn't exist"
         cq_name, stop_policy = local_queue
@@ -174,7 +172,7 @@ class QueueManager:
         self.unqueue(record)
         queue = self._queues.setdefault(cq_name, ClusterQueueQueue())
         record.queued_in = cq_name
-        queue.push(record.queue_order())
+        queue.push(record.queue_order(), record.local_queue_key())
 
     def unqueue(self, record: WorkloadRecord) -> None:
         """Take ``record`` out of the queue that holds it, if any."""
@@ -187,7 +185,7 @@ class QueueManager:
     def requeue_one(self, record: WorkloadRecord) -> None:
         """Re-key ``record`` in its heap (its priority or spec changed)."""
         if record.queued_in is not None:
-            self._queues[record.queued_in].push(record.queue_order())
+            self._queues[record.queued_in].push(record.queue_order(), record.local_queue_key())
 
     # --- what the cycle does with heads -------------------------------------------
 
@@ -210,9 +208,9 @@ class QueueManager:
         queue = self._queues[cluster_queue]
         record.queued_in = cluster_queue
         if park:
-            queue.park(record.queue_order())
+            queue.park(record.queue_order(), record.local_queue_key())
             return
-        queue.push(record.queue_order())
+        queue.push(record.queue_order(), record.local_queue_key())
         if sticky:
             queue.sticky = record.key
 
@@ -280,13 +278,18 @@ class QueueManager:
     def position(self, record: WorkloadRecord) -> tuple[int, int] | None:
         """(1-based position, pending count) in its ClusterQueue's queue order; None if not queued.
 
-        Pure; sorts the queue, so for a single question (``kuota explain``), not a cycle.
+        Pure; O(log n) (the queue keeps its ranking, ``queues.Ranking``).
         """
         queue = self._queues.get(record.cluster_queue or "")
-        if queue is None or record.key not in queue:
+        if queue is None:
             return None
-        ordered = sorted(queue.keys(), key=lambda key: self._records[key].queue_order())
-        return ordered.index(record.key) + 1, len(ordered)
+        place = queue.ranking.position(record.key, queue.first)
+        return None if place is None else (place + 1, len(queue))
+
+    def local_queue_target(self, key: str) -> str | None:
+        """The ClusterQueue LocalQueue ``namespace/name`` points at; None if it is unknown: pure."""
+        known = self._local_queues.get(key)
+        return known[0] if known is not None else None
 
 
 __all__ = ["ClusterQueueView", "PriorityRef", "QueueManager"]

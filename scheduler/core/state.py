@@ -154,6 +154,10 @@ class WorkloadRecord:
     def queue_order(self) -> tuple[int, datetime, str, str]:
         return (-self.priority, self.timestamp, self.uid, self.key)
 
+    def local_queue_key(self) -> str:
+        """``namespace/name`` of the LocalQueue it was submitted to (name empty if none): pure."""
+        return f"{self.namespace}/{self.queue_name or ''}"
+
 
 READY_MESSAGE = "Can admit new workloads"
 

@@ -24,7 +24,8 @@ API client's rate limit), ``metrics.bindAddress`` (``/metrics``),
 probes are served beside ``/metrics`` as they always were),
 ``metrics.enableClusterQueueResources`` (the per-flavor quota gauges) and
 ``controller.cacheSyncTimeout`` (the process exits when its informers have
-not listed by then).
+not listed by then), ``visibilityServer`` (where the visibility API listens;
+docs/visibility.md).
 """
 
 from __future__ import annotations
@@ -59,9 +60,13 @@ from scheduler.kube.client import new_api_client
 from scheduler.kube.leader import AlwaysLeader, Leadership, LeaseElection
 from scheduler.kube.ownership import adopt_lease, read_deployment_reference
 from scheduler.kube.rest import Rest, RestError, rate_limiter
+from scheduler.service import heap
 from scheduler.service.loop import LoopSettings, SchedulerLoop
 from scheduler.service.observability import health_app
 from scheduler.version import kuota_version
+from scheduler.visibility.server import VisibilityServer, VisibilitySettings
+from scheduler.visibility.settings import InvalidAddress, Listen, cert_dir_of, listen_address
+from scheduler.visibility.source import SchedulerSource
 
 log = logging.getLogger("kuota.scheduler")
 EVENT_FLUSH_SECONDS = 5.0
@@ -158,6 +163,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--log-level", default="info", choices=["debug", "info", "warning", "error"]
     )
+    parser.add_argument(
+        "--visibility-bind-address",
+        metavar="HOST:PORT",
+        help="where the visibility API (visibility.kueue.x-k8s.io) listens (default: "
+        "visibilityServer.bindAddress and .bindPort, else 0.0.0.0:8082); the feature gate "
+        "VisibilityOnDemand=false turns the API off",
+    )
+    parser.add_argument(
+        "--visibility-cert-dir",
+        metavar="DIR",
+        help="directory with tls.crt and tls.key for the visibility API, reloaded when they"
+        " change (default: a self-signed pair for localhost and 127.0.0.1)",
+    )
     return parser
 
 
@@ -174,6 +192,8 @@ class Startup:
     qps: float | None
     burst: int | None
     cache_sync_timeout: float | None
+    visibility: Listen | None = None
+    """Where the visibility API listens; None: off (``VisibilityOnDemand: false``)."""
 
 
 def _address(value: str) -> str | None:
@@ -181,7 +201,11 @@ def _address(value: str) -> str | None:
 
 
 def startup(args: argparse.Namespace, loaded: LoadedConfiguration | None) -> Startup:
-    """The settings of :class:`Startup` from the command line and the Configuration: pure."""
+    """The settings of :class:`Startup` from the command line and the Configuration: pure.
+
+    Raises :class:`~scheduler.visibility.settings.InvalidAddress` for a visibility address
+    that cannot be listened on.
+    """
     config = loaded.config if loaded is not None else None
     flags = LeaderElection(
         leader_elect=args.leader_elect,
@@ -211,6 +235,7 @@ def startup(args: argparse.Namespace, loaded: LoadedConfiguration | None) -> Sta
         qps=connection.qps if connection is not None else None,
         burst=connection.burst if connection is not None else None,
         cache_sync_timeout=cache_sync_timeout(config) if config is not None else None,
+        visibility=listen_address(config, args.visibility_bind_address),
     )
 
 
@@ -266,9 +291,16 @@ async def serve(
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
     watching = asyncio.create_task(scheduler.watch(), name="informers")
+    visibility = visibility_server(scheduler, rest, settings.visibility, args.visibility_cert_dir)
+    serving: list[asyncio.Task[None]] = [
+        asyncio.create_task(heap.keep_settled(scheduler.ready), name="heap")
+    ]
+    if visibility is not None:
+        serving.append(asyncio.create_task(visibility.run(), name="visibility"))
 
     async def stepped_down() -> None:
         scheduler.rebuild()
+        heap.settle("state rebuilt")
         log.info(
             "stepped down: state rebuilt from the informers, campaigning again",
             extra={"identity": args.identity},
@@ -300,21 +332,22 @@ async def serve(
             "version": kuota_version(),
         },
     )
+    main_tasks = [acting, watching, syncing, *serving]
     done, _ = await asyncio.wait(
-        [asyncio.create_task(stopping.wait()), acting, watching, syncing],
+        [asyncio.create_task(stopping.wait()), *main_tasks],
         return_when=asyncio.FIRST_COMPLETED,
     )
-    for task in (acting, watching):
+    for task in main_tasks:
         if task in done and not task.cancelled() and task.exception() is not None:
             log.error(
                 "a main task failed", exc_info=task.exception(), extra={"task": task.get_name()}
             )
     # Only a bug ends a main task (or, with --no-leader-elect, a failed loop), or caches that
-    # did not sync within controller.cacheSyncTimeout.
-    code = 1 if any(t in done for t in (acting, watching, syncing)) else 0
-    for task in (acting, watching, syncing):  # leading: the work stops, then the Lease is released
+    # did not sync within controller.cacheSyncTimeout, or the visibility API's port taken.
+    code = 1 if any(t in done for t in main_tasks) else 0
+    for task in main_tasks:  # leading: the work stops, then the Lease is released
         task.cancel()
-    await asyncio.gather(acting, watching, syncing, return_exceptions=True)
+    await asyncio.gather(*main_tasks, return_exceptions=True)
     try:  # Events queued and not written yet are fenced now: say so
         await asyncio.wait_for(scheduler.writer.events_sent(), timeout=EVENT_FLUSH_SECONDS)
     except TimeoutError:
@@ -327,6 +360,26 @@ async def serve(
     await api.close()
     log.info("kuota-scheduler stopped", extra={"exit_code": code})
     return code
+
+
+def visibility_server(
+    scheduler: SchedulerLoop, rest: Rest, listen: Listen | None, cert_dir: str | None
+) -> VisibilityServer | None:
+    """The visibility API over this replica's queues (docs/visibility.md); None when off."""
+    if listen is None:
+        log.info("visibility API off (feature gate VisibilityOnDemand=false)")
+        return None
+    if listen.overridden:
+        log.info(
+            "--visibility-bind-address overrides the Configuration's visibilityServer",
+            extra={"address": f"{listen.host}:{listen.port}"},
+        )
+    source = SchedulerSource(lambda: scheduler.engine, lambda: scheduler.state.stored("Workload"))
+    return VisibilityServer(
+        source,
+        rest,
+        VisibilitySettings(host=listen.host, port=listen.port, cert_dir=cert_dir_of(cert_dir)),
+    )
 
 
 async def _serve_endpoints(
@@ -383,7 +436,11 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigurationError as invalid:
         log.error(invalid.render(), extra={"config": invalid.source})
         return 1
-    settings = startup(args, loaded)
+    try:
+        settings = startup(args, loaded)
+    except InvalidAddress as invalid:
+        log.error(str(invalid))
+        return 1
     problem = lease_problem(settings.lease)
     if problem:
         log.error(problem)

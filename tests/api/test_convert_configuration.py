@@ -109,6 +109,11 @@ def test_removed_fields_are_dropped_with_a_warning() -> None:
         "queueVisibility",
         "integrations.podOptions",
     ]
+    # The replacement is served: the warning says where to read pending workloads now.
+    assert (
+        "GET /apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/NAME/pendingworkloads"
+        in (result.warnings[0])
+    )
 
 
 def test_a_v1beta2_file_is_returned_as_it_is() -> None:

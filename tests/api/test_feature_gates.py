@@ -91,6 +91,11 @@ def test_topology_aware_scheduling_cannot_be_turned_off() -> None:
     assert _messages({"TopologyAwareScheduling": True}) == ([], [])
 
 
+def test_the_visibility_gate_is_read_both_ways() -> None:
+    assert _messages({"VisibilityOnDemand": False}) == ([], [])
+    assert _messages({"VisibilityOnDemand": True}) == ([], [])
+
+
 def test_a_gate_without_counterpart_is_a_warning_whatever_its_value() -> None:
     for value in (True, False):
         errors, warnings = _messages({"TASCacheTopologyTree": value})

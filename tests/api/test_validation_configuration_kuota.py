@@ -20,12 +20,6 @@ def check(**fields: Any) -> tuple[list[tuple[str, str, str]], list[str]]:
 
 REFUSED = [
     ({"pprofBindAddress": ":8083"}, "pprofBindAddress", "kuota serves no Go profiler"),
-    ({"visibilityServer": {}}, "visibilityServer", "kuota serves no visibility API"),
-    (
-        {"visibilityServer": {"bindPort": 8082}},
-        "visibilityServer",
-        "kuota serves no visibility API",
-    ),
     (
         {"resources": {"deviceClassMappings": [{"name": "gpu", "deviceClassNames": ["gpu"]}]}},
         "resources.deviceClassMappings",
@@ -150,3 +144,16 @@ def test_what_kuota_accepts_without_acting_on_is_a_warning(
 
 def test_a_v1beta1_section_switched_off_asks_for_nothing() -> None:
     assert check(waitForPodsReady={"enable": False}) == ([], [])
+
+
+def test_the_visibility_servers_address_is_acted_on_and_its_port_checked() -> None:
+    assert check(visibilityServer={"bindAddress": "127.0.0.1", "bindPort": 9444}) == ([], [])
+    for section in ({"bindPort": 0}, {"bindPort": 65536}):
+        errors, _ = check(visibilityServer=section)
+        assert [(field, message) for _, field, message in errors] == [
+            ("visibilityServer.bindPort", "must be a valid port number (1-65535)")
+        ]
+    errors, _ = check(visibilityServer={"bindAddress": "localhost"})
+    assert [(field, message) for _, field, message in errors] == [
+        ("visibilityServer.bindAddress", "must be a valid IP address")
+    ]

@@ -8,6 +8,7 @@ from typing import Any
 
 from certs import files
 from certs.bootstrap import (
+    API_SERVICES,
     CRDS,
     MUTATING_CONFIGURATIONS,
     MUTATING_NAME,
@@ -70,7 +71,21 @@ async def test_a_missing_secret_is_created_and_the_ca_injected_where_needed() ->
 
     writes = len(api.calls)
     assert await bootstrap_once(api, OPTIONS) == [], "a second run changes nothing"
-    assert [call.verb for call in api.calls[writes:]] == ["GET", "GET", "GET", "LIST"]
+    # The Secret, both webhook configurations, the CRDs, both visibility APIServices.
+    assert [call.verb for call in api.calls[writes:]] == ["GET", "GET", "GET", "LIST", "GET", "GET"]
+
+
+async def test_the_visibility_apiservices_get_the_bundle_unless_they_skip_verification() -> None:
+    api = cluster()
+    v1beta2 = API_SERVICES.object_path("v1beta2.visibility.kueue.x-k8s.io")
+    v1beta1 = API_SERVICES.object_path("v1beta1.visibility.kueue.x-k8s.io")
+    api.put(v1beta2, {"metadata": {"name": "v1beta2.visibility.kueue.x-k8s.io"}, "spec": {}})
+    api.put(v1beta1, {"spec": {"insecureSkipTLSVerify": True}})
+    changed = await bootstrap_once(api, OPTIONS)
+    assert changed[-1] == "v1beta2.visibility.kueue.x-k8s.io"
+    bundle = ca_bundle(base64.b64decode(api.store[SECRET]["data"]["ca.crt"]))
+    assert api.store[v1beta2]["spec"]["caBundle"] == bundle
+    assert "caBundle" not in api.store[v1beta1]["spec"]
 
 
 async def test_a_secret_due_for_renewal_is_replaced_with_its_resource_version() -> None:

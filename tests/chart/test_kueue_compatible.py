@@ -57,7 +57,11 @@ def _grants(objects: list[dict[str, Any]], account: str) -> set[tuple[str, str, 
     for binding in by_kind(objects, "ClusterRoleBinding") + by_kind(objects, "RoleBinding"):
         if not any(s["name"] == account for s in binding["subjects"]):
             continue
-        role = roles[(binding["roleRef"]["kind"], binding["roleRef"]["name"])]
+        role = roles.get((binding["roleRef"]["kind"], binding["roleRef"]["name"]))
+        if role is None:
+            # A role the cluster provides (system:auth-delegator, ...): named, not rendered.
+            grants.add(("builtin", binding["roleRef"]["kind"], binding["roleRef"]["name"], "*"))
+            continue
         for rule in role["rules"]:
             for name in rule.get("resourceNames") or ["*"]:
                 grants |= {

@@ -434,6 +434,8 @@ def test_cert_manager_renders_issuer_certificate_and_ca_injection() -> None:
     assert certificate["spec"]["dnsNames"] == [
         f"{SERVICE}.{NAMESPACE}.svc",
         f"{SERVICE}.{NAMESPACE}.svc.cluster.local",
+        f"kuota-visibility.{NAMESPACE}.svc",
+        f"kuota-visibility.{NAMESPACE}.svc.cluster.local",
     ]
     assert certificate["spec"]["issuerRef"] == {
         "name": "kuota-selfsigned",
@@ -446,6 +448,7 @@ def test_cert_manager_renders_issuer_certificate_and_ca_injection() -> None:
         *by_kind(objects, "CustomResourceDefinition"),
         *by_kind(objects, "MutatingWebhookConfiguration"),
         *by_kind(objects, "ValidatingWebhookConfiguration"),
+        *by_kind(objects, "APIService"),
     ]:
         assert obj["metadata"]["annotations"]["cert-manager.io/inject-ca-from"] == injected, obj[
             "metadata"

@@ -94,6 +94,9 @@ install) and by the one Deployment of the Kueue-compatible install
   - --metrics-bind-address=0.0.0.0:{{ $s.metricsPort }}
   - --status-writes-per-second={{ $s.statusWritesPerSecond }}
   - --log-level={{ $s.logLevel }}
+  {{- if include "kuota.visibilityCertificate" $root }}
+  - --visibility-cert-dir=/etc/kuota/visibility-certs
+  {{- end }}
   env:
   - name: POD_NAME
     valueFrom:
@@ -105,6 +108,12 @@ install) and by the one Deployment of the Kueue-compatible install
   - name: metrics
     containerPort: {{ $s.metricsPort }}
     protocol: TCP
+  {{- if include "kuota.visibilityEnabled" $root }}
+  # The visibility API, on the Configuration's visibilityServer.bindPort (8082 by default).
+  - name: visibility
+    containerPort: 8082
+    protocol: TCP
+  {{- end }}
   livenessProbe:
     httpGet:
       path: /healthz
@@ -124,4 +133,9 @@ install) and by the one Deployment of the Kueue-compatible install
     readOnly: true
   - name: {{ .tmp }}
     mountPath: /tmp
+  {{- if include "kuota.visibilityCertificate" $root }}
+  - name: {{ .certs | default "visibility-certs" }}
+    mountPath: /etc/kuota/visibility-certs
+    readOnly: true
+  {{- end }}
 {{- end -}}

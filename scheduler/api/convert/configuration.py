@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from scheduler.api.config_fields import QUEUE_VISIBILITY_REPLACEMENT
 from scheduler.api.convert._common import ConversionError, Obj, Warnings, deep
 from scheduler.api.refs import CONFIG_GROUP, CONFIG_V1BETA1, CONFIG_V1BETA2
 
@@ -56,7 +57,7 @@ def configuration_up(obj: Mapping[str, Any], warnings: Warnings) -> Obj:
     for key, value in obj.items():
         if key == "queueVisibility":
             warnings.append(
-                "queueVisibility was removed in v1beta2 (the visibility API replaces it); dropped"
+                f"queueVisibility was removed in v1beta2 ({QUEUE_VISIBILITY_REPLACEMENT}); dropped"
             )
         elif key == "fairSharing":
             fair = _fair_sharing(value)

@@ -15,6 +15,7 @@ relate several fields or lists.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping
 from decimal import Decimal
@@ -356,6 +357,21 @@ def _check_kuota(config: dict[str, Any], errors: list[FieldError], warnings: lis
     if tls and isinstance(gates, dict) and gates.get("TLSOptions") is False:
         warnings.append("tls: the TLSOptions feature gate is off: the section has no effect")
     _check_lease_timings(as_dict(config.get("leaderElection")), errors)
+    _check_visibility_server(as_dict(config.get("visibilityServer")), errors)
+
+
+def _check_visibility_server(section: dict[str, Any], errors: list[FieldError]) -> None:
+    """Where the visibility API listens: an IP address and a port, as Kueue checks them."""
+    at = FieldPath(("visibilityServer",))
+    address = section.get("bindAddress")
+    if isinstance(address, str):
+        try:
+            ipaddress.ip_address(address)
+        except ValueError:
+            _err(errors, at.child("bindAddress"), "must be a valid IP address", REFUSED)
+    port = section.get("bindPort")
+    if isinstance(port, int) and not isinstance(port, bool) and port > 65535:
+        _err(errors, at.child("bindPort"), "must be a valid port number (1-65535)", REFUSED)
 
 
 LEASE_DEFAULTS: Final = {"leaseDuration": 15, "renewDeadline": 10, "retryPeriod": 2}
