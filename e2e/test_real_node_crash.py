@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,28 @@ def _machine() -> dict[str, Any]:
     }
 
 
-def test_the_sweep_undoes_a_killed_runners_real_node() -> None:
+KERNEL_DEFAULTS = {"kernel/panic": "0", "vm/overcommit_memory": "0"}
+"""Linux's own values of two sysctls kubelet sets (to 10 and 1)."""
+
+
+@pytest.fixture
+def kernel_defaults() -> Iterator[None]:
+    """Two of kubelet's sysctls at Linux's defaults while the test runs, then as they were.
+
+    A machine where a kubelet ran and was never swept keeps kubelet's values;
+    starting from the kernel's own makes the change, and its undoing, visible.
+    """
+    saved = {name: Path("/proc/sys", name).read_text().strip() for name in KERNEL_DEFAULTS}
+    for name, value in KERNEL_DEFAULTS.items():
+        Path("/proc/sys", name).write_text(value)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            Path("/proc/sys", name).write_text(value)
+
+
+def test_the_sweep_undoes_a_killed_runners_real_node(kernel_defaults: None) -> None:
     if os.environ.get("KUBECONFIG") and Path(os.environ["KUBECONFIG"]).is_file():
         pytest.skip("runs its own local cluster with a real node; KUBECONFIG names another cluster")
     sweep_abandoned(Path(tempfile.gettempdir()), PREFIX)
