@@ -432,11 +432,13 @@ def configuration() -> ObjectNode:
                             "CustomMetricLabels gate, off: the labels have no effect there either)"
                         ),
                     ),
-                    "localQueueMetrics": _checked(
+                    "localQueueMetrics": _charted(
                         obj({"enable": boolean(), "localQueueSelector": label_selector()}),
-                        NotActedOn(
-                            message="kuota exports no LocalQueue metrics",
-                            allowed=({"enable": False},),
+                        ChartValue(
+                            doc="The kueue_local_queue_* series: {enable: true,\n"
+                            "localQueueSelector: {matchLabels: ...}} (empty: every\n"
+                            "LocalQueue, as Kueue).",
+                            free=True,
                         ),
                     ),
                 }

@@ -84,7 +84,9 @@ GATES: Final[Mapping[str, Gate]] = {
         True, True, "MultiKueue runs wherever kuota-multikueue runs (chart: multikueue.enabled)"
     ),
     "TopologyAwareScheduling": _fixed(True, False, _TAS),
-    "LocalQueueMetrics": _fixed(True, False, "kuota exports no LocalQueue metrics"),
+    "LocalQueueMetrics": _read(
+        True, "read by the scheduler: off drops the kueue_local_queue_* series"
+    ),
     "TASProfileMixed": _none(True, _TAS),
     "HierarchicalCohorts": _fixed(True, True, "kuota always supports cohort trees", locked=True),
     "AdmissionFairSharing": _fixed(
@@ -182,8 +184,8 @@ GATES: Final[Mapping[str, Gate]] = {
     "ConcurrentAdmission": _fixed(
         False, False, "kuota does not pursue several flavors at once (concurrentAdmissionPolicy)"
     ),
-    "MetricForWorkloadCreationLatency": _fixed(
-        True, False, "kuota does not export the Workload creation latency metric"
+    "MetricForWorkloadCreationLatency": _read(
+        True, "read by the scheduler: off drops kueue_workload_creation_latency_seconds"
     ),
     "TASRespectNodeAffinityPreferred": _none(False, _TAS),
     "MultiKueueManagerQuotaAutomation": _fixed(
@@ -196,7 +198,9 @@ GATES: Final[Mapping[str, Gate]] = {
     "WorkloadPriorityClassDefaulting": _read(
         False, 'read by the webhook: jobs without a priority class get "default" when it exists'
     ),
-    "MetricsForCohorts": _fixed(True, False, "kuota exports no cohort metrics"),
+    "MetricsForCohorts": _read(
+        True, "read by the scheduler: off drops kueue_cohort_info and kueue_cluster_queue_info"
+    ),
     "CleanupProvisioningRequestsOnEviction": _none(True, _NO_PROVISIONING),
     "TASHandleOverlappingFlavors": _none(True, _TAS),
     "UnadmittedWorkloadsObservability": _fixed(

@@ -255,7 +255,7 @@ async def serve(
         LoopSettings(
             config=loaded.config if loaded is not None else None,
             status_writes_per_second=args.status_writes_per_second,
-            cluster_queue_resources=settings.endpoints.cluster_queue_resources,
+            leader_elect=lease.leader_elect,
         ),
         fence=leadership.fence,
     )
