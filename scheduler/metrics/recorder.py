@@ -174,6 +174,20 @@ class KueueRecorder:
                 max(0.0, seconds),
             )
 
+    def multikueue_dispatched(self, *, cluster_queue: str, cluster: str) -> None:
+        """A copy of a Workload of ``cluster_queue`` was created on worker ``cluster``."""
+        self.store.inc(
+            "multikueue_workloads_dispatched_total",
+            {"cluster_queue": cluster_queue, "cluster": cluster, "replica_role": self.role},
+        )
+
+    def multikueue_admitted(self, *, cluster_queue: str, cluster: str) -> None:
+        """Worker ``cluster`` admitted the copy of a Workload of ``cluster_queue``."""
+        self.store.inc(
+            "multikueue_workloads_admitted_total",
+            {"cluster_queue": cluster_queue, "cluster": cluster, "replica_role": self.role},
+        )
+
     def prune(
         self,
         *,
