@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import ipaddress
 import logging
-import ssl
 import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -42,6 +41,8 @@ from scheduler.kube.access_review import Attributes, ReviewFailed, User
 log = logging.getLogger("kuota.serving")
 METRICS_PATH = "/metrics"
 CERT_POLL_SECONDS = 10.0
+CERT_WAIT_WARNING_SECONDS = 60.0
+"""How often a process still waiting for its metrics certificate says so."""
 USER = web.RequestKey("user", User)
 """Where :func:`guard` leaves the authenticated :class:`User` on a request."""
 
@@ -245,41 +246,63 @@ def self_signed(directory: Path, host: str) -> tuple[Path, Path]:
 
 async def serve(
     app: web.Application, endpoint: Endpoint, *, name: str
-) -> tuple[web.AppRunner, asyncio.Task[None] | None]:
-    """Start ``app`` on ``endpoint``; the runner, and the task that reloads its certificate."""
-    context: ssl.SSLContext | None = None
-    watcher: asyncio.Task[None] | None = None
-    if endpoint.secure:
-        if endpoint.cert_dir is not None:
-            cert, key = endpoint.cert_dir / "tls.crt", endpoint.cert_dir / "tls.key"
-        else:
-            scratch = Path(tempfile.mkdtemp(prefix=f"kuota-{name}-tls-"))
-            cert, key = self_signed(scratch, endpoint.host)
-            log.info(
-                "no certificate given: serving with a self-signed one",
-                extra={"endpoint": name},
-            )
-        reloader = CertificateReloader(cert, key)
-        if not await reloader.wait_until_loaded(60):
-            raise RuntimeError(f"{name}: no serving certificate in {cert.parent}")
-        context = reloader.context
-        watcher = asyncio.get_running_loop().create_task(
-            reloader.watch(CERT_POLL_SECONDS), name=f"{name}-certificate"
-        )
+) -> tuple[web.AppRunner, asyncio.Task[None]]:
+    """Serve ``app`` on ``endpoint``; the runner, and the task that opens and keeps the site.
+
+    Over HTTPS the site opens once the certificate pair loads (a Secret mounted
+    before its issuer wrote it fills in later; the process does not wait for it),
+    then the pair is reloaded in place whenever the files change.
+    """
     runner = web.AppRunner(app, access_log=None)
     await runner.setup()
-    await web.TCPSite(runner, endpoint.host, endpoint.port, ssl_context=context).start()
+    if not endpoint.secure:
+        await web.TCPSite(runner, endpoint.host, endpoint.port).start()
+        _announce(endpoint, name)
+        return runner, asyncio.get_running_loop().create_task(_forever(), name=f"{name}-site")
+    if endpoint.cert_dir is not None:
+        cert, key = endpoint.cert_dir / "tls.crt", endpoint.cert_dir / "tls.key"
+    else:
+        scratch = Path(tempfile.mkdtemp(prefix=f"kuota-{name}-tls-"))
+        cert, key = self_signed(scratch, endpoint.host)
+        log.info("no certificate given: serving with a self-signed one", extra={"endpoint": name})
+    reloader = CertificateReloader(cert, key)
+
+    async def open_site() -> None:
+        site = web.TCPSite(runner, endpoint.host, endpoint.port, ssl_context=reloader.context)
+        await site.start()
+        _announce(endpoint, name)
+
+    async def open_then_reload() -> None:
+        if not reloader.loaded:
+            while not await reloader.wait_until_loaded(CERT_WAIT_WARNING_SECONDS):
+                log.warning(
+                    "no serving certificate yet; /metrics waits for it",
+                    extra={"endpoint": name, "cert": str(cert)},
+                )
+            await open_site()
+        await reloader.watch(CERT_POLL_SECONDS)
+
+    if reloader.check():  # the usual case: the pair is there, open at once
+        await open_site()
+
+    task = asyncio.get_running_loop().create_task(open_then_reload(), name=f"{name}-site")
+    return runner, task
+
+
+async def _forever() -> None:
+    await asyncio.Event().wait()
+
+
+def _announce(endpoint: Endpoint, name: str) -> None:
     log.info(
         "serving",
         extra={"endpoint": name, "address": f"{endpoint.scheme}://{endpoint.host}:{endpoint.port}"},
     )
-    return runner, watcher
 
 
-async def stop(runner: web.AppRunner, watcher: asyncio.Task[None] | None) -> None:
-    if watcher is not None:
-        watcher.cancel()
-        await asyncio.gather(watcher, return_exceptions=True)
+async def stop(runner: web.AppRunner, keeper: asyncio.Task[None]) -> None:
+    keeper.cancel()
+    await asyncio.gather(keeper, return_exceptions=True)
     await runner.cleanup()
 
 

@@ -22,6 +22,7 @@ def _rules(objects: list[dict[str, Any]], name: str) -> list[Mapping[str, Any]]:
         for obj in objects
         if obj["kind"] in ("ClusterRole", "Role") and obj["metadata"]["name"].startswith(name)
         for rule in obj["rules"]
+        if "apiGroups" in rule
     ]
 
 
@@ -43,8 +44,45 @@ def objects() -> list[dict[str, Any]]:
 def test_no_wildcards_anywhere(objects: list[dict[str, Any]]) -> None:
     for obj in by_kind(objects, "ClusterRole") + by_kind(objects, "Role"):
         for rule in obj["rules"]:
-            for field in ("apiGroups", "resources", "verbs"):
-                assert "*" not in rule[field], (obj["metadata"]["name"], rule)
+            for field in ("apiGroups", "resources", "verbs", "nonResourceURLs"):
+                assert "*" not in rule.get(field, ()), (obj["metadata"]["name"], rule)
+
+
+METRICS_ACCESS = {
+    ("authentication.k8s.io", "tokenreviews", "create"),
+    ("authorization.k8s.io", "subjectaccessreviews", "create"),
+}
+"""scheduler/kube/access_review.py: who calls /metrics, and may they."""
+
+
+def test_reading_metrics_is_the_metrics_reader_role_and_nothing_else(
+    objects: list[dict[str, Any]],
+) -> None:
+    (reader,) = [
+        obj
+        for obj in by_kind(objects, "ClusterRole")
+        if obj["metadata"]["name"] == "kuota-metrics-reader"
+    ]
+    assert reader["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+    assert not [
+        b
+        for b in by_kind(objects, "ClusterRoleBinding")
+        if b["roleRef"]["name"] == "kuota-metrics-reader"
+    ], "bound only when asked"
+    bound = render(
+        {
+            "metrics.prometheusServiceAccount.name": "prometheus-k8s",
+            "metrics.prometheusServiceAccount.namespace": "monitoring",
+        }
+    )
+    (binding,) = [
+        b
+        for b in by_kind(bound, "ClusterRoleBinding")
+        if b["roleRef"]["name"] == "kuota-metrics-reader"
+    ]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "prometheus-k8s", "namespace": "monitoring"}
+    ]
 
 
 def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, Any]]) -> None:
@@ -105,6 +143,7 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         # scheduler/kube/ownership.py: the Lease's owner is the scheduler's Deployment
         ("coordination.k8s.io", "leases", "patch"),
         ("apps", "deployments", "get"),
+        *METRICS_ACCESS,
     }
     assert grants == expected
 
@@ -128,6 +167,7 @@ def test_the_webhook_only_reads_single_objects(objects: list[dict[str, Any]]) ->
         ("kueue.x-k8s.io", "workloadpriorityclasses", "get"),  # WorkloadPriorityClassDefaulting
         ("batch", "jobs", "get"),
         ("jobset.x-k8s.io", "jobsets", "get"),
+        *METRICS_ACCESS,
     }
 
 
@@ -151,7 +191,10 @@ def test_the_cert_bootstrap_touches_only_its_secret_and_kuotas_objects(
 
 def test_bindings_name_the_chart_service_accounts(objects: list[dict[str, Any]]) -> None:
     accounts = {sa["metadata"]["name"] for sa in by_kind(objects, "ServiceAccount")}
-    for binding in by_kind(objects, "ClusterRoleBinding") + by_kind(objects, "RoleBinding"):
+    bindings = by_kind(objects, "ClusterRoleBinding") + by_kind(objects, "RoleBinding")
+    for binding in bindings:
+        if binding["roleRef"]["name"].endswith("-metrics-reader"):
+            continue  # Prometheus' own ServiceAccount (metrics.prometheusServiceAccount)
         (subject,) = binding["subjects"]
         assert subject["name"] in accounts and subject["namespace"] == "kueue-system"
 
@@ -176,6 +219,7 @@ def test_multikueue_is_off_by_default_and_gets_exactly_what_its_calls_need(
     expected |= {("coordination.k8s.io", "leases", verb) for verb in ("create", "get", "update")}
     expected |= {("coordination.k8s.io", "leases", "patch")}
     expected |= {("apps", "deployments", "get")}
+    expected |= METRICS_ACCESS
     assert grants == expected
     (secrets,) = [
         obj
