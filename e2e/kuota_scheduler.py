@@ -1,6 +1,8 @@
 """``kuota-scheduler`` replicas as local processes against a local cluster.
 
-Each replica runs with exactly the permissions the Helm chart grants: the
+Each replica runs with exactly the permissions the Helm chart grants (its
+/metrics, HTTPS behind TokenReview and SubjectAccessReview, is read with a
+metrics reader's token: :mod:`e2e.metrics_access`): the
 chart's RBAC is applied (:func:`e2e.kuota_install.install_rbac`) and the
 replicas share a kubeconfig whose client certificate names the user
 ``system:serviceaccount:kueue-system:kuota-scheduler`` with the groups of a
@@ -24,6 +26,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from e2e import metrics_access
 from e2e.cluster.pki import ClusterPki
 from e2e.cluster.processes import ProcessRecord, clean_env, is_alive, log_tail, spawn, stop
 from e2e.kuota_install import (
@@ -53,14 +56,30 @@ def scheduler_kubeconfig(pki: ClusterPki, server: str, path: Path) -> Path:
 
 @dataclass
 class SchedulerReplica:
-    """One running replica; ``kill`` is a crash (SIGKILL), ``stop`` a graceful SIGTERM."""
+    """One running replica; ``kill`` is a crash (SIGKILL), ``stop`` a graceful SIGTERM.
+
+    ``port`` serves /healthz and /readyz (plain HTTP), ``metrics_port`` /metrics over
+    HTTPS with the harness' pair for 127.0.0.1, read with the metrics reader's token
+    (:mod:`e2e.metrics_access`, both in ``workdir``).
+    """
 
     identity: str
     port: int
     record: ProcessRecord
     process: subprocess.Popen[bytes] | None
+    metrics_port: int = 0
+    workdir: Path | None = None
+
+    @property
+    def metrics_url(self) -> str:
+        return f"https://127.0.0.1:{self.metrics_port}/metrics"
 
     def endpoint(self, path: str) -> tuple[int, str]:
+        if path == "/metrics":
+            assert self.workdir is not None
+            token = (self.workdir / metrics_access.TOKEN_FILE).read_text().strip()
+            ca = self.workdir / metrics_access.CERT_DIR / "ca.crt"
+            return metrics_access.scrape(self.metrics_url, token=token, ca=ca, timeout=2)
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=2) as reply:
                 return reply.status, reply.read().decode()
@@ -122,7 +141,7 @@ def start_replica(
     config: Path = KUOTA_CONFIG,
 ) -> SchedulerReplica:
     """One replica reading the Configuration ``config`` (default: the chart's)."""
-    port = _free_port()
+    port, metrics_port = _free_port(), _free_port()
     env = clean_env(workdir)
     env["PYTHONPATH"] = str(REPO_ROOT)
     argv = [
@@ -137,14 +156,25 @@ def start_replica(
         KUOTA_NAMESPACE,
         "--config",
         str(config),
-        "--metrics-bind-address",
+        "--health-probe-bind-address",
         f"127.0.0.1:{port}",
+        "--metrics-bind-address",
+        f"127.0.0.1:{metrics_port}",
+        "--metrics-cert-dir",
+        str(metrics_access.metrics_certs(workdir)),
         *lease_timings,
     ]
     process, record = spawn(
         identity, argv, workdir=workdir, env=env, die_with_parent=die_with_parent
     )
-    return SchedulerReplica(identity=identity, port=port, record=record, process=process)
+    return SchedulerReplica(
+        identity=identity,
+        port=port,
+        record=record,
+        process=process,
+        metrics_port=metrics_port,
+        workdir=workdir,
+    )
 
 
 def start_schedulers(
@@ -169,6 +199,7 @@ def start_schedulers(
     did already: ``kubectl apply`` changes nothing then).
     """
     install_rbac(kubectl_binary, admin_kubeconfig)
+    metrics_access.reader_token(kubectl_binary, admin_kubeconfig, workdir)
     kubeconfig = scheduler_kubeconfig(pki, server, workdir / "kuota-scheduler.kubeconfig")
     started = [
         start_replica(

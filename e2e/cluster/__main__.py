@@ -194,8 +194,8 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"kuota is installed: webhook {webhook.base_url} (log {webhook.record.log})")
         for replica in replicas:
             print(
-                f"  {replica.identity}: http://127.0.0.1:{replica.port}/metrics "
-                f"(log {replica.record.log})"
+                f"  {replica.identity}: {replica.metrics_url} (HTTPS, a metrics reader's "
+                f"token: {workdir / 'kuota-metrics-reader.token'}; log {replica.record.log})"
             )
     print(f"cluster {args.name!r} is up: {info.server}")
     print(f"  logs:       {workdir / 'logs'}")

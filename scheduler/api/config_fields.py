@@ -418,9 +418,9 @@ def configuration() -> ObjectNode:
                     "enableClusterQueueResources": _charted(
                         boolean(),
                         ChartValue(
-                            doc="Export the per-flavor quota gauges\n"
-                            "(kueue_cluster_queue_resource_reservation, _usage;\n"
-                            "Kueue's default: off).",
+                            doc="Export the ClusterQueues' quota, usage, borrowing and\n"
+                            "lending limits and weighted shares, as Kueue's chart does\n"
+                            "(docs/metrics.md; Kueue's default: off).",
                             default=True,
                             always=True,
                         ),
@@ -443,7 +443,7 @@ def configuration() -> ObjectNode:
                     ),
                 }
             ),
-            ChartValue(doc="The scheduler's metrics."),
+            ChartValue(doc="The scheduler's metrics (docs/metrics.md)."),
         ),
         "health": obj(
             {

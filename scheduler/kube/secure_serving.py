@@ -300,9 +300,11 @@ def _announce(endpoint: Endpoint, name: str) -> None:
     )
 
 
-async def stop(runner: web.AppRunner, keeper: asyncio.Task[None]) -> None:
-    keeper.cancel()
-    await asyncio.gather(keeper, return_exceptions=True)
+async def stop(runner: web.AppRunner, keeper: asyncio.Task[None] | None) -> None:
+    """Stop what :func:`serve` started (``keeper`` None: a runner started otherwise)."""
+    if keeper is not None:
+        keeper.cancel()
+        await asyncio.gather(keeper, return_exceptions=True)
     await runner.cleanup()
 
 
