@@ -4,12 +4,18 @@ The dashboard answers "where is my job, and why is it waiting?" with the
 scheduling engine itself, as ``kuota explain`` does (docs/dashboard.md): the
 picture the dashboard mirrors is loaded into a local engine exactly as the
 CLI loads it (:func:`scheduler.cli.live.new_live_engine`: admitted Workloads
-count from their status) and run to its steady state with the same bound
-as ``kuota explain``.  Every pending Workload then has the position and the
-pending reason the live scheduler gives it; quota use, borrowing and the
-cohort tree are read from the same engine.  One :class:`Analysis` serves
-every view of one picture; the dashboard makes a new one when the picture
-changes (at most once a second).
+count from their status).  Two engines serve one picture:
+
+- ``engine`` holds the picture as it is, no cycle run: the ClusterQueues'
+  counts, quota use, borrowing and the cohort tree are read from it, so they
+  say what the cluster holds now;
+- ``steady`` is run to its steady state with the same bound as ``kuota
+  explain``: every pending Workload then has the position and the pending
+  reason the live scheduler gives it (a Workload that would be admitted at
+  once "fits now").
+
+One :class:`Analysis` serves every view of one picture; the dashboard makes
+a new one when the picture changes (at most once a second).
 """
 
 from __future__ import annotations
@@ -40,27 +46,32 @@ class Analysis:
 
     objects: ClusterObjects
     engine: Engine
+    steady: Engine
     now: datetime
     notes: list[str] = field(default_factory=list)
-    steady: bool = True
+    reached: bool = True
+    """Whether ``steady`` reached its steady state within the bound."""
 
     @classmethod
     def of(cls, objects: ClusterObjects, now: datetime) -> Analysis:
-        """Load ``objects`` and run the engine to its steady state (bounded): pure."""
+        """Load ``objects`` twice, and run one engine to its steady state (bounded): pure."""
         notes: list[str] = []
         engine, _, clock = new_live_engine(objects, now, notes)
-        _, steady = engine.run_until_steady(clock, max_cycles=MAX_CYCLES)
-        return cls(objects=objects, engine=engine, now=clock, notes=notes, steady=steady)
+        steady, _, _ = new_live_engine(objects, now, [])
+        _, reached = steady.run_until_steady(clock, max_cycles=MAX_CYCLES)
+        return cls(
+            objects=objects, engine=engine, steady=steady, now=clock, notes=notes, reached=reached
+        )
 
     def workload(self, key: str) -> WorkloadState | None:
-        """What the engine says of a Workload (None: it could not load it)."""
+        """What the steady engine says of a Workload (None: it could not load it)."""
         try:
-            return self.engine.workload_state(key)
+            return self.steady.workload_state(key)
         except KeyError:
             return None
 
     def placement(self, key: str) -> Placement | None:
-        found = self.engine.queue_position(key)
+        found = self.steady.queue_position(key)
         return Placement(*found) if found is not None else None
 
     def cluster_queue(self, name: str) -> ClusterQueueStatus | None:

@@ -101,20 +101,27 @@ class Dashboard:
         wake = asyncio.Event()
         self._listeners.add(wake)
         try:
-            sent = -1
-            while True:
-                version = self.version()
-                if version != sent:
-                    await response.write(f"event: changed\ndata: {version}\n\n".encode())
-                    sent = version
-                try:
-                    await asyncio.wait_for(wake.wait(), timeout=KEEPALIVE_SECONDS)
-                except TimeoutError:
-                    await response.write(b": keepalive\n\n")
-                wake.clear()
-                await asyncio.sleep(ANALYSIS_SECONDS)  # a burst of changes is one update
+            await self._send_changes(response, wake)
+        except ConnectionResetError:
+            pass  # the viewer left
         finally:
             self._listeners.discard(wake)
+        return response
+
+    async def _send_changes(self, response: web.StreamResponse, wake: asyncio.Event) -> None:
+        """``changed`` when the version moved, a keepalive comment otherwise, until cancelled."""
+        sent = -1
+        while True:
+            version = self.version()
+            if version != sent:
+                await response.write(f"event: changed\ndata: {version}\n\n".encode())
+                sent = version
+            try:
+                await asyncio.wait_for(wake.wait(), timeout=KEEPALIVE_SECONDS)
+            except TimeoutError:
+                await response.write(b": keepalive\n\n")
+            wake.clear()
+            await asyncio.sleep(ANALYSIS_SECONDS)  # a burst of changes is one update
 
 
 def _static(name: str) -> Callable[[web.Request], Awaitable[web.Response]]:

@@ -347,7 +347,7 @@ def overview(
         "localQueues": len(objects.local_queues),
         "resourceFlavors": len(objects.resource_flavors),
         "workloads": states,
-        "steady": analysis.steady,
+        "steady": analysis.reached,
         "notes": analysis.notes,
     }
 

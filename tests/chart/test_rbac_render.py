@@ -247,3 +247,16 @@ def test_multikueue_is_off_by_default_and_gets_exactly_what_its_calls_need(
         ("kueue.x-k8s.io", "admissionchecks", "get"),
     }, "--multikueue-managed-by reads a queued Job's ClusterQueue and its checks"
     test_bindings_name_the_chart_service_accounts(enabled)
+
+
+def test_the_dashboard_is_off_by_default_and_only_reads(objects: list[dict[str, Any]]) -> None:
+    assert not _rules(objects, "kuota-dashboard")
+    enabled = render({"dashboard.enabled": True})
+    grants = _grants(_rules(enabled, "kuota-dashboard"))
+    writes = {"create", "update", "patch", "delete", "deletecollection"}
+    assert {g for g in grants if g[2] in writes} == METRICS_ACCESS, "it writes nothing"
+    reads = {g for g in grants if g[2] not in writes}
+    assert {("", "events", "list"), ("", "nodes", "watch"), ("batch", "jobs", "watch")} <= reads
+    assert {("kueue.x-k8s.io", "workloads", verb) for verb in ("list", "watch")} <= reads
+    assert not {g for g in reads if g[1] == "secrets"}
+    test_bindings_name_the_chart_service_accounts(enabled)

@@ -820,3 +820,16 @@ def test_multikueue_runs_as_its_own_deployment_when_enabled() -> None:
         "containers"
     ]
     assert "--multikueue-managed-by" in webhook["args"]
+
+
+def test_the_dashboard_serves_https_with_kuotas_certificate_when_enabled() -> None:
+    assert not [d for d in by_kind(render(), "Deployment") if "dashboard" in d["metadata"]["name"]]
+    objects = render({"dashboard.enabled": True})
+    container = _container(one(objects, "Deployment", "kuota-dashboard"))
+    assert container["command"] == ["kuota-dashboard"]
+    assert "--bind-address=0.0.0.0:8446" in container["args"]
+    assert "--cert-dir=/etc/kuota/metrics-certs" in container["args"]
+    service = one(objects, "Service", "kuota-dashboard")
+    assert service["spec"]["ports"][0]["port"] == 443
+    bootstrap = _container(one(objects, "Deployment", "kuota-cert-bootstrap"))["args"]
+    assert f"--dns=kuota-dashboard.{NAMESPACE}.svc" in bootstrap

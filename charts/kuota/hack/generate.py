@@ -234,7 +234,27 @@ def kind_rules_template() -> str:
         + '{{- define "kuota.multikueueKindRules" }}\n'
         + kind_rules("multikueue")
         + "{{- end }}\n"
+        + '{{- define "kuota.dashboardKindRules" }}\n'
+        + dashboard_kind_rules()
+        + "{{- end }}\n"
     )
+
+
+def dashboard_kind_rules() -> str:
+    """Pure: list and watch of the queued jobs the dashboard mirrors (the kinds created
+    suspended, as ``kuota explain`` reads them: scheduler/dashboard/mirror.py)."""
+    from scheduler.jobs import SuspendOnCreate, capability
+
+    rules = ""
+    for integration in integrations():
+        if capability(integration, SuspendOnCreate) is None:
+            continue
+        rules += (
+            f'- apiGroups: ["{integration.group}"]\n'
+            f"  resources: [{integration.resource}]\n"
+            "  verbs: [list, watch]\n"
+        )
+    return rules
 
 
 def with_config_block(values: str) -> str:

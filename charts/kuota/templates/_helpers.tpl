@@ -41,6 +41,7 @@ app.kubernetes.io/component: {{ .component }}
 
 {{- define "kuota.schedulerName" -}}{{ include "kuota.fullname" . }}-scheduler{{- end -}}
 {{- define "kuota.multikueueName" -}}{{ include "kuota.fullname" . }}-multikueue{{- end -}}
+{{- define "kuota.dashboardName" -}}{{ include "kuota.fullname" . }}-dashboard{{- end -}}
 {{- define "kuota.webhookName" -}}{{ include "kuota.fullname" . }}-webhook{{- end -}}
 {{- define "kuota.certBootstrapName" -}}{{ include "kuota.fullname" . }}-cert-bootstrap{{- end -}}
 {{- define "kuota.webhookServiceName" -}}{{ include "kuota.fullname" . }}-webhook-service{{- end -}}
@@ -195,6 +196,9 @@ scheduler{{ if .Values.webhook.enabled }} webhook{{ end }}{{ if .Values.multikue
 {{- define "kuota.metricsDnsNames" -}}
 {{- range $component := splitList " " (include "kuota.metricsComponents" .) }}
 - {{ include "kuota.metricsServiceName" (dict "root" $ "component" $component) }}.{{ $.Release.Namespace }}.svc
+{{- end }}
+{{- if .Values.dashboard.enabled }}
+- {{ include "kuota.dashboardName" . }}.{{ .Release.Namespace }}.svc
 {{- end }}
 {{- end -}}
 
