@@ -286,15 +286,16 @@ def _run_round(
 
 
 def _skipped_preemption(entry: _Entry, last: Decision) -> bool:
-    """Whether ``entry`` had preemption targets and was skipped for another's claim: pure.
+    """Whether ``entry`` gave way to another workload of the round that claimed its
+    preemption targets first (then it waits): pure.
 
     See docs/metrics.md (``kueue_admission_cycle_preemption_skips``).
     """
-    return (
-        isinstance(last, Pending)
-        and bool(entry.targets)
-        and last.message in (OVERLAPPING, NO_LONGER_FITS)
-    )
+    if not isinstance(last, Pending):
+        return False
+    if last.message in (OVERLAPPING, DEFERRED_FIT):
+        return True
+    return last.message == NO_LONGER_FITS and bool(entry.targets)
 
 
 def _processing_order(sched: CycleParts, entries: list[_Entry]) -> Iterator[_Entry]:
