@@ -43,6 +43,7 @@ from scheduler.kube.kueue_metrics import (
     RECORDER,
     cohorts_above,
     evicted_before,
+    pods_ready_to_evicted,
     queue_ref,
     queued_since,
     seconds_since,
@@ -184,7 +185,7 @@ class AdmissionWriter:
         cause = decision.reason if decision.preemptor else decision.cause  # InClusterQueue, ...
         if reason.startswith("DeactivatedDueTo"):  # Deactivated, cause AdmissionCheck, ...
             reason, cause = "Deactivated", reason.removeprefix("DeactivatedDueTo")
-        self._count_eviction(decision, workload, reason, cause)
+        self._count_eviction(decision, workload, reason, cause, stored)
         log.info(
             "evicted",
             extra={
@@ -205,10 +206,19 @@ class AdmissionWriter:
             self.state.jobs_to_decide.add(job_key)
 
     def _count_eviction(
-        self, decision: Evict, workload: dict[str, Any], reason: str, cause: str
+        self,
+        decision: Evict,
+        workload: dict[str, Any],
+        reason: str,
+        cause: str,
+        stored: dict[str, Any],
     ) -> None:
-        """Kueue's eviction series (and the preemption behind it) for one written eviction."""
+        """Kueue's eviction series (and the preemption behind it) for one written eviction
+        (``workload`` as it was, ``stored`` as the write left it)."""
         queue = queue_ref(self.state, workload, objects.admitted_cluster_queue(workload))
+        ready_for = pods_ready_to_evicted(stored)
+        if ready_for is not None:
+            RECORDER.pods_ready_to_evicted(queue, reason=reason, cause=cause, seconds=ready_for)
         once = (objects.uid(workload) or decision.victim, reason, cause)
         first = not evicted_before(workload, reason, cause) and once not in self._evicted
         if len(self._evicted) >= EVICTIONS_REMEMBERED:

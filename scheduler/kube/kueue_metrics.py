@@ -48,6 +48,22 @@ def queued_since(workload: Raw) -> datetime | None:
     return objects.creation_time(workload)
 
 
+def pods_ready_to_evicted(workload: Raw) -> float | None:
+    """Seconds from ``PodsReady`` to ``Evicted``, both True, else None (Kueue's
+    ``workloadsWithPodsReadyToEvictedTime``): pure."""
+    times = []
+    for kind in ("PodsReady", "Evicted"):
+        condition = objects.condition(workload, kind)
+        if condition is None or condition.get("status") != "True":
+            return None
+        moment = objects.parse_time(condition.get("lastTransitionTime"))
+        if moment is None:
+            return None
+        times.append(moment)
+    ready, evicted = times
+    return (evicted - ready).total_seconds()
+
+
 def seconds_since(moment: datetime | None, now: datetime) -> float:
     """Seconds from ``moment`` to ``now`` (0 when unknown or in the future): pure."""
     return max(0.0, (now - moment).total_seconds()) if moment is not None else 0.0
@@ -191,6 +207,7 @@ __all__ = [
     "cohorts_above",
     "evicted_before",
     "local_queue_facts",
+    "pods_ready_to_evicted",
     "queue_ref",
     "queued_since",
     "removed_gates",

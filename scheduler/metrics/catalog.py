@@ -73,7 +73,6 @@ CQ_FR = ("cohort", "cluster_queue", "flavor", "resource")
 EVICTION = ("reason", "underlying_cause")
 WAIT_14 = wait_buckets(14)
 WAIT_16 = wait_buckets(16)
-PODS_READY = "waitForPodsReady (the PodsReady condition and its timeouts)"
 
 
 def _s(
@@ -463,52 +462,48 @@ SERIES: tuple[Series, ...] = (
         "Admissions of Workload copies on a worker cluster (again after each eviction).",
         Needs.MULTIKUEUE,
     ),
-    # --- features kuota lacks: never emitted ---------------------------------------------
+    # --- waitForPodsReady --------------------------------------------------------------
     _s(
         "kueue_pods_ready_to_evicted_time_seconds",
         "histogram",
         (*CQ, *EVICTION),
         "Time from a workload's pods being ready to its eviction.",
-        _GONE,
+        Needs.ALWAYS,
         WAIT_14,
-        PODS_READY,
     ),
     _s(
         "kueue_ready_wait_time_seconds",
         "histogram",
         (*CQ, *PRIORITY),
         "Time from a workload's creation or requeue to its pods being ready.",
-        _GONE,
+        Needs.ALWAYS,
         WAIT_14,
-        PODS_READY,
     ),
     _s(
         "kueue_admitted_until_ready_wait_time_seconds",
         "histogram",
         (*CQ, *PRIORITY),
         "Time from a workload's admission to its pods being ready.",
-        _GONE,
+        Needs.ALWAYS,
         WAIT_14,
-        PODS_READY,
     ),
     _s(
         "kueue_local_queue_ready_wait_time_seconds",
         "histogram",
         (*LQ, *PRIORITY),
         "Time from a workload's creation or requeue to its pods being ready.",
-        _GONE,
+        _LQ,
         WAIT_14,
-        PODS_READY,
     ),
     _s(
         "kueue_local_queue_admitted_until_ready_wait_time_seconds",
         "histogram",
         (*LQ, *PRIORITY),
         "Time from a workload's admission to its pods being ready.",
-        _GONE,
+        _LQ,
         WAIT_14,
-        PODS_READY,
     ),
+    # --- features kuota lacks: never emitted ---------------------------------------------
     _s(
         "kueue_replaced_workload_slices_total",
         "counter",

@@ -2,10 +2,10 @@
 
 Each method is one event Kueue counts, in the scheduler's words: a cycle, a
 quota reservation, an admission, an eviction (and the preemption behind it),
-the release of an evicted workload's quota, a finished workload, a removed
-scheduling gate, a created Workload.  The adapters call them with plain values
-they read from the objects (queue names, priority class, times); everything
-here is arithmetic on the store.
+the release of an evicted workload's quota, pods ready (waitForPodsReady), a
+finished workload, a removed scheduling gate, a created Workload.  The
+adapters call them with plain values they read from the objects (queue names,
+priority class, times); everything here is arithmetic on the store.
 
 LocalQueue series are recorded only for a LocalQueue that has them
 (``local_queue`` None otherwise: the caller asked
@@ -45,6 +45,9 @@ CQ_SERIES = (
     "kueue_workload_eviction_latency_seconds",
     "kueue_pod_scheduling_gate_removal_seconds",
     "kueue_admission_cycle_preemption_skips",
+    "kueue_ready_wait_time_seconds",
+    "kueue_admitted_until_ready_wait_time_seconds",
+    "kueue_pods_ready_to_evicted_time_seconds",
 )
 """Recorded series of a ClusterQueue, dropped with it (as Kueue clears them)."""
 LQ_SERIES = (
@@ -55,6 +58,8 @@ LQ_SERIES = (
     "kueue_local_queue_admission_wait_time_seconds",
     "kueue_local_queue_admission_checks_wait_time_seconds",
     "kueue_local_queue_evicted_workloads_total",
+    "kueue_local_queue_ready_wait_time_seconds",
+    "kueue_local_queue_admitted_until_ready_wait_time_seconds",
 )
 """Recorded series of a LocalQueue, dropped with it."""
 REMEMBERED_GAUGES = ("kueue_admission_cycle_preemption_skips", "kueue_cluster_queue_weighted_share")
@@ -127,6 +132,33 @@ class KueueRecorder:
             self.store.inc("kueue_evicted_workloads_once_total", {**self._cq(queue), **why})
         if queue.local_queue is not None:
             self.store.inc("kueue_local_queue_evicted_workloads_total", {**self._lq(queue), **why})
+
+    def pods_ready_to_evicted(
+        self, queue: QueueRef, *, reason: str, cause: str, seconds: float
+    ) -> None:
+        """A workload whose pods were ready was evicted ``seconds`` after they became so."""
+        self.store.observe(
+            "kueue_pods_ready_to_evicted_time_seconds",
+            {
+                "cluster_queue": queue.cluster_queue,
+                "reason": reason,
+                "underlying_cause": cause,
+                "replica_role": self.role,
+            },
+            max(0.0, seconds),
+        )
+
+    def pods_ready(self, queue: QueueRef, *, waited: float, since_admitted: float) -> None:
+        """The workload's pods are ready for the first time since its admission (``Started``):
+        ``waited`` seconds after it was queued, ``since_admitted`` after it was admitted."""
+        scopes = [("kueue_", self._cq(queue))]
+        if queue.local_queue is not None:
+            scopes.append(("kueue_local_queue_", self._lq(queue)))
+        for prefix, labels in scopes:
+            self.store.observe(f"{prefix}ready_wait_time_seconds", labels, max(0.0, waited))
+            self.store.observe(
+                f"{prefix}admitted_until_ready_wait_time_seconds", labels, max(0.0, since_admitted)
+            )
 
     def preempted(self, *, preempting_cluster_queue: str, reason: str) -> None:
         """A workload was preempted for one of ``preempting_cluster_queue``, for ``reason``."""

@@ -11,6 +11,7 @@ from scheduler.kube.kueue_metrics import (
     RECORDER,
     STORE,
     local_queue_facts,
+    pods_ready_to_evicted,
     queued_since,
     removed_gates,
     unadmitted_facts,
@@ -18,6 +19,7 @@ from scheduler.kube.kueue_metrics import (
 from scheduler.metrics.store import HistogramValue
 from tests.builders import T0, local_queue, pod, workload
 from tests.kube.test_executor import preempted, running
+from tests.kube.test_pods_ready import admitted, set_job_status
 from tests.kube.world import World
 
 
@@ -89,6 +91,84 @@ async def test_a_preemption_counts_the_eviction_and_the_preempting_queue() -> No
         count("kueue_workload_eviction_latency_seconds", **CQ, reason="Preempted"),
     )
     assert [b - a for a, b in zip(before, after, strict=True)] == [1, 1, 1, 1]
+
+
+def total(series: str, /, **labels: str) -> float:
+    found = STORE.value(series, {**labels, "replica_role": "leader"})
+    return found.total if isinstance(found, HistogramValue) else 0.0
+
+
+async def test_pods_ready_counts_the_time_to_ready_once_per_start() -> None:
+    world = World().setup()
+    labels = {**CQ, "priority_class": ""}
+    lq = {**LQ, "priority_class": ""}
+    series = (
+        "kueue_ready_wait_time_seconds",
+        "kueue_admitted_until_ready_wait_time_seconds",
+    )
+    before = [count(name, **labels) for name in series]
+    before_sum = total("kueue_admitted_until_ready_wait_time_seconds", **labels)
+    before_lq = count("kueue_local_queue_ready_wait_time_seconds", **lq)
+    await admitted(world)
+    world.clock.advance(90)
+    set_job_status(world, "train", active=1, ready=1)
+    await world.executor.jobs.reconcile_jobs()
+    world.deliver()
+    after = [count(name, **labels) for name in series]
+    assert [b - a for a, b in zip(before, after, strict=True)] == [1, 1]
+    assert total("kueue_admitted_until_ready_wait_time_seconds", **labels) - before_sum == 90
+    assert count("kueue_local_queue_ready_wait_time_seconds", **lq) - before_lq == 1
+    set_job_status(world, "train", active=1, ready=0)  # WaitForRecovery, then Recovered
+    await world.executor.jobs.reconcile_jobs()
+    world.deliver()
+    set_job_status(world, "train", active=1, ready=1)
+    await world.executor.jobs.reconcile_jobs()
+    world.deliver()
+    assert [count(name, **labels) for name in series] == after, "a recovery is not a start"
+
+
+async def test_preempting_a_workload_whose_pods_are_ready_counts_how_long_they_ran() -> None:
+    world = World().setup()
+    world.add("/apis/scheduling.k8s.io/v1/priorityclasses/high", _high())
+    evicted = {**CQ, "reason": "Preempted", "underlying_cause": "InClusterQueue"}
+    before = count("kueue_pods_ready_to_evicted_time_seconds", **evicted)
+    before_sum = total("kueue_pods_ready_to_evicted_time_seconds", **evicted)
+    await world.submit("low", cpu="2")
+    await world.cycle()
+    world.deliver()
+    set_job_status(world, "low", active=1, ready=1)
+    await world.executor.jobs.reconcile_jobs()
+    world.deliver()
+    world.clock.advance(120)
+    await world.submit("high", cpu="2", priority_class_name="high")
+    await world.cycle()
+    world.deliver()
+    assert count("kueue_pods_ready_to_evicted_time_seconds", **evicted) - before == 1
+    assert total("kueue_pods_ready_to_evicted_time_seconds", **evicted) - before_sum == 120
+
+
+def test_pods_ready_to_evicted_needs_both_conditions_true() -> None:
+    def at(minute: int) -> str:
+        return (T0 + timedelta(minutes=minute)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def with_conditions(*conditions: tuple[str, str, int]) -> dict[str, Any]:
+        return {
+            "status": {
+                "conditions": [
+                    {"type": kind, "status": status, "lastTransitionTime": at(minute)}
+                    for kind, status, minute in conditions
+                ]
+            }
+        }
+
+    assert pods_ready_to_evicted(
+        with_conditions(("PodsReady", "True", 1), ("Evicted", "True", 4))
+    ) == pytest.approx(180)
+    assert (
+        pods_ready_to_evicted(with_conditions(("PodsReady", "False", 1), ("Evicted", "True", 4)))
+        is None
+    ), "pods not ready when evicted: not counted (as Kueue)"
+    assert pods_ready_to_evicted(with_conditions(("PodsReady", "True", 1))) is None
 
 
 def test_queued_since_is_the_last_requeue_or_the_creation() -> None:

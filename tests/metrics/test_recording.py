@@ -114,6 +114,24 @@ def test_evictions_and_preemptions() -> None:
     assert get(text, "kueue_workload_eviction_latency_seconds_sum", **latency) == 7
 
 
+def test_pods_ready_and_their_eviction() -> None:
+    recording = recorder()
+    recording.pods_ready(QUEUE, waited=30, since_admitted=12)
+    recording.pods_ready_to_evicted(QUEUE, reason="Preempted", cause="InClusterQueue", seconds=7)
+    text = scrape(recording)
+    cq = {"cluster_queue": "cq", "priority_class": "high"}
+    lq = {"name": "lq", "namespace": "ml", "priority_class": "high"}
+    assert get(text, "kueue_ready_wait_time_seconds_sum", **cq) == 30
+    assert get(text, "kueue_admitted_until_ready_wait_time_seconds_sum", **cq) == 12
+    assert get(text, "kueue_local_queue_ready_wait_time_seconds_count", **lq) == 1
+    assert get(text, "kueue_local_queue_admitted_until_ready_wait_time_seconds_sum", **lq) == 12
+    evicted = {"cluster_queue": "cq", "reason": "Preempted", "underlying_cause": "InClusterQueue"}
+    assert get(text, "kueue_pods_ready_to_evicted_time_seconds_sum", **evicted) == 7
+    assert get(text, "kueue_pods_ready_to_evicted_time_seconds_bucket", **evicted, le="10") == 1
+    recording.prune(cluster_queues=[], local_queues=[], cohorts=[])
+    assert "ready" not in scrape(recording), "gone with their queues"
+
+
 def test_a_local_queue_without_series_records_only_the_cluster_queue() -> None:
     recording = recorder()
     recording.finished(QueueRef("cq", None, ""))
