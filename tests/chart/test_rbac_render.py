@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from scheduler.cli.cluster_reader import CORE_RESOURCES
 from scheduler.service.loop import KUEUE_PLURALS
 
 from .helm import by_kind, render
@@ -258,5 +259,11 @@ def test_the_dashboard_is_off_by_default_and_only_reads(objects: list[dict[str, 
     reads = {g for g in grants if g[2] not in writes}
     assert {("", "events", "list"), ("", "nodes", "watch"), ("batch", "jobs", "watch")} <= reads
     assert {("kueue.x-k8s.io", "workloads", verb) for verb in ("list", "watch")} <= reads
+    mirrored = {
+        (resource.group, resource.plural, verb)
+        for resource in CORE_RESOURCES.values()
+        for verb in ("list", "watch")
+    }
+    assert mirrored <= reads, "every kind `kuota explain` reads, the dashboard mirrors"
     assert not {g for g in reads if g[1] == "secrets"}
     test_bindings_name_the_chart_service_accounts(enabled)
