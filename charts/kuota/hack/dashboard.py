@@ -161,6 +161,14 @@ ROWS: list[tuple[str, list[dict[str, Any]]]] = [
             ),
             _panel(
                 "timeseries",
+                "Time from admission to pods ready",
+                "From admission to the first time all the job's pods are ready "
+                "(empty without waitForPodsReady).",
+                _quantiles("kueue_admitted_until_ready_wait_time_seconds", "cluster_queue"),
+                unit="s",
+            ),
+            _panel(
+                "timeseries",
                 "Pending requests",
                 "Resources the pending workloads ask for, before a flavor is chosen.",
                 [
@@ -170,6 +178,7 @@ ROWS: list[tuple[str, list[dict[str, Any]]]] = [
                         "{{cluster_queue}} {{resource}}",
                     )
                 ],
+                width=24,
             ),
         ],
     ),
