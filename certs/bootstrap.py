@@ -4,8 +4,9 @@
 ``tls.crt``, ``tls.key``) as the source of truth:
 
 1. read the Secret; if it is missing, holds no usable pair, or the serving
-   certificate expires within ``--renew-before``, issue a new one (keeping
-   the CA while it is itself far from expiry) and write the Secret;
+   certificate expires within ``--renew-before`` or lacks one of the ``--dns``
+   names, issue a new one (keeping the CA while it is itself far from expiry)
+   and write the Secret;
 2. optionally mirror the four files into a directory the webhook reads
    (``--out``; the webhook reloads them without a restart);
 3. inject the CA bundle into kuota's webhook configurations, into the
@@ -129,6 +130,7 @@ async def ensure_secret(rest: RestClient, options: BootstrapOptions) -> files.We
         ca is not None
         and serving is not None
         and not files.needs_renewal(serving.cert_pem, before=options.renew_before)
+        and files.covers(serving.cert_pem, options.dns_names)
     ):
         if owner is not None and secret is not None:  # a Secret from before the flag
             await adopt(rest, path, secret, owner)

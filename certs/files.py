@@ -88,3 +88,14 @@ def needs_renewal(cert_pem: bytes, *, before: timedelta, now: datetime | None = 
     """Pure: whether a certificate expires within ``before`` (or already has)."""
     moment = now or datetime.now(UTC)
     return expires_at(cert_pem) - moment <= before
+
+
+def covers(cert_pem: bytes, dns_names: Iterable[str]) -> bool:
+    """Whether the certificate names every one of ``dns_names`` (a chart upgrade may add
+    some: the metrics Services'): pure."""
+    cert = x509.load_pem_x509_certificate(cert_pem)
+    try:
+        names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return not list(dns_names)
+    return set(dns_names) <= set(names.get_values_for_type(x509.DNSName))

@@ -76,6 +76,7 @@ RBAC_TEMPLATES = (
     "templates/rbac-scheduler.yaml",
     "templates/rbac-webhook.yaml",
     "templates/rbac-visibility.yaml",
+    "templates/rbac-metrics.yaml",
 )
 """The chart's RBAC for the processes the harness runs (the certificate bootstrap runs
 only in ``e2e/test_rbac_identities.py``, which applies its own templates)."""
@@ -297,10 +298,23 @@ class KuotaWebhook:
     process: subprocess.Popen[bytes] | None = None
     die_with_parent: bool = True
     extra_args: tuple[str, ...] = ()
+    metrics_port: int = 0
 
     @property
     def base_url(self) -> str:
         return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def metrics_url(self) -> str:
+        """Its /metrics: HTTPS with the same pair, behind TokenReview and SubjectAccessReview."""
+        return f"https://127.0.0.1:{self.metrics_port}/metrics"
+
+    def metrics(self) -> tuple[int, str]:
+        """(status, text) of /metrics read with the metrics reader's token (e2e.metrics_access)."""
+        from e2e import metrics_access
+
+        token = (self.workdir / metrics_access.TOKEN_FILE).read_text().strip()
+        return metrics_access.scrape(self.metrics_url, token=token, ca=self.cert_dir / "ca.crt")
 
     @property
     def ca_pem(self) -> bytes:
@@ -332,7 +346,7 @@ class KuotaWebhook:
             self.port,
             self.kubeconfig,
             die_with_parent=self.die_with_parent,
-            extra_args=self.extra_args,
+            extra_args=(*_metrics_args(self.metrics_port, self.cert_dir), *self.extra_args),
         )
         wait_ready(self)
 
@@ -417,9 +431,14 @@ def start_webhook(
     cert_dir = workdir / "kuota-webhook-certs"
     certificates = cert_files.make(dns_names=["localhost"], ip_addresses=["127.0.0.1"])
     cert_files.write(cert_dir, certificates)
-    port = _free_port()
+    port, metrics_port = _free_port(), _free_port()
     process, record = _spawn_webhook(
-        workdir, cert_dir, port, kubeconfig, die_with_parent=die_with_parent, extra_args=extra_args
+        workdir,
+        cert_dir,
+        port,
+        kubeconfig,
+        die_with_parent=die_with_parent,
+        extra_args=(*_metrics_args(metrics_port, cert_dir), *extra_args),
     )
     webhook = KuotaWebhook(
         port=port,
@@ -430,9 +449,15 @@ def start_webhook(
         process=process,
         die_with_parent=die_with_parent,
         extra_args=extra_args,
+        metrics_port=metrics_port,
     )
     wait_ready(webhook)
     return webhook
+
+
+def _metrics_args(port: int, cert_dir: Path) -> tuple[str, ...]:
+    """The webhook's /metrics on 127.0.0.1:``port``, HTTPS with its own pair."""
+    return ("--metrics-bind-address", f"127.0.0.1:{port}", "--metrics-cert-dir", str(cert_dir))
 
 
 def _free_port() -> int:
@@ -486,6 +511,9 @@ def install_kuota(
     effect through an informer.
     """
     install_rbac(kubectl_binary, kubeconfig)
+    from e2e import metrics_access
+
+    metrics_access.reader_token(kubectl_binary, kubeconfig, workdir)
     pki, server = cluster_access(kubeconfig, workdir)
     identity = service_account_kubeconfig(
         pki, server, workdir / "kuota-webhook.kubeconfig", WEBHOOK_ACCOUNT

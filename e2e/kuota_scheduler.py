@@ -1,6 +1,8 @@
 """``kuota-scheduler`` replicas as local processes against a local cluster.
 
-Each replica runs with exactly the permissions the Helm chart grants: the
+Each replica runs with exactly the permissions the Helm chart grants (its
+/metrics, HTTPS behind TokenReview and SubjectAccessReview, is read with a
+metrics reader's token: :mod:`e2e.metrics_access`): the
 chart's RBAC is applied (:func:`e2e.kuota_install.install_rbac`) and the
 replicas share a kubeconfig whose client certificate names the user
 ``system:serviceaccount:kueue-system:kuota-scheduler`` with the groups of a
@@ -24,6 +26,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from e2e import metrics_access
 from e2e.cluster.pki import ClusterPki
 from e2e.cluster.processes import ProcessRecord, clean_env, is_alive, log_tail, spawn, stop
 from e2e.kuota_install import (
@@ -54,7 +57,12 @@ def scheduler_kubeconfig(pki: ClusterPki, server: str, path: Path) -> Path:
 
 @dataclass
 class SchedulerReplica:
-    """One running replica; ``kill`` is a crash (SIGKILL), ``stop`` a graceful SIGTERM."""
+    """One running replica; ``kill`` is a crash (SIGKILL), ``stop`` a graceful SIGTERM.
+
+    ``port`` serves /healthz and /readyz (plain HTTP), ``metrics_port`` /metrics over
+    HTTPS with the harness' pair for 127.0.0.1, read with the metrics reader's token
+    (:mod:`e2e.metrics_access`, both in ``workdir``).
+    """
 
     identity: str
     port: int
@@ -62,8 +70,19 @@ class SchedulerReplica:
     process: subprocess.Popen[bytes] | None
     visibility_port: int
     """Where its visibility API listens, on 127.0.0.1 (e2e.kuota_visibility registers it)."""
+    metrics_port: int = 0
+    workdir: Path | None = None
+
+    @property
+    def metrics_url(self) -> str:
+        return f"https://127.0.0.1:{self.metrics_port}/metrics"
 
     def endpoint(self, path: str) -> tuple[int, str]:
+        if path == "/metrics":
+            assert self.workdir is not None
+            token = (self.workdir / metrics_access.TOKEN_FILE).read_text().strip()
+            ca = self.workdir / metrics_access.CERT_DIR / "ca.crt"
+            return metrics_access.scrape(self.metrics_url, token=token, ca=ca, timeout=2)
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=2) as reply:
                 return reply.status, reply.read().decode()
@@ -125,7 +144,7 @@ def start_replica(
     config: Path = KUOTA_CONFIG,
 ) -> SchedulerReplica:
     """One replica reading the Configuration ``config`` (default: the chart's)."""
-    port = _free_port()
+    port, metrics_port = _free_port(), _free_port()
     visibility_port = _free_port()
     env = clean_env(workdir)
     env["PYTHONPATH"] = str(REPO_ROOT)
@@ -141,12 +160,16 @@ def start_replica(
         KUOTA_NAMESPACE,
         "--config",
         str(config),
-        "--metrics-bind-address",
+        "--health-probe-bind-address",
         f"127.0.0.1:{port}",
         "--visibility-bind-address",
         f"127.0.0.1:{visibility_port}",
         "--visibility-cert-dir",
         str(visibility_certs(workdir)),
+        "--metrics-bind-address",
+        f"127.0.0.1:{metrics_port}",
+        "--metrics-cert-dir",
+        str(metrics_access.metrics_certs(workdir)),
         *lease_timings,
     ]
     process, record = spawn(
@@ -158,6 +181,8 @@ def start_replica(
         record=record,
         process=process,
         visibility_port=visibility_port,
+        metrics_port=metrics_port,
+        workdir=workdir,
     )
 
 
@@ -183,6 +208,7 @@ def start_schedulers(
     did already: ``kubectl apply`` changes nothing then).
     """
     install_rbac(kubectl_binary, admin_kubeconfig)
+    metrics_access.reader_token(kubectl_binary, admin_kubeconfig, workdir)
     kubeconfig = scheduler_kubeconfig(pki, server, workdir / "kuota-scheduler.kubeconfig")
     started = [
         start_replica(

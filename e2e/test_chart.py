@@ -429,8 +429,27 @@ def _dry_run_all(kube: Kube, text: str) -> set[str]:
             set(),
         ),
         (["--set", "crds.enabled=false", "--set", "webhook.enabled=false"], set()),
+        (
+            [
+                "--set",
+                "dashboard.enabled=true",
+                "--set",
+                "metrics.grafanaDashboard.enabled=true",
+                "--set",
+                "metrics.prometheusServiceAccount.name=prometheus",
+                "--set",
+                "metrics.prometheusServiceAccount.namespace=monitoring",
+            ],
+            set(),
+        ),
     ],
-    ids=["default", "cert-manager", "manage-and-fair-sharing", "crds-and-webhook-off"],
+    ids=[
+        "default",
+        "cert-manager",
+        "manage-and-fair-sharing",
+        "crds-and-webhook-off",
+        "dashboard-and-grafana",
+    ],
 )
 def test_every_rendered_manifest_passes_a_server_side_dry_run(
     release: str, kube: Kube, values: list[str], skipped: set[str]

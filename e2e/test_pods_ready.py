@@ -11,7 +11,9 @@ controller), against kuota's scheduler started with the same
   timeout, past ``backoffLimitCount``, it is deactivated;
 - a pod that fails after the Job was ready, replaced slower than
   ``recoveryTimeout``: evicted with cause ``WaitForRecovery``, requeued, ready
-  again (``Started``), ``Evicted=False``, ``Requeued=True``;
+  again (``Started``), ``Evicted=False``, ``Requeued=True``; the time-to-ready
+  series count both starts, the ready-to-evicted one nothing (the pods were
+  not ready when evicted);
 - the same with a long ``recoveryTimeout``: ``PodsReady=True``/``Recovered``,
   no eviction;
 - ``blockAdmission``: a second Job waits (``WaitingForPodsReady``) while the
@@ -38,6 +40,7 @@ from typing import Any
 import pytest
 import yaml
 from kubernetes_asyncio import client
+from prometheus_client.parser import text_string_to_metric_families
 
 from .cluster.kwok_config import DELAY_ANNOTATION, READY_DELAY_ANNOTATION
 from .cluster.pki import ClusterPki
@@ -312,7 +315,7 @@ async def test_pods_not_ready_in_time_evict_requeue_then_deactivate(
 async def test_a_pod_failure_past_the_recovery_timeout_evicts_and_requeues(
     scheduler_with: Start, api: client.ApiClient, namespace: str, queue: str
 ) -> None:
-    scheduler_with(
+    replica = scheduler_with(
         {
             "blockAdmission": True,
             "timeout": "5m",
@@ -366,6 +369,33 @@ async def test_a_pod_failure_past_the_recovery_timeout_evicts_and_requeues(
     (entry,) = again["status"]["schedulingStats"]["evictions"]
     assert (entry["reason"], entry["underlyingCause"]) == ("PodsReadyTimeout", "WaitForRecovery")
     assert entry["count"] >= 1
+
+    async def ready_counts() -> tuple[float, float, float]:
+        status, text = replica.endpoint("/metrics")
+        assert status == 200, text
+        return (
+            series_sum(text, "kueue_ready_wait_time_seconds_count", queue),
+            series_sum(text, "kueue_admitted_until_ready_wait_time_seconds_count", queue),
+            series_sum(text, "kueue_pods_ready_to_evicted_time_seconds_count", queue),
+        )
+
+    await eventually(
+        ready_counts,
+        lambda counts: counts == (2, 2, 0),
+        timeout=30,
+        what="two starts counted, and no ready-to-evicted time: the pods were not ready when "
+        "evicted",
+    )
+
+
+def series_sum(text: str, name: str, cluster_queue: str) -> float:
+    """The sum of a series' samples of one ClusterQueue in a /metrics text."""
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == name and sample.labels.get("cluster_queue") == cluster_queue
+    )
 
 
 async def test_a_pod_failure_recovered_in_time_keeps_the_workload_running(

@@ -17,7 +17,6 @@ import re
 import resource
 import socket
 import ssl
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
@@ -41,8 +40,8 @@ def open_idle(webhook: KuotaWebhook, context: ssl.SSLContext) -> socket.socket:
 
 
 def metric(webhook: KuotaWebhook, context: ssl.SSLContext, name: str) -> float:
-    with urllib.request.urlopen(f"{webhook.base_url}/metrics", context=context, timeout=10) as got:
-        text = got.read().decode()
+    status, text = webhook.metrics()
+    assert status == 200, text
     found = re.findall(rf"^{name}(?:{{[^}}]*}})? (\S+)$", text, re.M)
     assert found, f"{name} not exposed"
     return sum(float(value) for value in found)  # over its labels

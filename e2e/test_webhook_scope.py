@@ -30,10 +30,8 @@ from __future__ import annotations
 
 import json
 import re
-import ssl
 import subprocess
 import tempfile
-import urllib.request
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -186,9 +184,8 @@ async def registrations_in_use(api: client.ApiClient, namespace: str) -> AsyncIt
 
 def webhook_requests(webhook: KuotaWebhook, kind: str, action: str = "validate") -> float:
     """Requests answered on ``/<action>-kueue-x-k8s-io-v1beta2-<kind>``, every outcome."""
-    context = ssl.create_default_context(cafile=str(webhook.cert_dir / "ca.crt"))
-    with urllib.request.urlopen(f"{webhook.base_url}/metrics", context=context, timeout=10) as got:
-        text = got.read().decode()
+    status, text = webhook.metrics()
+    assert status == 200, text
     endpoint = f"/{action}-kueue-x-k8s-io-v1beta2-{kind}"
     pattern = (
         rf'^kuota_webhook_requests_total{{endpoint="{re.escape(endpoint)}",outcome="\w+"}} (\S+)$'

@@ -23,7 +23,6 @@ from webhook.routes import (
     admission_endpoints,
     admission_handler,
     conversion_handler,
-    metrics_handler,
     probe_handlers,
 )
 from webhook.settings import WebhookSettings
@@ -70,17 +69,18 @@ def create_app(
     for path, decide in admission_endpoints().items():
         app.router.add_post(path, admission_handler(path, decide, context=context, metrics=metrics))
     app.router.add_post(CONVERT, conversion_handler(context=context, metrics=metrics))
-    app.router.add_get("/metrics", metrics_handler(metrics))
     app.router.add_routes(probe_handlers(is_ready))
     if lookup is None and settings.cluster_lookups:
         app.cleanup_ctx.append(_kubernetes_lookup(proxy))
     return app
 
 
-def probe_app(metrics: WebhookMetrics, is_ready: Callable[[], bool]) -> web.Application:
-    """The plain-HTTP probe listener (``--probe-port``): health, readiness, metrics only."""
+def probe_app(is_ready: Callable[[], bool]) -> web.Application:
+    """The plain-HTTP probe listener (``--probe-port``): health and readiness only.
+
+    ``/metrics`` is served apart, to callers the cluster allows
+    (:mod:`webhook.secure_metrics`)."""
     app = web.Application()
-    app.router.add_get("/metrics", metrics_handler(metrics))
     app.router.add_routes(probe_handlers(is_ready))
     return app
 

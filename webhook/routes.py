@@ -41,7 +41,7 @@ from webhook.convert import convert_review
 from webhook.defaulting import default_kueue_request
 from webhook.logs import logger
 from webhook.lookup import ClusterLookup
-from webhook.metrics import CONTENT_TYPE, WebhookMetrics
+from webhook.metrics import WebhookMetrics
 from webhook.mutate_gated import mutate_gated_request
 from webhook.mutate_jobs import mutate_request
 from webhook.mutate_templates import mutate_template_request
@@ -303,15 +303,6 @@ def conversion_handler(
                 "conversion", extra={"context": {"endpoint": CONVERT, "outcome": outcome}}
             )
         return reply
-
-    return handle
-
-
-def metrics_handler(
-    metrics: WebhookMetrics,
-) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-    async def handle(_: web.Request) -> web.StreamResponse:
-        return web.Response(body=metrics.render(), headers={"Content-Type": CONTENT_TYPE})
 
     return handle
 

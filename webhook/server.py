@@ -41,6 +41,7 @@ from aiohttp import web
 from certs.reload import CertificateReloader, server_context
 from scheduler.api.config_file import ConfigurationError
 from scheduler.api.tls_options import openssl_cipher_list
+from webhook import secure_metrics
 from webhook.app import METRICS, create_app, probe_app
 from webhook.connections import ConnectionPool
 from webhook.listener import BoundedTLSSite
@@ -73,7 +74,7 @@ async def serve(settings: WebhookSettings, *, stop: asyncio.Event | None = None)
     try:
         if settings.probe_port is not None:
             probes = web.AppRunner(
-                probe_app(metrics, lambda: reloader.loaded),
+                probe_app(lambda: reloader.loaded),
                 access_log=None,
                 keepalive_timeout=settings.idle_timeout_seconds,
             )
@@ -127,7 +128,8 @@ async def serve(settings: WebhookSettings, *, stop: asyncio.Event | None = None)
         gc.freeze()
         watcher = asyncio.create_task(reloader.watch(settings.cert_reload_seconds))
         try:
-            await stop.wait()
+            async with secure_metrics.serving(settings, metrics.render):
+                await stop.wait()
         finally:
             watcher.cancel()
         logger().info(
@@ -167,6 +169,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigurationError as invalid:
         logger().error(invalid.render(), extra={"context": {"config": invalid.source}})
         return 1
+    problem = secure_metrics.endpoint(settings)
+    if isinstance(problem, str):
+        parser.error(problem)
     if settings.cert_file is None or settings.key_file is None:
         parser.error(
             "a serving certificate is required: --cert-file and --key-file, or --cert-dir "

@@ -31,6 +31,7 @@ from scheduler.api.operational import KUEUE_WEBHOOK_CERT_DIR, webhook_server
 from scheduler.jobs import Integration
 from scheduler.jobs.managed_namespaces import ManagedNamespaces, raw_selector
 from scheduler.version import kuota_version
+from webhook import secure_metrics
 
 DEFAULT_SCHEDULER_IDENTITY = "system:serviceaccount:kueue-system:kuota-scheduler"
 DEFAULT_HOST = "127.0.0.1"
@@ -65,6 +66,10 @@ class WebhookSettings:
     cert_wait_seconds: float = 60.0
     cert_reload_seconds: float = 5.0
     probe_port: int | None = None
+    metrics_address: str = ""
+    """Where /metrics is served (HOST:PORT; empty: nowhere); see webhook.secure_metrics."""
+    metrics_secure: bool = True
+    metrics_cert_dir: Path | None = None
     manage_jobs_without_queue_name: bool = False
     managed_jobs_namespace_selector: Mapping[str, Any] | None = None
     """Raw label selector (``matchLabels``/``matchExpressions``); None is Kueue's default (every
@@ -171,7 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=(
             "Endpoints: /mutate-batch-v1-job, /validate-batch-v1-job, "
             "/mutate-kueue-x-k8s-io-v1beta2-<kind>, "
-            "/validate-kueue-x-k8s-io-v1beta2-<kind>, /convert, /healthz, /readyz, /metrics. "
+            "/validate-kueue-x-k8s-io-v1beta2-<kind>, /convert, /healthz, /readyz; /metrics on "
+            "--metrics-bind-address. "
             "SIGTERM stops accepting connections and lets requests in flight finish."
         ),
     )
@@ -218,8 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--probe-port",
         type=int,
         default=None,
-        help="also serve /healthz, /readyz and /metrics over plain HTTP on this port "
-        "(off by default)",
+        help="also serve /healthz and /readyz over plain HTTP on this port (off by default)",
     )
     tls.add_argument(
         "--max-body-bytes",
@@ -259,6 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="time given to requests in flight after SIGTERM (default: 10)",
     )
+    secure_metrics.add_arguments(parser)
     jobs = parser.add_argument_group("job management")
     jobs.add_argument(
         "--config",
@@ -360,6 +366,9 @@ def settings_from_args(args: argparse.Namespace) -> WebhookSettings:
         cert_wait_seconds=args.cert_wait,
         cert_reload_seconds=args.cert_reload_interval,
         probe_port=args.probe_port,
+        metrics_address=args.metrics_bind_address,
+        metrics_secure=args.metrics_secure,
+        metrics_cert_dir=args.metrics_cert_dir,
         max_body_bytes=args.max_body_bytes,
         max_connections=args.max_connections,
         idle_timeout_seconds=args.idle_timeout,

@@ -32,12 +32,10 @@ import math
 import os
 import shutil
 import signal
-import ssl
 import subprocess
 import sys
 import time
-import urllib.request
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -78,9 +76,10 @@ class Side:
 
     processes: dict[str, ProcessRecord]
     stoppers: list[Any]
-    metrics_url: str | None = None
-    webhook_metrics: tuple[str, Path] | None = None
-    """The webhook's /metrics URL and the CA file that verifies it."""
+    scheduler_metrics: Callable[[], tuple[int, str]] | None = None
+    """Reads the scheduler's /metrics: (status, text)."""
+    webhook_metrics: Callable[[], tuple[int, str]] | None = None
+    """Reads the webhook's /metrics: (status, text)."""
 
 
 def scaled_config(source: Path, target: Path, scale: float) -> Path:
@@ -158,18 +157,16 @@ def _start_kuota(
     return Side(
         processes=processes,
         stoppers=[replicas[0].stop, webhook.stop],
-        metrics_url=f"http://127.0.0.1:{replicas[0].port}/metrics",
-        webhook_metrics=(f"{webhook.base_url}/metrics", webhook.cert_dir / "ca.crt"),
+        scheduler_metrics=lambda: replicas[0].endpoint("/metrics"),
+        webhook_metrics=webhook.metrics,
     )
 
 
-def _kept_metrics(url: str, target: Path, context: ssl.SSLContext | None = None) -> str | None:
-    """A process's /metrics text, also written to ``target``; None (said) when unreachable."""
-    try:
-        with urllib.request.urlopen(url, context=context, timeout=10) as reply:
-            text: str = reply.read().decode()
-    except OSError as failure:
-        print(f"   no metrics from {url}: {failure}", flush=True)
+def _kept_metrics(read: Callable[[], tuple[int, str]], target: Path) -> str | None:
+    """A process's /metrics text, also written to ``target``; None (said) when unreadable."""
+    status, text = read()
+    if status != 200:
+        print(f"   no metrics for {target.name}: {status} {text[:200]}", flush=True)
         return None
     target.write_text(text)
     return text
@@ -325,14 +322,14 @@ def run_side(
                 result.apiserver_requests = apiserver_requests(apiserver.body)
         except OSError as failure:
             print(f"   {side}: no kube-apiserver metrics: {failure}", flush=True)
-        if started_side.metrics_url:
-            text = _kept_metrics(started_side.metrics_url, out / "kuota-scheduler.metrics.txt")
+        if started_side.scheduler_metrics:
+            text = _kept_metrics(
+                started_side.scheduler_metrics, out / "kuota-scheduler.metrics.txt"
+            )
             if text is not None:
                 result.scheduler_metrics = scheduler_metrics(text)
         if started_side.webhook_metrics:
-            url, ca_file = started_side.webhook_metrics
-            context = ssl.create_default_context(cafile=str(ca_file))
-            text = _kept_metrics(url, out / "kuota-webhook.metrics.txt", context)
+            text = _kept_metrics(started_side.webhook_metrics, out / "kuota-webhook.metrics.txt")
             if text is not None:
                 result.webhook_metrics = webhook_metrics(text)
         for profiler in profilers:

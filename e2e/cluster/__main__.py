@@ -24,7 +24,8 @@ MultiKueue manager (``make demo-multikueue`` starts one and two workers).
 
 ``up --jobset`` also runs the real JobSet controller (``jobset.py``): its CRD,
 the manager on 127.0.0.1 and its webhooks registered by URL.  ``build``
-builds it along with the control plane.
+builds it along with the control plane, and installs Debian's ``chromium``
+(when missing), the browser of the dashboard's end-to-end test.
 
 ``up --real-node`` runs the cluster in a private network namespace and adds
 one real node (containerd, kubelet, kube-proxy) with kuota's image loaded
@@ -78,6 +79,15 @@ def cmd_build(args: argparse.Namespace) -> int:
     build()
     jobset_tools.build()
     kueuectl_tools.build()
+    from e2e.browser import PACKAGES
+
+    from . import debian
+
+    try:  # the dashboard's end-to-end test reads it in a real browser (e2e/browser.py)
+        debian.ensure(PACKAGES)
+    except debian.PackagesMissing as failure:
+        print(f"error: the browser for the dashboard's tests: {failure}", file=sys.stderr)
+        return 1
     if args.real_node:
         from e2e.image.build import build as build_image
 
@@ -213,8 +223,8 @@ def cmd_up(args: argparse.Namespace) -> int:
         print(f"kuota is installed: webhook {webhook.base_url} (log {webhook.record.log})")
         for replica in replicas:
             print(
-                f"  {replica.identity}: http://127.0.0.1:{replica.port}/metrics "
-                f"(log {replica.record.log})"
+                f"  {replica.identity}: {replica.metrics_url} (HTTPS, a metrics reader's "
+                f"token: {workdir / 'kuota-metrics-reader.token'}; log {replica.record.log})"
             )
         print(
             f"  visibility API: {replicas[0].identity}'s, registered with the API server "

@@ -426,9 +426,9 @@ def configuration() -> ObjectNode:
                     "enableClusterQueueResources": _charted(
                         boolean(),
                         ChartValue(
-                            doc="Export the per-flavor quota gauges\n"
-                            "(kueue_cluster_queue_resource_reservation, _usage;\n"
-                            "Kueue's default: off).",
+                            doc="Export the ClusterQueues' quota, usage, borrowing and\n"
+                            "lending limits and weighted shares, as Kueue's chart does\n"
+                            "(docs/metrics.md; Kueue's default: off).",
                             default=True,
                             always=True,
                         ),
@@ -440,16 +440,18 @@ def configuration() -> ObjectNode:
                             "CustomMetricLabels gate, off: the labels have no effect there either)"
                         ),
                     ),
-                    "localQueueMetrics": _checked(
+                    "localQueueMetrics": _charted(
                         obj({"enable": boolean(), "localQueueSelector": label_selector()}),
-                        NotActedOn(
-                            message="kuota exports no LocalQueue metrics",
-                            allowed=({"enable": False},),
+                        ChartValue(
+                            doc="The kueue_local_queue_* series: {enable: true,\n"
+                            "localQueueSelector: {matchLabels: ...}} (empty: every\n"
+                            "LocalQueue, as Kueue).",
+                            free=True,
                         ),
                     ),
                 }
             ),
-            ChartValue(doc="The scheduler's metrics."),
+            ChartValue(doc="The scheduler's metrics (docs/metrics.md)."),
         ),
         "health": obj(
             {

@@ -87,7 +87,9 @@ GATES: Final[Mapping[str, Gate]] = {
         True, True, "MultiKueue runs wherever kuota-multikueue runs (chart: multikueue.enabled)"
     ),
     "TopologyAwareScheduling": _fixed(True, True, _TAS_ON),
-    "LocalQueueMetrics": _fixed(True, False, "kuota exports no LocalQueue metrics"),
+    "LocalQueueMetrics": _read(
+        True, "read by the scheduler: off drops the kueue_local_queue_* series"
+    ),
     "TASProfileMixed": _fixed(True, True, _TAS_AS_KUEUE),
     "HierarchicalCohorts": _fixed(True, True, "kuota always supports cohort trees", locked=True),
     "AdmissionFairSharing": _fixed(
@@ -187,8 +189,8 @@ GATES: Final[Mapping[str, Gate]] = {
     "ConcurrentAdmission": _fixed(
         False, False, "kuota does not pursue several flavors at once (concurrentAdmissionPolicy)"
     ),
-    "MetricForWorkloadCreationLatency": _fixed(
-        True, False, "kuota does not export the Workload creation latency metric"
+    "MetricForWorkloadCreationLatency": _read(
+        True, "read by the scheduler: off drops kueue_workload_creation_latency_seconds"
     ),
     "TASRespectNodeAffinityPreferred": _fixed(
         False, False, "kuota's placement ignores preferred node affinity"
@@ -203,7 +205,9 @@ GATES: Final[Mapping[str, Gate]] = {
     "WorkloadPriorityClassDefaulting": _read(
         False, 'read by the webhook: jobs without a priority class get "default" when it exists'
     ),
-    "MetricsForCohorts": _fixed(True, False, "kuota exports no cohort metrics"),
+    "MetricsForCohorts": _read(
+        True, "read by the scheduler: off drops kueue_cohort_info and kueue_cluster_queue_info"
+    ),
     "CleanupProvisioningRequestsOnEviction": _none(True, _NO_PROVISIONING),
     "TASHandleOverlappingFlavors": _none(True, _TAS_INTERNAL),
     "UnadmittedWorkloadsObservability": _fixed(

@@ -14,7 +14,7 @@ counted until the caller says its pods are gone (``Engine.release``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from scheduler.api.quantity import Quantity
 from scheduler.api.topology_assignment import TopologyAssignment
@@ -82,6 +82,9 @@ class CycleResult:
     """Every decision of one cycle, in the order they were made."""
 
     decisions: tuple[Decision, ...]
+    preemption_skips: Mapping[str, int] = field(default_factory=dict)
+    """ClusterQueue -> its workloads that had preemption targets but were skipped because
+    another workload of the cycle claimed the same ones (in the cycle's last round with any)."""
 
     @property
     def admitted(self) -> int:

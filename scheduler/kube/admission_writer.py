@@ -39,6 +39,15 @@ from scheduler.api.pods_ready import wait_for_pods_ready
 from scheduler.core.decisions import Admit, Evict
 from scheduler.core.engine import Engine
 from scheduler.kube import metrics
+from scheduler.kube.kueue_metrics import (
+    RECORDER,
+    cohorts_above,
+    evicted_before,
+    pods_ready_to_evicted,
+    queue_ref,
+    queued_since,
+    seconds_since,
+)
 from scheduler.kube.rest import RestError
 from scheduler.kube.state import ClusterState
 from scheduler.kube.writer import Writer
@@ -47,6 +56,9 @@ from scheduler.status.workload_status import admitted_status, evicted_status, re
 log = logging.getLogger("kuota.scheduler")
 Prepare = Callable[[dict[str, Any], datetime], dict[str, Any]]
 """More status an eviction's write carries: (status, now) -> status."""
+EVICTIONS_REMEMBERED = 100_000
+"""(workload, reason, cause) evictions remembered for ``kueue_evicted_workloads_once_total``
+when the Workload's ``schedulingStats`` do not say (then forgotten all at once)."""
 
 
 class AdmissionWriter:
@@ -59,7 +71,6 @@ class AdmissionWriter:
         state: ClusterState,
         writer: Writer,
         clock: Callable[[], datetime],
-        role: Callable[[], str],
         start_job: Callable[[str], Awaitable[object]],
         admitted: Callable[[str], None],
     ) -> None:
@@ -67,14 +78,13 @@ class AdmissionWriter:
         self.state = state
         self.writer = writer
         self.clock = clock
-        self.role = role
-        """The ``replica_role`` label of the metrics recorded."""
         self.start_job = start_job
         """Decide the admitted Workload's job again now: start it without waiting for the watch."""
         self.admitted = admitted
         """Told the key of each Workload whose admission was written."""
         self.pods_ready = wait_for_pods_ready(engine.config) is not None
         """waitForPodsReady is on: an admission also says the pods are not ready yet."""
+        self._evicted: set[tuple[str, str, str]] = set()
 
     async def admit(self, decision: Admit) -> None:
         """Record the admission in the Workload's status, then start its job from that record."""
@@ -128,15 +138,15 @@ class AdmissionWriter:
         )
 
     def _count_admission(self, decision: Admit, workload: dict[str, Any], now: datetime) -> None:
-        created = objects.creation_time(workload)
-        priority_class = objects.priority_class_name(workload)
-        role = self.role()
-        metrics.QUOTA_RESERVED.labels(decision.cluster_queue, priority_class, role).inc()
+        queue = queue_ref(self.state, workload, decision.cluster_queue)
+        waited = seconds_since(queued_since(workload), now)
+        RECORDER.quota_reserved(queue, waited=waited)
         if not decision.admission_checks:  # else admitted when every check is Ready
-            metrics.ADMITTED.labels(decision.cluster_queue, priority_class, role).inc()
-        if created is not None:
-            metrics.ADMISSION_WAIT.labels(decision.cluster_queue, priority_class, role).observe(
-                max(0.0, (now - created).total_seconds())
+            RECORDER.admitted(
+                queue,
+                waited=waited,
+                checks_waited=None,
+                cohorts=cohorts_above(self.engine, decision.cluster_queue),
             )
 
     async def evict(self, decision: Evict, prepare: Prepare | None = None) -> None:
@@ -175,9 +185,7 @@ class AdmissionWriter:
         cause = decision.reason if decision.preemptor else decision.cause  # InClusterQueue, ...
         if reason.startswith("DeactivatedDueTo"):  # Deactivated, cause AdmissionCheck, ...
             reason, cause = "Deactivated", reason.removeprefix("DeactivatedDueTo")
-        metrics.EVICTED.labels(
-            objects.admitted_cluster_queue(workload), reason, cause, "", self.role()
-        ).inc()
+        self._count_eviction(decision, workload, reason, cause, stored)
         log.info(
             "evicted",
             extra={
@@ -197,11 +205,43 @@ class AdmissionWriter:
         if job_key:
             self.state.jobs_to_decide.add(job_key)
 
+    def _count_eviction(
+        self,
+        decision: Evict,
+        workload: dict[str, Any],
+        reason: str,
+        cause: str,
+        stored: dict[str, Any],
+    ) -> None:
+        """Kueue's eviction series (and the preemption behind it) for one written eviction
+        (``workload`` as it was, ``stored`` as the write left it)."""
+        queue = queue_ref(self.state, workload, objects.admitted_cluster_queue(workload))
+        ready_for = pods_ready_to_evicted(stored)
+        if ready_for is not None:
+            RECORDER.pods_ready_to_evicted(queue, reason=reason, cause=cause, seconds=ready_for)
+        once = (objects.uid(workload) or decision.victim, reason, cause)
+        first = not evicted_before(workload, reason, cause) and once not in self._evicted
+        if len(self._evicted) >= EVICTIONS_REMEMBERED:
+            self._evicted.clear()
+        self._evicted.add(once)
+        RECORDER.evicted(queue, reason=reason, cause=cause, first_time=first)
+        preemptor = self.engine.records.get(decision.preemptor) if decision.preemptor else None
+        if preemptor is not None and preemptor.cluster_queue:
+            RECORDER.preempted(
+                preempting_cluster_queue=preemptor.cluster_queue, reason=decision.reason
+            )
+
     async def release(self, key: str, workload: dict[str, Any]) -> None:
         """The evicted job runs nothing any more: clear the admission, then give the quota back."""
-        stored = await self.writer.write_workload_status(
-            workload, released_status(workload, self.clock())
-        )
+        now = self.clock()
+        stored = await self.writer.write_workload_status(workload, released_status(workload, now))
+        evicted = objects.condition(workload, "Evicted")
+        if evicted is not None and evicted.get("status") == "True":
+            RECORDER.eviction_completed(
+                cluster_queue=objects.admitted_cluster_queue(workload),
+                reason=str(evicted.get("reason") or ""),
+                seconds=seconds_since(objects.parse_time(evicted.get("lastTransitionTime")), now),
+            )
         self.state.remember(stored)
         self.engine.release(key)
         if self.is_admitted(key):  # evicted by a previous leader: this engine never saw it

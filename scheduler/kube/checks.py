@@ -33,7 +33,13 @@ from scheduler import logs
 from scheduler.api import objects
 from scheduler.core.decisions import Evict
 from scheduler.core.engine import Engine
-from scheduler.kube import metrics
+from scheduler.kube.kueue_metrics import (
+    RECORDER,
+    cohorts_above,
+    queue_ref,
+    queued_since,
+    seconds_since,
+)
 from scheduler.kube.rest import Conflict, NotFound, RestError
 from scheduler.kube.state import ClusterState
 from scheduler.kube.writer import Writer
@@ -63,9 +69,7 @@ class CheckController:
         clock: Callable[[], datetime],
         evict: Callable[[Evict], Awaitable[None]],
         reconcile_job: Callable[[str], Awaitable[bool]],
-        role: Callable[[], str] = lambda: "leader",
     ) -> None:
-        self.role = role
         self.engine = engine
         self.state = state
         self.writer = writer
@@ -159,9 +163,12 @@ class CheckController:
             message=f"Admitted by ClusterQueue {cluster_queue}, "
             f"wait time since reservation was {wait}",
         )
-        metrics.ADMITTED.labels(
-            cluster_queue, objects.priority_class_name(stored), self.role()
-        ).inc()
+        RECORDER.admitted(
+            queue_ref(self.state, stored, cluster_queue),
+            waited=seconds_since(queued_since(stored), now),
+            checks_waited=seconds_since(reserved, now),
+            cohorts=cohorts_above(self.engine, cluster_queue),
+        )
         log.info("admitted: every admission check is Ready", extra={"workload": key})
         job_key = self.state.job_key_of(stored)
         if job_key:

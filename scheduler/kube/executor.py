@@ -55,7 +55,6 @@ class Executor:
         state: ClusterState,
         writer: Writer,
         clock: Callable[[], datetime],
-        role: Callable[[], str] = lambda: "leader",
         concurrent_writes: int = 16,
         status_writes_per_second: float = 20.0,
     ) -> None:
@@ -65,7 +64,6 @@ class Executor:
             state=state,
             writer=writer,
             clock=clock,
-            role=role,
             start_job=self._start_job,
             admitted=self._admitted,
         )
@@ -78,9 +76,7 @@ class Executor:
             status_writes_per_second=status_writes_per_second,
             pods_ready=self.admissions.pods_ready,
         )
-        actions = JobActions(
-            state=state, writer=writer, admissions=self.admissions, clock=clock, role=role
-        )
+        actions = JobActions(state=state, writer=writer, admissions=self.admissions, clock=clock)
         self.jobs = JobReconciler(
             state=state,
             actions=actions,

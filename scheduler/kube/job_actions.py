@@ -39,9 +39,9 @@ from scheduler.jobs.controller import (
     UpdateWorkload,
     WaitForFlavor,
 )
-from scheduler.kube import metrics
 from scheduler.kube.admission_writer import AdmissionWriter
 from scheduler.kube.informer import Event
+from scheduler.kube.kueue_metrics import RECORDER, queue_ref, removed_gates, seconds_since
 from scheduler.kube.state import ClusterState
 from scheduler.kube.writer import Writer, job_kind
 from scheduler.status.check_status import deactivation
@@ -62,13 +62,11 @@ class JobActions:
         writer: Writer,
         admissions: AdmissionWriter,
         clock: Callable[[], datetime],
-        role: Callable[[], str],
     ) -> None:
         self.state = state
         self.writer = writer
         self.admissions = admissions
         self.clock = clock
-        self.role = role
 
     async def perform_group(
         self, key: str, first: Raw, workload: Raw | None, action: GroupAction
@@ -78,6 +76,7 @@ class JobActions:
             case StartPods():
                 for old, new in action.pods:
                     self.state.remember(await self.writer.patch_job(old, new))
+                    self._count_gates(old, new, workload, group=True)
                     self._event(old, "Started", f"Admitted by clusterQueue {action.cluster_queue}")
                 log.info("started pod group", extra={"group": key, "pods": len(action.pods)})
             case StopPods():
@@ -97,6 +96,11 @@ class JobActions:
                 if await self.writer.create_workload(action.workload):
                     name = objects.key(action.workload)
                     self._event(job, "CreatedWorkload", f"Created Workload: {name}")
+                    if objects.generation(job) == 1:
+                        RECORDER.workload_created(
+                            job_kind=job_kind(job),
+                            seconds=seconds_since(objects.creation_time(job), self.clock()),
+                        )
             case UpdateWorkload() | DeleteWorkload() | ReleaseWorkload() | FinishWorkload():
                 if workload is None:  # the controller asks these only of a Workload
                     return False
@@ -110,6 +114,7 @@ class JobActions:
                 await self.admissions.evict(evict)
             case StartJob():
                 self.state.remember(await self.writer.patch_job(job, action.job))
+                self._count_gates(job, action.job, workload, group=False)
                 log.info(
                     "started job",
                     extra={"job": objects.key(job), "cluster_queue": action.cluster_queue},
@@ -205,10 +210,27 @@ class JobActions:
             return
         await self.writer.write_workload_status(workload, status)
         cluster_queue = objects.admitted_cluster_queue(workload)
-        metrics.FINISHED.labels(cluster_queue, "", self.role()).inc()
+        if cluster_queue:
+            RECORDER.finished(queue_ref(self.state, workload, cluster_queue))
         self._event(
             job, "FinishedWorkload", f"Workload '{objects.key(workload)}' is declared finished"
         )
+
+    def _count_gates(self, old: Raw, new: Raw, workload: Raw | None, *, group: bool) -> None:
+        """Kueue's gate-removal latency for every kuota scheduling gate ``new`` no longer has."""
+        if workload is None:
+            return
+        admitted = objects.condition(workload, "Admitted")
+        if admitted is None or admitted.get("status") != "True":
+            return
+        since = objects.parse_time(admitted.get("lastTransitionTime"))
+        for gate in removed_gates(old, new):
+            RECORDER.gate_removed(
+                gate=gate,
+                cluster_queue=objects.admitted_cluster_queue(workload),
+                group=group,
+                seconds=seconds_since(since, self.clock()),
+            )
 
     def _event(self, involved: Raw, reason: str, message: str) -> None:
         self.writer.event(involved, kind=job_kind(involved), reason=reason, message=message)

@@ -21,7 +21,7 @@ from typing import Any
 
 from scheduler import logs
 from scheduler.api import objects
-from scheduler.api.refs import PODS_READY
+from scheduler.api.refs import ADMITTED, PODS_READY
 from scheduler.jobs import (
     GroupPodsReadiness,
     OwnController,
@@ -34,9 +34,10 @@ from scheduler.jobs import (
 from scheduler.jobs.controller import WaitForFlavor, next_action
 from scheduler.kube.background import BackgroundWrites
 from scheduler.kube.job_actions import JobActions
+from scheduler.kube.kueue_metrics import RECORDER, queue_ref, queued_since, seconds_since
 from scheduler.kube.rest import Conflict, NotFound, RestError, Unreachable
 from scheduler.kube.state import ClusterState
-from scheduler.status.pods_ready import pods_ready_status
+from scheduler.status.pods_ready import STARTED, pods_ready_status
 
 log = logging.getLogger("kuota.scheduler")
 
@@ -175,7 +176,22 @@ class JobReconciler:
             "PodsReady updated",
             extra={"status": condition.get("status"), "reason": condition.get("reason")},
         )
+        if condition.get("status") == "True" and condition.get("reason") == STARTED:
+            self._count_ready(stored, condition)
         return stored
+
+    def _count_ready(self, workload: dict[str, Any], condition: objects.Condition) -> None:
+        """Kueue's time-to-ready series, once per start (not again after a recovery)."""
+        ready = objects.parse_time(condition.get("lastTransitionTime")) or self.actions.clock()
+        admitted = objects.parse_time(
+            (objects.condition(workload, ADMITTED) or {}).get("lastTransitionTime")
+        )
+        queue = queue_ref(self.state, workload, objects.admitted_cluster_queue(workload))
+        RECORDER.pods_ready(
+            queue,
+            waited=seconds_since(queued_since(workload), self.actions.clock()),
+            since_admitted=seconds_since(admitted, ready),
+        )
 
     async def _carry_out(
         self,

@@ -1,75 +1,15 @@
-"""The scheduler's Prometheus metrics, defined once (docs/architecture.md#metrics).
+"""kuota's own Prometheus metrics of the scheduler (``kuota_`` prefix; docs/metrics.md).
 
-Metric names are Kueue's so existing dashboards keep working; kuota's own
-carry the ``kuota_`` prefix.  Every Kueue metric has the ``replica_role``
-label (``leader`` or ``follower``).  They live in the adapter layer because
-the executor and the writer record them as they act; the service only
-serves ``/metrics`` (prometheus-client's default registry).
+Kueue's series are :mod:`scheduler.kube.kueue_metrics`' (recorded) and
+:mod:`scheduler.metrics` (defined and computed).  Both live on
+prometheus-client's default registry, which the scheduler serves on its
+metrics endpoint.
 """
 
 from __future__ import annotations
 
 from prometheus_client import Counter, Gauge, Histogram
 
-ROLE = ["replica_role"]
-WAIT_BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 14400)
-
-ADMISSION_ATTEMPTS = Counter(
-    "kueue_admission_attempts_total", "Scheduling cycles by result.", ["result", *ROLE]
-)
-ADMISSION_ATTEMPT_SECONDS = Histogram(
-    "kueue_admission_attempt_duration_seconds", "Duration of a scheduling cycle.", ["result", *ROLE]
-)
-PENDING = Gauge(
-    "kueue_pending_workloads",
-    "Pending workloads per ClusterQueue.",
-    ["cluster_queue", "status", *ROLE],
-)
-RESERVING = Gauge(
-    "kueue_reserving_active_workloads", "Workloads holding quota.", ["cluster_queue", *ROLE]
-)
-ADMITTED_ACTIVE = Gauge(
-    "kueue_admitted_active_workloads", "Admitted, unfinished workloads.", ["cluster_queue", *ROLE]
-)
-QUOTA_RESERVED = Counter(
-    "kueue_quota_reserved_workloads_total",
-    "Quota reservations.",
-    ["cluster_queue", "priority_class", *ROLE],
-)
-ADMITTED = Counter(
-    "kueue_admitted_workloads_total", "Admissions.", ["cluster_queue", "priority_class", *ROLE]
-)
-ADMISSION_WAIT = Histogram(
-    "kueue_admission_wait_time_seconds",
-    "Time from creation to admission.",
-    ["cluster_queue", "priority_class", *ROLE],
-    buckets=WAIT_BUCKETS,
-)
-EVICTED = Counter(
-    "kueue_evicted_workloads_total",
-    "Evictions.",
-    ["cluster_queue", "reason", "underlying_cause", "priority_class", *ROLE],
-)
-FINISHED = Counter(
-    "kueue_finished_workloads_total",
-    "Finished workloads.",
-    ["cluster_queue", "priority_class", *ROLE],
-)
-CQ_STATUS = Gauge(
-    "kueue_cluster_queue_status",
-    "1 for the ClusterQueue's current status.",
-    ["cluster_queue", "status", *ROLE],
-)
-CQ_RESERVATION = Gauge(
-    "kueue_cluster_queue_resource_reservation",
-    "Quota reserved per flavor and resource.",
-    ["cohort", "cluster_queue", "flavor", "resource", *ROLE],
-)
-CQ_USAGE = Gauge(
-    "kueue_cluster_queue_resource_usage",
-    "Quota used by admitted workloads per flavor and resource.",
-    ["cohort", "cluster_queue", "flavor", "resource", *ROLE],
-)
 CYCLE_SECONDS = Histogram(
     "kuota_cycle_duration_seconds",
     "Duration of one engine cycle.",

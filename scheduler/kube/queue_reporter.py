@@ -8,8 +8,8 @@ ones, concurrently (the scheduler starts it in the background about once a secon
 never waits for it, and never runs two at once).  A
 conflict or a vanished queue is skipped: the watch brings the fresh object
 and the next refresh tries again; when the API server does not answer, the
-refresh stops there (one warning, not one per queue).  It also publishes Kueue's per-queue
-gauges (``kueue_pending_workloads``, ``kueue_cluster_queue_resource_usage``...).
+refresh stops there (one warning, not one per queue).  Kueue's per-queue gauges are
+read from the same state at scrape time (:mod:`scheduler.kube.kueue_metrics`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from typing import Any
 from scheduler import logs
 from scheduler.api import objects
 from scheduler.core.engine import ClusterQueueStatus, Engine
-from scheduler.kube import metrics
 from scheduler.kube.rest import Conflict, NotFound, RestError, Unreachable
 from scheduler.kube.state import ClusterState
 from scheduler.kube.writer import Writer
@@ -42,14 +41,11 @@ class QueueReporter:
         state: ClusterState,
         writer: Writer,
         clock: Callable[[], datetime],
-        resource_gauges: bool = True,
     ) -> None:
         self.engine = engine
         self.state = state
         self.writer = writer
         self.clock = clock
-        self.resource_gauges = resource_gauges
-        """Publish the per-flavor quota gauges (Kueue's ``metrics.enableClusterQueueResources``)."""
 
     async def refresh(self) -> None:
         """Write every ClusterQueue and LocalQueue status that changed.
@@ -116,26 +112,3 @@ class QueueReporter:
                     "could not write queue status", extra={"queue": key, "error": str(failure)}
                 )
         return True
-
-    def publish_metrics(self, role: str) -> None:
-        """Kueue's per-ClusterQueue gauges, labelled with this replica's role."""
-        for name in self.engine.cluster_queue_names():
-            status = self.engine.cluster_queue_status(name)
-            metrics.PENDING.labels(name, "active", role).set(status.pending)
-            reserving = status.reserving if status.reserving >= 0 else status.admitted
-            metrics.RESERVING.labels(name, role).set(reserving)
-            metrics.ADMITTED_ACTIVE.labels(name, role).set(status.admitted)
-            current = "active" if status.active else "pending"
-            for state in ("pending", "active", "terminating"):
-                metrics.CQ_STATUS.labels(name, state, role).set(1 if state == current else 0)
-            if not self.resource_gauges:
-                continue
-            admitted = status.admitted_usage if status.admitted_usage is not None else {}
-            for flavor, resources in status.usage.items():
-                for resource, quantity in resources.items():
-                    value = float(quantity.milli_value()) / 1000
-                    metrics.CQ_RESERVATION.labels("", name, flavor, resource, role).set(value)
-                    used = admitted.get(flavor, {}).get(resource, quantity)
-                    metrics.CQ_USAGE.labels("", name, flavor, resource, role).set(
-                        float(used.milli_value()) / 1000
-                    )

@@ -15,7 +15,11 @@ the Lease connects to the workers and writes, and no write leaves unless
 the Lease is held at that instant (:mod:`scheduler.kube.fence`), so two
 replicas never dispatch twice.  A leader that loses its Lease (or whose
 write was fenced) drops its workers and campaigns again.  SIGTERM stops it
-and releases the Lease.
+and releases the Lease.  Its Prometheus series (Kueue's
+``multikueue_workloads_dispatched_total`` and
+``multikueue_workloads_admitted_total``) are served on
+``--metrics-bind-address`` over HTTPS to callers the cluster allows, as the
+scheduler's are (docs/metrics.md).
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ import signal
 import socket
 import sys
 from pathlib import Path
+
+from prometheus_client import REGISTRY, generate_latest
 
 from scheduler import logs
 from scheduler.api.config import Configuration
@@ -42,10 +48,19 @@ from scheduler.api.operational import (
     lease_settings,
     multikueue,
 )
+from scheduler.kube import secure_serving
+from scheduler.kube.access_review import AccessReviewer
 from scheduler.kube.client import new_api_client
+from scheduler.kube.kueue_metrics import RECORDER
 from scheduler.kube.leader import AlwaysLeader, Leadership, LeaseElection
 from scheduler.kube.ownership import adopt_lease, read_deployment_reference
 from scheduler.kube.rest import Rest, RestError, rate_limiter
+from scheduler.kube.secure_serving import (
+    Endpoint,
+    add_metrics_arguments,
+    metrics_app,
+    metrics_endpoint,
+)
 from scheduler.multikueue.controller import Controller, MultiKueueSettings
 from scheduler.multikueue.decisions import DEFAULT_ORIGIN, DEFAULT_WORKER_LOST_TIMEOUT
 from scheduler.version import kuota_version
@@ -133,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the Deployment (in the Lease's namespace) that owns the Lease: deleting it "
         "deletes the Lease (the chart sets it; scheduler.kube.ownership)",
     )
+    add_metrics_arguments(parser, default_address="", default_help="none")
     parser.add_argument(
         "--log-level", default="info", choices=["debug", "info", "warning", "error"]
     )
@@ -177,7 +193,10 @@ def lease_from(args: argparse.Namespace, config: Configuration | None) -> LeaseS
 
 
 async def serve(
-    args: argparse.Namespace, lease: LeaseSettings, loaded: LoadedConfiguration | None = None
+    args: argparse.Namespace,
+    lease: LeaseSettings,
+    loaded: LoadedConfiguration | None = None,
+    endpoint: Endpoint | None = None,
 ) -> int:
     config = loaded.config if loaded is not None else None
     settings = settings_from(config, args.interval, args.resync)
@@ -209,12 +228,20 @@ async def serve(
                 extra={"deployment": args.owner_deployment, "error": str(failure)},
             )
     controller = Controller(rest, settings, fence=leadership.fence)
+    RECORDER.role = "follower" if lease.leader_elect else "standalone"
+    serving = None
+    if endpoint is not None:
+        reviewer = AccessReviewer(rest) if endpoint.secure else None
+        serving = await secure_serving.serve(
+            metrics_app(lambda: generate_latest(REGISTRY), reviewer), endpoint, name="metrics"
+        )
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for number in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(number, stop.set)
 
     async def stepped_down() -> None:
+        RECORDER.role = "follower"
         log.info("stepped down: workers dropped, campaigning again")
 
     async def lead() -> None:
@@ -226,6 +253,7 @@ async def serve(
                     "could not add the owner reference to the Lease",
                     extra={"error": str(failure)},
                 )
+        RECORDER.role = "leader" if lease.leader_elect else "standalone"
         await controller.lead()
 
     watching = asyncio.create_task(controller.watch(), name="informers")
@@ -259,6 +287,8 @@ async def serve(
         task.cancel()
     await asyncio.gather(acting, watching, syncing, return_exceptions=True)
     await controller.close()
+    if serving is not None:
+        await secure_serving.stop(*serving)
     await api.close()
     log.info("multikueue controller stopped", extra={"exit_code": code})
     return code
@@ -290,13 +320,18 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     lease = lease_from(args, loaded.config if loaded is not None else None)
     problem = lease_problem(lease)
+    endpoint = metrics_endpoint(args)
+    if isinstance(endpoint, str):
+        problem = problem or endpoint
     if problem:
         log.error(problem)
         return 1
     if loaded is not None:
         for warning in loaded.warnings:
             log.warning(f"{loaded.source}: {warning}", extra={"config": loaded.source})
-    return asyncio.run(serve(args, lease, loaded))
+    return asyncio.run(
+        serve(args, lease, loaded, endpoint if isinstance(endpoint, Endpoint) else None)
+    )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ and every orphan at the sweeps of Kueue's ``gcInterval`` collector.
 Which workers get a copy follows ``multiKueue.dispatcherName``
 (:class:`~scheduler.multikueue.decisions.Dispatching`); the incremental
 dispatcher's rounds are remembered here, in memory, as Kueue's are.
+Each copy created and each admission on a worker counts in Kueue's
+``multikueue_workloads_*_total`` (docs/metrics.md).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from scheduler.api import objects
 from scheduler.api.operational import ALL_AT_ONCE_DISPATCHER
 from scheduler.api.refs import MULTIKUEUE_INCREMENTAL_DISPATCHER, PREBUILT_WORKLOAD_KEY
 from scheduler.kube.fence import Fence
+from scheduler.kube.kueue_metrics import RECORDER
 from scheduler.kube.rest import Conflict, NotFound, Resource, RestClient, RestError
 from scheduler.kube.watches import kind_resource
 from scheduler.multikueue import decisions
@@ -186,8 +189,11 @@ class Dispatcher:
         job: Mapping[str, Any] | None,
     ) -> None:
         namespace = objects.namespace(workload) or ""
+        cluster_queue = objects.admitted_cluster_queue(workload)
         if isinstance(action, CreateRemoteWorkload):
-            await self._create(action.cluster, WORKLOADS.collection_path(namespace), action.body)
+            path = WORKLOADS.collection_path(namespace)
+            if await self._create(action.cluster, path, action.body):
+                RECORDER.multikueue_dispatched(cluster_queue=cluster_queue, cluster=action.cluster)
         elif isinstance(action, CreateRemoteJob):
             assert resource is not None
             await self._create(action.cluster, resource.collection_path(namespace), action.body)
@@ -197,13 +203,19 @@ class Dispatcher:
         else:
             owned = (resource, job) if resource is not None and job is not None else None
             await self.writes.perform(action, workload, check, owned)
+            if isinstance(action, SetCheck) and action.state == "Ready" and action.cluster_name:
+                RECORDER.multikueue_admitted(
+                    cluster_queue=cluster_queue, cluster=action.cluster_name
+                )
 
-    async def _create(self, cluster: str, path: str, body: Mapping[str, Any]) -> None:
+    async def _create(self, cluster: str, path: str, body: Mapping[str, Any]) -> bool:
+        """Create ``body`` on the worker; False when it was already there."""
         worker = self.pool.workers[cluster]
         try:
             await worker.rest.create(path, body, timeout=self.fence().write_timeout())
         except Conflict:
-            pass  # already there (created by an earlier pass)
+            return False  # already there (created by an earlier pass)
+        return True
 
     async def _delete_remote(
         self, cluster: str, namespace: str, name: str, job: tuple[Resource, str] | None

@@ -19,13 +19,18 @@ scheduling, the file sets what Kueue's manager takes from it
 (docs/configuration.md), each overridden by its flag when given:
 ``leaderElection`` (the Lease and its timings), ``clientConnection`` (the
 API client's rate limit), ``metrics.bindAddress`` (``/metrics``),
-``health`` (``/healthz`` and ``/readyz``: their address and paths; with
-``--metrics-bind-address`` and no ``--health-probe-bind-address``, the
-probes are served beside ``/metrics`` as they always were),
-``metrics.enableClusterQueueResources`` (the per-flavor quota gauges) and
-``controller.cacheSyncTimeout`` (the process exits when its informers have
-not listed by then), ``visibilityServer`` (where the visibility API listens;
-docs/visibility.md).
+``health`` (``/healthz`` and ``/readyz``: their address and paths),
+``metrics.enableClusterQueueResources`` and ``localQueueMetrics`` (which of
+Kueue's series are exported), ``controller.cacheSyncTimeout`` (the process
+exits when its informers have not listed by then) and ``visibilityServer``
+(where the visibility API listens; docs/visibility.md).
+
+``/metrics`` is served as Kueue's are: HTTPS, and only to a bearer token
+the API server authenticates (TokenReview) for an identity that may ``get``
+the non-resource URL ``/metrics`` (SubjectAccessReview;
+:mod:`scheduler.kube.secure_serving`, docs/metrics.md#access).  The probes
+are plain HTTP on their own address; given the same address as
+``/metrics``, they are served beside it, unauthenticated.
 """
 
 from __future__ import annotations
@@ -56,13 +61,16 @@ from scheduler.api.operational import (
     lease_problem,
     lease_settings,
 )
+from scheduler.kube import secure_serving
+from scheduler.kube.access_review import AccessReviewer
 from scheduler.kube.client import new_api_client
 from scheduler.kube.leader import AlwaysLeader, Leadership, LeaseElection
 from scheduler.kube.ownership import adopt_lease, read_deployment_reference
 from scheduler.kube.rest import Rest, RestError, rate_limiter
+from scheduler.kube.secure_serving import Endpoint, Reviewer, add_metrics_arguments, endpoint_for
 from scheduler.service import heap
 from scheduler.service.loop import LoopSettings, SchedulerLoop
-from scheduler.service.observability import health_app
+from scheduler.service.observability import add_probes, health_app, scheduler_metrics_app
 from scheduler.version import kuota_version
 from scheduler.visibility.server import VisibilityServer, VisibilitySettings
 from scheduler.visibility.settings import InvalidAddress, Listen, cert_dir_of, listen_address
@@ -73,7 +81,10 @@ EVENT_FLUSH_SECONDS = 5.0
 """How long a stopping scheduler waits for its queued Events."""
 DEFAULT_LEASE_NAME = "kuota-scheduler"
 DEFAULT_LEASE_NAMESPACE = "kuota-system"
-DEFAULT_BIND_ADDRESS = "127.0.0.1:8080"
+DEFAULT_METRICS_ADDRESS = "127.0.0.1:8443"
+"""Kueue's metrics port, on loopback: the chart binds every interface."""
+DEFAULT_HEALTH_ADDRESS = "127.0.0.1:8081"
+"""Kueue's probe port, on loopback."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -141,18 +152,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="the Deployment (in --lease-namespace) that owns the Lease: deleting it deletes the"
         " Lease (the chart sets it; scheduler.kube.ownership)",
     )
-    parser.add_argument(
-        "--metrics-bind-address",
-        default=None,
-        help="HOST:PORT of /metrics, and of the probes unless --health-probe-bind-address "
-        f"(default: metrics.bindAddress, else {DEFAULT_BIND_ADDRESS}; an empty HOST is every "
-        'interface, "0" serves nothing)',
+    add_metrics_arguments(
+        parser,
+        default_address=None,
+        default_help=f"metrics.bindAddress, else {DEFAULT_METRICS_ADDRESS}",
     )
     parser.add_argument(
         "--health-probe-bind-address",
         default=None,
-        help="HOST:PORT of /healthz and /readyz (default: --metrics-bind-address when given, "
-        "else health.healthProbeBindAddress, else the metrics address)",
+        help="HOST:PORT of /healthz and /readyz, plain HTTP (default: "
+        f"health.healthProbeBindAddress, else {DEFAULT_HEALTH_ADDRESS}; the address of "
+        '/metrics serves them beside it; "0" serves none)',
     )
     parser.add_argument(
         "--status-writes-per-second",
@@ -186,6 +196,8 @@ class Startup:
     lease: LeaseSettings
     metrics_address: str | None
     """``HOST:PORT`` of ``/metrics``; None: not served (``"0"``)."""
+    metrics: Endpoint | None
+    """How ``/metrics`` is served (None: not at all)."""
     health_address: str | None
     """``HOST:PORT`` of the probes; None: not served."""
     endpoints: Endpoints
@@ -194,6 +206,8 @@ class Startup:
     cache_sync_timeout: float | None
     visibility: Listen | None = None
     """Where the visibility API listens; None: off (``VisibilityOnDemand: false``)."""
+    problem: str | None = None
+    """What is wrong with the flags and file together (the process then exits 1)."""
 
 
 def _address(value: str) -> str | None:
@@ -217,25 +231,35 @@ def startup(args: argparse.Namespace, loaded: LoadedConfiguration | None) -> Sta
     )
     file = leader_election(config) if config is not None else LeaderElection()
     served = endpoints(config) if config is not None else Endpoints()
-    metrics = args.metrics_bind_address or served.metrics_bind_address or DEFAULT_BIND_ADDRESS
+    metrics = args.metrics_bind_address or served.metrics_bind_address or DEFAULT_METRICS_ADDRESS
     health = (
-        args.health_probe_bind_address
-        or args.metrics_bind_address
-        or served.health_probe_bind_address
-        or metrics
+        args.health_probe_bind_address or served.health_probe_bind_address or DEFAULT_HEALTH_ADDRESS
+    )
+    metrics_address = _address(metrics)
+    endpoint = (
+        endpoint_for(
+            metrics_address,
+            secure=args.metrics_secure,
+            cert_dir=args.metrics_cert_dir,
+            flag="--metrics-bind-address (or metrics.bindAddress)",
+        )
+        if metrics_address is not None
+        else None
     )
     connection = client_connection(config) if config is not None else None
     return Startup(
         lease=lease_settings(
             flags, file, name=DEFAULT_LEASE_NAME, namespace=DEFAULT_LEASE_NAMESPACE
         ),
-        metrics_address=_address(metrics),
+        metrics_address=metrics_address,
+        metrics=endpoint if isinstance(endpoint, Endpoint) else None,
         health_address=_address(health),
         endpoints=served,
         qps=connection.qps if connection is not None else None,
         burst=connection.burst if connection is not None else None,
         cache_sync_timeout=cache_sync_timeout(config) if config is not None else None,
         visibility=listen_address(config, args.visibility_bind_address),
+        problem=endpoint if isinstance(endpoint, str) else None,
     )
 
 
@@ -280,12 +304,17 @@ async def serve(
         LoopSettings(
             config=loaded.config if loaded is not None else None,
             status_writes_per_second=args.status_writes_per_second,
-            cluster_queue_resources=settings.endpoints.cluster_queue_resources,
+            leader_elect=lease.leader_elect,
         ),
         fence=leadership.fence,
     )
     scheduler.writer.events.instance = args.identity  # reportingInstance: this replica, as leased
-    runners = await _serve_endpoints(settings, ready=scheduler.ready, alive=lambda: scheduler.alive)
+    served = await _serve_endpoints(
+        settings,
+        ready=scheduler.ready,
+        alive=lambda: scheduler.alive,
+        reviewer=AccessReviewer(rest),
+    )
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -355,8 +384,8 @@ async def serve(
             "stopping with Events not written", extra={"queued": scheduler.writer.events.queued}
         )
     scheduler.alive = False
-    for runner in runners:
-        await runner.cleanup()
+    for runner, watcher in served:
+        await secure_serving.stop(runner, watcher)
     await api.close()
     log.info("kuota-scheduler stopped", extra={"exit_code": code})
     return code
@@ -382,27 +411,34 @@ def visibility_server(
     )
 
 
+Served = tuple[web.AppRunner, "asyncio.Task[None] | None"]
+"""A running endpoint, and the task that reloads its certificate (None: plain HTTP)."""
+
+
 async def _serve_endpoints(
-    settings: Startup, *, ready: Callable[[], bool], alive: Callable[[], bool]
-) -> list[web.AppRunner]:
-    """``/metrics`` and the probes, on one address or two (none when ``"0"``)."""
+    settings: Startup,
+    *,
+    ready: Callable[[], bool],
+    alive: Callable[[], bool],
+    reviewer: Reviewer,
+) -> list[Served]:
+    """``/metrics`` (behind ``reviewer``'s checks when secure) and the probes, on one
+    address or two (none when ``"0"``)."""
     paths = (settings.endpoints.readiness_endpoint, settings.endpoints.liveness_endpoint)
     together = settings.metrics_address == settings.health_address
-    apps: list[tuple[str, web.Application]] = []
-    if settings.metrics_address is not None:
-        probes = paths if together else None
-        apps.append((settings.metrics_address, health_app(ready=ready, alive=alive, probes=probes)))
+    served: list[Served] = []
+    if settings.metrics is not None:
+        app = scheduler_metrics_app(reviewer if settings.metrics.secure else None)
+        if together:
+            add_probes(app, ready=ready, alive=alive, probes=paths)
+        served.append(await secure_serving.serve(app, settings.metrics, name="metrics"))
     if settings.health_address is not None and not together:
-        probe_app = health_app(ready=ready, alive=alive, probes=paths, metrics=False)
-        apps.append((settings.health_address, probe_app))
-    runners = []
-    for address, app in apps:
-        runner = web.AppRunner(app)
+        runner = web.AppRunner(health_app(ready=ready, alive=alive, probes=paths))
         await runner.setup()
-        runners.append(runner)
-        host, port = _host_port(address)
+        host, port = _host_port(settings.health_address)
         await web.TCPSite(runner, host, port).start()
-    return runners
+        served.append((runner, None))
+    return served
 
 
 async def _synced_in_time(ready: Callable[[], bool], timeout: float | None) -> None:
@@ -441,7 +477,7 @@ def main(argv: list[str] | None = None) -> int:
     except InvalidAddress as invalid:
         log.error(str(invalid))
         return 1
-    problem = lease_problem(settings.lease)
+    problem = settings.problem or lease_problem(settings.lease)
     if problem:
         log.error(problem)
         return 1

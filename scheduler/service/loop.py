@@ -20,9 +20,9 @@ the state feed the engine).  Order of work, kept by :class:`SchedulerLoop`:
    ``turn_interval_seconds``, and after a long engine cycle the loop rests
    as long again (``cycle_share``), so a slow cycle never starves the
    informers, the writes or the Lease; when writes found the API server
-   unreachable, it backs off.  The per-queue metrics are published with the
-   queue statuses' rhythm, not every turn.  Ended Workloads (or their jobs)
-   the retention policies make due are deleted at the end of a turn
+   unreachable, it backs off.  Kueue's per-queue gauges are read from the
+   engine when they are scraped (:mod:`scheduler.kube.kueue_metrics`).  Ended
+   Workloads (or their jobs) the retention policies make due are deleted at the end of a turn
    (:mod:`scheduler.kube.retention`); an idle loop still turns every
    ``idle_wait_seconds``, so they are deleted at most that late.
 4. When a term ends (:mod:`scheduler.kube.leader`), ``rebuild`` throws the
@@ -55,6 +55,7 @@ from scheduler.kube.executor import Executor
 from scheduler.kube.fence import Fence
 from scheduler.kube.finalizers import FinalizerReleaser
 from scheduler.kube.informer import Backoff, Event
+from scheduler.kube.kueue_metrics import COLLECTOR, RECORDER, LiveGauges
 from scheduler.kube.queue_reporter import QueueReporter
 from scheduler.kube.rest import RestClient
 from scheduler.kube.retention import RetentionCollector
@@ -63,6 +64,7 @@ from scheduler.kube.state import ClusterState
 from scheduler.kube.watches import WATCHED_KUEUE_PLURALS, scheduler_informers
 from scheduler.kube.workload_timers import WorkloadTimers
 from scheduler.kube.writer import Writer
+from scheduler.metrics.options import MetricOptions
 
 log = logging.getLogger("kuota.scheduler")
 KUEUE_PLURALS: Final = dict(WATCHED_KUEUE_PLURALS)
@@ -77,8 +79,6 @@ def utc_now() -> datetime:
 class LoopSettings:
     config: Configuration | None = None
     status_writes_per_second: float = 20.0
-    cluster_queue_resources: bool = True
-    """Export the per-flavor quota gauges (``metrics.enableClusterQueueResources``)."""
     idle_wait_seconds: float = 1.0
     turn_interval_seconds: float = 0.1
     """Least time from the start of one turn to the start of the next."""
@@ -89,6 +89,9 @@ class LoopSettings:
     concurrent_writes: int = 16
     queue_status_interval_seconds: float = 1.0
     event_flush_seconds: float = 2.0
+    leader_elect: bool = True
+    """Whether replicas elect a leader: Kueue's ``replica_role`` is then ``leader`` or
+    ``follower``, else ``standalone``."""
 
 
 class SchedulerLoop:
@@ -104,19 +107,21 @@ class SchedulerLoop:
     ) -> None:
         self.settings = settings
         self.clock = clock
-        self.role = "follower"
+        self.role = "follower" if settings.leader_elect else "standalone"
         self.alive = True
         self.turns = 0
         self.rebuilds = 0
         self.wakeup = asyncio.Event()
         self.next_queue_status = 0.0
-        self.next_metrics = 0.0
         self.last_cycle_seconds = 0.0
         self.queue_refresh: asyncio.Task[None] | None = None
         """The queue status refresh running in the background, if any."""
         self.writer = Writer(rest, fence=fence)
         self._build()
         config = self.settings.config
+        RECORDER.options = MetricOptions.from_configuration(config)
+        RECORDER.role = self.role
+        COLLECTOR.gauges = LiveGauges(lambda: (self.engine, self.state))
         self.informers = scheduler_informers(
             rest,
             lambda: self.state,
@@ -136,7 +141,6 @@ class SchedulerLoop:
             state=self.state,
             writer=self.writer,
             clock=self.clock,
-            role=lambda: self.role,
             concurrent_writes=self.settings.concurrent_writes,
             status_writes_per_second=self.settings.status_writes_per_second,
         )
@@ -147,14 +151,12 @@ class SchedulerLoop:
             clock=self.clock,
             evict=self.executor.admissions.evict,
             reconcile_job=self.executor.jobs.reconcile_job,
-            role=lambda: self.role,
         )
         self.queues = QueueReporter(
             engine=self.engine,
             state=self.state,
             writer=self.writer,
             clock=self.clock,
-            resource_gauges=self.settings.cluster_queue_resources,
         )
         self.finalizers = FinalizerReleaser(
             engine=self.engine, state=self.state, writer=self.writer
@@ -216,7 +218,7 @@ class SchedulerLoop:
         """
         while not self.ready():
             await asyncio.sleep(0.05)
-        self.role = "leader"
+        self._set_role("leader" if self.settings.leader_elect else "standalone")
         metrics.LEADING.set(1)
         log.info(
             "leading: informers synced, usage rebuilt from Workload status",
@@ -258,7 +260,7 @@ class SchedulerLoop:
                     await asyncio.sleep(gap)
         finally:
             await self.stop_background()
-            self.role = "follower"
+            self._set_role("follower")
             metrics.LEADING.set(0)
             try:  # the Events already queued explain what was done: write them, briefly
                 await asyncio.wait_for(
@@ -280,17 +282,13 @@ class SchedulerLoop:
             result = self.engine.cycle(self.clock())
             elapsed = time.perf_counter() - started
             self.last_cycle_seconds = elapsed
-            outcome = "success" if result.admitted else "inadmissible"
             metrics.CYCLE_SECONDS.observe(elapsed)
-            metrics.ADMISSION_ATTEMPTS.labels(outcome, self.role).inc()
-            metrics.ADMISSION_ATTEMPT_SECONDS.labels(outcome, self.role).observe(elapsed)
+            RECORDER.cycle(admitted=bool(result.admitted), seconds=elapsed)
+            RECORDER.preemption_skips(result.preemption_skips)
             self.executor.dispatch(result.decisions)
             self.executor.pending.write_soon()
             await self.finalizers.release()
             acted = await self.retention.collect() or acted
-            if time.monotonic() >= self.next_metrics:  # per queue: too costly every turn
-                self.next_metrics = time.monotonic() + self.settings.queue_status_interval_seconds
-                self.queues.publish_metrics(self.role)
             if time.monotonic() >= self.next_queue_status and self._queue_refresh_idle():
                 interval = self.settings.queue_status_interval_seconds
                 self.next_queue_status = time.monotonic() + interval
@@ -303,6 +301,10 @@ class SchedulerLoop:
             or self.state.jobs_to_decide
             or self.state.workloads_to_place
         )
+
+    def _set_role(self, role: str) -> None:
+        """This replica's ``replica_role`` now (its metrics are labelled with it)."""
+        self.role = RECORDER.role = role
 
     def cycle_rest(self) -> float:
         """Seconds to leave the loop to everything else after the last cycle: pure."""

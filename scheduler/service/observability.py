@@ -1,9 +1,13 @@
 """The scheduler's health and metrics endpoints.
 
 ``/healthz`` says the process is alive (its loop has not stopped), ``/readyz``
-that every informer has listed once, ``/metrics`` serves prometheus-client's
-default registry (the metrics themselves are defined in
-:mod:`scheduler.kube.metrics`, where they are recorded).  Logs are
+that every informer has listed once (the Configuration's ``health`` section
+may name them otherwise); both are plain HTTP on
+``--health-probe-bind-address``, for the kubelet.  ``/metrics`` is served on
+``--metrics-bind-address``, over HTTPS to callers the cluster allows
+(:mod:`scheduler.kube.secure_serving`): prometheus-client's default
+registry, which holds kuota's own metrics (:mod:`scheduler.kube.metrics`)
+and Kueue's series (:mod:`scheduler.kube.kueue_metrics`).  Logs are
 :mod:`scheduler.logs`' JSON lines, shared with the webhook.
 """
 
@@ -12,25 +16,25 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import REGISTRY, generate_latest
 
-# The scheduler's metrics register themselves on import; /metrics serves them
-# (from prometheus-client's default registry) even before the loop records any.
+# Registered on import: /metrics serves them even before the loop records any.
+from scheduler.kube import kueue_metrics as kueue_metrics
 from scheduler.kube import metrics as metrics
+from scheduler.kube.secure_serving import Reviewer, metrics_app
+
+PROBES = ("/readyz", "/healthz")
+"""The readiness and liveness paths unless the Configuration names them."""
 
 
-def health_app(
+def add_probes(
+    app: web.Application,
     *,
     ready: Callable[[], bool],
     alive: Callable[[], bool],
-    probes: tuple[str, str] | None = ("/readyz", "/healthz"),
-    metrics: bool = True,
+    probes: tuple[str, str] = PROBES,
 ) -> web.Application:
-    """The probes (``probes``: the readiness and liveness paths; None: none) and ``/metrics``.
-
-    ``/healthz`` says the loop is alive, ``/readyz`` that every informer has
-    listed; the Configuration's ``health`` section may name them otherwise.
-    """
+    """``app`` with the probes (``probes``: the readiness and liveness paths) added."""
 
     async def healthz(_: web.Request) -> web.Response:
         return web.Response(text="ok") if alive() else web.Response(status=500, text="loop stopped")
@@ -42,14 +46,19 @@ def health_app(
             else web.Response(status=503, text="informers not synced")
         )
 
-    async def serve_metrics(_: web.Request) -> web.Response:
-        return web.Response(body=generate_latest(), headers={"Content-Type": CONTENT_TYPE_LATEST})
-
-    app = web.Application()
-    if probes is not None:
-        readiness, liveness = probes
-        app.router.add_get(liveness, healthz)
-        app.router.add_get(readiness, readyz)
-    if metrics:
-        app.router.add_get("/metrics", serve_metrics)
+    readiness, liveness = probes
+    app.router.add_get(liveness, healthz)
+    app.router.add_get(readiness, readyz)
     return app
+
+
+def health_app(
+    *, ready: Callable[[], bool], alive: Callable[[], bool], probes: tuple[str, str] = PROBES
+) -> web.Application:
+    """The probes alone."""
+    return add_probes(web.Application(), ready=ready, alive=alive, probes=probes)
+
+
+def scheduler_metrics_app(reviewer: Reviewer | None) -> web.Application:
+    """``/metrics`` of the scheduler (behind ``reviewer``'s checks unless None)."""
+    return metrics_app(lambda: generate_latest(REGISTRY), reviewer)

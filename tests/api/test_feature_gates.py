@@ -74,9 +74,7 @@ def test_restating_kueues_default_where_kuota_differs_is_a_warning() -> None:
         "featureGates[TASFailedNodeReplacement]: kuota does not replace failed nodes of "
         "topology-placed workloads: kuota behaves as TASFailedNodeReplacement=false, unlike "
         "Kueue's default",
-        "featureGates[LocalQueueMetrics]: kuota exports no LocalQueue metrics: kuota behaves "
-        "as LocalQueueMetrics=false, unlike Kueue's default",
-    ]
+    ], "LocalQueueMetrics is read: either value is accepted"
 
 
 def test_turning_off_what_kuota_does_not_have_asks_for_nothing() -> None:

@@ -90,6 +90,7 @@ ACCEPTED = [
     {"webhook": {"port": 9443, "host": "", "certDir": "/certs"}},
     {"metrics": {"bindAddress": ":8443", "enableClusterQueueResources": True}},
     {"metrics": {"localQueueMetrics": {"enable": False}}},
+    {"metrics": {"localQueueMetrics": {"enable": True, "localQueueSelector": {}}}},
     {"health": {"healthProbeBindAddress": ":8081", "readinessEndpointName": "ready"}},
     {"internalCertManagement": {"enable": False}},
     {
@@ -121,7 +122,6 @@ WARNED = [
         {"integrations": {"frameworks": ["batch/job", "ray.io/rayjob"]}},
         "integrations.frameworks[1]: kuota does not manage ray.io/rayjob",
     ),
-    ({"metrics": {"localQueueMetrics": {"enable": True}}}, "metrics.localQueueMetrics: "),
     ({"metrics": {"customLabels": [{"name": "team"}]}}, "metrics.customLabels: "),
     (
         {"controller": {"groupKindConcurrency": {"Job.batch": 5}}},

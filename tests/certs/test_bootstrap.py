@@ -103,6 +103,23 @@ async def test_a_secret_due_for_renewal_is_replaced_with_its_resource_version() 
     assert files.TLS_CERT == "tls.crt"
 
 
+async def test_a_certificate_missing_a_requested_name_is_reissued() -> None:
+    """A chart upgrade adds the metrics Services' names: the serving pair must carry them."""
+    api = cluster()
+    await bootstrap_once(api, OPTIONS)
+    first = api.store[SECRET]["data"]
+    metrics = "kuota-scheduler-metrics.kueue-system.svc"
+    more = BootstrapOptions(**{**OPTIONS.__dict__, "dns_names": (*OPTIONS.dns_names, metrics)})
+    await bootstrap_once(api, more)
+    renewed = api.store[SECRET]["data"]
+    assert renewed["tls.crt"] != first["tls.crt"] and renewed["ca.crt"] == first["ca.crt"]
+    assert files.covers(base64.b64decode(renewed["tls.crt"]), more.dns_names)
+    assert not files.covers(base64.b64decode(first["tls.crt"]), more.dns_names)
+    writes = len(api.calls)
+    await bootstrap_once(api, more)
+    assert "PUT" not in [call.verb for call in api.calls[writes:]], "now it covers them"
+
+
 OWNER = "kuota-cert-bootstrap"
 OWNED = BootstrapOptions(**{**OPTIONS.__dict__, "owner_deployment": OWNER})
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from scheduler.cli.cluster_reader import CORE_RESOURCES
 from scheduler.service.loop import KUEUE_PLURALS
 
 from .helm import by_kind, render
@@ -22,6 +23,7 @@ def _rules(objects: list[dict[str, Any]], name: str) -> list[Mapping[str, Any]]:
         for obj in objects
         if obj["kind"] in ("ClusterRole", "Role") and obj["metadata"]["name"].startswith(name)
         for rule in obj["rules"]
+        if "apiGroups" in rule
     ]
 
 
@@ -43,8 +45,45 @@ def objects() -> list[dict[str, Any]]:
 def test_no_wildcards_anywhere(objects: list[dict[str, Any]]) -> None:
     for obj in by_kind(objects, "ClusterRole") + by_kind(objects, "Role"):
         for rule in obj["rules"]:
-            for field in ("apiGroups", "resources", "verbs"):
-                assert "*" not in rule[field], (obj["metadata"]["name"], rule)
+            for field in ("apiGroups", "resources", "verbs", "nonResourceURLs"):
+                assert "*" not in rule.get(field, ()), (obj["metadata"]["name"], rule)
+
+
+METRICS_ACCESS = {
+    ("authentication.k8s.io", "tokenreviews", "create"),
+    ("authorization.k8s.io", "subjectaccessreviews", "create"),
+}
+"""scheduler/kube/access_review.py: who calls /metrics, and may they."""
+
+
+def test_reading_metrics_is_the_metrics_reader_role_and_nothing_else(
+    objects: list[dict[str, Any]],
+) -> None:
+    (reader,) = [
+        obj
+        for obj in by_kind(objects, "ClusterRole")
+        if obj["metadata"]["name"] == "kuota-metrics-reader"
+    ]
+    assert reader["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+    assert not [
+        b
+        for b in by_kind(objects, "ClusterRoleBinding")
+        if b["roleRef"]["name"] == "kuota-metrics-reader"
+    ], "bound only when asked"
+    bound = render(
+        {
+            "metrics.prometheusServiceAccount.name": "prometheus-k8s",
+            "metrics.prometheusServiceAccount.namespace": "monitoring",
+        }
+    )
+    (binding,) = [
+        b
+        for b in by_kind(bound, "ClusterRoleBinding")
+        if b["roleRef"]["name"] == "kuota-metrics-reader"
+    ]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": "prometheus-k8s", "namespace": "monitoring"}
+    ]
 
 
 def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, Any]]) -> None:
@@ -110,6 +149,7 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         # scheduler/kube/ownership.py: the Lease's owner is the scheduler's Deployment
         ("coordination.k8s.io", "leases", "patch"),
         ("apps", "deployments", "get"),
+        *METRICS_ACCESS,
     }
     assert grants == expected
 
@@ -133,6 +173,7 @@ def test_the_webhook_only_reads_single_objects(objects: list[dict[str, Any]]) ->
         ("kueue.x-k8s.io", "workloadpriorityclasses", "get"),  # WorkloadPriorityClassDefaulting
         ("batch", "jobs", "get"),
         ("jobset.x-k8s.io", "jobsets", "get"),
+        *METRICS_ACCESS,
     }
 
 
@@ -156,7 +197,10 @@ def test_the_cert_bootstrap_touches_only_its_secret_and_kuotas_objects(
 
 def test_bindings_name_the_chart_service_accounts(objects: list[dict[str, Any]]) -> None:
     accounts = {sa["metadata"]["name"] for sa in by_kind(objects, "ServiceAccount")}
-    for binding in by_kind(objects, "ClusterRoleBinding") + by_kind(objects, "RoleBinding"):
+    bindings = by_kind(objects, "ClusterRoleBinding") + by_kind(objects, "RoleBinding")
+    for binding in bindings:
+        if binding["roleRef"]["name"].endswith("-metrics-reader"):
+            continue  # Prometheus' own ServiceAccount (metrics.prometheusServiceAccount)
         (subject,) = binding["subjects"]
         assert subject["name"] in accounts and subject["namespace"] == "kueue-system"
 
@@ -181,6 +225,7 @@ def test_multikueue_is_off_by_default_and_gets_exactly_what_its_calls_need(
     expected |= {("coordination.k8s.io", "leases", verb) for verb in ("create", "get", "update")}
     expected |= {("coordination.k8s.io", "leases", "patch")}
     expected |= {("apps", "deployments", "get")}
+    expected |= METRICS_ACCESS
     assert grants == expected
     (secrets,) = [
         obj
@@ -207,4 +252,23 @@ def test_multikueue_is_off_by_default_and_gets_exactly_what_its_calls_need(
         ("kueue.x-k8s.io", "clusterqueues", "get"),
         ("kueue.x-k8s.io", "admissionchecks", "get"),
     }, "--multikueue-managed-by reads a queued Job's ClusterQueue and its checks"
+    test_bindings_name_the_chart_service_accounts(enabled)
+
+
+def test_the_dashboard_is_off_by_default_and_only_reads(objects: list[dict[str, Any]]) -> None:
+    assert not _rules(objects, "kuota-dashboard")
+    enabled = render({"dashboard.enabled": True})
+    grants = _grants(_rules(enabled, "kuota-dashboard"))
+    writes = {"create", "update", "patch", "delete", "deletecollection"}
+    assert {g for g in grants if g[2] in writes} == METRICS_ACCESS, "it writes nothing"
+    reads = {g for g in grants if g[2] not in writes}
+    assert {("", "events", "list"), ("", "nodes", "watch"), ("batch", "jobs", "watch")} <= reads
+    assert {("kueue.x-k8s.io", "workloads", verb) for verb in ("list", "watch")} <= reads
+    mirrored = {
+        (resource.group, resource.plural, verb)
+        for resource in CORE_RESOURCES.values()
+        for verb in ("list", "watch")
+    }
+    assert mirrored <= reads, "every kind `kuota explain` reads, the dashboard mirrors"
+    assert not {g for g in reads if g[1] == "secrets"}
     test_bindings_name_the_chart_service_accounts(enabled)

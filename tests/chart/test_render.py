@@ -434,6 +434,8 @@ def test_cert_manager_renders_issuer_certificate_and_ca_injection() -> None:
     assert certificate["spec"]["dnsNames"] == [
         f"{SERVICE}.{NAMESPACE}.svc",
         f"{SERVICE}.{NAMESPACE}.svc.cluster.local",
+        f"kuota-scheduler-metrics.{NAMESPACE}.svc",
+        f"kuota-webhook-metrics.{NAMESPACE}.svc",
         f"kuota-visibility.{NAMESPACE}.svc",
         f"kuota-visibility.{NAMESPACE}.svc.cluster.local",
     ]
@@ -630,20 +632,121 @@ def test_webhook_off_renders_no_registration_and_no_conversion() -> None:
     assert [d["metadata"]["name"] for d in by_kind(objects, "Deployment")] == ["kuota-scheduler"]
 
 
-def test_service_monitor_scrapes_both_metrics_services() -> None:
-    objects = render({"metrics.serviceMonitor.enabled": True})
+def test_service_monitor_scrapes_every_metrics_service_over_https() -> None:
+    objects = render({"metrics.serviceMonitor.enabled": True, "multikueue.enabled": True})
     monitor = one(objects, "ServiceMonitor", "kuota")
     selected = monitor["spec"]["selector"]["matchLabels"]
-    services = [
-        s
+    services = {
+        s["metadata"]["name"]: s
         for s in by_kind(objects, "Service")
         if all(s["metadata"]["labels"].get(k) == v for k, v in selected.items())
-    ]
-    assert sorted(s["metadata"]["name"] for s in services) == [
+    }
+    assert sorted(services) == [
+        "kuota-multikueue-metrics",
         "kuota-scheduler-metrics",
         "kuota-webhook-metrics",
     ]
-    assert all(s["spec"]["ports"][0]["name"] == "metrics" for s in services)
+    endpoints = monitor["spec"]["endpoints"]
+    assert [e["relabelings"][0]["regex"] for e in endpoints] == [
+        "kuota-scheduler-metrics",
+        "kuota-webhook-metrics",
+        "kuota-multikueue-metrics",
+    ]
+    for endpoint in endpoints:
+        service = endpoint["relabelings"][0]["regex"]
+        assert endpoint["scheme"] == "https" and endpoint["port"] == "metrics"
+        assert endpoint["bearerTokenFile"].endswith("serviceaccount/token")
+        assert endpoint["tlsConfig"] == {
+            "serverName": f"{service}.{NAMESPACE}.svc",
+            "ca": {"secret": {"name": "kuota-webhook-server-cert", "key": "ca.crt"}},
+        }
+    # The serving certificate names every Service it is verified for.
+    bootstrap = _container(one(objects, "Deployment", "kuota-cert-bootstrap"))["args"]
+    for service in services:
+        assert f"--dns={service}.{NAMESPACE}.svc" in bootstrap
+
+
+def test_every_process_serves_metrics_over_https_with_kuotas_certificate() -> None:
+    objects = render({"multikueue.enabled": True})
+    for name, port in (
+        ("kuota-scheduler", 8443),
+        ("kuota-webhook", 8444),
+        ("kuota-multikueue", 8445),
+    ):
+        deployment = one(objects, "Deployment", name)
+        container = _container(deployment)
+        assert f"--metrics-bind-address=0.0.0.0:{port}" in container["args"], name
+        assert "--metrics-cert-dir=/etc/kuota/metrics-certs" in container["args"], name
+        assert "--no-metrics-secure" not in container["args"]
+        assert {"name": "metrics", "containerPort": port, "protocol": "TCP"} in container["ports"]
+        (volume,) = [
+            v
+            for v in deployment["spec"]["template"]["spec"]["volumes"]
+            if v["name"] == "metrics-certs"
+        ]
+        assert volume["secret"]["secretName"] == "kuota-webhook-server-cert"
+        service = one(objects, "Service", f"{name}-metrics")
+        assert service["spec"]["ports"][0]["port"] == port
+    scheduler = _container(one(objects, "Deployment", "kuota-scheduler"))
+    assert "--health-probe-bind-address=0.0.0.0:8080" in scheduler["args"]
+    assert scheduler["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "probes"}
+
+
+def test_without_kuotas_certificate_the_metrics_pair_is_self_signed_and_not_verified() -> None:
+    objects = render(
+        {
+            "webhook.externalURL": EXTERNAL,
+            "webhook.caBundle": CA,
+            "metrics.serviceMonitor.enabled": True,
+        }
+    )
+    container = _container(one(objects, "Deployment", "kuota-scheduler"))
+    assert not [a for a in container["args"] if a.startswith("--metrics-cert-dir")]
+    monitor = one(objects, "ServiceMonitor", "kuota")
+    assert {e["tlsConfig"]["insecureSkipVerify"] for e in monitor["spec"]["endpoints"]} == {True}
+
+
+def test_the_grafana_dashboard_ships_for_the_sidecar() -> None:
+    import json
+
+    assert not by_kind(render(), "ConfigMap")[1:], "only the Configuration by default"
+    objects = render(
+        {"metrics.grafanaDashboard.enabled": True, "metrics.grafanaDashboard.namespace": "grafana"}
+    )
+    dashboard = one(objects, "ConfigMap", "kuota-grafana-dashboard")
+    assert dashboard["metadata"]["namespace"] == "grafana"
+    assert dashboard["metadata"]["labels"]["grafana_dashboard"] == "1"
+    assert json.loads(dashboard["data"]["kuota.json"])["uid"] == "kuota-queues"
+
+
+def test_every_series_the_dashboard_queries_exists() -> None:
+    import json
+    import re
+
+    from prometheus_client import REGISTRY
+
+    from scheduler.kube import metrics as kuota_metrics  # noqa: F401 - registers kuota's
+    from scheduler.metrics.catalog import BY_NAME, EMITTED
+
+    from .helm import CHART
+
+    text = (CHART / "dashboards" / "kuota.json").read_text()
+    queries = [
+        target["expr"]
+        for panel in json.loads(text)["panels"]
+        for target in panel.get("targets", [])
+    ]
+    named = {
+        re.sub(r"_(bucket|sum|count)$", "", name)
+        for query in queries
+        for name in re.findall(r"\b((?:kueue|kuota|multikueue)_[a-z_]+)", query)
+    }
+    kuotas = {metric.name for metric in REGISTRY.collect() if metric.name.startswith("kuota_")}
+    emitted = {series.name for series in EMITTED}
+    kueues = {name for name in named if name.startswith("kueue_")}
+    assert kueues <= emitted, kueues - set(BY_NAME)
+    assert {name for name in named if name.startswith("kuota_")} <= kuotas
+    assert len(queries) >= 20
 
 
 def test_values_local_for_e2e_keeps_webhooks_url_based() -> None:
@@ -721,3 +824,16 @@ def test_multikueue_runs_as_its_own_deployment_when_enabled() -> None:
         "containers"
     ]
     assert "--multikueue-managed-by" in webhook["args"]
+
+
+def test_the_dashboard_serves_https_with_kuotas_certificate_when_enabled() -> None:
+    assert not [d for d in by_kind(render(), "Deployment") if "dashboard" in d["metadata"]["name"]]
+    objects = render({"dashboard.enabled": True})
+    container = _container(one(objects, "Deployment", "kuota-dashboard"))
+    assert container["command"] == ["kuota-dashboard"]
+    assert "--bind-address=0.0.0.0:8446" in container["args"]
+    assert "--cert-dir=/etc/kuota/metrics-certs" in container["args"]
+    service = one(objects, "Service", "kuota-dashboard")
+    assert service["spec"]["ports"][0]["port"] == 443
+    bootstrap = _container(one(objects, "Deployment", "kuota-cert-bootstrap"))["args"]
+    assert f"--dns=kuota-dashboard.{NAMESPACE}.svc" in bootstrap

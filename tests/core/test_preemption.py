@@ -879,6 +879,7 @@ def test_two_preemptors_do_not_share_victims_in_one_cycle() -> None:
         "these preemptions complete",
         "Workload has overlapping preemption targets with another workload",
     )
+    assert result.preemption_skips == {"b": 1}, "p2 gave way: one skip in ClusterQueue b"
     release_all(engine, result)
     settle(engine)
     assert state(engine, "p1") == state(engine, "p2") == "Admitted"

@@ -315,8 +315,11 @@ async def test_hold_and_drain_stops_the_job_and_resuming_admits_it_again() -> No
     """A stopped ClusterQueue's running Job is evicted like a preemption, then requeued."""
     from prometheus_client import REGISTRY
 
+    from scheduler.kube.kueue_metrics import RECORDER
+
     from .world import KUEUE, cluster_queue
 
+    RECORDER.role = "leader"
     labels = {
         "cluster_queue": "cq",
         "reason": "ClusterQueueStopped",

@@ -235,8 +235,21 @@ async def dispatched() -> tuple[Api, dict[str, Api], Controller, FakeClock]:
     return manager, workers, controller, clock
 
 
+def counted(series: str, cluster: str) -> float:
+    from scheduler.kube.kueue_metrics import RECORDER, STORE
+
+    labels = {"cluster_queue": "cluster-queue", "cluster": cluster, "replica_role": RECORDER.role}
+    found = STORE.value(series, labels)
+    assert found is None or isinstance(found, float)
+    return found or 0.0
+
+
 async def test_a_pending_workload_is_copied_to_both_workers_and_lands_where_admitted() -> None:
+    dispatched_before = counted("multikueue_workloads_dispatched_total", "cloud-worker")
+    admitted_before = counted("multikueue_workloads_admitted_total", "cloud-worker")
+    elsewhere = counted("multikueue_workloads_admitted_total", "onprem-worker")
     manager, workers, controller, _ = await dispatched()
+    assert counted("multikueue_workloads_dispatched_total", "cloud-worker") == dispatched_before + 1
     onprem, cloud = workers["https://onprem"], workers["https://cloud"]
     for worker in (onprem, cloud):
         copy_ = worker.store[f"{V1B2}{WL}"]
@@ -259,6 +272,8 @@ async def test_a_pending_workload_is_copied_to_both_workers_and_lands_where_admi
         "Ready",
         'The workload was admitted on "cloud-worker"',
     )
+    assert counted("multikueue_workloads_admitted_total", "cloud-worker") == admitted_before + 1
+    assert counted("multikueue_workloads_admitted_total", "onprem-worker") == elsewhere
 
 
 async def test_a_lost_worker_is_given_its_timeout_then_the_check_retries() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import ssl
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -15,6 +16,8 @@ import pytest
 
 from scheduler.api.config_file import load_configuration, read_configuration
 from scheduler.api.operational import lease_problem
+from scheduler.kube import secure_serving
+from scheduler.kube.access_review import Attributes, User
 from scheduler.service import app
 from scheduler.service.app import build_parser, startup
 
@@ -39,7 +42,8 @@ def test_without_a_file_the_defaults_are_kuotas() -> None:
         10.0,
         2.0,
     )
-    assert found.metrics_address == found.health_address == "127.0.0.1:8080"
+    assert (found.metrics_address, found.health_address) == ("127.0.0.1:8443", "127.0.0.1:8081")
+    assert found.metrics is not None and found.metrics.secure, "HTTPS with access reviews"
     assert (found.qps, found.burst, found.cache_sync_timeout) == (None, None, None)
     assert not found.endpoints.cluster_queue_resources, "Kueue's default: not exported"
 
@@ -97,9 +101,7 @@ def test_flags_override_the_file() -> None:
         False,
         30.0,
     )
-    assert found.metrics_address == found.health_address == "127.0.0.1:9000", (
-        "--metrics-bind-address alone keeps the probes beside /metrics, as before"
-    )
+    assert (found.metrics_address, found.health_address) == ("127.0.0.1:9000", ":8081")
     split = settings(
         "--metrics-bind-address=127.0.0.1:9000", "--health-probe-bind-address=127.0.0.1:9001"
     )
@@ -109,6 +111,15 @@ def test_flags_override_the_file() -> None:
 def test_zero_serves_nothing() -> None:
     found = settings(metrics={"bindAddress": "0"}, health={"healthProbeBindAddress": "0"})
     assert (found.metrics_address, found.health_address) == (None, None)
+    assert found.metrics is None and found.problem is None
+
+
+def test_plain_http_metrics_only_on_loopback() -> None:
+    local = settings("--no-metrics-secure")
+    assert local.metrics is not None and not local.metrics.secure and local.problem is None
+    exposed = settings("--no-metrics-secure", metrics={"bindAddress": ":8443"})
+    assert exposed.metrics is None
+    assert exposed.problem is not None and "loopback" in exposed.problem
 
 
 def test_lease_timings_from_the_flags_and_the_file_are_checked_together() -> None:
@@ -132,12 +143,43 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _get(port: int, path: str) -> int:
+def _get(port: int, path: str, *, https: bool = False, token: str | None = None) -> int:
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE  # self-signed
+    request = urllib.request.Request(
+        f"{'https' if https else 'http'}://127.0.0.1:{port}{path}",
+        headers={"Authorization": f"Bearer {token}"} if token else {},
+    )
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as answer:
+        with urllib.request.urlopen(request, timeout=2, context=context) as answer:
             return int(answer.status)
     except urllib.error.HTTPError as failure:
         return failure.code
+
+
+class Reviewer:
+    """Knows one token, allowed to get /metrics."""
+
+    async def authenticate(self, token: str) -> User | None:
+        return User("system:serviceaccount:monitoring:prometheus") if token == "good" else None
+
+    async def authorize(self, user: User, attributes: Attributes) -> bool:
+        return attributes == Attributes(verb="get", path="/metrics")
+
+
+async def _codes(found: app.Startup, *asked: tuple[int, str, bool, str | None]) -> list[int]:
+    served = await app._serve_endpoints(
+        found, ready=lambda: True, alive=lambda: True, reviewer=Reviewer()
+    )
+    try:
+        return await asyncio.to_thread(
+            lambda: [
+                _get(port, path, https=https, token=token) for port, path, https, token in asked
+            ]
+        )
+    finally:
+        for runner, watcher in served:
+            await secure_serving.stop(runner, watcher)
 
 
 async def test_metrics_and_probes_are_served_where_and_as_the_file_says() -> None:
@@ -149,22 +191,32 @@ async def test_metrics_and_probes_are_served_where_and_as_the_file_says() -> Non
             "readinessEndpointName": "ok",
         },
     )
-    runners = await app._serve_endpoints(found, ready=lambda: True, alive=lambda: True)
-    try:
-        codes = await asyncio.to_thread(
-            lambda: [
-                _get(metrics_port, "/metrics"),
-                _get(metrics_port, "/healthz"),
-                _get(health_port, "/ok"),
-                _get(health_port, "/healthz"),
-                _get(health_port, "/readyz"),
-                _get(health_port, "/metrics"),
-            ]
-        )
-    finally:
-        for runner in runners:
-            await runner.cleanup()
-    assert codes == [200, 404, 200, 200, 404, 404]
+    codes = await _codes(
+        found,
+        (metrics_port, "/metrics", True, "good"),
+        (metrics_port, "/metrics", True, "forged"),
+        (metrics_port, "/metrics", True, None),
+        (metrics_port, "/healthz", True, None),
+        (health_port, "/ok", False, None),
+        (health_port, "/healthz", False, None),
+        (health_port, "/readyz", False, None),
+        (health_port, "/metrics", False, None),
+    )
+    assert codes == [200, 401, 401, 404, 200, 200, 404, 404]
+
+
+async def test_probes_given_the_metrics_address_are_served_beside_it() -> None:
+    port = _free_port()
+    found = settings(
+        f"--metrics-bind-address=127.0.0.1:{port}", f"--health-probe-bind-address=127.0.0.1:{port}"
+    )
+    codes = await _codes(
+        found,
+        (port, "/metrics", True, None),
+        (port, "/healthz", True, None),
+        (port, "/readyz", True, None),
+    )
+    assert codes == [401, 200, 200], "the probes are not authenticated"
 
 
 async def test_informers_that_do_not_list_in_time_end_the_process(

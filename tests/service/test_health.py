@@ -1,10 +1,11 @@
-"""/healthz, /readyz and /metrics of the scheduler process."""
+"""/healthz and /readyz of the scheduler process, and its /metrics app."""
 
 from __future__ import annotations
 
 from aiohttp.test_utils import TestClient, TestServer
 
-from scheduler.service.observability import health_app
+from scheduler.kube.kueue_metrics import RECORDER
+from scheduler.service.observability import health_app, scheduler_metrics_app
 
 
 async def test_probes_follow_the_loop_and_the_informers() -> None:
@@ -18,6 +19,13 @@ async def test_probes_follow_the_loop_and_the_informers() -> None:
         assert (await http.get("/readyz")).status == 200
         state["alive"] = False
         assert (await http.get("/healthz")).status == 500
-        metrics = await (await http.get("/metrics")).text()
-        assert "kuota_api_write_duration_seconds" in metrics
-        assert "kueue_admitted_workloads_total" in metrics
+        assert (await http.get("/metrics")).status == 404, "metrics are served apart"
+
+
+async def test_metrics_hold_kuotas_and_kueues_series() -> None:
+    RECORDER.cycle(admitted=True, seconds=0.01)
+    async with TestClient(TestServer(scheduler_metrics_app(None), host="127.0.0.1")) as http:
+        text = await (await http.get("/metrics")).text()
+    assert "kuota_api_write_duration_seconds" in text
+    assert "kueue_admission_attempts_total{" in text
+    assert "kueue_build_info{" in text

@@ -237,15 +237,28 @@ async def test_after_a_long_cycle_the_loop_rests_as_long_again() -> None:
     assert all(gap >= 0.3 for gap in gaps), gaps
 
 
-async def test_queue_metrics_are_published_once_per_status_interval(
+async def test_queue_gauges_are_computed_when_scraped_from_the_current_engine(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Per-ClusterQueue gauges cost a status computation per queue: not every turn."""
-    scheduler = SchedulerLoop(
-        FakeApi(), LoopSettings(queue_status_interval_seconds=3600), clock=lambda: NOW
-    )
-    published: list[str] = []
-    monkeypatch.setattr(scheduler.queues, "publish_metrics", published.append)
+    """Per-queue gauges cost a pass over the workloads: never per turn, once per scrape."""
+    from prometheus_client import generate_latest
+
+    from scheduler.kube import kueue_metrics
+
+    scheduler = SchedulerLoop(FakeApi(), LoopSettings(), clock=lambda: NOW)
+    engines: list[object] = []
+    real = kueue_metrics.queue_gauges
+
+    def counting(engine, *args, **kwargs):  # type: ignore[no-untyped-def]
+        engines.append(engine)
+        return real(engine, *args, **kwargs)
+
+    monkeypatch.setattr(kueue_metrics, "queue_gauges", counting)
     for _ in range(3):
         await scheduler.turn()
-    assert published == ["follower"]
+    assert engines == []
+    generate_latest()
+    assert engines == [scheduler.engine]
+    scheduler.rebuild()
+    generate_latest()
+    assert engines[-1] is scheduler.engine and engines[0] is not scheduler.engine

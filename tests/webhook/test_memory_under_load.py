@@ -61,6 +61,7 @@ class Webhook:
     process: subprocess.Popen[str]
     port: int
     ca: Path
+    metrics_port: int
     stderr: list[str] = field(default_factory=list)
 
     def rss_mib(self) -> float:
@@ -84,7 +85,9 @@ class Webhook:
             return reply.status, reply.read()
 
     def metric(self, name: str) -> float:
-        _, text = self.request("/metrics")
+        url = f"http://127.0.0.1:{self.metrics_port}/metrics"
+        with urllib.request.urlopen(url, timeout=20) as reply:
+            text = reply.read()
         found = re.findall(rf"^{name}(?:{{[^}}]*}})? (\S+)$", text.decode(), re.M)
         assert found, f"{name} not exposed"
         return sum(float(value) for value in found)  # over its labels
@@ -106,14 +109,18 @@ def open_files() -> Iterator[None]:
 def webhook(tmp_path: Path, *flags: str) -> Iterator[Webhook]:
     files.write(tmp_path, files.make(dns_names=["localhost"], ip_addresses=["127.0.0.1"]))
     argv = [sys.executable, "-m", "webhook.server", "--cert-dir", str(tmp_path), "--port", "0"]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        metrics_port = probe.getsockname()[1]
+    metrics = ["--metrics-bind-address", f"127.0.0.1:{metrics_port}", "--no-metrics-secure"]
     with subprocess.Popen(
-        [*argv, "--no-cluster-lookups", *flags], stderr=subprocess.PIPE, text=True
+        [*argv, "--no-cluster-lookups", *metrics, *flags], stderr=subprocess.PIPE, text=True
     ) as process:
         assert process.stderr is not None
         line = process.stderr.readline()
         assert '"msg": "serving"' in line, line
         port = int(json.loads(line)["address"].rsplit(":", 1)[1])
-        running = Webhook(process, port, tmp_path / "ca.crt", [line])
+        running = Webhook(process, port, tmp_path / "ca.crt", metrics_port, [line])
         drain = threading.Thread(target=lambda: running.stderr.extend(process.stderr or []))
         drain.start()
         try:

@@ -46,17 +46,19 @@ async def http_get(
 
 async def start(
     tmp_path: Path, **overrides: Any
-) -> tuple[asyncio.Task[int], asyncio.Event, int, int]:
+) -> tuple[asyncio.Task[int], asyncio.Event, int, int, int]:
     import socket
 
     ports = []
-    for _ in range(2):
+    for _ in range(3):
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             ports.append(probe.getsockname()[1])
     settings = WebhookSettings(
         port=ports[0],
         probe_port=ports[1],
+        metrics_address=f"127.0.0.1:{ports[2]}",
+        metrics_secure=False,
         cert_file=tmp_path / "tls.crt",
         key_file=tmp_path / "tls.key",
         cert_reload_seconds=0.1,
@@ -66,7 +68,7 @@ async def start(
     )
     stop = asyncio.Event()
     task = asyncio.create_task(serve(settings, stop=stop))
-    return task, stop, ports[0], ports[1]
+    return task, stop, ports[0], ports[1], ports[2]
 
 
 async def wait_for(check: Any, timeout: float = 10) -> None:
@@ -79,7 +81,7 @@ async def wait_for(check: Any, timeout: float = 10) -> None:
 async def test_tls_serving_readiness_and_reload_without_dropping_connections(
     tmp_path: Path,
 ) -> None:
-    task, stop, port, probe_port = await start(tmp_path)
+    task, stop, port, probe_port, metrics_port = await start(tmp_path)
     async with aiohttp.ClientSession() as plain:
 
         async def probe_status() -> int:
@@ -123,7 +125,10 @@ async def test_tls_serving_readiness_and_reload_without_dropping_connections(
             assert (
                 reply.status == 200 and (await reply.json())["response"]["patchType"] == "JSONPatch"
             )
-    status, text = await http_get(reader, writer, "/metrics")
+    assert (await http_get(reader, writer, "/metrics"))[0] == 404, "not on the admission port"
+    async with aiohttp.ClientSession() as plain:
+        async with plain.get(f"http://127.0.0.1:{metrics_port}/metrics") as reply:
+            text = await reply.text()
     assert (
         'kuota_webhook_requests_total{endpoint="/mutate-batch-v1-job",outcome="patched"} 1.0'
         in text
@@ -139,7 +144,7 @@ async def _is(probe: Any, expected: int) -> bool:
 
 
 async def test_a_missing_certificate_ends_the_process_with_1(tmp_path: Path) -> None:
-    task, _, _, _ = await start(tmp_path, cert_wait_seconds=0.3)
+    task, *_ = await start(tmp_path, cert_wait_seconds=0.3)
     assert await asyncio.wait_for(task, 10) == 1
 
 

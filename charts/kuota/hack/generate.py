@@ -20,6 +20,8 @@ largest pieces are written by this script rather than by hand:
   ``manageJobsWithoutQueueName`` variants, with the client config and the
   managed-namespace selector (on every Job entry) filled in by helpers of
   ``_helpers.tpl``;
+* ``dashboards/kuota.json``: the Grafana dashboard (``dashboard.py``), which
+  ``templates/grafana-dashboard.yaml`` ships as a ConfigMap;
 * ``values.yaml`` (its ``config:`` block), ``values.schema.json`` (its
   ``config`` part) and ``templates/configmap.yaml``: the Configuration values
   the chart offers, from the Configuration's description
@@ -45,6 +47,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from chart_config import configmap_template, values_block, values_schema  # noqa: E402
+from dashboard import dashboard_json  # noqa: E402
 
 from scheduler.api.crds import load_crds  # noqa: E402
 from scheduler.jobs import integrations  # noqa: E402
@@ -231,7 +234,27 @@ def kind_rules_template() -> str:
         + '{{- define "kuota.multikueueKindRules" }}\n'
         + kind_rules("multikueue")
         + "{{- end }}\n"
+        + '{{- define "kuota.dashboardKindRules" }}\n'
+        + dashboard_kind_rules()
+        + "{{- end }}\n"
     )
+
+
+def dashboard_kind_rules() -> str:
+    """Pure: list and watch of the queued jobs the dashboard mirrors (the kinds created
+    suspended, as ``kuota explain`` reads them: scheduler/dashboard/mirror.py)."""
+    from scheduler.jobs import SuspendOnCreate, capability
+
+    rules = ""
+    for integration in integrations():
+        if capability(integration, SuspendOnCreate) is None:
+            continue
+        rules += (
+            f'- apiGroups: ["{integration.group}"]\n'
+            f"  resources: [{integration.resource}]\n"
+            "  verbs: [list, watch]\n"
+        )
+    return rules
 
 
 def with_config_block(values: str) -> str:
@@ -289,6 +312,7 @@ def expected_files() -> dict[Path, str]:
     files[CHART / "values.schema.json"] = with_config_schema(
         (CHART / "values.schema.json").read_text()
     )
+    files[CHART / "dashboards" / "kuota.json"] = dashboard_json()
     return files
 
 
@@ -317,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
             print("run: python charts/kuota/hack/generate.py", file=sys.stderr)
         return 1 if stale or extra else 0
     crd_dir.mkdir(parents=True, exist_ok=True)
+    (CHART / "dashboards").mkdir(exist_ok=True)
     for path in extra:
         path.unlink()
     for path in stale:

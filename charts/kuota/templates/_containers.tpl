@@ -2,7 +2,9 @@
 The two processes' containers, shared by their own Deployments (the default
 install) and by the one Deployment of the Kueue-compatible install
 (deployment-controller-manager.yaml), so both run them alike.
-(dict "root" $ "name" "webhook"): the webhook container, named "name".
+(dict "root" $ "name" "webhook"): the webhook container, named "name"; with
+"metricsPort", the name of its metrics port (in one pod with the scheduler, whose
+metrics port is "metrics", a Service must tell the two apart).
 */}}
 {{- define "kuota.webhookContainer" -}}
 {{- $root := .root -}}
@@ -15,6 +17,7 @@ install) and by the one Deployment of the Kueue-compatible install
   - --host=0.0.0.0
   - --port={{ $w.port }}
   - --probe-port={{ $w.probePort }}
+  {{- include "kuota.metricsArgs" (dict "root" $root "component" "webhook") | nindent 2 }}
   - --cert-dir=/etc/kuota/certs
   # The Secret may appear after the pod (self-managed or cert-manager issuance).
   - --cert-wait=300
@@ -42,6 +45,9 @@ install) and by the one Deployment of the Kueue-compatible install
   - name: probes
     containerPort: {{ $w.probePort }}
     protocol: TCP
+  - name: {{ .metricsPort | default "metrics" }}
+    containerPort: {{ $w.metricsPort }}
+    protocol: TCP
   livenessProbe:
     httpGet:
       path: /healthz
@@ -64,6 +70,7 @@ install) and by the one Deployment of the Kueue-compatible install
     readOnly: true
   - name: tmp
     mountPath: /tmp
+  {{- include "kuota.metricsVolumeMount" $root | nindent 2 }}
 {{- end -}}
 
 {{/*
@@ -91,7 +98,8 @@ install) and by the one Deployment of the Kueue-compatible install
   {{- else }}
   - --no-leader-elect
   {{- end }}
-  - --metrics-bind-address=0.0.0.0:{{ $s.metricsPort }}
+  - --health-probe-bind-address=0.0.0.0:{{ $s.healthPort }}
+  {{- include "kuota.metricsArgs" (dict "root" $root "component" "scheduler") | nindent 2 }}
   - --status-writes-per-second={{ $s.statusWritesPerSecond }}
   - --log-level={{ $s.logLevel }}
   {{- if include "kuota.visibilityCertificate" $root }}
@@ -105,6 +113,9 @@ install) and by the one Deployment of the Kueue-compatible install
   - name: PYTHONDONTWRITEBYTECODE
     value: "1"
   ports:
+  - name: probes
+    containerPort: {{ $s.healthPort }}
+    protocol: TCP
   - name: metrics
     containerPort: {{ $s.metricsPort }}
     protocol: TCP
@@ -117,13 +128,13 @@ install) and by the one Deployment of the Kueue-compatible install
   livenessProbe:
     httpGet:
       path: /healthz
-      port: metrics
+      port: probes
     initialDelaySeconds: 15
     periodSeconds: 20
   readinessProbe:
     httpGet:
       path: /readyz
-      port: metrics
+      port: probes
     periodSeconds: 10
   securityContext: {{- toYaml $root.Values.containerSecurityContext | nindent 4 }}
   resources: {{- toYaml $s.resources | nindent 4 }}
@@ -138,4 +149,5 @@ install) and by the one Deployment of the Kueue-compatible install
     mountPath: /etc/kuota/visibility-certs
     readOnly: true
   {{- end }}
+  {{- include "kuota.metricsVolumeMount" $root | nindent 2 }}
 {{- end -}}

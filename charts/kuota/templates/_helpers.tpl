@@ -43,6 +43,7 @@ app.kubernetes.io/component: {{ .component }}
 
 {{- define "kuota.schedulerName" -}}{{ include "kuota.fullname" . }}-scheduler{{- end -}}
 {{- define "kuota.multikueueName" -}}{{ include "kuota.fullname" . }}-multikueue{{- end -}}
+{{- define "kuota.dashboardName" -}}{{ include "kuota.fullname" . }}-dashboard{{- end -}}
 {{- define "kuota.webhookName" -}}{{ include "kuota.fullname" . }}-webhook{{- end -}}
 {{- define "kuota.certBootstrapName" -}}{{ include "kuota.fullname" . }}-cert-bootstrap{{- end -}}
 {{- define "kuota.webhookServiceName" -}}{{ include "kuota.fullname" . }}-webhook-service{{- end -}}
@@ -216,4 +217,74 @@ strategy: None
 {{/* The pod-level security context (restricted Pod Security Standard). */}}
 {{- define "kuota.podSecurityContext" -}}
 {{ toYaml .Values.podSecurityContext }}
+{{- end -}}
+
+{{/*
+The components that serve /metrics, and the names of their metrics Services
+(templates/metrics.yaml). kuota's serving certificate names these Services
+too, so Prometheus can verify them against kuota's CA.
+*/}}
+{{- define "kuota.metricsComponents" -}}
+scheduler{{ if .Values.webhook.enabled }} webhook{{ end }}{{ if .Values.multikueue.enabled }} multikueue{{ end }}
+{{- end -}}
+{{- define "kuota.metricsServiceName" -}}
+{{- if and .root.Values.kueueCompatible (eq .component "scheduler") -}}
+{{ include "kuota.controllerManagerName" .root }}-metrics-service
+{{- else -}}
+{{ include "kuota.fullname" .root }}-{{ .component }}-metrics
+{{- end -}}
+{{- end -}}
+{{- define "kuota.metricsPort" -}}
+{{- if eq .component "scheduler" }}{{ .root.Values.scheduler.metricsPort }}
+{{- else if eq .component "webhook" }}{{ .root.Values.webhook.metricsPort }}
+{{- else }}{{ .root.Values.multikueue.metricsPort }}{{ end -}}
+{{- end -}}
+{{- define "kuota.metricsDnsNames" -}}
+{{- range $component := splitList " " (include "kuota.metricsComponents" .) }}
+- {{ include "kuota.metricsServiceName" (dict "root" $ "component" $component) }}.{{ $.Release.Namespace }}.svc
+{{- end }}
+{{- if .Values.dashboard.enabled }}
+- {{ include "kuota.dashboardName" . }}.{{ .Release.Namespace }}.svc
+{{- end }}
+{{- end -}}
+
+{{/*
+Where a process finds the pair it serves /metrics with: kuota's certificate
+Secret (self-managed or cert-manager), mounted at /etc/kuota/metrics-certs;
+none with webhook.externalURL or without the webhook (no such Secret: the
+process then makes a self-signed pair).
+*/}}
+{{- define "kuota.metricsTLS" -}}
+{{- and .Values.webhook.enabled (ne (include "kuota.certMode" .) "external") -}}
+{{- end -}}
+{{- define "kuota.metricsArgs" -}}
+- --metrics-bind-address=0.0.0.0:{{ include "kuota.metricsPort" . }}
+{{- if eq (include "kuota.metricsTLS" .root) "true" }}
+- --metrics-cert-dir=/etc/kuota/metrics-certs
+{{- end }}
+{{- end -}}
+{{- define "kuota.metricsVolumeMount" -}}
+{{- if eq (include "kuota.metricsTLS" .) "true" }}
+- name: metrics-certs
+  mountPath: /etc/kuota/metrics-certs
+  readOnly: true
+{{- end }}
+{{- end -}}
+{{- define "kuota.metricsVolume" -}}
+{{- if eq (include "kuota.metricsTLS" .) "true" }}
+- name: metrics-certs
+  secret:
+    secretName: {{ include "kuota.certSecretName" . }}
+    # Written by the certificate issuer, maybe after the pod starts: /metrics
+    # opens once the pair is there (the rest of the process does not wait).
+    optional: true
+{{- end }}
+{{- end -}}
+{{- define "kuota.metricsAccessRules" -}}
+- apiGroups: ["authentication.k8s.io"]
+  resources: [tokenreviews]
+  verbs: [create]
+- apiGroups: ["authorization.k8s.io"]
+  resources: [subjectaccessreviews]
+  verbs: [create]
 {{- end -}}

@@ -32,3 +32,11 @@
   resources: [jobs/status]
   verbs: [patch]
 {{- end }}
+{{- define "kuota.dashboardKindRules" }}
+- apiGroups: ["batch"]
+  resources: [jobs]
+  verbs: [list, watch]
+- apiGroups: ["jobset.x-k8s.io"]
+  resources: [jobsets]
+  verbs: [list, watch]
+{{- end }}

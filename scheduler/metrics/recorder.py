@@ -1,0 +1,280 @@
+"""What the scheduler records as it acts: Kueue's counters and histograms (docs/metrics.md).
+
+Each method is one event Kueue counts, in the scheduler's words: a cycle, a
+quota reservation, an admission, an eviction (and the preemption behind it),
+the release of an evicted workload's quota, pods ready (waitForPodsReady), a
+finished workload, a removed scheduling gate, a created Workload.  The
+adapters call them with plain values they read from the objects (queue names,
+priority class, times); everything here is arithmetic on the store.
+
+LocalQueue series are recorded only for a LocalQueue that has them
+(``local_queue`` None otherwise: the caller asked
+:meth:`~scheduler.metrics.options.MetricOptions.local_queue_selected`).
+:meth:`KueueRecorder.prune` drops the series of queues and cohorts that are
+gone (docs/metrics.md#series-of-deleted-queues).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+
+from scheduler.metrics.options import MetricOptions
+from scheduler.metrics.store import SeriesStore
+
+
+@dataclass(frozen=True, slots=True)
+class QueueRef:
+    """Where a workload was submitted and whose quota it uses."""
+
+    cluster_queue: str
+    local_queue: tuple[str, str] | None
+    """(namespace, name) when that LocalQueue has series, else None."""
+    priority_class: str = ""
+
+
+CQ_SERIES = (
+    "kueue_quota_reserved_workloads_total",
+    "kueue_quota_reserved_wait_time_seconds",
+    "kueue_finished_workloads_total",
+    "kueue_admitted_workloads_total",
+    "kueue_admission_wait_time_seconds",
+    "kueue_admission_checks_wait_time_seconds",
+    "kueue_evicted_workloads_total",
+    "kueue_evicted_workloads_once_total",
+    "kueue_workload_eviction_latency_seconds",
+    "kueue_pod_scheduling_gate_removal_seconds",
+    "kueue_admission_cycle_preemption_skips",
+    "kueue_ready_wait_time_seconds",
+    "kueue_admitted_until_ready_wait_time_seconds",
+    "kueue_pods_ready_to_evicted_time_seconds",
+)
+"""Recorded series of a ClusterQueue, dropped with it (as Kueue clears them)."""
+LQ_SERIES = (
+    "kueue_local_queue_quota_reserved_workloads_total",
+    "kueue_local_queue_quota_reserved_wait_time_seconds",
+    "kueue_local_queue_finished_workloads_total",
+    "kueue_local_queue_admitted_workloads_total",
+    "kueue_local_queue_admission_wait_time_seconds",
+    "kueue_local_queue_admission_checks_wait_time_seconds",
+    "kueue_local_queue_evicted_workloads_total",
+    "kueue_local_queue_ready_wait_time_seconds",
+    "kueue_local_queue_admitted_until_ready_wait_time_seconds",
+)
+"""Recorded series of a LocalQueue, dropped with it."""
+REMEMBERED_GAUGES = ("kueue_admission_cycle_preemption_skips", "kueue_cluster_queue_weighted_share")
+"""Gauges kept from their last report: Kueue keeps a deleted ClusterQueue's weighted share."""
+
+
+class KueueRecorder:
+    """Records Kueue's counters and histograms into a :class:`SeriesStore` (module docstring)."""
+
+    def __init__(self, store: SeriesStore, options: MetricOptions | None = None) -> None:
+        self.store = store
+        self.options = options or MetricOptions()
+        self.role = "standalone"
+        """``replica_role`` of what is recorded now: ``leader``, ``follower`` or ``standalone``."""
+
+    def cycle(self, *, admitted: bool, seconds: float) -> None:
+        labels = {"result": "success" if admitted else "inadmissible", "replica_role": self.role}
+        self.store.inc("kueue_admission_attempts_total", labels)
+        self.store.observe("kueue_admission_attempt_duration_seconds", labels, seconds)
+
+    def preemption_skips(self, skipped: Mapping[str, int]) -> None:
+        """The ClusterQueues whose workloads skipped preemptions in one cycle, and how many."""
+        for cluster_queue, count in skipped.items():
+            self.store.set_gauge(
+                "kueue_admission_cycle_preemption_skips",
+                {"cluster_queue": cluster_queue, "replica_role": self.role},
+                count,
+            )
+
+    def quota_reserved(self, queue: QueueRef, *, waited: float) -> None:
+        """Quota was reserved, ``waited`` seconds after the workload was queued."""
+        self._both(
+            queue, "quota_reserved_workloads_total", "quota_reserved_wait_time_seconds", waited
+        )
+
+    def admitted(
+        self, queue: QueueRef, *, waited: float, checks_waited: float | None, cohorts: Iterable[str]
+    ) -> None:
+        """Admitted (``checks_waited``: seconds its admission checks took, if it had any).
+
+        ``cohorts``: every cohort above its ClusterQueue, nearest first.
+        """
+        self._both(queue, "admitted_workloads_total", "admission_wait_time_seconds", waited)
+        if checks_waited is not None:
+            waited_checks = max(0.0, checks_waited)
+            self.store.observe(
+                "kueue_admission_checks_wait_time_seconds", self._cq(queue), waited_checks
+            )
+            if queue.local_queue is not None:
+                self.store.observe(
+                    "kueue_local_queue_admission_checks_wait_time_seconds",
+                    self._lq(queue),
+                    waited_checks,
+                )
+        for cohort in cohorts:
+            self.store.inc(
+                "kueue_cohort_subtree_admitted_workloads_total",
+                {
+                    "cohort": cohort,
+                    "priority_class": queue.priority_class,
+                    "replica_role": self.role,
+                },
+            )
+
+    def evicted(self, queue: QueueRef, *, reason: str, cause: str, first_time: bool) -> None:
+        """Evicted for ``reason`` (``cause``: the underlying one, "" when none)."""
+        why = {"reason": reason, "underlying_cause": cause}
+        self.store.inc("kueue_evicted_workloads_total", {**self._cq(queue), **why})
+        if first_time:
+            self.store.inc("kueue_evicted_workloads_once_total", {**self._cq(queue), **why})
+        if queue.local_queue is not None:
+            self.store.inc("kueue_local_queue_evicted_workloads_total", {**self._lq(queue), **why})
+
+    def pods_ready_to_evicted(
+        self, queue: QueueRef, *, reason: str, cause: str, seconds: float
+    ) -> None:
+        """A workload whose pods were ready was evicted ``seconds`` after they became so."""
+        self.store.observe(
+            "kueue_pods_ready_to_evicted_time_seconds",
+            {
+                "cluster_queue": queue.cluster_queue,
+                "reason": reason,
+                "underlying_cause": cause,
+                "replica_role": self.role,
+            },
+            max(0.0, seconds),
+        )
+
+    def pods_ready(self, queue: QueueRef, *, waited: float, since_admitted: float) -> None:
+        """The workload's pods are ready for the first time since its admission (``Started``):
+        ``waited`` seconds after it was queued, ``since_admitted`` after it was admitted."""
+        scopes = [("kueue_", self._cq(queue))]
+        if queue.local_queue is not None:
+            scopes.append(("kueue_local_queue_", self._lq(queue)))
+        for prefix, labels in scopes:
+            self.store.observe(f"{prefix}ready_wait_time_seconds", labels, max(0.0, waited))
+            self.store.observe(
+                f"{prefix}admitted_until_ready_wait_time_seconds", labels, max(0.0, since_admitted)
+            )
+
+    def preempted(self, *, preempting_cluster_queue: str, reason: str) -> None:
+        """A workload was preempted for one of ``preempting_cluster_queue``, for ``reason``."""
+        self.store.inc(
+            "kueue_preempted_workloads_total",
+            {
+                "preempting_cluster_queue": preempting_cluster_queue,
+                "reason": reason,
+                "replica_role": self.role,
+            },
+        )
+
+    def eviction_completed(self, *, cluster_queue: str, reason: str, seconds: float) -> None:
+        """An evicted workload's quota was released ``seconds`` after its eviction."""
+        self.store.observe(
+            "kueue_workload_eviction_latency_seconds",
+            {"cluster_queue": cluster_queue, "reason": reason, "replica_role": self.role},
+            max(0.0, seconds),
+        )
+
+    def finished(self, queue: QueueRef) -> None:
+        self.store.inc("kueue_finished_workloads_total", self._cq(queue))
+        if queue.local_queue is not None:
+            self.store.inc("kueue_local_queue_finished_workloads_total", self._lq(queue))
+
+    def gate_removed(self, *, gate: str, cluster_queue: str, group: bool, seconds: float) -> None:
+        """Scheduling gate ``gate`` left a pod ``seconds`` after its Workload was admitted."""
+        self.store.observe(
+            "kueue_pod_scheduling_gate_removal_seconds",
+            {
+                "name": gate,
+                "cluster_queue": cluster_queue,
+                "is_group": "true" if group else "false",
+                "replica_role": self.role,
+            },
+            max(0.0, seconds),
+        )
+
+    def workload_created(self, *, job_kind: str, seconds: float) -> None:
+        """A job's Workload was created ``seconds`` after the job (at generation 1)."""
+        if self.options.creation_latency:
+            self.store.observe(
+                "kueue_workload_creation_latency_seconds",
+                {"job_kind": job_kind, "replica_role": self.role},
+                max(0.0, seconds),
+            )
+
+    def multikueue_dispatched(self, *, cluster_queue: str, cluster: str) -> None:
+        """A copy of a Workload of ``cluster_queue`` was created on worker ``cluster``."""
+        self.store.inc(
+            "multikueue_workloads_dispatched_total",
+            {"cluster_queue": cluster_queue, "cluster": cluster, "replica_role": self.role},
+        )
+
+    def multikueue_admitted(self, *, cluster_queue: str, cluster: str) -> None:
+        """Worker ``cluster`` admitted the copy of a Workload of ``cluster_queue``."""
+        self.store.inc(
+            "multikueue_workloads_admitted_total",
+            {"cluster_queue": cluster_queue, "cluster": cluster, "replica_role": self.role},
+        )
+
+    def prune(
+        self,
+        *,
+        cluster_queues: Collection[str],
+        local_queues: Collection[tuple[str, str]],
+        cohorts: Collection[str],
+    ) -> None:
+        """Drop the recorded series of every queue and cohort not among these (gone)."""
+        store = self.store
+        for series in CQ_SERIES:
+            for name in store.label_values(series, "cluster_queue") - set(cluster_queues):
+                store.forget(CQ_SERIES, {"cluster_queue": name})
+        preempting = store.label_values(
+            "kueue_preempted_workloads_total", "preempting_cluster_queue"
+        )
+        for name in preempting - set(cluster_queues):
+            store.forget(("kueue_preempted_workloads_total",), {"preempting_cluster_queue": name})
+        for series in LQ_SERIES:
+            for namespace, name in store.label_tuples(series, "namespace", "name"):
+                if (namespace, name) not in local_queues:
+                    store.forget(LQ_SERIES, {"namespace": namespace, "name": name})
+        cohort_series = "kueue_cohort_subtree_admitted_workloads_total"
+        for name in store.label_values(cohort_series, "cohort") - set(cohorts):
+            store.forget((cohort_series,), {"cohort": name})
+
+    def forget_other_roles(self) -> None:
+        """Drop remembered gauges of an earlier role (Kueue clears gauges on a role change)."""
+        for series in REMEMBERED_GAUGES:
+            for role in self.store.label_values(series, "replica_role") - {self.role}:
+                self.store.forget((series,), {"replica_role": role})
+
+    def _both(self, queue: QueueRef, counter: str, histogram: str, seconds: float) -> None:
+        waited = max(0.0, seconds)
+        self.store.inc(f"kueue_{counter}", self._cq(queue))
+        self.store.observe(f"kueue_{histogram}", self._cq(queue), waited)
+        if queue.local_queue is not None:
+            self.store.inc(f"kueue_local_queue_{counter}", self._lq(queue))
+            self.store.observe(f"kueue_local_queue_{histogram}", self._lq(queue), waited)
+
+    def _cq(self, queue: QueueRef) -> dict[str, str]:
+        return {
+            "cluster_queue": queue.cluster_queue,
+            "priority_class": queue.priority_class,
+            "replica_role": self.role,
+        }
+
+    def _lq(self, queue: QueueRef) -> dict[str, str]:
+        assert queue.local_queue is not None
+        namespace, name = queue.local_queue
+        return {
+            "name": name,
+            "namespace": namespace,
+            "priority_class": queue.priority_class,
+            "replica_role": self.role,
+        }
+
+
+__all__ = ["CQ_SERIES", "LQ_SERIES", "KueueRecorder", "QueueRef"]
