@@ -107,7 +107,9 @@ GATES: Final[Mapping[str, Gate]] = {
     "ElasticJobsViaWorkloadSlicesWithTAS": _fixed(
         False, False, "kuota's scheduler has no workload slices"
     ),
-    "TASFailedNodeReplacementFailFast": _none(True, _NO_NODE_REPLACEMENT),
+    "TASFailedNodeReplacementFailFast": _fixed(
+        True, True, "kuota evicts a workload placed on a failed node at once (NodeFailures)"
+    ),
     "TASReplaceNodeOnPodTermination": _none(True, _NO_NODE_REPLACEMENT),
     "SkipReassignmentForPodOwnedWorkloads": _none(True, _NO_NODE_REPLACEMENT),
     "TASReplaceNodeDueToNotReadyOverFixedTime": _none(False, _NO_NODE_REPLACEMENT),

@@ -418,6 +418,10 @@ class Engine:
         self.cache.topology.pods_known = True
         self._topology_room_changed()
 
+    def placed_on_node(self, node: str) -> list[WorkloadKey]:
+        """Workloads holding quota whose topology placement put pods on ``node``: pure."""
+        return self.cache.topology.placed_on(node)
+
     def uses_topology(self) -> bool:
         """Whether a ResourceFlavor names a Topology (nodes and pods then matter)."""
         return self.cache.topology.any_flavor()

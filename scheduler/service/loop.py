@@ -56,6 +56,7 @@ from scheduler.kube.fence import Fence
 from scheduler.kube.finalizers import FinalizerReleaser
 from scheduler.kube.informer import Backoff, Event
 from scheduler.kube.kueue_metrics import COLLECTOR, RECORDER, LiveGauges
+from scheduler.kube.node_failures import NodeFailures
 from scheduler.kube.queue_reporter import QueueReporter
 from scheduler.kube.rest import RestClient
 from scheduler.kube.retention import RetentionCollector
@@ -168,6 +169,12 @@ class SchedulerLoop:
             settings=wait_for_pods_ready(self.engine.config),
             evict=self.executor.admissions.evict,
         )
+        self.node_failures = NodeFailures(
+            engine=self.engine,
+            state=self.state,
+            clock=self.clock,
+            evict=self.executor.admissions.evict,
+        )
         config = self.settings.config
         self.retention = RetentionCollector(
             state=self.state,
@@ -276,6 +283,7 @@ class SchedulerLoop:
         with logs.bind(cycle=self.turns):
             acted = await self.checks.reconcile()
             acted = await self.timers.reconcile() or acted
+            acted = await self.node_failures.reconcile() or acted
             acted = await self.executor.jobs.reconcile_jobs() or acted
             acted = await self.executor.ungater.ungate() or acted
             started = time.perf_counter()

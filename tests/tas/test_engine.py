@@ -238,3 +238,24 @@ def test_a_pod_set_that_asks_for_topology_never_gets_a_flavor_without_one() -> N
     engine.run_until_steady(T0)
     assert engine.workload_state("default/tas-job").admission[0].flavors == {"cpu": "tas"}
     assert engine.workload_state("default/plain-job").admission[0].flavors == {"cpu": "plain"}
+
+
+def test_the_engine_names_the_workloads_placed_on_a_node() -> None:
+    engine = tas_engine(
+        workload("a")
+        .queue("lq")
+        .created(0)
+        .pod_set(count=6, cpu="1")
+        .topology_request(required="rack"),
+        workload("plain").queue("lq").created(1).pod_set(count=1, cpu="1"),
+    )
+    engine.run_until_steady(T0)
+    hosts = placed(engine, "default/a")
+    plain = placed(engine, "default/plain")  # a TAS-only queue places it too
+    for node in nodes():
+        expected = [
+            key for key, on in (("default/a", hosts), ("default/plain", plain)) if node.name in on
+        ]
+        assert engine.placed_on_node(node.name) == expected, node.name
+    engine.finish("default/a")
+    assert all(engine.placed_on_node(name) == [] for name in set(hosts) - set(plain))

@@ -221,6 +221,15 @@ class TopologyCache:
             return True
         return tree.by_hostname and charge.by_hostname
 
+    def placed_on(self, node: str) -> list[str]:
+        """The workloads whose placements put pods on ``node`` (flavors whose lowest level is
+        the hostname; a placement in a larger domain names no node): pure."""
+        return sorted(
+            key
+            for key, charges in self._charges.items()
+            if any(charge.by_hostname and charge.leaf == node for charge in charges)
+        )
+
     def charges(self, workload: str) -> tuple[DomainCharge, ...]:
         return self._charges.get(workload, ())
 

@@ -11,11 +11,13 @@ scheduler's watches and the CLI's picture of a cluster both read them here.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from scheduler.api import objects
 from scheduler.api.field import ParseError
 from scheduler.api.models import Taint
+from scheduler.api.objects import parse_time
 from scheduler.api.parse import parse_pod_requests
 from scheduler.api.quantity import Quantity, QuantityError
 from scheduler.core.resources import to_int
@@ -23,6 +25,7 @@ from scheduler.core.tas.tree import NodeInfo, PodUsage
 from scheduler.jobs.topology import is_tas_pod
 
 FINISHED_PHASES: Final = ("Succeeded", "Failed")
+EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _ready(node: Mapping[str, Any]) -> bool:
@@ -30,6 +33,20 @@ def _ready(node: Mapping[str, Any]) -> bool:
         if isinstance(condition, Mapping) and condition.get("type") == "Ready":
             return condition.get("status") == "True"
     return False
+
+
+def not_ready_since(node: Mapping[str, Any]) -> datetime | None:
+    """When a Node stopped being ``Ready`` (None: it is Ready): pure.
+
+    A Node without a readable ``Ready`` condition time counts from the epoch:
+    not ready for as long as anyone can tell.
+    """
+    for condition in objects.status(node).get("conditions") or []:
+        if isinstance(condition, Mapping) and condition.get("type") == "Ready":
+            if condition.get("status") == "True":
+                return None
+            return parse_time(condition.get("lastTransitionTime")) or EPOCH
+    return EPOCH
 
 
 def _amounts(resources: object) -> dict[str, int]:
