@@ -172,8 +172,8 @@ def test_the_certificate_bootstrap_serves_and_injects_under_kueues_names(
     assert "--secret=kueue-webhook-server-cert" in args
     assert f"--dns={SERVICE}.{NAMESPACE}.svc" in args
     assert "--webhook-configuration-prefix=kueue" in args
-    (secret,) = [v for v in _pod(objects)["spec"]["volumes"] if "secret" in v]
-    assert secret["secret"]["secretName"] == "kueue-webhook-server-cert"
+    secrets = {v["secret"]["secretName"] for v in _pod(objects)["spec"]["volumes"] if "secret" in v}
+    assert secrets == {"kueue-webhook-server-cert"}, "the webhook's and /metrics' pair: one Secret"
     grants = _grants(objects, "kueue-cert-bootstrap")
     for kind in ("mutating", "validating"):
         configuration = f"kueue-{kind}-webhook-configuration"
