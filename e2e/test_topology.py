@@ -442,3 +442,52 @@ async def test_a_node_deleted_under_a_placed_job_evicts_it_and_it_is_placed_agai
         again["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]
     )
     assert len({topology_cluster.rack_of(d.values[0]) for d in placed.domains}) == 1
+
+
+async def test_a_node_deleted_under_a_placed_job_gets_its_pods_a_new_node_in_the_rack(
+    topology_cluster: Cluster, api: client.ApiClient, namespace: str
+) -> None:
+    """Two pods that fit one node of the rack: the rack's other node takes them over."""
+    batch = client.BatchV1Api(api)
+    await batch.create_namespaced_job(namespace, tas_job("kept", 2, **REQUIRED_RACK))
+    first = await admitted_assignment(api, namespace, "kept")
+    await bound_nodes(api, namespace, "kept", 2)
+    (lost,) = {domain.values[0] for domain in first.domains}
+    rack = topology_cluster.rack_of(lost)
+    (other,) = [node for node in topology_cluster.racks[rack] if node != lost]
+    await client.CoreV1Api(api).delete_node(lost)
+
+    async def workload() -> dict[str, Any]:
+        return (await workloads_of(api, namespace)).get("kept") or {}
+
+    def placed(wl: dict[str, Any]) -> set[str]:
+        assignment = wl["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]
+        return {d.values[0] for d in TopologyAssignment.decoded(assignment).domains}
+
+    moved = await eventually(
+        workload,
+        lambda wl: bool((wl.get("status") or {}).get("admission")) and placed(wl) == {other},
+        timeout=90,
+        what="the admission's topology assignment moved to the rack's other node",
+    )
+    assert condition(moved, "Evicted") is None, "replaced, not evicted"
+    assert (condition(moved, "QuotaReserved") or {}).get("status") == "True"
+    # The pods of the lost node are collected; the Job's new pods go to the new node.
+    nodes = await eventually(
+        lambda: _bound_pod_nodes(api, namespace, "kept"),
+        lambda found: found == [other, other],
+        timeout=150,
+        what="the job's two pods bound to the rack's other node",
+    )
+    assert nodes == [other, other]
+
+
+async def _bound_pod_nodes(api: client.ApiClient, namespace: str, job: str) -> list[str]:
+    listed = await client.CoreV1Api(api).list_namespaced_pod(
+        namespace, label_selector=f"batch.kubernetes.io/job-name={job}"
+    )
+    return sorted(
+        pod.spec.node_name
+        for pod in listed.items
+        if pod.spec.node_name and pod.metadata.deletion_timestamp is None
+    )

@@ -60,7 +60,6 @@ def _none(default: bool, note: str, *, locked: bool = False) -> Gate:
 
 _TAS_ON = "kuota always does topology-aware scheduling"
 _TAS_AS_KUEUE = "kuota's topology-aware scheduling always behaves as Kueue's default here"
-_NO_NODE_REPLACEMENT = "kuota does not replace failed nodes of topology-placed workloads"
 _TAS_INTERNAL = "an implementation choice of Kueue's topology cache, with no counterpart in kuota"
 _DRA = "kuota does not charge Dynamic Resource Allocation devices to quota"
 _INTERNAL = "an implementation choice of Kueue's controllers, with no counterpart in kuota"
@@ -98,7 +97,9 @@ GATES: Final[Mapping[str, Gate]] = {
     "ObjectRetentionPolicies": _fixed(
         True, True, "kuota applies objectRetentionPolicies when the section is set", locked=True
     ),
-    "TASFailedNodeReplacement": _fixed(True, False, _NO_NODE_REPLACEMENT),
+    "TASFailedNodeReplacement": _fixed(
+        True, True, "kuota places the pods of a failed node again, or evicts (NodeFailures)"
+    ),
     "ElasticJobsViaWorkloadSlices": _fixed(
         True,
         False,
@@ -110,9 +111,15 @@ GATES: Final[Mapping[str, Gate]] = {
     "TASFailedNodeReplacementFailFast": _fixed(
         True, True, "kuota evicts a workload placed on a failed node at once (NodeFailures)"
     ),
-    "TASReplaceNodeOnPodTermination": _none(True, _NO_NODE_REPLACEMENT),
-    "SkipReassignmentForPodOwnedWorkloads": _none(True, _NO_NODE_REPLACEMENT),
-    "TASReplaceNodeDueToNotReadyOverFixedTime": _none(False, _NO_NODE_REPLACEMENT),
+    "TASReplaceNodeOnPodTermination": _fixed(
+        True, True, "a node not Ready fails for a workload once its pods there have ended"
+    ),
+    "SkipReassignmentForPodOwnedWorkloads": _none(
+        True, "kuota places no plain Pods by topology (a queued one asking is refused)"
+    ),
+    "TASReplaceNodeDueToNotReadyOverFixedTime": _read(
+        False, "read by the scheduler: true fails a node not Ready for 30 s, whatever its pods do"
+    ),
     "ManagedJobsNamespaceSelectorAlwaysRespected": _fixed(
         True, True, "kuota always applies managedJobsNamespaceSelector", locked=True
     ),
@@ -151,7 +158,9 @@ GATES: Final[Mapping[str, Gate]] = {
     ),
     "TLSOptions": _read(True, "read by the webhook server: off ignores the tls section"),
     "RemoveFinalizersWithStrictPatch": _none(True, _INTERNAL),
-    "TASReplaceNodeOnNodeTaints": _none(True, _NO_NODE_REPLACEMENT),
+    "TASReplaceNodeOnNodeTaints": _fixed(
+        True, False, "kuota does not treat a node tainted NoSchedule or NoExecute as failed"
+    ),
     "AssignQueueLabelsForPods": _fixed(
         True, True, "kuota always labels the pods of admitted jobs with their queues"
     ),

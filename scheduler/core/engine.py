@@ -25,7 +25,7 @@ the next cycle; Kueue batches them for a second, a cycle is kuota's batch).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from datetime import datetime
 
 from scheduler.api.config import Configuration
@@ -49,7 +49,7 @@ from scheduler.api.refs import PRIORITY_BOOST_ANNOTATION
 from scheduler.core.admission_checks import CheckInfo, applicable_checks
 from scheduler.core.cycle import CycleParts, run_cycle
 from scheduler.core.cycle_inputs import SchedulingOptions
-from scheduler.core.decisions import CycleResult, WorkloadKey
+from scheduler.core.decisions import CycleResult, PodSetAdmission, WorkloadKey
 from scheduler.core.engine_types import (
     ClusterQueueStatus,
     EngineObject,
@@ -59,6 +59,7 @@ from scheduler.core.engine_types import (
     PriorityClassInfo,
     WorkloadState,
 )
+from scheduler.core.node_replacement import replacement_admission
 from scheduler.core.preemption import PreemptionContext, PreemptionHistory
 from scheduler.core.preemption.context import DEFAULT_STRATEGIES
 from scheduler.core.queue_manager import PriorityRef, QueueManager
@@ -418,9 +419,24 @@ class Engine:
         self.cache.topology.pods_known = True
         self._topology_room_changed()
 
+    def replacement_admission(
+        self, workload: WorkloadKey, failed: Collection[str]
+    ) -> tuple[PodSetAdmission, ...] | str | None:
+        """The workload's admission with the pods of ``failed`` nodes placed elsewhere, or why
+        not; None when it holds no quota (docs/concepts.md#topology-aware-scheduling): pure."""
+        record = self._records.get(workload)
+        if record is None or record.state != ADMITTED:
+            return None
+        return replacement_admission(record.admission, record.pod_sets, failed, self.cache.topology)
+
     def placed_on_node(self, node: str) -> list[WorkloadKey]:
-        """Workloads holding quota whose topology placement put pods on ``node``: pure."""
-        return self.cache.topology.placed_on(node)
+        """Workloads holding quota, not being evicted, whose topology placement put pods on
+        ``node``: pure."""
+        return [
+            key
+            for key in self.cache.topology.placed_on(node)
+            if (record := self._records.get(key)) is not None and not record.evicted
+        ]
 
     def uses_topology(self) -> bool:
         """Whether a ResourceFlavor names a Topology (nodes and pods then matter)."""

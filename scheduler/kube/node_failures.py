@@ -1,15 +1,23 @@
-"""Workloads placed by topology on a node that failed: evicted and queued again.
+"""Workloads placed by topology on a node that failed: their pods moved, or the workload evicted.
 
-See docs/concepts.md#topology-aware-scheduling.  A node fails when it is
-deleted, or stays not ``Ready`` for 30 seconds (Kueue's delay).  Every
-workload holding quota whose topology assignment put pods on it is evicted
-with Kueue's reason ``NodeFailures`` and message, as Kueue does when it
-finds no replacement for the node; the workload is then queued again and
-placed anew, on the nodes that are left.  kuota does not look for a
-replacement node first (docs/api-differences.md#topology-aware-scheduling).
+See docs/concepts.md#topology-aware-scheduling.  As Kueue's defaults have
+it, a node fails for a workload placed on it when the node is deleted (or
+has no ``Ready`` condition), or when it is not ``Ready`` and none of the
+workload's pods still runs there (they ended, or are being deleted: the
+node's pods are evicted after its taint's toleration); with the feature
+gate ``TASReplaceNodeDueToNotReadyOverFixedTime``, also when it has been
+not ``Ready`` for 30 seconds, whatever its pods do.  For every such
+workload holding quota, the
+engine looks for a replacement (the node's pods placed again inside the
+domain the request requires): found, the admission's topology assignment
+is rewritten and the workload keeps running (the job's controller
+recreates the lost pods, which then go to their new domain); not found,
+the workload is evicted with Kueue's reason ``NodeFailures`` and message,
+queued again and placed anew.
 
 Which nodes failed is the state's (from the Node watch); which workloads
-sit on them is the engine's (their placements); this module only writes.
+sit on them and where their pods can go is the engine's; this module only
+writes.
 """
 
 from __future__ import annotations
@@ -19,9 +27,13 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any, Final
 
+from scheduler import logs
 from scheduler.core.decisions import Evict
 from scheduler.core.engine import Engine
+from scheduler.kube.rest import RestError
 from scheduler.kube.state import ClusterState
+from scheduler.kube.writer import Writer
+from scheduler.status.topology_status import with_topology_assignments
 
 log = logging.getLogger("kuota.scheduler")
 NODE_FAILURE_DELAY: Final = timedelta(seconds=30)
@@ -54,29 +66,69 @@ class NodeFailures:
         engine: Engine,
         state: ClusterState,
         clock: Callable[[], datetime],
+        writer: Writer,
         evict: Evictor,
+        fixed_delay: bool = False,
     ) -> None:
         self.engine = engine
         self.state = state
         self.clock = clock
+        self.writer = writer
         self._evict = evict
+        self.fixed_delay = fixed_delay
+        """Feature gate TASReplaceNodeDueToNotReadyOverFixedTime: a node not Ready for
+        :data:`NODE_FAILURE_DELAY` fails whatever its pods do."""
 
     async def reconcile(self) -> bool:
-        """Evict what sits on the nodes that failed since the last turn; True when any."""
-        failed = self.state.failed_nodes(self.clock(), NODE_FAILURE_DELAY)
-        if not failed:
-            return False
-        on_nodes: dict[str, list[str]] = {}
-        for node in failed:
+        """Move or evict what sits on the nodes that failed; True when anything was."""
+        now = self.clock()
+        failed: dict[str, list[str]] = {}
+        for node in self.state.gone_nodes():
             for workload in self.engine.placed_on_node(node):
-                on_nodes.setdefault(workload, []).append(node)
-        for workload, nodes in sorted(on_nodes.items()):
-            await self._evict(node_failure_eviction(workload, nodes), None)
+                failed.setdefault(workload, []).append(node)
+        for node, since in self.state.not_ready_nodes().items():
+            timed_out = self.fixed_delay and since + NODE_FAILURE_DELAY <= now
+            for workload in self.engine.placed_on_node(node):
+                if timed_out or self.state.live_pods_on(workload, node) == 0:
+                    failed.setdefault(workload, []).append(node)
+        for workload, nodes in sorted(failed.items()):
+            with logs.bind(object=workload):
+                await self._handle(workload, nodes)
+        return bool(failed)
+
+    async def _handle(self, workload: str, nodes: list[str]) -> None:
+        replaced = self.engine.replacement_admission(workload, nodes)
+        if replaced is None:
+            return  # no longer holds quota
+        stored = self.state.stored("Workload").get(workload)
+        status = (
+            with_topology_assignments(stored, replaced)
+            if stored is not None and not isinstance(replaced, str)
+            else None
+        )
+        if status is not None and stored is not None:
+            try:
+                self.state.remember(await self.writer.write_workload_status(stored, status))
+            except RestError as failure:
+                log.warning(
+                    "could not record the replacement of failed nodes; evicting instead",
+                    extra={"workload": workload, "error": str(failure)},
+                )
+            else:
+                log.info(
+                    "pods of failed nodes placed elsewhere in the topology",
+                    extra={"workload": workload, "nodes": ",".join(nodes)},
+                )
+                return
+        elif isinstance(replaced, str):
             log.info(
-                "evicted: a node of its topology placement failed",
-                extra={"workload": workload, "nodes": ",".join(nodes)},
+                "no replacement for failed nodes", extra={"workload": workload, "why": replaced}
             )
-        return bool(on_nodes)
+        await self._evict(node_failure_eviction(workload, nodes), None)
+        log.info(
+            "evicted: a node of its topology placement failed",
+            extra={"workload": workload, "nodes": ",".join(nodes)},
+        )
 
 
 __all__ = ["NODE_FAILURES", "NODE_FAILURE_DELAY", "NodeFailures", "node_failure_eviction"]

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Final
 
 from scheduler.api import objects
@@ -59,7 +59,7 @@ from scheduler.api.pod_overhead import (
 from scheduler.api.refs import JOB_UID_LABEL, KueueKind, workload_key
 from scheduler.core.engine import Engine, NamespaceInfo, PriorityClassInfo
 from scheduler.core.engine_types import EngineObject
-from scheduler.core.tas.inputs import node_info, not_ready_since, pod_usage
+from scheduler.core.tas.inputs import EPOCH, node_info, not_ready_since, pod_usage
 from scheduler.jobs import PodGroups, capability, kinds_with, registry
 from scheduler.jobs.controller import FlavorPlacement
 from scheduler.jobs.topology import WORKLOAD_ANNOTATION, is_tas_pod
@@ -199,10 +199,10 @@ class ClusterState:
         self.workloads_to_expire = WorkList()
         """Workloads that changed or went, for the retention policies (``kube.retention``)."""
         self._tas_pods: dict[str, dict[str, dict[str, Any]]] = {}
-        self._unhealthy_nodes: dict[str, datetime | None] = {}
-        """Node -> since when it is not Ready (None: deleted)."""
-        self._handled_nodes: set[str] = set()
-        """Unhealthy nodes already reported by :meth:`failed_nodes`."""
+        self._gone_nodes: set[str] = set()
+        """Nodes deleted (or without a Ready condition) not yet reported."""
+        self._not_ready: dict[str, datetime] = {}
+        """Node -> since when it is not Ready."""
         """Workload key -> pod key -> a live pod it placed by topology."""
         self.workloads_to_place = WorkList()
         """Workloads placed by topology whose gated pods may now get their domain."""
@@ -356,34 +356,41 @@ class ClusterState:
 
     def on_node(self, event: Event) -> None:
         """A Node: its labels, capacity and taints, for topology-aware scheduling; and whether
-        it failed (deleted, or not Ready), for the workloads placed on it."""
+        it failed (deleted, no ``Ready`` condition, or not Ready), for the workloads placed
+        on it (docs/concepts.md#topology-aware-scheduling)."""
         name = objects.name(event.object)
         if event.type == "DELETED":
             self.engine.remove("Node", name)
-            self._unhealthy_nodes[name] = None
+            self._gone_nodes.add(name)
+            self._not_ready.pop(name, None)
             return
         self.engine.apply(node_info(event.object))
         since = not_ready_since(event.object)
         if since is None:
-            self._unhealthy_nodes.pop(name, None)
-            self._handled_nodes.discard(name)
-        elif name not in self._unhealthy_nodes:
-            self._unhealthy_nodes[name] = since
+            self._not_ready.pop(name, None)
+        elif since == EPOCH:
+            self._gone_nodes.add(name)  # no Ready condition at all: failed at once, as Kueue
+        else:
+            self._not_ready.setdefault(name, since)
 
-    def failed_nodes(self, now: datetime, delay: timedelta) -> list[str]:
-        """Nodes deleted, or not Ready for ``delay``, not reported before: each once until it
-        is Ready again (docs/concepts.md#topology-aware-scheduling)."""
-        due = [
-            name
-            for name, since in self._unhealthy_nodes.items()
-            if name not in self._handled_nodes and (since is None or since + delay <= now)
-        ]
-        for name in due:
-            if self._unhealthy_nodes[name] is None:
-                del self._unhealthy_nodes[name]  # deleted: a node of that name is a new one
-            else:
-                self._handled_nodes.add(name)
-        return sorted(due)
+    def gone_nodes(self) -> list[str]:
+        """Nodes deleted (or without a ``Ready`` condition) since the last call."""
+        gone, self._gone_nodes = sorted(self._gone_nodes), set()
+        return gone
+
+    def not_ready_nodes(self) -> dict[str, datetime]:
+        """Nodes that are not Ready now, and since when."""
+        return dict(self._not_ready)
+
+    def live_pods_on(self, workload: str, node: str) -> int:
+        """Pods of a Workload placed by topology still running on ``node`` (bound there, not
+        finished, not being deleted), as the watch says."""
+        return sum(
+            1
+            for pod in self._tas_pods.get(workload, {}).values()
+            if objects.spec(pod).get("nodeName") == node
+            and not objects.metadata(pod).get("deletionTimestamp")
+        )
 
     def on_pod(self, event: Event) -> None:
         """Any Pod: what it takes on its node, and (placed by topology) whether it waits for

@@ -46,6 +46,7 @@ from typing import Final, cast
 
 from scheduler import logs
 from scheduler.api.config import Configuration
+from scheduler.api.feature_gates import enabled
 from scheduler.api.pods_ready import wait_for_pods_ready
 from scheduler.core.engine import Engine
 from scheduler.jobs.managed_namespaces import ManagedNamespaces
@@ -173,7 +174,12 @@ class SchedulerLoop:
             engine=self.engine,
             state=self.state,
             clock=self.clock,
+            writer=self.writer,
             evict=self.executor.admissions.evict,
+            fixed_delay=enabled(
+                self.engine.config.feature_gates if self.engine.config else {},
+                "TASReplaceNodeDueToNotReadyOverFixedTime",
+            ),
         )
         config = self.settings.config
         self.retention = RetentionCollector(

@@ -68,17 +68,20 @@ def test_turning_off_what_kuota_always_does_is_refused() -> None:
 
 
 def test_restating_kueues_default_where_kuota_differs_is_a_warning() -> None:
-    errors, warnings = _messages({"TASFailedNodeReplacement": True, "LocalQueueMetrics": True})
+    errors, warnings = _messages({"TASReplaceNodeOnNodeTaints": True, "LocalQueueMetrics": True})
     assert errors == []
     assert warnings == [
-        "featureGates[TASFailedNodeReplacement]: kuota does not replace failed nodes of "
-        "topology-placed workloads: kuota behaves as TASFailedNodeReplacement=false, unlike "
-        "Kueue's default",
+        "featureGates[TASReplaceNodeOnNodeTaints]: kuota does not treat a node tainted "
+        "NoSchedule or NoExecute as failed: kuota behaves as TASReplaceNodeOnNodeTaints=false, "
+        "unlike Kueue's default",
     ], "LocalQueueMetrics is read: either value is accepted"
 
 
 def test_turning_off_what_kuota_does_not_have_asks_for_nothing() -> None:
-    assert _messages({"TASFailedNodeReplacement": False, "VisibilityOnDemand": False}) == ([], [])
+    assert _messages({"TASReplaceNodeOnNodeTaints": False, "VisibilityOnDemand": False}) == (
+        [],
+        [],
+    )
 
 
 def test_topology_aware_scheduling_cannot_be_turned_off() -> None:
@@ -123,7 +126,8 @@ def test_kuotas_defaults_are_kueues_but_where_kuota_behaves_otherwise() -> None:
     assert kuota_default("PartialAdmission") and kuota_default("AdmissionGatedBy")
     assert not kuota_default("ElasticJobsViaWorkloadSlices"), "kuota has no workload slices"
     assert kuota_default("TopologyAwareScheduling") and not kuota_default("PriorityBoost")
-    assert not kuota_default("TASFailedNodeReplacement"), "kuota replaces no failed nodes"
+    assert kuota_default("TASFailedNodeReplacement"), "kuota replaces failed nodes"
+    assert not kuota_default("TASReplaceNodeOnNodeTaints"), "a tainted node is not failed"
 
 
 def test_the_configuration_check_reports_the_gates() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from scheduler.api import objects
 from scheduler.core.engine import Engine
 from scheduler.kube.informer import Event
-from scheduler.kube.node_failures import NODE_FAILURE_DELAY, node_failure_eviction
+from scheduler.kube.node_failures import node_failure_eviction
 from scheduler.kube.state import ClusterState
 
 NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -40,33 +40,61 @@ def event(kind: str, obj: dict[str, Any]) -> Event:
     return Event(kind, obj, objects.key(obj))  # type: ignore[arg-type]
 
 
-def test_a_deleted_node_fails_at_once_and_is_reported_once() -> None:
+def test_a_deleted_node_is_reported_once() -> None:
     state = ClusterState(Engine())
     state.on_node(event("ADDED", node("n1")))
-    assert state.failed_nodes(NOW, NODE_FAILURE_DELAY) == []
+    assert state.gone_nodes() == []
     state.on_node(event("DELETED", node("n1")))
-    assert state.failed_nodes(NOW, NODE_FAILURE_DELAY) == ["n1"]
-    assert state.failed_nodes(NOW + timedelta(minutes=5), NODE_FAILURE_DELAY) == []
+    assert state.gone_nodes() == ["n1"]
+    assert state.gone_nodes() == []
 
 
-def test_a_node_not_ready_fails_after_the_delay_once_until_ready_again() -> None:
+def test_a_node_without_a_ready_condition_is_gone_at_once() -> None:
+    state = ClusterState(Engine())
+    bare = node("n1")
+    bare["status"]["conditions"] = []
+    state.on_node(event("ADDED", bare))
+    assert state.gone_nodes() == ["n1"]
+
+
+def test_not_ready_nodes_are_known_with_the_time_until_ready_again() -> None:
     state = ClusterState(Engine())
     state.on_node(event("MODIFIED", node("n1", ready=False, since=NOW)))
-    assert state.failed_nodes(NOW + timedelta(seconds=29), NODE_FAILURE_DELAY) == []
-    assert state.failed_nodes(NOW + timedelta(seconds=30), NODE_FAILURE_DELAY) == ["n1"]
-    state.on_node(event("MODIFIED", node("n1", ready=False, since=NOW)))
-    assert state.failed_nodes(NOW + timedelta(minutes=5), NODE_FAILURE_DELAY) == []
+    state.on_node(event("MODIFIED", node("n1", ready=False, since=NOW + timedelta(minutes=1))))
+    assert state.not_ready_nodes() == {"n1": NOW}, "the first time it was seen not Ready"
     state.on_node(event("MODIFIED", node("n1", ready=True)))
-    later = NOW + timedelta(minutes=10)
-    state.on_node(event("MODIFIED", node("n1", ready=False, since=later)))
-    assert state.failed_nodes(later + timedelta(seconds=31), NODE_FAILURE_DELAY) == ["n1"]
+    assert state.not_ready_nodes() == {}
+    assert state.gone_nodes() == [], "not Ready is not gone"
 
 
-def test_a_node_ready_again_within_the_delay_does_not_fail() -> None:
+def pod(name: str, node_name: str, **metadata: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "ns",
+            "resourceVersion": "1",
+            "annotations": {
+                "kueue.x-k8s.io/workload": "w",
+                "kueue.x-k8s.io/podset-required-topology": "rack",
+            },
+            **metadata,
+        },
+        "spec": {"nodeName": node_name, "containers": [{"name": "c"}]},
+        "status": {"phase": "Running"},
+    }
+
+
+def test_live_pods_on_a_node_leave_out_finished_and_deleting_ones() -> None:
     state = ClusterState(Engine())
-    state.on_node(event("MODIFIED", node("n1", ready=False, since=NOW)))
-    state.on_node(event("MODIFIED", node("n1", ready=True)))
-    assert state.failed_nodes(NOW + timedelta(minutes=1), NODE_FAILURE_DELAY) == []
+    state.on_pod(event("ADDED", pod("a", "n1")))
+    state.on_pod(event("ADDED", pod("b", "n1", deletionTimestamp="2026-01-01T00:00:00Z")))
+    state.on_pod(event("ADDED", pod("c", "n2")))
+    assert state.live_pods_on("ns/w", "n1") == 1
+    assert state.live_pods_on("ns/w", "n2") == 1
+    state.on_pod(event("DELETED", pod("a", "n1")))
+    assert state.live_pods_on("ns/w", "n1") == 0
 
 
 def test_the_eviction_has_kueues_reason_and_names_the_nodes() -> None:
@@ -75,3 +103,35 @@ def test_the_eviction_has_kueues_reason_and_names_the_nodes() -> None:
     assert decision.message == (
         "Workload was evicted as there was no replacement for unhealthy node(s): n1,n2"
     )
+
+
+def test_the_status_keeps_everything_but_the_new_assignment() -> None:
+    from scheduler.api.quantity import Quantity
+    from scheduler.api.topology_assignment import DomainAssignment, TopologyAssignment
+    from scheduler.core.decisions import PodSetAdmission
+    from scheduler.status.topology_status import with_topology_assignments
+
+    old = TopologyAssignment(("kubernetes.io/hostname",), (DomainAssignment(("n1",), 2),))
+    new = TopologyAssignment(("kubernetes.io/hostname",), (DomainAssignment(("n2",), 2),))
+    workload = {
+        "status": {
+            "admission": {
+                "clusterQueue": "cq",
+                "podSetAssignments": [
+                    {"name": "main", "count": 2, "topologyAssignment": old.encoded()}
+                ],
+            },
+            "conditions": [{"type": "Admitted", "status": "True"}],
+        }
+    }
+    admission = PodSetAdmission("main", 2, {"cpu": "f"}, {"cpu": Quantity.parse("2")}, new)
+    status = with_topology_assignments(workload, [admission])
+    assert status is not None
+    assert status["conditions"] == workload["status"]["conditions"]
+    (item,) = status["admission"]["podSetAssignments"]
+    assert TopologyAssignment.decoded(item["topologyAssignment"]) == new
+    assert workload["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"] == (
+        old.encoded()
+    ), "the stored object is not changed"
+    unchanged = PodSetAdmission("main", 2, {"cpu": "f"}, {"cpu": Quantity.parse("2")}, old)
+    assert with_topology_assignments(workload, [unchanged]) is None

@@ -259,3 +259,51 @@ def test_the_engine_names_the_workloads_placed_on_a_node() -> None:
         assert engine.placed_on_node(node.name) == expected, node.name
     engine.finish("default/a")
     assert all(engine.placed_on_node(name) == [] for name in set(hosts) - set(plain))
+
+
+def test_a_failed_nodes_pods_are_placed_again_inside_the_required_rack() -> None:
+    engine = tas_engine(
+        workload("w").queue("lq").pod_set(count=3, cpu="1").topology_request(required="rack")
+    )
+    engine.run_until_steady(T0)
+    before = placed(engine, "default/w")
+    (lost,) = before  # three pods fit one node of 4 CPUs: best fit
+    engine.remove("Node", lost)
+    replaced = engine.replacement_admission("default/w", [lost])
+    assert isinstance(replaced, tuple), replaced
+    assignment = replaced[0].topology_assignment
+    assert assignment is not None
+    after = {domain.values[0]: domain.count for domain in assignment.domains}
+    assert lost not in after and sum(after.values()) == 3
+    assert {name.split("-")[0] for name in after} == {lost.split("-")[0]}, "the same rack"
+
+
+def test_no_room_in_the_required_rack_means_no_replacement() -> None:
+    engine = tas_engine(
+        workload("w").queue("lq").pod_set(count=8, cpu="1").topology_request(required="rack")
+    )
+    engine.run_until_steady(T0)
+    lost = sorted(placed(engine, "default/w"))[0]
+    engine.remove("Node", lost)
+    replaced = engine.replacement_admission("default/w", [lost])
+    assert isinstance(replaced, str)
+    assert replaced.startswith(f"cannot find replacement assignment for unhealthy node(s) {lost}")
+
+
+def test_pods_kept_on_healthy_nodes_keep_their_place() -> None:
+    engine = tas_engine(
+        workload("w").queue("lq").pod_set(count=6, cpu="1").topology_request(preferred="rack")
+    )
+    engine.run_until_steady(T0)
+    before = placed(engine, "default/w")
+    lost = min(before, key=lambda name: before[name])
+    engine.remove("Node", lost)
+    replaced = engine.replacement_admission("default/w", [lost])
+    assert isinstance(replaced, tuple), replaced
+    assignment = replaced[0].topology_assignment
+    assert assignment is not None
+    after = {domain.values[0]: domain.count for domain in assignment.domains}
+    for name, count in before.items():
+        if name != lost:
+            assert after.get(name, 0) >= count, (before, after)
+    assert sum(after.values()) == 6 and lost not in after
