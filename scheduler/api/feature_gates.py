@@ -100,10 +100,10 @@ GATES: Final[Mapping[str, Gate]] = {
     "TASFailedNodeReplacement": _fixed(
         True, True, "kuota places the pods of a failed node again, or evicts (NodeFailures)"
     ),
-    "ElasticJobsViaWorkloadSlices": _fixed(
+    "ElasticJobsViaWorkloadSlices": _read(
         True,
-        False,
-        "kuota's scheduler has no workload slices (the webhook's Workload rules read the gate)",
+        "read by the webhook (Job and Workload rules) and the scheduler: an elastic Job "
+        "scales down in place; scaling up is refused (docs/api-differences.md#elastic-jobs)",
     ),
     "ElasticJobsViaWorkloadSlicesWithTAS": _fixed(
         False, False, "kuota's scheduler has no workload slices"

@@ -124,7 +124,8 @@ def test_gates_of_earlier_kueue_versions_are_accepted_with_a_warning() -> None:
 
 def test_kuotas_defaults_are_kueues_but_where_kuota_behaves_otherwise() -> None:
     assert kuota_default("PartialAdmission") and kuota_default("AdmissionGatedBy")
-    assert not kuota_default("ElasticJobsViaWorkloadSlices"), "kuota has no workload slices"
+    assert kuota_default("ElasticJobsViaWorkloadSlices"), "elastic Jobs are on, as in Kueue"
+    assert GATES["ElasticJobsViaWorkloadSlices"].read
     assert kuota_default("TopologyAwareScheduling") and not kuota_default("PriorityBoost")
     assert kuota_default("TASFailedNodeReplacement"), "kuota replaces failed nodes"
     assert not kuota_default("TASReplaceNodeOnNodeTaints"), "a tainted node is not failed"

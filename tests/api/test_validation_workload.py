@@ -877,8 +877,11 @@ def test_elastic_slices_may_scale_down_while_reserved() -> None:
     )
     old = elastic.reserve_quota("cq", flavor="alpha", at=WHEN, message="").build()
     new = changed(old, "spec", "podSets", 0, "count", value=2)
-    assert validate_workload(new, old, gates={"ElasticJobsViaWorkloadSlices": True}) == []
-    find(validate_workload(new, old), PS0, "cannot change", rule="WL-51")
+    assert validate_workload(new, old) == [], "the gate is on by default, as in Kueue"
+    off = {"ElasticJobsViaWorkloadSlices": False}
+    find(validate_workload(new, old, gates=off), PS0, "cannot change", rule="WL-51")
+    grown = changed(old, "spec", "podSets", 0, "count", value=4)
+    find(validate_workload(grown, old), PS0, "cannot change", rule="WL-51")
 
 
 def test_v1alpha1_fields_get_hints() -> None:
