@@ -215,10 +215,13 @@ def failed_admission_checks(workload: Workload) -> bool:
 def admitted_usage(workload: Workload) -> list[tuple[str, int, dict[str, str], dict[str, int]]]:
     """Per pod set of a recorded admission: (name, count, flavors, usage ints): pure.
 
-    Usage is scaled by reclaimable pods (below).
-
-    From admission on, usage comes from ``resourceUsage``, scaled down
-    to ``count - reclaimable`` pods (docs/scheduling.md#admission).
+    From admission on, usage comes from ``resourceUsage``, scaled down to
+    the pods still to run: ``spec count - reclaimable`` when that is below
+    the admitted count (docs/scheduling.md#workload-usage).  The spec count falls
+    under the admitted one when an elastic Job scaled down in place: its
+    Workload keeps the admission it had and charges only the pods it now
+    asks for (docs/concepts.md#elastic-jobs).  A partial admission (admitted
+    count below the spec's) charges ``admitted - reclaimable``.
     """
     admission = workload.status.admission
     assert admission is not None
@@ -235,8 +238,9 @@ def admitted_usage(workload: Workload) -> list[tuple[str, int, dict[str, str], d
             str(name): to_int(name, value) for name, value in assignment.resource_usage.items()
         }
         released = reclaimable.get(assignment.name, 0)
-        if released and count > 0:
-            remaining = max(0, count - released)
+        asked = spec_counts.get(assignment.name, count)
+        remaining = max(0, min(count, asked) - released)
+        if remaining < count and count > 0:
             usage = {name: amount * remaining // count for name, amount in usage.items()}
         flavors = {str(resource): str(flavor) for resource, flavor in assignment.flavors.items()}
         result.append((str(assignment.name), count, flavors, usage))
