@@ -79,6 +79,7 @@ JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION: Final = (
 )
 PREBUILT_WORKLOAD_KEY: Final = f"{KUEUE_GROUP}/prebuilt-workload-name"
 ELASTIC_JOB_ANNOTATION: Final = f"{KUEUE_GROUP}/elastic-job"
+WORKLOAD_SLICE_NAME_ANNOTATION: Final = f"{KUEUE_GROUP}/workload-slice-name"
 PRIORITY_BOOST_ANNOTATION: Final = f"{KUEUE_GROUP}/priority-boost"
 ADMISSION_GATED_BY_ANNOTATION: Final = f"{KUEUE_GROUP}/admission-gated-by"
 MULTIKUEUE_INCREMENTAL_DISPATCHER: Final = f"{KUEUE_GROUP}/multikueue-dispatcher-incremental"

@@ -46,6 +46,12 @@ every situation a restart can leave behind is a unit test:
   annotation or WorkloadPriorityClass (the ``kueue.x-k8s.io/priority-class``
   label changed) gets them (:class:`PropagateToWorkload`, Kueue's
   ``UpdateAdmissionGatedBy`` and ``UpdateWorkloadPriority``);
+- an elastic job (annotation ``kueue.x-k8s.io/elastic-job: "true"``, gate
+  ``ElasticJobsViaWorkloadSlices`` on) that runs on its admission and now
+  asks for fewer pods gets its Workload's counts lowered in place
+  (:class:`ScaleDownWorkload`, Kueue's ``EnsureWorkloadSlices``); the
+  admission stays and the engine charges only the pods asked for, so the
+  rest of the quota is free at once (docs/concepts.md#elastic-jobs);
 - a job of a kind that declares :class:`~scheduler.jobs.protocol.ReclaimablePods`
   whose finished pods no longer need their quota gets its Workload's
   ``status.reclaimablePods`` written (:class:`SetReclaimablePods`; the engine
@@ -72,6 +78,7 @@ from scheduler.api.refs import (
     PRIORITY_CLASS_LABEL,
 )
 from scheduler.jobs import topology
+from scheduler.jobs.elastic import ScaleDownWorkload, elastic_scale_down
 from scheduler.jobs.equivalence import count_difference, pod_sets_difference
 from scheduler.jobs.protocol import JobIntegration, PodSetInfo, ReclaimableCount, ReclaimablePods
 from scheduler.jobs.registry import capability, for_object
@@ -266,6 +273,7 @@ NO_MATCHING_WORKLOAD = (
 Action = (
     CreateWorkload
     | UpdateWorkload
+    | ScaleDownWorkload
     | DeleteWorkload
     | StartJob
     | SuspendJob
@@ -616,13 +624,15 @@ def next_action(
     priority_classes: PriorityClasses | None = None,
     live_pods: int = 0,
     label_keys: Collection[str] = (),
+    elastic_jobs: bool = True,
 ) -> Action | None:
     """The one thing to do for ``job`` now, or None when it is where it should be (pure).
 
     ``live_pods``: the pods of the job the caller sees that have not
     terminated (running, or in their termination grace period).
     ``label_keys``: the Configuration's ``integrations.labelKeysToCopy``
-    (copied from the job when its Workload is made).
+    (copied from the job when its Workload is made).  ``elastic_jobs``: the
+    gate ``ElasticJobsViaWorkloadSlices`` (docs/concepts.md#elastic-jobs).
     """
     integration: JobIntegration | None = for_object(job)
     if integration is None:
@@ -648,6 +658,7 @@ def next_action(
                 priority_classes=priority_classes,
                 integration=integration,
                 label_keys=label_keys,
+                elastic_jobs=elastic_jobs,
             )
         )
     if finished.finished:
@@ -697,6 +708,10 @@ def next_action(
             ]
             if count_difference(integration.pod_sets(job), recorded, admitted) is None:
                 return None
+            if elastic_jobs:
+                scale_down = elastic_scale_down(job, workload, integration)
+                if scale_down is not None:
+                    return scale_down
             return SuspendJob(integration.suspend(job), NO_MATCHING_WORKLOAD)
         infos = placement(workload, flavors, queue, job_uid=objects.uid(job))
         if isinstance(infos, WaitForFlavor):

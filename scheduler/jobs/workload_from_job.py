@@ -8,7 +8,11 @@ by the Job, labelled with the Job's UID, and carrying the Job's queue name,
 pod sets and priority.  As Kueue's ``NewWorkload`` it also carries the job's
 labels whose keys the Configuration's ``integrations.labelKeysToCopy`` lists
 and the job's ``kueue.x-k8s.io/admission-gated-by`` annotation
-(docs/concepts.md#from-job-to-workload).  The functions here are pure: the
+(docs/concepts.md#from-job-to-workload).  The Workload of an elastic job
+(annotation ``kueue.x-k8s.io/elastic-job: "true"``, with the gate
+``ElasticJobsViaWorkloadSlices`` on) is marked elastic too and names its
+slice chain (``kueue.x-k8s.io/workload-slice-name``: its own name), as
+Kueue's first workload slice is (docs/concepts.md#elastic-jobs).  The functions here are pure: the
 caller supplies the priority classes it knows, so the same code serves the live
 controller and ``kuota simulate``.
 """
@@ -23,11 +27,13 @@ from typing import Any, Final
 from scheduler.api import objects
 from scheduler.api.refs import (
     ADMISSION_GATED_BY_ANNOTATION,
+    ELASTIC_JOB_ANNOTATION,
     JOB_UID_LABEL,
     KUEUE_GROUP,
     MAX_EXEC_TIME_SECONDS_KEY,
     PRIORITY_CLASS_LABEL,
     V1BETA2,
+    WORKLOAD_SLICE_NAME_ANNOTATION,
 )
 from scheduler.jobs.protocol import JobIntegration
 from scheduler.jobs.registry import for_object, job_integration
@@ -143,6 +149,7 @@ def workload_from_job(
     integration: JobIntegration | None = None,
     pod_sets: list[dict[str, Any]] | None = None,
     label_keys: Collection[str] = (),
+    elastic_jobs: bool = True,
 ) -> dict[str, Any]:
     """The raw ``kueue.x-k8s.io/v1beta2`` Workload for ``job``: pure.
 
@@ -152,6 +159,7 @@ def workload_from_job(
     ``pod_sets``: the Workload's pod sets when the caller has them (a pod
     group's are its pods', not one object's), else the integration's.
     ``label_keys``: the Configuration's ``integrations.labelKeysToCopy``.
+    ``elastic_jobs``: the gate ``ElasticJobsViaWorkloadSlices``.
     """
     integration = integration or for_object(job) or job_integration("batch/job")
     if integration is None:
@@ -174,9 +182,15 @@ def workload_from_job(
             }
         ],
     }
+    annotations: dict[str, str] = {}
     gates = admission_gates(job)
     if gates:
-        workload_metadata["annotations"] = {ADMISSION_GATED_BY_ANNOTATION: gates}
+        annotations[ADMISSION_GATED_BY_ANNOTATION] = gates
+    if elastic_jobs and objects.annotation(job, ELASTIC_JOB_ANNOTATION) == "true":
+        annotations[ELASTIC_JOB_ANNOTATION] = "true"
+        annotations[WORKLOAD_SLICE_NAME_ANNOTATION] = workload_metadata["name"]
+    if annotations:
+        workload_metadata["annotations"] = annotations
     if pod_sets is None:
         pod_sets = integration.pod_sets(job)
     spec: dict[str, Any] = {"podSets": pod_sets}

@@ -39,6 +39,7 @@ from scheduler.jobs.controller import (
     UpdateWorkload,
     WaitForFlavor,
 )
+from scheduler.jobs.elastic import ScaleDownWorkload
 from scheduler.kube.admission_writer import AdmissionWriter
 from scheduler.kube.informer import Event
 from scheduler.kube.kueue_metrics import RECORDER, queue_ref, removed_gates, seconds_since
@@ -136,6 +137,14 @@ class JobActions:
                 self.state.remember(await self.writer.update_workload(workload, action.workload))
                 for message in action.messages:
                     self._event(job, "UpdatedWorkload", message)
+            case ScaleDownWorkload():
+                if workload is None:
+                    return False
+                self.state.remember(await self.writer.update_workload(workload, action.workload))
+                log.info(
+                    "elastic job scaled down; workload updated in place",
+                    extra={"workload": objects.key(workload), "why": action.difference},
+                )
             case SetReclaimablePods():
                 if workload is None:
                     return False

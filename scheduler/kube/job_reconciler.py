@@ -21,6 +21,7 @@ from typing import Any
 
 from scheduler import logs
 from scheduler.api import objects
+from scheduler.api.feature_gates import enabled
 from scheduler.api.refs import ADMITTED, PODS_READY
 from scheduler.jobs import (
     GroupPodsReadiness,
@@ -63,6 +64,10 @@ class JobReconciler:
         """The job labels a new Workload carries (``integrations.labelKeysToCopy``)."""
         return self.state.engine.config.integrations.label_keys_to_copy
 
+    def elastic_jobs(self) -> bool:
+        """The gate ``ElasticJobsViaWorkloadSlices`` (docs/concepts.md#elastic-jobs)."""
+        return enabled(self.state.engine.config.feature_gates, "ElasticJobsViaWorkloadSlices")
+
     async def reconcile_jobs(self) -> bool:
         """Decide again for every job that changed; True when any action was carried out."""
         keys = sorted(self.state.jobs_to_decide.take())
@@ -102,6 +107,7 @@ class JobReconciler:
                 priority_classes=classes,
                 live_pods=live,
                 label_keys=keys,
+                elastic_jobs=self.elastic_jobs(),
             )
         if action is None or isinstance(action, WaitForFlavor):
             return False
