@@ -20,8 +20,9 @@ only it can know:
 * whether the job is kuota's at all, and whether the request comes from
   kuota's scheduler (:class:`~scheduler.jobs.AdmissionFacts`): a Job's
   **JOB-K2** (a running Job keeps the ``parallelism`` and ``completions`` its
-  quota was reserved for) applies to managed Jobs, updated by anyone but the
-  scheduler.
+  quota was reserved for) and **JOB-K3** (an elastic Job may scale down, not
+  up) apply to managed Jobs, updated by anyone but the scheduler; the gate
+  ``ElasticJobsViaWorkloadSlices`` of the Configuration goes with the facts.
 
 "Managed" follows :mod:`scheduler.jobs.managed_namespaces`: a queued Job
 that reaches this endpoint is in a managed namespace (the registration's
@@ -35,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from scheduler.api.feature_gates import enabled
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.objects import queue_name
 from scheduler.jobs import AdmissionFacts, AdmissionRules, Integration
@@ -109,7 +111,10 @@ async def validate_request(
         ), "error"
     by_scheduler = request.user.username in settings.scheduler_identities
     facts = AdmissionFacts(
-        namespace_has_default_queue=has_default, managed=managed, by_scheduler=by_scheduler
+        namespace_has_default_queue=has_default,
+        managed=managed,
+        by_scheduler=by_scheduler,
+        elastic_jobs=enabled(settings.feature_gates, "ElasticJobsViaWorkloadSlices"),
     )
     errors = (
         rules.validate_create(job, facts=facts)

@@ -97,13 +97,15 @@ class AdmissionFacts:
     ``namespace_has_default_queue``: the namespace has a LocalQueue named
     ``default`` (JOB-U2); ``managed``: kuota manages this object (queued in a
     managed namespace, or managed without a queue name); ``by_scheduler``:
-    the request comes from kuota's scheduler.  ``kuota validate`` knows none
-    of them and passes the defaults.
+    the request comes from kuota's scheduler; ``elastic_jobs``: the gate
+    ``ElasticJobsViaWorkloadSlices`` of the Configuration.  ``kuota validate``
+    knows none of them and passes the defaults (the gate at kuota's default).
     """
 
     namespace_has_default_queue: bool = False
     managed: bool = False
     by_scheduler: bool = False
+    elastic_jobs: bool = True
 
 
 NO_FACTS: Final = AdmissionFacts()

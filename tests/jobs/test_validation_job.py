@@ -418,3 +418,61 @@ def test_partial_admission_keeps_its_own_message_for_parallelism() -> None:
     new = user_job().parallelism(3).queue("team-a").suspend(False).annotations({MINP: "1"}).build()
     errors = validate_job(new, old, managed=True)
     assert [(item.rule, item.field) for item in errors] == [("JOB-U7", "spec.parallelism")]
+
+
+# --- elastic Jobs: JOB-K3, JOB-13, and JOB-7 with the gate ---------------------------
+
+
+def running_elastic() -> job:
+    return running().annotations({ELASTIC: "true"})
+
+
+def test_a_running_elastic_job_may_scale_down_but_not_up() -> None:
+    old = running_elastic().parallelism(4).build()
+    assert validate_job(running_elastic().parallelism(2).build(), old, managed=True) == []
+    found = find(
+        validate_job(running_elastic().parallelism(6).build(), old, managed=True),
+        "spec.parallelism",
+        "may scale down, not up",
+        "2 more pods",
+        "reserved for 4 pods",
+        "docs/api-differences.md#elastic-jobs",
+    )
+    assert (found.rule, found.origin) == ("JOB-K3", "K")
+
+
+def test_an_elastic_indexed_job_scales_completions_with_parallelism() -> None:
+    indexed = {"completionMode": "Indexed"}
+    old = running_elastic().parallelism(4).completions(4).spec(**indexed).build()
+    down = running_elastic().parallelism(3).completions(3).spec(**indexed).build()
+    assert validate_job(down, old, managed=True) == []
+
+
+def test_with_the_gate_off_an_elastic_job_is_held_to_its_size_and_told_of_elastic_jobs() -> None:
+    old = running_elastic().parallelism(4).build()
+    new = running_elastic().parallelism(2).build()
+    found = find(
+        validate_job(new, old, managed=True, elastic_jobs=False),
+        "spec.parallelism",
+        "cannot change while the job is admitted by kuota",
+        f'{ELASTIC}: "true" may scale down while it runs',
+    )
+    assert found.rule == "JOB-K2"
+
+
+def test_an_elastic_job_asks_for_no_required_or_preferred_topology() -> None:
+    at = "spec.template.metadata.annotations[kueue.x-k8s.io/podset-{}-topology]"
+    for mode in ("required", "preferred"):
+        key = f"kueue.x-k8s.io/podset-{mode}-topology"
+        elastic = user_job().annotations({ELASTIC: "true"}).template_annotations({key: "rack"})
+        found = find(validate_job(elastic.build()), at.format(mode), f"{mode} topology is not")
+        assert found.rule == "JOB-13"
+        assert validate_job(elastic.build(), elastic_jobs=False) == []
+    unconstrained = {"kueue.x-k8s.io/podset-unconstrained-topology": "true"}
+    elastic = user_job().annotations({ELASTIC: "true"}).template_annotations(unconstrained)
+    assert validate_job(elastic.build()) == []
+
+
+def test_partial_admission_goes_with_an_elastic_annotation_when_the_gate_is_off() -> None:
+    both = user_job().parallelism(4).annotations({MINP: "2", ELASTIC: "true"}).build()
+    assert validate_job(both, elastic_jobs=False) == []

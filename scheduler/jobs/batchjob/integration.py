@@ -309,7 +309,7 @@ class BatchJob:
         return stopped_status(status)
 
     def validate_create(self, job: RawObject, *, facts: AdmissionFacts) -> list[FieldError]:
-        return validate_job(job, None)
+        return validate_job(job, None, elastic_jobs=facts.elastic_jobs)
 
     def validate_update(
         self, job: RawObject, old: RawObject, *, facts: AdmissionFacts
@@ -320,6 +320,7 @@ class BatchJob:
             namespace_has_default_queue=facts.namespace_has_default_queue,
             managed=facts.managed,
             by_scheduler=facts.by_scheduler,
+            elastic_jobs=facts.elastic_jobs,
         )
 
 

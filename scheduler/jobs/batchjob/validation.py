@@ -27,6 +27,16 @@ back, and kuota queues the Job again as it now is.  Whether the Job is
 kuota's (queued in a managed namespace, or managed without a queue name)
 and whether the request comes from kuota's scheduler are facts of the
 request, which the webhook passes in.
+
+**Elastic Jobs** (annotation ``kueue.x-k8s.io/elastic-job: "true"``, gate
+``ElasticJobsViaWorkloadSlices`` on, as Kueue has it by default) may scale
+down while they run: the scheduler lowers the Workload's count in place and
+the quota of the pods given up is free (docs/concepts.md#elastic-jobs).
+A scale-up, which Kueue admits as a new workload slice, is refused (JOB-K3)
+with a message that names the annotation and docs/api-differences.md, never
+accepted and left unscheduled.  Kueue's own elastic rules are here too:
+partial admission and elastic jobs cannot be combined (JOB-7), and an
+elastic Job asks for no required or preferred topology (JOB-13).
 """
 
 from __future__ import annotations
@@ -36,6 +46,7 @@ from typing import Any
 
 from scheduler.api import objects
 from scheduler.api.field import FieldError, FieldPath, error
+from scheduler.api.refs import ELASTIC_JOB_ANNOTATION as ELASTIC_JOB
 from scheduler.api.refs import (
     JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION as COMPLETIONS_EQUAL_PARALLELISM,
 )
@@ -44,16 +55,19 @@ from scheduler.api.validation.common import in_rule_order, numbered, prepare, pr
 from scheduler.api.validation.formats import as_dict, check_metadata
 from scheduler.api.validation.known_fields import JOB
 from scheduler.jobs import job_rules as rules
+from scheduler.jobs.topology import PREFERRED, REQUIRED
 from scheduler.jobs.topology_rules import RULES as TOPOLOGY_RULES
 from scheduler.jobs.topology_rules import check_topology_annotations
 
 ANNOTATIONS = rules.ANNOTATIONS
 RULE_ORDER = (
-    numbered("JOB", 12)
+    numbered("JOB", 13)
     + TOPOLOGY_RULES
     + [f"JOB-U{n}" for n in range(1, 12)]
-    + ["JOB-K2", "UNKNOWN-FIELD"]
+    + ["JOB-K2", "JOB-K3", "UNKNOWN-FIELD"]
 )
+ELASTIC_DOCS = "docs/api-differences.md#elastic-jobs"
+"""Where kuota's docs say what of elastic jobs kuota does (named by the refusals)."""
 TEMPLATE_ANNOTATIONS = FieldPath(("spec", "template", "metadata", "annotations"))
 QUOTA_FIELDS = ("parallelism", "completions")
 """The fields of ``spec`` a running Job's quota reservation depends on (JOB-K2)."""
@@ -67,7 +81,11 @@ def _pod_count(spec: Mapping[str, Any]) -> int:
 
 
 def check_batch_annotations(
-    obj: dict[str, Any], old: dict[str, Any] | None, errors: list[FieldError]
+    obj: dict[str, Any],
+    old: dict[str, Any] | None,
+    errors: list[FieldError],
+    *,
+    elastic_jobs: bool = True,
 ) -> None:
     """JOB-5 … JOB-10 (JOB-5/6/7 on update only when the annotation changed: JOB-U9)."""
     annotations, spec = rules.annotations_of(obj), as_dict(obj.get("spec"))
@@ -86,7 +104,7 @@ def check_batch_annotations(
                     rule="JOB-6",
                 )
             )
-        if rules.is_elastic(obj):
+        if elastic_jobs and rules.is_elastic(obj):
             errors.append(
                 error(at, "partial admission and elastic jobs cannot be combined", rule="JOB-7")
             )
@@ -148,18 +166,71 @@ def check_batch_update(obj: dict[str, Any], old: dict[str, Any], errors: list[Fi
         )
 
 
+def check_elastic_topology(
+    obj: dict[str, Any], errors: list[FieldError], *, elastic_jobs: bool
+) -> None:
+    """JOB-13: an elastic Job asks for no required or preferred topology (Kueue's rule): pure.
+
+    Skipped when the topology annotations are already wrong (TAS-*), as Kueue
+    reports those alone.
+    """
+    if not elastic_jobs or not rules.is_elastic(obj):
+        return
+    if any(item.rule is not None and item.rule.startswith("TAS-") for item in errors):
+        return
+    template = as_dict(as_dict(obj.get("spec")).get("template"))
+    annotations = as_dict(as_dict(template.get("metadata")).get("annotations"))
+    for key, mode in ((REQUIRED, "required"), (PREFERRED, "preferred")):
+        if key in annotations:
+            errors.append(
+                error(
+                    TEMPLATE_ANNOTATIONS.key(key),
+                    f"{mode} topology is not supported with elastic jobs",
+                    rule="JOB-13",
+                )
+            )
+            return
+
+
 def _finished(obj: Mapping[str, Any]) -> bool:
     return objects.is_true(obj, "Complete") or objects.is_true(obj, "Failed")
 
 
 def check_admitted_quota(
-    obj: Mapping[str, Any], old: Mapping[str, Any], errors: list[FieldError]
+    obj: Mapping[str, Any],
+    old: Mapping[str, Any],
+    errors: list[FieldError],
+    *,
+    elastic_jobs: bool = True,
 ) -> None:
-    """JOB-K2 for a Job kuota manages, updated by someone other than its scheduler: pure."""
+    """JOB-K2, JOB-K3 for a Job kuota manages, updated by someone other than its scheduler.
+
+    Pure.  An elastic Job (with the gate on) may keep or lower its pod count;
+    raising it is JOB-K3.
+    """
     if rules.is_suspended(obj) or rules.is_suspended(old) or _finished(old):
         return
     spec, old_spec = as_dict(obj.get("spec")), as_dict(old.get("spec"))
     reserved = _pod_count(old_spec)
+    if elastic_jobs and rules.is_elastic(old):
+        wanted = _pod_count(spec)
+        if wanted > reserved:
+            changed = next(n for n in QUOTA_FIELDS if spec.get(n) != old_spec.get(n))
+            errors.append(
+                error(
+                    FieldPath(("spec", changed)),
+                    f'a running elastic job ({ELASTIC_JOB}: "true") may scale down, '
+                    f"not up: kuota does not yet admit the {wanted - reserved} more "
+                    f"pod{'' if wanted - reserved == 1 else 's'} as a new workload slice "
+                    f"(its quota was reserved for {reserved} "
+                    f"pod{'' if reserved == 1 else 's'}); suspend it in the same update "
+                    "(spec.suspend: true) to queue it again at the new size, see "
+                    f"{ELASTIC_DOCS}",
+                    origin="K",
+                    rule="JOB-K3",
+                )
+            )
+        return
     for name in QUOTA_FIELDS:
         if spec.get(name) == old_spec.get(name):
             continue
@@ -172,7 +243,8 @@ def check_admitted_quota(
                 "cannot change while the job is admitted by kuota (its quota was reserved "
                 f"for {reserved} pod{'' if reserved == 1 else 's'}); to resize it, suspend it "
                 "in the same update (spec.suspend: true), and kuota releases the quota and "
-                "queues it again with the new value",
+                "queues it again with the new value; a job created with the annotation "
+                f'{ELASTIC_JOB}: "true" may scale down while it runs, see {ELASTIC_DOCS}',
                 origin="K",
                 rule="JOB-K2",
             )
@@ -186,14 +258,16 @@ def validate_job(
     namespace_has_default_queue: bool = False,
     managed: bool = False,
     by_scheduler: bool = False,
+    elastic_jobs: bool = True,
 ) -> list[FieldError]:
     """Every batch/v1 Job rule (CREATE, or UPDATE when ``old`` is given): pure, never raises.
 
     ``namespace_has_default_queue`` tells JOB-U2 whether the Job's namespace
     has a LocalQueue named ``default`` (the caller looks it up).  ``managed``
     (kuota manages this Job) and ``by_scheduler`` (the request comes from
-    kuota's scheduler) decide whether JOB-K2 applies: to a managed Job,
-    updated by anyone else.
+    kuota's scheduler) decide whether JOB-K2 and JOB-K3 apply: to a managed
+    Job, updated by anyone else.  ``elastic_jobs``: the gate
+    ``ElasticJobsViaWorkloadSlices`` (JOB-7, JOB-13, JOB-K3).
     """
     errors: list[FieldError] = []
     obj = prepare(new, JOB, errors)
@@ -205,7 +279,7 @@ def validate_job(
     old_obj = prepare_old(old, JOB)
     check_metadata(obj, errors, namespaced=True)
     rules.check_job_labels(obj, errors)
-    check_batch_annotations(obj, old_obj, errors)
+    check_batch_annotations(obj, old_obj, errors, elastic_jobs=elastic_jobs)
     template = as_dict(as_dict(obj.get("spec")).get("template"))
     check_topology_annotations(
         as_dict(as_dict(template.get("metadata")).get("annotations")),
@@ -213,11 +287,12 @@ def validate_job(
         errors,
         count=_pod_count(as_dict(obj.get("spec"))),
     )
+    check_elastic_topology(obj, errors, elastic_jobs=elastic_jobs)
     if old_obj is not None:
         rules.check_job_update(
             obj, old_obj, errors, namespace_has_default_queue=namespace_has_default_queue
         )
         check_batch_update(obj, old_obj, errors)
         if managed and not by_scheduler:
-            check_admitted_quota(obj, old_obj, errors)
+            check_admitted_quota(obj, old_obj, errors, elastic_jobs=elastic_jobs)
     return in_rule_order(errors, RULE_ORDER)
