@@ -107,3 +107,12 @@ def test_a_partial_admission_is_still_charged_for_its_admitted_pods() -> None:
     engine = setup(partial)
     states(engine)
     assert used(engine) == "3"
+
+
+def test_a_restarted_engine_reads_the_scaled_down_count_back() -> None:
+    """Restart-safe: the lower count is in the Workload, so a new engine charges it at once."""
+    holder = elastic(4).reserve_quota("cq")
+    engine = setup(waiting())
+    engine.apply(scaled(holder, 2))  # type: ignore[arg-type]
+    assert states(engine) == {"default/elastic": "Admitted", "default/waiting": "Admitted"}
+    assert used(engine) == "4"
