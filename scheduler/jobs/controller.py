@@ -717,6 +717,11 @@ def next_action(
         if isinstance(infos, WaitForFlavor):
             return infos
         difference = workload_difference(job, workload, integration, placed=infos)
+        if difference is not None and elastic_jobs:
+            # Not started yet, scaled down: the admission stands for fewer pods.
+            scale_down = elastic_scale_down(job, workload, integration)
+            if scale_down is not None:
+                return scale_down
         if difference is not None:
             return _stop_edited(job, workload, integration, infos, difference, live_pods)
         conflict = selector_conflict(integration.pod_sets(job), infos)

@@ -97,3 +97,12 @@ def test_a_job_that_is_not_elastic_is_stopped_when_it_scales_down() -> None:
     job = running(train().build(), workload)
     action = next_action(resized(job, 1), workload, flavors=FLAVORS)
     assert isinstance(action, SuspendJob) and action.message == NO_MATCHING_WORKLOAD
+
+
+def test_an_admitted_elastic_job_scaled_down_before_it_starts_keeps_its_admission() -> None:
+    workload = admit(workload_for(elastic_train()))
+    action = next_action(resized(elastic_train(), 1), workload, flavors=FLAVORS)
+    assert isinstance(action, ScaleDownWorkload)
+    start = next_action(resized(elastic_train(), 1), action.workload, flavors=FLAVORS)
+    assert isinstance(start, StartJob)
+    assert start.job["spec"]["parallelism"] == 1, "it starts with the pods it asks for"
