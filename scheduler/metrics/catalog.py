@@ -510,7 +510,7 @@ SERIES: tuple[Series, ...] = (
         CQ,
         "Workload slices replaced by a resized one.",
         _GONE,
-        missing="elastic jobs (ElasticJobsViaWorkloadSlices)",
+        missing="elastic jobs' scale-up (workload slices)",
     ),
     _s(
         "kueue_local_queue_admission_fair_sharing_usage",
