@@ -205,7 +205,7 @@ class SchedulerLoop:
         self.rebuilds += 1
         for informer in self.informers:
             if isinstance(informer.source, WhenNeededSource) and informer.source.listing:
-                self.state.pods_listed()  # its store holds every Pod already
+                self.state.topology.pods_listed()  # its store holds every Pod already
             for key, obj in list(informer.store.items()):
                 informer.handler(Event("ADDED", obj, key))
         log.info(
