@@ -29,6 +29,7 @@ from scheduler.api.refs import (
     PRIORITY_CLASS_LABEL,
     V1BETA2,
 )
+from scheduler.jobs.pod_template import without_duplicate_env
 from scheduler.jobs.protocol import JobIntegration
 from scheduler.jobs.registry import for_object, job_integration
 
@@ -179,6 +180,8 @@ def workload_from_job(
         workload_metadata["annotations"] = {ADMISSION_GATED_BY_ANNOTATION: gates}
     if pod_sets is None:
         pod_sets = integration.pod_sets(job)
+    # Env variables named twice are kept once, with the value the kubelet uses, as Kueue does.
+    pod_sets = [dict(without_duplicate_env(pod_set)) for pod_set in pod_sets]
     spec: dict[str, Any] = {"podSets": pod_sets}
     queue = integration.queue_name(job)
     if queue:
