@@ -137,6 +137,18 @@ def maximum_execution_time(job: Mapping[str, Any]) -> int | None:
     return seconds if 0 < seconds < 2**31 else None
 
 
+def owner_reference(job: Mapping[str, Any], integration: JobIntegration) -> dict[str, Any]:
+    """The controller reference a job's Workload carries to it: pure."""
+    return {
+        "apiVersion": integration.api_version,
+        "kind": integration.kind,
+        "name": objects.name(job),
+        "uid": objects.uid(job) or "",
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
 def workload_from_job(
     job: Mapping[str, Any],
     *,
@@ -164,16 +176,7 @@ def workload_from_job(
         "name": workload_name(name, uid, kind=integration.kind, group=integration.group),
         "namespace": namespace,
         "labels": {**copied_labels(job, label_keys), JOB_UID_LABEL: uid},
-        "ownerReferences": [
-            {
-                "apiVersion": integration.api_version,
-                "kind": integration.kind,
-                "name": name,
-                "uid": uid,
-                "controller": True,
-                "blockOwnerDeletion": True,
-            }
-        ],
+        "ownerReferences": [owner_reference(job, integration)],
     }
     gates = admission_gates(job)
     if gates:

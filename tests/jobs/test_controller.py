@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from scheduler.jobs.controller import (
     FinishWorkload,
+    PropagateToWorkload,
     StartJob,
     SuspendJob,
     WaitForFlavor,
@@ -185,7 +186,19 @@ def test_a_job_whose_prebuilt_workload_is_admitted_starts() -> None:
     j["metadata"]["labels"]["kueue.x-k8s.io/prebuilt-workload-name"] = "wl-from-manager"
     prebuilt = admit(workload_for(train().build()))
     del prebuilt["metadata"]["ownerReferences"]
+    del prebuilt["metadata"]["labels"]["kueue.x-k8s.io/job-uid"]
     prebuilt["metadata"]["name"] = "wl-from-manager"
-    action = next_action(j, prebuilt, flavors=FLAVORS)
+    adopt = next_action(j, prebuilt, flavors=FLAVORS)
+    assert isinstance(adopt, PropagateToWorkload), "the job adopts its prebuilt Workload first"
+    (reference,) = adopt.workload["metadata"]["ownerReferences"]
+    assert (reference["kind"], reference["name"], reference["uid"]) == (
+        "Job",
+        j["metadata"]["name"],
+        j["metadata"]["uid"],
+    )
+    assert reference["controller"] is True
+    assert adopt.workload["metadata"]["labels"]["kueue.x-k8s.io/job-uid"] == j["metadata"]["uid"]
+    assert adopt.messages == ("Adopted prebuilt workload: ml/wl-from-manager",)
+    action = next_action(j, adopt.workload, flavors=FLAVORS)
     assert isinstance(action, StartJob)
     assert action.job["spec"]["suspend"] is False
