@@ -533,6 +533,22 @@ def _priority_update(
     return new_ref, value if value is not None else 0
 
 
+OWNER_NOT_FOUND: Final = "OwnerNotFound"
+OWNER_NOT_FOUND_MESSAGE: Final = "The workload's owner no longer exists"
+
+
+def orphaned(workload: Mapping[str, Any]) -> bool:
+    """Whether a Workload made for a job lost it (no owner reference left, as after the job's
+    deletion with orphan propagation) and is not finished: Kueue then finishes it
+    (``OwnerNotFound``) so its quota is released: pure."""
+    return (
+        not objects.metadata(workload).get("ownerReferences")
+        and bool(objects.label(workload, JOB_UID_LABEL))
+        and not objects.is_finished(workload)
+        and not objects.is_being_deleted(workload)
+    )
+
+
 def _adopted(job: Mapping[str, Any], workload: Mapping[str, Any]) -> dict[str, Any] | None:
     """The metadata of a prebuilt Workload its job takes over (Kueue: the job becomes its
     controller owner, the Workload is labelled with the job's UID), or None: pure."""

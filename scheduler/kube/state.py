@@ -59,7 +59,7 @@ from scheduler.api.refs import JOB_UID_LABEL, KueueKind, workload_key
 from scheduler.core.engine import Engine, NamespaceInfo, PriorityClassInfo
 from scheduler.core.engine_types import EngineObject
 from scheduler.jobs import PodGroups, capability, kinds_with, registry
-from scheduler.jobs.controller import FlavorPlacement
+from scheduler.jobs.controller import FlavorPlacement, orphaned
 from scheduler.jobs.workload_from_job import PriorityClasses
 from scheduler.kube.informer import Event
 from scheduler.kube.topology_state import TopologyState
@@ -170,6 +170,8 @@ class ClusterState:
         self.workloads_to_time = WorkList()
         """Workloads whose timed deadlines may have moved (``kube.workload_timers``)."""
         self.workloads_to_expire = WorkList()
+        self.workloads_orphaned = WorkList()
+        """Workloads whose job is gone, to finish (``kube.orphans``)."""
         """Workloads that changed or went, for the retention policies (``kube.retention``)."""
         self.topology = TopologyState(engine)
         """Nodes and every Pod, for topology-aware scheduling."""
@@ -465,6 +467,8 @@ class ClusterState:
                 self.workloads_to_check.add(key)
             if self.topology.has_pods(key):
                 self.workloads_to_place.add(key)
+            if orphaned(event.object):
+                self.workloads_orphaned.add(key)
             if job_key:
                 self._workload_of_job[job_key] = key
         if job_key:

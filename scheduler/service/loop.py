@@ -57,6 +57,7 @@ from scheduler.kube.fence import Fence
 from scheduler.kube.finalizers import FinalizerReleaser
 from scheduler.kube.informer import Backoff, Event
 from scheduler.kube.node_failures import NodeFailures
+from scheduler.kube.orphans import OrphanedWorkloads
 from scheduler.kube.queue_reporter import QueueReporter
 from scheduler.kube.rest import RestClient
 from scheduler.kube.retention import RetentionCollector
@@ -179,6 +180,7 @@ class SchedulerLoop:
                 "TASReplaceNodeDueToNotReadyOverFixedTime",
             ),
         )
+        self.orphans = OrphanedWorkloads(state=self.state, writer=self.writer, clock=self.clock)
         config = self.settings.config
         self.retention = RetentionCollector(
             state=self.state,
@@ -288,6 +290,7 @@ class SchedulerLoop:
             acted = await self.checks.reconcile()
             acted = await self.timers.reconcile() or acted
             acted = await self.node_failures.reconcile() or acted
+            acted = await self.orphans.finish() or acted
             acted = await self.executor.jobs.reconcile_jobs() or acted
             acted = await self.executor.ungater.ungate() or acted
             started = time.perf_counter()

@@ -3,6 +3,8 @@ scheduler does next: this is also what a restart finds and finishes."""
 
 from __future__ import annotations
 
+import copy
+
 from scheduler.jobs.controller import (
     FinishWorkload,
     PropagateToWorkload,
@@ -202,3 +204,20 @@ def test_a_job_whose_prebuilt_workload_is_admitted_starts() -> None:
     action = next_action(j, adopt.workload, flavors=FLAVORS)
     assert isinstance(action, StartJob)
     assert action.job["spec"]["suspend"] is False
+
+
+def test_a_workload_that_lost_its_job_is_orphaned_until_finished() -> None:
+    from scheduler.jobs.controller import orphaned
+
+    workload = admit(workload_for(train().build()))
+    assert not orphaned(workload), "owned by its job"
+    lost = {**workload, "metadata": {**workload["metadata"], "ownerReferences": []}}
+    assert orphaned(lost)
+    without_label = copy.deepcopy(lost)
+    del without_label["metadata"]["labels"]["kueue.x-k8s.io/job-uid"]
+    assert not orphaned(without_label), "made by hand, never a job's"
+    finished = copy.deepcopy(lost)
+    finished["status"]["conditions"].append(
+        {"type": "Finished", "status": "True", "reason": "OwnerNotFound"}
+    )
+    assert not orphaned(finished)
