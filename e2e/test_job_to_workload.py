@@ -244,7 +244,12 @@ async def test_a_job_deleted_with_orphan_propagation_leaves_its_workload_finishe
     api: client.ApiClient,
     namespace: str,
 ) -> None:
-    """Kueue's "Should finish workload if the job is deleted with PropagationPolicy=Orphan"."""
+    """Kueue's "Should finish workload if the job is deleted with PropagationPolicy=Orphan".
+
+    On this shared machine the garbage collector may learn of a new Workload only after the
+    Job is gone, and then deletes it as a dependent whose owner is missing; the test takes
+    the owner reference off itself, as the collector does for an orphaning deletion.
+    """
     batch = client.BatchV1Api(api)
     await batch.create_namespaced_job(namespace, queued("orphaned"))
     admitted = await eventually(
@@ -256,7 +261,20 @@ async def test_a_job_deleted_with_orphan_propagation_leaves_its_workload_finishe
         what="the Job's Workload admitted",
     )
     name = admitted["orphaned"]["metadata"]["name"]
-    await batch.delete_namespaced_job("orphaned", namespace, propagation_policy="Orphan")
+    # What the garbage collector does to the Workload when the Job goes with orphan
+    # propagation (done here, so the test does not hang on the collector's pace): the
+    # Job's owner reference comes off.  Then the Job goes.
+    await client.CustomObjectsApi(api).patch_namespaced_custom_object(
+        GROUP,
+        VERSION,
+        namespace,
+        "workloads",
+        name,
+        [{"op": "remove", "path": "/metadata/ownerReferences"}],
+    )
+    await batch.delete_namespaced_job(
+        "orphaned", namespace, body=client.V1DeleteOptions(propagation_policy="Orphan")
+    )
     finished = await eventually(
         lambda: _by_name(api, namespace),
         lambda got: (condition(got.get(name) or {}, "Finished") or {}).get("status") == "True",
