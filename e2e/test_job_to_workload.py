@@ -229,3 +229,63 @@ async def test_admission_gates_of_a_job_hold_its_workload_until_they_come_off(
         timeout=60,
         what="the Job started",
     )
+
+
+async def _by_name(api: client.ApiClient, namespace: str) -> dict[str, dict[str, Any]]:
+    listed = await client.CustomObjectsApi(api).list_namespaced_custom_object(
+        GROUP, VERSION, namespace, "workloads"
+    )
+    return {item["metadata"]["name"]: item for item in listed["items"]}
+
+
+async def test_a_job_deleted_with_orphan_propagation_leaves_its_workload_finished(
+    one_cpu: dict[str, str],
+    kuota_scheduler: SchedulerReplica,
+    api: client.ApiClient,
+    namespace: str,
+) -> None:
+    """Kueue's "Should finish workload if the job is deleted with PropagationPolicy=Orphan".
+
+    On this shared machine the garbage collector may learn of a new Workload only after the
+    Job is gone, and then deletes it as a dependent whose owner is missing; the test takes
+    the owner reference off itself, as the collector does for an orphaning deletion.
+    """
+    batch = client.BatchV1Api(api)
+    await batch.create_namespaced_job(namespace, queued("orphaned"))
+    admitted = await eventually(
+        lambda: workloads_of(api, namespace),
+        lambda got: (
+            (condition(got.get("orphaned") or {}, "QuotaReserved") or {}).get("status") == "True"
+        ),
+        timeout=60,
+        what="the Job's Workload admitted",
+    )
+    name = admitted["orphaned"]["metadata"]["name"]
+    # What the garbage collector does to the Workload when the Job goes with orphan
+    # propagation (done here, so the test does not hang on the collector's pace): the
+    # Job's owner reference comes off.  Then the Job goes.
+    await client.CustomObjectsApi(api).patch_namespaced_custom_object(
+        GROUP,
+        VERSION,
+        namespace,
+        "workloads",
+        name,
+        [{"op": "remove", "path": "/metadata/ownerReferences"}],
+    )
+    await batch.delete_namespaced_job(
+        "orphaned", namespace, body=client.V1DeleteOptions(propagation_policy="Orphan")
+    )
+    finished = await eventually(
+        lambda: _by_name(api, namespace),
+        lambda got: (condition(got.get(name) or {}, "Finished") or {}).get("status") == "True",
+        timeout=60,
+        what="the orphaned Workload finished",
+    )
+    assert not finished[name]["metadata"].get("ownerReferences"), "the job let go of it"
+    done = condition(finished[name], "Finished")
+    assert done is not None
+    assert (done["reason"], done["message"]) == (
+        "OwnerNotFound",
+        "The workload's owner no longer exists",
+    )
+    assert not finished[name]["metadata"].get("finalizers")

@@ -190,7 +190,9 @@ GATES: Final[Mapping[str, Gate]] = {
     "RejectUpdatesToCQWithInvalidOnFlavors": _read(
         False, "read by the webhook's ClusterQueue rules"
     ),
-    "FinishOrphanedWorkloads": _none(True, _INTERNAL),
+    "FinishOrphanedWorkloads": _fixed(
+        True, True, "kuota finishes a Workload whose job is gone (OwnerNotFound)"
+    ),
     "MultiKueueIncrementalDispatcherConfig": _read(
         True, "read by kuota-multikueue: off ignores incrementalDispatcherConfig.stepSize"
     ),

@@ -86,6 +86,7 @@ from scheduler.jobs.workload_from_job import (
     PriorityClasses,
     admission_gates,
     maximum_execution_time,
+    owner_reference,
     workload_from_job,
     workload_priority,
 )
@@ -540,6 +541,38 @@ def _priority_update(
     return new_ref, value if value is not None else 0
 
 
+OWNER_NOT_FOUND: Final = "OwnerNotFound"
+OWNER_NOT_FOUND_MESSAGE: Final = "The workload's owner no longer exists"
+
+
+def orphaned(workload: Mapping[str, Any]) -> bool:
+    """Whether a Workload made for a job lost it (no owner reference left, as after the job's
+    deletion with orphan propagation) and is not finished: Kueue then finishes it
+    (``OwnerNotFound``) so its quota is released: pure."""
+    return (
+        not objects.metadata(workload).get("ownerReferences")
+        and bool(objects.label(workload, JOB_UID_LABEL))
+        and not objects.is_finished(workload)
+        and not objects.is_being_deleted(workload)
+    )
+
+
+def _adopted(job: Mapping[str, Any], workload: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The metadata of a prebuilt Workload its job takes over (Kueue: the job becomes its
+    controller owner, the Workload is labelled with the job's UID), or None: pure."""
+    integration = for_object(job)
+    uid = objects.uid(job)
+    if integration is None or not uid or not objects.prebuilt_workload_name(job):
+        return None
+    references = list(objects.metadata(workload).get("ownerReferences") or [])
+    if any(isinstance(ref, Mapping) and ref.get("controller") for ref in references):
+        return None  # controlled already (by this job, or by another: left as it is)
+    metadata = copy.deepcopy(dict(objects.metadata(workload)))
+    metadata["ownerReferences"] = [*references, owner_reference(job, integration)]
+    metadata["labels"] = {**objects.labels(workload), JOB_UID_LABEL: uid}
+    return metadata
+
+
 def propagation(
     job: Mapping[str, Any],
     workload: Mapping[str, Any],
@@ -553,6 +586,10 @@ def propagation(
     """
     updated = copy.deepcopy(dict(workload))
     messages = []
+    adopted = _adopted(job, workload)
+    if adopted is not None:
+        updated["metadata"] = adopted
+        messages.append(f"Adopted prebuilt workload: {objects.key(workload)}")
     gates = admission_gates(job)
     if gates != (objects.annotation(workload, ADMISSION_GATED_BY_ANNOTATION) or ""):
         metadata = updated.setdefault("metadata", {})

@@ -88,3 +88,38 @@ def restore(
             pod_spec[key] = copy.deepcopy(recorded_spec[key])
         else:
             pod_spec.pop(key, None)
+
+
+def without_duplicate_env(pod_set: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The pod set with each container's env variables named once, as Kueue sanitizes a
+    Workload's pod sets: in first-seen order, each with its last value (the one the
+    kubelet uses); the same object when nothing repeats: pure."""
+    template = mapping(pod_set.get("template"))
+    spec = mapping(template.get("spec"))
+    changed: dict[str, list[Any]] = {}
+    for field in ("containers", "initContainers"):
+        containers = spec.get(field)
+        if not isinstance(containers, list):
+            continue
+        rewritten = [_distinct_env(container) for container in containers]
+        if any(new is not old for new, old in zip(rewritten, containers, strict=True)):
+            changed[field] = rewritten
+    if not changed:
+        return pod_set
+    result = copy.deepcopy(dict(pod_set))
+    result["template"]["spec"].update(changed)
+    return result
+
+
+def _distinct_env(container: object) -> object:
+    env = container.get("env") if isinstance(container, Mapping) else None
+    if not isinstance(env, list):
+        return container
+    last: dict[str, Any] = {}
+    for item in env:
+        name = item.get("name") if isinstance(item, Mapping) else None
+        last[str(name)] = item  # dict keeps the first position, takes the last value
+    if len(last) == len(env):
+        return container
+    assert isinstance(container, Mapping)
+    return {**copy.deepcopy(dict(container)), "env": list(last.values())}

@@ -35,6 +35,7 @@ from scheduler.api.refs import (
     V1BETA2,
     WORKLOAD_SLICE_NAME_ANNOTATION,
 )
+from scheduler.jobs.pod_template import without_duplicate_env
 from scheduler.jobs.protocol import JobIntegration
 from scheduler.jobs.registry import for_object, job_integration
 
@@ -142,6 +143,18 @@ def maximum_execution_time(job: Mapping[str, Any]) -> int | None:
     return seconds if 0 < seconds < 2**31 else None
 
 
+def owner_reference(job: Mapping[str, Any], integration: JobIntegration) -> dict[str, Any]:
+    """The controller reference a job's Workload carries to it: pure."""
+    return {
+        "apiVersion": integration.api_version,
+        "kind": integration.kind,
+        "name": objects.name(job),
+        "uid": objects.uid(job) or "",
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
 def workload_from_job(
     job: Mapping[str, Any],
     *,
@@ -171,16 +184,7 @@ def workload_from_job(
         "name": workload_name(name, uid, kind=integration.kind, group=integration.group),
         "namespace": namespace,
         "labels": {**copied_labels(job, label_keys), JOB_UID_LABEL: uid},
-        "ownerReferences": [
-            {
-                "apiVersion": integration.api_version,
-                "kind": integration.kind,
-                "name": name,
-                "uid": uid,
-                "controller": True,
-                "blockOwnerDeletion": True,
-            }
-        ],
+        "ownerReferences": [owner_reference(job, integration)],
     }
     annotations: dict[str, str] = {}
     gates = admission_gates(job)
@@ -193,6 +197,8 @@ def workload_from_job(
         workload_metadata["annotations"] = annotations
     if pod_sets is None:
         pod_sets = integration.pod_sets(job)
+    # Env variables named twice are kept once, with the value the kubelet uses, as Kueue does.
+    pod_sets = [dict(without_duplicate_env(pod_set)) for pod_set in pod_sets]
     spec: dict[str, Any] = {"podSets": pod_sets}
     queue = integration.queue_name(job)
     if queue:

@@ -83,13 +83,13 @@ class NodeFailures:
         """Move or evict what sits on the nodes that failed; True when anything was."""
         now = self.clock()
         failed: dict[str, list[str]] = {}
-        for node in self.state.gone_nodes():
+        for node in self.state.topology.gone_nodes():
             for workload in self.engine.placed_on_node(node):
                 failed.setdefault(workload, []).append(node)
-        for node, since in self.state.not_ready_nodes().items():
+        for node, since in self.state.topology.not_ready_nodes().items():
             timed_out = self.fixed_delay and since + NODE_FAILURE_DELAY <= now
             for workload in self.engine.placed_on_node(node):
-                if timed_out or self.state.live_pods_on(workload, node) == 0:
+                if timed_out or self.state.topology.live_pods_on(workload, node) == 0:
                     failed.setdefault(workload, []).append(node)
         for workload, nodes in sorted(failed.items()):
             with logs.bind(object=workload):

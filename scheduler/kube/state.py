@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime
 from typing import Any, Final
 
 from scheduler.api import objects
@@ -59,13 +58,12 @@ from scheduler.api.pod_overhead import (
 from scheduler.api.refs import JOB_UID_LABEL, KueueKind, workload_key
 from scheduler.core.engine import Engine, NamespaceInfo, PriorityClassInfo
 from scheduler.core.engine_types import EngineObject
-from scheduler.core.tas.inputs import EPOCH, node_info, not_ready_since, pod_usage
 from scheduler.jobs import PodGroups, capability, kinds_with, registry
-from scheduler.jobs.controller import FlavorPlacement
-from scheduler.jobs.topology import WORKLOAD_ANNOTATION, is_tas_pod
-from scheduler.jobs.topology_ungate import gated
+from scheduler.jobs.controller import FlavorPlacement, orphaned
 from scheduler.jobs.workload_from_job import PriorityClasses
 from scheduler.kube.informer import Event
+from scheduler.kube.topology_state import TopologyState
+from scheduler.kube.worklist import WorkList, stale
 
 log = logging.getLogger("kuota.state")
 KUEUE_KINDS: Final[tuple[KueueKind, ...]] = (
@@ -133,30 +131,6 @@ def engine_record(raw: Mapping[str, Any]) -> EngineObject:
     return model  # type: ignore[no-any-return]
 
 
-class WorkList:
-    """Keys of objects to look at again; whoever does the work takes them all at once."""
-
-    def __init__(self) -> None:
-        self._keys: set[str] = set()
-
-    def add(self, key: str) -> None:
-        self._keys.add(key)
-
-    def update(self, keys: Iterator[str] | set[str] | list[str]) -> None:
-        self._keys.update(keys)
-
-    def take(self) -> set[str]:
-        """Every key added since the last take (and none left)."""
-        keys, self._keys = self._keys, set()
-        return keys
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._keys
-
-    def __len__(self) -> int:
-        return len(self._keys)
-
-
 def _pod_groups() -> tuple[PodGroups, ...]:
     found = (capability(kind, PodGroups) for kind in kinds_with(PodGroups))
     return tuple(kind for kind in found if kind is not None)
@@ -174,7 +148,6 @@ class ClusterState:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        engine.cache.topology.pods_known = False  # until every Pod is listed (pods_listed)
         self._stored: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in STORED_KINDS}
         self._unfinished: set[str] = set()
         self._jobs: dict[str, dict[str, Any]] = {}  # uid -> job object
@@ -197,14 +170,12 @@ class ClusterState:
         self.workloads_to_time = WorkList()
         """Workloads whose timed deadlines may have moved (``kube.workload_timers``)."""
         self.workloads_to_expire = WorkList()
+        self.workloads_orphaned = WorkList()
+        """Workloads whose job is gone, to finish (``kube.orphans``)."""
         """Workloads that changed or went, for the retention policies (``kube.retention``)."""
-        self._tas_pods: dict[str, dict[str, dict[str, Any]]] = {}
-        self._gone_nodes: set[str] = set()
-        """Nodes deleted (or without a Ready condition) not yet reported."""
-        self._not_ready: dict[str, datetime] = {}
-        """Node -> since when it is not Ready."""
-        """Workload key -> pod key -> a live pod it placed by topology."""
-        self.workloads_to_place = WorkList()
+        self.topology = TopologyState(engine)
+        """Nodes and every Pod, for topology-aware scheduling."""
+        self.workloads_to_place = self.topology.workloads_to_place
         """Workloads placed by topology whose gated pods may now get their domain."""
 
     # -- feeding: informer events -------------------------------------------------------
@@ -212,7 +183,7 @@ class ClusterState:
     def on_kueue(self, event: Event) -> None:
         obj, kind, key = event.object, str(event.object.get("kind", "")), event.key
         store = self._stored.get(kind)
-        if store is not None and _stale(event, store.get(key)):
+        if store is not None and stale(event, store.get(key)):
             return
         if kind == "Workload":
             self._index_workload(event)
@@ -264,7 +235,7 @@ class ClusterState:
         group = group_key_of(event.object)
         if group is not None:
             members = self._groups.setdefault(group, {})
-            if _stale(event, members.get(uid)):
+            if stale(event, members.get(uid)):
                 return
             if event.type == "DELETED":
                 members.pop(uid, None)
@@ -274,7 +245,7 @@ class ClusterState:
                 members[uid] = dict(event.object)
             self.jobs_to_decide.add(group)
             return
-        if _stale(event, self._jobs.get(uid)):
+        if stale(event, self._jobs.get(uid)):
             return
         prebuilt = objects.prebuilt_workload_name(event.object)
         prebuilt_key = workload_key(objects.namespace(event.object) or "", prebuilt or "")
@@ -353,79 +324,6 @@ class ClusterState:
     def live_pods(self, job_key: str) -> int:
         """How many pods of the job (by UID) have not terminated, as the watch says."""
         return sum(self._job_pods.get(job_key, {}).values())
-
-    def on_node(self, event: Event) -> None:
-        """A Node: its labels, capacity and taints, for topology-aware scheduling; and whether
-        it failed (deleted, no ``Ready`` condition, or not Ready), for the workloads placed
-        on it (docs/concepts.md#topology-aware-scheduling)."""
-        name = objects.name(event.object)
-        if event.type == "DELETED":
-            self.engine.remove("Node", name)
-            self._gone_nodes.add(name)
-            self._not_ready.pop(name, None)
-            return
-        self.engine.apply(node_info(event.object))
-        since = not_ready_since(event.object)
-        if since is None:
-            self._not_ready.pop(name, None)
-        elif since == EPOCH:
-            self._gone_nodes.add(name)  # no Ready condition at all: failed at once, as Kueue
-        else:
-            self._not_ready.setdefault(name, since)
-
-    def gone_nodes(self) -> list[str]:
-        """Nodes deleted (or without a ``Ready`` condition) since the last call."""
-        gone, self._gone_nodes = sorted(self._gone_nodes), set()
-        return gone
-
-    def not_ready_nodes(self) -> dict[str, datetime]:
-        """Nodes that are not Ready now, and since when."""
-        return dict(self._not_ready)
-
-    def live_pods_on(self, workload: str, node: str) -> int:
-        """Pods of a Workload placed by topology still running on ``node`` (bound there, not
-        finished, not being deleted), as the watch says."""
-        return sum(
-            1
-            for pod in self._tas_pods.get(workload, {}).values()
-            if objects.spec(pod).get("nodeName") == node
-            and not objects.metadata(pod).get("deletionTimestamp")
-        )
-
-    def on_pod(self, event: Event) -> None:
-        """Any Pod: what it takes on its node, and (placed by topology) whether it waits for
-        its domain (docs/concepts.md#topology-aware-scheduling)."""
-        pod = event.object
-        name, namespace = objects.name(pod), objects.namespace(pod) or ""
-        if event.type == "DELETED":
-            self.engine.remove("Pod", name, namespace)
-        else:
-            self.engine.apply(pod_usage(pod))
-        workload = objects.annotation(pod, WORKLOAD_ANNOTATION)
-        if not workload or not is_tas_pod(objects.annotations(pod)):
-            return
-        key = workload_key(namespace, workload)
-        pods = self._tas_pods.setdefault(key, {})
-        pod_key = f"{namespace}/{name}"
-        if _stale(event, pods.get(pod_key)):
-            return
-        finished = objects.status(pod).get("phase") in ("Succeeded", "Failed")
-        if event.type == "DELETED" or finished:
-            pods.pop(pod_key, None)
-            if not pods:
-                del self._tas_pods[key]
-            return
-        pods[pod_key] = dict(pod)
-        if gated(pod):
-            self.workloads_to_place.add(key)
-
-    def pods_listed(self) -> None:
-        """Every Pod is now known: what nodes hold is complete, placement may go on."""
-        self.engine.pods_known()
-
-    def tas_pods(self, workload: str) -> list[dict[str, Any]]:
-        """The live pods a Workload placed by topology has, as the watch says."""
-        return list(self._tas_pods.get(workload, {}).values())
 
     def on_namespace(self, event: Event) -> None:
         name = objects.name(event.object)
@@ -567,8 +465,10 @@ class ClusterState:
             self._store_workload(key, event.object)  # not stale: on_kueue checked
             if objects.admission_check_states(event.object):
                 self.workloads_to_check.add(key)
-            if key in self._tas_pods:
+            if self.topology.has_pods(key):
                 self.workloads_to_place.add(key)
+            if orphaned(event.object):
+                self.workloads_orphaned.add(key)
             if job_key:
                 self._workload_of_job[job_key] = key
         if job_key:
@@ -615,24 +515,3 @@ def _runtime_classes(workload: Mapping[str, Any]) -> set[str]:
 def _spec_changed(known: Mapping[str, Any] | None, incoming: Mapping[str, Any]) -> bool:
     """A new generation of an object already known (not a status write, not the first list)."""
     return known is not None and objects.generation(known) != objects.generation(incoming)
-
-
-def _stale(event: Event, known: Mapping[str, Any] | None) -> bool:
-    """Whether ``event`` shows an older version than the one already stored.
-
-    The executor stores the answer of its own writes at once, so the watch may
-    still deliver versions from before that write: applying one would undo
-    what the scheduler knows (an admission it made would look released).
-    Deletions always count.
-    """
-    if event.type == "DELETED" or known is None or not objects.is_older(event.object, known):
-        return False
-    log.debug(
-        "skipping a stale event",
-        extra={
-            "object": event.key,
-            "seen": objects.resource_version(event.object),
-            "known": objects.resource_version(known),
-        },
-    )
-    return True

@@ -38,7 +38,7 @@ class TopologyUngater:
             workload = self.state.stored("Workload").get(key)
             if workload is None:
                 continue
-            for item in pods_to_ungate(workload, self.state.tas_pods(key)):
+            for item in pods_to_ungate(workload, self.state.topology.tas_pods(key)):
                 with logs.bind(object=key):
                     acted = await self._ungate_one(key, item.pod, item.node_selector) or acted
         return acted
@@ -58,7 +58,7 @@ class TopologyUngater:
         except RestError as failure:
             log.error("could not ungate a pod", extra={"error": str(failure)})
             return False
-        self.state.on_pod(Event("MODIFIED", stored, objects.key(stored)))
+        self.state.topology.on_pod(Event("MODIFIED", stored, objects.key(stored)))
         log.info(
             "pod ungated into its topology domain",
             extra={"pod": objects.key(pod), "nodeSelector": dict(selector)},

@@ -114,16 +114,20 @@ def scheduler_informers(
             KubeSource(rest, PODS, label_selector=STARTED_PODS_SELECTOR),
             then_wake(ClusterState.on_job_pod),
         ),
-        Informer("Node", KubeSource(rest, NODES), then_wake(ClusterState.on_node)),
+        Informer(
+            "Node",
+            KubeSource(rest, NODES),
+            then_wake(lambda current, event: current.topology.on_node(event)),
+        ),
         Informer(
             "PodOnNode",
             WhenNeededSource(
                 KubeSource(rest, PODS),
                 needed=lambda: state().engine.uses_topology(),
-                on_listed=lambda: state().pods_listed(),
+                on_listed=lambda: state().topology.pods_listed(),
                 what="every Pod, for topology-aware scheduling",
             ),
-            then_wake(ClusterState.on_pod),
+            then_wake(lambda current, event: current.topology.on_pod(event)),
         ),
         Informer("Namespace", KubeSource(rest, NAMESPACES), then_wake(ClusterState.on_namespace)),
         Informer(

@@ -58,6 +58,7 @@ from scheduler.kube.finalizers import FinalizerReleaser
 from scheduler.kube.informer import Backoff, Event
 from scheduler.kube.kueue_metrics import COLLECTOR, RECORDER, LiveGauges
 from scheduler.kube.node_failures import NodeFailures
+from scheduler.kube.orphans import OrphanedWorkloads
 from scheduler.kube.queue_reporter import QueueReporter
 from scheduler.kube.rest import RestClient
 from scheduler.kube.retention import RetentionCollector
@@ -181,6 +182,7 @@ class SchedulerLoop:
                 "TASReplaceNodeDueToNotReadyOverFixedTime",
             ),
         )
+        self.orphans = OrphanedWorkloads(state=self.state, writer=self.writer, clock=self.clock)
         config = self.settings.config
         self.retention = RetentionCollector(
             state=self.state,
@@ -207,7 +209,7 @@ class SchedulerLoop:
         self.rebuilds += 1
         for informer in self.informers:
             if isinstance(informer.source, WhenNeededSource) and informer.source.listing:
-                self.state.pods_listed()  # its store holds every Pod already
+                self.state.topology.pods_listed()  # its store holds every Pod already
             for key, obj in list(informer.store.items()):
                 informer.handler(Event("ADDED", obj, key))
         log.info(
@@ -290,6 +292,7 @@ class SchedulerLoop:
             acted = await self.checks.reconcile()
             acted = await self.timers.reconcile() or acted
             acted = await self.node_failures.reconcile() or acted
+            acted = await self.orphans.finish() or acted
             acted = await self.executor.jobs.reconcile_jobs() or acted
             acted = await self.executor.ungater.ungate() or acted
             started = time.perf_counter()

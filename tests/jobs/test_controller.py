@@ -3,8 +3,11 @@ scheduler does next: this is also what a restart finds and finishes."""
 
 from __future__ import annotations
 
+import copy
+
 from scheduler.jobs.controller import (
     FinishWorkload,
+    PropagateToWorkload,
     StartJob,
     SuspendJob,
     WaitForFlavor,
@@ -185,7 +188,36 @@ def test_a_job_whose_prebuilt_workload_is_admitted_starts() -> None:
     j["metadata"]["labels"]["kueue.x-k8s.io/prebuilt-workload-name"] = "wl-from-manager"
     prebuilt = admit(workload_for(train().build()))
     del prebuilt["metadata"]["ownerReferences"]
+    del prebuilt["metadata"]["labels"]["kueue.x-k8s.io/job-uid"]
     prebuilt["metadata"]["name"] = "wl-from-manager"
-    action = next_action(j, prebuilt, flavors=FLAVORS)
+    adopt = next_action(j, prebuilt, flavors=FLAVORS)
+    assert isinstance(adopt, PropagateToWorkload), "the job adopts its prebuilt Workload first"
+    (reference,) = adopt.workload["metadata"]["ownerReferences"]
+    assert (reference["kind"], reference["name"], reference["uid"]) == (
+        "Job",
+        j["metadata"]["name"],
+        j["metadata"]["uid"],
+    )
+    assert reference["controller"] is True
+    assert adopt.workload["metadata"]["labels"]["kueue.x-k8s.io/job-uid"] == j["metadata"]["uid"]
+    assert adopt.messages == ("Adopted prebuilt workload: ml/wl-from-manager",)
+    action = next_action(j, adopt.workload, flavors=FLAVORS)
     assert isinstance(action, StartJob)
     assert action.job["spec"]["suspend"] is False
+
+
+def test_a_workload_that_lost_its_job_is_orphaned_until_finished() -> None:
+    from scheduler.jobs.controller import orphaned
+
+    workload = admit(workload_for(train().build()))
+    assert not orphaned(workload), "owned by its job"
+    lost = {**workload, "metadata": {**workload["metadata"], "ownerReferences": []}}
+    assert orphaned(lost)
+    without_label = copy.deepcopy(lost)
+    del without_label["metadata"]["labels"]["kueue.x-k8s.io/job-uid"]
+    assert not orphaned(without_label), "made by hand, never a job's"
+    finished = copy.deepcopy(lost)
+    finished["status"]["conditions"].append(
+        {"type": "Finished", "status": "True", "reason": "OwnerNotFound"}
+    )
+    assert not orphaned(finished)

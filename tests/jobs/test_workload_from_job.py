@@ -254,3 +254,17 @@ def test_restore_keeps_the_job_controllers_labels_so_the_selector_still_matches(
         restored["spec"]["template"]["spec"]["containers"]
         == live["spec"]["template"]["spec"]["containers"]
     )
+
+
+def test_env_variables_named_twice_are_kept_once_with_the_last_value() -> None:
+    job = pi().build()
+    container = job["spec"]["template"]["spec"]["containers"][0]
+    container["env"] = [
+        {"name": "A", "value": "1"},
+        {"name": "B", "value": "2"},
+        {"name": "A", "value": "3"},
+    ]
+    made = workload_from_job(job)
+    env = made["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["env"]
+    assert env == [{"name": "A", "value": "3"}, {"name": "B", "value": "2"}]
+    assert container["env"][0] == {"name": "A", "value": "1"}, "the job is not changed"

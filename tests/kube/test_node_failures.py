@@ -42,29 +42,31 @@ def event(kind: str, obj: dict[str, Any]) -> Event:
 
 def test_a_deleted_node_is_reported_once() -> None:
     state = ClusterState(Engine())
-    state.on_node(event("ADDED", node("n1")))
-    assert state.gone_nodes() == []
-    state.on_node(event("DELETED", node("n1")))
-    assert state.gone_nodes() == ["n1"]
-    assert state.gone_nodes() == []
+    state.topology.on_node(event("ADDED", node("n1")))
+    assert state.topology.gone_nodes() == []
+    state.topology.on_node(event("DELETED", node("n1")))
+    assert state.topology.gone_nodes() == ["n1"]
+    assert state.topology.gone_nodes() == []
 
 
 def test_a_node_without_a_ready_condition_is_gone_at_once() -> None:
     state = ClusterState(Engine())
     bare = node("n1")
     bare["status"]["conditions"] = []
-    state.on_node(event("ADDED", bare))
-    assert state.gone_nodes() == ["n1"]
+    state.topology.on_node(event("ADDED", bare))
+    assert state.topology.gone_nodes() == ["n1"]
 
 
 def test_not_ready_nodes_are_known_with_the_time_until_ready_again() -> None:
     state = ClusterState(Engine())
-    state.on_node(event("MODIFIED", node("n1", ready=False, since=NOW)))
-    state.on_node(event("MODIFIED", node("n1", ready=False, since=NOW + timedelta(minutes=1))))
-    assert state.not_ready_nodes() == {"n1": NOW}, "the first time it was seen not Ready"
-    state.on_node(event("MODIFIED", node("n1", ready=True)))
-    assert state.not_ready_nodes() == {}
-    assert state.gone_nodes() == [], "not Ready is not gone"
+    state.topology.on_node(event("MODIFIED", node("n1", ready=False, since=NOW)))
+    state.topology.on_node(
+        event("MODIFIED", node("n1", ready=False, since=NOW + timedelta(minutes=1)))
+    )
+    assert state.topology.not_ready_nodes() == {"n1": NOW}, "the first time it was seen not Ready"
+    state.topology.on_node(event("MODIFIED", node("n1", ready=True)))
+    assert state.topology.not_ready_nodes() == {}
+    assert state.topology.gone_nodes() == [], "not Ready is not gone"
 
 
 def pod(name: str, node_name: str, **metadata: Any) -> dict[str, Any]:
@@ -88,13 +90,13 @@ def pod(name: str, node_name: str, **metadata: Any) -> dict[str, Any]:
 
 def test_live_pods_on_a_node_leave_out_finished_and_deleting_ones() -> None:
     state = ClusterState(Engine())
-    state.on_pod(event("ADDED", pod("a", "n1")))
-    state.on_pod(event("ADDED", pod("b", "n1", deletionTimestamp="2026-01-01T00:00:00Z")))
-    state.on_pod(event("ADDED", pod("c", "n2")))
-    assert state.live_pods_on("ns/w", "n1") == 1
-    assert state.live_pods_on("ns/w", "n2") == 1
-    state.on_pod(event("DELETED", pod("a", "n1")))
-    assert state.live_pods_on("ns/w", "n1") == 0
+    state.topology.on_pod(event("ADDED", pod("a", "n1")))
+    state.topology.on_pod(event("ADDED", pod("b", "n1", deletionTimestamp="2026-01-01T00:00:00Z")))
+    state.topology.on_pod(event("ADDED", pod("c", "n2")))
+    assert state.topology.live_pods_on("ns/w", "n1") == 1
+    assert state.topology.live_pods_on("ns/w", "n2") == 1
+    state.topology.on_pod(event("DELETED", pod("a", "n1")))
+    assert state.topology.live_pods_on("ns/w", "n1") == 0
 
 
 def test_the_eviction_has_kueues_reason_and_names_the_nodes() -> None:
