@@ -11,7 +11,8 @@ only it can know:
 
 * whether the namespace has a LocalQueue named ``default`` (JOB-U2), asked
   through the lookup only when a queue name is being removed;
-* **JOB-K1** (kuota): a managed job (a Job, a JobSet) may go from suspended
+* **JOB-K1** (kuota): a managed job of a kind created suspended (a Job, a
+  JobSet, ...; where the kind keeps its suspend flag) may go from suspended
   to running only by the hand of kuota's scheduler.  The requesting identity
   (``userInfo.username``) must be one of ``--scheduler-identity``; anyone else
   unsuspending a queued job — or creating it unsuspended, should the mutating
@@ -32,12 +33,19 @@ rule selects (looked up).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.objects import queue_name
-from scheduler.jobs import AdmissionFacts, AdmissionRules, Integration
+from scheduler.jobs import (
+    AdmissionFacts,
+    AdmissionRules,
+    Integration,
+    JobIntegration,
+    SuspendOnCreate,
+    capability,
+)
 from webhook.lookup import ClusterLookup, LookupFailed
 from webhook.mutate_jobs import namespace_is_managed
 from webhook.review import AdmissionRequest, ResponseBody, allow, deny, deny_internal
@@ -47,9 +55,15 @@ from webhook.subject import namespace_of_request, object_of_request
 SUSPEND = FieldPath(("spec", "suspend"))
 
 
-def _suspended(job: Mapping[str, Any]) -> bool:
+def _spec_suspend(job: Mapping[str, Any]) -> bool:
     spec = job.get("spec")
     return isinstance(spec, dict) and spec.get("suspend") is True
+
+
+def suspended_check(integration: Integration) -> Callable[[Mapping[str, Any]], bool]:
+    """Where the kind says a job is suspended (``spec.suspend`` unless it says otherwise)."""
+    kind = capability(integration, JobIntegration)
+    return kind.is_suspended if kind is not None else _spec_suspend
 
 
 def unsuspend_violation(
@@ -58,9 +72,11 @@ def unsuspend_violation(
     *,
     username: str,
     settings: WebhookSettings,
+    suspended: Callable[[Mapping[str, Any]], bool] = _spec_suspend,
+    at: FieldPath = SUSPEND,
 ) -> FieldError | None:
-    """JOB-K1 for a job (of any kind) already known to be managed: pure."""
-    if _suspended(job) or (old is not None and not _suspended(old)):
+    """JOB-K1 for a job (of any kind created suspended) already known to be managed: pure."""
+    if suspended(job) or (old is not None and not suspended(old)):
         return None
     if username in settings.scheduler_identities:
         return None
@@ -76,7 +92,7 @@ def unsuspend_violation(
             f'not by "{username}"; '
             "kuota unsuspends it when its Workload is admitted"
         )
-    return error(SUSPEND, message, origin="W", rule="JOB-K1")
+    return error(at, message, origin="W", rule="JOB-K1")
 
 
 async def validate_request(
@@ -95,6 +111,7 @@ async def validate_request(
     if not settings.enabled(integration):
         return allow(request.uid), "allowed"
     old = request.old_object if request.operation == "UPDATE" else None
+    _suspended = suspended_check(integration)
     try:
         removing_queue = old is not None and not queue_name(job) and bool(queue_name(old))
         has_default = removing_queue and await lookup.has_default_local_queue(namespace)
@@ -116,8 +133,14 @@ async def validate_request(
         if old is None
         else rules.validate_update(job, old, facts=facts)
     )
-    if managed:
-        violation = unsuspend_violation(job, old, username=request.user.username, settings=settings)
+    if managed and capability(integration, SuspendOnCreate) is not None:
+        violation = unsuspend_violation(
+            job,
+            old,
+            username=request.user.username,
+            settings=settings,
+            suspended=_suspended,
+        )
         if violation is not None:
             errors.append(violation)
     if errors:

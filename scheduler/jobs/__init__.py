@@ -38,6 +38,7 @@ from scheduler.jobs.protocol import (
     QueuedThroughPods,
     ReclaimableCount,
     ReclaimablePods,
+    ReplicaGroups,
     SuspendOnCreate,
     webhook_path,
 )
@@ -87,6 +88,7 @@ __all__ = [
     "QueuedThroughPods",
     "ReclaimableCount",
     "ReclaimablePods",
+    "ReplicaGroups",
     "SuspendOnCreate",
     "by_framework",
     "capability",

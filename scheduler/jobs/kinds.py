@@ -9,6 +9,7 @@ RBAC (the chart's generated templates) and the CLI follow from the registry
 from scheduler.jobs.batchjob import BATCH_JOB
 from scheduler.jobs.deployment import DEPLOYMENT
 from scheduler.jobs.jobset import JOBSET
+from scheduler.jobs.leaderworkerset import LEADER_WORKER_SET
 from scheduler.jobs.pod import POD
 from scheduler.jobs.registry import register
 from scheduler.jobs.statefulset import STATEFULSET
@@ -18,3 +19,4 @@ register(JOBSET)
 register(POD)
 register(DEPLOYMENT)
 register(STATEFULSET)
+register(LEADER_WORKER_SET)

@@ -63,7 +63,7 @@ def _mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _priority(
+def priority_of(
     job: Mapping[str, Any], classes: PriorityClasses, pod_sets: list[dict[str, Any]]
 ) -> tuple[dict[str, str] | None, int | None]:
     """(priorityClassRef, priority) by the documented rule: pure.
@@ -108,7 +108,7 @@ def workload_priority(
 
     Pure.
     """
-    return _priority(job, classes or PriorityClasses(), pod_sets)
+    return priority_of(job, classes or PriorityClasses(), pod_sets)
 
 
 def copied_labels(job: Mapping[str, Any], keys: Collection[str]) -> dict[str, str]:
@@ -183,7 +183,7 @@ def workload_from_job(
     queue = integration.queue_name(job)
     if queue:
         spec["queueName"] = queue
-    ref, value = _priority(job, priority_classes or PriorityClasses(), pod_sets)
+    ref, value = priority_of(job, priority_classes or PriorityClasses(), pod_sets)
     if ref is not None:
         spec["priorityClassRef"] = ref
     if value is not None:

@@ -27,7 +27,7 @@ from tests.builders.core import (
     runtime_class,
     secret,
 )
-from tests.builders.jobs import deployment, job, jobset, stateful_set
+from tests.builders.jobs import deployment, job, jobset, leader_worker_set, stateful_set
 from tests.builders.kueue import (
     KUEUE,
     admission_check,
@@ -65,6 +65,7 @@ __all__ = [
     "flavor_quotas",
     "job",
     "jobset",
+    "leader_worker_set",
     "legacy_resource",
     "limit_range",
     "local_queue",

@@ -194,3 +194,52 @@ class stateful_set(_Replicated):  # noqa: N801
     def __init__(self, name: str, namespace: str = "default", replicas: int = 1) -> None:
         super().__init__(name, namespace, replicas)
         self.raw["spec"]["serviceName"] = name
+
+
+class leader_worker_set(_Queued):  # noqa: N801
+    """A ``leaderworkerset.x-k8s.io/v1`` LeaderWorkerSet: one group of one pod, no leader template.
+
+    The pod-template setters act on the worker template; ``leader_template()``
+    adds a leader template (a copy of the worker one), after which they act on it.
+    """
+
+    api_version = "leaderworkerset.x-k8s.io/v1"
+    kind = "LeaderWorkerSet"
+
+    def __init__(self, name: str, namespace: str = "default") -> None:
+        super().__init__(name, namespace)
+        self.raw["spec"] = {
+            "replicas": 1,
+            "leaderWorkerTemplate": {
+                "size": 1,
+                "workerTemplate": {"spec": {"containers": [container(requests={})]}},
+            },
+        }
+        self._target = "workerTemplate"
+
+    def _template(self) -> dict[str, Any]:
+        return self.raw["spec"]["leaderWorkerTemplate"][self._target]  # type: ignore[no-any-return]
+
+    def replicas(self, count: int) -> Self:
+        self.raw["spec"]["replicas"] = count
+        return self
+
+    def size(self, count: int) -> Self:
+        self.raw["spec"]["leaderWorkerTemplate"]["size"] = count
+        return self
+
+    def leader_template(self) -> Self:
+        """Add a leader template (a copy of the worker template); setters then act on it."""
+        template = self.raw["spec"]["leaderWorkerTemplate"]
+        template["leaderTemplate"] = copy.deepcopy(template["workerTemplate"])
+        self._target = "leaderTemplate"
+        return self
+
+    def worker_template(self) -> Self:
+        """Setters act on the worker template again."""
+        self._target = "workerTemplate"
+        return self
+
+    def ready_replicas(self, count: int) -> Self:
+        self.raw.setdefault("status", {})["readyReplicas"] = count
+        return self

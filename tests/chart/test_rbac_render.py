@@ -87,6 +87,10 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         ("", "pods", "delete"),
         ("", "pods/status", "patch"),
         ("jobset.x-k8s.io", "jobsets", "patch"),
+        # the leaderworkerset.x-k8s.io/leaderworkerset integration: watched (watches.py);
+        # its Workloads are made and its pods placed with the rights above
+        ("leaderworkerset.x-k8s.io", "leaderworkersets", "list"),
+        ("leaderworkerset.x-k8s.io", "leaderworkersets", "watch"),
         ("", "namespaces", "list"),
         ("", "namespaces", "watch"),
         ("scheduling.k8s.io", "priorityclasses", "list"),

@@ -15,6 +15,9 @@
 - apiGroups: [""]
   resources: [pods/status]
   verbs: [patch]
+- apiGroups: ["leaderworkerset.x-k8s.io"]
+  resources: [leaderworkersets]
+  verbs: [list, watch]
 {{- end }}
 {{- define "kuota.webhookKindRules" }}
 - apiGroups: ["batch"]
