@@ -17,7 +17,9 @@ only it can know:
   (``userInfo.username``) must be one of ``--scheduler-identity``; anyone else
   unsuspending a queued job — or creating it unsuspended, should the mutating
   webhook not have run — is denied with 403, because letting it through would
-  run the job without quota;
+  run the job without quota.  A job made by a queued job (a RayJob's
+  RayCluster carries the RayJob's labels; found by walking controller owners,
+  as the mutating webhook does) is its owner's business and runs unsuspended;
 * whether the job is kuota's at all, and whether the request comes from
   kuota's scheduler (:class:`~scheduler.jobs.AdmissionFacts`): a Job's
   **JOB-K2** (a running Job keeps the ``parallelism`` and ``completions`` its
@@ -47,7 +49,7 @@ from scheduler.jobs import (
     capability,
 )
 from webhook.lookup import ClusterLookup, LookupFailed
-from webhook.mutate_jobs import namespace_is_managed
+from webhook.mutate_jobs import OwnerUnreadable, has_managed_ancestor, namespace_is_managed
 from webhook.review import AdmissionRequest, ResponseBody, allow, deny, deny_internal
 from webhook.settings import WebhookSettings
 from webhook.subject import namespace_of_request, object_of_request
@@ -64,6 +66,12 @@ def suspended_check(integration: Integration) -> Callable[[Mapping[str, Any]], b
     """Where the kind says a job is suspended (``spec.suspend`` unless it says otherwise)."""
     kind = capability(integration, JobIntegration)
     return kind.is_suspended if kind is not None else _spec_suspend
+
+
+def _queue_of(integration: Integration, job: Mapping[str, Any]) -> str:
+    """The queue the kind says the job asks for (a kind may leave some jobs unqueued)."""
+    kind = capability(integration, JobIntegration)
+    return kind.queue_name(job) if kind is not None else queue_name(job)
 
 
 def unsuspend_violation(
@@ -115,7 +123,7 @@ async def validate_request(
     try:
         removing_queue = old is not None and not queue_name(job) and bool(queue_name(old))
         has_default = removing_queue and await lookup.has_default_local_queue(namespace)
-        managed = bool(queue_name(job)) or (
+        managed = bool(_queue_of(integration, job)) or (
             settings.manage_jobs_without_queue_name
             and not (_suspended(job) and (old is None or _suspended(old)))
             and await namespace_is_managed(namespace, settings=settings, lookup=lookup)
@@ -142,7 +150,14 @@ async def validate_request(
             suspended=_suspended,
         )
         if violation is not None:
-            errors.append(violation)
+            try:
+                made_by_queued_owner = await has_managed_ancestor(
+                    job, namespace, settings=settings, lookup=lookup
+                )
+            except OwnerUnreadable as unreadable:
+                return deny_internal(request.uid, str(unreadable)), "error"
+            if not made_by_queued_owner:
+                errors.append(violation)
     if errors:
         return deny(request.uid, errors), "denied"
     return allow(request.uid), "allowed"

@@ -365,5 +365,37 @@ LWS = Framework(
     probe=_lws_probe,
 )
 
-FRAMEWORKS: dict[str, Framework] = {framework.name: framework for framework in (LWS,)}
+
+def _kuberay_command(
+    built: ControllerBuild, info: ClusterInfo, workdir: Path, ports: Ports, cert_dir: Path
+) -> list[str]:
+    # No webhooks: KubeRay runs them only with ENABLE_WEBHOOKS=true, which its default
+    # installation (and Kueue's e2e setup) leaves off.
+    return [
+        str(built.binary),
+        f"--kubeconfig={info.kubeconfig}",
+        f"--metrics-addr=127.0.0.1:{ports.metrics}",
+        f"--health-probe-bind-address=127.0.0.1:{ports.health}",
+        "--enable-leader-election=false",
+        "--log-stdout-encoder=console",
+    ]
+
+
+_RAY_CRDS = tuple(
+    f"config/crd/bases/ray.io_{plural}.yaml"
+    for plural in ("rayclusters", "rayjobs", "rayservices", "raycronjobs")
+)
+KUBERAY = Framework(
+    module=ControllerModule(
+        name="kuberay",
+        module="github.com/ray-project/kuberay/ray-operator",
+        version="v1.6.2",
+        main="github.com/ray-project/kuberay/ray-operator",
+        files=_RAY_CRDS,
+    ),
+    crds=_RAY_CRDS,
+    command=_kuberay_command,
+)
+
+FRAMEWORKS: dict[str, Framework] = {framework.name: framework for framework in (LWS, KUBERAY)}
 """Every framework controller the end-to-end tests can run, by short name."""

@@ -106,6 +106,9 @@ CHART_FRAMEWORKS: Final = (
     "deployment",
     "statefulset",
     "leaderworkerset.x-k8s.io/leaderworkerset",
+    "ray.io/rayjob",
+    "ray.io/raycluster",
+    "ray.io/rayservice",
 )
 """The frameworks kuota implements: the chart enables and accepts exactly these (the
 integration registry's, ``tests/chart/test_render.py`` checks; this layer cannot import it)."""

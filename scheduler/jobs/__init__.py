@@ -39,6 +39,7 @@ from scheduler.jobs.protocol import (
     ReclaimableCount,
     ReclaimablePods,
     ReplicaGroups,
+    StartTimeBlocksRestore,
     SuspendOnCreate,
     webhook_path,
 )
@@ -89,6 +90,7 @@ __all__ = [
     "ReclaimableCount",
     "ReclaimablePods",
     "ReplicaGroups",
+    "StartTimeBlocksRestore",
     "SuspendOnCreate",
     "by_framework",
     "capability",

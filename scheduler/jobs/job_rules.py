@@ -98,18 +98,6 @@ def check_queue_names(obj: dict[str, Any], errors: list[FieldError]) -> None:
             )
 
 
-def check_not_elastic(obj: dict[str, Any], errors: list[FieldError], *, kind: str) -> None:
-    """JOB-13: ``kueue.x-k8s.io/elastic-job: "true"`` on a kind without elastic jobs."""
-    if is_elastic(obj):
-        errors.append(
-            error(
-                ANNOTATIONS.key(ELASTIC_JOB),
-                f"elastic jobs are not supported for {kind}",
-                rule="JOB-13",
-            )
-        )
-
-
 def check_job_labels(obj: dict[str, Any], errors: list[FieldError]) -> None:
     """JOB-1 … JOB-4, JOB-11, JOB-12 (the checks shared with JobSet)."""
     labels, annotations = labels_of(obj), annotations_of(obj)

@@ -11,6 +11,9 @@ from scheduler.jobs.deployment import DEPLOYMENT
 from scheduler.jobs.jobset import JOBSET
 from scheduler.jobs.leaderworkerset import LEADER_WORKER_SET
 from scheduler.jobs.pod import POD
+from scheduler.jobs.raycluster import RAYCLUSTER
+from scheduler.jobs.rayjob import RAYJOB
+from scheduler.jobs.rayservice import RAYSERVICE
 from scheduler.jobs.registry import register
 from scheduler.jobs.statefulset import STATEFULSET
 
@@ -20,3 +23,6 @@ register(POD)
 register(DEPLOYMENT)
 register(STATEFULSET)
 register(LEADER_WORKER_SET)
+register(RAYJOB)
+register(RAYCLUSTER)
+register(RAYSERVICE)

@@ -16,7 +16,8 @@ and its ``JobWith…`` interfaces (docs/architecture.md, "Integrations"):
   (:class:`OwnController`), objects forming groups (:class:`PodGroups`),
   whether its pods are ready (:class:`PodsReadiness`, :class:`GroupPodsReadiness`),
   finished pods giving their quota back early (:class:`ReclaimablePods`),
-  replicas queued as pod groups (:class:`ReplicaGroups`).
+  replicas queued as pod groups (:class:`ReplicaGroups`), a start time to
+  clear before a restore (:class:`StartTimeBlocksRestore`).
   The webhook's paths and registrations, the scheduler's watches and
   controller, ``kuota validate`` and ``kuota simulate`` ask the registry
   which kinds have which capability; nothing outside a kind's folder names
@@ -344,6 +345,20 @@ class GroupPodsReadiness(Protocol):
 
     def group_pods_ready(self, members: Sequence[RawObject]) -> bool:
         """Whether every member the group needs exists and is ready."""
+        ...
+
+
+@runtime_checkable
+class StartTimeBlocksRestore(Protocol):
+    """The API server lets a stopped job's pod template change only once its start time is gone.
+
+    A batch/v1 Job that ran has ``status.startTime``; its pod template may be
+    restored only after that is cleared (through ``jobs/status``).  Other
+    kinds keep their start time and are restored as they are.
+    """
+
+    def start_time_blocks_restore(self, job: RawObject) -> bool:
+        """Whether ``job``'s start time must be cleared before its template is restored."""
         ...
 
 

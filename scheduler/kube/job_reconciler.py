@@ -79,6 +79,8 @@ class JobReconciler:
         integration = for_object(job)
         if integration is None:
             return await self._reconcile_replicas(key, job)
+        if self.state.managed_owner(key) is not None:
+            return False  # its queued owner has the Workload; the child is the owner's business
         workload = self.state.workload_for(key)
         readiness = capability(integration, PodsReadiness)
         if (

@@ -76,6 +76,8 @@ KUEUE_KINDS: Final[tuple[KueueKind, ...]] = (
 """The kuota kinds the scheduler watches."""
 STORED_KINDS: Final = ("ClusterQueue", "LocalQueue", "ResourceFlavor", "AdmissionCheck", "Workload")
 """The kuota kinds kept as stored: their status or finalizers are written."""
+MAX_OWNER_DEPTH: Final = 10
+"""How far up the controller owners of a job the scheduler looks for a queued one."""
 ENGINE_TYPES: Final = EngineObject.__args__
 """The record types the engine takes (a parsed object of another kind is not its business)."""
 
@@ -386,6 +388,29 @@ class ClusterState:
         pods = self._unplaced.get(_owner_key(job)) if job is not None else None
         if pods is not None:
             pods.pop(objects.uid(pod) or "", None)
+
+    def managed_owner(self, job_key: str) -> dict[str, Any] | None:
+        """The queued job this job was made by, walking controller owners up (ten at most).
+
+        A RayJob's RayCluster, a TrainJob's JobSet carry their owner's labels,
+        queue name included: they are left to their owner, which is queued
+        instead (Kueue's rule for a job with a managed ancestor).  Only owners
+        the scheduler watches count; one of a kind it does not manage leaves
+        the child a job of its own.
+        """
+        current = self._jobs.get(job_key)
+        for _ in range(MAX_OWNER_DEPTH):
+            reference = objects.controller_reference(current) if current is not None else None
+            if reference is None:
+                return None
+            parent = self._jobs.get(str(reference.get("uid") or ""))
+            if parent is None:
+                return None
+            kind = registry.for_object(parent)
+            if kind is not None and kind.queue_name(parent):
+                return parent
+            current = parent
+        return None
 
     def owned_workloads(self, owner_uid: str) -> list[dict[str, Any]]:
         """The Workloads an object controls (by its owner reference), as stored."""

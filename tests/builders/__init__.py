@@ -27,7 +27,16 @@ from tests.builders.core import (
     runtime_class,
     secret,
 )
-from tests.builders.jobs import deployment, job, jobset, leader_worker_set, stateful_set
+from tests.builders.jobs import (
+    deployment,
+    job,
+    jobset,
+    leader_worker_set,
+    ray_cluster,
+    ray_job,
+    ray_service,
+    stateful_set,
+)
 from tests.builders.kueue import (
     KUEUE,
     admission_check,
@@ -78,6 +87,9 @@ __all__ = [
     "pod_set",
     "priority_class",
     "raw",
+    "ray_cluster",
+    "ray_job",
+    "ray_service",
     "required_affinity",
     "resource_flavor",
     "resource_group",

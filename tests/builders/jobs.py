@@ -243,3 +243,112 @@ class leader_worker_set(_Queued):  # noqa: N801
     def ready_replicas(self, count: int) -> Self:
         self.raw.setdefault("status", {})["readyReplicas"] = count
         return self
+
+
+def _ray_cluster_spec() -> dict[str, Any]:
+    return {
+        "headGroupSpec": {
+            "rayStartParams": {},
+            "template": {"spec": {"containers": [container(name="ray-head", requests={})]}},
+        },
+        "workerGroupSpecs": [],
+    }
+
+
+class _RayKind(_Queued):
+    """Setters on a Ray cluster spec; the pod-template setters act on its last group (the head
+    until a worker group is added)."""
+
+    def _cluster(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _template(self) -> dict[str, Any]:
+        groups = self._cluster()["workerGroupSpecs"]
+        if groups:
+            return groups[-1]["template"]  # type: ignore[no-any-return]
+        return self._cluster()["headGroupSpec"]["template"]  # type: ignore[no-any-return]
+
+    def worker_group(
+        self, name: str, *, replicas: int | None = 1, hosts: int | None = None
+    ) -> Self:
+        """Add a worker group of one container ``c``; ``None`` leaves the field out."""
+        group: dict[str, Any] = {
+            "groupName": name,
+            "rayStartParams": {},
+            "template": {"spec": {"containers": [container(requests={})]}},
+        }
+        if replicas is not None:
+            group["replicas"] = replicas
+        if hosts is not None:
+            group["numOfHosts"] = hosts
+        self._cluster()["workerGroupSpecs"].append(group)
+        return self
+
+    def cluster_spec(self, **fields: Any) -> Self:
+        """Cluster spec fields, verbatim (``enableInTreeAutoscaling``, ...)."""
+        self._cluster().update(copy.deepcopy(fields))
+        return self
+
+    def suspend_field(self, value: bool) -> Self:
+        """Where the kind keeps its suspend flag (a RayService: its cluster spec)."""
+        target = self._cluster() if self.kind == "RayService" else self.raw["spec"]
+        target["suspend"] = value
+        return self
+
+
+class ray_cluster(_RayKind):  # noqa: N801
+    """A ``ray.io/v1`` RayCluster: a head (container ``ray-head``), suspended."""
+
+    api_version = "ray.io/v1"
+    kind = "RayCluster"
+
+    def __init__(self, name: str, namespace: str = "default") -> None:
+        super().__init__(name, namespace)
+        self.raw["spec"] = {**_ray_cluster_spec(), "suspend": True}
+
+    def _cluster(self) -> dict[str, Any]:
+        return self.raw["spec"]  # type: ignore[no-any-return]
+
+
+class ray_job(_RayKind):  # noqa: N801
+    """A ``ray.io/v1`` RayJob: suspended, its own cluster, shut down after it finishes."""
+
+    api_version = "ray.io/v1"
+    kind = "RayJob"
+
+    def __init__(self, name: str, namespace: str = "default") -> None:
+        super().__init__(name, namespace)
+        self.raw["spec"] = {
+            "entrypoint": "python -c 'print(1)'",
+            "suspend": True,
+            "shutdownAfterJobFinishes": True,
+            "rayClusterSpec": _ray_cluster_spec(),
+        }
+
+    def _cluster(self) -> dict[str, Any]:
+        return self.raw["spec"]["rayClusterSpec"]  # type: ignore[no-any-return]
+
+    def spec(self, **fields: Any) -> Self:
+        """RayJob spec fields, verbatim (``submissionMode``, ``clusterSelector``, ...)."""
+        self.raw["spec"].update(copy.deepcopy(fields))
+        return self
+
+    def deployment_status(self, status: str, job_status: str = "", message: str = "") -> Self:
+        self.raw["status"] = {"jobDeploymentStatus": status, "jobStatus": job_status}
+        if message:
+            self.raw["status"]["message"] = message
+        return self
+
+
+class ray_service(_RayKind):  # noqa: N801
+    """A ``ray.io/v1`` RayService: its cluster suspended."""
+
+    api_version = "ray.io/v1"
+    kind = "RayService"
+
+    def __init__(self, name: str, namespace: str = "default") -> None:
+        super().__init__(name, namespace)
+        self.raw["spec"] = {"rayClusterConfig": {**_ray_cluster_spec(), "suspend": True}}
+
+    def _cluster(self) -> dict[str, Any]:
+        return self.raw["spec"]["rayClusterConfig"]  # type: ignore[no-any-return]

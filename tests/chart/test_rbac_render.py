@@ -91,6 +91,16 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         # its Workloads are made and its pods placed with the rights above
         ("leaderworkerset.x-k8s.io", "leaderworkersets", "list"),
         ("leaderworkerset.x-k8s.io", "leaderworkersets", "watch"),
+        # the ray.io integrations: watched, started and stopped (watches.py, Writer.patch_job)
+        ("ray.io", "rayjobs", "list"),
+        ("ray.io", "rayjobs", "watch"),
+        ("ray.io", "rayjobs", "patch"),
+        ("ray.io", "rayclusters", "list"),
+        ("ray.io", "rayclusters", "watch"),
+        ("ray.io", "rayclusters", "patch"),
+        ("ray.io", "rayservices", "list"),
+        ("ray.io", "rayservices", "watch"),
+        ("ray.io", "rayservices", "patch"),
         ("", "namespaces", "list"),
         ("", "namespaces", "watch"),
         ("scheduling.k8s.io", "priorityclasses", "list"),
@@ -132,6 +142,8 @@ def test_the_webhook_only_reads_single_objects(objects: list[dict[str, Any]]) ->
         ("kueue.x-k8s.io", "workloadpriorityclasses", "get"),  # WorkloadPriorityClassDefaulting
         ("batch", "jobs", "get"),
         ("jobset.x-k8s.io", "jobsets", "get"),
+        ("ray.io", "rayjobs", "get"),
+        ("ray.io", "rayservices", "get"),
     }
 
 

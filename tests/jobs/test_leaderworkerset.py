@@ -270,8 +270,6 @@ def test_create_rules() -> None:
     ]
     assert rules(queued().replicas(-1).build()) == ["LWS-1 spec.replicas"]
     assert rules(queued().replicas(1_000_001).build()) == ["LWS-1 spec.replicas"]
-    elastic = queued().annotations({"kueue.x-k8s.io/elastic-job": "true"}).build()
-    assert rules(elastic) == ["JOB-13 metadata.annotations[kueue.x-k8s.io/elastic-job]"]
 
 
 def test_the_queue_name_is_fixed_once_a_group_is_ready_and_never_removed() -> None:

@@ -18,6 +18,15 @@
 - apiGroups: ["leaderworkerset.x-k8s.io"]
   resources: [leaderworkersets]
   verbs: [list, watch]
+- apiGroups: ["ray.io"]
+  resources: [rayjobs]
+  verbs: [list, watch, patch]
+- apiGroups: ["ray.io"]
+  resources: [rayclusters]
+  verbs: [list, watch, patch]
+- apiGroups: ["ray.io"]
+  resources: [rayservices]
+  verbs: [list, watch, patch]
 {{- end }}
 {{- define "kuota.webhookKindRules" }}
 - apiGroups: ["batch"]
@@ -25,6 +34,12 @@
   verbs: [get]
 - apiGroups: ["jobset.x-k8s.io"]
   resources: [jobsets]
+  verbs: [get]
+- apiGroups: ["ray.io"]
+  resources: [rayjobs]
+  verbs: [get]
+- apiGroups: ["ray.io"]
+  resources: [rayservices]
   verbs: [get]
 {{- end }}
 {{- define "kuota.multikueueKindRules" }}

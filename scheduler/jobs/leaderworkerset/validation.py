@@ -1,8 +1,8 @@
 """LeaderWorkerSet rules of kuota's validating webhook (docs/validation.md#jobs).
 
 Kueue's LeaderWorkerSet webhook (v0.19) checks, on create and update, the
-queue-name label and the legacy annotation (JOB-1, JOB-2), that the kind is
-not made elastic (JOB-13), ``kueue.x-k8s.io/admission-gated-by`` (JOB-12),
+queue-name label and the legacy annotation (JOB-1, JOB-2),
+``kueue.x-k8s.io/admission-gated-by`` (JOB-12),
 and ``spec.replicas`` between 0 and 1,000,000 (LWS-1: each replica is a
 Workload).  On update, a LeaderWorkerSet counts as running once one of its
 groups is ready (the old object's ``status.readyReplicas`` above 0):
@@ -19,7 +19,9 @@ groups is ready (the old object's ``status.readyReplicas`` above 0):
   against them); LWS-U3, ``leaderWorkerTemplate.size`` cannot change (more
   pods per group than the Workload counts would run without quota).
 
-TAS annotations are not checked: kuota has no topology-aware scheduling.
+TAS annotations are not checked: kuota has no topology-aware scheduling;
+nor is the elastic-job annotation (elastic jobs are not implemented, their
+rules are off: docs/api-differences.md).
 Everything here is pure and never raises.
 """
 
@@ -46,7 +48,6 @@ RULE_ORDER: Final = [
     "JOB-1",
     "JOB-2",
     "JOB-12",
-    "JOB-13",
     "LWS-1",
     "LWS-U1",
     "JOB-U3",
@@ -74,7 +75,6 @@ def _check_create(obj: dict[str, Any], errors: list[FieldError]) -> None:
     errors.extend(  # JOB-12 only: max-exec-time and prebuilt names are not the kind's
         item for item in _label_rules(obj) if item.rule == "JOB-12"
     )
-    job_rules.check_not_elastic(obj, errors, kind="LeaderWorkerSet")
     replicas = _mapping(obj.get("spec")).get("replicas", 1)
     if isinstance(replicas, int) and not 0 <= replicas <= MAX_REPLICAS:
         errors.append(
