@@ -68,6 +68,22 @@ def suspended_check(integration: Integration) -> Callable[[Mapping[str, Any]], b
     return kind.is_suspended if kind is not None else _spec_suspend
 
 
+def suspend_path(integration: Integration) -> FieldPath:
+    """Where the kind keeps its suspend flag (``spec.suspend``, ``spec.runPolicy.suspend``): pure.
+
+    Read off what the kind's own ``suspend`` sets on an empty object.
+    """
+    kind = capability(integration, JobIntegration)
+    if kind is None:
+        return SUSPEND
+    path: list[str] = []
+    node: Any = kind.suspend({})
+    while isinstance(node, Mapping) and len(node) == 1:
+        key, node = next(iter(node.items()))
+        path.append(str(key))
+    return FieldPath(tuple(path)) if node is True else SUSPEND
+
+
 def _queue_of(integration: Integration, job: Mapping[str, Any]) -> str:
     """The queue the kind says the job asks for (a kind may leave some jobs unqueued)."""
     kind = capability(integration, JobIntegration)
@@ -91,7 +107,7 @@ def unsuspend_violation(
     allowed = ", ".join(settings.scheduler_identities)
     if old is None:
         message = (
-            "a queued job must be created suspended (spec.suspend: true); "
+            f"a queued job must be created suspended ({at}: true); "
             f'only kuota\'s scheduler ({allowed}) may start it, not "{username}"'
         )
     else:
@@ -148,6 +164,7 @@ async def validate_request(
             username=request.user.username,
             settings=settings,
             suspended=_suspended,
+            at=suspend_path(integration),
         )
         if violation is not None:
             try:

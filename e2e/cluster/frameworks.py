@@ -28,6 +28,7 @@ server would miss it.
 from __future__ import annotations
 
 import base64
+import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -68,6 +69,10 @@ class Framework:
     probe: Callable[[AdminClient], bool] | None = None
     """True once the API server calls the framework's webhooks (or the manager is up)."""
     health_path: str = "/readyz"
+    health_port: int | None = None
+    """A health port the manager fixes itself (on every interface), when it lets none be chosen."""
+    namespaces: tuple[str, ...] = ()
+    """Namespaces the manager needs (its leader-election Lease's, when it cannot turn that off)."""
     needs: tuple[str, ...] = field(default_factory=tuple)
     """Other frameworks (by name) whose controllers this one relies on."""
 
@@ -146,6 +151,14 @@ def install_framework(
         for crd in yaml.safe_load_all(built.file(relative).read_text()):
             if crd:
                 apply(client, CRD_PATH, crd)
+    for name in framework.namespaces:
+        reply = client.call(
+            "POST",
+            "/api/v1/namespaces",
+            {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
+        )
+        if reply.status not in (201, 409):
+            _check(reply, f"creating namespace {name}")
     controller = _start_manager(framework, built, info, workdir, cert_dir, die_with_parent)
     try:
         if framework.webhook_dir is not None:
@@ -200,8 +213,17 @@ def _start_manager(
     die_with_parent: bool,
 ) -> FrameworkController:
     """Start the manager on fresh ports; pick new ones when it lost a race for them."""
+    if framework.health_port is not None and _listening(framework.health_port):
+        raise FrameworkStartError(
+            f"{framework.process} listens on port {framework.health_port}, which it fixes "
+            "itself, and something else holds that port"
+        )
     for _attempt in range(3):
-        ports = Ports(webhook=free_port(), health=free_port(), metrics=free_port())
+        ports = Ports(
+            webhook=free_port(),
+            health=framework.health_port or free_port(),
+            metrics=free_port(),
+        )
         process, record = spawn(
             framework.process,
             framework.command(built, info, workdir, ports, cert_dir),
@@ -230,6 +252,11 @@ def _start_manager(
             if "address already in use" not in controller.log_tail(20):
                 raise
     raise FrameworkStartError(f"{framework.process}: no free port after 3 attempts")
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 def _reaper(process: subprocess.Popen[bytes] | None) -> Callable[[], None] | None:
@@ -397,5 +424,39 @@ KUBERAY = Framework(
     command=_kuberay_command,
 )
 
-FRAMEWORKS: dict[str, Framework] = {framework.name: framework for framework in (LWS, KUBERAY)}
+
+def _mpi_command(
+    built: ControllerBuild, info: ClusterInfo, workdir: Path, ports: Ports, cert_dir: Path
+) -> list[str]:
+    # Its health check listens on :8080 (fixed), its leader election cannot be turned off
+    # (a Lease in the namespace below); no webhooks, no metrics port.
+    return [
+        str(built.binary),
+        f"--kubeConfig={info.kubeconfig}",
+        f"--lock-namespace={MPI_NAMESPACE}",
+        "--threadiness=2",
+        "--kube-api-qps=50",
+        "--kube-api-burst=100",
+    ]
+
+
+MPI_NAMESPACE = "mpi-operator"
+MPI_OPERATOR = Framework(
+    module=ControllerModule(
+        name="mpi-operator",
+        module="github.com/kubeflow/mpi-operator",
+        version="v0.8.2",
+        main="github.com/kubeflow/mpi-operator/cmd/mpi-operator",
+        files=("manifests/base/kubeflow.org_mpijobs.yaml",),
+    ),
+    crds=("manifests/base/kubeflow.org_mpijobs.yaml",),
+    command=_mpi_command,
+    health_path="/healthz",
+    health_port=8080,
+    namespaces=(MPI_NAMESPACE,),
+)
+
+FRAMEWORKS: dict[str, Framework] = {
+    framework.name: framework for framework in (LWS, KUBERAY, MPI_OPERATOR)
+}
 """Every framework controller the end-to-end tests can run, by short name."""

@@ -109,6 +109,7 @@ CHART_FRAMEWORKS: Final = (
     "ray.io/rayjob",
     "ray.io/raycluster",
     "ray.io/rayservice",
+    "kubeflow.org/mpijob",
 )
 """The frameworks kuota implements: the chart enables and accepts exactly these (the
 integration registry's, ``tests/chart/test_render.py`` checks; this layer cannot import it)."""

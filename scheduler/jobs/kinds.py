@@ -10,6 +10,7 @@ from scheduler.jobs.batchjob import BATCH_JOB
 from scheduler.jobs.deployment import DEPLOYMENT
 from scheduler.jobs.jobset import JOBSET
 from scheduler.jobs.leaderworkerset import LEADER_WORKER_SET
+from scheduler.jobs.mpijob import MPIJOB
 from scheduler.jobs.pod import POD
 from scheduler.jobs.raycluster import RAYCLUSTER
 from scheduler.jobs.rayjob import RAYJOB
@@ -26,3 +27,4 @@ register(LEADER_WORKER_SET)
 register(RAYJOB)
 register(RAYCLUSTER)
 register(RAYSERVICE)
+register(MPIJOB)

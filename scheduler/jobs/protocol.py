@@ -17,7 +17,8 @@ and its ``JobWith…`` interfaces (docs/architecture.md, "Integrations"):
   whether its pods are ready (:class:`PodsReadiness`, :class:`GroupPodsReadiness`),
   finished pods giving their quota back early (:class:`ReclaimablePods`),
   replicas queued as pod groups (:class:`ReplicaGroups`), a start time to
-  clear before a restore (:class:`StartTimeBlocksRestore`).
+  clear before a restore (:class:`StartTimeBlocksRestore`), a PriorityClass
+  of the whole job (:class:`JobPriorityClass`).
   The webhook's paths and registrations, the scheduler's watches and
   controller, ``kuota validate`` and ``kuota simulate`` ask the registry
   which kinds have which capability; nothing outside a kind's folder names
@@ -345,6 +346,20 @@ class GroupPodsReadiness(Protocol):
 
     def group_pods_ready(self, members: Sequence[RawObject]) -> bool:
         """Whether every member the group needs exists and is ready."""
+        ...
+
+
+@runtime_checkable
+class JobPriorityClass(Protocol):
+    """The kind names a PriorityClass for the whole job, ahead of its pod templates'.
+
+    Kueue's ``JobWithPriorityClass``: a Kubeflow job's
+    ``runPolicy.schedulingPolicy.priorityClass``.  Without it, the first pod
+    set that names one decides (docs/concepts.md#from-job-to-workload).
+    """
+
+    def priority_class(self, job: RawObject) -> str:
+        """The job's PriorityClass, ``""`` when it names none of its own."""
         ...
 
 

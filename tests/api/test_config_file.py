@@ -25,7 +25,6 @@ SHIPPED = {
 }
 V1BETA2 = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
 UNMANAGED_IN_SHIPPED = [
-    "kubeflow.org/mpijob",
     "workload.codeflare.dev/appwrapper",
     "trainer.kubeflow.org/trainjob",
 ]

@@ -352,3 +352,41 @@ class ray_service(_RayKind):  # noqa: N801
 
     def _cluster(self) -> dict[str, Any]:
         return self.raw["spec"]["rayClusterConfig"]  # type: ignore[no-any-return]
+
+
+class kubeflow_job(_Queued):  # noqa: N801
+    """A Kubeflow training job (``MPIJob`` by default), suspended, with no replica yet.
+
+    ``kubeflow_job("train", kind="PyTorchJob")``; the pod-template setters act on
+    the last replica added.
+    """
+
+    KINDS: dict[str, tuple[str, str]] = {
+        "MPIJob": ("kubeflow.org/v2beta1", "mpiReplicaSpecs"),
+        "PyTorchJob": ("kubeflow.org/v1", "pytorchReplicaSpecs"),
+        "JAXJob": ("kubeflow.org/v1", "jaxReplicaSpecs"),
+    }
+
+    def __init__(self, name: str, namespace: str = "default", *, kind: str = "MPIJob") -> None:
+        super().__init__(name, namespace)
+        self.api_version, self.specs_field = self.KINDS[kind]
+        self.kind = kind
+        self.raw["apiVersion"], self.raw["kind"] = self.api_version, kind
+        self.raw["spec"] = {"runPolicy": {"suspend": True}, self.specs_field: {}}
+        self._last = ""
+
+    def replica(self, replica_type: str, replicas: int | None = 1) -> Self:
+        """Add a replica type with one container ``c``; ``None`` leaves ``replicas`` out."""
+        spec: dict[str, Any] = {"template": {"spec": {"containers": [container(requests={})]}}}
+        if replicas is not None:
+            spec["replicas"] = replicas
+        self.raw["spec"][self.specs_field][replica_type] = spec
+        self._last = replica_type
+        return self
+
+    def run_policy(self, **fields: Any) -> Self:
+        self.raw["spec"]["runPolicy"].update(copy.deepcopy(fields))
+        return self
+
+    def _template(self) -> dict[str, Any]:
+        return self.raw["spec"][self.specs_field][self._last]["template"]  # type: ignore[no-any-return]

@@ -48,7 +48,6 @@ def test_kueues_own_chart_configuration_is_the_file_unchanged() -> None:
     assert loaded.warnings[0].startswith("controller.groupKindConcurrency: ")
     unmanaged = [w.split("kuota does not manage ")[1].split(":")[0] for w in loaded.warnings[1:]]
     assert unmanaged == [
-        "kubeflow.org/mpijob",
         "workload.codeflare.dev/appwrapper",
         "trainer.kubeflow.org/trainjob",
     ], loaded.warnings

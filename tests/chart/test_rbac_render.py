@@ -101,6 +101,10 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         ("ray.io", "rayservices", "list"),
         ("ray.io", "rayservices", "watch"),
         ("ray.io", "rayservices", "patch"),
+        # the kubeflow.org/mpijob integration
+        ("kubeflow.org", "mpijobs", "list"),
+        ("kubeflow.org", "mpijobs", "watch"),
+        ("kubeflow.org", "mpijobs", "patch"),
         ("", "namespaces", "list"),
         ("", "namespaces", "watch"),
         ("scheduling.k8s.io", "priorityclasses", "list"),
@@ -144,6 +148,7 @@ def test_the_webhook_only_reads_single_objects(objects: list[dict[str, Any]]) ->
         ("jobset.x-k8s.io", "jobsets", "get"),
         ("ray.io", "rayjobs", "get"),
         ("ray.io", "rayservices", "get"),
+        ("kubeflow.org", "mpijobs", "get"),
     }
 
 

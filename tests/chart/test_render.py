@@ -89,7 +89,7 @@ def test_a_misspelled_value_fails_with_the_schema_message() -> None:
             "/containerSecurityContext/allowPrivilegeEscalation",
         ),
         (
-            {"config.integrations.frameworks": ["kubeflow.org/mpijob"]},
+            {"config.integrations.frameworks": ["sparkoperator.k8s.io/sparkapplication"]},
             "/config/integrations/frameworks/0",
         ),
         ({"webhook.maxConnections": 0}, "/webhook/maxConnections"),

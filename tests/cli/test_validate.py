@@ -290,7 +290,6 @@ def test_kueues_shipped_configuration_is_valid_and_each_unacted_field_a_warning(
     warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
     unmanaged = [w.split("kuota does not manage ")[1].split(":")[0] for w in warnings[1:]]
     assert unmanaged == [
-        "kubeflow.org/mpijob",
         "workload.codeflare.dev/appwrapper",
         "trainer.kubeflow.org/trainjob",
     ], err

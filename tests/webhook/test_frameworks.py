@@ -15,7 +15,7 @@ from typing import Any
 import jsonpatch
 
 from scheduler.jobs import frameworks
-from tests.builders import leader_worker_set, ray_cluster, ray_job, ray_service
+from tests.builders import kubeflow_job, leader_worker_set, ray_cluster, ray_job, ray_service
 from webhook.lookup import StaticLookup
 from webhook.settings import WebhookSettings
 
@@ -101,3 +101,23 @@ async def test_a_queued_leaderworkerset_has_its_templates_marked_on_create_and_u
     unqueued = leader_worker_set("l", "team-a").build()
     response = await post_review(client, path, admission_review(unqueued))
     assert response == {"uid": response["uid"], "allowed": True}
+
+
+async def test_an_mpijob_is_suspended_and_held_through_its_run_policy(
+    make_client: ClientFactory,
+) -> None:
+    client = await make_client(ALL)
+    sent = kubeflow_job("pi", "team-a").queue("q").replica("Worker", 2).run_policy(suspend=False)
+    raw = sent.build()
+    response = await post_review(
+        client, "/mutate-kubeflow-org-v2beta1-mpijob", admission_review(raw)
+    )
+    assert applied(raw, response)["spec"]["runPolicy"]["suspend"] is True
+    refused = await post_review(
+        client, "/validate-kubeflow-org-v2beta1-mpijob", admission_review(raw)
+    )
+    assert refused["allowed"] is False
+    assert refused["status"]["message"].startswith(
+        "spec.runPolicy.suspend: a queued job must be created suspended "
+        "(spec.runPolicy.suspend: true)"
+    ), refused["status"]["message"]

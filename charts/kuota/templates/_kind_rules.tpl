@@ -27,6 +27,9 @@
 - apiGroups: ["ray.io"]
   resources: [rayservices]
   verbs: [list, watch, patch]
+- apiGroups: ["kubeflow.org"]
+  resources: [mpijobs]
+  verbs: [list, watch, patch]
 {{- end }}
 {{- define "kuota.webhookKindRules" }}
 - apiGroups: ["batch"]
@@ -40,6 +43,9 @@
   verbs: [get]
 - apiGroups: ["ray.io"]
   resources: [rayservices]
+  verbs: [get]
+- apiGroups: ["kubeflow.org"]
+  resources: [mpijobs]
   verbs: [get]
 {{- end }}
 {{- define "kuota.multikueueKindRules" }}
