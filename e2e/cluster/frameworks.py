@@ -73,6 +73,8 @@ class Framework:
     """A health port the manager fixes itself (on every interface), when it lets none be chosen."""
     namespaces: tuple[str, ...] = ()
     """Namespaces the manager needs (its leader-election Lease's, when it cannot turn that off)."""
+    objects: tuple[tuple[str, dict[str, Any]], ...] = ()
+    """(collection path, manifest) of objects its installation provides before it starts."""
     needs: tuple[str, ...] = field(default_factory=tuple)
     """Other frameworks (by name) whose controllers this one relies on."""
 
@@ -159,6 +161,8 @@ def install_framework(
         )
         if reply.status not in (201, 409):
             _check(reply, f"creating namespace {name}")
+    for collection, manifest in framework.objects:
+        apply(client, collection, manifest)
     controller = _start_manager(framework, built, info, workdir, cert_dir, die_with_parent)
     try:
         if framework.webhook_dir is not None:
@@ -456,7 +460,98 @@ MPI_OPERATOR = Framework(
     namespaces=(MPI_NAMESPACE,),
 )
 
+
+_TRAINING_ROTATOR_CERT = Path("/tmp/k8s-webhook-server/serving-certs/tls.crt")
+"""Where the training operator's certificate rotator waits for a file (a fixed path)."""
+
+
+def _training_operator_command(
+    built: ControllerBuild, info: ClusterInfo, workdir: Path, ports: Ports, cert_dir: Path
+) -> list[str]:
+    # Its certificate rotator makes certificates for its Service's name into a Secret and
+    # holds the controllers back until a file exists at a fixed path (a mounted Secret, in
+    # a cluster) and the CA is in a registration of a fixed name.  Here the webhook server
+    # reads the harness's certificates from its own TMPDIR, the registrations (by URL, the
+    # harness's CA) carry another name, and the rotator finds its file: only its presence
+    # is checked, nothing reads it.
+    tmp = workdir / "training-operator-tmp"
+    serving = tmp / "k8s-webhook-server" / "serving-certs"
+    serving.parent.mkdir(parents=True, exist_ok=True)
+    if not serving.exists():
+        serving.symlink_to(cert_dir.resolve(), target_is_directory=True)
+    if not _TRAINING_ROTATOR_CERT.exists():
+        _TRAINING_ROTATOR_CERT.parent.mkdir(parents=True, exist_ok=True)
+        _TRAINING_ROTATOR_CERT.write_bytes((cert_dir / "tls.crt").read_bytes())
+    return [
+        "/usr/bin/env",
+        f"TMPDIR={tmp}",
+        str(built.binary),
+        f"--kubeconfig={info.kubeconfig}",
+        f"--metrics-bind-address=127.0.0.1:{ports.metrics}",
+        f"--health-probe-bind-address=127.0.0.1:{ports.health}",
+        f"--webhook-server-port={ports.webhook}",
+        "--leader-elect=false",
+        "--enable-scheme=pytorchjob",
+        "--enable-scheme=jaxjob",
+    ]
+
+
+_TRAINING_PROBE_PATH = "/apis/kubeflow.org/v1/namespaces/default/pytorchjobs?dryRun=All"
+_TRAINING_PROBE = {
+    "apiVersion": "kubeflow.org/v1",
+    "kind": "PyTorchJob",
+    "metadata": {"name": "training-operator-webhook-probe", "namespace": "default"},
+    "spec": {
+        "pytorchReplicaSpecs": {
+            "Worker": {
+                "replicas": 1,
+                "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}},
+            }
+        }
+    },
+}
+
+
+def _training_probe(client: AdminClient) -> bool:
+    """Only the operator's webhook asks for a container named ``pytorch`` (the CRD does not)."""
+    reply = client.call("POST", _TRAINING_PROBE_PATH, _TRAINING_PROBE)
+    return reply.status == 403 and "container with name pytorch" in str(reply.body)
+
+
+_TRAINING_CRDS = tuple(
+    f"manifests/base/crds/kubeflow.org_{plural}.yaml" for plural in ("pytorchjobs", "jaxjobs")
+)
+_TRAINING_WEBHOOKS = tuple(
+    f"manifests/base/webhook/{name}"
+    for name in ("manifests.yaml", "kustomization.yaml", "patch.yaml")
+)
+TRAINING_OPERATOR = Framework(
+    module=ControllerModule(
+        name="training-operator",
+        module="github.com/kubeflow/training-operator",
+        version="v1.9.3",
+        main="github.com/kubeflow/training-operator/cmd/training-operator.v1",
+        files=_TRAINING_CRDS + _TRAINING_WEBHOOKS,
+    ),
+    crds=_TRAINING_CRDS,
+    command=_training_operator_command,
+    webhook_dir="manifests/base/webhook",
+    probe=_training_probe,
+    namespaces=("kubeflow",),
+    # Its certificate rotator fills this Secret, which upstream's manifests provide empty.
+    objects=(
+        (
+            "/api/v1/namespaces/kubeflow/secrets",
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": "training-operator-webhook-cert", "namespace": "kubeflow"},
+            },
+        ),
+    ),
+)
+
 FRAMEWORKS: dict[str, Framework] = {
-    framework.name: framework for framework in (LWS, KUBERAY, MPI_OPERATOR)
+    framework.name: framework for framework in (LWS, KUBERAY, MPI_OPERATOR, TRAINING_OPERATOR)
 }
 """Every framework controller the end-to-end tests can run, by short name."""

@@ -110,6 +110,8 @@ CHART_FRAMEWORKS: Final = (
     "ray.io/raycluster",
     "ray.io/rayservice",
     "kubeflow.org/mpijob",
+    "kubeflow.org/pytorchjob",
+    "kubeflow.org/jaxjob",
 )
 """The frameworks kuota implements: the chart enables and accepts exactly these (the
 integration registry's, ``tests/chart/test_render.py`` checks; this layer cannot import it)."""

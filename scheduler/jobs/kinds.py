@@ -8,10 +8,12 @@ RBAC (the chart's generated templates) and the CLI follow from the registry
 
 from scheduler.jobs.batchjob import BATCH_JOB
 from scheduler.jobs.deployment import DEPLOYMENT
+from scheduler.jobs.jaxjob import JAXJOB
 from scheduler.jobs.jobset import JOBSET
 from scheduler.jobs.leaderworkerset import LEADER_WORKER_SET
 from scheduler.jobs.mpijob import MPIJOB
 from scheduler.jobs.pod import POD
+from scheduler.jobs.pytorchjob import PYTORCHJOB
 from scheduler.jobs.raycluster import RAYCLUSTER
 from scheduler.jobs.rayjob import RAYJOB
 from scheduler.jobs.rayservice import RAYSERVICE
@@ -28,3 +30,5 @@ register(RAYJOB)
 register(RAYCLUSTER)
 register(RAYSERVICE)
 register(MPIJOB)
+register(PYTORCHJOB)
+register(JAXJOB)

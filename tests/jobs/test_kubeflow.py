@@ -12,7 +12,9 @@ from scheduler.jobs.controller import (
     next_action,
     propagation,
 )
+from scheduler.jobs.jaxjob import JAXJOB
 from scheduler.jobs.mpijob import MPIJOB
+from scheduler.jobs.pytorchjob import PYTORCHJOB
 from scheduler.jobs.workload_from_job import PriorityClasses
 from tests.builders import kubeflow_job
 
@@ -135,3 +137,23 @@ def test_the_queue_name_is_fixed_while_its_run_policy_does_not_suspend_it(
     new = mpijob().queue("other").run_policy(suspend=suspended).build()
     errors = MPIJOB.validate_update(new, old, facts=AdmissionFacts())
     assert [f"{e.rule} {e.field}" for e in errors] == rules
+
+
+def test_a_pytorchjob_is_its_master_then_its_workers_and_a_jaxjob_its_workers() -> None:
+    torch = kubeflow_job("t", kind="PyTorchJob").replica("Worker", 3).replica("Master").build()
+    kind = for_object(torch)
+    assert kind is PYTORCHJOB
+    assert [(p["name"], p["count"]) for p in kind.pod_sets(torch)] == [
+        ("master", 1),
+        ("worker", 3),
+    ]
+    jax = kubeflow_job("j", kind="JAXJob").replica("Worker", 4).build()
+    assert for_object(jax) is JAXJOB
+    assert [(p["name"], p["count"]) for p in JAXJOB.pod_sets(jax)] == [("worker", 4)]
+    created = next_action(
+        jax | {"metadata": {**jax["metadata"], "labels": {"kueue.x-k8s.io/queue-name": "q"}}},
+        None,
+        flavors={},
+    )
+    assert isinstance(created, CreateWorkload)
+    assert created.workload["metadata"]["name"].startswith("jaxjob-j-")

@@ -30,6 +30,12 @@
 - apiGroups: ["kubeflow.org"]
   resources: [mpijobs]
   verbs: [list, watch, patch]
+- apiGroups: ["kubeflow.org"]
+  resources: [pytorchjobs]
+  verbs: [list, watch, patch]
+- apiGroups: ["kubeflow.org"]
+  resources: [jaxjobs]
+  verbs: [list, watch, patch]
 {{- end }}
 {{- define "kuota.webhookKindRules" }}
 - apiGroups: ["batch"]
