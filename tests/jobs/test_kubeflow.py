@@ -157,3 +157,14 @@ def test_a_pytorchjob_is_its_master_then_its_workers_and_a_jaxjob_its_workers() 
     )
     assert isinstance(created, CreateWorkload)
     assert created.workload["metadata"]["name"].startswith("jaxjob-j-")
+
+
+def test_pods_ready_is_the_running_condition() -> None:
+    """Kueue's PodsReady for the Kubeflow kinds (docs/concepts.md#pods-ready)."""
+    for kind, integration in (("MPIJob", MPIJOB), ("PyTorchJob", PYTORCHJOB), ("JAXJob", JAXJOB)):
+        raw = kubeflow_job("k", kind=kind).replica("Worker", 2).build()
+        assert not integration.pods_ready(raw)
+        created = {"conditions": [{"type": "Created", "status": "True"}]}
+        assert not integration.pods_ready({**raw, "status": created})
+        running = {"conditions": [{"type": "Running", "status": "True"}]}
+        assert integration.pods_ready({**raw, "status": running})

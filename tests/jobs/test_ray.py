@@ -323,3 +323,18 @@ def test_updates_follow_the_kinds_suspend_flag_and_skip_unqueued_objects() -> No
 def test_kuota_validate_reviews_ray_objects_like_the_webhook() -> None:
     result = review(ray_job("j").queue("q").spec(shutdownAfterJobFinishes=False).build())
     assert [e.rule for e in result.errors] == ["RAYJOB-3"]
+
+
+def test_pods_ready_is_the_cluster_ready_as_kuberay_reports_it() -> None:
+    """Kueue's PodsReady per Ray kind (docs/concepts.md#pods-ready)."""
+    cluster = ray_cluster("c").build()
+    assert not RAYCLUSTER.pods_ready(cluster)
+    assert RAYCLUSTER.pods_ready({**cluster, "status": {"state": "ready"}})
+    assert not RAYCLUSTER.pods_ready({**cluster, "status": {"state": "suspended"}})
+    job = ray_job("j").build()
+    assert not RAYJOB.pods_ready({**job, "status": {"jobDeploymentStatus": "Running"}})
+    assert RAYJOB.pods_ready({**job, "status": {"rayClusterStatus": {"state": "ready"}}})
+    service = ray_service("s").build()
+    assert not RAYSERVICE.pods_ready({**service, "status": {"conditions": []}})
+    ready = {"conditions": [{"type": "Ready", "status": "True"}]}
+    assert RAYSERVICE.pods_ready({**service, "status": ready})

@@ -165,6 +165,10 @@ class ReplicaSpecJob:
             and not isinstance(status.get("active"), bool)
         )
 
+    def pods_ready(self, job: RawObject) -> bool:
+        """The ``Running`` condition is true (Kueue's ``PodsReady`` for the Kubeflow kinds)."""
+        return objects.is_true(job, "Running")
+
     # -- capabilities ------------------------------------------------------------------------
 
     def priority_class(self, job: RawObject) -> str:

@@ -91,6 +91,10 @@ class RayCluster:
         """1 while KubeRay reports the cluster ``ready`` (its pods are counted apart)."""
         return 1 if objects.status(job).get("state") == "ready" else 0
 
+    def pods_ready(self, job: RawObject) -> bool:
+        """KubeRay reports the cluster ``ready`` (Kueue's ``PodsReady`` for a RayCluster)."""
+        return objects.status(job).get("state") == "ready"
+
     def default(self, job: RawObject, *, queue: str | None, suspend: bool) -> dict[str, Any]:
         result = with_queue_label(job, queue)
         return self.suspend(result) if suspend else result

@@ -231,6 +231,11 @@ class RayJob:
         """1 unless the RayJob is new or ``Suspended`` (its cluster's pods are counted apart)."""
         return 0 if objects.status(job).get("jobDeploymentStatus", "") in NOT_RUNNING else 1
 
+    def pods_ready(self, job: RawObject) -> bool:
+        """Its cluster is ``ready`` in the RayJob's status (Kueue's ``PodsReady`` for a RayJob)."""
+        cluster = objects.status(job).get("rayClusterStatus")
+        return isinstance(cluster, Mapping) and cluster.get("state") == "ready"
+
     def default(self, job: RawObject, *, queue: str | None, suspend: bool) -> dict[str, Any]:
         result = with_queue_label(job, queue)
         if uses_existing_cluster(result):

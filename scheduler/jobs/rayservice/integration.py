@@ -98,6 +98,10 @@ class RayService:
         """1 while the RayService's ``Ready`` condition is true (its pods are counted apart)."""
         return 1 if objects.is_true(job, "Ready") else 0
 
+    def pods_ready(self, job: RawObject) -> bool:
+        """The ``Ready`` condition is true (Kueue's ``PodsReady`` for a RayService)."""
+        return objects.is_true(job, "Ready")
+
     def default(self, job: RawObject, *, queue: str | None, suspend: bool) -> dict[str, Any]:
         result = with_queue_label(job, queue)
         return self.suspend(result) if suspend else result
