@@ -35,6 +35,7 @@ from .queues import (
     RUN_FOR_AN_HOUR,
     Queues,
     cluster_queue_usage,
+    condition,
     create_queues,
     delete_queues,
     gated,
@@ -196,7 +197,7 @@ async def test_groups_are_queued_admitted_on_the_flavor_scaled_down_and_released
         timeout=120,
         what="the second group's Workload waiting for quota",
     )
-    message = waiting[group1]["status"]["conditions"][0]["message"]
+    message = (condition(waiting[group1], "QuotaReserved") or {})["message"]
     assert "insufficient unused quota for cpu" in message, message
     held = await eventually(
         lambda: lws.group_pods("serve", 1),

@@ -171,14 +171,15 @@ async def test_an_mpijob_runs_on_the_flavor_is_preempted_restored_and_runs_again
     assert "admitted" in explained.stdout, explained.stdout
 
     await jobs.create(mpijob("high", priority=queues.high, launcher_runs={}))
-    stopped = await eventually(
+    await eventually(
         lambda: jobs.read("low"),
-        lambda job: job["spec"]["runPolicy"].get("suspend") is True,
+        lambda job: (
+            job["spec"]["runPolicy"].get("suspend") is True
+            and "nodeSelector" not in job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
+        ),
         timeout=120,
-        what="the low-priority MPIJob suspended by the preemption",
+        what="the low-priority MPIJob suspended by the preemption, kuota's placement taken off",
     )
-    worker = stopped["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]
-    assert "nodeSelector" not in worker, "kuota's placement is taken off again"
     evicted = owned_by("low")(await workloads(api, namespace))
     assert is_true(evicted, "Evicted") and is_true(evicted, "Preempted"), evicted["status"]
 

@@ -262,14 +262,16 @@ async def test_a_rayjob_is_preempted_restored_and_runs_again_after_the_other_fin
     ]
 
     await ray.create(ray_job("high", priority=queues.high, deadline=30))
-    stopped = await eventually(
+    await eventually(
         lambda: ray.read("rayjobs", "low"),
-        lambda job: job["spec"].get("suspend") is True,
+        lambda job: (
+            job["spec"].get("suspend") is True
+            and "nodeSelector"
+            not in job["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
+        ),
         timeout=120,
-        what="the low-priority RayJob suspended by the preemption",
+        what="the low-priority RayJob suspended by the preemption, kuota's placement taken off",
     )
-    head = stopped["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
-    assert "nodeSelector" not in head, "kuota's placement is taken off again"
     evicted = owned_by("RayJob", "low")(await workloads(api, namespace))
     assert is_true(evicted, "Evicted") and is_true(evicted, "Preempted"), evicted["status"]
     high_cluster = await eventually(
