@@ -6,7 +6,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: help venv tools node-tools image demo down demo-multikueue down-multikueue test test-unit test-e2e test-e2e-node test-kueue-e2e kueue-e2e-tools test-webhook-load chaos lint lint-imports bench bench-kueue bench-kueue-large clean
+.PHONY: help venv tools node-tools frameworks-tools image demo down demo-multikueue down-multikueue test test-unit test-e2e test-e2e-node test-frameworks test-kueue-e2e kueue-e2e-tools test-webhook-load chaos lint lint-imports bench bench-kueue bench-kueue-large clean
 
 help:
 	@echo "make demo    start the local Kubernetes cluster and run kuota on it"
@@ -19,6 +19,7 @@ help:
 	@echo "make chaos   the chaos suite's long form: scheduler, API server and etcd faults mid-burst"
 	@echo "make image   build kuota's image (no Docker needed) into build/ as an OCI archive"
 	@echo "make test-kueue-e2e  Kueue's own e2e suites against kuota's Kueue-compatible install"
+	@echo "make test-frameworks  LeaderWorkerSet, Ray, MPI, Kubeflow, AppWrapper: their real controllers, queued by kuota"
 
 # A virtual environment with kuota and its pinned dev dependencies; redone when
 # pyproject.toml changes.
@@ -83,9 +84,10 @@ down: venv
 # finding there fails the run before the long suites start). Includes the real-node
 # test (e2e/test_real_node.py), hence node-tools: it adds about 12 minutes to a cold
 # run on 2 cores and 5 to a warm one (README); and the short form of test-kueue-e2e
-# (e2e/test_kueue_compatible.py), hence kueue-e2e-tools.
+# (e2e/test_kueue_compatible.py), hence kueue-e2e-tools. The framework controllers'
+# tests (e2e/frameworks) are make test-frameworks.
 test: lint tools node-tools kueue-e2e-tools
-	$(PY) -m pytest -p no:cacheprovider
+	$(PY) -m pytest -p no:cacheprovider --ignore=e2e/frameworks
 
 # kueuectl and the singlecluster/baseline test binary of Kueue v0.19.2 (Go module proxy,
 # go test -c) into the tools cache, for make test's short form of test-kueue-e2e; a
@@ -97,7 +99,18 @@ test-unit: venv
 	$(PY) -m pytest -p no:cacheprovider tests
 
 test-e2e: tools
-	$(PY) -m pytest -p no:cacheprovider e2e
+	$(PY) -m pytest -p no:cacheprovider e2e --ignore=e2e/frameworks
+
+# The job frameworks' own controllers (LeaderWorkerSet, KubeRay, the MPI operator,
+# Kubeflow's trainers, AppWrapper), each built from its Go module into the tools cache
+# (e2e/cluster/frameworks.py), and the end-to-end tests of kuota queueing their objects
+# (e2e/frameworks). Not part of `make test`: the builds are heavy on 2 cores (docs/testing.md,
+# "The frameworks' controllers", has the measured times).
+frameworks-tools: tools
+	$(PY) -m e2e.cluster build --frameworks
+
+test-frameworks: frameworks-tools
+	$(PY) -m pytest -p no:cacheprovider e2e/frameworks
 
 # The chart, unchanged, with kuota's image on a real node of the local cluster
 # (e2e/test_real_node.py), the sweep after a killed runner (e2e/test_real_node_crash.py),

@@ -2,8 +2,10 @@
 installed on it (``kuota``: the same installation as ``python -m e2e.cluster
 up --kuota``; ``legacy_versions_served`` adds the alpha versions for one
 module), the real JobSet controller (``jobset``: as ``up --jobset``, started
-only when a test asks for it), a client and a namespace per test, and
-component log tails on every failure."""
+only when a test asks for it), the other frameworks' controllers
+(``framework_controllers``: each started by the first test that asks for
+it), a client and a namespace per test, and component log tails on every
+failure."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from kubernetes_asyncio import client, config
 
 from scheduler.api.crds import LEGACY_VERSIONS, SERVED_LEGACY_VERSIONS
 
+from .cluster.frameworks import FRAMEWORKS, FrameworkController, install_framework
 from .cluster.jobset import JobSetController, install_jobset
 from .cluster.pki import ClusterPki
 from .cluster.tools import ToolPaths
@@ -80,6 +83,41 @@ def jobset(cluster: ClusterHandle) -> Iterator[JobSetController]:
     controller = install_jobset(cluster.info, cluster.workdir)
     yield controller
     controller.uninstall()
+
+
+class FrameworkControllers:
+    """The framework controllers this session started (each at most once, on first use)."""
+
+    def __init__(self, cluster: ClusterHandle) -> None:
+        self.cluster = cluster
+        self.running: dict[str, FrameworkController] = {}
+
+    def start(self, name: str) -> FrameworkController:
+        if name not in self.running:
+            info, workdir = self.cluster.info, self.cluster.workdir
+            assert info is not None and workdir is not None
+            self.running[name] = install_framework(FRAMEWORKS[name], info, workdir)
+        return self.running[name]
+
+    def stop(self) -> None:
+        for controller in reversed(list(self.running.values())):
+            controller.uninstall()
+        self.running.clear()
+
+
+@pytest.fixture(scope="session")
+def framework_controllers(cluster: ClusterHandle) -> Iterator[FrameworkControllers]:
+    """The real controllers of the job frameworks (``e2e/cluster/frameworks.py``), started
+    lazily by the tests that need one; their registrations go before their processes, and
+    all before the cluster stops."""
+    if not cluster.local or cluster.info is None or cluster.workdir is None:
+        pytest.skip(
+            "the frameworks' webhooks run on this machine's 127.0.0.1; "
+            "an external API server cannot call them"
+        )
+    controllers = FrameworkControllers(cluster)
+    yield controllers
+    controllers.stop()
 
 
 @pytest.fixture(scope="session")

@@ -34,7 +34,7 @@ FILES = sorted(path.name for path in SHIPPED.glob("*.yaml"))
 KUEUE_LEASE = "c1f6bfd2.kueue.x-k8s.io"
 NOT_ACTED_ON = [
     "controller.groupKindConcurrency: ",
-    "integrations.frameworks[1]: kuota does not manage kubeflow.org/mpijob",
+    "integrations.frameworks[6]: kuota does not manage workload.codeflare.dev/appwrapper",
 ]
 V1BETA1 = """\
 apiVersion: config.kueue.x-k8s.io/v1beta1

@@ -20,20 +20,16 @@ from webhook.settings import WebhookSettings
 from webhook.subject import object_of_request
 
 
-def _template_metadata(owner: Mapping[str, Any]) -> dict[str, Any]:
-    spec = owner.get("spec")
-    template = spec.get("template") if isinstance(spec, Mapping) else None
-    metadata = template.get("metadata") if isinstance(template, Mapping) else None
-    return {"metadata": dict(metadata) if isinstance(metadata, Mapping) else {}}
-
-
 def template_patch(owner: Mapping[str, Any], kind: QueuedThroughPods) -> list[dict[str, Any]]:
-    """Pure: the JSON patch (under ``/spec/template``) for a queued owner on create or update."""
-    if not objects.queue_name(owner) or "template" not in (owner.get("spec") or {}):
-        return []  # not queued; or nothing to mark (the API server refuses it anyway)
-    before = {"spec": {"template": _template_metadata(owner)}}
-    after = {"spec": {"template": _template_metadata(kind.propagate(owner))}}
-    return json_patch(before, after)
+    """Pure: the JSON patch for a queued owner on create or update (its pod templates' marks).
+
+    Wherever the kind keeps its pod templates (a Deployment's
+    ``spec.template``, a LeaderWorkerSet's leader and worker templates), the
+    patch holds only what its ``propagate`` changed.
+    """
+    if not objects.queue_name(owner):
+        return []  # not queued
+    return json_patch(owner, kind.propagate(owner))
 
 
 async def mutate_template_request(

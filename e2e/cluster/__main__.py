@@ -25,7 +25,10 @@ MultiKueue manager (``make demo-multikueue`` starts one and two workers).
 ``up --jobset`` also runs the real JobSet controller (``jobset.py``): its CRD,
 the manager on 127.0.0.1 and its webhooks registered by URL.  ``build``
 builds it along with the control plane, and installs Debian's ``chromium``
-(when missing), the browser of the dashboard's end-to-end test.
+(when missing), the browser of the dashboard's end-to-end test.  ``up --framework
+NAME`` (repeatable) runs another job framework's controller the same way
+(``frameworks.py``: LeaderWorkerSet, ...); ``build --frameworks [NAME ...]``
+builds them (all when none is named).
 
 ``up --real-node`` runs the cluster in a private network namespace and adds
 one real node (containerd, kubelet, kube-proxy) with kuota's image loaded
@@ -43,7 +46,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from . import jobset_tools, kueuectl_tools
+from . import framework_tools, jobset_tools, kueuectl_tools
 from .controlplane import (
     ClusterStartError,
     ControlPlane,
@@ -51,6 +54,7 @@ from .controlplane import (
     recorded_processes,
     stop_recorded,
 )
+from .frameworks import FRAMEWORKS, FrameworkStartError, install_framework
 from .jobset import JobSetStartError, install_jobset
 from .processes import is_alive
 from .tools import ToolPaths, ToolsMissing, build
@@ -78,6 +82,9 @@ def _running(workdir: Path) -> tuple[dict | None, list[str], list[str]]:
 def cmd_build(args: argparse.Namespace) -> int:
     build()
     jobset_tools.build()
+    wanted = args.frameworks
+    for name in (sorted(FRAMEWORKS) if wanted == [] else wanted) or ():
+        framework_tools.build(FRAMEWORKS[name].module)
     kueuectl_tools.build()
     from e2e.browser import PACKAGES
 
@@ -144,6 +151,15 @@ def cmd_up(args: argparse.Namespace) -> int:
     except ClusterStartError as failure:
         print(f"error: {failure}", file=sys.stderr)
         return 1
+    for name in args.framework or ():
+        try:
+            started = install_framework(FRAMEWORKS[name], info, workdir, die_with_parent=False)
+        except (FrameworkStartError, ToolsMissing, OSError) as failure:
+            print(f"error: starting the {name} controller failed: {failure}", file=sys.stderr)
+            stop_recorded(workdir)
+            return 1
+        _record(workdir, asdict(started.record))
+        print(f"{name} is installed: log {started.record.log}")
     if jobset is not None:
         try:
             controller = install_jobset(info, workdir, tools=jobset, die_with_parent=False)
@@ -317,6 +333,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also the real node's tools (kubelet, kube-proxy, pause) and kuota's image",
     )
+    build_command.add_argument(
+        "--frameworks",
+        nargs="*",
+        choices=sorted(FRAMEWORKS),
+        metavar="NAME",
+        help="also the controllers of these job frameworks (all when none is named: "
+        + ", ".join(sorted(FRAMEWORKS))
+        + ")",
+    )
     build_command.set_defaults(run=cmd_build)
     up = commands.add_parser("up", help="start the local cluster (detached)")
     up.add_argument(
@@ -330,6 +355,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also run the real JobSet controller: its CRD, the manager on 127.0.0.1 and its "
         "webhooks registered by URL",
+    )
+    up.add_argument(
+        "--framework",
+        action="append",
+        choices=sorted(FRAMEWORKS),
+        metavar="NAME",
+        help="also run this job framework's real controller (repeatable): its CRDs, the "
+        "manager on 127.0.0.1 and its webhooks by URL (" + ", ".join(sorted(FRAMEWORKS)) + ")",
     )
     up.add_argument(
         "--multikueue",

@@ -101,12 +101,14 @@ def webhook_configurations(
     *,
     base_url: str,
     ca_bundle: str,
+    prefix: str = NAME_PREFIX,
 ) -> list[dict[str, Any]]:
     """The module's webhook registrations, patched as upstream does, reached by URL (pure).
 
     ``patches`` maps each patch file named in the kustomization to its JSON
     patch; each applies to the object its ``target`` names.  Every
-    ``clientConfig.service`` becomes ``url: base_url + path`` with the CA.
+    ``clientConfig.service`` becomes ``url: base_url + path`` with the CA;
+    each configuration's name gets ``prefix``, as upstream's overlay does.
     """
     rendered = []
     for manifest in manifests:
@@ -120,7 +122,7 @@ def webhook_configurations(
                 document = jsonpatch.apply_patch(document, patches[entry["path"]])
         document = {
             **document,
-            "metadata": {"name": NAME_PREFIX + document["metadata"]["name"]},
+            "metadata": {"name": prefix + document["metadata"]["name"]},
             "webhooks": [
                 {
                     **webhook,

@@ -20,7 +20,9 @@ tools are built).  Two changes make Jobs behave usefully for kuota's tests:
 - kwok completes only pods owned by a Job; a ``pod-complete-managed`` stage
   completes the plain Pods kuota manages (label ``kueue.x-k8s.io/managed:
   "true"``) the same way, with the same delay annotation, except those a
-  Deployment queued (they serve until deleted).
+  Deployment queued (they serve until deleted); a ``pod-complete-framework``
+  stage completes the pods Kubeflow's training operator makes directly for
+  its PyTorchJobs and JAXJobs, as if a Job owned them.
 """
 
 from __future__ import annotations
@@ -151,6 +153,24 @@ def _managed_pod_completion(completion: dict[str, Any]) -> dict[str, Any]:
     return stage
 
 
+FRAMEWORK_POD_OWNERS = ("PyTorchJob", "JAXJob")
+"""Kinds whose controller (Kubeflow's training operator) makes pods directly, as a Job would."""
+
+
+def _framework_pod_completion(completion: dict[str, Any]) -> dict[str, Any]:
+    stage = copy.deepcopy(completion)
+    stage["metadata"]["name"] = "pod-complete-framework"
+    owner = ".metadata.ownerReferences.[].kind"
+    expressions = [
+        expression
+        for expression in stage["spec"]["selector"]["matchExpressions"]
+        if expression["key"] != owner
+    ]
+    expressions.append({"key": owner, "operator": "In", "values": list(FRAMEWORK_POD_OWNERS)})
+    stage["spec"]["selector"]["matchExpressions"] = expressions
+    return stage
+
+
 def render(stages_dir: Path) -> str:
     """The multi-document kwok.yaml for a cluster (reads the stage files)."""
     documents: list[dict[str, Any]] = [
@@ -174,6 +194,7 @@ def render(stages_dir: Path) -> str:
             stage = _delayed_completion(stage)
             documents.append(_failure(stage))
             documents.append(_managed_pod_completion(stage))
+            documents.append(_framework_pod_completion(stage))
         if stage["metadata"]["name"] == "pod-ready":
             stage = _delayed_readiness(stage)
         if stage["metadata"]["name"] == "pod-delete":

@@ -105,8 +105,16 @@ CHART_FRAMEWORKS: Final = (
     "pod",
     "deployment",
     "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+    "ray.io/rayjob",
+    "ray.io/raycluster",
+    "ray.io/rayservice",
+    "kubeflow.org/mpijob",
+    "kubeflow.org/pytorchjob",
+    "kubeflow.org/jaxjob",
 )
-"""The frameworks kuota implements: the chart enables and accepts exactly these."""
+"""The frameworks kuota implements: the chart enables and accepts exactly these (the
+integration registry's, ``tests/chart/test_render.py`` checks; this layer cannot import it)."""
 
 TLS_MIN_VERSIONS: Final = ("VersionTLS12", "VersionTLS13")
 """``tls.minVersion`` values Kueue accepts (it refuses TLS 1.0 and 1.1)."""
@@ -258,8 +266,8 @@ def _integrations() -> ObjectNode:
     frameworks = _charted(
         array(_enum(KNOWN_FRAMEWORKS, "CFG-2")),
         ChartValue(
-            doc="Enabled frameworks (kuota implements batch/job, jobset.x-k8s.io/jobset, pod,\n"
-            "deployment and statefulset; JobSets are managed once the JobSet CRD is installed).",
+            doc="Enabled frameworks: every one kuota implements (README, supported kinds); the\n"
+            "kinds of a CRD are managed once the CRD is installed.",
             default=list(CHART_FRAMEWORKS),
             always=True,
             schema={"minItems": 1, "items": {"type": "string", "enum": list(CHART_FRAMEWORKS)}},

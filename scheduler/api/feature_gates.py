@@ -63,7 +63,8 @@ _TAS_AS_KUEUE = "kuota's topology-aware scheduling always behaves as Kueue's def
 _TAS_INTERNAL = "an implementation choice of Kueue's topology cache, with no counterpart in kuota"
 _DRA = "kuota does not charge Dynamic Resource Allocation devices to quota"
 _INTERNAL = "an implementation choice of Kueue's controllers, with no counterpart in kuota"
-_UNMANAGED = "concerns a kind kuota does not manage (Ray, Spark, LeaderWorkerSet)"
+_UNMANAGED = "concerns a kind kuota does not manage (Spark)"
+_AS_DEFAULT = "kuota manages the kind as the gate's default has it; the gate is not read"
 _NO_PROVISIONING = "kuota has no ProvisioningRequest admission check"
 
 GATES: Final[Mapping[str, Gate]] = {
@@ -230,7 +231,9 @@ GATES: Final[Mapping[str, Gate]] = {
     "UnadmittedWorkloadsExplicitStatus": _fixed(
         False, False, "kuota writes Kueue's default QuotaReserved and Admitted reasons"
     ),
-    "DeferRayServiceFinalizationForRedisCleanup": _none(True, _UNMANAGED),
+    "DeferRayServiceFinalizationForRedisCleanup": _none(
+        True, "kuota does not hold a deleted RayService's Workload for KubeRay's Redis cleanup"
+    ),
     "TASCacheNodeMatchResults": _none(True, _TAS_INTERNAL),
     "TASCachingRemainingResources": _none(True, _TAS_INTERNAL),
     "TASCacheTopologyTree": _none(False, _TAS_INTERNAL),
@@ -244,19 +247,21 @@ GATES: Final[Mapping[str, Gate]] = {
     "PrioritizePreemptorWorkloads": _fixed(
         False, False, "kuota does not prioritize workloads waiting for their preemptions"
     ),
-    "LWSImmutableGroupSize": _none(True, _UNMANAGED),
+    "LWSImmutableGroupSize": _none(True, _AS_DEFAULT),
     "FlavorFungibilityPreserveScanProgress": _read(
         True, "read by the scheduler: off restarts the flavor scan after every change"
     ),
     "SkipAncestorCheckForDeletedWorkloads": _fixed(
         True, True, "kuota's webhook leaves objects being deleted alone"
     ),
-    "MultiKueueRemoteSpecSync": _none(True, _UNMANAGED),
+    "MultiKueueRemoteSpecSync": _none(
+        True, "kuota's MultiKueue dispatches batch Jobs only (no RayService to sync)"
+    ),
     "RecomputeAssignmentUponPreemptionTargetsOverlap": _fixed(
         False, False, "kuota does not recompute assignments when preemption targets overlap"
     ),
     "PodIntegrationValidateGroupOwner": _none(True, _INTERNAL),
-    "ValidateRayAndSparkJobUpdates": _none(True, _UNMANAGED),
+    "ValidateRayAndSparkJobUpdates": _none(True, _AS_DEFAULT),
 }
 """Every feature gate of Kueue v0.19.2 (its ``pkg/features``), with kuota's stance."""
 

@@ -27,7 +27,7 @@ from scheduler.api.refs import (
     KueueKind,
 )
 from scheduler.cli.live import ClusterObjects
-from scheduler.jobs import JobIntegration, SuspendOnCreate, capability, job_integrations
+from scheduler.jobs import Integration, ReplicaGroups, SuspendOnCreate, capability, integrations
 from scheduler.jobs.controller import STARTED_PODS_SELECTOR
 from scheduler.kube.client import connect
 from scheduler.kube.rest import ApiError, NotFound, Resource, Rest
@@ -83,7 +83,7 @@ async def _items(
     return [item for item in listed.get("items") or [] if isinstance(item, dict)]
 
 
-async def _jobs(rest: Rest, integration: JobIntegration) -> list[dict[str, Any]]:
+async def _jobs(rest: Rest, integration: Integration) -> list[dict[str, Any]]:
     """The queued jobs of one kind (list items carry no apiVersion/kind: they are added)."""
     version = integration.api_version.rpartition("/")[2]
     resource = Resource(integration.group, version, integration.resource)
@@ -134,6 +134,11 @@ def read_cluster(kubeconfig: str | None) -> ClusterObjects:
     return asyncio.run(_read(kubeconfig))
 
 
-def _job_kinds() -> list[JobIntegration]:
-    """The job kinds read and explained: those created suspended (Jobs, JobSets)."""
-    return [i for i in job_integrations() if capability(i, SuspendOnCreate) is not None]
+def _job_kinds() -> list[Integration]:
+    """The job kinds read and explained: those created suspended (Jobs, JobSets) and those
+    whose replicas are queued as groups (LeaderWorkerSets)."""
+    return [
+        i
+        for i in integrations()
+        if capability(i, SuspendOnCreate) is not None or capability(i, ReplicaGroups) is not None
+    ]

@@ -26,10 +26,11 @@ What the user reads, for a pending Workload:
 An admitted Workload says where (ClusterQueue, flavors) and since when (the
 ``Admitted`` or ``QuotaReserved`` condition); a finished one says how it
 ended.  The target is ``JOB``, ``job/NAME``, ``<kind>/NAME`` of any job
-integration (``jobset/NAME``) or ``workload/NAME``; a bare name is looked up
-among the queued jobs of every kind (Jobs first), then the Workloads.  A
-job's Workload is the one it owns (owner reference, or label
-``kueue.x-k8s.io/job-uid``).  Everything but the fetch is pure.
+integration (``jobset/NAME``, ``leaderworkerset/NAME``) or ``workload/NAME``;
+a bare name is looked up among the queued jobs of every kind (Jobs first),
+then the Workloads.  A job's Workload is the one it owns (owner reference,
+or label ``kueue.x-k8s.io/job-uid``); a job with several (a LeaderWorkerSet,
+one per replica) is explained Workload by Workload.  Everything but the fetch is pure.
 """
 
 from __future__ import annotations
@@ -76,11 +77,12 @@ from scheduler.core.pending_reasons import (
 )
 from scheduler.core.resources import format_quantity
 from scheduler.jobs import (
-    JobIntegration,
+    Integration,
+    ReplicaGroups,
     SuspendOnCreate,
     capability,
     for_object,
-    job_integrations,
+    integrations,
 )
 from scheduler.jobs.controller import live_pod_count
 from scheduler.status.pods_ready import (
@@ -103,7 +105,7 @@ def hard_blockers(blockers: Sequence[Blocker]) -> list[str]:
     Affinity mismatches and missing flavors are named by the pending message
     alone.  Pure.
     """
-    lines = []
+    lines: list[str] = []
     for blocker in blockers:
         if isinstance(blocker, ExceedsMaximum):
             earlier = (
@@ -161,7 +163,7 @@ class Target:
     workload: Mapping[str, Any] | None
 
 
-def _kind_names(integration: JobIntegration) -> set[str]:
+def _kind_names(integration: Integration) -> set[str]:
     """How a kind may be named in a target: ``job``, ``jobs``, ``job.batch``: pure."""
     kind = integration.kind.lower()
     return {kind, integration.resource, f"{kind}.{integration.group}"} | {
@@ -192,7 +194,7 @@ def find_target(objects: ClusterObjects, target: str, namespace: str) -> Target 
     if not kinds:
         return (
             f"cannot explain {kind!r}: name a Job (JOB or job/NAME), another kind of job "
-            "(jobset/NAME) or a Workload (workload/NAME)"
+            "(KIND/NAME, e.g. jobset/NAME, leaderworkerset/NAME) or a Workload (workload/NAME)"
         )
     job = next(
         (
@@ -218,6 +220,24 @@ def find_target(objects: ClusterObjects, target: str, namespace: str) -> Target 
     uid = metadata(job).get("uid")
     workload = next((w for w in in_namespace if owner_job_uid(w) == uid), None)
     return Target(job, workload)
+
+
+def every_target(objects: ClusterObjects, target: Target) -> list[Target]:
+    """``target``, or one target per Workload when its job has several (one per replica of a
+    kind with replica groups), in name order: pure."""
+    if target.job is None:
+        return [target]
+    job_meta = metadata(target.job)
+    owned = sorted(
+        (
+            w
+            for w in objects.workloads
+            if metadata(w).get("namespace") == job_meta.get("namespace")
+            and owner_job_uid(w) == job_meta.get("uid")
+        ),
+        key=key_of,
+    )
+    return [Target(target.job, w) for w in owned] if len(owned) > 1 else [target]
 
 
 # --- the explanation ------------------------------------------------------------------
@@ -446,7 +466,7 @@ def backoff_lines(
 def check_lines(workload: Mapping[str, Any]) -> list[str]:
     """One line per admission check that is not Ready yet, with its state and message: pure."""
     entries = (workload.get("status") or {}).get("admissionChecks") or []
-    lines = []
+    lines: list[str] = []
     for entry in sorted(entries, key=lambda e: str(e.get("name"))):
         state = str(entry.get("state") or "Pending")
         if state == "Ready":
@@ -614,10 +634,13 @@ def add_parser(commands: Any) -> None:
         description="Read the cluster through your kubeconfig, run kuota's scheduling engine on it "
         "locally (nothing is written), and explain one Job: its position in its ClusterQueue, the "
         "resource and flavor that block it and how much has to free up; or where and since when it "
-        "was admitted. TARGET is JOB, job/NAME, jobset/NAME or workload/NAME.",
+        "was admitted. TARGET is JOB, KIND/NAME (job, jobset, leaderworkerset, ...) or "
+        "workload/NAME.",
     )
     parser.add_argument(
-        "target", metavar="TARGET", help="JOB, job/NAME, jobset/NAME or workload/NAME"
+        "target",
+        metavar="TARGET",
+        help="JOB, KIND/NAME (job/NAME, jobset/NAME, ...) or workload/NAME",
     )
     parser.add_argument(
         "--config",
@@ -659,7 +682,11 @@ def run(
         print(f"error: {config}", file=stderr)
         return EXIT_NOT_FOUND
     notes: list[str] = []
-    lines = explain_workload(objects, target, utc_now(), notes, config=config)
+    lines: list[str] = []
+    for each in every_target(objects, target):
+        if lines:
+            lines.append("")
+        lines += explain_workload(objects, each, utc_now(), notes, config=config)
     for note in notes:
         print(f"note: {note}", file=stderr)
     stdout.write("\n".join(lines) + "\n")
@@ -669,6 +696,11 @@ def run(
 __all__ = ["Target", "explain_workload", "find_target", "hard_blockers"]
 
 
-def _job_kinds() -> list[JobIntegration]:
-    """The job kinds read and explained: those created suspended (Jobs, JobSets)."""
-    return [i for i in job_integrations() if capability(i, SuspendOnCreate) is not None]
+def _job_kinds() -> list[Integration]:
+    """The job kinds read and explained: those created suspended (Jobs, JobSets), and those
+    whose replicas are queued as groups (LeaderWorkerSets: one Workload per replica)."""
+    return [
+        i
+        for i in integrations()
+        if capability(i, SuspendOnCreate) is not None or capability(i, ReplicaGroups) is not None
+    ]

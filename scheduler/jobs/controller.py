@@ -80,7 +80,13 @@ from scheduler.api.refs import (
 from scheduler.jobs import topology
 from scheduler.jobs.elastic import ScaleDownWorkload, elastic_scale_down
 from scheduler.jobs.equivalence import count_difference, pod_sets_difference
-from scheduler.jobs.protocol import JobIntegration, PodSetInfo, ReclaimableCount, ReclaimablePods
+from scheduler.jobs.protocol import (
+    JobIntegration,
+    PodSetInfo,
+    ReclaimableCount,
+    ReclaimablePods,
+    StartTimeBlocksRestore,
+)
 from scheduler.jobs.registry import capability, for_object
 from scheduler.jobs.workload_from_job import (
     PriorityClasses,
@@ -447,7 +453,7 @@ def _stop_edited(
         keep = [{**p, "count": counts.get(str(p.get("name")), p.get("count"))} for p in recorded]
         restored = integration.restore(job, keep)
         if restored.get("spec") != job.get("spec"):
-            started = bool(objects.status(job).get("startTime"))
+            started = _start_time_blocks_restore(integration, job)
             return RestoreJob(
                 restored,
                 clear_start_time=started,
@@ -647,6 +653,12 @@ def reclaimable_update(
     return SetReclaimablePods(tuple(sorted(wanted.items())))
 
 
+def _start_time_blocks_restore(integration: JobIntegration, job: Mapping[str, Any]) -> bool:
+    """The kind's start time must be cleared before its template is restored (a batch Job)."""
+    guarded = capability(integration, StartTimeBlocksRestore)
+    return guarded is not None and guarded.start_time_blocks_restore(job)
+
+
 def _active_pods(job: Mapping[str, Any]) -> int:
     """What the job still runs (a Job's pods, a JobSet's child Jobs): "not stopped yet"."""
     integration = for_object(job)
@@ -724,7 +736,7 @@ def next_action(
             return SuspendJob(integration.suspend(job), message)
         restored = integration.restore(job, pod_sets)
         if restored.get("spec") != job.get("spec"):
-            started = bool(objects.status(job).get("startTime"))
+            started = _start_time_blocks_restore(integration, job)
             return RestoreJob(restored, clear_start_time=started, message=message)
         if _active_pods(job) or live_pods:
             return None  # wait until every pod of the job has stopped
@@ -775,7 +787,7 @@ def next_action(
         # as Kueue's stopJob restores the pod sets of the Workload.
         restored = integration.restore(job, objects.spec(workload).get("podSets") or [])
         if restored.get("spec") != job.get("spec"):
-            started = bool(objects.status(job).get("startTime"))
+            started = _start_time_blocks_restore(integration, job)
             return RestoreJob(
                 restored, clear_start_time=started, message="Not admitted by cluster queue"
             )

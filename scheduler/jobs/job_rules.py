@@ -14,7 +14,7 @@ Every function is pure.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scheduler.api.field import FieldError, FieldPath, Origin, error
@@ -77,8 +77,8 @@ def as_bool(value: object) -> bool | None:
     return None
 
 
-def check_job_labels(obj: dict[str, Any], errors: list[FieldError]) -> None:
-    """JOB-1 … JOB-4, JOB-11, JOB-12 (the checks shared with JobSet)."""
+def check_queue_names(obj: dict[str, Any], errors: list[FieldError]) -> None:
+    """JOB-1, JOB-2: the queue name (label, or the legacy annotation) is a valid name."""
     labels, annotations = labels_of(obj), annotations_of(obj)
     # JOB-2 is K: Kueue dropped the legacy annotation in v0.15; kuota still honours and checks it.
     queue_names: tuple[tuple[dict[str, Any], FieldPath, str, Origin], ...] = (
@@ -96,6 +96,12 @@ def check_job_labels(obj: dict[str, Any], errors: list[FieldError]) -> None:
                     rule=rule,
                 )
             )
+
+
+def check_job_labels(obj: dict[str, Any], errors: list[FieldError]) -> None:
+    """JOB-1 … JOB-4, JOB-11, JOB-12 (the checks shared with JobSet)."""
+    labels, annotations = labels_of(obj), annotations_of(obj)
+    check_queue_names(obj, errors)
     limit = labels.get(MAX_EXEC_TIME)
     if isinstance(limit, str):
         at = LABELS.key(MAX_EXEC_TIME)
@@ -122,9 +128,14 @@ def check_job_update(
     errors: list[FieldError],
     *,
     namespace_has_default_queue: bool,
+    suspended_when: Callable[[Mapping[str, Any]], bool] = is_suspended,
 ) -> None:
-    """JOB-U1 … JOB-U6, JOB-U10, JOB-U11 (the update checks shared by every kind)."""
-    suspended, was_suspended = is_suspended(obj), is_suspended(old)
+    """JOB-U1 … JOB-U6, JOB-U10, JOB-U11 (the update checks shared by every kind).
+
+    ``suspended_when``: where the kind says it is suspended (``spec.suspend``
+    unless the kind has it elsewhere).
+    """
+    suspended, was_suspended = suspended_when(obj), suspended_when(old)
     queue, old_queue = queue_name(obj), queue_name(old)
     at_queue = LABELS.key(QUEUE_NAME)
     if not suspended and queue != old_queue:
@@ -199,6 +210,7 @@ def validate_job_kind(
     old: Mapping[str, Any] | None = None,
     *,
     namespace_has_default_queue: bool = False,
+    suspended_when: Callable[[Mapping[str, Any]], bool] = is_suspended,
 ) -> list[FieldError]:
     """The shared rules alone (a kind without rules of its own, e.g. JobSet): pure, never raises."""
     errors: list[FieldError] = []
@@ -211,6 +223,10 @@ def validate_job_kind(
     check_job_labels(obj, errors)
     if old_obj is not None:
         check_job_update(
-            obj, old_obj, errors, namespace_has_default_queue=namespace_has_default_queue
+            obj,
+            old_obj,
+            errors,
+            namespace_has_default_queue=namespace_has_default_queue,
+            suspended_when=suspended_when,
         )
     return in_rule_order(errors, RULE_ORDER)

@@ -8,8 +8,15 @@ RBAC (the chart's generated templates) and the CLI follow from the registry
 
 from scheduler.jobs.batchjob import BATCH_JOB
 from scheduler.jobs.deployment import DEPLOYMENT
+from scheduler.jobs.jaxjob import JAXJOB
 from scheduler.jobs.jobset import JOBSET
+from scheduler.jobs.leaderworkerset import LEADER_WORKER_SET
+from scheduler.jobs.mpijob import MPIJOB
 from scheduler.jobs.pod import POD
+from scheduler.jobs.pytorchjob import PYTORCHJOB
+from scheduler.jobs.raycluster import RAYCLUSTER
+from scheduler.jobs.rayjob import RAYJOB
+from scheduler.jobs.rayservice import RAYSERVICE
 from scheduler.jobs.registry import register
 from scheduler.jobs.statefulset import STATEFULSET
 
@@ -18,3 +25,10 @@ register(JOBSET)
 register(POD)
 register(DEPLOYMENT)
 register(STATEFULSET)
+register(LEADER_WORKER_SET)
+register(RAYJOB)
+register(RAYCLUSTER)
+register(RAYSERVICE)
+register(MPIJOB)
+register(PYTORCHJOB)
+register(JAXJOB)

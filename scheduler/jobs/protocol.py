@@ -15,7 +15,10 @@ and its ``JobWith…`` interfaces (docs/architecture.md, "Integrations"):
   (:class:`QueuedThroughPods`), its own controller decision
   (:class:`OwnController`), objects forming groups (:class:`PodGroups`),
   whether its pods are ready (:class:`PodsReadiness`, :class:`GroupPodsReadiness`),
-  finished pods giving their quota back early (:class:`ReclaimablePods`).
+  finished pods giving their quota back early (:class:`ReclaimablePods`),
+  replicas queued as pod groups (:class:`ReplicaGroups`), a start time to
+  clear before a restore (:class:`StartTimeBlocksRestore`), a PriorityClass
+  of the whole job (:class:`JobPriorityClass`).
   The webhook's paths and registrations, the scheduler's watches and
   controller, ``kuota validate`` and ``kuota simulate`` ask the registry
   which kinds have which capability; nothing outside a kind's folder names
@@ -240,13 +243,14 @@ class GateOnCreate(Protocol):
 class QueuedThroughPods(Protocol):
     """The kind has no Workload of its own: its pods are queued (Deployment, StatefulSet).
 
-    The mutating webhook marks the pod template on CREATE and UPDATE, so the
+    The mutating webhook marks the pod templates on CREATE and UPDATE, so the
     pods the kind's controller makes are gated and queued by the ``pod``
-    integration.  The scheduler does not watch such a kind.
+    integration.  The scheduler does not watch such a kind, unless it also
+    has :class:`ReplicaGroups` (its Workloads are made from it).
     """
 
     def propagate(self, obj: RawObject) -> dict[str, Any]:
-        """A copy of a queued object whose pod template is marked for the pod webhook."""
+        """A copy of a queued object whose pod templates are marked for the pod webhook."""
         ...
 
 
@@ -347,6 +351,65 @@ class GroupPodsReadiness(Protocol):
 
     def group_pods_ready(self, members: Sequence[RawObject]) -> bool:
         """Whether every member the group needs exists and is ready."""
+        ...
+
+
+@runtime_checkable
+class JobPriorityClass(Protocol):
+    """The kind names a PriorityClass for the whole job, ahead of its pod templates'.
+
+    Kueue's ``JobWithPriorityClass``: a Kubeflow job's
+    ``runPolicy.schedulingPolicy.priorityClass``.  Without it, the first pod
+    set that names one decides (docs/concepts.md#from-job-to-workload).
+    """
+
+    def priority_class(self, job: RawObject) -> str:
+        """The job's PriorityClass, ``""`` when it names none of its own."""
+        ...
+
+
+@runtime_checkable
+class StartTimeBlocksRestore(Protocol):
+    """The API server lets a stopped job's pod template change only once its start time is gone.
+
+    A batch/v1 Job that ran has ``status.startTime``; its pod template may be
+    restored only after that is cleared (through ``jobs/status``).  Other
+    kinds keep their start time and are restored as they are.
+    """
+
+    def start_time_blocks_restore(self, job: RawObject) -> bool:
+        """Whether ``job``'s start time must be cleared before its template is restored."""
+        ...
+
+
+@runtime_checkable
+class ReplicaGroups(Protocol):
+    """The kind runs replicas that are each a group of pods, one Workload per replica.
+
+    Kueue's LeaderWorkerSet: nothing of the object is suspended; the
+    scheduler makes one Workload per replica from the object's spec (owned
+    by it), and puts each pod the kind's controller makes into the pod group
+    of its replica, naming that Workload; the pod groups
+    (:class:`PodGroups`) then admit, start and stop the pods.  The webhook
+    marks the kind's pod templates (:class:`QueuedThroughPods`) so that its
+    pods are gated at creation and wait for this.
+    """
+
+    unplaced_pod_selector: str
+    """Label selector of the kind's queued pods not in a group yet (the scheduler watches them)."""
+
+    def owner_of_pod(self, pod: RawObject) -> str | None:
+        """The name of the object (in the pod's namespace) the pod belongs to, if any."""
+        ...
+
+    def replica_workloads(
+        self, obj: RawObject, *, priority_classes: PriorityClasses | None = None
+    ) -> dict[str, dict[str, Any]]:
+        """Workload name -> the Workload the object should have now, one per replica."""
+        ...
+
+    def place_pod(self, obj: RawObject, pod: RawObject) -> dict[str, Any] | None:
+        """A copy of ``pod`` put into its replica's group, None when it cannot be (yet)."""
         ...
 
 

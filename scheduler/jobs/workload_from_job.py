@@ -36,8 +36,8 @@ from scheduler.api.refs import (
     WORKLOAD_SLICE_NAME_ANNOTATION,
 )
 from scheduler.jobs.pod_template import without_duplicate_env
-from scheduler.jobs.protocol import JobIntegration
-from scheduler.jobs.registry import for_object, job_integration
+from scheduler.jobs.protocol import JobIntegration, JobPriorityClass
+from scheduler.jobs.registry import capability, for_object, job_integration
 
 NAME_PREFIX_LIMIT: Final = 247
 HASH_LENGTH: Final = 5
@@ -70,20 +70,26 @@ def _mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _priority(
-    job: Mapping[str, Any], classes: PriorityClasses, pod_sets: list[dict[str, Any]]
+def priority_of(
+    job: Mapping[str, Any],
+    classes: PriorityClasses,
+    pod_sets: list[dict[str, Any]],
+    *,
+    job_class: str = "",
 ) -> tuple[dict[str, str] | None, int | None]:
     """(priorityClassRef, priority) by the documented rule: pure.
 
-    A named class that is not in ``classes`` keeps its reference and leaves
-    ``priority`` unset, for the scheduler to resolve later.
+    ``job_class``: the PriorityClass the kind itself names for the job (a
+    Kubeflow job's ``runPolicy.schedulingPolicy.priorityClass``), before any
+    pod set's.  A named class that is not in ``classes`` keeps its reference
+    and leaves ``priority`` unset, for the scheduler to resolve later.
     """
     workload_class = objects.labels(job).get(PRIORITY_CLASS_LABEL)
     if workload_class:
         ref = {"group": KUEUE_GROUP, "kind": "WorkloadPriorityClass", "name": workload_class}
         return ref, classes.workload.get(workload_class)
     # The first pod set's template that names a PriorityClass (a Job has one pod set).
-    pod_class = next(
+    pod_class = job_class or next(
         (
             name
             for pod_set in pod_sets
@@ -113,9 +119,17 @@ def workload_priority(
 ) -> tuple[dict[str, str] | None, int | None]:
     """(priorityClassRef, priority) the job asks for now (docs/concepts.md#from-job-to-workload).
 
-    Pure.
+    The PriorityClass a kind names for the whole job (:class:`JobPriorityClass`)
+    counts as it does when the Workload is made.  Pure.
     """
-    return _priority(job, classes or PriorityClasses(), pod_sets)
+    integration = for_object(job)
+    declared = capability(integration, JobPriorityClass) if integration is not None else None
+    return priority_of(
+        job,
+        classes or PriorityClasses(),
+        pod_sets,
+        job_class=declared.priority_class(job) if declared is not None else "",
+    )
 
 
 def copied_labels(job: Mapping[str, Any], keys: Collection[str]) -> dict[str, str]:
@@ -203,7 +217,13 @@ def workload_from_job(
     queue = integration.queue_name(job)
     if queue:
         spec["queueName"] = queue
-    ref, value = _priority(job, priority_classes or PriorityClasses(), pod_sets)
+    declared = capability(integration, JobPriorityClass)
+    ref, value = priority_of(
+        job,
+        priority_classes or PriorityClasses(),
+        pod_sets,
+        job_class=declared.priority_class(job) if declared is not None else "",
+    )
     if ref is not None:
         spec["priorityClassRef"] = ref
     if value is not None:

@@ -40,6 +40,7 @@ from scheduler.jobs.controller import (
     WaitForFlavor,
 )
 from scheduler.jobs.elastic import ScaleDownWorkload
+from scheduler.jobs.replica_groups import PlacePods, RemoveWorkload, ReplaceWorkload, ReplicaAction
 from scheduler.kube.admission_writer import AdmissionWriter
 from scheduler.kube.informer import Event
 from scheduler.kube.kueue_metrics import RECORDER, queue_ref, removed_gates, seconds_since
@@ -88,6 +89,34 @@ class JobActions:
                     self.state.remember(await self.writer.patch_job(old, new))
             case _:
                 return await self.perform(key, first, workload, action)
+        return True
+
+    async def perform_replicas(self, key: str, owner: Raw, action: ReplicaAction) -> bool:
+        """An action of an object whose replicas are queued as groups; True when it wrote."""
+        match action:
+            case CreateWorkload():
+                return await self.perform(key, owner, None, action)
+            case ReplaceWorkload():
+                name = objects.key(action.workload)
+                self.state.remember(
+                    await self.writer.update_workload(action.workload, action.updated)
+                )
+                self.state.forget(name)  # queued again as it now is
+                self._event(
+                    owner, "UpdatedWorkload", f"Updated Workload {name}: {action.difference}"
+                )
+            case RemoveWorkload():
+                name = objects.key(action.workload)
+                await self.writer.delete_workload(action.workload)
+                self.state.on_kueue(Event("DELETED", action.workload, name))
+                self._event(owner, "DeletedWorkload", f"Deleted Workload {name}: no such replica")
+            case PlacePods():
+                for old, new in action.pods:
+                    self.state.remember(await self.writer.patch_job(old, new))
+                    self.state.placed(key, old)
+                log.info("placed pods in their groups", extra={"pods": len(action.pods)})
+            case _:
+                assert_never(action)
         return True
 
     async def perform(self, key: str, job: Raw, workload: Raw | None, action: Action) -> bool:

@@ -4,7 +4,9 @@ The decision is pure and lives with the kinds (:mod:`scheduler.jobs`): the
 generic :func:`~scheduler.jobs.controller.next_action` for a kind that
 follows the suspend protocol, the kind's own for one that declares
 :class:`~scheduler.jobs.OwnController` (a Pod), and the group decision for
-the members of a group (:class:`~scheduler.jobs.PodGroups`).  The
+the members of a group (:class:`~scheduler.jobs.PodGroups`), and the
+Workloads and waiting pods of an object whose replicas are queued as groups
+(:class:`~scheduler.jobs.ReplicaGroups`).  The
 :class:`~scheduler.kube.job_actions.JobActions` write it.
 
 **Conflicts recompute.**  A 409 (or a failed resourceVersion test) means the
@@ -28,11 +30,13 @@ from scheduler.jobs import (
     OwnController,
     PodGroups,
     PodsReadiness,
+    ReplicaGroups,
     capability,
     for_object,
     registry,
 )
 from scheduler.jobs.controller import WaitForFlavor, next_action
+from scheduler.jobs.replica_groups import next_replica_actions
 from scheduler.kube.background import BackgroundWrites
 from scheduler.kube.job_actions import JobActions
 from scheduler.kube.kueue_metrics import RECORDER, queue_ref, queued_since, seconds_since
@@ -80,7 +84,9 @@ class JobReconciler:
             return await self._reconcile_group(key)
         integration = for_object(job)
         if integration is None:
-            return False
+            return await self._reconcile_replicas(key, job)
+        if self.state.managed_owner(key) is not None:
+            return False  # its queued owner has the Workload; the child is the owner's business
         workload = self.state.workload_for(key)
         readiness = capability(integration, PodsReadiness)
         if (
@@ -118,6 +124,30 @@ class JobReconciler:
             subject={"job": objects.key(job)},
             action=type(action).__name__,
         )
+
+    async def _reconcile_replicas(self, key: str, obj: dict[str, Any]) -> bool:
+        """An object of a kind with replica groups: its Workloads, then its waiting pods."""
+        kind = registry.integration_for(obj)
+        replicas = capability(kind, ReplicaGroups) if kind is not None else None
+        if replicas is None:
+            return False
+        actions = next_replica_actions(
+            replicas,
+            obj,
+            self.state.owned_workloads(key),
+            self.state.unplaced_pods(key),
+            priority_classes=self.state.classes(),
+        )
+        done = False
+        for action in actions:
+            done |= await self._carry_out(
+                self.actions.perform_replicas(key, obj, action),
+                key=key,
+                what="replicas",
+                subject={"job": objects.key(obj)},
+                action=type(action).__name__,
+            )
+        return done
 
     async def _reconcile_group(self, key: str) -> bool:
         members = self.state.group(key)

@@ -58,7 +58,7 @@ from scheduler.api.pod_overhead import (
 from scheduler.api.refs import JOB_UID_LABEL, KueueKind, workload_key
 from scheduler.core.engine import Engine, NamespaceInfo, PriorityClassInfo
 from scheduler.core.engine_types import EngineObject
-from scheduler.jobs import PodGroups, capability, kinds_with, registry
+from scheduler.jobs import Integration, PodGroups, ReplicaGroups, capability, kinds_with, registry
 from scheduler.jobs.controller import FlavorPlacement, orphaned
 from scheduler.jobs.workload_from_job import PriorityClasses
 from scheduler.kube.informer import Event
@@ -79,6 +79,8 @@ KUEUE_KINDS: Final[tuple[KueueKind, ...]] = (
 """The kuota kinds the scheduler watches."""
 STORED_KINDS: Final = ("ClusterQueue", "LocalQueue", "ResourceFlavor", "AdmissionCheck", "Workload")
 """The kuota kinds kept as stored: their status or finalizers are written."""
+MAX_OWNER_DEPTH: Final = 10
+"""How far up the controller owners of a job the scheduler looks for a queued one."""
 ENGINE_TYPES: Final = EngineObject.__args__
 """The record types the engine takes (a parsed object of another kind is not its business)."""
 
@@ -161,6 +163,13 @@ class ClusterState:
         """RuntimeClass name -> its ``overhead.podFixed`` (only classes that have one)."""
         self._job_pods: dict[str, dict[str, bool]] = {}
         """Job UID -> pod UID -> whether that pod has not terminated (label job-uid)."""
+        self._owned: dict[str, set[str]] = {}
+        """Owner UID -> keys of the Workloads it controls (a kind with replica groups has many)."""
+        self._replica_owners: dict[tuple[str, str, str], str] = {}
+        """(kind, namespace, name) -> UID of an object of a kind with replica groups."""
+        self._unplaced: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {}
+        """Owner (kind, namespace, name) -> pod UID -> a pod of it not in a group yet (its kind
+        places it); kept by name, since a pod may be seen before its owner."""
         self.jobs_to_decide = WorkList()
         """Job (and group) keys whose controller decision may have changed."""
         self.workloads_to_check = WorkList()
@@ -247,6 +256,12 @@ class ClusterState:
             return
         if stale(event, self._jobs.get(uid)):
             return
+        if _replica_kind(event.object) is not None:
+            owner = _owner_key(event.object)
+            if event.type == "DELETED":
+                self._replica_owners.pop(owner, None)
+            else:
+                self._replica_owners[owner] = uid
         prebuilt = objects.prebuilt_workload_name(event.object)
         prebuilt_key = workload_key(objects.namespace(event.object) or "", prebuilt or "")
         if event.type == "DELETED":
@@ -324,6 +339,70 @@ class ClusterState:
     def live_pods(self, job_key: str) -> int:
         """How many pods of the job (by UID) have not terminated, as the watch says."""
         return sum(self._job_pods.get(job_key, {}).values())
+
+    def on_unplaced_pod(self, integration: Integration, event: Event) -> None:
+        """A pod of a kind with replica groups, not in a group yet: its owner places it."""
+        replicas = capability(integration, ReplicaGroups)
+        pod = event.object
+        name = replicas.owner_of_pod(pod) if replicas is not None else None
+        uid = objects.uid(pod)
+        if not name or uid is None:
+            return
+        owner = (integration.kind, objects.namespace(pod) or "", name)
+        pods = self._unplaced.setdefault(owner, {})
+        if event.type == "DELETED":
+            pods.pop(uid, None)
+            if not pods:
+                del self._unplaced[owner]
+        else:
+            pods[uid] = dict(pod)
+        owner_uid = self._replica_owners.get(owner)
+        if owner_uid is not None:  # else the owner's own event decides it, with this pod
+            self.jobs_to_decide.add(owner_uid)
+
+    def unplaced_pods(self, owner_uid: str) -> list[dict[str, Any]]:
+        """The pods of an object of a kind with replica groups that are in no group yet."""
+        job = self._jobs.get(owner_uid)
+        if job is None:
+            return []
+        return list(self._unplaced.get(_owner_key(job), {}).values())
+
+    def placed(self, owner_uid: str, pod: Mapping[str, Any]) -> None:
+        """A pod the scheduler has put into its group leaves the unplaced ones at once."""
+        job = self._jobs.get(owner_uid)
+        pods = self._unplaced.get(_owner_key(job)) if job is not None else None
+        if pods is not None:
+            pods.pop(objects.uid(pod) or "", None)
+
+    def managed_owner(self, job_key: str) -> dict[str, Any] | None:
+        """The queued job this job was made by, walking controller owners up (ten at most).
+
+        A RayJob's RayCluster, a TrainJob's JobSet carry their owner's labels,
+        queue name included: they are left to their owner, which is queued
+        instead (Kueue's rule for a job with a managed ancestor).  Only owners
+        the scheduler watches count; one of a kind it does not manage leaves
+        the child a job of its own.
+        """
+        current = self._jobs.get(job_key)
+        for _ in range(MAX_OWNER_DEPTH):
+            reference = objects.controller_reference(current) if current is not None else None
+            if reference is None:
+                return None
+            parent = self._jobs.get(str(reference.get("uid") or ""))
+            if parent is None:
+                return None
+            kind = registry.for_object(parent)
+            if kind is not None and kind.queue_name(parent):
+                return parent
+            current = parent
+        return None
+
+    def owned_workloads(self, owner_uid: str) -> list[dict[str, Any]]:
+        """The Workloads an object controls (by its owner reference), as stored."""
+        workloads = self._stored["Workload"]
+        return [
+            workloads[key] for key in sorted(self._owned.get(owner_uid, ())) if key in workloads
+        ]
 
     def on_namespace(self, event: Event) -> None:
         name = objects.name(event.object)
@@ -420,15 +499,15 @@ class ClusterState:
         return workloads.get(key) if key else None
 
     def job_key_of(self, workload: Mapping[str, Any]) -> str | None:
-        """The key the Workload's job is decided by: its owner job's UID, its group's key,
+        """The key the Workload's job is decided by: its group's key, its owner job's UID,
         else the UID of a job that names it prebuilt."""
-        owner = objects.owner_job_uid(workload)
-        if owner:
-            return owner
         for groups in _pod_groups():
             group = groups.group_key_of_workload(workload)
             if group:
-                return group
+                return group  # a group's, even when its owner's UID labels it
+        owner = objects.owner_job_uid(workload)
+        if owner:
+            return owner
         return self._prebuilt.get(objects.key(workload))
 
     def classes(self) -> PriorityClasses:
@@ -455,6 +534,18 @@ class ClusterState:
         job_key = self.job_key_of(event.object)
         key = event.key
         self.workloads_to_expire.add(key)
+        controller = objects.controller_reference(event.object)
+        if controller is not None and _replica_kind(controller) is not None:
+            # A replica's Workload: its owner decides whether it should exist.
+            owner = str(controller.get("uid") or "")
+            if event.type == "DELETED":
+                owned = self._owned.get(owner, set())
+                owned.discard(key)
+                if not owned:
+                    self._owned.pop(owner, None)
+            else:
+                self._owned.setdefault(owner, set()).add(key)
+            self.jobs_to_decide.add(owner)
         if event.type == "DELETED":
             self._stored["Workload"].pop(key, None)
             self._unfinished.discard(key)
@@ -515,3 +606,12 @@ def _runtime_classes(workload: Mapping[str, Any]) -> set[str]:
 def _spec_changed(known: Mapping[str, Any] | None, incoming: Mapping[str, Any]) -> bool:
     """A new generation of an object already known (not a status write, not the first list)."""
     return known is not None and objects.generation(known) != objects.generation(incoming)
+
+
+def _replica_kind(obj: Mapping[str, Any]) -> ReplicaGroups | None:
+    integration = registry.integration_for(obj)
+    return capability(integration, ReplicaGroups) if integration is not None else None
+
+
+def _owner_key(obj: Mapping[str, Any]) -> tuple[str, str, str]:
+    return (str(obj.get("kind", "")), objects.namespace(obj) or "", objects.name(obj))

@@ -19,7 +19,14 @@ from typing import Final
 
 from scheduler.api import objects
 from scheduler.api.refs import HUB_VERSION, KUEUE_GROUP, KUEUE_PLURALS
-from scheduler.jobs import GateOnCreate, Integration, capability, job_integrations
+from scheduler.jobs import (
+    GateOnCreate,
+    Integration,
+    ReplicaGroups,
+    capability,
+    job_integrations,
+    kinds_with,
+)
 from scheduler.jobs.controller import STARTED_PODS_SELECTOR
 from scheduler.kube.informer import Event, Informer, Source
 from scheduler.kube.rest import Resource, RestClient
@@ -73,7 +80,10 @@ def scheduler_informers(
     once its last pod has stopped.  Nodes, and every Pod once a flavor names a
     Topology, are watched for topology-aware scheduling
     (docs/concepts.md#topology-aware-scheduling): what each bound pod takes
-    on its node, and the gated pods of Workloads placed by topology.
+    on its node, and the gated pods of Workloads placed by topology;
+    and a kind with replica groups
+    (:class:`~scheduler.jobs.ReplicaGroups`: LeaderWorkerSets) is watched with
+    its pods that wait outside a group (``unplaced_pod_selector``).
     """
 
     def then_wake(handler: Callable[[ClusterState, Event], None]) -> Callable[[Event], None]:
@@ -108,6 +118,11 @@ def scheduler_informers(
             source = OptionalKindSource(kube, what=f"{integration.kind}s")
         handler = on_marked if gated is not None else ClusterState.on_job
         informers.append(Informer(integration.kind, source, then_wake(handler)))
+    for kind in kinds_with(ReplicaGroups):
+        replicas = capability(kind, ReplicaGroups)
+        if kind.framework not in frameworks or replicas is None:
+            continue
+        informers += _replica_informers(kind, replicas, rest, then_wake, excluded)
     informers += [
         Informer(
             "JobPod",
@@ -145,3 +160,31 @@ def scheduler_informers(
         ),
     ]
     return informers
+
+
+def _replica_informers(
+    integration: Integration,
+    replicas: ReplicaGroups,
+    rest: RestClient,
+    then_wake: Callable[[Callable[[ClusterState, Event], None]], Callable[[Event], None]],
+    excluded: frozenset[str],
+) -> list[Informer]:
+    """The objects of a kind with replica groups, and their pods not in a group yet."""
+
+    def on_object(current: ClusterState, event: Event) -> None:
+        if objects.namespace(event.object) not in excluded:
+            current.on_job(event)
+
+    def on_pod(current: ClusterState, event: Event) -> None:
+        if objects.namespace(event.object) not in excluded:
+            current.on_unplaced_pod(integration, event)
+
+    kube = KubeSource(rest, kind_resource(integration))
+    source: Source = kube
+    if integration.group not in BUILT_IN_GROUPS:
+        source = OptionalKindSource(kube, what=f"{integration.kind}s")
+    pods = KubeSource(rest, PODS, label_selector=replicas.unplaced_pod_selector)
+    return [
+        Informer(integration.kind, source, then_wake(on_object)),
+        Informer(f"{integration.kind}Pod", pods, then_wake(on_pod)),
+    ]

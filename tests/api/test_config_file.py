@@ -25,13 +25,8 @@ SHIPPED = {
 }
 V1BETA2 = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
 UNMANAGED_IN_SHIPPED = [
-    "kubeflow.org/mpijob",
-    "ray.io/rayjob",
-    "ray.io/rayservice",
-    "ray.io/raycluster",
     "workload.codeflare.dev/appwrapper",
     "trainer.kubeflow.org/trainjob",
-    "leaderworkerset.x-k8s.io/leaderworkerset",
 ]
 
 

@@ -119,8 +119,8 @@ WARNED = [
         "admissionFairSharing: kuota does not implement admission fair sharing",
     ),
     (
-        {"integrations": {"frameworks": ["batch/job", "ray.io/rayjob"]}},
-        "integrations.frameworks[1]: kuota does not manage ray.io/rayjob",
+        {"integrations": {"frameworks": ["batch/job", "workload.codeflare.dev/appwrapper"]}},
+        "integrations.frameworks[1]: kuota does not manage workload.codeflare.dev/appwrapper",
     ),
     ({"metrics": {"customLabels": [{"name": "team"}]}}, "metrics.customLabels: "),
     (

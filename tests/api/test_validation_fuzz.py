@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from scheduler.api.defaults import apply_create_defaults, apply_schema_defaults
 from scheduler.api.field import FieldError
 from scheduler.api.validation import VALIDATORS, admission_status, validate_workload_status
+from scheduler.jobs import frameworks as _registry_filled  # noqa: F401 - the job kinds' rules
 from tests.builders import (
     admission_check,
     cluster_queue,
@@ -26,10 +27,14 @@ from tests.builders import (
     container,
     flavor_quotas,
     job,
+    leader_worker_set,
     local_queue,
     multikueue_cluster,
     multikueue_config,
     pod_set,
+    ray_cluster,
+    ray_job,
+    ray_service,
     resource_flavor,
     topology,
     workload,
@@ -105,6 +110,11 @@ VALID_OBJECTS = [
     .queue("q")
     .build(),
     configuration().build(),
+    # The framework kinds (registered by scheduler.jobs, imported for them here).
+    leader_worker_set("l").queue("q").leader_template().ready_replicas(1).build(),
+    ray_job("rj").queue("q").worker_group("w", replicas=2).build(),
+    ray_cluster("rc").queue("q").worker_group("w").build(),
+    ray_service("rs").queue("q").worker_group("w").build(),
 ]
 
 

@@ -27,7 +27,17 @@ from tests.builders.core import (
     runtime_class,
     secret,
 )
-from tests.builders.jobs import deployment, job, jobset, stateful_set
+from tests.builders.jobs import (
+    deployment,
+    job,
+    jobset,
+    kubeflow_job,
+    leader_worker_set,
+    ray_cluster,
+    ray_job,
+    ray_service,
+    stateful_set,
+)
 from tests.builders.kueue import (
     KUEUE,
     admission_check,
@@ -65,6 +75,8 @@ __all__ = [
     "flavor_quotas",
     "job",
     "jobset",
+    "kubeflow_job",
+    "leader_worker_set",
     "legacy_resource",
     "limit_range",
     "local_queue",
@@ -77,6 +89,9 @@ __all__ = [
     "pod_set",
     "priority_class",
     "raw",
+    "ray_cluster",
+    "ray_job",
+    "ray_service",
     "required_affinity",
     "resource_flavor",
     "resource_group",

@@ -126,6 +126,31 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         ("", "pods", "delete"),
         ("", "pods/status", "patch"),
         ("jobset.x-k8s.io", "jobsets", "patch"),
+        # the leaderworkerset.x-k8s.io/leaderworkerset integration: watched (watches.py);
+        # its Workloads are made and its pods placed with the rights above
+        ("leaderworkerset.x-k8s.io", "leaderworkersets", "list"),
+        ("leaderworkerset.x-k8s.io", "leaderworkersets", "watch"),
+        # the ray.io integrations: watched, started and stopped (watches.py, Writer.patch_job)
+        ("ray.io", "rayjobs", "list"),
+        ("ray.io", "rayjobs", "watch"),
+        ("ray.io", "rayjobs", "patch"),
+        ("ray.io", "rayclusters", "list"),
+        ("ray.io", "rayclusters", "watch"),
+        ("ray.io", "rayclusters", "patch"),
+        ("ray.io", "rayservices", "list"),
+        ("ray.io", "rayservices", "watch"),
+        ("ray.io", "rayservices", "patch"),
+        # the kubeflow.org/mpijob integration
+        ("kubeflow.org", "mpijobs", "list"),
+        ("kubeflow.org", "mpijobs", "watch"),
+        ("kubeflow.org", "mpijobs", "patch"),
+        # the kubeflow.org/pytorchjob and kubeflow.org/jaxjob integrations
+        ("kubeflow.org", "pytorchjobs", "list"),
+        ("kubeflow.org", "pytorchjobs", "watch"),
+        ("kubeflow.org", "pytorchjobs", "patch"),
+        ("kubeflow.org", "jaxjobs", "list"),
+        ("kubeflow.org", "jaxjobs", "watch"),
+        ("kubeflow.org", "jaxjobs", "patch"),
         ("", "namespaces", "list"),
         ("", "namespaces", "watch"),
         # topology-aware scheduling (watches.py, core/tas/inputs.py): Nodes, Topologies
@@ -174,6 +199,9 @@ def test_the_webhook_only_reads_single_objects(objects: list[dict[str, Any]]) ->
         ("batch", "jobs", "get"),
         ("jobset.x-k8s.io", "jobsets", "get"),
         *METRICS_ACCESS,
+        ("ray.io", "rayjobs", "get"),
+        ("ray.io", "rayservices", "get"),
+        ("kubeflow.org", "mpijobs", "get"),
     }
 
 

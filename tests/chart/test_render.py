@@ -27,6 +27,7 @@ from scheduler.api.crds import (
     load_crds,
     serving_legacy_versions,
 )
+from scheduler.jobs import frameworks
 from webhook.configurations import mutating_configuration, validating_configuration
 
 from .helm import CHART, NAMESPACE, by_kind, one, render, render_text, run_helm
@@ -88,7 +89,7 @@ def test_a_misspelled_value_fails_with_the_schema_message() -> None:
             "/containerSecurityContext/allowPrivilegeEscalation",
         ),
         (
-            {"config.integrations.frameworks": ["kubeflow.org/mpijob"]},
+            {"config.integrations.frameworks": ["sparkoperator.k8s.io/sparkapplication"]},
             "/config/integrations/frameworks/0",
         ),
         ({"webhook.maxConnections": 0}, "/webhook/maxConnections"),
@@ -258,14 +259,9 @@ def test_the_configuration_parses_with_kuotas_parser(default: list[dict[str, Any
     assert config.namespace == NAMESPACE
     assert config.manage_jobs_without_queue_name is False
     assert config.fair_sharing is None
-    # As Kueue's shipped configuration: JobSets are managed too (once their CRD is installed).
-    assert config.integrations.frameworks == (
-        "batch/job",
-        "jobset.x-k8s.io/jobset",
-        "pod",
-        "deployment",
-        "statefulset",
-    )
+    # As Kueue's shipped configuration: every kind kuota manages is enabled (the kinds of a CRD
+    # are managed once it is installed), in the registry's order.
+    assert config.integrations.frameworks == frameworks()
 
 
 def test_the_scheduler_runs_two_replicas_with_leader_election(

@@ -300,7 +300,7 @@ def test_targets_by_kind_and_name() -> None:
     )
     assert find_target(cluster.objects, "pod/w", "team") == (
         "cannot explain 'pod': name a Job (JOB or job/NAME), another kind of job "
-        "(jobset/NAME) or a Workload (workload/NAME)"
+        "(KIND/NAME, e.g. jobset/NAME, leaderworkerset/NAME) or a Workload (workload/NAME)"
     )
     assert find_target(cluster.objects, "jobset/w", "team") == (
         "JobSet w not found in namespace team among JobSets with the kueue.x-k8s.io/queue-name "

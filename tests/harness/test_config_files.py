@@ -56,9 +56,17 @@ def test_kwok_config_delays_completion_and_adds_a_failure_stage(tmp_path: Path) 
         "pod-complete",
         "pod-fail",
         "pod-complete-managed",
+        "pod-complete-framework",
         "pod-delete",
         "pod-delete-delayed",
     }
+    framework = by_name["pod-complete-framework"]["spec"]
+    assert framework["delay"] == complete_delay(by_name["pod-complete"])
+    assert {
+        "key": ".metadata.ownerReferences.[].kind",
+        "operator": "In",
+        "values": ["PyTorchJob", "JAXJob"],
+    } in framework["selector"]["matchExpressions"]
     managed = by_name["pod-complete-managed"]["spec"]
     assert managed["delay"] == complete_delay(by_name["pod-complete"])
     assert {

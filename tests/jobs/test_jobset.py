@@ -184,5 +184,13 @@ def test_an_evicted_jobset_is_restored_and_released_once_its_jobs_are_gone() -> 
 def test_frameworks_without_an_integration_are_named_not_ignored() -> None:
     from scheduler.jobs import not_integrated
 
-    enabled = ["batch/job", "ray.io/rayjob", "jobset.x-k8s.io/jobset", "kubeflow.org/pytorchjob"]
-    assert not_integrated(enabled) == ["ray.io/rayjob", "kubeflow.org/pytorchjob"]
+    enabled = [
+        "batch/job",
+        "sparkoperator.k8s.io/sparkapplication",
+        "jobset.x-k8s.io/jobset",
+        "kubeflow.org/paddlejob",
+    ]
+    assert not_integrated(enabled) == [
+        "sparkoperator.k8s.io/sparkapplication",
+        "kubeflow.org/paddlejob",
+    ]

@@ -285,6 +285,10 @@ class BatchJob:
         count = reclaimable_count(job)
         return [ReclaimableCount(MAIN_POD_SET, count)] if count else []
 
+    def start_time_blocks_restore(self, job: RawObject) -> bool:
+        """A Job that ran (``status.startTime``) takes no template change until it is cleared."""
+        return bool(objects.status(job).get("startTime"))
+
     def active(self, job: RawObject) -> int:
         """The Job's pods that have not stopped: ``status.active`` plus ``status.terminating``.
 

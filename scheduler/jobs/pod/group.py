@@ -26,7 +26,11 @@ size is the ``kueue.x-k8s.io/pod-group-total-count`` annotation.  As in Kueue:
   StatefulSet's) gets its Workload from its first pod, one pod set of
   ``total`` pods, owned by the pods' controller; pods created later are
   ungated as they come; marked ``kueue.x-k8s.io/pod-group-serving`` it never
-  finishes.
+  finishes;
+- a group whose pods name a prebuilt Workload
+  (``kueue.x-k8s.io/prebuilt-workload-name``: a replica of a kind with
+  replica groups, whose Workload the scheduler makes from its owner) never
+  gets one made from its pods: it waits for that one.
 """
 
 from __future__ import annotations
@@ -77,8 +81,14 @@ GROUP_KEY_PREFIX: Final = "podgroup/"
 
 
 def group_name(pod: RawObject) -> str:
-    """The pod's group (label ``kueue.x-k8s.io/pod-group-name``), ``""`` when none: pure."""
-    return objects.label(pod, POD_GROUP_NAME_LABEL) or ""
+    """The pod's group, ``""`` when none: pure.
+
+    The annotation ``kueue.x-k8s.io/pod-group-name`` (where Kueue v0.19 writes
+    it, as kuota does for the groups it forms), else the label of that key.
+    """
+    return (
+        objects.annotation(pod, POD_GROUP_NAME_LABEL) or objects.label(pod, POD_GROUP_NAME_LABEL)
+    ) or ""
 
 
 def group_key(namespace: str, name: str) -> str:
@@ -260,6 +270,8 @@ def next_group_action(
             return FinishWorkload(finished.reason, finished.message)
         return _finalize(members)
     if workload is None:
+        if any(objects.prebuilt_workload_name(pod) for pod in members):
+            return None  # the group's Workload is made by the pods' owner: it waits for it
         if sum(1 for pod in members if _counted(pod)) < (1 if fast else total):
             return None  # Kueue waits for every pod of the group (for one, fast admission)
         labels = group_labels(members, label_keys)

@@ -85,16 +85,16 @@ def _containers_shape(containers: object) -> list[dict[str, Any]] | None:
     ]
 
 
-def role_hash(pod: RawObject) -> str:
-    """The pod's role in a group, as Kueue hashes it: pure.
+def spec_shape(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a pod spec that decide its admission, as Kueue takes them: pure.
 
-    The first 8 hex digits of the SHA-256 of the JSON "shape" of the spec
-    (per container: requests and ports; nodeSelector, affinity, tolerations,
+    Per container: requests and ports; nodeSelector, affinity, tolerations,
     runtimeClassName, priority, topologySpreadConstraints, overhead,
-    resourceClaims; pod-level requests when set), keys of maps sorted and
-    API objects in the order the API server writes them, as Go's encoder does.
+    resourceClaims; pod-level requests when set.  Maps come with sorted keys,
+    as Go's JSON encoder writes them.  A pod's role (:func:`role_hash`) and
+    the parts of a serving kind's pod template that cannot change while it
+    is queued are this shape.
     """
-    spec = _spec(pod)
     shape: dict[str, Any] = {
         "affinity": spec.get("affinity"),
         "containers": _containers_shape(spec.get("containers")),
@@ -109,7 +109,17 @@ def role_hash(pod: RawObject) -> str:
     }
     if isinstance(spec.get("resources"), Mapping):
         shape["resources"] = _sorted_map(_mapping(spec["resources"]).get("requests"))
-    encoded = json.dumps({"spec": dict(sorted(shape.items()))}, separators=(",", ":"))
+    return dict(sorted(shape.items()))
+
+
+def role_hash(pod: RawObject) -> str:
+    """The pod's role in a group, as Kueue hashes it: pure.
+
+    The first 8 hex digits of the SHA-256 of the JSON of its spec's shape
+    (:func:`spec_shape`), API objects in the order the API server writes
+    them, as Go's encoder does.
+    """
+    encoded = json.dumps({"spec": spec_shape(_spec(pod))}, separators=(",", ":"))
     return hashlib.sha256(encoded.encode()).hexdigest()[:8]
 
 
@@ -124,17 +134,25 @@ def gate(pod: RawObject) -> dict[str, Any]:
     Like Kueue's, the webhook also records the Pod's role hash (annotation
     ``kueue.x-k8s.io/role-hash``), by which a pod group's pods form pod sets.
     A Pod whose parent queued it (``kueue.x-k8s.io/pod-suspending-parent``,
-    a Deployment's) gets no finalizer: its parent replaces it when it goes.
+    a Deployment's) gets no finalizer: its parent replaces it when it goes;
+    nor the managed label, which its parent's pod template carries when the
+    pod is queued on its own (a Deployment's, a StatefulSet's) and which is
+    added later when the pod joins a group its parent decides (a kind with
+    replica groups: docs/concepts.md#supported-job-kinds), as Kueue does.
     """
     result = copy.deepcopy(dict(pod))
     metadata = result.setdefault("metadata", {})
-    metadata["labels"] = {**_mapping(metadata.get("labels")), MANAGED_LABEL: MANAGED_LABEL_VALUE}
+    by_parent = objects.annotation(pod, POD_SUSPENDING_PARENT_ANNOTATION)
+    if not by_parent:
+        metadata["labels"] = {
+            **_mapping(metadata.get("labels")),
+            MANAGED_LABEL: MANAGED_LABEL_VALUE,
+        }
     metadata["annotations"] = {
         **_mapping(metadata.get("annotations")),
         ROLE_HASH_ANNOTATION: role_hash(pod),
     }
     finalizers = list(metadata.get("finalizers") or [])
-    by_parent = objects.annotation(pod, POD_SUSPENDING_PARENT_ANNOTATION)
     if POD_MANAGED_FINALIZER not in finalizers and not by_parent:
         metadata["finalizers"] = [*finalizers, POD_MANAGED_FINALIZER]
     spec = result.setdefault("spec", {})

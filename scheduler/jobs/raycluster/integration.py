@@ -1,0 +1,120 @@
+"""The ``ray.io/raycluster`` integration: KubeRay's RayClusters (``ray.io/v1``).
+
+A queued RayCluster is created suspended (``spec.suspend``), admitted as one
+Workload with the pod sets of its cluster spec (:mod:`.cluster_spec`: the
+head, then each worker group), started with each group's pod template
+steered to its flavor, and suspended and restored on eviction; KubeRay then
+deletes its pods.  A RayCluster never finishes: its quota goes back when it
+is deleted (or suspended by its user).  It runs something while KubeRay
+reports it ``ready``.  A RayCluster made by a queued RayJob or RayService
+(whose labels it carries) is left to its owner, which is queued instead.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from scheduler.api import objects
+from scheduler.api.field import FieldError, FieldPath
+from scheduler.jobs import pod_template
+from scheduler.jobs.protocol import (
+    AdmissionFacts,
+    ApiAccess,
+    FinishedState,
+    PodSetInfo,
+    RawObject,
+    with_queue_label,
+)
+from scheduler.jobs.raycluster import cluster_spec
+from scheduler.jobs.raycluster.validation import cluster_rules, validate_ray_kind
+
+RAYCLUSTER_FRAMEWORK: Final = "ray.io/raycluster"
+SPEC = FieldPath(("spec",))
+
+_mapping = pod_template.mapping
+
+
+def _spec(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _mapping(obj.get("spec"))
+
+
+def is_suspended(cluster: Mapping[str, Any]) -> bool:
+    return _spec(cluster).get("suspend") is True
+
+
+_RULES = cluster_rules(lambda obj: _spec(obj), SPEC)
+
+
+class RayCluster:
+    """The ``ray.io/raycluster`` integration (every method pure)."""
+
+    framework = RAYCLUSTER_FRAMEWORK
+    api_version = "ray.io/v1"
+    kind = "RayCluster"
+    group = "ray.io"
+    resource = "rayclusters"
+    access = ApiAccess(scheduler={"rayclusters": ("list", "watch", "patch")})
+
+    def queue_name(self, job: RawObject) -> str:
+        return objects.queue_name(job)
+
+    def pod_sets(self, job: RawObject) -> list[dict[str, Any]]:
+        return cluster_spec.pod_sets(_spec(job), objects.annotations(job))
+
+    def is_suspended(self, job: RawObject) -> bool:
+        return is_suspended(job)
+
+    def suspend(self, job: RawObject) -> dict[str, Any]:
+        result = copy.deepcopy(dict(job))
+        result.setdefault("spec", {})["suspend"] = True
+        return result
+
+    def run_with(self, job: RawObject, pod_sets: Sequence[PodSetInfo]) -> dict[str, Any]:
+        result = copy.deepcopy(dict(job))
+        spec = result.setdefault("spec", {})
+        spec["suspend"] = False
+        cluster_spec.run_with(spec, pod_sets)
+        return result
+
+    def restore(self, job: RawObject, pod_sets: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        result = copy.deepcopy(dict(job))
+        cluster_spec.restore(result.setdefault("spec", {}), pod_sets)
+        return result
+
+    def finished(self, job: RawObject) -> FinishedState:
+        """A cluster never finishes (Kueue's rule): it runs until deleted or suspended."""
+        return FinishedState(False)
+
+    def active(self, job: RawObject) -> int:
+        """1 while KubeRay reports the cluster ``ready`` (its pods are counted apart)."""
+        return 1 if objects.status(job).get("state") == "ready" else 0
+
+    def pods_ready(self, job: RawObject) -> bool:
+        """KubeRay reports the cluster ``ready`` (Kueue's ``PodsReady`` for a RayCluster)."""
+        return objects.status(job).get("state") == "ready"
+
+    def default(self, job: RawObject, *, queue: str | None, suspend: bool) -> dict[str, Any]:
+        result = with_queue_label(job, queue)
+        return self.suspend(result) if suspend else result
+
+    def validate_create(self, job: RawObject, *, facts: AdmissionFacts) -> list[FieldError]:
+        return validate_ray_kind(
+            job, None, kind_rules=_RULES, suspended_when=is_suspended, managed=facts.managed
+        )
+
+    def validate_update(
+        self, job: RawObject, old: RawObject, *, facts: AdmissionFacts
+    ) -> list[FieldError]:
+        return validate_ray_kind(
+            job,
+            old,
+            kind_rules=_RULES,
+            suspended_when=is_suspended,
+            managed=facts.managed,
+            namespace_has_default_queue=facts.namespace_has_default_queue,
+        )
+
+
+RAYCLUSTER: Final = RayCluster()

@@ -1,0 +1,78 @@
+"""Rules of kuota's validating webhook for the Ray kinds (docs/validation.md#jobs).
+
+Kueue's RayCluster, RayJob and RayService webhooks (v0.19) run the rules
+every kind shares (JOB-1 … JOB-4, JOB-11, JOB-12 on create; JOB-U1 … JOB-U6,
+JOB-U10, JOB-U11 on update, "suspended" being where the kind keeps it), and,
+for a queued object, the rules of its cluster spec (:func:`check_cluster_spec`:
+no autoscaling, at most 18 pod sets, no worker group named ``head``).  An
+update of an object that is not queued and was not is not judged at all
+(Kueue's ``ShouldValidateRayOrSparkJobOnUpdate``).  The kinds' own rules (a
+RayJob's) are passed in.  Everything here is pure and never raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from scheduler.api.field import FieldError, FieldPath
+from scheduler.api.objects import queue_name
+from scheduler.api.validation.common import in_rule_order
+from scheduler.jobs.job_rules import RULE_ORDER as SHARED_ORDER
+from scheduler.jobs.job_rules import validate_job_kind
+from scheduler.jobs.raycluster.cluster_spec import check_cluster_spec
+
+RULE_ORDER: Final = [
+    *[rule for rule in SHARED_ORDER if rule != "UNKNOWN-FIELD"],
+    "RAYJOB-1",
+    "RAYJOB-2",
+    "RAYJOB-3",
+    "RAY-1",
+    "RAY-2",
+    "RAY-3",
+]
+
+KindRules = Callable[[Mapping[str, Any], list[FieldError]], None]
+"""The rules of a queued object of one kind (its cluster spec's included)."""
+
+
+def cluster_rules(
+    spec_of: Callable[[Mapping[str, Any]], Mapping[str, Any] | None], at: FieldPath
+) -> KindRules:
+    """The cluster-spec rules of a kind whose spec ``spec_of`` finds at ``at``: pure."""
+
+    def check(obj: Mapping[str, Any], errors: list[FieldError]) -> None:
+        spec = spec_of(obj)
+        if spec is not None:
+            check_cluster_spec(spec, at, errors)
+
+    return check
+
+
+def validate_ray_kind(
+    new: Mapping[str, Any],
+    old: Mapping[str, Any] | None,
+    *,
+    kind_rules: KindRules,
+    suspended_when: Callable[[Mapping[str, Any]], bool],
+    managed: bool = False,
+    namespace_has_default_queue: bool = False,
+) -> list[FieldError]:
+    """Every rule for a Ray object (CREATE, or UPDATE when ``old`` is given).
+
+    ``managed``: kuota manages the object without a queue name
+    (``manageJobsWithoutQueueName``); a queued one always is.
+    """
+    if not isinstance(new, Mapping) or (old is not None and not isinstance(old, Mapping)):
+        return validate_job_kind(new, old)  # not an object: the shape check says so
+    if old is not None and not (managed or queue_name(new) or queue_name(old)):
+        return []
+    errors = validate_job_kind(
+        new,
+        old,
+        namespace_has_default_queue=namespace_has_default_queue,
+        suspended_when=suspended_when,
+    )
+    if managed or queue_name(new):
+        kind_rules(new, errors)
+    return in_rule_order(errors, RULE_ORDER)

@@ -1,0 +1,127 @@
+"""The ``ray.io/rayservice`` integration: KubeRay's RayServices (``ray.io/v1``).
+
+A RayService serves Ray Serve applications on a Ray cluster it keeps
+(``spec.rayClusterConfig``).  As Kueue does (docs/concepts.md#ray), it is
+queued as that cluster: the cluster spec's pod sets
+(:mod:`scheduler.jobs.raycluster.cluster_spec`), suspended through the
+cluster spec (``spec.rayClusterConfig.suspend``), started with each group's
+template steered to its flavor, suspended and restored on eviction.  A
+RayService never finishes (it serves until deleted); it runs something
+while its ``Ready`` condition is true.  The RayClusters it makes carry its
+labels and are left to it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from scheduler.api import objects
+from scheduler.api.field import FieldError, FieldPath
+from scheduler.jobs import pod_template
+from scheduler.jobs.protocol import (
+    AdmissionFacts,
+    ApiAccess,
+    FinishedState,
+    PodSetInfo,
+    RawObject,
+    with_queue_label,
+)
+from scheduler.jobs.raycluster import cluster_spec
+from scheduler.jobs.raycluster.validation import cluster_rules, validate_ray_kind
+
+RAYSERVICE_FRAMEWORK: Final = "ray.io/rayservice"
+CLUSTER_SPEC = FieldPath(("spec", "rayClusterConfig"))
+
+_mapping = pod_template.mapping
+
+
+def _cluster(service: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _mapping(_mapping(service.get("spec")).get("rayClusterConfig"))
+
+
+def is_suspended(service: Mapping[str, Any]) -> bool:
+    return _cluster(service).get("suspend") is True
+
+
+_RULES = cluster_rules(lambda obj: _cluster(obj), CLUSTER_SPEC)
+
+
+class RayService:
+    """The ``ray.io/rayservice`` integration (every method pure)."""
+
+    framework = RAYSERVICE_FRAMEWORK
+    api_version = "ray.io/v1"
+    kind = "RayService"
+    group = "ray.io"
+    resource = "rayservices"
+    access = ApiAccess(
+        scheduler={"rayservices": ("list", "watch", "patch")},
+        # The owner chain of a created RayCluster: a queued RayService's is left to it.
+        webhook={"rayservices": ("get",)},
+    )
+
+    def queue_name(self, job: RawObject) -> str:
+        return objects.queue_name(job)
+
+    def pod_sets(self, job: RawObject) -> list[dict[str, Any]]:
+        return cluster_spec.pod_sets(_cluster(job), objects.annotations(job))
+
+    def is_suspended(self, job: RawObject) -> bool:
+        return is_suspended(job)
+
+    def suspend(self, job: RawObject) -> dict[str, Any]:
+        result = copy.deepcopy(dict(job))
+        result.setdefault("spec", {}).setdefault("rayClusterConfig", {})["suspend"] = True
+        return result
+
+    def run_with(self, job: RawObject, pod_sets: Sequence[PodSetInfo]) -> dict[str, Any]:
+        result = copy.deepcopy(dict(job))
+        cluster = result.setdefault("spec", {}).setdefault("rayClusterConfig", {})
+        cluster["suspend"] = False
+        cluster_spec.run_with(cluster, pod_sets)
+        return result
+
+    def restore(self, job: RawObject, pod_sets: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        result = copy.deepcopy(dict(job))
+        cluster_spec.restore(
+            result.setdefault("spec", {}).setdefault("rayClusterConfig", {}), pod_sets
+        )
+        return result
+
+    def finished(self, job: RawObject) -> FinishedState:
+        """A service never finishes (Kueue's rule): it serves until deleted."""
+        return FinishedState(False)
+
+    def active(self, job: RawObject) -> int:
+        """1 while the RayService's ``Ready`` condition is true (its pods are counted apart)."""
+        return 1 if objects.is_true(job, "Ready") else 0
+
+    def pods_ready(self, job: RawObject) -> bool:
+        """The ``Ready`` condition is true (Kueue's ``PodsReady`` for a RayService)."""
+        return objects.is_true(job, "Ready")
+
+    def default(self, job: RawObject, *, queue: str | None, suspend: bool) -> dict[str, Any]:
+        result = with_queue_label(job, queue)
+        return self.suspend(result) if suspend else result
+
+    def validate_create(self, job: RawObject, *, facts: AdmissionFacts) -> list[FieldError]:
+        return validate_ray_kind(
+            job, None, kind_rules=_RULES, suspended_when=is_suspended, managed=facts.managed
+        )
+
+    def validate_update(
+        self, job: RawObject, old: RawObject, *, facts: AdmissionFacts
+    ) -> list[FieldError]:
+        return validate_ray_kind(
+            job,
+            old,
+            kind_rules=_RULES,
+            suspended_when=is_suspended,
+            managed=facts.managed,
+            namespace_has_default_queue=facts.namespace_has_default_queue,
+        )
+
+
+RAYSERVICE: Final = RayService()
