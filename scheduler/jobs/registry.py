@@ -19,7 +19,14 @@ from typing import Any, TypeVar
 
 from scheduler.api import validation
 from scheduler.api.field import FieldError
-from scheduler.jobs.protocol import NO_FACTS, AdmissionRules, Integration, JobIntegration
+from scheduler.jobs.protocol import (
+    NO_FACTS,
+    AdmissionRules,
+    GroupPodsReadiness,
+    Integration,
+    JobIntegration,
+    PodsReadiness,
+)
 
 IntegrationT = TypeVar("IntegrationT", bound=Integration)
 C = TypeVar("C")
@@ -106,6 +113,26 @@ def integration_for(raw: Mapping[str, Any]) -> Integration | None:
     if not isinstance(api_version, str) or not isinstance(kind, str):
         return None
     return _BY_KIND.get((api_version, kind))
+
+
+def readiness_unknown(workload: Mapping[str, Any]) -> bool:
+    """Whether the Workload belongs to a kind that cannot say whether its pods are ready (no
+    :class:`PodsReadiness` nor :class:`GroupPodsReadiness`): waitForPodsReady then does not
+    time it, rather than evict it for a readiness nobody reports
+    (docs/concepts.md#pods-ready): pure."""
+    metadata = workload.get("metadata")
+    references = metadata.get("ownerReferences") if isinstance(metadata, Mapping) else None
+    for reference in references or []:
+        if not isinstance(reference, Mapping) or not reference.get("controller"):
+            continue
+        integration = integration_for(reference)
+        if integration is None:
+            return False
+        return (
+            capability(integration, PodsReadiness) is None
+            and capability(integration, GroupPodsReadiness) is None
+        )
+    return False
 
 
 def frameworks() -> tuple[str, ...]:

@@ -41,6 +41,7 @@ from scheduler.api import objects
 from scheduler.api.config import WaitForPodsReady
 from scheduler.api.pods_ready import backoff_seconds, recovery_timeout
 from scheduler.api.refs import ADMITTED, DEACTIVATION_TARGET, EVICTED, PODS_READY
+from scheduler.jobs.registry import readiness_unknown
 from scheduler.status.conditions import find_condition, set_condition, timestamp
 
 WAIT_FOR_START: Final = "WaitForStart"
@@ -121,7 +122,7 @@ def pods_ready_deadline(
     Only an admitted, active Workload not being evicted whose ``PodsReady``
     is not True is timed (Kueue's ``admittedNotReadyWorkload``).
     """
-    if settings is None or not objects.is_admitted(workload):
+    if settings is None or not objects.is_admitted(workload) or readiness_unknown(workload):
         return None
     if objects.is_deactivated(workload) or objects.is_true(workload, EVICTED):
         return None

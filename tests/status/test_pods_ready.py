@@ -196,3 +196,19 @@ def test_a_deactivated_workload_is_not_requeued_until_it_is_considered_again() -
     waiting = Pending("ml/w", "cq", "WaitingForQuota", "no room")
     again = pending_status({**built, "status": released}, waiting, T0 + timedelta(minutes=1))
     assert again is not None and reason_of(again, "Requeued") == ("True", "Reactivated")
+
+
+def test_a_kind_that_cannot_report_readiness_is_not_timed_one_that_can_is() -> None:
+    import scheduler.jobs.kinds  # noqa: F401  (registers every kind)
+
+    def owned_by(api_version: str, kind: str) -> dict:
+        built = admitted().build()
+        built["metadata"]["ownerReferences"] = [
+            {"apiVersion": api_version, "kind": kind, "name": "x", "uid": "u", "controller": True}
+        ]
+        return built
+
+    lws = owned_by("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet")
+    assert pods_ready_deadline(lws, SETTINGS) is None, "no readiness reported: not evicted for it"
+    job = owned_by("batch/v1", "Job")
+    assert pods_ready_deadline(job, SETTINGS) is not None
