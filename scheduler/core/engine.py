@@ -60,7 +60,7 @@ from scheduler.core.preemption import PreemptionContext, PreemptionHistory
 from scheduler.core.preemption.context import DEFAULT_STRATEGIES
 from scheduler.core.queue_manager import PriorityRef, QueueManager
 from scheduler.core.quota_cache import QuotaCache
-from scheduler.core.readouts import cluster_queue_status, workload_state
+from scheduler.core.readouts import cluster_queue_status, weighted_share, workload_state
 from scheduler.core.state import ADMITTED, FINISHED, PENDING, WorkloadRecord
 from scheduler.core.workload import (
     failed_admission_checks,
@@ -334,7 +334,19 @@ class Engine:
         """
         if name not in self.cache.cluster_queues:
             raise KeyError(name)
-        return cluster_queue_status(name, self.cache, self.queues, self._records)
+        return cluster_queue_status(
+            name, self.cache, self.queues, self._records, fair_sharing=self.options.fair_sharing
+        )
+
+    def cohort_weighted_share(self, name: str) -> int | None:
+        """A Cohort's ``status.fairSharing.weightedShare``; None with fair sharing off: pure.
+
+        A Cohort the engine has not seen yet (no ClusterQueue and no spec) shares nothing.
+        See docs/scheduling.md#dominant-resource-share.
+        """
+        if not self.options.fair_sharing:
+            return None
+        return weighted_share(self.cache.forest.cohorts.get(name))
 
     def admission_checks_for(
         self, cluster_queue: str, flavors: Iterable[str]

@@ -82,6 +82,8 @@ class ClusterQueueStatus:
     admitted_usage: Mapping[str, Mapping[str, Quantity]] | None = None
     """Quota of the admitted workloads only (``flavorsUsage``; None: same as ``usage``)."""
     admitted_borrowed: Mapping[str, Mapping[str, Quantity]] | None = None
+    weighted_share: int | None = None
+    """``status.fairSharing.weightedShare`` (None: fair sharing is off, no ``fairSharing``)."""
 
 
 EngineObject = (

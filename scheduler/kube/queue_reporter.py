@@ -1,4 +1,4 @@
-"""ClusterQueue and LocalQueue status and the queue gauges, from the engine's state.
+"""ClusterQueue, Cohort and LocalQueue status and the queue gauges, from the engine's state.
 
 The engine knows counts and usage; :mod:`scheduler.status.queue_status`
 shapes them into the ``status`` a user reads (docs/scheduling.md#queue-status) and
@@ -27,7 +27,11 @@ from scheduler.kube import metrics
 from scheduler.kube.rest import Conflict, NotFound, RestError, Unreachable
 from scheduler.kube.state import ClusterState
 from scheduler.kube.writer import Writer
-from scheduler.status.queue_status import cluster_queue_status, local_queue_status
+from scheduler.status.queue_status import (
+    cluster_queue_status,
+    cohort_status,
+    local_queue_status,
+)
 
 log = logging.getLogger("kuota.scheduler")
 CONCURRENT_WRITES = 8
@@ -52,7 +56,7 @@ class QueueReporter:
         """Publish the per-flavor quota gauges (Kueue's ``metrics.enableClusterQueueResources``)."""
 
     async def refresh(self) -> None:
-        """Write every ClusterQueue and LocalQueue status that changed.
+        """Write every ClusterQueue, Cohort and LocalQueue status that changed.
 
         Every status is computed first, from one state of the engine; the writes then
         go out concurrently (:data:`CONCURRENT_WRITES` at a time), not one after another.
@@ -68,6 +72,10 @@ class QueueReporter:
             status = cluster_queue_status(queue, states[name], now)
             if status is not None:
                 writes.append(("clusterqueues", name, queue, status))
+        for name, cohort in list(self.state.stored("Cohort").items()):
+            status = cohort_status(cohort, self.engine.cohort_weighted_share(name))
+            if status is not None:
+                writes.append(("cohorts", name, cohort, status))
         by_queue: dict[str, list[dict[str, Any]]] = {}
         for workload in self.state.unfinished_workloads():
             queue_name = objects.workload_queue_name(workload)

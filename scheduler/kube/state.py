@@ -74,7 +74,14 @@ KUEUE_KINDS: Final[tuple[KueueKind, ...]] = (
     "AdmissionCheck",
 )
 """The kuota kinds the scheduler watches."""
-STORED_KINDS: Final = ("ClusterQueue", "LocalQueue", "ResourceFlavor", "AdmissionCheck", "Workload")
+STORED_KINDS: Final = (
+    "ClusterQueue",
+    "Cohort",
+    "LocalQueue",
+    "ResourceFlavor",
+    "AdmissionCheck",
+    "Workload",
+)
 """The kuota kinds kept as stored: their status or finalizers are written."""
 ENGINE_TYPES: Final = EngineObject.__args__
 """The record types the engine takes (a parsed object of another kind is not its business)."""

@@ -77,6 +77,7 @@ def cluster_queue_status(
             "admittedWorkloads",
             "flavorsReservation",
             "flavorsUsage",
+            "fairSharing",
         )
     }
     wanted["conditions"] = set_condition(
@@ -96,7 +97,23 @@ def cluster_queue_status(
         wanted["flavorsUsage"] = wanted["flavorsReservation"]
     else:
         wanted["flavorsUsage"] = _flavor_list(state.admitted_usage, state.admitted_borrowed)
+    if state.weighted_share is not None:
+        wanted["fairSharing"] = {"weightedShare": state.weighted_share}
     return wanted if _changed(current, wanted) else None
+
+
+def cohort_status(cohort: Mapping[str, Any], weighted_share: int | None) -> dict[str, Any] | None:
+    """The Cohort status for ``cohort`` (its stored object), or None when unchanged.
+
+    A Cohort's status holds only ``fairSharing.weightedShare``, there with fair
+    sharing on (``weighted_share`` not None) and absent without it
+    (docs/scheduling.md#queue-status).
+    """
+    current = dict(objects.status(cohort))
+    wanted = {k: v for k, v in current.items() if k != "fairSharing"}
+    if weighted_share is not None:
+        wanted["fairSharing"] = {"weightedShare": weighted_share}
+    return wanted if wanted != current else None
 
 
 def local_queue_status(

@@ -3,6 +3,7 @@ state and Workloads: what kubectl shows, written only when it changes."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -12,6 +13,7 @@ from scheduler.status.queue_status import (
     LQ_BLOCKED,
     LQ_READY,
     cluster_queue_status,
+    cohort_status,
     local_queue_status,
 )
 from tests.builders import assignment, workload
@@ -74,6 +76,27 @@ def test_cluster_queue_status_is_not_rewritten_when_unchanged_and_says_what_is_m
     assert inactive["conditions"][0]["message"] == (
         "Can't admit new workloads: references missing ResourceFlavor(s): spot."
     )
+
+
+def test_fair_sharing_status_follows_the_share_and_goes_when_fair_sharing_is_off() -> None:
+    queue: dict[str, Any] = {"metadata": {"name": "cq"}}
+    queue["status"] = cluster_queue_status(queue, replace(state(), weighted_share=0), NOW)
+    assert queue["status"]["fairSharing"] == {"weightedShare": 0}
+    assert cluster_queue_status(queue, replace(state(), weighted_share=0), NOW) is None
+    borrowing = cluster_queue_status(queue, replace(state(), weighted_share=250), NOW)
+    assert borrowing is not None and borrowing["fairSharing"] == {"weightedShare": 250}
+    off = cluster_queue_status(queue, state(), NOW)
+    assert off is not None and "fairSharing" not in off
+
+
+def test_cohort_status_is_written_only_when_the_share_changes() -> None:
+    cohort: dict[str, Any] = {"metadata": {"name": "c"}}
+    assert cohort_status(cohort, None) is None
+    cohort["status"] = cohort_status(cohort, 0)
+    assert cohort["status"] == {"fairSharing": {"weightedShare": 0}}
+    assert cohort_status(cohort, 0) is None
+    assert cohort_status(cohort, 400) == {"fairSharing": {"weightedShare": 400}}
+    assert cohort_status(cohort, None) == {}
 
 
 def queued() -> workload:

@@ -1,0 +1,183 @@
+"""Fair sharing on a real cluster, with kuota's scheduler started with a ``fairSharing``
+section (Kueue's fair-sharing specs restart their manager with one likewise).
+
+- a ClusterQueue that borrows from its cohort shows ``status.fairSharing.weightedShare``
+  above 0, and so does the Cohort that borrows from its parent; the lender shows 0;
+  when the borrower's Job is gone, the shares go back to 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes_asyncio import client
+
+from .cluster.pki import ClusterPki
+from .cluster.tools import ToolPaths
+from .fixtures import ClusterHandle
+from .kuota_install import KUOTA_CONFIG, KuotaWebhook
+from .kuota_scheduler import SchedulerReplica, start_schedulers
+from .test_scheduler import GROUP, VERSION, job
+from .waiting import eventually
+
+pytestmark = pytest.mark.cluster
+
+Start = Callable[[dict[str, Any]], SchedulerReplica]
+
+
+@pytest.fixture
+def scheduler_with(
+    cluster: ClusterHandle, kuota: KuotaWebhook, tmp_path: Path, fleet_paused: None
+) -> Iterator[Start]:
+    """Start the scheduler with the local cluster's Configuration plus these sections;
+    stopped after the test."""
+    kubectl_binary = ToolPaths.resolve(build_if_missing=False).binary("kubectl")
+    started: list[SchedulerReplica] = []
+
+    def start(sections: dict[str, Any]) -> SchedulerReplica:
+        assert cluster.workdir is not None and cluster.info is not None
+        config = yaml.safe_load(KUOTA_CONFIG.read_text())
+        config.update(sections)
+        path = tmp_path / "kuota-config.yaml"
+        path.write_text(yaml.safe_dump(config))
+        (replica,) = start_schedulers(
+            kubectl_binary,
+            cluster.kubeconfig,
+            ClusterPki(cluster.workdir / "pki"),
+            cluster.info.server,
+            cluster.workdir,
+            config=path,
+        )
+        started.append(replica)
+        return replica
+
+    yield start
+    for replica in started:
+        replica.stop()
+
+
+def cluster_queue(name: str, flavor: str, cohort: str, cpu: str) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "ClusterQueue",
+        "metadata": {"name": name},
+        "spec": {
+            "cohortName": cohort,
+            "namespaceSelector": {},
+            "resourceGroups": [
+                {
+                    "coveredResources": ["cpu"],
+                    "flavors": [
+                        {"name": flavor, "resources": [{"name": "cpu", "nominalQuota": cpu}]}
+                    ],
+                }
+            ],
+        },
+    }
+
+
+@pytest.fixture
+async def cohort_tree(api: client.ApiClient, namespace: str) -> AsyncIterator[dict[str, str]]:
+    """Cohort ``root`` with child Cohort ``team``; ClusterQueue ``a`` (2 CPUs) in ``team``,
+    ``b`` (4 CPUs) in ``root``; LocalQueue ``lq-a`` for ``a``.  Names carry the namespace."""
+    custom = client.CustomObjectsApi(api)
+    names = {key: f"{key}-{namespace}" for key in ("flavor", "root", "team", "a", "b")}
+    created: list[tuple[str, str]] = []
+
+    async def create(plural: str, body: dict[str, Any]) -> None:
+        await custom.create_cluster_custom_object(GROUP, VERSION, plural, body)
+        created.append((plural, body["metadata"]["name"]))
+
+    def cohort(name: str, parent: str | None) -> dict[str, Any]:
+        spec = {"parentName": parent} if parent else {}
+        return {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "Cohort",
+            "metadata": {"name": name},
+            "spec": spec,
+        }
+
+    await create(
+        "resourceflavors",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "ResourceFlavor",
+            "metadata": {"name": names["flavor"]},
+        },
+    )
+    await create("cohorts", cohort(names["root"], None))
+    await create("cohorts", cohort(names["team"], names["root"]))
+    await create("clusterqueues", cluster_queue(names["a"], names["flavor"], names["team"], "2"))
+    await create("clusterqueues", cluster_queue(names["b"], names["flavor"], names["root"], "4"))
+    await custom.create_namespaced_custom_object(
+        GROUP,
+        VERSION,
+        namespace,
+        "localqueues",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "LocalQueue",
+            "metadata": {"name": "lq-a"},
+            "spec": {"clusterQueue": names["a"]},
+        },
+    )
+    yield names
+    batch = client.BatchV1Api(api)
+    for item in (await batch.list_namespaced_job(namespace)).items:
+        await batch.delete_namespaced_job(
+            item.metadata.name, namespace, propagation_policy="Background"
+        )
+    for plural, name in reversed(created):
+        await custom.delete_cluster_custom_object(GROUP, VERSION, plural, name)
+
+
+def share_of(api: client.ApiClient, plural: str, name: str) -> Callable[[], Any]:
+    async def probe() -> int | None:
+        obj = await client.CustomObjectsApi(api).get_cluster_custom_object(
+            GROUP, VERSION, plural, name
+        )
+        fair = (obj.get("status") or {}).get("fairSharing")
+        return None if fair is None else int(fair["weightedShare"])
+
+    return probe
+
+
+async def test_a_borrowing_queue_and_its_cohort_show_their_weighted_share(
+    scheduler_with: Start, api: client.ApiClient, namespace: str, cohort_tree: dict[str, str]
+) -> None:
+    scheduler_with({"fairSharing": {"preemptionStrategies": ["LessThanOrEqualToFinalShare"]}})
+    for plural, name in (("clusterqueues", "a"), ("clusterqueues", "b"), ("cohorts", "team")):
+        await eventually(
+            share_of(api, plural, cohort_tree[name]),
+            lambda share: share == 0,
+            timeout=30,
+            what=f"{name}: weightedShare 0 before any Job",
+        )
+    batch = client.BatchV1Api(api)
+    await batch.create_namespaced_job(namespace, job("wide", "lq-a", cpu="4", delay="1h"))
+    # a uses 4 of its 2 CPUs: it and its Cohort team borrow 2 of the 6 the tree can lend,
+    # ceil(2 x 1000 / 6).
+    assert (
+        await eventually(
+            share_of(api, "clusterqueues", cohort_tree["a"]),
+            lambda share: share is not None and share > 0,
+            timeout=60,
+            what="the borrowing ClusterQueue's weightedShare above 0",
+        )
+        == 334
+    )
+    assert await share_of(api, "cohorts", cohort_tree["team"])() == 334
+    assert await share_of(api, "clusterqueues", cohort_tree["b"])() == 0
+    assert await share_of(api, "cohorts", cohort_tree["root"])() == 0
+
+    await batch.delete_namespaced_job("wide", namespace, propagation_policy="Background")
+    await eventually(
+        share_of(api, "clusterqueues", cohort_tree["a"]),
+        lambda share: share == 0,
+        timeout=60,
+        what="weightedShare back to 0 once the Job is gone",
+    )
