@@ -3,11 +3,18 @@ section (Kueue's fair-sharing specs restart their manager with one likewise).
 
 - a ClusterQueue that borrows from its cohort shows ``status.fairSharing.weightedShare``
   above 0, and so does the Cohort that borrows from its parent; the lender shows 0;
-  when the borrower's Job is gone, the shares go back to 0.
+  when the borrower's Job is gone, the shares go back to 0;
+- admission fair sharing (as Kueue's sequential/baseline spec "should prioritize
+  LocalQueues with lower usage", with its half-life and sampling interval of 1s): a
+  ClusterQueue room for one Job at a time, three older Jobs in ``lq-a`` and two newer
+  ones in ``lq-b``; each time the running Job goes, the LocalQueue that used less
+  (its status shows it) gets the next turn, so the two alternate where age alone
+  would run all of ``lq-a`` first.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +22,8 @@ from typing import Any
 import pytest
 import yaml
 from kubernetes_asyncio import client
+
+from scheduler.api.quantity import Quantity
 
 from .cluster.pki import ClusterPki
 from .cluster.tools import ToolPaths
@@ -181,3 +190,108 @@ async def test_a_borrowing_queue_and_its_cohort_show_their_weighted_share(
         timeout=60,
         what="weightedShare back to 0 once the Job is gone",
     )
+
+
+@pytest.fixture
+async def shared_queue(api: client.ApiClient, namespace: str) -> AsyncIterator[str]:
+    """ClusterQueue of 4 CPUs in ``UsageBasedAdmissionFairSharing`` mode, LocalQueues
+    ``lq-a`` and ``lq-b`` of weight 1 in ``namespace``."""
+    custom = client.CustomObjectsApi(api)
+    flavor, cq = f"afs-{namespace}", f"afs-cq-{namespace}"
+    await custom.create_cluster_custom_object(
+        GROUP,
+        VERSION,
+        "resourceflavors",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "ResourceFlavor",
+            "metadata": {"name": flavor},
+        },
+    )
+    body = cluster_queue(cq, flavor, "", "4")
+    del body["spec"]["cohortName"]
+    body["spec"]["admissionScope"] = {"admissionMode": "UsageBasedAdmissionFairSharing"}
+    await custom.create_cluster_custom_object(GROUP, VERSION, "clusterqueues", body)
+    for name in ("lq-a", "lq-b"):
+        await custom.create_namespaced_custom_object(
+            GROUP,
+            VERSION,
+            namespace,
+            "localqueues",
+            {
+                "apiVersion": f"{GROUP}/{VERSION}",
+                "kind": "LocalQueue",
+                "metadata": {"name": name},
+                "spec": {"clusterQueue": cq, "fairSharing": {"weight": "1"}},
+            },
+        )
+    yield cq
+    batch = client.BatchV1Api(api)
+    for item in (await batch.list_namespaced_job(namespace)).items:
+        await batch.delete_namespaced_job(
+            item.metadata.name, namespace, propagation_policy="Background"
+        )
+    await custom.delete_cluster_custom_object(GROUP, VERSION, "clusterqueues", cq)
+    await custom.delete_cluster_custom_object(GROUP, VERSION, "resourceflavors", flavor)
+
+
+async def running_jobs(api: client.ApiClient, namespace: str) -> list[str]:
+    """The Jobs of ``namespace`` not suspended and not being deleted."""
+    jobs = (await client.BatchV1Api(api).list_namespaced_job(namespace)).items
+    return sorted(
+        j.metadata.name
+        for j in jobs
+        if not j.spec.suspend and j.metadata.deletion_timestamp is None
+    )
+
+
+async def consumed_cpu(api: client.ApiClient, namespace: str) -> dict[str, float]:
+    """LocalQueue name -> the CPU its ``admissionFairSharingStatus`` says it consumed."""
+    queues = await client.CustomObjectsApi(api).list_namespaced_custom_object(
+        GROUP, VERSION, namespace, "localqueues"
+    )
+    consumed: dict[str, float] = {}
+    for queue in queues["items"]:
+        fair = ((queue.get("status") or {}).get("fairSharing") or {}).get(
+            "admissionFairSharingStatus"
+        )
+        if fair is not None:
+            cpu = fair["consumedResources"].get("cpu", "0")
+            consumed[queue["metadata"]["name"]] = float(Quantity.parse(cpu).as_decimal())
+    return consumed
+
+
+async def test_two_local_queues_take_turns_by_usage(
+    scheduler_with: Start, api: client.ApiClient, namespace: str, shared_queue: str
+) -> None:
+    scheduler_with(
+        {"admissionFairSharing": {"usageHalfLifeTime": "1s", "usageSamplingInterval": "1s"}}
+    )
+    batch = client.BatchV1Api(api)
+    for name in ("a-1", "a-2", "a-3"):
+        await batch.create_namespaced_job(namespace, job(name, "lq-a", cpu="4", delay="1h"))
+    await asyncio.sleep(1.1)  # lq-b's Jobs are younger, to the second Kueue orders by
+    for name in ("b-1", "b-2"):
+        await batch.create_namespaced_job(namespace, job(name, "lq-b", cpu="4", delay="1h"))
+
+    turns: list[str] = []
+    for turn in range(5):
+        (running,) = await eventually(
+            lambda: running_jobs(api, namespace),
+            lambda names: len(names) == 1 and names[0] not in turns,  # noqa: B023
+            timeout=60,
+            what=f"turn {turn + 1}: the next Job running",
+        )
+        turns.append(running)
+        if turn == 4:
+            break
+        mine, other = ("lq-a", "lq-b") if running.startswith("a") else ("lq-b", "lq-a")
+        # Its LocalQueue's usage grows toward the 4 CPUs it holds, the other's decays.
+        await eventually(
+            lambda: consumed_cpu(api, namespace),
+            lambda cpu, mine=mine, other=other: cpu.get(mine, 0) > 2 and cpu.get(other, 0) < 2,
+            timeout=60,
+            what=f"{mine} using more than {other} while {running} runs",
+        )
+        await batch.delete_namespaced_job(running, namespace, propagation_policy="Foreground")
+    assert [name[0] for name in turns] == ["a", "b", "a", "b", "a"], turns

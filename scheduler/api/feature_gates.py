@@ -87,8 +87,8 @@ GATES: Final[Mapping[str, Gate]] = {
     "LocalQueueMetrics": _fixed(True, False, "kuota exports no LocalQueue metrics"),
     "TASProfileMixed": _none(True, _TAS),
     "HierarchicalCohorts": _fixed(True, True, "kuota always supports cohort trees", locked=True),
-    "AdmissionFairSharing": _fixed(
-        True, False, "kuota does not implement admission fair sharing (admissionFairSharing)"
+    "AdmissionFairSharing": _read(
+        True, "read by the scheduler: false turns admissionFairSharing off"
     ),
     "ObjectRetentionPolicies": _fixed(
         True, True, "kuota applies objectRetentionPolicies when the section is set", locked=True

@@ -595,7 +595,6 @@ def _admit(sched: CycleParts, entry: _Entry, assignment: Assignment, now: dateti
         )
         for result in assignment.pod_sets
     )
-    sched.queues.admitted(record, cq.name)
     record.state = ADMITTED
     record.pods_ready = False  # its pods start now
     record.assumed = True  # until the Workload's status shows it (Engine._apply_workload)
@@ -606,6 +605,7 @@ def _admit(sched: CycleParts, entry: _Entry, assignment: Assignment, now: dateti
     record.claims_freed = False
     sched.history.admitted(record.key)
     sched.quota.charge(record, cq.name, dict(assignment.usage), now)
+    sched.queues.admitted(record, cq.name)
     checks = applicable_checks(
         cq.check_rules, (flavor for pod_set in pod_sets for flavor in pod_set.flavors.values())
     )

@@ -10,7 +10,11 @@ ClusterQueue missing, admission-gated.  Those workloads sit outside every
 queue with the reason and message of the docs' table, reported once per change
 (``take_to_report``); they are routed again whenever their LocalQueue or
 ClusterQueue changes, and indexes by LocalQueue (and by priority class, for
-priority changes) keep that O(affected).  Workloads queued in an inactive
+priority changes) keep that O(affected).  Under admission fair sharing
+(``fair_usage``, docs/concepts.md#admission-fair-sharing) a ClusterQueue in
+``UsageBasedAdmissionFairSharing`` mode hands out the head of its LocalQueue
+with the least usage first; the manager keeps the usage ledger up to date
+with each admission and each sample.  Workloads queued in an inactive
 ClusterQueue stay queued (they count as pending) but are never popped
 (docs/scheduling.md#inactive-clusterqueues).
 
@@ -25,10 +29,13 @@ it never imports the cache or the engine.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Protocol
 
+from scheduler.core.admission_fair_sharing import UsageLedger
 from scheduler.core.decisions import Pending
-from scheduler.core.queues import ClusterQueueQueue
+from scheduler.core.queues import ClusterQueueQueue, Rank
+from scheduler.core.resources import to_quantity
 from scheduler.core.state import ADMITTED, FINISHED, WorkloadRecord
 
 PriorityRef = tuple[str, str]
@@ -51,10 +58,17 @@ class QueueManager:
     """LocalQueue routing, the per-ClusterQueue queues and their indexes (module docstring)."""
 
     def __init__(
-        self, cluster_queues: ClusterQueueView, records: Mapping[str, WorkloadRecord]
+        self,
+        cluster_queues: ClusterQueueView,
+        records: Mapping[str, WorkloadRecord],
+        fair_usage: UsageLedger | None = None,
     ) -> None:
         self._cluster_queues = cluster_queues
         self._records = records
+        self.fair_usage = fair_usage
+        """Admission fair sharing's ledger; None when it is off."""
+        self._usage_based: set[str] = set()
+        """ClusterQueues in ``UsageBasedAdmissionFairSharing`` mode."""
         self._local_queues: dict[str, tuple[str, str]] = {}
         """``namespace/name`` -> (ClusterQueue name, stopPolicy)."""
         self._queues: dict[str, ClusterQueueQueue] = {}
@@ -89,6 +103,19 @@ class QueueManager:
         self._draining.discard(key)
         if self._local_queues.pop(key, None) is not None:
             self.reroute_local_queue(key)
+
+    def set_usage_based(self, name: str, usage_based: bool) -> None:
+        """Whether ClusterQueue ``name`` orders by LocalQueue usage (its ``admissionScope``)."""
+        if usage_based:
+            self._usage_based.add(name)
+        else:
+            self._usage_based.discard(name)
+
+    def _rank(self, cluster_queue: str) -> Rank | None:
+        ledger = self.fair_usage
+        if ledger is None or cluster_queue not in self._usage_based:
+            return None
+        return ledger.usage
 
     def add_cluster_queue(self, name: str) -> None:
         """Make sure ``name`` has a queue (an existing one keeps its workloads)."""
@@ -174,7 +201,7 @@ class QueueManager:
         self.unqueue(record)
         queue = self._queues.setdefault(cq_name, ClusterQueueQueue())
         record.queued_in = cq_name
-        queue.push(record.queue_order())
+        queue.push(record.queue_order(), _local_queue(record))
 
     def unqueue(self, record: WorkloadRecord) -> None:
         """Take ``record`` out of the queue that holds it, if any."""
@@ -187,13 +214,13 @@ class QueueManager:
     def requeue_one(self, record: WorkloadRecord) -> None:
         """Re-key ``record`` in its heap (its priority or spec changed)."""
         if record.queued_in is not None:
-            self._queues[record.queued_in].push(record.queue_order())
+            self._queues[record.queued_in].push(record.queue_order(), _local_queue(record))
 
     # --- what the cycle does with heads -------------------------------------------
 
     def pop_head(self, cluster_queue: str) -> WorkloadRecord | None:
         """The head of ``cluster_queue``'s heap, taken out of the queue."""
-        key = self._queues[cluster_queue].pop()
+        key = self._queues[cluster_queue].pop(self._rank(cluster_queue))
         if key is None:
             return None
         record = self._records[key]
@@ -210,15 +237,22 @@ class QueueManager:
         queue = self._queues[cluster_queue]
         record.queued_in = cluster_queue
         if park:
-            queue.park(record.queue_order())
+            queue.park(record.queue_order(), _local_queue(record))
             return
-        queue.push(record.queue_order())
+        queue.push(record.queue_order(), _local_queue(record))
         if sticky:
             queue.sticky = record.key
 
     def admitted(self, record: WorkloadRecord, cluster_queue: str) -> None:
-        """``record`` was admitted from ``cluster_queue``: it leaves the queue, sticky no more."""
+        """``record`` was admitted from ``cluster_queue``: it leaves the queue, sticky no more.
+
+        In a ClusterQueue ordered by LocalQueue usage, its LocalQueue pays the entry
+        penalty of what it holds now (``record.usage``, charged before).
+        """
         self._queues[cluster_queue].remove(record.key)
+        if self._rank(cluster_queue) is not None and self.fair_usage is not None:
+            holds = held(record, cluster_queue)
+            self.fair_usage.admitted(_local_queue(record), record.key, holds)
 
     def requeue_inadmissible(self, cluster_queue: str, keep_parked: Callable[[str], bool]) -> int:
         """Move ``cluster_queue``'s inadmissible workloads back to the heap; how many moved.
@@ -285,8 +319,83 @@ class QueueManager:
         queue = self._queues.get(record.cluster_queue or "")
         if queue is None or record.key not in queue:
             return None
-        ordered = sorted(queue.keys(), key=lambda key: self._records[key].queue_order())
+        rank = self._rank(record.cluster_queue or "")
+
+        def order(key: str) -> tuple[float, tuple[int, object, str, str]]:
+            other = self._records[key]
+            return (0.0 if rank is None else rank(_local_queue(other)), other.queue_order())
+
+        ordered = sorted(queue.keys(), key=order)
         return ordered.index(record.key) + 1, len(ordered)
 
+    # --- admission fair sharing --------------------------------------------------
 
-__all__ = ["ClusterQueueView", "PriorityRef", "QueueManager"]
+    def sample_fair_usage(self, now: datetime) -> None:
+        """Sample every LocalQueue's usage that is due (docs/concepts.md#admission-fair-sharing).
+
+        As Kueue's LocalQueue controller: only LocalQueues that are not stopped and
+        whose ClusterQueue exists and is active.  A workload's penalty settles once
+        it is admitted (or already finished), and goes when it never will be from
+        this queue (deleted, moved, deactivated before admission).
+        """
+        ledger = self.fair_usage
+        if ledger is None:
+            return
+        for key, (cluster_queue, stop_policy) in sorted(self._local_queues.items()):
+            if stop_policy != "None" or not self._cluster_queues.is_active(cluster_queue):
+                continue
+            members = self.local_queue_members(key)
+            admitted: dict[str, int] = {}
+            for record in members:
+                if record.state == ADMITTED and not record.awaiting_checks:
+                    for name, amount in held(record).items():
+                        admitted[name] = admitted.get(name, 0) + amount
+            ledger.sample(key, admitted, self._penalty_fate(key), now)
+
+    def _penalty_fate(self, local_queue: str) -> Callable[[str], str]:
+        def fate(workload: str) -> str:
+            record = self._records.get(workload)
+            if record is None or _local_queue(record) != local_queue:
+                return "drop"
+            if record.state == FINISHED:
+                return "settle"  # it ran: only admitted workloads pay a penalty
+            if record.state == ADMITTED:
+                return "keep" if record.awaiting_checks else "settle"
+            return "keep" if record.active else "drop"
+
+        return fate
+
+    def forget_fair_usage(self, key: str) -> None:
+        """LocalQueue ``key`` is gone: so is its admission fair sharing history."""
+        if self.fair_usage is not None:
+            self.fair_usage.forget(key)
+
+    def fair_usage_status(self, key: str) -> tuple[dict[str, int], datetime] | None:
+        """LocalQueue ``key``'s consumed resources (nano-units) and last sample; None when
+        admission fair sharing is off or it was never sampled: pure."""
+        entry = self.fair_usage.entry(key) if self.fair_usage is not None else None
+        if entry is None or entry.last_update is None:
+            return None
+        return dict(entry.consumed), entry.last_update
+
+    def local_queue_members(self, key: str) -> list[WorkloadRecord]:
+        """The workloads submitted to LocalQueue ``namespace/name``, by key: pure."""
+        return [self._records[k] for k in sorted(self._by_local_queue.get(key, ()))]
+
+
+def _local_queue(record: WorkloadRecord) -> str:
+    return f"{record.namespace}/{record.queue_name or ''}"
+
+
+def held(record: WorkloadRecord, cluster_queue: str | None = None) -> dict[str, int]:
+    """What ``record`` holds, per resource name over its flavors, in nano-units: pure."""
+    totals: dict[str, int] = {}
+    for cq, usage in (record.usage or {}).items():
+        if cluster_queue is not None and cq != cluster_queue:
+            continue
+        for (_, resource), amount in usage.items():
+            totals[resource] = totals.get(resource, 0) + to_quantity(resource, amount).nanos
+    return totals
+
+
+__all__ = ["ClusterQueueView", "PriorityRef", "QueueManager", "held"]

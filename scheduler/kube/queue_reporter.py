@@ -62,6 +62,7 @@ class QueueReporter:
         go out concurrently (:data:`CONCURRENT_WRITES` at a time), not one after another.
         """
         now = self.clock()
+        self.engine.sample_fair_usage(now)
         states: dict[str, ClusterQueueStatus] = {}
         writes: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = []
         for name, queue in list(self.state.stored("ClusterQueue").items()):
@@ -85,7 +86,11 @@ class QueueReporter:
         for key, queue in list(self.state.stored("LocalQueue").items()):
             cluster_queue = str(objects.spec(queue).get("clusterQueue", ""))
             status = local_queue_status(
-                queue, by_queue.get(key, []), cluster_queue=states.get(cluster_queue), now=now
+                queue,
+                by_queue.get(key, []),
+                cluster_queue=states.get(cluster_queue),
+                now=now,
+                fair_usage=self.engine.local_queue_fair_usage(key),
             )
             if status is not None:
                 writes.append(("localqueues", key, queue, status))

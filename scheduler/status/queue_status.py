@@ -17,8 +17,10 @@ from scheduler.api.quantity import Quantity
 from scheduler.api.refs import ACTIVE
 from scheduler.core.engine import ClusterQueueStatus
 from scheduler.core.resources import format_quantity
-from scheduler.status.conditions import find_condition, set_condition
+from scheduler.status.conditions import find_condition, set_condition, timestamp
 
+FairUsage = tuple[Mapping[str, int], datetime]
+"""A LocalQueue's consumed resources (nano-units) and the time of their last sample."""
 LQ_READY = "Can submit new workloads to localQueue"
 LQ_BLOCKED = "Can't submit new workloads to clusterQueue"
 
@@ -122,8 +124,14 @@ def local_queue_status(
     *,
     cluster_queue: ClusterQueueStatus | None,
     now: datetime,
+    fair_usage: FairUsage | None = None,
 ) -> dict[str, Any] | None:
-    """The LocalQueue status for ``queue`` from its Workloads, or None when unchanged."""
+    """The LocalQueue status for ``queue`` from its Workloads, or None when unchanged.
+
+    ``fair_usage``: its admission fair sharing history (consumed nano-units, last
+    sample), shown as ``fairSharing.admissionFairSharingStatus``; None leaves
+    ``fairSharing`` as it is.
+    """
     current = dict(objects.status(queue))
     stopped = objects.spec(queue).get("stopPolicy") not in (None, "", "None")
     pending = reserving = admitted = 0
@@ -185,6 +193,17 @@ def local_queue_status(
         now=now,
         generation=generation,
     )
+    if fair_usage is not None:
+        consumed, last_update = fair_usage
+        wanted["fairSharing"] = {
+            "weightedShare": 0,
+            "admissionFairSharingStatus": {
+                "consumedResources": {
+                    name: str(Quantity(amount)) for name, amount in sorted(consumed.items())
+                },
+                "lastUpdate": timestamp(last_update),
+            },
+        }
     wanted["pendingWorkloads"] = 0 if stopped else pending
     wanted["reservingWorkloads"] = reserving
     wanted["admittedWorkloads"] = admitted

@@ -179,3 +179,21 @@ def test_queues_count_a_workload_waiting_for_admission_checks_as_reserving_only(
     assert cq_status is not None
     assert (cq_status["reservingWorkloads"], cq_status["admittedWorkloads"]) == (3, 2)
     assert (cpu(cq_status["flavorsReservation"]), cpu(cq_status["flavorsUsage"])) == ("9", "8")
+
+
+def test_local_queue_status_shows_admission_fair_sharing_usage() -> None:
+    queue = {"metadata": {"name": "lq", "namespace": "ns"}, "spec": {"clusterQueue": "cq"}}
+    usage = ({"cpu": 1_500_000_000, "memory": 1024 * 10**9}, NOW)
+    status = local_queue_status(queue, [], cluster_queue=state(), now=NOW, fair_usage=usage)
+    assert status is not None
+    assert status["fairSharing"] == {
+        "weightedShare": 0,
+        "admissionFairSharingStatus": {
+            "consumedResources": {"cpu": "1500m", "memory": "1024"},
+            "lastUpdate": "2026-11-22T12:00:00Z",
+        },
+    }
+    queue["status"] = status
+    assert local_queue_status(queue, [], cluster_queue=state(), now=NOW, fair_usage=usage) is None
+    # Admission fair sharing off: what the status says stays.
+    assert local_queue_status(queue, [], cluster_queue=state(), now=NOW) is None
