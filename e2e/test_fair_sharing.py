@@ -144,6 +144,26 @@ async def cohort_tree(api: client.ApiClient, namespace: str) -> AsyncIterator[di
         await custom.delete_cluster_custom_object(GROUP, VERSION, plural, name)
 
 
+def share_gauges(replica: SchedulerReplica) -> dict[tuple[str, str], float]:
+    """(name, "cq" or "cohort") -> the value of Kueue's weighted-share gauges."""
+    status, text = replica.endpoint("/metrics")
+    found: dict[tuple[str, str], float] = {}
+    if status != 200:
+        return found
+    for line in text.splitlines():
+        for metric, kind, label in (
+            ("kueue_cluster_queue_weighted_share{", "cq", "cluster_queue"),
+            ("kueue_cohort_weighted_share{", "cohort", "cohort"),
+        ):
+            if line.startswith(metric):
+                labels, _, value = line[len(metric) :].partition("} ")
+                for pair in labels.split(","):
+                    key, _, quoted = pair.partition("=")
+                    if key == label:
+                        found[(quoted.strip('"'), kind)] = float(value)
+    return found
+
+
 def share_of(api: client.ApiClient, plural: str, name: str) -> Callable[[], Any]:
     async def probe() -> int | None:
         obj = await client.CustomObjectsApi(api).get_cluster_custom_object(
@@ -158,7 +178,9 @@ def share_of(api: client.ApiClient, plural: str, name: str) -> Callable[[], Any]
 async def test_a_borrowing_queue_and_its_cohort_show_their_weighted_share(
     scheduler_with: Start, api: client.ApiClient, namespace: str, cohort_tree: dict[str, str]
 ) -> None:
-    scheduler_with({"fairSharing": {"preemptionStrategies": ["LessThanOrEqualToFinalShare"]}})
+    replica = scheduler_with(
+        {"fairSharing": {"preemptionStrategies": ["LessThanOrEqualToFinalShare"]}}
+    )
     for plural, name in (("clusterqueues", "a"), ("clusterqueues", "b"), ("cohorts", "team")):
         await eventually(
             share_of(api, plural, cohort_tree[name]),
@@ -182,6 +204,16 @@ async def test_a_borrowing_queue_and_its_cohort_show_their_weighted_share(
     assert await share_of(api, "cohorts", cohort_tree["team"])() == 334
     assert await share_of(api, "clusterqueues", cohort_tree["b"])() == 0
     assert await share_of(api, "cohorts", cohort_tree["root"])() == 0
+    # Kueue's gauges carry the share unrounded.
+    a, team = cohort_tree["a"], cohort_tree["team"]
+    gauges = await eventually(
+        lambda: asyncio.to_thread(lambda: share_gauges(replica)),
+        lambda found: (a, "cq") in found and (team, "cohort") in found,
+        timeout=30,
+        what="the weighted-share gauges on /metrics",
+    )
+    assert abs(gauges[(a, "cq")] - 2000 / 6) < 1e-6
+    assert abs(gauges[(team, "cohort")] - 2000 / 6) < 1e-6
 
     await batch.delete_namespaced_job("wide", namespace, propagation_policy="Background")
     await eventually(

@@ -62,11 +62,12 @@ from scheduler.core.engine_types import (
     PriorityClassInfo,
     WorkloadState,
 )
+from scheduler.core.fair_share import Share
 from scheduler.core.preemption import PreemptionContext, PreemptionHistory
 from scheduler.core.preemption.context import DEFAULT_STRATEGIES
 from scheduler.core.queue_manager import PriorityRef, QueueManager
 from scheduler.core.quota_cache import QuotaCache
-from scheduler.core.readouts import cluster_queue_status, weighted_share, workload_state
+from scheduler.core.readouts import cluster_queue_status, node_share, workload_state
 from scheduler.core.state import ADMITTED, FINISHED, PENDING, WorkloadRecord
 from scheduler.core.workload import (
     failed_admission_checks,
@@ -360,15 +361,15 @@ class Engine:
             name, self.cache, self.queues, self._records, fair_sharing=self.options.fair_sharing
         )
 
-    def cohort_weighted_share(self, name: str) -> int | None:
-        """A Cohort's ``status.fairSharing.weightedShare``; None with fair sharing off: pure.
+    def cohort_share(self, name: str) -> Share | None:
+        """A Cohort's dominant resource share; None with fair sharing off: pure.
 
         A Cohort the engine has not seen yet (no ClusterQueue and no spec) shares nothing.
         See docs/scheduling.md#dominant-resource-share.
         """
         if not self.options.fair_sharing:
             return None
-        return weighted_share(self.cache.forest.cohorts.get(name))
+        return node_share(self.cache.forest.cohorts.get(name))
 
     def admission_checks_for(
         self, cluster_queue: str, flavors: Iterable[str]

@@ -12,7 +12,7 @@ from typing import Literal
 
 from scheduler.core.decisions import WorkloadKey
 from scheduler.core.engine_types import ClusterQueueStatus, WorkloadState
-from scheduler.core.fair_share import dominant_resource_share
+from scheduler.core.fair_share import ZERO, Share, dominant_resource_share
 from scheduler.core.pending_reasons import Blocker, Shortage
 from scheduler.core.queue_manager import QueueManager
 from scheduler.core.quota_cache import QuotaCache
@@ -109,13 +109,13 @@ def cluster_queue_status(
         active=reason == "Ready",
         active_reason=reason,
         active_message=message,
-        weighted_share=weighted_share(cache.cluster_queues[name].node) if fair_sharing else None,
+        share=node_share(cache.cluster_queues[name].node) if fair_sharing else None,
     )
 
 
-def weighted_share(node: QuotaNode | None) -> int:
-    """``status.fairSharing.weightedShare`` of a ClusterQueue or Cohort node: pure.
+def node_share(node: QuotaNode | None) -> Share:
+    """The dominant resource share of a ClusterQueue or Cohort node (none: 0): pure.
 
     See docs/scheduling.md#dominant-resource-share.
     """
-    return 0 if node is None else dominant_resource_share(node).weighted_share()
+    return ZERO if node is None else dominant_resource_share(node)

@@ -70,6 +70,16 @@ CQ_USAGE = Gauge(
     "Quota used by admitted workloads per flavor and resource.",
     ["cohort", "cluster_queue", "flavor", "resource", *ROLE],
 )
+CQ_WEIGHTED_SHARE = Gauge(
+    "kueue_cluster_queue_weighted_share",
+    "Dominant resource share of the ClusterQueue under fair sharing (NaN: infinite).",
+    ["cluster_queue", "cohort", *ROLE],
+)
+COHORT_WEIGHTED_SHARE = Gauge(
+    "kueue_cohort_weighted_share",
+    "Dominant resource share of the Cohort under fair sharing.",
+    ["cohort", *ROLE],
+)
 CYCLE_SECONDS = Histogram(
     "kuota_cycle_duration_seconds",
     "Duration of one engine cycle.",

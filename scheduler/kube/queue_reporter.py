@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -74,7 +75,7 @@ class QueueReporter:
             if status is not None:
                 writes.append(("clusterqueues", name, queue, status))
         for name, cohort in list(self.state.stored("Cohort").items()):
-            status = cohort_status(cohort, self.engine.cohort_weighted_share(name))
+            status = cohort_status(cohort, self.engine.cohort_share(name))
             if status is not None:
                 writes.append(("cohorts", name, cohort, status))
         by_queue: dict[str, list[dict[str, Any]]] = {}
@@ -131,13 +132,25 @@ class QueueReporter:
         return True
 
     def publish_metrics(self, role: str) -> None:
-        """Kueue's per-ClusterQueue gauges, labelled with this replica's role."""
+        """Kueue's per-ClusterQueue and per-Cohort gauges, labelled with this replica's role."""
+        for cohort in list(self.state.stored("Cohort")):
+            cohort_share = self.engine.cohort_share(cohort)
+            if cohort_share is not None:
+                metrics.COHORT_WEIGHTED_SHARE.labels(cohort, role).set(cohort_share.precise())
         for name in self.engine.cluster_queue_names():
             status = self.engine.cluster_queue_status(name)
             metrics.PENDING.labels(name, "active", role).set(status.pending)
             reserving = status.reserving if status.reserving >= 0 else status.admitted
             metrics.RESERVING.labels(name, role).set(reserving)
             metrics.ADMITTED_ACTIVE.labels(name, role).set(status.admitted)
+            if status.share is not None and self.resource_gauges:
+                # Kueue's gauge: NaN for an infinite share (weight 0 and borrowing).
+                share = status.share.precise()
+                queue = self.state.stored("ClusterQueue").get(name) or {}
+                cohort = str(objects.spec(queue).get("cohortName") or "")
+                metrics.CQ_WEIGHTED_SHARE.labels(name, cohort, role).set(
+                    math.nan if math.isinf(share) else share
+                )
             current = "active" if status.active else "pending"
             for state in ("pending", "active", "terminating"):
                 metrics.CQ_STATUS.labels(name, state, role).set(1 if state == current else 0)

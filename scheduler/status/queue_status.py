@@ -16,6 +16,7 @@ from scheduler.api import objects
 from scheduler.api.quantity import Quantity
 from scheduler.api.refs import ACTIVE
 from scheduler.core.engine import ClusterQueueStatus
+from scheduler.core.fair_share import Share
 from scheduler.core.resources import format_quantity
 from scheduler.status.conditions import find_condition, set_condition, timestamp
 
@@ -104,17 +105,17 @@ def cluster_queue_status(
     return wanted if _changed(current, wanted) else None
 
 
-def cohort_status(cohort: Mapping[str, Any], weighted_share: int | None) -> dict[str, Any] | None:
+def cohort_status(cohort: Mapping[str, Any], share: Share | None) -> dict[str, Any] | None:
     """The Cohort status for ``cohort`` (its stored object), or None when unchanged.
 
     A Cohort's status holds only ``fairSharing.weightedShare``, there with fair
-    sharing on (``weighted_share`` not None) and absent without it
+    sharing on (``share`` not None) and absent without it
     (docs/scheduling.md#queue-status).
     """
     current = dict(objects.status(cohort))
     wanted = {k: v for k, v in current.items() if k != "fairSharing"}
-    if weighted_share is not None:
-        wanted["fairSharing"] = {"weightedShare": weighted_share}
+    if share is not None:
+        wanted["fairSharing"] = {"weightedShare": share.weighted_share()}
     return wanted if wanted != current else None
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from scheduler.core.decisions import Admit
 from scheduler.core.engine import Engine
-from scheduler.core.fair_share import dominant_resource_share
+from scheduler.core.fair_share import ZERO, dominant_resource_share
 from tests.builders import (
     T0,
     cluster_queue,
@@ -402,8 +402,8 @@ def test_status_reports_the_weighted_share_of_queues_and_cohorts() -> None:
     )
     assert engine.cluster_queue_status("cq").weighted_share == 100
     assert engine.cluster_queue_status("lending-cq").weighted_share == 0
-    assert engine.cohort_weighted_share("c") == 0
-    assert engine.cohort_weighted_share("never-seen") == 0
+    assert engine.cohort_share("c") == ZERO
+    assert engine.cohort_share("never-seen") == ZERO
 
 
 def test_a_child_cohort_borrowing_from_its_parent_has_a_share() -> None:
@@ -420,8 +420,9 @@ def test_a_child_cohort_borrowing_from_its_parent_has_a_share() -> None:
     engine.apply(local_queue("lq-a").cluster_queue("a").model())
     engine.apply(workload("w").queue("lq-a").pod_set(cpu="6").reserve_quota("a").model())
     # team borrows 4 cpu of the 10 the whole tree could lend: 4 x 1000 / 10.
-    assert engine.cohort_weighted_share("team") == 400
-    assert engine.cohort_weighted_share("root") == 0
+    team = engine.cohort_share("team")
+    assert team is not None and team.weighted_share() == 400
+    assert engine.cohort_share("root") == ZERO
 
 
 def test_without_fair_sharing_no_share_is_reported() -> None:
@@ -429,4 +430,4 @@ def test_without_fair_sharing_no_share_is_reported() -> None:
     engine.apply(resource_flavor("default").model())
     engine.apply(cluster_queue("cq").resource_group(flavor_quotas("default", cpu="1")).model())
     assert engine.cluster_queue_status("cq").weighted_share is None
-    assert engine.cohort_weighted_share("c") is None
+    assert engine.cohort_share("c") is None

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime
+from fractions import Fraction
 from typing import Any
 
 from scheduler.api.quantity import Quantity
 from scheduler.core.engine import ClusterQueueStatus
+from scheduler.core.fair_share import ZERO, Share
 from scheduler.status.queue_status import (
     LQ_BLOCKED,
     LQ_READY,
@@ -78,12 +80,16 @@ def test_cluster_queue_status_is_not_rewritten_when_unchanged_and_says_what_is_m
     )
 
 
+def share(value: Fraction) -> Share:
+    return Share(borrowing=True, unweighted=value, infinite=False, value=value)
+
+
 def test_fair_sharing_status_follows_the_share_and_goes_when_fair_sharing_is_off() -> None:
     queue: dict[str, Any] = {"metadata": {"name": "cq"}}
-    queue["status"] = cluster_queue_status(queue, replace(state(), weighted_share=0), NOW)
+    queue["status"] = cluster_queue_status(queue, replace(state(), share=ZERO), NOW)
     assert queue["status"]["fairSharing"] == {"weightedShare": 0}
-    assert cluster_queue_status(queue, replace(state(), weighted_share=0), NOW) is None
-    borrowing = cluster_queue_status(queue, replace(state(), weighted_share=250), NOW)
+    assert cluster_queue_status(queue, replace(state(), share=ZERO), NOW) is None
+    borrowing = cluster_queue_status(queue, replace(state(), share=share(Fraction(499, 2))), NOW)
     assert borrowing is not None and borrowing["fairSharing"] == {"weightedShare": 250}
     off = cluster_queue_status(queue, state(), NOW)
     assert off is not None and "fairSharing" not in off
@@ -92,10 +98,10 @@ def test_fair_sharing_status_follows_the_share_and_goes_when_fair_sharing_is_off
 def test_cohort_status_is_written_only_when_the_share_changes() -> None:
     cohort: dict[str, Any] = {"metadata": {"name": "c"}}
     assert cohort_status(cohort, None) is None
-    cohort["status"] = cohort_status(cohort, 0)
+    cohort["status"] = cohort_status(cohort, ZERO)
     assert cohort["status"] == {"fairSharing": {"weightedShare": 0}}
-    assert cohort_status(cohort, 0) is None
-    assert cohort_status(cohort, 400) == {"fairSharing": {"weightedShare": 400}}
+    assert cohort_status(cohort, ZERO) is None
+    assert cohort_status(cohort, share(Fraction(400))) == {"fairSharing": {"weightedShare": 400}}
     assert cohort_status(cohort, None) == {}
 
 
