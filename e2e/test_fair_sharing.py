@@ -9,13 +9,17 @@ section (Kueue's fair-sharing specs restart their manager with one likewise).
   ClusterQueue room for one Job at a time, three older Jobs in ``lq-a`` and two newer
   ones in ``lq-b``; each time the running Job goes, the LocalQueue that used less
   (its status shows it) gets the next turn, so the two alternate where age alone
-  would run all of ``lq-a`` first.
+  would run all of ``lq-a`` first;
+- a scheduler that starts reads each LocalQueue's history back from its status: the
+  usage a former scheduler recorded for ``lq-a`` sends ``lq-b``'s younger Job first,
+  and the history goes on from the recorded value (not from 0).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -327,3 +331,49 @@ async def test_two_local_queues_take_turns_by_usage(
         )
         await batch.delete_namespaced_job(running, namespace, propagation_policy="Foreground")
     assert [name[0] for name in turns] == ["a", "b", "a", "b", "a"], turns
+
+
+async def test_a_starting_scheduler_reads_the_usage_back_from_status(
+    scheduler_with: Start, api: client.ApiClient, namespace: str, shared_queue: str
+) -> None:
+    # What a former scheduler wrote: lq-a consumed 100 CPUs a moment ago.
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    await client.CustomObjectsApi(api).patch_namespaced_custom_object_status(
+        GROUP,
+        VERSION,
+        namespace,
+        "localqueues",
+        "lq-a",
+        {
+            "status": {
+                "fairSharing": {
+                    "weightedShare": 0,
+                    "admissionFairSharingStatus": {
+                        "consumedResources": {"cpu": "100"},
+                        "lastUpdate": now,
+                    },
+                }
+            }
+        },
+        _content_type="application/merge-patch+json",
+    )
+    batch = client.BatchV1Api(api)
+    await batch.create_namespaced_job(namespace, job("a-1", "lq-a", cpu="4", delay="1h"))
+    await asyncio.sleep(1.1)  # b-1 is younger, to the second Kueue orders by
+    await batch.create_namespaced_job(namespace, job("b-1", "lq-b", cpu="4", delay="1h"))
+    scheduler_with(
+        {"admissionFairSharing": {"usageHalfLifeTime": "1h", "usageSamplingInterval": "1s"}}
+    )
+    assert await eventually(
+        lambda: running_jobs(api, namespace),
+        lambda names: len(names) == 1,
+        timeout=60,
+        what="one Job running",
+    ) == ["b-1"]
+    consumed = await eventually(
+        lambda: consumed_cpu(api, namespace),
+        lambda cpu: "lq-b" in cpu,
+        timeout=30,
+        what="both LocalQueues sampled",
+    )
+    assert 99 < consumed["lq-a"] <= 100, consumed
