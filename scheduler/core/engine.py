@@ -428,6 +428,7 @@ class Engine:
             fair_sharing=self.options.fair_sharing,
             strategies=self.options.strategies,
             history=self.history,
+            local_queue_usage=self.queues.local_queue_usage,
         )
 
     # --- connecting the parts ---------------------------------------------------------

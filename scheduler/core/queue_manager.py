@@ -111,6 +111,10 @@ class QueueManager:
         else:
             self._usage_based.discard(name)
 
+    def local_queue_usage(self, cluster_queue: str) -> Rank | None:
+        """LocalQueue key -> its usage, for a ClusterQueue that orders by it; else None."""
+        return self._rank(cluster_queue)
+
     def _rank(self, cluster_queue: str) -> Rank | None:
         ledger = self.fair_usage
         if ledger is None or cluster_queue not in self._usage_based:

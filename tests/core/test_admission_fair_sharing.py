@@ -28,6 +28,7 @@ from tests.builders import (
     resource_flavor,
     workload,
 )
+from tests.core.test_preemption import victims
 
 CPU = 1_000_000_000
 """One CPU in nano-units."""
@@ -216,3 +217,31 @@ def test_without_the_feature_gate_nothing_is_kept() -> None:
     config = configuration().admission_fair_sharing()
     config.raw["featureGates"] = {"AdmissionFairSharing": False}
     assert Engine(config.model()).queues.fair_usage is None
+
+
+def test_preemption_in_the_queue_takes_from_the_local_queue_that_used_more() -> None:
+    def evicted(usage_based: bool) -> list[str]:
+        engine = Engine(configuration().admission_fair_sharing().model())
+        engine.apply(resource_flavor("default").model())
+        cq = (
+            cluster_queue("cq")
+            .resource_group(flavor_quotas("default", cpu="2"))
+            .preemption(withinClusterQueue="LowerPriority")
+        )
+        engine.apply((cq.usage_based_admission() if usage_based else cq).model())
+        for queue in (
+            local_queue("lq-a").consumed(0, cpu="100"),
+            local_queue("lq-b").consumed(0, cpu="1"),
+        ):
+            engine.apply(queue.cluster_queue("cq").model())
+        # a1 of the heavy lq-a was reserved first: by age alone b1 would go.
+        for name, queue, at in (("a1", "lq-a", 1), ("b1", "lq-b", 2)):
+            engine.apply(
+                workload(name).queue(queue).pod_set(cpu="1").reserve_quota("cq", at=at).model()
+            )
+        engine.apply(workload("p").queue("lq-b").pod_set(cpu="1").priority(10).created(3).model())
+        result = engine.cycle(T0 + timedelta(seconds=10))
+        return sorted(victims(result))
+
+    assert evicted(usage_based=True) == ["a1"]
+    assert evicted(usage_based=False) == ["b1"]
