@@ -213,14 +213,7 @@ def _admission_fair_sharing() -> ObjectNode:
             "resourceWeights": string_map(values=weight),
         }
     )
-    return _checked(
-        section,
-        NotActedOn(
-            message="kuota does not implement admission fair sharing: a ClusterQueue's "
-            "workloads are ordered by priority and creation time, whatever their "
-            "LocalQueue used before"
-        ),
-    )
+    return section
 
 
 def _resources() -> ObjectNode:

@@ -92,8 +92,8 @@ GATES: Final[Mapping[str, Gate]] = {
     ),
     "TASProfileMixed": _fixed(True, True, _TAS_AS_KUEUE),
     "HierarchicalCohorts": _fixed(True, True, "kuota always supports cohort trees", locked=True),
-    "AdmissionFairSharing": _fixed(
-        True, False, "kuota does not implement admission fair sharing (admissionFairSharing)"
+    "AdmissionFairSharing": _read(
+        True, "read by the scheduler: false turns admissionFairSharing off"
     ),
     "ObjectRetentionPolicies": _fixed(
         True, True, "kuota applies objectRetentionPolicies when the section is set", locked=True

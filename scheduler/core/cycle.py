@@ -457,7 +457,6 @@ def _admit(sched: CycleParts, entry: Entry, assignment: Assignment, now: datetim
         )
         for result in assignment.pod_sets
     )
-    sched.queues.admitted(record, cq.name)
     record.state = ADMITTED
     record.pods_ready = False  # its pods start now
     record.assumed = True  # until the Workload's status shows it (Engine._apply_workload)
@@ -470,6 +469,7 @@ def _admit(sched: CycleParts, entry: Entry, assignment: Assignment, now: datetim
     sched.quota.charge(
         record, cq.name, dict(assignment.usage), now, charges_of(assignment, record.pod_sets)
     )
+    sched.queues.admitted(record, cq.name)
     checks = applicable_checks(
         cq.check_rules, (flavor for pod_set in pod_sets for flavor in pod_set.flavors.values())
     )

@@ -115,5 +115,9 @@ class CycleQueues(Protocol):
 
     def pending_status(self, record: WorkloadRecord) -> Pending | None: ...
 
+    def local_queue_usage(self, cluster_queue: str) -> Callable[[str], float] | None:
+        """Its LocalQueues' admission fair sharing usage; None if it does not order by it."""
+        ...
+
 
 __all__ = ["CycleQueues", "CycleQuota", "SchedulingOptions"]

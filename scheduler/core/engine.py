@@ -47,6 +47,12 @@ from scheduler.api.refs import ADMISSION_GATED_BY_ANNOTATION as GATE_ANNOTATION
 from scheduler.api.refs import JOB_UID_LABEL as JOB_UID_LABEL
 from scheduler.api.refs import PRIORITY_BOOST_ANNOTATION
 from scheduler.core.admission_checks import CheckInfo, applicable_checks
+from scheduler.core.admission_fair_sharing import (
+    UsageLedger,
+    seed_local_queue,
+    settings_from,
+    usage_based,
+)
 from scheduler.core.cycle import CycleParts, run_cycle
 from scheduler.core.cycle_inputs import SchedulingOptions
 from scheduler.core.decisions import CycleResult, PodSetAdmission, WorkloadKey
@@ -59,13 +65,14 @@ from scheduler.core.engine_types import (
     PriorityClassInfo,
     WorkloadState,
 )
+from scheduler.core.fair_share import Share
 from scheduler.core.node_replacement import replacement_admission
 from scheduler.core.preemption import PreemptionContext, PreemptionHistory
 from scheduler.core.preemption.context import DEFAULT_STRATEGIES
 from scheduler.core.queue_manager import PriorityRef, QueueManager
 from scheduler.core.queues import ClusterQueueQueue
 from scheduler.core.quota_cache import QuotaCache
-from scheduler.core.readouts import cluster_queue_status, workload_state
+from scheduler.core.readouts import cluster_queue_status, node_share, workload_state
 from scheduler.core.state import ADMITTED, FINISHED, PENDING, WorkloadRecord
 from scheduler.core.topology_fit import recorded_charges
 from scheduler.core.workload import (
@@ -141,7 +148,10 @@ class Engine:
         """Pending workloads whose ``requeueState.requeueAt`` may lie ahead: kept out of
         their queue until then (``cycle``)."""
         self.cache = QuotaCache()
-        self.queues = QueueManager(self.cache, self._records)
+        settings = settings_from(self.config)
+        self.queues = QueueManager(
+            self.cache, self._records, UsageLedger(settings) if settings is not None else None
+        )
         self.history = PreemptionHistory()
         """Past evictions by preemption, for the loop guard (``preemption.candidates``)."""
         self._cluster_queue_specs: dict[str, ClusterQueueSpec] = {}
@@ -166,6 +176,7 @@ class Engine:
             if cache.apply_cluster_queue(obj):
                 self.history.restart()
             queues.add_cluster_queue(obj.name)
+            queues.set_usage_based(obj.name, usage_based(obj.spec))
             if self._cluster_queue_specs.get(obj.name) != obj.spec:
                 self._cluster_queue_specs[obj.name] = obj.spec
                 queues.requeue_tree(obj.name)
@@ -173,6 +184,7 @@ class Engine:
         elif isinstance(obj, LocalQueue):
             key = f"{obj.metadata.namespace}/{obj.name}"
             queues.apply_local_queue(key, str(obj.spec.cluster_queue or ""), obj.spec.stop_policy)
+            seed_local_queue(queues.fair_usage, key, obj)
         elif isinstance(obj, ResourceFlavor):
             self._cluster_queues_changed(cache.apply_flavor(obj.name, obj.spec))
         elif isinstance(obj, Cohort):
@@ -225,6 +237,7 @@ class Engine:
                 queues.reroute_cluster_queue(name)
         elif kind == "LocalQueue":
             queues.remove_local_queue(f"{namespace or ''}/{name}")
+            queues.forget_fair_usage(f"{namespace or ''}/{name}")
         elif kind == "ResourceFlavor":
             self._cluster_queues_changed(cache.apply_flavor(name, None))
         elif kind == "Cohort":
@@ -301,8 +314,18 @@ class Engine:
     def cycle(self, now: datetime) -> CycleResult:
         """One scheduling cycle (docs/scheduling.md#the-scheduling-cycle)."""
         self._backoffs(now)
+        self.queues.sample_fair_usage(now)
         result, _ = run_cycle(self._cycle, now)
         return result
+
+    def sample_fair_usage(self, now: datetime) -> None:
+        """Sample the LocalQueues' usage that is due (docs/concepts.md#admission-fair-sharing)."""
+        self.queues.sample_fair_usage(now)
+
+    def local_queue_fair_usage(self, key: str) -> tuple[dict[str, int], datetime] | None:
+        """LocalQueue ``key``'s consumed resources (nano-units) and last sample; None with
+        admission fair sharing off or before its first sample: pure."""
+        return self.queues.fair_usage_status(key)
 
     def _backoffs(self, now: datetime) -> None:
         """Keep workloads in backoff out of their queues; queue those whose time came."""
@@ -361,7 +384,19 @@ class Engine:
         """
         if name not in self.cache.cluster_queues:
             raise KeyError(name)
-        return cluster_queue_status(name, self.cache, self.queues, self._records)
+        return cluster_queue_status(
+            name, self.cache, self.queues, self._records, fair_sharing=self.options.fair_sharing
+        )
+
+    def cohort_share(self, name: str) -> Share | None:
+        """A Cohort's dominant resource share; None with fair sharing off: pure.
+
+        A Cohort the engine has not seen yet (no ClusterQueue and no spec) shares nothing.
+        See docs/scheduling.md#dominant-resource-share.
+        """
+        if not self.options.fair_sharing:
+            return None
+        return node_share(self.cache.forest.cohorts.get(name))
 
     def admission_checks_for(
         self, cluster_queue: str, flavors: Iterable[str]
@@ -459,6 +494,7 @@ class Engine:
             fair_sharing=self.options.fair_sharing,
             strategies=self.options.strategies,
             history=self.history,
+            local_queue_usage=self.queues.local_queue_usage,
         )
 
     # --- connecting the parts ---------------------------------------------------------

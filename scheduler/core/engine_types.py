@@ -25,6 +25,7 @@ from scheduler.api.models import (
 )
 from scheduler.api.quantity import Quantity
 from scheduler.core.decisions import PodSetAdmission, WorkloadKey
+from scheduler.core.fair_share import Share
 from scheduler.core.pending_reasons import Blocker, Shortage
 from scheduler.core.tas.tree import NodeInfo, PodUsage
 
@@ -84,6 +85,13 @@ class ClusterQueueStatus:
     admitted_usage: Mapping[str, Mapping[str, Quantity]] | None = None
     """Quota of the admitted workloads only (``flavorsUsage``; None: same as ``usage``)."""
     admitted_borrowed: Mapping[str, Mapping[str, Quantity]] | None = None
+    share: Share | None = None
+    """Its dominant resource share (None: fair sharing is off, no ``fairSharing``)."""
+
+    @property
+    def weighted_share(self) -> int | None:
+        """``status.fairSharing.weightedShare``; None with fair sharing off: pure."""
+        return None if self.share is None else self.share.weighted_share()
 
 
 EngineObject = (

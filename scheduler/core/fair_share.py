@@ -57,6 +57,10 @@ class Share:
         """``status.fairSharing.weightedShare``: ``ceil(share)``, or max int64 for +inf: pure."""
         return MAX_INT64 if self.infinite else math.ceil(self.value)
 
+    def precise(self) -> float:
+        """The share as Kueue's weighted-share gauges report it (+inf when infinite): pure."""
+        return math.inf if self.infinite else float(self.value)
+
 
 ZERO = Share(borrowing=False, unweighted=Fraction(0), infinite=False, value=Fraction(0))
 

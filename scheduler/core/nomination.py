@@ -122,6 +122,7 @@ class Round:
             fair_sharing=options.fair_sharing,
             strategies=options.strategies,
             history=sched.history,
+            local_queue_usage=sched.queues.local_queue_usage,
         )
         self.victims: dict[str, tuple[QuotaNode, FRValues]] = {}
         """Every workload chosen as a victim earlier in this cycle -> (its CQ node, its usage)."""

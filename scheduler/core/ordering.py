@@ -9,7 +9,10 @@ See docs/scheduling.md#queue-order and docs/scheduling.md#processing-order.
 3. workload UID, then key (any total order; only for determinism).
 
 (The sticky preemptor of BestEffortFIFO, first in queue order, is kept by the queue
-itself: ``ClusterQueueQueue.sticky`` is popped first while it is queued.)
+itself: ``ClusterQueueQueue.sticky`` is popped first while it is queued.  Under
+admission fair sharing the usage of each workload's LocalQueue comes before this
+key; it changes with time, so ``ClusterQueueQueue.pop`` compares it when it pops,
+docs/concepts.md#admission-fair-sharing.)
 
 **Processing order** of the nominated entries of one cycle (classical,
 fair sharing disabled), smaller first, after the entries that wait for their

@@ -10,7 +10,11 @@ ClusterQueue missing, admission-gated.  Those workloads sit outside every
 queue with the reason and message of the docs' table, reported once per change
 (``take_to_report``); they are routed again whenever their LocalQueue or
 ClusterQueue changes, and indexes by LocalQueue (and by priority class, for
-priority changes) keep that O(affected).  Workloads queued in an inactive
+priority changes) keep that O(affected).  Under admission fair sharing
+(``fair_usage``, docs/concepts.md#admission-fair-sharing) a ClusterQueue in
+``UsageBasedAdmissionFairSharing`` mode hands out the head of its LocalQueue
+with the least usage first; the manager keeps the usage ledger up to date
+with each admission and each sample.  Workloads queued in an inactive
 ClusterQueue stay queued (they count as pending) but are never popped
 (docs/scheduling.md#inactive-clusterqueues).
 
@@ -25,10 +29,13 @@ it never imports the cache or the engine.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Protocol
 
+from scheduler.core.admission_fair_sharing import UsageLedger
 from scheduler.core.decisions import Pending
-from scheduler.core.queues import ClusterQueueQueue
+from scheduler.core.queues import ClusterQueueQueue, Rank
+from scheduler.core.resources import to_quantity
 from scheduler.core.state import ADMITTED, FINISHED, WorkloadRecord
 
 PriorityRef = tuple[str, str]
@@ -51,10 +58,17 @@ class QueueManager:
     """LocalQueue routing, the per-ClusterQueue queues and their indexes (module docstring)."""
 
     def __init__(
-        self, cluster_queues: ClusterQueueView, records: Mapping[str, WorkloadRecord]
+        self,
+        cluster_queues: ClusterQueueView,
+        records: Mapping[str, WorkloadRecord],
+        fair_usage: UsageLedger | None = None,
     ) -> None:
         self._cluster_queues = cluster_queues
         self._records = records
+        self.fair_usage = fair_usage
+        """Admission fair sharing's ledger; None when it is off."""
+        self._usage_based: set[str] = set()
+        """ClusterQueues in ``UsageBasedAdmissionFairSharing`` mode."""
         self._local_queues: dict[str, tuple[str, str]] = {}
         """``namespace/name`` -> (ClusterQueue name, stopPolicy)."""
         self._queues: dict[str, ClusterQueueQueue] = {}
@@ -90,9 +104,37 @@ class QueueManager:
         if self._local_queues.pop(key, None) is not None:
             self.reroute_local_queue(key)
 
+    def set_usage_based(self, name: str, usage_based: bool) -> None:
+        """Whether ClusterQueue ``name`` orders by LocalQueue usage (its ``admissionScope``)."""
+        if usage_based:
+            self._usage_based.add(name)
+        else:
+            self._usage_based.discard(name)
+        queue = self._queues.get(name)
+        if queue is not None:
+            queue.rank = self._rank(name)
+
+    def local_queue_usage(self, cluster_queue: str) -> Rank | None:
+        """LocalQueue key -> its usage, for a ClusterQueue that orders by it; else None."""
+        return self._rank(cluster_queue)
+
+    def _rank(self, cluster_queue: str) -> Rank | None:
+        ledger = self.fair_usage
+        if ledger is None or cluster_queue not in self._usage_based:
+            return None
+        return ledger.usage
+
     def add_cluster_queue(self, name: str) -> None:
         """Make sure ``name`` has a queue (an existing one keeps its workloads)."""
-        self._queues.setdefault(name, ClusterQueueQueue())
+        self._queue_of(name)
+
+    def _queue_of(self, name: str) -> ClusterQueueQueue:
+        """``name``'s queue, made (ordered by LocalQueue usage if it is so set) when missing."""
+        queue = self._queues.get(name)
+        if queue is None:
+            queue = self._queues[name] = ClusterQueueQueue()
+            queue.rank = self._rank(name)
+        return queue
 
     def reroute_local_queue(self, key: str) -> None:
         """Route again every workload submitted to LocalQueue ``namespace/name``."""
@@ -170,7 +212,7 @@ class QueueManager:
         if record.queued_in == cq_name and not force_heap:
             return
         self.unqueue(record)
-        queue = self._queues.setdefault(cq_name, ClusterQueueQueue())
+        queue = self._queue_of(cq_name)
         record.queued_in = cq_name
         queue.push(record.queue_order(), record.local_queue_key())
 
@@ -215,8 +257,15 @@ class QueueManager:
             queue.sticky = record.key
 
     def admitted(self, record: WorkloadRecord, cluster_queue: str) -> None:
-        """``record`` was admitted from ``cluster_queue``: it leaves the queue, sticky no more."""
+        """``record`` was admitted from ``cluster_queue``: it leaves the queue, sticky no more.
+
+        In a ClusterQueue ordered by LocalQueue usage, its LocalQueue pays the entry
+        penalty of what it holds now (``record.usage``, charged before).
+        """
         self._queues[cluster_queue].remove(record.key)
+        if self._rank(cluster_queue) is not None and self.fair_usage is not None:
+            holds = held(record, cluster_queue)
+            self.fair_usage.admitted(record.local_queue_key(), record.key, holds)
 
     def requeue_inadmissible(self, cluster_queue: str, keep_parked: Callable[[str], bool]) -> int:
         """Move ``cluster_queue``'s inadmissible workloads back to the heap; how many moved.
@@ -278,7 +327,8 @@ class QueueManager:
     def position(self, record: WorkloadRecord) -> tuple[int, int] | None:
         """(1-based position, pending count) in its ClusterQueue's queue order; None if not queued.
 
-        Pure; O(log n) (the queue keeps its ranking, ``queues.Ranking``).
+        Pure; O(log n) (the queue keeps its ranking, ``queues.Ranking``), O(LocalQueues x
+        log n) in a ClusterQueue ordered by LocalQueue usage.
         """
         queue = self._queues.get(record.cluster_queue or "")
         if queue is None:
@@ -291,5 +341,70 @@ class QueueManager:
         known = self._local_queues.get(key)
         return known[0] if known is not None else None
 
+    # --- admission fair sharing --------------------------------------------------
 
-__all__ = ["ClusterQueueView", "PriorityRef", "QueueManager"]
+    def sample_fair_usage(self, now: datetime) -> None:
+        """Sample every LocalQueue's usage that is due (docs/concepts.md#admission-fair-sharing).
+
+        As Kueue's LocalQueue controller: only LocalQueues that are not stopped and
+        whose ClusterQueue exists and is active.  A workload's penalty settles once
+        it is admitted (or already finished), and goes when it never will be from
+        this queue (deleted, moved, deactivated before admission).
+        """
+        ledger = self.fair_usage
+        if ledger is None:
+            return
+        for key, (cluster_queue, stop_policy) in sorted(self._local_queues.items()):
+            if stop_policy != "None" or not self._cluster_queues.is_active(cluster_queue):
+                continue
+            members = self.local_queue_members(key)
+            admitted: dict[str, int] = {}
+            for record in members:
+                if record.state == ADMITTED and not record.awaiting_checks:
+                    for name, amount in held(record).items():
+                        admitted[name] = admitted.get(name, 0) + amount
+            ledger.sample(key, admitted, self._penalty_fate(key), now)
+
+    def _penalty_fate(self, local_queue: str) -> Callable[[str], str]:
+        def fate(workload: str) -> str:
+            record = self._records.get(workload)
+            if record is None or record.local_queue_key() != local_queue:
+                return "drop"
+            if record.state == FINISHED:
+                return "settle"  # it ran: only admitted workloads pay a penalty
+            if record.state == ADMITTED:
+                return "keep" if record.awaiting_checks else "settle"
+            return "keep" if record.active else "drop"
+
+        return fate
+
+    def forget_fair_usage(self, key: str) -> None:
+        """LocalQueue ``key`` is gone: so is its admission fair sharing history."""
+        if self.fair_usage is not None:
+            self.fair_usage.forget(key)
+
+    def fair_usage_status(self, key: str) -> tuple[dict[str, int], datetime] | None:
+        """LocalQueue ``key``'s consumed resources (nano-units) and last sample; None when
+        admission fair sharing is off or it was never sampled: pure."""
+        entry = self.fair_usage.entry(key) if self.fair_usage is not None else None
+        if entry is None or entry.last_update is None:
+            return None
+        return dict(entry.consumed), entry.last_update
+
+    def local_queue_members(self, key: str) -> list[WorkloadRecord]:
+        """The workloads submitted to LocalQueue ``namespace/name``, by key: pure."""
+        return [self._records[k] for k in sorted(self._by_local_queue.get(key, ()))]
+
+
+def held(record: WorkloadRecord, cluster_queue: str | None = None) -> dict[str, int]:
+    """What ``record`` holds, per resource name over its flavors, in nano-units: pure."""
+    totals: dict[str, int] = {}
+    for cq, usage in (record.usage or {}).items():
+        if cluster_queue is not None and cq != cluster_queue:
+            continue
+        for (_, resource), amount in usage.items():
+            totals[resource] = totals.get(resource, 0) + to_quantity(resource, amount).nanos
+    return totals
+
+
+__all__ = ["ClusterQueueView", "PriorityRef", "QueueManager", "held"]

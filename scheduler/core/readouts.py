@@ -12,9 +12,11 @@ from typing import Literal
 
 from scheduler.core.decisions import WorkloadKey
 from scheduler.core.engine_types import ClusterQueueStatus, WorkloadState
+from scheduler.core.fair_share import ZERO, Share, dominant_resource_share
 from scheduler.core.pending_reasons import Blocker, Shortage
 from scheduler.core.queue_manager import QueueManager
 from scheduler.core.quota_cache import QuotaCache
+from scheduler.core.resource_node import QuotaNode
 from scheduler.core.state import ADMITTED, FINISHED, WorkloadRecord, inactive_message
 
 
@@ -64,8 +66,11 @@ def cluster_queue_status(
     cache: QuotaCache,
     queues: QueueManager,
     records: Mapping[WorkloadKey, WorkloadRecord],
+    *,
+    fair_sharing: bool = False,
 ) -> ClusterQueueStatus:
-    """Pending and admitted counts, usage, borrowing and the ``Active`` condition.
+    """Pending and admitted counts, usage, borrowing, the ``Active`` condition and,
+    with fair sharing on, the weighted share.
 
     See docs/scheduling.md#queue-status.
     """
@@ -104,4 +109,13 @@ def cluster_queue_status(
         active=reason == "Ready",
         active_reason=reason,
         active_message=message,
+        share=node_share(cache.cluster_queues[name].node) if fair_sharing else None,
     )
+
+
+def node_share(node: QuotaNode | None) -> Share:
+    """The dominant resource share of a ClusterQueue or Cohort node (none: 0): pure.
+
+    See docs/scheduling.md#dominant-resource-share.
+    """
+    return ZERO if node is None else dominant_resource_share(node)

@@ -1,4 +1,4 @@
-"""ClusterQueue and LocalQueue status and the queue gauges, from the engine's state.
+"""ClusterQueue, Cohort and LocalQueue status and the queue gauges, from the engine's state.
 
 The engine knows counts and usage; :mod:`scheduler.status.queue_status`
 shapes them into the ``status`` a user reads (docs/scheduling.md#queue-status) and
@@ -26,7 +26,11 @@ from scheduler.core.engine import ClusterQueueStatus, Engine
 from scheduler.kube.rest import Conflict, NotFound, RestError, Unreachable
 from scheduler.kube.state import ClusterState
 from scheduler.kube.writer import Writer
-from scheduler.status.queue_status import cluster_queue_status, local_queue_status
+from scheduler.status.queue_status import (
+    cluster_queue_status,
+    cohort_status,
+    local_queue_status,
+)
 
 log = logging.getLogger("kuota.scheduler")
 CONCURRENT_WRITES = 8
@@ -48,12 +52,13 @@ class QueueReporter:
         self.clock = clock
 
     async def refresh(self) -> None:
-        """Write every ClusterQueue and LocalQueue status that changed.
+        """Write every ClusterQueue, Cohort and LocalQueue status that changed.
 
         Every status is computed first, from one state of the engine; the writes then
         go out concurrently (:data:`CONCURRENT_WRITES` at a time), not one after another.
         """
         now = self.clock()
+        self.engine.sample_fair_usage(now)
         states: dict[str, ClusterQueueStatus] = {}
         writes: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = []
         for name, queue in list(self.state.stored("ClusterQueue").items()):
@@ -64,6 +69,10 @@ class QueueReporter:
             status = cluster_queue_status(queue, states[name], now)
             if status is not None:
                 writes.append(("clusterqueues", name, queue, status))
+        for name, cohort in list(self.state.stored("Cohort").items()):
+            status = cohort_status(cohort, self.engine.cohort_share(name))
+            if status is not None:
+                writes.append(("cohorts", name, cohort, status))
         by_queue: dict[str, list[dict[str, Any]]] = {}
         for workload in self.state.unfinished_workloads():
             queue_name = objects.workload_queue_name(workload)
@@ -73,7 +82,11 @@ class QueueReporter:
         for key, queue in list(self.state.stored("LocalQueue").items()):
             cluster_queue = str(objects.spec(queue).get("clusterQueue", ""))
             status = local_queue_status(
-                queue, by_queue.get(key, []), cluster_queue=states.get(cluster_queue), now=now
+                queue,
+                by_queue.get(key, []),
+                cluster_queue=states.get(cluster_queue),
+                now=now,
+                fair_usage=self.engine.local_queue_fair_usage(key),
             )
             if status is not None:
                 writes.append(("localqueues", key, queue, status))

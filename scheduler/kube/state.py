@@ -77,7 +77,14 @@ KUEUE_KINDS: Final[tuple[KueueKind, ...]] = (
     "Topology",
 )
 """The kuota kinds the scheduler watches."""
-STORED_KINDS: Final = ("ClusterQueue", "LocalQueue", "ResourceFlavor", "AdmissionCheck", "Workload")
+STORED_KINDS: Final = (
+    "ClusterQueue",
+    "Cohort",
+    "LocalQueue",
+    "ResourceFlavor",
+    "AdmissionCheck",
+    "Workload",
+)
 """The kuota kinds kept as stored: their status or finalizers are written."""
 MAX_OWNER_DEPTH: Final = 10
 """How far up the controller owners of a job the scheduler looks for a queued one."""

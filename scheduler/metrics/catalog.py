@@ -518,7 +518,7 @@ SERIES: tuple[Series, ...] = (
         (*LQ, *CQ),
         "The LocalQueue's admission fair sharing usage.",
         _GONE,
-        missing="admission fair sharing (admissionFairSharing)",
+        missing="its admission fair sharing usage export, not written yet",
     ),
 )
 

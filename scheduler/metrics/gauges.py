@@ -25,7 +25,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from scheduler.core.engine import Engine
-from scheduler.core.fair_share import dominant_resource_share
 from scheduler.core.resource_node import QuotaNode
 from scheduler.core.resources import FRValues
 from scheduler.core.state import ADMITTED, FINISHED, PENDING, WorkloadRecord
@@ -217,9 +216,10 @@ def _cluster_queue(
         out["kueue_cluster_queue_resource_pending"].append(
             ((name, resource, role), amount(resource, value))
         )
-    if options.fair_sharing:
-        share = dominant_resource_share(node)
-        weighted = math.nan if share.infinite else float(share.value)
+    if options.fair_sharing and status.share is not None:
+        # The share status.fairSharing.weightedShare rounds up; NaN when infinite, as Kueue.
+        share = status.share.precise()
+        weighted = math.nan if math.isinf(share) else share
         out["kueue_cluster_queue_weighted_share"].append(((name, cohort, role), weighted))
 
 
@@ -263,10 +263,10 @@ def _cohort(
     if options.cohort_info:
         parent = node.parent.name if node.parent is not None else ""
         out["kueue_cohort_info"].append(((name, parent, node.root().name, role), 1.0))
-    if options.fair_sharing:
-        share = dominant_resource_share(node)
-        weighted = math.inf if share.infinite else float(share.value)
-        out["kueue_cohort_weighted_share"].append(((name, role), weighted))
+    share = engine.cohort_share(name) if options.fair_sharing else None
+    if share is not None:
+        # The share a Cohort's status.fairSharing.weightedShare rounds up.
+        out["kueue_cohort_weighted_share"].append(((name, role), share.precise()))
 
 
 def _local_queue(

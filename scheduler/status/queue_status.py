@@ -16,9 +16,12 @@ from scheduler.api import objects
 from scheduler.api.quantity import Quantity
 from scheduler.api.refs import ACTIVE
 from scheduler.core.engine import ClusterQueueStatus
+from scheduler.core.fair_share import Share
 from scheduler.core.resources import format_quantity
-from scheduler.status.conditions import find_condition, set_condition
+from scheduler.status.conditions import find_condition, set_condition, timestamp
 
+FairUsage = tuple[Mapping[str, int], datetime]
+"""A LocalQueue's consumed resources (nano-units) and the time of their last sample."""
 LQ_READY = "Can submit new workloads to localQueue"
 LQ_BLOCKED = "Can't submit new workloads to clusterQueue"
 
@@ -77,6 +80,7 @@ def cluster_queue_status(
             "admittedWorkloads",
             "flavorsReservation",
             "flavorsUsage",
+            "fairSharing",
         )
     }
     wanted["conditions"] = set_condition(
@@ -96,7 +100,23 @@ def cluster_queue_status(
         wanted["flavorsUsage"] = wanted["flavorsReservation"]
     else:
         wanted["flavorsUsage"] = _flavor_list(state.admitted_usage, state.admitted_borrowed)
+    if state.weighted_share is not None:
+        wanted["fairSharing"] = {"weightedShare": state.weighted_share}
     return wanted if _changed(current, wanted) else None
+
+
+def cohort_status(cohort: Mapping[str, Any], share: Share | None) -> dict[str, Any] | None:
+    """The Cohort status for ``cohort`` (its stored object), or None when unchanged.
+
+    A Cohort's status holds only ``fairSharing.weightedShare``, there with fair
+    sharing on (``share`` not None) and absent without it
+    (docs/scheduling.md#queue-status).
+    """
+    current = dict(objects.status(cohort))
+    wanted = {k: v for k, v in current.items() if k != "fairSharing"}
+    if share is not None:
+        wanted["fairSharing"] = {"weightedShare": share.weighted_share()}
+    return wanted if wanted != current else None
 
 
 def local_queue_status(
@@ -105,8 +125,14 @@ def local_queue_status(
     *,
     cluster_queue: ClusterQueueStatus | None,
     now: datetime,
+    fair_usage: FairUsage | None = None,
 ) -> dict[str, Any] | None:
-    """The LocalQueue status for ``queue`` from its Workloads, or None when unchanged."""
+    """The LocalQueue status for ``queue`` from its Workloads, or None when unchanged.
+
+    ``fair_usage``: its admission fair sharing history (consumed nano-units, last
+    sample), shown as ``fairSharing.admissionFairSharingStatus``; None leaves
+    ``fairSharing`` as it is.
+    """
     current = dict(objects.status(queue))
     stopped = objects.spec(queue).get("stopPolicy") not in (None, "", "None")
     pending = reserving = admitted = 0
@@ -168,6 +194,17 @@ def local_queue_status(
         now=now,
         generation=generation,
     )
+    if fair_usage is not None:
+        consumed, last_update = fair_usage
+        wanted["fairSharing"] = {
+            "weightedShare": 0,
+            "admissionFairSharingStatus": {
+                "consumedResources": {
+                    name: str(Quantity(amount)) for name, amount in sorted(consumed.items())
+                },
+                "lastUpdate": timestamp(last_update),
+            },
+        }
     wanted["pendingWorkloads"] = 0 if stopped else pending
     wanted["reservingWorkloads"] = reserving
     wanted["admittedWorkloads"] = admitted

@@ -2,7 +2,8 @@
 
 See docs/visibility.md#positions.  A ClusterQueue's pending workloads are
 its queue's members, active and inadmissible, in queue order (the order the
-scheduler pops them: priority, then age, the sticky preemptor first); their
+scheduler pops them: priority, then age, the sticky preemptor first; under
+admission fair sharing the usage of their LocalQueue before all that); their
 places come from the queue's ranking (:class:`scheduler.core.queues.Ranking`),
 so a page costs O(limit × log n) however deep it is, never a sort.
 

@@ -104,6 +104,13 @@ ACCEPTED = [
     {"integrations": {"frameworks": ["batch/job"], "externalFrameworks": ["MyJob.v1.example.com"]}},
     {"waitForPodsReady": {"timeout": "5m", "blockAdmission": True}},
     {"objectRetentionPolicies": {"workloads": {"afterFinished": "1h"}}},
+    {
+        "admissionFairSharing": {
+            "usageHalfLifeTime": "168h",
+            "usageSamplingInterval": "5m",
+            "resourceWeights": {"cpu": 1, "nvidia.com/gpu": 10},
+        }
+    },
     {"integrations": {"frameworks": ["batch/job"], "labelKeysToCopy": ["team"]}},
 ]
 
@@ -114,10 +121,6 @@ def test_what_kuota_acts_on_is_accepted_without_a_word(fields: dict[str, Any]) -
 
 
 WARNED = [
-    (
-        {"admissionFairSharing": {"usageHalfLifeTime": "168h"}},
-        "admissionFairSharing: kuota does not implement admission fair sharing",
-    ),
     (
         {"integrations": {"frameworks": ["batch/job", "workload.codeflare.dev/appwrapper"]}},
         "integrations.frameworks[1]: kuota does not manage workload.codeflare.dev/appwrapper",

@@ -25,6 +25,19 @@ class configuration(Built):  # noqa: N801 - reads like a manifest
         self.raw["fairSharing"] = section
         return self
 
+    def admission_fair_sharing(
+        self, half_life: str = "168h", sampling: str = "5m", **weights: float
+    ) -> Self:
+        """``admissionFairSharing`` with these durations and ``resourceWeights``."""
+        section: dict[str, Any] = {
+            "usageHalfLifeTime": half_life,
+            "usageSamplingInterval": sampling,
+        }
+        if weights:
+            section["resourceWeights"] = dict(weights)
+        self.raw["admissionFairSharing"] = section
+        return self
+
     def transformation(self, resource: str, strategy: str = "Retain", **outputs: str) -> Self:
         """A ``resources.transformations`` entry: ``transformation("cpu", cpu_credits="1")``."""
         transformations = self.raw.setdefault("resources", {}).setdefault("transformations", [])

@@ -161,6 +161,11 @@ class cluster_queue(_WithResourceGroups):  # noqa: N801
         self.raw["spec"]["stopPolicy"] = policy
         return self
 
+    def usage_based_admission(self) -> Self:
+        """``spec.admissionScope.admissionMode: UsageBasedAdmissionFairSharing``."""
+        self.raw["spec"]["admissionScope"] = {"admissionMode": "UsageBasedAdmissionFairSharing"}
+        return self
+
     def legacy_resources(self, *entries: Any) -> Self:
         """Add v1alpha1/v1alpha2 ``spec.resources`` entries (see :func:`legacy_resource`)."""
         self.raw["spec"].setdefault("resources", []).extend(raw(e) for e in entries)
@@ -228,6 +233,25 @@ class local_queue(KueueObject):  # noqa: N801
 
     def stop_policy(self, policy: str) -> Self:
         self.raw["spec"]["stopPolicy"] = policy
+        return self
+
+    def fair_weight(self, value: Any) -> Self:
+        """``spec.fairSharing.weight`` (admission fair sharing)."""
+        self.raw["spec"]["fairSharing"] = {"weight": value}
+        return self
+
+    def consumed(self, last_update: Any, **resources: str) -> Self:
+        """``status.fairSharing.admissionFairSharingStatus`` as the scheduler writes it;
+        ``last_update`` in seconds after ``T0`` (or a datetime or text)."""
+        self.raw["status"] = {
+            "fairSharing": {
+                "weightedShare": 0,
+                "admissionFairSharingStatus": {
+                    "consumedResources": dict(resources),
+                    "lastUpdate": at(last_update),
+                },
+            }
+        }
         return self
 
 

@@ -100,6 +100,7 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         ("kueue.x-k8s.io", "workloads", "delete"),
         ("kueue.x-k8s.io", "workloads/status", "patch"),
         ("kueue.x-k8s.io", "clusterqueues/status", "patch"),
+        ("kueue.x-k8s.io", "cohorts/status", "patch"),
         ("kueue.x-k8s.io", "localqueues/status", "patch"),
         # scheduler/kube/checks.py: Active=False on a check whose controller kuota lacks
         ("kueue.x-k8s.io", "admissionchecks/status", "patch"),

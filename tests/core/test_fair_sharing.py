@@ -12,10 +12,11 @@ import pytest
 
 from scheduler.core.decisions import Admit
 from scheduler.core.engine import Engine
-from scheduler.core.fair_share import dominant_resource_share
+from scheduler.core.fair_share import ZERO, dominant_resource_share
 from tests.builders import (
     T0,
     cluster_queue,
+    cohort,
     configuration,
     flavor_quotas,
     local_queue,
@@ -382,3 +383,51 @@ def test_no_ping_pong_under_fair_sharing() -> None:
     release_all(engine, first)
     log = settle(engine)
     assert len(log) + len(victims(first)) <= 2
+
+
+def test_status_reports_the_weighted_share_of_queues_and_cohorts() -> None:
+    engine = fair_engine(
+        [
+            cluster_queue("cq")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="2", gpu="5"))
+            .preemption(**FAIR)
+            .fair_weight("2"),
+            cluster_queue("lending-cq")
+            .cohort("c")
+            .resource_group(flavor_quotas("default", cpu="8", gpu="5"))
+            .preemption(**FAIR),
+        ],
+        [workload("w").queue("lq-cq").pod_set(cpu="3", gpu="7").reserve_quota("cq")],
+    )
+    assert engine.cluster_queue_status("cq").weighted_share == 100
+    assert engine.cluster_queue_status("lending-cq").weighted_share == 0
+    assert engine.cohort_share("c") == ZERO
+    assert engine.cohort_share("never-seen") == ZERO
+
+
+def test_a_child_cohort_borrowing_from_its_parent_has_a_share() -> None:
+    engine = Engine(configuration().fair_sharing().model())
+    engine.apply(resource_flavor("default").model())
+    engine.apply(cohort("root").model())
+    engine.apply(cohort("team").parent("root").model())
+    engine.apply(
+        cluster_queue("a").cohort("team").resource_group(flavor_quotas("default", cpu="2")).model()
+    )
+    engine.apply(
+        cluster_queue("b").cohort("root").resource_group(flavor_quotas("default", cpu="8")).model()
+    )
+    engine.apply(local_queue("lq-a").cluster_queue("a").model())
+    engine.apply(workload("w").queue("lq-a").pod_set(cpu="6").reserve_quota("a").model())
+    # team borrows 4 cpu of the 10 the whole tree could lend: 4 x 1000 / 10.
+    team = engine.cohort_share("team")
+    assert team is not None and team.weighted_share() == 400
+    assert engine.cohort_share("root") == ZERO
+
+
+def test_without_fair_sharing_no_share_is_reported() -> None:
+    engine = Engine()
+    engine.apply(resource_flavor("default").model())
+    engine.apply(cluster_queue("cq").resource_group(flavor_quotas("default", cpu="1")).model())
+    assert engine.cluster_queue_status("cq").weighted_share is None
+    assert engine.cohort_share("c") is None

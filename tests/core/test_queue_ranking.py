@@ -142,3 +142,46 @@ def test_engine_positions_follow_priority_then_age_in_cluster_and_local_queue() 
     assert engine.local_queue_target("default", "b") == "cq"
     assert engine.local_queue_target("default", "nope") is None
     assert engine.pending_queue("nope") is None
+
+
+USAGES = st.sampled_from([0.0, 1.5, float("inf")])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    members=st.dictionaries(
+        st.sampled_from([f"w{i}" for i in range(12)]),
+        st.tuples(
+            st.integers(0, 2),
+            st.integers(0, 3),
+            st.sampled_from(["ns/a", "ns/b", "ns/c"]),
+            st.booleans(),
+        ),
+        max_size=12,
+    ),
+    usage=st.fixed_dictionaries({"ns/a": USAGES, "ns/b": USAGES, "ns/c": USAGES}),
+    sticky_pick=st.integers(0, 12),
+)
+def test_under_admission_fair_sharing_places_follow_the_pops(
+    members: dict[str, tuple[int, int, str, bool]],
+    usage: dict[str, float],
+    sticky_pick: int,
+) -> None:
+    """docs/visibility.md#positions: the order by LocalQueue usage is the order of ``pop``."""
+    queue = ClusterQueueQueue()
+    queue.rank = usage.__getitem__
+    for name, (priority, age, group, parked) in members.items():
+        (queue.park if parked else queue.push)(order(name, priority, age), group)
+    active = sorted(f"ns/{name}" for name, spec in members.items() if not spec[3])
+    if sticky_pick < len(active):
+        queue.sticky = active[sticky_pick]
+    ranking, total = queue.ranking, len(members)
+    whole = ranking.keys(0, total + 3, queue.first)
+    assert sorted(whole) == sorted(f"ns/{name}" for name in members)
+    assert [ranking.position(key, queue.first) for key in whole] == list(range(total))
+    for start, stop in ((1, 3), (2, 100), (0, 0), (4, 9)):
+        assert ranking.keys(start, stop, queue.first) == whole[start:stop]
+    pops = []
+    while (key := queue.pop()) is not None:
+        pops.append(key)
+    assert pops == [key for key in whole if key in active]

@@ -162,8 +162,20 @@ def test_cohort_tree_series() -> None:
     assert value(samples, "kueue_cohort_subtree_admitted_active_workloads", "team") == 1
 
 
+def fair_engine() -> Engine:
+    return Engine(
+        parse_configuration(
+            {
+                "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+                "kind": "Configuration",
+                "fairSharing": {},
+            }
+        )
+    )
+
+
 def test_a_cluster_queue_without_cohort_has_empty_cohort_labels() -> None:
-    engine = Engine()
+    engine = fair_engine()
     engine.apply(model(resource_flavor("default")))
     engine.apply(model(cluster_queue("alone").resource_group(flavor_quotas("default", cpu="1"))))
     samples = queue_gauges(engine, [], ALL, "leader")
@@ -174,10 +186,7 @@ def test_a_cluster_queue_without_cohort_has_empty_cohort_labels() -> None:
 
 def test_weighted_share_is_the_dominant_resource_share_over_the_weight() -> None:
     """docs/scheduling.md#dominant-resource-share: 1 CPU borrowed of 10 lendable is 100."""
-    config = parse_configuration(
-        {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration", "fairSharing": {}}
-    )
-    engine = Engine(config)
+    engine = fair_engine()
     for obj in (
         resource_flavor("default"),
         cluster_queue("x").cohort("c").resource_group(flavor_quotas("default", cpu="2")),
@@ -195,6 +204,19 @@ def test_weighted_share_is_the_dominant_resource_share_over_the_weight() -> None
     assert value(samples, "kueue_cluster_queue_weighted_share", "y", "c") == 0
     assert math.isnan(value(samples, "kueue_cluster_queue_weighted_share", "zero", "c") or 0)
     assert value(samples, "kueue_cohort_weighted_share", "c") == 0
+
+
+def test_no_weighted_share_while_the_scheduler_does_not_share_fairly() -> None:
+    """As the status: no share without fair sharing in the scheduler (``enable: false``)."""
+    engine = Engine()
+    engine.apply(model(resource_flavor("default")))
+    engine.apply(
+        model(cluster_queue("x").cohort("c").resource_group(flavor_quotas("default", cpu="1")))
+    )
+    samples = queue_gauges(engine, [], ALL, "leader")
+    assert value(samples, "kueue_cluster_queue_nominal_quota", "c", "x", "default", "cpu") == 1
+    assert "kueue_cluster_queue_weighted_share" not in samples
+    assert "kueue_cohort_weighted_share" not in samples
 
 
 def test_options_leave_series_out() -> None:

@@ -3,15 +3,19 @@ state and Workloads: what kubectl shows, written only when it changes."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
+from fractions import Fraction
 from typing import Any
 
 from scheduler.api.quantity import Quantity
 from scheduler.core.engine import ClusterQueueStatus
+from scheduler.core.fair_share import ZERO, Share
 from scheduler.status.queue_status import (
     LQ_BLOCKED,
     LQ_READY,
     cluster_queue_status,
+    cohort_status,
     local_queue_status,
 )
 from tests.builders import assignment, workload
@@ -74,6 +78,31 @@ def test_cluster_queue_status_is_not_rewritten_when_unchanged_and_says_what_is_m
     assert inactive["conditions"][0]["message"] == (
         "Can't admit new workloads: references missing ResourceFlavor(s): spot."
     )
+
+
+def share(value: Fraction) -> Share:
+    return Share(borrowing=True, unweighted=value, infinite=False, value=value)
+
+
+def test_fair_sharing_status_follows_the_share_and_goes_when_fair_sharing_is_off() -> None:
+    queue: dict[str, Any] = {"metadata": {"name": "cq"}}
+    queue["status"] = cluster_queue_status(queue, replace(state(), share=ZERO), NOW)
+    assert queue["status"]["fairSharing"] == {"weightedShare": 0}
+    assert cluster_queue_status(queue, replace(state(), share=ZERO), NOW) is None
+    borrowing = cluster_queue_status(queue, replace(state(), share=share(Fraction(499, 2))), NOW)
+    assert borrowing is not None and borrowing["fairSharing"] == {"weightedShare": 250}
+    off = cluster_queue_status(queue, state(), NOW)
+    assert off is not None and "fairSharing" not in off
+
+
+def test_cohort_status_is_written_only_when_the_share_changes() -> None:
+    cohort: dict[str, Any] = {"metadata": {"name": "c"}}
+    assert cohort_status(cohort, None) is None
+    cohort["status"] = cohort_status(cohort, ZERO)
+    assert cohort["status"] == {"fairSharing": {"weightedShare": 0}}
+    assert cohort_status(cohort, ZERO) is None
+    assert cohort_status(cohort, share(Fraction(400))) == {"fairSharing": {"weightedShare": 400}}
+    assert cohort_status(cohort, None) == {}
 
 
 def queued() -> workload:
@@ -156,3 +185,21 @@ def test_queues_count_a_workload_waiting_for_admission_checks_as_reserving_only(
     assert cq_status is not None
     assert (cq_status["reservingWorkloads"], cq_status["admittedWorkloads"]) == (3, 2)
     assert (cpu(cq_status["flavorsReservation"]), cpu(cq_status["flavorsUsage"])) == ("9", "8")
+
+
+def test_local_queue_status_shows_admission_fair_sharing_usage() -> None:
+    queue = {"metadata": {"name": "lq", "namespace": "ns"}, "spec": {"clusterQueue": "cq"}}
+    usage = ({"cpu": 1_500_000_000, "memory": 1024 * 10**9}, NOW)
+    status = local_queue_status(queue, [], cluster_queue=state(), now=NOW, fair_usage=usage)
+    assert status is not None
+    assert status["fairSharing"] == {
+        "weightedShare": 0,
+        "admissionFairSharingStatus": {
+            "consumedResources": {"cpu": "1500m", "memory": "1024"},
+            "lastUpdate": "2026-11-22T12:00:00Z",
+        },
+    }
+    queue["status"] = status
+    assert local_queue_status(queue, [], cluster_queue=state(), now=NOW, fair_usage=usage) is None
+    # Admission fair sharing off: what the status says stays.
+    assert local_queue_status(queue, [], cluster_queue=state(), now=NOW) is None

@@ -44,7 +44,6 @@ from scheduler.api.crds.schema_kit import (
     toleration,
     top_level,
     unchecked,
-    unread,
 )
 from scheduler.api.refs import HUB_VERSION
 
@@ -401,14 +400,12 @@ def _local_queue_status(version: str) -> ObjectNode:
         "fairSharing": obj(
             {
                 "weightedShare": int64(),
-                "admissionFairSharingStatus": unread(
-                    obj(
-                        {
-                            "consumedResources": quantity_map("Decayed historical usage."),
-                            "lastUpdate": timestamp(),
-                        },
-                        required=["consumedResources", "lastUpdate"],
-                    )
+                "admissionFairSharingStatus": obj(
+                    {
+                        "consumedResources": quantity_map("Decayed historical usage."),
+                        "lastUpdate": timestamp(),
+                    },
+                    required=["consumedResources", "lastUpdate"],
                 ),
             },
             required=["weightedShare"],

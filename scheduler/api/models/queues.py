@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal
 
 from scheduler.api.models.common import (
@@ -220,6 +221,12 @@ class LocalQueueSpec:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class LocalQueueAdmissionFairSharingStatus:
+    consumed_resources: Mapping[ResourceName, Quantity] = field(default_factory=frozen_map)
+    last_update: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LocalQueueStatus:
     conditions: tuple[Condition, ...] = ()
     pending_workloads: int = 0
@@ -230,6 +237,11 @@ class LocalQueueStatus:
     weighted_share: int | None = field(
         default=None, metadata=read_from("fairSharing", "weightedShare")
     )
+    admission_fair_sharing: LocalQueueAdmissionFairSharingStatus | None = field(
+        default=None, metadata=read_from("fairSharing", "admissionFairSharingStatus")
+    )
+    """The decayed usage admission fair sharing keeps (docs/concepts.md#admission-fair-sharing):
+    read back when the scheduler starts."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -261,6 +273,7 @@ __all__ = [
     "ConcurrentAdmissionPolicy",
     "FlavorFungibility",
     "LocalQueue",
+    "LocalQueueAdmissionFairSharingStatus",
     "LocalQueueFlavorUsage",
     "LocalQueueResourceUsage",
     "LocalQueueSpec",

@@ -19,6 +19,8 @@ Candidate order, smallest first, mirrored by ``order_key``:
 2. the class: hierarchical reclaim, then other cross-CQ candidates, then P's
    own CQ (classical preemption; under fair sharing only "other CQs
    before P's own CQ");
+   (admission fair sharing, in P's own CQ when it orders by LocalQueue usage)
+   the workloads of the LocalQueue with the higher usage first;
 3. lower effective priority;
 4. most recently reserved (later ``QuotaReserved`` first);
 5. UID (then key), for determinism.
@@ -57,15 +59,19 @@ class Candidate:
     reason: str
     only_without_borrowing: bool
     """"Reclaim without borrowing": usable only if P ends within its nominal quota."""
-    order_key: tuple[bool, int, int, float, int, str, str]
+    order_key: OrderKey
 
 
-def _order_key(record: WorkloadRecord, group: int) -> tuple[bool, int, int, float, int, str, str]:
+OrderKey = tuple[bool, int, float, int, float, int, str, str]
+
+
+def _order_key(record: WorkloadRecord, group: int, lq_usage: float = 0.0) -> OrderKey:
     """The candidate-order sort key (module docstring, criteria 1-5): pure."""
     reserved, sequence = record.reserved_at
     return (
         not record.evicted,
         group,
+        -lq_usage,
         record.priority,
         -reserved.timestamp(),
         -sequence,
@@ -81,6 +87,7 @@ def _candidate(
     group: int,
     reason: str,
     only_without_borrowing: bool = False,
+    lq_usage: float = 0.0,
 ) -> Candidate:
     assert record.usage is not None
     return Candidate(
@@ -93,7 +100,7 @@ def _candidate(
         group=group,
         reason=reason,
         only_without_borrowing=only_without_borrowing,
-        order_key=_order_key(record, group),
+        order_key=_order_key(record, group, lq_usage),
     )
 
 
@@ -202,8 +209,18 @@ def _same_queue(
     assert node is not None
     if policy == "Never":
         return []
+    usage = ctx.local_queue_usage(cq.name) if ctx.local_queue_usage is not None else None
     return [
-        _candidate(record, cq.name, node, SAME_QUEUE, IN_CLUSTER_QUEUE)
+        _candidate(
+            record,
+            cq.name,
+            node,
+            SAME_QUEUE,
+            IN_CLUSTER_QUEUE,
+            lq_usage=0.0
+            if usage is None
+            else usage(f"{record.namespace}/{record.queue_name or ''}"),
+        )
         for record in _records(ctx, cq.name, preemptor, needed, guarded)
         if within_queue_allows(policy, record, preemptor)
     ]

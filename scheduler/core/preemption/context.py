@@ -107,6 +107,9 @@ class PreemptionContext:
     """Workloads already simulated as gone (earlier victims of this cycle)."""
     history: PreemptionHistory = field(default_factory=PreemptionHistory)
     """Past evictions by preemption, read by the loop guard."""
+    local_queue_usage: Callable[[str], Callable[[str], float] | None] | None = None
+    """ClusterQueue -> its LocalQueues' admission fair sharing usage (LocalQueue key ->
+    usage), None where the queue does not order by it (docs/concepts.md#admission-fair-sharing)."""
 
 
 __all__ = [
