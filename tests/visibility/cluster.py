@@ -20,13 +20,14 @@ from tests.builders import (
 class Cluster:
     """An engine that has admitted a blocker, then some pending workloads, and their raw dicts."""
 
-    def __init__(self, *local_queues: Any) -> None:
+    def __init__(self, *local_queues: Any, config: Any = None, queue: Any = None) -> None:
         blocker = workload("blocker", "ns-a").queue("a").created(0).pod_set(cpu="1")
         self.engine: Engine = engine_with(
             resource_flavor("f"),
-            cluster_queue("cq").resource_group(flavor_quotas("f", cpu="1")),
+            queue or cluster_queue("cq").resource_group(flavor_quotas("f", cpu="1")),
             *local_queues,
             blocker,
+            config=config,
         )
         self.engine.run_until_steady(T0)
         self.stored: dict[str, dict[str, Any]] = {"ns-a/blocker": blocker.build()}

@@ -11,7 +11,14 @@ from typing import Any
 
 from scheduler.visibility.pages import cluster_queue_page, local_queue_page
 from scheduler.visibility.wire import Page
-from tests.builders import T0, local_queue, workload
+from tests.builders import (
+    T0,
+    cluster_queue,
+    configuration,
+    flavor_quotas,
+    local_queue,
+    workload,
+)
 from tests.visibility.cluster import Cluster, three_priorities
 
 WHOLE = Page(offset=0, limit=1000)
@@ -93,3 +100,32 @@ def test_inadmissible_workloads_are_listed_too() -> None:
     cluster = Cluster(local_queue("a", "ns-a").cluster_queue("cq"))
     cluster.submit(workload("huge", "ns-a").queue("a").created(1).pod_set(cpu="2"))
     assert places(cluster_queue_page(cluster.source, "cq", WHOLE)) == [("ns-a/huge", "a", 0, 0, 0)]
+
+
+def test_under_admission_fair_sharing_the_local_queue_that_used_least_comes_first() -> None:
+    """docs/visibility.md#positions: LocalQueue usage before priority, as the scheduler pops."""
+    cluster = Cluster(
+        local_queue("a", "ns-a").cluster_queue("cq").consumed(0, cpu="100"),
+        local_queue("b", "ns-b").cluster_queue("cq").consumed(0, cpu="1"),
+        config=configuration().admission_fair_sharing(),
+        queue=cluster_queue("cq")
+        .usage_based_admission()
+        .resource_group(flavor_quotas("f", cpu="1")),
+    )
+    cluster.submit(
+        workload("a-high", "ns-a").queue("a").priority(100).created(1).pod_set(cpu="1"),
+        workload("b-low", "ns-b").queue("b").priority(1).created(2).pod_set(cpu="1"),
+        workload("b-mid", "ns-b").queue("b").priority(50).created(3).pod_set(cpu="1"),
+    )
+    assert places(cluster_queue_page(cluster.source, "cq", WHOLE)) == [
+        ("ns-b/b-mid", "b", 50, 0, 0),
+        ("ns-b/b-low", "b", 1, 1, 1),
+        ("ns-a/a-high", "a", 100, 2, 0),
+    ]
+    assert places(local_queue_page(cluster.source, "ns-a", "a", WHOLE)) == [
+        ("ns-a/a-high", "a", 100, 2, 0),
+    ]
+    assert places(cluster_queue_page(cluster.source, "cq", Page(offset=1, limit=5))) == [
+        ("ns-b/b-low", "b", 1, 1, 1),
+        ("ns-a/a-high", "a", 100, 2, 0),
+    ]
