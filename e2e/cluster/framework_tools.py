@@ -27,12 +27,10 @@ import mmap
 import os
 import shutil
 import subprocess
-import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .tools import ToolsMissing, _exclusive_lock, _go_env, _step, cache_root
+from .tools import ToolsMissing, _go_env, _step, build_cached, cache_root
 
 
 @dataclass(frozen=True)
@@ -149,25 +147,15 @@ def _build_into(module: ControllerModule, staging: Path) -> None:
 def build(module: ControllerModule, *, force: bool = False) -> ControllerBuild:
     """Build the pinned controller into the cache (no-op on a verified hit)."""
     root = version_dir(module)
-    with _exclusive_lock(cache_root()):
-        if not force and is_complete(module, root):
-            print(f"[kuota-tools] cache hit: {root}", file=sys.stderr)
-            return ControllerBuild(module, root)
-        staging = cache_root() / f".build-{module.name}-{os.getpid()}"
-        shutil.rmtree(staging, ignore_errors=True)
-        started = time.monotonic()
-        try:
-            _build_into(module, staging)
-            if root.exists():
-                shutil.rmtree(root)
-            staging.rename(root)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        (root / "VERSIONS").write_text(stamp_text(module))
-        if not is_complete(module, root):
-            raise ToolsMissing(f"the {module.name} build in {root} is not the pinned one")
-        print(f"[kuota-tools] built in {time.monotonic() - started:.0f}s: {root}", file=sys.stderr)
-        return ControllerBuild(module, root)
+    build_cached(
+        root,
+        name=module.name,
+        build_into=lambda staging: _build_into(module, staging),
+        stamp=stamp_text(module),
+        complete=lambda path: is_complete(module, path),
+        force=force,
+    )
+    return ControllerBuild(module, root)
 
 
 def resolve(module: ControllerModule, *, build_if_missing: bool = True) -> ControllerBuild:

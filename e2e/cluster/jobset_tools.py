@@ -31,12 +31,10 @@ import mmap
 import os
 import shutil
 import subprocess
-import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .tools import STAGING, ToolsMissing, _exclusive_lock, _go_env, _step, cache_root
+from .tools import STAGING, ToolsMissing, _go_env, _step, build_cached, cache_root
 
 JOBSET = "v0.12.0"
 MODULE = "sigs.k8s.io/jobset"
@@ -201,22 +199,12 @@ def _build_into(staging: Path) -> None:
 def build(*, force: bool = False) -> JobSetTools:
     """Build the pinned JobSet manager into the cache (no-op on a verified hit)."""
     root = version_dir()
-    with _exclusive_lock(cache_root()):
-        if not force and is_complete(root):
-            print(f"[kuota-tools] cache hit: {root}", file=sys.stderr)
-            return JobSetTools(root)
-        staging = cache_root() / f".build-jobset-{os.getpid()}"
-        shutil.rmtree(staging, ignore_errors=True)
-        started = time.monotonic()
-        try:
-            _build_into(staging)
-            if root.exists():
-                shutil.rmtree(root)
-            staging.rename(root)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        (root / "VERSIONS").write_text(stamp_text())
-        if not is_complete(root):
-            raise ToolsMissing(f"the JobSet build in {root} is not the pinned {JOBSET}")
-        print(f"[kuota-tools] built in {time.monotonic() - started:.0f}s: {root}", file=sys.stderr)
-        return JobSetTools(root)
+    build_cached(
+        root,
+        name="jobset",
+        build_into=_build_into,
+        stamp=stamp_text(),
+        complete=is_complete,
+        force=force,
+    )
+    return JobSetTools(root)

@@ -20,11 +20,9 @@ from __future__ import annotations
 import mmap
 import os
 import shutil
-import sys
-import time
 from pathlib import Path
 
-from .tools import ToolsMissing, _exclusive_lock, _go_env, _step, cache_root
+from .tools import ToolsMissing, _go_env, _step, build_cached, cache_root
 
 KUEUE = "v0.19.2"
 MODULE = "sigs.k8s.io/kueue"
@@ -90,25 +88,15 @@ def _build_into(staging: Path) -> None:
 def build(*, force: bool = False) -> Path:
     """Build the pinned kueuectl into the cache (no-op on a verified hit); its path."""
     root = version_dir()
-    with _exclusive_lock(cache_root()):
-        if not force and is_complete(root):
-            print(f"[kuota-tools] cache hit: {root}", file=sys.stderr)
-            return binary_path(root)
-        staging = cache_root() / f".build-kueuectl-{os.getpid()}"
-        shutil.rmtree(staging, ignore_errors=True)
-        started = time.monotonic()
-        try:
-            _build_into(staging)
-            if root.exists():
-                shutil.rmtree(root)
-            staging.rename(root)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        (root / "VERSIONS").write_text(stamp_text())
-        if not is_complete(root):
-            raise ToolsMissing(f"the kueuectl build in {root} is not the pinned {KUEUE}")
-        print(f"[kuota-tools] built in {time.monotonic() - started:.0f}s: {root}", file=sys.stderr)
-        return binary_path(root)
+    build_cached(
+        root,
+        name="kueuectl",
+        build_into=_build_into,
+        stamp=stamp_text(),
+        complete=is_complete,
+        force=force,
+    )
+    return binary_path(root)
 
 
 def resolve(*, build_if_missing: bool = True) -> Path:

@@ -17,12 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
-import sys
 import tarfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,11 +29,11 @@ from . import debian
 from .tools import (
     KUBERNETES,
     ToolsMissing,
-    _exclusive_lock,
     _go_env,
     _kube_ldflags,
     _run_capture,
     _step,
+    build_cached,
     cache_root,
     wrapper_go_mod,
 )
@@ -181,22 +178,12 @@ def build(*, force: bool = False) -> NodeToolPaths:
     """Build the real node's tool set into the cache (no-op on a verified hit)."""
     ensure_packages()
     root = version_dir()
-    with _exclusive_lock(cache_root()):
-        if not force and is_complete(root):
-            print(f"[kuota-tools] cache hit: {root}", file=sys.stderr)
-            return NodeToolPaths(root)
-        staging = cache_root() / f".build-node-{os.getpid()}"
-        shutil.rmtree(staging, ignore_errors=True)
-        started = time.monotonic()
-        try:
-            _build_into(staging)
-            if root.exists():
-                shutil.rmtree(root)
-            staging.rename(root)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        (root / "VERSIONS").write_text(stamp_text())
-        if not is_complete(root):
-            raise ToolsMissing(f"built node tools in {root} do not report the pinned versions")
-        print(f"[kuota-tools] built in {time.monotonic() - started:.0f}s: {root}", file=sys.stderr)
-        return NodeToolPaths(root)
+    build_cached(
+        root,
+        name="node",
+        build_into=_build_into,
+        stamp=stamp_text(),
+        complete=is_complete,
+        force=force,
+    )
+    return NodeToolPaths(root)

@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -329,32 +329,56 @@ def _harvest_kwok_stages(target: Path, *, env: dict[str, str], cwd: Path) -> Non
         shutil.copy(source / relative, target / Path(relative).name)
 
 
-def build(*, force: bool = False) -> ToolPaths:
-    """Build the pinned tool set into the cache (no-op on a verified hit)."""
-    root = version_dir()
+def build_cached(
+    root: Path,
+    *,
+    name: str,
+    build_into: Callable[[Path], None],
+    stamp: str,
+    complete: Callable[[Path], bool],
+    force: bool = False,
+) -> None:
+    """Build one tool set into ``root`` under the cache lock, unless a verified one is there.
+
+    The build goes to a staging directory that replaces ``root`` only once it
+    succeeded; ``stamp`` is written as its ``VERSIONS`` and ``complete``
+    checks the result (a build that does not report the pinned versions is
+    refused, never cached).
+    """
     with _exclusive_lock(cache_root()):
-        if not force and is_complete(root):
+        if not force and complete(root):
             print(f"[kuota-tools] cache hit: {root}", file=sys.stderr)
-            return ToolPaths(root)
-        free = shutil.disk_usage(cache_root()).free
-        if free < 8 * 1024**3:
-            print(
-                f"[kuota-tools] warning: only {free / 1024**3:.1f} GiB free; a cold build needs "
-                "~7 GiB",
-                file=sys.stderr,
-            )
-        staging = cache_root() / f".build-{os.getpid()}"
+            return
+        staging = cache_root() / f".build-{name}-{os.getpid()}"
         shutil.rmtree(staging, ignore_errors=True)
         started = time.monotonic()
         try:
-            _build_into(staging)
+            build_into(staging)
             if root.exists():
                 shutil.rmtree(root)
             staging.rename(root)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-        (root / "VERSIONS").write_text(stamp_text())
-        if not is_complete(root):
-            raise ToolsMissing(f"built tools in {root} do not report the pinned versions")
+        (root / "VERSIONS").write_text(stamp)
+        if not complete(root):
+            raise ToolsMissing(f"the {name} build in {root} does not report the pinned versions")
         print(f"[kuota-tools] built in {time.monotonic() - started:.0f}s: {root}", file=sys.stderr)
-        return ToolPaths(root)
+
+
+def build(*, force: bool = False) -> ToolPaths:
+    """Build the pinned tool set into the cache (no-op on a verified hit)."""
+    free = shutil.disk_usage(cache_root()).free
+    if free < 8 * 1024**3 and (force or not is_complete(version_dir())):
+        print(
+            f"[kuota-tools] warning: only {free / 1024**3:.1f} GiB free; a cold build needs ~7 GiB",
+            file=sys.stderr,
+        )
+    build_cached(
+        version_dir(),
+        name="control-plane",
+        build_into=_build_into,
+        stamp=stamp_text(),
+        complete=is_complete,
+        force=force,
+    )
+    return ToolPaths(version_dir())

@@ -20,15 +20,13 @@ from scheduler.api import objects
 from scheduler.api.field import FieldError, FieldPath
 from scheduler.jobs import pod_template
 from scheduler.jobs.protocol import (
-    AdmissionFacts,
     ApiAccess,
     FinishedState,
     PodSetInfo,
     RawObject,
-    with_queue_label,
 )
 from scheduler.jobs.raycluster import cluster_spec
-from scheduler.jobs.raycluster.validation import cluster_rules, validate_ray_kind
+from scheduler.jobs.raycluster.validation import RayAdmission, cluster_rules
 
 RAYCLUSTER_FRAMEWORK: Final = "ray.io/raycluster"
 SPEC = FieldPath(("spec",))
@@ -47,7 +45,7 @@ def is_suspended(cluster: Mapping[str, Any]) -> bool:
 _RULES = cluster_rules(lambda obj: _spec(obj), SPEC)
 
 
-class RayCluster:
+class RayCluster(RayAdmission):
     """The ``ray.io/raycluster`` integration (every method pure)."""
 
     framework = RAYCLUSTER_FRAMEWORK
@@ -65,6 +63,9 @@ class RayCluster:
 
     def is_suspended(self, job: RawObject) -> bool:
         return is_suspended(job)
+
+    def kind_rules(self, job: Mapping[str, Any], errors: list[FieldError]) -> None:
+        _RULES(job, errors)
 
     def suspend(self, job: RawObject) -> dict[str, Any]:
         result = copy.deepcopy(dict(job))
@@ -94,27 +95,6 @@ class RayCluster:
     def pods_ready(self, job: RawObject) -> bool:
         """KubeRay reports the cluster ``ready`` (Kueue's ``PodsReady`` for a RayCluster)."""
         return objects.status(job).get("state") == "ready"
-
-    def default(self, job: RawObject, *, queue: str | None, suspend: bool) -> dict[str, Any]:
-        result = with_queue_label(job, queue)
-        return self.suspend(result) if suspend else result
-
-    def validate_create(self, job: RawObject, *, facts: AdmissionFacts) -> list[FieldError]:
-        return validate_ray_kind(
-            job, None, kind_rules=_RULES, suspended_when=is_suspended, managed=facts.managed
-        )
-
-    def validate_update(
-        self, job: RawObject, old: RawObject, *, facts: AdmissionFacts
-    ) -> list[FieldError]:
-        return validate_ray_kind(
-            job,
-            old,
-            kind_rules=_RULES,
-            suspended_when=is_suspended,
-            managed=facts.managed,
-            namespace_has_default_queue=facts.namespace_has_default_queue,
-        )
 
 
 RAYCLUSTER: Final = RayCluster()

@@ -20,6 +20,7 @@ from scheduler.api.objects import queue_name
 from scheduler.api.validation.common import in_rule_order
 from scheduler.jobs.job_rules import RULE_ORDER as SHARED_ORDER
 from scheduler.jobs.job_rules import validate_job_kind
+from scheduler.jobs.protocol import AdmissionFacts, RawObject, with_queue_label
 from scheduler.jobs.raycluster.cluster_spec import check_cluster_spec
 
 RULE_ORDER: Final = [
@@ -76,3 +77,45 @@ def validate_ray_kind(
     if managed or queue_name(new):
         kind_rules(new, errors)
     return in_rule_order(errors, RULE_ORDER)
+
+
+class RayAdmission:
+    """The webhook's part every Ray kind shares (every method pure): the queue label, the
+    suspension at creation, and :func:`validate_ray_kind` with the kind's own rules.
+
+    A kind has ``is_suspended``, ``suspend`` and ``kind_rules`` (its own rules).
+    """
+
+    def kind_rules(self, job: Mapping[str, Any], errors: list[FieldError]) -> None:
+        raise NotImplementedError
+
+    def is_suspended(self, job: RawObject) -> bool:
+        raise NotImplementedError
+
+    def suspend(self, job: RawObject) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def default(self, job: RawObject, *, queue: str | None, suspend: bool) -> dict[str, Any]:
+        result = with_queue_label(job, queue)
+        return self.suspend(result) if suspend else result
+
+    def validate_create(self, job: RawObject, *, facts: AdmissionFacts) -> list[FieldError]:
+        return validate_ray_kind(
+            job,
+            None,
+            kind_rules=self.kind_rules,
+            suspended_when=self.is_suspended,
+            managed=facts.managed,
+        )
+
+    def validate_update(
+        self, job: RawObject, old: RawObject, *, facts: AdmissionFacts
+    ) -> list[FieldError]:
+        return validate_ray_kind(
+            job,
+            old,
+            kind_rules=self.kind_rules,
+            suspended_when=self.is_suspended,
+            managed=facts.managed,
+            namespace_has_default_queue=facts.namespace_has_default_queue,
+        )

@@ -34,7 +34,6 @@ from scheduler.api import objects
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.jobs import pod_template
 from scheduler.jobs.protocol import (
-    AdmissionFacts,
     ApiAccess,
     FinishedState,
     PodSetInfo,
@@ -42,7 +41,7 @@ from scheduler.jobs.protocol import (
     with_queue_label,
 )
 from scheduler.jobs.raycluster import cluster_spec
-from scheduler.jobs.raycluster.validation import validate_ray_kind
+from scheduler.jobs.raycluster.validation import RayAdmission
 
 RAYJOB_FRAMEWORK: Final = "ray.io/rayjob"
 SUBMITTER: Final = "submitter"
@@ -164,7 +163,7 @@ def check_rayjob(job: Mapping[str, Any], errors: list[FieldError]) -> None:
     )
 
 
-class RayJob:
+class RayJob(RayAdmission):
     """The ``ray.io/rayjob`` integration (every method pure)."""
 
     framework = RAYJOB_FRAMEWORK
@@ -187,6 +186,9 @@ class RayJob:
 
     def is_suspended(self, job: RawObject) -> bool:
         return is_suspended(job)
+
+    def kind_rules(self, job: Mapping[str, Any], errors: list[FieldError]) -> None:
+        check_rayjob(job, errors)
 
     def suspend(self, job: RawObject) -> dict[str, Any]:
         result = copy.deepcopy(dict(job))
@@ -241,23 +243,6 @@ class RayJob:
         if uses_existing_cluster(result):
             return result  # not queued: it runs on a cluster that is already there
         return self.suspend(result) if suspend else result
-
-    def validate_create(self, job: RawObject, *, facts: AdmissionFacts) -> list[FieldError]:
-        return validate_ray_kind(
-            job, None, kind_rules=check_rayjob, suspended_when=is_suspended, managed=facts.managed
-        )
-
-    def validate_update(
-        self, job: RawObject, old: RawObject, *, facts: AdmissionFacts
-    ) -> list[FieldError]:
-        return validate_ray_kind(
-            job,
-            old,
-            kind_rules=check_rayjob,
-            suspended_when=is_suspended,
-            managed=facts.managed,
-            namespace_has_default_queue=facts.namespace_has_default_queue,
-        )
 
 
 RAYJOB: Final = RayJob()

@@ -21,15 +21,13 @@ from scheduler.api import objects
 from scheduler.api.field import FieldError, FieldPath
 from scheduler.jobs import pod_template
 from scheduler.jobs.protocol import (
-    AdmissionFacts,
     ApiAccess,
     FinishedState,
     PodSetInfo,
     RawObject,
-    with_queue_label,
 )
 from scheduler.jobs.raycluster import cluster_spec
-from scheduler.jobs.raycluster.validation import cluster_rules, validate_ray_kind
+from scheduler.jobs.raycluster.validation import RayAdmission, cluster_rules
 
 RAYSERVICE_FRAMEWORK: Final = "ray.io/rayservice"
 CLUSTER_SPEC = FieldPath(("spec", "rayClusterConfig"))
@@ -48,7 +46,7 @@ def is_suspended(service: Mapping[str, Any]) -> bool:
 _RULES = cluster_rules(lambda obj: _cluster(obj), CLUSTER_SPEC)
 
 
-class RayService:
+class RayService(RayAdmission):
     """The ``ray.io/rayservice`` integration (every method pure)."""
 
     framework = RAYSERVICE_FRAMEWORK
@@ -70,6 +68,9 @@ class RayService:
 
     def is_suspended(self, job: RawObject) -> bool:
         return is_suspended(job)
+
+    def kind_rules(self, job: Mapping[str, Any], errors: list[FieldError]) -> None:
+        _RULES(job, errors)
 
     def suspend(self, job: RawObject) -> dict[str, Any]:
         result = copy.deepcopy(dict(job))
@@ -101,27 +102,6 @@ class RayService:
     def pods_ready(self, job: RawObject) -> bool:
         """The ``Ready`` condition is true (Kueue's ``PodsReady`` for a RayService)."""
         return objects.is_true(job, "Ready")
-
-    def default(self, job: RawObject, *, queue: str | None, suspend: bool) -> dict[str, Any]:
-        result = with_queue_label(job, queue)
-        return self.suspend(result) if suspend else result
-
-    def validate_create(self, job: RawObject, *, facts: AdmissionFacts) -> list[FieldError]:
-        return validate_ray_kind(
-            job, None, kind_rules=_RULES, suspended_when=is_suspended, managed=facts.managed
-        )
-
-    def validate_update(
-        self, job: RawObject, old: RawObject, *, facts: AdmissionFacts
-    ) -> list[FieldError]:
-        return validate_ray_kind(
-            job,
-            old,
-            kind_rules=_RULES,
-            suspended_when=is_suspended,
-            managed=facts.managed,
-            namespace_has_default_queue=facts.namespace_has_default_queue,
-        )
 
 
 RAYSERVICE: Final = RayService()
