@@ -73,6 +73,9 @@ def scheduler_with(
         replica.stop()
 
 
+MERGE = "application/merge-patch+json"
+
+
 def cluster_queue(name: str, flavor: str, cohort: str, cpu: str) -> dict[str, Any]:
     return {
         "apiVersion": f"{GROUP}/{VERSION}",
@@ -357,12 +360,29 @@ async def test_a_starting_scheduler_reads_the_usage_back_from_status(
         },
         _content_type="application/merge-patch+json",
     )
+    # The ClusterQueue holds until the starting scheduler has made both Workloads, so the
+    # order is the usage's, not that of the Workloads' creation.
+    custom = client.CustomObjectsApi(api)
+    hold = {"spec": {"stopPolicy": "Hold"}}
+    await custom.patch_cluster_custom_object(
+        GROUP, VERSION, "clusterqueues", shared_queue, hold, _content_type=MERGE
+    )
     batch = client.BatchV1Api(api)
     await batch.create_namespaced_job(namespace, job("a-1", "lq-a", cpu="4", delay="1h"))
     await asyncio.sleep(1.1)  # b-1 is younger, to the second Kueue orders by
     await batch.create_namespaced_job(namespace, job("b-1", "lq-b", cpu="4", delay="1h"))
     scheduler_with(
         {"admissionFairSharing": {"usageHalfLifeTime": "1h", "usageSamplingInterval": "1s"}}
+    )
+    await eventually(
+        lambda: custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "workloads"),
+        lambda found: len(found["items"]) == 2,
+        timeout=60,
+        what="both Workloads made",
+    )
+    release = {"spec": {"stopPolicy": "None"}}
+    await custom.patch_cluster_custom_object(
+        GROUP, VERSION, "clusterqueues", shared_queue, release, _content_type=MERGE
     )
     assert await eventually(
         lambda: running_jobs(api, namespace),
