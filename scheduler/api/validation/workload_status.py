@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from scheduler.api import rule_text as text
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.validation.common import check_admission_check_name
 from scheduler.api.validation.formats import (
@@ -413,7 +414,7 @@ def _check_clusters(status: dict[str, Any], errors: list[FieldError]) -> None:
         errors.append(
             error(
                 STATUS.child("clusterName"),
-                "clusterName and nominatedClusterNames cannot both be set",
+                text.CLUSTER_NAME_EXCLUSIVE,
                 origin="C",
                 rule="WL-40",
             )

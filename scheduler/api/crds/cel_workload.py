@@ -1,0 +1,157 @@
+"""The Workload rules the API server enforces itself, as CEL in the CRD.
+
+Each rule here has a Python twin with the same id in
+``scheduler/api/validation/workload.py`` or ``workload_status.py``: the API
+server runs the CEL rule on every write, so an ordinary Workload create needs
+no webhook round trip (docs/validation.md#rules-enforced-by-the-api-server);
+``kuota validate`` runs the twin offline, where no API server is there to ask.
+Both answer with the text of ``scheduler/api/rule_text.py``; a dynamic message
+is rebuilt with ``messageExpression`` from the same pieces.
+
+CEL's cost estimate must stay within the API server's budget: every list a
+rule walks has a ``maxItems`` and every string a regular expression reads has
+a ``maxLength`` (the limits the Python rules already enforce), set where the
+nodes are built.  The rules that need the object's metadata (annotations),
+the free-form pod templates or another object stay in the webhook.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from scheduler.api import rule_text as text
+from scheduler.api.crds.nodes import Cel
+
+MAX_POD_SETS: Final = 18
+MAX_PREEMPTION_GATES: Final = 8
+MAX_NOMINATED_CLUSTERS: Final = 20
+MAX_CLUSTER_NAME: Final = 256
+MAX_CONDITIONS: Final = 16
+LABEL_LENGTH: Final = 63
+SUBDOMAIN_LENGTH: Final = 253
+
+
+def _format(template: str, **values: str) -> str:
+    """CEL: ``template`` (a rule_text message with ``{name}`` holes) filled from expressions.
+
+    Written as ``'...%s...'.format([...])``: the API server bounds the cost of
+    ``format``, while ``string(int)`` in a concatenation has an unbounded size
+    estimate and breaks the CRD's cost budget.
+    """
+    if any(c in template for c in "'\\%"):
+        raise ValueError(f"text not expressible as a plain CEL literal: {template!r}")
+    names: list[str] = []
+    pattern = ""
+    rest = template
+    while "{" in rest:
+        before, _, after = rest.partition("{")
+        name, _, rest = after.partition("}")
+        pattern += before + "%s"
+        names.append(values[name])
+    pattern += rest
+    return f"'{pattern}'.format([{', '.join(names)}])"
+
+
+def _matches(pattern: str) -> str:
+    """CEL: ``self`` matches ``pattern`` whole (a raw string: the patterns hold backslashes)."""
+    return f"self.matches(r'^{pattern}$')"
+
+
+POD_SET_NAME: Final = Cel(
+    twin="WL-3",
+    rule=_matches(text.DNS_LABEL),
+    message_expression=_format(
+        '"{name}" is not a valid pod set name: ' + text.LABEL_HINT, name="self"
+    ),
+)
+COUNT: Final = Cel(
+    twin="WL-6",
+    rule="!has(self.count) || self.count >= 0",
+    message=text.COUNT_NOT_NEGATIVE,
+    field_path=".count",
+)
+MIN_COUNT: Final = Cel(
+    twin="WL-7",
+    rule="!has(self.minCount) || self.minCount >= 1",
+    message=text.MIN_COUNT_AT_LEAST_ONE,
+    field_path=".minCount",
+)
+MIN_COUNT_WITHIN_COUNT: Final = Cel(
+    twin="WL-8",
+    rule="!has(self.minCount) || !has(self.count) || self.minCount <= self.count",
+    message_expression=_format(text.MIN_COUNT_ABOVE_COUNT, count="string(self.count)"),
+    field_path=".minCount",
+)
+ONE_MIN_COUNT: Final = Cel(
+    twin="WL-9",
+    rule="self.filter(p, has(p.minCount)).size() <= 1",
+    message_expression=_format(
+        text.MIN_COUNT_TWICE, count="string(self.filter(p, has(p.minCount)).size())"
+    ),
+)
+POD_SETS_LISTED: Final = Cel(
+    twin="WL-1",
+    rule="has(self.podSets) && size(self.podSets) >= 1",
+    message=text.AT_LEAST_ONE_POD_SET,
+    field_path=".podSets",
+)
+QUEUE_NAME: Final = Cel(
+    twin="WL-14",
+    rule="self == '' || " + _matches(text.DNS_SUBDOMAIN),
+    message_expression=_format(
+        '"{name}" is not a valid LocalQueue name: ' + text.SUBDOMAIN_HINT, name="self"
+    ),
+)
+PRIORITY_CLASS_NAME: Final = Cel(
+    twin="WL-15",
+    rule="self == '' || " + _matches(text.DNS_SUBDOMAIN),
+    message_expression=_format(
+        '"{name}" is not a valid priority class name: ' + text.SUBDOMAIN_HINT, name="self"
+    ),
+)
+KIND_OF_GROUP: Final = Cel(
+    twin="WL-16",
+    rule="(self.group == 'kueue.x-k8s.io' && self.kind == 'WorkloadPriorityClass') || "
+    "(self.group == 'scheduling.k8s.io' && self.kind == 'PriorityClass')",
+    message_expression=_format(text.KIND_NOT_OF_GROUP, kind="self.kind", group="self.group"),
+    field_path=".kind",
+)
+PRIORITY_WITH_CLASS: Final = Cel(
+    twin="WL-17",
+    rule="!has(self.priorityClassRef) || has(self.priority)",
+    message=text.PRIORITY_NEEDED,
+    field_path=".priority",
+)
+EXECUTION_TIME: Final = Cel(
+    twin="WL-18", rule="self >= 1", message=text.EXECUTION_TIME_AT_LEAST_ONE
+)
+GATE_NAME: Final = Cel(
+    twin="WL-19",
+    rule=f"size(self.name) >= 1 && size(self.name) <= {LABEL_LENGTH}",
+    message=text.GATE_NAME_LENGTH,
+    field_path=".name",
+)
+CLUSTER_EXCLUSIVE: Final = Cel(
+    twin="WL-40",
+    rule="!has(self.clusterName) || self.clusterName == '' || "
+    "!has(self.nominatedClusterNames) || size(self.nominatedClusterNames) == 0",
+    message=text.CLUSTER_NAME_EXCLUSIVE,
+    field_path=".clusterName",
+)
+
+EVERY_RULE: Final = (
+    POD_SETS_LISTED,
+    POD_SET_NAME,
+    COUNT,
+    MIN_COUNT,
+    MIN_COUNT_WITHIN_COUNT,
+    ONE_MIN_COUNT,
+    QUEUE_NAME,
+    PRIORITY_CLASS_NAME,
+    KIND_OF_GROUP,
+    PRIORITY_WITH_CLASS,
+    EXECUTION_TIME,
+    GATE_NAME,
+    CLUSTER_EXCLUSIVE,
+)
+"""Every Workload CEL rule, for the tests that hold each against its twin."""
