@@ -1,0 +1,169 @@
+"""The Workload rules the CRD carries as CEL, on a real API server
+(docs/validation.md#rules-enforced-by-the-api-server).
+
+* The CRDs install (the cluster fixture applies them): the API server accepts
+  the rules' estimated cost.
+* On every sample of tests/api/workload_cel_samples.py, the API server refuses
+  exactly where the Python twins do, at the same fields, with the same
+  messages, and before any webhook is asked.
+* A plain ``v1beta2`` Workload create does not reach kuota's validating
+  webhook; one that only the webhook can judge still does, and is refused
+  with the webhook's message.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from e2e.kuota_install import KuotaWebhook
+from tests.api.test_workload_cel import twin_errors
+from tests.api.workload_cel_samples import SAMPLES, Sample
+from tests.builders.workload import pod_set, workload
+
+from .test_webhook_scope import webhook_requests
+
+pytestmark = pytest.mark.cluster
+GROUP, VERSION, PLURAL = "kueue.x-k8s.io", "v1beta2", "workloads"
+
+
+def in_namespace(obj: dict[str, Any], namespace: str) -> dict[str, Any]:
+    placed = copy.deepcopy(obj)
+    placed["metadata"]["namespace"] = namespace
+    placed.pop("status", None)
+    return placed
+
+
+def refusal(error: ApiException) -> tuple[set[tuple[str, str]], str]:
+    """(field, message) of each cause of a 422, and the whole answer's message."""
+    assert error.status == 422, error.body
+    body = json.loads(error.body)
+    causes = body.get("details", {}).get("causes", [])
+    return {(cause.get("field", ""), cause["message"]) for cause in causes}, body["message"]
+
+
+def same_answer(server: set[tuple[str, str]], python: set[tuple[str, str, str]]) -> bool:
+    """Every twin's (field, message) is a cause of the API server's answer, and no other."""
+    if len(server) != len(python):
+        return False
+    return all(
+        any(field == at and said.endswith(message) for field, said in server)
+        for _, at, message in python
+    )
+
+
+async def answer_of(custom: client.CustomObjectsApi, namespace: str, sample: Sample) -> Any:
+    """The API server's answer to ``sample``: None when accepted, else its refusal."""
+    obj = in_namespace(sample.object, namespace)
+    try:
+        if sample.status is None:
+            await custom.create_namespaced_custom_object(
+                GROUP, VERSION, namespace, PLURAL, obj, dry_run="All"
+            )
+            return None
+        created = await custom.create_namespaced_custom_object(
+            GROUP, VERSION, namespace, PLURAL, obj
+        )
+        name = created["metadata"]["name"]
+        if sample.old_status is not None:
+            created = await custom.replace_namespaced_custom_object_status(
+                GROUP, VERSION, namespace, PLURAL, name, {**created, "status": sample.old_status}
+            )
+        await custom.replace_namespaced_custom_object_status(
+            GROUP, VERSION, namespace, PLURAL, name, {**created, "status": sample.status}
+        )
+        return None
+    except ApiException as error:
+        return refusal(error)
+
+
+async def test_the_api_server_refuses_as_the_python_twins_do(
+    kuota: KuotaWebhook, api: client.ApiClient, namespace: str
+) -> None:
+    custom = client.CustomObjectsApi(api)
+    disagreements = []
+    for sample in SAMPLES:
+        python = twin_errors(sample)
+        answer = await answer_of(custom, namespace, sample)
+        if answer is None:
+            if python:
+                disagreements.append((sample.name, "accepted", sorted(python)))
+            continue
+        causes, message = answer
+        if "admission webhook" in message or not same_answer(causes, python):
+            disagreements.append((sample.name, sorted(causes), sorted(python)))
+    assert disagreements == []
+
+
+def only_the_webhook_judges(name: str) -> list[tuple[dict[str, Any], str]]:
+    """Workloads the CEL rules pass and a webhook rule refuses, with the field it names."""
+    labelled = pod_set()
+    labelled.raw["template"]["metadata"] = {"labels": {"bad key!": "x"}}
+    no_containers = pod_set().template({"spec": {"containers": []}})
+    return [
+        (
+            workload(f"{name}-pods")
+            .uid(None)
+            .created(None)
+            .pod_set(requests={"pods": "1"})
+            .build(),
+            "spec.podSets[0].template.spec.containers[0].resources.requests[pods]",
+        ),
+        (
+            workload(f"{name}-label").uid(None).created(None).pod_sets(labelled).build(),
+            "spec.podSets[0].template.metadata.labels",
+        ),
+        (
+            workload(f"{name}-empty").uid(None).created(None).pod_sets(no_containers).build(),
+            "spec.podSets[0].template.spec.containers",
+        ),
+        (
+            workload(f"{name}-gated")
+            .uid(None)
+            .created(None)
+            .annotations({"kueue.x-k8s.io/admission-gated-by": "not a gate"})
+            .pod_set(cpu="1")
+            .build(),
+            "metadata.annotations[kueue.x-k8s.io/admission-gated-by]",
+        ),
+    ]
+
+
+async def test_a_plain_create_skips_the_webhook_and_the_rest_still_reach_it(
+    kuota: KuotaWebhook, api: client.ApiClient, namespace: str
+) -> None:
+    custom = client.CustomObjectsApi(api)
+    asked: list[float] = []
+    for attempt in range(3):
+        before = webhook_requests(kuota, "workload")
+        obj = (
+            workload(f"plain-{attempt}")
+            .uid(None)
+            .created(None)
+            .queue("lq")
+            .pod_set(count=3, cpu="500m")
+            .build()
+        )
+        await custom.create_namespaced_custom_object(
+            GROUP, VERSION, namespace, PLURAL, in_namespace(obj, namespace)
+        )
+        asked.append(webhook_requests(kuota, "workload") - before)
+        if asked[-1] == 0:
+            break
+    # Other tests' Workloads go through the endpoint too: one quiet try is enough.
+    assert 0 in asked, f"every plain create was asked: {asked}"
+    for obj, field in only_the_webhook_judges("judged"):
+        before = webhook_requests(kuota, "workload")
+        with pytest.raises(ApiException) as refused:
+            await custom.create_namespaced_custom_object(
+                GROUP, VERSION, namespace, PLURAL, in_namespace(obj, namespace)
+            )
+        answer = json.loads(refused.value.body)
+        assert 'admission webhook "workload.validate.kuota.io"' in answer["message"]
+        assert field in {cause.get("field") for cause in answer["details"]["causes"]}
+        assert webhook_requests(kuota, "workload") > before
