@@ -3,9 +3,10 @@
 
 * The CRDs install (the cluster fixture applies them): the API server accepts
   the rules' estimated cost.
-* On every sample of tests/api/workload_cel_samples.py, the API server refuses
-  exactly where the Python twins do, at the same fields, with the same
-  messages, and before any webhook is asked.
+* On every sample of tests/api/workload_cel_samples.py (creates, status
+  writes, updates of a Workload that holds a quota reservation), the API
+  server refuses exactly where the Python twins do, at the same fields, with
+  the same messages, and before any webhook is asked.
 * A plain ``v1beta2`` Workload create does not reach kuota's validating
   webhook; one that only the webhook can judge still does, and is refused
   with the webhook's message.
@@ -61,7 +62,7 @@ async def answer_of(custom: client.CustomObjectsApi, namespace: str, sample: Sam
     """The API server's answer to ``sample``: None when accepted, else its refusal."""
     obj = in_namespace(sample.object, namespace)
     try:
-        if sample.status is None:
+        if sample.status is None and sample.update_spec is None:
             await custom.create_namespaced_custom_object(
                 GROUP, VERSION, namespace, PLURAL, obj, dry_run="All"
             )
@@ -70,13 +71,19 @@ async def answer_of(custom: client.CustomObjectsApi, namespace: str, sample: Sam
             GROUP, VERSION, namespace, PLURAL, obj
         )
         name = created["metadata"]["name"]
-        if sample.old_status is not None:
-            created = await custom.replace_namespaced_custom_object_status(
-                GROUP, VERSION, namespace, PLURAL, name, {**created, "status": sample.old_status}
+        for status in (*sample.history, sample.old_status):
+            if status is not None:
+                created = await custom.replace_namespaced_custom_object_status(
+                    GROUP, VERSION, namespace, PLURAL, name, {**created, "status": status}
+                )
+        if sample.status is not None:
+            await custom.replace_namespaced_custom_object_status(
+                GROUP, VERSION, namespace, PLURAL, name, {**created, "status": sample.status}
             )
-        await custom.replace_namespaced_custom_object_status(
-            GROUP, VERSION, namespace, PLURAL, name, {**created, "status": sample.status}
-        )
+        else:
+            await custom.replace_namespaced_custom_object(
+                GROUP, VERSION, namespace, PLURAL, name, {**created, "spec": sample.new()["spec"]}
+            )
         return None
     except ApiException as error:
         return refusal(error)

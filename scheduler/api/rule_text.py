@@ -39,3 +39,16 @@ PRIORITY_NEEDED: Final = "required when priorityClassRef is set: copy the class'
 EXECUTION_TIME_AT_LEAST_ONE: Final = "must be at least 1 (omit it for no limit)"
 GATE_NAME_LENGTH: Final = "must be 1 to 63 characters"
 CLUSTER_NAME_EXCLUSIVE: Final = "clusterName and nominatedClusterNames cannot both be set"
+QUEUE_NAME_WHILE_RESERVED: Final = (
+    'cannot change while the workload holds a quota reservation; it was "{old}"'
+)
+REF_ADDED_WHILE_RESERVED: Final = (
+    "cannot be added or removed while the workload holds a quota reservation"
+)
+REF_FIELD_WHILE_RESERVED: Final = "cannot change while the workload holds a quota reservation"
+PRIORITY_CLASS_WHILE_RESERVED: Final = (
+    "a PriorityClass reference cannot change while the workload holds a quota reservation "
+    "(a WorkloadPriorityClass reference can)"
+)
+EXECUTION_TIME_WHILE_ADMITTED: Final = "cannot change while the workload is admitted"
+CLUSTER_NAME_SET: Final = 'is immutable once set; it was "{old}"'

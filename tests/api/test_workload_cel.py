@@ -18,9 +18,10 @@ from tests.api.workload_cel_samples import CEL_TWINS, SAMPLES, Sample
 
 def review_sample(sample: Sample) -> Review:
     """``sample`` as ``kuota validate`` judges it (a status sample: as that update)."""
-    if sample.status is not None:
-        new = {**sample.object, "status": sample.status}
-        return review(new, old=sample.old(), operation="UPDATE", default_namespace="default")
+    if sample.status is not None or sample.update_spec is not None:
+        return review(
+            sample.new(), old=sample.old(), operation="UPDATE", default_namespace="default"
+        )
     return review(sample.object, default_namespace="default")
 
 

@@ -1,6 +1,10 @@
 """Sample Workloads on which each CEL rule of the Workload CRD and its Python twin
 must agree (docs/validation.md#rules-enforced-by-the-api-server).
 
+A sample is a create, a status write (``status``, after ``old_status``), or an
+update of the Workload itself (``update_spec``: spec fields changed on the
+Workload after ``old_status`` was written).
+
 Each sample names the twin rules that must fire on it, and no other rule of the
 CEL twins.  tests/api/test_workload_cel.py holds the Python twins to that;
 e2e/test_workload_cel.py holds the real API server's CEL rules to the same
@@ -26,11 +30,23 @@ class Sample:
     status: dict[str, Any] | None = None
     """Written through the status subresource after the Workload is created."""
     old_status: dict[str, Any] | None = None
-    """The status written before ``status`` (the old object of that update)."""
+    """The status written before ``status`` or ``update_spec`` (the old object's)."""
+    update_spec: dict[str, Any] | None = None
+    """Spec fields set (``None``: removed) by an update of the Workload."""
+    history: tuple[dict[str, Any], ...] = ()
+    """Statuses written before ``old_status``, on a cluster, to reach it by valid steps."""
 
     def old(self) -> dict[str, Any]:
-        """The object before the status write."""
+        """The object before the status write or the update."""
         return {**self.object, "status": self.old_status} if self.old_status else self.object
+
+    def new(self) -> dict[str, Any]:
+        """The object the status write or the update asks for."""
+        if self.status is not None:
+            return {**self.object, "status": self.status}
+        old = self.old()
+        spec = {**old["spec"], **(self.update_spec or {})}
+        return {**old, "spec": {key: value for key, value in spec.items() if value is not None}}
 
 
 def _wl(name: str) -> workload:
@@ -139,7 +155,81 @@ SAMPLES: tuple[Sample, ...] = (
     ),
 )
 
+
+def _held(name: str, *, admitted: bool = False, **spec: Any) -> workload:
+    built = _wl(name).pod_set(count=2, cpu="1").spec(**spec).reserve_quota("cq")
+    return built.admitted() if admitted else built
+
+
+def _update(
+    name: str,
+    fires: frozenset[str],
+    change: dict[str, Any],
+    *,
+    admitted: bool = False,
+    **spec: Any,
+) -> Sample:
+    """``change`` to the spec of a Workload that holds a quota reservation (and is admitted)."""
+    held = _held(name, admitted=admitted, **spec).build()
+    status = held.pop("status")
+    return Sample(name, held, fires, old_status=status, update_spec=change)
+
+
+PC = ("scheduling.k8s.io", "PriorityClass")
+UPDATES: tuple[Sample, ...] = (
+    _update("reserved-queue-change", frozenset({"WL-52"}), {"queueName": "other"}),
+    _update("reserved-queue-kept", frozenset(), {"active": True}),
+    _update(
+        "reserved-ref-added",
+        frozenset({"WL-53"}),
+        {"priorityClassRef": _ref(*WPC, "high"), "priority": 5},
+    ),  # fmt: skip
+    _update(
+        "reserved-ref-group-changed",
+        frozenset({"WL-54"}),
+        {"priorityClassRef": _ref(*PC, "high")},
+        priorityClassRef=_ref(*WPC, "high"),
+        priority=5,
+    ),  # fmt: skip
+    _update(
+        "reserved-pc-name-changed",
+        frozenset({"WL-55"}),
+        {"priorityClassRef": _ref(*PC, "low")},
+        priorityClassRef=_ref(*PC, "high"),
+        priority=5,
+    ),  # fmt: skip
+    _update(
+        "reserved-wpc-name-changed",
+        frozenset(),
+        {"priorityClassRef": _ref(*WPC, "low")},
+        priorityClassRef=_ref(*WPC, "high"),
+        priority=5,
+    ),  # fmt: skip
+    _update(
+        "admitted-execution-time-changed",
+        frozenset({"WL-56"}),
+        {"maximumExecutionTimeSeconds": 60},
+        admitted=True,
+        maximumExecutionTimeSeconds=30,
+    ),  # fmt: skip
+    _update(
+        "reserved-execution-time-changed",
+        frozenset(),
+        {"maximumExecutionTimeSeconds": 60},
+        maximumExecutionTimeSeconds=30,
+    ),  # fmt: skip
+    Sample(
+        "status-cluster-name-changed",
+        _with_spec("status-cluster-name-changed"),
+        frozenset({"WL-60"}),
+        status={"clusterName": "worker-2"},
+        old_status={"clusterName": "worker-1"},
+        history=({"nominatedClusterNames": ["worker-1"]},),
+    ),
+)
+SAMPLES = SAMPLES + UPDATES
+
 CEL_TWINS = frozenset(
     {"WL-1", "WL-3", "WL-6", "WL-7", "WL-8", "WL-9", "WL-14", "WL-15", "WL-16", "WL-17"}
-    | {"WL-18", "WL-19", "WL-40"}
+    | {"WL-18", "WL-19", "WL-40", "WL-52", "WL-53", "WL-54", "WL-55", "WL-56", "WL-60"}
 )

@@ -139,6 +139,99 @@ CLUSTER_EXCLUSIVE: Final = Cel(
     field_path=".clusterName",
 )
 
+
+def _condition_true(var: str, kind: str) -> str:
+    """CEL: ``var`` (the whole Workload) has condition ``kind`` with status True."""
+    return (
+        f"(has({var}.status) && has({var}.status.conditions) && "
+        f"{var}.status.conditions.exists(c, c.type == '{kind}' && has(c.status) && "
+        "c.status == 'True'))"
+    )
+
+
+def _has_spec(var: str, name: str) -> str:
+    return f"(has({var}.spec) && has({var}.spec.{name}))"
+
+
+def _both(kind: str) -> str:
+    return f"({_condition_true('oldSelf', kind)} && {_condition_true('self', kind)})"
+
+
+_RESERVED_BEFORE: Final = _condition_true("oldSelf", "QuotaReserved")
+_BOTH_REFS: Final = (
+    f"({_RESERVED_BEFORE} && {_has_spec('self', 'priorityClassRef')} && "
+    f"{_has_spec('oldSelf', 'priorityClassRef')})"
+)
+
+
+def _is_priority_class(var: str) -> str:
+    ref = f"{var}.spec.priorityClassRef"
+    return f"({ref}.group == 'scheduling.k8s.io' && {ref}.kind == 'PriorityClass')"
+
+
+def _ref_field_kept(name: str) -> Cel:
+    return Cel(
+        twin="WL-54",
+        rule=f"!{_BOTH_REFS} || "
+        f"self.spec.priorityClassRef.{name} == oldSelf.spec.priorityClassRef.{name}",
+        message=text.REF_FIELD_WHILE_RESERVED,
+        field_path=f".spec.priorityClassRef.{name}",
+    )
+
+
+def _execution_time(var: str) -> str:
+    name = "maximumExecutionTimeSeconds"
+    return f"({_has_spec(var, name)} ? {var}.spec.{name} : 0)"
+
+
+QUEUE_NAME_KEPT: Final = Cel(
+    twin="WL-52",
+    rule=f"!{_both('QuotaReserved')} || "
+    f"({_has_spec('self', 'queueName')} == {_has_spec('oldSelf', 'queueName')} && "
+    f"(!{_has_spec('self', 'queueName')} || self.spec.queueName == oldSelf.spec.queueName))",
+    message_expression=_format(
+        text.QUEUE_NAME_WHILE_RESERVED,
+        old=f"{_has_spec('oldSelf', 'queueName')} ? oldSelf.spec.queueName : ''",
+    ),
+    field_path=".spec.queueName",
+)
+REF_KEPT: Final = Cel(
+    twin="WL-53",
+    rule=f"!{_RESERVED_BEFORE} || "
+    f"{_has_spec('self', 'priorityClassRef')} == {_has_spec('oldSelf', 'priorityClassRef')}",
+    message=text.REF_ADDED_WHILE_RESERVED,
+    field_path=".spec.priorityClassRef",
+)
+PRIORITY_CLASS_KEPT: Final = Cel(
+    twin="WL-55",
+    rule=f"!({_BOTH_REFS} && {_is_priority_class('self')} && {_is_priority_class('oldSelf')}) || "
+    "self.spec.priorityClassRef.name == oldSelf.spec.priorityClassRef.name",
+    message=text.PRIORITY_CLASS_WHILE_RESERVED,
+    field_path=".spec.priorityClassRef.name",
+)
+EXECUTION_TIME_KEPT: Final = Cel(
+    twin="WL-56",
+    rule=f"!{_both('Admitted')} || {_execution_time('self')} == {_execution_time('oldSelf')}",
+    message=text.EXECUTION_TIME_WHILE_ADMITTED,
+    field_path=".spec.maximumExecutionTimeSeconds",
+)
+CLUSTER_NAME_KEPT: Final = Cel(
+    twin="WL-60",
+    rule="!has(oldSelf.clusterName) || oldSelf.clusterName == '' || !has(self.clusterName) || "
+    "self.clusterName == '' || self.clusterName == oldSelf.clusterName",
+    message_expression=_format(text.CLUSTER_NAME_SET, old="oldSelf.clusterName"),
+    field_path=".clusterName",
+)
+WHILE_RESERVED: Final = (
+    QUEUE_NAME_KEPT,
+    REF_KEPT,
+    _ref_field_kept("group"),
+    _ref_field_kept("kind"),
+    PRIORITY_CLASS_KEPT,
+    EXECUTION_TIME_KEPT,
+)
+"""The update rules on the whole Workload (``oldSelf``: the stored object)."""
+
 EVERY_RULE: Final = (
     POD_SETS_LISTED,
     POD_SET_NAME,
@@ -153,5 +246,7 @@ EVERY_RULE: Final = (
     EXECUTION_TIME,
     GATE_NAME,
     CLUSTER_EXCLUSIVE,
+    CLUSTER_NAME_KEPT,
+    *WHILE_RESERVED,
 )
 """Every Workload CEL rule, for the tests that hold each against its twin."""

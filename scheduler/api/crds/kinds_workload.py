@@ -256,7 +256,12 @@ def _status(version: str) -> ObjectNode:
         },
         foreign=_STATUS_HINTS if version == HUB_VERSION else None,
     )
-    return with_cel(status, cel.CLUSTER_EXCLUSIVE)
+    return with_cel(status, cel.CLUSTER_EXCLUSIVE, cel.CLUSTER_NAME_KEPT)
+
+
+def _whole(version: str, root: ObjectNode) -> ObjectNode:
+    """The root, with the update rules that compare the stored object (v1beta2 only)."""
+    return with_cel(root, *cel.WHILE_RESERVED) if version == HUB_VERSION else root
 
 
 def _legacy(version: str) -> ObjectNode:
@@ -316,10 +321,13 @@ def workload() -> KindDefinition:
     def current(version: str) -> VersionDefinition:
         return VersionDefinition(
             version,
-            top_level(
-                {"spec": _spec(version), "status": _status(version)},
-                description,
-                checked_status=True,
+            _whole(
+                version,
+                top_level(
+                    {"spec": _spec(version), "status": _status(version)},
+                    description,
+                    checked_status=True,
+                ),
             ),
             current_columns,
             status_subresource=True,
