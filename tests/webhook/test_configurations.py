@@ -199,8 +199,9 @@ def test_a_status_write_that_keeps_what_the_rules_read_skips_the_webhook() -> No
 
 
 def test_a_plain_v1beta2_workload_create_skips_the_validating_webhook() -> None:
-    """The CRD's CEL rules judge a plain create (docs/validation.md#rules-enforced-by-the-
-    api-server); what only the webhook can judge still selects it.  The e2e test
+    """The CRD's CEL rules judge a plain create
+    (docs/validation.md#rules-enforced-by-the-api-server); what only the webhook can
+    judge still selects it.  The e2e test
     (e2e/test_workload_cel.py) runs the expression on a real API server."""
     entry = by_name(validating_configuration(URL))["workload.validate.kuota.io"]
     *_, condition = entry["matchConditions"]
