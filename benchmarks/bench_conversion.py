@@ -149,7 +149,8 @@ def report(name: str, times: list[float], per: int = 1) -> None:
     ordered = sorted(times)
     p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
     median = statistics.median(ordered)
-    line = f"{name:<44} {len(times):>5} reviews  median {median * 1e3:8.3f} ms  p99 {p99 * 1e3:8.3f} ms"
+    line = f"{name:<44} {len(times):>5} reviews  median {median * 1e3:8.3f} ms"
+    line += f"  p99 {p99 * 1e3:8.3f} ms"
     if per > 1:
         line += f"  ({median / per * 1e6:6.1f} us per object)"
     print(line, flush=True)

@@ -3,8 +3,9 @@
 The API server stores every kuota kind in ``v1beta2`` and calls ``/convert``
 whenever a client reads or writes another version.  Each object goes through
 the API layer's conversion (:func:`scheduler.api.convert.convert_owned`: through
-the hub, taking over the request's parsed objects instead of copying them), unchecked: validation is the admission webhooks' job and a
-stored object must always be readable, so conversion here never re-applies
+the hub, taking over the request's parsed objects instead of copying them),
+unchecked: validation is the admission webhooks' job and a stored object must
+always be readable, so conversion here never re-applies
 the legacy rules.  One object that cannot be converted fails the whole
 review with its field path, as the API server expects.
 """
