@@ -9,7 +9,8 @@
   the same messages, and before any webhook is asked.
 * A plain ``v1beta2`` Workload create does not reach kuota's validating
   webhook; one that only the webhook can judge still does, and is refused
-  with the webhook's message.
+  with the webhook's message; one with a field kuota warns about
+  (``preemptionGates``) still gets the warning.
 """
 
 from __future__ import annotations
@@ -174,3 +175,26 @@ async def test_a_plain_create_skips_the_webhook_and_the_rest_still_reach_it(
         assert 'admission webhook "workload.validate.kuota.io"' in answer["message"]
         assert field in {cause.get("field") for cause in answer["details"]["causes"]}
         assert webhook_requests(kuota, "workload") > before
+
+
+async def test_a_create_with_a_field_kuota_warns_about_still_gets_the_warning(
+    kuota: KuotaWebhook, api: client.ApiClient, namespace: str
+) -> None:
+    custom = client.CustomObjectsApi(api)
+    obj = (
+        workload("gates")
+        .uid(None)
+        .created(None)
+        .pod_set(cpu="1")
+        .spec(preemptionGates=[{"name": "example.com/gate"}])
+        .build()
+    )
+    before = webhook_requests(kuota, "workload")
+    _, status, headers = await custom.create_namespaced_custom_object_with_http_info(
+        GROUP, VERSION, namespace, PLURAL, in_namespace(obj, namespace)
+    )
+    assert status == 201
+    assert "spec.preemptionGates: kuota does not hold preemptions back" in headers.get(
+        "Warning", ""
+    )
+    assert webhook_requests(kuota, "workload") > before

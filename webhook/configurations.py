@@ -441,7 +441,8 @@ def not_a_create_the_crd_rules_judge() -> dict[str, str]:
     API server drops the status of a create.  A create whose templates hold only
     containers with ordinary, non-negative requests and limits (no reserved ``pods``), no
     template labels or annotations, and whose object carries none of the annotations the
-    webhook reads, cannot break a rule the webhook would apply, so the API server is
+    webhook reads nor a field it warns about (``preemptionGates``), cannot break a rule
+    the webhook would apply and needs no warning from it, so the API server is
     spared a round trip per create: Workloads are created in bursts (a job controller, a
     benchmark), and a round trip each is what made those bursts wait on the webhook.
     Anything else, a legacy version's create included, is still sent to kuota.  The type
@@ -450,9 +451,13 @@ def not_a_create_the_crd_rules_judge() -> dict[str, str]:
     annotations = "object.metadata.annotations"
     listed = ", ".join(f"'{key}'" for key in _WEBHOOK_ANNOTATIONS)
     pod_sets = "object.spec.podSets"
+    # A field kuota does not act on is answered with a warning (not_acted_on.py): a create
+    # that sets one still goes to the webhook, which gives it.
+    gates = "object.spec.preemptionGates"
     plain = (
         f"(!has({annotations}) || !{annotations}.exists(k, k in [{listed}])) && "
-        f"has(object.spec) && {_is('object.spec', 'map')} && has({pod_sets}) && "
+        f"has(object.spec) && {_is('object.spec', 'map')} && "
+        f"(!has({gates}) || ({_is(gates, 'list')} && size({gates}) == 0)) && has({pod_sets}) && "
         f"{_is(pod_sets, 'list')} && {pod_sets}.all(p, {_plain_pod_set('p')})"
     )
     return {

@@ -218,6 +218,8 @@ def test_a_plain_v1beta2_workload_create_skips_the_validating_webhook() -> None:
     assert "r != 'pods'" in expression
     assert "!has(p.template.metadata.labels)" in expression
     assert "size(p.template.spec.containers) > 0" in expression
+    # The warning for a field kuota does not act on comes from the webhook.
+    assert "size(object.spec.preemptionGates) == 0" in expression
 
 
 def test_only_a_workload_with_a_min_count_is_sent_to_the_mutating_webhook() -> None:
