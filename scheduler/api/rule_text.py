@@ -52,3 +52,11 @@ PRIORITY_CLASS_WHILE_RESERVED: Final = (
 )
 EXECUTION_TIME_WHILE_ADMITTED: Final = "cannot change while the workload is admitted"
 CLUSTER_NAME_SET: Final = 'is immutable once set; it was "{old}"'
+IMMUTABLE: Final = 'is immutable; it was "{old}"'
+CLUSTER_QUEUE_IMMUTABLE: Final = (
+    'is immutable; it was "{old}": create a new LocalQueue to point at another ClusterQueue'
+)
+CONTROLLER_NEEDED: Final = (
+    "required: name the controller that handles this check, e.g. kueue.x-k8s.io/multikueue"
+)
+CONTROLLER_LENGTH: Final = "must be at most 253 characters"

@@ -202,7 +202,7 @@ def test_a_plain_v1beta2_workload_create_skips_the_validating_webhook() -> None:
     """The CRD's CEL rules judge a plain create
     (docs/validation.md#rules-enforced-by-the-api-server); what only the webhook can
     judge still selects it.  The e2e test
-    (e2e/test_workload_cel.py) runs the expression on a real API server."""
+    (e2e/test_crd_cel.py) runs the expression on a real API server."""
     entry = by_name(validating_configuration(URL))["workload.validate.kuota.io"]
     *_, condition = entry["matchConditions"]
     assert condition["name"] == "not-a-create-the-crd-rules-judge"

@@ -20,6 +20,8 @@ from __future__ import annotations
 from typing import Final
 
 from scheduler.api import rule_text as text
+from scheduler.api.crds.cel_kit import message_format as _format
+from scheduler.api.crds.cel_kit import whole_match as _matches
 from scheduler.api.crds.nodes import Cel
 
 MAX_POD_SETS: Final = 18
@@ -29,32 +31,6 @@ MAX_CLUSTER_NAME: Final = 256
 MAX_CONDITIONS: Final = 16
 LABEL_LENGTH: Final = 63
 SUBDOMAIN_LENGTH: Final = 253
-
-
-def _format(template: str, **values: str) -> str:
-    """CEL: ``template`` (a rule_text message with ``{name}`` holes) filled from expressions.
-
-    Written as ``'...%s...'.format([...])``: the API server bounds the cost of
-    ``format``, while ``string(int)`` in a concatenation has an unbounded size
-    estimate and breaks the CRD's cost budget.
-    """
-    if any(c in template for c in "'\\%"):
-        raise ValueError(f"text not expressible as a plain CEL literal: {template!r}")
-    names: list[str] = []
-    pattern = ""
-    rest = template
-    while "{" in rest:
-        before, _, after = rest.partition("{")
-        name, _, rest = after.partition("}")
-        pattern += before + "%s"
-        names.append(values[name])
-    pattern += rest
-    return f"'{pattern}'.format([{', '.join(names)}])"
-
-
-def _matches(pattern: str) -> str:
-    """CEL: ``self`` matches ``pattern`` whole (a raw string: the patterns hold backslashes)."""
-    return f"self.matches(r'^{pattern}$')"
 
 
 POD_SET_NAME: Final = Cel(

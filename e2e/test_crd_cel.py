@@ -1,9 +1,9 @@
-"""The Workload rules the CRD carries as CEL, on a real API server
-(docs/validation.md#rules-enforced-by-the-api-server).
+"""The rules kuota's CRDs carry as CEL (Workload, LocalQueue, AdmissionCheck), on a
+real API server (docs/validation.md#rules-enforced-by-the-api-server).
 
 * The CRDs install (the cluster fixture applies them): the API server accepts
   the rules' estimated cost.
-* On every sample of tests/api/workload_cel_samples.py (creates, status
+* On every sample of tests/api/cel_samples.py (creates, status
   writes, updates of a Workload that holds a quota reservation), the API
   server refuses exactly where the Python twins do, at the same fields, with
   the same messages, and before any webhook is asked.
@@ -24,8 +24,8 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from e2e.kuota_install import KuotaWebhook
-from tests.api.test_workload_cel import twin_errors
-from tests.api.workload_cel_samples import SAMPLES, Sample
+from tests.api.cel_samples import SAMPLES, Sample
+from tests.api.test_cel_twins import twin_errors
 from tests.builders.workload import pod_set, workload
 
 from .test_webhook_scope import webhook_requests
@@ -59,35 +59,54 @@ def same_answer(server: set[tuple[str, str]], python: set[tuple[str, str, str]])
     )
 
 
+class Objects:
+    """Create, update and delete one sample's object, namespaced or cluster-scoped."""
+
+    def __init__(self, custom: client.CustomObjectsApi, namespace: str, sample: Sample) -> None:
+        self.custom, self.sample = custom, sample
+        self.scope: tuple[str, ...] = (namespace,) if sample.namespaced else ()
+        self.kind = "namespaced" if sample.namespaced else "cluster"
+
+    async def create(self, obj: dict[str, Any], **options: Any) -> Any:
+        call = getattr(self.custom, f"create_{self.kind}_custom_object")
+        return await call(GROUP, VERSION, *self.scope, self.sample.plural, obj, **options)
+
+    async def replace(self, name: str, obj: dict[str, Any], *, status: bool = False) -> Any:
+        suffix = "_status" if status else ""
+        call = getattr(self.custom, f"replace_{self.kind}_custom_object{suffix}")
+        return await call(GROUP, VERSION, *self.scope, self.sample.plural, name, obj)
+
+    async def delete(self, name: str) -> None:
+        call = getattr(self.custom, f"delete_{self.kind}_custom_object")
+        await call(GROUP, VERSION, *self.scope, self.sample.plural, name)
+
+
 async def answer_of(custom: client.CustomObjectsApi, namespace: str, sample: Sample) -> Any:
     """The API server's answer to ``sample``: None when accepted, else its refusal."""
-    obj = in_namespace(sample.object, namespace)
-    try:
-        if sample.status is None and sample.update_spec is None:
-            await custom.create_namespaced_custom_object(
-                GROUP, VERSION, namespace, PLURAL, obj, dry_run="All"
-            )
+    objects = Objects(custom, namespace, sample)
+    obj = in_namespace(sample.object, namespace) if sample.namespaced else sample.object
+    if sample.status is None and sample.update_spec is None:
+        try:
+            await objects.create(obj, dry_run="All")
             return None
-        created = await custom.create_namespaced_custom_object(
-            GROUP, VERSION, namespace, PLURAL, obj
-        )
-        name = created["metadata"]["name"]
+        except ApiException as error:
+            return refusal(error)
+    created = await objects.create(obj)
+    name = created["metadata"]["name"]
+    try:
         for status in (*sample.history, sample.old_status):
             if status is not None:
-                created = await custom.replace_namespaced_custom_object_status(
-                    GROUP, VERSION, namespace, PLURAL, name, {**created, "status": status}
-                )
+                created = await objects.replace(name, {**created, "status": status}, status=True)
         if sample.status is not None:
-            await custom.replace_namespaced_custom_object_status(
-                GROUP, VERSION, namespace, PLURAL, name, {**created, "status": sample.status}
-            )
+            await objects.replace(name, {**created, "status": sample.status}, status=True)
         else:
-            await custom.replace_namespaced_custom_object(
-                GROUP, VERSION, namespace, PLURAL, name, {**created, "spec": sample.new()["spec"]}
-            )
+            await objects.replace(name, {**created, "spec": sample.new()["spec"]})
         return None
     except ApiException as error:
         return refusal(error)
+    finally:
+        if not sample.namespaced:  # the namespace goes with the test; this object would stay
+            await objects.delete(name)
 
 
 async def test_the_api_server_refuses_as_the_python_twins_do(

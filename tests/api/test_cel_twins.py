@@ -1,9 +1,9 @@
-"""The Workload CRD's CEL rules and their Python twins
+"""The CRDs' CEL rules and their Python twins
 (docs/validation.md#rules-enforced-by-the-api-server).
 
-On every sample of ``workload_cel_samples``, the Python twins fire exactly as
+On every sample of ``cel_samples``, the Python twins fire exactly as
 the sample says (the real API server is held to the same samples in
-e2e/test_workload_cel.py); every CEL rule in the CRD has a twin, and the
+e2e/test_crd_cel.py); every CEL rule in the CRD has a twin, and the
 samples make each twin fire at least once.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.api.crds import cel_workload
+from scheduler.api.crds import cel_other, cel_workload
 from scheduler.api.pipeline import Review, review
-from tests.api.workload_cel_samples import CEL_TWINS, SAMPLES, Sample
+from tests.api.cel_samples import CEL_TWINS, SAMPLES, Sample
 
 
 def review_sample(sample: Sample) -> Review:
@@ -38,7 +38,7 @@ def test_the_python_twins_fire_as_the_sample_says(sample: Sample) -> None:
 
 
 def test_every_cel_rule_has_a_twin_the_samples_make_fire() -> None:
-    twins = {rule.twin for rule in cel_workload.EVERY_RULE}
+    twins = {rule.twin for rule in (*cel_workload.EVERY_RULE, *cel_other.EVERY_RULE)}
     # WL-2 and WL-41 are maxItems/maxLength bounds, answered in the API server's words.
     assert twins == CEL_TWINS
     fired = set().union(*(sample.fires for sample in SAMPLES))

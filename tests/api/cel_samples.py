@@ -1,13 +1,14 @@
-"""Sample Workloads on which each CEL rule of the Workload CRD and its Python twin
-must agree (docs/validation.md#rules-enforced-by-the-api-server).
+"""Sample objects on which each CEL rule of kuota's CRDs (Workload, LocalQueue,
+AdmissionCheck) and its Python twin must agree
+(docs/validation.md#rules-enforced-by-the-api-server).
 
 A sample is a create, a status write (``status``, after ``old_status``), or an
-update of the Workload itself (``update_spec``: spec fields changed on the
-Workload after ``old_status`` was written).
+update of the object itself (``update_spec``: spec fields changed after
+``old_status`` was written).
 
 Each sample names the twin rules that must fire on it, and no other rule of the
-CEL twins.  tests/api/test_workload_cel.py holds the Python twins to that;
-e2e/test_workload_cel.py holds the real API server's CEL rules to the same
+CEL twins.  tests/api/test_cel_twins.py holds the Python twins to that;
+e2e/test_crd_cel.py holds the real API server's CEL rules to the same
 fields and messages.  A status sample is written through ``workloads/status``
 (the API server drops the status of a create).
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.builders.kueue import admission_check, local_queue
 from tests.builders.workload import pod_set, workload
 
 GATE_TOO_LONG = "g" * 64
@@ -35,6 +37,14 @@ class Sample:
     """Spec fields set (``None``: removed) by an update of the Workload."""
     history: tuple[dict[str, Any], ...] = ()
     """Statuses written before ``old_status``, on a cluster, to reach it by valid steps."""
+
+    @property
+    def plural(self) -> str:
+        return PLURALS[self.object["kind"]]
+
+    @property
+    def namespaced(self) -> bool:
+        return self.object["kind"] != "AdmissionCheck"
 
     def old(self) -> dict[str, Any]:
         """The object before the status write or the update."""
@@ -227,9 +237,52 @@ UPDATES: tuple[Sample, ...] = (
         history=({"nominatedClusterNames": ["worker-1"]},),
     ),
 )
-SAMPLES = SAMPLES + UPDATES
+CONTROLLER = "kueue.x-k8s.io/multikueue"
+OTHER_KINDS: tuple[Sample, ...] = (
+    Sample("lq-valid", local_queue("lq-valid").cluster_queue("team.cq-1").build()),
+    Sample(
+        "lq-bad-cluster-queue",
+        local_queue("lq-bad").cluster_queue("Team_CQ").build(),
+        frozenset({"LQ-1"}),
+    ),
+    Sample(
+        "lq-cluster-queue-changed",
+        local_queue("lq-changed").cluster_queue("cq-a").build(),
+        frozenset({"LQ-2"}),
+        update_spec={"clusterQueue": "cq-b"},
+    ),
+    Sample(
+        "lq-cluster-queue-cleared",
+        local_queue("lq-cleared").cluster_queue("cq-a").build(),
+        frozenset({"LQ-2"}),
+        update_spec={"clusterQueue": None},
+    ),
+    Sample(
+        "lq-cluster-queue-set-late",
+        local_queue("lq-late").build(),
+        update_spec={"clusterQueue": "cq-a"},
+    ),
+    Sample("ac-valid", admission_check("ac-valid", CONTROLLER).build()),
+    Sample("ac-empty-controller", admission_check("ac-empty", "").build(), frozenset({"AC-1"})),
+    Sample(
+        "ac-long-controller", admission_check("ac-long", "c" * 254).build(), frozenset({"AC-1"})
+    ),
+    Sample(
+        "ac-controller-changed",
+        admission_check("ac-changed", CONTROLLER).build(),
+        frozenset({"AC-2"}),
+        update_spec={"controllerName": "example.com/other"},
+    ),
+)
+SAMPLES = SAMPLES + UPDATES + OTHER_KINDS
+PLURALS = {
+    "Workload": "workloads",
+    "LocalQueue": "localqueues",
+    "AdmissionCheck": "admissionchecks",
+}
 
 CEL_TWINS = frozenset(
     {"WL-1", "WL-3", "WL-6", "WL-7", "WL-8", "WL-9", "WL-14", "WL-15", "WL-16", "WL-17"}
     | {"WL-18", "WL-19", "WL-40", "WL-52", "WL-53", "WL-54", "WL-55", "WL-56", "WL-60"}
+    | {"LQ-1", "LQ-2", "AC-1", "AC-2"}
 )
