@@ -174,9 +174,14 @@ bench: venv
 # CRDs serve besides v1beta2 (the chart's crds.servedLegacyVersions); unset, the chart's
 # default, v1beta1. Each served legacy version costs one conversion call per write
 # (RESULTS.md).
+# BENCH_CPUS (e.g. 1.5) caps the whole cluster of each side (control plane and kuota or
+# minimalkueue, not the runner) at that many CPUs with a cgroup quota (needs root; cgroup
+# v2, or the v1 cpu hierarchy); unset or empty, no cap.
 BENCH_RUNS ?= 1
 BENCH_JSON ?= build/bench-kueue.json
-BENCH_VERSIONS = $(if $(filter undefined,$(origin KUOTA_LEGACY_VERSIONS)),,--kuota-legacy-versions '$(KUOTA_LEGACY_VERSIONS)')
+BENCH_CPUS ?=
+BENCH_VERSIONS = $(if $(filter undefined,$(origin KUOTA_LEGACY_VERSIONS)),,--kuota-legacy-versions '$(KUOTA_LEGACY_VERSIONS)') \
+  $(if $(BENCH_CPUS),--cpus '$(BENCH_CPUS)')
 bench-kueue: tools
 	$(PY) -m benchmarks.kueue_perf --config baseline --runs $(BENCH_RUNS) --json $(BENCH_JSON) \
 	  $(BENCH_VERSIONS)

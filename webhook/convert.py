@@ -2,9 +2,10 @@
 
 The API server stores every kuota kind in ``v1beta2`` and calls ``/convert``
 whenever a client reads or writes another version.  Each object goes through
-the API layer's conversion (:func:`scheduler.api.convert.convert_with_warnings`,
-through the hub), unchecked: validation is the admission webhooks' job and a
-stored object must always be readable, so conversion here never re-applies
+the API layer's conversion (:func:`scheduler.api.convert.convert_owned`: through
+the hub, taking over the request's parsed objects instead of copying them),
+unchecked: validation is the admission webhooks' job and a stored object must
+always be readable, so conversion here never re-applies
 the legacy rules.  One object that cannot be converted fails the whole
 review with its field path, as the API server expects.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from scheduler.api import objects as raw_objects
-from scheduler.api.convert import ConversionError, convert_with_warnings
+from scheduler.api.convert import ConversionError, convert_owned
 from webhook.review import BadRequest
 
 CONVERSION_API_VERSION: Final = "apiextensions.k8s.io/v1"
@@ -54,7 +55,9 @@ def convert_review(document: object) -> tuple[dict[str, Any], str]:
         try:
             if not isinstance(item, dict):
                 raise ConversionError(f"objects[{position}]", "must be a JSON object")
-            converted.append(convert_with_warnings(item, desired, check=False).object)
+            # The review is this request's own parsed JSON: its objects are given up
+            # to the conversion, which then copies nothing it need not.
+            converted.append(convert_owned(item, desired))
         except ConversionError as failed:
             name = raw_objects.metadata(item).get("name") if isinstance(item, dict) else None
             subject = (

@@ -22,6 +22,10 @@ time and the scheduler's CPU as command stats.  One table is printed;
 
 ``--scale F`` multiplies every Workload set's count (a smoke run: ``--scale 0.05``);
 the make targets use the configs as they are.
+
+``--cpus N`` (``make bench-kueue BENCH_CPUS=1.5``) caps the CPU of every process of
+the cluster and of the side under test at N CPUs together, with a cgroup quota
+(``cpu_cap.py``); the runner is not capped.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from typing import Any
 
 import yaml
 
+from benchmarks.kueue_perf.cpu_cap import CapError, CpuCap, parse_cpus
 from benchmarks.kueue_perf.procstat import Sampler
 from benchmarks.kueue_perf.report import (
     RunResult,
@@ -258,6 +263,7 @@ def run_side(
     timeout: int,
     profile: bool = False,
     legacy_versions: Collection[str] = SERVED_LEGACY_VERSIONS,
+    cpus: float | None = None,
 ) -> RunResult:
     out = out_root / f"{index:02d}-{side}"
     shutil.rmtree(out, ignore_errors=True)
@@ -267,6 +273,7 @@ def run_side(
     plane = ControlPlane(f"bench-{side}", tools=kube, workdir=cluster_dir, nodes=())
     info = plane.start()
     started_side: Side | None = None
+    cap: CpuCap | None = None
     runner: subprocess.Popen[bytes] | None = None
     result = RunResult(side=side, finished=False, wall_seconds=0.0, commit=_commit())
     try:
@@ -281,6 +288,16 @@ def run_side(
             if record.name in MEASURED
         }
         pids.update({name: record.pid for name, record in started_side.processes.items()})
+        if cpus is not None:
+            cap = CpuCap(cpus).open()
+            capped = [record.pid for record in recorded_processes(state)]
+            capped += [record.pid for record in started_side.processes.values()]
+            moved = cap.add(capped)
+            print(
+                f"   {side}: {len(moved)} processes capped at {cpus} CPUs ({cap.layout}, "
+                f"{cap.path})",
+                flush=True,
+            )
         sampler = Sampler(pids)
         sampler.start()
         env = clean_env(out)
@@ -373,6 +390,8 @@ def run_side(
         if started_side is not None:
             for stopper in started_side.stoppers[1:]:
                 stopper()
+        if cap is not None:
+            cap.close()
         shutil.rmtree(cluster_dir / "etcd-data", ignore_errors=True)
     return result
 
@@ -406,9 +425,20 @@ def main(argv: list[str] | None = None) -> int:
         f"{','.join(SERVED_LEGACY_VERSIONS)})",
     )
     parser.add_argument(
+        "--cpus",
+        help="cap the cluster and the side under test at this many CPUs together "
+        "(a cgroup quota, e.g. 1.5; needs root); empty or absent: no cap",
+    )
+    parser.add_argument(
         "--out", type=Path, default=REPO_ROOT / "build" / "bench-kueue", help="artifacts"
     )
     args = parser.parse_args(argv)
+    try:
+        cpus = parse_cpus(args.cpus)
+        if cpus is not None:
+            CpuCap(cpus)  # fails now, not after the first run, without a cpu controller
+    except CapError as failure:
+        parser.error(str(failure))
     args.out = args.out.resolve()
     tools = KueuePerfTools.resolve()
     kube = ToolPaths.resolve()
@@ -427,6 +457,7 @@ def main(argv: list[str] | None = None) -> int:
         "scale": args.scale,
         "kueue": "v0.19.2",
         "kuota_legacy_versions": legacy_versions,
+        "cpu_cap": cpus,
     }
     results: list[RunResult] = []
     index = 0
@@ -445,6 +476,7 @@ def main(argv: list[str] | None = None) -> int:
                     timeout=timeout,
                     profile=args.profile,
                     legacy_versions=legacy_versions,
+                    cpus=cpus,
                 )
             )
             if args.json:
@@ -453,7 +485,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"Kueue's scheduler benchmark, config {args.config} (scale {args.scale}), "
         f"{meta['date']}, commit {meta['commit']}, {meta['cores']} cores; kuota's CRDs serve "
-        f"v1beta2 and {', '.join(legacy_versions) or 'no legacy version'}"
+        f"v1beta2 and {', '.join(legacy_versions) or 'no legacy version'}; "
+        + (f"cluster capped at {cpus} CPUs" if cpus is not None else "no CPU cap")
     )
     for result in results:
         print(

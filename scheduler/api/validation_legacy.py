@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from scheduler.api import rule_text
 from scheduler.api.field import FieldError, FieldPath, Origin, error
 from scheduler.api.quantity import Quantity
 from scheduler.api.validation import formats
@@ -462,7 +463,7 @@ def _workload(obj: Mapping[str, Any], version: str) -> list[FieldError]:
     for index, name in enumerate(names):
         path = pod_sets_path.index(index).child("name")
         if not (isinstance(name, str) and formats.is_label(name)):
-            out.add(path, f'"{name}" is not a valid name: {formats.LABEL_HINT}', "LEG-WL-2")
+            out.add(path, f'"{name}" is not a valid name: {rule_text.LABEL_HINT}', "LEG-WL-2")
         elif name in seen:
             out.add(path, formats.duplicate_key("pod set name", name, "pod set"), "LEG-WL-2")
         seen.add(name)

@@ -8,10 +8,9 @@ domain, at the required level, of the pod set's other pods), and the
 assignment keeps every other domain as it was.  Only when no such room
 exists is the workload evicted (``NodeFailures``).
 
-Slices are kept whole: when the lost pods are not a whole number of
-slices, no replacement is tried (the workload is evicted and placed
-anew), which is stricter than Kueue's search for the incomplete slice's
-domain.
+When the lost pods leave a slice incomplete, they go back to the domain
+(at that slice's level) holding the rest of it, as Kueue's search for the
+incomplete slice's domain does.
 """
 
 from __future__ import annotations
@@ -60,6 +59,32 @@ def _within(tree: TopologyTree, kept: Sequence[DomainAssignment], level: int) ->
     return TopologyTree(tree.levels, nodes)
 
 
+def _incomplete_slice(
+    tree: TopologyTree, kept: Sequence[DomainAssignment], lost: int, level_name: str, size: int
+) -> TopologyTree | str:
+    """The part of ``tree`` inside the slice-level domain whose kept pods the lost ones
+    complete to whole slices (Kueue's incomplete-slice domain): pure."""
+    level = tree.level_index(level_name)
+    if level is None:
+        return f"the topology has no level {level_name}"
+    counts: dict[tuple[str, ...], int] = {}
+    for domain in kept:
+        leaf = tree.leaves.get(domain.values[-1])
+        if leaf is not None:
+            key = leaf.values[: level + 1]
+            counts[key] = counts.get(key, 0) + domain.count
+    fitting = [p for p, count in sorted(counts.items()) if (count + lost) % size == 0]
+    prefix = fitting[0] if fitting else None
+    if prefix is None:
+        return f"no {level_name} holds the incomplete slice of {size} the lost pods belong to"
+    nodes = [
+        leaf.node
+        for leaf in tree.leaves.values()
+        if leaf.node is not None and leaf.values[: level + 1] == prefix
+    ]
+    return TopologyTree(tree.levels, nodes)
+
+
 def _replace_one(
     admission: PodSetAdmission,
     pod_set: PodSetInfo,
@@ -79,12 +104,24 @@ def _replace_one(
     if flavor is None or tree is None or info is None or not tree.by_hostname:
         return "no single TAS flavor at hostname level to place the pods again"
     request = pod_set.topology
-    if request is not None and request.slice_size and lost % request.slice_size:
-        return f"{lost} pods are not a whole number of slices of {request.slice_size}"
     scope: TopologyTree | str = tree
-    required = tree.level_index(request.required) if request and request.required else None
-    if required is not None:
-        scope = _within(tree, kept, required)
+    layers = request.layers if request is not None else ()
+    broken = next((layer for layer in reversed(layers) if lost % layer.size), None)
+    if request is not None and broken is not None:
+        # The lost pods leave a slice incomplete: they go back to the domain of that slice
+        # (the innermost layer they break), in slices of the innermost layer they fill.
+        scope = _incomplete_slice(tree, kept, lost, broken.level, broken.size)
+        whole = next((layer for layer in reversed(layers) if lost % layer.size == 0), None)
+        request = replace(
+            request,
+            slice_level=whole.level if whole is not None else None,
+            slice_size=whole.size if whole is not None else None,
+            slice_layers=(),
+        )
+    else:
+        required = tree.level_index(request.required) if request and request.required else None
+        if required is not None:
+            scope = _within(tree, kept, required)
     if isinstance(scope, str):
         return scope
     wanted = PodSetPlacementRequest(

@@ -36,6 +36,9 @@ _ALLOWED_NODE_KEYS = {
     "x-kubernetes-list-type",
     "x-kubernetes-list-map-keys",
     "x-kubernetes-map-type",
+    "x-kubernetes-validations",
+    "maxItems",
+    "maxLength",
 }
 _SCALARS = {"string", "integer", "number", "boolean"}
 _TYPES = _SCALARS | {"object", "array"}

@@ -201,7 +201,7 @@ def test_the_structural_checker_rejects_what_apiextensions_rejects() -> None:
                 "x-kubernetes-list-map-keys": ["name"],
                 "items": {"type": "object", "properties": {"name": {"type": "string"}}},
             },
-            "cel": {"type": "string", "x-kubernetes-validations": [{"rule": "self != ''"}]},
+            "embedded": {"type": "object", "x-kubernetes-embedded-resource": True},
             "badDefault": {"type": "string", "enum": ["A"], "default": "B"},
         },
     }
@@ -210,7 +210,7 @@ def test_the_structural_checker_rejects_what_apiextensions_rejects() -> None:
         "properties.q: int-or-string must not carry a type",
         "properties.untyped: missing or unknown type",
         "list-map key 'name' must be required or defaulted",
-        "properties.cel: keys not allowed here",
+        "properties.embedded: keys not allowed here",
         "properties.badDefault.default: 'B' not in",
     ]
     for fragment in expected:

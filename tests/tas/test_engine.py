@@ -307,3 +307,38 @@ def test_pods_kept_on_healthy_nodes_keep_their_place() -> None:
         if name != lost:
             assert after.get(name, 0) >= count, (before, after)
     assert sum(after.values()) == 6 and lost not in after
+
+
+def test_a_lost_pod_of_a_slice_goes_back_to_that_slices_rack() -> None:
+    engine = tas_engine(
+        workload("w")
+        .queue("lq")
+        .pod_set(count=4, cpu="3")
+        .topology_request(preferred="rack", podSetSliceRequiredTopology="rack", podSetSliceSize=2)
+    )
+    engine.apply(
+        NodeInfo(
+            name="r0-n2",
+            labels={"pool": "tas", "rack": "r0", HOST: "r0-n2"},
+            allocatable={"cpu": 4000, "pods": 110},
+        )
+    )
+    engine.run_until_steady(T0)
+    before = placed(engine, "default/w")
+    assert sum(before.values()) == 4
+    lost = next(name for name in sorted(before) if name.startswith("r1-"))
+    engine.remove("Node", lost)
+    replaced = engine.replacement_admission("default/w", [lost])
+    # r1 keeps one pod: the lost one completes that slice, so it must stay in r1, where no
+    # node has room for 3 CPUs beside what is there: no replacement.
+    assert isinstance(replaced, str), replaced
+    kept_in_r0 = next(name for name in sorted(before) if name.startswith("r0-"))
+    engine.remove("Node", kept_in_r0)
+    engine2 = engine.replacement_admission("default/w", [kept_in_r0])
+    assert isinstance(engine2, tuple), engine2
+    assignment = engine2[0].topology_assignment
+    assert assignment is not None
+    after = {domain.values[0]: domain.count for domain in assignment.domains}
+    assert kept_in_r0 not in after and sum(after.values()) == 4
+    r0 = sum(count for name, count in after.items() if name.startswith("r0-"))
+    assert r0 == 2, ("the slice of rack r0 is whole again, in r0", after)

@@ -167,7 +167,7 @@ def test_only_the_schedulers_own_workload_status_writes_skip_the_webhook() -> No
     """Issue 13: the scheduler's decisions (admission, eviction, pending explanation) are
     not sent back to the webhook; everyone else's Workload status writes still are."""
     default = by_name(validating_configuration(URL, kuota_namespace="kuota"))
-    condition, _ = default["workload.validate.kuota.io"]["matchConditions"]
+    condition, _, _ = default["workload.validate.kuota.io"]["matchConditions"]
     assert condition["expression"] == (
         "!(has(request.subResource) && request.subResource == 'status' && "
         "request.userInfo.username == 'system:serviceaccount:kuota:kuota-scheduler')"
@@ -189,13 +189,37 @@ def test_a_status_write_that_keeps_what_the_rules_read_skips_the_webhook() -> No
     whether QuotaReserved is True, and its conditions are valid) is not sent; the e2e test
     (e2e/test_webhook_scope.py) runs the expression on a real API server."""
     entry = by_name(validating_configuration(URL))["workload.validate.kuota.io"]
-    _, condition = entry["matchConditions"]
+    _, condition, _ = entry["matchConditions"]
     expression = condition["expression"]
     assert expression.startswith("!(has(request.subResource) && request.subResource == 'status'")
     assert "request.kind.version == 'v1beta2'" in expression, "legacy versions are judged"
     for field in JUDGED_STATUS_FIELDS:
         assert f"object.status.{field} == oldObject.status.{field}" in expression
     assert f"'^{REASON_PATTERN}$'" in expression
+
+
+def test_a_plain_v1beta2_workload_create_skips_the_validating_webhook() -> None:
+    """The CRD's CEL rules judge a plain create
+    (docs/validation.md#rules-enforced-by-the-api-server); what only the webhook can
+    judge still selects it.  The e2e test
+    (e2e/test_crd_cel.py) runs the expression on a real API server."""
+    entry = by_name(validating_configuration(URL))["workload.validate.kuota.io"]
+    *_, condition = entry["matchConditions"]
+    assert condition["name"] == "not-a-create-the-crd-rules-judge"
+    expression = condition["expression"]
+    assert expression.startswith("!(!has(request.subResource) && request.operation == 'CREATE'")
+    assert "request.kind.version == 'v1beta2'" in expression, "legacy versions are judged"
+    for annotation in (
+        "kueue.x-k8s.io/admission-gated-by",
+        "kueue.x-k8s.io/elastic-job",
+        "kueue.x-k8s.io/priority-boost",
+    ):
+        assert f"'{annotation}'" in expression
+    assert "r != 'pods'" in expression
+    assert "!has(p.template.metadata.labels)" in expression
+    assert "size(p.template.spec.containers) > 0" in expression
+    # The warning for a field kuota does not act on comes from the webhook.
+    assert "size(object.spec.preemptionGates) == 0" in expression
 
 
 def test_only_a_workload_with_a_min_count_is_sent_to_the_mutating_webhook() -> None:

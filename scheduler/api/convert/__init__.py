@@ -69,6 +69,7 @@ __all__ = [
     "store",
     "configuration_to_v1beta2",
     "convert",
+    "convert_owned",
     "convert_with_warnings",
     "from_hub",
     "legacy_form_warning",
@@ -134,8 +135,33 @@ def convert_with_warnings(
         if check and source != HUB_VERSION:
             _check(obj)
         return ConversionResult(result, warnings)
+    if source == HUB_VERSION:
+        # _from_hub copies what it reads: no hub copy first.
+        return ConversionResult(_from_hub(obj, target, warnings), warnings)
     hub = _to_hub(obj, warnings, check=check)
+    if target == HUB_VERSION:
+        return ConversionResult(hub, warnings)  # already a fresh object: no second copy
     return ConversionResult(_from_hub(hub, target, warnings), warnings)
+
+
+def convert_owned(obj: dict[str, Any], to_version: str) -> Obj:
+    """Like :func:`convert_with_warnings` unchecked, for a caller that gives ``obj`` up.
+
+    The conversion webhook's objects are its request's own parsed JSON, used once:
+    between ``v1beta2`` and ``v1beta1`` (the versions a cluster serves by default)
+    the result takes ``obj``'s values over instead of copying them, and an object
+    already in ``to_version`` is the answer itself.  ``obj`` must not be used
+    afterwards.  Every other pair goes through :func:`convert_with_warnings`.
+    """
+    target = normalize_version(to_version, "version")
+    source = version_of(obj)
+    if source == target:
+        return obj
+    if (source, target) == (HUB_VERSION, "v1beta1"):
+        return v1beta1_down(obj, kind_of(obj), [], owned=True)
+    if (source, target) == ("v1beta1", HUB_VERSION):
+        return v1beta1_up(obj, kind_of(obj), [], owned=True)
+    return convert_with_warnings(obj, to_version, check=False).object
 
 
 def configuration_to_v1beta2(obj: Mapping[str, Any]) -> ConversionResult:

@@ -136,13 +136,19 @@ def canonical_at(value: Any, path: FieldPath) -> str:
     return str(quantity_at(value, path))
 
 
-def base_object(obj: Mapping[str, Any], api_version: str, *, skip: tuple[str, ...] = ()) -> Obj:
-    """Copy every top-level key except ``skip``, with a new apiVersion: pure."""
+def base_object(
+    obj: Mapping[str, Any], api_version: str, *, skip: tuple[str, ...] = (), owned: bool = False
+) -> Obj:
+    """Copy every top-level key except ``skip``, with a new apiVersion: pure.
+
+    ``owned``: the caller gives ``obj`` up (the conversion webhook's freshly parsed
+    request), so its values are taken over instead of copied, and may be changed.
+    """
     out: Obj = {}
     for key, value in obj.items():
         if key in skip:
             continue
-        out[key] = deep(value)
+        out[key] = value if owned else deep(value)
     out["apiVersion"] = api_version
     return out
 

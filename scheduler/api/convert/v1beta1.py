@@ -70,9 +70,11 @@ RIGHT_EXECUTION_SPELLING: Final = "accumulatedPastExecutionTimeSeconds"
 Converter = Callable[[Obj, dict[str, Any], dict[str, Any], Warnings], None]
 
 
-def v1beta1_up(obj: Mapping[str, Any], kind: str, warnings: Warnings) -> Obj:
-    """Convert a v1beta1 object of any kind to v1beta2: pure."""
-    out = base_object(obj, api_version(HUB_VERSION))
+def v1beta1_up(
+    obj: Mapping[str, Any], kind: str, warnings: Warnings, *, owned: bool = False
+) -> Obj:
+    """Convert a v1beta1 object of any kind to v1beta2 (``owned``: see ``base_object``)."""
+    out = base_object(obj, api_version(HUB_VERSION), owned=owned)
     hub_fields = store.take(out, store.HUB_FIELDS, warnings)
     store.take(out, store.fields_key(V1BETA1), warnings)
     old_fields: dict[str, Any] = {}
@@ -87,9 +89,11 @@ def v1beta1_up(obj: Mapping[str, Any], kind: str, warnings: Warnings) -> Obj:
     return out
 
 
-def v1beta1_down(obj: Mapping[str, Any], kind: str, warnings: Warnings) -> Obj:
-    """Convert a v1beta2 object of any kind to v1beta1: pure."""
-    out = base_object(obj, api_version(V1BETA1))
+def v1beta1_down(
+    obj: Mapping[str, Any], kind: str, warnings: Warnings, *, owned: bool = False
+) -> Obj:
+    """Convert a v1beta2 object of any kind to v1beta1 (``owned``: see ``base_object``)."""
+    out = base_object(obj, api_version(V1BETA1), owned=owned)
     old_fields = store.take(out, store.fields_key(V1BETA1), warnings)
     store.take(out, store.HUB_FIELDS, warnings)
     hub_fields: dict[str, Any] = {}

@@ -8,6 +8,7 @@ and Topology (docs/concepts.md describes each).  None of them existed in Kueue's
 
 from __future__ import annotations
 
+from scheduler.api.crds import cel_other as cel
 from scheduler.api.crds.definition import (
     AGE,
     KindDefinition,
@@ -15,7 +16,7 @@ from scheduler.api.crds.definition import (
     VersionDefinition,
     condition_status_column,
 )
-from scheduler.api.crds.nodes import Node, ObjectNode
+from scheduler.api.crds.nodes import Node, ObjectNode, with_cel
 from scheduler.api.crds.schema_kit import (
     array,
     conditions,
@@ -75,13 +76,17 @@ def _admission_check(version: str) -> ObjectNode:
         'unknown field "retryDelayMinutes"; this v1beta1 field was removed in v1beta2',
     )
     foreign = {"retryDelayMinutes": retry_hint} if version == HUB_VERSION else None
-    return top_level(
+    spec = obj(spec_fields, required=["controllerName"], foreign=foreign)
+    root = top_level(
         {
-            "spec": obj(spec_fields, required=["controllerName"], foreign=foreign),
+            "spec": spec
+            if version != HUB_VERSION
+            else with_cel(spec, cel.CONTROLLER_SET, cel.CONTROLLER_LENGTH),
             "status": obj({"conditions": conditions()}),
         },
         "AdmissionCheck is a gate a workload must pass after reserving quota.",
     )
+    return root if version != HUB_VERSION else with_cel(root, cel.CONTROLLER_KEPT)
 
 
 def admission_check() -> KindDefinition:

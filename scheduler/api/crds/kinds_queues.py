@@ -10,13 +10,16 @@ unreachable still gets them.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from scheduler.api.crds import cel_other as cel
 from scheduler.api.crds.definition import (
     AGE,
     KindDefinition,
     PrinterColumn,
     VersionDefinition,
 )
-from scheduler.api.crds.nodes import ListNode, Node, ObjectNode
+from scheduler.api.crds.nodes import ListNode, Node, ObjectNode, with_cel
 from scheduler.api.crds.schema_kit import (
     QUEUEING_STRATEGY,
     array,
@@ -441,9 +444,15 @@ def _local_queue(version: str) -> ObjectNode:
         )
     spec_fields["stopPolicy"] = stop_policy()
     spec_fields["fairSharing"] = fair_sharing()
-    return top_level(
+    if version == HUB_VERSION:
+        spec_fields["clusterQueue"] = with_cel(
+            replace(string(spec_fields["clusterQueue"].description), max_length=cel.NAME_LENGTH),
+            cel.CLUSTER_QUEUE_NAME,
+        )
+    root = top_level(
         {"spec": obj(spec_fields), "status": _local_queue_status(version)}, description
     )
+    return with_cel(root, cel.CLUSTER_QUEUE_KEPT) if version == HUB_VERSION else root
 
 
 def local_queue() -> KindDefinition:

@@ -10,6 +10,9 @@ kept free-form too: kuota stores it without interpreting it (docs/concepts.md#po
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from scheduler.api.crds import cel_workload as cel
 from scheduler.api.crds.definition import (
     AGE,
     KindDefinition,
@@ -17,7 +20,7 @@ from scheduler.api.crds.definition import (
     VersionDefinition,
     condition_status_column,
 )
-from scheduler.api.crds.nodes import Node, ObjectNode
+from scheduler.api.crds.nodes import Cel, Leaf, Node, ObjectNode, with_cel
 from scheduler.api.crds.schema_kit import (
     array,
     boolean,
@@ -61,10 +64,19 @@ def _pod_template() -> Node:
     return free_form("Pod template (core/v1 PodTemplateSpec) of the pods.", typed=typed)
 
 
+def _bounded(node: Leaf, length: int, *rules: Cel) -> Leaf:
+    """A string with a ``maxLength`` (bounds CEL's cost estimate) and CEL rules."""
+    return with_cel(replace(node, max_length=length), *rules)
+
+
 def _pod_set() -> ObjectNode:
-    return obj(
+    node = obj(
         {
-            "name": string("Pod set name, a DNS-1123 label.", default="main"),
+            "name": _bounded(
+                string("Pod set name, a DNS-1123 label.", default="main"),
+                cel.LABEL_LENGTH,
+                cel.POD_SET_NAME,
+            ),
             "template": _pod_template(),
             "count": int32("Number of pods.", default=1),
             "minCount": int32("Smallest count accepted under partial admission."),
@@ -73,6 +85,7 @@ def _pod_set() -> ObjectNode:
         required=["template"],
         foreign={"spec": renamed("spec", "v1alpha1", "template.spec")},
     )
+    return with_cel(node, cel.COUNT, cel.MIN_COUNT, cel.MIN_COUNT_WITHIN_COUNT)
 
 
 def _priority_fields(version: str) -> dict[str, Node]:
@@ -88,12 +101,12 @@ def _priority_fields(version: str) -> dict[str, Node]:
         {
             "group": enum(["kueue.x-k8s.io", "scheduling.k8s.io"]),
             "kind": enum(["WorkloadPriorityClass", "PriorityClass"]),
-            "name": string(),
+            "name": _bounded(string(), cel.SUBDOMAIN_LENGTH, cel.PRIORITY_CLASS_NAME),
         },
         "Where priority came from.",
         required=["group", "kind", "name"],
     )
-    return {"priorityClassRef": reference}
+    return {"priorityClassRef": with_cel(reference, cel.KIND_OF_GROUP)}
 
 
 _SPEC_HINTS = {
@@ -108,20 +121,33 @@ _SPEC_HINTS = {
 
 
 def _spec(version: str) -> ObjectNode:
+    pod_sets = list_map(_pod_set(), ["name"], "Groups of identical pods.")
     fields: dict[str, Node] = {
-        "podSets": list_map(_pod_set(), ["name"], "Groups of identical pods."),
-        "queueName": string("LocalQueue in the same namespace."),
+        "podSets": with_cel(replace(pod_sets, max_items=cel.MAX_POD_SETS), cel.ONE_MIN_COUNT),
+        "queueName": _bounded(
+            string("LocalQueue in the same namespace."), cel.SUBDOMAIN_LENGTH, cel.QUEUE_NAME
+        ),
     }
     fields.update(_priority_fields(version))
     fields.update(
         {
             "priority": int32("Higher is more important; absent means 0."),
             "active": boolean("false = never admit, evict if admitted.", default=True),
-            "maximumExecutionTimeSeconds": int32("Deactivate after this long admitted."),
-            "preemptionGates": list_map(obj({"name": string()}, required=["name"]), ["name"]),
+            "maximumExecutionTimeSeconds": with_cel(
+                int32("Deactivate after this long admitted."), cel.EXECUTION_TIME
+            ),
+            "preemptionGates": replace(
+                list_map(
+                    with_cel(obj({"name": string()}, required=["name"]), cel.GATE_NAME), ["name"]
+                ),
+                max_items=cel.MAX_PREEMPTION_GATES,
+            ),
         }
     )
-    return obj(fields, foreign=_SPEC_HINTS if version == HUB_VERSION else None)
+    spec = obj(fields, foreign=_SPEC_HINTS if version == HUB_VERSION else None)
+    if version == HUB_VERSION:
+        return with_cel(spec, cel.POD_SETS_LISTED, cel.PRIORITY_WITH_CLASS)
+    return with_cel(spec, cel.POD_SETS_LISTED)
 
 
 def _admission() -> ObjectNode:
@@ -189,9 +215,9 @@ def _status(version: str) -> ObjectNode:
         required=["reason", "underlyingCause", "count"],
     )
     named = obj({"name": string()}, required=["name"])
-    return obj(
+    status = obj(
         {
-            "conditions": conditions(),
+            "conditions": replace(conditions(), max_items=cel.MAX_CONDITIONS),
             "admission": _admission(),
             "requeueState": unchecked(obj({"count": int32(), "requeueAt": timestamp()})),
             "reclaimablePods": list_map(
@@ -208,8 +234,11 @@ def _status(version: str) -> ObjectNode:
             "schedulingStats": unchecked(
                 obj({"evictions": list_map(eviction, ["reason", "underlyingCause"])})
             ),
-            "nominatedClusterNames": array(string()),
-            "clusterName": string(),
+            "nominatedClusterNames": replace(
+                array(replace(string(), max_length=cel.MAX_CLUSTER_NAME)),
+                max_items=cel.MAX_NOMINATED_CLUSTERS,
+            ),
+            "clusterName": replace(string(), max_length=cel.MAX_CLUSTER_NAME),
             "unhealthyNodes": unchecked(list_map(named, ["name"])),
             "preemptionGates": unchecked(
                 list_map(
@@ -227,6 +256,12 @@ def _status(version: str) -> ObjectNode:
         },
         foreign=_STATUS_HINTS if version == HUB_VERSION else None,
     )
+    return with_cel(status, cel.CLUSTER_EXCLUSIVE, cel.CLUSTER_NAME_KEPT)
+
+
+def _whole(version: str, root: ObjectNode) -> ObjectNode:
+    """The root, with the update rules that compare the stored object (v1beta2 only)."""
+    return with_cel(root, *cel.WHILE_RESERVED) if version == HUB_VERSION else root
 
 
 def _legacy(version: str) -> ObjectNode:
@@ -286,10 +321,13 @@ def workload() -> KindDefinition:
     def current(version: str) -> VersionDefinition:
         return VersionDefinition(
             version,
-            top_level(
-                {"spec": _spec(version), "status": _status(version)},
-                description,
-                checked_status=True,
+            _whole(
+                version,
+                top_level(
+                    {"spec": _spec(version), "status": _status(version)},
+                    description,
+                    checked_status=True,
+                ),
             ),
             current_columns,
             status_subresource=True,

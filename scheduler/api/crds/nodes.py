@@ -52,6 +52,35 @@ N = TypeVar("N", bound="Node")
 
 
 @dataclass(frozen=True)
+class Cel:
+    """One CEL rule of the CRD (an ``x-kubernetes-validations`` entry) and its Python twin.
+
+    ``twin`` is the id of the Python rule that judges the same thing with the
+    same words (docs/validation.md#rules-enforced-by-the-api-server): the API
+    server runs the CEL rule, ``kuota validate`` the twin.  ``message`` is fixed
+    text, ``message_expression`` builds it from the object (as the twin does);
+    ``field_path`` points the error at the field the twin names.
+    """
+
+    twin: str
+    rule: str
+    message: str = ""
+    message_expression: str = ""
+    field_path: str = ""
+
+    def render(self) -> Schema:
+        """Pure: the entry as it appears in the CRD."""
+        entry: Schema = {"rule": self.rule}
+        if self.message:
+            entry["message"] = self.message
+        if self.message_expression:
+            entry["messageExpression"] = self.message_expression
+        if self.field_path:
+            entry["fieldPath"] = self.field_path
+        return entry
+
+
+@dataclass(frozen=True)
 class Hint:
     """The answer to a field of another API version (rule id and message)."""
 
@@ -171,12 +200,15 @@ class Node:
     read: bool = True
     checks: tuple[Check, ...] = ()
     chart: ChartValue | None = None
+    cel: tuple[Cel, ...] = ()
 
     def crd(self) -> Schema:
         """Pure: the node as it appears in the CRD's ``openAPIV3Schema``."""
         raise NotImplementedError
 
     def _described(self, node: Schema) -> Schema:
+        if self.cel:
+            node["x-kubernetes-validations"] = [rule.render() for rule in self.cel]
         if not self.description:
             return node
         return {"description": self.description, **node}
@@ -195,6 +227,7 @@ class Leaf(Node):
     values: tuple[str, ...] | None = None
     default: str | int | bool | None = None
     empty_means_default: bool = False
+    max_length: int | None = None
 
     def crd(self) -> Schema:
         node: Schema
@@ -202,6 +235,8 @@ class Leaf(Node):
             node = {"type": "string"}
             if self.values is not None:
                 node["enum"] = list(self.values) + ([""] if self.empty_means_default else [])
+            if self.max_length is not None:
+                node["maxLength"] = self.max_length
         elif self.type in ("int32", "int64"):
             node = {"type": "integer", "format": self.type}
         elif self.type == "boolean":
@@ -285,6 +320,7 @@ class ListNode(Node):
     item: Node
     list_type: ListType = "atomic"
     keys: tuple[str, ...] = ()
+    max_items: int | None = None
 
     def __post_init__(self) -> None:
         if self.list_type != "map":
@@ -309,6 +345,8 @@ class ListNode(Node):
         if self.list_type == "map":
             node["x-kubernetes-list-map-keys"] = list(self.keys)
         node["x-kubernetes-list-type"] = self.list_type
+        if self.max_items is not None:
+            node["maxItems"] = self.max_items
         return self._described(node)
 
 
@@ -332,6 +370,11 @@ def unchecked(node: N) -> N:
     for status blocks the webhook does not review.
     """
     return replace(node, unchecked=True)
+
+
+def with_cel(node: N, *rules: Cel) -> N:
+    """Pure: ``node`` with CEL rules the API server applies to it."""
+    return replace(node, cel=node.cel + rules)
 
 
 def unread(node: N) -> N:

@@ -6,12 +6,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from scheduler.api import rule_text as text
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.validation.common import in_rule_order, numbered, prepare, prepare_old
 from scheduler.api.validation.formats import (
     as_dict,
     check_metadata,
-    immutable,
     is_label,
     is_subdomain,
     not_label,
@@ -46,20 +46,18 @@ def validate_admission_check(
         errors.append(
             error(
                 at,
-                required(
-                    "name the controller that handles this check, e.g. kueue.x-k8s.io/multikueue"
-                ),
+                text.CONTROLLER_NEEDED,
                 origin="S",
                 rule="AC-1",
             )
         )
     elif isinstance(controller, str) and len(controller) > 253:
-        errors.append(error(at, "must be at most 253 characters", origin="S", rule="AC-1"))
+        errors.append(error(at, text.CONTROLLER_LENGTH, origin="S", rule="AC-1"))
     old_obj = prepare_old(old, ADMISSION_CHECK)
     if old_obj is not None:
         previous = as_dict(old_obj.get("spec")).get("controllerName")
         if isinstance(previous, str) and previous != controller:
-            errors.append(error(at, immutable(previous), origin="C", rule="AC-2"))
+            errors.append(error(at, text.IMMUTABLE.format(old=previous), origin="C", rule="AC-2"))
     parameters = spec.get("parameters")
     if isinstance(parameters, dict):
         here = SPEC.child("parameters")

@@ -42,10 +42,10 @@ from scheduler.api.crds.nodes import (
 )
 from scheduler.api.feature_gates import KNOWN_FEATURE_GATES, REFUSED, judge
 from scheduler.api.field import FieldError, FieldPath, error
+from scheduler.api.rule_text import LABEL_HINT
 from scheduler.api.tls_options import cipher_problem
 from scheduler.api.validation.common import in_rule_order, numbered, prepare
 from scheduler.api.validation.formats import (
-    LABEL_HINT,
     as_dict,
     check_enum,
     check_selector,

@@ -16,20 +16,13 @@ from typing import Any, TypeVar
 
 from scheduler.api.field import FieldError, FieldPath, Origin, error
 from scheduler.api.quantity import Quantity, QuantityError
+from scheduler.api.rule_text import DNS_LABEL, DNS_SUBDOMAIN, LABEL_HINT, SUBDOMAIN_HINT
 
-_DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_SUBDOMAIN_RE = re.compile(rf"{_DNS_LABEL}(\.{_DNS_LABEL})*")
-_LABEL_RE = re.compile(_DNS_LABEL)
+_SUBDOMAIN_RE = re.compile(DNS_SUBDOMAIN)
+_LABEL_RE = re.compile(DNS_LABEL)
 _NAME_PART_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
 _DNS1035_RE = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 
-SUBDOMAIN_HINT = (
-    'use at most 253 lower-case letters, digits, "-" or ".", starting and ending with a letter or '
-    "digit"
-)
-LABEL_HINT = (
-    'use at most 63 lower-case letters, digits or "-", starting and ending with a letter or digit'
-)
 QUALIFIED_NAME_HINT = (
     'use an optional DNS-subdomain prefix and "/", then at most 63 letters, digits, "-", "_" or '
     '".", starting and ending with a letter or digit'

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from scheduler.api import rule_text as text
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.validation.clusterqueue import STOP_POLICIES
 from scheduler.api.validation.common import (
@@ -54,8 +55,7 @@ def validate_local_queue(
             errors.append(
                 error(
                     SPEC.child("clusterQueue"),
-                    f'is immutable; it was "{previous}": create a new LocalQueue to point at '
-                    "another ClusterQueue",
+                    text.CLUSTER_QUEUE_IMMUTABLE.format(old=previous),
                     origin="C",
                     rule="LQ-2",
                 )

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from scheduler.api import rule_text as text
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.refs import ELASTIC_JOB_ANNOTATION as ELASTIC_JOB
 from scheduler.api.refs import PRIORITY_BOOST_ANNOTATION as PRIORITY_BOOST
@@ -136,7 +137,7 @@ def _check_pod_sets(
         errors.append(
             error(
                 POD_SETS,
-                "must list at least 1 pod set",
+                text.AT_LEAST_ONE_POD_SET,
                 origin="K" if pod_sets is None else "S",
                 rule="WL-1",
             )
@@ -184,21 +185,19 @@ def _check_pod_sets(
         count, min_count = pod_set.get("count"), pod_set.get("minCount")
         if isinstance(count, int) and count < 0:
             errors.append(
-                error(
-                    at.child("count"), "must be greater than or equal to 0", origin="S", rule="WL-6"
-                )
+                error(at.child("count"), text.COUNT_NOT_NEGATIVE, origin="S", rule="WL-6")
             )
         if "minCount" in pod_set:
             with_min_count += 1
         if isinstance(min_count, int) and min_count < 1:
             errors.append(
-                error(at.child("minCount"), "must be at least 1", origin="S", rule="WL-7")
+                error(at.child("minCount"), text.MIN_COUNT_AT_LEAST_ONE, origin="S", rule="WL-7")
             )
         if isinstance(min_count, int) and isinstance(count, int) and min_count > count:
             errors.append(
                 error(
                     at.child("minCount"),
-                    f"must be less than or equal to count ({count})",
+                    text.MIN_COUNT_ABOVE_COUNT.format(count=count),
                     origin="C",
                     rule="WL-8",
                 )
@@ -223,8 +222,7 @@ def _check_pod_sets(
         errors.append(
             error(
                 POD_SETS,
-                f"{with_min_count} pod sets use minCount; at most one pod set may use partial "
-                "admission",
+                text.MIN_COUNT_TWICE.format(count=with_min_count),
                 rule="WL-9",
             )
         )
@@ -278,8 +276,7 @@ def _check_priority(spec: dict[str, Any], errors: list[FieldError]) -> None:
             errors.append(
                 error(
                     at.child("kind"),
-                    f"kind {kind} does not belong to group {group}: use PriorityClass with "
-                    "scheduling.k8s.io, WorkloadPriorityClass with kueue.x-k8s.io",
+                    text.KIND_NOT_OF_GROUP.format(kind=kind, group=group),
                     origin="C",
                     rule="WL-16",
                 )
@@ -288,7 +285,7 @@ def _check_priority(spec: dict[str, Any], errors: list[FieldError]) -> None:
             errors.append(
                 error(
                     SPEC.child("priority"),
-                    "required when priorityClassRef is set: copy the class's value here",
+                    text.PRIORITY_NEEDED,
                     origin="C",
                     rule="WL-17",
                 )
@@ -298,7 +295,7 @@ def _check_priority(spec: dict[str, Any], errors: list[FieldError]) -> None:
         errors.append(
             error(
                 SPEC.child("maximumExecutionTimeSeconds"),
-                "must be at least 1 (omit it for no limit)",
+                text.EXECUTION_TIME_AT_LEAST_ONE,
                 origin="S",
                 rule="WL-18",
             )
@@ -310,7 +307,7 @@ def _check_priority(spec: dict[str, Any], errors: list[FieldError]) -> None:
         name = item.get("name")
         here = SPEC.child("preemptionGates").index(k).child("name")
         if name is None or (isinstance(name, str) and not 1 <= len(name) <= 63):
-            errors.append(error(here, "must be 1 to 63 characters", origin="S", rule="WL-19"))
+            errors.append(error(here, text.GATE_NAME_LENGTH, origin="S", rule="WL-19"))
         if isinstance(name, str):
             if name in seen:
                 errors.append(error(here, duplicate_key("gate", name), origin="S", rule="WL-19"))

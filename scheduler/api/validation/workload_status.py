@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from scheduler.api import rule_text as text
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.validation.common import check_admission_check_name
 from scheduler.api.validation.formats import (
@@ -22,7 +23,6 @@ from scheduler.api.validation.formats import (
     check_max,
     check_quantity,
     duplicate_key,
-    immutable,
     is_label,
     is_qualified_name,
     is_subdomain,
@@ -413,7 +413,7 @@ def _check_clusters(status: dict[str, Any], errors: list[FieldError]) -> None:
         errors.append(
             error(
                 STATUS.child("clusterName"),
-                "clusterName and nominatedClusterNames cannot both be set",
+                text.CLUSTER_NAME_EXCLUSIVE,
                 origin="C",
                 rule="WL-40",
             )
@@ -498,8 +498,7 @@ def check_spec_update(
         errors.append(
             error(
                 spec_at.child("queueName"),
-                "cannot change while the workload holds a quota reservation; it was "
-                f'"{render_value(old_spec.get("queueName"))}"',
+                text.QUEUE_NAME_WHILE_RESERVED.format(old=render_value(old_spec.get("queueName"))),
                 origin="C",
                 rule="WL-52",
             )
@@ -509,7 +508,7 @@ def check_spec_update(
         errors.append(
             error(
                 spec_at.child("priorityClassRef"),
-                "cannot be added or removed while the workload holds a quota reservation",
+                text.REF_ADDED_WHILE_RESERVED,
                 origin="C",
                 rule="WL-53",
             )
@@ -520,7 +519,7 @@ def check_spec_update(
                 errors.append(
                     error(
                         spec_at.child("priorityClassRef", field),
-                        "cannot change while the workload holds a quota reservation",
+                        text.REF_FIELD_WHILE_RESERVED,
                         origin="C",
                         rule="WL-54",
                     )
@@ -533,8 +532,7 @@ def check_spec_update(
             errors.append(
                 error(
                     spec_at.child("priorityClassRef", "name"),
-                    "a PriorityClass reference cannot change while the workload holds a quota "
-                    "reservation (a WorkloadPriorityClass reference can)",
+                    text.PRIORITY_CLASS_WHILE_RESERVED,
                     origin="C",
                     rule="WL-55",
                 )
@@ -546,7 +544,7 @@ def check_spec_update(
             errors.append(
                 error(
                     spec_at.child("maximumExecutionTimeSeconds"),
-                    "cannot change while the workload is admitted",
+                    text.EXECUTION_TIME_WHILE_ADMITTED,
                     origin="C",
                     rule="WL-56",
                 )
@@ -642,7 +640,7 @@ def check_status_update(obj: dict[str, Any], old: dict[str, Any], errors: list[F
         errors.append(
             error(
                 STATUS.child("clusterName"),
-                immutable(old_cluster, " once set"),
+                text.CLUSTER_NAME_SET.format(old=render_value(old_cluster)),
                 origin="C",
                 rule="WL-60",
             )
