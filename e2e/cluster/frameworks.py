@@ -30,7 +30,6 @@ from __future__ import annotations
 import base64
 import socket
 import subprocess
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,10 +40,11 @@ import yaml
 from certs import files as cert_files
 
 from . import framework_tools
+from .controller_start import CRD_PATH, ControllerStartError, apply, check, wait_for
 from .controlplane import ClusterInfo, free_port
 from .framework_tools import ControllerBuild, ControllerModule
-from .jobset import CRD_PATH, WEBHOOK_PATHS, webhook_configurations
-from .kubeapi import AdminClient, Response, request
+from .jobset import WEBHOOK_PATHS, webhook_configurations
+from .kubeapi import AdminClient, request
 from .processes import ProcessRecord, clean_env, log_tail, spawn, stop
 
 
@@ -87,8 +87,8 @@ class Framework:
         return f"{self.name}-controller"
 
 
-class FrameworkStartError(RuntimeError):
-    """The controller or its registrations did not come up; carries its log tail."""
+FrameworkStartError = ControllerStartError
+"""The controller or its registrations did not come up; carries its log tail."""
 
 
 @dataclass
@@ -160,7 +160,7 @@ def install_framework(
             {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}},
         )
         if reply.status not in (201, 409):
-            _check(reply, f"creating namespace {name}")
+            check(reply, f"creating namespace {name}")
     for collection, manifest in framework.objects:
         apply(client, collection, manifest)
     controller = _start_manager(framework, built, info, workdir, cert_dir, die_with_parent)
@@ -281,54 +281,14 @@ def _ready(port: int, path: str) -> Callable[[], bool]:
 def _wait(
     controller: FrameworkController, predicate: Callable[[], bool], what: str, timeout: float
 ) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if controller.process is not None and controller.process.poll() is not None:
-            raise FrameworkStartError(
-                f"{controller.framework.process} exited ({controller.process.returncode}) while "
-                f"waiting for {what}:\n{controller.log_tail()}"
-            )
-        try:
-            if predicate():
-                return
-        except OSError:
-            pass  # not listening yet
-        time.sleep(0.25)
-    raise FrameworkStartError(
-        f"timed out after {timeout:.0f}s waiting for {what}:\n{controller.log_tail()}"
+    wait_for(
+        controller.process,
+        controller.framework.process,
+        controller.log_tail,
+        predicate,
+        what,
+        timeout,
     )
-
-
-def apply(client: AdminClient, collection: str, manifest: dict[str, Any]) -> None:
-    """Create the object, or replace it when it already exists (a re-run on the same cluster)."""
-    reply = client.call("POST", collection, manifest, timeout=60)
-    if reply.status == 409:
-        path = f"{collection}/{manifest['metadata']['name']}"
-        current = client.call("GET", path)
-        if current.status == 200:
-            version = current.body["metadata"]["resourceVersion"]
-            body = {**manifest, "metadata": {**manifest["metadata"], "resourceVersion": version}}
-            reply = client.call("PUT", path, body, timeout=60)
-    _check(reply, f"applying {manifest['kind']} {manifest['metadata']['name']}")
-    if manifest["kind"] == "CustomResourceDefinition":
-        _wait_established(client, manifest["metadata"]["name"])
-
-
-def _wait_established(client: AdminClient, name: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        reply = client.call("GET", f"{CRD_PATH}/{name}")
-        status = (reply.body.get("status") or {}) if reply.status == 200 else {}
-        conditions = status.get("conditions") or []
-        if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
-            return
-        time.sleep(0.25)
-    raise FrameworkStartError(f"CRD {name} not Established within {timeout:.0f}s")
-
-
-def _check(reply: Response, what: str) -> None:
-    if reply.status not in (200, 201):
-        raise FrameworkStartError(f"{what}: HTTP {reply.status}: {reply.body}")
 
 
 # -- the frameworks ---------------------------------------------------------------------------

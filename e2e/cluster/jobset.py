@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import base64
 import subprocess
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,14 +43,14 @@ import yaml
 
 from certs import files as cert_files
 
+from .controller_start import CRD_PATH, ControllerStartError, apply, wait_for
 from .controlplane import ClusterInfo, free_port
 from .jobset_tools import JobSetTools
-from .kubeapi import AdminClient, Response, request
+from .kubeapi import AdminClient, request
 from .processes import ProcessRecord, clean_env, log_tail, spawn, stop
 
 PROCESS_NAME = "jobset-controller"
 NAME_PREFIX = "jobset-"  # what upstream's kustomize overlay prefixes its objects with
-CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 _ADMISSION = "/apis/admissionregistration.k8s.io/v1"
 WEBHOOK_PATHS = {
     "MutatingWebhookConfiguration": f"{_ADMISSION}/mutatingwebhookconfigurations",
@@ -77,8 +76,8 @@ PROBE_JOBSET = {
 }
 
 
-class JobSetStartError(RuntimeError):
-    """The controller or its registrations did not come up; carries its log tail."""
+JobSetStartError = ControllerStartError
+"""The controller or its registrations did not come up; carries its log tail."""
 
 
 def manager_configuration(*, webhook_port: int, health_port: int, cert_dir: Path) -> dict[str, Any]:
@@ -208,7 +207,7 @@ def install_jobset(
     client = info.client()
     cert_dir = workdir / "jobset-webhook-certs"
     cert_files.write(cert_dir, cert_files.make(dns_names=["localhost"], ip_addresses=["127.0.0.1"]))
-    _apply(client, CRD_PATH, yaml.safe_load(tools.crd.read_text()))
+    apply(client, CRD_PATH, yaml.safe_load(tools.crd.read_text()))
     controller = _start_manager(tools, info, workdir, cert_dir, die_with_parent=die_with_parent)
     try:
         ca_bundle = base64.b64encode((cert_dir / "ca.crt").read_bytes()).decode()
@@ -216,7 +215,7 @@ def install_jobset(
             tools, base_url=controller.base_url, ca_bundle=ca_bundle
         ):
             collection = WEBHOOK_PATHS[configuration["kind"]]
-            _apply(client, collection, configuration)
+            apply(client, collection, configuration)
             controller.registrations.append((collection, configuration["metadata"]["name"]))
         _wait(
             controller,
@@ -307,51 +306,4 @@ def _defaulted_by_webhook(client: AdminClient) -> Callable[[], bool]:
 def _wait(
     controller: JobSetController, predicate: Callable[[], bool], what: str, timeout: float
 ) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if controller.process is not None and controller.process.poll() is not None:
-            raise JobSetStartError(
-                f"jobset-controller exited ({controller.process.returncode}) while waiting for "
-                f"{what}:\n{controller.log_tail()}"
-            )
-        try:
-            if predicate():
-                return
-        except OSError:
-            pass  # not listening yet
-        time.sleep(0.25)
-    raise JobSetStartError(
-        f"timed out after {timeout:.0f}s waiting for {what}:\n{controller.log_tail()}"
-    )
-
-
-def _apply(client: AdminClient, collection: str, manifest: dict[str, Any]) -> None:
-    """Create the object, or replace it when it already exists (a re-run on the same cluster)."""
-    reply = client.call("POST", collection, manifest, timeout=60)
-    if reply.status == 409:
-        path = f"{collection}/{manifest['metadata']['name']}"
-        current = client.call("GET", path)
-        if current.status == 200:
-            version = current.body["metadata"]["resourceVersion"]
-            body = {**manifest, "metadata": {**manifest["metadata"], "resourceVersion": version}}
-            reply = client.call("PUT", path, body, timeout=60)
-    _check(reply, f"applying {manifest['kind']} {manifest['metadata']['name']}")
-    if manifest["kind"] == "CustomResourceDefinition":
-        _wait_established(client, manifest["metadata"]["name"])
-
-
-def _wait_established(client: AdminClient, name: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        reply = client.call("GET", f"{CRD_PATH}/{name}")
-        status = (reply.body.get("status") or {}) if reply.status == 200 else {}
-        conditions = status.get("conditions") or []
-        if any(c["type"] == "Established" and c["status"] == "True" for c in conditions):
-            return
-        time.sleep(0.25)
-    raise JobSetStartError(f"CRD {name} not Established within {timeout:.0f}s")
-
-
-def _check(reply: Response, what: str) -> None:
-    if reply.status not in (200, 201):
-        raise JobSetStartError(f"{what}: HTTP {reply.status}: {reply.body}")
+    wait_for(controller.process, "jobset-controller", controller.log_tail, predicate, what, timeout)
