@@ -9,6 +9,9 @@ in use.  This module takes it off again, by Kueue's rules:
   queue terminating: it admits nothing new, see :mod:`scheduler.kube.state`);
   the finalizer goes as soon as the engine counts no reservation in it,
   which is at once when nothing was admitted;
+- a **Workload** that carries it (kuota does not add it; Kueue and tools that
+  create Workloads do) keeps it until it is finished, or is being deleted
+  while it holds no quota;
 - a **ResourceFlavor** being deleted keeps it while any ClusterQueue that
   still exists (terminating ones included) names it in
   ``spec.resourceGroups[].flavors[].name``
@@ -100,6 +103,16 @@ def releasable_flavors(
     yield from (name for name in deleting if name not in in_use)
 
 
+def releasable_workload(workload: Mapping[str, Any]) -> bool:
+    """A Workload with the finalizer that no longer needs it: finished, or being deleted while
+    it holds no quota (Kueue's workload controller lets go then): pure."""
+    if finalizer_removal(workload, RESOURCE_IN_USE_FINALIZER) is None:
+        return False
+    if objects.is_finished(workload):
+        return True
+    return objects.is_being_deleted(workload) and not objects.has_quota_reservation(workload)
+
+
 def holds_reservations(engine: Engine, cluster_queue: str) -> bool:
     """Whether any Workload holds quota in ``cluster_queue`` by the engine's count (read-only).
 
@@ -139,10 +152,45 @@ class FinalizerReleaser:
         flavors = self.state.stored("ResourceFlavor")
         for name in list(releasable_flavors(flavors, queues)):
             await self._remove("resourceflavors", flavors[name])
+        await self._release_workloads()
         for key in list(self._tried):  # forget objects the state no longer holds
             plural, name = key.split("/", 1)
             if name not in (queues if plural == "clusterqueues" else flavors):
                 del self._tried[key]
+
+    async def _release_workloads(self) -> None:
+        """The finalizer off every Workload marked since the last pass that may let it go (by
+        an update: the scheduler updates Workloads, it does not patch them)."""
+        workloads = self.state.stored("Workload")
+        for key in sorted(self.state.workloads_to_finalize.take()):
+            workload = workloads.get(key)
+            if workload is None or not releasable_workload(workload):
+                continue
+            metadata: dict[str, Any] = dict(objects.metadata(workload))
+            kept = metadata.get("finalizers")
+            metadata["finalizers"] = [
+                name
+                for name in (kept if isinstance(kept, list) else [])
+                if name != RESOURCE_IN_USE_FINALIZER
+            ]
+            with logs.bind(object=key):
+                try:
+                    stored = await self.writer.update_workload(
+                        workload, {**workload, "metadata": metadata}
+                    )
+                except (Conflict, NotFound):
+                    continue  # moved or gone: the watch brings the fresh object, marked again
+                except RestError as failure:
+                    log.warning(
+                        "could not remove the finalizer",
+                        extra={"object": key, "error": str(failure)},
+                    )
+                    continue
+                self.state.remember(stored)
+                log.info(
+                    "finalizer removed from a workload that no longer needs it",
+                    extra={"object": key, "finalizer": RESOURCE_IN_USE_FINALIZER},
+                )
 
     def _settled(self, key: str, version: str | None) -> bool:
         """Whether this version of the object was patched already, or refused recently."""

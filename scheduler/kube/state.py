@@ -55,7 +55,7 @@ from scheduler.api.pod_overhead import (
     runtime_class_overhead,
     summarize,
 )
-from scheduler.api.refs import JOB_UID_LABEL, KueueKind, workload_key
+from scheduler.api.refs import JOB_UID_LABEL, RESOURCE_IN_USE_FINALIZER, KueueKind, workload_key
 from scheduler.core.engine import Engine, NamespaceInfo, PriorityClassInfo
 from scheduler.core.engine_types import EngineObject
 from scheduler.jobs import Integration, PodGroups, ReplicaGroups, capability, kinds_with, registry
@@ -187,6 +187,8 @@ class ClusterState:
         """Workloads whose timed deadlines may have moved (``kube.workload_timers``)."""
         self.workloads_to_expire = WorkList()
         self.workloads_orphaned = WorkList()
+        self.workloads_to_finalize = WorkList()
+        """Workloads carrying resource-in-use, for ``kube.finalizers``."""
         """Workloads whose job is gone, to finish (``kube.orphans``)."""
         """Workloads that changed or went, for the retention policies (``kube.retention``)."""
         self.topology = TopologyState(engine)
@@ -567,6 +569,10 @@ class ClusterState:
                 self.workloads_to_place.add(key)
             if orphaned(event.object):
                 self.workloads_orphaned.add(key)
+            if RESOURCE_IN_USE_FINALIZER in (
+                objects.metadata(event.object).get("finalizers") or []
+            ):
+                self.workloads_to_finalize.add(key)
             if job_key:
                 self._workload_of_job[job_key] = key
         if job_key:

@@ -232,3 +232,22 @@ async def test_a_fenced_replica_removes_no_finalizer() -> None:
         await releaser(world).release()
     assert patch_calls(world) == []
     assert finalizers(world, CQ_PATH) == [RESOURCE_IN_USE_FINALIZER]
+
+
+async def test_a_finished_workload_with_the_finalizer_loses_it_and_keeps_others() -> None:
+    world = World().setup()
+    key = await admitted(world)
+    path = workload_path(key.split("/", 1)[1])
+    held = copy.deepcopy(world.api.store[path])
+    held["metadata"]["finalizers"] = [OTHER_FINALIZER, RESOURCE_IN_USE_FINALIZER]
+    world.add(path, held)
+    world.deliver()
+    finalizer = releaser(world)
+    await finalizer.release()
+    assert finalizers(world, path) == [OTHER_FINALIZER, RESOURCE_IN_USE_FINALIZER], (
+        "admitted and running: it keeps the finalizer"
+    )
+    finish(world, key)
+    world.deliver()
+    await finalizer.release()
+    assert finalizers(world, path) == [OTHER_FINALIZER]
