@@ -178,7 +178,22 @@ def test_the_webhook_service_endpoints_are_the_ready_pods(kube: Kube) -> None:
         "kind": "ResourceFlavor",
         "metadata": {"generateName": "webhook-probe-"},
     }
-    kube.run("create", "--dry-run=server", "-f", "-", stdin=json.dumps(probe))
+    # As Kueue's suites wait for it (an Eventually): a ready pod may still be reloading the
+    # certificate the bootstrap just wrote when the first call arrives.
+    answer = eventually(
+        lambda: subprocess.run(
+            [str(kube.binary), "--kubeconfig", str(kube.kubeconfig), "create"]
+            + ["--dry-run=server", "-f", "-"],
+            input=json.dumps(probe),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ),
+        lambda done: done.returncode == 0,
+        "a dry-run ResourceFlavor admitted through the webhook",
+        timeout=60,
+    )
+    assert "webhook-probe-" in answer.stdout
 
 
 def test_kueues_lease_is_held_by_the_pod_and_renewed(kube: Kube) -> None:
