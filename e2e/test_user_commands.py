@@ -230,6 +230,12 @@ async def test_stop_and_resume_hold_and_release_the_queue_and_a_job(
 
     await eventually(suspended, lambda s: s is False, timeout=60, what="the Job started")
 
+    async def reserving() -> int:
+        cq = await custom.get_cluster_custom_object(GROUP, VERSION, "clusterqueues", queue)
+        return int(cq.get("status", {}).get("reservingWorkloads") or 0)
+
+    # The confirmation counts from the ClusterQueue's status, written a moment after the Job starts.
+    await eventually(reserving, lambda n: n == 1, timeout=60, what="the queue's status counted it")
     asked = await kuota(cluster, "stop", "clusterqueue", queue)  # stdin is empty: no answer
     assert asked.returncode == 1 and "canceled: nothing changed" in asked.stdout
     assert "Its 1 admitted Workload(s) are evicted" in asked.stdout

@@ -274,6 +274,32 @@ def error_for(status: int, body: str, *, what: str) -> RestError:
     return ApiError(text, status=status)
 
 
+RETRIES_AFTER_429 = 5
+"""How often a 429 with ``Retry-After`` is asked again (client-go: 10, for every caller)."""
+MAX_RETRY_AFTER = 5.0
+"""The longest wait one ``Retry-After`` buys, in seconds."""
+
+
+def retry_after(status: int, header: str | None) -> float | None:
+    """Seconds to wait before asking again, for a 429 that says so: pure; None: do not retry."""
+    if status != 429 or header is None:
+        return None
+    try:
+        seconds = float(header)
+    except ValueError:
+        return None  # an HTTP date: not sent by kube-apiserver
+    return max(seconds, 0.0)
+
+
+class _TryAgain(Exception):
+    """Internal: a 429 carrying ``Retry-After``; ``error`` is what the caller sees if it lasts."""
+
+    def __init__(self, error: RestError, seconds: float) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.seconds = seconds
+
+
 class TokenBucket:
     """client-go's token-bucket rate limiter: ``qps`` tokens a second, at most ``burst`` kept.
 
@@ -361,7 +387,40 @@ class Rest:
         content_type: str = "application/json",
         timeout: float | None = None,
     ) -> aiohttp.ClientResponse:
-        """The raw response of a successful call; errors raised as the vocabulary."""
+        """The raw response of a successful call; errors raised as the vocabulary.
+
+        A 429 that says when to come back (``Retry-After``: API priority and
+        fairness, or a watch cache still initializing) is asked again then, at
+        most :data:`RETRIES_AFTER_429` times and within the call's timeout, as
+        client-go does; any other error is raised at once.
+        """
+        for attempt in range(RETRIES_AFTER_429 + 1):
+            started = time.monotonic()
+            try:
+                return await self._send_once(
+                    method, path, query=query, body=body, content_type=content_type, timeout=timeout
+                )
+            except _TryAgain as later:
+                wait = min(later.seconds, MAX_RETRY_AFTER)
+                if attempt == RETRIES_AFTER_429:
+                    raise later.error from None
+                query, left = _after_wait(query, timeout, time.monotonic() - started + wait)
+                if left is not None and left <= 0:
+                    raise later.error from None
+                await asyncio.sleep(wait)
+                timeout = left
+        raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+    async def _send_once(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Query,
+        body: Any,
+        content_type: str,
+        timeout: float | None,
+    ) -> aiohttp.ClientResponse:
         what = f"{method} {path}"
         if self.limiter is not None:
             query, timeout = _after_wait(query, timeout, await self.limiter.acquire())
@@ -388,7 +447,11 @@ class Rest:
                 text = ""
             finally:
                 response.release()
-            raise error_for(response.status, text, what=what)
+            error = error_for(response.status, text, what=what)
+            seconds = retry_after(response.status, response.headers.get("Retry-After"))
+            if seconds is not None:
+                raise _TryAgain(error, seconds)
+            raise error
         return response
 
     async def _json(

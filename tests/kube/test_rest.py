@@ -39,6 +39,8 @@ class Recorded:
 class Script:
     answers: dict[tuple[str, str], tuple[int, Any]] = field(default_factory=dict)
     seen: list[Recorded] = field(default_factory=list)
+    first: list[tuple[int, Any, dict[str, str]]] = field(default_factory=list)
+    """Answers given before ``answers``, one per request, with their headers."""
 
 
 def status(code: int, message: str) -> dict[str, Any]:
@@ -66,6 +68,9 @@ async def server() -> AsyncIterator[tuple[Script, Rest]]:
                 json.loads(text) if text else None,
             )
         )
+        if script.first:
+            code, payload, headers = script.first.pop(0)
+            return web.json_response(payload, status=code, headers=headers)
         code, payload = script.answers.get((request.method, request.path), (404, status(404, "no")))
         if isinstance(payload, list):  # a watch: one JSON object per line
             response = web.StreamResponse(status=code)
@@ -120,6 +125,56 @@ async def test_error_statuses_become_the_vocabulary(
     assert type(raised.value) is error
     assert raised.value.status == code
     assert f"the server says {code}" in str(raised.value), "the Status message is quoted"
+
+
+async def test_a_429_that_says_when_is_asked_again_then(server: tuple[Script, Rest]) -> None:
+    script, api = server
+    busy = status(429, "storage is (re)initializing")
+    script.first = [(429, busy, {"Retry-After": "0"}), (429, busy, {"Retry-After": "0"})]
+    script.answers[("GET", JOB)] = (200, {"kind": "Job"})
+    assert await api.get(JOB) == {"kind": "Job"}
+    assert len(script.seen) == 3
+
+
+async def test_a_429_without_retry_after_is_an_error_at_once(server: tuple[Script, Rest]) -> None:
+    script, api = server
+    script.first = [(429, status(429, "slow down"), {})]
+    script.answers[("GET", JOB)] = (200, {"kind": "Job"})
+    with pytest.raises(rest.ApiError, match="HTTP 429: slow down"):
+        await api.get(JOB)
+    assert len(script.seen) == 1
+
+
+async def test_a_429_that_lasts_is_an_error_after_the_retries(
+    server: tuple[Script, Rest],
+) -> None:
+    script, api = server
+    script.first = [(429, status(429, "still busy"), {"Retry-After": "0"})] * 20
+    with pytest.raises(rest.ApiError, match="HTTP 429: still busy") as raised:
+        await api.get(JOB)
+    assert raised.value.status == 429
+    assert len(script.seen) == rest.RETRIES_AFTER_429 + 1
+
+
+async def test_a_429_retry_never_outlasts_the_call_timeout(server: tuple[Script, Rest]) -> None:
+    script, api = server
+    script.first = [(429, status(429, "busy"), {"Retry-After": "3"})]
+    script.answers[("GET", JOB)] = (200, {"kind": "Job"})
+    started = time.monotonic()
+    with pytest.raises(rest.ApiError, match="HTTP 429"):
+        await api.get(JOB, timeout=1)
+    assert time.monotonic() - started < 1
+    assert len(script.seen) == 1
+
+
+@pytest.mark.parametrize(
+    ("code", "header", "wait"),
+    [(429, "1", 1.0), (429, "0.5", 0.5), (429, None, None), (503, "1", None), (429, "soon", None)],
+)
+def test_which_answers_say_when_to_come_back(
+    code: int, header: str | None, wait: float | None
+) -> None:
+    assert rest.retry_after(code, header) == wait
 
 
 @pytest.mark.parametrize(
