@@ -85,7 +85,8 @@ from scheduler.core.preemption.messages import preemption_message
 from scheduler.core.requeue import execute_requeues, report_unqueued, return_head
 from scheduler.core.resource_node import QuotaNode, capacity_available
 from scheduler.core.resources import FRValues, to_quantity
-from scheduler.core.state import ADMITTED
+from scheduler.core.slices import old_slice_gone, pinned_flavors, replaced_slice, retire
+from scheduler.core.state import ADMITTED, WorkloadRecord
 from scheduler.core.topology_fit import (
     charges_of,
     still_fits,
@@ -176,9 +177,15 @@ def _run_round(
             record = sched.queues.pop_head(name)
             if record is not None:
                 heads.append(Entry(quota.cluster_queues[name], record))
-        entries = [nominate(cycle, entry) for entry in heads]
+        replaced: dict[str, WorkloadRecord | None] = {}
+        entries = [_nominate(cycle, entry, replaced) for entry in heads]
         for entry in _processing_order(sched, entries):
-            made = _process(cycle, entry, now)
+            old = replaced.get(entry.record.key)
+            with old_slice_gone(cycle, old):
+                made = _process(cycle, entry, now)
+            if old is not None and isinstance(made[-1], Admit):
+                retire(cycle, old)
+                made[-1] = replace(made[-1], replaces=old.key)
             decisions.extend(made)
             if _skipped_preemption(entry, made[-1]):
                 skips[entry.cq.name] = skips.get(entry.cq.name, 0) + 1
@@ -192,6 +199,28 @@ def _run_round(
         snapshot.rollback()
         cycle.release_placement_holds()
     return CycleResult(decisions=tuple(decisions), preemption_skips=skips), changed
+
+
+def _nominate(cycle: Round, entry: Entry, replaced: dict[str, WorkloadRecord | None]) -> Entry:
+    """Nominate ``entry``; a workload slice as if the slice it replaces were gone.
+
+    See docs/concepts.md#elastic-jobs.  ``replaced`` gets the old slice of
+    every entry that replaces one.
+    """
+    found = replaced_slice(cycle.sched.records, entry.record, entry.cq.name)
+    if isinstance(found, str):
+        entry.reason, entry.message, entry.requeue = "Pending", found, "Generic"
+        return entry
+    if found is None:
+        return nominate(cycle, entry)
+    replaced[entry.record.key] = found
+    context = cycle.context
+    context.excluded = {found.key}  # what it takes over is no preemption candidate
+    try:
+        with old_slice_gone(cycle, found):
+            return nominate(cycle, entry, pinned=pinned_flavors(entry.cq, found))
+    finally:
+        context.excluded = set()
 
 
 def _skipped_preemption(entry: Entry, last: Decision) -> bool:

@@ -82,6 +82,10 @@ class CycleQuota(Protocol):
         placements: Sequence[DomainCharge] = (),
     ) -> None: ...
 
+    def release(self, record: WorkloadRecord) -> list[str]:
+        """Give back what ``record`` holds; the ClusterQueues it held quota in."""
+        ...
+
     @property
     def topology(self) -> TopologyCache:
         """Nodes, Topologies and placements (docs/concepts.md#topology-aware-scheduling)."""
@@ -102,6 +106,8 @@ class CycleQueues(Protocol):
     ) -> None: ...
 
     def admitted(self, record: WorkloadRecord, cluster_queue: str) -> None: ...
+
+    def unqueue(self, record: WorkloadRecord) -> None: ...
 
     def requeue_inadmissible(
         self, cluster_queue: str, keep_parked: Callable[[str], bool]

@@ -49,6 +49,10 @@ class Admit:
     admission_checks: tuple[str, ...] = ()
     """The admission checks that apply, sorted: the quota is reserved, and the
     workload is ``Admitted`` only when every one of them is ``Ready``."""
+    replaces: WorkloadKey | None = None
+    """An elastic job's new slice: the slice it replaces, finished now (its quota moved here).
+
+    See docs/concepts.md#elastic-jobs."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,6 +46,7 @@ from scheduler.api.pods_ready import wait_for_pods_ready
 from scheduler.api.refs import ADMISSION_GATED_BY_ANNOTATION as GATE_ANNOTATION
 from scheduler.api.refs import JOB_UID_LABEL as JOB_UID_LABEL
 from scheduler.api.refs import PRIORITY_BOOST_ANNOTATION
+from scheduler.api.refs import WORKLOAD_SLICE_REPLACEMENT_ANNOTATION as REPLACES_ANNOTATION
 from scheduler.core.admission_checks import CheckInfo, applicable_checks
 from scheduler.core.admission_fair_sharing import (
     UsageLedger,
@@ -605,6 +606,7 @@ class Engine:
         record.pod_sets = pod_set_infos(workload, self.config.resources)
         record.active = spec.active
         record.gate = (meta.annotations.get(GATE_ANNOTATION) or None) if self._gated_by else None
+        record.replaces = meta.annotations.get(REPLACES_ANNOTATION) or None
         record.checks_failed = failed_admission_checks(workload)
         requeue = workload.status.requeue_state
         record.requeue_at = requeue.requeue_at if requeue is not None else None

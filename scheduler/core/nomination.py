@@ -166,10 +166,14 @@ class Round:
         return node, record.usage[target.cluster_queue]
 
 
-def nominate(cycle: Round, entry: Entry) -> Entry:
+def nominate(
+    cycle: Round, entry: Entry, *, pinned: Mapping[tuple[str, int], str] | None = None
+) -> Entry:
     """Nomination's checks, then flavor assignment and preemption targets.
 
     A failed check fills the entry's reason, message and requeue reason.
+    ``pinned``: flavors the entry must take (a workload slice keeps its
+    predecessor's, docs/concepts.md#elastic-jobs).
     """
     sched = cycle.sched
     record, cq = entry.record, entry.cq
@@ -184,7 +188,7 @@ def nominate(cycle: Round, entry: Entry) -> Entry:
         )
         return entry
     entry.assignment, entry.targets = assign(
-        cycle, entry, start_after=_scan_start(sched, record, cq.name)
+        cycle, entry, start_after=_scan_start(sched, record, cq.name), pinned=pinned
     )
     record.scan = ScanPosition(
         entry.assignment.last_tried, sched.cycles, sched.quota.allocatable_generation(cq.name)

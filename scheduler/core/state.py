@@ -79,6 +79,7 @@ class WorkloadRecord:
         "claims_freed",
         "awaiting_checks",
         "pods_ready",
+        "replaces",
     )
 
     def __init__(self, key: str) -> None:
@@ -135,6 +136,10 @@ class WorkloadRecord:
         Its quota counts in ``flavorsReservation``, not in ``flavorsUsage``."""
         self.pods_ready = False
         """Its ``PodsReady`` condition is True (waitForPodsReady ``blockAdmission``)."""
+        self.replaces: str | None = None
+        """An elastic job's new workload slice: the key of the slice it replaces once admitted.
+
+        See docs/concepts.md#elastic-jobs."""
 
     def set_status(self, reason: str, message: str, details: Details = NO_DETAILS) -> None:
         """Record the outcome of an attempt: ``QuotaReserved`` reason, message, structure."""
