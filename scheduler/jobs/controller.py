@@ -69,6 +69,8 @@ from scheduler.api import objects
 from scheduler.api.refs import (
     ADMISSION_GATED_BY_ANNOTATION,
     CLUSTER_QUEUE_LABEL,
+    ELASTIC_JOB_ANNOTATION,
+    ELASTIC_JOB_GATE,
     EVICTED,
     JOB_UID_LABEL,
     LOCAL_QUEUE_LABEL,
@@ -78,7 +80,14 @@ from scheduler.api.refs import (
     PRIORITY_CLASS_LABEL,
 )
 from scheduler.jobs import topology
-from scheduler.jobs.elastic import ScaleDownWorkload, elastic_scale_down
+from scheduler.jobs.elastic import (
+    RetireSlice,
+    ScaleDownWorkload,
+    elastic_scale_down,
+    new_slice,
+    pending_slice_out_of_sync,
+    scaled_up,
+)
 from scheduler.jobs.equivalence import count_difference, pod_sets_difference
 from scheduler.jobs.protocol import (
     JobIntegration,
@@ -293,6 +302,7 @@ Action = (
     | FinalizePod
     | PropagateToWorkload
     | SetReclaimablePods
+    | RetireSlice
 )
 """Everything the controller may ask for; the executor handles each member (checked exhaustive)."""
 
@@ -350,6 +360,9 @@ def placement(
                 topology.started_annotations(pod_sets.get(name, {}), objects.name(workload))
             )
             gates = (topology.TOPOLOGY_GATE,)
+        if objects.annotation(workload, ELASTIC_JOB_ANNOTATION) == "true":
+            # Each pod waits until an admitted slice counts it (docs/concepts.md#elastic-jobs).
+            gates = (*gates, ELASTIC_JOB_GATE)
         for update in _pod_set_updates(workload, str(assignment.get("name", "main"))):
             labels.update(_strings(update.get("labels")))
             annotations.update(_strings(update.get("annotations")))
@@ -674,6 +687,8 @@ def next_action(
     live_pods: int = 0,
     label_keys: Collection[str] = (),
     elastic_jobs: bool = True,
+    pending_slice: Mapping[str, Any] | None = None,
+    stale_slices: Sequence[tuple[Mapping[str, Any], str, str]] = (),
 ) -> Action | None:
     """The one thing to do for ``job`` now, or None when it is where it should be (pure).
 
@@ -681,7 +696,9 @@ def next_action(
     terminated (running, or in their termination grace period).
     ``label_keys``: the Configuration's ``integrations.labelKeysToCopy``
     (copied from the job when its Workload is made).  ``elastic_jobs``: the
-    gate ``ElasticJobsViaWorkloadSlices`` (docs/concepts.md#elastic-jobs).
+    gate ``ElasticJobsViaWorkloadSlices`` (docs/concepts.md#elastic-jobs);
+    ``pending_slice`` and ``stale_slices``: what
+    :func:`scheduler.jobs.elastic.choose_slices` found besides ``workload``.
     """
     integration: JobIntegration | None = for_object(job)
     if integration is None:
@@ -714,8 +731,14 @@ def next_action(
         if objects.is_finished(workload) or live_pods:
             return None  # finished once its last pod has stopped
         return FinishWorkload(finished.reason, finished.message)
+    if stale_slices:
+        stale, reason, message = stale_slices[0]
+        return RetireSlice(dict(stale), reason, message)
     if objects.is_finished(workload):
         return None
+    retired = pending_slice_out_of_sync(job, workload, pending_slice, integration)
+    if retired is not None:
+        return retired
     propagate = propagation(job, workload, priority_classes)
     if propagate is not None:
         return propagate
@@ -761,6 +784,17 @@ def next_action(
                 scale_down = elastic_scale_down(job, workload, integration)
                 if scale_down is not None:
                     return scale_down
+                if scaled_up(job, workload, integration):
+                    if pending_slice is not None:
+                        return None  # the new slice waits for its admission
+                    fresh = workload_from_job(
+                        job,
+                        priority_classes=priority_classes,
+                        integration=integration,
+                        label_keys=label_keys,
+                        elastic_jobs=True,
+                    )
+                    return CreateWorkload(new_slice(job, workload, fresh))
             return SuspendJob(integration.suspend(job), NO_MATCHING_WORKLOAD)
         infos = placement(workload, flavors, queue, job_uid=objects.uid(job))
         if isinstance(infos, WaitForFlavor):

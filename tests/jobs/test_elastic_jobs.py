@@ -3,9 +3,10 @@
 A Job annotated ``kueue.x-k8s.io/elastic-job: "true"`` gets an elastic
 Workload (Kueue's first workload slice: marked elastic, naming its slice
 chain).  Running on its admission, it may scale down: its Workload's counts
-are lowered in place and the admission stays.  Anything else that no longer
-matches (a scale-up behind the webhook's back, the gate off) stops the Job
-as for any Job.
+are lowered in place and the admission stays.  It may scale up: a new
+slice for the new size names the old one, and the engine admits it in the
+old one's place.  Anything else that no longer matches (the gate off) stops
+the Job as for any Job.
 """
 
 from __future__ import annotations
@@ -13,12 +14,19 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from scheduler.jobs.controller import NO_MATCHING_WORKLOAD, StartJob, SuspendJob, next_action
-from scheduler.jobs.elastic import ScaleDownWorkload
+from scheduler.jobs.controller import (
+    NO_MATCHING_WORKLOAD,
+    CreateWorkload,
+    StartJob,
+    SuspendJob,
+    next_action,
+)
+from scheduler.jobs.elastic import RetireSlice, ScaleDownWorkload
 from tests.jobs.sample import FLAVORS, admit, train, workload_for
 
 ELASTIC = "kueue.x-k8s.io/elastic-job"
 SLICE_NAME = "kueue.x-k8s.io/workload-slice-name"
+REPLACES = "kueue.x-k8s.io/workload-slice-replacement-for"
 
 
 def elastic_train() -> dict[str, Any]:
@@ -78,11 +86,59 @@ def test_a_workload_made_before_the_gate_was_on_is_marked_elastic_when_it_scales
     assert annotations[SLICE_NAME] == workload["metadata"]["name"]
 
 
-def test_a_scale_up_behind_the_webhooks_back_stops_the_job() -> None:
+def test_a_running_elastic_job_that_scales_up_gets_a_new_slice_naming_the_old_one() -> None:
     workload = admit(workload_for(elastic_train()))
     job = running(elastic_train(), workload)
     action = next_action(resized(job, 3), workload, flavors=FLAVORS)
+    assert isinstance(action, CreateWorkload)
+    new = action.workload
+    old_key = f"{workload['metadata']['namespace']}/{workload['metadata']['name']}"
+    assert new["metadata"]["annotations"][REPLACES] == old_key
+    assert new["metadata"]["annotations"][SLICE_NAME] == workload["metadata"]["name"]
+    assert new["metadata"]["name"] != workload["metadata"]["name"]
+    assert [p["count"] for p in new["spec"]["podSets"]] == [3]
+
+
+def test_while_the_new_slice_waits_the_running_job_needs_nothing() -> None:
+    workload = admit(workload_for(elastic_train()))
+    job = resized(running(elastic_train(), workload), 3)
+    created = next_action(job, workload, flavors=FLAVORS)
+    assert isinstance(created, CreateWorkload)
+    assert next_action(job, workload, flavors=FLAVORS, pending_slice=created.workload) is None
+
+
+def test_a_waiting_slice_the_job_no_longer_matches_is_finished_out_of_sync() -> None:
+    workload = admit(workload_for(elastic_train()))
+    job = resized(running(elastic_train(), workload), 3)
+    created = next_action(job, workload, flavors=FLAVORS)
+    assert isinstance(created, CreateWorkload)
+    action = next_action(resized(job, 4), workload, flavors=FLAVORS, pending_slice=created.workload)
+    assert isinstance(action, RetireSlice) and action.reason == "OutOfSync"
+    assert action.workload["metadata"]["name"] == created.workload["metadata"]["name"]
+
+
+def test_a_slice_left_over_is_finished_with_the_reason_given() -> None:
+    workload = admit(workload_for(elastic_train()))
+    job = running(elastic_train(), workload)
+    old = copy.deepcopy(workload)
+    action = next_action(
+        job, workload, flavors=FLAVORS, stale_slices=[(old, "WorkloadSliceReplaced", "replaced")]
+    )
+    assert isinstance(action, RetireSlice) and action.reason == "WorkloadSliceReplaced"
+
+
+def test_with_the_gate_off_a_scale_up_stops_the_job() -> None:
+    workload = admit(workload_for(elastic_train()))
+    job = running(elastic_train(), workload)
+    action = next_action(resized(job, 3), workload, flavors=FLAVORS, elastic_jobs=False)
     assert isinstance(action, SuspendJob) and action.message == NO_MATCHING_WORKLOAD
+
+
+def test_a_started_elastic_jobs_pods_wait_behind_the_elastic_gate() -> None:
+    workload = admit(workload_for(elastic_train()))
+    job = running(elastic_train(), workload)
+    gates = job["spec"]["template"]["spec"]["schedulingGates"]
+    assert {"name": "kueue.x-k8s.io/elastic-job"} in gates
 
 
 def test_with_the_gate_off_a_scale_down_stops_the_job_as_for_any_job() -> None:
