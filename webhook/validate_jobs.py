@@ -23,8 +23,8 @@ only it can know:
 * whether the job is kuota's at all, and whether the request comes from
   kuota's scheduler (:class:`~scheduler.jobs.AdmissionFacts`): a Job's
   **JOB-K2** (a running Job keeps the ``parallelism`` and ``completions`` its
-  quota was reserved for) and **JOB-K3** (an elastic Job may scale down, not
-  up) apply to managed Jobs, updated by anyone but the scheduler; the gate
+  quota was reserved for, unless it is elastic) applies to managed Jobs,
+  updated by anyone but the scheduler; the gate
   ``ElasticJobsViaWorkloadSlices`` of the Configuration goes with the facts.
 
 "Managed" follows :mod:`scheduler.jobs.managed_namespaces`: a queued Job

@@ -135,7 +135,8 @@ def choose_slices(workloads: Iterable[Mapping[str, Any]]) -> Slices:
     replaced is left over.  Without any holding quota, it is the oldest that
     replaces no other unfinished one.  Everything else unfinished is left
     over: ``WorkloadSliceReplaced`` when a newer slice replaced it, else
-    ``OutOfSync`` (Kueue's reasons).
+    ``OutOfSync`` (Kueue's reasons); only slices (Workloads marked elastic)
+    are ever left over.
     """
     ordered = sorted(workloads, key=_age)
     if len(ordered) <= 1:
@@ -174,7 +175,9 @@ def choose_slices(workloads: Iterable[Mapping[str, Any]]) -> Slices:
             else (OUT_OF_SYNC, OUT_OF_SYNC_MESSAGE),
         )
         for w in unfinished
-        if w is not current and w is not pending
+        if w is not current
+        and w is not pending
+        and objects.annotation(w, ELASTIC_JOB_ANNOTATION) == "true"
     )
     return Slices(current, pending, tuple((w, r, m) for w, (r, m) in stale))
 

@@ -109,6 +109,9 @@ class AdmissionWriter:
                 extra={"workload": decision.workload, "error": str(failure)},
             )
             self.state.forget(decision.workload)
+            if decision.replaces:
+                # Not taken over after all: the old slice holds its quota as the API says.
+                self.state.forget(decision.replaces)
             return
         self.state.remember(stored)
         self.engine.admission_recorded(decision.workload)

@@ -12,11 +12,12 @@ failure means.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, assert_never
 
 from scheduler.api import objects
+from scheduler.api.refs import WORKLOAD_SLICE_REPLACED
 from scheduler.core.decisions import Evict
 from scheduler.jobs.controller import (
     Action,
@@ -39,7 +40,7 @@ from scheduler.jobs.controller import (
     UpdateWorkload,
     WaitForFlavor,
 )
-from scheduler.jobs.elastic import ScaleDownWorkload
+from scheduler.jobs.elastic import RetireSlice, ScaleDownWorkload, without_elastic_gate
 from scheduler.jobs.replica_groups import PlacePods, RemoveWorkload, ReplaceWorkload, ReplicaAction
 from scheduler.kube.admission_writer import AdmissionWriter
 from scheduler.kube.informer import Event
@@ -166,6 +167,8 @@ class JobActions:
                 self.state.remember(await self.writer.update_workload(workload, action.workload))
                 for message in action.messages:
                     self._event(job, "UpdatedWorkload", message)
+            case RetireSlice():
+                await self.finish_slice(job, action.workload, action.reason, action.message)
             case ScaleDownWorkload():
                 if workload is None:
                     return False
@@ -253,6 +256,38 @@ class JobActions:
         self._event(
             job, "FinishedWorkload", f"Workload '{objects.key(workload)}' is declared finished"
         )
+
+    async def lift_elastic_gates(self, job: Raw, pods: Sequence[Mapping[str, Any]]) -> bool:
+        """Lift the elastic-job gate of ``pods`` (docs/concepts.md#elastic-jobs)."""
+        for pod in pods:
+            stored = await self.writer.patch_job(pod, without_elastic_gate(pod))
+            self.state.on_job_pod(Event("MODIFIED", stored, objects.key(stored)))
+        log.info(
+            "let pods of an elastic job start",
+            extra={"job": objects.key(job), "pods": [objects.name(p) for p in pods]},
+        )
+        return True
+
+    async def finish_slice(self, job: Raw | None, workload: Raw, reason: str, message: str) -> None:
+        """Finish a workload slice of an elastic job (docs/concepts.md#elastic-jobs).
+
+        Its quota is no longer its own: a newer slice took it over
+        (``WorkloadSliceReplaced``), or the slice never got any.
+        """
+        status = finished_status(workload, reason=reason, message=message, now=self.clock())
+        if status is None:
+            return
+        self.state.remember(await self.writer.write_workload_status(workload, status))
+        cluster_queue = objects.admitted_cluster_queue(workload)
+        if cluster_queue and reason == WORKLOAD_SLICE_REPLACED:
+            RECORDER.slice_replaced(queue_ref(self.state, workload, cluster_queue))
+        log.info(
+            "finished workload slice",
+            extra={"workload": objects.key(workload), "reason": reason},
+        )
+        self._event(workload, reason, message)
+        if job is not None:
+            self._event(job, "FinishedWorkload", f"Workload '{objects.key(workload)}': {reason}")
 
     def _count_gates(self, old: Raw, new: Raw, workload: Raw | None, *, group: bool) -> None:
         """Kueue's gate-removal latency for every kuota scheduling gate ``new`` no longer has."""

@@ -36,6 +36,7 @@ from scheduler.jobs import (
     registry,
 )
 from scheduler.jobs.controller import WaitForFlavor, next_action
+from scheduler.jobs.elastic import Slices, pods_to_ungate
 from scheduler.jobs.replica_groups import next_replica_actions
 from scheduler.kube.background import BackgroundWrites
 from scheduler.kube.job_actions import JobActions
@@ -97,6 +98,7 @@ class JobReconciler:
             workload = await self._sync_pods_ready(key, workload, readiness.pods_ready(job))
             if workload is None:
                 return False
+        lifted = await self._lift_elastic_gates(key, job, workload)
         own = capability(integration, OwnController)
         flavors, classes = self.state.flavor_placements(), self.state.classes()
         keys = self.label_keys()
@@ -106,6 +108,11 @@ class JobReconciler:
             )
         else:
             live = self.state.live_pods(key)
+            slices = (
+                self.state.slices_for(key)
+                if not objects.prebuilt_workload_name(job)
+                else Slices(workload)
+            )
             action = next_action(
                 job,
                 workload,
@@ -114,9 +121,11 @@ class JobReconciler:
                 live_pods=live,
                 label_keys=keys,
                 elastic_jobs=self.elastic_jobs(),
+                pending_slice=slices.pending,
+                stale_slices=slices.stale,
             )
         if action is None or isinstance(action, WaitForFlavor):
-            return False
+            return lifted
         return await self._carry_out(
             self.actions.perform(key, job, workload, action),
             key=key,
@@ -227,6 +236,24 @@ class JobReconciler:
             queue,
             waited=seconds_since(queued_since(workload), self.actions.clock()),
             since_admitted=seconds_since(admitted, ready),
+        )
+
+    async def _lift_elastic_gates(
+        self, key: str, job: dict[str, Any], workload: dict[str, Any] | None
+    ) -> bool:
+        """Let as many of an elastic job's gated pods start as its admitted slice counts."""
+        gated, running = self.state.elastic_pods(key)
+        if workload is None or not gated:
+            return False
+        chosen = pods_to_ungate(workload, gated, running)
+        if not chosen:
+            return False
+        return await self._carry_out(
+            self.actions.lift_elastic_gates(job, chosen),
+            key=key,
+            what="job",
+            subject={"job": objects.key(job)},
+            action="LiftElasticGates",
         )
 
     async def _carry_out(

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from scheduler.api import objects
 from scheduler.api.defaults import apply_schema_defaults
@@ -55,11 +55,18 @@ from scheduler.api.pod_overhead import (
     runtime_class_overhead,
     summarize,
 )
-from scheduler.api.refs import JOB_UID_LABEL, RESOURCE_IN_USE_FINALIZER, KueueKind, workload_key
+from scheduler.api.refs import (
+    JOB_UID_LABEL,
+    POD_SET_LABEL,
+    RESOURCE_IN_USE_FINALIZER,
+    KueueKind,
+    workload_key,
+)
 from scheduler.core.engine import Engine, NamespaceInfo, PriorityClassInfo
 from scheduler.core.engine_types import EngineObject
 from scheduler.jobs import Integration, PodGroups, ReplicaGroups, capability, kinds_with, registry
 from scheduler.jobs.controller import FlavorPlacement, orphaned
+from scheduler.jobs.elastic import Slices, choose_slices, elastic_gated
 from scheduler.jobs.workload_from_job import PriorityClasses
 from scheduler.kube.informer import Event
 from scheduler.kube.topology_state import TopologyState
@@ -161,15 +168,18 @@ class ClusterState:
         self._unfinished: set[str] = set()
         self._jobs: dict[str, dict[str, Any]] = {}  # uid -> job object
         self._groups: dict[str, dict[str, dict[str, Any]]] = {}  # group key -> uid -> member
-        self._workload_of_job: dict[str, str] = {}  # job key -> workload key
+        self._workloads_of_job: dict[str, set[str]] = {}  # job key -> its workloads' keys
         self._prebuilt: dict[str, str] = {}  # prebuilt workload key -> job uid
         self._default_priority_classes: set[str] = set()
         self._limit_defaults: dict[str, dict[str, dict[str, LimitDefaults]]] = {}
         """Namespace -> LimitRange name -> its defaults by item type (ranges with some)."""
         self._overheads: dict[str, dict[str, Any]] = {}
         """RuntimeClass name -> its ``overhead.podFixed`` (only classes that have one)."""
-        self._job_pods: dict[str, dict[str, bool]] = {}
-        """Job UID -> pod UID -> whether that pod has not terminated (label job-uid)."""
+        self._job_pods: dict[str, dict[str, str | None]] = {}
+        """Job UID -> pod UID -> the pod set of a pod that has not terminated, None for one that
+        has (label job-uid)."""
+        self._gated_pods: dict[str, dict[str, dict[str, Any]]] = {}
+        """Job UID -> pod UID -> a live pod waiting behind the elastic-job gate."""
         self._owned: dict[str, set[str]] = {}
         """Owner UID -> keys of the Workloads it controls (a kind with replica groups has many)."""
         self._replica_owners: dict[tuple[str, str, str], str] = {}
@@ -294,15 +304,35 @@ class ClusterState:
         if not job_uid or uid is None:
             return
         pods = self._job_pods.setdefault(job_uid, {})
-        was = pods.get(uid)
+        before = (uid in pods, pods.get(uid) is not None)
         if event.type == "DELETED":
             pods.pop(uid, None)
-            if not pods:
-                del self._job_pods[job_uid]
         else:
-            pods[uid] = objects.status(event.object).get("phase") not in ("Succeeded", "Failed")
-        if was != pods.get(uid):
+            live = objects.status(event.object).get("phase") not in ("Succeeded", "Failed")
+            pods[uid] = (objects.label(event.object, POD_SET_LABEL) or "main") if live else None
+        self._track_gated_pod(job_uid, uid, event.object, live=pods.get(uid) is not None)
+        if not pods:
+            del self._job_pods[job_uid]
+        if before != (uid in pods, pods.get(uid) is not None):
             self.jobs_to_decide.add(job_uid)
+
+    def _track_gated_pod(self, job_uid: str, uid: str, pod: Mapping[str, Any], live: bool) -> None:
+        """Keep the live pods behind the elastic-job gate (docs/concepts.md#elastic-jobs)."""
+        gated = self._gated_pods.setdefault(job_uid, {})
+        gated.pop(uid, None)
+        if live and elastic_gated(pod):
+            gated[uid] = dict(pod)
+        if not gated:
+            del self._gated_pods[job_uid]
+
+    def elastic_pods(self, job_key: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
+        """An elastic job's live pods behind the gate, and per pod set its live pods past it."""
+        gated = self._gated_pods.get(job_key, {})
+        running: dict[str, int] = {}
+        for uid, pod_set in self._job_pods.get(job_key, {}).items():
+            if pod_set is not None and uid not in gated:
+                running[pod_set] = running.get(pod_set, 0) + 1
+        return list(gated.values()), running
 
     def on_limit_range(self, event: Event) -> None:
         """A LimitRange: its defaults kept; the namespace's pending Workloads counted again."""
@@ -347,7 +377,7 @@ class ClusterState:
 
     def live_pods(self, job_key: str) -> int:
         """How many pods of the job (by UID) have not terminated, as the watch says."""
-        return sum(self._job_pods.get(job_key, {}).values())
+        return sum(1 for pod_set in self._job_pods.get(job_key, {}).values() if pod_set is not None)
 
     def on_unplaced_pod(self, integration: Integration, event: Event) -> None:
         """A pod of a kind with replica groups, not in a group yet: its owner places it."""
@@ -504,8 +534,16 @@ class ClusterState:
         prebuilt = objects.prebuilt_workload_name(job) if job is not None else None
         if job is not None and prebuilt:
             return workloads.get(workload_key(objects.namespace(job) or "", prebuilt))
-        key = self._workload_of_job.get(job_key)
-        return workloads.get(key) if key else None
+        return cast("dict[str, Any] | None", self.slices_for(job_key).current)
+
+    def slices_for(self, job_key: str) -> Slices:
+        """The job's Workloads sorted out: the one deciding it, a new slice waiting, left-overs.
+
+        Only an elastic job has more than one (docs/concepts.md#elastic-jobs).
+        """
+        workloads = self._stored["Workload"]
+        keys = self._workloads_of_job.get(job_key, ())
+        return choose_slices(workloads[key] for key in keys if key in workloads)
 
     def job_key_of(self, workload: Mapping[str, Any]) -> str | None:
         """The key the Workload's job is decided by: its group's key, its owner job's UID,
@@ -559,8 +597,11 @@ class ClusterState:
             self._stored["Workload"].pop(key, None)
             self._unfinished.discard(key)
             self.workloads_to_time.add(key)
-            if job_key and self._workload_of_job.get(job_key) == key:
-                del self._workload_of_job[job_key]
+            of_job = self._workloads_of_job.get(job_key or "")
+            if of_job is not None:
+                of_job.discard(key)
+                if not of_job:
+                    del self._workloads_of_job[job_key or ""]
         else:
             self._store_workload(key, event.object)  # not stale: on_kueue checked
             if objects.admission_check_states(event.object):
@@ -574,7 +615,7 @@ class ClusterState:
             ):
                 self.workloads_to_finalize.add(key)
             if job_key:
-                self._workload_of_job[job_key] = key
+                self._workloads_of_job.setdefault(job_key, set()).add(key)
         if job_key:
             self.jobs_to_decide.add(job_key)
 

@@ -503,15 +503,13 @@ SERIES: tuple[Series, ...] = (
         _LQ,
         WAIT_14,
     ),
-    # --- features kuota lacks: never emitted ---------------------------------------------
     _s(
         "kueue_replaced_workload_slices_total",
         "counter",
         CQ,
-        "Workload slices replaced by a resized one.",
-        _GONE,
-        missing="elastic jobs' scale-up (workload slices)",
+        "Workload slices of elastic jobs replaced by a resized one.",
     ),
+    # --- features kuota lacks: never emitted ---------------------------------------------
     _s(
         "kueue_local_queue_admission_fair_sharing_usage",
         "gauge",

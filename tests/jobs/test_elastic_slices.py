@@ -36,7 +36,10 @@ def slice_(
             "name": name,
             "namespace": "ml",
             "creationTimestamp": f"2026-01-01T00:00:{created:02d}Z",
-            "annotations": {REPLACES: replaces} if replaces else {},
+            "annotations": {
+                "kueue.x-k8s.io/elastic-job": "true",
+                **({REPLACES: replaces} if replaces else {}),
+            },
         },
         "spec": {"podSets": [{"name": "main", "count": count}]},
         "status": {"conditions": conditions},

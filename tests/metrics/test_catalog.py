@@ -124,8 +124,5 @@ def test_bucket_helpers() -> None:
 
 def test_what_kuota_cannot_emit_says_which_feature_is_missing() -> None:
     missing = {s.name: s.missing for s in SERIES if s.needs is Needs.MISSING_FEATURE}
-    assert set(missing) == {
-        "kueue_replaced_workload_slices_total",
-        "kueue_local_queue_admission_fair_sharing_usage",
-    }
+    assert set(missing) == {"kueue_local_queue_admission_fair_sharing_usage"}
     assert all(missing.values())

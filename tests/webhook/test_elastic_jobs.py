@@ -1,9 +1,8 @@
-"""Elastic Jobs at the Job webhook (JOB-7, JOB-13, JOB-K2, JOB-K3; docs/concepts.md#elastic-jobs).
+"""Elastic Jobs at the Job webhook (JOB-7, JOB-13, JOB-K2; docs/concepts.md#elastic-jobs).
 
 A running Job annotated ``kueue.x-k8s.io/elastic-job: "true"`` may lower its
-pod count (the scheduler then lowers its Workload's and frees the quota);
-raising it is refused with a message that names the annotation and
-docs/api-differences.md, since kuota does not admit workload slices yet.
+pod count (the scheduler then lowers its Workload's and frees the quota) or
+raise it (the scheduler admits a new workload slice for the new size).
 With the gate ``ElasticJobsViaWorkloadSlices`` off the annotation means
 nothing, as in Kueue: the Job keeps its size like any other.
 """
@@ -42,15 +41,10 @@ async def test_a_running_elastic_job_may_scale_down(webhook: Any) -> None:
     assert response["allowed"] is True
 
 
-async def test_a_running_elastic_job_may_not_scale_up_and_is_told_why(webhook: Any) -> None:
+async def test_a_running_elastic_job_may_scale_up(webhook: Any) -> None:
+    """The scheduler admits the larger size as a new workload slice."""
     response = await update(webhook, elastic(5), elastic(2))
-    assert response["allowed"] is False
-    assert response["status"]["message"] == (
-        f'spec.parallelism: a running elastic job ({ELASTIC}: "true") may scale down, not up: '
-        "kuota does not yet admit the 3 more pods as a new workload slice (its quota was "
-        "reserved for 2 pods); suspend it in the same update (spec.suspend: true) to queue it "
-        "again at the new size, see docs/api-differences.md#elastic-jobs"
-    )
+    assert response["allowed"] is True
 
 
 async def test_suspending_an_elastic_job_to_grow_it_is_allowed(webhook: Any) -> None:

@@ -29,12 +29,10 @@ and whether the request comes from kuota's scheduler are facts of the
 request, which the webhook passes in.
 
 **Elastic Jobs** (annotation ``kueue.x-k8s.io/elastic-job: "true"``, gate
-``ElasticJobsViaWorkloadSlices`` on, as Kueue has it by default) may scale
-down while they run: the scheduler lowers the Workload's count in place and
-the quota of the pods given up is free (docs/concepts.md#elastic-jobs).
-A scale-up, which Kueue admits as a new workload slice, is refused (JOB-K3)
-with a message that names the annotation and docs/api-differences.md, never
-accepted and left unscheduled.  Kueue's own elastic rules are here too:
+``ElasticJobsViaWorkloadSlices`` on, as Kueue has it by default) may change
+their size while they run: the scheduler lowers the Workload's count in place
+on a scale-down, and admits a new workload slice on a scale-up
+(docs/concepts.md#elastic-jobs).  Kueue's own elastic rules are here too:
 partial admission and elastic jobs cannot be combined (JOB-7), and an
 elastic Job asks for no required or preferred topology (JOB-13).
 """
@@ -64,7 +62,7 @@ RULE_ORDER = (
     numbered("JOB", 13)
     + TOPOLOGY_RULES
     + [f"JOB-U{n}" for n in range(1, 12)]
-    + ["JOB-K2", "JOB-K3", "UNKNOWN-FIELD"]
+    + ["JOB-K2", "UNKNOWN-FIELD"]
 )
 ELASTIC_DOCS = "docs/api-differences.md#elastic-jobs"
 """Where kuota's docs say what of elastic jobs kuota does (named by the refusals)."""
@@ -203,34 +201,16 @@ def check_admitted_quota(
     *,
     elastic_jobs: bool = True,
 ) -> None:
-    """JOB-K2, JOB-K3 for a Job kuota manages, updated by someone other than its scheduler.
+    """JOB-K2 for a Job kuota manages, updated by someone other than its scheduler.
 
-    Pure.  An elastic Job (with the gate on) may keep or lower its pod count;
-    raising it is JOB-K3.
+    Pure.  An elastic Job (with the gate on) may change its pod count.
     """
     if rules.is_suspended(obj) or rules.is_suspended(old) or _finished(old):
         return
     spec, old_spec = as_dict(obj.get("spec")), as_dict(old.get("spec"))
     reserved = _pod_count(old_spec)
     if elastic_jobs and rules.is_elastic(old):
-        wanted = _pod_count(spec)
-        if wanted > reserved:
-            changed = next(n for n in QUOTA_FIELDS if spec.get(n) != old_spec.get(n))
-            errors.append(
-                error(
-                    FieldPath(("spec", changed)),
-                    f'a running elastic job ({ELASTIC_JOB}: "true") may scale down, '
-                    f"not up: kuota does not yet admit the {wanted - reserved} more "
-                    f"pod{'' if wanted - reserved == 1 else 's'} as a new workload slice "
-                    f"(its quota was reserved for {reserved} "
-                    f"pod{'' if reserved == 1 else 's'}); suspend it in the same update "
-                    "(spec.suspend: true) to queue it again at the new size, see "
-                    f"{ELASTIC_DOCS}",
-                    origin="K",
-                    rule="JOB-K3",
-                )
-            )
-        return
+        return  # down in place, up as a new workload slice (docs/concepts.md#elastic-jobs)
     for name in QUOTA_FIELDS:
         if spec.get(name) == old_spec.get(name):
             continue
@@ -265,9 +245,9 @@ def validate_job(
     ``namespace_has_default_queue`` tells JOB-U2 whether the Job's namespace
     has a LocalQueue named ``default`` (the caller looks it up).  ``managed``
     (kuota manages this Job) and ``by_scheduler`` (the request comes from
-    kuota's scheduler) decide whether JOB-K2 and JOB-K3 apply: to a managed
+    kuota's scheduler) decide whether JOB-K2 applies: to a managed
     Job, updated by anyone else.  ``elastic_jobs``: the gate
-    ``ElasticJobsViaWorkloadSlices`` (JOB-7, JOB-13, JOB-K3).
+    ``ElasticJobsViaWorkloadSlices`` (JOB-7, JOB-13, JOB-K2).
     """
     errors: list[FieldError] = []
     obj = prepare(new, JOB, errors)
