@@ -2,10 +2,11 @@
 
 A Job annotated ``kueue.x-k8s.io/elastic-job: "true"`` that scales down
 keeps running on its admission; its Workload's count follows, and the quota
-of the pods it gave up goes to a Job that was waiting for it.  Scaling it up
-while it runs is refused by the webhook with a message that names the
-annotation and docs/api-differences.md (kuota does not admit workload slices
-yet), and the Job keeps running as it was.
+of the pods it gave up goes to a Job that was waiting for it.  Scaled up
+while the quota is full, it gets a new workload slice that waits, and its
+new pod waits behind the ``kueue.x-k8s.io/elastic-job`` scheduling gate;
+once quota frees, the new slice takes the old one's over (the old one
+finishes as ``WorkloadSliceReplaced``) and the pod starts.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from .waiting import eventually
 
 pytestmark = pytest.mark.cluster
 ELASTIC = "kueue.x-k8s.io/elastic-job"
+REPLACES = "kueue.x-k8s.io/workload-slice-replacement-for"
+GROUP, VERSION = "kueue.x-k8s.io", "v1beta2"
 
 
 @pytest.fixture
@@ -47,7 +50,7 @@ async def running_pods(api: client.ApiClient, namespace: str, job_name: str) -> 
     )
 
 
-async def test_a_running_elastic_job_scaled_down_frees_quota_and_cannot_scale_up(
+async def test_a_running_elastic_job_scales_down_then_up_through_a_new_slice(
     cluster: ClusterHandle,
     kuota_scheduler: SchedulerReplica,
     api: client.ApiClient,
@@ -99,18 +102,78 @@ async def test_a_running_elastic_job_scaled_down_frees_quota_and_cannot_scale_up
         what="the elastic Job down to 2 running pods",
     )
 
-    # Scale up: refused, naming the annotation and the docs; the Job runs on as it was.
+    # Scale up while the quota is full: a new slice waits, the new pod waits behind its gate.
     grown = kubectl(
         cluster, namespace, "patch", "job", "elastic", "--type=merge", "-p",
         '{"spec":{"parallelism":3}}',
     )  # fmt: skip
-    assert grown.returncode != 0
-    assert (
-        f'spec.parallelism: a running elastic job ({ELASTIC}: "true") may scale down, not up'
-        in grown.stderr
-    ), grown.stderr
-    assert "docs/api-differences.md#elastic-jobs" in grown.stderr
+    assert grown.returncode == 0, grown.stderr
+    old_key = f"{namespace}/{scaled['metadata']['name']}"
+    new_slice = await eventually(
+        lambda: replacement_of(pool, old_key),
+        lambda found: (
+            found is not None and condition(found, "QuotaReserved").get("status") == "False"
+        ),
+        timeout=60,
+        what="a new slice for 3 pods, pending",
+    )
+    assert new_slice is not None and new_slice["spec"]["podSets"][0]["count"] == 3
+    await eventually(
+        lambda: gated_pods(api, namespace, "elastic"),
+        lambda count: count == 1,
+        timeout=60,
+        what="the third pod waiting behind the elastic-job gate",
+    )
+    assert await running_pods(api, namespace, "elastic") == 2
     job = await batch.read_namespaced_job("elastic", namespace)
-    assert (job.spec.parallelism, job.spec.suspend) == (2, False)
-    still = await pool.workload("elastic")
-    assert still is not None and reserved(still) and still["spec"]["podSets"][0]["count"] == 2
+    assert job.spec.suspend is False, "the elastic Job keeps running meanwhile"
+
+    # The waiting Job goes: the new slice takes the old one's quota over, the pod starts.
+    await batch.delete_namespaced_job("waiting", namespace, propagation_policy="Foreground")
+    replaced = await eventually(
+        lambda: pool.custom.get_namespaced_custom_object(
+            GROUP, VERSION, namespace, "workloads", scaled["metadata"]["name"]
+        ),
+        lambda wl: condition(wl, "Finished").get("reason") == "WorkloadSliceReplaced",
+        timeout=60,
+        what="the old slice finished as replaced",
+    )
+    assert condition(replaced, "Finished").get("status") == "True"
+    await eventually(
+        lambda: replacement_of(pool, old_key),
+        lambda found: found is not None and reserved(found),
+        timeout=60,
+        what="the new slice admitted",
+    )
+    await eventually(
+        lambda: running_pods(api, namespace, "elastic"),
+        lambda count: count == 3,
+        timeout=90,
+        what="the elastic Job's 3 pods running",
+    )
+    await eventually(
+        pool.reservation,
+        lambda got: got.get(pool.ondemand) == "3",
+        timeout=30,
+        what="the ClusterQueue reporting 3 CPUs reserved, the old slice's not counted twice",
+    )
+
+
+async def replacement_of(pool: Pool, old_key: str) -> dict[str, Any] | None:
+    """The Workload that names ``old_key`` as the slice it replaces, if any."""
+    listed = await pool.custom.list_namespaced_custom_object(
+        GROUP, VERSION, pool.namespace, "workloads"
+    )
+    for item in listed["items"]:
+        annotations = item["metadata"].get("annotations") or {}
+        if annotations.get(REPLACES) == old_key:
+            return dict(item)
+    return None
+
+
+async def gated_pods(api: client.ApiClient, namespace: str, job_name: str) -> int:
+    return sum(
+        1
+        for pod in await pods_of(api, namespace, job_name)
+        if any(gate.name == ELASTIC for gate in (pod.spec.scheduling_gates or []))
+    )

@@ -303,8 +303,15 @@ def pods_to_ungate(
     """
     if not objects.is_admitted(workload) or objects.is_evicting(workload):
         return []
-    room = {
-        str(a.get("name", "main")): int(a.get("count") or 0)
+    asked = {
+        str(p.get("name")): _count_of(p)
+        for p in objects.spec(workload).get("podSets") or []
+        if isinstance(p, Mapping)
+    }
+    room = {  # a scaled-down slice is charged for the pods it asks for, not its admission's
+        str(a.get("name", "main")): min(
+            int(a.get("count") or 0), asked.get(str(a.get("name", "main")), 0)
+        )
         for a in objects.pod_set_assignments(workload)
     }
     chosen: list[Mapping[str, Any]] = []

@@ -112,6 +112,13 @@ def test_gated_pods_start_up_to_the_admitted_count_oldest_first() -> None:
     assert [p["metadata"]["name"] for p in chosen] == ["p3"]
 
 
+def test_a_scaled_down_slice_has_room_for_the_pods_it_asks_for_only() -> None:
+    """Its admission says 4 pods; its spec, lowered in place, 2: the 3rd pod waits."""
+    admitted = slice_("a", 1, quota=True, count=4)
+    admitted["spec"]["podSets"][0]["count"] = 2
+    assert pods_to_ungate(admitted, [pod("p3", 3, gated=True)], {"main": 2}) == []
+
+
 def test_no_pod_starts_before_the_slice_is_admitted_or_while_it_is_evicted() -> None:
     gated = [pod("p1", 1, gated=True)]
     assert pods_to_ungate(slice_("a", 1), gated, {}) == []
