@@ -447,7 +447,7 @@ def test_with_the_gate_off_an_elastic_job_is_held_to_its_size_and_told_of_elasti
         validate_job(new, old, managed=True, elastic_jobs=False),
         "spec.parallelism",
         "cannot change while the job is admitted by kuota",
-        f'{ELASTIC}: "true" may scale down while it runs',
+        f'{ELASTIC}: "true" may change its size while it runs',
     )
     assert found.rule == "JOB-K2"
 

@@ -114,6 +114,13 @@ def test_evictions_and_preemptions() -> None:
     assert get(text, "kueue_workload_eviction_latency_seconds_sum", **latency) == 7
 
 
+def test_a_replaced_workload_slice_counts_in_its_cluster_queue() -> None:
+    recording = recorder()
+    recording.slice_replaced(QUEUE)
+    recording.slice_replaced(QUEUE)
+    assert get(scrape(recording), "kueue_replaced_workload_slices_total", cluster_queue="cq") == 2
+
+
 def test_pods_ready_and_their_eviction() -> None:
     recording = recorder()
     recording.pods_ready(QUEUE, waited=30, since_admitted=12)

@@ -297,7 +297,7 @@ async def test_a_running_queued_jobs_parallelism_cannot_change(webhook: Any) -> 
         "spec.parallelism: cannot change while the job is admitted by kuota (its quota was "
         "reserved for 2 pods); to resize it, suspend it in the same update (spec.suspend: true), "
         "and kuota releases the quota and queues it again with the new value; a job created "
-        'with the annotation kueue.x-k8s.io/elastic-job: "true" may scale down while it runs, '
+        'with the annotation kueue.x-k8s.io/elastic-job: "true" may change its size while it runs, '
         "see docs/api-differences.md#elastic-jobs"
     )
 

@@ -224,7 +224,7 @@ def check_admitted_quota(
                 f"for {reserved} pod{'' if reserved == 1 else 's'}); to resize it, suspend it "
                 "in the same update (spec.suspend: true), and kuota releases the quota and "
                 "queues it again with the new value; a job created with the annotation "
-                f'{ELASTIC_JOB}: "true" may scale down while it runs, see {ELASTIC_DOCS}',
+                f'{ELASTIC_JOB}: "true" may change its size while it runs, see {ELASTIC_DOCS}',
                 origin="K",
                 rule="JOB-K2",
             )
