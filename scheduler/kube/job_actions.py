@@ -280,7 +280,7 @@ class JobActions:
         self.state.remember(await self.writer.write_workload_status(workload, status))
         cluster_queue = objects.admitted_cluster_queue(workload)
         if cluster_queue and reason == WORKLOAD_SLICE_REPLACED:
-            RECORDER.slice_replaced(queue_ref(self.state, workload, cluster_queue))
+            RECORDER.slice_replaced(cluster_queue=cluster_queue)
         log.info(
             "finished workload slice",
             extra={"workload": objects.key(workload), "reason": reason},

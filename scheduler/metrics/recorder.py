@@ -184,9 +184,12 @@ class KueueRecorder:
         if queue.local_queue is not None:
             self.store.inc("kueue_local_queue_finished_workloads_total", self._lq(queue))
 
-    def slice_replaced(self, queue: QueueRef) -> None:
+    def slice_replaced(self, *, cluster_queue: str) -> None:
         """An elastic job's workload slice was replaced by its resized successor."""
-        self.store.inc("kueue_replaced_workload_slices_total", self._cq(queue))
+        self.store.inc(
+            "kueue_replaced_workload_slices_total",
+            {"cluster_queue": cluster_queue, "replica_role": self.role},
+        )
 
     def gate_removed(self, *, gate: str, cluster_queue: str, group: bool, seconds: float) -> None:
         """Scheduling gate ``gate`` left a pod ``seconds`` after its Workload was admitted."""

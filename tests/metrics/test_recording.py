@@ -116,8 +116,8 @@ def test_evictions_and_preemptions() -> None:
 
 def test_a_replaced_workload_slice_counts_in_its_cluster_queue() -> None:
     recording = recorder()
-    recording.slice_replaced(QUEUE)
-    recording.slice_replaced(QUEUE)
+    recording.slice_replaced(cluster_queue="cq")
+    recording.slice_replaced(cluster_queue="cq")
     assert get(scrape(recording), "kueue_replaced_workload_slices_total", cluster_queue="cq") == 2
 
 
