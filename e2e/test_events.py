@@ -202,3 +202,44 @@ async def test_a_repeated_event_is_one_event_whose_count_grows(
     (row,) = rows
     assert row["COUNT"] == "5"
     assert AGE.match(row["LAST SEEN"]), row
+
+
+async def test_a_usage_based_queue_without_admission_fair_sharing_gets_a_warning_event(
+    scheduler_fleet: SchedulerFleet,
+    cluster: ClusterHandle,
+    api: client.ApiClient,
+    namespace: str,
+) -> None:
+    """The session's scheduler has no admissionFairSharing section: the mode does nothing,
+    and ``kubectl describe clusterqueue`` says so."""
+    custom = client.CustomObjectsApi(api)
+    name = f"usage-based-{namespace}"
+    await custom.create_cluster_custom_object(
+        GROUP,
+        VERSION,
+        "clusterqueues",
+        {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": "ClusterQueue",
+            "metadata": {"name": name},
+            "spec": {"admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"}},
+        },
+    )
+    try:
+        warned = await eventually(
+            lambda: asyncio.to_thread(kuota_events, cluster, "default"),
+            lambda got: any(
+                e["involvedObject"].get("name") == name
+                and e["reason"] == "AdmissionFairSharingNotConfigured"
+                for e in got
+            ),
+            timeout=60,
+            what="the Warning Event on the ClusterQueue",
+        )
+        event = next(e for e in warned if e["involvedObject"].get("name") == name)
+        assert event["type"] == "Warning"
+        assert "has no admissionFairSharing section" in event["message"]
+        described = kubectl(cluster, "describe", "clusterqueue", name)
+        assert "AdmissionFairSharingNotConfigured" in described
+    finally:
+        await custom.delete_cluster_custom_object(GROUP, VERSION, "clusterqueues", name)

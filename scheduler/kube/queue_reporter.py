@@ -29,6 +29,7 @@ from scheduler.kube.writer import Writer
 from scheduler.status.queue_status import (
     cluster_queue_status,
     cohort_status,
+    ignored_admission_mode,
     local_queue_status,
 )
 
@@ -50,6 +51,8 @@ class QueueReporter:
         self.state = state
         self.writer = writer
         self.clock = clock
+        self._warned: dict[str, tuple[str, int | None]] = {}
+        """ClusterQueue -> (uid, generation) its ignored admission mode was reported for."""
 
     async def refresh(self) -> None:
         """Write every ClusterQueue, Cohort and LocalQueue status that changed.
@@ -69,6 +72,7 @@ class QueueReporter:
             status = cluster_queue_status(queue, states[name], now)
             if status is not None:
                 writes.append(("clusterqueues", name, queue, status))
+            self._warn_ignored_mode(name, queue)
         for name, cohort in list(self.state.stored("Cohort").items()):
             status = cohort_status(cohort, self.engine.cohort_share(name))
             if status is not None:
@@ -104,6 +108,23 @@ class QueueReporter:
         for result in results:
             if isinstance(result, BaseException):
                 raise result
+
+    def _warn_ignored_mode(self, name: str, queue: dict[str, Any]) -> None:
+        """A Warning Event and a log line, once per generation, for a mode that does nothing."""
+        configured = self.engine.queues.fair_usage is not None  # section present, gate on
+        note = ignored_admission_mode(queue, configured=configured)
+        seen = (objects.uid(queue) or "", objects.generation(queue))
+        if note is None or self._warned.get(name) == seen:
+            return
+        self._warned[name] = seen
+        log.warning(note, extra={"cluster_queue": name})
+        self.writer.event(
+            queue,
+            kind="ClusterQueue",
+            reason="AdmissionFairSharingNotConfigured",
+            message=note,
+            event_type="Warning",
+        )
 
     async def _write(
         self, plural: str, key: str, queue: dict[str, Any], status: dict[str, Any]

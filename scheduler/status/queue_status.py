@@ -225,5 +225,27 @@ def local_queue_status(
     return wanted if _changed(current, wanted) else None
 
 
+USAGE_BASED = "UsageBasedAdmissionFairSharing"
+
+
+def ignored_admission_mode(queue: Mapping[str, Any], *, configured: bool) -> str | None:
+    """Why a ClusterQueue's usage-based admission mode has no effect, or None: pure.
+
+    The mode orders a queue by its LocalQueues' usage only when the
+    scheduler's Configuration has an ``admissionFairSharing`` section and the
+    gate ``AdmissionFairSharing`` is on (docs/concepts.md#admission-fair-sharing);
+    Kueue then ignores it silently, kuota says so.
+    """
+    scope = objects.spec(queue).get("admissionScope")
+    mode = scope.get("admissionMode") if isinstance(scope, Mapping) else None
+    if mode != USAGE_BASED or configured:
+        return None
+    return (
+        f"spec.admissionScope.admissionMode: {USAGE_BASED} has no effect: the scheduler's "
+        "Configuration has no admissionFairSharing section (or the AdmissionFairSharing gate "
+        "is off), so this ClusterQueue orders its workloads as without it"
+    )
+
+
 def active_condition(status: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return find_condition(status.get("conditions") or [], ACTIVE)

@@ -16,6 +16,7 @@ from scheduler.status.queue_status import (
     LQ_READY,
     cluster_queue_status,
     cohort_status,
+    ignored_admission_mode,
     local_queue_status,
 )
 from tests.builders import assignment, workload
@@ -203,3 +204,13 @@ def test_local_queue_status_shows_admission_fair_sharing_usage() -> None:
     assert local_queue_status(queue, [], cluster_queue=state(), now=NOW, fair_usage=usage) is None
     # Admission fair sharing off: what the status says stays.
     assert local_queue_status(queue, [], cluster_queue=state(), now=NOW) is None
+
+
+def test_a_usage_based_admission_mode_without_the_configuration_section_is_reported() -> None:
+    queue = {"spec": {"admissionScope": {"admissionMode": "UsageBasedAdmissionFairSharing"}}}
+    note = ignored_admission_mode(queue, configured=False)
+    assert note is not None and "has no admissionFairSharing section" in note
+    assert ignored_admission_mode(queue, configured=True) is None
+    plain = {"spec": {"admissionScope": {"admissionMode": "NoAdmissionFairSharing"}}}
+    assert ignored_admission_mode(plain, configured=False) is None
+    assert ignored_admission_mode({"spec": {}}, configured=False) is None
