@@ -433,6 +433,18 @@ def test_a_running_elastic_job_may_scale_down_and_up() -> None:
     assert validate_job(running_elastic().parallelism(6).build(), old, managed=True) == []
 
 
+def test_an_elastic_job_dispatched_by_multikueue_keeps_its_size() -> None:
+    old = running_elastic().parallelism(4).spec(managedBy="kueue.x-k8s.io/multikueue").build()
+    new = running_elastic().parallelism(6).spec(managedBy="kueue.x-k8s.io/multikueue").build()
+    found = find(
+        validate_job(new, old, managed=True),
+        "spec.parallelism",
+        "runs on a worker cluster",
+        "does not resize an elastic job that MultiKueue dispatched",
+    )
+    assert (found.rule, found.origin) == ("JOB-K3", "K")
+
+
 def test_an_elastic_indexed_job_scales_completions_with_parallelism() -> None:
     indexed = {"completionMode": "Indexed"}
     old = running_elastic().parallelism(4).completions(4).spec(**indexed).build()

@@ -32,7 +32,8 @@ request, which the webhook passes in.
 ``ElasticJobsViaWorkloadSlices`` on, as Kueue has it by default) may change
 their size while they run: the scheduler lowers the Workload's count in place
 on a scale-down, and admits a new workload slice on a scale-up
-(docs/concepts.md#elastic-jobs).  Kueue's own elastic rules are here too:
+(docs/concepts.md#elastic-jobs); one that MultiKueue dispatched to a worker
+cluster keeps its size (JOB-K3).  Kueue's own elastic rules are here too:
 partial admission and elastic jobs cannot be combined (JOB-7), and an
 elastic Job asks for no required or preferred topology (JOB-13).
 """
@@ -49,6 +50,7 @@ from scheduler.api.refs import (
     JOB_COMPLETIONS_EQUAL_PARALLELISM_ANNOTATION as COMPLETIONS_EQUAL_PARALLELISM,
 )
 from scheduler.api.refs import JOB_MIN_PARALLELISM_ANNOTATION as MIN_PARALLELISM
+from scheduler.api.refs import MULTIKUEUE_CONTROLLER
 from scheduler.api.validation.common import in_rule_order, numbered, prepare, prepare_old
 from scheduler.api.validation.formats import as_dict, check_metadata
 from scheduler.api.validation.known_fields import JOB
@@ -62,7 +64,7 @@ RULE_ORDER = (
     numbered("JOB", 13)
     + TOPOLOGY_RULES
     + [f"JOB-U{n}" for n in range(1, 12)]
-    + ["JOB-K2", "UNKNOWN-FIELD"]
+    + ["JOB-K2", "JOB-K3", "UNKNOWN-FIELD"]
 )
 ELASTIC_DOCS = "docs/api-differences.md#elastic-jobs"
 """Where kuota's docs say what of elastic jobs kuota does (named by the refusals)."""
@@ -201,16 +203,32 @@ def check_admitted_quota(
     *,
     elastic_jobs: bool = True,
 ) -> None:
-    """JOB-K2 for a Job kuota manages, updated by someone other than its scheduler.
+    """JOB-K2, JOB-K3 for a Job kuota manages, updated by someone other than its scheduler.
 
-    Pure.  An elastic Job (with the gate on) may change its pod count.
+    Pure.  An elastic Job (with the gate on) may change its pod count, unless
+    MultiKueue dispatched it to a worker cluster (JOB-K3).
     """
     if rules.is_suspended(obj) or rules.is_suspended(old) or _finished(old):
         return
     spec, old_spec = as_dict(obj.get("spec")), as_dict(old.get("spec"))
     reserved = _pod_count(old_spec)
     if elastic_jobs and rules.is_elastic(old):
-        return  # down in place, up as a new workload slice (docs/concepts.md#elastic-jobs)
+        if old_spec.get("managedBy") != MULTIKUEUE_CONTROLLER:
+            return  # down in place, up as a new workload slice (docs/concepts.md#elastic-jobs)
+        changed = next((n for n in QUOTA_FIELDS if spec.get(n) != old_spec.get(n)), None)
+        if changed is not None:
+            errors.append(
+                error(
+                    FieldPath(("spec", changed)),
+                    "cannot change while the job runs on a worker cluster (spec.managedBy: "
+                    f"{MULTIKUEUE_CONTROLLER}): kuota does not resize an elastic job that "
+                    "MultiKueue dispatched; suspend it in the same update (spec.suspend: true), "
+                    f"and kuota queues it again with the new value, see {ELASTIC_DOCS}",
+                    origin="K",
+                    rule="JOB-K3",
+                )
+            )
+        return
     for name in QUOTA_FIELDS:
         if spec.get(name) == old_spec.get(name):
             continue
@@ -245,9 +263,9 @@ def validate_job(
     ``namespace_has_default_queue`` tells JOB-U2 whether the Job's namespace
     has a LocalQueue named ``default`` (the caller looks it up).  ``managed``
     (kuota manages this Job) and ``by_scheduler`` (the request comes from
-    kuota's scheduler) decide whether JOB-K2 applies: to a managed
+    kuota's scheduler) decide whether JOB-K2 and JOB-K3 apply: to a managed
     Job, updated by anyone else.  ``elastic_jobs``: the gate
-    ``ElasticJobsViaWorkloadSlices`` (JOB-7, JOB-13, JOB-K2).
+    ``ElasticJobsViaWorkloadSlices`` (JOB-7, JOB-13, JOB-K2, JOB-K3).
     """
     errors: list[FieldError] = []
     obj = prepare(new, JOB, errors)
