@@ -491,3 +491,41 @@ async def _bound_pod_nodes(api: client.ApiClient, namespace: str, job: str) -> l
         for pod in listed.items
         if pod.spec.node_name and pod.metadata.deletion_timestamp is None
     )
+
+
+async def test_an_elastic_job_placed_by_topology_scales_up_through_a_new_slice(
+    topology_cluster: Cluster, api: client.ApiClient, namespace: str
+) -> None:
+    """docs/concepts.md#elastic-jobs: the new slice is placed, and the new pod gets its domain."""
+    body = tas_job("grow", 1, **{"kueue.x-k8s.io/podset-unconstrained-topology": "true"})
+    body["metadata"]["annotations"] = {"kueue.x-k8s.io/elastic-job": "true"}
+    body["spec"].pop("completionMode")
+    body["spec"]["completions"] = 10
+    batch = client.BatchV1Api(api)
+    await batch.create_namespaced_job(namespace, body)
+    first = await admitted_assignment(api, namespace, "grow")
+    assert sum(domain.count for domain in first.domains) == 1
+    await bound_nodes(api, namespace, "grow", 1)
+
+    await batch.patch_namespaced_job("grow", namespace, {"spec": {"parallelism": 2}})
+    custom = client.CustomObjectsApi(api)
+
+    async def new_slice() -> dict[str, Any]:
+        listed = await custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "workloads")
+        for item in listed["items"]:
+            if "kueue.x-k8s.io/workload-slice-replacement-for" in (
+                item["metadata"].get("annotations") or {}
+            ):
+                return dict(item)
+        return {}
+
+    admitted = await eventually(
+        new_slice,
+        lambda wl: (condition(wl, "QuotaReserved") or {}).get("status") == "True",
+        timeout=90,
+        what="the new slice admitted",
+    )
+    raw = admitted["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]
+    assert sum(domain.count for domain in TopologyAssignment.decoded(raw).domains) == 2
+    nodes = await bound_nodes(api, namespace, "grow", 2)
+    assert all(node.startswith(f"tas-{topology_cluster.suffix}-") for node in nodes)

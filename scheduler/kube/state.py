@@ -59,6 +59,7 @@ from scheduler.api.refs import (
     JOB_UID_LABEL,
     POD_SET_LABEL,
     RESOURCE_IN_USE_FINALIZER,
+    WORKLOAD_SLICE_NAME_ANNOTATION,
     KueueKind,
     workload_key,
 )
@@ -608,6 +609,11 @@ class ClusterState:
                 self.workloads_to_check.add(key)
             if self.topology.has_pods(key):
                 self.workloads_to_place.add(key)
+            origin = objects.annotation(event.object, WORKLOAD_SLICE_NAME_ANNOTATION)
+            origin_key = workload_key(objects.namespace(event.object) or "", origin or "")
+            if origin and origin_key != key and self.topology.has_pods(origin_key):
+                # A new slice of an elastic job: its pods are marked with the first one's name.
+                self.workloads_to_place.add(origin_key)
             if orphaned(event.object):
                 self.workloads_orphaned.add(key)
             if RESOURCE_IN_USE_FINALIZER in (

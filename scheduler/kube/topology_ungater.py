@@ -15,6 +15,7 @@ from typing import Any
 
 from scheduler import logs
 from scheduler.api import objects
+from scheduler.api.refs import ELASTIC_JOB_ANNOTATION, JOB_UID_LABEL
 from scheduler.jobs.topology_ungate import pods_to_ungate, ungated_copy
 from scheduler.kube.informer import Event
 from scheduler.kube.rest import Conflict, NotFound, RestError, Unreachable
@@ -35,13 +36,27 @@ class TopologyUngater:
         """One pass over the marked Workloads; True when a pod was ungated."""
         acted = False
         for key in sorted(self.state.workloads_to_place.take()):
-            workload = self.state.stored("Workload").get(key)
+            workload = self._deciding(key)
             if workload is None:
                 continue
             for item in pods_to_ungate(workload, self.state.topology.tas_pods(key)):
                 with logs.bind(object=key):
                     acted = await self._ungate_one(key, item.pod, item.node_selector) or acted
         return acted
+
+    def _deciding(self, key: str) -> Mapping[str, Any] | None:
+        """The Workload whose placement the pods under ``key`` follow.
+
+        The pods of an elastic job are marked with its first slice; after a
+        scale-up, the slice that replaced it holds their placement
+        (docs/concepts.md#elastic-jobs).
+        """
+        workload = self.state.stored("Workload").get(key)
+        if workload is None or objects.annotation(workload, ELASTIC_JOB_ANNOTATION) != "true":
+            return workload
+        job_uid = objects.label(workload, JOB_UID_LABEL)
+        current = self.state.slices_for(job_uid).current if job_uid else None
+        return current if current is not None else workload
 
     async def _ungate_one(
         self, key: str, pod: Mapping[str, Any], selector: Mapping[str, str]
