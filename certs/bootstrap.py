@@ -12,8 +12,10 @@
 3. inject the CA bundle into kuota's webhook configurations, into the
    conversion settings of every ``kueue.x-k8s.io`` CRD that uses a webhook
    and into the visibility API's APIServices (when they are registered);
-4. with ``--watch``, repeat every ``--interval`` seconds, so renewal happens
-   before expiry.
+4. with ``--watch``, repeat on every change of the webhook configurations,
+   CRDs and APIServices (a caBundle someone cleared is put back within a
+   second, as Kueue's certificate controller does), and every ``--interval``
+   seconds, so renewal happens before expiry.
 
 This module talks to the API server through kuota's one client factory and
 REST layer (:mod:`scheduler.kube.client`, :mod:`scheduler.kube.rest`: raw
@@ -45,8 +47,10 @@ from certs.inject import (
 from scheduler.api import objects
 from scheduler.api.refs import KUEUE_GROUP
 from scheduler.kube.client import connect
+from scheduler.kube.informer import Informer
 from scheduler.kube.ownership import adopt, read_deployment_reference
 from scheduler.kube.rest import NotFound, Resource, Rest, RestClient
+from scheduler.kube.source import KubeSource
 
 log = logging.getLogger("kuota.certs")
 WEBHOOK_CONFIGURATION_PREFIX = "kuota"
@@ -221,13 +225,42 @@ async def bootstrap_once(rest: RestClient, options: BootstrapOptions) -> list[st
     )
 
 
+WATCHED = (MUTATING_CONFIGURATIONS, VALIDATING_CONFIGURATIONS, CRDS, API_SERVICES)
+"""What ``--watch`` watches: a caBundle taken off one of them is put back at once."""
+SETTLE_SECONDS = 0.5
+"""After a change, how long to let the next ones arrive before one pass handles them all."""
+
+
 async def run(options: BootstrapOptions, *, watch: bool, interval: float) -> int:
+    """One pass; with ``watch``, another on every change of a watched kind, and every
+    ``interval`` seconds (renewal before expiry)."""
     async with connect(options.kubeconfig) as api:
         rest = Rest(api)
-        while True:
-            changed = await bootstrap_once(rest, options)
-            if changed:
-                log.info("CA bundle injected", extra={"into": changed})
-            if not watch:
-                return 0
-            await asyncio.sleep(interval)
+        if not watch:
+            await _pass(rest, options)
+            return 0
+        changed = asyncio.Event()
+        informers = [
+            Informer(resource.plural, KubeSource(rest, resource), lambda _: changed.set())
+            for resource in WATCHED
+        ]
+        tasks = [asyncio.create_task(informer.run()) for informer in informers]
+        try:
+            while True:
+                changed.clear()
+                await _pass(rest, options)
+                try:
+                    await asyncio.wait_for(changed.wait(), timeout=interval)
+                    await asyncio.sleep(SETTLE_SECONDS)
+                except TimeoutError:
+                    pass
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _pass(rest: RestClient, options: BootstrapOptions) -> None:
+    changed = await bootstrap_once(rest, options)
+    if changed:
+        log.info("CA bundle injected", extra={"into": changed})

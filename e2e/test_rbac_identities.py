@@ -14,6 +14,7 @@ import base64
 import json
 import subprocess
 import sys
+import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -243,6 +244,7 @@ def test_the_certificate_bootstrap_runs_with_its_own_identity(
         assert secret["data"][cert_files.CA_CERT] == seed["data"][cert_files.CA_CERT]
         refused = kubectl_as(identity, "get", "secrets", "-n", "default")
         assert refused.returncode != 0 and "Forbidden" in refused.stderr
+        _cleared_bundle_comes_back(cluster, identity, env)
     finally:
         for obj in [*rbac, seed]:
             if obj["kind"] == "ServiceAccount":
@@ -250,6 +252,41 @@ def test_the_certificate_bootstrap_runs_with_its_own_identity(
             kind, name = obj["kind"].lower(), obj["metadata"]["name"]
             scope = ["-n", obj["metadata"]["namespace"]] if obj["metadata"].get("namespace") else []
             kubectl_as(cluster.kubeconfig, "delete", kind, name, "--ignore-not-found", *scope)
+
+
+def _cleared_bundle_comes_back(cluster: ClusterHandle, identity: Path, env: dict[str, str]) -> None:
+    """``--watch``: a caBundle someone clears is put back at once, not at the next interval."""
+    watching = subprocess.Popen(
+        [sys.executable, "-m", "certs", "bootstrap", "--kubeconfig", str(identity), "--watch"]
+        + ["--namespace", KUOTA_NAMESPACE, "--ip", "127.0.0.1", "--interval", "600"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    name = "kuota-mutating-webhook-configuration"
+
+    def bundle() -> str:
+        got = kubectl_as(cluster.kubeconfig, "get", "mutatingwebhookconfiguration", name, "-o",
+                         "jsonpath={.webhooks[0].clientConfig.caBundle}")  # fmt: skip
+        return got.stdout
+
+    try:
+        original = bundle()
+        assert original, "the session's webhook configuration carries the CA"
+        time.sleep(3)  # the watch is established
+        remove = '[{"op":"remove","path":"/webhooks/0/clientConfig/caBundle"}]'
+        cleared = kubectl_as(cluster.kubeconfig, "patch", "mutatingwebhookconfiguration", name,
+                             "--type=json", "-p", remove)  # fmt: skip
+        assert cleared.returncode == 0, cleared.stderr
+        deadline = time.monotonic() + 20
+        while bundle() != original and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert bundle() == original, "put back within 20 s (the interval is 600 s)"
+    finally:
+        watching.terminate()
+        _, errors = watching.communicate(timeout=30)
+        assert "Forbidden" not in errors, errors
 
 
 def test_the_multikueue_controller_reads_only_its_namespaces_secrets_and_lease(
