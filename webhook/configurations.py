@@ -187,6 +187,11 @@ def _suspendable() -> tuple[Integration, ...]:
     return kinds_with(SuspendOnCreate)
 
 
+def _gated_on_create() -> list[Integration]:
+    """The kinds held back at creation (a Pod): gated, not suspended."""
+    return [i for i in integrations() if capability(i, GateOnCreate) is not None]
+
+
 def _marked_on_create() -> list[tuple[Integration, list[str]]]:
     """Kinds whose queued objects are marked at creation, and the operations that mark them.
 
@@ -280,6 +285,23 @@ def mutating_configuration(
                 mutating=True,
             )
             for integration in _suspendable()
+        ]
+    if manage_jobs_without_queue_name:
+        # Pods without a queue name are held back too (Kueue's manageJobsWithoutQueueName),
+        # in managed namespaces only; their workloads wait until they name a queue.
+        webhooks += [
+            _entry(
+                f"unqueued-{integration.resource}.mutate.kuota.io",
+                webhook_path(integration, "mutate"),
+                client_config,
+                rules=_job_rule(integration, ["CREATE"]),
+                failure_policy="Fail",
+                timeout=5,
+                namespace_selector=managed,
+                match_conditions=[UNQUEUED_CREATE],
+                mutating=True,
+            )
+            for integration in _gated_on_create()
         ]
     for kind in KUOTA_KINDS:
         if kind.mutating:

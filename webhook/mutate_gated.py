@@ -33,7 +33,7 @@ async def mutate_gated_request(
     obj = object_of_request(request, integration)
     if not settings.enabled(integration):
         return allow(request.uid), "allowed"
-    after = gated.gate_on_create(obj)
+    after = gated.gate_on_create(obj, without_queue_name=settings.manage_jobs_without_queue_name)
     if after is not None:
         refused = check_no_topology_on_pod(obj)
         if refused:

@@ -234,8 +234,14 @@ class GateOnCreate(Protocol):
     managed_label_selector: str
     """The label selector of the objects the webhook took in (the scheduler's watch)."""
 
-    def gate_on_create(self, obj: RawObject) -> dict[str, Any] | None:
-        """The object as the mutating webhook leaves it, or None to leave it alone."""
+    def gate_on_create(
+        self, obj: RawObject, *, without_queue_name: bool = False
+    ) -> dict[str, Any] | None:
+        """The object as the mutating webhook leaves it, or None to leave it alone.
+
+        ``without_queue_name``: the Configuration's ``manageJobsWithoutQueueName``
+        (an object without a queue name is held back too).
+        """
         ...
 
 

@@ -16,6 +16,7 @@ from scheduler.jobs.controller import (
     ReleaseWorkload,
     StartJob,
     StopPod,
+    UpdateWorkload,
 )
 from scheduler.jobs.pod import POD, gate, is_gated, ungate
 from scheduler.jobs.pod.controller import next_pod_action
@@ -143,3 +144,30 @@ def test_a_finished_pod_finishes_its_workload_then_loses_the_finalizer() -> None
         finished = {**workload, "status": status}
         assert isinstance(next_pod_action(done, finished, flavors=FLAVORS), FinalizePod)
         assert next_pod_action(without_finalizer(done), finished, flavors=FLAVORS) is None
+
+
+def test_without_a_queue_name_a_pod_is_gated_only_when_kuota_manages_such_pods() -> None:
+    """manageJobsWithoutQueueName (docs/configuration.md)."""
+    from scheduler.jobs.pod.pods import gate_on_create
+
+    unqueued = pod("bare", "ml").uid("uid-2").image("i").requests(cpu="1").build()
+    assert gate_on_create(unqueued) is None
+    gated = gate_on_create(unqueued, without_queue_name=True)
+    assert gated is not None and gated["spec"]["schedulingGates"] == [GATE]
+    assert gated["metadata"]["labels"]["kueue.x-k8s.io/managed"] == "true"
+
+
+def test_a_managed_pod_without_a_queue_waits_unqueued_until_it_is_given_one() -> None:
+    unqueued = gate(pod("bare", "ml").uid("uid-2").image("i").requests(cpu="1").build())
+    workload = workload_of(unqueued)
+    assert "queueName" not in workload["spec"]
+    assert next_pod_action(unqueued, workload, flavors=FLAVORS) is None
+    named = {
+        **unqueued,
+        "metadata": {
+            **unqueued["metadata"],
+            "labels": {**unqueued["metadata"]["labels"], "kueue.x-k8s.io/queue-name": "q"},
+        },
+    }
+    action = next_pod_action(named, workload, flavors=FLAVORS)
+    assert isinstance(action, UpdateWorkload) and action.workload["spec"]["queueName"] == "q"

@@ -65,6 +65,10 @@ def test_manage_jobs_without_queue_name_fails_closed_in_managed_namespaces() -> 
     assert "unqueued-jobs.validate.kuota.io" in by_name(
         validating_configuration(URL, manage_jobs_without_queue_name=True)
     )
+    pods = mutating["unqueued-pods.mutate.kuota.io"]
+    assert pods["namespaceSelector"]["matchLabels"] == {"kuota": "enabled"}
+    assert "objectSelector" not in pods, "every Pod of a managed namespace, queued or not"
+    assert "unqueued-pods.mutate.kuota.io" not in by_name(mutating_configuration(URL))
 
 
 def test_every_registered_path_is_served_and_kuota_kinds_match_exactly() -> None:

@@ -38,6 +38,7 @@ from scheduler.jobs.controller import (
     ReleaseWorkload,
     StartJob,
     StopPod,
+    UpdateWorkload,
     WaitForFlavor,
     placement,
 )
@@ -93,9 +94,11 @@ def next_pod_action(
 
     ``label_keys``: the Configuration's ``integrations.labelKeysToCopy``.
     """
-    queue = objects.queue_name(pod)
-    if not is_managed(pod) or not queue or objects.label(pod, POD_GROUP_NAME_LABEL):
+    queue = objects.queue_name(pod) or ""
+    if not is_managed(pod) or objects.label(pod, POD_GROUP_NAME_LABEL):
         return None  # not ours, or a pod of a group (scheduler.jobs.pod.group decides)
+    # A managed Pod without a queue name (manageJobsWithoutQueueName) gets a Workload that
+    # names no queue: it waits, unqueued, until the Pod is given one.
     if objects.is_being_deleted(pod):
         return _finalize(pod)
     finished = pod_finished(pod)
@@ -133,4 +136,12 @@ def next_pod_action(
         return StartJob(run_with(pod, infos), objects.admitted_cluster_queue(workload))
     if not is_gated(pod):
         return StopPod("NotAdmitted", NOT_ADMITTED)
+    if objects.spec(workload).get("queueName", "") != queue:
+        # The Pod was given a queue (or another one) while it waits: its Workload follows.
+        spec = (
+            {**objects.spec(workload), "queueName": queue}
+            if queue
+            else {k: v for k, v in objects.spec(workload).items() if k != "queueName"}
+        )
+        return UpdateWorkload({**dict(workload), "spec": spec}, "queue name changed")
     return None

@@ -102,8 +102,10 @@ class Pod:
 
     # -- GateOnCreate ---------------------------------------------------------------------
 
-    def gate_on_create(self, obj: RawObject) -> dict[str, Any] | None:
-        return gate_on_create(obj)
+    def gate_on_create(
+        self, obj: RawObject, *, without_queue_name: bool = False
+    ) -> dict[str, Any] | None:
+        return gate_on_create(obj, without_queue_name=without_queue_name)
 
     # -- OwnController: a single Pod ---------------------------------------------------------
 

@@ -215,13 +215,16 @@ def owned_by_managed_kind(pod: RawObject) -> bool:
     return owner is not None and owner.kind != "Pod"
 
 
-def gate_on_create(pod: RawObject) -> dict[str, Any] | None:
+def gate_on_create(pod: RawObject, *, without_queue_name: bool = False) -> dict[str, Any] | None:
     """The queued Pod as the webhook leaves it (:func:`gate`), or None to leave it alone: pure.
 
-    Left alone: a Pod being deleted, a Pod without a queue name, and a Pod
-    whose controller is a kind kuota queues itself.
+    Left alone: a Pod being deleted, a Pod without a queue name (unless
+    ``manageJobsWithoutQueueName``: ``without_queue_name``), and a Pod whose
+    controller is a kind kuota queues itself.
     """
-    if objects.is_being_deleted(pod) or not objects.queue_name(pod):
+    if objects.is_being_deleted(pod):
+        return None
+    if not objects.queue_name(pod) and not without_queue_name:
         return None
     if owned_by_managed_kind(pod):
         return None
