@@ -271,38 +271,28 @@ def mutating_configuration(
         )
         for integration, operations in _marked_on_create()
     ]
+    # Jobs without a queue name get the namespace's default LocalQueue (failing open), or
+    # with manageJobsWithoutQueueName are suspended (failing closed); with the latter, Pods
+    # without one are held back too (Kueue's behaviour), in managed namespaces only.
+    unqueued: list[tuple[Integration, bool]] = []
     if manage_jobs_without_queue_name or default_local_queue:
-        webhooks += [
-            _entry(
-                f"unqueued-{integration.resource}.mutate.kuota.io",
-                webhook_path(integration, "mutate"),
-                client_config,
-                rules=_job_rule(integration, ["CREATE"]),
-                failure_policy="Fail" if manage_jobs_without_queue_name else "Ignore",
-                timeout=5 if manage_jobs_without_queue_name else 3,
-                namespace_selector=managed,
-                match_conditions=[UNQUEUED_CREATE],
-                mutating=True,
-            )
-            for integration in _suspendable()
-        ]
+        unqueued += [(i, manage_jobs_without_queue_name) for i in _suspendable()]
     if manage_jobs_without_queue_name:
-        # Pods without a queue name are held back too (Kueue's manageJobsWithoutQueueName),
-        # in managed namespaces only; their workloads wait until they name a queue.
-        webhooks += [
-            _entry(
-                f"unqueued-{integration.resource}.mutate.kuota.io",
-                webhook_path(integration, "mutate"),
-                client_config,
-                rules=_job_rule(integration, ["CREATE"]),
-                failure_policy="Fail",
-                timeout=5,
-                namespace_selector=managed,
-                match_conditions=[UNQUEUED_CREATE],
-                mutating=True,
-            )
-            for integration in _gated_on_create()
-        ]
+        unqueued += [(i, True) for i in _gated_on_create()]
+    webhooks += [
+        _entry(
+            f"unqueued-{integration.resource}.mutate.kuota.io",
+            webhook_path(integration, "mutate"),
+            client_config,
+            rules=_job_rule(integration, ["CREATE"]),
+            failure_policy="Fail" if closed else "Ignore",
+            timeout=5 if closed else 3,
+            namespace_selector=managed,
+            match_conditions=[UNQUEUED_CREATE],
+            mutating=True,
+        )
+        for integration, closed in unqueued
+    ]
     for kind in KUOTA_KINDS:
         if kind.mutating:
             webhooks.append(

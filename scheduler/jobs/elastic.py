@@ -37,6 +37,7 @@ from scheduler.api.refs import (
     WORKLOAD_SLICE_REPLACED,
     WORKLOAD_SLICE_REPLACEMENT_ANNOTATION,
 )
+from scheduler.jobs.pod_template import has_gate, without_gate
 from scheduler.jobs.protocol import JobIntegration
 
 
@@ -62,14 +63,10 @@ def elastic_scale_down(
     on the way if it was made before the gate was on, as the Workload
     webhook allows a lower count only on an elastic Workload.
     """
-    if objects.annotation(job, ELASTIC_JOB_ANNOTATION) != "true":
+    counts = _resized(job, workload, integration)
+    if counts is None:
         return None
-    recorded = [p for p in objects.spec(workload).get("podSets") or [] if isinstance(p, Mapping)]
-    wanted = integration.pod_sets(job)
-    if [str(p.get("name")) for p in wanted] != [str(p.get("name")) for p in recorded]:
-        return None
-    before = [_count_of(p) for p in recorded]
-    after = [_count_of(p) for p in wanted]
+    recorded, before, after = counts
     if after == before or any(a > b for a, b in zip(after, before, strict=True)):
         return None
     pod_sets = [{**p, "count": count} for p, count in zip(recorded, after, strict=True)]
@@ -84,6 +81,20 @@ def elastic_scale_down(
         if a != b
     )
     return ScaleDownWorkload(updated, difference)
+
+
+def _resized(
+    job: Mapping[str, Any], workload: Mapping[str, Any], integration: JobIntegration
+) -> tuple[list[Mapping[str, Any]], list[int], list[int]] | None:
+    """An elastic job's pod sets as recorded, their counts, and the counts it asks for now;
+    None when the job is not elastic or its pod sets are not the same ones: pure."""
+    if objects.annotation(job, ELASTIC_JOB_ANNOTATION) != "true":
+        return None
+    recorded = [p for p in objects.spec(workload).get("podSets") or [] if isinstance(p, Mapping)]
+    wanted = integration.pod_sets(job)
+    if [str(p.get("name")) for p in wanted] != [str(p.get("name")) for p in recorded]:
+        return None
+    return recorded, [_count_of(p) for p in recorded], [_count_of(p) for p in wanted]
 
 
 def _count_of(pod_set: Mapping[str, Any]) -> int:
@@ -195,14 +206,10 @@ def scaled_up(
     Only the counts may differ (the pod sets and their names stay), as for a
     scale-down.
     """
-    if objects.annotation(job, ELASTIC_JOB_ANNOTATION) != "true":
+    counts = _resized(job, workload, integration)
+    if counts is None:
         return False
-    recorded = [p for p in objects.spec(workload).get("podSets") or [] if isinstance(p, Mapping)]
-    wanted = integration.pod_sets(job)
-    if [str(p.get("name")) for p in wanted] != [str(p.get("name")) for p in recorded]:
-        return False
-    before = [_count_of(p) for p in recorded]
-    after = [_count_of(p) for p in wanted]
+    _, before, after = counts
     return after != before and all(a >= b for a, b in zip(after, before, strict=True))
 
 
@@ -267,27 +274,13 @@ def pending_slice_out_of_sync(
 
 
 def elastic_gated(pod: Mapping[str, Any]) -> bool:
-    """Whether the pod still waits behind the elastic-job scheduling gate: pure."""
-    return any(
-        isinstance(gate, Mapping) and gate.get("name") == ELASTIC_JOB_GATE
-        for gate in objects.spec(pod).get("schedulingGates") or []
-    )
+    """Whether the pod still waits behind the elastic-job gate: pure."""
+    return has_gate(pod, ELASTIC_JOB_GATE)
 
 
 def without_elastic_gate(pod: Mapping[str, Any]) -> dict[str, Any]:
     """The pod with the elastic-job gate lifted: pure."""
-    result = copy.deepcopy(dict(pod))
-    spec = result.setdefault("spec", {})
-    gates = [
-        gate
-        for gate in spec.get("schedulingGates") or []
-        if not (isinstance(gate, Mapping) and gate.get("name") == ELASTIC_JOB_GATE)
-    ]
-    if gates:
-        spec["schedulingGates"] = gates
-    else:
-        spec.pop("schedulingGates", None)
-    return result
+    return without_gate(pod, ELASTIC_JOB_GATE)
 
 
 def pods_to_ungate(

@@ -32,6 +32,30 @@ def mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+def has_gate(obj: Mapping[str, Any], name: str) -> bool:
+    """Whether a Pod (or pod template) carries scheduling gate ``name``: pure."""
+    gates = mapping(obj.get("spec")).get("schedulingGates")
+    return isinstance(gates, list) and any(
+        isinstance(gate, Mapping) and gate.get("name") == name for gate in gates
+    )
+
+
+def without_gate(obj: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """A copy of a Pod (or pod template) without scheduling gate ``name``, others kept: pure."""
+    result = copy.deepcopy(dict(obj))
+    spec = result.setdefault("spec", {})
+    gates = [
+        gate
+        for gate in spec.get("schedulingGates") or []
+        if not (isinstance(gate, Mapping) and gate.get("name") == name)
+    ]
+    if gates:
+        spec["schedulingGates"] = gates
+    else:
+        spec.pop("schedulingGates", None)
+    return result
+
+
 def steer(template: dict[str, Any], info: PodSetInfo) -> None:
     """Add ``info``'s placement to ``template`` (in place)."""
     pod_spec = template.setdefault("spec", {})

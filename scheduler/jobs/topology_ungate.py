@@ -27,6 +27,7 @@ from typing import Any
 from scheduler.api import objects
 from scheduler.api.refs import POD_SET_LABEL
 from scheduler.api.topology_assignment import TopologyAssignment
+from scheduler.jobs.pod_template import has_gate, without_gate
 from scheduler.jobs.topology import POD_INDEX_OFFSET, TOPOLOGY_GATE
 
 RawObject = Mapping[str, Any]
@@ -42,27 +43,14 @@ class Ungate:
 
 def gated(pod: RawObject) -> bool:
     """Whether the pod still waits for its topology domain: pure."""
-    return any(
-        isinstance(gate, Mapping) and gate.get("name") == TOPOLOGY_GATE
-        for gate in objects.spec(pod).get("schedulingGates") or []
-    )
+    return has_gate(pod, TOPOLOGY_GATE)
 
 
 def ungated_copy(pod: RawObject, node_selector: Mapping[str, str]) -> dict[str, Any]:
     """The pod without the topology gate, its node selector extended: pure."""
-    result = dict(pod)
-    spec = dict(objects.spec(pod))
-    gates = [
-        gate
-        for gate in spec.get("schedulingGates") or []
-        if not (isinstance(gate, Mapping) and gate.get("name") == TOPOLOGY_GATE)
-    ]
-    if gates:
-        spec["schedulingGates"] = gates
-    else:
-        spec.pop("schedulingGates", None)
+    result = without_gate(pod, TOPOLOGY_GATE)
+    spec = result["spec"]
     spec["nodeSelector"] = {**dict(spec.get("nodeSelector") or {}), **node_selector}
-    result["spec"] = spec
     return result
 
 

@@ -26,6 +26,7 @@ from scheduler.api.refs import (
     ROLE_HASH_ANNOTATION,
 )
 from scheduler.jobs import pod_template
+from scheduler.jobs.pod_template import has_gate, without_gate
 from scheduler.jobs.protocol import FinishedState, RawObject
 from scheduler.jobs.registry import for_object
 
@@ -40,11 +41,7 @@ def _spec(pod: RawObject) -> Mapping[str, Any]:
 
 def is_gated(pod: RawObject) -> bool:
     """Whether the Pod waits behind kuota's admission gate: pure."""
-    gates = _spec(pod).get("schedulingGates")
-    return isinstance(gates, list) and any(
-        isinstance(gate, Mapping) and gate.get("name") == ADMISSION_SCHEDULING_GATE
-        for gate in gates
-    )
+    return has_gate(pod, ADMISSION_SCHEDULING_GATE)
 
 
 def is_terminated(pod: RawObject) -> bool:
@@ -166,18 +163,7 @@ def gate(pod: RawObject) -> dict[str, Any]:
 
 def ungate(pod: RawObject) -> dict[str, Any]:
     """A copy of the Pod without kuota's gate (other gates kept): pure."""
-    result = copy.deepcopy(dict(pod))
-    spec = result.setdefault("spec", {})
-    gates = [
-        g
-        for g in spec.get("schedulingGates") or []
-        if not (isinstance(g, Mapping) and g.get("name") == ADMISSION_SCHEDULING_GATE)
-    ]
-    if gates:
-        spec["schedulingGates"] = gates
-    else:
-        spec.pop("schedulingGates", None)
-    return result
+    return without_gate(pod, ADMISSION_SCHEDULING_GATE)
 
 
 def without_finalizer(pod: RawObject) -> dict[str, Any]:
