@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler.api.pipeline import review
-from tests.builders import workload
+from tests.builders import cluster_queue, flavor_quotas, workload
 
 MULTIKUEUE_CONFIG: dict[str, Any] = {
     "apiVersion": "kueue.x-k8s.io/v1beta2",
@@ -48,3 +48,18 @@ def test_an_invalid_object_carries_no_warning() -> None:
     broken = {**MULTIKUEUE_CONFIG, "spec": {"clusters": [], "quotaManagement": "Automated"}}
     answer = review(broken)
     assert not answer.valid and answer.warnings == ()
+
+
+def test_a_concurrent_admission_policy_is_accepted_with_a_warning() -> None:
+    queue = (
+        cluster_queue("cq")
+        .resource_group(flavor_quotas("a", cpu="1"), flavor_quotas("b", cpu="1"))
+        .spec(concurrentAdmissionPolicy={"migration": {"mode": "TryPreferredFlavors"}})
+        .build()
+    )
+    answer = review(queue)
+    assert answer.valid, answer.errors
+    assert len(answer.warnings) == 1
+    assert answer.warnings[0].startswith("spec.concurrentAdmissionPolicy: kuota does not try")
+    plain = cluster_queue("cq").resource_group(flavor_quotas("a", cpu="1")).build()
+    assert review(plain).warnings == ()

@@ -9,6 +9,9 @@ admission warning (``kubectl`` prints it), ``kuota validate`` prints it too.
 * ``MultiKueueConfig`` ``spec.quotaManagement: Automated``: Kueue sets the
   manager ClusterQueue's quota from its workers only with
   ``MultiKueueManagerQuotaAutomation``; kuota leaves the quota as written.
+* ``ClusterQueue`` ``spec.concurrentAdmissionPolicy``: Kueue pursues several
+  flavors at once only with ``ConcurrentAdmission`` (alpha, off by default);
+  kuota admits as Kueue does without it.
 * ``Workload`` ``spec.preemptionGates``: Kueue holds a gated Workload's
   preemptions only with ``ConcurrentAdmission`` or
   ``MultiKueueOrchestratedPreemption``; kuota, which has neither, lets it
@@ -61,7 +64,19 @@ def workload_notes(new: Mapping[str, Any], old: Mapping[str, Any] | None) -> lis
     ]
 
 
+def cluster_queue_notes(new: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[str]:
+    policy = _spec(new).get("concurrentAdmissionPolicy")
+    if not policy or not _set_or_changed(new, old, "concurrentAdmissionPolicy", policy):
+        return []
+    return [
+        "spec.concurrentAdmissionPolicy: kuota does not try several flavors at once, as Kueue "
+        "without its ConcurrentAdmission feature (alpha, off by default; kuota does not have "
+        "it): this ClusterQueue admits each workload to one flavor, in order"
+    ]
+
+
 NOTES: dict[tuple[str, str], Notes] = {
+    (V1BETA2, "ClusterQueue"): cluster_queue_notes,
     (V1BETA2, "MultiKueueConfig"): multikueue_config_notes,
     (V1BETA2, "Workload"): workload_notes,
 }
