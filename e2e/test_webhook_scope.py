@@ -4,9 +4,8 @@ A Job in a namespace kuota does not manage is not kuota's,
 queue name or not (Kueue v0.19, ``ManagedJobsNamespaceSelectorAlwaysRespected``).
 The registrations carry the rule as the ``namespaceSelector`` of every Job
 entry, so the API server does not even call the webhook there; what the
-webhook decides is what the stored Job shows right after ``create`` (the
-scheduler's side is tested in tests/jobs/test_managed_namespaces.py, so nothing later is
-asserted).
+webhook decides is what the stored Job shows right after ``create``; the
+scheduler applies the same rule (no Workload for a Job outside), tested last.
 
 * ``kueue-system`` (kuota's namespace) is never managed: a queued Job created
   there keeps ``suspend: false``;
@@ -382,3 +381,57 @@ async def test_creating_a_workload_asks_the_mutating_webhook_only_for_a_min_coun
     assert refused.value.status == 422
     assert "spec.podSets" in refused.value.body
     assert "match condition" not in refused.value.body
+
+
+# -- the scheduler applies the same rule ----------------------------------------------------
+
+
+async def test_the_scheduler_makes_no_workload_for_a_job_outside_the_managed_namespaces(
+    cluster: ClusterHandle,
+    kuota: KuotaWebhook,
+    api: client.ApiClient,
+    namespace: str,
+    fleet_paused: None,
+    tmp_path: Path,
+) -> None:
+    """A suspended queued Job (created so, the webhook being no part of it) in an unselected
+    namespace gets no Workload from a scheduler with a managedJobsNamespaceSelector; the same
+    Job in a selected namespace gets one (docs/concepts.md#managed-namespaces)."""
+    from .kuota_install import KUOTA_CONFIG
+    from .test_retention import start
+
+    config = yaml.safe_load(KUOTA_CONFIG.read_text())
+    config["managedJobsNamespaceSelector"] = {"matchLabels": {MANAGED_LABEL: "yes"}}
+    config_path = tmp_path / "kuota-config.yaml"
+    config_path.write_text(yaml.safe_dump(config))
+    core, batch = client.CoreV1Api(api), client.BatchV1Api(api)
+    custom = client.CustomObjectsApi(api)
+    managed = f"selected-{namespace}"
+    await core.create_namespace(
+        client.V1Namespace(
+            metadata=client.V1ObjectMeta(name=managed, labels={MANAGED_LABEL: "yes"})
+        )
+    )
+    replica = start(cluster, config=config_path)
+    try:
+        for where in (namespace, managed):
+            body = queued_job("suspended")
+            body["spec"]["suspend"] = True
+            await batch.create_namespaced_job(where, body)
+
+        async def workloads(where: str) -> list[dict[str, Any]]:
+            listed = await custom.list_namespaced_custom_object(GROUP, VERSION, where, "workloads")
+            return list(listed["items"])
+
+        await eventually(
+            lambda: workloads(managed),
+            lambda items: len(items) == 1,
+            timeout=60,
+            what="the Workload of the Job in the selected namespace",
+        )
+        assert await workloads(namespace) == [], "the unselected namespace's Job is left alone"
+        job = await batch.read_namespaced_job("suspended", namespace)
+        assert job.spec.suspend is True
+    finally:
+        replica.stop()
+        await core.delete_namespace(managed)

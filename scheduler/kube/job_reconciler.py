@@ -37,6 +37,7 @@ from scheduler.jobs import (
 )
 from scheduler.jobs.controller import WaitForFlavor, next_action
 from scheduler.jobs.elastic import Slices, pods_to_ungate
+from scheduler.jobs.managed_namespaces import ManagedNamespaces, is_managed_namespace
 from scheduler.jobs.replica_groups import next_replica_actions
 from scheduler.kube.background import BackgroundWrites
 from scheduler.kube.job_actions import JobActions
@@ -64,6 +65,8 @@ class JobReconciler:
         self.background = background
         self.pods_ready = pods_ready
         """waitForPodsReady is on: the Workloads of running jobs get ``PodsReady``."""
+        self.managed_namespaces = ManagedNamespaces.from_configuration(state.engine.config)
+        """Which namespaces' jobs are kuota's (docs/concepts.md)."""
 
     def label_keys(self) -> tuple[str, ...]:
         """The job labels a new Workload carries (``integrations.labelKeysToCopy``)."""
@@ -83,6 +86,10 @@ class JobReconciler:
         job = self.state.job(key)
         if job is None:
             return await self._reconcile_group(key)
+        if not self._managed_namespace(job):
+            # Not kuota's: no Workload, no suspension (docs/concepts.md#managed-namespaces).
+            self.state.left_alone(objects.namespace(job) or "", key)
+            return False
         integration = for_object(job)
         if integration is None:
             return await self._reconcile_replicas(key, job)
@@ -236,6 +243,13 @@ class JobReconciler:
             queue,
             waited=seconds_since(queued_since(workload), self.actions.clock()),
             since_admitted=seconds_since(admitted, ready),
+        )
+
+    def _managed_namespace(self, job: dict[str, Any]) -> bool:
+        """managedJobsNamespaceSelector, applied as the webhook applies it."""
+        namespace = objects.namespace(job) or ""
+        return is_managed_namespace(
+            namespace, self.state.namespace_labels(namespace), self.managed_namespaces
         )
 
     async def _lift_elastic_gates(

@@ -179,6 +179,10 @@ class ClusterState:
         self._job_pods: dict[str, dict[str, str | None]] = {}
         """Job UID -> pod UID -> the pod set of a pod that has not terminated, None for one that
         has (label job-uid)."""
+        self._namespace_labels: dict[str, dict[str, str]] = {}
+        """Namespace -> its labels (which namespaces' jobs are kuota's)."""
+        self._unmanaged_jobs: dict[str, set[str]] = {}
+        """Namespace -> the jobs left alone there, as it is not managed."""
         self._gated_pods: dict[str, dict[str, dict[str, Any]]] = {}
         """Job UID -> pod UID -> a live pod waiting behind the elastic-job gate."""
         self._owned: dict[str, set[str]] = {}
@@ -446,10 +450,26 @@ class ClusterState:
 
     def on_namespace(self, event: Event) -> None:
         name = objects.name(event.object)
+        before = self._namespace_labels.get(name)
         if event.type == "DELETED":
             self.engine.remove("Namespace", name)
+            self._namespace_labels.pop(name, None)
         else:
-            self.engine.apply(NamespaceInfo(name=name, labels=objects.labels(event.object)))
+            labels = dict(objects.labels(event.object))
+            self.engine.apply(NamespaceInfo(name=name, labels=labels))
+            self._namespace_labels[name] = labels
+        if before != self._namespace_labels.get(name):
+            # Whether its jobs are kuota's may have changed (managedJobsNamespaceSelector): the
+            # ones left alone are decided again; the others see their namespace on their turn.
+            self.jobs_to_decide.update(self._unmanaged_jobs.pop(name, set()))
+
+    def namespace_labels(self, namespace: str) -> Mapping[str, str]:
+        """The labels of a namespace as the watch says ({} when not seen)."""
+        return self._namespace_labels.get(namespace, {})
+
+    def left_alone(self, namespace: str, job_key: str) -> None:
+        """A job was left alone, its namespace not kuota's: decided again if that changes."""
+        self._unmanaged_jobs.setdefault(namespace, set()).add(job_key)
 
     def on_priority_class(self, event: Event) -> None:
         obj = event.object
