@@ -149,7 +149,11 @@ GATES: Final[Mapping[str, Gate]] = {
     "MultiKueueClusterProfile": _fixed(
         False, False, "kuota has no ClusterProfile support (multiKueue.clusterProfile)"
     ),
-    "FailureRecoveryPolicy": _fixed(False, False, "kuota does not recover pods stuck terminating"),
+    "FailureRecoveryPolicy": _read(
+        False,
+        "read by the scheduler: on, a pod annotated kueue.x-k8s.io/safe-to-forcefully-delete "
+        "stuck terminating on an unreachable node for 1 min is forcefully deleted",
+    ),
     "SkipFinalizersForPodsSuspendedByParent": _none(True, _INTERNAL, locked=True),
     "MultiKueueWaitForWorkloadAdmitted": _fixed(
         True, True, "kuota's MultiKueue keeps the other copies until one is admitted", locked=True

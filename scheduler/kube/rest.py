@@ -187,6 +187,7 @@ class RestClient(Protocol):
         preconditions: Mapping[str, str] | None = None,
         timeout: float | None = None,
         propagation: str | None = None,
+        grace_period_seconds: int | None = None,
     ) -> dict[str, Any]: ...
 
     async def apply(
@@ -549,6 +550,7 @@ class Rest:
         preconditions: Mapping[str, str] | None = None,
         timeout: float | None = None,
         propagation: str | None = None,
+        grace_period_seconds: int | None = None,
     ) -> dict[str, Any]:
         """DELETE one object; ``preconditions`` (``uid``, ``resourceVersion``) make it conditional.
 
@@ -557,12 +559,14 @@ class Rest:
         happens to dependents; a batch Job deleted without it orphans its pods.
         """
         body: dict[str, Any] | None = None
-        if preconditions or propagation:
+        if preconditions or propagation or grace_period_seconds is not None:
             body = {"apiVersion": "v1", "kind": "DeleteOptions"}
         if body is not None and preconditions:
             body["preconditions"] = dict(preconditions)
         if body is not None and propagation:
             body["propagationPolicy"] = propagation
+        if body is not None and grace_period_seconds is not None:
+            body["gracePeriodSeconds"] = grace_period_seconds
         return await self._json("DELETE", path, query=deadline(timeout), body=body, timeout=timeout)
 
     async def apply(

@@ -45,6 +45,7 @@ from typing import Any, Final, cast
 
 from scheduler.api import objects
 from scheduler.api.defaults import apply_schema_defaults
+from scheduler.api.feature_gates import enabled
 from scheduler.api.field import ParseError, error
 from scheduler.api.models import ResourceFlavorSpec, Toleration
 from scheduler.api.parse import parse_object
@@ -70,6 +71,7 @@ from scheduler.jobs.controller import FlavorPlacement, orphaned
 from scheduler.jobs.elastic import Slices, choose_slices, elastic_gated
 from scheduler.jobs.workload_from_job import PriorityClasses
 from scheduler.kube.informer import Event
+from scheduler.kube.stuck_pods import StuckPods
 from scheduler.kube.topology_state import TopologyState
 from scheduler.kube.worklist import WorkList, stale
 
@@ -208,6 +210,10 @@ class ClusterState:
         """Workloads that changed or went, for the retention policies (``kube.retention``)."""
         self.topology = TopologyState(engine)
         """Nodes and every Pod, for topology-aware scheduling."""
+        self.stuck_pods = StuckPods(
+            enabled=enabled(engine.config.feature_gates, "FailureRecoveryPolicy")
+        )
+        """Pods stuck terminating on unreachable nodes (``kube.failure_recovery``)."""
         self.workloads_to_place = self.topology.workloads_to_place
         """Workloads placed by topology whose gated pods may now get their domain."""
 

@@ -129,20 +129,16 @@ def scheduler_informers(
             KubeSource(rest, PODS, label_selector=STARTED_PODS_SELECTOR),
             then_wake(ClusterState.on_job_pod),
         ),
-        Informer(
-            "Node",
-            KubeSource(rest, NODES),
-            then_wake(lambda current, event: current.topology.on_node(event)),
-        ),
+        Informer("Node", KubeSource(rest, NODES), then_wake(_on_node)),
         Informer(
             "PodOnNode",
             WhenNeededSource(
                 KubeSource(rest, PODS),
-                needed=lambda: state().engine.uses_topology(),
+                needed=lambda: state().engine.uses_topology() or state().stuck_pods.enabled,
                 on_listed=lambda: state().topology.pods_listed(),
-                what="every Pod, for topology-aware scheduling",
+                what="every Pod, for topology-aware scheduling or failure recovery",
             ),
-            then_wake(lambda current, event: current.topology.on_pod(event)),
+            then_wake(_on_pod),
         ),
         Informer("Namespace", KubeSource(rest, NAMESPACES), then_wake(ClusterState.on_namespace)),
         Informer(
@@ -160,6 +156,16 @@ def scheduler_informers(
         ),
     ]
     return informers
+
+
+def _on_node(current: ClusterState, event: Event) -> None:
+    current.topology.on_node(event)
+    current.stuck_pods.on_node(event)
+
+
+def _on_pod(current: ClusterState, event: Event) -> None:
+    current.topology.on_pod(event)
+    current.stuck_pods.on_pod(event)
 
 
 def _replica_informers(

@@ -472,6 +472,35 @@ class Writer:
             except NotFound:
                 return
 
+    async def force_delete_pod(self, pod: Mapping[str, Any], status: Mapping[str, Any]) -> None:
+        """Write ``status`` on a pod stuck terminating, then delete it with no grace period.
+
+        Both carry the Pod's UID (the status patch as a test, the delete as a
+        precondition), so a new Pod of the same name is never hit.
+        """
+        name, namespace = objects.name(pod), objects.namespace(pod)
+        uid = objects.uid(pod) or ""
+        pods = job_resource(pod)
+        status_path = pods.object_path(name, namespace=namespace, subresource="status")
+        path = pods.object_path(name, namespace=namespace)
+        operations: list[dict[str, Any]] = [
+            {"op": "test", "path": "/metadata/uid", "value": uid},
+            {"op": "replace", "path": "/status", "value": dict(status)},
+        ]
+        async with self._lock(f"pods/{objects.key(pod)}"):
+            await self._timed(
+                "patch",
+                "pods/status",
+                lambda timeout: self.rest.json_patch(status_path, operations, timeout=timeout),
+            )
+            await self._timed(
+                "delete",
+                "pods",
+                lambda timeout: self.rest.delete(
+                    path, preconditions={"uid": uid}, timeout=timeout, grace_period_seconds=0
+                ),
+            )
+
     # -- Events --------------------------------------------------------------------------
 
     def event(

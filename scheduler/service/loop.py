@@ -53,6 +53,7 @@ from scheduler.jobs.managed_namespaces import ManagedNamespaces
 from scheduler.kube import metrics
 from scheduler.kube.checks import CheckController
 from scheduler.kube.executor import Executor
+from scheduler.kube.failure_recovery import FailureRecovery
 from scheduler.kube.fence import Fence
 from scheduler.kube.finalizers import FinalizerReleaser
 from scheduler.kube.informer import Backoff, Event
@@ -183,6 +184,9 @@ class SchedulerLoop:
             ),
         )
         self.orphans = OrphanedWorkloads(state=self.state, writer=self.writer, clock=self.clock)
+        self.failure_recovery = FailureRecovery(
+            stuck=self.state.stuck_pods, writer=self.writer, clock=self.clock
+        )
         config = self.settings.config
         self.retention = RetentionCollector(
             state=self.state,
@@ -292,6 +296,7 @@ class SchedulerLoop:
             acted = await self.checks.reconcile()
             acted = await self.timers.reconcile() or acted
             acted = await self.node_failures.reconcile() or acted
+            acted = await self.failure_recovery.reconcile() or acted
             acted = await self.orphans.finish() or acted
             acted = await self.executor.jobs.reconcile_jobs() or acted
             acted = await self.executor.ungater.ungate() or acted

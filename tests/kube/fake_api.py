@@ -171,6 +171,7 @@ class FakeApi:
         preconditions: Mapping[str, str] | None = None,
         timeout: float | None = None,
         propagation: str | None = None,
+        grace_period_seconds: int | None = None,
     ) -> dict[str, Any]:
         await self._enter("DELETE", path, dict(preconditions or {}), timeout)
         self.propagations.append((path, propagation))
