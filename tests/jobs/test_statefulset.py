@@ -98,7 +98,7 @@ def test_the_workload_is_made_from_the_statefulset() -> None:
     assert wl["spec"]["priorityClassRef"]["name"] == "high"
     [pod_set] = wl["spec"]["podSets"]
     assert (pod_set["name"], pod_set["count"]) == ("main", 3)
-    assert list(pod_set["template"]) == ["spec"], "the template's spec alone, as Kueue's"
+    assert pod_set["template"]["metadata"] == {}, "the template's spec alone, as Kueue's"
     assert wl["metadata"]["labels"] == {"kueue.x-k8s.io/job-uid": "sts-uid"}
     assert wl["metadata"]["annotations"]["kueue.x-k8s.io/job-owner-gvk"] == (
         "apps/v1, Kind=StatefulSet"

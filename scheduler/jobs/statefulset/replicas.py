@@ -105,7 +105,9 @@ def pod_sets(statefulset: Mapping[str, Any]) -> list[dict[str, Any]]:
     pod_set = {
         "name": MAIN_POD_SET,
         "count": replicas(statefulset),
-        "template": {"spec": copy.deepcopy(dict(_mapping(template.get("spec"))))},
+        # An empty metadata, as Kueue's Go client writes it: a user's read-modify-write of the
+        # Workload through a Go client (spec.active) then sends the pod set unchanged.
+        "template": {"metadata": {}, "spec": copy.deepcopy(dict(_mapping(template.get("spec"))))},
     }
     return [dict(pod_template.without_duplicate_env(pod_set))]
 
