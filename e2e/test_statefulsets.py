@@ -5,7 +5,8 @@ makes from the StatefulSet, named from its name and UID
 (docs/concepts.md#statefulsets).  Against a ClusterQueue of 1 CPU on the spot
 kwok nodes: three replicas of 300m are admitted whole and run; scaled to
 zero, the Workload stays, gives its quota back and is held (``OnHold``);
-scaled up again, it is admitted again and the pods run.  A StatefulSet made
+scaled up again, it is admitted again and the pods run.  While it runs, its
+replica count cannot change but to zero (Kueue's webhook rule).  A StatefulSet made
 with a queue that does not exist waits gated; once its queue name is changed,
 its pod and Workload follow and it runs, with no new revision of its
 template.
@@ -17,6 +18,7 @@ from typing import Any
 
 import pytest
 from kubernetes_asyncio import client
+from kubernetes_asyncio.client.rest import ApiException
 
 from scheduler.jobs.statefulset import group_name
 
@@ -98,6 +100,10 @@ async def test_a_statefulset_is_admitted_whole_held_at_zero_and_admitted_again(
     assert [p["count"] for p in workload["spec"]["podSets"]] == [3]
     assert condition(workload, "Admitted").get("status") == "True"
     assert [o["kind"] for o in workload["metadata"]["ownerReferences"]] == ["StatefulSet"]
+
+    with pytest.raises(ApiException) as refused:
+        await cluster.scale(4)
+    assert "may change only to or from 0" in str(refused.value.body), "the Workload counts 3"
 
     await cluster.scale(0)
     [held] = await eventually(

@@ -25,6 +25,7 @@ from scheduler.jobs.replica_groups import (
 )
 from scheduler.jobs.statefulset import STATEFULSET
 from scheduler.jobs.statefulset.replicas import group_name, place_pod
+from scheduler.jobs.statefulset.validation import validate_statefulset
 from scheduler.jobs.workload_from_job import PriorityClasses
 from scheduler.status.workload_status import off_hold_status, on_hold_status
 from tests.builders import pod, stateful_set, workload
@@ -204,3 +205,47 @@ def test_a_new_queue_name_reaches_the_workload_while_it_has_replicas() -> None:
     assert isinstance(action, ReplaceWorkload)
     assert action.updated["spec"]["queueName"] == "second"
     assert next_replica_actions(STATEFULSET, queued(0, "second"), [wl], []) == []
+
+
+def rules(new: dict[str, Any], old: dict[str, Any] | None = None) -> list[str]:
+    return [f"{item.rule} {item.field}" for item in validate_statefulset(new, old, managed=True)]
+
+
+def with_status(sts: dict[str, Any], **status: int) -> dict[str, Any]:
+    return {**sts, "status": status}
+
+
+def test_the_queue_name_may_change_only_while_no_replica_is_ready() -> None:
+    waiting = with_status(queued(3, "first"), readyReplicas=0)
+    assert rules(queued(3, "second"), waiting) == []
+    running = with_status(queued(3, "first"), readyReplicas=1)
+    assert rules(queued(3, "second"), running) == [
+        "STS-U1 metadata.labels[kueue.x-k8s.io/queue-name]"
+    ]
+    unqueued = stateful_set("sts", "ns", 3).uid("sts-uid").image("i").build()
+    unqueued["spec"]["template"] = waiting["spec"]["template"]
+    assert rules(unqueued, waiting) == ["STS-U1 metadata.labels[kueue.x-k8s.io/queue-name]"]
+
+
+def test_replicas_change_only_to_or_from_zero_and_scale_up_waits_for_the_scale_down() -> None:
+    assert rules(queued(0), queued(3)) == []
+    assert rules(queued(2), queued(0)) == []
+    assert rules(queued(4), queued(3)) == ["STS-U3 spec.replicas"]
+    assert rules(with_status(queued(3), replicas=1), queued(0)) == ["STS-U4 spec.replicas"]
+
+
+def test_the_pod_template_keeps_what_decides_admission() -> None:
+    old = queued(3)
+    image = queued(3)
+    image["spec"]["template"]["spec"]["containers"][0]["image"] = "other"
+    assert rules(image, old) == [], "the image decides nothing"
+    bigger = queued(3)
+    bigger["spec"]["template"]["spec"]["nodeSelector"] = {"zone": "a"}
+    assert rules(bigger, old) == ["STS-U2 spec.template.spec.nodeSelector"]
+
+
+def test_another_frameworks_statefulset_is_not_judged() -> None:
+    old = stateful_set("sts", "ns", 3).uid("u").queue("q").build()
+    old["spec"]["template"]["metadata"]["annotations"] = {SUSPENDING_PARENT: "lws"}
+    new = {**old, "spec": {**old["spec"], "replicas": 5}}
+    assert validate_statefulset(new, with_status(old, readyReplicas=3), managed=True) == []

@@ -15,7 +15,9 @@ As Kueue v0.19 does (docs/concepts.md#statefulsets):
 - the scheduler makes the Workload from the StatefulSet once it exists, puts
   each gated pod into its group, keeps the pods' and Workload's queue name
   the StatefulSet's, and holds the Workload while it is scaled to zero
-  (:mod:`.replicas`); the pod groups do the rest.
+  (:mod:`.replicas`); the pod groups do the rest;
+- the validating webhook applies the rules of Kueue's StatefulSet webhook
+  (:mod:`.validation`).
 
 A StatefulSet whose template names another suspending parent (a
 LeaderWorkerSet's) is that framework's: left alone.
@@ -28,14 +30,16 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from scheduler.api import objects
+from scheduler.api.field import FieldError
 from scheduler.api.refs import (
     POD_SUSPENDING_PARENT_ANNOTATION,
     PRIORITY_CLASS_LABEL,
     QUEUE_NAME_LABEL,
 )
 from scheduler.jobs import pod_template
-from scheduler.jobs.protocol import ApiAccess, RawObject
+from scheduler.jobs.protocol import AdmissionFacts, ApiAccess, RawObject
 from scheduler.jobs.statefulset import replicas
+from scheduler.jobs.statefulset.validation import validate_statefulset
 from scheduler.jobs.workload_from_job import PriorityClasses
 
 STATEFULSET_FRAMEWORK: Final = replicas.FRAMEWORK
@@ -111,6 +115,16 @@ class StatefulSet:
 
     def should_release_hold(self, obj: RawObject, workload: RawObject) -> bool:
         return replicas.should_release_hold(obj, workload)
+
+    # -- AdmissionRules ---------------------------------------------------------------------
+
+    def validate_create(self, job: RawObject, *, facts: AdmissionFacts) -> list[FieldError]:
+        return validate_statefulset(job)
+
+    def validate_update(
+        self, job: RawObject, old: RawObject, *, facts: AdmissionFacts
+    ) -> list[FieldError]:
+        return validate_statefulset(job, old, managed=facts.managed)
 
 
 STATEFULSET: Final = StatefulSet()
