@@ -100,6 +100,7 @@ def test_the_workload_is_made_from_the_statefulset() -> None:
     [pod_set] = wl["spec"]["podSets"]
     assert (pod_set["name"], pod_set["count"]) == ("main", 3)
     assert pod_set["template"]["metadata"] == {}, "the template's spec alone, as Kueue's"
+    assert pod_set["topologyRequest"] == {"podIndexLabel": "apps.kubernetes.io/pod-index"}
     assert wl["metadata"]["labels"] == {"kueue.x-k8s.io/job-uid": "sts-uid"}
     assert wl["metadata"]["annotations"]["kueue.x-k8s.io/job-owner-gvk"] == (
         "apps/v1, Kind=StatefulSet"
@@ -249,3 +250,15 @@ def test_another_frameworks_statefulset_is_not_judged() -> None:
     old["spec"]["template"]["metadata"]["annotations"] = {SUSPENDING_PARENT: "lws"}
     new = {**old, "spec": {**old["spec"], "replicas": 5}}
     assert validate_statefulset(new, with_status(old, readyReplicas=3), managed=True) == []
+
+
+def test_a_topology_annotation_on_the_template_reaches_the_pod_set() -> None:
+    sts = queued(3)
+    sts["spec"]["template"]["metadata"]["annotations"][
+        "kueue.x-k8s.io/podset-required-topology"
+    ] = "cloud.provider.com/topology-block"
+    [pod_set] = STATEFULSET.replica_workloads(sts)["statefulset-sts-d8800"]["spec"]["podSets"]
+    assert pod_set["topologyRequest"] == {
+        "required": "cloud.provider.com/topology-block",
+        "podIndexLabel": "apps.kubernetes.io/pod-index",
+    }

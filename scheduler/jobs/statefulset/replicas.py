@@ -8,7 +8,8 @@ exists, from the object itself (docs/concepts.md#statefulsets):
 - **the Workload** ``statefulset-<name>-<hash>`` (Kueue's naming rule, the
   hash covering the UID) is made while ``spec.replicas`` (default 1) is above
   zero: one pod set ``main`` of ``replicas`` pods whose template is the pod
-  template's spec, owned by the StatefulSet, labelled with its UID, marked as
+  template's spec (its topology request, as Kueue's, from the template's
+  annotations and numbered by the pod index), owned by the StatefulSet, labelled with its UID, marked as
   a group's Workload, with its queue name and priority;
 - **each pod** the StatefulSet's controller makes (gated by the pod webhook,
   since the template is marked) joins that group: the managed label, the
@@ -48,7 +49,7 @@ from scheduler.api.refs import (
     ROLE_HASH_ANNOTATION,
     V1BETA2,
 )
-from scheduler.jobs import pod_template
+from scheduler.jobs import pod_template, topology
 from scheduler.jobs.pod.pods import MAIN_POD_SET, is_gated
 from scheduler.jobs.workload_from_job import (
     PriorityClasses,
@@ -109,6 +110,9 @@ def pod_sets(statefulset: Mapping[str, Any]) -> list[dict[str, Any]]:
         # Workload through a Go client (spec.active) then sends the pod set unchanged.
         "template": {"metadata": {}, "spec": copy.deepcopy(dict(_mapping(template.get("spec"))))},
     }
+    request = topology.topology_request(template, pod_index_label=topology.STATEFULSET_POD_INDEX)
+    if request is not None:
+        pod_set["topologyRequest"] = request
     return [dict(pod_template.without_duplicate_env(pod_set))]
 
 
