@@ -9,8 +9,9 @@ exists, from the object itself (docs/concepts.md#statefulsets):
   hash covering the UID) is made while ``spec.replicas`` (default 1) is above
   zero: one pod set ``main`` of ``replicas`` pods whose template is the pod
   template's spec (its topology request, as Kueue's, from the template's
-  annotations and numbered by the pod index), owned by the StatefulSet, labelled with its UID, marked as
-  a group's Workload, with its queue name and priority;
+  annotations and numbered by the pod index), owned by the StatefulSet,
+  labelled with its UID, marked as a group's Workload, with its queue name
+  and priority;
 - **each pod** the StatefulSet's controller makes (gated by the pod webhook,
   since the template is marked) joins that group: the managed label, the
   queue name and WorkloadPriorityClass of the StatefulSet *now* (not of the
