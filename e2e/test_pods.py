@@ -407,57 +407,6 @@ async def test_a_queued_deployments_pods_are_queued_one_by_one(
     await apps.delete_namespaced_deployment("web", namespace)
 
 
-async def test_a_queued_statefulsets_pods_form_one_group_admitted_whole(
-    kuota_scheduler: SchedulerReplica, api: client.ApiClient, namespace: str, user_queue: str
-) -> None:
-    """Three replicas of 300m in a queue of 1 CPU: one Workload of 3 pods, all running."""
-    core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
-    custom = client.CustomObjectsApi(api)
-    template = sleep_pod()
-    template["metadata"] = {"labels": {"app": "db"}}
-    template["spec"]["restartPolicy"] = "Always"
-    template["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "300m"
-    statefulset = {
-        "apiVersion": "apps/v1",
-        "kind": "StatefulSet",
-        "metadata": {"name": "db", "labels": {QUEUE: "user-queue"}},
-        "spec": {
-            "replicas": 3,
-            "serviceName": "db",
-            "selector": {"matchLabels": {"app": "db"}},
-            "template": template,
-        },
-    }
-    created = await apps.create_namespaced_stateful_set(namespace, statefulset)
-    group = created.spec.template.metadata.labels["kueue.x-k8s.io/pod-group-name"]
-    assert group.startswith("statefulset-db-")
-
-    async def pods() -> list[dict[str, Any]]:
-        listed = await core.list_namespaced_pod(namespace, label_selector="app=db")
-        return [dict(core.api_client.sanitize_for_serialization(p)) for p in listed.items]
-
-    running = await eventually(
-        pods,
-        lambda found: (
-            len(found) == 3
-            and all((p.get("status") or {}).get("phase") == "Running" for p in found)
-        ),
-        timeout=120,
-        what="the StatefulSet's three pods admitted as one group and running",
-    )
-    assert all(p["spec"]["nodeName"].startswith("kwok-spot-") for p in running)
-    assert all(gates(p) == [] for p in running)
-    workload = await custom.get_namespaced_custom_object(
-        KUEUE, V1BETA2, namespace, "workloads", group
-    )
-    assert [p["count"] for p in workload["spec"]["podSets"]] == [3]
-    assert condition(workload, "Admitted").get("status") == "True"
-    assert [o["kind"] for o in workload["metadata"]["ownerReferences"]] == ["StatefulSet"]
-    listed = await custom.list_namespaced_custom_object(KUEUE, V1BETA2, namespace, "workloads")
-    assert [w["metadata"]["name"] for w in listed["items"]] == [group], "one Workload, no other"
-    await apps.delete_namespaced_stateful_set("db", namespace)
-
-
 async def test_a_running_group_preempted_by_a_higher_priority_pod_is_stopped_whole(
     kuota_scheduler: SchedulerReplica, api: client.ApiClient, namespace: str, user_queue: str
 ) -> None:

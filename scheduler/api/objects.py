@@ -38,6 +38,7 @@ from scheduler.api.refs import (
     EVICTED,
     FINISHED,
     JOB_UID_LABEL,
+    ON_HOLD,
     PREBUILT_WORKLOAD_KEY,
     QUEUE_NAME_ANNOTATION,
     QUEUE_NAME_LABEL,
@@ -399,6 +400,12 @@ def awaits_admission_checks(workload: RawObject) -> bool:
         and bool(admission_check_states(workload))
         and not is_admitted(workload)
     )
+
+
+def is_on_hold(workload: RawObject) -> bool:
+    """``QuotaReserved=False`` with reason ``OnHold``: held back on purpose, not queued: pure."""
+    found = condition(workload, QUOTA_RESERVED) or {}
+    return found.get("status") == "False" and found.get("reason") == ON_HOLD
 
 
 def is_deactivated(workload: RawObject) -> bool:

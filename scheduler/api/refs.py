@@ -129,6 +129,9 @@ POD_MANAGED_FINALIZER: Final = f"{KUEUE_GROUP}/managed"
 # --- condition types ---------------------------------------------------------------
 
 QUOTA_RESERVED: Final = "QuotaReserved"
+ON_HOLD: Final = "OnHold"
+"""The ``QuotaReserved=False`` reason of a Workload held back on purpose (a StatefulSet
+scaled to zero): it is not queued until the hold is taken off."""
 ADMITTED: Final = "Admitted"
 EVICTED: Final = "Evicted"
 PREEMPTED: Final = "Preempted"

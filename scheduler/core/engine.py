@@ -605,6 +605,12 @@ class Engine:
         record.pods_ready = workload.status.is_condition_true("PodsReady")
         record.pod_sets = pod_set_infos(workload, self.config.resources)
         record.active = spec.active
+        held = workload.status.condition("QuotaReserved")
+        record.on_hold = (
+            held.message
+            if held is not None and held.status == "False" and held.reason == "OnHold"
+            else None
+        )
         record.gate = (meta.annotations.get(GATE_ANNOTATION) or None) if self._gated_by else None
         record.replaces = meta.annotations.get(REPLACES_ANNOTATION) or None
         record.checks_failed = failed_admission_checks(workload)

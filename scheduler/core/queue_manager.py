@@ -175,6 +175,8 @@ class QueueManager:
         """(CQ to queue in, reason, message); no CQ when it cannot be queued: pure."""
         if not record.active:
             return None, "Deactivated", "The workload is deactivated"
+        if record.on_hold is not None:
+            return None, "OnHold", record.on_hold
         local_queue = self._local_queues.get(record.local_queue_key())
         if local_queue is None:
             return None, "Misconfigured", f"LocalQueue {record.queue_name or ''} doesn't exist"

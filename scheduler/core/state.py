@@ -57,6 +57,7 @@ class WorkloadRecord:
         "timestamp",
         "pod_sets",
         "active",
+        "on_hold",
         "gate",
         "checks_failed",
         "requeue_at",
@@ -95,6 +96,8 @@ class WorkloadRecord:
         self.timestamp: datetime = datetime.min
         self.pod_sets: tuple[PodSetInfo, ...] = ()
         self.active = True
+        self.on_hold: str | None = None
+        """``QuotaReserved=False`` reason ``OnHold``: its message; not queued while set."""
         self.gate: str | None = None
         self.checks_failed = False
         self.requeue_at: datetime | None = None

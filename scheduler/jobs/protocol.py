@@ -420,6 +420,27 @@ class ReplicaGroups(Protocol):
 
 
 @runtime_checkable
+class HoldAtZero(Protocol):
+    """A kind with replica groups whose Workload outlives a scale to zero (Kueue's StatefulSet).
+
+    Its Workloads are never deleted for want of replicas: scaled to zero, an
+    admitted one gives its quota back and is put on hold (``QuotaReserved=False``,
+    reason ``OnHold``, not queued); scaled up again, the hold comes off.
+    """
+
+    hold_message: str
+    """The ``OnHold`` condition's message."""
+
+    def should_hold(self, obj: RawObject, workload: RawObject) -> bool:
+        """The object's quota should go back and its Workload wait on hold."""
+        ...
+
+    def should_release_hold(self, obj: RawObject, workload: RawObject) -> bool:
+        """The Workload's hold should come off: it queues again."""
+        ...
+
+
+@runtime_checkable
 class MultiKueueAdapter(Protocol):
     """The kind can run on a worker cluster: MultiKueue copies it there once admitted.
 

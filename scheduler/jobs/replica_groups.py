@@ -16,7 +16,11 @@ then admitted, started and stopped by the pod groups
   keeps what they were made from unchanged while the object is queued);
 - each of its pods still waiting outside a group is put into its replica's;
 - an object that is not queued, or is being deleted, is left alone (its
-  Workloads go with it, by owner reference).
+  Workloads go with it, by owner reference);
+- a kind whose Workload outlives a scale to zero (:class:`~scheduler.jobs.protocol.HoldAtZero`,
+  a StatefulSet) never has one deleted for want of replicas: scaled to zero,
+  an admitted one gives its quota back and is put on hold; scaled up again,
+  the hold comes off.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import Any
 
 from scheduler.api import objects
 from scheduler.jobs.controller import CreateWorkload
-from scheduler.jobs.protocol import ReplicaGroups
+from scheduler.jobs.protocol import HoldAtZero, ReplicaGroups
 from scheduler.jobs.workload_from_job import PriorityClasses
 
 
@@ -56,7 +60,24 @@ class PlacePods:
     pods: tuple[tuple[dict[str, Any], dict[str, Any]], ...]
 
 
-ReplicaAction = CreateWorkload | ReplaceWorkload | RemoveWorkload | PlacePods
+@dataclass(frozen=True, slots=True)
+class HoldWorkload:
+    """Give the Workload's quota back and keep it on hold (``QuotaReserved=False``, ``OnHold``)."""
+
+    workload: dict[str, Any]
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseHold:
+    """Take the hold off the Workload: it queues again."""
+
+    workload: dict[str, Any]
+
+
+ReplicaAction = (
+    CreateWorkload | ReplaceWorkload | RemoveWorkload | PlacePods | HoldWorkload | ReleaseHold
+)
 
 
 def _followed_fields(workload: Mapping[str, Any]) -> tuple[object, object]:
@@ -114,11 +135,17 @@ def next_replica_actions(
             replaced = _replaced(current, workload)
             if replaced is not None:
                 actions.append(replaced)
-    actions += [
-        RemoveWorkload(dict(workload))
-        for name, workload in owned.items()
-        if name not in wanted and not objects.is_being_deleted(workload)
-    ]
+    holds = kind if isinstance(kind, HoldAtZero) else None
+    for name, held in owned.items():
+        if objects.is_being_deleted(held):
+            continue
+        if holds is None:
+            if name not in wanted:
+                actions.append(RemoveWorkload(dict(held)))
+        elif holds.should_hold(obj, held):
+            actions.append(HoldWorkload(dict(held), holds.hold_message))
+        elif holds.should_release_hold(obj, held):
+            actions.append(ReleaseHold(dict(held)))
     placed = tuple(
         (dict(pod), moved)
         for pod in unplaced_pods

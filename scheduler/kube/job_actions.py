@@ -41,7 +41,14 @@ from scheduler.jobs.controller import (
     WaitForFlavor,
 )
 from scheduler.jobs.elastic import RetireSlice, ScaleDownWorkload, without_elastic_gate
-from scheduler.jobs.replica_groups import PlacePods, RemoveWorkload, ReplaceWorkload, ReplicaAction
+from scheduler.jobs.replica_groups import (
+    HoldWorkload,
+    PlacePods,
+    ReleaseHold,
+    RemoveWorkload,
+    ReplaceWorkload,
+    ReplicaAction,
+)
 from scheduler.kube.admission_writer import AdmissionWriter
 from scheduler.kube.informer import Event
 from scheduler.kube.kueue_metrics import RECORDER, queue_ref, removed_gates, seconds_since
@@ -49,7 +56,7 @@ from scheduler.kube.state import ClusterState
 from scheduler.kube.writer import Writer, job_kind
 from scheduler.status.check_status import deactivation
 from scheduler.status.conditions import timestamp
-from scheduler.status.workload_status import finished_status
+from scheduler.status.workload_status import finished_status, off_hold_status, on_hold_status
 
 log = logging.getLogger("kuota.scheduler")
 Raw = dict[str, Any]
@@ -116,9 +123,24 @@ class JobActions:
                     self.state.remember(await self.writer.patch_job(old, new))
                     self.state.placed(key, old)
                 log.info("placed pods in their groups", extra={"pods": len(action.pods)})
+            case HoldWorkload():
+                # The quota goes back as soon as the engine sees the status without it.
+                status = on_hold_status(action.workload, action.message, self.clock())
+                await self._rewrite_status(action.workload, status)
+                log.info("workload put on hold", extra={"why": action.message})
+            case ReleaseHold():
+                await self._rewrite_status(
+                    action.workload, off_hold_status(action.workload, self.clock())
+                )
+                log.info("workload no longer on hold")
             case _:
                 assert_never(action)
         return True
+
+    async def _rewrite_status(self, workload: Raw, status: Raw) -> None:
+        """Write a status the engine did not decide; the engine takes the Workload as stored."""
+        self.state.remember(await self.writer.write_workload_status(workload, status))
+        self.state.forget(objects.key(workload))
 
     async def perform(self, key: str, job: Raw, workload: Raw | None, action: Action) -> bool:
         """Carry out ``action`` for the job decided under ``key``; True when it wrote."""

@@ -23,6 +23,7 @@ from scheduler.api.refs import (
     DEACTIVATION_TARGET,
     EVICTED,
     FINISHED,
+    ON_HOLD,
     PODS_READY,
     PREEMPTED,
     QUOTA_RESERVED,
@@ -418,4 +419,54 @@ def released_status(workload: Mapping[str, Any], now: datetime) -> dict[str, Any
         )
     status["conditions"] = conditions
     status.pop("admission", None)
+    return status
+
+
+def on_hold_status(workload: Mapping[str, Any], message: str, now: datetime) -> dict[str, Any]:
+    """The quota given back on purpose: admission removed, ``QuotaReserved=False`` with
+    reason ``OnHold`` (not queued until :func:`off_hold_status`), ``Admitted=False``.
+
+    The time it was admitted is added to ``accumulatedPastExecutionTimeSeconds``.
+    """
+    status = accumulate_admitted_time(_status(workload), workload, now)
+    generation = _generation(workload)
+    conditions = set_condition(
+        list(status.get("conditions") or []),
+        kind=QUOTA_RESERVED,
+        status=False,
+        reason=ON_HOLD,
+        message=message,
+        now=now,
+        generation=generation,
+    )
+    if find_condition(conditions, ADMITTED) is not None:
+        conditions = set_condition(
+            conditions,
+            kind=ADMITTED,
+            status=False,
+            reason="NoReservation",
+            message="The workload has no reservation",
+            now=now,
+            generation=generation,
+        )
+    status["conditions"] = conditions
+    status.pop("admission", None)
+    return status
+
+
+OFF_HOLD_MESSAGE = "Workload no longer on hold; waiting for quota reservation"
+
+
+def off_hold_status(workload: Mapping[str, Any], now: datetime) -> dict[str, Any]:
+    """The hold taken off: ``QuotaReserved=False``, reason ``PendingEvaluation``: queued again."""
+    status = _status(workload)
+    status["conditions"] = set_condition(
+        list(status.get("conditions") or []),
+        kind=QUOTA_RESERVED,
+        status=False,
+        reason="PendingEvaluation",
+        message=OFF_HOLD_MESSAGE,
+        now=now,
+        generation=_generation(workload),
+    )
     return status

@@ -131,6 +131,9 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         # its Workloads are made and its pods placed with the rights above
         ("leaderworkerset.x-k8s.io", "leaderworkersets", "list"),
         ("leaderworkerset.x-k8s.io", "leaderworkersets", "watch"),
+        # the statefulset integration: its Workload is made from the StatefulSet
+        ("apps", "statefulsets", "list"),
+        ("apps", "statefulsets", "watch"),
         # the ray.io integrations: watched, started and stopped (watches.py, Writer.patch_job)
         ("ray.io", "rayjobs", "list"),
         ("ray.io", "rayjobs", "watch"),

@@ -679,3 +679,25 @@ def test_priority_orders_queue() -> None:
     )
     assert final(engine)["default/important"][0] == "Admitted"
     assert final(engine)["default/old"][0] == "Pending"
+
+
+def test_a_workload_on_hold_is_not_queued_until_the_hold_comes_off() -> None:
+    """``QuotaReserved=False`` reason ``OnHold`` (a StatefulSet scaled to zero): it waits
+    with that reason and message, even with room, and queues once the hold is gone."""
+    held = (
+        workload("w")
+        .queue("lq")
+        .pod_set(cpu="1")
+        .condition("QuotaReserved", "False", reason="OnHold", message="scaled to zero")
+    )
+    engine = engine_with(
+        resource_flavor("f"),
+        cluster_queue("cq").resource_group(flavor_quotas("f", cpu="2")),
+        local_queue("lq").cluster_queue("cq"),
+        held,
+    )
+    assert final(engine)["default/w"] == ("Pending", "OnHold", "scaled to zero")
+    released = workload("w").queue("lq").pod_set(cpu="1")
+    released.condition("QuotaReserved", "False", reason="PendingEvaluation")
+    engine.apply(released.model())
+    assert final(engine)["default/w"][0] == "Admitted"

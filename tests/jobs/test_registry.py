@@ -168,7 +168,8 @@ def test_the_pod_family_is_found_by_the_registry_and_declares_its_own_decisions(
         assert entry["clientConfig"]["url"].endswith(path)
         assert entry["objectSelector"]  # only objects naming a queue reach kuota
         assert f"unqueued-{plural}.mutate.kuota.io" not in mutating
-        assert f"queued-{plural}.validate.kuota.io" not in validating
+        has_rules = plural == "statefulsets"  # Kueue's StatefulSet update rules
+        assert (f"queued-{plural}.validate.kuota.io" in validating) is has_rules
 
     informers = scheduler_informers(
         FakeApi(), lambda: None, on_change=lambda: None, frameworks=("batch/job", "pod")

@@ -72,9 +72,12 @@ def test_a_deployments_pod_is_gated_without_kuotas_finalizer() -> None:
     assert "finalizers" not in gated["metadata"], "its ReplicaSet replaces it; Kueue adds none"
 
 
-async def test_a_queued_statefulsets_pods_are_marked_as_one_serving_group(
+async def test_a_queued_statefulsets_template_is_marked_without_its_uid_or_size(
     make_client: ClientFactory,
 ) -> None:
+    """On create the UID is unknown, so the template carries no group name (the scheduler
+    places each pod in ``GetWorkloadName(uid, name)``'s group), nor the replica count:
+    scaling is no new revision."""
     client = await make_client(
         WebhookSettings(frameworks=("batch/job", "pod", "deployment", "statefulset"))
     )
@@ -90,12 +93,27 @@ async def test_a_queued_statefulsets_pods_are_marked_as_one_serving_group(
     response = await post_review(client, "/mutate-apps-v1-statefulset", admission_review(sent))
     result = jsonpatch.apply_patch(copy.deepcopy(sent), patch_of(response))
     template = result["spec"]["template"]["metadata"]
-    group = template["labels"]["kueue.x-k8s.io/pod-group-name"]
-    assert group == "statefulset-db-ae577", "Kueue's GetWorkloadName for a name without UID"
-    assert template["labels"][QUEUE] == "user-queue"
-    assert template["annotations"] == {
-        PARENT: "statefulset",
-        "kueue.x-k8s.io/pod-group-total-count": "3",
-        "kueue.x-k8s.io/pod-group-fast-admission": "true",
-        "kueue.x-k8s.io/pod-group-serving": "true",
-    }
+    assert template["labels"] == {"app": "web", QUEUE: "user-queue"}
+    assert template["annotations"] == {PARENT: "statefulset"}
+
+
+async def test_a_statefulsets_new_queue_name_leaves_its_template_as_it_was(
+    make_client: ClientFactory,
+) -> None:
+    """A changed template is a new revision, never rolled out while the pods wait gated
+    (Kueue's two-phase pattern): the scheduler relabels the pods instead."""
+    client = await make_client(
+        WebhookSettings(frameworks=("batch/job", "pod", "deployment", "statefulset"))
+    )
+    old = deployment("web", "team-a", 2).queue("first").image("i").set(kind="StatefulSet").build()
+    marked = jsonpatch.apply_patch(
+        copy.deepcopy(old),
+        patch_of(await post_review(client, "/mutate-apps-v1-statefulset", admission_review(old))),
+    )
+    moved = copy.deepcopy(marked)
+    moved["metadata"]["labels"][QUEUE] = "second"
+    review = admission_review(moved, operation="UPDATE", old=marked)
+    response = await post_review(client, "/mutate-apps-v1-statefulset", review)
+    result = jsonpatch.apply_patch(copy.deepcopy(moved), patch_of(response))
+    assert result["spec"]["template"] == marked["spec"]["template"]
+    assert result["spec"]["template"]["metadata"]["labels"][QUEUE] == "first"
