@@ -13,8 +13,11 @@ kuota.
 
 from __future__ import annotations
 
+from scheduler.api import objects
 from scheduler.jobs import GateOnCreate, Integration
 from scheduler.jobs.topology_rules import check_no_topology_on_pod
+from webhook.lookup import ClusterLookup, LookupFailed
+from webhook.mutate_jobs import namespace_is_managed
 from webhook.review import AdmissionRequest, ResponseBody, allow, deny, json_patch
 from webhook.settings import WebhookSettings
 from webhook.subject import object_of_request
@@ -26,6 +29,7 @@ async def mutate_gated_request(
     request: AdmissionRequest,
     *,
     settings: WebhookSettings,
+    lookup: ClusterLookup,
 ) -> tuple[ResponseBody, str]:
     """The answer to the kind's mutating path and a one-word outcome for metrics and logs."""
     if request.operation != "CREATE":
@@ -33,6 +37,14 @@ async def mutate_gated_request(
     obj = object_of_request(request, integration)
     if not settings.enabled(integration):
         return allow(request.uid), "allowed"
+    try:
+        namespace = request.namespace or objects.namespace(obj) or ""
+        if not await namespace_is_managed(namespace, settings=settings, lookup=lookup):
+            # The registration's namespaceSelector already says so; a request that reaches the
+            # webhook anyway (a registration older than the Configuration) is left alone.
+            return allow(request.uid), "allowed"
+    except LookupFailed:
+        pass  # the registration let it through: held back, as it asks
     after = gated.gate_on_create(obj, without_queue_name=settings.manage_jobs_without_queue_name)
     if after is not None:
         refused = check_no_topology_on_pod(obj)

@@ -64,7 +64,7 @@ from scheduler.jobs import (
     for_object,
     integration_for,
 )
-from scheduler.jobs.managed_namespaces import is_managed_namespace
+from scheduler.jobs.managed_namespaces import is_managed_namespace, name_only_labels
 from webhook.lookup import ClusterLookup, LookupFailed
 from webhook.review import AdmissionRequest, ResponseBody, allow, deny_internal, json_patch
 from webhook.settings import WebhookSettings
@@ -100,6 +100,10 @@ async def namespace_is_managed(
     """The managed-namespace rule for ``namespace``, labels looked up (raises LookupFailed)."""
     if namespace in settings.managed_namespaces.never_managed:
         return False  # no lookup needed
+    by_name = name_only_labels(namespace, settings.managed_namespaces)
+    if by_name is not None:
+        # The selector reads the namespace's name alone (Kueue's default does): no lookup.
+        return is_managed_namespace(namespace, by_name, settings.managed_namespaces)
     labels = await lookup.namespace_labels(namespace)
     if labels is None:
         return False

@@ -149,7 +149,9 @@ def _gate(integration: Integration, gated: GateOnCreate) -> Decision:
     async def decide(
         request: AdmissionRequest, context: DecisionContext
     ) -> tuple[ResponseBody, str]:
-        return await mutate_gated_request(integration, gated, request, settings=context.settings)
+        return await mutate_gated_request(
+            integration, gated, request, settings=context.settings, lookup=context.lookup
+        )
 
     return decide
 

@@ -100,6 +100,18 @@ def is_managed_namespace(
     return selector_matches(settings.selector, labels)
 
 
+def name_only_labels(namespace: str, settings: ManagedNamespaces) -> dict[str, str] | None:
+    """The labels the rule needs for ``namespace`` when its selector reads only the name label
+    (the API server sets it on every namespace), else None (the labels must be read): pure."""
+    selector = settings.selector or {}
+    keys = set(selector.get("matchLabels") or {})
+    for expression in selector.get("matchExpressions") or []:
+        keys.add(expression.get("key") if isinstance(expression, Mapping) else None)
+    if keys - {NAME_LABEL}:
+        return None
+    return {NAME_LABEL: namespace}
+
+
 def raw_selector(config: Configuration) -> dict[str, Any]:
     """Pure: a Configuration's ``managedJobsNamespaceSelector`` as a raw label selector."""
     selector = config.managed_jobs_namespace_selector

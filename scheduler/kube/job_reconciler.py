@@ -24,7 +24,7 @@ from typing import Any
 from scheduler import logs
 from scheduler.api import objects
 from scheduler.api.feature_gates import enabled
-from scheduler.api.refs import ADMITTED, PODS_READY
+from scheduler.api.refs import ADMITTED, MANAGED_LABEL, MANAGED_LABEL_VALUE, PODS_READY
 from scheduler.jobs import (
     GroupPodsReadiness,
     OwnController,
@@ -246,7 +246,14 @@ class JobReconciler:
         )
 
     def _managed_namespace(self, job: dict[str, Any]) -> bool:
-        """managedJobsNamespaceSelector, applied as the webhook applies it."""
+        """managedJobsNamespaceSelector, applied as the webhook applies it.
+
+        An object kuota's webhook took in (labelled managed: a gated Pod) stays
+        kuota's to the end, whatever its namespace became since: its gate and
+        finalizer are kuota's to remove.
+        """
+        if objects.label(job, MANAGED_LABEL) == MANAGED_LABEL_VALUE:
+            return True
         namespace = objects.namespace(job) or ""
         return is_managed_namespace(
             namespace, self.state.namespace_labels(namespace), self.managed_namespaces

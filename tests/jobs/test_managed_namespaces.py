@@ -164,3 +164,19 @@ def test_the_registration_selector_keeps_the_configured_terms() -> None:
             {"key": "tier", "operator": "Exists"},
         ],
     }
+
+
+def test_a_selector_on_the_name_alone_needs_no_lookup_of_the_labels() -> None:
+    from scheduler.jobs.managed_namespaces import NAME_LABEL, name_only_labels
+
+    by_name = ManagedNamespaces(
+        selector={
+            "matchExpressions": [
+                {"key": NAME_LABEL, "operator": "NotIn", "values": ["kube-system"]}
+            ]
+        }
+    )
+    assert name_only_labels("ml", by_name) == {NAME_LABEL: "ml"}
+    assert name_only_labels("ml", ManagedNamespaces()) == {NAME_LABEL: "ml"}
+    by_label = ManagedNamespaces(selector={"matchLabels": {"team": "a"}})
+    assert name_only_labels("ml", by_label) is None
