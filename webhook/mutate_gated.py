@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from scheduler.api import objects
 from scheduler.jobs import GateOnCreate, Integration
-from scheduler.jobs.topology_rules import check_no_topology_on_pod
+from scheduler.jobs.topology_rules import check_topology_on_pod
 from webhook.lookup import ClusterLookup, LookupFailed
 from webhook.mutate_jobs import namespace_is_managed
 from webhook.review import AdmissionRequest, ResponseBody, allow, deny, json_patch
@@ -47,7 +47,7 @@ async def mutate_gated_request(
         pass  # the registration let it through: held back, as it asks
     after = gated.gate_on_create(obj, without_queue_name=settings.manage_jobs_without_queue_name)
     if after is not None:
-        refused = check_no_topology_on_pod(obj)
+        refused = check_topology_on_pod(obj)
         if refused:
             return deny(request.uid, refused), "denied"
     if after is None:

@@ -33,6 +33,9 @@ WORKLOAD_ANNOTATION: Final = f"{KUEUE_GROUP}/workload"
 """The Workload a started pod belongs to (on every pod kuota starts)."""
 POD_INDEX_OFFSET: Final = f"{KUEUE_GROUP}/pod-index-offset"
 POD_GROUP_INDEX_LABEL: Final = f"{KUEUE_GROUP}/pod-group-pod-index"
+"""A pod group's pod's rank, by which its pods are placed in order."""
+POD_GROUP_INDEX_LABEL_ANNOTATION: Final = f"{KUEUE_GROUP}/pod-group-pod-index-label"
+"""Names the Pod's label whose value the webhook copies to :data:`POD_GROUP_INDEX_LABEL`."""
 
 JOB_COMPLETION_INDEX: Final = "batch.kubernetes.io/job-completion-index"
 JOBSET_JOB_INDEX: Final = "jobset.sigs.k8s.io/job-index"
@@ -149,6 +152,7 @@ __all__ = [
     "JOBSET_JOB_INDEX",
     "JOB_COMPLETION_INDEX",
     "POD_GROUP_INDEX_LABEL",
+    "POD_GROUP_INDEX_LABEL_ANNOTATION",
     "POD_INDEX_OFFSET",
     "PREFERRED",
     "REQUIRED",

@@ -20,9 +20,9 @@ annotation at fault, under the template's ``metadata.annotations``:
 - TAS-8: pod sets grouped by ``podset-group-name`` (a JobSet's replicated
   jobs) come in pairs, one of them a single pod, with the same required or
   preferred level;
-- TAS-K1 (kuota's own): a queued Pod (plain, in a pod group, or of a
-  Deployment or StatefulSet) carries no topology annotation: kuota does not
-  place those by topology, and refuses rather than admit them anywhere.
+
+A queued Pod (alone, in a pod group, or of a Deployment or StatefulSet) is
+its own template: :func:`check_topology_on_pod`.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from scheduler.jobs.topology import (
     UNCONSTRAINED,
 )
 
-RULES = [*(f"TAS-{n}" for n in range(1, 9)), "TAS-K1"]
+RULES = [f"TAS-{n}" for n in range(1, 9)]
 TOPOLOGY_ANNOTATIONS: Final = (
     REQUIRED,
     PREFERRED,
@@ -266,32 +266,26 @@ def check_topology_groups(
                 )
 
 
-__all__ = [
-    "RULES",
-    "TOPOLOGY_ANNOTATIONS",
-    "check_no_topology_on_pod",
-    "check_topology_annotations",
-    "check_topology_groups",
-]
+def check_topology_on_pod(pod: Mapping[str, Any]) -> list[FieldError]:
+    """TAS-1 … TAS-7 for a queued Pod's own annotations (alone or in a pod group): pure.
 
-
-def check_no_topology_on_pod(pod: Mapping[str, Any]) -> list[FieldError]:
-    """TAS-K1: a queued Pod asking for a topology is refused, naming the annotation: pure.
-
-    See docs/api-differences.md#topology-aware-scheduling.
+    A Pod is its own pod template (docs/concepts.md#topology-aware-scheduling),
+    so its annotations are checked as a template's, at ``metadata.annotations``;
+    its pod set's size is not known here (a group's pods arrive one by one).
     """
     metadata = pod.get("metadata")
     annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
     if not isinstance(annotations, Mapping):
         return []
-    at = FieldPath(("metadata", "annotations"))
-    return [
-        error(
-            at.key(key),
-            "kuota does not place plain Pods, pod groups, Deployments or StatefulSets by "
-            "topology; remove the annotation, or run the pods as a Job or JobSet",
-            rule="TAS-K1",
-        )
-        for key in TOPOLOGY_ANNOTATIONS
-        if key in annotations
-    ]
+    errors: list[FieldError] = []
+    check_topology_annotations(annotations, FieldPath(("metadata", "annotations")), errors)
+    return errors
+
+
+__all__ = [
+    "RULES",
+    "TOPOLOGY_ANNOTATIONS",
+    "check_topology_annotations",
+    "check_topology_groups",
+    "check_topology_on_pod",
+]

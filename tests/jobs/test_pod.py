@@ -62,7 +62,7 @@ def admit(workload: dict[str, Any]) -> dict[str, Any]:
 
 def test_gate_adds_the_gate_label_and_finalizer_once() -> None:
     gated = gate(sleep().build())
-    assert gated["spec"]["schedulingGates"] == [GATE]
+    assert gated["spec"]["schedulingGates"] == [GATE, {"name": "kueue.x-k8s.io/topology"}]
     assert gated["metadata"]["labels"]["kueue.x-k8s.io/managed"] == "true"
     assert gated["metadata"]["finalizers"] == ["kueue.x-k8s.io/managed"]
     assert gate(gated) == gated

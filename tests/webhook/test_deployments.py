@@ -68,7 +68,10 @@ def test_a_deployments_pod_is_gated_without_kuotas_finalizer() -> None:
         "spec": {"containers": [{"name": "c", "image": "i"}]},
     }
     gated = gate(pod)
-    assert gated["spec"]["schedulingGates"] == [{"name": "kueue.x-k8s.io/admission"}]
+    assert gated["spec"]["schedulingGates"] == [
+        {"name": "kueue.x-k8s.io/admission"},
+        {"name": "kueue.x-k8s.io/topology"},
+    ]
     assert "finalizers" not in gated["metadata"], "its ReplicaSet replaces it; Kueue adds none"
 
 

@@ -21,13 +21,11 @@ The counterpart of :func:`scheduler.jobs.controller.next_action` for Kueue's
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from scheduler.api import objects
 from scheduler.api.refs import EVICTED, POD_GROUP_NAME_LABEL
-from scheduler.jobs import pod_template
 from scheduler.jobs.controller import (
     Action,
     CreateWorkload,
@@ -48,7 +46,8 @@ from scheduler.jobs.pod.pods import (
     is_gated,
     is_managed,
     pod_finished,
-    ungate,
+    pod_set,
+    started,
     without_finalizer,
 )
 from scheduler.jobs.protocol import PodSetInfo
@@ -58,24 +57,18 @@ NOT_ADMITTED = "Not admitted by cluster queue"
 
 
 def pod_sets(pod: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """A single Pod's one pod set ``main``: its spec as it is, metadata left out: pure."""
-    spec = pod.get("spec")
-    return [
-        {
-            "name": MAIN_POD_SET,
-            "count": 1,
-            "template": {"spec": copy.deepcopy(dict(spec if isinstance(spec, Mapping) else {}))},
-        }
-    ]
+    """A single Pod's one pod set ``main``: its spec as it is, metadata left out: pure.
+
+    Its ``topologyRequest`` comes from the Pod's own annotations, its pods
+    numbered by ``kueue.x-k8s.io/pod-group-pod-index``, as Kueue builds it
+    (docs/concepts.md#topology-aware-scheduling).
+    """
+    return [pod_set(pod, MAIN_POD_SET, 1)]
 
 
 def run_with(pod: Mapping[str, Any], infos: Sequence[PodSetInfo]) -> dict[str, Any]:
-    """The Pod ungated and steered to its admitted flavor: pure."""
-    result = ungate(pod)
-    info = next((item for item in infos if item.name == MAIN_POD_SET), None)
-    if info is not None:
-        pod_template.steer(result, info)
-    return result
+    """The Pod ungated and steered to its admitted flavor (and topology): pure."""
+    return started(pod, next((item for item in infos if item.name == MAIN_POD_SET), None))
 
 
 def _finalize(pod: Mapping[str, Any]) -> Action | None:

@@ -35,7 +35,6 @@ size is the ``kueue.x-k8s.io/pod-group-total-count`` annotation.  As in Kueue:
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 
@@ -48,7 +47,6 @@ from scheduler.api.refs import (
     POD_GROUP_SERVING_ANNOTATION,
     POD_GROUP_TOTAL_COUNT_ANNOTATION,
 )
-from scheduler.jobs import pod_template
 from scheduler.jobs.controller import (
     Action,
     CreateWorkload,
@@ -70,7 +68,8 @@ from scheduler.jobs.pod.pods import (
     is_managed,
     is_terminated,
     pod_role,
-    ungate,
+    pod_set,
+    started,
     without_finalizer,
 )
 from scheduler.jobs.protocol import FinishedState, RawObject, ReclaimableCount
@@ -136,8 +135,7 @@ def group_pod_sets(pods: Sequence[RawObject], *, total: int | None = None) -> li
         first = next((pod for pod in sorted(pods, key=objects.name) if _counted(pod)), None)
         if first is None:
             return []
-        spec = copy.deepcopy(dict(pod_template.mapping(first.get("spec"))))
-        return [{"name": pod_role(first), "count": total, "template": {"spec": spec}}]
+        return [pod_set(first, pod_role(first), total)]
     by_role: dict[str, dict[str, Any]] = {}
     for pod in sorted(pods, key=lambda p: objects.name(p)):
         if not _counted(pod):
@@ -146,11 +144,7 @@ def group_pod_sets(pods: Sequence[RawObject], *, total: int | None = None) -> li
         if role in by_role:
             by_role[role]["count"] += 1
         else:
-            by_role[role] = {
-                "name": role,
-                "count": 1,
-                "template": {"spec": copy.deepcopy(dict(pod_template.mapping(pod.get("spec"))))},
-            }
+            by_role[role] = pod_set(pod, role, 1)
     return [by_role[role] for role in sorted(by_role)]
 
 
@@ -311,14 +305,10 @@ def next_group_action(
         if isinstance(infos, WaitForFlavor):
             return infos
         by_role = {info.name: info for info in infos}
-        started = []
-        for pod in gated:
-            result = ungate(pod)
-            info = by_role.get(pod_role(pod))
-            if info is not None:
-                pod_template.steer(result, info)
-            started.append((dict(pod), result))
-        return StartPods(tuple(started), objects.admitted_cluster_queue(workload))
+        return StartPods(
+            tuple((dict(pod), started(pod, by_role.get(pod_role(pod)))) for pod in gated),
+            objects.admitted_cluster_queue(workload),
+        )
     if running:
         return StopPods(running, "NotAdmitted", "Not admitted by cluster queue")
     return None

@@ -4,13 +4,18 @@ A Pod cannot be suspended once it runs: it waits instead behind the
 scheduling gate ``kueue.x-k8s.io/admission`` that kuota's webhook puts on it
 at creation (:func:`gate_on_create`), with the label that makes the
 scheduler watch it and the finalizer that lets its end be seen.  Starting it
-takes the gate off (:func:`ungate`); stopping it deletes it.  A Pod is
+takes the gate off (:func:`ungate`); stopping it deletes it.  A second gate,
+``kueue.x-k8s.io/topology``, goes on every queued Pod at creation too, since
+a gate can only be removed later, never added: it stays on when the Pod's
+admission places it by topology (docs/concepts.md#topology-aware-scheduling)
+until kuota knows the Pod's domain, and comes off with the first otherwise.  A Pod is
 finished when its phase is ``Succeeded`` or ``Failed``.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping
@@ -27,8 +32,14 @@ from scheduler.api.refs import (
 )
 from scheduler.jobs import pod_template
 from scheduler.jobs.pod_template import has_gate, without_gate
-from scheduler.jobs.protocol import FinishedState, RawObject
+from scheduler.jobs.protocol import FinishedState, PodSetInfo, RawObject
 from scheduler.jobs.registry import for_object
+from scheduler.jobs.topology import (
+    POD_GROUP_INDEX_LABEL,
+    POD_GROUP_INDEX_LABEL_ANNOTATION,
+    TOPOLOGY_GATE,
+    topology_request,
+)
 
 MAIN_POD_SET: Final = "main"
 
@@ -109,6 +120,25 @@ def spec_shape(spec: Mapping[str, Any]) -> dict[str, Any]:
     return dict(sorted(shape.items()))
 
 
+def pod_set(pod: RawObject, name: str, count: int) -> dict[str, Any]:
+    """A pod set of ``count`` pods like ``pod``: its spec as it is, metadata left out: pure.
+
+    Its ``topologyRequest`` comes from the Pod's annotations, the pods
+    numbered by ``kueue.x-k8s.io/pod-group-pod-index``, as Kueue builds it
+    for every Pod, so that a ClusterQueue of topology flavors only places
+    them too (docs/concepts.md#topology-aware-scheduling).
+    """
+    result: dict[str, Any] = {
+        "name": name,
+        "count": count,
+        "template": {"spec": copy.deepcopy(dict(_spec(pod)))},
+    }
+    request = topology_request(pod, pod_index_label=POD_GROUP_INDEX_LABEL)
+    if request is not None:
+        result["topologyRequest"] = request
+    return result
+
+
 def role_hash(pod: RawObject) -> str:
     """The pod's role in a group, as Kueue hashes it: pure.
 
@@ -129,7 +159,11 @@ def gate(pod: RawObject) -> dict[str, Any]:
     """A copy of the Pod as kuota's webhook admits it: gated, labelled managed, finalized: pure.
 
     Like Kueue's, the webhook also records the Pod's role hash (annotation
-    ``kueue.x-k8s.io/role-hash``), by which a pod group's pods form pod sets.
+    ``kueue.x-k8s.io/role-hash``), by which a pod group's pods form pod sets,
+    adds the topology gate (module docstring), and, when the annotation
+    ``kueue.x-k8s.io/pod-group-pod-index-label`` names a label, copies that
+    label's value to ``kueue.x-k8s.io/pod-group-pod-index``: the Pod's rank
+    in its group when it is placed by topology.
     A Pod whose parent queued it (``kueue.x-k8s.io/pod-suspending-parent``,
     a Deployment's) gets no finalizer: its parent replaces it when it goes;
     nor the managed label, which its parent's pod template carries when the
@@ -152,18 +186,57 @@ def gate(pod: RawObject) -> dict[str, Any]:
     finalizers = list(metadata.get("finalizers") or [])
     if POD_MANAGED_FINALIZER not in finalizers and not by_parent:
         metadata["finalizers"] = [*finalizers, POD_MANAGED_FINALIZER]
+    index_from = objects.annotation(pod, POD_GROUP_INDEX_LABEL_ANNOTATION)
+    if index_from:
+        labels = _mapping(metadata.get("labels"))
+        metadata["labels"] = {**labels, POD_GROUP_INDEX_LABEL: str(labels.get(index_from, ""))}
     spec = result.setdefault("spec", {})
-    if not is_gated(result):
-        spec["schedulingGates"] = [
-            *list(spec.get("schedulingGates") or []),
-            {"name": ADMISSION_SCHEDULING_GATE},
-        ]
+    present = {
+        gate.get("name") for gate in spec.get("schedulingGates") or [] if isinstance(gate, Mapping)
+    }
+    added = [
+        {"name": name} for name in (ADMISSION_SCHEDULING_GATE, TOPOLOGY_GATE) if name not in present
+    ]
+    if added:
+        spec["schedulingGates"] = [*list(spec.get("schedulingGates") or []), *added]
     return result
 
 
-def ungate(pod: RawObject) -> dict[str, Any]:
-    """A copy of the Pod without kuota's gate (other gates kept): pure."""
-    return without_gate(pod, ADMISSION_SCHEDULING_GATE)
+def has_topology_gate(pod: RawObject) -> bool:
+    """Whether the Pod carries the topology gate (it may be placed by topology): pure."""
+    return has_gate(pod, TOPOLOGY_GATE)
+
+
+def ungate(pod: RawObject, *, by_topology: bool = False) -> dict[str, Any]:
+    """A copy of the Pod without kuota's gate (other gates kept): pure.
+
+    The topology gate goes too, unless ``by_topology``: the admission placed
+    the Pod by topology and it waits for its domain (module docstring).
+    """
+    result = without_gate(pod, ADMISSION_SCHEDULING_GATE)
+    return result if by_topology else without_gate(result, TOPOLOGY_GATE)
+
+
+def started(pod: RawObject, info: PodSetInfo | None) -> dict[str, Any]:
+    """A copy of the gated Pod as its admission starts it: pure.
+
+    Ungated and steered to its flavor (``info``: its pod set's placement).
+    Placed by topology, it keeps the topology gate, and gets the Workload's
+    name and its pod set's label, by which kuota finds it to give it its
+    domain (docs/concepts.md#topology-aware-scheduling).  A Pod created
+    without that gate can no longer get it: it starts without a domain.
+    """
+    placed = info is not None and TOPOLOGY_GATE in info.scheduling_gates
+    by_topology = placed and has_topology_gate(pod)
+    result = ungate(pod, by_topology=by_topology)
+    if info is not None:
+        if placed and not by_topology:
+            info = dataclasses.replace(
+                info,
+                scheduling_gates=tuple(g for g in info.scheduling_gates if g != TOPOLOGY_GATE),
+            )
+        pod_template.steer(result, info)
+    return result
 
 
 def without_finalizer(pod: RawObject) -> dict[str, Any]:
