@@ -31,6 +31,9 @@ pytestmark = pytest.mark.cluster
 KUEUE, V1BETA2 = "kueue.x-k8s.io", "v1beta2"
 QUEUE = "kueue.x-k8s.io/queue-name"
 GATE = "kueue.x-k8s.io/admission"
+TOPOLOGY_GATE = "kueue.x-k8s.io/topology"
+GATES = [GATE, TOPOLOGY_GATE]
+"""What a queued Pod is created with (docs/concepts.md#topology-aware-scheduling)."""
 MANAGED = "kueue.x-k8s.io/managed"
 DELAY = "pod-complete.stage.kwok.x-k8s.io/delay"
 SPOT_TOLERATION = {"key": "spot", "operator": "Exists", "effect": "NoSchedule"}
@@ -156,7 +159,7 @@ async def test_a_queued_pod_waits_gated_while_the_queue_is_full_then_runs_on_the
 ) -> None:
     core = client.CoreV1Api(api)
     first = await core.create_namespaced_pod(namespace, sleep_pod(run_for="15s"))
-    assert [g.name for g in first.spec.scheduling_gates or []] == [GATE]
+    assert [g.name for g in first.spec.scheduling_gates or []] == GATES
     assert first.metadata.labels[MANAGED] == "true"
     assert MANAGED in (first.metadata.finalizers or [])
     first_name = first.metadata.name
@@ -170,7 +173,7 @@ async def test_a_queued_pod_waits_gated_while_the_queue_is_full_then_runs_on_the
     # Created only now: two Pods created in the same second have equal creation
     # timestamps, so which of them is first in the queue would be a coin toss.
     second = await core.create_namespaced_pod(namespace, sleep_pod())
-    assert [g.name for g in second.spec.scheduling_gates or []] == [GATE]
+    assert [g.name for g in second.spec.scheduling_gates or []] == GATES
     second_name = second.metadata.name
     assert running is not None
     assert gates(running) == []
@@ -189,7 +192,7 @@ async def test_a_queued_pod_waits_gated_while_the_queue_is_full_then_runs_on_the
     )
     assert pending is not None
     waiting = await read_pod(core, namespace, second_name)
-    assert waiting is not None and gates(waiting) == [GATE], "the queue is full: still gated"
+    assert waiting is not None and gates(waiting) == GATES, "the queue is full: still gated"
     assert not waiting["spec"].get("nodeName")
     first_now = await read_pod(core, namespace, first_name)
     assert first_now is not None and first_now["status"]["phase"] == "Running"
@@ -327,7 +330,7 @@ async def test_a_group_of_three_is_admitted_all_or_nothing(
     (pod_set,) = pending["spec"]["podSets"]
     assert pod_set["count"] == 3
     assert len(pending["metadata"]["ownerReferences"]) == 3
-    assert all(gates(pod) == [GATE] for pod in await members("too-big")), "none started"
+    assert all(gates(pod) == GATES for pod in await members("too-big")), "none started"
 
     # Fits as a whole (0.9 CPU): every gate comes off together and all three run.
     for index in range(3):
@@ -341,7 +344,7 @@ async def test_a_group_of_three_is_admitted_all_or_nothing(
         what="the whole group admitted and running",
     )
     assert all(p["spec"]["nodeName"].startswith("kwok-spot-") for p in running)
-    assert all(gates(pod) == [GATE] for pod in await members("too-big")), "still none started"
+    assert all(gates(pod) == GATES for pod in await members("too-big")), "still none started"
     finished = await eventually(
         lambda: group_workload("fits"),
         lambda wl: wl is not None and condition(wl, "Finished").get("status") == "True",
@@ -388,7 +391,7 @@ async def test_a_queued_deployments_pods_are_queued_one_by_one(
 
     def split(found: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         running = [p for p in found if (p.get("status") or {}).get("phase") == "Running"]
-        return running, [p for p in found if gates(p) == [GATE]]
+        return running, [p for p in found if gates(p) == GATES]
 
     settled = await eventually(
         pods,

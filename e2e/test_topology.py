@@ -529,3 +529,63 @@ async def test_an_elastic_job_placed_by_topology_scales_up_through_a_new_slice(
     assert sum(domain.count for domain in TopologyAssignment.decoded(raw).domains) == 2
     nodes = await bound_nodes(api, namespace, "grow", 2)
     assert all(node.startswith(f"tas-{topology_cluster.suffix}-") for node in nodes)
+
+
+def group_pod(group: str, index: int, total: int, **annotations: str) -> dict[str, Any]:
+    """Pod ``index`` of a plain pod group of ``total`` (1 CPU each, running for a while)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{group}-{index}",
+            "labels": {
+                "kueue.x-k8s.io/queue-name": "lq",
+                "kueue.x-k8s.io/pod-group-name": group,
+                "kueue.x-k8s.io/pod-group-pod-index": str(index),
+            },
+            "annotations": {
+                "kueue.x-k8s.io/pod-group-total-count": str(total),
+                "pod-complete.stage.kwok.x-k8s.io/delay": "600s",
+                **annotations,
+            },
+        },
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [
+                {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}
+            ],
+        },
+    }
+
+
+async def test_a_pod_group_requiring_a_rack_lands_in_one_rack_each_pod_steered_to_its_node(
+    topology_cluster: Cluster, api: client.ApiClient, namespace: str
+) -> None:
+    core = client.CoreV1Api(api)
+    for index in range(4):
+        created = await core.create_namespaced_pod(
+            namespace, group_pod("ranks", index, 4, **REQUIRED_RACK)
+        )
+        gates = [g.name for g in created.spec.scheduling_gates or []]
+        assert gates == ["kueue.x-k8s.io/admission", "kueue.x-k8s.io/topology"]
+    assignment = await admitted_assignment(api, namespace, "ranks-0")  # its first owner
+    places = [d.values[0] for d in assignment.domains for _ in range(d.count)]
+
+    async def members() -> list[Any]:
+        listed = await core.list_namespaced_pod(
+            namespace, label_selector="kueue.x-k8s.io/pod-group-name=ranks"
+        )
+        return listed.items
+
+    bound = await eventually(
+        members,
+        lambda items: len(items) == 4 and all(pod.spec.node_name for pod in items),
+        timeout=90,
+        what="the group's four pods bound to nodes",
+    )
+    assert len({topology_cluster.rack_of(pod.spec.node_name) for pod in bound}) == 1
+    for pod in bound:
+        assert not pod.spec.scheduling_gates
+        assert pod.spec.node_selector[HOST] == pod.spec.node_name, "steered to its node"
+        rank = int(pod.metadata.labels["kueue.x-k8s.io/pod-group-pod-index"])
+        assert pod.spec.node_name == places[rank], "pod n takes the assignment's n-th place"
