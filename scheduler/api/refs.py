@@ -143,6 +143,8 @@ DEACTIVATION_TARGET: Final = "DeactivationTarget"
 """A Workload condition: it is to be deactivated (reason: the cause, e.g. ``AdmissionCheck``)."""
 PODS_READY: Final = "PodsReady"
 """A Workload condition: its job's pods are ready (docs/concepts.md#pods-ready)."""
+WAITING_FOR_REPLACEMENT_PODS: Final = "WaitingForReplacementPods"
+"""A pod group's Workload misses pods that failed or were deleted (docs/concepts.md#pod-groups)."""
 SCHEDULER_WORKLOAD_CONDITIONS: Final = (
     QUOTA_RESERVED,
     ADMITTED,
@@ -152,6 +154,7 @@ SCHEDULER_WORKLOAD_CONDITIONS: Final = (
     FINISHED,
     DEACTIVATION_TARGET,
     PODS_READY,
+    WAITING_FOR_REPLACEMENT_PODS,
 )
 """The Workload conditions the scheduler writes (with ``status.admission``): its applied fields."""
 

@@ -238,6 +238,34 @@ class FinalizePods:
 
 
 @dataclass(frozen=True, slots=True)
+class RemoveExcessPods:
+    """Delete pods a group has beyond its Workload's counts: ``(as read, finalized)`` pairs.
+
+    Each loses kuota's finalizer, then is deleted (Kueue's ``ExcessPodDeleted``).
+    """
+
+    pods: tuple[tuple[dict[str, Any], dict[str, Any]], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class OwnWorkload:
+    """The group's Workload as read with every kept pod among its owners (a replacement's too),
+    so that it outlives the pods it was made from; the write is guarded by its
+    resourceVersion."""
+
+    workload: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SetWaitingForReplacement:
+    """Set the group Workload's ``WaitingForReplacementPods`` condition."""
+
+    waiting: bool
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class PropagateToWorkload:
     """The job's admission gates or WorkloadPriorityClass changed: carry them to its Workload.
 
@@ -306,7 +334,15 @@ Action = (
 )
 """Everything the controller may ask for; the executor handles each member (checked exhaustive)."""
 
-GroupAction = Action | StartPods | StopPods | FinalizePods
+GroupAction = (
+    Action
+    | StartPods
+    | StopPods
+    | FinalizePods
+    | RemoveExcessPods
+    | OwnWorkload
+    | SetWaitingForReplacement
+)
 """What a group of objects (:class:`~scheduler.jobs.protocol.PodGroups`) may ask for besides."""
 
 

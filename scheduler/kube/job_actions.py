@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any, assert_never
 
 from scheduler.api import objects
-from scheduler.api.refs import WORKLOAD_SLICE_REPLACED
+from scheduler.api.refs import WAITING_FOR_REPLACEMENT_PODS, WORKLOAD_SLICE_REPLACED
 from scheduler.core.decisions import Evict
 from scheduler.jobs.controller import (
     Action,
@@ -28,10 +28,13 @@ from scheduler.jobs.controller import (
     FinalizePods,
     FinishWorkload,
     GroupAction,
+    OwnWorkload,
     PropagateToWorkload,
     ReleaseWorkload,
+    RemoveExcessPods,
     RestoreJob,
     SetReclaimablePods,
+    SetWaitingForReplacement,
     StartJob,
     StartPods,
     StopPod,
@@ -56,7 +59,12 @@ from scheduler.kube.state import ClusterState
 from scheduler.kube.writer import Writer, job_kind
 from scheduler.status.check_status import deactivation
 from scheduler.status.conditions import timestamp
-from scheduler.status.workload_status import finished_status, off_hold_status, on_hold_status
+from scheduler.status.workload_status import (
+    condition_status,
+    finished_status,
+    off_hold_status,
+    on_hold_status,
+)
 
 log = logging.getLogger("kuota.scheduler")
 Raw = dict[str, Any]
@@ -95,9 +103,40 @@ class JobActions:
             case FinalizePods():
                 for old, new in action.pods:
                     self.state.remember(await self.writer.patch_job(old, new))
+            case RemoveExcessPods():
+                for old, new in action.pods:
+                    stored = await self.writer.patch_job(old, new)
+                    self.state.remember(stored)
+                    if not objects.is_being_deleted(old):
+                        await self.writer.delete_pod(stored)
+                        self._event(old, "ExcessPodDeleted", "Excess pod deleted")
+                log.info("deleted excess pods", extra={"group": key, "pods": len(action.pods)})
+            case OwnWorkload() | SetWaitingForReplacement():
+                if workload is None:  # the controller asks these only of a Workload
+                    return False
+                await self._on_group_workload(workload, action)
             case _:
                 return await self.perform(key, first, workload, action)
         return True
+
+    async def _on_group_workload(
+        self, workload: Raw, action: OwnWorkload | SetWaitingForReplacement
+    ) -> None:
+        match action:
+            case OwnWorkload():
+                self.state.remember(await self.writer.update_workload(workload, action.workload))
+            case SetWaitingForReplacement():
+                status = condition_status(
+                    workload,
+                    kind=WAITING_FOR_REPLACEMENT_PODS,
+                    status=action.waiting,
+                    reason=action.reason,
+                    message=action.message,
+                    now=self.clock(),
+                )
+                self.state.remember(await self.writer.write_workload_status(workload, status))
+            case _:
+                assert_never(action)
 
     async def perform_replicas(self, key: str, owner: Raw, action: ReplicaAction) -> bool:
         """An action of an object whose replicas are queued as groups; True when it wrote."""

@@ -501,6 +501,23 @@ class Writer:
                 ),
             )
 
+    async def delete_pod(self, pod: Mapping[str, Any]) -> None:
+        """Delete ``pod`` as read (its UID a precondition); a Pod already gone is not an error."""
+        resource = job_resource(pod)
+        path = resource.object_path(objects.name(pod), namespace=objects.namespace(pod))
+        uid = objects.uid(pod) or ""
+        async with self._lock(f"pods/{objects.key(pod)}"):
+            try:
+                await self._timed(
+                    "delete",
+                    "pods",
+                    lambda timeout: self.rest.delete(
+                        path, preconditions={"uid": uid}, timeout=timeout
+                    ),
+                )
+            except NotFound:
+                return
+
     # -- Events --------------------------------------------------------------------------
 
     def event(

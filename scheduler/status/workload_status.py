@@ -288,6 +288,30 @@ def finished_status(
     return status
 
 
+def condition_status(
+    workload: Mapping[str, Any],
+    *,
+    kind: str,
+    status: bool,
+    reason: str,
+    message: str,
+    now: datetime,
+) -> dict[str, Any]:
+    """The Workload's status with condition ``kind`` set as given (a pod group's
+    ``WaitingForReplacementPods``): pure."""
+    result = _status(workload)
+    result["conditions"] = set_condition(
+        list(result.get("conditions") or []),
+        kind=kind,
+        status=status,
+        reason=reason,
+        message=message,
+        now=now,
+        generation=_generation(workload),
+    )
+    return result
+
+
 def evicted_status(
     workload: Mapping[str, Any], decision: Evict, now: datetime
 ) -> dict[str, Any] | None:

@@ -14,6 +14,7 @@ from scheduler.jobs.controller import (
     FinishWorkload,
     FlavorPlacement,
     SetReclaimablePods,
+    SetWaitingForReplacement,
     StartPods,
 )
 from scheduler.jobs.pod import gate, ungate
@@ -178,9 +179,20 @@ def test_an_evicted_group_keeps_its_quota_while_a_pod_is_in_its_grace_period() -
     for i in range(3):
         pod = without_finalizer(ungate(gate(member(i).phase("Running").build())))
         pod["metadata"]["deletionTimestamp"] = "2026-11-22T12:00:00Z"
+        pod["spec"]["nodeName"] = "n1"
         stopping.append(pod)
     assert next_group_action(stopping, evicted, flavors=FLAVORS) is None, "still terminating"
     ended = [{**pod, "status": {"phase": "Failed"}} for pod in stopping]
+    waiting = next_group_action(ended, evicted, flavors=FLAVORS)
+    assert waiting == SetWaitingForReplacement(True, "Preempted", "m"), "as Kueue: the eviction's"
+    evicted["status"]["conditions"].append(
+        {
+            "type": "WaitingForReplacementPods",
+            "status": "True",
+            "reason": "Preempted",
+            "message": "m",
+        }
+    )
     assert isinstance(next_group_action(ended, evicted, flavors=FLAVORS), ReleaseWorkload)
 
 

@@ -101,14 +101,14 @@ async def test_a_workload_status_is_applied_as_kueue_admission_forced_and_condit
             "metadata": {"name": "w", "namespace": "ml", "uid": "u", "labels": {"a": "b"}},
             "spec": {"queueName": "lq"},
             "status": {
-                "conditions": [condition("WaitingForReplacementPods", "False", reason="R", at=AT)],
+                "conditions": [condition("example.com/Other", "False", reason="R", at=AT)],
                 "requeueState": {"count": 1},
             },
         },
     )
     status = {
         "conditions": [
-            condition("WaitingForReplacementPods", "False", reason="R", at=AT),
+            condition("example.com/Other", "False", reason="R", at=AT),
             condition("QuotaReserved", "True", reason="R", at=AT),
             condition("Admitted", "True", reason="R", at=AT),
         ],
@@ -139,7 +139,7 @@ async def test_a_workload_status_is_applied_as_kueue_admission_forced_and_condit
     }, "only the scheduler's fields, nothing other writers own"
     assert stored["status"]["admission"] == ADMISSION
     assert [c["type"] for c in stored["status"]["conditions"]] == [
-        "WaitingForReplacementPods",
+        "example.com/Other",
         "QuotaReserved",
         "Admitted",
     ]

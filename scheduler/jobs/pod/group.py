@@ -14,9 +14,15 @@ size is the ``kueue.x-k8s.io/pod-group-total-count`` annotation.  As in Kueue:
 - an eviction deletes the running pods (``TerminationTarget`` first) and
   gives the quota back once none runs or terminates (a pod in its grace
   period still holds its node);
+- once it has its Workload, a failed or deleted pod keeps kuota's finalizer
+  until another pod of its role replaces it, pods beyond the Workload's
+  counts are deleted, a replacement joins the Workload's owners, and the
+  Workload's ``WaitingForReplacementPods`` says whether pods are missing
+  (:mod:`.replacement`; not for a fast-admission group nor one with a
+  prebuilt Workload, whose pods lose the finalizer when deleted);
 - the group has finished when ``total`` pods succeeded (``Pods succeeded:
   n/total.``), and kuota's finalizers then come off its pods; a pod being
-  deleted loses its finalizer at once;
+  deleted before the group has its Workload loses its finalizer at once;
 - while it runs, its succeeded pods give their quota back
   (``status.reclaimablePods``, per role; not for a serving group), as Kueue's
   ``ReclaimablePods`` for pod groups;
@@ -35,6 +41,7 @@ size is the ``kueue.x-k8s.io/pod-group-total-count`` annotation.  As in Kueue:
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 
@@ -55,7 +62,10 @@ from scheduler.jobs.controller import (
     FinishWorkload,
     FlavorPlacement,
     GroupAction,
+    OwnWorkload,
     ReleaseWorkload,
+    RemoveExcessPods,
+    SetWaitingForReplacement,
     StartPods,
     StopPods,
     WaitForFlavor,
@@ -72,6 +82,7 @@ from scheduler.jobs.pod.pods import (
     started,
     without_finalizer,
 )
+from scheduler.jobs.pod.replacement import measure, missing_owners, replacement_condition
 from scheduler.jobs.protocol import FinishedState, RawObject, ReclaimableCount
 from scheduler.jobs.workload_from_job import PriorityClasses, workload_from_job
 
@@ -240,6 +251,27 @@ def _running(pods: Sequence[RawObject]) -> tuple[dict[str, Any], ...]:
     )
 
 
+def _replacement(pods: Sequence[RawObject], workload: Mapping[str, Any]) -> GroupAction | None:
+    """Failed pods kept until replaced, excess ones removed, owners and the
+    ``WaitingForReplacementPods`` condition kept current (:mod:`.replacement`): pure."""
+    found = measure(pods, workload)
+    stray = [pod for pod in found.unknown if objects.is_being_deleted(pod)]
+    for done in (stray, found.replaced):
+        if (finalize := _finalize(done)) is not None:
+            return finalize
+    excess = [p for p in found.excess if has_finalizer(p) or not objects.is_being_deleted(p)]
+    if excess:
+        return RemoveExcessPods(tuple((dict(pod), without_finalizer(pod)) for pod in excess))
+    owners = missing_owners(workload, found.kept)
+    if owners:
+        updated = copy.deepcopy(dict(workload))
+        metadata = updated.setdefault("metadata", {})
+        metadata["ownerReferences"] = [*list(metadata.get("ownerReferences") or []), *owners]
+        return OwnWorkload(updated)
+    wanted = replacement_condition(workload, found.absent)
+    return SetWaitingForReplacement(*wanted) if wanted is not None else None
+
+
 def next_group_action(
     pods: Sequence[RawObject],
     workload: Mapping[str, Any] | None,
@@ -253,11 +285,17 @@ def next_group_action(
     total = total_count(members)
     if not members or total is None:
         return None
-    deleting = [pod for pod in members if objects.is_being_deleted(pod)]
-    if deleting and (finalize := _finalize(deleting)) is not None:
-        return finalize
     serving = _flag(members, POD_GROUP_SERVING_ANNOTATION)
     fast = _flag(members, POD_GROUP_FAST_ADMISSION_ANNOTATION)
+    replaceable = (
+        workload is not None
+        and not fast
+        and not objects.is_finished(workload)
+        and not any(objects.prebuilt_workload_name(pod) for pod in members)
+    )
+    deleting = [pod for pod in members if objects.is_being_deleted(pod)]
+    if not replaceable and deleting and (finalize := _finalize(deleting)) is not None:
+        return finalize
     finished = FinishedState(False) if serving else group_finished(members, total)
     if finished.finished:
         if workload is not None and not objects.is_finished(workload):
@@ -276,6 +314,8 @@ def next_group_action(
         )
     if objects.is_finished(workload):
         return _finalize(members)
+    if replaceable and (replacing := _replacement(members, workload)) is not None:
+        return replacing
     if not serving:
         reclaim = reclaimable_update(workload, group_reclaimable(members))
         if reclaim is not None:
