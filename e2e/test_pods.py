@@ -440,11 +440,16 @@ async def test_a_running_group_preempted_by_a_higher_priority_pod_is_stopped_who
             what="the low-priority group running",
         )
         urgent = await core.create_namespaced_pod(namespace, sleep_pod(priority=high))
-        await eventually(
+        stopped = await eventually(
             members,
-            lambda pods: pods == [],
+            lambda pods: (
+                len(pods) == 3 and all(p["metadata"].get("deletionTimestamp") for p in pods)
+            ),
             timeout=90,
-            what="every pod of the preempted group deleted (finalizers removed by kuota)",
+            what="every pod of the preempted group deleted",
+        )
+        assert all(MANAGED in (p["metadata"].get("finalizers") or []) for p in stopped), (
+            "kept, as Kueue keeps them, until pods replace them"
         )
         admitted = await eventually(
             lambda: read_pod(core, namespace, urgent.metadata.name),

@@ -140,3 +140,25 @@ def test_a_deleted_pod_of_a_group_without_workload_loses_its_finalizer_at_once()
     lone["metadata"]["deletionTimestamp"] = DELETED
     action = next_group_action([lone], None, flavors=FLAVORS)
     assert isinstance(action, FinalizePods)
+
+
+def test_an_evicted_groups_pods_deleted_without_grace_give_the_quota_back() -> None:
+    from scheduler.core.decisions import Evict
+    from scheduler.jobs.controller import ReleaseWorkload
+    from scheduler.status.workload_status import evicted_status
+
+    pods, workload = admitted_group()
+    evict = Evict(victim="ml/g", preemptor="ml/y", reason="InClusterQueue", message="m")
+    status = evicted_status(workload, evict, NOW)
+    assert status is not None
+    evicted = {**workload, "status": status}
+    stopping = []
+    for p in pods:
+        deleted = {**p, "metadata": {**p["metadata"], "deletionTimestamp": DELETED}}
+        deleted["metadata"]["deletionGracePeriodSeconds"] = 30
+        stopping.append(deleted)
+    assert next_group_action(stopping, evicted, flavors=FLAVORS) is None, "in their grace period"
+    for p in stopping:
+        p["metadata"]["deletionGracePeriodSeconds"] = 0
+    assert isinstance(next_group_action(stopping, evicted, flavors=FLAVORS), ReleaseWorkload)
+    assert all(has_finalizer(p) for p in stopping), "kept until replaced"

@@ -243,6 +243,18 @@ def _finalize(pods: Sequence[RawObject]) -> Action | FinalizePods | None:
     return FinalizePods(pending) if pending else None
 
 
+def _holds_node(pod: RawObject) -> bool:
+    """Not terminated, and not deleted with no grace period left to run in: pure.
+
+    A pod deleted with a grace period of 0 (forced, or by a node agent that
+    stopped it) no longer runs, though kuota's finalizer keeps it listed.
+    """
+    if is_terminated(pod):
+        return False
+    grace = objects.metadata(pod).get("deletionGracePeriodSeconds")
+    return not (objects.is_being_deleted(pod) and grace == 0)
+
+
 def _running(pods: Sequence[RawObject]) -> tuple[dict[str, Any], ...]:
     return tuple(
         dict(pod)
@@ -327,7 +339,7 @@ def next_group_action(
     running = _running(members)
     if evicting:
         if not running:
-            if any(not is_terminated(pod) for pod in members if not is_gated(pod)):
+            if any(_holds_node(pod) for pod in members if not is_gated(pod)):
                 return None  # stopping: the quota stays until the last pod has gone
             return ReleaseWorkload()
         evicted = objects.condition(workload, EVICTED) or {}
