@@ -59,6 +59,7 @@ from scheduler.api.refs import (
     ADMISSION_GATED_BY_ANNOTATION,
     ELASTIC_JOB_ANNOTATION,
     KUEUE_GROUP,
+    POD_SUSPENDING_PARENT_ANNOTATION,
     PRIORITY_BOOST_ANNOTATION,
     QUEUE_NAME_LABEL,
 )
@@ -103,6 +104,14 @@ def _has_queue(var: str) -> str:
 
 
 QUEUED_CREATE: Final = {"name": "has-queue-name", "expression": _has_queue("object")}
+PARENT_SUSPENDED: Final = {
+    "name": "suspended-by-parent",
+    "expression": (
+        "has(object.metadata.annotations) && "
+        f"'{POD_SUSPENDING_PARENT_ANNOTATION}' in object.metadata.annotations"
+    ),
+}
+"""A Pod another controller queues (``kueue.x-k8s.io/pod-suspending-parent``), queue or not."""
 UNQUEUED_CREATE: Final = {"name": "has-no-queue-name", "expression": f"!{_has_queue('object')}"}
 QUEUED_EITHER: Final = {
     "name": "has-or-had-queue-name",
@@ -270,6 +279,25 @@ def mutating_configuration(
             mutating=True,
         )
         for integration, operations in _marked_on_create()
+    ]
+    # A Pod whose parent queues it is gated whether or not it names a queue yet (its
+    # queue and group may be added later, as Kueue allows): only such Pods, by
+    # matchConditions, since an objectSelector cannot look at annotations.  With
+    # manageJobsWithoutQueueName the unqueued entry below already sends them.
+    webhooks += [
+        _entry(
+            f"parent-suspended-{integration.resource}.mutate.kuota.io",
+            webhook_path(integration, "mutate"),
+            client_config,
+            rules=_job_rule(integration, ["CREATE"]),
+            failure_policy="Fail",
+            timeout=5,
+            namespace_selector=managed,
+            match_conditions=[UNQUEUED_CREATE, PARENT_SUSPENDED],
+            mutating=True,
+        )
+        for integration in kinds_with(GateOnCreate)
+        if not manage_jobs_without_queue_name
     ]
     # Jobs without a queue name get the namespace's default LocalQueue (failing open), or
     # with manageJobsWithoutQueueName are suspended (failing closed); with the latter, Pods

@@ -40,16 +40,23 @@ def test_only_queued_jobs_fail_closed_by_default() -> None:
     kuota_kinds = [e for e in every if e["rules"][0]["apiGroups"] == ["kueue.x-k8s.io"]]
     assert kuota_kinds and all(e["timeoutSeconds"] == 10 for e in kuota_kinds)
     assert all(e["timeoutSeconds"] <= 5 for e in every if e not in kuota_kinds)
-    # Pods reach kuota only when they name a queue (objectSelector) in a managed namespace.
+    # Pods reach kuota only when they name a queue (objectSelector) or a parent queues
+    # them (matchConditions on the annotation), in a managed namespace.
     pods = [e for e in every if any(rule["resources"] == ["pods"] for rule in e["rules"])]
-    assert [e["name"] for e in pods] == ["queued-pods.mutate.kuota.io"]
+    assert [e["name"] for e in pods] == [
+        "queued-pods.mutate.kuota.io",
+        "parent-suspended-pods.mutate.kuota.io",
+    ]
     assert pods[0]["objectSelector"] == {
         "matchExpressions": [{"key": "kueue.x-k8s.io/queue-name", "operator": "Exists"}]
     }
-    assert pods[0]["namespaceSelector"]["matchExpressions"][0]["values"] == [
-        "kube-system",
-        "kuota",
-    ]
+    by_parent = [c["name"] for c in pods[1]["matchConditions"]]
+    assert by_parent == ["has-no-queue-name", "suspended-by-parent"]
+    for entry in pods:
+        assert entry["namespaceSelector"]["matchExpressions"][0]["values"] == [
+            "kube-system",
+            "kuota",
+        ]
 
 
 def test_manage_jobs_without_queue_name_fails_closed_in_managed_namespaces() -> None:

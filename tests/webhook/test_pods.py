@@ -110,3 +110,17 @@ async def test_the_pods_of_a_job_placed_by_topology_are_not_refused(
     sent["metadata"]["annotations"] = {"kueue.x-k8s.io/podset-required-topology": "rack"}
     response = await post_review(client, MUTATE, admission_review(sent))
     assert response == {"uid": response["uid"], "allowed": True}
+
+
+async def test_a_pod_its_parent_queues_is_gated_before_it_names_a_queue(
+    make_client: ClientFactory,
+) -> None:
+    client = await make_client(ENABLED)
+    sent = pod("p", "team-a").labels().image("i").build()
+    sent["metadata"]["annotations"] = {"kueue.x-k8s.io/pod-suspending-parent": "Other"}
+    response = await post_review(client, MUTATE, admission_review(sent))
+    result = jsonpatch.apply_patch(copy.deepcopy(sent), patch_of(response))
+    assert result["spec"]["schedulingGates"] == [GATE, TOPOLOGY_GATE]
+    assert len(result["metadata"]["annotations"]["kueue.x-k8s.io/role-hash"]) == 8
+    assert "finalizers" not in result["metadata"], "its parent replaces it"
+    assert "kueue.x-k8s.io/managed" not in (result["metadata"].get("labels") or {})

@@ -279,10 +279,15 @@ def gate_on_create(pod: RawObject, *, without_queue_name: bool = False) -> dict[
 
     Left alone: a Pod being deleted, a Pod without a queue name (unless
     ``manageJobsWithoutQueueName``: ``without_queue_name``), and a Pod whose
-    controller is a kind kuota queues itself.
+    controller is a kind kuota queues itself; except a Pod whose parent
+    queues it (``kueue.x-k8s.io/pod-suspending-parent``), which is gated even
+    before it names a queue: its queue and group may be added later, as
+    Kueue allows.
     """
     if objects.is_being_deleted(pod):
         return None
+    if objects.annotation(pod, POD_SUSPENDING_PARENT_ANNOTATION) is not None:
+        return gate(pod)
     if not objects.queue_name(pod) and not without_queue_name:
         return None
     if owned_by_managed_kind(pod):
