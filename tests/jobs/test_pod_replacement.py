@@ -162,3 +162,14 @@ def test_an_evicted_groups_pods_deleted_without_grace_give_the_quota_back() -> N
         p["metadata"]["deletionGracePeriodSeconds"] = 0
     assert isinstance(next_group_action(stopping, evicted, flavors=FLAVORS), ReleaseWorkload)
     assert all(has_finalizer(p) for p in stopping), "kept until replaced"
+
+
+def test_of_two_failed_pods_one_replacement_releases_the_one_that_failed_first() -> None:
+    pods, workload = admitted_group()
+    for p, deleted in ((pods[0], "2026-11-25T12:05:00Z"), (pods[1], "2026-11-25T12:07:00Z")):
+        p["status"] = {"phase": "Failed"}
+        p["metadata"]["deletionTimestamp"] = deleted
+    replacement = member("replacement", created="2026-11-25T12:08:00Z")
+    found = measure([*pods, replacement], workload)
+    assert [p["metadata"]["name"] for p in found.replaced] == ["g-0"]
+    assert found.absent == 1

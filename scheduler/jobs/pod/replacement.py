@@ -60,15 +60,19 @@ def _active_order(pod: RawObject) -> tuple[bool, bool, str, str]:
     return (not has_finalizer(pod), is_gated(pod), _created(pod), _name(pod))
 
 
-def _inactive_order(pod: RawObject) -> tuple[bool, str, str, str]:
-    """Kept first: with the finalizer, then the last to have been active: pure.
+def _inactive_sorted(pods: list[RawObject]) -> list[RawObject]:
+    """Kept first: with the finalizer, then the last to have been active, then the older: pure.
 
-    A pod's last active time is when it was deleted (a pod not deleted yet
-    comes first); then the older pod first.
+    A pod's last active time is when it was deleted; one not deleted is
+    taken as active now.
     """
-    deleted = str(objects.metadata(pod).get("deletionTimestamp") or "")
-    inverted = "".join(chr(0x10FFFF - ord(c)) for c in deleted)
-    return (not has_finalizer(pod), inverted, _created(pod), _name(pod))
+    ordered = sorted(pods, key=lambda pod: (_created(pod), _name(pod)))
+    ordered.sort(
+        key=lambda pod: str(objects.metadata(pod).get("deletionTimestamp") or "\uffff"),
+        reverse=True,
+    )
+    ordered.sort(key=lambda pod: not has_finalizer(pod))
+    return ordered
 
 
 def _name(pod: RawObject) -> str:
@@ -102,7 +106,7 @@ def measure(pods: Sequence[RawObject], workload: RawObject) -> Measure:
     for role, count in counts.items():
         members = by_role.get(role, [])
         active = sorted((p for p in members if is_active(p)), key=_active_order)
-        inactive = sorted((p for p in members if not is_active(p)), key=_inactive_order)
+        inactive = _inactive_sorted([p for p in members if not is_active(p)])
         absent += max(0, count - len(active))
         kept += active[:count]
         excess += active[count:]
