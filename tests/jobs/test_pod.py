@@ -153,7 +153,10 @@ def test_without_a_queue_name_a_pod_is_gated_only_when_kuota_manages_such_pods()
     unqueued = pod("bare", "ml").uid("uid-2").image("i").requests(cpu="1").build()
     assert gate_on_create(unqueued) is None
     gated = gate_on_create(unqueued, without_queue_name=True)
-    assert gated is not None and gated["spec"]["schedulingGates"] == [GATE]
+    assert gated is not None and gated["spec"]["schedulingGates"] == [
+        GATE,
+        {"name": "kueue.x-k8s.io/topology"},
+    ]
     assert gated["metadata"]["labels"]["kueue.x-k8s.io/managed"] == "true"
 
 
