@@ -6,9 +6,10 @@ looks like when kuota lets it be created (a Pod: gated, labelled managed,
 finalized, its role hash recorded: ``scheduler/jobs/pod/pods.py``), and this
 decision sends the difference as a JSON patch.  Which objects reach it at
 all is decided by the registration (:mod:`webhook.configurations`): only
-those with the queue-name label (``objectSelector``) in managed namespaces
-(``namespaceSelector``), so the rest of the cluster's Pods never wait on
-kuota.
+those with the queue-name label (``objectSelector``), or whose parent queues
+them (``matchConditions`` on ``kueue.x-k8s.io/pod-suspending-parent``), in
+managed namespaces (``namespaceSelector``), so the rest of the cluster's
+Pods never wait on kuota.
 """
 
 from __future__ import annotations
