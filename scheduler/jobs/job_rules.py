@@ -205,6 +205,39 @@ def check_job_update(
     check_gates_only_shrink(annotations_of(old), annotations_of(obj), errors, rule="JOB-U11")
 
 
+def check_queued_while_running(
+    obj: dict[str, Any],
+    old: dict[str, Any],
+    errors: list[FieldError],
+    *,
+    running: bool,
+    rule: str,
+    what: str,
+    shared_rules: frozenset[str],
+) -> None:
+    """The update rules of a kind queued a group at a time (a LeaderWorkerSet, a StatefulSet).
+
+    Its queue name may not be removed, nor changed while ``what`` (a ready
+    replica, a ready group) runs: rule ``rule``; and the ``shared_rules`` of
+    :func:`check_job_update`, the object counting as suspended while nothing runs.
+    """
+    queue, old_queue = queue_name(obj), queue_name(old)
+    if queue != old_queue and (running or not queue):
+        why = "removed" if not queue else f"changed while {what} is ready"
+        errors.append(
+            error(
+                LABELS.key(QUEUE_NAME),
+                f'cannot be {why}; it was "{render_value(old_queue)}"',
+                rule=rule,
+            )
+        )
+    shared: list[FieldError] = []
+    check_job_update(
+        obj, old, shared, namespace_has_default_queue=False, suspended_when=lambda _: not running
+    )
+    errors.extend(item for item in shared if item.rule in shared_rules)
+
+
 def validate_job_kind(
     new: Mapping[str, Any],
     old: Mapping[str, Any] | None = None,

@@ -244,24 +244,48 @@ def pending_status(
         and conditions == list(status.get("conditions") or [])
     ):
         return None
-    conditions = set_condition(
+    return _without_reservation(
+        status,
         conditions,
-        kind=QUOTA_RESERVED,
-        status=False,
         reason=decision.reason,
         message=message,
         now=now,
         generation=generation,
+        admitted=True,
     )
+
+
+def _without_reservation(
+    status: dict[str, Any],
+    conditions: list[dict[str, Any]],
+    *,
+    reason: str,
+    message: str,
+    now: datetime,
+    generation: int | None,
+    admitted: bool,
+) -> dict[str, Any]:
+    """``status`` with ``QuotaReserved=False`` (``reason``) and no admission; ``Admitted=False``
+    too when ``admitted`` (the condition is to be written): pure."""
     conditions = set_condition(
         conditions,
-        kind=ADMITTED,
+        kind=QUOTA_RESERVED,
         status=False,
-        reason="NoReservation",
-        message="The workload has no reservation",
+        reason=reason,
+        message=message,
         now=now,
         generation=generation,
     )
+    if admitted:
+        conditions = set_condition(
+            conditions,
+            kind=ADMITTED,
+            status=False,
+            reason="NoReservation",
+            message="The workload has no reservation",
+            now=now,
+            generation=generation,
+        )
     status["conditions"] = conditions
     status.pop("admission", None)
     return status
@@ -454,28 +478,16 @@ def on_hold_status(workload: Mapping[str, Any], message: str, now: datetime) -> 
     """
     status = accumulate_admitted_time(_status(workload), workload, now)
     generation = _generation(workload)
-    conditions = set_condition(
-        list(status.get("conditions") or []),
-        kind=QUOTA_RESERVED,
-        status=False,
+    conditions = list(status.get("conditions") or [])
+    return _without_reservation(
+        status,
+        conditions,
         reason=ON_HOLD,
         message=message,
         now=now,
         generation=generation,
+        admitted=find_condition(conditions, ADMITTED) is not None,
     )
-    if find_condition(conditions, ADMITTED) is not None:
-        conditions = set_condition(
-            conditions,
-            kind=ADMITTED,
-            status=False,
-            reason="NoReservation",
-            message="The workload has no reservation",
-            now=now,
-            generation=generation,
-        )
-    status["conditions"] = conditions
-    status.pop("admission", None)
-    return status
 
 
 OFF_HOLD_MESSAGE = "Workload no longer on hold; waiting for quota reservation"

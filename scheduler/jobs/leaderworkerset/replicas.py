@@ -34,24 +34,16 @@ from typing import Any, Final
 
 from scheduler.api import objects
 from scheduler.api.refs import (
-    IS_GROUP_WORKLOAD_ANNOTATION,
-    JOB_UID_LABEL,
     MANAGED_LABEL,
     MANAGED_LABEL_VALUE,
-    POD_GROUP_NAME_LABEL,
-    POD_GROUP_TOTAL_COUNT_ANNOTATION,
     POD_SUSPENDING_PARENT_ANNOTATION,
-    PREBUILT_WORKLOAD_KEY,
     QUEUE_NAME_LABEL,
-    ROLE_HASH_ANNOTATION,
-    V1BETA2,
 )
 from scheduler.jobs import pod_template
+from scheduler.jobs.group_workloads import group_workload, group_workload_spec, into_group
 from scheduler.jobs.pod.pods import is_gated
 from scheduler.jobs.workload_from_job import (
     PriorityClasses,
-    maximum_execution_time,
-    priority_of,
     workload_name,
 )
 
@@ -64,11 +56,7 @@ NAME_LABEL: Final = f"{DOMAIN}/name"
 GROUP_INDEX_LABEL: Final = f"{DOMAIN}/group-index"
 LEADER_NAME_ANNOTATION: Final = f"{DOMAIN}/leader-name"
 LEADER, WORKER, MAIN = "leader", "worker", "main"
-JOB_OWNER_GVK_ANNOTATION: Final = "kueue.x-k8s.io/job-owner-gvk"
-JOB_OWNER_NAME_ANNOTATION: Final = "kueue.x-k8s.io/job-owner-name"
 COMPONENT_INDEX_ANNOTATION: Final = "kueue.x-k8s.io/component-workload-index"
-OWNER_GVK: Final = f"{API_VERSION}, Kind={KIND}"
-"""How Kueue writes the owner's GroupVersionKind (Go's ``GroupVersionKind.String()``)."""
 
 _mapping = pod_template.mapping
 
@@ -164,49 +152,18 @@ def replica_workloads(
     lws: Mapping[str, Any], *, priority_classes: PriorityClasses | None = None
 ) -> dict[str, dict[str, Any]]:
     """Workload name -> the Workload of each group the LeaderWorkerSet runs now: pure."""
-    sets = pod_sets(lws)
-    name, uid = objects.name(lws), objects.uid(lws) or ""
-    ref, priority = priority_of(lws, priority_classes or PriorityClasses(), sets)
-    spec: dict[str, Any] = {"podSets": sets}
-    queue = objects.queue_name(lws)
-    if queue:
-        spec["queueName"] = queue
-    if ref is not None:
-        spec["priorityClassRef"] = ref
-    if priority is not None:
-        spec["priority"] = priority
-    max_exec = maximum_execution_time(lws)
-    if max_exec is not None:
-        spec["maximumExecutionTimeSeconds"] = max_exec
+    spec = group_workload_spec(lws, pod_sets(lws), priority_classes)
     workloads = {}
     for index in range(replica_count(lws)):
-        workload_name_ = group_workload_name(lws, index)
-        workloads[workload_name_] = {
-            "apiVersion": V1BETA2,
-            "kind": "Workload",
-            "metadata": {
-                "name": workload_name_,
-                "namespace": objects.namespace(lws) or "",
-                "labels": {JOB_UID_LABEL: uid},
-                "annotations": {
-                    IS_GROUP_WORKLOAD_ANNOTATION: "true",
-                    JOB_OWNER_GVK_ANNOTATION: OWNER_GVK,
-                    JOB_OWNER_NAME_ANNOTATION: name,
-                    COMPONENT_INDEX_ANNOTATION: str(index),
-                },
-                "ownerReferences": [
-                    {
-                        "apiVersion": API_VERSION,
-                        "kind": KIND,
-                        "name": name,
-                        "uid": uid,
-                        "controller": True,
-                        "blockOwnerDeletion": True,
-                    }
-                ],
-            },
-            "spec": copy.deepcopy(spec),
-        }
+        name = group_workload_name(lws, index)
+        workloads[name] = group_workload(
+            lws,
+            name=name,
+            api_version=API_VERSION,
+            kind=KIND,
+            spec=spec,
+            annotations={COMPONENT_INDEX_ANNOTATION: str(index)},
+        )
     return workloads
 
 
@@ -238,22 +195,14 @@ def place_pod(lws: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, Any] 
         or not index
     ):
         return None
-    group = group_workload_name(lws, index)
-    placed = copy.deepcopy(dict(pod))
-    metadata = placed.setdefault("metadata", {})
-    labels = {**_mapping(metadata.get("labels")), MANAGED_LABEL: MANAGED_LABEL_VALUE}
     queue = objects.queue_name(lws)
-    if queue:
-        labels[QUEUE_NAME_LABEL] = queue
-    metadata["labels"] = labels
-    metadata["annotations"] = {
-        **_mapping(metadata.get("annotations")),
-        POD_GROUP_NAME_LABEL: group,
-        PREBUILT_WORKLOAD_KEY: group,
-        POD_GROUP_TOTAL_COUNT_ANNOTATION: str(size(lws)),
-        ROLE_HASH_ANNOTATION: pod_role(lws, pod),
-    }
-    return placed
+    return into_group(
+        pod,
+        group=group_workload_name(lws, index),
+        total=size(lws),
+        role=pod_role(lws, pod),
+        labels={QUEUE_NAME_LABEL: queue} if queue else {},
+    )
 
 
 __all__ = [

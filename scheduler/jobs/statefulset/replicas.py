@@ -35,27 +35,20 @@ from typing import Any, Final
 
 from scheduler.api import objects
 from scheduler.api.refs import (
-    IS_GROUP_WORKLOAD_ANNOTATION,
-    JOB_UID_LABEL,
     MANAGED_LABEL,
     MANAGED_LABEL_VALUE,
     POD_GROUP_FAST_ADMISSION_ANNOTATION,
     POD_GROUP_NAME_LABEL,
     POD_GROUP_SERVING_ANNOTATION,
-    POD_GROUP_TOTAL_COUNT_ANNOTATION,
     POD_SUSPENDING_PARENT_ANNOTATION,
-    PREBUILT_WORKLOAD_KEY,
     PRIORITY_CLASS_LABEL,
     QUEUE_NAME_LABEL,
-    ROLE_HASH_ANNOTATION,
-    V1BETA2,
 )
 from scheduler.jobs import pod_template, topology
+from scheduler.jobs.group_workloads import group_workload, group_workload_spec, into_group
 from scheduler.jobs.pod.pods import MAIN_POD_SET, is_gated
 from scheduler.jobs.workload_from_job import (
     PriorityClasses,
-    maximum_execution_time,
-    priority_of,
     workload_name,
 )
 
@@ -63,10 +56,6 @@ FRAMEWORK: Final = "statefulset"
 API_VERSION: Final = "apps/v1"
 KIND: Final = "StatefulSet"
 GROUP: Final = "apps"
-OWNER_GVK: Final = f"{API_VERSION}, Kind={KIND}"
-"""How Kueue writes the owner's GroupVersionKind (Go's ``GroupVersionKind.String()``)."""
-JOB_OWNER_GVK_ANNOTATION: Final = "kueue.x-k8s.io/job-owner-gvk"
-JOB_OWNER_NAME_ANNOTATION: Final = "kueue.x-k8s.io/job-owner-name"
 ON_HOLD_MESSAGE: Final = "StatefulSet scaled to zero; workload on hold"
 
 _mapping = pod_template.mapping
@@ -121,45 +110,13 @@ def workload(
     statefulset: Mapping[str, Any], *, priority_classes: PriorityClasses | None = None
 ) -> dict[str, Any]:
     """The StatefulSet's Workload as Kueue's reconciler makes it: pure."""
-    sets = pod_sets(statefulset)
-    name, uid = objects.name(statefulset), objects.uid(statefulset) or ""
-    ref, priority = priority_of(statefulset, priority_classes or PriorityClasses(), sets)
-    spec: dict[str, Any] = {"podSets": sets}
-    queue = objects.queue_name(statefulset)
-    if queue:
-        spec["queueName"] = queue
-    if ref is not None:
-        spec["priorityClassRef"] = ref
-    if priority is not None:
-        spec["priority"] = priority
-    max_exec = maximum_execution_time(statefulset)
-    if max_exec is not None:
-        spec["maximumExecutionTimeSeconds"] = max_exec
-    return {
-        "apiVersion": V1BETA2,
-        "kind": "Workload",
-        "metadata": {
-            "name": group_name(statefulset),
-            "namespace": objects.namespace(statefulset) or "",
-            "labels": {JOB_UID_LABEL: uid},
-            "annotations": {
-                IS_GROUP_WORKLOAD_ANNOTATION: "true",
-                JOB_OWNER_GVK_ANNOTATION: OWNER_GVK,
-                JOB_OWNER_NAME_ANNOTATION: name,
-            },
-            "ownerReferences": [
-                {
-                    "apiVersion": API_VERSION,
-                    "kind": KIND,
-                    "name": name,
-                    "uid": uid,
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
-        },
-        "spec": spec,
-    }
+    return group_workload(
+        statefulset,
+        name=group_name(statefulset),
+        api_version=API_VERSION,
+        kind=KIND,
+        spec=group_workload_spec(statefulset, pod_sets(statefulset), priority_classes),
+    )
 
 
 def replica_workloads(
@@ -209,27 +166,21 @@ def place_pod(statefulset: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[st
         return moved
     if objects.label(pod, MANAGED_LABEL) == MANAGED_LABEL_VALUE or not is_gated(pod):
         return None
-    placed = copy.deepcopy(dict(pod))
-    metadata = placed.setdefault("metadata", {})
-    labels = {
-        **_mapping(metadata.get("labels")),
-        MANAGED_LABEL: MANAGED_LABEL_VALUE,
-        QUEUE_NAME_LABEL: queue,
-    }
+    labels = {QUEUE_NAME_LABEL: queue}
     priority_class = objects.label(statefulset, PRIORITY_CLASS_LABEL)
     if priority_class:
         labels[PRIORITY_CLASS_LABEL] = priority_class
-    metadata["labels"] = labels
-    metadata["annotations"] = {
-        **_mapping(metadata.get("annotations")),
-        POD_GROUP_NAME_LABEL: group,
-        PREBUILT_WORKLOAD_KEY: group,
-        POD_GROUP_TOTAL_COUNT_ANNOTATION: str(replicas(statefulset)),
-        POD_GROUP_FAST_ADMISSION_ANNOTATION: "true",
-        POD_GROUP_SERVING_ANNOTATION: "true",
-        ROLE_HASH_ANNOTATION: MAIN_POD_SET,
-    }
-    return placed
+    return into_group(
+        pod,
+        group=group,
+        total=replicas(statefulset),
+        role=MAIN_POD_SET,
+        labels=labels,
+        annotations={
+            POD_GROUP_FAST_ADMISSION_ANNOTATION: "true",
+            POD_GROUP_SERVING_ANNOTATION: "true",
+        },
+    )
 
 
 def should_hold(statefulset: Mapping[str, Any], workload: Mapping[str, Any]) -> bool:

@@ -33,9 +33,8 @@ from typing import Any, Final
 
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.objects import queue_name
-from scheduler.api.refs import QUEUE_NAME_LABEL
 from scheduler.api.validation.common import in_rule_order, prepare, prepare_old
-from scheduler.api.validation.formats import check_metadata, render_value
+from scheduler.api.validation.formats import check_metadata
 from scheduler.api.validation.known_fields import JOB
 from scheduler.jobs import job_rules
 from scheduler.jobs.pod.pods import spec_shape
@@ -115,25 +114,15 @@ def _check_update(
     obj: dict[str, Any], old: dict[str, Any], errors: list[FieldError], *, managed: bool
 ) -> None:
     running = _status_count(old, "readyReplicas") > 0
-    queue, old_queue = queue_name(obj), queue_name(old)
-    if queue != old_queue and (running or not queue):
-        why = "removed" if not queue else "changed while a replica is ready"
-        errors.append(
-            error(
-                job_rules.LABELS.key(QUEUE_NAME_LABEL),
-                f'cannot be {why}; it was "{render_value(old_queue)}"',
-                rule="STS-U1",
-            )
-        )
-    shared: list[FieldError] = []
-    job_rules.check_job_update(
+    job_rules.check_queued_while_running(
         obj,
         old,
-        shared,
-        namespace_has_default_queue=False,
-        suspended_when=lambda _: not running,
+        errors,
+        running=running,
+        rule="STS-U1",
+        what="a replica",
+        shared_rules=SHARED_UPDATE_RULES,
     )
-    errors.extend(item for item in shared if item.rule in SHARED_UPDATE_RULES)
     if managed:
         _check_managed(obj, old, errors)
 
