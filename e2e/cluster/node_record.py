@@ -106,12 +106,20 @@ def _mounts_under(directory: str) -> list[str]:
     return sorted(inside, key=lambda p: p.count("/"), reverse=True)
 
 
+def _subdirectories(top: str) -> list[Path]:
+    """Every directory below ``top``, deepest first.  The cgroups of a stopping node vanish
+    while they are listed: ``os.walk`` skips one gone meanwhile (``rglob`` raises)."""
+    found = [Path(root) / name for root, names, _ in os.walk(top) for name in names]
+    return sorted(found, key=lambda p: len(p.parts), reverse=True)
+
+
 def _pids_in_cgroups(directories: Sequence[str]) -> set[int]:
     pids: set[int] = set()
     for top in directories:
-        for procs in Path(top).rglob("cgroup.procs"):
+        for directory in [Path(top), *_subdirectories(top)]:
             try:
-                pids.update(int(line) for line in procs.read_text().split())
+                text = (directory / "cgroup.procs").read_text()
+                pids.update(int(line) for line in text.split())
             except (OSError, ValueError):
                 continue
     return pids
@@ -189,12 +197,11 @@ def teardown_recorded(workdir: Path) -> list[str]:
     for point in _mounts_under(record.directory):
         subprocess.run(["umount", "--lazy", point], capture_output=True, timeout=30)
     for top in record.cgroup_dirs:
-        for path in sorted(Path(top).rglob("*"), key=lambda p: len(p.parts), reverse=True):
-            if path.is_dir():
-                try:
-                    path.rmdir()
-                except OSError:
-                    pass
+        for path in _subdirectories(top):
+            try:
+                path.rmdir()
+            except OSError:
+                pass
         try:
             Path(top).rmdir()
         except OSError:
