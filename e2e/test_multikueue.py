@@ -48,6 +48,7 @@ SAMPLE_JOB = DATA / "multikueue" / "sample-job.yaml"
 pytestmark = pytest.mark.cluster
 NAMES = ["mk-manager", "mk-onprem", "mk-cloud"]
 WORKERS = {"onprem-worker": "mk-onprem", "cloud-worker": "mk-cloud"}
+CONNECTED = ("True", "Active", "Connected")
 
 
 @pytest.fixture(scope="module")
@@ -82,6 +83,26 @@ def _connect_workers(clusters: dict[str, NamedCluster], kubectl: dict[str, Kubec
         manager.apply([worker_secret(f"{cluster_name}-secret", clusters[worker].kubeconfig)])
 
 
+@pytest.fixture
+def workers_connected(clusters: dict[str, NamedCluster], kubectl: dict[str, Kubectl]) -> None:
+    """Both workers' Secrets on the manager and both connected.
+
+    The first test connects them as seed 003 shows; the later tests ask for
+    this again so that a failure of the first does not fail them all.
+    """
+    manager = kubectl["mk-manager"]
+    if all(active(manager.json("multikueuecluster", name)) == CONNECTED for name in WORKERS):
+        return
+    _connect_workers(clusters, kubectl)
+    for name in WORKERS:
+        wait_for(
+            lambda name=name: active(manager.json("multikueuecluster", name)),  # type: ignore[misc]
+            lambda seen: seen == CONNECTED,
+            timeout=60,
+            what=f"{name} connected",
+        )
+
+
 def test_seed_003_reports_a_missing_secret_then_connected(
     clusters: dict[str, NamedCluster], kubectl: dict[str, Kubectl]
 ) -> None:
@@ -98,16 +119,15 @@ def test_seed_003_reports_a_missing_secret_then_connected(
         "BadKubeConfig",
         'load client config failed: secrets "onprem-worker-secret" not found',
     )
-    check = wait_for(
+    # Until the controller has seen both clusters it may say less (they are
+    # applied after the check); what a user reads once it has is this.
+    wait_for(
         lambda: active(manager.json("admissioncheck", "multikueue-check")),
-        lambda seen: seen is not None,
+        lambda seen: (
+            seen == ("False", "NoUsableClusters", "Inactive clusters: [onprem-worker cloud-worker]")
+        ),
         timeout=30,
-        what="the Active condition of multikueue-check",
-    )
-    assert check == (
-        "False",
-        "NoUsableClusters",
-        "Inactive clusters: [onprem-worker cloud-worker]",
+        what="multikueue-check inactive, naming both clusters",
     )
 
     _connect_workers(clusters, kubectl)
@@ -240,6 +260,7 @@ def _pods(cluster: Kubectl, job_name: str) -> list[dict[str, Any]]:
     return list(found.get("items") or [])
 
 
+@pytest.mark.usefixtures("workers_connected")
 def test_a_job_submitted_once_runs_on_a_worker_and_finishes_on_the_manager(
     clusters: dict[str, NamedCluster], kubectl: dict[str, Kubectl]
 ) -> None:
@@ -303,6 +324,7 @@ def test_a_job_submitted_once_runs_on_a_worker_and_finishes_on_the_manager(
     )
 
 
+@pytest.mark.usefixtures("workers_connected")
 def test_with_the_first_worker_full_the_job_runs_on_the_second(
     clusters: dict[str, NamedCluster], kubectl: dict[str, Kubectl]
 ) -> None:
@@ -346,6 +368,7 @@ def _lands_on_cloud(manager: Kubectl, onprem: Kubectl, cloud: Kubectl) -> None:
     assert _pods(onprem, "mk-spill") == [] and _pods(manager, "mk-spill") == []
 
 
+@pytest.mark.usefixtures("workers_connected")
 def test_the_manager_runs_nothing_of_a_multikueue_job_itself(
     kubectl: dict[str, Kubectl],
 ) -> None:
@@ -363,6 +386,7 @@ def test_the_manager_runs_nothing_of_a_multikueue_job_itself(
     assert _pods(manager, "mk-never-local") == []
 
 
+@pytest.mark.usefixtures("workers_connected")
 def test_deleting_the_managers_job_deletes_what_runs_on_the_worker(
     kubectl: dict[str, Kubectl],
 ) -> None:
@@ -400,6 +424,7 @@ def test_deleting_the_managers_job_deletes_what_runs_on_the_worker(
     )
 
 
+@pytest.mark.usefixtures("workers_connected")
 def test_a_remote_workload_that_vanishes_is_retried_and_dispatched_again(
     kubectl: dict[str, Kubectl],
 ) -> None:
@@ -439,6 +464,7 @@ def test_a_remote_workload_that_vanishes_is_retried_and_dispatched_again(
     )
 
 
+@pytest.mark.usefixtures("workers_connected")
 def test_a_second_replica_stands_by_while_the_first_leads(
     clusters: dict[str, NamedCluster], kubectl: dict[str, Kubectl], tmp_path: Path
 ) -> None:
@@ -477,6 +503,7 @@ def test_a_second_replica_stands_by_while_the_first_leads(
         second.stop()
 
 
+@pytest.mark.usefixtures("workers_connected")
 def test_with_a_worker_down_the_job_is_dispatched_to_the_live_one(
     clusters: dict[str, NamedCluster], kubectl: dict[str, Kubectl]
 ) -> None:
