@@ -104,10 +104,13 @@ GATES: Final[Mapping[str, Gate]] = {
     "ElasticJobsViaWorkloadSlices": _read(
         True,
         "read by the webhook (Job and Workload rules) and the scheduler: an elastic Job "
-        "scales down in place; scaling up is refused (docs/api-differences.md#elastic-jobs)",
+        "scales down in place and up by a new workload slice (docs/concepts.md#elastic-jobs)",
     ),
     "ElasticJobsViaWorkloadSlicesWithTAS": _fixed(
-        False, False, "kuota's scheduler has no workload slices"
+        False,
+        True,
+        "a scaled-up slice of an elastic Job keeps the topology placement of its pods "
+        "(docs/concepts.md#elastic-jobs)",
     ),
     "TASFailedNodeReplacementFailFast": _fixed(
         True, True, "kuota evicts a workload placed on a failed node at once (NodeFailures)"
@@ -163,8 +166,10 @@ GATES: Final[Mapping[str, Gate]] = {
     ),
     "TLSOptions": _read(True, "read by the webhook server: off ignores the tls section"),
     "RemoveFinalizersWithStrictPatch": _none(True, _INTERNAL),
-    "TASReplaceNodeOnNodeTaints": _fixed(
-        True, False, "kuota does not treat a node tainted NoSchedule or NoExecute as failed"
+    "TASReplaceNodeOnNodeTaints": _read(
+        True,
+        "read by the scheduler: false stops treating a node tainted NoSchedule or NoExecute "
+        "as failed for the workloads that do not tolerate it for good",
     ),
     "AssignQueueLabelsForPods": _fixed(
         True, True, "kuota always labels the pods of admitted jobs with their queues"

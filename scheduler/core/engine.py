@@ -38,6 +38,7 @@ from scheduler.api.models import (
     LocalQueue,
     ResourceFlavor,
     ResourceFlavorSpec,
+    Taint,
     Topology,
     Workload,
     WorkloadPriorityClass,
@@ -68,6 +69,7 @@ from scheduler.core.engine_types import (
 )
 from scheduler.core.fair_share import Share
 from scheduler.core.node_replacement import replacement_admission
+from scheduler.core.node_taints import failing_taint_for
 from scheduler.core.preemption import PreemptionContext, PreemptionHistory
 from scheduler.core.preemption.context import DEFAULT_STRATEGIES
 from scheduler.core.queue_manager import PriorityRef, QueueManager
@@ -464,6 +466,14 @@ class Engine:
         if record is None or record.state != ADMITTED:
             return None
         return replacement_admission(record.admission, record.pod_sets, failed, self.cache.topology)
+
+    def failing_taint(self, workload: WorkloadKey, node: str) -> Taint | None:
+        """A taint of ``node`` that fails it for the workload placed there, or None
+        (docs/concepts.md#topology-aware-scheduling): pure."""
+        record = self._records.get(workload)
+        if record is None or record.state != ADMITTED:
+            return None
+        return failing_taint_for(record.admission, record.pod_sets, node, self.cache.topology)
 
     def placed_on_node(self, node: str) -> list[WorkloadKey]:
         """Workloads holding quota, not being evicted, whose topology placement put pods on

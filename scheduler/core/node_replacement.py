@@ -45,6 +45,18 @@ def _merged(kept: Sequence[DomainAssignment], added: TopologyAssignment) -> Topo
     )
 
 
+def _without(tree: TopologyTree, failed: Collection[str]) -> TopologyTree:
+    """``tree`` less the failed nodes still in it (a tainted node stays in the cache): pure."""
+    if not any(name in tree.node_leaf for name in failed):
+        return tree
+    nodes = [
+        leaf.node
+        for leaf in tree.leaves.values()
+        if leaf.node is not None and leaf.node.name not in failed
+    ]
+    return TopologyTree(tree.levels, nodes)
+
+
 def _within(tree: TopologyTree, kept: Sequence[DomainAssignment], level: int) -> TopologyTree | str:
     """The part of ``tree`` inside the level-``level`` domain of the pods kept: pure."""
     anchor = tree.leaves.get(kept[0].values[-1]) if kept else None
@@ -103,6 +115,7 @@ def _replace_one(
     info = cache.flavor(flavor) if flavor is not None else None
     if flavor is None or tree is None or info is None or not tree.by_hostname:
         return "no single TAS flavor at hostname level to place the pods again"
+    tree = _without(tree, failed)
     request = pod_set.topology
     scope: TopologyTree | str = tree
     layers = request.layers if request is not None else ()
@@ -148,8 +161,9 @@ def replacement_admission(
 ) -> tuple[PodSetAdmission, ...] | str:
     """The admission with the failed nodes' pods placed elsewhere, or why they cannot be: pure.
 
-    The failed nodes are no longer in the cache's trees (deleted, or not
-    ``Ready``); the workload's own placements still count where they are.
+    The failed nodes are left out (deleted or not ``Ready`` ones are out of
+    the cache's trees already; a tainted one is not); the workload's own
+    placements still count where they are.
     """
     by_name = {pod_set.name: pod_set for pod_set in pod_sets}
     result: list[PodSetAdmission] = []

@@ -6,10 +6,13 @@ has no ``Ready`` condition), or when it is not ``Ready`` and none of the
 workload's pods still runs there (they ended, or are being deleted: the
 node's pods are evicted after its taint's toleration); with the feature
 gate ``TASReplaceNodeDueToNotReadyOverFixedTime``, also when it has been
-not ``Ready`` for 30 seconds, whatever its pods do.  For every such
-workload holding quota, the
-engine looks for a replacement (the node's pods placed again inside the
-domain the request requires): found, the admission's topology assignment
+not ``Ready`` for 30 seconds, whatever its pods do; with
+``TASReplaceNodeOnNodeTaints`` (on by default), also when it has a
+``NoSchedule`` or ``NoExecute`` taint one of the workload's pod sets there
+does not tolerate for good and none of the workload's pods still runs
+there.  For every such workload holding quota, the engine looks for a
+replacement (the node's pods placed again inside the domain the request
+requires): found, the admission's topology assignment
 is rewritten and the workload keeps running (the job's controller
 recreates the lost pods, which then go to their new domain); not found,
 the workload is evicted with Kueue's reason ``NodeFailures`` and message,
@@ -30,6 +33,7 @@ from typing import Any, Final
 from scheduler import logs
 from scheduler.core.decisions import Evict
 from scheduler.core.engine import Engine
+from scheduler.core.node_matching import describe_taint
 from scheduler.kube.rest import RestError
 from scheduler.kube.state import ClusterState
 from scheduler.kube.writer import Writer
@@ -69,6 +73,7 @@ class NodeFailures:
         writer: Writer,
         evict: Evictor,
         fixed_delay: bool = False,
+        taints: bool = True,
     ) -> None:
         self.engine = engine
         self.state = state
@@ -78,6 +83,10 @@ class NodeFailures:
         self.fixed_delay = fixed_delay
         """Feature gate TASReplaceNodeDueToNotReadyOverFixedTime: a node not Ready for
         :data:`NODE_FAILURE_DELAY` fails whatever its pods do."""
+        self.taints = taints
+        """Feature gate TASReplaceNodeOnNodeTaints: a node tainted ``NoSchedule`` or
+        ``NoExecute`` fails for a workload that does not tolerate it for good, once the
+        workload's pods there have ended (:mod:`scheduler.core.node_taints`)."""
 
     async def reconcile(self) -> bool:
         """Move or evict what sits on the nodes that failed; True when anything was."""
@@ -90,6 +99,19 @@ class NodeFailures:
             timed_out = self.fixed_delay and since + NODE_FAILURE_DELAY <= now
             for workload in self.engine.placed_on_node(node):
                 if timed_out or self.state.topology.live_pods_on(workload, node) == 0:
+                    failed.setdefault(workload, []).append(node)
+        for node in self.state.topology.tainted_nodes() if self.taints else ():
+            for workload in self.engine.placed_on_node(node):
+                if node in failed.get(workload, ()):
+                    continue
+                if self.state.topology.live_pods_on(workload, node) > 0:
+                    continue
+                taint = self.engine.failing_taint(workload, node)
+                if taint is not None:
+                    log.info(
+                        "node tainted under a workload whose pods there have ended",
+                        extra={"workload": workload, "node": node, "taint": describe_taint(taint)},
+                    )
                     failed.setdefault(workload, []).append(node)
         for workload, nodes in sorted(failed.items()):
             with logs.bind(object=workload):

@@ -35,20 +35,28 @@ class TopologyState:
         """Nodes deleted (or without a Ready condition) not yet reported."""
         self._not_ready: dict[str, datetime] = {}
         """Node -> since when it is not Ready."""
+        self._tainted: set[str] = set()
+        """Nodes with a ``NoSchedule`` or ``NoExecute`` taint."""
         self.workloads_to_place = WorkList()
         """Workloads placed by topology whose gated pods may now get their domain."""
 
     def on_node(self, event: Event) -> None:
         """A Node: its labels, capacity and taints, for topology-aware scheduling; and whether
-        it failed (deleted, no ``Ready`` condition, or not Ready), for the workloads placed
-        on it (docs/concepts.md#topology-aware-scheduling)."""
+        it may have failed (deleted, no ``Ready`` condition, not Ready, or tainted), for the
+        workloads placed on it (docs/concepts.md#topology-aware-scheduling)."""
         name = objects.name(event.object)
         if event.type == "DELETED":
             self.engine.remove("Node", name)
             self._gone_nodes.add(name)
             self._not_ready.pop(name, None)
+            self._tainted.discard(name)
             return
-        self.engine.apply(node_info(event.object))
+        info = node_info(event.object)
+        self.engine.apply(info)
+        if any(taint.effect in ("NoSchedule", "NoExecute") for taint in info.taints):
+            self._tainted.add(name)
+        else:
+            self._tainted.discard(name)
         since = not_ready_since(event.object)
         if since is None:
             self._not_ready.pop(name, None)
@@ -61,6 +69,10 @@ class TopologyState:
         """Nodes deleted (or without a ``Ready`` condition) since the last call."""
         gone, self._gone_nodes = sorted(self._gone_nodes), set()
         return gone
+
+    def tainted_nodes(self) -> list[str]:
+        """Nodes with a ``NoSchedule`` or ``NoExecute`` taint now."""
+        return sorted(self._tainted)
 
     def not_ready_nodes(self) -> dict[str, datetime]:
         """Nodes that are not Ready now, and since when."""

@@ -172,16 +172,15 @@ class SchedulerLoop:
             settings=wait_for_pods_ready(self.engine.config),
             evict=self.executor.admissions.evict,
         )
+        gates = self.engine.config.feature_gates if self.engine.config else {}
         self.node_failures = NodeFailures(
             engine=self.engine,
             state=self.state,
             clock=self.clock,
             writer=self.writer,
             evict=self.executor.admissions.evict,
-            fixed_delay=enabled(
-                self.engine.config.feature_gates if self.engine.config else {},
-                "TASReplaceNodeDueToNotReadyOverFixedTime",
-            ),
+            fixed_delay=enabled(gates, "TASReplaceNodeDueToNotReadyOverFixedTime"),
+            taints=enabled(gates, "TASReplaceNodeOnNodeTaints"),
         )
         self.orphans = OrphanedWorkloads(state=self.state, writer=self.writer, clock=self.clock)
         self.failure_recovery = FailureRecovery(

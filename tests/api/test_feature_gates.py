@@ -68,17 +68,19 @@ def test_turning_off_what_kuota_always_does_is_refused() -> None:
 
 
 def test_restating_kueues_default_where_kuota_differs_is_a_warning() -> None:
-    errors, warnings = _messages({"TASReplaceNodeOnNodeTaints": True, "LocalQueueMetrics": True})
+    errors, warnings = _messages(
+        {"ElasticJobsViaWorkloadSlicesWithTAS": False, "LocalQueueMetrics": True}
+    )
     assert errors == []
     assert warnings == [
-        "featureGates[TASReplaceNodeOnNodeTaints]: kuota does not treat a node tainted "
-        "NoSchedule or NoExecute as failed: kuota behaves as TASReplaceNodeOnNodeTaints=false, "
-        "unlike Kueue's default",
+        "featureGates[ElasticJobsViaWorkloadSlicesWithTAS]: a scaled-up slice of an elastic "
+        "Job keeps the topology placement of its pods (docs/concepts.md#elastic-jobs): kuota "
+        "behaves as ElasticJobsViaWorkloadSlicesWithTAS=true, unlike Kueue's default",
     ], "LocalQueueMetrics is read: either value is accepted"
 
 
 def test_turning_off_what_kuota_does_not_have_asks_for_nothing() -> None:
-    assert _messages({"TASReplaceNodeOnNodeTaints": False, "VisibilityOnDemand": False}) == (
+    assert _messages({"TASBalancedPlacement": False, "VisibilityOnDemand": False}) == (
         [],
         [],
     )
@@ -128,7 +130,8 @@ def test_kuotas_defaults_are_kueues_but_where_kuota_behaves_otherwise() -> None:
     assert GATES["ElasticJobsViaWorkloadSlices"].read
     assert kuota_default("TopologyAwareScheduling") and not kuota_default("PriorityBoost")
     assert kuota_default("TASFailedNodeReplacement"), "kuota replaces failed nodes"
-    assert not kuota_default("TASReplaceNodeOnNodeTaints"), "a tainted node is not failed"
+    assert kuota_default("TASReplaceNodeOnNodeTaints"), "a tainted node may fail, as in Kueue"
+    assert GATES["TASReplaceNodeOnNodeTaints"].read
 
 
 def test_the_configuration_check_reports_the_gates() -> None:

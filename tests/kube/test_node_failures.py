@@ -137,3 +137,17 @@ def test_the_status_keeps_everything_but_the_new_assignment() -> None:
     ), "the stored object is not changed"
     unchanged = PodSetAdmission("main", 2, {"cpu": "f"}, {"cpu": Quantity.parse("2")}, old)
     assert with_topology_assignments(workload, [unchanged]) is None
+
+
+def test_tainted_nodes_are_known_while_a_blocking_taint_is_on_them() -> None:
+    state = ClusterState(Engine())
+    tainted = node("n1")
+    tainted["spec"] = {"taints": [{"key": "k", "effect": "PreferNoSchedule"}]}
+    state.topology.on_node(event("ADDED", tainted))
+    assert state.topology.tainted_nodes() == [], "PreferNoSchedule never blocks"
+    tainted["spec"]["taints"].append({"key": "k", "value": "v", "effect": "NoExecute"})
+    state.topology.on_node(event("MODIFIED", tainted))
+    assert state.topology.tainted_nodes() == ["n1"]
+    assert state.topology.gone_nodes() == [], "a tainted node is not gone"
+    state.topology.on_node(event("DELETED", tainted))
+    assert state.topology.tainted_nodes() == []

@@ -5,9 +5,11 @@ See docs/concepts.md#topology-aware-scheduling.
 
 from __future__ import annotations
 
+from scheduler.api.models import Taint, Toleration
 from scheduler.api.topology_assignment import DomainAssignment
 from scheduler.core.decisions import Evict
 from scheduler.core.engine import Engine, NodeInfo, PodUsage
+from scheduler.core.node_taints import failing_taint
 from tests.builders import (
     T0,
     cluster_queue,
@@ -342,3 +344,85 @@ def test_a_lost_pod_of_a_slice_goes_back_to_that_slices_rack() -> None:
     assert kept_in_r0 not in after and sum(after.values()) == 4
     r0 = sum(count for name, count in after.items() if name.startswith("r0-"))
     assert r0 == 2, ("the slice of rack r0 is whole again, in r0", after)
+
+
+def _tainted(name: str, effect: str) -> NodeInfo:
+    (node,) = [n for n in nodes() if n.name == name]
+    return NodeInfo(
+        name=node.name,
+        labels=node.labels,
+        allocatable=node.allocatable,
+        taints=(Taint(key="key1", value="value1", effect=effect),),
+    )
+
+
+def test_a_taint_its_pods_do_not_tolerate_fails_the_node_for_the_workload() -> None:
+    engine = tas_engine(
+        workload("w").queue("lq").pod_set(count=3, cpu="1").topology_request(required="rack")
+    )
+    engine.run_until_steady(T0)
+    (node,) = placed(engine, "default/w")
+    assert engine.failing_taint("default/w", node) is None, "no taint yet"
+    engine.apply(_tainted(node, "PreferNoSchedule"))
+    assert engine.failing_taint("default/w", node) is None, "PreferNoSchedule never fails a node"
+    engine.apply(_tainted(node, "NoSchedule"))
+    assert engine.failing_taint("default/w", node) == Taint(
+        key="key1", value="value1", effect="NoSchedule"
+    )
+    other = next(n.name for n in nodes() if n.name != node)
+    engine.apply(_tainted(other, "NoExecute"))
+    assert engine.failing_taint("default/w", other) is None, "nothing of w is placed there"
+
+
+def test_a_taint_the_pod_set_or_its_flavor_tolerates_leaves_the_node_healthy() -> None:
+    engine = tas_engine(
+        workload("w")
+        .queue("lq")
+        .pod_set(count=3, cpu="1")
+        .topology_request(required="rack")
+        .toleration("key1", "value1", effect="NoSchedule")
+    )
+    engine.run_until_steady(T0)
+    (node,) = placed(engine, "default/w")
+    engine.apply(_tainted(node, "NoSchedule"))
+    assert engine.failing_taint("default/w", node) is None
+    engine.apply(_tainted(node, "NoExecute"))
+    assert engine.failing_taint("default/w", node) is not None, "the toleration is NoSchedule's"
+    engine.apply(
+        model_of(
+            resource_flavor("tas")
+            .node_labels(pool="tas")
+            .topology("default")
+            .toleration("key1", operator="Exists")
+        )
+    )
+    assert engine.failing_taint("default/w", node) is None, "the flavor's toleration counts"
+
+
+def test_a_failed_node_is_never_its_own_replacement_though_still_in_the_tree() -> None:
+    engine = tas_engine(
+        workload("w")
+        .queue("lq")
+        .pod_set(count=3, cpu="1")
+        .topology_request(required="rack")
+        .toleration("key1", operator="Exists")
+    )
+    engine.run_until_steady(T0)
+    (lost,) = placed(engine, "default/w")
+    engine.apply(_tainted(lost, "NoExecute"))  # tolerated: the node stays placeable
+    replaced = engine.replacement_admission("default/w", [lost])
+    assert isinstance(replaced, tuple), replaced
+    assignment = replaced[0].topology_assignment
+    assert assignment is not None
+    after = {domain.values[0]: domain.count for domain in assignment.domains}
+    assert lost not in after and sum(after.values()) == 3
+
+
+def test_only_a_toleration_without_time_limit_keeps_a_node_healthy() -> None:
+    taint = Taint(key="key1", value="value1", effect="NoExecute")
+    for_a_while = Toleration(key="key1", value="value1", effect="NoExecute", toleration_seconds=0)
+    for_good = Toleration(key="key1", operator="Exists")
+    assert failing_taint([taint], [[for_a_while]]) == taint, "evicted after tolerationSeconds"
+    assert failing_taint([taint], [[for_good]]) is None
+    assert failing_taint([taint], [[for_good], []]) == taint, "every pod set on the node counts"
+    assert failing_taint([taint], []) is None, "no pod set there"

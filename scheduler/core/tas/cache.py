@@ -85,6 +85,10 @@ class TopologyCache:
         self._generation += 1
         return True
 
+    def node(self, name: str) -> NodeInfo | None:
+        """The node as last applied, or None when unknown or removed."""
+        return self._nodes.get(name)
+
     def remove_node(self, name: str) -> bool:
         if self._nodes.pop(name, None) is None:
             return False
