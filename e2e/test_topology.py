@@ -482,6 +482,47 @@ async def test_a_node_deleted_under_a_placed_job_gets_its_pods_a_new_node_in_the
     assert nodes == [other, other]
 
 
+async def test_a_node_tainted_under_a_placed_job_gets_its_pods_a_new_node_in_the_rack(
+    topology_cluster: Cluster, api: client.ApiClient, namespace: str
+) -> None:
+    """A NoExecute taint the job does not tolerate: Kubernetes evicts its pods there, and
+    kuota moves them to the rack's other node (TASReplaceNodeOnNodeTaints, on by default).
+
+    Every node also carries the flavor's NoSchedule taint, which the flavor tolerates for
+    good: that one fails nothing."""
+    batch, core = client.BatchV1Api(api), client.CoreV1Api(api)
+    await batch.create_namespaced_job(namespace, tas_job("tainted", 2, **REQUIRED_RACK))
+    first = await admitted_assignment(api, namespace, "tainted")
+    await bound_nodes(api, namespace, "tainted", 2)
+    (lost,) = {domain.values[0] for domain in first.domains}
+    rack = topology_cluster.rack_of(lost)
+    (other,) = [node for node in topology_cluster.racks[rack] if node != lost]
+    broken = {"key": "e2e.kuota.io/broken", "value": "yes", "effect": "NoExecute"}
+    await core.patch_node(lost, {"spec": {"taints": [topology_cluster.taint, broken]}})
+
+    async def workload() -> dict[str, Any]:
+        return (await workloads_of(api, namespace)).get("tainted") or {}
+
+    def placed(wl: dict[str, Any]) -> set[str]:
+        assignment = wl["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]
+        return {d.values[0] for d in TopologyAssignment.decoded(assignment).domains}
+
+    moved = await eventually(
+        workload,
+        lambda wl: bool((wl.get("status") or {}).get("admission")) and placed(wl) == {other},
+        timeout=90,
+        what="the admission's topology assignment moved to the rack's other node",
+    )
+    assert condition(moved, "Evicted") is None, "replaced, not evicted"
+    nodes = await eventually(
+        lambda: _bound_pod_nodes(api, namespace, "tainted"),
+        lambda found: found == [other, other],
+        timeout=90,
+        what="the job's two pods bound to the rack's other node",
+    )
+    assert nodes == [other, other]
+
+
 async def _bound_pod_nodes(api: client.ApiClient, namespace: str, job: str) -> list[str]:
     listed = await client.CoreV1Api(api).list_namespaced_pod(
         namespace, label_selector=f"batch.kubernetes.io/job-name={job}"
