@@ -367,6 +367,7 @@ def build_cached(
 
 def build(*, force: bool = False) -> ToolPaths:
     """Build the pinned tool set into the cache (no-op on a verified hit)."""
+    cache_root().mkdir(parents=True, exist_ok=True)  # a new machine has no cache yet
     free = shutil.disk_usage(cache_root()).free
     if free < 8 * 1024**3 and (force or not is_complete(version_dir())):
         print(
