@@ -31,10 +31,12 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 
 from scheduler import logs
+from scheduler.api import objects
 from scheduler.core.decisions import Evict
 from scheduler.core.engine import Engine
 from scheduler.core.node_matching import describe_taint
-from scheduler.kube.rest import RestError
+from scheduler.jobs.stray_pods import EVENT_REASON, MESSAGE, assigned_hosts, terminated_status
+from scheduler.kube.rest import Conflict, NotFound, RestError
 from scheduler.kube.state import ClusterState
 from scheduler.kube.writer import Writer
 from scheduler.status.topology_status import with_topology_assignments
@@ -116,7 +118,43 @@ class NodeFailures:
         for workload, nodes in sorted(failed.items()):
             with logs.bind(object=workload):
                 await self._handle(workload, nodes)
-        return bool(failed)
+        return bool(failed) | await self._fail_stray_pods(now)
+
+    def _node_failed_for(self, workload: str, node: str) -> bool:
+        """Whether ``node`` can take no pod of ``workload``: gone, not Ready, or tainted so."""
+        topology = self.state.topology
+        if not topology.has_node(node) or node in topology.not_ready_nodes():
+            return True
+        return self.taints and self.engine.failing_taint(workload, node) is not None
+
+    async def _fail_stray_pods(self, now: datetime) -> bool:
+        """Fail the pods steered to a node that can never take them (:mod:`~scheduler.jobs.
+        stray_pods`), of Workloads that hold quota and are not being evicted."""
+        acted = False
+        for workload, node, pod in self.state.topology.steered_pods():
+            stored = self.state.stored("Workload").get(workload)
+            if stored is None or not objects.has_quota_reservation(stored):
+                continue
+            if objects.is_evicting(stored):
+                continue  # its job is being stopped: its pods go anyway
+            stray = node not in assigned_hosts(stored)
+            if not stray and not self._node_failed_for(workload, node):
+                continue
+            try:
+                await self.writer.fail_pod(pod, terminated_status(pod, now))
+            except (Conflict, NotFound):
+                continue  # gone, or another pod of that name: the watch tells
+            except RestError as failure:
+                log.warning("could not fail a stray pod", extra={"error": str(failure)})
+                continue
+            self.state.topology.pod_failed(pod)
+            self.writer.event(pod, kind="Pod", reason=EVENT_REASON, message=MESSAGE)
+            log.info(
+                "failed a pod steered to a node that cannot take it",
+                extra={"workload": workload, "pod": objects.key(pod), "node": node},
+            )
+            acted = True
+        return acted
 
     async def _handle(self, workload: str, nodes: list[str]) -> None:
         replaced = self.engine.replacement_admission(workload, nodes)

@@ -17,6 +17,7 @@ from scheduler.api import objects
 from scheduler.api.refs import workload_key
 from scheduler.core.engine import Engine
 from scheduler.core.tas.inputs import EPOCH, node_info, not_ready_since, pod_usage
+from scheduler.jobs.stray_pods import steered_host
 from scheduler.jobs.topology import WORKLOAD_ANNOTATION, is_tas_pod
 from scheduler.jobs.topology_ungate import gated
 from scheduler.kube.informer import Event
@@ -37,6 +38,10 @@ class TopologyState:
         """Node -> since when it is not Ready."""
         self._tainted: set[str] = set()
         """Nodes with a ``NoSchedule`` or ``NoExecute`` taint."""
+        self._nodes: set[str] = set()
+        """Every node that exists."""
+        self._steered: dict[str, tuple[str, str]] = {}
+        """Pod key -> (its Workload, the node) of a pod steered to a node and not bound yet."""
         self.workloads_to_place = WorkList()
         """Workloads placed by topology whose gated pods may now get their domain."""
 
@@ -50,7 +55,9 @@ class TopologyState:
             self._gone_nodes.add(name)
             self._not_ready.pop(name, None)
             self._tainted.discard(name)
+            self._nodes.discard(name)
             return
+        self._nodes.add(name)
         info = node_info(event.object)
         self.engine.apply(info)
         if any(taint.effect in ("NoSchedule", "NoExecute") for taint in info.taints):
@@ -69,6 +76,23 @@ class TopologyState:
         """Nodes deleted (or without a ``Ready`` condition) since the last call."""
         gone, self._gone_nodes = sorted(self._gone_nodes), set()
         return gone
+
+    def has_node(self, name: str) -> bool:
+        """Whether the node exists, as the watch says."""
+        return name in self._nodes
+
+    def steered_pods(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(Workload, node, pod) of the pods steered to a node and not bound yet."""
+        found = []
+        for pod_key, (workload, node) in sorted(self._steered.items()):
+            pod = self._pods.get(workload, {}).get(pod_key)
+            if pod is not None:
+                found.append((workload, node, pod))
+        return found
+
+    def pod_failed(self, pod: dict[str, Any]) -> None:
+        """A steered pod kuota just failed: no longer steered, before the watch says so."""
+        self._steered.pop(f"{objects.namespace(pod) or ''}/{objects.name(pod)}", None)
 
     def tainted_nodes(self) -> list[str]:
         """Nodes with a ``NoSchedule`` or ``NoExecute`` taint now."""
@@ -106,12 +130,16 @@ class TopologyState:
         if stale(event, pods.get(pod_key)):
             return
         finished = objects.status(pod).get("phase") in ("Succeeded", "Failed")
+        self._steered.pop(pod_key, None)
         if event.type == "DELETED" or finished:
             pods.pop(pod_key, None)
             if not pods:
                 del self._pods[key]
             return
         pods[pod_key] = dict(pod)
+        host = steered_host(pod)
+        if host is not None:
+            self._steered[pod_key] = (key, host)
         if gated(pod):
             self.workloads_to_place.add(key)
 

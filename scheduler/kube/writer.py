@@ -480,19 +480,9 @@ class Writer:
         """
         name, namespace = objects.name(pod), objects.namespace(pod)
         uid = objects.uid(pod) or ""
-        pods = job_resource(pod)
-        status_path = pods.object_path(name, namespace=namespace, subresource="status")
-        path = pods.object_path(name, namespace=namespace)
-        operations: list[dict[str, Any]] = [
-            {"op": "test", "path": "/metadata/uid", "value": uid},
-            {"op": "replace", "path": "/status", "value": dict(status)},
-        ]
+        path = job_resource(pod).object_path(name, namespace=namespace)
         async with self._lock(f"pods/{objects.key(pod)}"):
-            await self._timed(
-                "patch",
-                "pods/status",
-                lambda timeout: self.rest.json_patch(status_path, operations, timeout=timeout),
-            )
+            await self._write_pod_status(pod, status)
             await self._timed(
                 "delete",
                 "pods",
@@ -500,6 +490,25 @@ class Writer:
                     path, preconditions={"uid": uid}, timeout=timeout, grace_period_seconds=0
                 ),
             )
+
+    async def fail_pod(self, pod: Mapping[str, Any], status: Mapping[str, Any]) -> None:
+        """Write ``status`` (a terminal one) on ``pod``, its UID tested so a new Pod of the same
+        name is never hit."""
+        async with self._lock(f"pods/{objects.key(pod)}"):
+            await self._write_pod_status(pod, status)
+
+    async def _write_pod_status(self, pod: Mapping[str, Any], status: Mapping[str, Any]) -> None:
+        name, namespace = objects.name(pod), objects.namespace(pod)
+        path = job_resource(pod).object_path(name, namespace=namespace, subresource="status")
+        operations: list[dict[str, Any]] = [
+            {"op": "test", "path": "/metadata/uid", "value": objects.uid(pod) or ""},
+            {"op": "replace", "path": "/status", "value": dict(status)},
+        ]
+        await self._timed(
+            "patch",
+            "pods/status",
+            lambda timeout: self.rest.json_patch(path, operations, timeout=timeout),
+        )
 
     async def delete_pod(self, pod: Mapping[str, Any]) -> None:
         """Delete ``pod`` as read (its UID a precondition); a Pod already gone is not an error."""

@@ -151,3 +151,125 @@ def test_tainted_nodes_are_known_while_a_blocking_taint_is_on_them() -> None:
     assert state.topology.gone_nodes() == [], "a tainted node is not gone"
     state.topology.on_node(event("DELETED", tainted))
     assert state.topology.tainted_nodes() == []
+
+
+def test_pods_steered_to_a_node_are_known_until_bound_or_failed() -> None:
+    state = ClusterState(Engine())
+    steered = pod("a", "")
+    del steered["spec"]["nodeName"]
+    steered["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "n1"}
+    steered["status"] = {"phase": "Pending"}
+    state.topology.on_pod(event("ADDED", steered))
+    state.topology.on_pod(event("ADDED", pod("b", "n2")))
+    assert [(w, n, objects.name(p)) for w, n, p in state.topology.steered_pods()] == [
+        ("ns/w", "n1", "a")
+    ]
+    state.topology.pod_failed(steered)
+    assert state.topology.steered_pods() == [], "failed by kuota: not steered any more"
+    bound = {**steered, "spec": {**steered["spec"], "nodeName": "n1"}}
+    bound["metadata"] = {**steered["metadata"], "resourceVersion": "2"}
+    state.topology.on_pod(event("MODIFIED", bound))
+    assert state.topology.steered_pods() == [], "bound by kube-scheduler"
+
+
+def test_nodes_are_known_from_their_watch() -> None:
+    state = ClusterState(Engine())
+    assert not state.topology.has_node("n1")
+    state.topology.on_node(event("ADDED", node("n1")))
+    assert state.topology.has_node("n1")
+    state.topology.on_node(event("DELETED", node("n1")))
+    assert not state.topology.has_node("n1")
+
+
+class RecordingWriter:
+    """What NodeFailures writes: pods failed and Events."""
+
+    def __init__(self) -> None:
+        self.failed: list[tuple[str, dict[str, Any]]] = []
+        self.events: list[tuple[str, str]] = []
+
+    async def fail_pod(self, pod: dict[str, Any], status: dict[str, Any]) -> None:
+        self.failed.append((objects.name(pod), status))
+
+    def event(self, involved: dict[str, Any], *, kind: str, reason: str, message: str) -> None:
+        self.events.append((objects.name(involved), reason))
+
+
+def _admitted_workload(hosts: list[str], *, evicted: bool = False) -> dict[str, Any]:
+    from scheduler.api.topology_assignment import DomainAssignment, TopologyAssignment
+
+    assignment = TopologyAssignment(
+        ("kubernetes.io/hostname",), tuple(DomainAssignment((h,), 1) for h in hosts)
+    )
+    conditions = [{"type": "QuotaReserved", "status": "True"}]
+    if evicted:
+        conditions.append({"type": "Evicted", "status": "True"})
+    return {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": "w", "namespace": "ns", "resourceVersion": "5"},
+        "status": {
+            "admission": {
+                "clusterQueue": "cq",
+                "podSetAssignments": [
+                    {
+                        "name": "main",
+                        "count": len(hosts),
+                        "topologyAssignment": assignment.encoded(),
+                    }
+                ],
+            },
+            "conditions": conditions,
+        },
+    }
+
+
+def _steered_pod(name: str, host: str) -> dict[str, Any]:
+    steered = pod(name, "")
+    del steered["spec"]["nodeName"]
+    steered["spec"]["nodeSelector"] = {"kubernetes.io/hostname": host}
+    steered["status"] = {"phase": "Pending"}
+    return steered
+
+
+async def _reconcile(state: ClusterState) -> RecordingWriter:
+    from scheduler.kube.node_failures import NodeFailures
+
+    writer = RecordingWriter()
+
+    async def evict(*_: object) -> None:
+        raise AssertionError("nothing is evicted here")
+
+    failures = NodeFailures(
+        engine=state.engine,
+        state=state,
+        clock=lambda: NOW,
+        writer=writer,  # type: ignore[arg-type]
+        evict=evict,
+    )
+    await failures.reconcile()
+    return writer
+
+
+async def test_a_pod_steered_to_a_node_outside_the_assignment_or_gone_is_failed() -> None:
+    state = ClusterState(Engine())
+    for name in ("n1", "n2"):
+        state.topology.on_node(event("ADDED", node(name)))
+    state.remember(_admitted_workload(["n1", "n2"]))
+    state.topology.on_pod(event("ADDED", _steered_pod("kept", "n1")))
+    state.topology.on_pod(event("ADDED", _steered_pod("moved-away", "n3")))
+    writer = await _reconcile(state)
+    assert [name for name, _ in writer.failed] == ["moved-away"], "n3 is not in the assignment"
+    assert writer.failed[0][1]["conditions"][-1]["reason"] == "UnschedulableOnAssignedNode"
+    assert writer.events == [("moved-away", "PodTerminatedByKueue")]
+    assert (await _reconcile(state)).failed == [], "failed once"
+    state.topology.on_node(event("DELETED", node("n1")))
+    assert [name for name, _ in (await _reconcile(state)).failed] == ["kept"], "n1 is gone"
+
+
+async def test_the_pods_of_an_evicted_workload_are_left_to_its_stop() -> None:
+    state = ClusterState(Engine())
+    state.topology.on_node(event("ADDED", node("n1")))
+    state.remember(_admitted_workload(["n1"], evicted=True))
+    state.topology.on_pod(event("ADDED", _steered_pod("p", "n2")))
+    assert (await _reconcile(state)).failed == []
