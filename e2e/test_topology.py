@@ -523,6 +523,59 @@ async def test_a_node_tainted_under_a_placed_job_gets_its_pods_a_new_node_in_the
     assert nodes == [other, other]
 
 
+async def test_a_pod_steered_to_a_node_that_is_deleted_is_failed_and_made_again(
+    topology_cluster: Cluster, api: client.ApiClient, namespace: str
+) -> None:
+    """Pods kept Pending by a gate of their own after kuota lifted the topology gate: the
+    node they were steered to is deleted, so kuota fails them (Kueue's
+    UnschedulableOnAssignedNode) and the Job makes new pods, steered to the new node."""
+    batch, core = client.BatchV1Api(api), client.CoreV1Api(api)
+    job = tas_job("held", 2, **REQUIRED_RACK)
+    job["spec"]["template"]["spec"]["schedulingGates"] = [{"name": "e2e.kuota.io/hold"}]
+    job["spec"]["backoffLimit"] = 6
+    await batch.create_namespaced_job(namespace, job)
+    first = await admitted_assignment(api, namespace, "held")
+    (lost,) = {domain.values[0] for domain in first.domains}
+    (other,) = [n for n in topology_cluster.racks[topology_cluster.rack_of(lost)] if n != lost]
+
+    async def pods() -> list[Any]:
+        listed = await core.list_namespaced_pod(
+            namespace, label_selector="batch.kubernetes.io/job-name=held"
+        )
+        return list(listed.items)
+
+    def steered_to(items: list[Any], node: str) -> list[Any]:
+        return [
+            p
+            for p in items
+            if (p.spec.node_selector or {}).get(HOST) == node and p.status.phase == "Pending"
+        ]
+
+    before = await eventually(
+        pods,
+        lambda items: len(steered_to(items, lost)) == 2,
+        timeout=60,
+        what="both pods steered to their node, held Pending by their own gate",
+    )
+    await core.delete_node(lost)
+    after = await eventually(
+        pods,
+        lambda items: (
+            len(steered_to(items, other)) == 2
+            and all(p.status.phase == "Failed" for p in items if p.metadata.uid in _uids(before))
+        ),
+        timeout=90,
+        what="the steered pods failed and two new ones steered to the rack's other node",
+    )
+    for failed in (p for p in after if p.metadata.uid in _uids(before)):
+        (terminated,) = [c for c in failed.status.conditions or [] if c.type == "TerminatedByKueue"]
+        assert (terminated.status, terminated.reason) == ("True", "UnschedulableOnAssignedNode")
+
+
+def _uids(pods: list[Any]) -> set[str]:
+    return {p.metadata.uid for p in pods}
+
+
 async def _bound_pod_nodes(api: client.ApiClient, namespace: str, job: str) -> list[str]:
     listed = await client.CoreV1Api(api).list_namespaced_pod(
         namespace, label_selector=f"batch.kubernetes.io/job-name={job}"

@@ -118,8 +118,11 @@ GATES: Final[Mapping[str, Gate]] = {
     "TASReplaceNodeOnPodTermination": _fixed(
         True, True, "a node not Ready fails for a workload once its pods there have ended"
     ),
-    "SkipReassignmentForPodOwnedWorkloads": _none(
-        True, "kuota places no plain Pods by topology (a queued one asking is refused)"
+    "SkipReassignmentForPodOwnedWorkloads": _read(
+        True,
+        "read by the scheduler: on, the Workload of a single Pod keeps its topology "
+        "assignment when its node fails; false moves or evicts it like any other (its "
+        "Requeued condition after an eviction is set as for any Workload either way)",
     ),
     "TASReplaceNodeDueToNotReadyOverFixedTime": _read(
         False, "read by the scheduler: true fails a node not Ready for 30 s, whatever its pods do"

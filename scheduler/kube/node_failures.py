@@ -10,7 +10,9 @@ not ``Ready`` for 30 seconds, whatever its pods do; with
 ``TASReplaceNodeOnNodeTaints`` (on by default), also when it has a
 ``NoSchedule`` or ``NoExecute`` taint one of the workload's pod sets there
 does not tolerate for good and none of the workload's pods still runs
-there.  For every such workload holding quota, the engine looks for a
+there.  The Workload of a single Pod is left as it is (its pod cannot
+move; gate ``SkipReassignmentForPodOwnedWorkloads``).  For every other such
+workload holding quota, the engine looks for a
 replacement (the node's pods placed again inside the domain the request
 requires): found, the admission's topology assignment
 is rewritten and the workload keeps running (the job's controller
@@ -35,6 +37,7 @@ from scheduler.api import objects
 from scheduler.core.decisions import Evict
 from scheduler.core.engine import Engine
 from scheduler.core.node_matching import describe_taint
+from scheduler.jobs.pod.group import owned_by_single_pod
 from scheduler.jobs.stray_pods import EVENT_REASON, MESSAGE, assigned_hosts, terminated_status
 from scheduler.kube.rest import Conflict, NotFound, RestError
 from scheduler.kube.state import ClusterState
@@ -76,6 +79,7 @@ class NodeFailures:
         evict: Evictor,
         fixed_delay: bool = False,
         taints: bool = True,
+        single_pods_stay: bool = True,
     ) -> None:
         self.engine = engine
         self.state = state
@@ -85,6 +89,9 @@ class NodeFailures:
         self.fixed_delay = fixed_delay
         """Feature gate TASReplaceNodeDueToNotReadyOverFixedTime: a node not Ready for
         :data:`NODE_FAILURE_DELAY` fails whatever its pods do."""
+        self.single_pods_stay = single_pods_stay
+        """Feature gate SkipReassignmentForPodOwnedWorkloads: the Workload of a single Pod is
+        neither moved nor evicted when its node fails."""
         self.taints = taints
         """Feature gate TASReplaceNodeOnNodeTaints: a node tainted ``NoSchedule`` or
         ``NoExecute`` fails for a workload that does not tolerate it for good, once the
@@ -116,9 +123,17 @@ class NodeFailures:
                     )
                     failed.setdefault(workload, []).append(node)
         for workload, nodes in sorted(failed.items()):
+            if self._keeps_its_node(workload):
+                continue
             with logs.bind(object=workload):
                 await self._handle(workload, nodes)
         return bool(failed) | await self._fail_stray_pods(now)
+
+    def _keeps_its_node(self, workload: str) -> bool:
+        """A single Pod's Workload keeps its assignment: its pod cannot move (gate
+        ``SkipReassignmentForPodOwnedWorkloads``, on by default as in Kueue)."""
+        stored = self.state.stored("Workload").get(workload)
+        return self.single_pods_stay and stored is not None and owned_by_single_pod(stored)
 
     def _node_failed_for(self, workload: str, node: str) -> bool:
         """Whether ``node`` can take no pod of ``workload``: gone, not Ready, or tainted so."""

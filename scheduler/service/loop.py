@@ -181,6 +181,7 @@ class SchedulerLoop:
             evict=self.executor.admissions.evict,
             fixed_delay=enabled(gates, "TASReplaceNodeDueToNotReadyOverFixedTime"),
             taints=enabled(gates, "TASReplaceNodeOnNodeTaints"),
+            single_pods_stay=enabled(gates, "SkipReassignmentForPodOwnedWorkloads"),
         )
         self.orphans = OrphanedWorkloads(state=self.state, writer=self.writer, clock=self.clock)
         self.failure_recovery = FailureRecovery(

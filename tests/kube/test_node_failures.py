@@ -273,3 +273,43 @@ async def test_the_pods_of_an_evicted_workload_are_left_to_its_stop() -> None:
     state.remember(_admitted_workload(["n1"], evicted=True))
     state.topology.on_pod(event("ADDED", _steered_pod("p", "n2")))
     assert (await _reconcile(state)).failed == []
+
+
+async def test_a_single_pods_workload_keeps_its_node_when_it_fails() -> None:
+    from scheduler.jobs.pod.group import owned_by_single_pod
+
+    workload = _admitted_workload(["n1"])
+    workload["metadata"]["ownerReferences"] = [
+        {"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "u1", "controller": True}
+    ]
+    assert owned_by_single_pod(workload)
+    group = {**workload, "metadata": {**workload["metadata"]}}
+    group["metadata"]["annotations"] = {"kueue.x-k8s.io/is-group-workload": "true"}
+    assert not owned_by_single_pod(group), "a pod group's Workload is not a single pod's"
+    job_owned = {**workload, "metadata": {**workload["metadata"]}}
+    job_owned["metadata"]["ownerReferences"] = [
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "u2"}
+    ]
+    assert not owned_by_single_pod(job_owned)
+
+
+async def test_node_failures_leave_a_single_pods_workload_where_it_is() -> None:
+    from tests.builders import T0, workload
+    from tests.tas.test_engine import placed, tas_engine
+
+    engine = tas_engine(
+        workload("w").queue("lq").pod_set(count=3, cpu="1").topology_request(required="rack")
+    )
+    engine.run_until_steady(T0)
+    (lost,) = placed(engine, "default/w")
+    state = ClusterState(engine)
+    stored = _admitted_workload([lost])
+    stored["metadata"].update(
+        namespace="default",
+        ownerReferences=[{"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "u1"}],
+    )
+    state.remember(stored)
+    state.topology.on_node(event("ADDED", node(lost)))
+    state.topology.on_node(event("DELETED", node(lost)))
+    writer = await _reconcile(state)  # evicting or writing a replacement would raise
+    assert writer.failed == [] and engine.placed_on_node(lost) == ["default/w"]

@@ -118,6 +118,18 @@ def group_key_of_workload(workload: RawObject) -> str | None:
     return group_key(objects.namespace(workload) or "", objects.name(workload))
 
 
+def owned_by_single_pod(workload: RawObject) -> bool:
+    """Whether a Workload is a single Pod's (its only owner a ``v1`` Pod, not a group): pure.
+
+    Such a Workload cannot outlive its pod, and the pod cannot move to
+    another node (docs/concepts.md#topology-aware-scheduling).
+    """
+    owners = objects.owner_references(workload)
+    if len(owners) != 1 or group_key_of_workload(workload) is not None:
+        return False
+    return owners[0].get("kind") == "Pod" and owners[0].get("apiVersion") == "v1"
+
+
 def _flag(pods: Sequence[RawObject], key: str) -> bool:
     return any(objects.annotation(pod, key) == "true" for pod in pods)
 
