@@ -28,7 +28,7 @@ from scheduler.api.refs import (
 )
 from scheduler.cli.live import ClusterObjects
 from scheduler.jobs import Integration, ReplicaGroups, SuspendOnCreate, capability, integrations
-from scheduler.jobs.controller import STARTED_PODS_SELECTOR
+from scheduler.jobs.start_placement import STARTED_PODS_SELECTOR
 from scheduler.kube.client import connect
 from scheduler.kube.rest import ApiError, NotFound, Resource, Rest
 

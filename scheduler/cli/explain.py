@@ -84,7 +84,7 @@ from scheduler.jobs import (
     for_object,
     integrations,
 )
-from scheduler.jobs.controller import live_pod_count
+from scheduler.jobs.start_placement import live_pod_count
 from scheduler.status.pods_ready import (
     PODS_READY_TIMEOUT,
     WAIT_FOR_RECOVERY,

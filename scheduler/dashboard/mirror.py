@@ -22,7 +22,7 @@ from scheduler.api.refs import HUB_VERSION, KUEUE_GROUP, KUEUE_PLURALS, QUEUE_NA
 from scheduler.cli.cluster_reader import CORE_RESOURCES, KUEUE_RESOURCES
 from scheduler.cli.live import ClusterObjects
 from scheduler.jobs import SuspendOnCreate, capability, job_integrations
-from scheduler.jobs.controller import STARTED_PODS_SELECTOR
+from scheduler.jobs.start_placement import STARTED_PODS_SELECTOR
 from scheduler.kube.informer import Event, Informer, Source
 from scheduler.kube.rest import Resource, RestClient
 from scheduler.kube.source import KubeSource, OptionalKindSource

@@ -60,381 +60,60 @@ every situation a restart can leave behind is a unit test:
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Final
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
 from scheduler.api import objects
 from scheduler.api.refs import (
-    ADMISSION_GATED_BY_ANNOTATION,
-    CLUSTER_QUEUE_LABEL,
-    ELASTIC_JOB_ANNOTATION,
-    ELASTIC_JOB_GATE,
     EVICTED,
-    JOB_UID_LABEL,
-    LOCAL_QUEUE_LABEL,
-    MANAGED_LABEL,
-    MANAGED_LABEL_VALUE,
     POD_SET_LABEL,
-    PRIORITY_CLASS_LABEL,
 )
-from scheduler.jobs import topology
+from scheduler.jobs.actions import (
+    Action,
+    CreateWorkload,
+    DeactivateWorkload,
+    DeleteWorkload,
+    FinishWorkload,
+    ReleaseWorkload,
+    RestoreJob,
+    StartJob,
+    SuspendJob,
+    UpdateWorkload,
+    WaitForFlavor,
+)
 from scheduler.jobs.elastic import (
     RetireSlice,
-    ScaleDownWorkload,
     elastic_scale_down,
     new_slice,
     pending_slice_out_of_sync,
     scaled_up,
 )
 from scheduler.jobs.equivalence import count_difference, pod_sets_difference
+from scheduler.jobs.propagation import (
+    propagation,
+    reclaimable_update,
+)
 from scheduler.jobs.protocol import (
     JobIntegration,
     PodSetInfo,
-    ReclaimableCount,
     ReclaimablePods,
     StartTimeBlocksRestore,
 )
 from scheduler.jobs.registry import capability, for_object
+from scheduler.jobs.start_placement import (
+    FlavorPlacement,
+    placement,
+)
 from scheduler.jobs.workload_from_job import (
     PriorityClasses,
-    admission_gates,
     maximum_execution_time,
-    owner_reference,
     workload_from_job,
-    workload_priority,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class FlavorPlacement:
-    """The node-matching data of a ResourceFlavor that a started Job receives."""
-
-    node_labels: Mapping[str, str]
-    tolerations: tuple[Mapping[str, Any], ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class CreateWorkload:
-    workload: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class StartJob:
-    job: dict[str, Any]
-    cluster_queue: str
-
-
-@dataclass(frozen=True, slots=True)
-class SuspendJob:
-    job: dict[str, Any]
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class FinishWorkload:
-    reason: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class RestoreJob:
-    """Put the user's pod template back on a suspended Job.
-
-    The API server allows template changes only on a suspended Job whose
-    ``status.startTime`` is unset, so a Job that ran gets that cleared first.
-    """
-
-    job: dict[str, Any]
-    clear_start_time: bool
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class DeactivateWorkload:
-    """``spec.active: false`` on an admitted Workload: record the eviction, then stop it."""
-
-    message: str = "The workload is deactivated"
-
-
-@dataclass(frozen=True, slots=True)
-class ReleaseWorkload:
-    """The evicted Job has no pods left: the Workload's quota can be released."""
-
-
-@dataclass(frozen=True, slots=True)
-class WaitForFlavor:
-    """The admission names a flavor the scheduler has not seen yet: try again later."""
-
-    flavor: str
-
-
-@dataclass(frozen=True, slots=True)
-class UpdateWorkload:
-    """A Workload without quota no longer describes its suspended Job: rebuild its spec.
-
-    ``workload`` is the Workload as read with the spec the Job asks for now;
-    the write is guarded by the resourceVersion it was read at.
-    """
-
-    workload: dict[str, Any]
-    difference: str
-
-
-@dataclass(frozen=True, slots=True)
-class DeleteWorkload:
-    """The Workload holds quota for a Job that was suspended and edited: delete it.
-
-    The delete carries the Workload's UID and resourceVersion as
-    preconditions; the Job, with no Workload, gets a new one built from it.
-    """
-
-    difference: str
-
-
-@dataclass(frozen=True, slots=True)
-class StopPod:
-    """Stop a running plain Pod the only way there is: mark it and delete it.
-
-    ``reason`` goes to the Pod's ``TerminationTarget`` condition (Kueue's
-    stop reason, ``WorkloadEvictedDueTo<Reason>`` or ``NotAdmitted``).
-    """
-
-    reason: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class FinalizePod:
-    """Take kuota's finalizer off an object whose end is accounted for: ``finalized`` is it
-    without the finalizer (a Pod's ``kueue.x-k8s.io/managed``)."""
-
-    finalized: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class StartPods:
-    """Take the gate off every pod of an admitted group: ``(pod as read, pod started)`` pairs."""
-
-    pods: tuple[tuple[dict[str, Any], dict[str, Any]], ...]
-    cluster_queue: str
-
-
-@dataclass(frozen=True, slots=True)
-class StopPods:
-    """Stop the running pods of a group (condition ``TerminationTarget``, then delete)."""
-
-    pods: tuple[dict[str, Any], ...]
-    reason: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class FinalizePods:
-    """Take kuota's finalizer off these members of a group: ``(as read, finalized)`` pairs."""
-
-    pods: tuple[tuple[dict[str, Any], dict[str, Any]], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class RemoveExcessPods:
-    """Delete pods a group has beyond its Workload's counts: ``(as read, finalized)`` pairs.
-
-    Each loses kuota's finalizer, then is deleted (Kueue's ``ExcessPodDeleted``).
-    """
-
-    pods: tuple[tuple[dict[str, Any], dict[str, Any]], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class OwnWorkload:
-    """The group's Workload as read with every kept pod among its owners (a replacement's too),
-    so that it outlives the pods it was made from; the write is guarded by its
-    resourceVersion."""
-
-    workload: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class SetWaitingForReplacement:
-    """Set the group Workload's ``WaitingForReplacementPods`` condition."""
-
-    waiting: bool
-    reason: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class PropagateToWorkload:
-    """The job's admission gates or WorkloadPriorityClass changed: carry them to its Workload.
-
-    ``workload`` is the Workload as read with the job's
-    ``kueue.x-k8s.io/admission-gated-by`` annotation and priority; the write
-    is guarded by the resourceVersion it was read at.  ``messages``: the
-    job's ``UpdatedWorkload`` Events, in Kueue's words.
-    """
-
-    workload: dict[str, Any]
-    messages: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class SetReclaimablePods:
-    """Write the Workload's ``status.reclaimablePods``: ``(pod set, count)`` pairs, sorted.
-
-    Kueue's field manager ``kueue-reclaimable-pods`` owns the list, so an
-    empty one removes it.
-    """
-
-    pods: tuple[tuple[str, int], ...]
-
-
-STARTED_PODS_SELECTOR: Final = f"{JOB_UID_LABEL},{MANAGED_LABEL}!={MANAGED_LABEL_VALUE}"
-"""The pods started for a job (labelled with its UID by :func:`placement`); the Pods kuota
-queues itself are jobs of their own and carry ``kueue.x-k8s.io/managed``."""
-
-
-def live_pod_count(pods: Iterable[Mapping[str, Any]], job_uid: str) -> int:
-    """How many of ``pods`` were started for the job and have not terminated: pure.
-
-    A pod in its termination grace period has not: it still holds its node.
-    """
-    return sum(
-        1
-        for pod in pods
-        if objects.label(pod, JOB_UID_LABEL) == job_uid
-        and objects.status(pod).get("phase") not in ("Succeeded", "Failed")
-    )
-
 
 NO_MATCHING_WORKLOAD = (
     "No matching Workload; restoring pod templates according to existent Workload"
 )
 """Kueue's message when it stops a running Job that no longer matches its Workload."""
-
-
-Action = (
-    CreateWorkload
-    | UpdateWorkload
-    | ScaleDownWorkload
-    | DeleteWorkload
-    | StartJob
-    | SuspendJob
-    | RestoreJob
-    | FinishWorkload
-    | DeactivateWorkload
-    | ReleaseWorkload
-    | WaitForFlavor
-    | StopPod
-    | FinalizePod
-    | PropagateToWorkload
-    | SetReclaimablePods
-    | RetireSlice
-)
-"""Everything the controller may ask for; the executor handles each member (checked exhaustive)."""
-
-GroupAction = (
-    Action
-    | StartPods
-    | StopPods
-    | FinalizePods
-    | RemoveExcessPods
-    | OwnWorkload
-    | SetWaitingForReplacement
-)
-"""What a group of objects (:class:`~scheduler.jobs.protocol.PodGroups`) may ask for besides."""
-
-
-def _label_value_ok(value: str) -> bool:
-    return (
-        len(value) <= 63
-        and all(c.isalnum() or c in "-_." for c in value)
-        and (not value or (value[0].isalnum() and value[-1].isalnum()))
-    )
-
-
-def placement(
-    workload: Mapping[str, Any],
-    flavors: Mapping[str, FlavorPlacement],
-    queue_name: str,
-    *,
-    job_uid: str | None = None,
-) -> list[PodSetInfo] | WaitForFlavor:
-    """Per admitted pod set: the union of its flavors' labels and tolerations, pure.
-
-    ``job_uid``: the UID of the job started, put on its pods as the label
-    ``kueue.x-k8s.io/job-uid`` so the scheduler sees every pod of the job
-    until it has stopped.
-    """
-    cluster_queue = objects.admitted_cluster_queue(workload)
-    pod_sets = {
-        str(pod_set.get("name", "main")): pod_set
-        for pod_set in objects.spec(workload).get("podSets") or []
-        if isinstance(pod_set, Mapping)
-    }
-    infos = []
-    for assignment in objects.pod_set_assignments(workload):
-        selector: dict[str, str] = {}
-        tolerations: list[Mapping[str, Any]] = []
-        for flavor_name in sorted(set((assignment.get("flavors") or {}).values())):
-            flavor = flavors.get(flavor_name)
-            if flavor is None:
-                return WaitForFlavor(flavor_name)
-            selector.update(flavor.node_labels)
-            tolerations += [t for t in flavor.tolerations if t not in tolerations]
-        name = str(assignment.get("name", "main"))
-        labels = {POD_SET_LABEL: name, LOCAL_QUEUE_LABEL: queue_name}
-        if job_uid and _label_value_ok(job_uid):
-            labels[JOB_UID_LABEL] = job_uid
-        if _label_value_ok(cluster_queue):
-            labels[CLUSTER_QUEUE_LABEL] = cluster_queue
-        annotations: dict[str, str] = {topology.WORKLOAD_ANNOTATION: objects.name(workload)}
-        gates: tuple[str, ...] = ()
-        if assignment.get("topologyAssignment") is not None:
-            annotations.update(
-                topology.started_annotations(pod_sets.get(name, {}), objects.name(workload))
-            )
-            gates = (topology.TOPOLOGY_GATE,)
-        if objects.annotation(workload, ELASTIC_JOB_ANNOTATION) == "true":
-            # Each pod waits until an admitted slice counts it (docs/concepts.md#elastic-jobs).
-            gates = (*gates, ELASTIC_JOB_GATE)
-        for update in _pod_set_updates(workload, str(assignment.get("name", "main"))):
-            labels.update(_strings(update.get("labels")))
-            annotations.update(_strings(update.get("annotations")))
-            selector.update(_strings(update.get("nodeSelector")))
-            extra = update.get("tolerations")
-            for toleration in extra if isinstance(extra, list) else []:
-                if isinstance(toleration, Mapping) and toleration not in tolerations:
-                    tolerations.append(toleration)
-        infos.append(
-            PodSetInfo(
-                name=str(assignment.get("name", "main")),
-                count=int(assignment.get("count") or 0),
-                node_selector=selector,
-                tolerations=tuple(tolerations),
-                labels=labels,
-                annotations=annotations,
-                scheduling_gates=gates,
-            )
-        )
-    return infos
-
-
-def _strings(value: object) -> dict[str, str]:
-    return {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
-
-
-def _pod_set_updates(workload: Mapping[str, Any], pod_set: str) -> list[Mapping[str, Any]]:
-    """The ``podSetUpdates`` of every admission check for ``pod_set``, by check name: pure."""
-    updates = []
-    checks = sorted(objects.admission_check_states(workload), key=lambda c: str(c.get("name")))
-    for check in checks:
-        found = check.get("podSetUpdates")
-        for update in found if isinstance(found, list) else []:
-            if isinstance(update, Mapping) and update.get("name") == pod_set:
-                updates.append(update)
-    return updates
 
 
 def workload_difference(
@@ -560,146 +239,6 @@ def _in_running_form(pod_sets: list[dict[str, Any]]) -> bool:
         if isinstance(labels, Mapping) and POD_SET_LABEL in labels:
             return True
     return False
-
-
-def _priority_update(
-    job: Mapping[str, Any],
-    workload: Mapping[str, Any],
-    priority_classes: PriorityClasses | None,
-) -> tuple[dict[str, str] | None, int] | None:
-    """(priorityClassRef, priority) the Workload should have now, None to leave it: pure.
-
-    Kueue's ``UpdateWorkloadPriority``: only a change of the job's
-    ``kueue.x-k8s.io/priority-class`` label moves the Workload; one whose
-    priority comes from a pod PriorityClass does not follow the label, one
-    holding quota without a class can no longer be given one (and keeps a
-    WorkloadPriorityClass reference while it holds quota).  A class not known
-    yet leaves the Workload as it is; it is decided again when the class comes.
-    """
-    spec = objects.spec(workload)
-    ref = spec.get("priorityClassRef")
-    ref = ref if isinstance(ref, Mapping) else None
-    holds_quota = objects.has_quota_reservation(workload)
-    if ref is None and holds_quota:
-        return None
-    if ref is not None and ref.get("kind") != "WorkloadPriorityClass":
-        return None
-    wanted = objects.label(job, PRIORITY_CLASS_LABEL) or ""
-    if (str(ref.get("name") or "") if ref is not None else "") == wanted:
-        return None
-    recorded = [p for p in spec.get("podSets") or [] if isinstance(p, Mapping)]
-    new_ref, value = workload_priority(job, [dict(p) for p in recorded], priority_classes)
-    if wanted and value is None:
-        return None
-    if holds_quota and (new_ref is None or new_ref.get("kind") != "WorkloadPriorityClass"):
-        return None
-    return new_ref, value if value is not None else 0
-
-
-OWNER_NOT_FOUND: Final = "OwnerNotFound"
-OWNER_NOT_FOUND_MESSAGE: Final = "The workload's owner no longer exists"
-
-
-def orphaned(workload: Mapping[str, Any]) -> bool:
-    """Whether a Workload made for a job lost it (no owner reference left, as after the job's
-    deletion with orphan propagation) and is not finished: Kueue then finishes it
-    (``OwnerNotFound``) so its quota is released: pure."""
-    return (
-        not objects.metadata(workload).get("ownerReferences")
-        and bool(objects.label(workload, JOB_UID_LABEL))
-        and not objects.is_finished(workload)
-        and not objects.is_being_deleted(workload)
-    )
-
-
-def _adopted(job: Mapping[str, Any], workload: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The metadata of a prebuilt Workload its job takes over (Kueue: the job becomes its
-    controller owner, the Workload is labelled with the job's UID), or None: pure."""
-    integration = for_object(job)
-    uid = objects.uid(job)
-    if integration is None or not uid or not objects.prebuilt_workload_name(job):
-        return None
-    references = list(objects.metadata(workload).get("ownerReferences") or [])
-    if any(isinstance(ref, Mapping) and ref.get("controller") for ref in references):
-        return None  # controlled already (by this job, or by another: left as it is)
-    metadata = copy.deepcopy(dict(objects.metadata(workload)))
-    metadata["ownerReferences"] = [*references, owner_reference(job, integration)]
-    metadata["labels"] = {**objects.labels(workload), JOB_UID_LABEL: uid}
-    return metadata
-
-
-def propagation(
-    job: Mapping[str, Any],
-    workload: Mapping[str, Any],
-    priority_classes: PriorityClasses | None = None,
-) -> PropagateToWorkload | None:
-    """What of the job its Workload must follow and does not yet, or None: pure.
-
-    The ``kueue.x-k8s.io/admission-gated-by`` annotation, copied as it is
-    (absent when the job has none: the gates only ever come off), and the
-    WorkloadPriorityClass (:func:`_priority_update`).
-    """
-    updated = copy.deepcopy(dict(workload))
-    messages = []
-    adopted = _adopted(job, workload)
-    if adopted is not None:
-        updated["metadata"] = adopted
-        messages.append(f"Adopted prebuilt workload: {objects.key(workload)}")
-    gates = admission_gates(job)
-    if gates != (objects.annotation(workload, ADMISSION_GATED_BY_ANNOTATION) or ""):
-        metadata = updated.setdefault("metadata", {})
-        annotations = dict(objects.annotations(workload))
-        if gates:
-            annotations[ADMISSION_GATED_BY_ANNOTATION] = gates
-        else:
-            annotations.pop(ADMISSION_GATED_BY_ANNOTATION, None)
-        if annotations:
-            metadata["annotations"] = annotations
-        else:
-            metadata.pop("annotations", None)
-        messages.append(f'Updated workload AdmissionGatedBy to "{gates}"')
-    priority = _priority_update(job, workload, priority_classes)
-    if priority is not None:
-        ref, value = priority
-        spec = updated["spec"] = dict(objects.spec(workload))
-        if ref is None:
-            spec.pop("priorityClassRef", None)
-        else:
-            spec["priorityClassRef"] = ref
-        spec["priority"] = value
-        messages.append(f"Updated workload priority class: {objects.key(workload)}")
-    return PropagateToWorkload(updated, tuple(messages)) if messages else None
-
-
-def reclaimable_update(
-    workload: Mapping[str, Any], reclaimable: Sequence[ReclaimableCount]
-) -> SetReclaimablePods | None:
-    """The ``status.reclaimablePods`` to write, None when the Workload already says it: pure.
-
-    Each count is capped at its pod set's count (Kueue's
-    ``LimitReclaimablePodsToPodSetSizes``: a job's succeeded pods may outnumber
-    a pod set that shrank); pod sets the Workload does not have are left out.
-    """
-    sizes = {
-        str(p.get("name")): p.get("count")
-        for p in objects.spec(workload).get("podSets") or []
-        if isinstance(p, Mapping)
-    }
-    wanted: dict[str, int] = {}
-    for item in reclaimable:
-        size = sizes.get(item.name)
-        if item.name not in sizes:
-            continue
-        wanted[item.name] = min(item.count, size) if isinstance(size, int) else item.count
-    recorded = objects.status(workload).get("reclaimablePods")
-    current = {
-        str(entry.get("name")): entry.get("count")
-        for entry in (recorded if isinstance(recorded, list) else [])
-        if isinstance(entry, Mapping)
-    }
-    if current == wanted:
-        return None
-    return SetReclaimablePods(tuple(sorted(wanted.items())))
 
 
 def _start_time_blocks_restore(integration: JobIntegration, job: Mapping[str, Any]) -> bool:

@@ -42,7 +42,8 @@ from scheduler.api.field import FieldError
 from scheduler.api.refs import QUEUE_NAME_LABEL
 
 if TYPE_CHECKING:  # the controller's types refer back to this module's
-    from scheduler.jobs.controller import Action, FlavorPlacement, GroupAction
+    from scheduler.jobs.actions import Action, GroupAction
+    from scheduler.jobs.start_placement import FlavorPlacement
     from scheduler.jobs.workload_from_job import PriorityClasses
 
 RawObject = Mapping[str, Any]

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from scheduler.api import objects
-from scheduler.jobs.controller import CreateWorkload
+from scheduler.jobs.actions import CreateWorkload
 from scheduler.jobs.protocol import HoldAtZero, ReplicaGroups
 from scheduler.jobs.workload_from_job import PriorityClasses
 

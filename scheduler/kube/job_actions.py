@@ -19,7 +19,7 @@ from typing import Any, assert_never
 from scheduler.api import objects
 from scheduler.api.refs import WAITING_FOR_REPLACEMENT_PODS, WORKLOAD_SLICE_REPLACED
 from scheduler.core.decisions import Evict
-from scheduler.jobs.controller import (
+from scheduler.jobs.actions import (
     Action,
     CreateWorkload,
     DeactivateWorkload,

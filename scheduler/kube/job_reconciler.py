@@ -35,7 +35,8 @@ from scheduler.jobs import (
     for_object,
     registry,
 )
-from scheduler.jobs.controller import WaitForFlavor, next_action
+from scheduler.jobs.actions import WaitForFlavor
+from scheduler.jobs.controller import next_action
 from scheduler.jobs.elastic import Slices, pods_to_ungate
 from scheduler.jobs.managed_namespaces import ManagedNamespaces, is_managed_namespace
 from scheduler.jobs.replica_groups import next_replica_actions

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from scheduler import logs
-from scheduler.jobs.controller import OWNER_NOT_FOUND, OWNER_NOT_FOUND_MESSAGE, orphaned
+from scheduler.jobs.propagation import OWNER_NOT_FOUND, OWNER_NOT_FOUND_MESSAGE, orphaned
 from scheduler.kube.rest import Conflict, NotFound, RestError
 from scheduler.kube.state import ClusterState
 from scheduler.kube.writer import Writer

@@ -67,8 +67,9 @@ from scheduler.api.refs import (
 from scheduler.core.engine import Engine, NamespaceInfo, PriorityClassInfo
 from scheduler.core.engine_types import EngineObject
 from scheduler.jobs import Integration, PodGroups, ReplicaGroups, capability, kinds_with, registry
-from scheduler.jobs.controller import FlavorPlacement, orphaned
 from scheduler.jobs.elastic import Slices, choose_slices, elastic_gated
+from scheduler.jobs.propagation import orphaned
+from scheduler.jobs.start_placement import FlavorPlacement
 from scheduler.jobs.workload_from_job import PriorityClasses
 from scheduler.kube.informer import Event
 from scheduler.kube.stuck_pods import StuckPods

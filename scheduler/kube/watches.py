@@ -27,7 +27,7 @@ from scheduler.jobs import (
     job_integrations,
     kinds_with,
 )
-from scheduler.jobs.controller import STARTED_PODS_SELECTOR
+from scheduler.jobs.start_placement import STARTED_PODS_SELECTOR
 from scheduler.kube.informer import Event, Informer, Source
 from scheduler.kube.rest import Resource, RestClient
 from scheduler.kube.source import KubeSource, OptionalKindSource, WhenNeededSource

@@ -11,7 +11,9 @@ from typing import Any
 
 from scheduler.api.quantity import Quantity
 from scheduler.core.decisions import Admit, PodSetAdmission
-from scheduler.jobs.controller import CreateWorkload, FlavorPlacement, next_action
+from scheduler.jobs.actions import CreateWorkload
+from scheduler.jobs.controller import next_action
+from scheduler.jobs.start_placement import FlavorPlacement
 from scheduler.status.workload_status import admitted_status
 from tests.builders import job
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import copy
 
-from scheduler.jobs.controller import (
+from scheduler.jobs.actions import (
     FinishWorkload,
     PropagateToWorkload,
     StartJob,
     SuspendJob,
     WaitForFlavor,
-    next_action,
 )
+from scheduler.jobs.controller import next_action
 from scheduler.status.workload_status import finished_status
 from tests.jobs.sample import FLAVORS, NOW, admit, train, workload_for
 
@@ -97,7 +97,7 @@ def test_a_finished_job_finishes_its_workload_once() -> None:
 
 def test_an_evicted_workload_stops_its_job_restores_it_and_releases_once_pods_are_gone() -> None:
     from scheduler.core.decisions import Evict
-    from scheduler.jobs.controller import ReleaseWorkload, RestoreJob
+    from scheduler.jobs.actions import ReleaseWorkload, RestoreJob
     from scheduler.status.workload_status import evicted_status, released_status
 
     workload = admit(workload_for(train().build()))
@@ -157,7 +157,7 @@ def test_an_evicted_workload_stops_its_job_restores_it_and_releases_once_pods_ar
 
 def test_a_deactivated_admitted_workload_is_evicted_and_its_job_stopped() -> None:
     from scheduler.core.decisions import Evict
-    from scheduler.jobs.controller import DeactivateWorkload
+    from scheduler.jobs.actions import DeactivateWorkload
     from scheduler.status.workload_status import evicted_status
 
     workload = admit(workload_for(train().build()))
@@ -207,7 +207,7 @@ def test_a_job_whose_prebuilt_workload_is_admitted_starts() -> None:
 
 
 def test_a_workload_that_lost_its_job_is_orphaned_until_finished() -> None:
-    from scheduler.jobs.controller import orphaned
+    from scheduler.jobs.propagation import orphaned
 
     workload = admit(workload_for(train().build()))
     assert not orphaned(workload), "owned by its job"

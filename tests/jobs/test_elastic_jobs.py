@@ -14,13 +14,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from scheduler.jobs.controller import (
-    NO_MATCHING_WORKLOAD,
-    CreateWorkload,
-    StartJob,
-    SuspendJob,
-    next_action,
-)
+from scheduler.jobs.actions import CreateWorkload, StartJob, SuspendJob
+from scheduler.jobs.controller import NO_MATCHING_WORKLOAD, next_action
 from scheduler.jobs.elastic import RetireSlice, ScaleDownWorkload
 from tests.jobs.sample import FLAVORS, admit, train, workload_for
 

@@ -14,19 +14,18 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from scheduler.jobs.controller import (
-    NO_MATCHING_WORKLOAD,
+from scheduler.jobs.actions import (
     DeleteWorkload,
     FinishWorkload,
-    FlavorPlacement,
     RestoreJob,
     StartJob,
     SuspendJob,
     UpdateWorkload,
-    next_action,
 )
+from scheduler.jobs.controller import NO_MATCHING_WORKLOAD, next_action
 from scheduler.jobs.equivalence import pod_sets_difference
 from scheduler.jobs.protocol import PodSetInfo
+from scheduler.jobs.start_placement import FlavorPlacement
 from tests.builders import pod_set
 from tests.jobs.sample import FLAVORS, NOW, admit, train, workload_for
 

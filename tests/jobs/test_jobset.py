@@ -5,15 +5,15 @@ from __future__ import annotations
 import copy
 
 from scheduler.jobs import JOBSET, PodSetInfo, for_object
-from scheduler.jobs.controller import (
+from scheduler.jobs.actions import (
     CreateWorkload,
     FinishWorkload,
-    FlavorPlacement,
     ReleaseWorkload,
     RestoreJob,
     SuspendJob,
-    next_action,
 )
+from scheduler.jobs.controller import next_action
+from scheduler.jobs.start_placement import FlavorPlacement
 from scheduler.jobs.workload_from_job import PriorityClasses
 from tests.builders import jobset
 

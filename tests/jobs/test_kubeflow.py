@@ -5,15 +5,11 @@ from __future__ import annotations
 import pytest
 
 from scheduler.jobs import AdmissionFacts, PodSetInfo, for_object, workload_from_job
-from scheduler.jobs.controller import (
-    CreateWorkload,
-    RestoreJob,
-    SuspendJob,
-    next_action,
-    propagation,
-)
+from scheduler.jobs.actions import CreateWorkload, RestoreJob, SuspendJob
+from scheduler.jobs.controller import next_action
 from scheduler.jobs.jaxjob import JAXJOB
 from scheduler.jobs.mpijob import MPIJOB
+from scheduler.jobs.propagation import propagation
 from scheduler.jobs.pytorchjob import PYTORCHJOB
 from scheduler.jobs.workload_from_job import PriorityClasses
 from tests.builders import kubeflow_job

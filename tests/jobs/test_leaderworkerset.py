@@ -16,7 +16,7 @@ from scheduler.jobs import (
     by_framework,
     capability,
 )
-from scheduler.jobs.controller import CreateWorkload
+from scheduler.jobs.actions import CreateWorkload
 from scheduler.jobs.leaderworkerset import LEADER_WORKER_SET
 from scheduler.jobs.leaderworkerset.replicas import group_workload_name, place_pod
 from scheduler.jobs.pod.group import next_group_action

@@ -20,14 +20,9 @@ from scheduler.api.parse import parse_object
 from scheduler.api.quantity import Quantity
 from scheduler.core.decisions import Admit, Evict
 from scheduler.core.engine import Engine
-from scheduler.jobs.controller import (
-    FlavorPlacement,
-    ReleaseWorkload,
-    RestoreJob,
-    StartJob,
-    SuspendJob,
-    next_action,
-)
+from scheduler.jobs.actions import ReleaseWorkload, RestoreJob, StartJob, SuspendJob
+from scheduler.jobs.controller import next_action
+from scheduler.jobs.start_placement import FlavorPlacement
 from scheduler.status.workload_status import admitted_status, evicted_status, released_status
 from tests.builders import T0, cluster_queue, flavor_quotas, local_queue, resource_flavor
 from tests.jobs.sample import NOW, workload_for

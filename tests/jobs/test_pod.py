@@ -8,11 +8,10 @@ from typing import Any
 
 from scheduler.api.quantity import Quantity
 from scheduler.core.decisions import Admit, Evict, PodSetAdmission
-from scheduler.jobs.controller import (
+from scheduler.jobs.actions import (
     CreateWorkload,
     FinalizePod,
     FinishWorkload,
-    FlavorPlacement,
     ReleaseWorkload,
     StartJob,
     StopPod,
@@ -22,6 +21,7 @@ from scheduler.jobs.pod import POD, gate, is_gated, ungate
 from scheduler.jobs.pod.controller import next_pod_action
 from scheduler.jobs.pod.pods import without_finalizer
 from scheduler.jobs.registry import for_object
+from scheduler.jobs.start_placement import FlavorPlacement
 from scheduler.status.workload_status import admitted_status, evicted_status, finished_status
 from tests.builders import pod
 

@@ -7,12 +7,11 @@ from typing import Any
 
 from scheduler.api.quantity import Quantity
 from scheduler.core.decisions import Admit, PodSetAdmission
-from scheduler.jobs.controller import (
+from scheduler.jobs.actions import (
     CreateWorkload,
     FinalizePod,
     FinalizePods,
     FinishWorkload,
-    FlavorPlacement,
     SetReclaimablePods,
     SetWaitingForReplacement,
     StartPods,
@@ -21,6 +20,7 @@ from scheduler.jobs.pod import gate, ungate
 from scheduler.jobs.pod.controller import next_pod_action
 from scheduler.jobs.pod.group import group_key_of_workload, group_pod_sets, next_group_action
 from scheduler.jobs.pod.pods import is_gated, role_hash
+from scheduler.jobs.start_placement import FlavorPlacement
 from scheduler.status.workload_status import admitted_status, finished_status
 from tests.builders import pod
 
@@ -144,7 +144,7 @@ def test_a_fast_admission_group_is_queued_from_its_first_pod_and_never_finishes(
 
 def test_an_evicted_group_stops_its_running_pods_then_gives_its_quota_back() -> None:
     from scheduler.core.decisions import Evict
-    from scheduler.jobs.controller import ReleaseWorkload, StopPods
+    from scheduler.jobs.actions import ReleaseWorkload, StopPods
     from scheduler.status.workload_status import evicted_status
 
     pods = [gate(member(0).build()), gate(member(1).build()), gate(member(2).build())]
@@ -164,7 +164,7 @@ def test_an_evicted_group_stops_its_running_pods_then_gives_its_quota_back() -> 
 
 def test_an_evicted_group_keeps_its_quota_while_a_pod_is_in_its_grace_period() -> None:
     from scheduler.core.decisions import Evict
-    from scheduler.jobs.controller import ReleaseWorkload
+    from scheduler.jobs.actions import ReleaseWorkload
     from scheduler.jobs.pod.pods import without_finalizer
     from scheduler.status.workload_status import evicted_status
 

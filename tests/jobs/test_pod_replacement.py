@@ -7,10 +7,9 @@ from typing import Any
 
 from scheduler.api.quantity import Quantity
 from scheduler.core.decisions import Admit, PodSetAdmission
-from scheduler.jobs.controller import (
+from scheduler.jobs.actions import (
     CreateWorkload,
     FinalizePods,
-    FlavorPlacement,
     OwnWorkload,
     RemoveExcessPods,
     SetWaitingForReplacement,
@@ -20,6 +19,7 @@ from scheduler.jobs.pod import gate, ungate
 from scheduler.jobs.pod.group import next_group_action
 from scheduler.jobs.pod.pods import has_finalizer
 from scheduler.jobs.pod.replacement import is_active, measure
+from scheduler.jobs.start_placement import FlavorPlacement
 from scheduler.status.workload_status import admitted_status
 from tests.builders import pod
 
@@ -144,7 +144,7 @@ def test_a_deleted_pod_of_a_group_without_workload_loses_its_finalizer_at_once()
 
 def test_an_evicted_groups_pods_deleted_without_grace_give_the_quota_back() -> None:
     from scheduler.core.decisions import Evict
-    from scheduler.jobs.controller import ReleaseWorkload
+    from scheduler.jobs.actions import ReleaseWorkload
     from scheduler.status.workload_status import evicted_status
 
     pods, workload = admitted_group()

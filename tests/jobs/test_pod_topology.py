@@ -8,10 +8,11 @@ from typing import Any
 from scheduler.api.quantity import Quantity
 from scheduler.api.topology_assignment import DomainAssignment, TopologyAssignment
 from scheduler.core.decisions import Admit, PodSetAdmission
-from scheduler.jobs.controller import CreateWorkload, FlavorPlacement, StartJob, StartPods
+from scheduler.jobs.actions import CreateWorkload, StartJob, StartPods
 from scheduler.jobs.pod import gate
 from scheduler.jobs.pod.controller import next_pod_action
 from scheduler.jobs.pod.group import next_group_action
+from scheduler.jobs.start_placement import FlavorPlacement
 from scheduler.jobs.topology_rules import check_topology_on_pod
 from scheduler.jobs.topology_ungate import pods_to_ungate, ungated_copy
 from scheduler.status.workload_status import admitted_status

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from scheduler.jobs.controller import CreateWorkload, PropagateToWorkload, next_action
+from scheduler.jobs.actions import CreateWorkload, PropagateToWorkload
+from scheduler.jobs.controller import next_action
 from scheduler.jobs.pod import gate
 from scheduler.jobs.pod.group import next_group_action
 from scheduler.jobs.workload_from_job import PriorityClasses

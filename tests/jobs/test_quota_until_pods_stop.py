@@ -10,14 +10,8 @@ from __future__ import annotations
 
 from scheduler.core.decisions import Evict
 from scheduler.jobs import BATCH_JOB
-from scheduler.jobs.controller import (
-    FinishWorkload,
-    ReleaseWorkload,
-    RestoreJob,
-    StartJob,
-    SuspendJob,
-    next_action,
-)
+from scheduler.jobs.actions import FinishWorkload, ReleaseWorkload, RestoreJob, StartJob, SuspendJob
+from scheduler.jobs.controller import next_action
 from scheduler.status.workload_status import evicted_status
 from tests.jobs.sample import FLAVORS, NOW, admit, train, workload_for
 

@@ -9,19 +9,19 @@ import pytest
 
 from scheduler.api.pipeline import review
 from scheduler.jobs import AdmissionFacts, PodSetInfo, by_framework, for_object
-from scheduler.jobs.controller import (
+from scheduler.jobs.actions import (
     CreateWorkload,
     FinishWorkload,
-    FlavorPlacement,
     ReleaseWorkload,
     RestoreJob,
     StartJob,
     SuspendJob,
-    next_action,
 )
+from scheduler.jobs.controller import next_action
 from scheduler.jobs.raycluster import RAYCLUSTER
 from scheduler.jobs.rayjob import RAYJOB
 from scheduler.jobs.rayservice import RAYSERVICE
+from scheduler.jobs.start_placement import FlavorPlacement
 from tests.builders import ray_cluster, ray_job, ray_service
 
 SPOT = {"spot": FlavorPlacement({"instance-type": "spot"})}

@@ -8,9 +8,11 @@ from typing import Any
 import pytest
 
 from scheduler.jobs import BATCH_JOB, JOBSET, ReclaimableCount, ReclaimablePods, capability
+from scheduler.jobs.actions import SetReclaimablePods
 from scheduler.jobs.batchjob.integration import reclaimable_count, terminal_indexes
-from scheduler.jobs.controller import SetReclaimablePods, next_action, reclaimable_update
+from scheduler.jobs.controller import next_action
 from scheduler.jobs.jobset.integration import reclaimable
+from scheduler.jobs.propagation import reclaimable_update
 from tests.builders import job, jobset
 from tests.jobs.sample import FLAVORS, admit, workload_for
 

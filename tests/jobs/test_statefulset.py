@@ -14,7 +14,7 @@ from scheduler.jobs import (
     by_framework,
     capability,
 )
-from scheduler.jobs.controller import CreateWorkload
+from scheduler.jobs.actions import CreateWorkload
 from scheduler.jobs.pod.group import group_key_of_pod, group_key_of_workload, next_group_action
 from scheduler.jobs.replica_groups import (
     HoldWorkload,

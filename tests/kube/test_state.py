@@ -9,7 +9,7 @@ import pytest
 
 from scheduler.api import objects
 from scheduler.core.engine import Engine
-from scheduler.jobs.controller import FlavorPlacement
+from scheduler.jobs.start_placement import FlavorPlacement
 from scheduler.kube.informer import Event
 from scheduler.kube.state import ClusterState, toleration_json
 from tests.builders import container, pod_set, workload

@@ -9,7 +9,8 @@ from typing import Any
 from scheduler.api import objects
 from scheduler.api.quantity import Quantity
 from scheduler.core.decisions import Admit, Evict, PodSetAdmission
-from scheduler.jobs.controller import DeactivateWorkload, StartJob, next_action
+from scheduler.jobs.actions import DeactivateWorkload, StartJob
+from scheduler.jobs.controller import next_action
 from scheduler.status.check_status import (
     checks_admitted_status,
     deactivation,

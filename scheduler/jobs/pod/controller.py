@@ -26,19 +26,17 @@ from typing import Any
 
 from scheduler.api import objects
 from scheduler.api.refs import EVICTED, POD_GROUP_NAME_LABEL
-from scheduler.jobs.controller import (
+from scheduler.jobs.actions import (
     Action,
     CreateWorkload,
     DeactivateWorkload,
     FinalizePod,
     FinishWorkload,
-    FlavorPlacement,
     ReleaseWorkload,
     StartJob,
     StopPod,
     UpdateWorkload,
     WaitForFlavor,
-    placement,
 )
 from scheduler.jobs.pod.pods import (
     MAIN_POD_SET,
@@ -51,6 +49,7 @@ from scheduler.jobs.pod.pods import (
     without_finalizer,
 )
 from scheduler.jobs.protocol import PodSetInfo
+from scheduler.jobs.start_placement import FlavorPlacement, placement
 from scheduler.jobs.workload_from_job import PriorityClasses, workload_from_job
 
 NOT_ADMITTED = "Not admitted by cluster queue"

@@ -54,13 +54,12 @@ from scheduler.api.refs import (
     POD_GROUP_SERVING_ANNOTATION,
     POD_GROUP_TOTAL_COUNT_ANNOTATION,
 )
-from scheduler.jobs.controller import (
+from scheduler.jobs.actions import (
     Action,
     CreateWorkload,
     DeactivateWorkload,
     FinalizePods,
     FinishWorkload,
-    FlavorPlacement,
     GroupAction,
     OwnWorkload,
     ReleaseWorkload,
@@ -69,8 +68,6 @@ from scheduler.jobs.controller import (
     StartPods,
     StopPods,
     WaitForFlavor,
-    placement,
-    reclaimable_update,
 )
 from scheduler.jobs.pod.pods import (
     has_finalizer,
@@ -83,7 +80,9 @@ from scheduler.jobs.pod.pods import (
     without_finalizer,
 )
 from scheduler.jobs.pod.replacement import measure, missing_owners, replacement_condition
+from scheduler.jobs.propagation import reclaimable_update
 from scheduler.jobs.protocol import FinishedState, RawObject, ReclaimableCount
+from scheduler.jobs.start_placement import FlavorPlacement, placement
 from scheduler.jobs.workload_from_job import PriorityClasses, workload_from_job
 
 GROUP_KEY_PREFIX: Final = "podgroup/"

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from scheduler.api import objects
 from scheduler.api.refs import MANAGED_LABEL, MANAGED_LABEL_VALUE
-from scheduler.jobs.controller import Action, FlavorPlacement, GroupAction
+from scheduler.jobs.actions import Action, GroupAction
 from scheduler.jobs.pod.controller import next_pod_action, pod_sets, run_with
 from scheduler.jobs.pod.group import (
     group_key_of_pod,
@@ -28,6 +28,7 @@ from scheduler.jobs.pod.pods import (
     pod_finished,
 )
 from scheduler.jobs.protocol import ApiAccess, FinishedState, PodSetInfo, RawObject
+from scheduler.jobs.start_placement import FlavorPlacement
 from scheduler.jobs.workload_from_job import PriorityClasses
 
 POD_FRAMEWORK: Final = "pod"
