@@ -450,26 +450,9 @@ async def test_a_node_deleted_under_a_placed_job_gets_its_pods_a_new_node_in_the
     """Two pods that fit one node of the rack: the rack's other node takes them over."""
     batch = client.BatchV1Api(api)
     await batch.create_namespaced_job(namespace, tas_job("kept", 2, **REQUIRED_RACK))
-    first = await admitted_assignment(api, namespace, "kept")
-    await bound_nodes(api, namespace, "kept", 2)
-    (lost,) = {domain.values[0] for domain in first.domains}
-    rack = topology_cluster.rack_of(lost)
-    (other,) = [node for node in topology_cluster.racks[rack] if node != lost]
+    lost, other = await _placed_on_one_node(topology_cluster, api, namespace, "kept")
     await client.CoreV1Api(api).delete_node(lost)
-
-    async def workload() -> dict[str, Any]:
-        return (await workloads_of(api, namespace)).get("kept") or {}
-
-    def placed(wl: dict[str, Any]) -> set[str]:
-        assignment = wl["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]
-        return {d.values[0] for d in TopologyAssignment.decoded(assignment).domains}
-
-    moved = await eventually(
-        workload,
-        lambda wl: bool((wl.get("status") or {}).get("admission")) and placed(wl) == {other},
-        timeout=90,
-        what="the admission's topology assignment moved to the rack's other node",
-    )
+    moved = await _moved_to(api, namespace, "kept", other)
     assert condition(moved, "Evicted") is None, "replaced, not evicted"
     assert (condition(moved, "QuotaReserved") or {}).get("status") == "True"
     # The pods of the lost node are collected; the Job's new pods go to the new node.
@@ -492,27 +475,10 @@ async def test_a_node_tainted_under_a_placed_job_gets_its_pods_a_new_node_in_the
     good: that one fails nothing."""
     batch, core = client.BatchV1Api(api), client.CoreV1Api(api)
     await batch.create_namespaced_job(namespace, tas_job("tainted", 2, **REQUIRED_RACK))
-    first = await admitted_assignment(api, namespace, "tainted")
-    await bound_nodes(api, namespace, "tainted", 2)
-    (lost,) = {domain.values[0] for domain in first.domains}
-    rack = topology_cluster.rack_of(lost)
-    (other,) = [node for node in topology_cluster.racks[rack] if node != lost]
+    lost, other = await _placed_on_one_node(topology_cluster, api, namespace, "tainted")
     broken = {"key": "e2e.kuota.io/broken", "value": "yes", "effect": "NoExecute"}
     await core.patch_node(lost, {"spec": {"taints": [topology_cluster.taint, broken]}})
-
-    async def workload() -> dict[str, Any]:
-        return (await workloads_of(api, namespace)).get("tainted") or {}
-
-    def placed(wl: dict[str, Any]) -> set[str]:
-        assignment = wl["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]
-        return {d.values[0] for d in TopologyAssignment.decoded(assignment).domains}
-
-    moved = await eventually(
-        workload,
-        lambda wl: bool((wl.get("status") or {}).get("admission")) and placed(wl) == {other},
-        timeout=90,
-        what="the admission's topology assignment moved to the rack's other node",
-    )
+    moved = await _moved_to(api, namespace, "tainted", other)
     assert condition(moved, "Evicted") is None, "replaced, not evicted"
     nodes = await eventually(
         lambda: _bound_pod_nodes(api, namespace, "tainted"),
@@ -574,6 +540,36 @@ async def test_a_pod_steered_to_a_node_that_is_deleted_is_failed_and_made_again(
 
 def _uids(pods: list[Any]) -> set[str]:
     return {p.metadata.uid for p in pods}
+
+
+async def _placed_on_one_node(
+    topology_cluster: Cluster, api: client.ApiClient, namespace: str, job: str
+) -> tuple[str, str]:
+    """(the node the job's two pods run on, the other node of its rack), once bound."""
+    first = await admitted_assignment(api, namespace, job)
+    await bound_nodes(api, namespace, job, 2)
+    (lost,) = {domain.values[0] for domain in first.domains}
+    rack = topology_cluster.rack_of(lost)
+    (other,) = [node for node in topology_cluster.racks[rack] if node != lost]
+    return lost, other
+
+
+async def _moved_to(api: client.ApiClient, namespace: str, job: str, node: str) -> dict[str, Any]:
+    """The job's Workload once its admission places every pod on ``node``."""
+
+    async def workload() -> dict[str, Any]:
+        return (await workloads_of(api, namespace)).get(job) or {}
+
+    def placed(wl: dict[str, Any]) -> set[str]:
+        assignment = wl["status"]["admission"]["podSetAssignments"][0]["topologyAssignment"]
+        return {d.values[0] for d in TopologyAssignment.decoded(assignment).domains}
+
+    return await eventually(
+        workload,
+        lambda wl: bool((wl.get("status") or {}).get("admission")) and placed(wl) == {node},
+        timeout=90,
+        what=f"the admission's topology assignment moved to {node}",
+    )
 
 
 async def _bound_pod_nodes(api: client.ApiClient, namespace: str, job: str) -> list[str]:

@@ -374,16 +374,22 @@ def test_a_taint_its_pods_do_not_tolerate_fails_the_node_for_the_workload() -> N
     assert engine.failing_taint("default/w", other) is None, "nothing of w is placed there"
 
 
-def test_a_taint_the_pod_set_or_its_flavor_tolerates_leaves_the_node_healthy() -> None:
+def _tolerating_on_one_node(**toleration: str) -> tuple[Engine, str]:
+    """An engine with workload ``w`` (3 pods, one rack, ``toleration``) placed on one node."""
     engine = tas_engine(
         workload("w")
         .queue("lq")
         .pod_set(count=3, cpu="1")
         .topology_request(required="rack")
-        .toleration("key1", "value1", effect="NoSchedule")
+        .toleration(**toleration)
     )
     engine.run_until_steady(T0)
     (node,) = placed(engine, "default/w")
+    return engine, node
+
+
+def test_a_taint_the_pod_set_or_its_flavor_tolerates_leaves_the_node_healthy() -> None:
+    engine, node = _tolerating_on_one_node(key="key1", value="value1", effect="NoSchedule")
     engine.apply(_tainted(node, "NoSchedule"))
     assert engine.failing_taint("default/w", node) is None
     engine.apply(_tainted(node, "NoExecute"))
@@ -400,15 +406,7 @@ def test_a_taint_the_pod_set_or_its_flavor_tolerates_leaves_the_node_healthy() -
 
 
 def test_a_failed_node_is_never_its_own_replacement_though_still_in_the_tree() -> None:
-    engine = tas_engine(
-        workload("w")
-        .queue("lq")
-        .pod_set(count=3, cpu="1")
-        .topology_request(required="rack")
-        .toleration("key1", operator="Exists")
-    )
-    engine.run_until_steady(T0)
-    (lost,) = placed(engine, "default/w")
+    engine, lost = _tolerating_on_one_node(key="key1", operator="Exists")
     engine.apply(_tainted(lost, "NoExecute"))  # tolerated: the node stays placeable
     replaced = engine.replacement_admission("default/w", [lost])
     assert isinstance(replaced, tuple), replaced
