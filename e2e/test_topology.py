@@ -456,13 +456,7 @@ async def test_a_node_deleted_under_a_placed_job_gets_its_pods_a_new_node_in_the
     assert condition(moved, "Evicted") is None, "replaced, not evicted"
     assert (condition(moved, "QuotaReserved") or {}).get("status") == "True"
     # The pods of the lost node are collected; the Job's new pods go to the new node.
-    nodes = await eventually(
-        lambda: _bound_pod_nodes(api, namespace, "kept"),
-        lambda found: found == [other, other],
-        timeout=150,
-        what="the job's two pods bound to the rack's other node",
-    )
-    assert nodes == [other, other]
+    await _both_pods_bound_to(api, namespace, "kept", other, timeout=150)
 
 
 async def test_a_node_tainted_under_a_placed_job_gets_its_pods_a_new_node_in_the_rack(
@@ -480,13 +474,7 @@ async def test_a_node_tainted_under_a_placed_job_gets_its_pods_a_new_node_in_the
     await core.patch_node(lost, {"spec": {"taints": [topology_cluster.taint, broken]}})
     moved = await _moved_to(api, namespace, "tainted", other)
     assert condition(moved, "Evicted") is None, "replaced, not evicted"
-    nodes = await eventually(
-        lambda: _bound_pod_nodes(api, namespace, "tainted"),
-        lambda found: found == [other, other],
-        timeout=90,
-        what="the job's two pods bound to the rack's other node",
-    )
-    assert nodes == [other, other]
+    await _both_pods_bound_to(api, namespace, "tainted", other, timeout=90)
 
 
 async def test_a_pod_steered_to_a_node_that_is_deleted_is_failed_and_made_again(
@@ -570,6 +558,18 @@ async def _moved_to(api: client.ApiClient, namespace: str, job: str, node: str) 
         timeout=90,
         what=f"the admission's topology assignment moved to {node}",
     )
+
+
+async def _both_pods_bound_to(
+    api: client.ApiClient, namespace: str, job: str, node: str, *, timeout: float
+) -> None:
+    nodes = await eventually(
+        lambda: _bound_pod_nodes(api, namespace, job),
+        lambda found: found == [node, node],
+        timeout=timeout,
+        what=f"the job's two pods bound to {node}",
+    )
+    assert nodes == [node, node]
 
 
 async def _bound_pod_nodes(api: client.ApiClient, namespace: str, job: str) -> list[str]:

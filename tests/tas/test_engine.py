@@ -263,6 +263,15 @@ def test_the_engine_names_the_workloads_placed_on_a_node() -> None:
     assert all(engine.placed_on_node(name) == [] for name in set(hosts) - set(plain))
 
 
+def _replaced_hosts(engine: Engine, lost: str) -> dict[str, int]:
+    """Pods per node of workload ``w``'s admission once ``lost`` failed: it must be found."""
+    replaced = engine.replacement_admission("default/w", [lost])
+    assert isinstance(replaced, tuple), replaced
+    assignment = replaced[0].topology_assignment
+    assert assignment is not None
+    return {domain.values[0]: domain.count for domain in assignment.domains}
+
+
 def test_a_failed_nodes_pods_are_placed_again_inside_the_required_rack() -> None:
     engine = tas_engine(
         workload("w").queue("lq").pod_set(count=3, cpu="1").topology_request(required="rack")
@@ -271,11 +280,7 @@ def test_a_failed_nodes_pods_are_placed_again_inside_the_required_rack() -> None
     before = placed(engine, "default/w")
     (lost,) = before  # three pods fit one node of 4 CPUs: best fit
     engine.remove("Node", lost)
-    replaced = engine.replacement_admission("default/w", [lost])
-    assert isinstance(replaced, tuple), replaced
-    assignment = replaced[0].topology_assignment
-    assert assignment is not None
-    after = {domain.values[0]: domain.count for domain in assignment.domains}
+    after = _replaced_hosts(engine, lost)
     assert lost not in after and sum(after.values()) == 3
     assert {name.split("-")[0] for name in after} == {lost.split("-")[0]}, "the same rack"
 
@@ -408,11 +413,7 @@ def test_a_taint_the_pod_set_or_its_flavor_tolerates_leaves_the_node_healthy() -
 def test_a_failed_node_is_never_its_own_replacement_though_still_in_the_tree() -> None:
     engine, lost = _tolerating_on_one_node(key="key1", operator="Exists")
     engine.apply(_tainted(lost, "NoExecute"))  # tolerated: the node stays placeable
-    replaced = engine.replacement_admission("default/w", [lost])
-    assert isinstance(replaced, tuple), replaced
-    assignment = replaced[0].topology_assignment
-    assert assignment is not None
-    after = {domain.values[0]: domain.count for domain in assignment.domains}
+    after = _replaced_hosts(engine, lost)
     assert lost not in after and sum(after.values()) == 3
 
 
