@@ -64,16 +64,24 @@ def message(pod: Mapping[str, Any]) -> str:
 
 def forced_status(pod: Mapping[str, Any], now: datetime) -> dict[str, Any]:
     """The pod's status once forced: ``Failed`` (unless it already ended), the condition: pure."""
+    return failed_status(pod, CONDITION, REASON, message(pod), now)
+
+
+def failed_status(
+    pod: Mapping[str, Any], condition: str, reason: str, text: str, now: datetime
+) -> dict[str, Any]:
+    """The status of a pod kuota fails: phase ``Failed`` (unless it already ended) and the
+    condition ``condition`` (True, ``reason``, ``text``) added to its own: pure."""
     status = copy.deepcopy(dict(objects.status(pod)))
     if status.get("phase") not in ("Succeeded", "Failed"):
         status["phase"] = "Failed"
     conditions = [c for c in status.get("conditions") or [] if isinstance(c, Mapping)]
     conditions.append(
         {
-            "type": CONDITION,
+            "type": condition,
             "status": "True",
-            "reason": REASON,
-            "message": message(pod),
+            "reason": reason,
+            "message": text,
             "lastTransitionTime": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
         }
     )
@@ -99,6 +107,7 @@ __all__ = [
     "REASON",
     "due_at",
     "eligible",
+    "failed_status",
     "forced_status",
     "message",
     "unreachable",

@@ -14,13 +14,13 @@ which gets a domain of the current assignment.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Final
 
 from scheduler.api import objects
 from scheduler.api.topology_assignment import HOSTNAME_LABEL, TopologyAssignment
+from scheduler.jobs.failure_recovery import failed_status
 from scheduler.jobs.topology_ungate import gated
 
 CONDITION: Final = "TerminatedByKueue"
@@ -62,20 +62,7 @@ def assigned_hosts(workload: Mapping[str, Any]) -> set[str]:
 
 def terminated_status(pod: Mapping[str, Any], now: datetime) -> dict[str, Any]:
     """The pod's status once failed: phase ``Failed`` and Kueue's condition: pure."""
-    status = copy.deepcopy(dict(objects.status(pod)))
-    status["phase"] = "Failed"
-    conditions = [c for c in status.get("conditions") or [] if isinstance(c, Mapping)]
-    conditions.append(
-        {
-            "type": CONDITION,
-            "status": "True",
-            "reason": REASON,
-            "message": MESSAGE,
-            "lastTransitionTime": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        }
-    )
-    status["conditions"] = conditions
-    return status
+    return failed_status(pod, CONDITION, REASON, MESSAGE, now)
 
 
 __all__ = [

@@ -28,7 +28,7 @@ writes.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from datetime import datetime, timedelta
 from typing import Any, Final
 
@@ -135,10 +135,9 @@ class NodeFailures:
         stored = self.state.stored("Workload").get(workload)
         return self.single_pods_stay and stored is not None and owned_by_single_pod(stored)
 
-    def _node_failed_for(self, workload: str, node: str) -> bool:
+    def _node_failed_for(self, workload: str, node: str, not_ready: Collection[str]) -> bool:
         """Whether ``node`` can take no pod of ``workload``: gone, not Ready, or tainted so."""
-        topology = self.state.topology
-        if not topology.has_node(node) or node in topology.not_ready_nodes():
+        if not self.state.topology.has_node(node) or node in not_ready:
             return True
         return self.taints and self.engine.failing_taint(workload, node) is not None
 
@@ -146,6 +145,7 @@ class NodeFailures:
         """Fail the pods steered to a node that can never take them (:mod:`~scheduler.jobs.
         stray_pods`), of Workloads that hold quota and are not being evicted."""
         acted = False
+        not_ready = self.state.topology.not_ready_nodes()
         for workload, node, pod in self.state.topology.steered_pods():
             stored = self.state.stored("Workload").get(workload)
             if stored is None or not objects.has_quota_reservation(stored):
@@ -153,7 +153,7 @@ class NodeFailures:
             if objects.is_evicting(stored):
                 continue  # its job is being stopped: its pods go anyway
             stray = node not in assigned_hosts(stored)
-            if not stray and not self._node_failed_for(workload, node):
+            if not stray and not self._node_failed_for(workload, node, not_ready):
                 continue
             try:
                 await self.writer.fail_pod(pod, terminated_status(pod, now))
