@@ -185,7 +185,7 @@ SCHEDULER_CAN = [
     ("delete", "jobs.batch", "-n", "default"),
     ("watch", "namespaces"),
     ("list", "priorityclasses.scheduling.k8s.io"),
-    # what a Workload is charged besides its requests (ClusterState.on_limit_range, ...)
+    # what a Workload is charged besides its requests (ClusterSettings.on_limit_range, ...)
     ("list", "limitranges", "-A"),
     ("watch", "runtimeclasses.node.k8s.io"),
     ("create", "events", "-n", "default"),

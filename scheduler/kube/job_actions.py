@@ -160,7 +160,7 @@ class JobActions:
             case PlacePods():
                 for old, new in action.pods:
                     self.state.remember(await self.writer.patch_job(old, new))
-                    self.state.placed(key, old)
+                    self.state.pods.placed(key, old)
                 log.info("placed pods in their groups", extra={"pods": len(action.pods)})
             case HoldWorkload():
                 # The quota goes back as soon as the engine sees the status without it.
@@ -322,7 +322,7 @@ class JobActions:
         """Lift the elastic-job gate of ``pods`` (docs/concepts.md#elastic-jobs)."""
         for pod in pods:
             stored = await self.writer.patch_job(pod, without_elastic_gate(pod))
-            self.state.on_job_pod(Event("MODIFIED", stored, objects.key(stored)))
+            self.state.pods.on_job_pod(Event("MODIFIED", stored, objects.key(stored)))
         log.info(
             "let pods of an elastic job start",
             extra={"job": objects.key(job), "pods": [objects.name(p) for p in pods]},

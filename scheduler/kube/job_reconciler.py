@@ -89,7 +89,7 @@ class JobReconciler:
             return await self._reconcile_group(key)
         if not self._managed_namespace(job):
             # Not kuota's: no Workload, no suspension (docs/concepts.md#managed-namespaces).
-            self.state.left_alone(objects.namespace(job) or "", key)
+            self.state.settings.left_alone(objects.namespace(job) or "", key)
             return False
         integration = for_object(job)
         if integration is None:
@@ -108,14 +108,14 @@ class JobReconciler:
                 return False
         lifted = await self._lift_elastic_gates(key, job, workload)
         own = capability(integration, OwnController)
-        flavors, classes = self.state.flavor_placements(), self.state.classes()
+        flavors, classes = self.state.settings.flavor_placements(), self.state.settings.classes()
         keys = self.label_keys()
         if own is not None:
             action = own.next_action(
                 job, workload, flavors=flavors, priority_classes=classes, label_keys=keys
             )
         else:
-            live = self.state.live_pods(key)
+            live = self.state.pods.live_pods(key)
             slices = (
                 self.state.slices_for(key)
                 if not objects.prebuilt_workload_name(job)
@@ -152,8 +152,8 @@ class JobReconciler:
             replicas,
             obj,
             self.state.owned_workloads(key),
-            self.state.unplaced_pods(key),
-            priority_classes=self.state.classes(),
+            self.state.pods.unplaced_pods(key),
+            priority_classes=self.state.settings.classes(),
         )
         done = False
         for action in actions:
@@ -185,8 +185,8 @@ class JobReconciler:
         action = groups.next_group_action(
             members,
             workload,
-            flavors=self.state.flavor_placements(),
-            priority_classes=self.state.classes(),
+            flavors=self.state.settings.flavor_placements(),
+            priority_classes=self.state.settings.classes(),
             label_keys=self.label_keys(),
         )
         if action is None or isinstance(action, WaitForFlavor):
@@ -257,14 +257,14 @@ class JobReconciler:
             return True
         namespace = objects.namespace(job) or ""
         return is_managed_namespace(
-            namespace, self.state.namespace_labels(namespace), self.managed_namespaces
+            namespace, self.state.settings.namespace_labels(namespace), self.managed_namespaces
         )
 
     async def _lift_elastic_gates(
         self, key: str, job: dict[str, Any], workload: dict[str, Any] | None
     ) -> bool:
         """Let as many of an elastic job's gated pods start as its admitted slice counts."""
-        gated, running = self.state.elastic_pods(key)
+        gated, running = self.state.pods.elastic_pods(key)
         if workload is None or not gated:
             return False
         chosen = pods_to_ungate(workload, gated, running)

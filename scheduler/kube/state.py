@@ -12,22 +12,24 @@ Which cache owns what (one owner per fact; docs/architecture.md, "State"):
   (node labels, taints, tolerations), priority values, namespaces, queues and
   Workloads.  The state keeps no copy of them: the Job controller reads a
   flavor's placement and the priority classes from the engine
-  (:meth:`ClusterState.flavor_placements`, :meth:`ClusterState.classes`).
+  (:meth:`~scheduler.kube.cluster_settings.ClusterSettings.flavor_placements`,
+  :meth:`~scheduler.kube.cluster_settings.ClusterSettings.classes`).
 - **The state** keeps only what writes are computed from: the objects as
   stored (a status write is a diff of the stored status and carries its
   resourceVersion; a job is changed by a guarded patch of the job as read),
-  the job <-> Workload index, the work lists of what to decide again, and
-  the names of the ``globalDefault`` PriorityClasses (the engine keeps values,
-  not that flag).  After a write the answer is stored at once
+  the job <-> Workload index and the work lists of what to decide again.
+  After a write the answer is stored at once
   (:meth:`ClusterState.remember`), so the next decision starts from it; a
   watch event still on its way with an older version does not put the older
-  one back (:func:`scheduler.api.objects.is_older`).
-- **LimitRanges and RuntimeClasses** are kept only as what they add to a
-  Workload's requests (their defaults per namespace, the pod overhead per
-  class: :mod:`scheduler.api.pod_overhead`); a Workload goes to the engine
-  with them added, as Kueue counts it (docs/scheduling.md#workload-usage), and a change of
-  either applies the pending Workloads it concerns again (admitted ones keep
-  the usage their admission recorded).
+  one back (:func:`scheduler.api.objects.is_older`).  Its parts keep the
+  rest, each fed by its own watches: ``settings``
+  (:mod:`scheduler.kube.cluster_settings`: Namespaces' labels, the names of
+  the ``globalDefault`` PriorityClasses, and LimitRanges and RuntimeClasses
+  as what they add to a Workload's requests, with which a Workload goes to
+  the engine), ``pods`` (:mod:`scheduler.kube.pod_tracker`: the pods of
+  started jobs, and those waiting for a replica group), ``topology``
+  (:mod:`scheduler.kube.topology_state`) and ``stuck_pods``
+  (:mod:`scheduler.kube.stuck_pods`).
 - **The informers** keep their own store of every object, to diff a relist
   against and to rebuild from: when a term of leadership ends, the service
   replaces the engine and this state with fresh ones fed from those stores.
@@ -44,34 +46,21 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final, cast
 
 from scheduler.api import objects
-from scheduler.api.defaults import apply_schema_defaults
 from scheduler.api.feature_gates import enabled
-from scheduler.api.field import ParseError, error
-from scheduler.api.models import ResourceFlavorSpec, Toleration
-from scheduler.api.parse import parse_object
-from scheduler.api.pod_overhead import (
-    LimitDefaults,
-    adjusted_workload,
-    limit_range_defaults,
-    runtime_class_overhead,
-    summarize,
-)
+from scheduler.api.field import ParseError
 from scheduler.api.refs import (
-    JOB_UID_LABEL,
-    POD_SET_LABEL,
     RESOURCE_IN_USE_FINALIZER,
     WORKLOAD_SLICE_NAME_ANNOTATION,
     KueueKind,
     workload_key,
 )
-from scheduler.core.engine import Engine, NamespaceInfo, PriorityClassInfo
-from scheduler.core.engine_types import EngineObject
-from scheduler.jobs import Integration, PodGroups, ReplicaGroups, capability, kinds_with, registry
-from scheduler.jobs.elastic import Slices, choose_slices, elastic_gated
+from scheduler.core.engine import Engine
+from scheduler.jobs import PodGroups, ReplicaGroups, capability, kinds_with, registry
+from scheduler.jobs.elastic import Slices, choose_slices
 from scheduler.jobs.propagation import orphaned
-from scheduler.jobs.start_placement import FlavorPlacement
-from scheduler.jobs.workload_from_job import PriorityClasses
+from scheduler.kube.cluster_settings import ClusterSettings
 from scheduler.kube.informer import Event
+from scheduler.kube.pod_tracker import PodTracker
 from scheduler.kube.stuck_pods import StuckPods
 from scheduler.kube.topology_state import TopologyState
 from scheduler.kube.worklist import WorkList, stale
@@ -99,56 +88,6 @@ STORED_KINDS: Final = (
 """The kuota kinds kept as stored: their status or finalizers are written."""
 MAX_OWNER_DEPTH: Final = 10
 """How far up the controller owners of a job the scheduler looks for a queued one."""
-ENGINE_TYPES: Final = EngineObject.__args__
-"""The record types the engine takes (a parsed object of another kind is not its business)."""
-
-
-def toleration_json(toleration: Toleration) -> dict[str, Any]:
-    """A toleration as the API serializes it (empty fields omitted): pure."""
-    raw: dict[str, Any] = {}
-    if toleration.key:
-        raw["key"] = toleration.key
-    if toleration.operator:
-        raw["operator"] = toleration.operator
-    if toleration.value:
-        raw["value"] = toleration.value
-    if toleration.effect:
-        raw["effect"] = toleration.effect
-    if toleration.toleration_seconds is not None:
-        raw["tolerationSeconds"] = toleration.toleration_seconds
-    return raw
-
-
-def flavor_placement(spec: ResourceFlavorSpec) -> FlavorPlacement:
-    """What a Job started on this flavor receives: its node labels and tolerations: pure."""
-    return FlavorPlacement(
-        node_labels=dict(spec.node_labels),
-        tolerations=tuple(toleration_json(t) for t in spec.tolerations),
-    )
-
-
-class _FlavorPlacements(Mapping[str, FlavorPlacement]):
-    """A read-only view of the engine's flavors as placements (converted on access)."""
-
-    def __init__(self, flavors: Mapping[str, ResourceFlavorSpec]) -> None:
-        self._flavors = flavors
-
-    def __getitem__(self, name: str) -> FlavorPlacement:
-        return flavor_placement(self._flavors[name])
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._flavors)
-
-    def __len__(self) -> int:
-        return len(self._flavors)
-
-
-def engine_record(raw: Mapping[str, Any]) -> EngineObject:
-    """A kuota object as the engine's record: defaulted and parsed (raises ParseError): pure."""
-    model = parse_object(apply_schema_defaults(raw))
-    if not isinstance(model, ENGINE_TYPES):
-        raise ParseError([error("kind", f"{raw.get('kind')} is not a kind the engine holds")])
-    return model  # type: ignore[no-any-return]
 
 
 def _pod_groups() -> tuple[PodGroups, ...]:
@@ -174,27 +113,8 @@ class ClusterState:
         self._groups: dict[str, dict[str, dict[str, Any]]] = {}  # group key -> uid -> member
         self._workloads_of_job: dict[str, set[str]] = {}  # job key -> its workloads' keys
         self._prebuilt: dict[str, str] = {}  # prebuilt workload key -> job uid
-        self._default_priority_classes: set[str] = set()
-        self._limit_defaults: dict[str, dict[str, dict[str, LimitDefaults]]] = {}
-        """Namespace -> LimitRange name -> its defaults by item type (ranges with some)."""
-        self._overheads: dict[str, dict[str, Any]] = {}
-        """RuntimeClass name -> its ``overhead.podFixed`` (only classes that have one)."""
-        self._job_pods: dict[str, dict[str, str | None]] = {}
-        """Job UID -> pod UID -> the pod set of a pod that has not terminated, None for one that
-        has (label job-uid)."""
-        self._namespace_labels: dict[str, dict[str, str]] = {}
-        """Namespace -> its labels (which namespaces' jobs are kuota's)."""
-        self._unmanaged_jobs: dict[str, set[str]] = {}
-        """Namespace -> the jobs left alone there, as it is not managed."""
-        self._gated_pods: dict[str, dict[str, dict[str, Any]]] = {}
-        """Job UID -> pod UID -> a live pod waiting behind the elastic-job gate."""
         self._owned: dict[str, set[str]] = {}
         """Owner UID -> keys of the Workloads it controls (a kind with replica groups has many)."""
-        self._replica_owners: dict[tuple[str, str, str], str] = {}
-        """(kind, namespace, name) -> UID of an object of a kind with replica groups."""
-        self._unplaced: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {}
-        """Owner (kind, namespace, name) -> pod UID -> a pod of it not in a group yet (its kind
-        places it); kept by name, since a pod may be seen before its owner."""
         self.jobs_to_decide = WorkList()
         """Job (and group) keys whose controller decision may have changed."""
         self.workloads_to_check = WorkList()
@@ -204,11 +124,17 @@ class ClusterState:
         self.workloads_to_time = WorkList()
         """Workloads whose timed deadlines may have moved (``kube.workload_timers``)."""
         self.workloads_to_expire = WorkList()
+        """Workloads that changed or went, for the retention policies (``kube.retention``)."""
         self.workloads_orphaned = WorkList()
+        """Workloads whose job is gone, to finish (``kube.orphans``)."""
         self.workloads_to_finalize = WorkList()
         """Workloads carrying resource-in-use, for ``kube.finalizers``."""
-        """Workloads whose job is gone, to finish (``kube.orphans``)."""
-        """Workloads that changed or went, for the retention policies (``kube.retention``)."""
+        self.settings = ClusterSettings(
+            engine, jobs_to_decide=self.jobs_to_decide, apply_pending=self._apply_pending
+        )
+        """Namespaces, PriorityClasses, LimitRanges, RuntimeClasses, flavors' placements."""
+        self.pods = PodTracker(self._jobs, jobs_to_decide=self.jobs_to_decide)
+        """The pods of started jobs, and those waiting for a replica group."""
         self.topology = TopologyState(engine)
         """Nodes and every Pod, for topology-aware scheduling."""
         self.stuck_pods = StuckPods(
@@ -258,7 +184,7 @@ class ClusterState:
             self.engine.remove(kind, objects.name(obj), objects.namespace(obj))
             return
         try:
-            record = self.engine_record(obj)
+            record = self.settings.engine_record(obj)
         except ParseError as bad:
             log.warning(
                 "skipping an object that does not parse",
@@ -288,11 +214,7 @@ class ClusterState:
         if stale(event, self._jobs.get(uid)):
             return
         if _replica_kind(event.object) is not None:
-            owner = _owner_key(event.object)
-            if event.type == "DELETED":
-                self._replica_owners.pop(owner, None)
-            else:
-                self._replica_owners[owner] = uid
+            self.pods.on_replica_owner(event, uid)
         prebuilt = objects.prebuilt_workload_name(event.object)
         prebuilt_key = workload_key(objects.namespace(event.object) or "", prebuilt or "")
         if event.type == "DELETED":
@@ -304,126 +226,6 @@ class ClusterState:
             if prebuilt:
                 self._prebuilt[prebuilt_key] = uid
             self.jobs_to_decide.add(uid)
-
-    def on_job_pod(self, event: Event) -> None:
-        """A pod started for a job (label ``kueue.x-k8s.io/job-uid``): live until terminated.
-
-        A pod in its termination grace period is live: the quota of an evicted
-        or finished job is held until its last pod is gone.
-        """
-        job_uid = objects.label(event.object, JOB_UID_LABEL)
-        uid = objects.uid(event.object)
-        if not job_uid or uid is None:
-            return
-        pods = self._job_pods.setdefault(job_uid, {})
-        before = (uid in pods, pods.get(uid) is not None)
-        if event.type == "DELETED":
-            pods.pop(uid, None)
-        else:
-            live = objects.status(event.object).get("phase") not in ("Succeeded", "Failed")
-            pods[uid] = (objects.label(event.object, POD_SET_LABEL) or "main") if live else None
-        self._track_gated_pod(job_uid, uid, event.object, live=pods.get(uid) is not None)
-        if not pods:
-            del self._job_pods[job_uid]
-        if before != (uid in pods, pods.get(uid) is not None):
-            self.jobs_to_decide.add(job_uid)
-
-    def _track_gated_pod(self, job_uid: str, uid: str, pod: Mapping[str, Any], live: bool) -> None:
-        """Keep the live pods behind the elastic-job gate (docs/concepts.md#elastic-jobs)."""
-        gated = self._gated_pods.setdefault(job_uid, {})
-        gated.pop(uid, None)
-        if live and elastic_gated(pod):
-            gated[uid] = dict(pod)
-        if not gated:
-            del self._gated_pods[job_uid]
-
-    def elastic_pods(self, job_key: str) -> tuple[list[dict[str, Any]], dict[str, int]]:
-        """An elastic job's live pods behind the gate, and per pod set its live pods past it."""
-        gated = self._gated_pods.get(job_key, {})
-        running: dict[str, int] = {}
-        for uid, pod_set in self._job_pods.get(job_key, {}).items():
-            if pod_set is not None and uid not in gated:
-                running[pod_set] = running.get(pod_set, 0) + 1
-        return list(gated.values()), running
-
-    def on_limit_range(self, event: Event) -> None:
-        """A LimitRange: its defaults kept; the namespace's pending Workloads counted again."""
-        namespace, name = objects.namespace(event.object) or "", objects.name(event.object)
-        ranges = self._limit_defaults.setdefault(namespace, {})
-        before = self.limit_defaults(namespace)
-        defaults = {} if event.type == "DELETED" else limit_range_defaults(event.object)
-        if defaults:
-            ranges[name] = defaults
-        else:
-            ranges.pop(name, None)
-        if not ranges:
-            del self._limit_defaults[namespace]
-        if self.limit_defaults(namespace) != before:
-            self._apply_pending(lambda workload: True, namespace=namespace)
-
-    def on_runtime_class(self, event: Event) -> None:
-        """A RuntimeClass: its pod overhead kept; pending Workloads that name it counted again."""
-        name = objects.name(event.object)
-        before = self._overheads.get(name)
-        overhead = {} if event.type == "DELETED" else runtime_class_overhead(event.object)
-        if overhead:
-            self._overheads[name] = overhead
-        else:
-            self._overheads.pop(name, None)
-        if self._overheads.get(name) != before:
-            self._apply_pending(lambda workload: name in _runtime_classes(workload))
-
-    def limit_defaults(self, namespace: str) -> dict[str, LimitDefaults]:
-        """The summary of the namespace's LimitRange defaults (by name, first value wins)."""
-        ranges = self._limit_defaults.get(namespace, {})
-        return summarize(ranges[name] for name in sorted(ranges))
-
-    def engine_record(self, raw: Mapping[str, Any]) -> EngineObject:
-        """A kuota object as the engine's record; a Workload with what its namespace's
-        LimitRanges and its RuntimeClass add (raises ParseError)."""
-        if raw.get("kind") == "Workload" and (self._limit_defaults or self._overheads):
-            raw = adjusted_workload(
-                raw, self.limit_defaults(objects.namespace(raw) or ""), self._overheads
-            )
-        return engine_record(raw)
-
-    def live_pods(self, job_key: str) -> int:
-        """How many pods of the job (by UID) have not terminated, as the watch says."""
-        return sum(1 for pod_set in self._job_pods.get(job_key, {}).values() if pod_set is not None)
-
-    def on_unplaced_pod(self, integration: Integration, event: Event) -> None:
-        """A pod of a kind with replica groups, not in a group yet: its owner places it."""
-        replicas = capability(integration, ReplicaGroups)
-        pod = event.object
-        name = replicas.owner_of_pod(pod) if replicas is not None else None
-        uid = objects.uid(pod)
-        if not name or uid is None:
-            return
-        owner = (integration.kind, objects.namespace(pod) or "", name)
-        pods = self._unplaced.setdefault(owner, {})
-        if event.type == "DELETED":
-            pods.pop(uid, None)
-            if not pods:
-                del self._unplaced[owner]
-        else:
-            pods[uid] = dict(pod)
-        owner_uid = self._replica_owners.get(owner)
-        if owner_uid is not None:  # else the owner's own event decides it, with this pod
-            self.jobs_to_decide.add(owner_uid)
-
-    def unplaced_pods(self, owner_uid: str) -> list[dict[str, Any]]:
-        """The pods of an object of a kind with replica groups that are in no group yet."""
-        job = self._jobs.get(owner_uid)
-        if job is None:
-            return []
-        return list(self._unplaced.get(_owner_key(job), {}).values())
-
-    def placed(self, owner_uid: str, pod: Mapping[str, Any]) -> None:
-        """A pod the scheduler has put into its group leaves the unplaced ones at once."""
-        job = self._jobs.get(owner_uid)
-        pods = self._unplaced.get(_owner_key(job)) if job is not None else None
-        if pods is not None:
-            pods.pop(objects.uid(pod) or "", None)
 
     def managed_owner(self, job_key: str) -> dict[str, Any] | None:
         """The queued job this job was made by, walking controller owners up (ten at most).
@@ -454,45 +256,6 @@ class ClusterState:
         return [
             workloads[key] for key in sorted(self._owned.get(owner_uid, ())) if key in workloads
         ]
-
-    def on_namespace(self, event: Event) -> None:
-        name = objects.name(event.object)
-        before = self._namespace_labels.get(name)
-        if event.type == "DELETED":
-            self.engine.remove("Namespace", name)
-            self._namespace_labels.pop(name, None)
-        else:
-            labels = dict(objects.labels(event.object))
-            self.engine.apply(NamespaceInfo(name=name, labels=labels))
-            self._namespace_labels[name] = labels
-        if before != self._namespace_labels.get(name):
-            # Whether its jobs are kuota's may have changed (managedJobsNamespaceSelector): the
-            # ones left alone are decided again; the others see their namespace on their turn.
-            self.jobs_to_decide.update(self._unmanaged_jobs.pop(name, set()))
-
-    def namespace_labels(self, namespace: str) -> Mapping[str, str]:
-        """The labels of a namespace as the watch says ({} when not seen)."""
-        return self._namespace_labels.get(namespace, {})
-
-    def left_alone(self, namespace: str, job_key: str) -> None:
-        """A job was left alone, its namespace not kuota's: decided again if that changes."""
-        self._unmanaged_jobs.setdefault(namespace, set()).add(job_key)
-
-    def on_priority_class(self, event: Event) -> None:
-        obj = event.object
-        name = objects.name(obj)
-        self._default_priority_classes.discard(name)
-        if event.type == "DELETED":
-            self.engine.remove("PriorityClass", name)
-            return
-        value = obj.get("value")
-        if not isinstance(value, int):
-            return
-        if obj.get("globalDefault"):
-            self._default_priority_classes.add(name)
-        self.engine.apply(
-            PriorityClassInfo(name=name, value=value, global_default=bool(obj.get("globalDefault")))
-        )
 
     # -- what writes answered -------------------------------------------------------------
 
@@ -528,7 +291,7 @@ class ClusterState:
         if current is None:
             return
         try:
-            self.engine.apply(self.engine_record(current))
+            self.engine.apply(self.settings.engine_record(current))
         except ParseError:
             return
 
@@ -585,24 +348,6 @@ class ClusterState:
             return owner
         return self._prebuilt.get(objects.key(workload))
 
-    def classes(self) -> PriorityClasses:
-        """The priority classes a new Workload is resolved against.
-
-        See docs/concepts.md#from-job-to-workload.
-        """
-        values = self.engine.priority_class_values("PriorityClass")
-        defaults = ((n, values[n]) for n in self._default_priority_classes if n in values)
-        default = min(defaults, key=lambda item: (item[1], item[0]), default=None)
-        return PriorityClasses(
-            workload=self.engine.priority_class_values("WorkloadPriorityClass"),
-            pod=values,
-            global_default=default,
-        )
-
-    def flavor_placements(self) -> Mapping[str, FlavorPlacement]:
-        """The node labels and tolerations of every flavor the engine knows (a live view)."""
-        return _FlavorPlacements(self.engine.flavor_specs())
-
     # -- inside ------------------------------------------------------------------------------
 
     def _index_workload(self, event: Event) -> None:
@@ -653,7 +398,7 @@ class ClusterState:
             self.jobs_to_decide.add(job_key)
 
     def _apply_pending(
-        self, concerned: Callable[[Mapping[str, Any]], bool], *, namespace: str | None = None
+        self, concerned: Callable[[Mapping[str, Any]], bool], namespace: str | None
     ) -> None:
         """Apply again the unfinished Workloads without quota that ``concerned`` picks, of
         ``namespace`` when given (Kueue requeues the pending ones when a LimitRange or
@@ -665,7 +410,7 @@ class ClusterState:
             if objects.has_quota_reservation(workload) or not concerned(workload):
                 continue
             try:
-                self.engine.apply(self.engine_record(workload))
+                self.engine.apply(self.settings.engine_record(workload))
             except ParseError:
                 continue
 
@@ -678,18 +423,6 @@ class ClusterState:
             self._unfinished.add(key)
 
 
-def _runtime_classes(workload: Mapping[str, Any]) -> set[str]:
-    """The RuntimeClasses the Workload's pod templates name: pure."""
-    names = set()
-    for pod_set in objects.spec(workload).get("podSets") or []:
-        template = pod_set.get("template") if isinstance(pod_set, Mapping) else None
-        spec = template.get("spec") if isinstance(template, Mapping) else None
-        name = spec.get("runtimeClassName") if isinstance(spec, Mapping) else None
-        if isinstance(name, str):
-            names.add(name)
-    return names
-
-
 def _spec_changed(known: Mapping[str, Any] | None, incoming: Mapping[str, Any]) -> bool:
     """A new generation of an object already known (not a status write, not the first list)."""
     return known is not None and objects.generation(known) != objects.generation(incoming)
@@ -698,7 +431,3 @@ def _spec_changed(known: Mapping[str, Any] | None, incoming: Mapping[str, Any]) 
 def _replica_kind(obj: Mapping[str, Any]) -> ReplicaGroups | None:
     integration = registry.integration_for(obj)
     return capability(integration, ReplicaGroups) if integration is not None else None
-
-
-def _owner_key(obj: Mapping[str, Any]) -> tuple[str, str, str]:
-    return (str(obj.get("kind", "")), objects.namespace(obj) or "", objects.name(obj))

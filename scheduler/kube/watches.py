@@ -3,13 +3,16 @@
 One informer per kind, all through the same REST layer: the kuota kinds the
 engine needs go to :meth:`ClusterState.on_kueue`, every kind whose objects
 get Workloads (:func:`scheduler.jobs.job_integrations`) and is enabled to
-:meth:`ClusterState.on_job`, Namespaces and PriorityClasses to their
-handlers; ``state`` is asked for on every event, so the service can swap in
-a rebuilt state (a replica that stepped down) without restarting the
-informers.  LimitRanges and RuntimeClasses are watched for what they add to a
-Workload's requests (docs/scheduling.md#workload-usage).  Every event
-also calls ``on_change`` (the scheduling loop's wake-up), so a change is
-acted on at once instead of at the next idle tick.
+:meth:`ClusterState.on_job`, the pods of started jobs to the state's ``pods``
+(:class:`~scheduler.kube.pod_tracker.PodTracker`), Namespaces and
+PriorityClasses to its ``settings``
+(:class:`~scheduler.kube.cluster_settings.ClusterSettings`); ``state`` is
+asked for on every event, so the service can swap in a rebuilt state (a
+replica that stepped down) without restarting the informers.  LimitRanges
+and RuntimeClasses are watched for what they add to a Workload's requests
+(docs/scheduling.md#workload-usage).  Every event also calls ``on_change``
+(the scheduling loop's wake-up), so a change is acted on at once instead of
+at the next idle tick.
 """
 
 from __future__ import annotations
@@ -127,7 +130,7 @@ def scheduler_informers(
         Informer(
             "JobPod",
             KubeSource(rest, PODS, label_selector=STARTED_PODS_SELECTOR),
-            then_wake(ClusterState.on_job_pod),
+            then_wake(lambda current, event: current.pods.on_job_pod(event)),
         ),
         Informer("Node", KubeSource(rest, NODES), then_wake(_on_node)),
         Informer(
@@ -140,19 +143,25 @@ def scheduler_informers(
             ),
             then_wake(_on_pod),
         ),
-        Informer("Namespace", KubeSource(rest, NAMESPACES), then_wake(ClusterState.on_namespace)),
+        Informer(
+            "Namespace",
+            KubeSource(rest, NAMESPACES),
+            then_wake(lambda current, event: current.settings.on_namespace(event)),
+        ),
         Informer(
             "PriorityClass",
             KubeSource(rest, PRIORITY_CLASSES),
-            then_wake(ClusterState.on_priority_class),
+            then_wake(lambda current, event: current.settings.on_priority_class(event)),
         ),
         Informer(
-            "LimitRange", KubeSource(rest, LIMIT_RANGES), then_wake(ClusterState.on_limit_range)
+            "LimitRange",
+            KubeSource(rest, LIMIT_RANGES),
+            then_wake(lambda current, event: current.settings.on_limit_range(event)),
         ),
         Informer(
             "RuntimeClass",
             KubeSource(rest, RUNTIME_CLASSES),
-            then_wake(ClusterState.on_runtime_class),
+            then_wake(lambda current, event: current.settings.on_runtime_class(event)),
         ),
     ]
     return informers
@@ -183,7 +192,7 @@ def _replica_informers(
 
     def on_pod(current: ClusterState, event: Event) -> None:
         if objects.namespace(event.object) not in excluded:
-            current.on_unplaced_pod(integration, event)
+            current.pods.on_unplaced_pod(integration, event)
 
     kube = KubeSource(rest, kind_resource(integration))
     source: Source = kube

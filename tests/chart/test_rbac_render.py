@@ -165,7 +165,7 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         ("scheduling.k8s.io", "priorityclasses", "list"),
         ("scheduling.k8s.io", "priorityclasses", "watch"),
         # scheduler/kube/watches.py: what LimitRanges and RuntimeClasses add to a
-        # Workload's requests (ClusterState.on_limit_range, .on_runtime_class)
+        # Workload's requests (ClusterSettings.on_limit_range, .on_runtime_class)
         ("", "limitranges", "list"),
         ("", "limitranges", "watch"),
         ("node.k8s.io", "runtimeclasses", "list"),

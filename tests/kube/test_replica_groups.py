@@ -77,7 +77,7 @@ def deliver(world: World) -> None:
             if objects.label(obj, "kueue.x-k8s.io/managed") == "true":
                 world.cluster.on_job(event)
             else:
-                world.cluster.on_unplaced_pod(LEADER_WORKER_SET, event)
+                world.cluster.pods.on_unplaced_pod(LEADER_WORKER_SET, event)
         else:
             world.api.pending_events.append((kind, obj))
             world.deliver()

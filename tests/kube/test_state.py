@@ -10,8 +10,9 @@ import pytest
 from scheduler.api import objects
 from scheduler.core.engine import Engine
 from scheduler.jobs.start_placement import FlavorPlacement
+from scheduler.kube.cluster_settings import toleration_json
 from scheduler.kube.informer import Event
-from scheduler.kube.state import ClusterState, toleration_json
+from scheduler.kube.state import ClusterState
 from tests.builders import container, pod_set, workload
 
 from .world import SPOT_TOLERATION, cluster_queue, flavor, job, local_queue, priority_class
@@ -143,13 +144,13 @@ def test_flavor_placements_are_read_from_the_engine(state: ClusterState) -> None
     state.jobs_to_decide.take()
     state.on_kueue(event("ADDED", flavor()))
     assert state.jobs_to_decide.take() == {"uid-train"}, "a Job waiting for the flavor may start"
-    assert state.flavor_placements()["spot"] == FlavorPlacement(
+    assert state.settings.flavor_placements()["spot"] == FlavorPlacement(
         node_labels={"instance-type": "spot"}, tolerations=(SPOT_TOLERATION,)
     )
     assert state.engine.flavor_specs()["spot"].node_labels == {"instance-type": "spot"}
 
     state.on_kueue(event("DELETED", flavor()))
-    assert "spot" not in state.flavor_placements()
+    assert "spot" not in state.settings.flavor_placements()
 
 
 def test_tolerations_are_rendered_as_the_api_serializes_them(state: ClusterState) -> None:
@@ -178,7 +179,7 @@ def test_priority_classes_come_from_the_engine_with_the_lowest_global_default(
         priority_class("default-a", 5, default=True),
         priority_class("default-c", 9, default=True),
     ):
-        state.on_priority_class(event("ADDED", obj))
+        state.settings.on_priority_class(event("ADDED", obj))
     state.on_kueue(
         event(
             "ADDED",
@@ -190,15 +191,15 @@ def test_priority_classes_come_from_the_engine_with_the_lowest_global_default(
             },
         )
     )
-    classes = state.classes()
+    classes = state.settings.classes()
     assert classes.pod == {"high": 100, "default-b": 5, "default-a": 5, "default-c": 9}
     assert classes.workload == {"urgent": 1000}
     assert classes.global_default == ("default-a", 5), "lowest value, then name"
 
-    state.on_priority_class(event("DELETED", priority_class("default-a", 5, default=True)))
-    state.on_priority_class(event("MODIFIED", priority_class("default-b", 5)))
-    assert state.classes().global_default == ("default-c", 9)
-    assert "default-a" not in state.classes().pod
+    state.settings.on_priority_class(event("DELETED", priority_class("default-a", 5, default=True)))
+    state.settings.on_priority_class(event("MODIFIED", priority_class("default-b", 5)))
+    assert state.settings.classes().global_default == ("default-c", 9)
+    assert "default-a" not in state.settings.classes().pod
 
 
 def test_jobs_and_namespaces(state: ClusterState) -> None:
@@ -212,7 +213,7 @@ def test_jobs_and_namespaces(state: ClusterState) -> None:
     state.on_job(event("ADDED", nameless))
     assert state.counts()["jobs"] == 0, "a Job without a UID cannot be indexed"
 
-    state.on_namespace(
+    state.settings.on_namespace(
         event("ADDED", {"metadata": {"name": "ml", "labels": {"team": "a", "n": 1}}})
     )
     assert state.engine.cache.namespace_labels("ml") == {"team": "a"}

@@ -121,15 +121,15 @@ class World:
                 case "Job":
                     self.cluster.on_job(event)
                 case "Pod":
-                    self.cluster.on_job_pod(event)  # the pods of a started job
+                    self.cluster.pods.on_job_pod(event)  # the pods of a started job
                 case "Namespace":
-                    self.cluster.on_namespace(event)
+                    self.cluster.settings.on_namespace(event)
                 case "PriorityClass":
-                    self.cluster.on_priority_class(event)
+                    self.cluster.settings.on_priority_class(event)
                 case "LimitRange":
-                    self.cluster.on_limit_range(event)
+                    self.cluster.settings.on_limit_range(event)
                 case "RuntimeClass":
-                    self.cluster.on_runtime_class(event)
+                    self.cluster.settings.on_runtime_class(event)
                 case kind if kind in KUEUE_KINDS:
                     self.cluster.on_kueue(event)
                 case _:

@@ -39,7 +39,7 @@ def deliver(scheduler: SchedulerLoop, api: FakeApi) -> None:
             case "Job":
                 scheduler.state.on_job(event)
             case "Namespace":
-                scheduler.state.on_namespace(event)
+                scheduler.state.settings.on_namespace(event)
             case kind_name if kind_name in KUEUE_KINDS:
                 scheduler.state.on_kueue(event)
             case _:
