@@ -54,7 +54,8 @@ from scheduler.kube.client import new_api_client
 from scheduler.kube.kueue_metrics import RECORDER
 from scheduler.kube.leader import AlwaysLeader, Leadership, LeaseElection
 from scheduler.kube.ownership import adopt_lease, read_deployment_reference
-from scheduler.kube.rest import Rest, RestError, rate_limiter
+from scheduler.kube.rate_limit import rate_limiter
+from scheduler.kube.rest import Rest, RestError
 from scheduler.kube.secure_serving import (
     Endpoint,
     add_metrics_arguments,

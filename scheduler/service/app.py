@@ -66,7 +66,8 @@ from scheduler.kube.access_review import AccessReviewer
 from scheduler.kube.client import new_api_client
 from scheduler.kube.leader import AlwaysLeader, Leadership, LeaseElection
 from scheduler.kube.ownership import adopt_lease, read_deployment_reference
-from scheduler.kube.rest import Rest, RestError, rate_limiter
+from scheduler.kube.rate_limit import rate_limiter
+from scheduler.kube.rest import Rest, RestError
 from scheduler.kube.secure_serving import Endpoint, Reviewer, add_metrics_arguments, endpoint_for
 from scheduler.service import heap
 from scheduler.service.loop import LoopSettings, SchedulerLoop

@@ -21,7 +21,7 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from kubernetes_asyncio import client
 
-from scheduler.kube import rest
+from scheduler.kube import rate_limit, rest
 from scheduler.kube.client import kubeconfig_source
 from scheduler.kube.rest import Resource, Rest
 
@@ -153,7 +153,7 @@ async def test_a_429_that_lasts_is_an_error_after_the_retries(
     with pytest.raises(rest.ApiError, match="HTTP 429: still busy") as raised:
         await api.get(JOB)
     assert raised.value.status == 429
-    assert len(script.seen) == rest.RETRIES_AFTER_429 + 1
+    assert len(script.seen) == rate_limit.RETRIES_AFTER_429 + 1
 
 
 async def test_a_429_retry_never_outlasts_the_call_timeout(server: tuple[Script, Rest]) -> None:
@@ -165,16 +165,6 @@ async def test_a_429_retry_never_outlasts_the_call_timeout(server: tuple[Script,
         await api.get(JOB, timeout=1)
     assert time.monotonic() - started < 1
     assert len(script.seen) == 1
-
-
-@pytest.mark.parametrize(
-    ("code", "header", "wait"),
-    [(429, "1", 1.0), (429, "0.5", 0.5), (429, None, None), (503, "1", None), (429, "soon", None)],
-)
-def test_which_answers_say_when_to_come_back(
-    code: int, header: str | None, wait: float | None
-) -> None:
-    assert rest.retry_after(code, header) == wait
 
 
 @pytest.mark.parametrize(
@@ -392,47 +382,11 @@ async def test_a_write_past_its_timeout_or_a_dropped_connection_is_unreachable(
         await misbehaving.replace("/drop", {}, timeout=5)
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-async def test_the_token_bucket_serves_a_burst_then_qps(monkeypatch: pytest.MonkeyPatch) -> None:
-    clock = FakeClock()
-    slept: list[float] = []
-
-    async def sleep(seconds: float) -> None:  # time passes only when someone waits
-        slept.append(seconds)
-        clock.now += seconds
-
-    monkeypatch.setattr(rest.asyncio, "sleep", sleep)
-    bucket = rest.TokenBucket(qps=2.0, burst=3, clock=clock)
-    waits = [await bucket.acquire() for _ in range(5)]
-    assert waits[:3] == [0.0, 0.0, 0.0], "the bucket starts full"
-    assert waits[3:] == pytest.approx([0.5, 0.5]), "then one token every 1/qps seconds"
-    clock.now += 10
-    assert [await bucket.acquire() for _ in range(3)] == [0.0] * 3, "refilled, up to burst"
-    assert await bucket.acquire() == pytest.approx(0.5)
-
-
-def test_the_client_connection_section_gives_the_limiter() -> None:
-    kueue = rest.rate_limiter(None, None)
-    assert kueue is not None and (kueue.qps, kueue.burst) == (300.0, 500), "Kueue's defaults"
-    zero = rest.rate_limiter(0, 0)
-    assert zero is not None and (zero.qps, zero.burst) == (300.0, 500), "0 means the default"
-    given = rest.rate_limiter(5, 10)
-    assert given is not None and (given.qps, given.burst) == (5.0, 10)
-    assert rest.rate_limiter(-1, 10) is None, "a negative qps: no client-side limit"
-
-
 async def test_a_write_that_waited_for_its_token_keeps_its_deadline(
     server: tuple[Script, Rest], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     script, api = server
-    bucket = rest.TokenBucket(qps=1.0, burst=1)
+    bucket = rate_limit.TokenBucket(qps=1.0, burst=1)
 
     async def waited_two_seconds() -> float:
         return 2.0
