@@ -24,6 +24,7 @@ from scheduler.core.engine import Engine
 from scheduler.kube.state import ClusterState
 from scheduler.metrics.exposition import KueueCollector, build_info
 from scheduler.metrics.gauges import LocalQueueFacts, Samples, UnadmittedFacts, queue_gauges
+from scheduler.metrics.pruning import forget_other_roles, prune
 from scheduler.metrics.recorder import KueueRecorder, QueueRef
 from scheduler.metrics.store import SeriesStore
 from scheduler.version import kuota_version
@@ -183,12 +184,13 @@ class LiveGauges:
             unadmitted_facts(state.stored("Workload")) if recorder.options.unadmitted else []
         )
         samples = queue_gauges(engine, facts, recorder.options, recorder.role, unadmitted)
-        recorder.prune(
+        prune(
+            recorder.store,
             cluster_queues=set(engine.cluster_queue_names()),
             local_queues={(fact.namespace, fact.name) for fact in facts},
             cohorts=set(engine.cache.forest.cohorts),
         )
-        recorder.forget_other_roles()
+        forget_other_roles(recorder.store, recorder.role)
         name = "kueue_cluster_queue_weighted_share"
         for labels, value in samples.get(name, ()):
             STORE.set_gauge(

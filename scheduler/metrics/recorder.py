@@ -10,13 +10,13 @@ priority class, times); everything here is arithmetic on the store.
 LocalQueue series are recorded only for a LocalQueue that has them
 (``local_queue`` None otherwise: the caller asked
 :meth:`~scheduler.metrics.options.MetricOptions.local_queue_selected`).
-:meth:`KueueRecorder.prune` drops the series of queues and cohorts that are
-gone (docs/metrics.md#series-of-deleted-queues).
+The series of queues and cohorts that are gone are dropped by
+:mod:`scheduler.metrics.pruning` (docs/metrics.md#series-of-deleted-queues).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from scheduler.metrics.options import MetricOptions
@@ -31,39 +31,6 @@ class QueueRef:
     local_queue: tuple[str, str] | None
     """(namespace, name) when that LocalQueue has series, else None."""
     priority_class: str = ""
-
-
-CQ_SERIES = (
-    "kueue_quota_reserved_workloads_total",
-    "kueue_quota_reserved_wait_time_seconds",
-    "kueue_finished_workloads_total",
-    "kueue_admitted_workloads_total",
-    "kueue_admission_wait_time_seconds",
-    "kueue_admission_checks_wait_time_seconds",
-    "kueue_evicted_workloads_total",
-    "kueue_evicted_workloads_once_total",
-    "kueue_workload_eviction_latency_seconds",
-    "kueue_pod_scheduling_gate_removal_seconds",
-    "kueue_admission_cycle_preemption_skips",
-    "kueue_ready_wait_time_seconds",
-    "kueue_admitted_until_ready_wait_time_seconds",
-    "kueue_pods_ready_to_evicted_time_seconds",
-)
-"""Recorded series of a ClusterQueue, dropped with it (as Kueue clears them)."""
-LQ_SERIES = (
-    "kueue_local_queue_quota_reserved_workloads_total",
-    "kueue_local_queue_quota_reserved_wait_time_seconds",
-    "kueue_local_queue_finished_workloads_total",
-    "kueue_local_queue_admitted_workloads_total",
-    "kueue_local_queue_admission_wait_time_seconds",
-    "kueue_local_queue_admission_checks_wait_time_seconds",
-    "kueue_local_queue_evicted_workloads_total",
-    "kueue_local_queue_ready_wait_time_seconds",
-    "kueue_local_queue_admitted_until_ready_wait_time_seconds",
-)
-"""Recorded series of a LocalQueue, dropped with it."""
-REMEMBERED_GAUGES = ("kueue_admission_cycle_preemption_skips", "kueue_cluster_queue_weighted_share")
-"""Gauges kept from their last report: Kueue keeps a deleted ClusterQueue's weighted share."""
 
 
 class KueueRecorder:
@@ -227,37 +194,6 @@ class KueueRecorder:
             {"cluster_queue": cluster_queue, "cluster": cluster, "replica_role": self.role},
         )
 
-    def prune(
-        self,
-        *,
-        cluster_queues: Collection[str],
-        local_queues: Collection[tuple[str, str]],
-        cohorts: Collection[str],
-    ) -> None:
-        """Drop the recorded series of every queue and cohort not among these (gone)."""
-        store = self.store
-        for series in CQ_SERIES:
-            for name in store.label_values(series, "cluster_queue") - set(cluster_queues):
-                store.forget(CQ_SERIES, {"cluster_queue": name})
-        preempting = store.label_values(
-            "kueue_preempted_workloads_total", "preempting_cluster_queue"
-        )
-        for name in preempting - set(cluster_queues):
-            store.forget(("kueue_preempted_workloads_total",), {"preempting_cluster_queue": name})
-        for series in LQ_SERIES:
-            for namespace, name in store.label_tuples(series, "namespace", "name"):
-                if (namespace, name) not in local_queues:
-                    store.forget(LQ_SERIES, {"namespace": namespace, "name": name})
-        cohort_series = "kueue_cohort_subtree_admitted_workloads_total"
-        for name in store.label_values(cohort_series, "cohort") - set(cohorts):
-            store.forget((cohort_series,), {"cohort": name})
-
-    def forget_other_roles(self) -> None:
-        """Drop remembered gauges of an earlier role (Kueue clears gauges on a role change)."""
-        for series in REMEMBERED_GAUGES:
-            for role in self.store.label_values(series, "replica_role") - {self.role}:
-                self.store.forget((series,), {"replica_role": role})
-
     def _both(self, queue: QueueRef, counter: str, histogram: str, seconds: float) -> None:
         waited = max(0.0, seconds)
         self.store.inc(f"kueue_{counter}", self._cq(queue))
@@ -284,4 +220,4 @@ class KueueRecorder:
         }
 
 
-__all__ = ["CQ_SERIES", "LQ_SERIES", "KueueRecorder", "QueueRef"]
+__all__ = ["KueueRecorder", "QueueRef"]

@@ -8,6 +8,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from scheduler.metrics.exposition import KueueCollector, build_info
 from scheduler.metrics.options import MetricOptions
+from scheduler.metrics.pruning import forget_other_roles, prune
 from scheduler.metrics.recorder import KueueRecorder, QueueRef
 from scheduler.metrics.store import SeriesStore
 
@@ -135,7 +136,7 @@ def test_pods_ready_and_their_eviction() -> None:
     evicted = {"cluster_queue": "cq", "reason": "Preempted", "underlying_cause": "InClusterQueue"}
     assert get(text, "kueue_pods_ready_to_evicted_time_seconds_sum", **evicted) == 7
     assert get(text, "kueue_pods_ready_to_evicted_time_seconds_bucket", **evicted, le="10") == 1
-    recording.prune(cluster_queues=[], local_queues=[], cohorts=[])
+    prune(recording.store, cluster_queues=[], local_queues=[], cohorts=[])
     assert "ready" not in scrape(recording), "gone with their queues"
 
 
@@ -170,9 +171,9 @@ def test_deleted_queues_lose_their_series_and_weighted_share_stays() -> None:
         {"cluster_queue": "cq", "cohort": "team", "replica_role": "leader"},
         0.5,
     )
-    recording.prune(cluster_queues={"cq"}, local_queues={("ml", "lq")}, cohorts={"team"})
+    prune(recording.store, cluster_queues={"cq"}, local_queues={("ml", "lq")}, cohorts={"team"})
     assert "kueue_admitted_workloads_total" in scrape(recording)
-    recording.prune(cluster_queues=set(), local_queues={("ml", "lq")}, cohorts={"team"})
+    prune(recording.store, cluster_queues=set(), local_queues={("ml", "lq")}, cohorts={"team"})
     text = scrape(recording)
     for gone in (
         "kueue_admitted_workloads_total",
@@ -183,7 +184,7 @@ def test_deleted_queues_lose_their_series_and_weighted_share_stays() -> None:
         assert gone not in text
     assert "kueue_local_queue_admitted_workloads_total" in text
     assert get(text, "kueue_cluster_queue_weighted_share", cluster_queue="cq", cohort="team") == 0.5
-    recording.prune(cluster_queues=set(), local_queues=set(), cohorts=set())
+    prune(recording.store, cluster_queues=set(), local_queues=set(), cohorts=set())
     text = scrape(recording)
     assert "kueue_local_queue_" not in text
     assert "kueue_cohort_subtree_admitted_workloads_total" not in text
@@ -204,7 +205,7 @@ def test_a_role_change_forgets_the_remembered_gauges_of_the_old_role() -> None:
     recording = recorder()
     recording.preemption_skips({"cq": 1})
     recording.role = "follower"
-    recording.forget_other_roles()
+    forget_other_roles(recording.store, recording.role)
     assert "kueue_admission_cycle_preemption_skips" not in scrape(recording)
 
 
