@@ -23,13 +23,12 @@ import math
 import re
 from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, date, datetime, timedelta
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.quantity import Quantity, QuantityError
 
 T = TypeVar("T")
-E = TypeVar("E", bound=str)
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -190,29 +189,6 @@ class Reader:
     def text(self, raw: Mapping[str, Any], key: str, path: FieldPath) -> str:
         """A string field whose absence is the empty string."""
         return self.string(raw, key, path) or ""
-
-    def enum(self, raw: Mapping[str, Any], key: str, path: FieldPath, default: str) -> Any:
-        """A closed-set string; absent, null or ``""`` give the default.
-
-        See docs/validation.md#defaulting.
-        """
-        value = self.string(raw, key, path)
-        return value if value else default
-
-    def optional_enum(
-        self, raw: Mapping[str, Any], key: str, path: FieldPath, values: tuple[E, ...]
-    ) -> E | None:
-        """A closed-set string without a default; absent, null or ``""`` give ``None``.
-
-        ``values`` is the set's tuple from ``scheduler.api.refs`` and gives the result its
-        ``Literal`` type. A value outside it is kept, not rejected: validation reports it
-        under its own rule (FMT-ENUM), as refs.py explains.
-        """
-        value = self.string(raw, key, path)
-        if not value:
-            return None
-        # The cast is that contract: a listed value once the object has been validated.
-        return cast(E, value)
 
     def integer(
         self, raw: Mapping[str, Any], key: str, path: FieldPath, *, bits: int = 32
