@@ -184,9 +184,9 @@ class LiveGauges:
         )
         samples = queue_gauges(engine, facts, recorder.options, recorder.role, unadmitted)
         recorder.prune(
-            cluster_queues=set(engine.cluster_queue_names()),
+            cluster_queues=set(engine.view.cluster_queue_names()),
             local_queues={(fact.namespace, fact.name) for fact in facts},
-            cohorts=set(engine.cache.forest.cohorts),
+            cohorts=set(engine.cache.tree.forest.cohorts),
         )
         recorder.forget_other_roles()
         name = "kueue_cluster_queue_weighted_share"
