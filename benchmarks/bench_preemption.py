@@ -85,7 +85,7 @@ def build(policy: dict[str, Any], *, fair: bool, full_even: bool) -> Engine:
                 template.status, admission=admission, conditions=conditions
             )
             engine.apply(dataclasses.replace(template, metadata=meta, spec=spec, status=status))
-    engine.cache.ensure_forest()
+    engine.cache.tree.ensure_forest()
     return engine
 
 
@@ -99,7 +99,7 @@ def median_ms(call: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def search(engine: Engine) -> Callable[[], Any]:
-    context = engine.preemption_context()
+    context = engine.view.preemption_context()
     preemptor = Preemptor(
         key="default/p",
         uid="up",

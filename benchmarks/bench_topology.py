@@ -123,7 +123,7 @@ def run(with_topology: bool, *, traced: bool = False) -> Run:
             engine.finish(key)
         until_steady()
     for key in sorted(k for keys in engine.cache.admitted.values() for k in keys):
-        for item in engine.workload_state(key).admission:
+        for item in engine.view.workload_state(key).admission:
             if item.topology_assignment is not None:
                 result.placed_pods += sum(d.count for d in item.topology_assignment.domains)
     if traced:

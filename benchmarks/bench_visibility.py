@@ -177,7 +177,7 @@ async def serve(directory: Path) -> None:
         await asyncio.sleep(TURN_SECONDS)
     serving.cancel()
     await asyncio.gather(serving, return_exceptions=True)
-    queue = cluster.engine.pending_queue("big")
+    queue = cluster.engine.view.pending_queue("big")
     print(
         json.dumps(
             {

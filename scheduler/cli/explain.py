@@ -274,8 +274,8 @@ def _holders(
     on its own run but the cluster has not yet is marked "being admitted".
     """
     found = []
-    for key in engine.workload_keys():
-        state = engine.workload_state(key)
+    for key in engine.view.workload_keys():
+        state = engine.view.workload_state(key)
         if state.state != "Admitted" or state.cluster_queue != cluster_queue:
             continue
         total = None
@@ -300,7 +300,9 @@ def _quota_text(engine: Engine, cluster_queue: Mapping[str, Any] | None, shortag
     if cluster_queue is None:
         return ""
     name = str(metadata(cluster_queue).get("name"))
-    used = engine.cluster_queue_status(name).usage.get(shortage.flavor, {}).get(shortage.resource)
+    used = (
+        engine.view.cluster_queue_status(name).usage.get(shortage.flavor, {}).get(shortage.resource)
+    )
     nominal = None
     for group in (cluster_queue.get("spec") or {}).get("resourceGroups") or []:
         for flavor in group.get("flavors") or []:
@@ -524,7 +526,7 @@ def explain_workload(
         lines.append(
             "The scheduler has not created its Workload yet; this is what it would decide."
         )
-    if key is None or not engine.has_workload(key):
+    if key is None or not engine.view.has_workload(key):
         return lines + [
             "kuota does not know this Job: is it suspended and labelled kueue.x-k8s.io/queue-name?"
         ]
@@ -563,7 +565,7 @@ def _predicted_key(cluster: Any, job_uid: str) -> str | None:
 
 
 def _pending_lines(engine: Engine, objects: ClusterObjects, key: str) -> list[str]:
-    state = engine.workload_state(key)
+    state = engine.view.workload_state(key)
     queue = state.local_queue or "-"
     if state.state == "Admitted":
         flavors = "; ".join(
@@ -578,7 +580,7 @@ def _pending_lines(engine: Engine, objects: ClusterObjects, key: str) -> list[st
     if cluster_queue is None:
         return [f"It is not queued ({state.reason}): {state.message}"]
     lines = [f"It is pending in LocalQueue {queue} -> ClusterQueue {cluster_queue}."]
-    position = engine.queue_position(key)
+    position = engine.view.queue_position(key)
     if position is not None:
         lines.append(
             f"Position: {position[0]} of {position[1]} pending in ClusterQueue {cluster_queue} "

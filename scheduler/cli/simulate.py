@@ -170,11 +170,11 @@ def snapshot_with_evictions(
         max_cycles=max_cycles,
         after_cycle=lambda result: release_victims(engine, result, evictions),
     )
-    known = set(engine.workload_keys())
+    known = set(engine.view.workload_keys())
     ordered = [key for key in cluster.workload_keys if key in known]
     ordered += sorted(known.difference(ordered))
-    states = [engine.workload_state(key) for key in ordered]
-    queues = [engine.cluster_queue_status(name) for name in engine.cluster_queue_names()]
+    states = [engine.view.workload_state(key) for key in ordered]
+    queues = [engine.view.cluster_queue_status(name) for name in engine.view.cluster_queue_names()]
     return snapshot_json(states, queues, format_quantity), steady, evictions
 
 

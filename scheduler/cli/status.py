@@ -120,7 +120,7 @@ def summarize(
     for raw in sorted(objects.cluster_queues, key=raw_objects.name):
         name = raw_objects.name(raw)
         try:
-            status = engine.cluster_queue_status(name)
+            status = engine.view.cluster_queue_status(name)
         except KeyError:
             continue  # left out with a note by the loader
         summaries.append(

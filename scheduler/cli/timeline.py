@@ -129,8 +129,8 @@ def _sample(engine: Any, now: float) -> Sample:
 
     usage: dict[FlavorResource, int] = {}
     pending = 0
-    for name in engine.cluster_queue_names():
-        status = engine.cluster_queue_status(name)
+    for name in engine.view.cluster_queue_names():
+        status = engine.view.cluster_queue_status(name)
         pending += status.pending
         for flavor, resources in status.usage.items():
             for resource, amount in resources.items():

@@ -20,8 +20,9 @@ Pending decision of a workload is reported.  ``Engine(one_admission_per_queue
 =True)`` runs a single round.
 
 The cycle receives the engine's parts, not the engine: a ``CycleParts`` holds
-the quota cache and the queue manager behind the narrow views of
-``cycle_inputs``, the workload records, the options and the cycle counter.
+the quota cache, the pending queues and the queue manager's routing behind the
+narrow views of ``cycle_inputs``, the workload records, the options and the
+cycle counter.
 
 Preemption (docs/scheduling.md#the-scheduling-cycle): an entry whose assignment
 needs preemption got its targets at nomination.  If an earlier entry of this
@@ -117,10 +118,10 @@ def run_cycle(sched: CycleParts, now: datetime) -> tuple[CycleResult, bool]:
     drained = drain(
         cluster_queues=sched.quota.cluster_queues,
         admitted=sched.quota.admitted,
-        draining_local_queues=sched.queues.draining_local_queues(),
+        draining_local_queues=sched.routing.draining_local_queues(),
         records=sched.records,
     )
-    sched.quota.ensure_forest()
+    sched.quota.tree.ensure_forest()
     # Which queues may schedule does not change between rounds (admissions change usage,
     # not a queue's activity): asked once per cycle, not once per round.
     schedulable = [
@@ -167,7 +168,7 @@ def _run_round(
     quota = sched.quota  # its forest is current: run_cycle ensured it, rounds change usage only
     sched.cycles += 1
     changed = execute_requeues(quota, sched.queues, sched.records, now)
-    decisions: list[Decision] = report_unqueued(sched.queues, sched.records)
+    decisions: list[Decision] = report_unqueued(sched.routing, sched.records)
     skips: dict[str, int] = {}
     cycle = Round(sched)
     snapshot = cycle.snapshot
@@ -376,7 +377,7 @@ def _recompute(cycle: Round, entry: Entry) -> bool:
     assert assignment is not None
     context = cycle.context
     topology = cycle.sched.quota.topology
-    with cycle.snapshot.without(cycle.victims.values()), topology.without(cycle.victims):
+    with cycle.snapshot.without(cycle.victims.values()), topology.held.without(cycle.victims):
         context.excluded = set(cycle.victims)
         try:
             entry.assignment, entry.targets = assign(cycle, entry, pinned=assignment.chosen)

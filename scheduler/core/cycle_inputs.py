@@ -1,13 +1,15 @@
-"""What a scheduling cycle may touch: two narrow views and its options.
+"""What a scheduling cycle may touch: three narrow views and its options.
 
 The cycle (``scheduler.core.cycle``) does not receive the engine.  It reads
-and charges quota through ``CycleQuota`` (answered by ``QuotaCache``), takes
-heads from and returns them to their queues through ``CycleQueues``
-(answered by ``QueueManager``), reads workload records from the engine's
-record store, and follows ``SchedulingOptions``.  Writing the two views down
-as protocols keeps the cycle's reach visible and checked by mypy: anything
-else the cache or the queue manager can do (applying objects, routing) is
-not the cycle's business.
+and charges quota through ``CycleQuota`` (answered by ``QuotaCache``, its
+quota tree through ``CycleTree``), takes heads from and returns them to their
+queues through ``CycleQueues`` (answered by the queue manager's
+``PendingQueues``), learns what routing has to report through
+``CycleRouting`` (answered by ``QueueManager``), reads workload records from
+the engine's record store, and follows ``SchedulingOptions``.  Writing the
+views down as protocols keeps the cycle's reach visible and checked by mypy:
+anything else the cache or the queue manager can do (applying objects,
+routing) is not the cycle's business.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from scheduler.core.decisions import Pending
 from scheduler.core.preemption.context import DEFAULT_STRATEGIES
 from scheduler.core.resources import FRValues
 from scheduler.core.state import WorkloadRecord
-from scheduler.core.tas.cache import DomainCharge, TopologyCache
+from scheduler.core.tas.cache import TopologyCache
+from scheduler.core.tas.held import DomainCharge
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +50,16 @@ class SchedulingOptions:
     not ``PodsReady`` (docs/configuration.md#waitforpodsready)."""
 
 
+class CycleTree(Protocol):
+    """The quota tree as a cycle sees it."""
+
+    def ensure_forest(self) -> None: ...
+
+    def allocatable_generation(self, cq: str) -> int: ...
+
+    def tree_members(self, name: str) -> list[str]: ...
+
+
 class CycleQuota(Protocol):
     """The quota cache as a cycle sees it."""
 
@@ -61,17 +74,16 @@ class CycleQuota(Protocol):
         """ClusterQueue -> keys of its admitted workloads (the preemption candidates)."""
         ...
 
-    def ensure_forest(self) -> None: ...
+    @property
+    def tree(self) -> CycleTree:
+        """The cohort forest over the quotas (docs/scheduling.md#the-quota-tree)."""
+        ...
 
     def can_schedule(self, name: str) -> bool:
         """Whether a cycle may pop the head of ``name`` (active, no cohort cycle)."""
         ...
 
     def namespace_matches(self, info: ClusterQueueInfo, namespace: str) -> bool: ...
-
-    def allocatable_generation(self, cq: str) -> int: ...
-
-    def tree_members(self, name: str) -> list[str]: ...
 
     def charge(
         self,
@@ -97,7 +109,7 @@ class CycleQuota(Protocol):
 
 
 class CycleQueues(Protocol):
-    """The queue manager as a cycle sees it."""
+    """The pending queues as a cycle sees them."""
 
     def pop_head(self, cluster_queue: str) -> WorkloadRecord | None: ...
 
@@ -115,15 +127,19 @@ class CycleQueues(Protocol):
 
     def take_requeue_events(self) -> tuple[set[str], set[str]]: ...
 
+    def local_queue_usage(self, cluster_queue: str) -> Callable[[str], float] | None:
+        """Its LocalQueues' admission fair sharing usage; None if it does not order by it."""
+        ...
+
+
+class CycleRouting(Protocol):
+    """The queue manager's routing as a cycle sees it: what it has to report."""
+
     def take_to_report(self) -> list[str]: ...
 
     def draining_local_queues(self) -> Mapping[str, set[str]]: ...
 
     def pending_status(self, record: WorkloadRecord) -> Pending | None: ...
 
-    def local_queue_usage(self, cluster_queue: str) -> Callable[[str], float] | None:
-        """Its LocalQueues' admission fair sharing usage; None if it does not order by it."""
-        ...
 
-
-__all__ = ["CycleQueues", "CycleQuota", "SchedulingOptions"]
+__all__ = ["CycleQueues", "CycleQuota", "CycleRouting", "CycleTree", "SchedulingOptions"]

@@ -49,7 +49,7 @@ class NamespaceInfo:
 
 @dataclass(frozen=True, slots=True)
 class WorkloadState:
-    """A workload as its conditions show it (``Engine.workload_state``)."""
+    """A workload as its conditions show it (``EngineView.workload_state``)."""
 
     key: WorkloadKey
     state: Literal["Admitted", "Pending", "Finished"]

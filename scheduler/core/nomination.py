@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from scheduler.core.cluster_queue import ClusterQueueInfo
-from scheduler.core.cycle_inputs import CycleQueues, CycleQuota, SchedulingOptions
+from scheduler.core.cycle_inputs import CycleQueues, CycleQuota, CycleRouting, SchedulingOptions
 from scheduler.core.flavor_assignment import Assignment, Mode, assign_flavors
 from scheduler.core.partial_admission import can_be_partially_admitted
 from scheduler.core.partial_admission import search as search_partial
@@ -82,19 +82,23 @@ class Entry:
 class CycleParts:
     """The engine's parts a cycle works on, and the number of cycles run so far."""
 
-    __slots__ = ("quota", "queues", "records", "options", "cycles", "history")
+    __slots__ = ("quota", "queues", "routing", "records", "options", "cycles", "history")
 
     def __init__(
         self,
         *,
         quota: CycleQuota,
         queues: CycleQueues,
+        routing: CycleRouting,
         records: Mapping[str, WorkloadRecord],
         options: SchedulingOptions,
         history: PreemptionHistory | None = None,
     ) -> None:
         self.quota = quota
         self.queues = queues
+        """The pending queues: heads out and back, requeue events."""
+        self.routing = routing
+        """The queue manager: queueing statuses to report, draining LocalQueues."""
         self.records = records
         self.options = options
         self.history = history if history is not None else PreemptionHistory()
@@ -151,12 +155,12 @@ class Round:
         )
         if charges:
             key = f"\x00hold/{entry.record.key}"
-            quota.topology.charge(key, charges)
+            quota.topology.held.charge(key, charges)
             self.placement_holds.append(key)
 
     def release_placement_holds(self) -> None:
         for key in self.placement_holds:
-            self.sched.quota.topology.release(key)
+            self.sched.quota.topology.held.release(key)
         self.placement_holds.clear()
 
     def usage_of(self, target: Target) -> tuple[QuotaNode, FRValues]:
@@ -191,7 +195,7 @@ def nominate(
         cycle, entry, start_after=_scan_start(sched, record, cq.name), pinned=pinned
     )
     record.scan = ScanPosition(
-        entry.assignment.last_tried, sched.cycles, sched.quota.allocatable_generation(cq.name)
+        entry.assignment.last_tried, sched.cycles, sched.quota.tree.allocatable_generation(cq.name)
     )
     return entry
 
@@ -286,7 +290,7 @@ def _scan_start(
     if scan is None or not sched.options.resume_flavor_scan:
         return {}
     stale = scan.cycle < sched.cycles - 1
-    if sched.quota.allocatable_generation(cq) > scan.generation and stale:
+    if sched.quota.tree.allocatable_generation(cq) > scan.generation and stale:
         return {}
     return scan.last_tried
 

@@ -4,22 +4,18 @@ See docs/scheduling.md#queues, docs/scheduling.md#queue-order and
 docs/scheduling.md#requeueing.
 
 A workload is queued in the pending structure of the ClusterQueue its
-LocalQueue names (``queues.ClusterQueueQueue``: active heap + inadmissible
-set), unless it cannot be: deactivated, LocalQueue missing or stopped,
-ClusterQueue missing, admission-gated.  Those workloads sit outside every
-queue with the reason and message of the docs' table, reported once per change
-(``take_to_report``); they are routed again whenever their LocalQueue or
-ClusterQueue changes, and indexes by LocalQueue (and by priority class, for
-priority changes) keep that O(affected).  Under admission fair sharing
-(``fair_usage``, docs/concepts.md#admission-fair-sharing) a ClusterQueue in
-``UsageBasedAdmissionFairSharing`` mode hands out the head of its LocalQueue
-with the least usage first; the manager keeps the usage ledger up to date
-with each admission and each sample.  Workloads queued in an inactive
-ClusterQueue stay queued (they count as pending) but are never popped
-(docs/scheduling.md#inactive-clusterqueues).
-
-Requeue events are collected here between cycles (``requeue_tree``,
-``requeue_cluster_queue``) and taken by the next cycle.
+LocalQueue names (``pending``, a ``pending_queues.PendingQueues``: one active
+heap + inadmissible set per ClusterQueue), unless it cannot be: deactivated,
+LocalQueue missing or stopped, ClusterQueue missing, admission-gated.  Those
+workloads sit outside every queue with the reason and message of the docs'
+table, reported once per change (``take_to_report``); they are routed again
+whenever their LocalQueue or ClusterQueue changes, and the indexes of
+``local_queues`` (by LocalQueue, and by priority class for priority changes)
+keep that O(affected).  Under admission fair sharing (``fair_usage``,
+docs/concepts.md#admission-fair-sharing) the manager samples each
+LocalQueue's usage into the ledger the pending queues order by.  Workloads
+queued in an inactive ClusterQueue stay queued (they count as pending) but
+are never popped (docs/scheduling.md#inactive-clusterqueues).
 
 The manager reads the quota side through the two questions of
 ``ClusterQueueView`` only, and workloads through the engine's record store;
@@ -34,12 +30,9 @@ from typing import Protocol
 
 from scheduler.core.admission_fair_sharing import UsageLedger
 from scheduler.core.decisions import Pending
-from scheduler.core.queues import ClusterQueueQueue, Rank
-from scheduler.core.resources import to_quantity
+from scheduler.core.local_queues import LocalQueues
+from scheduler.core.pending_queues import PendingQueues, held
 from scheduler.core.state import ADMITTED, FINISHED, WorkloadRecord
-
-PriorityRef = tuple[str, str]
-"""(kind, name) of a PriorityClass or WorkloadPriorityClass."""
 
 
 class ClusterQueueView(Protocol):
@@ -55,7 +48,7 @@ class ClusterQueueView(Protocol):
 
 
 class QueueManager:
-    """LocalQueue routing, the per-ClusterQueue queues and their indexes (module docstring)."""
+    """LocalQueue routing into the pending queues, and what it reports (module docstring)."""
 
     def __init__(
         self,
@@ -67,21 +60,14 @@ class QueueManager:
         self._records = records
         self.fair_usage = fair_usage
         """Admission fair sharing's ledger; None when it is off."""
-        self._usage_based: set[str] = set()
-        """ClusterQueues in ``UsageBasedAdmissionFairSharing`` mode."""
-        self._local_queues: dict[str, tuple[str, str]] = {}
-        """``namespace/name`` -> (ClusterQueue name, stopPolicy)."""
-        self._queues: dict[str, ClusterQueueQueue] = {}
-        self._by_local_queue: dict[str, set[str]] = {}
-        self._by_priority_ref: dict[PriorityRef, set[str]] = {}
+        self.local_queues = LocalQueues(records)
+        """The LocalQueues and the workload indexes (``local_queues``)."""
+        self.pending = PendingQueues(records, fair_usage)
+        """Each ClusterQueue's queue, and the requeue requests (``pending_queues``)."""
         self._unqueued: dict[str, tuple[str, str]] = {}
         """Workloads outside every queue: key -> (reason, message) (docs/scheduling.md#queues)."""
         self._to_report: dict[str, None] = {}
         """Workloads whose queueing status changed since the last cycle reported it."""
-        self._requeue_trees: set[str] = set()
-        self._requeue_cluster_queues: set[str] = set()
-        self._draining: set[str] = set()
-        """LocalQueues whose stopPolicy is ``HoldAndDrain``."""
 
     # --- LocalQueues and ClusterQueues --------------------------------------------
 
@@ -89,85 +75,43 @@ class QueueManager:
         """Insert or update LocalQueue ``namespace/name``; route its workloads again when its
         ClusterQueue or stop policy changed (not on a status update, which kuota itself
         writes about once a second)."""
-        before = self._local_queues.get(key)
-        self._local_queues[key] = (cluster_queue, stop_policy)
-        if stop_policy == "HoldAndDrain":
-            self._draining.add(key)
-        else:
-            self._draining.discard(key)
-        if before != (cluster_queue, stop_policy):
+        if self.local_queues.apply(key, cluster_queue, stop_policy):
             self.reroute_local_queue(key)
 
     def remove_local_queue(self, key: str) -> None:
-        """Forget LocalQueue ``namespace/name``; its workloads become unqueued."""
-        self._draining.discard(key)
-        if self._local_queues.pop(key, None) is not None:
+        """Forget LocalQueue ``namespace/name``; its workloads become unqueued, and its
+        admission fair sharing history goes."""
+        if self.local_queues.remove(key):
             self.reroute_local_queue(key)
+        if self.fair_usage is not None:
+            self.fair_usage.forget(key)
 
-    def set_usage_based(self, name: str, usage_based: bool) -> None:
-        """Whether ClusterQueue ``name`` orders by LocalQueue usage (its ``admissionScope``)."""
-        if usage_based:
-            self._usage_based.add(name)
-        else:
-            self._usage_based.discard(name)
-        queue = self._queues.get(name)
-        if queue is not None:
-            queue.rank = self._rank(name)
-
-    def local_queue_usage(self, cluster_queue: str) -> Rank | None:
-        """LocalQueue key -> its usage, for a ClusterQueue that orders by it; else None."""
-        return self._rank(cluster_queue)
-
-    def _rank(self, cluster_queue: str) -> Rank | None:
-        ledger = self.fair_usage
-        if ledger is None or cluster_queue not in self._usage_based:
-            return None
-        return ledger.usage
-
-    def add_cluster_queue(self, name: str) -> None:
-        """Make sure ``name`` has a queue (an existing one keeps its workloads)."""
-        self._queue_of(name)
-
-    def _queue_of(self, name: str) -> ClusterQueueQueue:
-        """``name``'s queue, made (ordered by LocalQueue usage if it is so set) when missing."""
-        queue = self._queues.get(name)
-        if queue is None:
-            queue = self._queues[name] = ClusterQueueQueue()
-            queue.rank = self._rank(name)
-        return queue
+    def add_cluster_queue(self, name: str, *, usage_based: bool = False) -> None:
+        """Make sure ``name`` has a queue (an existing one keeps its workloads), ordered by
+        LocalQueue usage when ``usage_based`` (its ``admissionScope``)."""
+        self.pending.add(name, usage_based=usage_based)
 
     def reroute_local_queue(self, key: str) -> None:
         """Route again every workload submitted to LocalQueue ``namespace/name``."""
-        for workload in sorted(self._by_local_queue.get(key, ())):
-            self.route(self._records[workload])
+        for record in self.local_queues.members(key):
+            self.route(record)
 
     def reroute_cluster_queue(self, name: str) -> None:
         """Route again every workload of every LocalQueue that points at ``name``."""
-        for key, (target, _) in sorted(self._local_queues.items()):
-            if target == name:
-                self.reroute_local_queue(key)
+        for key in self.local_queues.pointing_at(name):
+            self.reroute_local_queue(key)
 
     # --- indexes -------------------------------------------------------------------
 
     def index(self, record: WorkloadRecord) -> None:
         """Add ``record`` to the LocalQueue and priority-class indexes (by its current spec)."""
-        if record.queue_name:
-            self._by_local_queue.setdefault(record.local_queue_key(), set()).add(record.key)
-        if record.priority_ref is not None:
-            self._by_priority_ref.setdefault(record.priority_ref, set()).add(record.key)
+        self.local_queues.index(record)
 
     def unindex(self, record: WorkloadRecord) -> None:
         """Take ``record`` out of the indexes and forget its queueing status (spec change)."""
-        if record.queue_name:
-            self._by_local_queue.get(record.local_queue_key(), set()).discard(record.key)
-        if record.priority_ref is not None:
-            self._by_priority_ref.get(record.priority_ref, set()).discard(record.key)
+        self.local_queues.unindex(record)
         self._unqueued.pop(record.key, None)
         self._to_report.pop(record.key, None)
-
-    def with_priority_ref(self, ref: PriorityRef) -> list[WorkloadRecord]:
-        """Workloads whose priority comes from ``ref``, by key: pure."""
-        return [self._records[key] for key in sorted(self._by_priority_ref.get(ref, ()))]
 
     # --- routing -------------------------------------------------------------------
 
@@ -177,7 +121,7 @@ class QueueManager:
             return None, "Deactivated", "The workload is deactivated"
         if record.on_hold is not None:
             return None, "OnHold", record.on_hold
-        local_queue = self._local_queues.get(record.local_queue_key())
+        local_queue = self.local_queues.get(record.local_queue_key())
         if local_queue is None:
             return None, "Misconfigured", f"LocalQueue {record.queue_name or ''} doesn't exist"
         cq_name, stop_policy = local_queue
@@ -199,7 +143,7 @@ class QueueManager:
             return
         cq_name, reason, message = self.target(record)
         if cq_name is None:
-            self.unqueue(record)
+            self.pending.unqueue(record)
             record.cluster_queue = None
             assert reason is not None
             if self._unqueued.get(record.key) != (reason, message):
@@ -213,97 +157,19 @@ class QueueManager:
             self._to_report[record.key] = None
         if record.queued_in == cq_name and not force_heap:
             return
-        self.unqueue(record)
-        queue = self._queue_of(cq_name)
-        record.queued_in = cq_name
-        queue.push(record.queue_order(), record.local_queue_key())
+        self.pending.push(record, cq_name)
 
-    def unqueue(self, record: WorkloadRecord) -> None:
-        """Take ``record`` out of the queue that holds it, if any."""
-        if record.queued_in is not None:
-            queue = self._queues.get(record.queued_in)
-            if queue is not None:
-                queue.remove(record.key)
-            record.queued_in = None
-
-    def requeue_one(self, record: WorkloadRecord) -> None:
-        """Re-key ``record`` in its heap (its priority or spec changed)."""
-        if record.queued_in is not None:
-            self._queues[record.queued_in].push(record.queue_order(), record.local_queue_key())
-
-    # --- what the cycle does with heads -------------------------------------------
-
-    def pop_head(self, cluster_queue: str) -> WorkloadRecord | None:
-        """The head of ``cluster_queue``'s heap, taken out of the queue."""
-        key = self._queues[cluster_queue].pop()
-        if key is None:
-            return None
-        record = self._records[key]
-        record.queued_in = None
-        return record
-
-    def put_back(
-        self, record: WorkloadRecord, cluster_queue: str, *, park: bool, sticky: bool
-    ) -> None:
-        """Return a head that was not admitted: parked as inadmissible, or to the heap.
-
-        ``sticky`` keeps it at the head of its BestEffortFIFO heap.
-        """
-        queue = self._queues[cluster_queue]
-        record.queued_in = cluster_queue
-        if park:
-            queue.park(record.queue_order(), record.local_queue_key())
-            return
-        queue.push(record.queue_order(), record.local_queue_key())
-        if sticky:
-            queue.sticky = record.key
-
-    def admitted(self, record: WorkloadRecord, cluster_queue: str) -> None:
-        """``record`` was admitted from ``cluster_queue``: it leaves the queue, sticky no more.
-
-        In a ClusterQueue ordered by LocalQueue usage, its LocalQueue pays the entry
-        penalty of what it holds now (``record.usage``, charged before).
-        """
-        self._queues[cluster_queue].remove(record.key)
-        if self._rank(cluster_queue) is not None and self.fair_usage is not None:
-            holds = held(record, cluster_queue)
-            self.fair_usage.admitted(record.local_queue_key(), record.key, holds)
-
-    def requeue_inadmissible(self, cluster_queue: str, keep_parked: Callable[[str], bool]) -> int:
-        """Move ``cluster_queue``'s inadmissible workloads back to the heap; how many moved.
-
-        Those for which ``keep_parked(key)`` is true stay parked.
-        """
-        queue = self._queues.get(cluster_queue)
-        return queue.requeue_inadmissible(keep_parked) if queue is not None else 0
-
-    # --- requeue events and reports ----------------------------------------------
-
-    def requeue_tree(self, name: str) -> None:
-        """Request a requeue of every CQ in the tree of CQ or cohort ``name``."""
-        self._requeue_trees.add(name)
-
-    def requeue_cluster_queue(self, name: str) -> None:
-        """Request a requeue of one ClusterQueue."""
-        self._requeue_cluster_queues.add(name)
-
-    def take_requeue_events(self) -> tuple[set[str], set[str]]:
-        """(trees, ClusterQueues) requested since the last call; the requests are cleared."""
-        trees, cluster_queues = self._requeue_trees, self._requeue_cluster_queues
-        self._requeue_trees, self._requeue_cluster_queues = set(), set()
-        return trees, cluster_queues
+    # --- reports ------------------------------------------------------------------
 
     def draining_local_queues(self) -> dict[str, set[str]]:
         """LocalQueues set to ``HoldAndDrain`` -> keys of the workloads submitted to them: pure."""
-        return {key: self._by_local_queue.get(key, set()) for key in self._draining}
+        return self.local_queues.draining()
 
     def take_to_report(self) -> list[str]:
         """Keys whose queueing status changed since the last call (sorted); the list is cleared."""
         keys = sorted(self._to_report)
         self._to_report.clear()
         return keys
-
-    # --- reading -------------------------------------------------------------------
 
     def pending_status(self, record: WorkloadRecord) -> Pending | None:
         """A pending workload's ``QuotaReserved=False`` status; None before any attempt: pure."""
@@ -316,32 +182,6 @@ class QueueManager:
         if record.reason is not None:
             return Pending(key, cq, record.reason, record.message, *record.details)
         return None
-
-    def pending_count(self, cluster_queue: str) -> int:
-        """``pendingWorkloads`` of the ClusterQueue: active + inadmissible: pure."""
-        queue = self._queues.get(cluster_queue)
-        return len(queue) if queue is not None else 0
-
-    def queue(self, cluster_queue: str) -> ClusterQueueQueue | None:
-        """The queue of ``cluster_queue`` itself, for reading (tests, diagnostics): pure."""
-        return self._queues.get(cluster_queue)
-
-    def position(self, record: WorkloadRecord) -> tuple[int, int] | None:
-        """(1-based position, pending count) in its ClusterQueue's queue order; None if not queued.
-
-        Pure; O(log n) (the queue keeps its ranking, ``queues.Ranking``), O(LocalQueues x
-        log n) in a ClusterQueue ordered by LocalQueue usage.
-        """
-        queue = self._queues.get(record.cluster_queue or "")
-        if queue is None:
-            return None
-        place = queue.ranking.position(record.key, queue.first)
-        return None if place is None else (place + 1, len(queue))
-
-    def local_queue_target(self, key: str) -> str | None:
-        """The ClusterQueue LocalQueue ``namespace/name`` points at; None if it is unknown: pure."""
-        known = self._local_queues.get(key)
-        return known[0] if known is not None else None
 
     # --- admission fair sharing --------------------------------------------------
 
@@ -356,10 +196,10 @@ class QueueManager:
         ledger = self.fair_usage
         if ledger is None:
             return
-        for key, (cluster_queue, stop_policy) in sorted(self._local_queues.items()):
+        for key, (cluster_queue, stop_policy) in self.local_queues.items():
             if stop_policy != "None" or not self._cluster_queues.is_active(cluster_queue):
                 continue
-            members = self.local_queue_members(key)
+            members = self.local_queues.members(key)
             admitted: dict[str, int] = {}
             for record in members:
                 if record.state == ADMITTED and not record.awaiting_checks:
@@ -380,33 +220,5 @@ class QueueManager:
 
         return fate
 
-    def forget_fair_usage(self, key: str) -> None:
-        """LocalQueue ``key`` is gone: so is its admission fair sharing history."""
-        if self.fair_usage is not None:
-            self.fair_usage.forget(key)
 
-    def fair_usage_status(self, key: str) -> tuple[dict[str, int], datetime] | None:
-        """LocalQueue ``key``'s consumed resources (nano-units) and last sample; None when
-        admission fair sharing is off or it was never sampled: pure."""
-        entry = self.fair_usage.entry(key) if self.fair_usage is not None else None
-        if entry is None or entry.last_update is None:
-            return None
-        return dict(entry.consumed), entry.last_update
-
-    def local_queue_members(self, key: str) -> list[WorkloadRecord]:
-        """The workloads submitted to LocalQueue ``namespace/name``, by key: pure."""
-        return [self._records[k] for k in sorted(self._by_local_queue.get(key, ()))]
-
-
-def held(record: WorkloadRecord, cluster_queue: str | None = None) -> dict[str, int]:
-    """What ``record`` holds, per resource name over its flavors, in nano-units: pure."""
-    totals: dict[str, int] = {}
-    for cq, usage in (record.usage or {}).items():
-        if cluster_queue is not None and cq != cluster_queue:
-            continue
-        for (_, resource), amount in usage.items():
-            totals[resource] = totals.get(resource, 0) + to_quantity(resource, amount).nanos
-    return totals
-
-
-__all__ = ["ClusterQueueView", "PriorityRef", "QueueManager", "held"]
+__all__ = ["ClusterQueueView", "QueueManager"]

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from scheduler.core.cluster_queue import ClusterQueueInfo
-from scheduler.core.cycle_inputs import CycleQueues, CycleQuota
+from scheduler.core.cycle_inputs import CycleQueues, CycleQuota, CycleRouting
 from scheduler.core.decisions import Decision
 from scheduler.core.state import PENDING, WorkloadRecord
 
@@ -59,7 +59,7 @@ def execute_requeues(
     """
     trees, names = queues.take_requeue_events()
     for name in trees:
-        members = quota.tree_members(name)
+        members = quota.tree.tree_members(name)
         names.update(members if members else ([name] if name in quota.cluster_queues else []))
     moved = 0
     for name in sorted(names):
@@ -77,14 +77,14 @@ def execute_requeues(
     return moved > 0
 
 
-def report_unqueued(queues: CycleQueues, records: Mapping[str, WorkloadRecord]) -> list[Decision]:
+def report_unqueued(routing: CycleRouting, records: Mapping[str, WorkloadRecord]) -> list[Decision]:
     """Pending decisions for workloads whose queueing status changed since the last round."""
     decisions: list[Decision] = []
-    for key in queues.take_to_report():
+    for key in routing.take_to_report():
         record = records.get(key)
         if record is None or record.state != PENDING:
             continue
-        pending = queues.pending_status(record)
+        pending = routing.pending_status(record)
         if pending is not None:
             decisions.append(pending)
     return decisions

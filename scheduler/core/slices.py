@@ -66,7 +66,7 @@ def old_slice_gone(cycle: Round, old: WorkloadRecord | None) -> Iterator[None]:
     assert cq is not None and old.usage is not None
     node = quota.cluster_queues[cq].node
     assert node is not None
-    with cycle.snapshot.without([(node, old.usage[cq])]), quota.topology.without([old.key]):
+    with cycle.snapshot.without([(node, old.usage[cq])]), quota.topology.held.without([old.key]):
         yield
 
 

@@ -30,8 +30,9 @@ from scheduler.core.cluster_queue import ClusterQueueInfo
 from scheduler.core.decisions import PodSetAdmission
 from scheduler.core.flavor_assignment import Assignment, Mode, PodSetResult, requests_topology
 from scheduler.core.pending_reasons import TopologyUnplaced
-from scheduler.core.tas.cache import DomainCharge, TopologyCache, leaf_usage, placement_charges
+from scheduler.core.tas.cache import TopologyCache
 from scheduler.core.tas.fit import PlacementFailure, count_in
+from scheduler.core.tas.held import DomainCharge, leaf_usage, placement_charges
 from scheduler.core.tas.placement import PodSetPlacementRequest, place_pod_sets
 from scheduler.core.workload import PodSetInfo
 

@@ -66,28 +66,28 @@ class Analysis:
     def workload(self, key: str) -> WorkloadState | None:
         """What the steady engine says of a Workload (None: it could not load it)."""
         try:
-            return self.steady.workload_state(key)
+            return self.steady.view.workload_state(key)
         except KeyError:
             return None
 
     def placement(self, key: str) -> Placement | None:
-        found = self.steady.queue_position(key)
+        found = self.steady.view.queue_position(key)
         return Placement(*found) if found is not None else None
 
     def cluster_queue(self, name: str) -> ClusterQueueStatus | None:
         try:
-            return self.engine.cluster_queue_status(name)
+            return self.engine.view.cluster_queue_status(name)
         except KeyError:
             return None
 
     def node(self, name: str, *, cohort: bool = False) -> QuotaNode | None:
         """The quota-tree node of a ClusterQueue or a cohort."""
-        forest = self.engine.cache.forest
+        forest = self.engine.cache.tree.forest
         return (forest.cohorts if cohort else forest.cluster_queues).get(name)
 
     def cohort_roots(self) -> list[QuotaNode]:
         """The roots of every tree with a cohort, by name."""
-        forest = self.engine.cache.forest
+        forest = self.engine.cache.tree.forest
         roots = {node.root().name: node.root() for node in forest.cohorts.values()}
         return [roots[name] for name in sorted(roots)]
 

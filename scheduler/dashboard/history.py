@@ -23,8 +23,8 @@ def sample(analysis: Analysis, at: datetime) -> dict[str, Any]:
     """One sample of every ClusterQueue: pure."""
     queues: dict[str, Any] = {}
     engine = analysis.engine
-    for name in engine.cluster_queue_names():
-        status = engine.cluster_queue_status(name)
+    for name in engine.view.cluster_queue_names():
+        status = engine.view.cluster_queue_status(name)
         node = analysis.node(name)
         reserved = engine.cache.usage.get(name, {})
         usage = {}

@@ -343,7 +343,7 @@ def overview(
             states[state] = states.get(state, 0) + 1
     return {
         "clusterQueues": len(objects.cluster_queues),
-        "cohorts": len(analysis.engine.cache.forest.cohorts),
+        "cohorts": len(analysis.engine.cache.tree.forest.cohorts),
         "localQueues": len(objects.local_queues),
         "resourceFlavors": len(objects.resource_flavors),
         "workloads": states,

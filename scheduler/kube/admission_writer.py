@@ -228,7 +228,7 @@ class AdmissionWriter:
             self._evicted.clear()
         self._evicted.add(once)
         RECORDER.evicted(queue, reason=reason, cause=cause, first_time=first)
-        preemptor = self.engine.records.get(decision.preemptor) if decision.preemptor else None
+        preemptor = self.engine.view.records.get(decision.preemptor) if decision.preemptor else None
         if preemptor is not None and preemptor.cluster_queue:
             RECORDER.preempted(
                 preempting_cluster_queue=preemptor.cluster_queue, reason=decision.reason
@@ -254,6 +254,6 @@ class AdmissionWriter:
     def is_admitted(self, key: str) -> bool:
         """Whether the engine counts ``key`` as admitted (assumed or recorded)."""
         try:
-            return self.engine.workload_state(key).state == "Admitted"
+            return self.engine.view.workload_state(key).state == "Admitted"
         except KeyError:
             return False

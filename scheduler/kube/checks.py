@@ -91,7 +91,7 @@ class CheckController:
                 for assignment in objects.pod_set_assignments(workload)
                 for flavor in (assignment.get("flavors") or {}).values()
             )
-            applicable = self.engine.admission_checks_for(
+            applicable = self.engine.view.admission_checks_for(
                 objects.admitted_cluster_queue(workload), flavors
             )
             step = next_check_step(workload, applicable)

@@ -200,18 +200,18 @@ class ClusterSettings:
 
         See docs/concepts.md#from-job-to-workload.
         """
-        values = self.engine.priority_class_values("PriorityClass")
+        values = self.engine.view.priority_class_values("PriorityClass")
         defaults = ((n, values[n]) for n in self._default_priority_classes if n in values)
         default = min(defaults, key=lambda item: (item[1], item[0]), default=None)
         return PriorityClasses(
-            workload=self.engine.priority_class_values("WorkloadPriorityClass"),
+            workload=self.engine.view.priority_class_values("WorkloadPriorityClass"),
             pod=values,
             global_default=default,
         )
 
     def flavor_placements(self) -> Mapping[str, FlavorPlacement]:
         """The node labels and tolerations of every flavor the engine knows (a live view)."""
-        return _FlavorPlacements(self.engine.flavor_specs())
+        return _FlavorPlacements(self.engine.view.flavor_specs())
 
     def limit_defaults(self, namespace: str) -> dict[str, LimitDefaults]:
         """The summary of the namespace's LimitRange defaults (by name, first value wins)."""

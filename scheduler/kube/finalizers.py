@@ -117,11 +117,11 @@ def holds_reservations(engine: Engine, cluster_queue: str) -> bool:
     """Whether any Workload holds quota in ``cluster_queue`` by the engine's count (read-only).
 
     Read from the engine's reservation index rather than
-    :meth:`Engine.cluster_queue_status`, which knows only the ClusterQueues
+    :meth:`EngineView.cluster_queue_status`, which knows only the ClusterQueues
     it holds: a queue already being deleted when this scheduler started was
     never applied, yet its Workloads' reservations are counted all the same.
     """
-    return engine.holds_reservations(cluster_queue)
+    return engine.view.holds_reservations(cluster_queue)
 
 
 class FinalizerReleaser:

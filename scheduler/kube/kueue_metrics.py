@@ -186,9 +186,9 @@ class LiveGauges:
         samples = queue_gauges(engine, facts, recorder.options, recorder.role, unadmitted)
         prune(
             recorder.store,
-            cluster_queues=set(engine.cluster_queue_names()),
+            cluster_queues=set(engine.view.cluster_queue_names()),
             local_queues={(fact.namespace, fact.name) for fact in facts},
-            cohorts=set(engine.cache.forest.cohorts),
+            cohorts=set(engine.cache.tree.forest.cohorts),
         )
         forget_other_roles(recorder.store, recorder.role)
         name = "kueue_cluster_queue_weighted_share"

@@ -102,20 +102,20 @@ class NodeFailures:
         now = self.clock()
         failed: dict[str, list[str]] = {}
         for node in self.state.topology.gone_nodes():
-            for workload in self.engine.placed_on_node(node):
+            for workload in self.engine.placements.placed_on_node(node):
                 failed.setdefault(workload, []).append(node)
         for node, since in self.state.topology.not_ready_nodes().items():
             timed_out = self.fixed_delay and since + NODE_FAILURE_DELAY <= now
-            for workload in self.engine.placed_on_node(node):
+            for workload in self.engine.placements.placed_on_node(node):
                 if timed_out or self.state.topology.live_pods_on(workload, node) == 0:
                     failed.setdefault(workload, []).append(node)
         for node in self.state.topology.tainted_nodes() if self.taints else ():
-            for workload in self.engine.placed_on_node(node):
+            for workload in self.engine.placements.placed_on_node(node):
                 if node in failed.get(workload, ()):
                     continue
                 if self.state.topology.live_pods_on(workload, node) > 0:
                     continue
-                taint = self.engine.failing_taint(workload, node)
+                taint = self.engine.placements.failing_taint(workload, node)
                 if taint is not None:
                     log.info(
                         "node tainted under a workload whose pods there have ended",
@@ -139,7 +139,7 @@ class NodeFailures:
         """Whether ``node`` can take no pod of ``workload``: gone, not Ready, or tainted so."""
         if not self.state.topology.has_node(node) or node in not_ready:
             return True
-        return self.taints and self.engine.failing_taint(workload, node) is not None
+        return self.taints and self.engine.placements.failing_taint(workload, node) is not None
 
     async def _fail_stray_pods(self, now: datetime) -> bool:
         """Fail the pods steered to a node that can never take them (:mod:`~scheduler.jobs.
@@ -172,7 +172,7 @@ class NodeFailures:
         return acted
 
     async def _handle(self, workload: str, nodes: list[str]) -> None:
-        replaced = self.engine.replacement_admission(workload, nodes)
+        replaced = self.engine.placements.replacement_admission(workload, nodes)
         if replaced is None:
             return  # no longer holds quota
         stored = self.state.stored("Workload").get(workload)

@@ -66,7 +66,7 @@ class QueueReporter:
         writes: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = []
         for name, queue in list(self.state.stored("ClusterQueue").items()):
             try:
-                states[name] = self.engine.cluster_queue_status(name)
+                states[name] = self.engine.view.cluster_queue_status(name)
             except KeyError:
                 continue
             status = cluster_queue_status(queue, states[name], now)
@@ -74,7 +74,7 @@ class QueueReporter:
                 writes.append(("clusterqueues", name, queue, status))
             self._warn_ignored_mode(name, queue)
         for name, cohort in list(self.state.stored("Cohort").items()):
-            status = cohort_status(cohort, self.engine.cohort_share(name))
+            status = cohort_status(cohort, self.engine.view.cohort_share(name))
             if status is not None:
                 writes.append(("cohorts", name, cohort, status))
         by_queue: dict[str, list[dict[str, Any]]] = {}
@@ -90,7 +90,7 @@ class QueueReporter:
                 by_queue.get(key, []),
                 cluster_queue=states.get(cluster_queue),
                 now=now,
-                fair_usage=self.engine.local_queue_fair_usage(key),
+                fair_usage=self.engine.view.local_queue_fair_usage(key),
             )
             if status is not None:
                 writes.append(("localqueues", key, queue, status))

@@ -137,7 +137,9 @@ def scheduler_informers(
             "PodOnNode",
             WhenNeededSource(
                 KubeSource(rest, PODS),
-                needed=lambda: state().engine.uses_topology() or state().stuck_pods.enabled,
+                needed=lambda: (
+                    state().engine.placements.uses_topology() or state().stuck_pods.enabled
+                ),
                 on_listed=lambda: state().topology.pods_listed(),
                 what="every Pod, for topology-aware scheduling or failure recovery",
             ),

@@ -96,7 +96,7 @@ def _add(into: dict[str, FRValues], key: str, usage: FRValues) -> None:
 def _tally(engine: Engine, lq_targets: Mapping[str, str]) -> _Tally:
     """Count every workload record once, by ClusterQueue and LocalQueue: pure."""
     tally = _Tally(Counter(), Counter(), Counter(), Counter(), Counter(), Counter(), {}, {}, {}, {})
-    for record in engine.records.values():
+    for record in engine.view.records.values():
         lq = f"{record.namespace}/{record.queue_name or ''}"
         if record.state == FINISHED:
             tally.finished_lq[lq] += 1
@@ -127,7 +127,7 @@ def _count_reservation(tally: _Tally, record: WorkloadRecord, lq: str) -> None:
 def _count_pending(engine: Engine, tally: _Tally, record: WorkloadRecord, lq: str) -> None:
     cq = record.queued_in
     assert cq is not None
-    queue = engine.queues.queue(cq)
+    queue = engine.queues.pending.queue(cq)
     parked = queue is not None and queue.is_inadmissible(record.key)
     active = engine.cache.is_active(cq)
     tally.pending_lq[(lq, "inadmissible" if parked or not active else "active")] += 1
@@ -148,8 +148,8 @@ def queue_gauges(
     samples: Samples = defaultdict(list)
     lq_targets = {lq.key: lq.cluster_queue for lq in local_queues}
     tally = _tally(engine, lq_targets)
-    forest = engine.cache.forest
-    for name in engine.cluster_queue_names():
+    forest = engine.cache.tree.forest
+    for name in engine.view.cluster_queue_names():
         _cluster_queue(engine, name, tally, options, role, samples)
     for node in forest.cohorts.values():
         _cohort(engine, node, tally, options, role, samples)
@@ -164,9 +164,9 @@ def queue_gauges(
 def _cluster_queue(
     engine: Engine, name: str, tally: _Tally, options: MetricOptions, role: str, out: Samples
 ) -> None:
-    status = engine.cluster_queue_status(name)
+    status = engine.view.cluster_queue_status(name)
     info = engine.cache.cluster_queues[name]
-    queue = engine.queues.queue(name)
+    queue = engine.queues.pending.queue(name)
     active = queue.active_count if queue is not None else 0
     parked = (len(queue) if queue is not None else 0) - active
     if not status.active:
@@ -263,7 +263,7 @@ def _cohort(
     if options.cohort_info:
         parent = node.parent.name if node.parent is not None else ""
         out["kueue_cohort_info"].append(((name, parent, node.root().name, role), 1.0))
-    share = engine.cohort_share(name) if options.fair_sharing else None
+    share = engine.view.cohort_share(name) if options.fair_sharing else None
     if share is not None:
         # The share a Cohort's status.fairSharing.weightedShare rounds up.
         out["kueue_cohort_weighted_share"].append(((name, role), share.precise()))

@@ -29,13 +29,13 @@ class SchedulerSource:
         self._workloads = workloads
 
     def pending_queue(self, cluster_queue: str) -> ClusterQueueQueue | None:
-        return self._engine().pending_queue(cluster_queue)
+        return self._engine().view.pending_queue(cluster_queue)
 
     def local_queue_target(self, namespace: str, name: str) -> str | None:
-        return self._engine().local_queue_target(namespace, name)
+        return self._engine().view.local_queue_target(namespace, name)
 
     def facts(self, key: str) -> WorkloadFacts | None:
-        record = self._engine().records.get(key)
+        record = self._engine().view.records.get(key)
         if record is None:
             return None
         stored = self._workloads().get(key)

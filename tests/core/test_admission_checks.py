@@ -41,7 +41,7 @@ def test_missing_and_inactive_checks_make_the_queue_inactive_with_kueues_message
         .resource_group(flavor_quotas("f1", cpu="2"), flavor_quotas("f2", cpu="4"))
         .admission_checks("b", "a", "c"),
     )
-    state = engine.cluster_queue_status("cq")
+    state = engine.view.cluster_queue_status("cq")
     assert (state.active, state.active_reason, state.active_message) == (
         False,
         "AdmissionCheckNotFound",
@@ -49,16 +49,16 @@ def test_missing_and_inactive_checks_make_the_queue_inactive_with_kueues_message
     )
     engine.apply(admission_check("a", "example.com/check").model())
     engine.apply(admission_check("b", "example.com/check").active().model())
-    state = engine.cluster_queue_status("cq")
+    state = engine.view.cluster_queue_status("cq")
     assert state.active_message == (
         "Can't admit new workloads: references missing AdmissionCheck(s): c, "
         "references inactive AdmissionCheck(s): a."
     )
     engine.apply(admission_check("a", "example.com/check").active().model())
     engine.apply(admission_check("c", "example.com/check").active().model())
-    assert engine.cluster_queue_status("cq").active_reason == "Ready"
+    assert engine.view.cluster_queue_status("cq").active_reason == "Ready"
     engine.remove("AdmissionCheck", "c")
-    assert engine.cluster_queue_status("cq").active_reason == "AdmissionCheckNotFound"
+    assert engine.view.cluster_queue_status("cq").active_reason == "AdmissionCheckNotFound"
 
 
 def test_multikueue_misconfigurations() -> None:
@@ -73,7 +73,7 @@ def test_multikueue_misconfigurations() -> None:
         .resource_group(flavor_quotas("f1", cpu="2"), flavor_quotas("f2", cpu="4"))
         .admission_checks("mk1", {"name": "mk2", "onFlavors": ["f1"]}, "prov"),
     )
-    state = engine.cluster_queue_status("cq")
+    state = engine.view.cluster_queue_status("cq")
     assert state.active_reason == "MultipleMultiKueueAdmissionChecks"
     assert state.active_message == (
         "Can't admit new workloads: Cannot use multiple MultiKueue AdmissionChecks on the same "
@@ -97,7 +97,7 @@ def test_an_admission_lists_the_checks_that_apply_and_counts_as_reserved_only() 
     )
     (admit,) = [d for d in engine.cycle(T0).decisions if isinstance(d, Admit)]
     assert admit.admission_checks == ("all",)  # f1 fits: the f2-only check does not apply
-    status = engine.cluster_queue_status("cq")
+    status = engine.view.cluster_queue_status("cq")
     assert (status.reserving, status.admitted) == (1, 0)
     assert str(status.usage["f1"]["cpu"]) == "1"
     assert status.admitted_usage is not None
@@ -124,7 +124,7 @@ def test_a_restarted_engine_keeps_a_reservation_waiting_for_checks_and_admits_no
     )
     results, _ = engine.run_until_steady(T0)
     assert not [d for r in results for d in r.decisions if isinstance(d, Admit)]
-    status = engine.cluster_queue_status("cq")
+    status = engine.view.cluster_queue_status("cq")
     assert (status.reserving, status.admitted) == (1, 0)
     ready = (
         workload("w")
@@ -136,7 +136,7 @@ def test_a_restarted_engine_keeps_a_reservation_waiting_for_checks_and_admits_no
         .admitted(at=2, message="The workload is admitted")
     )
     engine.apply(ready.model())
-    status = engine.cluster_queue_status("cq")
+    status = engine.view.cluster_queue_status("cq")
     assert (status.reserving, status.admitted) == (1, 1)
     assert status.admitted_usage is not None and str(status.admitted_usage["f1"]["cpu"]) == "1"
 

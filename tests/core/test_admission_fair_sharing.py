@@ -184,11 +184,11 @@ def test_positions_follow_the_local_queue_usage_as_the_pops_do() -> None:
     submit(engine, "a1", "lq-a", 0, priority=100)
     submit(engine, "a2", "lq-a", 1, priority=100)
     submit(engine, "b1", "lq-b", 2)
-    queue = engine.pending_queue("cq")
+    queue = engine.view.pending_queue("cq")
     assert queue is not None
     whole = queue.ranking.keys(0, 10, queue.first)
     assert whole == ["default/b1", "default/a1", "default/a2"]
-    assert [engine.queue_position(key) for key in whole] == [(1, 3), (2, 3), (3, 3)]
+    assert [engine.view.queue_position(key) for key in whole] == [(1, 3), (2, 3), (3, 3)]
     assert queue.ranking.group_position("default/a2", queue.first) == 1
     assert admission_order(engine) == ["b1", "a1", "a2"]
 
@@ -219,14 +219,14 @@ def test_usage_decays_and_is_reported_for_the_status() -> None:
     engine = afs_engine(local_queue("lq-a"), half_life="1h", sampling="5m")
     submit(engine, "a1", "lq-a", 0)
     engine.cycle(T0)
-    consumed, last = engine.queues.fair_usage_status("default/lq-a") or ({}, None)
+    consumed, last = engine.view.local_queue_fair_usage("default/lq-a") or ({}, None)
     assert last == T0
     # The admission's penalty settles at the next sample, with the usage it held meanwhile.
     engine.sample_fair_usage(T0 + timedelta(seconds=1))
-    first, _ = engine.queues.fair_usage_status("default/lq-a") or ({}, None)
+    first, _ = engine.view.local_queue_fair_usage("default/lq-a") or ({}, None)
     assert first["cpu"] == math.floor(CPU * alpha(300, 3600)) + math.floor(CPU * alpha(1, 3600))
     engine.sample_fair_usage(T0 + timedelta(hours=1, seconds=1))
-    after_hour, last = engine.queues.fair_usage_status("default/lq-a") or ({}, None)
+    after_hour, last = engine.view.local_queue_fair_usage("default/lq-a") or ({}, None)
     # Held all hour: halfway from ``first`` toward the one CPU held.
     assert abs(after_hour["cpu"] - (first["cpu"] + CPU) / 2) <= 2
     assert last == T0 + timedelta(hours=1, seconds=1)

@@ -49,12 +49,12 @@ def scaled(holder: workload, pods: int, reclaimable: int = 0) -> object:
 
 
 def used(engine: Engine) -> str:
-    return str(engine.cluster_queue_status("cq").usage["default"]["cpu"])
+    return str(engine.view.cluster_queue_status("cq").usage["default"]["cpu"])
 
 
 def states(engine: Engine) -> dict[str, str]:
     engine.run_until_steady(T0)
-    return {key: engine.workload_state(key).state for key in engine.workload_keys()}
+    return {key: engine.view.workload_state(key).state for key in engine.view.workload_keys()}
 
 
 def test_scaling_down_frees_quota_for_a_waiting_workload() -> None:
@@ -75,7 +75,7 @@ def test_a_scaled_down_workload_is_charged_for_the_pods_it_asks_for() -> None:
     engine.apply(scaled(holder, 3))  # type: ignore[arg-type]
     states(engine)
     assert used(engine) == "3"
-    admission = engine.workload_state("default/elastic")
+    admission = engine.view.workload_state("default/elastic")
     assert admission.state == "Admitted"
 
 

@@ -59,23 +59,23 @@ def new_slice(pods: int) -> workload:
 
 
 def used(engine: Engine, flavor: str = "default") -> str:
-    return str(engine.cluster_queue_status("cq").usage[flavor]["cpu"])
+    return str(engine.view.cluster_queue_status("cq").usage[flavor]["cpu"])
 
 
 def test_a_new_slice_that_fits_with_the_old_ones_quota_replaces_it() -> None:
     engine = setup(old_slice(2), new_slice(4))
     admitted = [d for d in engine.cycle(T0).decisions if isinstance(d, Admit)]
     assert [(d.workload, d.replaces) for d in admitted] == [("default/new", "default/old")]
-    assert engine.workload_state("default/old").state == "Finished"
-    assert engine.workload_state("default/new").state == "Admitted"
+    assert engine.view.workload_state("default/old").state == "Finished"
+    assert engine.view.workload_state("default/new").state == "Admitted"
     assert used(engine) == "4", "the new slice's 4 CPUs, the old slice's 2 no longer counted"
 
 
 def test_a_new_slice_larger_than_the_quota_waits_and_the_old_one_keeps_running() -> None:
     engine = setup(old_slice(2), new_slice(5))
     engine.run_until_steady(T0)
-    assert engine.workload_state("default/old").state == "Admitted"
-    waiting = engine.workload_state("default/new")
+    assert engine.view.workload_state("default/old").state == "Admitted"
+    waiting = engine.view.workload_state("default/new")
     assert waiting.state == "Pending"
     assert used(engine) == "2"
 
@@ -84,7 +84,7 @@ def test_a_new_slice_keeps_the_old_ones_flavor() -> None:
     """The old slice runs on the second flavor: the new one may not move to the first."""
     engine = setup(old_slice(2, flavor="spot"), new_slice(3), cpu="3", flavors=("default", "spot"))
     engine.run_until_steady(T0)
-    state = engine.workload_state("default/new")
+    state = engine.view.workload_state("default/new")
     assert state.state == "Admitted"
     assert state.admission[0].flavors == {"cpu": "spot"}
     assert used(engine, "spot") == "3" and used(engine, "default") == "0"
@@ -95,7 +95,7 @@ def test_a_new_slice_does_not_preempt_the_slice_it_replaces() -> None:
     engine = setup(old_slice(3), new_slice(6), cpu="4")
     decisions = engine.cycle(T0).decisions
     assert [type(d).__name__ for d in decisions] == ["Pending"]
-    assert engine.workload_state("default/old").state == "Admitted"
+    assert engine.view.workload_state("default/old").state == "Admitted"
 
 
 def test_a_new_slice_waits_while_the_old_one_holds_no_quota() -> None:
@@ -103,7 +103,7 @@ def test_a_new_slice_waits_while_the_old_one_holds_no_quota() -> None:
     old = workload("old").queue("lq").annotations(ELASTIC).created(1).pod_set(count=5, cpu="1")
     engine = setup(old, new_slice(1), cpu="4")
     engine.run_until_steady(T0)
-    state = engine.workload_state("default/new")
+    state = engine.view.workload_state("default/new")
     assert state.state == "Pending"
     assert "replaces, default/old" in state.message
     assert used(engine) == "0"
@@ -112,5 +112,5 @@ def test_a_new_slice_waits_while_the_old_one_holds_no_quota() -> None:
 def test_a_slice_whose_predecessor_is_gone_is_an_ordinary_workload() -> None:
     engine = setup(new_slice(3))
     engine.run_until_steady(T0)
-    assert engine.workload_state("default/new").state == "Admitted"
+    assert engine.view.workload_state("default/new").state == "Admitted"
     assert used(engine) == "3"

@@ -37,7 +37,7 @@ def fair_engine(queues: list[Any], workloads: list[Any], *strategies: str) -> En
         engine.apply(local_queue(f"lq-{name}").cluster_queue(name).model())
     for item in workloads:
         engine.apply(item.model())
-    engine.cache.ensure_forest()
+    engine.cache.tree.ensure_forest()
     return engine
 
 
@@ -55,13 +55,15 @@ def test_drs_example_of_8_2() -> None:
         ],
         [workload("w").queue("lq-cq").pod_set(cpu="3", gpu="7").reserve_quota("cq")],
     )
-    share = dominant_resource_share(engine.cache.forest.cluster_queues["cq"])
+    share = dominant_resource_share(engine.cache.tree.forest.cluster_queues["cq"])
     assert (share.borrowing, share.value, share.weighted_share()) == (True, Fraction(200), 200)
     assert (
-        dominant_resource_share(engine.cache.forest.cluster_queues["lending-cq"]).weighted_share()
+        dominant_resource_share(
+            engine.cache.tree.forest.cluster_queues["lending-cq"]
+        ).weighted_share()
         == 0
     )
-    assert dominant_resource_share(engine.cache.forest.cohorts["c"]).weighted_share() == 0
+    assert dominant_resource_share(engine.cache.tree.forest.cohorts["c"]).weighted_share() == 0
 
 
 def test_drs_with_weight_2_halves_and_weight_0_is_infinite() -> None:
@@ -81,7 +83,7 @@ def test_drs_with_weight_2_halves_and_weight_0_is_infinite() -> None:
             [workload("w").queue("lq-cq").pod_set(cpu="3", gpu="7").reserve_quota("cq")],
         )
         assert (
-            dominant_resource_share(engine.cache.forest.cluster_queues["cq"]).weighted_share()
+            dominant_resource_share(engine.cache.tree.forest.cluster_queues["cq"]).weighted_share()
             == want
         )
 
@@ -400,10 +402,10 @@ def test_status_reports_the_weighted_share_of_queues_and_cohorts() -> None:
         ],
         [workload("w").queue("lq-cq").pod_set(cpu="3", gpu="7").reserve_quota("cq")],
     )
-    assert engine.cluster_queue_status("cq").weighted_share == 100
-    assert engine.cluster_queue_status("lending-cq").weighted_share == 0
-    assert engine.cohort_share("c") == ZERO
-    assert engine.cohort_share("never-seen") == ZERO
+    assert engine.view.cluster_queue_status("cq").weighted_share == 100
+    assert engine.view.cluster_queue_status("lending-cq").weighted_share == 0
+    assert engine.view.cohort_share("c") == ZERO
+    assert engine.view.cohort_share("never-seen") == ZERO
 
 
 def test_a_child_cohort_borrowing_from_its_parent_has_a_share() -> None:
@@ -420,14 +422,14 @@ def test_a_child_cohort_borrowing_from_its_parent_has_a_share() -> None:
     engine.apply(local_queue("lq-a").cluster_queue("a").model())
     engine.apply(workload("w").queue("lq-a").pod_set(cpu="6").reserve_quota("a").model())
     # team borrows 4 cpu of the 10 the whole tree could lend: 4 x 1000 / 10.
-    team = engine.cohort_share("team")
+    team = engine.view.cohort_share("team")
     assert team is not None and team.weighted_share() == 400
-    assert engine.cohort_share("root") == ZERO
+    assert engine.view.cohort_share("root") == ZERO
 
 
 def test_without_fair_sharing_no_share_is_reported() -> None:
     engine = Engine()
     engine.apply(resource_flavor("default").model())
     engine.apply(cluster_queue("cq").resource_group(flavor_quotas("default", cpu="1")).model())
-    assert engine.cluster_queue_status("cq").weighted_share is None
-    assert engine.cohort_share("c") is None
+    assert engine.view.cluster_queue_status("cq").weighted_share is None
+    assert engine.view.cohort_share("c") is None

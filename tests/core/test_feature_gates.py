@@ -34,7 +34,11 @@ def with_gates(**gates: bool) -> Any:
 def admitted(engine: Engine) -> list[str]:
     _, steady = engine.run_until_steady(T0)
     assert steady
-    return [key for key in engine.workload_keys() if engine.workload_state(key).state == "Admitted"]
+    return [
+        key
+        for key in engine.view.workload_keys()
+        if engine.view.workload_state(key).state == "Admitted"
+    ]
 
 
 def one_slot(*workloads: Any, config: Any = None) -> Engine:

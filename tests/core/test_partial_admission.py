@@ -56,7 +56,7 @@ def test_the_sample_job_is_admitted_with_the_nine_pods_that_fit() -> None:
         .min_count(5),
     )
     settle(engine)
-    state = engine.workload_state("default/sample-job-partial-admission")
+    state = engine.view.workload_state("default/sample-job-partial-admission")
     assert state.state == "Admitted"
     (pod_set,) = state.admission
     assert pod_set.count == 9
@@ -76,8 +76,8 @@ def test_the_quota_left_by_other_workloads_is_what_fits() -> None:
         .min_count(5),
     )
     settle(engine)
-    assert engine.workload_state("default/small").admission[0].count == 3
-    assert engine.workload_state("default/wide").admission[0].count == 6
+    assert engine.view.workload_state("default/small").admission[0].count == 3
+    assert engine.view.workload_state("default/wide").admission[0].count == 6
 
 
 def test_a_workload_that_fits_whole_is_not_cut() -> None:
@@ -91,7 +91,7 @@ def test_a_workload_that_fits_whole_is_not_cut() -> None:
         .min_count(5),
     )
     settle(engine)
-    assert engine.workload_state("default/wide").admission[0].count == 20
+    assert engine.view.workload_state("default/wide").admission[0].count == 20
 
 
 def test_the_minimum_is_respected_and_below_it_the_workload_stays_pending() -> None:
@@ -106,7 +106,7 @@ def test_the_minimum_is_respected_and_below_it_the_workload_stays_pending() -> N
         .min_count(5),
     )
     settle(engine)
-    state = engine.workload_state("default/wide")
+    state = engine.view.workload_state("default/wide")
     assert state.state == "Pending"
     # Kueue's reason and message for the full request, and what kuota tried besides.
     assert state.reason == "ExceedsMaxQuota"
@@ -119,7 +119,7 @@ def test_the_minimum_is_respected_and_below_it_the_workload_stays_pending() -> N
     # Once the quota frees, the workload is admitted with what fits then.
     engine.finish("default/big")
     settle(engine)
-    assert engine.workload_state("default/wide").admission[0].count == 9
+    assert engine.view.workload_state("default/wide").admission[0].count == 9
 
 
 def test_exactly_the_minimum_is_admitted_when_only_the_minimum_fits() -> None:
@@ -134,7 +134,7 @@ def test_exactly_the_minimum_is_admitted_when_only_the_minimum_fits() -> None:
         .min_count(5),
     )
     settle(engine)
-    assert engine.workload_state("default/wide").admission[0].count == 5
+    assert engine.view.workload_state("default/wide").admission[0].count == 5
 
 
 def test_a_reduced_count_may_preempt_lower_priority_workloads() -> None:
@@ -159,7 +159,7 @@ def test_a_reduced_count_may_preempt_lower_priority_workloads() -> None:
     )
     evicted = settle(engine)
     assert [decision.victim for decision in evicted] == ["default/low"]
-    assert engine.workload_state("default/wide").admission[0].count == 9
+    assert engine.view.workload_state("default/wide").admission[0].count == 9
 
 
 def pod_set(count: int, minimum: int | None) -> PodSetInfo:
@@ -220,4 +220,4 @@ def test_preemption_for_the_full_count_comes_before_a_cut() -> None:
     )
     evicted = settle(engine)
     assert [decision.victim for decision in evicted] == ["default/low"]
-    assert engine.workload_state("default/wide").admission[0].count == 20
+    assert engine.view.workload_state("default/wide").admission[0].count == 20

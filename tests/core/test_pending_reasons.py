@@ -77,7 +77,7 @@ def test_research_pool_shortage_and_taint_of_5_7() -> None:
             "ondemand, 3 more needed, untolerated taint {spot true NoSchedule <nil>} in flavor spot"
         )
     )
-    state = engine.workload_state("default/j")
+    state = engine.view.workload_state("default/j")
     assert (state.shortages, state.blockers) == ((shortage,), (taint,))
 
 
@@ -115,8 +115,10 @@ def test_uncovered_resource_and_affinity_are_blockers() -> None:
         workload("picky").queue("lq").created(2).pod_set(cpu="3").node_selector(pool="b"),
     )
     engine.run_until_steady(T0)
-    assert engine.workload_state("default/gpu").blockers == (ResourceUnavailable("main", "gpu"),)
-    picky = engine.workload_state("default/picky")
+    assert engine.view.workload_state("default/gpu").blockers == (
+        ResourceUnavailable("main", "gpu"),
+    )
+    picky = engine.view.workload_state("default/picky")
     assert picky.blockers == (AffinityMismatch("main", "a"),)
     assert [(s.flavor, str(s.amount)) for s in picky.shortages] == [("b", "1")]
 

@@ -70,7 +70,7 @@ def settle(engine: Engine) -> list[Evict]:
 
 
 def state(engine: Engine, name: str) -> str:
-    return engine.workload_state(f"default/{name}").state
+    return engine.view.workload_state(f"default/{name}").state
 
 
 @dataclass
@@ -734,7 +734,7 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_first_cycle_victims_and_outcome(case: Case) -> None:
     engine = engine_of(case.queues, [*case.running, *case.incoming], extra=case.cohorts)
-    engine.cache.ensure_forest()
+    engine.cache.tree.ensure_forest()
     check_tree(engine)  # the running workloads of the case fit their quota
     result = engine.cycle(T0)
     assert victims(result) == case.want_victims
@@ -752,7 +752,7 @@ def test_first_cycle_victims_and_outcome(case: Case) -> None:
     for name in case.want_admitted_after:
         assert state(engine, name) == "Admitted", name
     for name in case.want_victims:
-        assert engine.workload_state(f"default/{name}").evictions >= 1
+        assert engine.view.workload_state(f"default/{name}").evictions >= 1
 
 
 def test_no_preemption_when_the_preemptor_fits() -> None:
@@ -778,17 +778,17 @@ def test_victim_keeps_quota_until_released_and_preemptor_waits() -> None:
     )
     first = engine.cycle(T0)
     assert victims(first) == {"r": "InClusterQueue"}
-    assert engine.cluster_queue_status("q").admitted == 1
+    assert engine.view.cluster_queue_status("q").admitted == 1
     second = engine.cycle(T0)
     assert victims(second) == {}  # not evicted twice
     waiting = [d for d in second.decisions if isinstance(d, Pending) and d.workload == "default/p"]
     assert waiting and waiting[0].message.endswith(". Pending the preemption of 1 workload(s)")
-    assert str(engine.cluster_queue_status("q").usage["default"]["cpu"]) == "4"
+    assert str(engine.view.cluster_queue_status("q").usage["default"]["cpu"]) == "4"
     engine.release("default/r")
     third = engine.cycle(T0)
     assert [d.workload for d in third.decisions if isinstance(d, Admit)] == ["default/p"]
-    assert str(engine.cluster_queue_status("q").usage["default"]["cpu"]) == "4"
-    r = engine.workload_state("default/r")
+    assert str(engine.view.cluster_queue_status("q").usage["default"]["cpu"]) == "4"
+    r = engine.view.workload_state("default/r")
     assert (r.state, r.evictions) == ("Pending", 1)
 
 
@@ -813,7 +813,7 @@ def test_eviction_message_names_the_preemptor_by_uid_and_why() -> None:
     )
     assert evict.preemptor == "default/p"
     engine.release("default/r")
-    r = engine.workload_state("default/r")
+    r = engine.view.workload_state("default/r")
     assert (r.reason, r.message) == ("PendingEvaluation", evict.message)
 
 
@@ -894,7 +894,7 @@ def test_sticky_preemptor_stays_head_of_best_effort_fifo() -> None:
         ],
     )
     engine.cycle(T0)
-    assert engine.queues.queue("q").sticky == "default/p"
+    assert engine.queues.pending.queue("q").sticky == "default/p"
     # "small" arrives with a higher priority, but the preemptor stays at the head until admitted.
     engine.apply(workload("small").queue("lq-q").priority(10).created(200).pod_set(cpu="1").model())
     second = engine.cycle(T0)
@@ -944,7 +944,7 @@ def test_flavor_scan_resumes_after_the_last_examined_flavor() -> None:
     engine.apply(
         cluster_queue("lender").cohort("c").resource_group(flavor_quotas("f1", cpu="4")).model()
     )
-    engine.cache.ensure_forest()
+    engine.cache.tree.ensure_forest()
     info = engine.cache.cluster_queues["q"]
     pod_sets = workload("w").pod_set(cpu="2").model()
     from scheduler.core.workload import pod_set_infos

@@ -99,7 +99,7 @@ def run(engine: Engine, check: Any = None, max_cycles: int = 400) -> tuple[bool,
     """Cycle with release until steady; ``check(engine, before, result)`` after every cycle."""
     evictions: list[Evict] = []
     for _ in range(max_cycles):
-        engine.cache.ensure_forest()
+        engine.cache.tree.ensure_forest()
         before = {
             name: capacity_available(info.node, FR)
             for name, info in engine.cache.cluster_queues.items()
@@ -164,7 +164,10 @@ def test_lower_priority_never_evicts_a_higher_priority_victim(cluster: Any) -> N
     load(engine, late)
     _, second = run(engine)
     for evict in [*first, *second]:
-        assert engine.records[evict.victim].priority < engine.records[evict.preemptor].priority  # type: ignore[index]
+        assert (
+            engine.view.records[evict.victim].priority
+            < engine.view.records[evict.preemptor].priority
+        )  # type: ignore[index]
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -178,7 +181,7 @@ def test_no_preemption_when_the_preemptor_would_fit(cluster: Any) -> None:
     def check(engine: Engine, before: dict[str, int], result: Any) -> None:
         for decision in result.decisions:
             if isinstance(decision, Evict):
-                preemptor = engine.records[decision.preemptor]  # type: ignore[index]
+                preemptor = engine.view.records[decision.preemptor]  # type: ignore[index]
                 request = sum(ps.requests.get("cpu", 0) for ps in preemptor.pod_sets)
                 assert request > before[preemptor.cluster_queue], (decision, before)  # type: ignore[index]
 
@@ -253,7 +256,7 @@ def test_no_livelock(name: str) -> None:
     load(engine, late)
     steady, evictions = run(engine, max_cycles=100)
     assert steady, [(e.preemptor, e.victim) for e in evictions]
-    admitted = {key for key, record in engine.records.items() if record.state == "Admitted"}
+    admitted = {key for key, record in engine.view.records.items() if record.state == "Admitted"}
     assert admitted == want_admitted
     pairs = [(e.preemptor, e.victim) for e in evictions]
     assert len(pairs) == len(set(pairs)), "no preemption repeated"
@@ -297,7 +300,7 @@ def test_no_livelock_in_a_hierarchical_cohort_under_fair_sharing() -> None:
     steady, evictions = run(engine, max_cycles=100)
     assert steady, [(e.preemptor, e.victim) for e in evictions]
     assert [(e.preemptor, e.victim) for e in evictions] == [("default/w3", "default/w1")]
-    admitted = {key for key, record in engine.records.items() if record.state == "Admitted"}
+    admitted = {key for key, record in engine.view.records.items() if record.state == "Admitted"}
     assert admitted == {"default/w0", "default/w3"}
 
 
@@ -316,7 +319,7 @@ def test_pruned_candidate_search_finds_the_same_victims(cluster: Any, request: i
     engine = new_engine(queues, fair)
     load(engine, early)
     run(engine)
-    context = engine.preemption_context()
+    context = engine.view.preemption_context()
     for item in late:
         obj = item.model()
         queue = obj.spec.queue_name.removeprefix("lq-")

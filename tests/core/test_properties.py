@@ -88,7 +88,10 @@ def load(objects: list[Any], **kwargs: Any) -> Engine:
 
 
 def all_nodes(engine: Engine) -> list[QuotaNode]:
-    return [*engine.cache.forest.cluster_queues.values(), *engine.cache.forest.cohorts.values()]
+    return [
+        *engine.cache.tree.forest.cluster_queues.values(),
+        *engine.cache.tree.forest.cohorts.values(),
+    ]
 
 
 def check_tree(engine: Engine) -> None:
@@ -116,9 +119,9 @@ def check_tree(engine: Engine) -> None:
 
 def admitted(engine: Engine) -> dict[str, Any]:
     return {
-        key: engine.workload_state(key).admission
-        for key in engine.workload_keys()
-        if engine.workload_state(key).state == "Admitted"
+        key: engine.view.workload_state(key).admission
+        for key in engine.view.workload_keys()
+        if engine.view.workload_state(key).state == "Admitted"
     }
 
 

@@ -130,18 +130,18 @@ def test_engine_positions_follow_priority_then_age_in_cluster_and_local_queue() 
     ):
         engine.apply(waiting.model())
     engine.run_until_steady(T0)
-    queue = engine.pending_queue("cq")
+    queue = engine.view.pending_queue("cq")
     assert queue is not None
     assert queue.ranking.keys(0, 10, queue.first) == ["default/high", "default/mid", "default/low"]
     assert queue.ranking.group_keys("default/b", 0, 10, queue.first) == [
         "default/mid",
         "default/low",
     ]
-    assert engine.queue_position("default/low") == (3, 3)
-    assert engine.queue_position("default/running") is None
-    assert engine.local_queue_target("default", "b") == "cq"
-    assert engine.local_queue_target("default", "nope") is None
-    assert engine.pending_queue("nope") is None
+    assert engine.view.queue_position("default/low") == (3, 3)
+    assert engine.view.queue_position("default/running") is None
+    assert engine.view.local_queue_target("default", "b") == "cq"
+    assert engine.view.local_queue_target("default", "nope") is None
+    assert engine.view.pending_queue("nope") is None
 
 
 USAGES = st.sampled_from([0.0, 1.5, float("inf")])

@@ -134,14 +134,14 @@ def test_a_status_update_of_a_cluster_queue_keeps_the_tree() -> None:
 
     cache = QuotaCache()
     cache.apply_cluster_queue(cq("4"))  # type: ignore[arg-type]
-    cache.ensure_forest()
+    cache.tree.ensure_forest()
     node = cache.cluster_queues["a"].node
     cache.apply_cluster_queue(cq("4", pendingWorkloads=3))  # type: ignore[arg-type]
-    cache.ensure_forest()
+    cache.tree.ensure_forest()
     assert cache.cluster_queues["a"].node is node, "a status update: same tree"
     for changed in (cq("5"), cq("5", cohort="d")):
         cache.apply_cluster_queue(changed)  # type: ignore[arg-type]
-        cache.ensure_forest()
+        cache.tree.ensure_forest()
         assert cache.cluster_queues["a"].node is not node
         node = cache.cluster_queues["a"].node
     assert node is not None and node.nominal[CPU] == 5000 and node.parent is not None

@@ -50,12 +50,12 @@ def second() -> workload:
 
 
 def used(engine: Engine) -> str:
-    return str(engine.cluster_queue_status("cq").usage["default"]["cpu"])
+    return str(engine.view.cluster_queue_status("cq").usage["default"]["cpu"])
 
 
 def states(engine: Engine) -> dict[str, str]:
     engine.run_until_steady(T0)
-    return {key: engine.workload_state(key).state for key in engine.workload_keys()}
+    return {key: engine.view.workload_state(key).state for key in engine.view.workload_keys()}
 
 
 def with_status(builder: workload, change: str) -> Any:
@@ -121,7 +121,7 @@ def test_an_admission_the_engine_made_is_assumed_until_its_status_is_seen() -> N
     states(engine)
     engine.apply(second().model())
     assert states(engine) == {"default/first": "Admitted", "default/second": "Pending"}
-    assert engine.records["default/first"].assumed
+    assert engine.view.records["default/first"].assumed
 
     engine.apply(first().model())  # a view from before the admission was written
     assert states(engine) == {"default/first": "Admitted", "default/second": "Pending"}, (
@@ -129,9 +129,9 @@ def test_an_admission_the_engine_made_is_assumed_until_its_status_is_seen() -> N
     )
 
     engine.apply(first().reserve_quota("cq").model())  # the informer shows the write
-    assert not engine.records["default/first"].assumed
+    assert not engine.view.records["default/first"].assumed
     engine.apply(first().model())  # now someone cleared it
-    assert engine.workload_state("default/first").state == "Pending"
+    assert engine.view.workload_state("default/first").state == "Pending"
     assert states(engine) == {"default/first": "Pending", "default/second": "Admitted"}
     assert used(engine) == "1"
 
@@ -140,10 +140,10 @@ def test_the_write_answer_confirms_an_assumed_admission() -> None:
     engine = setup(first())
     states(engine)
     engine.admission_recorded("default/first")
-    assert not engine.records["default/first"].assumed
+    assert not engine.view.records["default/first"].assumed
 
     engine.apply(with_status(first().reserve_quota("cq"), "admission and reservation cleared"))
-    assert engine.workload_state("default/first").state == "Pending"
+    assert engine.view.workload_state("default/first").state == "Pending"
 
 
 def test_a_preemption_victim_released_by_another_writer_is_released_once() -> None:

@@ -27,13 +27,13 @@ def final(engine: Engine) -> dict[str, tuple[str, str | None, str]]:
     assert steady
     return {
         key: (s.state, s.reason, s.message)
-        for key in engine.workload_keys()
-        for s in [engine.workload_state(key)]
+        for key in engine.view.workload_keys()
+        for s in [engine.view.workload_state(key)]
     }
 
 
 def flavors_of(engine: Engine, key: str) -> dict[str, str]:
-    return dict(engine.workload_state(key).admission[0].flavors)
+    return dict(engine.view.workload_state(key).admission[0].flavors)
 
 
 # --- credits transformation ----------------------------------------------------
@@ -72,7 +72,7 @@ def test_credits_transformation_example() -> None:
         "couldn't assign flavors to pod set main: insufficient unused quota for cpu_credits in "
         "flavor credits, 1 more needed",
     )
-    usage = engine.cluster_queue_status("team-cluster-queue").usage
+    usage = engine.view.cluster_queue_status("team-cluster-queue").usage
     assert (
         str(usage["on-demand"]["cpu"]),
         str(usage["spot"]["cpu"]),
@@ -126,7 +126,7 @@ def test_pods_resource_counts_pods() -> None:
     )
     states = final(engine)
     assert states["default/a"][0] == "Admitted"
-    assert str(engine.workload_state("default/a").admission[0].resource_usage["pods"]) == "3"
+    assert str(engine.view.workload_state("default/a").admission[0].resource_usage["pods"]) == "3"
     assert states["default/b"] == (
         "Pending",
         "WaitingForQuota",
@@ -324,11 +324,11 @@ def test_only_a_new_cluster_queue_or_a_new_spec_requeues_its_tree() -> None:
     assert final(engine)["default/big"][0] == "Pending"
     built = queue.model()
     engine.apply(replace(built, status=replace(built.status, pending_workloads=1)))
-    assert engine.queues.take_requeue_events() == (set(), set())
+    assert engine.queues.pending.take_requeue_events() == (set(), set())
     engine.apply(
         cluster_queue("cq").cohort("co").resource_group(flavor_quotas("f", cpu="2")).model()
     )
-    assert engine.queues.take_requeue_events() == ({"cq"}, set())
+    assert engine.queues.pending.take_requeue_events() == ({"cq"}, set())
 
 
 def test_a_local_queue_status_update_routes_nothing_again() -> None:
@@ -379,7 +379,7 @@ def test_stop_policy(policy: str) -> None:
         workload("w").queue("lq").pod_set(cpu="1"),
     )
     assert final(engine)["default/w"] == ("Pending", "Suspended", "ClusterQueue cq is inactive")
-    status = engine.cluster_queue_status("cq")
+    status = engine.view.cluster_queue_status("cq")
     assert (status.active, status.active_reason, status.active_message, status.pending) == (
         False,
         "Stopped",
@@ -398,7 +398,7 @@ def test_stopped_local_queue() -> None:
         workload("w").queue("lq").pod_set(cpu="1"),
     )
     assert final(engine)["default/w"] == ("Pending", "Suspended", "LocalQueue lq is inactive")
-    assert engine.cluster_queue_status("cq").pending == 0
+    assert engine.view.cluster_queue_status("cq").pending == 0
 
 
 def test_inactive_cluster_queue_missing_flavor() -> None:
@@ -407,7 +407,7 @@ def test_inactive_cluster_queue_missing_flavor() -> None:
         local_queue("lq").cluster_queue("cq"),
         workload("w").queue("lq").pod_set(cpu="1"),
     )
-    status = engine.cluster_queue_status("cq")
+    status = engine.view.cluster_queue_status("cq")
     assert (status.active_reason, status.active_message) == (
         "FlavorNotFound",
         "Can't admit new workloads: references missing ResourceFlavor(s): default-flavor.",
@@ -416,7 +416,7 @@ def test_inactive_cluster_queue_missing_flavor() -> None:
     assert first == (Pending("default/w", "cq", "Suspended", "ClusterQueue cq is inactive"),)
     engine.apply(resource_flavor("default-flavor").model())
     assert final(engine)["default/w"][0] == "Admitted"
-    assert engine.cluster_queue_status("cq").active_message == "Can admit new workloads"
+    assert engine.view.cluster_queue_status("cq").active_message == "Can admit new workloads"
 
 
 # --- eligibility, fungibility, reasons, research-pool --------------------------------
@@ -666,7 +666,7 @@ def test_memory_quantities_print_binary() -> None:
         "couldn't assign flavors to pod set main: insufficient unused quota for "
         "memory in flavor f, 512Mi more needed"
     )
-    assert str(engine.workload_state("default/a").admission[0].resource_usage["cpu"]) == "500m"
+    assert str(engine.view.workload_state("default/a").admission[0].resource_usage["cpu"]) == "500m"
 
 
 def test_priority_orders_queue() -> None:

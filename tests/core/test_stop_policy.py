@@ -31,7 +31,7 @@ def running_two() -> Engine:
         workload("c").queue("lq").created(3).pod_set(cpu="2"),
     )
     engine.run_until_steady(T0)
-    assert [engine.workload_state(k).state for k in engine.workload_keys()] == [
+    assert [engine.view.workload_state(k).state for k in engine.view.workload_keys()] == [
         "Admitted",
         "Admitted",
         "Pending",
@@ -57,7 +57,7 @@ def test_hold_and_drain_on_the_cluster_queue_evicts_every_admitted_workload_once
         Evict("default/a", None, "ClusterQueueStopped", "The ClusterQueue is stopped"),
         Evict("default/b", None, "ClusterQueueStopped", "The ClusterQueue is stopped"),
     ]
-    state = engine.workload_state("default/a")
+    state = engine.view.workload_state("default/a")
     assert (state.state, state.reason, state.message) == (
         "Admitted",
         "ClusterQueueStopped",
@@ -70,20 +70,20 @@ def test_hold_and_drain_on_the_cluster_queue_evicts_every_admitted_workload_once
     results, _ = engine.run_until_steady(T0)
     assert not any(isinstance(d, Admit) for r in results for d in r.decisions)
     for key in ("default/a", "default/b", "default/c"):
-        state = engine.workload_state(key)
+        state = engine.view.workload_state(key)
         assert (state.state, state.reason, state.message) == (
             "Pending",
             "Suspended",
             "ClusterQueue cq is inactive",
         )
-    assert engine.cluster_queue_status("cq").admitted == 0
-    assert engine.cluster_queue_status("cq").pending == 3
+    assert engine.view.cluster_queue_status("cq").admitted == 0
+    assert engine.view.cluster_queue_status("cq").pending == 3
     # Resumed: the drained workloads are admitted again, in their queue order.
     engine.apply(
         cluster_queue("cq").stop_policy("None").resource_group(flavor_quotas("f", cpu="4")).model()
     )
     engine.run_until_steady(T0)
-    assert [engine.workload_state(k).state for k in engine.workload_keys()] == [
+    assert [engine.view.workload_state(k).state for k in engine.view.workload_keys()] == [
         "Admitted",
         "Admitted",
         "Pending",
@@ -96,7 +96,7 @@ def test_hold_keeps_admitted_workloads_and_admits_nothing_new() -> None:
         cluster_queue("cq").stop_policy("Hold").resource_group(flavor_quotas("f", cpu="4")).model()
     )
     assert evictions(engine) == []
-    states = {k: engine.workload_state(k) for k in engine.workload_keys()}
+    states = {k: engine.view.workload_state(k) for k in engine.view.workload_keys()}
     assert states["default/a"].state == states["default/b"].state == "Admitted"
     assert (states["default/c"].reason, states["default/c"].message) == (
         "Suspended",
@@ -104,7 +104,7 @@ def test_hold_keeps_admitted_workloads_and_admits_nothing_new() -> None:
     )
     engine.finish("default/a")
     engine.run_until_steady(T0)
-    assert engine.workload_state("default/c").state == "Pending"
+    assert engine.view.workload_state("default/c").state == "Pending"
 
 
 def test_hold_and_drain_on_the_local_queue_evicts_only_its_workloads() -> None:
@@ -119,7 +119,7 @@ def test_hold_and_drain_on_the_local_queue_evicts_only_its_workloads() -> None:
         .model()
     )
     engine.run_until_steady(T0)
-    assert engine.workload_state("default/d").state == "Admitted"
+    assert engine.view.workload_state("default/d").state == "Admitted"
     engine.apply(local_queue("lq").cluster_queue("cq").stop_policy("HoldAndDrain").model())
     evicted = evictions(engine)
     assert evicted == [
@@ -129,16 +129,16 @@ def test_hold_and_drain_on_the_local_queue_evicts_only_its_workloads() -> None:
     engine.release("default/a")
     engine.release("default/b")
     engine.run_until_steady(T0)
-    state = engine.workload_state("default/a")
+    state = engine.view.workload_state("default/a")
     assert (state.state, state.reason, state.message) == (
         "Pending",
         "Suspended",
         "LocalQueue lq is inactive",
     )
-    assert engine.workload_state("default/d").state == "Admitted"
+    assert engine.view.workload_state("default/d").state == "Admitted"
     engine.apply(local_queue("lq").cluster_queue("cq").stop_policy("None").model())
     engine.run_until_steady(T0)
-    assert engine.workload_state("default/a").state == "Admitted"
+    assert engine.view.workload_state("default/a").state == "Admitted"
 
 
 @pytest.mark.parametrize("policy", ["Hold", "HoldAndDrain"])
@@ -171,4 +171,4 @@ def test_a_workload_evicted_before_a_restart_is_not_evicted_again() -> None:
     engine.apply(admitted.model())
     assert evictions(engine) == []
     engine.release("default/a")
-    assert engine.cluster_queue_status("cq").admitted == 0
+    assert engine.view.cluster_queue_status("cq").admitted == 0

@@ -79,7 +79,7 @@ async def test_ready_admits_and_starts_the_job_with_the_checks_pod_set_updates()
         "pool": "a",
     }
     world.deliver()
-    status = world.engine.cluster_queue_status("cq")
+    status = world.engine.view.cluster_queue_status("cq")
     assert (status.reserving, status.admitted) == (1, 1)
 
 

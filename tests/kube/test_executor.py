@@ -68,7 +68,7 @@ async def test_nothing_starts_when_the_admission_cannot_be_written_and_the_engin
     assert job_path("train") not in patches(world), "no Job patch without the recorded admission"
     assert world.job("train")["spec"]["suspend"] is True
     assert world.state(key) == "Pending", "the assumption is dropped"
-    assert world.engine.cluster_queue_status("cq").usage["spot"]["cpu"].milli_value() == 0
+    assert world.engine.view.cluster_queue_status("cq").usage["spot"]["cpu"].milli_value() == 0
     assert "admission" not in world.workload(key).get("status", {})
 
     world.deliver()
@@ -88,13 +88,13 @@ async def test_forget_puts_back_exactly_what_the_state_holds() -> None:
     # it restores the Workload as stored (admitted, with its quota).
     world.cluster.forget(key)
     assert world.state(key) == "Admitted"
-    assert world.engine.cluster_queue_status("cq").admitted == 1
+    assert world.engine.view.cluster_queue_status("cq").admitted == 1
 
     stored_pending = {**world.cluster.stored("Workload")[key], "status": {}}
     world.cluster.remember(stored_pending)  # the same version, as a write's answer
     world.cluster.forget(key)
     assert world.state(key) == "Pending"
-    assert world.engine.cluster_queue_status("cq").admitted == 0
+    assert world.engine.view.cluster_queue_status("cq").admitted == 0
 
 
 async def test_a_workload_deleted_before_its_admission_is_written_is_dropped() -> None:
@@ -107,7 +107,7 @@ async def test_a_workload_deleted_before_its_admission_is_written_is_dropped() -
 
     assert patches(world) == []
     with pytest.raises(KeyError):
-        world.engine.workload_state(key)
+        world.engine.view.workload_state(key)
 
 
 async def test_a_job_that_moved_is_started_from_the_fresh_object_after_the_conflict() -> None:
@@ -363,7 +363,7 @@ async def test_hold_and_drain_stops_the_job_and_resuming_admits_it_again() -> No
     requeued = objects.condition(released, "Requeued") or {}
     assert (requeued.get("status"), requeued.get("reason")) == ("False", "ClusterQueueStopped")
     assert Admit not in [type(d) for d in (await world.cycle()).decisions]
-    assert world.engine.workload_state(key).reason == "Suspended"
+    assert world.engine.view.workload_state(key).reason == "Suspended"
 
     world.add(f"{KUEUE}/clusterqueues/cq", cluster_queue())
     result = await world.cycle()
@@ -395,7 +395,7 @@ async def test_an_eviction_that_cannot_be_written_is_issued_again_next_cycle() -
     assert [type(d) for d in first.decisions] == [Evict, Pending]
     world.deliver()
     assert not objects.is_true(world.workload(low), "Evicted")
-    assert world.engine.workload_state(low).reason == "QuotaReserved", "not evicted after all"
+    assert world.engine.view.workload_state(low).reason == "QuotaReserved", "not evicted after all"
 
     second = await world.cycle()
     assert [d.victim for d in second.decisions if isinstance(d, Evict)] == [low]

@@ -144,7 +144,7 @@ async def test_a_deleted_queue_stays_terminating_until_its_last_reservation_goes
 
     await finalizer.release()
     assert finalizers(world, CQ_PATH) == [RESOURCE_IN_USE_FINALIZER]
-    status = world.engine.cluster_queue_status("cq")
+    status = world.engine.view.cluster_queue_status("cq")
     assert (status.active, status.active_reason) == (False, "Terminating")
     late = await world.submit("late")
     assert (await world.cycle()).admitted == 0, "a terminating queue admits nothing new"

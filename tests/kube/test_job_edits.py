@@ -53,7 +53,7 @@ async def test_a_pending_job_given_another_flavors_selector_is_rebuilt_and_not_a
     result = await world.cycle()
     assert [type(d) for d in result.decisions] == [Pending], "spot is not eligible any more"
     assert world.job("train")["spec"]["suspend"] is True
-    assert world.engine.cluster_queue_status("cq").usage["spot"]["cpu"].milli_value() == 0
+    assert world.engine.view.cluster_queue_status("cq").usage["spot"]["cpu"].milli_value() == 0
     await world.writer.events_sent()
     reasons = [
         call.body.get("reason") for call in world.api.calls if call.verb == "POST" and call.body
@@ -70,7 +70,7 @@ async def test_a_pending_job_resized_is_charged_its_new_size() -> None:
     assert world.workload(key)["spec"]["podSets"][0]["count"] == 3
     result = await world.cycle()
     assert [type(d) for d in result.decisions] == [Admit]
-    assert world.engine.cluster_queue_status("cq").usage["spot"]["cpu"].milli_value() == 3000
+    assert world.engine.view.cluster_queue_status("cq").usage["spot"]["cpu"].milli_value() == 3000
     assert world.job("train")["spec"]["parallelism"] == 3
 
 
@@ -102,7 +102,7 @@ async def test_a_workload_admitted_for_a_job_edited_before_it_started_is_replace
     old_uid = "uid-" + key.split("/", 1)[1]
     (deleted,) = [call for call in world.api.calls if call.verb == "DELETE"]
     assert deleted.body == {"uid": old_uid, "resourceVersion": deleted.body["resourceVersion"]}
-    assert world.engine.cluster_queue_status("cq").usage["spot"]["cpu"].milli_value() == 0
+    assert world.engine.view.cluster_queue_status("cq").usage["spot"]["cpu"].milli_value() == 0
     replacement = world.workload(key)
     assert not objects.has_quota_reservation(replacement)
     assert replacement["spec"]["podSets"][0]["template"]["spec"]["nodeSelector"] == {

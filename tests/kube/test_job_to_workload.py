@@ -41,7 +41,7 @@ async def test_finished_pods_of_a_parallel_job_free_their_quota_for_a_waiting_jo
     world.add(job_path("wide"), running)
     assert await world.executor.jobs.reconcile_jobs()
     (apply,) = [a for a in world.api.applies if a[1] == RECLAIMABLE_PODS_FIELD_MANAGER]
-    wide = next(k for k in world.engine.workload_keys() if "wide" in k)
+    wide = next(k for k in world.engine.view.workload_keys() if "wide" in k)
     assert apply == (
         workload_path(wide.split("/", 1)[1]) + "/status",
         "kueue-reclaimable-pods",
@@ -82,7 +82,7 @@ async def test_a_changed_priority_class_label_updates_the_pending_workload() -> 
     world.add(job_path("train"), labelled)
     await world.executor.jobs.reconcile_jobs()
     world.deliver()
-    key = next(iter(world.engine.workload_keys()))
+    key = next(iter(world.engine.view.workload_keys()))
     assert world.workload(key)["spec"]["priority"] == 100
     read_at = world.workload(key)["metadata"]["resourceVersion"]
 
@@ -95,7 +95,7 @@ async def test_a_changed_priority_class_label_updates_the_pending_workload() -> 
     stored = world.workload(key)["spec"]
     assert (stored["priority"], stored["priorityClassRef"]["name"]) == (300, "high")
     world.deliver()
-    assert world.engine.records[key].priority == 300
+    assert world.engine.view.records[key].priority == 300
     await world.writer.events_sent()
     messages = [
         call.body.get("message")

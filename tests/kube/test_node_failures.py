@@ -312,4 +312,4 @@ async def test_node_failures_leave_a_single_pods_workload_where_it_is() -> None:
     state.topology.on_node(event("ADDED", node(lost)))
     state.topology.on_node(event("DELETED", node(lost)))
     writer = await _reconcile(state)  # evicting or writing a replacement would raise
-    assert writer.failed == [] and engine.placed_on_node(lost) == ["default/w"]
+    assert writer.failed == [] and engine.placements.placed_on_node(lost) == ["default/w"]

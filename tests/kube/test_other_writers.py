@@ -93,7 +93,7 @@ async def test_an_ownerless_workload_is_admitted_and_its_quota_freed_by_another_
     assert objects.has_quota_reservation(world.workload(holder))
     other = first if finish else second
     assert not objects.has_quota_reservation(world.workload(other))
-    assert str(world.engine.cluster_queue_status("cq").usage["spot"]["cpu"]) == "1"
+    assert str(world.engine.view.cluster_queue_status("cq").usage["spot"]["cpu"]) == "1"
 
 
 async def test_an_ownerless_victim_keeps_its_quota_until_another_writer_ends_the_eviction() -> None:

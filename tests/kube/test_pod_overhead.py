@@ -36,7 +36,7 @@ async def submit(world: World, name: str, **pod_spec: Any) -> None:
 
 
 def usage(world: World) -> int:
-    return world.engine.cluster_queue_status("cq").usage["spot"]["cpu"].milli_value()
+    return world.engine.view.cluster_queue_status("cq").usage["spot"]["cpu"].milli_value()
 
 
 async def test_jobs_without_requests_are_charged_the_namespace_defaults() -> None:

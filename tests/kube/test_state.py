@@ -47,13 +47,13 @@ def test_kuota_objects_reach_the_engine_and_the_queues_are_kept_as_stored(
     queue = cluster_queue()
     state.on_kueue(event("ADDED", queue))
     state.on_kueue(event("ADDED", local_queue()))
-    assert "cq" in state.engine.cluster_queue_names()
+    assert "cq" in state.engine.view.cluster_queue_names()
     assert state.stored("ClusterQueue")["cq"] == queue
     assert state.stored("LocalQueue")["ml/lq"]["spec"] == {"clusterQueue": "cq"}
 
     state.on_kueue(event("DELETED", queue))
     assert "cq" not in state.stored("ClusterQueue")
-    assert "cq" not in state.engine.cluster_queue_names()
+    assert "cq" not in state.engine.view.cluster_queue_names()
 
 
 def test_a_workload_is_indexed_by_the_job_that_owns_it(state: ClusterState) -> None:
@@ -63,7 +63,7 @@ def test_a_workload_is_indexed_by_the_job_that_owns_it(state: ClusterState) -> N
         state.workload_for("uid-train") == queued("w1").owner("Job", "train", "uid-train").build()
     )
     assert state.jobs_to_decide.take() == {"uid-train"}
-    assert state.engine.workload_state("ml/w1").state == "Pending"
+    assert state.engine.view.workload_state("ml/w1").state == "Pending"
 
     state.on_kueue(event("ADDED", queued("w2").job_uid("uid-other").build()))
     assert objects.key(state.workload_for("uid-other") or {}) == "ml/w2", (
@@ -79,7 +79,7 @@ def test_a_deleted_workload_frees_the_job_index(state: ClusterState) -> None:
     assert "ml/w1" not in state.stored("Workload")
     assert state.jobs_to_decide.take() == {"uid-train"}, "its Job is decided again (a new Workload)"
     with pytest.raises(KeyError):
-        state.engine.workload_state("ml/w1")
+        state.engine.view.workload_state("ml/w1")
 
 
 def test_deleting_an_older_workload_keeps_the_index_of_the_newer_one(state: ClusterState) -> None:
@@ -129,14 +129,14 @@ def test_an_object_that_does_not_parse_is_skipped_and_logged(
     broken["spec"]["resourceGroups"] = "everything"
     with caplog.at_level(logging.WARNING, logger="kuota.state"):
         state.on_kueue(event("ADDED", broken))
-    assert "cq" not in state.engine.cluster_queue_names()
+    assert "cq" not in state.engine.view.cluster_queue_names()
     (record,) = caplog.records
     assert record.getMessage() == "skipping an object that does not parse"
     assert record.object == "ClusterQueue/cq"  # type: ignore[attr-defined]
     assert "resourceGroups" in record.error  # type: ignore[attr-defined]
 
     state.on_kueue(event("ADDED", cluster_queue()))
-    assert "cq" in state.engine.cluster_queue_names(), "the next good version is applied"
+    assert "cq" in state.engine.view.cluster_queue_names(), "the next good version is applied"
 
 
 def test_flavor_placements_are_read_from_the_engine(state: ClusterState) -> None:
@@ -147,7 +147,7 @@ def test_flavor_placements_are_read_from_the_engine(state: ClusterState) -> None
     assert state.settings.flavor_placements()["spot"] == FlavorPlacement(
         node_labels={"instance-type": "spot"}, tolerations=(SPOT_TOLERATION,)
     )
-    assert state.engine.flavor_specs()["spot"].node_labels == {"instance-type": "spot"}
+    assert state.engine.view.flavor_specs()["spot"].node_labels == {"instance-type": "spot"}
 
     state.on_kueue(event("DELETED", flavor()))
     assert "spot" not in state.settings.flavor_placements()
@@ -166,7 +166,7 @@ def test_tolerations_are_rendered_as_the_api_serializes_them(state: ClusterState
         {"operator": "Exists"},
     ]
     state.on_kueue(event("ADDED", rendered))
-    spec = state.engine.flavor_specs()["spot"]
+    spec = state.engine.view.flavor_specs()["spot"]
     assert [toleration_json(t) for t in spec.tolerations] == rendered["spec"]["tolerations"]
 
 

@@ -168,4 +168,4 @@ class World:
         return self.api.store[workload_path(key.split("/", 1)[1])]
 
     def state(self, key: str) -> str:
-        return self.engine.workload_state(key).state
+        return self.engine.view.workload_state(key).state

@@ -144,11 +144,11 @@ async def test_a_fenced_admission_ends_the_term_and_the_rebuild_forgets_it() -> 
     with pytest.raises(Fenced):
         await scheduler.settle()
     assert len(api.calls) == writes, "the admission did not leave the process"
-    assert scheduler.engine.workload_state(key).state == "Admitted", "only assumed"
+    assert scheduler.engine.view.workload_state(key).state == "Admitted", "only assumed"
 
     scheduler.rebuild()
-    assert scheduler.engine.workload_state(key).state == "Pending"
-    assert scheduler.engine.cluster_queue_status("cq").admitted == 0
+    assert scheduler.engine.view.workload_state(key).state == "Pending"
+    assert scheduler.engine.view.cluster_queue_status("cq").admitted == 0
 
     gate.renewed(boot.monotonic())  # the next term
     gate.start_term()
@@ -203,7 +203,7 @@ async def test_a_turn_does_not_wait_for_its_writes() -> None:
     assert await scheduler.turn(), "admits one, the other waits"
     assert loop.time() - started < 0.2, "the turn returned before any write was answered"
     assert len(scheduler.executor.background) == 1
-    assert scheduler.engine.cluster_queue_status("cq").admitted == 1, "counted at once"
+    assert scheduler.engine.view.cluster_queue_status("cq").admitted == 1, "counted at once"
 
     await scheduler.settle()
     await scheduler.writer.events_sent()

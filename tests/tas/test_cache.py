@@ -6,7 +6,8 @@ See docs/concepts.md#topology-aware-scheduling.
 from __future__ import annotations
 
 from scheduler.api.models import ResourceFlavorSpec
-from scheduler.core.tas.cache import DomainCharge, TopologyCache
+from scheduler.core.tas.cache import TopologyCache
+from scheduler.core.tas.held import DomainCharge
 from scheduler.core.tas.tree import NodeInfo
 
 HOST = "kubernetes.io/hostname"
@@ -67,13 +68,13 @@ def test_pods_kuota_did_not_place_take_room_on_their_node() -> None:
 def test_admitted_placements_hold_room_until_released_and_victims_can_be_left_out() -> None:
     cache = cache_with(node("a", "r1"), node("b", "r1"))
     charge = DomainCharge(flavor="gpu", leaf="a", per_pod={"cpu": 1000}, count=3, by_hostname=True)
-    cache.charge("ns/wl", [charge])
+    cache.held.charge("ns/wl", [charge])
     assert cache.free("gpu")["a"] == {"cpu": 1000, "pods": 7}
     assert cache.free("gpu", without=["ns/wl"])["a"] == {"cpu": 4000, "pods": 10}
     assert cache.free("gpu", empty=True)["a"] == {"cpu": 4000, "pods": 10}
-    assert cache.release("ns/wl") is True
+    assert cache.held.release("ns/wl") is True
     assert cache.free("gpu")["a"] == {"cpu": 4000, "pods": 10}
-    assert cache.release("ns/wl") is False
+    assert cache.held.release("ns/wl") is False
 
 
 def test_two_hostname_level_flavors_on_the_same_nodes_share_their_room() -> None:
@@ -81,7 +82,7 @@ def test_two_hostname_level_flavors_on_the_same_nodes_share_their_room() -> None
     cache.apply_flavor(
         "gpu-spot", ResourceFlavorSpec(node_labels={"pool": "gpu"}, topology_name="default")
     )
-    cache.charge(
+    cache.held.charge(
         "ns/wl",
         [DomainCharge(flavor="gpu", leaf="a", per_pod={"cpu": 1000}, count=2, by_hostname=True)],
     )

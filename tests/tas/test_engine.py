@@ -63,7 +63,7 @@ def model_of(item: object) -> object:
 
 
 def placed(engine: Engine, key: str) -> dict[str, int]:
-    state = engine.workload_state(key)
+    state = engine.view.workload_state(key)
     assert state.state == "Admitted", (state.reason, state.message)
     assignment = state.admission[0].topology_assignment
     assert assignment is not None
@@ -86,7 +86,7 @@ def test_quota_that_fits_but_no_rack_that_holds_the_pods_waits_with_kueues_reaso
         workload("w").queue("lq").pod_set(count=9, cpu="1").topology_request(required="rack")
     )
     engine.run_until_steady(T0)
-    state = engine.workload_state("default/w")
+    state = engine.view.workload_state("default/w")
     assert (state.state, state.reason) == ("Pending", "TopologyPlacementFailed")
     assert state.message == (
         "couldn't assign flavors to pod set main: "
@@ -112,7 +112,7 @@ def test_pods_kuota_did_not_place_take_room_on_their_nodes() -> None:
         )
     )
     engine.run_until_steady(T0)
-    state = engine.workload_state("default/w")
+    state = engine.view.workload_state("default/w")
     assert state.reason == "TopologyPlacementFailed"
     engine.remove("Pod", "r0-n0-daemon", "kube-system")
     engine.remove("Pod", "r0-n1-daemon", "kube-system")
@@ -143,7 +143,7 @@ def test_admitted_placements_keep_their_domains_from_the_next_workload() -> None
         key: {name.split("-")[0] for name in placed(engine, f"default/{key}")} for key in ("a", "b")
     }
     assert racks["a"] != racks["b"]
-    state = engine.workload_state("default/c")
+    state = engine.view.workload_state("default/c")
     assert state.state == "Pending"
     engine.finish("default/a")
     engine.run_until_steady(T0)
@@ -170,7 +170,7 @@ def test_a_higher_priority_workload_preempts_to_get_a_rack() -> None:
     result = engine.cycle(T0)
     evicted = [d for d in result.decisions if isinstance(d, Evict)]
     assert len(evicted) == 1  # one rack's worth is enough, though the quota never ran out
-    state = engine.workload_state("default/high")
+    state = engine.view.workload_state("default/high")
     assert state.reason == "WaitingForPreemptedWorkloads"
     engine.release(evicted[0].victim)
     engine.run_until_steady(T0)
@@ -179,7 +179,7 @@ def test_a_higher_priority_workload_preempts_to_get_a_rack() -> None:
 
 def test_a_missing_topology_makes_the_queue_inactive_with_kueues_reason() -> None:
     engine = tas_engine(with_topology=False)
-    status = engine.cluster_queue_status("cq")
+    status = engine.view.cluster_queue_status("cq")
     assert not status.active
     assert status.active_reason == "TopologyNotFound"
     assert 'there is no Topology "default" for TAS flavor "tas"' in status.active_message
@@ -191,7 +191,7 @@ def test_a_restart_counts_the_placement_the_status_records() -> None:
     )
     engine.run_until_steady(T0)
     hosts = placed(engine, "default/a")
-    admission = engine.workload_state("default/a").admission[0]
+    admission = engine.view.workload_state("default/a").admission[0]
     assert admission.topology_assignment is not None
     encoded = admission.topology_assignment.encoded()
 
@@ -217,7 +217,7 @@ def test_a_restart_counts_the_placement_the_status_records() -> None:
     restarted.run_until_steady(T0)
     taken = {name.split("-")[0] for name in hosts}
     assert {name.split("-")[0] for name in placed(restarted, "default/b")} != taken
-    assert restarted.workload_state("default/a").admission[0].topology_assignment == (
+    assert restarted.view.workload_state("default/a").admission[0].topology_assignment == (
         admission.topology_assignment
     )
     assert all(isinstance(d, DomainAssignment) for d in admission.topology_assignment.domains)
@@ -238,8 +238,8 @@ def test_a_pod_set_that_asks_for_topology_never_gets_a_flavor_without_one() -> N
     for node in nodes():
         engine.apply(node)
     engine.run_until_steady(T0)
-    assert engine.workload_state("default/tas-job").admission[0].flavors == {"cpu": "tas"}
-    assert engine.workload_state("default/plain-job").admission[0].flavors == {"cpu": "plain"}
+    assert engine.view.workload_state("default/tas-job").admission[0].flavors == {"cpu": "tas"}
+    assert engine.view.workload_state("default/plain-job").admission[0].flavors == {"cpu": "plain"}
 
 
 def test_the_engine_names_the_workloads_placed_on_a_node() -> None:
@@ -258,14 +258,14 @@ def test_the_engine_names_the_workloads_placed_on_a_node() -> None:
         expected = [
             key for key, on in (("default/a", hosts), ("default/plain", plain)) if node.name in on
         ]
-        assert engine.placed_on_node(node.name) == expected, node.name
+        assert engine.placements.placed_on_node(node.name) == expected, node.name
     engine.finish("default/a")
-    assert all(engine.placed_on_node(name) == [] for name in set(hosts) - set(plain))
+    assert all(engine.placements.placed_on_node(name) == [] for name in set(hosts) - set(plain))
 
 
 def _replaced_hosts(engine: Engine, lost: str) -> dict[str, int]:
     """Pods per node of workload ``w``'s admission once ``lost`` failed: it must be found."""
-    replaced = engine.replacement_admission("default/w", [lost])
+    replaced = engine.placements.replacement_admission("default/w", [lost])
     assert isinstance(replaced, tuple), replaced
     assignment = replaced[0].topology_assignment
     assert assignment is not None
@@ -292,7 +292,7 @@ def test_no_room_in_the_required_rack_means_no_replacement() -> None:
     engine.run_until_steady(T0)
     lost = sorted(placed(engine, "default/w"))[0]
     engine.remove("Node", lost)
-    replaced = engine.replacement_admission("default/w", [lost])
+    replaced = engine.placements.replacement_admission("default/w", [lost])
     assert isinstance(replaced, str)
     assert replaced.startswith(f"cannot find replacement assignment for unhealthy node(s) {lost}")
 
@@ -305,7 +305,7 @@ def test_pods_kept_on_healthy_nodes_keep_their_place() -> None:
     before = placed(engine, "default/w")
     lost = min(before, key=lambda name: before[name])
     engine.remove("Node", lost)
-    replaced = engine.replacement_admission("default/w", [lost])
+    replaced = engine.placements.replacement_admission("default/w", [lost])
     assert isinstance(replaced, tuple), replaced
     assignment = replaced[0].topology_assignment
     assert assignment is not None
@@ -335,13 +335,13 @@ def test_a_lost_pod_of_a_slice_goes_back_to_that_slices_rack() -> None:
     assert sum(before.values()) == 4
     lost = next(name for name in sorted(before) if name.startswith("r1-"))
     engine.remove("Node", lost)
-    replaced = engine.replacement_admission("default/w", [lost])
+    replaced = engine.placements.replacement_admission("default/w", [lost])
     # r1 keeps one pod: the lost one completes that slice, so it must stay in r1, where no
     # node has room for 3 CPUs beside what is there: no replacement.
     assert isinstance(replaced, str), replaced
     kept_in_r0 = next(name for name in sorted(before) if name.startswith("r0-"))
     engine.remove("Node", kept_in_r0)
-    engine2 = engine.replacement_admission("default/w", [kept_in_r0])
+    engine2 = engine.placements.replacement_admission("default/w", [kept_in_r0])
     assert isinstance(engine2, tuple), engine2
     assignment = engine2[0].topology_assignment
     assert assignment is not None
@@ -367,16 +367,20 @@ def test_a_taint_its_pods_do_not_tolerate_fails_the_node_for_the_workload() -> N
     )
     engine.run_until_steady(T0)
     (node,) = placed(engine, "default/w")
-    assert engine.failing_taint("default/w", node) is None, "no taint yet"
+    assert engine.placements.failing_taint("default/w", node) is None, "no taint yet"
     engine.apply(_tainted(node, "PreferNoSchedule"))
-    assert engine.failing_taint("default/w", node) is None, "PreferNoSchedule never fails a node"
+    assert engine.placements.failing_taint("default/w", node) is None, (
+        "PreferNoSchedule never fails a node"
+    )
     engine.apply(_tainted(node, "NoSchedule"))
-    assert engine.failing_taint("default/w", node) == Taint(
+    assert engine.placements.failing_taint("default/w", node) == Taint(
         key="key1", value="value1", effect="NoSchedule"
     )
     other = next(n.name for n in nodes() if n.name != node)
     engine.apply(_tainted(other, "NoExecute"))
-    assert engine.failing_taint("default/w", other) is None, "nothing of w is placed there"
+    assert engine.placements.failing_taint("default/w", other) is None, (
+        "nothing of w is placed there"
+    )
 
 
 def _tolerating_on_one_node(**toleration: str) -> tuple[Engine, str]:
@@ -396,9 +400,11 @@ def _tolerating_on_one_node(**toleration: str) -> tuple[Engine, str]:
 def test_a_taint_the_pod_set_or_its_flavor_tolerates_leaves_the_node_healthy() -> None:
     engine, node = _tolerating_on_one_node(key="key1", value="value1", effect="NoSchedule")
     engine.apply(_tainted(node, "NoSchedule"))
-    assert engine.failing_taint("default/w", node) is None
+    assert engine.placements.failing_taint("default/w", node) is None
     engine.apply(_tainted(node, "NoExecute"))
-    assert engine.failing_taint("default/w", node) is not None, "the toleration is NoSchedule's"
+    assert engine.placements.failing_taint("default/w", node) is not None, (
+        "the toleration is NoSchedule's"
+    )
     engine.apply(
         model_of(
             resource_flavor("tas")
@@ -407,7 +413,9 @@ def test_a_taint_the_pod_set_or_its_flavor_tolerates_leaves_the_node_healthy() -
             .toleration("key1", operator="Exists")
         )
     )
-    assert engine.failing_taint("default/w", node) is None, "the flavor's toleration counts"
+    assert engine.placements.failing_taint("default/w", node) is None, (
+        "the flavor's toleration counts"
+    )
 
 
 def test_a_failed_node_is_never_its_own_replacement_though_still_in_the_tree() -> None:
