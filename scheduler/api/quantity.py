@@ -36,8 +36,10 @@ comes near it.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
@@ -101,28 +103,21 @@ def _strip_factors(value: int, factor: int, limit: int | None = None) -> tuple[i
     return value, times
 
 
+@functools.total_ordering
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Quantity:
-    """An exact Kubernetes quantity (immutable, hashable, totally ordered)."""
+    """An exact Kubernetes quantity (immutable, hashable, totally ordered).
 
-    __slots__ = ("_nanos", "_format")
+    ``nanos`` is the exact value in nano-units (10⁻⁹); ``format`` is the
+    suffix family its canonical text uses.
+    """
 
-    _nanos: int
-    _format: QuantityFormat
+    nanos: int
+    format: QuantityFormat = "DecimalSI"
 
-    def __init__(self, nanos: int, format: QuantityFormat = "DecimalSI") -> None:
-        if isinstance(nanos, bool) or not isinstance(nanos, int):
+    def __post_init__(self) -> None:
+        if isinstance(self.nanos, bool) or not isinstance(self.nanos, int):
             raise TypeError("Quantity takes an integer count of nano-units")
-        object.__setattr__(self, "_nanos", nanos)
-        object.__setattr__(self, "_format", format)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("Quantity is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError("Quantity is immutable")
-
-    def __reduce__(self) -> tuple[type[Quantity], tuple[int, QuantityFormat]]:
-        return (Quantity, (self._nanos, self._format))
 
     # --- construction -----------------------------------------------------
 
@@ -143,66 +138,14 @@ class Quantity:
         if isinstance(value, float):
             if not math.isfinite(value):
                 raise QuantityError(f"{value!r} is not a quantity")
-            return cls._parse_text(repr(value))
+            return _parse_text(repr(value))
         if isinstance(value, Decimal):
             if not value.is_finite():
                 raise QuantityError(f"{value!r} is not a quantity")
-            return cls._parse_text(format(value, "f"))
+            return _parse_text(format(value, "f"))
         if isinstance(value, str):
-            return cls._parse_text(value)
+            return _parse_text(value)
         raise QuantityError(f"{value!r} is not a quantity")
-
-    @classmethod
-    def _parse_text(cls, text: str) -> Quantity:
-        match = _QUANTITY_PATTERN.fullmatch(text)
-        if match is None:
-            raise QuantityError(f"{text!r} is not a quantity")
-        if match["fraction_only"] is not None:
-            whole, fraction = "", match["fraction_only"]
-        else:
-            whole, fraction = match["whole"], match["fraction"] or ""
-        mantissa = int((whole + fraction) or "0")
-        exponent10 = -len(fraction)
-        power1024 = 0
-        fmt: QuantityFormat
-        if match["binary"] is not None:
-            fmt = "BinarySI"
-            power1024 = _BINARY_SUFFIX_POWERS[match["binary"]]
-        elif match["exponent"] is not None:
-            fmt = "DecimalExponent"
-            exponent_text = match["exponent"]
-            if len(exponent_text.lstrip("+-").lstrip("0")) > 12:
-                raise QuantityError(f"{text!r} is out of range")
-            exponent10 += int(exponent_text)
-        else:
-            fmt = "DecimalSI"
-            exponent10 += _DECIMAL_SUFFIX_EXPONENTS[match["decimal"] or ""]
-        if match["sign"] == "-":
-            mantissa = -mantissa
-        nanos = cls._to_nanos(text, mantissa * 1024**power1024, exponent10 + 9)
-        if fmt == "BinarySI":
-            if abs(nanos) > _MAX_BINARY_SI_NANOS:
-                nanos = _MAX_BINARY_SI_NANOS if nanos > 0 else -_MAX_BINARY_SI_NANOS
-            if 0 < abs(nanos) < NANOS_PER_UNIT:
-                fmt = "DecimalSI"
-        return cls(nanos, fmt)
-
-    @staticmethod
-    def _to_nanos(text: str, mantissa: int, exponent10: int) -> int:
-        """``mantissa × 10**exponent10`` rounded away from zero to an integer: pure."""
-        if mantissa == 0:
-            return 0
-        digits = len(str(abs(mantissa)))
-        if exponent10 >= 0:
-            if digits + exponent10 > _MAX_DIGITS:
-                raise QuantityError(f"{text!r} is too large")
-            # typeshed types int ** int as Any (a negative exponent gives a float); here
-            # the exponent is not negative, so the power is an int.
-            scale: int = 10**exponent10
-            return mantissa * scale
-        if -exponent10 > digits:
-            return 1 if mantissa > 0 else -1
-        return _divide_rounding_away_from_zero(mantissa, 10**-exponent10)
 
     @classmethod
     def zero(cls) -> Quantity:
@@ -221,50 +164,36 @@ class Quantity:
 
     # --- accessors --------------------------------------------------------
 
-    @property
-    def nanos(self) -> int:
-        """The exact value in nano-units (10⁻⁹)."""
-        return self._nanos
-
-    @property
-    def format(self) -> QuantityFormat:
-        """The suffix family the canonical text uses."""
-        return self._format
-
     def is_zero(self) -> bool:
-        return self._nanos == 0
+        return self.nanos == 0
 
     def is_negative(self) -> bool:
-        return self._nanos < 0
+        return self.nanos < 0
 
     def milli_value(self) -> int:
         """The value in milli-units, a fraction rounded away from zero: pure.
 
         Kubernetes' ``MilliValue``.
         """
-        return _divide_rounding_away_from_zero(self._nanos, _NANOS_PER_MILLI)
+        return _divide_rounding_away_from_zero(self.nanos, _NANOS_PER_MILLI)
 
     def value(self) -> int:
         """The value in whole units, a fraction rounded away from zero: pure.
 
         Kubernetes' ``Value``.
         """
-        return _divide_rounding_away_from_zero(self._nanos, NANOS_PER_UNIT)
+        return _divide_rounding_away_from_zero(self.nanos, NANOS_PER_UNIT)
 
     def as_decimal(self) -> Decimal:
         """The exact value as a ``Decimal`` of units: pure."""
-        return Decimal(self._nanos).scaleb(-9)
+        return Decimal(self.nanos).scaleb(-9)
 
     # --- arithmetic -------------------------------------------------------
-
-    def _result_format(self, other: Quantity) -> QuantityFormat:
-        # apimachinery's Add/Sub keep the receiver's format unless it is zero.
-        return other._format if self._nanos == 0 else self._format
 
     def __add__(self, other: object) -> Quantity:
         if not isinstance(other, Quantity):
             return NotImplemented
-        return Quantity(self._nanos + other._nanos, self._result_format(other))
+        return Quantity(self.nanos + other.nanos, _sum_format(self, other))
 
     def __radd__(self, other: object) -> Quantity:
         # Lets ``sum(quantities)`` start from the integer 0.
@@ -275,58 +204,99 @@ class Quantity:
     def __sub__(self, other: object) -> Quantity:
         if not isinstance(other, Quantity):
             return NotImplemented
-        return Quantity(self._nanos - other._nanos, self._result_format(other))
+        return Quantity(self.nanos - other.nanos, _sum_format(self, other))
 
     def __mul__(self, factor: object) -> Quantity:
         if isinstance(factor, bool) or not isinstance(factor, int):
             return NotImplemented
-        return Quantity(self._nanos * factor, self._format)
+        return Quantity(self.nanos * factor, self.format)
 
     __rmul__ = __mul__
 
     def __neg__(self) -> Quantity:
-        return Quantity(-self._nanos, self._format)
+        return Quantity(-self.nanos, self.format)
 
-    def __abs__(self) -> Quantity:
-        return Quantity(abs(self._nanos), self._format)
-
-    # --- comparison -------------------------------------------------------
+    # --- comparison: by value only (``total_ordering`` derives <=, >, >=) ---
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Quantity):
             return NotImplemented
-        return self._nanos == other._nanos
+        return self.nanos == other.nanos
 
     def __hash__(self) -> int:
-        return hash(("Quantity", self._nanos))
+        return hash(("Quantity", self.nanos))
 
     def __lt__(self, other: object) -> bool:
         if not isinstance(other, Quantity):
             return NotImplemented
-        return self._nanos < other._nanos
-
-    def __le__(self, other: object) -> bool:
-        if not isinstance(other, Quantity):
-            return NotImplemented
-        return self._nanos <= other._nanos
-
-    def __gt__(self, other: object) -> bool:
-        if not isinstance(other, Quantity):
-            return NotImplemented
-        return self._nanos > other._nanos
-
-    def __ge__(self, other: object) -> bool:
-        if not isinstance(other, Quantity):
-            return NotImplemented
-        return self._nanos >= other._nanos
+        return self.nanos < other.nanos
 
     # --- canonical text ---------------------------------------------------
 
     def __str__(self) -> str:
-        return canonical_text(self._nanos, self._format)
+        return canonical_text(self.nanos, self.format)
 
     def __repr__(self) -> str:
         return f"Quantity({str(self)!r})"
+
+
+def _sum_format(receiver: Quantity, other: Quantity) -> QuantityFormat:
+    """The format of ``receiver ± other``: apimachinery's Add/Sub keep the receiver's
+    format unless it is zero: pure."""
+    return other.format if receiver.nanos == 0 else receiver.format
+
+
+def _parse_text(text: str) -> Quantity:
+    """A quantity's text form, parsed as apimachinery's ``ParseQuantity``: pure."""
+    match = _QUANTITY_PATTERN.fullmatch(text)
+    if match is None:
+        raise QuantityError(f"{text!r} is not a quantity")
+    if match["fraction_only"] is not None:
+        whole, fraction = "", match["fraction_only"]
+    else:
+        whole, fraction = match["whole"], match["fraction"] or ""
+    mantissa = int((whole + fraction) or "0")
+    exponent10 = -len(fraction)
+    power1024 = 0
+    fmt: QuantityFormat
+    if match["binary"] is not None:
+        fmt = "BinarySI"
+        power1024 = _BINARY_SUFFIX_POWERS[match["binary"]]
+    elif match["exponent"] is not None:
+        fmt = "DecimalExponent"
+        exponent_text = match["exponent"]
+        if len(exponent_text.lstrip("+-").lstrip("0")) > 12:
+            raise QuantityError(f"{text!r} is out of range")
+        exponent10 += int(exponent_text)
+    else:
+        fmt = "DecimalSI"
+        exponent10 += _DECIMAL_SUFFIX_EXPONENTS[match["decimal"] or ""]
+    if match["sign"] == "-":
+        mantissa = -mantissa
+    nanos = _to_nanos(text, mantissa * 1024**power1024, exponent10 + 9)
+    if fmt == "BinarySI":
+        if abs(nanos) > _MAX_BINARY_SI_NANOS:
+            nanos = _MAX_BINARY_SI_NANOS if nanos > 0 else -_MAX_BINARY_SI_NANOS
+        if 0 < abs(nanos) < NANOS_PER_UNIT:
+            fmt = "DecimalSI"
+    return Quantity(nanos, fmt)
+
+
+def _to_nanos(text: str, mantissa: int, exponent10: int) -> int:
+    """``mantissa × 10**exponent10`` rounded away from zero to an integer: pure."""
+    if mantissa == 0:
+        return 0
+    digits = len(str(abs(mantissa)))
+    if exponent10 >= 0:
+        if digits + exponent10 > _MAX_DIGITS:
+            raise QuantityError(f"{text!r} is too large")
+        # typeshed types int ** int as Any (a negative exponent gives a float); here
+        # the exponent is not negative, so the power is an int.
+        scale: int = 10**exponent10
+        return mantissa * scale
+    if -exponent10 > digits:
+        return 1 if mantissa > 0 else -1
+    return _divide_rounding_away_from_zero(mantissa, 10**-exponent10)
 
 
 def canonical_text(nanos: int, fmt: QuantityFormat) -> str:

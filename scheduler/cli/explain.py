@@ -25,31 +25,26 @@ What the user reads, for a pending Workload:
 
 An admitted Workload says where (ClusterQueue, flavors) and since when (the
 ``Admitted`` or ``QuotaReserved`` condition); a finished one says how it
-ended.  The target is ``JOB``, ``job/NAME``, ``<kind>/NAME`` of any job
-integration (``jobset/NAME``, ``leaderworkerset/NAME``) or ``workload/NAME``;
-a bare name is looked up among the queued jobs of every kind (Jobs first),
-then the Workloads.  A job's Workload is the one it owns (owner reference,
-or label ``kueue.x-k8s.io/job-uid``); a job with several (a LeaderWorkerSet,
-one per replica) is explained Workload by Workload.  Everything but the fetch is pure.
+ended.  ``explain_target`` finds what the target names; a job with several
+Workloads (a LeaderWorkerSet, one per replica) is explained Workload by
+Workload.  Everything but the fetch is pure.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
 import yaml
 
-from scheduler.api import objects as raw_objects
 from scheduler.api.config import Configuration, WaitForPodsReady, parse_configuration
 from scheduler.api.parse import ObjectParseError
-from scheduler.api.pods_ready import recovery_timeout, wait_for_pods_ready
-from scheduler.api.refs import PODS_READY
-from scheduler.api.topology_assignment import TopologyAssignment
+from scheduler.api.pods_ready import wait_for_pods_ready
+from scheduler.cli.explain_status import backoff_lines, check_lines, placement_lines, timer_lines
+from scheduler.cli.explain_target import Target, every_target, find_target, kind_of
 from scheduler.cli.listing import admission, flavors_text, workload_state
 from scheduler.cli.live import (
     ClusterFetcher,
@@ -77,22 +72,9 @@ from scheduler.core.pending_reasons import (
 )
 from scheduler.core.resources import format_quantity
 from scheduler.jobs import (
-    Integration,
-    ReplicaGroups,
-    SuspendOnCreate,
-    capability,
     for_object,
-    integrations,
 )
 from scheduler.jobs.start_placement import live_pod_count
-from scheduler.status.pods_ready import (
-    PODS_READY_TIMEOUT,
-    WAIT_FOR_RECOVERY,
-    accumulated_seconds,
-    pods_ready_deadline,
-    remaining_execution,
-    requeue_count,
-)
 
 EXIT_OK, EXIT_NOT_FOUND = 0, 1
 MAX_CYCLES = 200
@@ -154,92 +136,6 @@ def topology_words(blocker: TopologyUnplaced) -> str:
     )
 
 
-# --- finding the target ---------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Target:
-    job: Mapping[str, Any] | None
-    workload: Mapping[str, Any] | None
-
-
-def _kind_names(integration: Integration) -> set[str]:
-    """How a kind may be named in a target: ``job``, ``jobs``, ``job.batch``: pure."""
-    kind = integration.kind.lower()
-    return {kind, integration.resource, f"{kind}.{integration.group}"} | {
-        f"{integration.resource}.{integration.group}"
-    }
-
-
-def _kind_of(job: Mapping[str, Any]) -> str:
-    kind = job.get("kind")
-    return kind if isinstance(kind, str) and kind else "Job"
-
-
-def find_target(objects: ClusterObjects, target: str, namespace: str) -> Target | str:
-    """The Job and/or Workload named by ``target`` in ``namespace``, or why there is none: pure."""
-    kind, _, name = target.partition("/") if "/" in target else ("", "", target)
-    kind = kind.lower()
-    in_namespace = [w for w in objects.workloads if metadata(w).get("namespace") == namespace]
-    if kind in ("workload", "workloads", "wl"):
-        found = next((w for w in in_namespace if metadata(w).get("name") == name), None)
-        if found is None:
-            return f"Workload {name} not found in namespace {namespace}"
-        uid = owner_job_uid(found)
-        job = (
-            next((j for j in objects.jobs if metadata(j).get("uid") == uid), None) if uid else None
-        )
-        return Target(job, found)
-    kinds = [i.kind for i in _job_kinds() if not kind or kind in _kind_names(i)]
-    if not kinds:
-        return (
-            f"cannot explain {kind!r}: name a Job (JOB or job/NAME), another kind of job "
-            "(KIND/NAME, e.g. jobset/NAME, leaderworkerset/NAME) or a Workload (workload/NAME)"
-        )
-    job = next(
-        (
-            j
-            for wanted in kinds
-            for j in objects.jobs
-            if _kind_of(j) == wanted
-            and metadata(j).get("namespace") == namespace
-            and metadata(j).get("name") == name
-        ),
-        None,
-    )
-    if job is None:
-        if not kind:
-            found = next((w for w in in_namespace if metadata(w).get("name") == name), None)
-            if found is not None:
-                return Target(None, found)
-        what = "Job" if kinds == ["Job"] or not kind else kinds[0]
-        return (
-            f"{what} {name} not found in namespace {namespace} among {what}s with the "
-            f"kueue.x-k8s.io/queue-name label (kuota only queues {what}s that carry it)"
-        )
-    uid = metadata(job).get("uid")
-    workload = next((w for w in in_namespace if owner_job_uid(w) == uid), None)
-    return Target(job, workload)
-
-
-def every_target(objects: ClusterObjects, target: Target) -> list[Target]:
-    """``target``, or one target per Workload when its job has several (one per replica of a
-    kind with replica groups), in name order: pure."""
-    if target.job is None:
-        return [target]
-    job_meta = metadata(target.job)
-    owned = sorted(
-        (
-            w
-            for w in objects.workloads
-            if metadata(w).get("namespace") == job_meta.get("namespace")
-            and owner_job_uid(w) == job_meta.get("uid")
-        ),
-        key=key_of,
-    )
-    return [Target(target.job, w) for w in owned] if len(owned) > 1 else [target]
-
-
 # --- the explanation ------------------------------------------------------------------
 
 
@@ -250,7 +146,7 @@ def _display(workload_key: str, owners: Mapping[str, str]) -> str:
 def _owner_names(objects: ClusterObjects) -> dict[str, str]:
     """Workload key -> ``job/NAME`` (``jobset/NAME``) of its job (no ``namespace/``): pure."""
     jobs = {
-        metadata(j).get("uid"): f"{_kind_of(j).lower()}/{metadata(j).get('name')}"
+        metadata(j).get("uid"): f"{kind_of(j).lower()}/{metadata(j).get('name')}"
         for j in objects.jobs
     }
     names = {}
@@ -318,7 +214,7 @@ def _quota_text(engine: Engine, cluster_queue: Mapping[str, Any] | None, shortag
 def _heading(target: Target, workload_key: str | None) -> str:
     if target.job is not None:
         job_meta = metadata(target.job)
-        text = f"{_kind_of(target.job)} {job_meta.get('namespace')}/{job_meta.get('name')}"
+        text = f"{kind_of(target.job)} {job_meta.get('namespace')}/{job_meta.get('name')}"
         if workload_key is not None:
             text += f" (Workload {workload_key.split('/', 1)[1]})"
         return text
@@ -353,132 +249,6 @@ def _admitted_lines(
     if state != "Admitted":
         lines += check_lines(workload)
     return lines + timer_lines(workload, settings, now)
-
-
-SHOWN_DOMAINS = 8
-
-
-def placement_lines(workload: Mapping[str, Any]) -> list[str]:
-    """Where topology-aware scheduling put each pod set: ``main: 3 pods on n1, 1 on n2``: pure.
-
-    See docs/concepts.md#topology-aware-scheduling; a malformed assignment says so.
-    """
-    lines: list[str] = []
-    for item in admission(workload).get("podSetAssignments") or []:
-        if not isinstance(item, Mapping) or not isinstance(item.get("topologyAssignment"), Mapping):
-            continue
-        try:
-            placed = TopologyAssignment.decoded(item["topologyAssignment"])
-        except ValueError as bad:
-            lines.append(f"Topology of {item.get('name')}: unreadable ({bad})")
-            continue
-        pods = sum(domain.count for domain in placed.domains)
-        domains = [
-            f"{domain.count} on {'/'.join(domain.values)}"
-            for domain in placed.domains[:SHOWN_DOMAINS]
-        ]
-        more = len(placed.domains) - SHOWN_DOMAINS
-        tail = f", and {more} more domains" if more > 0 else ""
-        lines.append(
-            f"Placed by topology: pod set {item.get('name')}, {pods} pods: "
-            f"{', '.join(domains)}{tail}"
-        )
-    return lines
-
-
-def go_duration(value: timedelta) -> str:
-    """A duration as Kueue prints it (Go's ``5m0s``, ``1h0m0s``, ``45s``): pure."""
-    total = int(value.total_seconds())
-    hours, rest = divmod(max(0, total), 3600)
-    minutes, seconds = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes}m{seconds}s"
-    if minutes:
-        return f"{minutes}m{seconds}s"
-    return f"{seconds}s"
-
-
-def _in(moment: datetime, now: datetime) -> str:
-    return go_duration(max(timedelta(0), moment - now))
-
-
-def _tries(workload: Mapping[str, Any], settings: WaitForPodsReady | None) -> str:
-    """``try N of M``: the admission the next one is (count + 1), of the limit + 1: pure."""
-    attempt = requeue_count(workload) + 1
-    limit = settings.requeuing_strategy.backoff_limit_count if settings is not None else None
-    return f"try {attempt} of {limit + 1}" if limit is not None else f"try {attempt}"
-
-
-def timer_lines(
-    workload: Mapping[str, Any], settings: WaitForPodsReady | None, now: datetime
-) -> list[str]:
-    """An admitted Workload's clocks: its pods' readiness and its maximum execution time.
-
-    docs/concepts.md#pods-ready, docs/concepts.md#maximum-execution-time: pure.
-    """
-    lines = []
-    ready = condition(workload, PODS_READY)
-    if settings is not None and ready is not None and ready.get("status") == "True":
-        lines.append(f"Its pods are ready ({ready.get('reason')}).")
-    due = pods_ready_deadline(workload, settings)
-    if due is not None and settings is not None:
-        cause, when = due
-        if cause == WAIT_FOR_RECOVERY:
-            allowed = recovery_timeout(settings) or timedelta(0)
-            lines.append(
-                f"A pod stopped being ready: evicted unless its pods are ready again within "
-                f"{go_duration(allowed)}, in {_in(when, now)} (waitForPodsReady)."
-            )
-        else:
-            lines.append(
-                f"Its pods are not ready yet: evicted unless they are within "
-                f"{go_duration(settings.timeout)}, in {_in(when, now)} (waitForPodsReady, "
-                f"{_tries(workload, settings).replace('try', 'admission')})."
-            )
-    left = remaining_execution(workload, now)
-    if left is not None:
-        limit = raw_objects.spec(workload).get("maximumExecutionTimeSeconds")
-        before = accumulated_seconds(workload)
-        earlier = f", {before}s of it in earlier admissions" if before else ""
-        lines.append(
-            f"Maximum execution time {limit}s: {go_duration(left)} left{earlier}; "
-            "then it is deactivated."
-        )
-    return lines
-
-
-def backoff_lines(
-    workload: Mapping[str, Any], settings: WaitForPodsReady | None, now: datetime
-) -> list[str]:
-    """A Workload evicted for its pods' readiness: the timeout, the backoff, the tries: pure."""
-    evicted = condition(workload, "Evicted") or {}
-    if evicted.get("status") != "True" or evicted.get("reason") != PODS_READY_TIMEOUT:
-        return []
-    state = raw_objects.status(workload).get("requeueState") or {}
-    until = parse_time(state.get("requeueAt")) if isinstance(state, Mapping) else None
-    within = f" within {go_duration(settings.timeout)}" if settings is not None else ""
-    text = f"evicted: pods not ready{within}"
-    if until is not None and until > now:
-        text += f"; requeued in {_in(until, now)}, {_tries(workload, settings)}"
-    else:
-        text += f"; requeued, {_tries(workload, settings)}"
-    return [text]
-
-
-def check_lines(workload: Mapping[str, Any]) -> list[str]:
-    """One line per admission check that is not Ready yet, with its state and message: pure."""
-    entries = (workload.get("status") or {}).get("admissionChecks") or []
-    lines: list[str] = []
-    for entry in sorted(entries, key=lambda e: str(e.get("name"))):
-        state = str(entry.get("state") or "Pending")
-        if state == "Ready":
-            continue
-        message = str(entry.get("message") or "")
-        detail = f"{state}, {message}" if message else state
-        lines.append(f"It is waiting for admission check {entry.get('name')} ({detail}).")
-    if entries and not lines:
-        lines.append("Every admission check is Ready: it is admitted next.")
-    return lines
 
 
 def explain_workload(
@@ -695,14 +465,4 @@ def run(
     return EXIT_OK
 
 
-__all__ = ["Target", "explain_workload", "find_target", "hard_blockers"]
-
-
-def _job_kinds() -> list[Integration]:
-    """The job kinds read and explained: those created suspended (Jobs, JobSets), and those
-    whose replicas are queued as groups (LeaderWorkerSets: one Workload per replica)."""
-    return [
-        i
-        for i in integrations()
-        if capability(i, SuspendOnCreate) is not None or capability(i, ReplicaGroups) is not None
-    ]
+__all__ = ["explain_workload", "hard_blockers"]

@@ -19,7 +19,8 @@ from datetime import datetime
 from typing import Any
 
 from scheduler.api import objects as raw
-from scheduler.cli.explain import explain_workload, find_target
+from scheduler.cli.explain import explain_workload
+from scheduler.cli.explain_target import find_target
 from scheduler.cli.listing import flavors_text, pending_message, workload_state
 from scheduler.cli.live import ClusterObjects, age, key_of, owner_job_uid
 from scheduler.core.resource_node import QuotaNode, borrowed

@@ -159,7 +159,7 @@ def test_milli_value_rounds_up_like_kubernetes() -> None:
 def test_immutable() -> None:
     quantity = Quantity.parse("1")
     with pytest.raises(AttributeError):
-        quantity._nanos = 5  # type: ignore[misc]
+        quantity.nanos = 5  # type: ignore[misc]
 
 
 def test_comparison_with_other_types_is_not_supported() -> None:

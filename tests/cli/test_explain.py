@@ -9,7 +9,8 @@ from datetime import timedelta
 from scheduler.api.config import parse_configuration
 from scheduler.api.models import Taint
 from scheduler.api.quantity import Quantity
-from scheduler.cli.explain import Target, explain_workload, find_target, hard_blockers, run
+from scheduler.cli.explain import explain_workload, hard_blockers, run
+from scheduler.cli.explain_target import Target, find_target
 from scheduler.cli.live import ClusterObjects
 from scheduler.core.pending_reasons import (
     PreemptionPossibility,

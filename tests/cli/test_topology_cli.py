@@ -15,7 +15,8 @@ from typing import Any
 import yaml
 
 from scheduler.api.topology_assignment import DomainAssignment, TopologyAssignment
-from scheduler.cli.explain import Target, explain_workload, find_target
+from scheduler.cli.explain import explain_workload
+from scheduler.cli.explain_target import Target, find_target
 from scheduler.cli.live import ClusterObjects
 from scheduler.cli.main import main
 from scheduler.jobs import workload_from_job

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from scheduler.cli.explain import Target, explain_workload
+from scheduler.cli.explain import explain_workload
+from scheduler.cli.explain_target import Target
 from scheduler.dashboard import views
 from scheduler.dashboard.analysis import Analysis
 from scheduler.dashboard.history import History

@@ -1,7 +1,8 @@
 """The Workload rules the API server enforces itself, as CEL in the CRD.
 
 Each rule here has a Python twin with the same id in
-``scheduler/api/validation/workload.py`` or ``workload_status.py``: the API
+``scheduler/api/validation/`` (``workload.py``, ``workload_status.py``,
+``workload_updates.py``): the API
 server runs the CEL rule on every write, so an ordinary Workload create needs
 no webhook round trip (docs/validation.md#rules-enforced-by-the-api-server);
 ``kuota validate`` runs the twin offline, where no API server is there to ask.

@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from scheduler.api.field import FieldError, FieldPath, error
-from scheduler.api.validation.clusterqueue import check_resource_groups, quota_entries
 from scheduler.api.validation.common import check_weight, in_rule_order, numbered, prepare
 from scheduler.api.validation.formats import as_dict, check_metadata, is_subdomain, not_subdomain
 from scheduler.api.validation.known_fields import COHORT
+from scheduler.api.validation.resource_groups import check_resource_groups, quota_entries
 
 SPEC = FieldPath(("spec",))
 RULE_ORDER = (

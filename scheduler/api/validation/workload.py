@@ -45,11 +45,8 @@ from scheduler.api.validation.formats import (
     required,
 )
 from scheduler.api.validation.known_fields import WORKLOAD
-from scheduler.api.validation.workload_status import (
-    check_spec_update,
-    check_status,
-    check_status_update,
-)
+from scheduler.api.validation.workload_status import check_status
+from scheduler.api.validation.workload_updates import check_spec_update, check_status_update
 
 SPEC = FieldPath(("spec",))
 POD_SETS = SPEC.child("podSets")
