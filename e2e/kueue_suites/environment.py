@@ -199,8 +199,11 @@ def running(
 ) -> Iterator[Environment]:
     """A fresh cluster shaped for ``suite`` with kuota installed; torn down afterwards.
 
-    ``operators``: what else the suite's BeforeSuite waits for (``jobset``), installed first.
+    ``operators``: what else the suite's BeforeSuite waits for, installed first: ``jobset``
+    (its release install) and the framework controllers of :mod:`.framework_operators`.
     """
+    from . import framework_operators
+
     sweep_abandoned(Path(tempfile.gettempdir()), WORKDIR_PREFIX)
     workdir = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX))
     if "jobset" in operators:
@@ -219,8 +222,15 @@ def running(
         started = time.monotonic()
         if "jobset" in operators:
             install_jobset(info)
-        install(info)
-        yield Environment(info, workdir, time.monotonic() - started)
+        with framework_operators.running(
+            info,
+            workdir,
+            tuple(name for name in operators if name in framework_operators.DEPLOYMENTS),
+            selector=REAL_NODE_SELECTOR,
+            toleration=REAL_NODE_TOLERATION,
+        ):
+            install(info)
+            yield Environment(info, workdir, time.monotonic() - started)
     finally:
         stop_cluster(workdir)
         if keep:
