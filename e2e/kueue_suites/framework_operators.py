@@ -7,8 +7,9 @@ the others, by the namespace and name Kueue's CI installs them under).
 
 Here each operator is the real controller, built from its Go module at the
 version kuota's own framework tests use, run exactly as those tests run it
-(:mod:`e2e.cluster.frameworks`: a process beside the control plane, its CRDs
-installed, its webhooks registered by URL on 127.0.0.1).  The Deployment the
+(:mod:`e2e.cluster.frameworks`: a process beside the control plane, in the
+cluster's network namespace, its CRDs installed, its webhooks registered by URL
+on 127.0.0.1).  The Deployment the
 suite waits for is a stand-in: a pause pod on the real node under the
 operator's name, because the operator itself does not run in a pod here.
 The suite never looks inside that pod; it looks at what the operator does to
@@ -29,6 +30,7 @@ import yaml
 from e2e.cluster.controlplane import ClusterInfo
 from e2e.cluster.frameworks import FRAMEWORKS, FrameworkController, install_framework
 from e2e.cluster.node_tools import PAUSE_REFERENCE
+from e2e.cluster.realnode import network_namespace
 
 DEPLOYMENTS: dict[str, tuple[str, str]] = {
     "lws": ("lws-system", "lws-controller-manager"),
@@ -100,7 +102,9 @@ def running(
     with ExitStack() as stack:
         controllers = []
         for name in names:
-            controller = install_framework(FRAMEWORKS[name], info, workdir, timeout=300)
+            controller = install_framework(
+                FRAMEWORKS[name], info, workdir, timeout=300, netns=network_namespace(workdir)
+            )
             stack.callback(controller.uninstall)
             controllers.append(controller)
             namespace, deployment = DEPLOYMENTS[name]
