@@ -300,6 +300,8 @@ def test_the_suite_binary_sees_the_cluster_and_kueues_namespace(tmp_path: Path) 
     assert env["KUBECONFIG"] == str(tmp_path / "admin.kubeconfig")
     assert env["KUEUE_NAMESPACE"] == "kueue-system"
     assert env["E2E_TEST_AGNHOST_IMAGE"].startswith("registry.k8s.io/e2e-test-images/agnhost:")
+    # The KubeRay specs read their Ray image from the environment and fail without it.
+    assert env["KUBERAY_RAY_IMAGE"] and env["E2E_TEST_REDIS_IMAGE"]
     assert not [key for key in env if "PROXY" in key.upper()]
 
 
