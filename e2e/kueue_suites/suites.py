@@ -3,7 +3,7 @@
 Kueue's CI runs each suite against a cluster that also has the operators the
 suite's BeforeSuite waits for.  Where this environment cannot have one, the
 suite runs with a label filter that leaves the specs needing it out; they are
-counted as "not selected", and the reason is written into RESULTS.md.  (An
+counted as "not selected", and the reason is written into the results file.  (An
 exclusion, by contrast, names one spec that inspects Kueue's binary rather
 than the cluster: ``exclusions.yaml``.)
 """

@@ -1,5 +1,5 @@
 """The pure parts of e2e/kueue_suites: reading Ginkgo's JUnit reports, counting each spec
-once, grouping failures by cause, the table and RESULTS.md, kwok's agnhost stages, the
+once, grouping failures by cause, the table and the results files, kwok's agnhost stages, the
 cluster's shape and the build's cache key."""
 
 from __future__ import annotations
@@ -440,3 +440,10 @@ def test_an_operators_stand_in_is_a_pause_pod_on_the_real_node_under_its_name() 
     assert pod["tolerations"] == [environment.REAL_NODE_TOLERATION]
     selector = deployment["spec"]["selector"]["matchLabels"]
     assert selector.items() <= deployment["spec"]["template"]["metadata"]["labels"].items()
+
+
+def test_a_full_run_records_each_suite_in_its_own_file() -> None:
+    from e2e.kueue_suites.__main__ import RESULTS_DIR, results_file
+
+    assert results_file("singlecluster/baseline") == RESULTS_DIR / "singlecluster-baseline.md"
+    assert len({results_file(suite) for suite in SUITES}) == len(SUITES)
