@@ -45,6 +45,7 @@ from .controlplane import ClusterInfo, free_port
 from .framework_tools import ControllerBuild, ControllerModule
 from .jobset import WEBHOOK_PATHS, webhook_configurations
 from .kubeapi import AdminClient, request
+from .netns import NetNamespace
 from .processes import ProcessRecord, clean_env, log_tail, spawn, stop
 
 
@@ -143,8 +144,14 @@ def install_framework(
     controller_build: ControllerBuild | None = None,
     die_with_parent: bool = True,
     timeout: float = 120,
+    netns: NetNamespace | None = None,
 ) -> FrameworkController:
-    """CRDs, the manager running, its webhooks by URL; returns once the API server calls them."""
+    """CRDs, the manager running, its webhooks by URL; returns once the API server calls them.
+
+    ``netns``: the network namespace of a cluster with a real node, whose API server
+    reaches 127.0.0.1 inside it only; the manager then runs there (its kubeconfig's
+    127.0.0.1 address is the API server's own inside, the forwarder's outside).
+    """
     built = controller_build or framework_tools.resolve(framework.module)
     client = info.client()
     cert_dir = workdir / f"{framework.name}-webhook-certs"
@@ -163,7 +170,7 @@ def install_framework(
             check(reply, f"creating namespace {name}")
     for collection, manifest in framework.objects:
         apply(client, collection, manifest)
-    controller = _start_manager(framework, built, info, workdir, cert_dir, die_with_parent)
+    controller = _start_manager(framework, built, info, workdir, cert_dir, die_with_parent, netns)
     try:
         if framework.webhook_dir is not None:
             ca_bundle = base64.b64encode((cert_dir / "ca.crt").read_bytes()).decode()
@@ -215,9 +222,10 @@ def _start_manager(
     workdir: Path,
     cert_dir: Path,
     die_with_parent: bool,
+    netns: NetNamespace | None = None,
 ) -> FrameworkController:
     """Start the manager on fresh ports; pick new ones when it lost a race for them."""
-    if framework.health_port is not None and _listening(framework.health_port):
+    if netns is None and framework.health_port is not None and _listening(framework.health_port):
         raise FrameworkStartError(
             f"{framework.process} listens on port {framework.health_port}, which it fixes "
             "itself, and something else holds that port"
@@ -228,9 +236,10 @@ def _start_manager(
             health=framework.health_port or free_port(),
             metrics=free_port(),
         )
+        argv = framework.command(built, info, workdir, ports, cert_dir)
         process, record = spawn(
             framework.process,
-            framework.command(built, info, workdir, ports, cert_dir),
+            netns.wrap(argv) if netns is not None else argv,
             workdir=workdir,
             env=clean_env(workdir),
             die_with_parent=die_with_parent,
@@ -246,7 +255,7 @@ def _start_manager(
         try:
             _wait(
                 controller,
-                _ready(ports.health, framework.health_path),
+                _ready(ports.health, framework.health_path, netns),
                 f"the {framework.name} manager's health endpoint",
                 90,
             )
@@ -274,8 +283,11 @@ def _reaper(process: subprocess.Popen[bytes] | None) -> Callable[[], None] | Non
     return reap
 
 
-def _ready(port: int, path: str) -> Callable[[], bool]:
-    return lambda: request(f"http://127.0.0.1:{port}{path}", timeout=2).status == 200
+def _ready(port: int, path: str, netns: NetNamespace | None = None) -> Callable[[], bool]:
+    def answers() -> bool:
+        return request(f"http://127.0.0.1:{port}{path}", timeout=2).status == 200
+
+    return (lambda: netns.call(answers)) if netns is not None else answers
 
 
 def _wait(

@@ -357,6 +357,11 @@ whenever the garbage collector finds them: in some later test, where warnings ar
 """
 
 
+def network_namespace(workdir: Path) -> NetNamespace:
+    """The network namespace of the cluster started in ``workdir`` (running)."""
+    return _RUNNING[str(workdir)][1].netns
+
+
 def stop_cluster(workdir: Path) -> None:
     """Stop what :func:`start_cluster` started in ``workdir`` and collect every exit status."""
     owners = _RUNNING.pop(str(workdir), None)

@@ -4,5 +4,5 @@ The yardstick for "drop-in": ``make test-kueue-e2e`` builds the suites' Ginkgo
 binaries from Kueue's Go module (:mod:`.tools`), brings up a local cluster
 shaped as they expect with kuota installed by its chart (:mod:`.environment`,
 :mod:`.kwok_stages`), runs them with JUnit reports (:mod:`.junit`) and writes
-every spec's outcome to ``RESULTS.md`` (:mod:`.report`).
+every spec's outcome to ``results/<suite>.md`` (:mod:`.report`).
 """

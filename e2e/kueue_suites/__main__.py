@@ -5,11 +5,13 @@ singlecluster/baseline and sequential/baseline), list its specs with a dry run
 of its binary (all of them, then those the filters select), start a fresh local
 cluster shaped as the suite expects with kuota's Kueue-compatible install
 (:mod:`.environment`), run the binary against it with a JUnit report, stop the
-cluster; then print one table and write every spec's outcome to
-``e2e/kueue_suites/RESULTS.md`` (``--results``) with the date, the commit and
-the command.  ``--focus`` is passed to Ginkgo (``--ginkgo.focus``); a run with
-a focus writes its results to ``build/kueue-e2e/RESULTS.md`` unless told
-otherwise, so a partial run never replaces the recorded baseline.
+cluster; then print one table and write every spec's outcome, with the date,
+the commit and the command, to one file per suite,
+``e2e/kueue_suites/results/<suite>.md`` (``singlecluster-baseline.md``), so a
+run of one suite keeps the others' records; ``--results`` names one file for
+the whole run instead.  ``--focus`` is passed to Ginkgo (``--ginkgo.focus``); a
+run with a focus writes its results to ``build/kueue-e2e/RESULTS.md`` unless
+told otherwise, so a partial run never replaces a recorded one.
 
 The exit status is 0 when every suite produced a report, whatever the specs'
 outcomes: the figures are the result.  ``--strict`` makes any failed spec fail.
@@ -37,7 +39,7 @@ from .tools import SUITES, KueueE2ETools
 
 PACKAGE = Path(__file__).resolve().parent
 REPO_ROOT = PACKAGE.parents[1]
-RESULTS = PACKAGE / "RESULTS.md"
+RESULTS_DIR = PACKAGE / "results"
 OUT = REPO_ROOT / "build" / "kueue-e2e"
 
 
@@ -282,6 +284,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def results_file(suite: str) -> Path:
+    """Where a full run records ``suite`` (pure): ``results/singlecluster-baseline.md``."""
+    return RESULTS_DIR / f"{suite.replace('/', '-')}.md"
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     suites = parse_suites(args.suites)
     started = time.monotonic()
@@ -324,24 +331,29 @@ def cmd_run(args: argparse.Namespace) -> int:
     for run in runs:
         if run.error:
             print(f"{run.suite}: {run.error}")
-    results = (
-        Path(args.results) if args.results else (OUT / "RESULTS.md" if args.focus else RESULTS)
-    )
     command = args.command_line or " ".join(
         shlex.quote(a) for a in ["python", "-m", "e2e.kueue_suites", *sys.argv[1:]]
     )
-    results.parent.mkdir(parents=True, exist_ok=True)
-    results.write_text(
-        report.document(
-            runs,
-            load_causes(),
-            date=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            commit=_commit(),
-            command=command,
-            environment=environment_text(suites, filters_by_suite),
+    if args.results or args.focus:
+        target = Path(args.results) if args.results else OUT / "RESULTS.md"
+        written = {target: runs}
+    else:
+        written = {results_file(run.suite): [run] for run in runs}
+    for path, recorded in written.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            report.document(
+                recorded,
+                load_causes(),
+                date=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+                commit=_commit(),
+                command=command,
+                environment=environment_text(
+                    tuple(run.suite for run in recorded), filters_by_suite
+                ),
+            )
         )
-    )
-    print(f"\nevery spec's outcome: {results}")
+        print(f"\nevery spec's outcome: {path}")
     if any(run.report is None for run in runs):
         return 1
     if args.strict and any(row.failed or row.not_run for row in rows):

@@ -65,6 +65,11 @@ WORKER_CAPACITY = {"cpu": "8", "memory": "32Gi", "pods": "110"}
 AGNHOST_IMAGE = "registry.k8s.io/e2e-test-images/agnhost:2.66.0"
 """hack/testing/agnhost/Dockerfile's image without its digest, as e2e-common.sh exports it."""
 AGNHOST_IMAGE_OLD = "registry.k8s.io/e2e-test-images/agnhost:2.52"
+KUBERAY_RAY_IMAGE = "us-central1-docker.pkg.dev/k8s-staging-images/kueue/ray-project-mini:0.0.4"
+"""The Ray image of Kueue's presubmit runs (``determine_kuberay_ray_image``: ray-project-mini at
+its Makefile's RAYMINI_VERSION); kwok runs no container, so only the name matters."""
+REDIS_IMAGE = "redis:8.8-alpine"
+"""hack/testing/redis/Dockerfile's image without its digest, as e2e-common.sh exports it."""
 
 
 def kuota_image(directory: Path) -> Path:
@@ -127,6 +132,8 @@ def suite_env(kubeconfig: Path, home: Path) -> dict[str, str]:
         "KUEUE_NAMESPACE": NAMESPACE,
         "E2E_TEST_AGNHOST_IMAGE": AGNHOST_IMAGE,
         "E2E_TEST_AGNHOST_IMAGE_OLD": AGNHOST_IMAGE_OLD,
+        "KUBERAY_RAY_IMAGE": KUBERAY_RAY_IMAGE,
+        "E2E_TEST_REDIS_IMAGE": REDIS_IMAGE,
         "KIND_CLUSTER_NAME": "kind",
         "E2E_MODE": "ci",
         "ARTIFACTS": str(home / "artifacts"),
@@ -199,8 +206,11 @@ def running(
 ) -> Iterator[Environment]:
     """A fresh cluster shaped for ``suite`` with kuota installed; torn down afterwards.
 
-    ``operators``: what else the suite's BeforeSuite waits for (``jobset``), installed first.
+    ``operators``: what else the suite's BeforeSuite waits for, installed first: ``jobset``
+    (its release install) and the framework controllers of :mod:`.framework_operators`.
     """
+    from . import framework_operators
+
     sweep_abandoned(Path(tempfile.gettempdir()), WORKDIR_PREFIX)
     workdir = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX))
     if "jobset" in operators:
@@ -219,8 +229,15 @@ def running(
         started = time.monotonic()
         if "jobset" in operators:
             install_jobset(info)
-        install(info)
-        yield Environment(info, workdir, time.monotonic() - started)
+        with framework_operators.running(
+            info,
+            workdir,
+            tuple(name for name in operators if name in framework_operators.DEPLOYMENTS),
+            selector=REAL_NODE_SELECTOR,
+            toleration=REAL_NODE_TOLERATION,
+        ):
+            install(info)
+            yield Environment(info, workdir, time.monotonic() - started)
     finally:
         stop_cluster(workdir)
         if keep:

@@ -270,7 +270,7 @@ def document(
     command: str,
     environment: str,
 ) -> str:
-    """RESULTS.md: date, commit, command, the table, failures by cause, every spec (pure)."""
+    """A results file: date, commit, command, the table, failures by cause, every spec (pure)."""
     rows = [row(run) for run in runs]
     out = [
         "# Kueue's end-to-end suites against kuota",

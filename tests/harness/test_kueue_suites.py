@@ -1,5 +1,5 @@
 """The pure parts of e2e/kueue_suites: reading Ginkgo's JUnit reports, counting each spec
-once, grouping failures by cause, the table and RESULTS.md, kwok's agnhost stages, the
+once, grouping failures by cause, the table and the results files, kwok's agnhost stages, the
 cluster's shape and the build's cache key."""
 
 from __future__ import annotations
@@ -300,6 +300,8 @@ def test_the_suite_binary_sees_the_cluster_and_kueues_namespace(tmp_path: Path) 
     assert env["KUBECONFIG"] == str(tmp_path / "admin.kubeconfig")
     assert env["KUEUE_NAMESPACE"] == "kueue-system"
     assert env["E2E_TEST_AGNHOST_IMAGE"].startswith("registry.k8s.io/e2e-test-images/agnhost:")
+    # The KubeRay specs read their Ray image from the environment and fail without it.
+    assert env["KUBERAY_RAY_IMAGE"] and env["E2E_TEST_REDIS_IMAGE"]
     assert not [key for key in env if "PROXY" in key.upper()]
 
 
@@ -403,3 +405,45 @@ def test_jobsets_manager_is_placed_on_the_real_node_and_uses_the_loaded_image() 
     assert placed[1] == service
     assert deployment["spec"]["template"]["spec"]["containers"][0]["image"] == "controller:latest"
     assert jobset_operator.IMAGE == "registry.k8s.io/jobset/jobset:v0.12.0"
+
+
+def test_the_extended_suite_runs_a_controller_for_every_operator_it_waits_for() -> None:
+    from e2e.cluster.frameworks import FRAMEWORKS
+    from e2e.kueue_suites import framework_operators
+
+    extended = DEFAULTS["singlecluster/extended"]
+    for name in extended.operators:
+        assert name == "jobset" or (
+            name in FRAMEWORKS and name in framework_operators.DEPLOYMENTS
+        ), name
+    # The label filter selects no feature whose operator is missing: the BeforeSuite
+    # would wait for it and fail the whole suite.
+    assert "appwrapper" not in extended.label_filter
+    assert "trainjob" not in extended.label_filter
+
+
+def test_an_operators_stand_in_is_a_pause_pod_on_the_real_node_under_its_name() -> None:
+    from e2e.kueue_suites import framework_operators
+
+    namespace, name = framework_operators.DEPLOYMENTS["lws"]
+    objects = framework_operators.stand_in(
+        namespace, name, environment.REAL_NODE_SELECTOR, environment.REAL_NODE_TOLERATION
+    )
+    assert [o["kind"] for o in objects] == ["Namespace", "Deployment"]
+    deployment = objects[1]
+    assert (deployment["metadata"]["namespace"], deployment["metadata"]["name"]) == (
+        "lws-system",
+        "lws-controller-manager",
+    )
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == environment.REAL_NODE_SELECTOR
+    assert pod["tolerations"] == [environment.REAL_NODE_TOLERATION]
+    selector = deployment["spec"]["selector"]["matchLabels"]
+    assert selector.items() <= deployment["spec"]["template"]["metadata"]["labels"].items()
+
+
+def test_a_full_run_records_each_suite_in_its_own_file() -> None:
+    from e2e.kueue_suites.__main__ import RESULTS_DIR, results_file
+
+    assert results_file("singlecluster/baseline") == RESULTS_DIR / "singlecluster-baseline.md"
+    assert len({results_file(suite) for suite in SUITES}) == len(SUITES)
