@@ -166,16 +166,30 @@ def install(info: ClusterInfo, *, extra_values: tuple[Path, ...] = ()) -> None:
     )
 
 
-def install_jobset(info: ClusterInfo) -> None:
-    """JobSet's release install (:mod:`.jobset_operator`), Available before kuota comes."""
+def kubectl(info: ClusterInfo, argv: list[str], stdin: str | None = None) -> None:
+    """``kubectl ARGV`` against the cluster as its admin; raises with its output on failure."""
     from e2e.cluster.tools import ToolPaths
 
+    binary = str(ToolPaths.resolve(build_if_missing=False).binary("kubectl"))
+    done = subprocess.run(
+        [binary, "--kubeconfig", str(info.kubeconfig), *argv],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=360,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"kubectl {' '.join(argv)}: {done.stdout}{done.stderr}")
+
+
+def install_jobset(info: ClusterInfo) -> None:
+    """JobSet's release install (:mod:`.jobset_operator`), Available before kuota comes."""
     from . import jobset_operator
 
-    kubectl = str(ToolPaths.resolve(build_if_missing=False).binary("kubectl"))
     objects = jobset_operator.documents(REAL_NODE_SELECTOR, REAL_NODE_TOLERATION)
-    for argv in (
-        ["apply", "--server-side", "-f", "-"],
+    kubectl(info, ["apply", "--server-side", "-f", "-"], yaml.safe_dump_all(objects))
+    kubectl(
+        info,
         [
             "-n",
             jobset_operator.NAMESPACE,
@@ -184,16 +198,7 @@ def install_jobset(info: ClusterInfo) -> None:
             f"deployment/{jobset_operator.DEPLOYMENT}",
             "--timeout=300s",
         ],
-    ):
-        done = subprocess.run(
-            [kubectl, "--kubeconfig", str(info.kubeconfig), *argv],
-            input=yaml.safe_dump_all(objects) if "apply" in argv else None,
-            capture_output=True,
-            text=True,
-            timeout=360,
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"JobSet: kubectl {' '.join(argv)}: {done.stdout}{done.stderr}")
+    )
 
 
 @contextmanager

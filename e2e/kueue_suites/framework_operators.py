@@ -19,7 +19,6 @@ release manifests in a pod (:mod:`.jobset_operator`).
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -31,6 +30,8 @@ from e2e.cluster.controlplane import ClusterInfo
 from e2e.cluster.frameworks import FRAMEWORKS, FrameworkController, install_framework
 from e2e.cluster.node_tools import PAUSE_REFERENCE
 from e2e.cluster.realnode import network_namespace
+
+from .environment import kubectl
 
 DEPLOYMENTS: dict[str, tuple[str, str]] = {
     "lws": ("lws-system", "lws-controller-manager"),
@@ -74,21 +75,6 @@ def stand_in(
     ]
 
 
-def _kubectl(info: ClusterInfo, argv: list[str], stdin: str | None = None) -> None:
-    from e2e.cluster.tools import ToolPaths
-
-    kubectl = str(ToolPaths.resolve(build_if_missing=False).binary("kubectl"))
-    done = subprocess.run(
-        [kubectl, "--kubeconfig", str(info.kubeconfig), *argv],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=360,
-    )
-    if done.returncode != 0:
-        raise RuntimeError(f"kubectl {' '.join(argv)}: {done.stdout}{done.stderr}")
-
-
 @contextmanager
 def running(
     info: ClusterInfo,
@@ -108,14 +94,14 @@ def running(
             stack.callback(controller.uninstall)
             controllers.append(controller)
             namespace, deployment = DEPLOYMENTS[name]
-            _kubectl(
+            kubectl(
                 info,
                 ["apply", "--server-side", "-f", "-"],
                 yaml.safe_dump_all(stand_in(namespace, deployment, selector, toleration)),
             )
         for name in names:
             namespace, deployment = DEPLOYMENTS[name]
-            _kubectl(
+            kubectl(
                 info,
                 [
                     "-n",
