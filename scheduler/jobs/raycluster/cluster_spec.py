@@ -156,7 +156,8 @@ def check_cluster_spec(
             error(
                 at.child("enableInTreeAutoscaling"),
                 "a queued Ray cluster cannot autoscale: its quota is reserved for the pods it "
-                "asks for (autoscaling needs elastic jobs, which kuota does not implement)",
+                "asks for (kuota's elastic jobs, with ElasticJobsViaWorkloadSlices, cover "
+                "batch Jobs only)",
                 rule="RAY-1",
             )
         )
