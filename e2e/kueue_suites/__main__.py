@@ -289,6 +289,75 @@ def results_file(suite: str) -> Path:
     return RESULTS_DIR / f"{suite.replace('/', '-')}.md"
 
 
+def _write(
+    written: dict[Path, list[report.SuiteRun]],
+    filters_by_suite: dict[str, Filters],
+    *,
+    date: str,
+    commit: str,
+    command: str,
+) -> None:
+    for path, recorded in written.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(
+            report.document(
+                recorded,
+                load_causes(),
+                date=date,
+                commit=commit,
+                command=command,
+                environment=environment_text(
+                    tuple(run.suite for run in recorded), filters_by_suite
+                ),
+            )
+        )
+        print(f"\nevery spec's outcome: {path}")
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Write a suite's results file again from its last run's JUnit report in ``build/``.
+
+    For when ``causes.yaml`` names a failure better than it did at the run; the
+    date is the run's (from the report), the commit and command are given.
+    """
+    suites = parse_suites(args.suites)
+    tools = KueueE2ETools.resolve(suites)
+    filters_by_suite = {suite: _filters(suite, args) for suite in suites}
+    for suite in suites:
+        junit = OUT / suite.replace("/", "-") / "junit.xml"
+        parsed = parse(junit.read_text())
+        started, seconds = junit_time(junit.read_text())
+        inventory, selected, excluded = _inventory(tools, suite, filters_by_suite[suite])
+        run = report.SuiteRun(
+            suite=suite,
+            inventory=inventory,
+            selected=selected,
+            excluded=excluded,
+            report=parsed,
+            error="",
+            seconds=seconds,
+        )
+        _write(
+            {results_file(suite): [run]},
+            filters_by_suite,
+            date=f"{started} (written again from that run's JUnit report)",
+            commit=args.commit,
+            command=args.command_line,
+        )
+    return 0
+
+
+def junit_time(xml_text: str) -> tuple[str, float]:
+    """(when the run started, ``YYYY-MM-DD HH:MM UTC``; its seconds) of a Ginkgo report (pure)."""
+    from xml.etree import ElementTree
+
+    root = ElementTree.fromstring(xml_text)
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    assert suite is not None, "no testsuite in the report"
+    stamp = datetime.fromisoformat(suite.get("timestamp", ""))
+    return stamp.strftime("%Y-%m-%d %H:%M UTC"), float(suite.get("time", "0"))
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     suites = parse_suites(args.suites)
     started = time.monotonic()
@@ -339,21 +408,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         written = {target: runs}
     else:
         written = {results_file(run.suite): [run] for run in runs}
-    for path, recorded in written.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(
-            report.document(
-                recorded,
-                load_causes(),
-                date=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
-                commit=_commit(),
-                command=command,
-                environment=environment_text(
-                    tuple(run.suite for run in recorded), filters_by_suite
-                ),
-            )
-        )
-        print(f"\nevery spec's outcome: {path}")
+    _write(
+        written,
+        filters_by_suite,
+        date=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        commit=_commit(),
+        command=command,
+    )
     if any(run.report is None for run in runs):
         return 1
     if args.strict and any(row.failed or row.not_run for row in rows):
@@ -370,6 +431,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, handler, text in (
         ("list", cmd_list, "list each suite's specs (x: excluded, +: selected)"),
         ("run", cmd_run, "run the suites against kuota and record every outcome"),
+        ("report", cmd_report, "write a suite's results file again from its last run"),
     ):
         sub = commands.add_parser(name, help=text)
         sub.add_argument("--suites", default="", help="comma-separated; default: the baselines")
@@ -385,6 +447,9 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument("--keep", action="store_true", help="keep each cluster's directory")
             sub.add_argument("--strict", action="store_true", help="fail on any failed spec")
             sub.add_argument("--command-line", default="", help="the command to record")
+        if name == "report":
+            sub.add_argument("--commit", required=True, help="the commit the run tested")
+            sub.add_argument("--command-line", required=True, help="the run's command")
     return parser
 
 

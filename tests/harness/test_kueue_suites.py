@@ -447,3 +447,13 @@ def test_a_full_run_records_each_suite_in_its_own_file() -> None:
 
     assert results_file("singlecluster/baseline") == RESULTS_DIR / "singlecluster-baseline.md"
     assert len({results_file(suite) for suite in SUITES}) == len(SUITES)
+
+
+def test_a_reports_start_and_length_are_read_from_ginkgos_junit() -> None:
+    from e2e.kueue_suites.__main__ import junit_time
+
+    xml = (
+        '<testsuites tests="2" time="110.75"><testsuite name="S" tests="2" '
+        'time="110.75" timestamp="2026-11-27T21:55:46"></testsuite></testsuites>'
+    )
+    assert junit_time(xml) == ("2026-11-27 21:55 UTC", 110.75)
