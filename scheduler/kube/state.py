@@ -6,7 +6,7 @@ layer exactly as the webhook and ``kuota simulate`` do, once per version, and
 applied to the engine.  An object that does not parse is logged and skipped
 (bad input never stops the scheduler).
 
-Which cache owns what (one owner per fact; docs/architecture.md, "State"):
+Which cache owns what (one owner per fact; docs/architecture.md#status-adapters-and-the-service):
 
 - **The engine** owns the scheduling view: the records of ResourceFlavors
   (node labels, taints, tolerations), priority values, namespaces, queues and
