@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from scheduler.kube import rate_limit
+from tests.clock import FakeClock
 
 
 @pytest.mark.parametrize(
@@ -21,28 +22,20 @@ def test_which_answers_say_when_to_come_back(
     assert rate_limit.retry_after(code, header) == wait
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 async def test_the_token_bucket_serves_a_burst_then_qps(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = FakeClock()
     slept: list[float] = []
 
     async def sleep(seconds: float) -> None:  # time passes only when someone waits
         slept.append(seconds)
-        clock.now += seconds
+        clock.advance(seconds)
 
     monkeypatch.setattr(rate_limit.asyncio, "sleep", sleep)
-    bucket = rate_limit.TokenBucket(qps=2.0, burst=3, clock=clock)
+    bucket = rate_limit.TokenBucket(qps=2.0, burst=3, clock=clock.monotonic)
     waits = [await bucket.acquire() for _ in range(5)]
     assert waits[:3] == [0.0, 0.0, 0.0], "the bucket starts full"
     assert waits[3:] == pytest.approx([0.5, 0.5]), "then one token every 1/qps seconds"
-    clock.now += 10
+    clock.advance(10)
     assert [await bucket.acquire() for _ in range(3)] == [0.0] * 3, "refilled, up to burst"
     assert await bucket.acquire() == pytest.approx(0.5)
 
