@@ -21,7 +21,7 @@ from fractions import Fraction
 from scheduler.api.models import Cohort
 from scheduler.core.cluster_queue import ClusterQueueInfo
 from scheduler.core.hierarchy import CohortSpecInfo, Forest, NodeQuota, build_forest, quota_of
-from scheduler.core.resource_node import add_usage, remove_usage
+from scheduler.core.resource_node import add_usage, remove_usage, subtree_queues
 from scheduler.core.resources import FRValues
 
 
@@ -151,14 +151,7 @@ class QuotaTree:
         node = forest.cluster_queues.get(name) or forest.cohorts.get(name)
         if node is None:
             return []
-        stack, members = [node.root()], []
-        while stack:
-            current = stack.pop()
-            if current.is_cohort:
-                stack.extend(current.children)
-            else:
-                members.append(current.name)
-        return sorted(members)
+        return sorted(subtree_queues(node.root()))
 
     def allocatable_generation(self, cq: str) -> int:
         """Changes when quota may have been freed or changed for ``cq``: pure."""

@@ -77,6 +77,18 @@ class QuotaNode:
         return node
 
 
+def subtree_queues(node: QuotaNode) -> list[str]:
+    """Names of the ClusterQueues at or under ``node`` (unordered): pure."""
+    stack, found = [node], []
+    while stack:
+        current = stack.pop()
+        if current.is_cohort:
+            stack.extend(current.children)
+        else:
+            found.append(current.name)
+    return found
+
+
 def compute_quotas(node: QuotaNode) -> None:
     """Fill ``subtree_quota``, ``local_quota`` and ``height`` bottom-up for ``node``'s subtree.
 

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from scheduler.core.engine import Engine
-from scheduler.core.resource_node import QuotaNode
+from scheduler.core.resource_node import QuotaNode, subtree_queues
 from scheduler.core.resources import FRValues
 from scheduler.core.state import ADMITTED, FINISHED, PENDING, WorkloadRecord
 from scheduler.metrics.options import MetricOptions
@@ -228,17 +228,6 @@ def _limit(resource: str, limits: FRValues, fr: tuple[str, str]) -> float:
     return math.inf if limit is None else amount(resource, limit)
 
 
-def _subtree_queues(node: QuotaNode) -> list[str]:
-    stack, found = [node], []
-    while stack:
-        current = stack.pop()
-        if current.is_cohort:
-            stack.extend(current.children)
-        else:
-            found.append(current.name)
-    return found
-
-
 def _cohort(
     engine: Engine, node: QuotaNode, tally: _Tally, options: MetricOptions, role: str, out: Samples
 ) -> None:
@@ -248,7 +237,7 @@ def _cohort(
             out["kueue_cohort_subtree_quota"].append(
                 ((name, flavor, resource, role), amount(resource, value))
             )
-    members = _subtree_queues(node)
+    members = subtree_queues(node)
     reserved: FRValues = {}
     for cq in members:
         for fr, value in engine.cache.usage.get(cq, {}).items():
