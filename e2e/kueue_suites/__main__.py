@@ -320,6 +320,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     For when ``causes.yaml`` names a failure better than it did at the run; the
     date is the run's (from the report), the commit and command are given.
     """
+    if args.focus:
+        print("report writes a full run's record again: --focus belongs to run", file=sys.stderr)
+        return 2
     suites = parse_suites(args.suites)
     tools = KueueE2ETools.resolve(suites)
     filters_by_suite = {suite: _filters(suite, args) for suite in suites}
