@@ -24,6 +24,9 @@ cut to the admitted one under partial admission.  With ``placed`` (the
 placement of each admitted pod set) that running form is equivalent too, and
 tolerations are not compared, as in Kueue for an admitted Workload.
 
+Env variables named twice in the Job are compared as the Workload records
+them, once each (Kueue sanitizes them so when it builds the Workload).
+
 Empty and absent are the same (``nodeSelector: {}`` is no nodeSelector), as
 the API server's ``omitempty`` makes them.  Everything here is pure.
 """
@@ -34,6 +37,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scheduler.api.quantity import Quantity, QuantityError
+from scheduler.jobs.pod_template import without_duplicate_env
 from scheduler.jobs.protocol import PodSetInfo
 
 TEMPLATE_FIELDS = ("containers", "initContainers", "tolerations", "nodeSelector", "affinity")
@@ -86,6 +90,7 @@ def _pod_set_difference(
     placed: PodSetInfo | None,
 ) -> str | None:
     name = str(recorded.get("name", ""))
+    job = without_duplicate_env(job)  # as the Workload was built (docs/concepts.md)
     counts = {_count(recorded)}
     if placed is not None:
         counts.add(placed.count)

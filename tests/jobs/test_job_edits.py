@@ -187,6 +187,22 @@ def test_the_time_limit_is_the_label_kueue_reads_not_an_annotation() -> None:
     assert workload_for(labelled)["spec"]["maximumExecutionTimeSeconds"] == 60
 
 
+def test_a_job_with_an_env_variable_named_twice_is_the_job_its_workload_describes() -> None:
+    job = train().build()
+    job["spec"]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "TEST_ENV", "value": "test1"},
+        {"name": "TEST_ENV", "value": "test2"},
+    ]
+    workload = workload_for(job)
+    recorded = workload["spec"]["podSets"][0]["template"]["spec"]["containers"][0]["env"]
+    assert recorded == [{"name": "TEST_ENV", "value": "test2"}]
+    assert next_action(job, workload, flavors=FLAVORS) is None
+    assert isinstance(next_action(job, admit(workload, flavor="spot"), flavors=FLAVORS), StartJob)
+    job["spec"]["template"]["spec"]["containers"][0]["env"][1]["value"] = "test3"
+    action = next_action(job, workload, flavors=FLAVORS)
+    assert isinstance(action, UpdateWorkload)
+
+
 # -- an admitted Workload ----------------------------------------------------------------------
 
 
