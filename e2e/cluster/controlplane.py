@@ -30,6 +30,8 @@ from pathlib import Path
 
 import yaml
 
+from certs.generate import issue
+
 from . import kubeconfig, kwok_config, netns_forward, pki
 from .kubeapi import AdminClient, request, tls_context
 from .netns import NODE_IP, NetNamespace, delete_recorded
@@ -531,15 +533,40 @@ class ControlPlane:
 
         self._start_with_ports("kube-scheduler", 1, argv, self._health_probe("/readyz"), 60)
 
+    def _kwok_serving_pair(self) -> tuple[Path, Path]:
+        """kwok's kubelet-API certificate for 127.0.0.1, signed by the cluster CA.
+
+        The API server verifies kubelets against that CA
+        (``--kubelet-certificate-authority``), so ``kubectl exec`` and ``logs``
+        reach kwok's nodes only with a certificate it trusts."""
+        assert self._pki is not None
+        cert, key = (
+            self.workdir / "pki" / "kwok-serving.crt",
+            self.workdir / "pki" / "kwok-serving.key",
+        )
+        issue(self._pki.ca(), common_name="kwok", ip_addresses=("127.0.0.1",), server=True).write(
+            cert, key
+        )
+        return cert, key
+
     def _start_kwok(self) -> None:
         config_path = self.workdir / "kwok.yaml"
         config_path.write_text(self.kwok_stages(self.tools.kwok_stages))
+        cert, key = self._kwok_serving_pair()
+        # kwok's own kubelet API (exec, logs): its nodes report 127.0.0.1 and this
+        # port, so the API server, beside kwok in any network namespace, dials it.
+        server_port = free_port()
         process, _ = self._spawn(
             "kwok",
             [
                 str(self.tools.binary("kwok")),
                 f"--kubeconfig={self.info.kubeconfig}",
                 f"--config={config_path}",
+                f"--server-address=127.0.0.1:{server_port}",
+                "--node-ip=127.0.0.1",
+                f"--node-port={server_port}",
+                f"--tls-cert-file={cert}",
+                f"--tls-private-key-file={key}",
                 # With a real node kwok must leave it alone: it manages only the kwok nodes.
                 "--manage-all-nodes=true"
                 if self.netns is None

@@ -180,6 +180,7 @@ def render(stages_dir: Path) -> str:
             # kwok applies its option defaults only through kwokctl: set them here.
             "options": {
                 "cidr": "10.0.0.0/16",
+                "enableDebuggingHandlers": True,  # exec and logs on kwok's pods
                 "nodeLeaseDurationSeconds": 40,
                 "nodeLeaseParallelism": 4,
                 "podPlayStageParallelism": 4,

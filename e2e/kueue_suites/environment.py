@@ -22,7 +22,8 @@ What the suites assume (Kueue v0.19.2: ``test/util/e2e.go``, each suite's
   network namespace, :mod:`e2e.cluster.realnode`), the API server calling the
   webhook through its Service as it would calling Kueue's;
 - pods that do what their agnhost arguments ask: kwok's stages of
-  :mod:`.kwok_stages` on the kwok workers.  The real node is tainted, so the
+  :mod:`.kwok_stages` on the kwok workers, and ``kubectl exec`` into them
+  answered as agnhost and a curl pod would (:mod:`.pod_exec`).  The real node is tainted, so the
   suites' pods never land on it;
 - a kubeconfig: the test binaries build their client with controller-runtime's
   ``GetConfigWithContext`` (``KUBECONFIG``), here the cluster's admin
@@ -31,6 +32,7 @@ What the suites assume (Kueue v0.19.2: ``test/util/e2e.go``, each suite's
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -49,7 +51,7 @@ from e2e.cluster.nodes import NodeSpec
 from e2e.cluster.realnode import start_cluster, stop_cluster
 from tests.chart.helm import CHART, run_helm
 
-from . import kwok_stages
+from . import kwok_stages, pod_exec
 
 NAMESPACE = "kueue-system"
 RELEASE = "kuota"
@@ -227,7 +229,7 @@ def running(
         workdir,
         images=images,
         nodes=workers_for(suite),
-        kwok_stages=kwok_stages.render,
+        kwok_stages=functools.partial(kwok_stages.render, extra=pod_exec.cluster_execs(workdir)),
         node_taints=(REAL_NODE_TAINT,),
     )
     try:

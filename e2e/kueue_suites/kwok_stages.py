@@ -21,6 +21,10 @@ each container (a ``jq`` query over the pod, as kwok's selectors are):
 ``agnhost-exit-fast``       every container is ``entrypoint-tester`` and the pod
                             does not restart (``restartPolicy`` not ``Always``):
                             ``Succeeded`` with exit 0, one second after it runs
+``agnhost-exit-0``          a ``Running`` pod whose agnhost was asked to exit
+                            with 0 (``/exit?code=0`` through ``kubectl exec``,
+                            :mod:`.pod_exec`): ``Succeeded`` a second later
+``agnhost-exit-code``       the same with another code: that exit code, ``Failed``
 ``agnhost-stop``            a ``Running`` pod being deleted, no ``test-webserver``:
                             its containers end with 0, the pod ``Succeeded``
 ``agnhost-stop-failing``    the same with a ``test-webserver`` container: 143,
@@ -38,6 +42,7 @@ only as its arguments say.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -45,11 +50,15 @@ import yaml
 
 from e2e.cluster.kwok_config import STAGE_FILES
 
+from .pod_exec import EXIT_CODE_ANNOTATION
+
 _BEHAVIOURS = '[.spec.containers[] | ((.command // []) + (.args // []))[0] // ""]'
 EXIT_FAST = _BEHAVIOURS + ' | all(. == "entrypoint-tester")'
 FAILS_ON_EXIT = _BEHAVIOURS + ' | any(. == "test-webserver")'
 KEPT_FROM_KWOK = ("node-initialize.yaml", "node-heartbeat-with-lease.yaml", "pod-ready.yaml")
 EXIT_CODE_SIGTERM = 143
+EXIT_ASKED = f'.metadata.annotations["{EXIT_CODE_ANNOTATION}"]'
+_ASKED_CODE = f'{{{{ index .metadata.annotations "{EXIT_CODE_ANNOTATION}" }}}}'
 
 _TERMINATED = """\
 {{{{ $now := Now }}}}
@@ -133,6 +142,27 @@ def agnhost_stages() -> list[dict[str, Any]]:
             delay_ms=1000,
         ),
         _pod_stage(
+            "agnhost-exit-0",
+            [NOT_DELETING, running, _is(EXIT_ASKED, "0")],
+            {"statusTemplate": terminated_status(0)},
+            delay_ms=1000,
+        ),
+        _pod_stage(
+            "agnhost-exit-code",
+            [
+                NOT_DELETING,
+                running,
+                {"key": EXIT_ASKED, "operator": "Exists"},
+                _is_not(EXIT_ASKED, "0"),
+            ],
+            {
+                "statusTemplate": _TERMINATED.format(
+                    exit_code=_ASKED_CODE, reason="Error", phase="Failed"
+                )
+            },
+            delay_ms=1000,
+        ),
+        _pod_stage(
             "agnhost-stop",
             [DELETING, running, _is_not(FAILS_ON_EXIT, "true")],
             {"statusTemplate": terminated_status(0)},
@@ -152,8 +182,10 @@ def agnhost_stages() -> list[dict[str, Any]]:
     ]
 
 
-def render(stages_dir: Path) -> str:
-    """The multi-document kwok.yaml for Kueue's suites (reads kwok's node and ready stages)."""
+def render(stages_dir: Path, extra: Sequence[dict[str, Any]] = ()) -> str:
+    """The multi-document kwok.yaml for Kueue's suites (reads kwok's node and ready stages).
+
+    ``extra``: more kwok objects, e.g. the ``ClusterExec`` of :mod:`.pod_exec`."""
     assert set(KEPT_FROM_KWOK) <= set(STAGE_FILES)
     documents: list[dict[str, Any]] = [
         {
@@ -161,6 +193,7 @@ def render(stages_dir: Path) -> str:
             "kind": "KwokConfiguration",
             "options": {
                 "cidr": "10.245.0.0/16",  # apart from the Service and real-node pod ranges
+                "enableDebuggingHandlers": True,  # exec and logs on kwok's pods
                 "nodeLeaseDurationSeconds": 40,
                 "nodeLeaseParallelism": 4,
                 "podPlayStageParallelism": 4,
@@ -171,4 +204,5 @@ def render(stages_dir: Path) -> str:
     ]
     documents += [yaml.safe_load((stages_dir / name).read_text()) for name in KEPT_FROM_KWOK]
     documents += agnhost_stages()
+    documents += extra
     return yaml.safe_dump_all(documents, sort_keys=False)

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from e2e.cluster.kwok_config import STAGE_FILES
-from e2e.kueue_suites import environment, kwok_stages, report
+from e2e.kueue_suites import environment, kwok_stages, pod_exec, report
 from e2e.kueue_suites.junit import first_line, parse
 from e2e.kueue_suites.suites import DEFAULT_SUITES, DEFAULTS, parse_suites
 from e2e.kueue_suites.tools import SUITES, KueueE2ETools, binary_name, is_complete, wrapper_go_mod
@@ -263,10 +263,104 @@ def test_render_keeps_kwoks_node_and_ready_stages_only(tmp_path: Path) -> None:
         "node-heartbeat-with-lease",
         "pod-ready",
         "agnhost-exit-fast",
+        "agnhost-exit-0",
+        "agnhost-exit-code",
         "agnhost-stop",
         "agnhost-stop-failing",
         "pod-delete",
     ]
+
+
+def test_an_exit_asked_through_exec_ends_the_pod_with_that_code() -> None:
+    stages = _by_name()
+    zero = stages["agnhost-exit-0"]["spec"]["next"]["statusTemplate"]
+    other = stages["agnhost-exit-code"]["spec"]["next"]["statusTemplate"]
+    assert "exitCode: 0" in zero and "phase: Succeeded" in zero
+    assert "phase: Failed" in other
+    assert f'index .metadata.annotations "{pod_exec.EXIT_CODE_ANNOTATION}"' in other
+    # never both: the asked code is 0 for one, anything but 0 for the other
+    a = _expressions(stages["agnhost-exit-0"])[kwok_stages.EXIT_ASKED]
+    b = _expressions(stages["agnhost-exit-code"])[kwok_stages.EXIT_ASKED]
+    assert (a["operator"], a["values"]) == ("In", ["0"])
+    assert (b["operator"], b["values"]) == ("NotIn", ["0"])
+
+
+def test_render_appends_the_extra_objects(tmp_path: Path) -> None:
+    for name in STAGE_FILES:
+        (tmp_path / name).write_text(yaml.safe_dump({"kind": "Stage", "metadata": {"name": name}}))
+    execs = pod_exec.cluster_execs(tmp_path)
+    documents = list(yaml.safe_load_all(kwok_stages.render(tmp_path, extra=execs)))
+    assert documents[-2:] == execs
+
+
+# -- kubectl exec into kwok's pods ---------------------------------------------------------
+
+
+def test_curl_command_lines_are_read_and_unknown_options_refused() -> None:
+    request = pod_exec.parse_curl(
+        ["-s", "-k", "-H", "Authorization: Bearer abc", "https://svc.ns.svc:8443/metrics"]
+    )
+    assert request.url == "https://svc.ns.svc:8443/metrics"
+    assert request.headers == {"Authorization": "Bearer abc"}
+    with pytest.raises(pod_exec.Refused, match="'-X'"):
+        pod_exec.parse_curl(["-X", "POST", "http://10.0.0.1:8080/exit"])
+    with pytest.raises(pod_exec.Refused, match="without a URL"):
+        pod_exec.parse_curl(["-s"])
+
+
+def test_only_cluster_dns_names_of_services_are_services() -> None:
+    assert pod_exec.service_of("metrics.kueue-system.svc.cluster.local") == (
+        "kueue-system",
+        "metrics",
+    )
+    assert pod_exec.service_of("metrics.kueue-system.svc") == ("kueue-system", "metrics")
+    assert pod_exec.service_of("10.245.0.7") is None
+    assert pod_exec.service_of("a.b.c.svc") is None
+
+
+def _service(target: object) -> dict:
+    return {
+        "metadata": {"name": "metrics"},
+        "spec": {"ports": [{"name": "https", "port": 8443, "targetPort": target}]},
+    }
+
+
+def _slice(ready: bool, port: int = 9443) -> dict:
+    return {
+        "ports": [{"name": "https", "port": port}],
+        "endpoints": [{"addresses": ["10.88.0.5"], "conditions": {"ready": ready}}],
+    }
+
+
+def test_a_service_port_leads_to_a_ready_endpoint_and_its_target_port() -> None:
+    assert pod_exec.service_endpoint(_service("https"), [_slice(True)], 8443) == (
+        "10.88.0.5",
+        9443,
+    )
+    with pytest.raises(pod_exec.Refused, match="no ready endpoint"):
+        pod_exec.service_endpoint(_service("https"), [_slice(False)], 8443)
+    with pytest.raises(pod_exec.Refused, match="no port 80"):
+        pod_exec.service_endpoint(_service("https"), [_slice(True)], 80)
+
+
+def test_the_exit_code_comes_from_the_query() -> None:
+    assert pod_exec.exit_code_of("code=1&timeout=2s&wait=2s") == 1
+    assert pod_exec.exit_code_of("timeout=2s") == 0
+    with pytest.raises(pod_exec.Refused):
+        pod_exec.exit_code_of("code=one")
+
+
+def test_cluster_execs_put_the_stand_ins_first_on_path(tmp_path: Path) -> None:
+    curl_pods, everyone = pod_exec.cluster_execs(tmp_path)
+    assert curl_pods["spec"]["selector"] == {"matchNamespaces": [pod_exec.CURL_POD_NAMESPACE]}
+    assert "selector" not in everyone["spec"]
+    env = {e["name"]: e["value"] for e in everyone["spec"]["execs"][0]["local"]["envs"]}
+    assert env["PATH"].split(":")[0] == str(tmp_path / "pod-exec")
+    assert pod_exec.SERVICE_ACCOUNT_ENV not in env
+    for command in ("curl", "cat"):
+        script = tmp_path / "pod-exec" / command
+        assert script.stat().st_mode & 0o111
+        assert f"e2e.kueue_suites.pod_exec {command}" in script.read_text()
 
 
 # -- the cluster's shape -------------------------------------------------------------------
