@@ -112,6 +112,10 @@ PARENT_SUSPENDED: Final = {
     ),
 }
 """A Pod another controller queues (``kueue.x-k8s.io/pod-suspending-parent``), queue or not."""
+NOT_PARENT_SUSPENDED: Final = {
+    "name": "not-suspended-by-parent",
+    "expression": f"!({PARENT_SUSPENDED['expression']})",
+}
 UNQUEUED_CREATE: Final = {"name": "has-no-queue-name", "expression": f"!{_has_queue('object')}"}
 QUEUED_EITHER: Final = {
     "name": "has-or-had-queue-name",
@@ -241,8 +245,16 @@ def mutating_configuration(
     managed_namespace_selector: Mapping[str, Any] | None = None,
     default_local_queue: bool = True,
     labels: Mapping[str, str] | None = None,
+    unqueued_pods: bool = False,
 ) -> dict[str, Any]:
-    """Pure: kuota's MutatingWebhookConfiguration."""
+    """Pure: kuota's MutatingWebhookConfiguration.
+
+    ``unqueued_pods``: send Pods without a queue name to the webhook even while
+    ``manageJobsWithoutQueueName`` is off (failing open then), as Kueue registers
+    them, so that turning it on in the Configuration takes effect at the next
+    restart, with no new registration (the Kueue-compatible install, whose
+    Configuration is a ConfigMap edited in place: docs/configuration.md).
+    """
     managed = ManagedNamespaces(
         kuota_namespace=kuota_namespace, selector=managed_namespace_selector
     ).registration_selector()
@@ -302,11 +314,16 @@ def mutating_configuration(
     # Jobs without a queue name get the namespace's default LocalQueue (failing open), or
     # with manageJobsWithoutQueueName are suspended (failing closed); with the latter, Pods
     # without one are held back too (Kueue's behaviour), in managed namespaces only.
+    # ``unqueued_pods`` registers those Pods while it is off, failing open, apart from the
+    # ones a parent queues (the entry above, failing closed).
     unqueued: list[tuple[Integration, bool]] = []
     if manage_jobs_without_queue_name or default_local_queue:
         unqueued += [(i, manage_jobs_without_queue_name) for i in _suspendable()]
-    if manage_jobs_without_queue_name:
-        unqueued += [(i, True) for i in _gated_on_create()]
+    if manage_jobs_without_queue_name or unqueued_pods:
+        unqueued += [(i, manage_jobs_without_queue_name) for i in _gated_on_create()]
+    unqueued_only = [UNQUEUED_CREATE]
+    if not manage_jobs_without_queue_name:
+        unqueued_only.append(NOT_PARENT_SUSPENDED)
     webhooks += [
         _entry(
             f"unqueued-{integration.resource}.mutate.kuota.io",
@@ -316,7 +333,9 @@ def mutating_configuration(
             failure_policy="Fail" if closed else "Ignore",
             timeout=5 if closed else 3,
             namespace_selector=managed,
-            match_conditions=[UNQUEUED_CREATE],
+            match_conditions=unqueued_only
+            if capability(integration, GateOnCreate) is not None
+            else [UNQUEUED_CREATE],
             mutating=True,
         )
         for integration, closed in unqueued

@@ -162,6 +162,32 @@ def test_the_webhook_configurations_and_conversions_use_kueues_names(
         assert service["name"] == SERVICE, crd["metadata"]["name"]
 
 
+def test_pods_without_a_queue_name_reach_the_webhook_as_in_kueue(
+    objects: list[dict[str, Any]], default: list[dict[str, Any]]
+) -> None:
+    """So that manageJobsWithoutQueueName turned on in the ConfigMap holds Pods back at the
+    next restart, with no new registration; failing open while it is off."""
+    mutating = {
+        w["name"]: w
+        for w in one(
+            objects, "MutatingWebhookConfiguration", "kueue-mutating-webhook-configuration"
+        )["webhooks"]
+    }
+    pods = mutating["unqueued-pods.mutate.kuota.io"]
+    assert pods["failurePolicy"] == "Ignore" and "objectSelector" not in pods
+    assert [c["name"] for c in pods["matchConditions"]] == [
+        "has-no-queue-name",
+        "not-suspended-by-parent",
+    ]
+    assert mutating["parent-suspended-pods.mutate.kuota.io"]["failurePolicy"] == "Fail"
+    own = one(default, "MutatingWebhookConfiguration", "kuota-mutating-webhook-configuration")
+    assert "unqueued-pods.mutate.kuota.io" not in {w["name"] for w in own["webhooks"]}
+    managing = render({"kueueCompatible": True, "config.manageJobsWithoutQueueName": True})
+    closed = one(managing, "MutatingWebhookConfiguration", "kueue-mutating-webhook-configuration")
+    entry = next(w for w in closed["webhooks"] if w["name"] == "unqueued-pods.mutate.kuota.io")
+    assert entry["failurePolicy"] == "Fail"
+
+
 def test_the_certificate_bootstrap_serves_and_injects_under_kueues_names(
     objects: list[dict[str, Any]],
 ) -> None:

@@ -150,7 +150,7 @@ def _placeholders(configuration: dict[str, Any]) -> str:
 
 def webhook_configurations_template() -> str:
     """Pure: the template of both webhook configurations, in both manageJobsWithoutQueueName
-    variants.
+    variants (and, for the mutating one, the Kueue-compatible install's).
     """
     client = {"url": URL_SENTINEL}
     parts = [
@@ -181,6 +181,18 @@ def webhook_configurations_template() -> str:
             managed_namespace_selector=MANAGED_SENTINEL,
             **identity,
         )
+        # The Kueue-compatible install registers Pods without a queue name as Kueue does, so
+        # its ConfigMap may turn manageJobsWithoutQueueName on at a restart.
+        compatible = (
+            mutating_configuration(
+                client,
+                kuota_namespace=NAMESPACE_SENTINEL,
+                managed_namespace_selector=MANAGED_SENTINEL,
+                unqueued_pods=True,
+            )
+            if build is mutating_configuration
+            else unmanaged
+        )
         parts += [
             "---\n",
             "apiVersion: admissionregistration.k8s.io/v1\n",
@@ -193,6 +205,11 @@ def webhook_configurations_template() -> str:
             "  {{- end }}\n",
             '{{- if eq (include "kuota.manageJobsWithoutQueueName" .) "true" }}\n',
             _placeholders(managed),
+            *(
+                ["{{- else if .Values.kueueCompatible }}\n", _placeholders(compatible)]
+                if compatible is not unmanaged
+                else []
+            ),
             "{{- else }}\n",
             _placeholders(unmanaged),
             "{{- end }}\n",
