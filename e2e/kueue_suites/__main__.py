@@ -207,8 +207,14 @@ into an image for the real node because the suites need two worker nodes labelle
 `on-demand` and `spot` with a kind node's capacity (several CPUs: specs request up to 4 CPUs
 per pod), while the harness has one real node with the machine's 2 shared cores, which
 kuota itself runs on; kwok's nodes carry any name, label and capacity. The cost: no
-container runs, so a spec that execs into a pod (`kubectl exec`: curl to a pod's `/exit`
-endpoint, or to kuota's metrics from a curl pod) or reads pod logs cannot pass here.
+container runs. `kubectl exec` into a pod reaches kwok's kubelet API, which runs the
+command on the machine inside the cluster's network namespace with stand-ins for `curl`
+and `cat` first on `PATH` (`e2e/kueue_suites/pod_exec.py`): a Service's cluster DNS name
+goes to one of its ready endpoints (so the metrics specs read kuota's real metrics,
+authenticated by a token minted for the curl pod's ServiceAccount), and agnhost's `/exit`
+ends the pod with the asked exit code through a kwok stage. Anything else such a command
+asks is refused with a message naming it; a spec that needs a process inside the
+container (Ray's dashboard, a training script) cannot pass here.
 
 Exclusions (`exclusions.yaml`, specs that inspect Kueue's binary rather than the cluster):
 none; every selected spec ran against kuota and is counted.
