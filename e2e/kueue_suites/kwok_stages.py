@@ -58,7 +58,7 @@ FAILS_ON_EXIT = _BEHAVIOURS + ' | any(. == "test-webserver")'
 KEPT_FROM_KWOK = ("node-initialize.yaml", "node-heartbeat-with-lease.yaml", "pod-ready.yaml")
 EXIT_CODE_SIGTERM = 143
 EXIT_ASKED = f'.metadata.annotations["{EXIT_CODE_ANNOTATION}"]'
-_ASKED_CODE = f'{{{{ index .metadata.annotations "{EXIT_CODE_ANNOTATION}" }}}}'
+_ASKED_CODE = f'{{{{ index $.metadata.annotations "{EXIT_CODE_ANNOTATION}" }}}}'  # $: the pod, inside range
 
 _TERMINATED = """\
 {{{{ $now := Now }}}}

@@ -277,7 +277,7 @@ def test_an_exit_asked_through_exec_ends_the_pod_with_that_code() -> None:
     other = stages["agnhost-exit-code"]["spec"]["next"]["statusTemplate"]
     assert "exitCode: 0" in zero and "phase: Succeeded" in zero
     assert "phase: Failed" in other
-    assert f'index .metadata.annotations "{pod_exec.EXIT_CODE_ANNOTATION}"' in other
+    assert f'index $.metadata.annotations "{pod_exec.EXIT_CODE_ANNOTATION}"' in other
     # never both: the asked code is 0 for one, anything but 0 for the other
     a = _expressions(stages["agnhost-exit-0"])[kwok_stages.EXIT_ASKED]
     b = _expressions(stages["agnhost-exit-code"])[kwok_stages.EXIT_ASKED]
