@@ -321,7 +321,7 @@ def mutating_configuration(
         unqueued += [(i, manage_jobs_without_queue_name) for i in _suspendable()]
     if manage_jobs_without_queue_name or unqueued_pods:
         unqueued += [(i, manage_jobs_without_queue_name) for i in _gated_on_create()]
-    unqueued_only = [UNQUEUED_CREATE]
+    unqueued_only: list[Mapping[str, str]] = [UNQUEUED_CREATE]
     if not manage_jobs_without_queue_name:
         unqueued_only.append(NOT_PARENT_SUSPENDED)
     webhooks += [

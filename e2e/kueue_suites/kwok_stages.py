@@ -58,7 +58,8 @@ FAILS_ON_EXIT = _BEHAVIOURS + ' | any(. == "test-webserver")'
 KEPT_FROM_KWOK = ("node-initialize.yaml", "node-heartbeat-with-lease.yaml", "pod-ready.yaml")
 EXIT_CODE_SIGTERM = 143
 EXIT_ASKED = f'.metadata.annotations["{EXIT_CODE_ANNOTATION}"]'
-_ASKED_CODE = f'{{{{ index $.metadata.annotations "{EXIT_CODE_ANNOTATION}" }}}}'  # $: the pod, inside range
+# ``$``: the pod, also inside the template's range over its containers
+_ASKED_CODE = f'{{{{ index $.metadata.annotations "{EXIT_CODE_ANNOTATION}" }}}}'
 
 _TERMINATED = """\
 {{{{ $now := Now }}}}

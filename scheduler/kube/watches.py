@@ -31,6 +31,7 @@ from scheduler.jobs import (
     kinds_with,
 )
 from scheduler.jobs.start_placement import STARTED_PODS_SELECTOR
+from scheduler.jobs.unmanaged_kinds import QUEUED_SELECTOR, UNMANAGED_KINDS, UnmanagedKind
 from scheduler.kube.informer import Event, Informer, Source
 from scheduler.kube.rest import Resource, RestClient
 from scheduler.kube.source import KubeSource, OptionalKindSource, WhenNeededSource
@@ -63,6 +64,7 @@ def scheduler_informers(
     on_change: Callable[[], None],
     frameworks: Collection[str] = ("batch/job",),
     never_managed: Collection[str] = ("kube-system", "kueue-system"),
+    on_unmanaged: Callable[[UnmanagedKind, Event], None] | None = None,
 ) -> list[Informer]:
     """The scheduler's informers, each feeding ``state()`` and then calling ``on_change``.
 
@@ -87,6 +89,8 @@ def scheduler_informers(
     and a kind with replica groups
     (:class:`~scheduler.jobs.ReplicaGroups`: LeaderWorkerSets) is watched with
     its pods that wait outside a group (``unplaced_pod_selector``).
+    The queued objects of the kinds kuota does not manage go to
+    ``on_unmanaged``, when given (:mod:`scheduler.jobs.unmanaged_kinds`).
     """
 
     def then_wake(handler: Callable[[ClusterState, Event], None]) -> Callable[[Event], None]:
@@ -121,6 +125,8 @@ def scheduler_informers(
             source = OptionalKindSource(kube, what=f"{integration.kind}s")
         handler = on_marked if gated is not None else ClusterState.on_job
         informers.append(Informer(integration.kind, source, then_wake(handler)))
+    if on_unmanaged is not None:
+        informers += _unmanaged_informers(rest, on_unmanaged, excluded)
     for kind in kinds_with(ReplicaGroups):
         replicas = capability(kind, ReplicaGroups)
         if kind.framework not in frameworks or replicas is None:
@@ -204,4 +210,35 @@ def _replica_informers(
     return [
         Informer(integration.kind, source, then_wake(on_object)),
         Informer(f"{integration.kind}Pod", pods, then_wake(on_pod)),
+    ]
+
+
+def _unmanaged_informers(
+    rest: RestClient,
+    on_unmanaged: Callable[[UnmanagedKind, Event], None],
+    excluded: frozenset[str],
+) -> list[Informer]:
+    """The objects with a queue label of each kind kuota does not manage, once it is served."""
+
+    def handler(kind: UnmanagedKind) -> Callable[[Event], None]:
+        def handle(event: Event) -> None:
+            if objects.namespace(event.object) not in excluded:
+                on_unmanaged(kind, event)
+
+        return handle
+
+    return [
+        Informer(
+            f"Unmanaged{kind.kind}",
+            OptionalKindSource(
+                KubeSource(
+                    rest,
+                    Resource(kind.group, kind.version, kind.resource),
+                    label_selector=QUEUED_SELECTOR,
+                ),
+                what=f"{kind.kind}s (a kind kuota does not manage)",
+            ),
+            handler(kind),
+        )
+        for kind in UNMANAGED_KINDS
     ]

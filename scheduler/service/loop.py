@@ -50,6 +50,12 @@ from scheduler.api.feature_gates import enabled
 from scheduler.api.pods_ready import wait_for_pods_ready
 from scheduler.core.engine import Engine
 from scheduler.jobs.managed_namespaces import ManagedNamespaces
+from scheduler.jobs.unmanaged_kinds import (
+    NOT_MANAGED_REASON,
+    ToldObjects,
+    UnmanagedKind,
+    not_managed_message,
+)
 from scheduler.kube import metrics
 from scheduler.kube.checks import CheckController
 from scheduler.kube.executor import Executor
@@ -121,6 +127,7 @@ class SchedulerLoop:
         self.queue_refresh: asyncio.Task[None] | None = None
         """The queue status refresh running in the background, if any."""
         self.writer = Writer(rest, fence=fence)
+        self.told_unmanaged = ToldObjects()
         self._build()
         config = self.settings.config
         RECORDER.options = MetricOptions.from_configuration(config)
@@ -134,7 +141,19 @@ class SchedulerLoop:
             never_managed=ManagedNamespaces.from_configuration(config).never_managed
             if config
             else ManagedNamespaces().never_managed,
+            on_unmanaged=self._tell_unmanaged,
         )
+
+    def _tell_unmanaged(self, kind: UnmanagedKind, event: Event) -> None:
+        """One Warning Event on each queued object of a kind kuota does not manage."""
+        if self.told_unmanaged.to_tell(event.type, event.object):
+            self.writer.event(
+                event.object,
+                kind=kind.kind,
+                reason=NOT_MANAGED_REASON,
+                message=not_managed_message(kind),
+                event_type="Warning",
+            )
 
     def _build(self) -> None:
         """A fresh engine and everything that holds it (nothing assumed, nothing pending)."""

@@ -51,6 +51,7 @@ from dashboard import dashboard_json  # noqa: E402
 
 from scheduler.api.crds import load_crds  # noqa: E402
 from scheduler.jobs import integrations  # noqa: E402
+from scheduler.jobs.unmanaged_kinds import UNMANAGED_KINDS  # noqa: E402
 from webhook.configurations import mutating_configuration, validating_configuration  # noqa: E402
 
 CHART = Path(__file__).resolve().parents[1]
@@ -233,6 +234,14 @@ def kind_rules(process: str) -> str:
                 f'- apiGroups: ["{integration.group}"]\n',
                 f"  resources: [{', '.join(resources)}]\n",
                 f"  verbs: [{', '.join(verbs)}]\n",
+            ]
+    if process == "scheduler":
+        # The queued objects of the kinds kuota does not manage: read to warn on each one.
+        for kind in UNMANAGED_KINDS:
+            lines += [
+                f'- apiGroups: ["{kind.group}"]\n',
+                f"  resources: [{kind.resource}]\n",
+                "  verbs: [list, watch]\n",
             ]
     return "".join(lines)
 
