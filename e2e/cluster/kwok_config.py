@@ -171,6 +171,16 @@ def _framework_pod_completion(completion: dict[str, Any]) -> dict[str, Any]:
     return stage
 
 
+def kwok_object(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """One object of kwok's own API (a Stage, a ClusterExec), as its configuration holds it."""
+    return {
+        "apiVersion": "kwok.x-k8s.io/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
 def render(stages_dir: Path) -> str:
     """The multi-document kwok.yaml for a cluster (reads the stage files)."""
     documents: list[dict[str, Any]] = [

@@ -48,7 +48,7 @@ from typing import Any
 
 import yaml
 
-from e2e.cluster.kwok_config import STAGE_FILES
+from e2e.cluster.kwok_config import STAGE_FILES, kwok_object
 
 from .pod_exec import EXIT_CODE_ANNOTATION
 
@@ -107,12 +107,7 @@ def _pod_stage(
     }
     if delay_ms:
         spec["delay"] = {"durationMilliseconds": delay_ms}
-    return {
-        "apiVersion": "kwok.x-k8s.io/v1alpha1",
-        "kind": "Stage",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
+    return kwok_object("Stage", name, spec)
 
 
 def _is(key: str, *values: str) -> dict[str, Any]:

@@ -44,6 +44,7 @@ from typing import Any
 
 import yaml
 
+from e2e.cluster.kwok_config import kwok_object
 from e2e.cluster.pki import ClusterPki
 
 EXIT_CODE_ANNOTATION = "kuota.test/agnhost-exit-code"
@@ -247,12 +248,7 @@ def _cluster_exec(name: str, env: list[dict[str, str]], namespaces: list[str]) -
     spec: dict[str, Any] = {"execs": [{"local": {"envs": env}}]}
     if namespaces:
         spec["selector"] = {"matchNamespaces": namespaces}
-    return {
-        "apiVersion": "kwok.x-k8s.io/v1alpha1",
-        "kind": "ClusterExec",
-        "metadata": {"name": name},
-        "spec": spec,
-    }
+    return kwok_object("ClusterExec", name, spec)
 
 
 def main(argv: list[str]) -> int:
