@@ -1,6 +1,6 @@
 """The claim behind the Workload webhook's second match condition, checked on the rules.
 
-``webhook.configurations.not_a_status_write_the_rules_pass_as_is`` lets a
+``webhook.workload_writes.not_a_status_write_the_rules_pass_as_is`` lets a
 ``v1beta2`` status write skip the webhook when it keeps every field in
 ``JUDGED_STATUS_FIELDS``, keeps whether QuotaReserved is True, and carries only
 valid conditions.  That is safe only if the rules themselves agree: whatever

@@ -53,7 +53,7 @@ REQUIRED_CONDITION_FIELDS: Final = ("type", "status", "reason", "lastTransitionT
 # judge each condition alone) and whether QuotaReserved is True.  The status subresource
 # keeps spec and metadata as they were, so a status write that keeps these fields and
 # that truth, with every condition valid, cannot break a rule the old object passed: the
-# webhook's registration lets such writes skip the round trip (webhook/configurations.py).
+# webhook's registration lets such writes skip the round trip (webhook/workload_writes.py).
 JUDGED_STATUS_FIELDS: Final = (
     "admission",
     "reclaimablePods",
