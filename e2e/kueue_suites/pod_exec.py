@@ -67,17 +67,24 @@ class Refused(Exception):
 class CurlRequest:
     url: str
     headers: dict[str, str] = field(default_factory=dict)
+    insecure: bool = False
+    """``-k``: the server's certificate is not verified (the only way TLS is played here)."""
+    silent: bool = False
+    """``-s``: no error message when the connection fails."""
 
 
 def parse_curl(argv: list[str]) -> CurlRequest:
     """The request a ``curl`` command line asks for (pure); unknown options are refused."""
     url = ""
     headers: dict[str, str] = {}
+    insecure = silent = False
     args = iter(argv)
     for arg in args:
-        if arg in ("-s", "--silent", "-k", "--insecure"):
-            continue
-        if arg in ("-H", "--header"):
+        if arg in ("-k", "--insecure"):
+            insecure = True
+        elif arg in ("-s", "--silent"):
+            silent = True
+        elif arg in ("-H", "--header"):
             name, _, value = next(args, "").partition(":")
             headers[name.strip()] = value.strip()
         elif arg.startswith("-"):
@@ -88,7 +95,9 @@ def parse_curl(argv: list[str]) -> CurlRequest:
             url = arg
     if not url:
         raise Refused("curl without a URL")
-    return CurlRequest(url, headers)
+    if url.startswith("https:") and not insecure:
+        raise Refused("https without -k: verifying a Service's certificate is not played")
+    return CurlRequest(url, headers, insecure=insecure, silent=silent)
 
 
 def service_of(host: str) -> tuple[str, str] | None:
@@ -175,9 +184,8 @@ def _fetch(url: str, headers: dict[str, str], connect_to: tuple[str, int]) -> by
         return bytes(error.read())
 
 
-def curl(cluster: Cluster, argv: list[str]) -> bytes:
-    """What the pod's ``curl`` prints for ``argv``."""
-    request = parse_curl(argv)
+def curl(cluster: Cluster, request: CurlRequest) -> bytes:
+    """What the pod's ``curl`` prints for ``request``."""
     parsed = urllib.parse.urlsplit(request.url)
     host, port = parsed.hostname or "", parsed.port or (443 if parsed.scheme == "https" else 80)
     service = service_of(host)
@@ -255,6 +263,7 @@ def main(argv: list[str]) -> int:
     command, args = argv[0], argv[1:]
     if command == "cat" and args != [TOKEN_FILE]:
         os.execv("/bin/cat", ["cat", *args])
+    request: CurlRequest | None = None
     try:
         cluster = Cluster(Path(os.environ[WORKDIR_ENV]))
         if command == "cat":
@@ -263,13 +272,15 @@ def main(argv: list[str]) -> int:
                 raise Refused(f"{TOKEN_FILE}: this pod's ServiceAccount is not known here")
             sys.stdout.buffer.write(service_account_token(cluster, service_account))
             return 0
-        sys.stdout.buffer.write(curl(cluster, args))
+        request = parse_curl(args)
+        sys.stdout.buffer.write(curl(cluster, request))
         return 0
     except Refused as refusal:
-        print(f"kuota pod exec: {refusal}", file=sys.stderr)
+        print(f"kuota pod exec: {refusal}", file=sys.stderr)  # the harness's, never silenced
         return CURL_USAGE
     except (OSError, urllib.error.URLError) as error:
-        print(f"kuota pod exec: {error}", file=sys.stderr)
+        if request is None or not request.silent:
+            print(f"kuota pod exec: {error}", file=sys.stderr)
         return CURL_COULD_NOT_CONNECT
 
 

@@ -302,6 +302,10 @@ def test_curl_command_lines_are_read_and_unknown_options_refused() -> None:
     )
     assert request.url == "https://svc.ns.svc:8443/metrics"
     assert request.headers == {"Authorization": "Bearer abc"}
+    assert request.insecure and request.silent
+    assert not pod_exec.parse_curl(["http://10.0.0.1:8080/readyz"]).silent
+    with pytest.raises(pod_exec.Refused, match="without -k"):
+        pod_exec.parse_curl(["https://svc.ns.svc:8443/metrics"])
     with pytest.raises(pod_exec.Refused, match="'-X'"):
         pod_exec.parse_curl(["-X", "POST", "http://10.0.0.1:8080/exit"])
     with pytest.raises(pod_exec.Refused, match="without a URL"):
