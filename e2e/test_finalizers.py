@@ -136,12 +136,15 @@ async def test_deleting_an_unused_cluster_queue_returns_within_seconds(
     assert timed_delete(cluster, "resourceflavor", flavor_name) < DELETE_BOUND_SECONDS
 
 
-async def test_a_cluster_queue_with_an_admitted_workload_stays_until_it_finishes(
+async def test_a_cluster_queue_with_an_admitted_workload_stays_until_the_workload_ends(
     kuota_scheduler: SchedulerReplica, cluster: ClusterHandle, api: client.ApiClient, namespace: str
 ) -> None:
+    """The admitted Job runs until the test deletes it, so no timing decides the outcome."""
     cq, flavor_name = f"busy-{namespace}", f"ondemand-{namespace}"
     await create_queues(api, namespace, cq=cq, flavor_name=flavor_name)
-    await create_job(api, namespace, job("running", "user-queue", delay="12s", tolerate_spot=False))
+    await create_job(
+        api, namespace, job("running", "user-queue", delay="600s", tolerate_spot=False)
+    )
 
     def reserved(workloads: dict[str, dict[str, Any]], name: str) -> bool:
         return (condition(workloads.get(name, {}), "QuotaReserved") or {}).get("status") == "True"
@@ -154,7 +157,6 @@ async def test_a_cluster_queue_with_an_admitted_workload_stays_until_it_finishes
     )
     done = kubectl(cluster, "delete", "clusterqueue", cq, "--wait=false")
     assert done.returncode == 0, done.stderr
-    deleted_at = time.monotonic()
 
     held = await stays(cluster, "clusterqueue", cq)
     await create_job(api, namespace, job("late", "user-queue", delay="1s", tolerate_spot=False))
@@ -163,7 +165,7 @@ async def test_a_cluster_queue_with_an_admitted_workload_stays_until_it_finishes
         lambda obj: (
             obj is not None and (condition(obj, "Active") or {}).get("reason") == "Terminating"
         ),
-        timeout=30,
+        timeout=60,
         what="the ClusterQueue's status saying it is terminating",
     )
     assert terminating is not None
@@ -172,21 +174,23 @@ async def test_a_cluster_queue_with_an_admitted_workload_stays_until_it_finishes
     late = await eventually(
         lambda: workloads_of(api, namespace),
         lambda got: condition(got.get("late", {}), "QuotaReserved") is not None,
-        timeout=30,
+        timeout=60,
         what="the late Job's Workload decided",
     )
     late_reserved = condition(late["late"], "QuotaReserved") or {}
     assert late_reserved.get("status") == "False", "a terminating ClusterQueue admits nothing new"
+    await stays(cluster, "clusterqueue", cq)
 
+    ended = kubectl(cluster, "delete", "job", "running", "-n", namespace, "--cascade=background")
+    assert ended.returncode == 0, ended.stderr
+    ended_at = time.monotonic()
     await eventually(
         lambda: asyncio.to_thread(get, cluster, "clusterqueue", cq),
         lambda obj: obj is None,
         timeout=90,
-        what="the ClusterQueue gone once its Workload finished",
+        what="the ClusterQueue gone once its Workload ended",
     )
-    finished = await workloads_of(api, namespace)
-    assert (condition(finished["running"], "Finished") or {}).get("status") == "True"
-    print(f"\n[measured] ClusterQueue {cq} held {time.monotonic() - deleted_at:.1f}s (Job: 12s)")
+    print(f"\n[measured] ClusterQueue {cq} gone {time.monotonic() - ended_at:.1f}s after its Job")
     kubectl(cluster, "delete", "resourceflavor", flavor_name, "--wait=false")
 
 

@@ -40,6 +40,13 @@ class Expired(Exception):
     """The server no longer has the requested resourceVersion (HTTP 410 Gone)."""
 
 
+class AskAgain(Expired):
+    """Not an expiry: the source has nothing to watch yet and asks to be listed again later.
+
+    Raised on a schedule (every few seconds), so the informer does not log it.
+    """
+
+
 class TransientError(Exception):
     """A broken connection or a server error worth retrying after a back-off."""
 
@@ -130,6 +137,8 @@ class Informer:
                 if self.version is None:
                     await self._relist()
                 await self._watch()
+            except AskAgain:
+                self.version = None
             except Expired:
                 log.info("watch expired, listing again", extra={"informer": self.name})
                 self.version = None

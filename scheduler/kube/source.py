@@ -20,7 +20,7 @@ from typing import Any
 from kubernetes_asyncio.client import ApiClient
 
 from scheduler.kube import rest
-from scheduler.kube.informer import Expired, TransientError
+from scheduler.kube.informer import AskAgain, Expired, TransientError
 from scheduler.kube.rest import Resource, Rest, RestClient
 
 __all__ = ["KindMissing", "KubeSource", "OptionalKindSource", "Resource"]
@@ -170,7 +170,7 @@ class OptionalKindSource:
     async def watch(self, resource_version: str) -> AsyncIterator[dict[str, Any]]:
         if self.missing:
             await self.sleep(self.recheck_seconds)
-            raise Expired("the kind was not served; listing again")
+            raise AskAgain("the kind was not served; listing again")
         async for event in self.source.watch(resource_version):
             yield event
 
@@ -222,6 +222,6 @@ class WhenNeededSource:
     async def watch(self, resource_version: str) -> AsyncIterator[dict[str, Any]]:
         if not self.listing:
             await self.sleep(self.recheck_seconds)
-            raise Expired("not needed yet; asking again")
+            raise AskAgain("not needed yet; asking again")
         async for event in self.source.watch(resource_version):
             yield event

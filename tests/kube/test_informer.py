@@ -5,12 +5,21 @@ broken connections (1x, 2x, 4x the initial delay), and never lose an event."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from scheduler.kube.informer import Backoff, Event, Expired, Informer, TransientError, diff
+from scheduler.kube.informer import (
+    AskAgain,
+    Backoff,
+    Event,
+    Expired,
+    Informer,
+    TransientError,
+    diff,
+)
 
 
 def obj(name: str, version: int, namespace: str | None = "ns") -> dict[str, Any]:
@@ -127,6 +136,22 @@ async def test_expired_raised_by_the_source_also_relists() -> None:
     seen, handler = recorder()
     await run_until_exhausted(Informer("test", source, handler), source)
     assert seen == [("ADDED", "ns/x")]
+
+
+async def test_a_source_asking_to_be_listed_again_relists_without_a_log_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # A source with nothing to watch yet asks every few seconds: no "expired" line each time.
+    source = ScriptedSource(
+        lists=[([], "1"), ([], "2"), ([obj("x", 3)], "3")],
+        watches=[[AskAgain("not needed yet")], [Expired("gone")]],
+    )
+    seen, handler = recorder()
+    with caplog.at_level(logging.INFO, logger="kuota.informer"):
+        await run_until_exhausted(Informer("test", source, handler), source)
+    assert seen == [("ADDED", "ns/x")]
+    said = [r.getMessage() for r in caplog.records]
+    assert said == ["watch expired, listing again"], "only the real expiry is logged"
 
 
 async def test_broken_connections_back_off_exponentially_and_resume_from_the_last_version() -> None:
