@@ -61,6 +61,7 @@ from scheduler.jobs.propagation import orphaned
 from scheduler.kube.cluster_settings import ClusterSettings
 from scheduler.kube.informer import Event
 from scheduler.kube.pod_tracker import PodTracker
+from scheduler.kube.queue_changes import QUEUE_KINDS, QueueChanges
 from scheduler.kube.stuck_pods import StuckPods
 from scheduler.kube.topology_state import TopologyState
 from scheduler.kube.worklist import WorkList, stale
@@ -109,6 +110,12 @@ class ClusterState:
         self.engine = engine
         self._stored: dict[str, dict[str, dict[str, Any]]] = {kind: {} for kind in STORED_KINDS}
         self._unfinished: set[str] = set()
+        self._unfinished_by_queue: dict[str, set[str]] = {}
+        """LocalQueue key -> the keys of its unfinished Workloads (for its status)."""
+        self._queue_of: dict[str, str] = {}
+        """Unfinished Workload key -> its LocalQueue key (a queue name can be edited)."""
+        self.queue_changes = QueueChanges()
+        """The queues whose status may have changed since the last refresh."""
         self._jobs: dict[str, dict[str, Any]] = {}  # uid -> job object
         self._groups: dict[str, dict[str, dict[str, Any]]] = {}  # group key -> uid -> member
         self._workloads_of_job: dict[str, set[str]] = {}  # job key -> its workloads' keys
@@ -149,8 +156,17 @@ class ClusterState:
     def on_kueue(self, event: Event) -> None:
         obj, kind, key = event.object, str(event.object.get("kind", "")), event.key
         store = self._stored.get(kind)
-        if store is not None and stale(event, store.get(key)):
+        known = store.get(key) if store is not None else None
+        if store is not None and stale(event, known):
             return
+        if kind == "Workload":
+            self.queue_changes.touch_workload(known)
+            if event.type != "DELETED":
+                self.queue_changes.touch_workload(obj)
+        elif kind in QUEUE_KINDS:
+            self.queue_changes.touch_queue_object(event.type, known, obj)
+        else:
+            self.queue_changes.touch_other_kind()
         if kind == "Workload":
             self._index_workload(event)
         elif kind == "ResourceFlavor":
@@ -268,6 +284,8 @@ class ClusterState:
             known = self._stored[kind].get(key)
             if known is None or not objects.is_older(obj, known):
                 if kind == "Workload":
+                    self.queue_changes.touch_workload(known)
+                    self.queue_changes.touch_workload(obj)
                     self._store_workload(key, obj)
                 else:
                     self._stored[kind][key] = dict(obj)
@@ -288,6 +306,7 @@ class ClusterState:
         namespace, name = key.split("/", 1)
         self.engine.remove("Workload", name, namespace)
         current = self._stored["Workload"].get(key)
+        self.queue_changes.touch_workload(current)
         if current is None:
             return
         try:
@@ -306,6 +325,11 @@ class ClusterState:
         deletes them; the queue statuses count only these)."""
         workloads = self._stored["Workload"]
         return (workloads[key] for key in self._unfinished)
+
+    def unfinished_in_local_queue(self, queue_key: str) -> list[dict[str, Any]]:
+        """The stored unfinished Workloads that name LocalQueue ``namespace/name``."""
+        workloads = self._stored["Workload"]
+        return [workloads[key] for key in self._unfinished_by_queue.get(queue_key, ())]
 
     def job(self, key: str) -> dict[str, Any] | None:
         return self._jobs.get(key)
@@ -368,7 +392,7 @@ class ClusterState:
             self.jobs_to_decide.add(owner)
         if event.type == "DELETED":
             self._stored["Workload"].pop(key, None)
-            self._unfinished.discard(key)
+            self._count_unfinished(key, None)
             self.workloads_to_time.add(key)
             of_job = self._workloads_of_job.get(job_key or "")
             if of_job is not None:
@@ -403,6 +427,7 @@ class ClusterState:
         """Apply again the unfinished Workloads without quota that ``concerned`` picks, of
         ``namespace`` when given (Kueue requeues the pending ones when a LimitRange or
         RuntimeClass changes)."""
+        self.queue_changes.touch_everything()
         workloads = self._stored["Workload"]
         prefix = f"{namespace}/" if namespace is not None else ""
         for key in sorted(k for k in self._unfinished if k.startswith(prefix)):
@@ -417,10 +442,26 @@ class ClusterState:
     def _store_workload(self, key: str, workload: Mapping[str, Any]) -> None:
         self._stored["Workload"][key] = dict(workload)
         self.workloads_to_time.add(key)
-        if objects.is_finished(workload):
+        self._count_unfinished(key, None if objects.is_finished(workload) else workload)
+
+    def _count_unfinished(self, key: str, unfinished: Mapping[str, Any] | None) -> None:
+        """Workload ``key`` is ``unfinished`` now, or finished or gone (None): the indexes."""
+        previous = self._queue_of.pop(key, None)
+        if previous is not None:
+            keys = self._unfinished_by_queue.get(previous)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del self._unfinished_by_queue[previous]
+        if unfinished is None:
             self._unfinished.discard(key)
-        else:
-            self._unfinished.add(key)
+            return
+        self._unfinished.add(key)
+        queue_name = objects.workload_queue_name(unfinished)
+        if queue_name:
+            queue = f"{objects.namespace(unfinished)}/{queue_name}"
+            self._queue_of[key] = queue
+            self._unfinished_by_queue.setdefault(queue, set()).add(key)
 
 
 def _spec_changed(known: Mapping[str, Any] | None, incoming: Mapping[str, Any]) -> bool:

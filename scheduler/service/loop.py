@@ -326,6 +326,9 @@ class SchedulerLoop:
             metrics.CYCLE_SECONDS.observe(elapsed)
             RECORDER.cycle(admitted=bool(result.admitted), seconds=elapsed)
             RECORDER.preemption_skips(result.preemption_skips)
+            self.state.queue_changes.touch_decisions(
+                result.decisions, self.state.stored("Workload")
+            )
             self.executor.dispatch(result.decisions)
             self.executor.pending.write_soon()
             await self.finalizers.release()
