@@ -72,6 +72,7 @@ from scheduler.jobs import (
     webhook_path,
 )
 from scheduler.jobs.managed_namespaces import ManagedNamespaces
+from webhook.mutate_templates import queued_without_queue_name
 from webhook.routes import KUOTA_KINDS
 from webhook.workload_writes import (
     not_a_create_the_crd_rules_judge,
@@ -285,6 +286,25 @@ def mutating_configuration(
         )
         for integration, operations in _marked_on_create()
     ]
+    # With manageJobsWithoutQueueName, a StatefulSet naming no queue is queued too: its
+    # template is marked (failing closed then; registered failing open while the setting is
+    # off, like the unqueued Pods below, so that turning it on needs no new registration).
+    if manage_jobs_without_queue_name or unqueued_pods:
+        webhooks += [
+            _entry(
+                f"unqueued-{integration.resource}.mutate.kuota.io",
+                webhook_path(integration, "mutate"),
+                client_config,
+                rules=_job_rule(integration, ["CREATE"]),
+                failure_policy="Fail" if manage_jobs_without_queue_name else "Ignore",
+                timeout=5 if manage_jobs_without_queue_name else 3,
+                namespace_selector=managed,
+                match_conditions=[UNQUEUED_CREATE],
+                mutating=True,
+            )
+            for integration in integrations()
+            if queued_without_queue_name(integration)
+        ]
     # A Pod whose parent queues it is gated whether or not it names a queue yet (its
     # queue and group may be added later, as Kueue allows): only such Pods, by
     # matchConditions, since an objectSelector cannot look at annotations.  With

@@ -160,7 +160,9 @@ def _mark_template(integration: Integration, kind: QueuedThroughPods) -> Decisio
     async def decide(
         request: AdmissionRequest, context: DecisionContext
     ) -> tuple[ResponseBody, str]:
-        return await mutate_template_request(integration, kind, request, settings=context.settings)
+        return await mutate_template_request(
+            integration, kind, request, settings=context.settings, lookup=context.lookup
+        )
 
     return decide
 

@@ -404,6 +404,16 @@ class ReplicaGroups(Protocol):
 
     unplaced_pod_selector: str
     """Label selector of the kind's queued pods not in a group yet (the scheduler watches them)."""
+    unqueued_pod_selector: str | None
+    """With ``manageJobsWithoutQueueName``, the selector of its pods to watch instead: its
+    objects that name no queue are queued all the same (Kueue's StatefulSet), so are their
+    pods; None: only objects that name a queue are (see :meth:`queued`)."""
+
+    def queued(self, obj: RawObject, *, without_queue_name: bool) -> bool:
+        """Whether kuota queues the object: it names a queue or, with ``without_queue_name``
+        (``manageJobsWithoutQueueName``) and a kind that allows it, its pod template was
+        marked by the webhook all the same."""
+        ...
 
     def owner_of_pod(self, pod: RawObject) -> str | None:
         """The name of the object (in the pod's namespace) the pod belongs to, if any."""

@@ -8,8 +8,10 @@ scheduler (``scheduler.kube.job_reconciler``); the pods of each group are
 then admitted, started and stopped by the pod groups
 (:mod:`scheduler.jobs.pod.group`).  As Kueue's reconciler for the kind:
 
-- a queued object gets the Workloads its kind says it should have now (one
-  per replica); a Workload it owns that it should no longer have (the object
+- a queued object (one naming a queue or, with ``manageJobsWithoutQueueName``
+  and a kind that allows it, one whose template the webhook marked all the same:
+  its Workload then names no queue and waits) gets the Workloads its kind says
+  it should have now (one per replica); a Workload it owns that it should no longer have (the object
   was scaled down) is deleted;
 - a Workload whose queue name or WorkloadPriorityClass is no longer the
   object's is updated to them (its pod sets are not: the validating webhook
@@ -116,13 +118,17 @@ def next_replica_actions(
     unplaced_pods: Sequence[Mapping[str, Any]],
     *,
     priority_classes: PriorityClasses | None = None,
+    without_queue_name: bool = False,
 ) -> list[ReplicaAction]:
     """Everything the object needs now, in order: Workloads first, then its pods (pure).
 
     ``workloads``: the Workloads it owns; ``unplaced_pods``: its pods the
-    scheduler sees outside any group.
+    scheduler sees outside any group; ``without_queue_name``: the Configuration's
+    ``manageJobsWithoutQueueName``.
     """
-    if not objects.queue_name(obj) or objects.is_being_deleted(obj):
+    if not kind.queued(obj, without_queue_name=without_queue_name):
+        return []
+    if objects.is_being_deleted(obj):
         return []
     wanted = kind.replica_workloads(obj, priority_classes=priority_classes)
     owned = {objects.name(workload): workload for workload in workloads}

@@ -148,12 +148,14 @@ class JobReconciler:
         replicas = capability(kind, ReplicaGroups) if kind is not None else None
         if replicas is None:
             return False
+        config = self.state.engine.config
         actions = next_replica_actions(
             replicas,
             obj,
             self.state.owned_workloads(key),
             self.state.pods.unplaced_pods(key),
             priority_classes=self.state.settings.classes(),
+            without_queue_name=bool(config and config.manage_jobs_without_queue_name),
         )
         done = False
         for action in actions:

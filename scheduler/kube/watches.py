@@ -65,6 +65,7 @@ def scheduler_informers(
     frameworks: Collection[str] = ("batch/job",),
     never_managed: Collection[str] = ("kube-system", "kueue-system"),
     on_unmanaged: Callable[[UnmanagedKind, Event], None] | None = None,
+    without_queue_name: bool = False,
 ) -> list[Informer]:
     """The scheduler's informers, each feeding ``state()`` and then calling ``on_change``.
 
@@ -131,7 +132,9 @@ def scheduler_informers(
         replicas = capability(kind, ReplicaGroups)
         if kind.framework not in frameworks or replicas is None:
             continue
-        informers += _replica_informers(kind, replicas, rest, then_wake, excluded)
+        informers += _replica_informers(
+            kind, replicas, rest, then_wake, excluded, without_queue_name=without_queue_name
+        )
     informers += [
         Informer(
             "JobPod",
@@ -191,8 +194,12 @@ def _replica_informers(
     rest: RestClient,
     then_wake: Callable[[Callable[[ClusterState, Event], None]], Callable[[Event], None]],
     excluded: frozenset[str],
+    *,
+    without_queue_name: bool,
 ) -> list[Informer]:
-    """The objects of a kind with replica groups, and their pods not in a group yet."""
+    """The objects of a kind with replica groups, and their pods not in a group yet (with
+    ``manageJobsWithoutQueueName``, the pods of the objects that name no queue too, when the
+    kind queues those)."""
 
     def on_object(current: ClusterState, event: Event) -> None:
         if objects.namespace(event.object) not in excluded:
@@ -206,7 +213,10 @@ def _replica_informers(
     source: Source = kube
     if integration.group not in BUILT_IN_GROUPS:
         source = OptionalKindSource(kube, what=f"{integration.kind}s")
-    pods = KubeSource(rest, PODS, label_selector=replicas.unplaced_pod_selector)
+    selector = replicas.unplaced_pod_selector
+    if without_queue_name and replicas.unqueued_pod_selector is not None:
+        selector = replicas.unqueued_pod_selector
+    pods = KubeSource(rest, PODS, label_selector=selector)
     return [
         Informer(integration.kind, source, then_wake(on_object)),
         Informer(f"{integration.kind}Pod", pods, then_wake(on_pod)),

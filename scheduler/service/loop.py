@@ -142,6 +142,7 @@ class SchedulerLoop:
             if config
             else ManagedNamespaces().never_managed,
             on_unmanaged=self._tell_unmanaged,
+            without_queue_name=config.manage_jobs_without_queue_name if config else False,
         )
 
     def _tell_unmanaged(self, kind: UnmanagedKind, event: Event) -> None:

@@ -169,6 +169,49 @@ def test_a_queued_statefulset_gets_its_workload_and_its_pods_placed() -> None:
     assert [type(a) for a in actions] == [CreateWorkload, PlacePods]
 
 
+def unqueued(replicas: int = 3) -> dict[str, Any]:
+    """A StatefulSet naming no queue, as stored after the webhook marked it
+    (manageJobsWithoutQueueName)."""
+    built = stateful_set("sts", "ns", replicas).uid("sts-uid").image("i")
+    return STATEFULSET.propagate(built.build())
+
+
+def unqueued_pod() -> dict[str, Any]:
+    made = sts_pod()
+    del made["metadata"]["labels"][QUEUE]
+    return made
+
+
+def test_without_queue_name_a_marked_statefulset_gets_a_workload_naming_no_queue() -> None:
+    sts = unqueued(3)
+    assert SUSPENDING_PARENT in sts["spec"]["template"]["metadata"]["annotations"]
+    assert QUEUE not in sts["spec"]["template"]["metadata"].get("labels", {})
+    assert next_replica_actions(STATEFULSET, sts, [], [unqueued_pod()]) == [], "setting off"
+
+    actions = next_replica_actions(STATEFULSET, sts, [], [unqueued_pod()], without_queue_name=True)
+    assert [type(a) for a in actions] == [CreateWorkload, PlacePods]
+    made = actions[0].workload  # type: ignore[union-attr]
+    assert objects.name(made) == "statefulset-sts-d8800"
+    assert "queueName" not in made["spec"], "it waits, pending, until the StatefulSet names one"
+    [(_, placed)] = actions[1].pods  # type: ignore[union-attr]
+    assert QUEUE not in placed["metadata"]["labels"]
+    assert placed["metadata"]["annotations"]["kueue.x-k8s.io/pod-group-name"] == objects.name(made)
+
+    # The StatefulSet gets a queue name: the Workload and the pod in the group follow it.
+    named = {**sts, "metadata": {**sts["metadata"], "labels": {QUEUE: "main"}}}
+    after = next_replica_actions(STATEFULSET, named, [made], [placed], without_queue_name=True)
+    assert [type(a) for a in after] == [ReplaceWorkload, PlacePods]
+    assert after[0].updated["spec"]["queueName"] == "main"  # type: ignore[union-attr]
+    [(_, moved)] = after[1].pods  # type: ignore[union-attr]
+    assert objects.queue_name(moved) == "main"
+
+
+def test_without_queue_name_an_unmarked_statefulset_is_left_alone() -> None:
+    # Made where the webhook does not manage it (kube-system), or before kuota ran.
+    plain = stateful_set("sts", "kube-system", 2).uid("sts-uid").image("i").build()
+    assert next_replica_actions(STATEFULSET, plain, [], [], without_queue_name=True) == []
+
+
 def test_scaled_to_zero_an_admitted_workload_is_held_never_deleted() -> None:
     wl = admitted_workload(queued(3))
     actions = next_replica_actions(STATEFULSET, queued(0), [wl], [])

@@ -78,6 +78,21 @@ def test_manage_jobs_without_queue_name_fails_closed_in_managed_namespaces() -> 
     assert "unqueued-pods.mutate.kuota.io" not in by_name(mutating_configuration(URL))
 
 
+def test_unqueued_statefulsets_are_sent_when_they_may_be_queued() -> None:
+    name = "unqueued-statefulsets.mutate.kuota.io"
+    assert name not in by_name(mutating_configuration(URL))
+    managing = by_name(mutating_configuration(URL, manage_jobs_without_queue_name=True))[name]
+    assert managing["failurePolicy"] == "Fail"
+    assert managing["rules"][0]["resources"] == ["statefulsets"]
+    assert [c["name"] for c in managing["matchConditions"]] == ["has-no-queue-name"]
+    # The Kueue-compatible install: registered failing open while the setting is off.
+    compatible = by_name(mutating_configuration(URL, unqueued_pods=True))[name]
+    assert compatible["failurePolicy"] == "Ignore"
+    assert "unqueued-deployments.mutate.kuota.io" not in by_name(
+        mutating_configuration(URL, manage_jobs_without_queue_name=True)
+    )
+
+
 def test_every_registered_path_is_served_and_kuota_kinds_match_exactly() -> None:
     served = set(admission_endpoints())
     for configuration in (mutating_configuration(URL), validating_configuration(URL)):

@@ -120,3 +120,35 @@ async def test_a_statefulsets_new_queue_name_leaves_its_template_as_it_was(
     result = jsonpatch.apply_patch(copy.deepcopy(moved), patch_of(response))
     assert result["spec"]["template"] == marked["spec"]["template"]
     assert result["spec"]["template"]["metadata"]["labels"][QUEUE] == "first"
+
+
+async def test_with_manage_jobs_without_queue_name_an_unqueued_statefulset_is_marked(
+    make_client: ClientFactory,
+) -> None:
+    """Kueue queues a StatefulSet naming no queue all the same: its pods are held back as one
+    group, whose Workload waits until the StatefulSet names a queue."""
+    frameworks = ("batch/job", "pod", "deployment", "statefulset")
+    managing = await make_client(
+        WebhookSettings(frameworks=frameworks, manage_jobs_without_queue_name=True)
+    )
+
+    def unqueued(namespace: str) -> dict:
+        built = deployment("web", namespace, 2).image("i").set(kind="StatefulSet").build()
+        built["metadata"]["name"] = "db"
+        return built
+
+    sent = unqueued("team-a")
+    response = await post_review(managing, "/mutate-apps-v1-statefulset", admission_review(sent))
+    template = jsonpatch.apply_patch(copy.deepcopy(sent), patch_of(response))["spec"]["template"]
+    assert template["metadata"]["annotations"] == {PARENT: "statefulset"}
+    assert QUEUE not in template["metadata"]["labels"]
+
+    system = unqueued("kube-system")
+    response = await post_review(managing, "/mutate-apps-v1-statefulset", admission_review(system))
+    assert response == {"uid": response["uid"], "allowed": True}, "never in kube-system"
+    web = deployment("web", "team-a", 2).image("i").build()
+    response = await post_review(managing, MUTATE, admission_review(web))
+    assert response == {"uid": response["uid"], "allowed": True}, "a Deployment's pods: one by one"
+    off = await make_client(WebhookSettings(frameworks=frameworks))
+    response = await post_review(off, "/mutate-apps-v1-statefulset", admission_review(sent))
+    assert response == {"uid": response["uid"], "allowed": True}, "the setting off"

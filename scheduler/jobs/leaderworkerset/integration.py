@@ -91,6 +91,7 @@ class LeaderWorkerSet:
         scheduler={"leaderworkersets": ("list", "watch")},
     )
     unplaced_pod_selector = f"{replicas.NAME_LABEL},{QUEUE_NAME_LABEL},!{MANAGED_LABEL}"
+    unqueued_pod_selector = None
 
     # -- QueuedThroughPods: the webhook marks the pod templates ------------------------------
 
@@ -98,6 +99,9 @@ class LeaderWorkerSet:
         return propagate(obj)
 
     # -- ReplicaGroups: the scheduler's part -----------------------------------------------
+
+    def queued(self, obj: RawObject, *, without_queue_name: bool) -> bool:
+        return bool(objects.queue_name(obj))  # one naming no queue is never queued
 
     def owner_of_pod(self, pod: RawObject) -> str | None:
         return replicas.owner_of_pod(pod)

@@ -88,6 +88,9 @@ class StatefulSet:
     unplaced_pod_selector = f"{POD_NAME_LABEL},{QUEUE_NAME_LABEL}"
     """Every queued pod of a StatefulSet, in its group or not: a pod in the group
     still follows its StatefulSet's queue name."""
+    unqueued_pod_selector = POD_NAME_LABEL
+    """With manageJobsWithoutQueueName: every pod of a StatefulSet, since one naming no
+    queue is queued too."""
     hold_message = replicas.ON_HOLD_MESSAGE
 
     # -- QueuedThroughPods: the webhook marks the pod template -------------------------------
@@ -96,6 +99,9 @@ class StatefulSet:
         return propagate(obj)
 
     # -- ReplicaGroups: the scheduler's part -----------------------------------------------
+
+    def queued(self, obj: RawObject, *, without_queue_name: bool) -> bool:
+        return replicas.queued(obj, without_queue_name=without_queue_name)
 
     def owner_of_pod(self, pod: RawObject) -> str | None:
         return replicas.owner_of_pod(pod)

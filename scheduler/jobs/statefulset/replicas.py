@@ -83,6 +83,15 @@ def managed_by_another_framework(statefulset: Mapping[str, Any]) -> bool:
     return parent is not None and parent != FRAMEWORK
 
 
+def queued(statefulset: Mapping[str, Any], *, without_queue_name: bool) -> bool:
+    """It names a queue or, with manageJobsWithoutQueueName, its template was marked by the
+    webhook all the same (its Workload then names no queue: it waits until the StatefulSet
+    gets one, as in Kueue): pure."""
+    if objects.queue_name(statefulset):
+        return True
+    return without_queue_name and template_parent(statefulset) == FRAMEWORK
+
+
 def group_name(statefulset: Mapping[str, Any]) -> str:
     """The Workload (and pod group) name: Kueue's ``GetWorkloadName(uid, name)``: pure."""
     return workload_name(
@@ -147,18 +156,19 @@ def place_pod(statefulset: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[st
 
     Not placed: a pod of another StatefulSet, one its template did not mark, and one
     kuota did not hold back (not gated: it was made before the StatefulSet was queued).
+    A StatefulSet naming no queue (manageJobsWithoutQueueName) puts its pods in the group
+    with no queue name; they get one when it does.
     """
     queue = objects.queue_name(statefulset)
     if (
-        not queue
-        or owner_of_pod(pod) != objects.name(statefulset)
+        owner_of_pod(pod) != objects.name(statefulset)
         or objects.annotation(pod, POD_SUSPENDING_PARENT_ANNOTATION) != FRAMEWORK
         or managed_by_another_framework(statefulset)
     ):
         return None
     group = group_name(statefulset)
     if objects.annotation(pod, POD_GROUP_NAME_LABEL) == group:
-        if objects.queue_name(pod) == queue or replicas(statefulset) == 0:
+        if not queue or objects.queue_name(pod) == queue or replicas(statefulset) == 0:
             return None
         moved = copy.deepcopy(dict(pod))
         metadata = moved.setdefault("metadata", {})
@@ -166,7 +176,7 @@ def place_pod(statefulset: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[st
         return moved
     if objects.label(pod, MANAGED_LABEL) == MANAGED_LABEL_VALUE or not is_gated(pod):
         return None
-    labels = {QUEUE_NAME_LABEL: queue}
+    labels = {QUEUE_NAME_LABEL: queue} if queue else {}
     priority_class = objects.label(statefulset, PRIORITY_CLASS_LABEL)
     if priority_class:
         labels[PRIORITY_CLASS_LABEL] = priority_class
@@ -206,6 +216,7 @@ __all__ = [
     "owner_of_pod",
     "place_pod",
     "pod_sets",
+    "queued",
     "replica_workloads",
     "replicas",
     "should_hold",
