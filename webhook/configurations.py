@@ -286,25 +286,6 @@ def mutating_configuration(
         )
         for integration, operations in _marked_on_create()
     ]
-    # With manageJobsWithoutQueueName, a StatefulSet naming no queue is queued too: its
-    # template is marked (failing closed then; registered failing open while the setting is
-    # off, like the unqueued Pods below, so that turning it on needs no new registration).
-    if manage_jobs_without_queue_name or unqueued_pods:
-        webhooks += [
-            _entry(
-                f"unqueued-{integration.resource}.mutate.kuota.io",
-                webhook_path(integration, "mutate"),
-                client_config,
-                rules=_job_rule(integration, ["CREATE"]),
-                failure_policy="Fail" if manage_jobs_without_queue_name else "Ignore",
-                timeout=5 if manage_jobs_without_queue_name else 3,
-                namespace_selector=managed,
-                match_conditions=[UNQUEUED_CREATE],
-                mutating=True,
-            )
-            for integration in integrations()
-            if queued_without_queue_name(integration)
-        ]
     # A Pod whose parent queues it is gated whether or not it names a queue yet (its
     # queue and group may be added later, as Kueue allows): only such Pods, by
     # matchConditions, since an objectSelector cannot look at annotations.  With
@@ -327,13 +308,19 @@ def mutating_configuration(
     # Jobs without a queue name get the namespace's default LocalQueue (failing open), or
     # with manageJobsWithoutQueueName are suspended (failing closed); with the latter, Pods
     # without one are held back too (Kueue's behaviour), in managed namespaces only.
-    # ``unqueued_pods`` registers those Pods while it is off, failing open, apart from the
-    # ones a parent queues (the entry above, failing closed).
+    # ``unqueued_pods`` registers those Pods (and StatefulSets) while it is off, failing open,
+    # apart from the Pods a parent queues (the entry above, failing closed).
     unqueued: list[tuple[Integration, bool]] = []
     if manage_jobs_without_queue_name or default_local_queue:
         unqueued += [(i, manage_jobs_without_queue_name) for i in _suspendable()]
     if manage_jobs_without_queue_name or unqueued_pods:
         unqueued += [(i, manage_jobs_without_queue_name) for i in _gated_on_create()]
+        # A StatefulSet naming no queue is queued too: its template is marked.
+        unqueued += [
+            (i, manage_jobs_without_queue_name)
+            for i in integrations()
+            if queued_without_queue_name(i)
+        ]
     unqueued_only: list[Mapping[str, str]] = [UNQUEUED_CREATE]
     if not manage_jobs_without_queue_name:
         unqueued_only.append(NOT_PARENT_SUSPENDED)
