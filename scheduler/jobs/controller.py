@@ -28,8 +28,9 @@ every situation a restart can leave behind is a unit test:
   (``live_pods``: every pod started from an admission carries the job's UID
   in the label ``kueue.x-k8s.io/job-uid``) say a pod is left, so the next
   admission never lands on nodes its pods still hold (docs/concepts.md,
-  "Eviction and restore"); a finished job's Workload is marked ``Finished``
-  on the same condition;
+  "Eviction and restore"); a pod being deleted on a node that no longer exists
+  holds nothing and is not waited for (``stranded_pods``); a finished job's
+  Workload is marked ``Finished`` on the same condition;
 - a Workload that no longer describes its Job
   (:func:`scheduler.jobs.equivalence.pod_sets_difference`: count, resources,
   nodeSelector, affinity, tolerations changed) is never admitted or started as
@@ -160,9 +161,10 @@ def _stop_edited(
     infos: list[PodSetInfo],
     difference: str,
     live_pods: int,
+    stranded_pods: int,
 ) -> Action | None:
     """The admitted Workload's suspended Job was edited: free the quota, queue it again."""
-    if _active_pods(job) or live_pods:
+    if _still_runs(job, live_pods, stranded_pods):
         return None  # the quota stays until the Job controller has removed the pods
     recorded = [p for p in objects.spec(workload).get("podSets") or [] if isinstance(p, Mapping)]
     wanted = integration.pod_sets(job)
@@ -253,6 +255,12 @@ def _active_pods(job: Mapping[str, Any]) -> int:
     return integration.active(job) if integration is not None else 0
 
 
+def _still_runs(job: Mapping[str, Any], live_pods: int, stranded_pods: int) -> bool:
+    """Something of the job has not stopped, by its status or the pods seen, apart from the
+    ``stranded_pods`` (being deleted on a node that is gone, counted in both): pure."""
+    return _active_pods(job) > stranded_pods or live_pods > stranded_pods
+
+
 def next_action(
     job: Mapping[str, Any],
     workload: Mapping[str, Any] | None,
@@ -260,6 +268,7 @@ def next_action(
     flavors: Mapping[str, FlavorPlacement],
     priority_classes: PriorityClasses | None = None,
     live_pods: int = 0,
+    stranded_pods: int = 0,
     label_keys: Collection[str] = (),
     elastic_jobs: bool = True,
     pending_slice: Mapping[str, Any] | None = None,
@@ -268,7 +277,9 @@ def next_action(
     """The one thing to do for ``job`` now, or None when it is where it should be (pure).
 
     ``live_pods``: the pods of the job the caller sees that have not
-    terminated (running, or in their termination grace period).
+    terminated (running, or in their termination grace period);
+    ``stranded_pods``: those of them being deleted on a node that no longer
+    exists (no kubelet will end them; they hold no node).
     ``label_keys``: the Configuration's ``integrations.labelKeysToCopy``
     (copied from the job when its Workload is made).  ``elastic_jobs``: the
     gate ``ElasticJobsViaWorkloadSlices`` (docs/concepts.md#elastic-jobs);
@@ -303,7 +314,7 @@ def next_action(
             )
         )
     if finished.finished:
-        if objects.is_finished(workload) or live_pods:
+        if objects.is_finished(workload) or live_pods > stranded_pods:
             return None  # finished once its last pod has stopped
         return FinishWorkload(finished.reason, finished.message)
     if stale_slices:
@@ -336,7 +347,7 @@ def next_action(
         if restored.get("spec") != job.get("spec"):
             started = _start_time_blocks_restore(integration, job)
             return RestoreJob(restored, clear_start_time=started, message=message)
-        if _active_pods(job) or live_pods:
+        if _still_runs(job, live_pods, stranded_pods):
             return None  # wait until every pod of the job has stopped
         return ReleaseWorkload()
     if holds_quota and objects.awaits_admission_checks(workload):
@@ -381,7 +392,9 @@ def next_action(
             if scale_down is not None:
                 return scale_down
         if difference is not None:
-            return _stop_edited(job, workload, integration, infos, difference, live_pods)
+            return _stop_edited(
+                job, workload, integration, infos, difference, live_pods, stranded_pods
+            )
         conflict = selector_conflict(integration.pod_sets(job), infos)
         if conflict is not None:
             return FinishWorkload(FAILED_TO_START, conflict)

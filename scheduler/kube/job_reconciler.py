@@ -116,6 +116,7 @@ class JobReconciler:
             )
         else:
             live = self.state.pods.live_pods(key)
+            stranded = self.state.pods.stranded_pods(key, self.state.topology.has_node)
             slices = (
                 self.state.slices_for(key)
                 if not objects.prebuilt_workload_name(job)
@@ -127,6 +128,7 @@ class JobReconciler:
                 flavors=flavors,
                 priority_classes=classes,
                 live_pods=live,
+                stranded_pods=stranded,
                 label_keys=keys,
                 elastic_jobs=self.elastic_jobs(),
                 pending_slice=slices.pending,

@@ -7,7 +7,10 @@ which holds one as ``pods``):
   ``JobPod`` watch) by job UID: live until terminated, so the quota of an
   evicted or finished job is held until its last pod is gone
   (:meth:`PodTracker.live_pods`); of these, the live pods behind the
-  elastic-job gate (docs/concepts.md#elastic-jobs).
+  elastic-job gate (docs/concepts.md#elastic-jobs), and those being deleted on
+  a node, which hold nothing once the node is gone (:meth:`PodTracker.stranded_pods`:
+  no kubelet will end them; the pod garbage collector deletes them a minute or so
+  later).
 - **The pods of a kind with replica groups** (:class:`~scheduler.jobs.ReplicaGroups`:
   LeaderWorkerSets) that are in no group yet: their owner places them.  They
   are kept by the owner's kind, namespace and name, since a pod may be seen
@@ -20,7 +23,7 @@ A change that may move a job's decision puts the job on the cluster state's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scheduler.api import objects
@@ -42,6 +45,10 @@ class PodTracker:
         self._job_pods: dict[str, dict[str, str | None]] = {}
         """Job UID -> pod UID -> the pod set of a pod that has not terminated, None for one that
         has (label job-uid)."""
+        self._deleting_on: dict[str, dict[str, str]] = {}
+        """Job UID -> pod UID -> the node of a live pod being deleted."""
+        self._jobs_on_node: dict[str, set[str]] = {}
+        """Node -> UIDs of the jobs with a live pod being deleted there."""
         self._gated_pods: dict[str, dict[str, dict[str, Any]]] = {}
         """Job UID -> pod UID -> a live pod waiting behind the elastic-job gate."""
         self._replica_owners: dict[tuple[str, str, str], str] = {}
@@ -70,10 +77,40 @@ class PodTracker:
             live = objects.status(event.object).get("phase") not in ("Succeeded", "Failed")
             pods[uid] = (objects.label(event.object, POD_SET_LABEL) or "main") if live else None
         self._track_gated_pod(job_uid, uid, event.object, live=pods.get(uid) is not None)
+        node = objects.spec(event.object).get("nodeName")
+        deleting = pods.get(uid) is not None and objects.is_being_deleted(event.object)
+        moved = self._track_deleting(job_uid, uid, str(node) if deleting and node else None)
         if not pods:
             del self._job_pods[job_uid]
-        if before != (uid in pods, pods.get(uid) is not None):
+        if moved or before != (uid in pods, pods.get(uid) is not None):
             self._jobs_to_decide.add(job_uid)
+
+    def _track_deleting(self, job_uid: str, uid: str, node: str | None) -> bool:
+        """Pod ``uid`` of the job is live and being deleted on ``node`` (None: it is not);
+        whether that changed."""
+        on = self._deleting_on.setdefault(job_uid, {})
+        previous = on.pop(uid, None)
+        if node is not None:
+            on[uid] = node
+            self._jobs_on_node.setdefault(node, set()).add(job_uid)
+        if previous is not None and previous not in on.values():
+            jobs = self._jobs_on_node.get(previous, set())
+            jobs.discard(job_uid)
+            if not jobs:
+                self._jobs_on_node.pop(previous, None)
+        if not on:
+            del self._deleting_on[job_uid]
+        return previous != node
+
+    def stranded_pods(self, job_key: str, node_exists: Callable[[str], bool]) -> int:
+        """How many of the job's live pods are being deleted on a node that no longer exists:
+        nothing will end them before the pod garbage collector, and they hold no node."""
+        on = self._deleting_on.get(job_key, {})
+        return sum(1 for node in on.values() if not node_exists(node))
+
+    def node_gone(self, node: str) -> None:
+        """Node ``node`` was deleted: the jobs whose pods were being deleted there may go on."""
+        self._jobs_to_decide.update(self._jobs_on_node.pop(node, set()))
 
     def _track_gated_pod(self, job_uid: str, uid: str, pod: Mapping[str, Any], live: bool) -> None:
         """Keep the live pods behind the elastic-job gate (docs/concepts.md#elastic-jobs)."""

@@ -181,6 +181,8 @@ def scheduler_informers(
 def _on_node(current: ClusterState, event: Event) -> None:
     current.topology.on_node(event)
     current.stuck_pods.on_node(event)
+    if event.type == "DELETED":
+        current.pods.node_gone(objects.name(event.object))
 
 
 def _on_pod(current: ClusterState, event: Event) -> None:

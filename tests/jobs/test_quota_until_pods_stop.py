@@ -70,3 +70,17 @@ def test_a_finished_job_with_a_pod_still_stopping_is_finished_once_it_has_stoppe
     assert next_action(failed, workload, flavors=FLAVORS, live_pods=0) == FinishWorkload(
         "Failed", "done"
     )
+
+
+def test_a_pod_stranded_on_a_deleted_node_does_not_keep_the_quota() -> None:
+    """Its node is gone: no kubelet ends it (the pod garbage collector deletes it a minute
+    later) and it holds nothing, so the evicted job's quota goes back at once, as in Kueue."""
+    stopped, evicted = evicted_and_stopped()
+    terminating = {**stopped, "status": {"active": 0, "terminating": 1}}
+    assert next_action(terminating, evicted, flavors=FLAVORS, live_pods=1) is None
+    released = next_action(terminating, evicted, flavors=FLAVORS, live_pods=1, stranded_pods=1)
+    assert isinstance(released, ReleaseWorkload)
+    two = {**stopped, "status": {"active": 0, "terminating": 2}}
+    assert next_action(two, evicted, flavors=FLAVORS, live_pods=2, stranded_pods=1) is None, (
+        "the other pod still holds its node"
+    )
