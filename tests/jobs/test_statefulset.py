@@ -305,3 +305,11 @@ def test_a_topology_annotation_on_the_template_reaches_the_pod_set() -> None:
         "required": "cloud.provider.com/topology-block",
         "podIndexLabel": "apps.kubernetes.io/pod-index",
     }
+
+
+def test_a_marked_template_is_never_changed_again() -> None:
+    """Labelling an unqueued StatefulSet with a queue makes no new revision: its pods, waiting
+    gated, would never be rolled over to it."""
+    sts = unqueued(3)
+    named = {**sts, "metadata": {**sts["metadata"], "labels": {QUEUE: "main"}}}
+    assert STATEFULSET.propagate(named)["spec"]["template"] == sts["spec"]["template"]

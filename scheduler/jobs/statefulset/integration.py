@@ -6,10 +6,11 @@ As Kueue v0.19 does (docs/concepts.md#statefulsets):
   update (:func:`propagate`): its queue name and WorkloadPriorityClass as pod
   labels (so that the pod webhook sees and gates each pod) and the annotation
   ``kueue.x-k8s.io/pod-suspending-parent: statefulset`` (no finalizer: the
-  StatefulSet replaces its pods).  A queue name already in the template is
-  kept: a new one would make a new revision, which the StatefulSet's
-  controller does not roll out while its pods wait gated; the pods get the
-  new queue name from the scheduler instead.  Nothing in the template depends
+  StatefulSet replaces its pods).  A template marked already is kept as it
+  is: a new queue name or priority class (or the first one, for a StatefulSet
+  queued without a queue name) would make a new revision, which the
+  StatefulSet's controller does not roll out while its pods wait gated; the
+  pods get them from the scheduler instead.  Nothing in the template depends
   on the UID (unknown on create) or on ``replicas`` (scaling is no new
   revision);
 - the scheduler makes the Workload from the StatefulSet once it exists, puts
@@ -52,7 +53,9 @@ _mapping = pod_template.mapping
 def propagate(statefulset: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of a queued StatefulSet whose pods will be gated and queued: pure."""
     result = copy.deepcopy(dict(statefulset))
-    if replicas.managed_by_another_framework(statefulset):
+    if replicas.template_parent(statefulset) is not None:
+        # Marked already (or another framework's): a changed template would be a new
+        # revision, which the StatefulSet's controller does not roll out while its pods wait.
         return result
     template = result.setdefault("spec", {}).setdefault("template", {})
     metadata = template.setdefault("metadata", {})
