@@ -48,6 +48,8 @@ class Marked:
 
 @dataclass
 class QueueChanges:
+    """The marks since the last refresh (module docstring); :meth:`take` hands them over."""
+
     everything: bool = True
     cluster_queues: set[str] = field(default_factory=set)
     local_queues: set[str] = field(default_factory=set)
@@ -72,6 +74,13 @@ class QueueChanges:
     def touch_cluster_queue(self, name: str) -> None:
         self.cluster_queues.add(name)
 
+    def touch_local_queue(self, key: str) -> None:
+        """LocalQueue ``namespace/name``."""
+        self.local_queues.add(key)
+
+    def touch_cohorts(self) -> None:
+        self.cohorts = True
+
     def touch_decisions(
         self, decisions: Iterable[Decision], workloads: Mapping[str, Mapping[str, Any]]
     ) -> None:
@@ -93,9 +102,9 @@ class QueueChanges:
         elif kind == "ClusterQueue":
             self.cluster_queues.add(objects.name(incoming))
         elif kind == "LocalQueue":
-            self.local_queues.add(objects.key(incoming))
+            self.touch_local_queue(objects.key(incoming))
         else:
-            self.cohorts = True
+            self.touch_cohorts()
 
     def touch_other_kind(self) -> None:
         """A ResourceFlavor, AdmissionCheck, Topology or WorkloadPriorityClass event: even a
@@ -108,19 +117,13 @@ class QueueChanges:
             everything=self.everything,
             cluster_queues=frozenset(self.cluster_queues),
             local_queues=frozenset(self.local_queues),
-            cohorts=bool(self.everything or self.cohorts or self.cluster_queues)
-            or bool(self.local_queues),
+            cohorts=bool(
+                self.everything or self.cohorts or self.cluster_queues or self.local_queues
+            ),
         )
         self.everything, self.cohorts = False, False
         self.cluster_queues, self.local_queues = set(), set()
         return marked
-
-    def put_back(self, marked: Marked) -> None:
-        """A refresh that could not write these: mark them again for the next one."""
-        self.everything = self.everything or marked.everything
-        self.cohorts = self.cohorts or marked.cohorts
-        self.cluster_queues |= marked.cluster_queues
-        self.local_queues |= marked.local_queues
 
 
 def _structural(known: Mapping[str, Any], incoming: Mapping[str, Any]) -> bool:

@@ -164,9 +164,9 @@ class QueueReporter:
         if plural == "clusterqueues":
             changes.touch_cluster_queue(key)
         elif plural == "localqueues":
-            changes.put_back(Marked(everything=False, local_queues=frozenset({key})))
+            changes.touch_local_queue(key)
         else:
-            changes.put_back(Marked(everything=False, cohorts=True))
+            changes.touch_cohorts()
 
     def _warn_ignored_mode(self, name: str, queue: dict[str, Any]) -> None:
         """A Warning Event and a log line, once per generation, for a mode that does nothing."""
