@@ -47,8 +47,6 @@ class PodTracker:
         has (label job-uid)."""
         self._deleting_on: dict[str, dict[str, str]] = {}
         """Job UID -> pod UID -> the node of a live pod being deleted."""
-        self._jobs_on_node: dict[str, set[str]] = {}
-        """Node -> UIDs of the jobs with a live pod being deleted there."""
         self._gated_pods: dict[str, dict[str, dict[str, Any]]] = {}
         """Job UID -> pod UID -> a live pod waiting behind the elastic-job gate."""
         self._replica_owners: dict[tuple[str, str, str], str] = {}
@@ -92,12 +90,6 @@ class PodTracker:
         previous = on.pop(uid, None)
         if node is not None:
             on[uid] = node
-            self._jobs_on_node.setdefault(node, set()).add(job_uid)
-        if previous is not None and previous not in on.values():
-            jobs = self._jobs_on_node.get(previous, set())
-            jobs.discard(job_uid)
-            if not jobs:
-                self._jobs_on_node.pop(previous, None)
         if not on:
             del self._deleting_on[job_uid]
         return previous != node
@@ -110,7 +102,9 @@ class PodTracker:
 
     def node_gone(self, node: str) -> None:
         """Node ``node`` was deleted: the jobs whose pods were being deleted there may go on."""
-        self._jobs_to_decide.update(self._jobs_on_node.pop(node, set()))
+        self._jobs_to_decide.update(
+            job_uid for job_uid, on in self._deleting_on.items() if node in on.values()
+        )
 
     def _track_gated_pod(self, job_uid: str, uid: str, pod: Mapping[str, Any], live: bool) -> None:
         """Keep the live pods behind the elastic-job gate (docs/concepts.md#elastic-jobs)."""

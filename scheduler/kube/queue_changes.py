@@ -88,7 +88,7 @@ class QueueChanges:
         (a pending explanation changes no status)."""
         for decision in decisions:
             if isinstance(decision, Admit):
-                self.cluster_queues.add(decision.cluster_queue)
+                self.touch_cluster_queue(decision.cluster_queue)
             elif isinstance(decision, Evict):
                 self.touch_workload(workloads.get(decision.victim))
 
@@ -98,9 +98,9 @@ class QueueChanges:
         """A ClusterQueue, LocalQueue or Cohort event (``known``: the version held before)."""
         kind = str(incoming.get("kind", ""))
         if event_type != "MODIFIED" or known is None or _structural(known, incoming):
-            self.everything = True
+            self.touch_everything()
         elif kind == "ClusterQueue":
-            self.cluster_queues.add(objects.name(incoming))
+            self.touch_cluster_queue(objects.name(incoming))
         elif kind == "LocalQueue":
             self.touch_local_queue(objects.key(incoming))
         else:
@@ -109,7 +109,7 @@ class QueueChanges:
     def touch_other_kind(self) -> None:
         """A ResourceFlavor, AdmissionCheck, Topology or WorkloadPriorityClass event: even a
         status write (an AdmissionCheck becoming active) changes what queues show."""
-        self.everything = True
+        self.touch_everything()
 
     def take(self) -> Marked:
         """What was marked since the last take; marks nothing from now on: pure bookkeeping."""

@@ -91,7 +91,7 @@ class QueueReporter:
             if status is not None:
                 writes.append(("clusterqueues", name, queue, status))
             self._warn_ignored_mode(name, queue)
-        cohorts = self.state.stored("Cohort") if marked.cohorts or marked.everything else {}
+        cohorts = self.state.stored("Cohort") if marked.cohorts else {}
         for name, cohort in list(cohorts.items()):
             status = cohort_status(cohort, self.engine.view.cohort_share(name))
             if status is not None:
