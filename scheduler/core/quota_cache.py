@@ -179,10 +179,12 @@ class QuotaCache:
         self.admitted.setdefault(cq, set()).add(record.key)
         self.tree.charge(cq, usage)
 
-    def release(self, record: WorkloadRecord) -> list[str]:
+    def release(self, record: WorkloadRecord, *, recharging: bool = False) -> list[str]:
         """Give back the quota ``record`` holds; the ClusterQueues it held quota in.
 
-        A terminating ClusterQueue whose last workload leaves is dropped here.
+        A terminating ClusterQueue whose last workload leaves is dropped here,
+        unless ``recharging``: the same workload is charged again at once (its
+        admission was re-read), and the caller ends with ``drop_finished``.
         """
         held = self.topology.held.charges(record.key)
         self.topology.held.release(record.key)
@@ -196,10 +198,15 @@ class QuotaCache:
                 totals[fr] = totals.get(fr, 0) - amount
             self.admitted.get(cq, set()).discard(record.key)
             self.tree.release(cq, usage)
-            if cq in self._terminating and not self.admitted.get(cq):
-                self._drop_cluster_queue(cq)
+            if not recharging:
+                self.drop_finished(cq)
         record.usage = None
         return released
+
+    def drop_finished(self, cq: str) -> None:
+        """Drop ``cq`` if it is terminating and no workload holds quota in it any more."""
+        if cq in self._terminating and not self.admitted.get(cq):
+            self._drop_cluster_queue(cq)
 
     # --- reading ---------------------------------------------------------------
 

@@ -227,9 +227,9 @@ class WorkloadLifecycle:
 
     # --- quota -------------------------------------------------------------------------
 
-    def _release(self, record: WorkloadRecord) -> None:
+    def _release(self, record: WorkloadRecord, *, recharging: bool = False) -> None:
         """Give back the quota ``record`` holds: a requeue event for every tree it held it in."""
-        for cq in self._cache.release(record):
+        for cq in self._cache.release(record, recharging=recharging):
             self._queues.pending.requeue_tree(cq)
 
     def _restart_history(self, cluster_queue: str | None) -> None:
@@ -267,8 +267,11 @@ class WorkloadLifecycle:
         """Count a workload the API says holds quota (a restart, or our own write landing)."""
         reserved = reservation(workload)
         self._queues.pending.unqueue(record)
+        # Re-read while admitted: a terminating ClusterQueue it held quota in
+        # must not be dropped between the release and the charge below.
+        held_before = list(record.usage or ()) if record.state == ADMITTED else []
         if record.state == ADMITTED:
-            self._release(record)
+            self._release(record, recharging=True)
         record.state = ADMITTED
         record.assumed = False
         record.cluster_queue = reserved.cluster_queue
@@ -292,6 +295,8 @@ class WorkloadLifecycle:
             reserved.reserved_at,
             recorded_charges(reserved.pod_sets, record.pod_sets, self._cache.topology),
         )
+        for cq in held_before:
+            self._cache.drop_finished(cq)
 
 
 __all__ = ["WorkloadLifecycle"]

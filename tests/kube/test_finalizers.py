@@ -155,6 +155,35 @@ async def test_a_deleted_queue_stays_terminating_until_its_last_reservation_goes
     assert finalizers(world, CQ_PATH) == []
 
 
+async def test_a_deleted_queue_stays_terminating_when_its_admitted_workload_is_updated() -> None:
+    world = World().setup()
+    key = await admitted(world)
+    world.add(CQ_PATH, deleting(world.api.store[CQ_PATH]))
+    finalizer = releaser(world)
+    await finalizer.release()
+
+    path = workload_path(key.split("/", 1)[1])
+    updated = copy.deepcopy(world.api.store[path])
+    updated["status"]["conditions"].append(
+        {
+            "type": "PodsReady",
+            "status": "True",
+            "reason": "PodsReady",
+            "message": "All pods reached readiness",
+            "lastTransitionTime": DELETED_AT,
+        }
+    )
+    world.add(path, updated)
+    await finalizer.release()
+
+    assert finalizers(world, CQ_PATH) == [RESOURCE_IN_USE_FINALIZER]
+    status = world.engine.view.cluster_queue_status("cq")
+    assert (status.active, status.active_reason) == (False, "Terminating")
+    finish(world, key)
+    await finalizer.release()
+    assert finalizers(world, CQ_PATH) == []
+
+
 async def test_a_queue_already_deleting_when_the_scheduler_starts_keeps_its_reservations() -> None:
     before = World().setup()
     key = await admitted(before)
