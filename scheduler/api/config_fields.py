@@ -69,6 +69,7 @@ from scheduler.api.crds.schema_kit import (
 )
 from scheduler.api.feature_gates import REFUSED
 from scheduler.api.refs import (
+    CUSTOM_LABEL_SOURCE_KINDS,
     FAIR_SHARING_PREEMPTION_STRATEGIES,
     MULTIKUEUE_INCREMENTAL_DISPATCHER,
     QUOTA_CHECK_STRATEGIES,
@@ -434,12 +435,17 @@ def configuration() -> ObjectNode:
                             always=True,
                         ),
                     ),
-                    "customLabels": _checked(
-                        unchecked(free_form()),
-                        NotActedOn(
-                            message="kuota has no custom metric labels (Kueue's "
-                            "CustomMetricLabels gate, off: the labels have no effect there either)"
-                        ),
+                    "customLabels": array(
+                        obj(
+                            {
+                                "name": string(),
+                                "sourceLabelKey": string(),
+                                "sourceAnnotationKey": string(),
+                                "sourceKind": _enum(CUSTOM_LABEL_SOURCE_KINDS, "CFG-21"),
+                                "trackedValues": array(string()),
+                            },
+                            required=("name",),
+                        )
                     ),
                     "localQueueMetrics": _charted(
                         obj({"enable": boolean(), "localQueueSelector": label_selector()}),

@@ -185,7 +185,11 @@ GATES: Final[Mapping[str, Gate]] = {
     "SchedulerTimestampPreemptionBuffer": _fixed(
         False, False, "kuota's preemption compares timestamps without a buffer"
     ),
-    "CustomMetricLabels": _fixed(False, False, "kuota has no custom metric labels"),
+    "CustomMetricLabels": _read(
+        False,
+        "read by the scheduler: on, metrics.customLabels add custom_* labels to the series "
+        "and copy the Workload ones from the job (docs/metrics.md#custom-labels)",
+    ),
     "SparkApplicationIntegration": _none(False, _UNMANAGED),
     "MultiKueueOrchestratedPreemption": _fixed(
         False, False, "kuota's MultiKueue does not orchestrate preemptions on the workers"

@@ -252,6 +252,10 @@ TRANSFORMATION_STRATEGIES: tuple[TransformationStrategy, ...] = get_args(Transfo
 
 QuotaCheckStrategy = Literal["BlockUndeclared", "IgnoreUndeclared"]
 QUOTA_CHECK_STRATEGIES: tuple[QuotaCheckStrategy, ...] = get_args(QuotaCheckStrategy)
+CustomLabelSourceKind = Literal["ClusterQueue", "Cohort", "LocalQueue", "Workload"]
+"""``metrics.customLabels[].sourceKind``, in the order the labels follow one another on a
+series (sorted by name, as Kueue sorts them)."""
+CUSTOM_LABEL_SOURCE_KINDS: tuple[CustomLabelSourceKind, ...] = get_args(CustomLabelSourceKind)
 
 # --- kinds ------------------------------------------------------------------
 

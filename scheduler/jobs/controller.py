@@ -61,10 +61,11 @@ every situation a restart can leave behind is a unit test:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scheduler.api import objects
+from scheduler.api.custom_labels import NOTHING_COPIED, CopiedMetadata
 from scheduler.api.refs import (
     EVICTED,
     POD_SET_LABEL,
@@ -269,7 +270,7 @@ def next_action(
     priority_classes: PriorityClasses | None = None,
     live_pods: int = 0,
     stranded_pods: int = 0,
-    label_keys: Collection[str] = (),
+    copied: CopiedMetadata = NOTHING_COPIED,
     elastic_jobs: bool = True,
     pending_slice: Mapping[str, Any] | None = None,
     stale_slices: Sequence[tuple[Mapping[str, Any], str, str]] = (),
@@ -280,9 +281,10 @@ def next_action(
     terminated (running, or in their termination grace period);
     ``stranded_pods``: those of them being deleted on a node that no longer
     exists (no kubelet will end them; they hold no node).
-    ``label_keys``: the Configuration's ``integrations.labelKeysToCopy``
-    (copied from the job when its Workload is made).  ``elastic_jobs``: the
-    gate ``ElasticJobsViaWorkloadSlices`` (docs/concepts.md#elastic-jobs);
+    ``copied``: the job's labels and annotations its Workload carries when it
+    is made (``integrations.labelKeysToCopy`` and the Workload custom metric
+    labels).  ``elastic_jobs``: the gate ``ElasticJobsViaWorkloadSlices``
+    (docs/concepts.md#elastic-jobs);
     ``pending_slice`` and ``stale_slices``: what
     :func:`scheduler.jobs.elastic.choose_slices` found besides ``workload``.
     """
@@ -309,7 +311,7 @@ def next_action(
                 job,
                 priority_classes=priority_classes,
                 integration=integration,
-                label_keys=label_keys,
+                copied=copied,
                 elastic_jobs=elastic_jobs,
             )
         )
@@ -377,7 +379,7 @@ def next_action(
                         job,
                         priority_classes=priority_classes,
                         integration=integration,
-                        label_keys=label_keys,
+                        copied=copied,
                         elastic_jobs=True,
                     )
                     return CreateWorkload(new_slice(job, workload, fresh))

@@ -33,11 +33,12 @@ registered by one line of :mod:`scheduler.jobs.kinds`.
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, runtime_checkable
 
 from scheduler.api import objects
+from scheduler.api.custom_labels import NOTHING_COPIED, CopiedMetadata
 from scheduler.api.field import FieldError
 from scheduler.api.refs import QUEUE_NAME_LABEL
 
@@ -276,11 +277,12 @@ class OwnController(Protocol):
         *,
         flavors: Mapping[str, FlavorPlacement],
         priority_classes: PriorityClasses | None = None,
-        label_keys: Collection[str] = (),
+        copied: CopiedMetadata = NOTHING_COPIED,
     ) -> Action | None:
         """The one thing to do for ``job`` now, or None when it is where it should be.
 
-        ``label_keys``: the job labels its Workload carries (``integrations.labelKeysToCopy``).
+        ``copied``: the job labels and annotations its Workload carries
+        (``integrations.labelKeysToCopy``, the Workload custom metric labels).
         """
         ...
 
@@ -308,9 +310,9 @@ class PodGroups(Protocol):
         *,
         flavors: Mapping[str, FlavorPlacement],
         priority_classes: PriorityClasses | None = None,
-        label_keys: Collection[str] = (),
+        copied: CopiedMetadata = NOTHING_COPIED,
     ) -> GroupAction | None:
-        """The one thing to do for a group now, or None (``label_keys``: as ``next_action``'s)."""
+        """The one thing to do for a group now, or None (``copied``: as ``next_action``'s)."""
         ...
 
 

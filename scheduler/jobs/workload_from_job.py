@@ -7,6 +7,8 @@ to 247 characters so the name stays a valid 253-character object name), owned
 by the Job, labelled with the Job's UID, and carrying the Job's queue name,
 pod sets and priority.  As Kueue's ``NewWorkload`` it also carries the job's
 labels whose keys the Configuration's ``integrations.labelKeysToCopy`` lists
+(with the ``CustomMetricLabels`` gate, also the labels and annotations the
+Workload custom metric labels read, docs/metrics.md#custom-labels)
 and the job's ``kueue.x-k8s.io/admission-gated-by`` annotation
 (docs/concepts.md#from-job-to-workload).  The Workload of an elastic job
 (annotation ``kueue.x-k8s.io/elastic-job: "true"``, with the gate
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from scheduler.api import objects
+from scheduler.api.custom_labels import NOTHING_COPIED, CopiedMetadata
 from scheduler.api.refs import (
     ADMISSION_GATED_BY_ANNOTATION,
     ELASTIC_JOB_ANNOTATION,
@@ -132,10 +135,9 @@ def workload_priority(
     )
 
 
-def copied_labels(job: Mapping[str, Any], keys: Collection[str]) -> dict[str, str]:
-    """The job's labels whose keys ``integrations.labelKeysToCopy`` lists: pure."""
-    labels = objects.labels(job)
-    return {key: labels[key] for key in sorted(set(keys)) if key in labels}
+def copied_keys(found: Mapping[str, str], keys: Collection[str]) -> dict[str, str]:
+    """The entries of a job's labels (or annotations) that its Workload copies: pure."""
+    return {key: found[key] for key in sorted(set(keys)) if key in found}
 
 
 def admission_gates(job: Mapping[str, Any]) -> str:
@@ -175,7 +177,7 @@ def workload_from_job(
     priority_classes: PriorityClasses | None = None,
     integration: JobIntegration | None = None,
     pod_sets: list[dict[str, Any]] | None = None,
-    label_keys: Collection[str] = (),
+    copied: CopiedMetadata = NOTHING_COPIED,
     elastic_jobs: bool = True,
 ) -> dict[str, Any]:
     """The raw ``kueue.x-k8s.io/v1beta2`` Workload for ``job``: pure.
@@ -185,7 +187,9 @@ def workload_from_job(
     ``batch/v1`` Job); absent metadata fields are treated as empty strings.
     ``pod_sets``: the Workload's pod sets when the caller has them (a pod
     group's are its pods', not one object's), else the integration's.
-    ``label_keys``: the Configuration's ``integrations.labelKeysToCopy``.
+    ``copied``: the job labels and annotations the Workload carries
+    (``integrations.labelKeysToCopy``, and with ``CustomMetricLabels`` the keys of
+    the Workload custom metric labels).
     ``elastic_jobs``: the gate ``ElasticJobsViaWorkloadSlices``.
     """
     integration = integration or for_object(job) or job_integration("batch/job")
@@ -197,10 +201,10 @@ def workload_from_job(
     workload_metadata: dict[str, Any] = {
         "name": workload_name(name, uid, kind=integration.kind, group=integration.group),
         "namespace": namespace,
-        "labels": {**copied_labels(job, label_keys), JOB_UID_LABEL: uid},
+        "labels": {**copied_keys(objects.labels(job), copied.labels), JOB_UID_LABEL: uid},
         "ownerReferences": [owner_reference(job, integration)],
     }
-    annotations: dict[str, str] = {}
+    annotations = copied_keys(objects.annotations(job), copied.annotations)
     gates = admission_gates(job)
     if gates:
         annotations[ADMISSION_GATED_BY_ANNOTATION] = gates

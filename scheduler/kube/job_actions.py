@@ -191,6 +191,8 @@ class JobActions:
                     if objects.generation(job) == 1:
                         RECORDER.workload_created(
                             job_kind=job_kind(job),
+                            local_queue=f"{objects.namespace(action.workload) or ''}/"
+                            f"{objects.workload_queue_name(action.workload)}",
                             seconds=seconds_since(objects.creation_time(job), self.clock()),
                         )
             case UpdateWorkload() | DeleteWorkload() | ReleaseWorkload() | FinishWorkload():

@@ -23,6 +23,7 @@ from typing import Any
 
 from scheduler import logs
 from scheduler.api import objects
+from scheduler.api.custom_labels import CopiedMetadata, copied_metadata
 from scheduler.api.feature_gates import enabled
 from scheduler.api.refs import ADMITTED, MANAGED_LABEL, MANAGED_LABEL_VALUE, PODS_READY
 from scheduler.jobs import (
@@ -69,9 +70,9 @@ class JobReconciler:
         self.managed_namespaces = ManagedNamespaces.from_configuration(state.engine.config)
         """Which namespaces' jobs are kuota's (docs/concepts.md)."""
 
-    def label_keys(self) -> tuple[str, ...]:
-        """The job labels a new Workload carries (``integrations.labelKeysToCopy``)."""
-        return self.state.engine.config.integrations.label_keys_to_copy
+    def copied(self) -> CopiedMetadata:
+        """The job labels and annotations a new Workload carries (docs/metrics.md#custom-labels)."""
+        return copied_metadata(self.state.engine.config)
 
     def elastic_jobs(self) -> bool:
         """The gate ``ElasticJobsViaWorkloadSlices`` (docs/concepts.md#elastic-jobs)."""
@@ -109,10 +110,10 @@ class JobReconciler:
         lifted = await self._lift_elastic_gates(key, job, workload)
         own = capability(integration, OwnController)
         flavors, classes = self.state.settings.flavor_placements(), self.state.settings.classes()
-        keys = self.label_keys()
+        copied = self.copied()
         if own is not None:
             action = own.next_action(
-                job, workload, flavors=flavors, priority_classes=classes, label_keys=keys
+                job, workload, flavors=flavors, priority_classes=classes, copied=copied
             )
         else:
             live = self.state.pods.live_pods(key)
@@ -129,7 +130,7 @@ class JobReconciler:
                 priority_classes=classes,
                 live_pods=live,
                 stranded_pods=stranded,
-                label_keys=keys,
+                copied=copied,
                 elastic_jobs=self.elastic_jobs(),
                 pending_slice=slices.pending,
                 stale_slices=slices.stale,
@@ -191,7 +192,7 @@ class JobReconciler:
             workload,
             flavors=self.state.settings.flavor_placements(),
             priority_classes=self.state.settings.classes(),
-            label_keys=self.label_keys(),
+            copied=self.copied(),
         )
         if action is None or isinstance(action, WaitForFlavor):
             return False

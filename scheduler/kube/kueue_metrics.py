@@ -19,9 +19,12 @@ from typing import Any
 from prometheus_client import REGISTRY
 
 from scheduler.api import objects
+from scheduler.api.custom_labels import CustomLabels, SourceKind
 from scheduler.api.refs import KUEUE_GROUP
 from scheduler.core.engine import Engine
 from scheduler.kube.state import ClusterState
+from scheduler.metrics.catalog import series
+from scheduler.metrics.custom_values import CustomValues
 from scheduler.metrics.exposition import KueueCollector, build_info
 from scheduler.metrics.gauges import LocalQueueFacts, Samples, UnadmittedFacts, queue_gauges
 from scheduler.metrics.pruning import forget_other_roles, prune
@@ -165,6 +168,16 @@ def unadmitted_facts(workloads: Mapping[str, Raw]) -> list[UnadmittedFacts]:
     return facts
 
 
+def use_custom_labels(labels: CustomLabels, current: Callable[[], ClusterState]) -> None:
+    """Record and read the ``custom_*`` labels of ``labels``, from the current state's objects."""
+    STORE.custom_labels = labels
+
+    def lookup(kind: SourceKind, ref: str) -> Raw | None:
+        return current().stored(kind).get(ref)
+
+    RECORDER.custom = CustomValues(labels, lookup)
+
+
 class LiveGauges:
     """The gauges of the scheduler's current engine and state (the collector's source).
 
@@ -183,7 +196,9 @@ class LiveGauges:
         unadmitted = (
             unadmitted_facts(state.stored("Workload")) if recorder.options.unadmitted else []
         )
-        samples = queue_gauges(engine, facts, recorder.options, recorder.role, unadmitted)
+        samples = queue_gauges(
+            engine, facts, recorder.options, recorder.role, unadmitted, recorder.custom
+        )
         prune(
             recorder.store,
             cluster_queues=set(engine.view.cluster_queue_names()),
@@ -192,12 +207,9 @@ class LiveGauges:
         )
         forget_other_roles(recorder.store, recorder.role)
         name = "kueue_cluster_queue_weighted_share"
+        names = STORE.labels_of(series(name))
         for labels, value in samples.get(name, ()):
-            STORE.set_gauge(
-                name,
-                dict(zip(("cluster_queue", "cohort", "replica_role"), labels, strict=True)),
-                value,
-            )
+            STORE.set_gauge(name, dict(zip(names, labels, strict=True)), value)
         return samples
 
 
@@ -213,6 +225,7 @@ __all__ = [
     "queue_ref",
     "queued_since",
     "removed_gates",
+    "use_custom_labels",
     "seconds_since",
     "unadmitted_facts",
 ]

@@ -14,9 +14,12 @@ Every series but ``kueue_build_info`` carries ``replica_role`` (``leader``,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from typing import Literal
+
+from scheduler.api.refs import CustomLabelSourceKind
+from scheduler.metrics.custom_sources import CUSTOM_SOURCES
 
 Kind = Literal["counter", "gauge", "histogram"]
 
@@ -62,6 +65,8 @@ class Series:
     buckets: tuple[float, ...] = ()
     missing: str = ""
     """For ``Needs.MISSING_FEATURE``: the feature, as docs/metrics.md names it."""
+    custom: tuple[CustomLabelSourceKind, ...] = ()
+    """The kinds whose ``metrics.customLabels`` follow :attr:`labels` (:data:`CUSTOM_SOURCES`)."""
 
 
 ROLE = "replica_role"
@@ -520,6 +525,8 @@ SERIES: tuple[Series, ...] = (
     ),
 )
 
+
+SERIES = tuple(replace(entry, custom=CUSTOM_SOURCES.get(entry.name, ())) for entry in SERIES)
 BY_NAME: dict[str, Series] = {series.name: series for series in SERIES}
 EMITTED: tuple[Series, ...] = tuple(s for s in SERIES if s.needs is not Needs.MISSING_FEATURE)
 

@@ -89,7 +89,7 @@ class KueueCollector:
         recorded = dict(self.store.samples(series.name))
         if not live and not recorded:
             return None
-        labels = list(series.labels)
+        labels = list(self.store.labels_of(series))
         if series.kind == "histogram":
             histogram = HistogramMetricFamily(series.name, series.description, labels=labels)
             for key, value in recorded.items():

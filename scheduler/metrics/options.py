@@ -4,9 +4,10 @@ Kueue reads them from ``metrics`` (``enableClusterQueueResources``,
 ``localQueueMetrics.enable`` and ``.localQueueSelector``), from
 ``fairSharing`` and from feature gates; kuota reads the same fields, and the
 gates through :func:`scheduler.api.feature_gates.enabled` (kuota's stance on
-each).  ``metrics.customLabels`` is not applied (the Configuration check warns
-about it); ``UnadmittedWorkloadsObservability`` is refused by that check, so
-its series are never emitted by a running scheduler.
+each).  ``metrics.customLabels`` add labels rather than series
+(:mod:`scheduler.metrics.custom_values`); ``UnadmittedWorkloadsObservability``
+is refused by the Configuration check, so its series are never emitted by a
+running scheduler.
 """
 
 from __future__ import annotations

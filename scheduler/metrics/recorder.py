@@ -12,6 +12,8 @@ LocalQueue series are recorded only for a LocalQueue that has them
 :meth:`~scheduler.metrics.options.MetricOptions.local_queue_selected`).
 The series of queues and cohorts that are gone are dropped by
 :mod:`scheduler.metrics.pruning` (docs/metrics.md#series-of-deleted-queues).
+A series that takes ``metrics.customLabels`` gets the values of its queue or
+cohort as it is now (:mod:`scheduler.metrics.custom_values`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from scheduler.metrics.custom_values import CustomValues
 from scheduler.metrics.options import MetricOptions
 from scheduler.metrics.store import SeriesStore
 
@@ -41,6 +44,8 @@ class KueueRecorder:
         self.options = options or MetricOptions()
         self.role = "standalone"
         """``replica_role`` of what is recorded now: ``leader``, ``follower`` or ``standalone``."""
+        self.custom = CustomValues()
+        """The ``custom_*`` label values of the queues and cohorts (none by default)."""
 
     def cycle(self, *, admitted: bool, seconds: float) -> None:
         labels = {"result": "success" if admitted else "inadmissible", "replica_role": self.role}
@@ -52,7 +57,11 @@ class KueueRecorder:
         for cluster_queue, count in skipped.items():
             self.store.set_gauge(
                 "kueue_admission_cycle_preemption_skips",
-                {"cluster_queue": cluster_queue, "replica_role": self.role},
+                {
+                    "cluster_queue": cluster_queue,
+                    "replica_role": self.role,
+                    **self._of_cq(cluster_queue),
+                },
                 count,
             )
 
@@ -88,6 +97,7 @@ class KueueRecorder:
                     "cohort": cohort,
                     "priority_class": queue.priority_class,
                     "replica_role": self.role,
+                    **self.custom.of("Cohort", cohort),
                 },
             )
 
@@ -111,6 +121,7 @@ class KueueRecorder:
                 "reason": reason,
                 "underlying_cause": cause,
                 "replica_role": self.role,
+                **self._of_cq(queue.cluster_queue),
             },
             max(0.0, seconds),
         )
@@ -135,6 +146,7 @@ class KueueRecorder:
                 "preempting_cluster_queue": preempting_cluster_queue,
                 "reason": reason,
                 "replica_role": self.role,
+                **self._of_cq(preempting_cluster_queue),
             },
         )
 
@@ -142,7 +154,12 @@ class KueueRecorder:
         """An evicted workload's quota was released ``seconds`` after its eviction."""
         self.store.observe(
             "kueue_workload_eviction_latency_seconds",
-            {"cluster_queue": cluster_queue, "reason": reason, "replica_role": self.role},
+            {
+                "cluster_queue": cluster_queue,
+                "reason": reason,
+                "replica_role": self.role,
+                **self._of_cq(cluster_queue),
+            },
             max(0.0, seconds),
         )
 
@@ -155,7 +172,11 @@ class KueueRecorder:
         """An elastic job's workload slice was replaced by its resized successor."""
         self.store.inc(
             "kueue_replaced_workload_slices_total",
-            {"cluster_queue": cluster_queue, "replica_role": self.role},
+            {
+                "cluster_queue": cluster_queue,
+                "replica_role": self.role,
+                **self._of_cq(cluster_queue),
+            },
         )
 
     def gate_removed(self, *, gate: str, cluster_queue: str, group: bool, seconds: float) -> None:
@@ -167,16 +188,24 @@ class KueueRecorder:
                 "cluster_queue": cluster_queue,
                 "is_group": "true" if group else "false",
                 "replica_role": self.role,
+                **self._of_cq(cluster_queue),
             },
             max(0.0, seconds),
         )
 
-    def workload_created(self, *, job_kind: str, seconds: float) -> None:
-        """A job's Workload was created ``seconds`` after the job (at generation 1)."""
+    def workload_created(self, *, job_kind: str, local_queue: str, seconds: float) -> None:
+        """A job's Workload was created ``seconds`` after the job (at generation 1).
+
+        ``local_queue``: ``namespace/name`` of the LocalQueue it names (custom labels only).
+        """
         if self.options.creation_latency:
             self.store.observe(
                 "kueue_workload_creation_latency_seconds",
-                {"job_kind": job_kind, "replica_role": self.role},
+                {
+                    "job_kind": job_kind,
+                    "replica_role": self.role,
+                    **self.custom.of("LocalQueue", local_queue),
+                },
                 max(0.0, seconds),
             )
 
@@ -207,7 +236,11 @@ class KueueRecorder:
             "cluster_queue": queue.cluster_queue,
             "priority_class": queue.priority_class,
             "replica_role": self.role,
+            **self._of_cq(queue.cluster_queue),
         }
+
+    def _of_cq(self, cluster_queue: str) -> dict[str, str]:
+        return self.custom.of("ClusterQueue", cluster_queue)
 
     def _lq(self, queue: QueueRef) -> dict[str, str]:
         assert queue.local_queue is not None
@@ -217,6 +250,7 @@ class KueueRecorder:
             "namespace": namespace,
             "priority_class": queue.priority_class,
             "replica_role": self.role,
+            **self.custom.of("LocalQueue", f"{namespace}/{name}"),
         }
 
 

@@ -10,7 +10,9 @@ turns them into families at scrape time.
 
 Recording names its labels in a mapping; a label the catalogue does not list,
 or one missing, is a programming error (``ValueError``), found by the tests
-rather than by a dashboard that silently shows nothing.
+rather than by a dashboard that silently shows nothing.  The ``custom_*``
+labels of ``metrics.customLabels`` (docs/metrics.md#custom-labels) follow the
+catalogue's on the series that take them: :meth:`SeriesStore.labels_of`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
+from scheduler.api.custom_labels import CustomLabels
 from scheduler.metrics.catalog import BY_NAME, Series
 
 LabelValues = tuple[str, ...]
@@ -69,6 +72,23 @@ class SeriesStore:
 
     def __init__(self) -> None:
         self._values: dict[str, dict[LabelValues, Value]] = {}
+        self._custom = CustomLabels()
+
+    @property
+    def custom_labels(self) -> CustomLabels:
+        """The ``metrics.customLabels`` in effect."""
+        return self._custom
+
+    @custom_labels.setter
+    def custom_labels(self, custom: CustomLabels) -> None:
+        """Other custom labels: the series recorded with the old ones are dropped."""
+        if custom != self._custom:
+            self._values.clear()
+        self._custom = custom
+
+    def labels_of(self, series: Series) -> tuple[str, ...]:
+        """The label names of ``series``: the catalogue's, then its custom ones: pure."""
+        return series.labels + self._custom.names(series.custom)
 
     def inc(self, name: str, labels: Mapping[str, str], amount: float = 1.0) -> None:
         """Add ``amount`` to a counter series."""
@@ -99,8 +119,7 @@ class SeriesStore:
 
     def value(self, name: str, labels: Mapping[str, str]) -> Value | None:
         """One series' value (None: never recorded, or forgotten): pure."""
-        series = BY_NAME[name]
-        key = tuple(labels.get(label, "") for label in series.labels)
+        key = tuple(labels.get(label, "") for label in self.labels_of(BY_NAME[name]))
         return self._values.get(name, {}).get(key)
 
     def forget(self, names: tuple[str, ...], match: Mapping[str, str]) -> int:
@@ -124,16 +143,14 @@ class SeriesStore:
         positions = [BY_NAME[name].labels.index(label) for label in labels]
         return {tuple(key[i] for i in positions) for key in self._values.get(name, {})}
 
-    @staticmethod
-    def _key(name: str, labels: Mapping[str, str], kind: str) -> tuple[Series, LabelValues]:
+    def _key(self, name: str, labels: Mapping[str, str], kind: str) -> tuple[Series, LabelValues]:
         series = BY_NAME[name]
         if series.kind != kind:
             raise ValueError(f"{name} is a {series.kind}, not a {kind}")
-        if set(labels) != set(series.labels):
-            raise ValueError(
-                f"{name} takes the labels {', '.join(series.labels)}; got {', '.join(labels)}"
-            )
-        return series, tuple(labels[label] for label in series.labels)
+        names = self.labels_of(series)
+        if set(labels) != set(names):
+            raise ValueError(f"{name} takes the labels {', '.join(names)}; got {', '.join(labels)}")
+        return series, tuple(labels[label] for label in names)
 
 
 __all__ = ["HistogramValue", "LabelValues", "SeriesStore", "Value"]

@@ -46,6 +46,7 @@ from typing import Final, cast
 
 from scheduler import logs
 from scheduler.api.config import Configuration
+from scheduler.api.custom_labels import CustomLabels
 from scheduler.api.feature_gates import enabled
 from scheduler.api.pods_ready import wait_for_pods_ready
 from scheduler.core.engine import Engine
@@ -63,7 +64,7 @@ from scheduler.kube.failure_recovery import FailureRecovery
 from scheduler.kube.fence import Fence
 from scheduler.kube.finalizers import FinalizerReleaser
 from scheduler.kube.informer import Backoff, Event
-from scheduler.kube.kueue_metrics import COLLECTOR, RECORDER, LiveGauges
+from scheduler.kube.kueue_metrics import COLLECTOR, RECORDER, LiveGauges, use_custom_labels
 from scheduler.kube.node_failures import NodeFailures
 from scheduler.kube.orphans import OrphanedWorkloads
 from scheduler.kube.queue_reporter import QueueReporter
@@ -131,6 +132,7 @@ class SchedulerLoop:
         self._build()
         config = self.settings.config
         RECORDER.options = MetricOptions.from_configuration(config)
+        use_custom_labels(CustomLabels.from_configuration(config), lambda: self.state)
         RECORDER.role = self.role
         COLLECTOR.gauges = LiveGauges(lambda: (self.engine, self.state))
         self.informers = scheduler_informers(

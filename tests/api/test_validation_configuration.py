@@ -10,6 +10,15 @@ from tests.api.cases import Bad, Good, bad, check_bad, check_good, good
 from tests.builders import configuration
 
 cfg = configuration
+
+
+def labels(*entries: dict[str, object]) -> object:
+    """A Configuration with the CustomMetricLabels gate on and these ``metrics.customLabels``."""
+    return configuration().set(
+        featureGates={"CustomMetricLabels": True}, metrics={"customLabels": list(entries)}
+    )
+
+
 WAIT = {"timeout": "5m"}
 
 FAILING = [
@@ -247,6 +256,68 @@ FAILING = [
         "waitForPodsReady.blockAdmision",
         'unknown field "blockAdmision"',
     ),
+    bad(
+        "CFG-21",
+        labels({"name": "team-name"}),
+        "metrics.customLabels[0].name",
+        "must match ^[a-zA-Z][a-zA-Z0-9_]*$",
+    ),
+    bad(
+        "CFG-21",
+        labels({"name": "team"}, {"name": "team"}),
+        "metrics.customLabels[1].name",
+        'duplicate name "team"',
+    ),
+    bad(
+        "CFG-21",
+        labels({"name": "team", "sourceLabelKey": "a", "sourceAnnotationKey": "b"}),
+        "metrics.customLabels[0]",
+        "mutually exclusive",
+    ),
+    bad(
+        "CFG-21",
+        labels({"name": "team", "sourceLabelKey": "not a key"}),
+        "metrics.customLabels[0].sourceLabelKey",
+        '"not a key" is not a valid label key',
+    ),
+    bad(
+        "CFG-21",
+        labels({"name": "team", "sourceKind": "Namespace"}),
+        "metrics.customLabels[0].sourceKind",
+        'unsupported value "Namespace"',
+    ),
+    bad(
+        "CFG-21",
+        labels({"name": "team", "sourceKind": "Workload"}),
+        "metrics.customLabels[0].trackedValues",
+        "must not be empty when sourceKind is 'Workload'",
+    ),
+    bad(
+        "CFG-21",
+        labels({"name": "team", "trackedValues": ["a", "a"]}),
+        "metrics.customLabels[0].trackedValues",
+        "must not contain duplicates",
+    ),
+    bad(
+        "CFG-21",
+        labels({"name": "team", "trackedValues": [f"v{i}" for i in range(17)]}),
+        "metrics.customLabels[0].trackedValues",
+        "must have at most 16 items",
+    ),
+    bad(
+        "CFG-21",
+        labels(
+            *({"name": f"w{i}", "sourceKind": "Workload", "trackedValues": ["x"]} for i in range(3))
+        ),
+        "metrics.customLabels",
+        "too many custom labels for source kind Workload: found 3, expected <= 2",
+    ),
+    bad(
+        "CFG-21",
+        labels(*({"name": f"l{i}", "sourceKind": "LocalQueue"} for i in range(21))),
+        "metrics.customLabels",
+        "must have at most 20 items",
+    ),
 ]
 
 PASSING = [
@@ -357,6 +428,14 @@ PASSING = [
         "CFG-19",
         configuration().set(
             featureGates={"PartialAdmission": False, "TopologyAwareScheduling": True}
+        ),
+    ),
+    good(
+        "CFG-21",
+        labels(
+            {"name": "team"},
+            {"name": "tier", "sourceAnnotationKey": "example.com/tier", "sourceKind": "Cohort"},
+            {"name": "owner", "sourceKind": "Workload", "trackedValues": ["a", "b"]},
         ),
     ),
 ]

@@ -125,7 +125,10 @@ WARNED = [
         {"integrations": {"frameworks": ["batch/job", "workload.codeflare.dev/appwrapper"]}},
         "integrations.frameworks[1]: kuota does not manage workload.codeflare.dev/appwrapper",
     ),
-    ({"metrics": {"customLabels": [{"name": "team"}]}}, "metrics.customLabels: "),
+    (
+        {"metrics": {"customLabels": [{"name": "team"}]}},
+        "metrics.customLabels: the CustomMetricLabels feature gate is off",
+    ),
     (
         {"controller": {"groupKindConcurrency": {"Job.batch": 5}}},
         "controller.groupKindConcurrency: kuota reconciles every kind in one loop",

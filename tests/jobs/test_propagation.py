@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from scheduler.api.config_file import load_configuration
+from scheduler.api.custom_labels import CopiedMetadata, copied_metadata
 from scheduler.jobs.actions import CreateWorkload, PropagateToWorkload
 from scheduler.jobs.controller import next_action
 from scheduler.jobs.pod import gate
@@ -27,7 +29,7 @@ def created(j: dict[str, Any], **options: Any) -> dict[str, Any]:
 
 def test_the_listed_labels_are_copied_when_the_workload_is_made() -> None:
     j = train().labels({"team": "ml", "cost-center": "42", "other": "x"}).build()
-    workload = created(j, label_keys=("team", "cost-center", "absent"))
+    workload = created(j, copied=CopiedMetadata(labels=("team", "cost-center", "absent")))
     assert workload["metadata"]["labels"] == {
         "team": "ml",
         "cost-center": "42",
@@ -38,17 +40,68 @@ def test_the_listed_labels_are_copied_when_the_workload_is_made() -> None:
 
 def test_the_job_uid_label_is_never_taken_from_the_job() -> None:
     j = train().labels({"kueue.x-k8s.io/job-uid": "forged"}).build()
-    labels = created(j, label_keys=("kueue.x-k8s.io/job-uid",))["metadata"]["labels"]
+    labels = created(j, copied=CopiedMetadata(labels=("kueue.x-k8s.io/job-uid",)))["metadata"][
+        "labels"
+    ]
     assert labels == {"kueue.x-k8s.io/job-uid": "uid-1"}
 
 
 def test_pods_of_a_group_must_agree_on_a_copied_label() -> None:
     pods = [gate(p.queue("q").labels(team="ml").build()) for p in pod_group("g", 2)]
-    action = next_group_action(pods, None, flavors=FLAVORS, label_keys=("team",))
+    action = next_group_action(pods, None, flavors=FLAVORS, copied=CopiedMetadata(labels=("team",)))
     assert isinstance(action, CreateWorkload)
     assert action.workload["metadata"]["labels"] == {"team": "ml"}
     pods[1]["metadata"]["labels"]["team"] = "infra"
-    assert next_group_action(pods, None, flavors=FLAVORS, label_keys=("team",)) is None
+    assert (
+        next_group_action(pods, None, flavors=FLAVORS, copied=CopiedMetadata(labels=("team",)))
+        is None
+    )
+
+
+def test_the_annotations_a_workload_custom_label_reads_are_copied() -> None:
+    j = train().annotations({"team-annotation": "ml", "other": "x"}).build()
+    workload = created(j, copied=CopiedMetadata(annotations=("team-annotation",)))
+    assert workload["metadata"]["annotations"] == {"team-annotation": "ml"}
+
+
+def test_pods_of_a_group_must_agree_on_a_copied_annotation() -> None:
+    pods = [gate(p.queue("q").annotations(team="ml").build()) for p in pod_group("g", 2)]
+    copied = CopiedMetadata(annotations=("team",))
+    action = next_group_action(pods, None, flavors=FLAVORS, copied=copied)
+    assert isinstance(action, CreateWorkload)
+    assert action.workload["metadata"]["annotations"]["team"] == "ml"
+    pods[1]["metadata"]["annotations"]["team"] = "infra"
+    assert next_group_action(pods, None, flavors=FLAVORS, copied=copied) is None
+
+
+def _configuration(gate_on: bool) -> Any:
+    return load_configuration(
+        {
+            "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+            "kind": "Configuration",
+            "featureGates": {"CustomMetricLabels": gate_on},
+            "integrations": {"labelKeysToCopy": ["team"]},
+            "metrics": {
+                "customLabels": [
+                    {"name": "tier", "sourceKind": "Workload", "trackedValues": ["gold"]},
+                    {
+                        "name": "owner",
+                        "sourceAnnotationKey": "example.com/owner",
+                        "sourceKind": "Workload",
+                        "trackedValues": ["ann"],
+                    },
+                    {"name": "site", "sourceLabelKey": "example.com/site"},
+                ]
+            },
+        }
+    ).config
+
+
+def test_workload_custom_labels_widen_what_is_copied_only_with_their_gate() -> None:
+    assert copied_metadata(_configuration(True)) == CopiedMetadata(
+        labels=("team", "tier"), annotations=("example.com/owner",)
+    )
+    assert copied_metadata(_configuration(False)) == CopiedMetadata(labels=("team",))
 
 
 def test_admission_gates_are_copied_when_the_workload_is_made() -> None:

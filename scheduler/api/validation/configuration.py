@@ -40,7 +40,7 @@ from scheduler.api.crds.nodes import (
     OnlyWith,
     Refused,
 )
-from scheduler.api.feature_gates import KNOWN_FEATURE_GATES, REFUSED, judge
+from scheduler.api.feature_gates import KNOWN_FEATURE_GATES, REFUSED, enabled, judge
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.api.rule_text import LABEL_HINT
 from scheduler.api.tls_options import cipher_problem
@@ -52,10 +52,12 @@ from scheduler.api.validation.formats import (
     first_duplicates,
     is_dns1035_label,
     is_label_value,
+    is_qualified_name,
     is_subdomain,
     mappings,
     negative,
     not_label_value,
+    not_qualified_name,
     not_subdomain,
     required,
     selector_matches,
@@ -63,7 +65,7 @@ from scheduler.api.validation.formats import (
 )
 from scheduler.api.validation.known_fields import CONFIGURATION
 
-RULE_ORDER = [*numbered("CFG", 20), REFUSED]
+RULE_ORDER = [*numbered("CFG", 21), REFUSED]
 DEFAULT_FRAMEWORKS: Final = list(Integrations().frameworks)
 NAMESPACE_LABEL: Final = "kubernetes.io/metadata.name"
 PREEMPTION_STRATEGY_LISTS: Final = (
@@ -354,6 +356,13 @@ def _check_kuota(config: dict[str, Any], errors: list[FieldError], warnings: lis
         problem = cipher_problem(name)
         if problem is not None:
             _err(errors, FieldPath(("tls", "cipherSuites")).index(position), problem, REFUSED)
+    if as_dict(config.get("metrics")).get("customLabels") and not enabled(
+        gates if isinstance(gates, dict) else {}, "CustomMetricLabels"
+    ):
+        warnings.append(
+            "metrics.customLabels: the CustomMetricLabels feature gate is off: the labels "
+            "have no effect (as in Kueue)"
+        )
     if tls and isinstance(gates, dict) and gates.get("TLSOptions") is False:
         warnings.append("tls: the TLSOptions feature gate is off: the section has no effect")
     _check_lease_timings(as_dict(config.get("leaderElection")), errors)
@@ -407,6 +416,65 @@ def _check_lease_timings(section: dict[str, Any], errors: list[FieldError]) -> N
         )
 
 
+CUSTOM_LABEL_NAME: Final = re.compile(r"[a-zA-Z][a-zA-Z0-9_]*")
+CUSTOM_LABELS_LIMIT: Final = 20
+CUSTOM_LABELS_PER_KIND: Final = {"ClusterQueue": 6, "Cohort": 6, "LocalQueue": 6, "Workload": 2}
+TRACKED_VALUES_LIMIT: Final = 16
+WORKLOAD_TRACKED_VALUES_LIMIT: Final = 12
+
+
+def _check_custom_labels(config: dict[str, Any], errors: list[FieldError]) -> None:
+    """CFG-21: ``metrics.customLabels``, as Kueue checks them (docs/metrics.md#custom-labels)."""
+    at = FieldPath(("metrics", "customLabels"))
+    entries = list(mappings(as_dict(config.get("metrics")).get("customLabels")))
+    if len(entries) > CUSTOM_LABELS_LIMIT:
+        _err(errors, at, f"must have at most {CUSTOM_LABELS_LIMIT} items", "CFG-21")
+    seen: set[str] = set()
+    per_kind: dict[str, int] = {}
+    for position, entry in entries:
+        here = at.index(position)
+        name = entry.get("name")
+        if isinstance(name, str):
+            if CUSTOM_LABEL_NAME.fullmatch(name) is None:
+                _err(errors, here.child("name"), "must match ^[a-zA-Z][a-zA-Z0-9_]*$", "CFG-21")
+            if name in seen:
+                _err(errors, here.child("name"), f'duplicate name "{name}"', "CFG-21")
+            seen.add(name)
+        label_key, annotation_key = entry.get("sourceLabelKey"), entry.get("sourceAnnotationKey")
+        if label_key and annotation_key:
+            message = "sourceLabelKey and sourceAnnotationKey are mutually exclusive"
+            _err(errors, here, message, "CFG-21")
+        source, key = (
+            ("sourceAnnotationKey", annotation_key)
+            if annotation_key
+            else ("sourceLabelKey", label_key)
+            if label_key
+            else ("name", name)
+        )
+        if isinstance(key, str) and not is_qualified_name(key):
+            _err(errors, here.child(source), not_qualified_name(key, "label key"), "CFG-21")
+        kind = entry.get("sourceKind") or "ClusterQueue"
+        per_kind[str(kind)] = per_kind.get(str(kind), 0) + 1
+        tracked = list(strings(entry.get("trackedValues")))
+        values = [value for _, value in tracked]
+        if kind == "Workload" and not values:
+            message = "must not be empty when sourceKind is 'Workload'"
+            _err(errors, here.child("trackedValues"), message, "CFG-21")
+        limit = WORKLOAD_TRACKED_VALUES_LIMIT if kind == "Workload" else TRACKED_VALUES_LIMIT
+        if len(values) > limit:
+            message = f"must have at most {limit} items"
+            if kind == "Workload":
+                message += " when sourceKind is 'Workload'"
+            _err(errors, here.child("trackedValues"), message, "CFG-21")
+        if len(set(values)) < len(values):
+            _err(errors, here.child("trackedValues"), "must not contain duplicates", "CFG-21")
+    for kind, count in sorted(per_kind.items()):
+        most = CUSTOM_LABELS_PER_KIND.get(kind)
+        if most is not None and count > most:
+            message = f"too many custom labels for source kind {kind}: found {count}, "
+            _err(errors, at, message + f"expected <= {most}", "CFG-21")
+
+
 def check_configuration(
     new: Mapping[str, Any], *, command_line_gates: bool = False
 ) -> tuple[list[FieldError], list[str]]:
@@ -434,6 +502,7 @@ def check_configuration(
     _check_fair_sharing(config, errors)
     _check_resources(config, errors)
     _check_certs_and_gates(config, errors, command_line_gates)
+    _check_custom_labels(config, errors)
     _check_kuota(config, errors, warnings)
     return in_rule_order(errors, RULE_ORDER), warnings
 

@@ -21,10 +21,11 @@ The counterpart of :func:`scheduler.jobs.controller.next_action` for Kueue's
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scheduler.api import objects
+from scheduler.api.custom_labels import NOTHING_COPIED, CopiedMetadata
 from scheduler.api.refs import EVICTED, POD_GROUP_NAME_LABEL
 from scheduler.jobs.actions import (
     Action,
@@ -80,11 +81,11 @@ def next_pod_action(
     *,
     flavors: Mapping[str, FlavorPlacement],
     priority_classes: PriorityClasses | None = None,
-    label_keys: Collection[str] = (),
+    copied: CopiedMetadata = NOTHING_COPIED,
 ) -> Action | None:
     """The one thing to do for a single plain ``pod`` now, or None (pure).
 
-    ``label_keys``: the Configuration's ``integrations.labelKeysToCopy``.
+    ``copied``: the pod labels and annotations its Workload carries.
     """
     queue = objects.queue_name(pod) or ""
     if not is_managed(pod) or objects.label(pod, POD_GROUP_NAME_LABEL):
@@ -104,7 +105,7 @@ def next_pod_action(
                 pod,
                 priority_classes=priority_classes,
                 pod_sets=pod_sets(pod),
-                label_keys=label_keys,
+                copied=copied,
             )
         )
     if objects.is_finished(workload):

@@ -27,7 +27,8 @@ size is the ``kueue.x-k8s.io/pod-group-total-count`` annotation.  As in Kueue:
   (``status.reclaimablePods``, per role; not for a serving group), as Kueue's
   ``ReclaimablePods`` for pod groups;
 - the Workload carries the labels ``integrations.labelKeysToCopy`` lists, from
-  the pods (which must agree on each value; the Workload waits otherwise);
+  the pods, and the labels and annotations the Workload custom metric labels
+  read (the pods must agree on each value; the Workload waits otherwise);
 - a group marked ``kueue.x-k8s.io/pod-group-fast-admission`` (a
   StatefulSet's) gets its Workload from its first pod, one pod set of
   ``total`` pods, owned by the pods' controller; pods created later are
@@ -42,10 +43,11 @@ size is the ``kueue.x-k8s.io/pod-group-total-count`` annotation.  As in Kueue:
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, Final
 
 from scheduler.api import objects
+from scheduler.api.custom_labels import NOTHING_COPIED, CopiedMetadata
 from scheduler.api.refs import (
     EVICTED,
     IS_GROUP_WORKLOAD_ANNOTATION,
@@ -170,11 +172,16 @@ def group_pod_sets(pods: Sequence[RawObject], *, total: int | None = None) -> li
     return [by_role[role] for role in sorted(by_role)]
 
 
-def group_labels(pods: Sequence[RawObject], keys: Collection[str]) -> dict[str, str] | None:
-    """The labels of ``keys`` the pods carry, None when two pods disagree on one: pure."""
+def agreed_values(
+    pods: Sequence[RawObject],
+    keys: Collection[str],
+    read: Callable[[RawObject], Mapping[str, str]],
+) -> dict[str, str] | None:
+    """The entries of ``keys`` the pods carry (``read``: their labels or annotations), None
+    when two pods disagree on one: pure."""
     found: dict[str, str] = {}
     for pod in pods:
-        labels = objects.labels(pod)
+        labels = read(pod)
         for key in sorted(set(keys)):
             if key not in labels:
                 continue
@@ -200,12 +207,13 @@ def group_workload(
     *,
     total: int | None = None,
     labels: Mapping[str, str] | None = None,
+    annotations: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The group's Workload: named after the group, owned by each of its pods: pure.
 
     ``total``: fast admission (a StatefulSet's pods): sized by the total
     count, owned by the pods' controller (the StatefulSet), which outlives them.
-    ``labels``: the pods' labels ``integrations.labelKeysToCopy`` lists.
+    ``labels``, ``annotations``: what of the pods' metadata the Workload copies.
     """
     ordered = sorted(pods, key=lambda p: objects.name(p))
     first = ordered[0]
@@ -221,6 +229,7 @@ def group_workload(
         metadata["labels"] = dict(labels)
     metadata["annotations"] = {
         **metadata.get("annotations", {}),
+        **(annotations or {}),
         IS_GROUP_WORKLOAD_ANNOTATION: "true",
     }
     controller = objects.controller_reference(first)
@@ -301,7 +310,7 @@ def next_group_action(
     *,
     flavors: Mapping[str, FlavorPlacement],
     priority_classes: PriorityClasses | None = None,
-    label_keys: Collection[str] = (),
+    copied: CopiedMetadata = NOTHING_COPIED,
 ) -> GroupAction | None:
     """The one thing to do for a pod group now, or None (pure)."""
     members = [pod for pod in pods if is_managed(pod) and objects.queue_name(pod)]
@@ -329,11 +338,18 @@ def next_group_action(
             return None  # the group's Workload is made by the pods' owner: it waits for it
         if sum(1 for pod in members if _counted(pod)) < (1 if fast else total):
             return None  # Kueue waits for every pod of the group (for one, fast admission)
-        labels = group_labels(members, label_keys)
-        if labels is None:
-            return None  # the pods disagree on a label to copy (Kueue's errPodGroupLabelsMismatch)
+        labels = agreed_values(members, copied.labels, objects.labels)
+        annotations = agreed_values(members, copied.annotations, objects.annotations)
+        if labels is None or annotations is None:
+            return None  # the pods disagree on a value to copy (Kueue: no Workload either)
         return CreateWorkload(
-            group_workload(members, priority_classes, total=total if fast else None, labels=labels)
+            group_workload(
+                members,
+                priority_classes,
+                total=total if fast else None,
+                labels=labels,
+                annotations=annotations,
+            )
         )
     if objects.is_finished(workload):
         return _finalize(members)

@@ -7,10 +7,11 @@ controller decision (:mod:`.controller`) and the pod groups (:mod:`.group`).
 from __future__ import annotations
 
 import copy
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from scheduler.api import objects
+from scheduler.api.custom_labels import NOTHING_COPIED, CopiedMetadata
 from scheduler.api.refs import MANAGED_LABEL, MANAGED_LABEL_VALUE
 from scheduler.jobs.actions import Action, GroupAction
 from scheduler.jobs.pod.controller import next_pod_action, pod_sets, run_with
@@ -117,14 +118,14 @@ class Pod:
         *,
         flavors: Mapping[str, FlavorPlacement],
         priority_classes: PriorityClasses | None = None,
-        label_keys: Collection[str] = (),
+        copied: CopiedMetadata = NOTHING_COPIED,
     ) -> Action | None:
         return next_pod_action(
             job,
             workload,
             flavors=flavors,
             priority_classes=priority_classes,
-            label_keys=label_keys,
+            copied=copied,
         )
 
     # -- PodGroups ---------------------------------------------------------------------------
@@ -142,14 +143,14 @@ class Pod:
         *,
         flavors: Mapping[str, FlavorPlacement],
         priority_classes: PriorityClasses | None = None,
-        label_keys: Collection[str] = (),
+        copied: CopiedMetadata = NOTHING_COPIED,
     ) -> GroupAction | None:
         return next_group_action(
             members,
             workload,
             flavors=flavors,
             priority_classes=priority_classes,
-            label_keys=label_keys,
+            copied=copied,
         )
 
 
