@@ -229,6 +229,117 @@ async def test_a_raycluster_waits_for_quota_runs_on_the_flavor_and_gives_it_back
     )
 
 
+def elastic_cluster(name: str, workers: int) -> dict[str, Any]:
+    """An elastic RayCluster with in-tree autoscaling, its autoscaler sidecar asking 100m."""
+    spec = cluster_spec(workers)
+    spec["workerGroupSpecs"][0].update(minReplicas=0, maxReplicas=3)
+    spec["enableInTreeAutoscaling"] = True
+    spec["autoscalerOptions"] = {
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "64Mi"},
+            "limits": {"cpu": "100m", "memory": "64Mi"},
+        }
+    }
+    body = queued("RayCluster", name, spec, None)
+    body["metadata"]["annotations"] = {"kueue.x-k8s.io/elastic-job": "true"}
+    return body
+
+
+def elastic_gated(pod: client.V1Pod) -> bool:
+    return any(g.name == "kueue.x-k8s.io/elastic-job" for g in pod.spec.scheduling_gates or [])
+
+
+async def test_an_elastic_raycluster_autoscales_within_its_quota_by_workload_slices(
+    kuberay: FrameworkController,
+    kuota_scheduler: SchedulerReplica,
+    api: client.ApiClient,
+    namespace: str,
+    queues: Queues,
+) -> None:
+    """The replicas KubeRay's autoscaler writes, written here as it would: 1 CPU holds the head
+    (250m), its autoscaler (100m) and two workers (250m each), not three."""
+    ray = Ray(api, namespace)
+    await ray.create(elastic_cluster("elastic", workers=1))
+    found = await eventually(
+        lambda: workloads(api, namespace),
+        lambda got: (
+            (wl := owned_by("RayCluster", "elastic")(got)) is not None and is_true(wl, "Admitted")
+        ),
+        timeout=120,
+        what="the elastic RayCluster's first slice admitted",
+    )
+    first = owned_by("RayCluster", "elastic")(found)
+    head = first["spec"]["podSets"][0]["template"]["spec"]["containers"]
+    assert [c["name"] for c in head] == ["ray", "autoscaler"], "the sidecar is counted"
+    running = await eventually(
+        lambda: ray.cluster_pods("elastic"),
+        all_running(2),
+        timeout=120,
+        what="the head and one worker running",
+    )
+    head_pod = next(p for p in running if p.metadata.labels.get("ray.io/node-type") == "head")
+    injected = {c.name: c.resources.requests for c in head_pod.spec.containers}
+    assert injected.get("autoscaler") == {"cpu": "100m", "memory": "64Mi"}, injected
+
+    async def scale(workers: int) -> None:
+        await ray.custom.patch_namespaced_custom_object(
+            GROUP,
+            VERSION,
+            namespace,
+            "rayclusters",
+            "elastic",
+            [{"op": "replace", "path": "/spec/workerGroupSpecs/0/replicas", "value": workers}],
+        )
+
+    def active_slice(got: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+        unfinished = [w for w in got.values() if not is_true(w, "Finished")]
+        return unfinished[0] if len(unfinished) == 1 else None
+
+    await scale(2)
+    found = await eventually(
+        lambda: workloads(api, namespace),
+        lambda got: (
+            (wl := active_slice(got)) is not None
+            and wl["metadata"]["name"] != first["metadata"]["name"]
+            and is_true(wl, "Admitted")
+        ),
+        timeout=120,
+        what="a new slice for two workers admitted in the first one's place",
+    )
+    second = active_slice(found)
+    assert second is not None
+    assert [p["count"] for p in second["spec"]["podSets"]] == [1, 2]
+    await eventually(
+        lambda: ray.cluster_pods("elastic"),
+        all_running(3),
+        timeout=120,
+        what="the second worker let through once its slice is admitted",
+    )
+
+    await scale(3)
+    found = await eventually(
+        lambda: workloads(api, namespace),
+        lambda got: any(waiting_for_quota(w) for w in got.values() if not is_true(w, "Finished")),
+        timeout=120,
+        what="the slice for three workers waiting: it does not fit",
+    )
+    assert is_true(found[second["metadata"]["name"]], "Admitted"), "the admitted slice stays"
+    listed = await eventually(
+        lambda: ray.cluster_pods("elastic"),
+        lambda got: len(got) == 4 and sum(1 for p in got if elastic_gated(p)) == 1,
+        timeout=120,
+        what="KubeRay's third worker created and held behind the elastic gate",
+    )
+    assert sum(1 for p in listed if running_on_flavor(p)) == 3
+    await ray.delete("rayclusters", "elastic")
+    await eventually(
+        lambda: cluster_queue_usage(api, queues.cluster_queue),
+        nothing_reserved,
+        timeout=120,
+        what="the quota given back once the cluster is gone",
+    )
+
+
 async def test_a_rayjob_is_preempted_restored_and_runs_again_after_the_other_finishes(
     kuberay: FrameworkController,
     kuota_scheduler: SchedulerReplica,

@@ -18,6 +18,7 @@ from scheduler.jobs.actions import (
     SuspendJob,
 )
 from scheduler.jobs.controller import next_action
+from scheduler.jobs.elastic import ScaleDownWorkload
 from scheduler.jobs.raycluster import RAYCLUSTER
 from scheduler.jobs.rayjob import RAYJOB
 from scheduler.jobs.rayservice import RAYSERVICE
@@ -268,6 +269,89 @@ def rules(kind: Any, new: dict[str, Any], old: dict[str, Any] | None = None) -> 
         else kind.validate_update(new, old, facts=facts)
     )
     return [f"{e.rule} {e.field}" for e in errors]
+
+
+ELASTIC = {"kueue.x-k8s.io/elastic-job": "true"}
+
+
+def test_an_elastic_raycluster_may_autoscale_with_the_gate_on() -> None:
+    cluster = ray_cluster("c").queue("q").annotations(ELASTIC)
+    elastic = cluster.cluster_spec(enableInTreeAutoscaling=True).build()
+    assert rules(RAYCLUSTER, elastic) == []
+    gate_off = RAYCLUSTER.validate_create(elastic, facts=AdmissionFacts(elastic_jobs=False))
+    assert [f"{e.rule} {e.field}" for e in gate_off] == ["RAY-1 spec.enableInTreeAutoscaling"]
+    assert "elastic RayCluster" in gate_off[0].message
+    job = ray_job("j").queue("q").annotations(ELASTIC).cluster_spec(enableInTreeAutoscaling=True)
+    assert rules(RAYJOB, job.build()) == ["RAY-1 spec.rayClusterSpec.enableInTreeAutoscaling"], (
+        "a RayJob's cluster is scaled apart from the RayJob: kuota would not follow it"
+    )
+
+
+def elastic_cluster(workers: int) -> dict[str, Any]:
+    cluster = ray_cluster("c", "ns").uid("uid-c").queue("q").annotations(ELASTIC)
+    cluster.cluster_spec(enableInTreeAutoscaling=True).worker_group("w", replicas=workers)
+    return cluster.build()
+
+
+def admitted_cluster(workers: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An elastic RayCluster with ``workers`` workers, admitted and started, and its Workload."""
+    created = next_action(elastic_cluster(workers), None, flavors={})
+    assert isinstance(created, CreateWorkload)
+    workload = copy.deepcopy(created.workload)
+    workload["status"] = {
+        "admission": {
+            "clusterQueue": "cq",
+            "podSetAssignments": [
+                {"name": "head", "count": 1, "flavors": {"cpu": "spot"}},
+                {"name": "w", "count": workers, "flavors": {"cpu": "spot"}},
+            ],
+        },
+        "conditions": [
+            {"type": "QuotaReserved", "status": "True"},
+            {"type": "Admitted", "status": "True"},
+        ],
+    }
+    start = next_action(elastic_cluster(workers), workload, flavors=SPOT)
+    assert isinstance(start, StartJob)
+    return start.job, workload
+
+
+def scaled(cluster: dict[str, Any], workers: int) -> dict[str, Any]:
+    """What KubeRay's autoscaler writes: the worker group's replicas."""
+    result = copy.deepcopy(cluster)
+    result["spec"]["workerGroupSpecs"][0]["replicas"] = workers
+    return result
+
+
+def test_an_elastic_raycluster_that_autoscales_down_keeps_running_on_fewer_pods() -> None:
+    cluster, workload = admitted_cluster(3)
+    gates = cluster["spec"]["workerGroupSpecs"][0]["template"]["spec"]["schedulingGates"]
+    assert {"name": "kueue.x-k8s.io/elastic-job"} in gates, "its pods wait for a slice"
+    action = next_action(scaled(cluster, 1), workload, flavors=SPOT)
+    assert isinstance(action, ScaleDownWorkload)
+    assert action.difference == "pod set w: count 3 -> 1"
+
+
+def test_an_elastic_raycluster_that_autoscales_up_asks_for_a_new_slice() -> None:
+    cluster, workload = admitted_cluster(1)
+    action = next_action(scaled(cluster, 2), workload, flavors=SPOT)
+    assert isinstance(action, CreateWorkload)
+    assert [(p["name"], p["count"]) for p in action.workload["spec"]["podSets"]] == [
+        ("head", 1),
+        ("w", 2),
+    ]
+    annotations = action.workload["metadata"]["annotations"]
+    assert annotations["kueue.x-k8s.io/workload-slice-replacement-for"] == (
+        f"ns/{workload['metadata']['name']}"
+    )
+
+
+def test_a_raycluster_that_is_not_elastic_and_changes_size_is_stopped() -> None:
+    cluster, workload = admitted_cluster(1)
+    plain = copy.deepcopy(cluster)
+    del plain["metadata"]["annotations"]
+    action = next_action(scaled(plain, 2), workload, flavors=SPOT, elastic_jobs=False)
+    assert isinstance(action, SuspendJob)
 
 
 def test_a_queued_cluster_may_not_autoscale_or_name_a_worker_group_head() -> None:

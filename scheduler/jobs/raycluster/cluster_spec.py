@@ -11,8 +11,10 @@ groups; each is one pod set (docs/concepts.md#ray):
   resources, else 500m CPU and 512Mi) is counted too;
 - one per worker group, named after it: ``replicas`` (default 1) times
   ``numOfHosts`` when above 1.  Autoscaling bounds (``minReplicas``,
-  ``maxReplicas``) do not count: a queued cluster does not autoscale (its
-  rules refuse it), as Kueue without elastic jobs.
+  ``maxReplicas``) do not count, as in Kueue: only an elastic RayCluster
+  autoscales, and each change of its ``replicas`` is a scale-down in place or
+  a new workload slice (docs/concepts.md#elastic-jobs); the rules refuse
+  autoscaling anywhere else.
 
 Starting steers each group's pod template to its pod set's flavor; restoring
 puts the templates recorded in the Workload back.  The rules every queued
@@ -36,6 +38,11 @@ MAX_POD_SETS: Final = 18
 """The most pod sets a Workload may have."""
 FT_ANNOTATION: Final = "ray.io/ft-enabled"
 REDIS_CLEANUP_REQUESTS: Final = {"cpu": "200m", "memory": "256Mi"}
+AUTOSCALING_REFUSED: Final = (
+    "a queued Ray cluster may autoscale only as an elastic RayCluster (annotated "
+    'kueue.x-k8s.io/elastic-job: "true", with the ElasticJobsViaWorkloadSlices gate on); '
+    "otherwise its quota is reserved for the pods it asks for"
+)
 AUTOSCALER_RESOURCES: Final = {
     "requests": {"cpu": "500m", "memory": "512Mi"},
     "limits": {"cpu": "500m", "memory": "512Mi"},
@@ -144,20 +151,24 @@ def restore(spec: dict[str, Any], recorded: Sequence[Mapping[str, Any]]) -> None
 
 
 def check_cluster_spec(
-    spec: Mapping[str, Any], at: FieldPath, errors: list[FieldError], *, extra_pod_sets: int = 0
+    spec: Mapping[str, Any],
+    at: FieldPath,
+    errors: list[FieldError],
+    *,
+    extra_pod_sets: int = 0,
+    elastic: bool = False,
 ) -> None:
     """RAY-1 … RAY-3: what a queued Ray cluster may not have.
 
     ``extra_pod_sets``: pod sets the kind adds to the cluster's (a RayJob's
-    submitter).
+    submitter); ``elastic``: the object is an elastic RayCluster, which may
+    autoscale.
     """
-    if spec.get("enableInTreeAutoscaling") is True:
+    if spec.get("enableInTreeAutoscaling") is True and not elastic:
         errors.append(
             error(
                 at.child("enableInTreeAutoscaling"),
-                "a queued Ray cluster cannot autoscale: its quota is reserved for the pods it "
-                "asks for (kuota's elastic jobs, with ElasticJobsViaWorkloadSlices, cover "
-                "batch Jobs only)",
+                AUTOSCALING_REFUSED,
                 rule="RAY-1",
             )
         )

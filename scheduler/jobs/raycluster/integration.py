@@ -20,6 +20,7 @@ from scheduler.api import objects
 from scheduler.api.field import FieldError, FieldPath
 from scheduler.jobs import pod_template
 from scheduler.jobs.protocol import (
+    AdmissionFacts,
     ApiAccess,
     FinishedState,
     PodSetInfo,
@@ -42,7 +43,7 @@ def is_suspended(cluster: Mapping[str, Any]) -> bool:
     return _spec(cluster).get("suspend") is True
 
 
-_RULES = cluster_rules(lambda obj: _spec(obj), SPEC)
+_RULES = cluster_rules(lambda obj: _spec(obj), SPEC, elastic_kind=True)
 
 
 class RayCluster(RayAdmission):
@@ -64,8 +65,10 @@ class RayCluster(RayAdmission):
     def is_suspended(self, job: RawObject) -> bool:
         return is_suspended(job)
 
-    def kind_rules(self, job: Mapping[str, Any], errors: list[FieldError]) -> None:
-        _RULES(job, errors)
+    def kind_rules(
+        self, job: Mapping[str, Any], errors: list[FieldError], facts: AdmissionFacts
+    ) -> None:
+        _RULES(job, errors, facts)
 
     def suspend(self, job: RawObject) -> dict[str, Any]:
         result = copy.deepcopy(dict(job))

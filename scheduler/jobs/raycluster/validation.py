@@ -4,7 +4,8 @@ Kueue's RayCluster, RayJob and RayService webhooks (v0.19) run the rules
 every kind shares (JOB-1 … JOB-4, JOB-11, JOB-12 on create; JOB-U1 … JOB-U6,
 JOB-U10, JOB-U11 on update, "suspended" being where the kind keeps it), and,
 for a queued object, the rules of its cluster spec (:func:`check_cluster_spec`:
-no autoscaling, at most 18 pod sets, no worker group named ``head``).  An
+no autoscaling but for an elastic RayCluster, at most 18 pod sets, no worker
+group named ``head``).  An
 update of an object that is not queued and was not is not judged at all
 (Kueue's ``ShouldValidateRayOrSparkJobOnUpdate``).  The kinds' own rules (a
 RayJob's) are passed in.  Everything here is pure and never raises.
@@ -19,8 +20,8 @@ from scheduler.api.field import FieldError, FieldPath
 from scheduler.api.objects import queue_name
 from scheduler.api.validation.common import in_rule_order
 from scheduler.jobs.job_rules import RULE_ORDER as SHARED_ORDER
-from scheduler.jobs.job_rules import validate_job_kind
-from scheduler.jobs.protocol import AdmissionFacts, RawObject, with_queue_label
+from scheduler.jobs.job_rules import is_elastic, validate_job_kind
+from scheduler.jobs.protocol import NO_FACTS, AdmissionFacts, RawObject, with_queue_label
 from scheduler.jobs.raycluster.cluster_spec import check_cluster_spec
 
 RULE_ORDER: Final = [
@@ -33,19 +34,26 @@ RULE_ORDER: Final = [
     "RAY-3",
 ]
 
-KindRules = Callable[[Mapping[str, Any], list[FieldError]], None]
+KindRules = Callable[[Mapping[str, Any], list[FieldError], AdmissionFacts], None]
 """The rules of a queued object of one kind (its cluster spec's included)."""
 
 
 def cluster_rules(
-    spec_of: Callable[[Mapping[str, Any]], Mapping[str, Any] | None], at: FieldPath
+    spec_of: Callable[[Mapping[str, Any]], Mapping[str, Any] | None],
+    at: FieldPath,
+    *,
+    elastic_kind: bool = False,
 ) -> KindRules:
-    """The cluster-spec rules of a kind whose spec ``spec_of`` finds at ``at``: pure."""
+    """The cluster-spec rules of a kind whose spec ``spec_of`` finds at ``at``: pure.
 
-    def check(obj: Mapping[str, Any], errors: list[FieldError]) -> None:
+    ``elastic_kind``: an object of the kind may be an elastic job (a RayCluster).
+    """
+
+    def check(obj: Mapping[str, Any], errors: list[FieldError], facts: AdmissionFacts) -> None:
         spec = spec_of(obj)
         if spec is not None:
-            check_cluster_spec(spec, at, errors)
+            elastic = elastic_kind and facts.elastic_jobs and is_elastic(obj)
+            check_cluster_spec(spec, at, errors, elastic=elastic)
 
     return check
 
@@ -56,14 +64,14 @@ def validate_ray_kind(
     *,
     kind_rules: KindRules,
     suspended_when: Callable[[Mapping[str, Any]], bool],
-    managed: bool = False,
-    namespace_has_default_queue: bool = False,
+    facts: AdmissionFacts = NO_FACTS,
 ) -> list[FieldError]:
     """Every rule for a Ray object (CREATE, or UPDATE when ``old`` is given).
 
-    ``managed``: kuota manages the object without a queue name
+    ``facts.managed``: kuota manages the object without a queue name
     (``manageJobsWithoutQueueName``); a queued one always is.
     """
+    managed = facts.managed
     if not isinstance(new, Mapping) or (old is not None and not isinstance(old, Mapping)):
         return validate_job_kind(new, old)  # not an object: the shape check says so
     if old is not None and not (managed or queue_name(new) or queue_name(old)):
@@ -71,11 +79,11 @@ def validate_ray_kind(
     errors = validate_job_kind(
         new,
         old,
-        namespace_has_default_queue=namespace_has_default_queue,
+        namespace_has_default_queue=facts.namespace_has_default_queue if old is not None else False,
         suspended_when=suspended_when,
     )
     if managed or queue_name(new):
-        kind_rules(new, errors)
+        kind_rules(new, errors, facts)
     return in_rule_order(errors, RULE_ORDER)
 
 
@@ -86,7 +94,9 @@ class RayAdmission:
     A kind has ``is_suspended``, ``suspend`` and ``kind_rules`` (its own rules).
     """
 
-    def kind_rules(self, job: Mapping[str, Any], errors: list[FieldError]) -> None:
+    def kind_rules(
+        self, job: Mapping[str, Any], errors: list[FieldError], facts: AdmissionFacts
+    ) -> None:
         raise NotImplementedError
 
     def is_suspended(self, job: RawObject) -> bool:
@@ -101,21 +111,12 @@ class RayAdmission:
 
     def validate_create(self, job: RawObject, *, facts: AdmissionFacts) -> list[FieldError]:
         return validate_ray_kind(
-            job,
-            None,
-            kind_rules=self.kind_rules,
-            suspended_when=self.is_suspended,
-            managed=facts.managed,
+            job, None, kind_rules=self.kind_rules, suspended_when=self.is_suspended, facts=facts
         )
 
     def validate_update(
         self, job: RawObject, old: RawObject, *, facts: AdmissionFacts
     ) -> list[FieldError]:
         return validate_ray_kind(
-            job,
-            old,
-            kind_rules=self.kind_rules,
-            suspended_when=self.is_suspended,
-            managed=facts.managed,
-            namespace_has_default_queue=facts.namespace_has_default_queue,
+            job, old, kind_rules=self.kind_rules, suspended_when=self.is_suspended, facts=facts
         )

@@ -34,6 +34,7 @@ from scheduler.api import objects
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.jobs import pod_template
 from scheduler.jobs.protocol import (
+    AdmissionFacts,
     ApiAccess,
     FinishedState,
     PodSetInfo,
@@ -187,7 +188,9 @@ class RayJob(RayAdmission):
     def is_suspended(self, job: RawObject) -> bool:
         return is_suspended(job)
 
-    def kind_rules(self, job: Mapping[str, Any], errors: list[FieldError]) -> None:
+    def kind_rules(
+        self, job: Mapping[str, Any], errors: list[FieldError], facts: AdmissionFacts
+    ) -> None:
         check_rayjob(job, errors)
 
     def suspend(self, job: RawObject) -> dict[str, Any]:

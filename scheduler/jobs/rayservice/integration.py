@@ -21,6 +21,7 @@ from scheduler.api import objects
 from scheduler.api.field import FieldError, FieldPath
 from scheduler.jobs import pod_template
 from scheduler.jobs.protocol import (
+    AdmissionFacts,
     ApiAccess,
     FinishedState,
     PodSetInfo,
@@ -69,8 +70,10 @@ class RayService(RayAdmission):
     def is_suspended(self, job: RawObject) -> bool:
         return is_suspended(job)
 
-    def kind_rules(self, job: Mapping[str, Any], errors: list[FieldError]) -> None:
-        _RULES(job, errors)
+    def kind_rules(
+        self, job: Mapping[str, Any], errors: list[FieldError], facts: AdmissionFacts
+    ) -> None:
+        _RULES(job, errors, facts)
 
     def suspend(self, job: RawObject) -> dict[str, Any]:
         result = copy.deepcopy(dict(job))
