@@ -63,14 +63,14 @@ async def test_series_carry_the_queues_and_the_workloads_labels(
 ) -> None:
     custom = client.CustomObjectsApi(api)
     cq = team["cq"]
-    await custom.patch_cluster_custom_object(
-        GROUP,
-        VERSION,
-        "clusterqueues",
-        cq,
-        {"metadata": {"labels": {"team": "vision"}}},
-        _content_type=MERGE,
-    )
+
+    async def label_team(value: str) -> None:
+        patch = {"metadata": {"labels": {"team": value}}}
+        await custom.patch_cluster_custom_object(
+            GROUP, VERSION, "clusterqueues", cq, patch, _content_type=MERGE
+        )
+
+    await label_team("vision")
     fits = job("fits", team["lq"], cpu="1")
     fits["metadata"]["annotations"] = {TIER: "gold", "example.com/other": "x"}
     await client.BatchV1Api(api).create_namespaced_job(namespace, fits)
@@ -117,14 +117,7 @@ async def test_series_carry_the_queues_and_the_workloads_labels(
         read, lambda got: got == wanted, timeout=60, what="the admitted Job's labelled series"
     )
 
-    await custom.patch_cluster_custom_object(
-        GROUP,
-        VERSION,
-        "clusterqueues",
-        cq,
-        {"metadata": {"labels": {"team": "speech"}}},
-        _content_type=MERGE,
-    )
+    await label_team("speech")
     moved = series(
         "kueue_admitted_active_workloads",
         cluster_queue=cq,

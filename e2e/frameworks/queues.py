@@ -16,6 +16,8 @@ from typing import Any
 
 from kubernetes_asyncio import client
 
+from ..waiting import eventually
+
 KUEUE, V1BETA2 = "kueue.x-k8s.io", "v1beta2"
 LOW, HIGH = "low", "high"
 RUN_FOR_AN_HOUR = {"pod-complete.stage.kwok.x-k8s.io/delay": "3600s"}
@@ -165,6 +167,18 @@ async def cluster_queue_usage(api: client.ApiClient, name: str) -> dict[str, str
 
 def nothing_reserved(usage: dict[str, str]) -> bool:
     return all(value in ("0", "0m") for value in usage.values())
+
+
+async def quota_given_back(
+    api: client.ApiClient, queues: Queues, *, timeout: float, what: str
+) -> None:
+    """Wait until the ClusterQueue reserves nothing any more."""
+    await eventually(
+        lambda: cluster_queue_usage(api, queues.cluster_queue),
+        nothing_reserved,
+        timeout=timeout,
+        what=what,
+    )
 
 
 async def pods(api: client.ApiClient, namespace: str, selector: str) -> list[client.V1Pod]:

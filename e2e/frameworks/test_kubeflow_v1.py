@@ -29,12 +29,11 @@ from ..waiting import eventually
 from .queues import (
     RUN_FOR_AN_HOUR,
     Queues,
-    cluster_queue_usage,
     create_queues,
     delete_queues,
     is_true,
-    nothing_reserved,
     pods,
+    quota_given_back,
     running_on_flavor,
     workloads,
 )
@@ -201,9 +200,4 @@ async def test_a_pytorchjob_is_preempted_by_a_jaxjob_restored_and_runs_again(
     )
     await jobs.delete("pytorchjobs", "torch")
     await jobs.delete("jaxjobs", "jax")
-    await eventually(
-        lambda: cluster_queue_usage(api, queues.cluster_queue),
-        nothing_reserved,
-        timeout=120,
-        what="the quota given back",
-    )
+    await quota_given_back(api, queues, timeout=120, what="the quota given back")

@@ -34,14 +34,13 @@ from ..waiting import eventually
 from .queues import (
     RUN_FOR_AN_HOUR,
     Queues,
-    cluster_queue_usage,
     condition,
     create_queues,
     delete_queues,
     gated,
     is_true,
-    nothing_reserved,
     pods,
+    quota_given_back,
     running_on_flavor,
     waiting_for_quota,
     workloads,
@@ -228,12 +227,7 @@ async def test_groups_are_queued_admitted_on_the_flavor_scaled_down_and_released
         timeout=120,
         what="the LeaderWorkerSet's Workloads deleted with it",
     )
-    await eventually(
-        lambda: cluster_queue_usage(api, queues.cluster_queue),
-        nothing_reserved,
-        timeout=60,
-        what="the ClusterQueue's quota given back",
-    )
+    await quota_given_back(api, queues, timeout=60, what="the ClusterQueue's quota given back")
 
 
 async def test_a_higher_priority_set_preempts_and_the_evicted_group_runs_again_afterwards(

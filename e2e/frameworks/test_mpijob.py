@@ -29,12 +29,11 @@ from ..waiting import eventually
 from .queues import (
     RUN_FOR_AN_HOUR,
     Queues,
-    cluster_queue_usage,
     create_queues,
     delete_queues,
     is_true,
-    nothing_reserved,
     pods,
+    quota_given_back,
     running_on_flavor,
     workloads,
 )
@@ -199,9 +198,4 @@ async def test_an_mpijob_runs_on_the_flavor_is_preempted_restored_and_runs_again
     )
     await jobs.delete("low")
     await jobs.delete("high")
-    await eventually(
-        lambda: cluster_queue_usage(api, queues.cluster_queue),
-        nothing_reserved,
-        timeout=120,
-        what="the quota given back",
-    )
+    await quota_given_back(api, queues, timeout=120, what="the quota given back")

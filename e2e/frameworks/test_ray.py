@@ -34,12 +34,11 @@ from ..test_user_commands import kuota
 from ..waiting import eventually
 from .queues import (
     Queues,
-    cluster_queue_usage,
     create_queues,
     delete_queues,
     is_true,
-    nothing_reserved,
     pods,
+    quota_given_back,
     running_on_flavor,
     waiting_for_quota,
     workloads,
@@ -221,12 +220,7 @@ async def test_a_raycluster_waits_for_quota_runs_on_the_flavor_and_gives_it_back
     )
     assert second["metadata"]["uid"]
     await ray.delete("rayclusters", "second")
-    await eventually(
-        lambda: cluster_queue_usage(api, queues.cluster_queue),
-        nothing_reserved,
-        timeout=120,
-        what="the quota given back once both are gone",
-    )
+    await quota_given_back(api, queues, timeout=120, what="the quota given back once both are gone")
 
 
 def elastic_cluster(name: str, workers: int) -> dict[str, Any]:
@@ -332,11 +326,8 @@ async def test_an_elastic_raycluster_autoscales_within_its_quota_by_workload_sli
     )
     assert sum(1 for p in listed if running_on_flavor(p)) == 3
     await ray.delete("rayclusters", "elastic")
-    await eventually(
-        lambda: cluster_queue_usage(api, queues.cluster_queue),
-        nothing_reserved,
-        timeout=120,
-        what="the quota given back once the cluster is gone",
+    await quota_given_back(
+        api, queues, timeout=120, what="the quota given back once the cluster is gone"
     )
 
 
@@ -494,9 +485,6 @@ async def test_a_rayservice_is_queued_as_its_cluster_preempted_and_restored(
         what="the RayService admitted again and its cluster running",
     )
     await ray.delete("rayservices", "serve")
-    await eventually(
-        lambda: cluster_queue_usage(api, queues.cluster_queue),
-        nothing_reserved,
-        timeout=120,
-        what="the quota given back once the RayService is gone",
+    await quota_given_back(
+        api, queues, timeout=120, what="the quota given back once the RayService is gone"
     )

@@ -207,17 +207,17 @@ def test_a_rayjob_on_an_existing_cluster_is_not_queued() -> None:
     assert next_action(raw, None, flavors={}) is None
 
 
-def test_an_evicted_rayjob_is_suspended_restored_and_released_keeping_its_start_time() -> None:
-    job = ray_job("j", "ns").uid("uid-j").queue("q").worker_group("w").build()
-    created = next_action(job, None, flavors={})
+def admitted_workload(obj: dict[str, Any], counts: dict[str, int]) -> dict[str, Any]:
+    """The Workload the controller makes for ``obj``, admitted on spot with these counts."""
+    created = next_action(obj, None, flavors={})
     assert isinstance(created, CreateWorkload)
     workload = copy.deepcopy(created.workload)
     workload["status"] = {
         "admission": {
             "clusterQueue": "cq",
             "podSetAssignments": [
-                {"name": name, "count": 1, "flavors": {"cpu": "spot"}}
-                for name in ("head", "w", "submitter")
+                {"name": name, "count": count, "flavors": {"cpu": "spot"}}
+                for name, count in counts.items()
             ],
         },
         "conditions": [
@@ -225,6 +225,12 @@ def test_an_evicted_rayjob_is_suspended_restored_and_released_keeping_its_start_
             {"type": "Admitted", "status": "True"},
         ],
     }
+    return workload
+
+
+def test_an_evicted_rayjob_is_suspended_restored_and_released_keeping_its_start_time() -> None:
+    job = ray_job("j", "ns").uid("uid-j").queue("q").worker_group("w").build()
+    workload = admitted_workload(job, {"head": 1, "w": 1, "submitter": 1})
     start = next_action(job, workload, flavors=SPOT)
     assert isinstance(start, StartJob)
     running = {**start.job, "status": {"jobDeploymentStatus": "Running", "startTime": "t"}}
@@ -295,22 +301,7 @@ def elastic_cluster(workers: int) -> dict[str, Any]:
 
 def admitted_cluster(workers: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """An elastic RayCluster with ``workers`` workers, admitted and started, and its Workload."""
-    created = next_action(elastic_cluster(workers), None, flavors={})
-    assert isinstance(created, CreateWorkload)
-    workload = copy.deepcopy(created.workload)
-    workload["status"] = {
-        "admission": {
-            "clusterQueue": "cq",
-            "podSetAssignments": [
-                {"name": "head", "count": 1, "flavors": {"cpu": "spot"}},
-                {"name": "w", "count": workers, "flavors": {"cpu": "spot"}},
-            ],
-        },
-        "conditions": [
-            {"type": "QuotaReserved", "status": "True"},
-            {"type": "Admitted", "status": "True"},
-        ],
-    }
+    workload = admitted_workload(elastic_cluster(workers), {"head": 1, "w": workers})
     start = next_action(elastic_cluster(workers), workload, flavors=SPOT)
     assert isinstance(start, StartJob)
     return start.job, workload

@@ -53,19 +53,24 @@ async def admitted(world: World, name: str = "train") -> str:
     return key
 
 
-def finish(world: World, key: str) -> None:
+def with_condition(world: World, key: str, kind: str, reason: str, message: str) -> None:
+    """The stored Workload ``key`` updated with a True condition, as the watch brings it."""
     path = workload_path(key.split("/", 1)[1])
     stored = copy.deepcopy(world.api.store[path])
     stored["status"]["conditions"].append(
         {
-            "type": "Finished",
+            "type": kind,
             "status": "True",
-            "reason": "Succeeded",
-            "message": "done",
+            "reason": reason,
+            "message": message,
             "lastTransitionTime": DELETED_AT,
         }
     )
     world.add(path, stored)
+
+
+def finish(world: World, key: str) -> None:
+    with_condition(world, key, "Finished", "Succeeded", "done")
 
 
 # -- pure parts -----------------------------------------------------------------------------
@@ -162,18 +167,7 @@ async def test_a_deleted_queue_stays_terminating_when_its_admitted_workload_is_u
     finalizer = releaser(world)
     await finalizer.release()
 
-    path = workload_path(key.split("/", 1)[1])
-    updated = copy.deepcopy(world.api.store[path])
-    updated["status"]["conditions"].append(
-        {
-            "type": "PodsReady",
-            "status": "True",
-            "reason": "PodsReady",
-            "message": "All pods reached readiness",
-            "lastTransitionTime": DELETED_AT,
-        }
-    )
-    world.add(path, updated)
+    with_condition(world, key, "PodsReady", "PodsReady", "All pods reached readiness")
     await finalizer.release()
 
     assert finalizers(world, CQ_PATH) == [RESOURCE_IN_USE_FINALIZER]
