@@ -34,6 +34,7 @@ from ..test_user_commands import kuota
 from ..waiting import eventually
 from .queues import (
     Queues,
+    condition,
     create_queues,
     delete_queues,
     is_true,
@@ -313,7 +314,11 @@ async def test_an_elastic_raycluster_autoscales_within_its_quota_by_workload_sli
     await scale(3)
     found = await eventually(
         lambda: workloads(api, namespace),
-        lambda got: any(waiting_for_quota(w) for w in got.values() if not is_true(w, "Finished")),
+        lambda got: any(
+            [p["count"] for p in w["spec"]["podSets"]] == [1, 3]
+            and "insufficient quota" in (condition(w, "QuotaReserved") or {}).get("message", "")
+            for w in got.values()
+        ),
         timeout=120,
         what="the slice for three workers waiting: it does not fit",
     )
