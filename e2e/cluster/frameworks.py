@@ -523,7 +523,67 @@ TRAINING_OPERATOR = Framework(
     ),
 )
 
+APPWRAPPER_NAMESPACE = "appwrapper-system"
+APPWRAPPER_HEALTH_PORT = 18081
+"""Fixed: the port is read from the operator's ConfigMap, installed before it starts."""
+_APPWRAPPER_CRD = "config/crd/bases/workload.codeflare.dev_appwrappers.yaml"
+_APPWRAPPER_CONFIG = {
+    # Its webhooks (defaulting, the wrapped objects' checks) need its certificate rotator,
+    # which patches registrations of fixed names for a Service: off, as in its own dev mode.
+    "webhooksEnabled": False,
+    "controllerManager": {
+        "health": {"bindAddress": f"127.0.0.1:{APPWRAPPER_HEALTH_PORT}"},
+        "metrics": {"bindAddress": "0"},
+        "leaderElection": False,
+    },
+}
+
+
+def _appwrapper_command(
+    built: ControllerBuild, info: ClusterInfo, workdir: Path, ports: Ports, cert_dir: Path
+) -> list[str]:
+    # Its namespace comes from NAMESPACE (its ConfigMap is there); it has no port flags.
+    return [
+        "/usr/bin/env",
+        f"NAMESPACE={APPWRAPPER_NAMESPACE}",
+        str(built.binary),
+        f"--kubeconfig={info.kubeconfig}",
+        "--zap-log-level=2",
+    ]
+
+
+APPWRAPPER = Framework(
+    module=ControllerModule(
+        name="appwrapper",
+        module="github.com/project-codeflare/appwrapper",
+        version="v1.2.2",
+        main="github.com/project-codeflare/appwrapper/cmd",
+        files=(_APPWRAPPER_CRD,),
+    ),
+    crds=(_APPWRAPPER_CRD,),
+    command=_appwrapper_command,
+    # Its /readyz asks the webhook server, which it does not start with webhooks off.
+    health_path="/healthz",
+    health_port=APPWRAPPER_HEALTH_PORT,
+    namespaces=(APPWRAPPER_NAMESPACE,),
+    objects=(
+        (
+            f"/api/v1/namespaces/{APPWRAPPER_NAMESPACE}/configmaps",
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {
+                    "name": "appwrapper-operator-config",
+                    "namespace": APPWRAPPER_NAMESPACE,
+                },
+                "data": {"config.yaml": yaml.safe_dump(_APPWRAPPER_CONFIG)},
+            },
+        ),
+    ),
+)
+
 FRAMEWORKS: dict[str, Framework] = {
-    framework.name: framework for framework in (LWS, KUBERAY, MPI_OPERATOR, TRAINING_OPERATOR)
+    framework.name: framework
+    for framework in (LWS, KUBERAY, MPI_OPERATOR, TRAINING_OPERATOR, APPWRAPPER)
 }
 """Every framework controller the end-to-end tests can run, by short name."""

@@ -38,6 +38,7 @@ DEPLOYMENTS: dict[str, tuple[str, str]] = {
     "kuberay": ("default", "kuberay-operator"),
     "mpi-operator": ("mpi-operator", "mpi-operator"),
     "training-operator": ("kubeflow", "training-operator"),
+    "appwrapper": ("appwrapper-system", "appwrapper-controller-manager"),
 }
 """Framework (``e2e.cluster.frameworks`` name) -> the Deployment Kueue's util waits for."""
 

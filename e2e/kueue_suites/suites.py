@@ -41,17 +41,17 @@ DEFAULTS = {
     "singlecluster/extended": SuiteDefaults(
         label_filter=(
             "feature:jobset || feature:leaderworkerset || feature:kuberay || feature:mpijob"
-            " || feature:pytorchjob || feature:jaxjob"
+            " || feature:pytorchjob || feature:jaxjob || feature:appwrapper"
         ),
         reason=(
-            "the AppWrapper and TrainJob specs are left out: kuota does not manage those "
-            "kinds yet and this environment does not run their operators (with them "
-            "selected the BeforeSuite waits for each one's Deployment and fails the whole "
-            "suite). JobSet runs from its release manifests (e2e/kueue_suites/jobset_operator.py); "
-            "LeaderWorkerSet, KubeRay, the MPI operator and the training operator run as kuota's "
+            "the TrainJob specs are left out: kuota does not manage that kind yet and this "
+            "environment does not run its operator (with them selected the BeforeSuite waits "
+            "for its Deployment and fails the whole suite). JobSet runs from its release "
+            "manifests (e2e/kueue_suites/jobset_operator.py); LeaderWorkerSet, KubeRay, the MPI "
+            "operator, the training operator and the AppWrapper controller run as kuota's "
             "framework tests run them (e2e/kueue_suites/framework_operators.py)"
         ),
-        operators=("jobset", "lws", "kuberay", "mpi-operator", "training-operator"),
+        operators=("jobset", "lws", "kuberay", "mpi-operator", "training-operator", "appwrapper"),
     ),
     "multikueue/baseline": SuiteDefaults(),
 }

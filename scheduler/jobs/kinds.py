@@ -6,6 +6,7 @@ RBAC (the chart's generated templates) and the CLI follow from the registry
 (docs/architecture.md, "Adding a kind").
 """
 
+from scheduler.jobs.appwrapper import APPWRAPPER
 from scheduler.jobs.batchjob import BATCH_JOB
 from scheduler.jobs.deployment import DEPLOYMENT
 from scheduler.jobs.jaxjob import JAXJOB
@@ -32,3 +33,4 @@ register(RAYSERVICE)
 register(MPIJOB)
 register(PYTORCHJOB)
 register(JAXJOB)
+register(APPWRAPPER)

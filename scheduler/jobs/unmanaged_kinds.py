@@ -42,13 +42,6 @@ UNMANAGED_KINDS: Final = (
         "trainer.kubeflow.org/trainjob", "trainer.kubeflow.org", "v1alpha1", "trainjobs", "TrainJob"
     ),
     UnmanagedKind(
-        "workload.codeflare.dev/appwrapper",
-        "workload.codeflare.dev",
-        "v1beta2",
-        "appwrappers",
-        "AppWrapper",
-    ),
-    UnmanagedKind(
         "sparkoperator.k8s.io/sparkapplication",
         "sparkoperator.k8s.io",
         "v1beta2",

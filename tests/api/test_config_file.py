@@ -24,10 +24,7 @@ SHIPPED = {
     "chart_controller_manager_config.yaml": "charts/kueue/values.yaml",
 }
 V1BETA2 = {"apiVersion": "config.kueue.x-k8s.io/v1beta2", "kind": "Configuration"}
-UNMANAGED_IN_SHIPPED = [
-    "workload.codeflare.dev/appwrapper",
-    "trainer.kubeflow.org/trainjob",
-]
+UNMANAGED_IN_SHIPPED = ["trainer.kubeflow.org/trainjob"]
 
 
 @pytest.mark.parametrize("name", sorted(SHIPPED))

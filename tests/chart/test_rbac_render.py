@@ -155,6 +155,10 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         ("kubeflow.org", "jaxjobs", "list"),
         ("kubeflow.org", "jaxjobs", "watch"),
         ("kubeflow.org", "jaxjobs", "patch"),
+        # the workload.codeflare.dev/appwrapper integration
+        ("workload.codeflare.dev", "appwrappers", "list"),
+        ("workload.codeflare.dev", "appwrappers", "watch"),
+        ("workload.codeflare.dev", "appwrappers", "patch"),
         # the kinds kuota does not manage: their queued objects get a NotManaged Event
         # (watches.py, scheduler/jobs/unmanaged_kinds.py)
         ("kubeflow.org", "paddlejobs", "list"),
@@ -165,8 +169,6 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         ("kubeflow.org", "xgboostjobs", "watch"),
         ("trainer.kubeflow.org", "trainjobs", "list"),
         ("trainer.kubeflow.org", "trainjobs", "watch"),
-        ("workload.codeflare.dev", "appwrappers", "list"),
-        ("workload.codeflare.dev", "appwrappers", "watch"),
         ("sparkoperator.k8s.io", "sparkapplications", "list"),
         ("sparkoperator.k8s.io", "sparkapplications", "watch"),
         ("", "namespaces", "list"),
@@ -220,6 +222,7 @@ def test_the_webhook_only_reads_single_objects(objects: list[dict[str, Any]]) ->
         ("ray.io", "rayjobs", "get"),
         ("ray.io", "rayservices", "get"),
         ("kubeflow.org", "mpijobs", "get"),
+        ("workload.codeflare.dev", "appwrappers", "get"),
     }
 
 

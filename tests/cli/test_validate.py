@@ -289,10 +289,7 @@ def test_kueues_shipped_configuration_is_valid_and_each_unacted_field_a_warning(
     assert (code, out) == (0, "")
     warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
     unmanaged = [w.split("kuota does not manage ")[1].split(":")[0] for w in warnings[1:]]
-    assert unmanaged == [
-        "workload.codeflare.dev/appwrapper",
-        "trainer.kubeflow.org/trainjob",
-    ], err
+    assert unmanaged == ["trainer.kubeflow.org/trainjob"], err
     assert warnings[0] == (
         f"warning: {path}:1: Configuration/(unnamed): controller.groupKindConcurrency: kuota "
         "reconciles every kind in one loop, with no worker pool per kind: the concurrency is "

@@ -39,6 +39,9 @@
 - apiGroups: ["kubeflow.org"]
   resources: [jaxjobs]
   verbs: [list, watch, patch]
+- apiGroups: ["workload.codeflare.dev"]
+  resources: [appwrappers]
+  verbs: [list, watch, patch]
 - apiGroups: ["kubeflow.org"]
   resources: [paddlejobs]
   verbs: [list, watch]
@@ -50,9 +53,6 @@
   verbs: [list, watch]
 - apiGroups: ["trainer.kubeflow.org"]
   resources: [trainjobs]
-  verbs: [list, watch]
-- apiGroups: ["workload.codeflare.dev"]
-  resources: [appwrappers]
   verbs: [list, watch]
 - apiGroups: ["sparkoperator.k8s.io"]
   resources: [sparkapplications]
@@ -73,6 +73,9 @@
   verbs: [get]
 - apiGroups: ["kubeflow.org"]
   resources: [mpijobs]
+  verbs: [get]
+- apiGroups: ["workload.codeflare.dev"]
+  resources: [appwrappers]
   verbs: [get]
 {{- end }}
 {{- define "kuota.multikueueKindRules" }}
@@ -107,5 +110,8 @@
   verbs: [list, watch]
 - apiGroups: ["kubeflow.org"]
   resources: [jaxjobs]
+  verbs: [list, watch]
+- apiGroups: ["workload.codeflare.dev"]
+  resources: [appwrappers]
   verbs: [list, watch]
 {{- end }}

@@ -1,0 +1,183 @@
+"""AppWrappers (docs/concepts.md#appwrapper): pod sets of the wrapped objects, start, stop, end."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from scheduler.jobs import PodSetInfo, by_framework, for_object
+from scheduler.jobs.actions import CreateWorkload, StartJob
+from scheduler.jobs.appwrapper import APPWRAPPER
+from scheduler.jobs.appwrapper.components import PathError, infer, value_at
+from scheduler.jobs.controller import next_action
+from scheduler.jobs.start_placement import FlavorPlacement
+
+QUEUE = {"kueue.x-k8s.io/queue-name": "lq"}
+SPOT = {"spot": FlavorPlacement({"instance-type": "spot"})}
+
+
+def pod_template(cpu: str = "200m") -> dict[str, Any]:
+    return {
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [
+                {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}
+            ],
+        }
+    }
+
+
+def batch_job(parallelism: int | None = 2, completions: int | None = 2) -> dict[str, Any]:
+    spec: dict[str, Any] = {"template": pod_template()}
+    if parallelism is not None:
+        spec["parallelism"] = parallelism
+    if completions is not None:
+        spec["completions"] = completions
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "job-0"}, "spec": spec}
+
+
+def deployment(replicas: int = 3) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "deployment"},
+        "spec": {"replicas": replicas, "template": pod_template()},
+    }
+
+
+def appwrapper(*components: dict[str, Any], suspend: bool = True) -> dict[str, Any]:
+    return {
+        "apiVersion": "workload.codeflare.dev/v1beta2",
+        "kind": "AppWrapper",
+        "metadata": {"name": "aw", "namespace": "ns", "uid": "uid-aw", "labels": dict(QUEUE)},
+        "spec": {"suspend": suspend, "components": list(components)},
+    }
+
+
+def counts(aw: dict[str, Any]) -> list[tuple[str, int]]:
+    return [(p["name"], p["count"]) for p in APPWRAPPER.pod_sets(aw)]
+
+
+def test_the_kind_is_registered_under_kueues_framework_name() -> None:
+    assert by_framework("workload.codeflare.dev/appwrapper") is APPWRAPPER
+    assert for_object(appwrapper()) is APPWRAPPER
+
+
+def test_a_wrapped_job_runs_min_of_parallelism_and_completions() -> None:
+    assert counts(appwrapper({"template": batch_job(4, 3)})) == [("aw-0", 3)]
+    assert counts(appwrapper({"template": batch_job(2, None)})) == [("aw-0", 2)]
+    assert counts(appwrapper({"template": batch_job(None, None)})) == [("aw-0", 1)]
+
+
+def test_pod_sets_of_every_component_are_numbered_in_order() -> None:
+    ray = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "spec": {
+            "headGroupSpec": {"template": pod_template()},
+            "workerGroupSpecs": [{"replicas": 2, "template": pod_template()}],
+        },
+    }
+    aw = appwrapper({"template": batch_job()}, {"template": ray}, {"template": deployment(3)})
+    assert counts(aw) == [("aw-0", 2), ("aw-1", 1), ("aw-2", 2), ("aw-3", 3)]
+    template = APPWRAPPER.pod_sets(aw)[0]["template"]
+    assert template["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "200m"}}
+
+
+def test_declared_pod_sets_win_over_inference_and_the_controllers_status_over_both() -> None:
+    declared = {"template": deployment(3), "podSets": [{"path": "template.spec.template"}]}
+    assert counts(appwrapper(declared)) == [("aw-0", 1)], "replicas default to 1"
+    recorded = appwrapper({"template": deployment(3)})
+    recorded["status"] = {
+        "componentStatus": [{"podSets": [{"path": "template.spec.template", "replicas": 5}]}]
+    }
+    assert counts(recorded) == [("aw-0", 5)]
+
+
+def test_an_unknown_kind_has_no_pod_sets_and_a_bad_path_none_either() -> None:
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap", "data": {}}
+    assert counts(appwrapper({"template": config_map})) == []
+    wrong = {"template": deployment(), "podSets": [{"path": "template.spec.nothing"}]}
+    assert counts(appwrapper(wrong)) == []
+
+
+def test_paths_read_fields_and_indexes_from_the_wrapped_object() -> None:
+    obj = {"spec": {"groups": [{"n": 1}, {"n": 2}]}}
+    assert value_at(obj, "template.spec.groups[1].n") == 2
+    for bad in ("spec.groups", "template.spec.groups[2]", "template.spec.other"):
+        with pytest.raises(PathError):
+            value_at(obj, bad)
+    with pytest.raises(PathError):
+        infer({**deployment(), "spec": {"replicas": "3", "template": pod_template()}})
+
+
+def admitted(aw: dict[str, Any]) -> dict[str, Any]:
+    created = next_action(aw, None, flavors={})
+    assert isinstance(created, CreateWorkload)
+    workload = copy.deepcopy(created.workload)
+    workload["status"] = {
+        "admission": {
+            "clusterQueue": "cq",
+            "podSetAssignments": [
+                {"name": p["name"], "count": p["count"], "flavors": {"cpu": "spot"}}
+                for p in APPWRAPPER.pod_sets(aw)
+            ],
+        },
+        "conditions": [
+            {"type": "QuotaReserved", "status": "True"},
+            {"type": "Admitted", "status": "True"},
+        ],
+    }
+    return workload
+
+
+def test_the_workload_is_named_after_the_appwrapper_as_kueue_names_it() -> None:
+    workload = admitted(appwrapper({"template": batch_job()}))
+    assert workload["metadata"]["name"].startswith("appwrapper-aw-")
+    assert workload["metadata"]["ownerReferences"][0]["kind"] == "AppWrapper"
+
+
+def test_starting_writes_each_pod_sets_placement_into_its_component() -> None:
+    aw = appwrapper({"template": batch_job()}, {"template": deployment(3)})
+    start = next_action(aw, admitted(aw), flavors=SPOT)
+    assert isinstance(start, StartJob)
+    started = start.job
+    assert started["spec"]["suspend"] is False
+    first, second = (c["podSetInfos"] for c in started["spec"]["components"])
+    assert first[0]["nodeSelector"] == {"instance-type": "spot"}
+    assert first[0]["labels"]["kueue.x-k8s.io/podset"] == "aw-0"
+    assert second[0]["labels"]["kueue.x-k8s.io/podset"] == "aw-1"
+    assert started["spec"]["components"][0]["template"] == batch_job(), "never changed"
+
+
+def test_restoring_clears_the_placement_and_suspending_suspends() -> None:
+    aw = appwrapper({"template": batch_job()})
+    started = APPWRAPPER.run_with(aw, [PodSetInfo("aw-0", 2, {"instance-type": "spot"})])
+    stopped = APPWRAPPER.restore(APPWRAPPER.suspend(started), APPWRAPPER.pod_sets(aw))
+    assert stopped["spec"]["suspend"] is True
+    assert "podSetInfos" not in stopped["spec"]["components"][0]
+
+
+@pytest.mark.parametrize(
+    ("phase", "deployed", "finished"),
+    [
+        ("Running", "True", False),
+        ("Succeeded", "True", True),
+        ("Failed", "True", False),  # still deleting its resources
+        ("Failed", "False", True),
+    ],
+)
+def test_it_finishes_by_its_phase(phase: str, deployed: str, finished: bool) -> None:
+    aw = appwrapper({"template": batch_job()})
+    aw["status"] = {
+        "phase": phase,
+        "conditions": [{"type": "ResourcesDeployed", "status": deployed}],
+    }
+    assert APPWRAPPER.finished(aw).finished is finished
+
+
+def test_a_queued_appwrapper_is_suspended_at_creation() -> None:
+    defaulted = APPWRAPPER.default(appwrapper(suspend=False), queue=None, suspend=True)
+    assert defaulted["spec"]["suspend"] is True
