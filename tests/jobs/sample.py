@@ -6,6 +6,7 @@ controller makes it and the scheduler admits it.
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, datetime
 from typing import Any
 
@@ -56,3 +57,25 @@ def admit(workload: dict[str, Any], flavor: str = "spot") -> dict[str, Any]:
         message="",
     )
     return {**workload, "status": admitted_status(workload, decision, NOW)}
+
+
+def admitted_workload(obj: dict[str, Any], counts: dict[str, int]) -> dict[str, Any]:
+    """The Workload the controller makes for any job ``obj``, admitted on spot with these
+    pod set counts (by name), without a scheduler."""
+    created = next_action(obj, None, flavors={})
+    assert isinstance(created, CreateWorkload)
+    workload = copy.deepcopy(created.workload)
+    workload["status"] = {
+        "admission": {
+            "clusterQueue": "cq",
+            "podSetAssignments": [
+                {"name": name, "count": count, "flavors": {"cpu": "spot"}}
+                for name, count in counts.items()
+            ],
+        },
+        "conditions": [
+            {"type": "QuotaReserved", "status": "True"},
+            {"type": "Admitted", "status": "True"},
+        ],
+    }
+    return workload

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
 
 from scheduler.jobs import PodSetInfo, by_framework, for_object
-from scheduler.jobs.actions import CreateWorkload, StartJob
+from scheduler.jobs.actions import StartJob
 from scheduler.jobs.appwrapper import APPWRAPPER
 from scheduler.jobs.appwrapper.components import PathError, infer, value_at
 from scheduler.jobs.controller import next_action
 from scheduler.jobs.start_placement import FlavorPlacement
+from tests.jobs.sample import admitted_workload
 
 QUEUE = {"kueue.x-k8s.io/queue-name": "lq"}
 SPOT = {"spot": FlavorPlacement({"instance-type": "spot"})}
@@ -114,23 +114,7 @@ def test_paths_read_fields_and_indexes_from_the_wrapped_object() -> None:
 
 
 def admitted(aw: dict[str, Any]) -> dict[str, Any]:
-    created = next_action(aw, None, flavors={})
-    assert isinstance(created, CreateWorkload)
-    workload = copy.deepcopy(created.workload)
-    workload["status"] = {
-        "admission": {
-            "clusterQueue": "cq",
-            "podSetAssignments": [
-                {"name": p["name"], "count": p["count"], "flavors": {"cpu": "spot"}}
-                for p in APPWRAPPER.pod_sets(aw)
-            ],
-        },
-        "conditions": [
-            {"type": "QuotaReserved", "status": "True"},
-            {"type": "Admitted", "status": "True"},
-        ],
-    }
-    return workload
+    return admitted_workload(aw, {p["name"]: p["count"] for p in APPWRAPPER.pod_sets(aw)})
 
 
 def test_the_workload_is_named_after_the_appwrapper_as_kueue_names_it() -> None:

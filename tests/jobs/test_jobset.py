@@ -16,6 +16,7 @@ from scheduler.jobs.controller import next_action
 from scheduler.jobs.start_placement import FlavorPlacement
 from scheduler.jobs.workload_from_job import PriorityClasses
 from tests.builders import jobset
+from tests.jobs.sample import admitted_workload
 
 
 def train() -> jobset:
@@ -143,23 +144,10 @@ def test_a_finished_jobset_finishes_its_workload() -> None:
 
 
 def test_an_evicted_jobset_is_restored_and_released_once_its_jobs_are_gone() -> None:
-    created = next_action(train().build(), None, flavors={})
-    assert isinstance(created, CreateWorkload)
-    workload = copy.deepcopy(created.workload)
-    workload["status"] = {
-        "admission": {
-            "clusterQueue": "cq",
-            "podSetAssignments": [
-                {"name": "driver", "count": 1, "flavors": {"cpu": "spot"}},
-                {"name": "workers", "count": 6, "flavors": {"cpu": "spot"}},
-            ],
-        },
-        "conditions": [
-            {"type": "QuotaReserved", "status": "True"},
-            {"type": "Admitted", "status": "True"},
-            {"type": "Evicted", "status": "True", "reason": "Preempted", "message": "out"},
-        ],
-    }
+    workload = admitted_workload(train().build(), {"driver": 1, "workers": 6})
+    workload["status"]["conditions"].append(
+        {"type": "Evicted", "status": "True", "reason": "Preempted", "message": "out"}
+    )
     started = JOBSET.run_with(
         train().build(), [PodSetInfo("workers", 6, {"instance-type": "spot"})]
     )

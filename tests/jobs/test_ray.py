@@ -24,6 +24,7 @@ from scheduler.jobs.rayjob import RAYJOB
 from scheduler.jobs.rayservice import RAYSERVICE
 from scheduler.jobs.start_placement import FlavorPlacement
 from tests.builders import ray_cluster, ray_job, ray_service
+from tests.jobs.sample import admitted_workload
 
 SPOT = {"spot": FlavorPlacement({"instance-type": "spot"})}
 
@@ -205,27 +206,6 @@ def test_a_rayjob_on_an_existing_cluster_is_not_queued() -> None:
     assert RAYJOB.queue_name(raw) == ""
     assert RAYJOB.default(raw, queue=None, suspend=True)["spec"]["suspend"] is False
     assert next_action(raw, None, flavors={}) is None
-
-
-def admitted_workload(obj: dict[str, Any], counts: dict[str, int]) -> dict[str, Any]:
-    """The Workload the controller makes for ``obj``, admitted on spot with these counts."""
-    created = next_action(obj, None, flavors={})
-    assert isinstance(created, CreateWorkload)
-    workload = copy.deepcopy(created.workload)
-    workload["status"] = {
-        "admission": {
-            "clusterQueue": "cq",
-            "podSetAssignments": [
-                {"name": name, "count": count, "flavors": {"cpu": "spot"}}
-                for name, count in counts.items()
-            ],
-        },
-        "conditions": [
-            {"type": "QuotaReserved", "status": "True"},
-            {"type": "Admitted", "status": "True"},
-        ],
-    }
-    return workload
 
 
 def test_an_evicted_rayjob_is_suspended_restored_and_released_keeping_its_start_time() -> None:
