@@ -6,7 +6,8 @@ kuota wrote into its components' ``podSetInfos``; it reports the AppWrapper
 ``Succeeded`` once every pod it counts has succeeded.  kuota suspends a queued
 AppWrapper at creation and admits it as one Workload of its components' pod
 sets (docs/concepts.md#appwrapper): one that does not fit waits suspended, with
-nothing created, and runs once the first has finished; the wrapped Job's pods
+nothing created (``kuota explain appwrapper/NAME`` says why), and runs once
+the first has finished; the wrapped Job's pods
 run on the flavor's kwok nodes; a finished AppWrapper finishes its Workload
 and gives the quota back.
 """
@@ -22,7 +23,9 @@ from kubernetes_asyncio import client
 from e2e.cluster.frameworks import FrameworkController
 
 from ..conftest import FrameworkControllers
+from ..fixtures import ClusterHandle
 from ..kuota_scheduler import SchedulerReplica
+from ..test_user_commands import kuota
 from ..waiting import eventually
 from .queues import (
     Queues,
@@ -125,6 +128,7 @@ def of(name: str) -> Any:
 async def test_an_appwrapper_waits_for_quota_runs_its_job_on_the_flavor_and_finishes(
     appwrapper_controller: FrameworkController,
     kuota_scheduler: SchedulerReplica,
+    cluster: ClusterHandle,
     api: client.ApiClient,
     namespace: str,
     queues: Queues,
@@ -159,6 +163,9 @@ async def test_an_appwrapper_waits_for_quota_runs_its_job_on_the_flavor_and_fini
     assert of("second")(waiting) is not None
     assert (await wrappers.read("second"))["spec"]["suspend"] is True
     assert await wrappers.pods("second") == [], "a waiting AppWrapper has nothing created"
+    explained = await kuota(cluster, "explain", "appwrapper/second", "-n", namespace)
+    assert explained.returncode == 0, explained.stderr
+    assert "It is pending in LocalQueue user-queue" in explained.stdout, explained.stdout
 
     done = await eventually(
         lambda: wrappers.read("first"),
