@@ -34,7 +34,7 @@ FILES = sorted(path.name for path in SHIPPED.glob("*.yaml"))
 KUEUE_LEASE = "c1f6bfd2.kueue.x-k8s.io"
 NOT_ACTED_ON = [
     "controller.groupKindConcurrency: ",
-    "integrations.frameworks[6]: kuota does not manage workload.codeflare.dev/appwrapper",
+    "integrations.frameworks[7]: kuota does not manage trainer.kubeflow.org/trainjob",
 ]
 V1BETA1 = """\
 apiVersion: config.kueue.x-k8s.io/v1beta1
