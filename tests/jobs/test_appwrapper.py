@@ -11,6 +11,7 @@ from scheduler.jobs.actions import StartJob
 from scheduler.jobs.appwrapper import APPWRAPPER
 from scheduler.jobs.appwrapper.components import PathError, infer, value_at
 from scheduler.jobs.controller import next_action
+from scheduler.jobs.protocol import NO_FACTS
 from scheduler.jobs.start_placement import FlavorPlacement
 from tests.jobs.sample import admitted_workload
 
@@ -165,3 +166,95 @@ def test_it_finishes_by_its_phase(phase: str, deployed: str, finished: bool) -> 
 def test_a_queued_appwrapper_is_suspended_at_creation() -> None:
     defaulted = APPWRAPPER.default(appwrapper(suspend=False), queue=None, suspend=True)
     assert defaulted["spec"]["suspend"] is True
+
+
+TAS_POD_INDEX = "workload.codeflare.dev.appwrapper/tas-pod-index-label"
+TAS_SUB_GROUP_INDEX = "workload.codeflare.dev.appwrapper/tas-sub-group-index-label"
+TAS_SUB_GROUP_COUNT = "workload.codeflare.dev.appwrapper/tas-sub-group-count"
+REQUIRED_RACK = {"kueue.x-k8s.io/podset-required-topology": "cloud.provider.com/rack"}
+
+
+def with_annotations(obj: dict[str, Any], template_at: list[str | int]) -> dict[str, Any]:
+    cursor: Any = obj
+    for step in template_at:
+        cursor = cursor[step]
+    cursor.setdefault("metadata", {})["annotations"] = dict(REQUIRED_RACK)
+    return obj
+
+
+def test_a_wrapped_job_asking_for_a_rack_is_numbered_by_its_completion_index() -> None:
+    job = with_annotations(batch_job(), ["spec", "template"])
+    (pod_set,) = APPWRAPPER.pod_sets(appwrapper({"template": job}))
+    assert pod_set["topologyRequest"] == {
+        "required": "cloud.provider.com/rack",
+        "podIndexLabel": "batch.kubernetes.io/job-completion-index",
+    }
+
+
+def test_a_wrapped_jobset_is_numbered_by_completion_index_within_each_job() -> None:
+    jobset = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "spec": {
+            "replicatedJobs": [
+                {"name": "w", "replicas": 3, "template": {"spec": {"template": pod_template()}}}
+            ]
+        },
+    }
+    with_annotations(jobset, ["spec", "replicatedJobs", 0, "template", "spec", "template"])
+    (pod_set,) = APPWRAPPER.pod_sets(appwrapper({"template": jobset}))
+    assert pod_set["count"] == 3
+    assert pod_set["topologyRequest"] == {
+        "required": "cloud.provider.com/rack",
+        "podIndexLabel": "batch.kubernetes.io/job-completion-index",
+        "subGroupIndexLabel": "jobset.sigs.k8s.io/job-index",
+        "subGroupCount": 3,
+    }
+
+
+def test_declared_pod_set_annotations_say_how_its_pods_are_numbered() -> None:
+    template = with_annotations(deployment(4), ["spec", "template"])
+    numbering = {
+        TAS_POD_INDEX: "example.com/rank",
+        TAS_SUB_GROUP_INDEX: "example.com/group",
+        TAS_SUB_GROUP_COUNT: "2",
+    }
+    declared = {
+        "template": template,
+        "podSets": [{"path": "template.spec.template", "replicas": 4, "annotations": numbering}],
+    }
+    (pod_set,) = APPWRAPPER.pod_sets(appwrapper(declared))
+    assert pod_set["topologyRequest"] == {
+        "required": "cloud.provider.com/rack",
+        "podIndexLabel": "example.com/rank",
+        "subGroupIndexLabel": "example.com/group",
+        "subGroupCount": 2,
+    }
+    plain = {"template": deployment(4), "podSets": [{"path": "template.spec.template"}]}
+    assert "topologyRequest" not in APPWRAPPER.pod_sets(appwrapper(plain))[0]
+
+
+@pytest.mark.parametrize("count", ["two", "0", "-1", "1_000", 2])
+def test_a_sub_group_count_that_is_not_a_positive_integer_is_refused(count: object) -> None:
+    declared = {
+        "template": deployment(2),
+        "podSets": [
+            {"path": "template.spec.template", "annotations": {TAS_SUB_GROUP_COUNT: count}}
+        ],
+    }
+    errors = APPWRAPPER.validate_create(appwrapper(declared), facts=NO_FACTS)
+    assert [(e.rule, e.field) for e in errors] == [
+        (
+            "AW-1",
+            f"spec.components[0].podSets[0].annotations[{TAS_SUB_GROUP_COUNT}]",
+        )
+    ]
+    assert "positive integer" in errors[0].message
+
+
+def test_a_positive_sub_group_count_is_accepted() -> None:
+    declared = {
+        "template": deployment(2),
+        "podSets": [{"path": "template.spec.template", "annotations": {TAS_SUB_GROUP_COUNT: "2"}}],
+    }
+    assert APPWRAPPER.validate_create(appwrapper(declared), facts=NO_FACTS) == []

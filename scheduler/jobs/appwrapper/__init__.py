@@ -13,8 +13,9 @@ deletes what it created) and clears the ``podSetInfos``.  As Kueue does
 - it runs something while ``QuotaReserved`` (the controller's condition) is
   True; its pods are ready with ``PodsReady``;
 - the rules are the ones every kind shares, "suspended" being
-  ``spec.suspend``; the objects it wraps are checked by the AppWrapper
-  controller's own webhook.
+  ``spec.suspend``, and a declared pod set's TAS sub-group count is a
+  positive integer (:mod:`.validation`); the objects it wraps are checked by
+  the AppWrapper controller's own webhook.
 
 The objects the AppWrapper controller creates (a Job, a Deployment, ...)
 are owned by the AppWrapper and left to it (docs/concepts.md#supported-job-kinds).
@@ -30,7 +31,7 @@ from typing import Any, Final
 from scheduler.api import objects
 from scheduler.api.field import FieldError
 from scheduler.jobs.appwrapper import components
-from scheduler.jobs.job_rules import validate_job_kind
+from scheduler.jobs.appwrapper.validation import validate_appwrapper
 from scheduler.jobs.protocol import (
     AdmissionFacts,
     ApiAccess,
@@ -133,12 +134,12 @@ class AppWrapper:
         return self.suspend(result) if suspend else result
 
     def validate_create(self, job: RawObject, *, facts: AdmissionFacts) -> list[FieldError]:
-        return validate_job_kind(job, None, suspended_when=is_suspended)
+        return validate_appwrapper(job, None, suspended_when=is_suspended)
 
     def validate_update(
         self, job: RawObject, old: RawObject, *, facts: AdmissionFacts
     ) -> list[FieldError]:
-        return validate_job_kind(
+        return validate_appwrapper(
             job,
             old,
             namespace_has_default_queue=facts.namespace_has_default_queue,

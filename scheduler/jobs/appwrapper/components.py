@@ -8,9 +8,16 @@ pod template found at a ``path`` in the wrapped object with a number of
 - ``status.componentStatus[].podSets`` once the AppWrapper controller wrote
   one entry per component;
 - else the component's declared ``podSets``;
-- else inferred from the wrapped kind (:data:`INFERRED`): a batch Job, a Pod,
+- else inferred from the wrapped kind (:func:`infer`): a batch Job, a Pod,
   a Deployment, a StatefulSet, a JobSet, a PyTorchJob, a RayCluster or a
   RayJob; any other kind has none.
+
+A pod set's ``annotations`` say how its pods are numbered, for
+topology-aware scheduling (:data:`TAS_POD_INDEX_LABEL` and the sub-group
+pair); the inferred ones carry them as the AppWrapper controller writes them
+(a Job's completion index; a JobSet's, with its job index and replicas; a
+PyTorchJob's replica index).  With the template's own TAS annotations they
+make the pod set's ``topologyRequest``, as for every other kind.
 
 A ``path`` starts with ``template`` (the wrapped object) followed by
 ``.field`` and ``[index]`` steps.  The pod sets of all components, in order,
@@ -25,13 +32,26 @@ from __future__ import annotations
 import copy
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
-from scheduler.jobs import pod_template
+from scheduler.jobs import pod_template, topology
 
 _mapping = pod_template.mapping
 _STEP: Final = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+_INTEGER: Final = re.compile(r"[+-]?[0-9]+")
+
+_TAS_PREFIX: Final = "workload.codeflare.dev.appwrapper"
+TAS_POD_INDEX_LABEL: Final = f"{_TAS_PREFIX}/tas-pod-index-label"
+"""A pod set annotation: the pod label holding each pod's index."""
+TAS_SUB_GROUP_INDEX_LABEL: Final = f"{_TAS_PREFIX}/tas-sub-group-index-label"
+"""A pod set annotation: the pod label holding each pod's sub-group (a JobSet's job index)."""
+TAS_SUB_GROUP_COUNT: Final = f"{_TAS_PREFIX}/tas-sub-group-count"
+"""A pod set annotation: how many sub-groups (an integer; the webhook refuses anything else)."""
+PYTORCH_REPLICA_INDEX: Final = "training.kubeflow.org/replica-index"
+
+Inferred = tuple[str, int, dict[str, str]]
+"""(path, replicas, annotations) of one pod set."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +61,7 @@ class ComponentPodSet:
     component: int
     path: str
     replicas: int
+    annotations: Mapping[str, str] = field(default_factory=dict)
 
 
 class PathError(ValueError):
@@ -115,8 +136,8 @@ def _optional_int(obj: Mapping[str, Any], path: str) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _ray(obj: Mapping[str, Any], prefix: str) -> list[tuple[str, int]]:
-    found = [(f"{prefix}headGroupSpec.template", 1)]
+def _ray(obj: Mapping[str, Any], prefix: str) -> list[Inferred]:
+    found: list[Inferred] = [(f"{prefix}headGroupSpec.template", 1, {})]
     groups = _mapping(obj).get("spec")
     spec = _mapping(groups)
     if prefix.endswith("rayClusterSpec."):
@@ -124,38 +145,44 @@ def _ray(obj: Mapping[str, Any], prefix: str) -> list[tuple[str, int]]:
     for index, _ in enumerate(spec.get("workerGroupSpecs") or []):
         group = f"{prefix}workerGroupSpecs[{index}]"
         if _has(obj, f"{group}.template"):
-            found.append((f"{group}.template", _count(obj, f"{group}.replicas")))
+            found.append((f"{group}.template", _count(obj, f"{group}.replicas"), {}))
     return found
 
 
-def infer(obj: Mapping[str, Any]) -> list[tuple[str, int]]:
-    """(path, replicas) of each pod set of a wrapped object of a known kind: pure.
+def infer(obj: Mapping[str, Any]) -> list[Inferred]:
+    """(path, replicas, annotations) of each pod set of a wrapped object of a known kind: pure.
 
     Raises :class:`PathError` when a count is not an integer.
     """
     group = str(obj.get("apiVersion", "")).rpartition("/")[0]
     kind = (group, str(obj.get("kind", "")))
     if kind == ("batch", "Job"):
-        return [("template.spec.template", _job_pods(obj, "template.spec"))]
+        indexed = {TAS_POD_INDEX_LABEL: topology.JOB_COMPLETION_INDEX}
+        return [("template.spec.template", _job_pods(obj, "template.spec"), indexed)]
     if kind == ("", "Pod"):
-        return [("template", 1)]
+        return [("template", 1, {})]
     if kind in (("apps", "Deployment"), ("apps", "StatefulSet")):
-        return [("template.spec.template", _count(obj, "template.spec.replicas"))]
+        return [("template.spec.template", _count(obj, "template.spec.replicas"), {})]
     if kind == ("jobset.x-k8s.io", "JobSet"):
-        found = []
+        found: list[Inferred] = []
         for index, _ in enumerate(_mapping(obj.get("spec")).get("replicatedJobs") or []):
             job = f"template.spec.replicatedJobs[{index}]"
             if _has(obj, f"{job}.template"):
                 pods = _job_pods(obj, f"{job}.template.spec")
-                found.append(
-                    (f"{job}.template.spec.template", _count(obj, f"{job}.replicas") * pods)
-                )
+                replicas = _count(obj, f"{job}.replicas")
+                numbering = {
+                    TAS_POD_INDEX_LABEL: topology.JOB_COMPLETION_INDEX,
+                    TAS_SUB_GROUP_INDEX_LABEL: topology.JOBSET_JOB_INDEX,
+                    TAS_SUB_GROUP_COUNT: str(replicas),
+                }
+                found.append((f"{job}.template.spec.template", replicas * pods, numbering))
         return found
     if kind == ("kubeflow.org", "PyTorchJob"):
         return [
             (
                 f"template.spec.pytorchReplicaSpecs.{role}.template",
                 _count(obj, f"template.spec.pytorchReplicaSpecs.{role}.replicas"),
+                {TAS_POD_INDEX_LABEL: PYTORCH_REPLICA_INDEX},
             )
             for role in ("Master", "Worker")
             if _has(obj, f"template.spec.pytorchReplicaSpecs.{role}")
@@ -172,14 +199,28 @@ def components(aw: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [item for item in items or [] if isinstance(item, Mapping)]
 
 
-def _declared(component: Mapping[str, Any]) -> list[tuple[str, int]]:
-    found = []
-    for pod_set in component.get("podSets") or []:
-        if isinstance(pod_set, Mapping):
-            replicas = pod_set.get("replicas")
-            count = replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 1
-            found.append((str(pod_set.get("path", "")), count))
+def declared_pod_sets(component: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """A component's (or a component status's) ``podSets`` entries that are objects: pure."""
+    return [item for item in component.get("podSets") or [] if isinstance(item, Mapping)]
+
+
+def _declared(component: Mapping[str, Any]) -> list[Inferred]:
+    found: list[Inferred] = []
+    for pod_set in declared_pod_sets(component):
+        replicas = pod_set.get("replicas")
+        count = replicas if isinstance(replicas, int) and not isinstance(replicas, bool) else 1
+        annotations = _mapping(pod_set.get("annotations"))
+        strings = {str(key): value for key, value in annotations.items() if isinstance(value, str)}
+        found.append((str(pod_set.get("path", "")), count, strings))
     return found
+
+
+def sub_group_count(annotations: Mapping[str, str]) -> int | None:
+    """The :data:`TAS_SUB_GROUP_COUNT` annotation's integer, None when absent or not one: pure."""
+    text = annotations.get(TAS_SUB_GROUP_COUNT)
+    if text is None or _INTEGER.fullmatch(text) is None:
+        return None
+    return int(text)
 
 
 def component_pod_sets(aw: Mapping[str, Any]) -> list[ComponentPodSet]:
@@ -197,9 +238,9 @@ def component_pod_sets(aw: Mapping[str, Any]) -> list[ComponentPodSet]:
             for component in parts
         ]
     return [
-        ComponentPodSet(index, path, replicas)
+        ComponentPodSet(index, path, replicas, annotations)
         for index, pod_sets in enumerate(listed)
-        for path, replicas in pod_sets
+        for path, replicas, annotations in pod_sets
     ]
 
 
@@ -226,9 +267,20 @@ def _numbered(aw: Mapping[str, Any]) -> list[tuple[ComponentPodSet, dict[str, An
         if template is None:
             numbered.append((wanted, None))
             continue
-        numbered.append(
-            (wanted, {"name": f"{name}-{count}", "count": wanted.replicas, "template": template})
+        pod_set: dict[str, Any] = {
+            "name": f"{name}-{count}",
+            "count": wanted.replicas,
+            "template": template,
+        }
+        request = topology.topology_request(
+            template,
+            pod_index_label=wanted.annotations.get(TAS_POD_INDEX_LABEL),
+            sub_group_index_label=wanted.annotations.get(TAS_SUB_GROUP_INDEX_LABEL),
+            sub_group_count=sub_group_count(wanted.annotations),
         )
+        if request is not None:
+            pod_set["topologyRequest"] = request
+        numbered.append((wanted, pod_set))
         count += 1
     return numbered
 
@@ -272,13 +324,19 @@ def without_pod_set_infos(aw: Mapping[str, Any]) -> dict[str, Any]:
 
 
 __all__ = [
+    "PYTORCH_REPLICA_INDEX",
+    "TAS_POD_INDEX_LABEL",
+    "TAS_SUB_GROUP_COUNT",
+    "TAS_SUB_GROUP_INDEX_LABEL",
     "ComponentPodSet",
     "PathError",
     "component_pod_sets",
     "components",
+    "declared_pod_sets",
     "infer",
     "pod_set_names",
     "pod_sets",
+    "sub_group_count",
     "value_at",
     "with_pod_set_infos",
     "without_pod_set_infos",
