@@ -63,6 +63,7 @@ from scheduler.jobs import (
     capability,
     for_object,
     integration_for,
+    multikueue_copy,
 )
 from scheduler.jobs.managed_namespaces import is_managed_namespace, name_only_labels
 from webhook.lookup import ClusterLookup, LookupFailed
@@ -269,9 +270,8 @@ async def multikueue_managed_by(
     if not settings.multikueue_managed_by:
         return None, ()
     kind = integration_for(job)
-    if kind is None or capability(kind, MultiKueueAdapter) is None:
-        return None, ()
-    if objects.spec(job).get("managedBy"):
+    adapter = capability(kind, MultiKueueAdapter) if kind is not None else None
+    if adapter is None or multikueue_copy.managed_by(job, adapter.managed_by_at):
         return None, ()
     try:
         local_queue = await lookup.get_object(V1BETA2, "LocalQueue", namespace, queue)
@@ -305,7 +305,12 @@ def mutation_patch(
         suspend=mutation.suspend,
     )
     if mutation.managed_by:
-        after.setdefault("spec", {})["managedBy"] = mutation.managed_by
+        at = (
+            integration.managed_by_at
+            if isinstance(integration, MultiKueueAdapter)
+            else multikueue_copy.SPEC_MANAGED_BY
+        )
+        after = multikueue_copy.with_managed_by(after, at, mutation.managed_by)
     if mutation.priority_class:
         metadata = after.setdefault("metadata", {})
         metadata["labels"] = {

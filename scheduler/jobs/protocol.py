@@ -462,6 +462,10 @@ class MultiKueueAdapter(Protocol):
     the copy's status is written back to the manager's object.
     """
 
+    managed_by_at: tuple[str, ...]
+    """Where the kind keeps ``managedBy`` (``("spec", "managedBy")``): the manager's webhook
+    sets it so the manager's framework controller leaves the object to MultiKueue."""
+
     def remote_copy(self, job: RawObject, workload_name: str, origin: str) -> dict[str, Any]:
         """The object as created on the worker that admitted its Workload."""
         ...

@@ -8,7 +8,9 @@ so "reachable and authorized to read what MultiKueue reads" is one answer.
 A worker that fails is remembered with the time it was first lost
 (``workerLostTimeout``).  A connected worker runs informers on its Workloads
 and on the objects of every kind MultiKueue copies
-(:class:`~scheduler.jobs.MultiKueueAdapter`), of this manager's origin only;
+(:class:`~scheduler.jobs.MultiKueueAdapter`; a kind whose CRD the worker
+lacks is an empty list there, looked at again later), of this manager's
+origin only;
 a broken watch marks the worker unreachable and probes it at once.
 """
 
@@ -27,7 +29,7 @@ from scheduler.jobs import Integration, MultiKueueAdapter, kinds_with
 from scheduler.kube.client import ApiClient, api_client_from_kubeconfig
 from scheduler.kube.informer import Event, Informer, Source, TransientError
 from scheduler.kube.rest import NotFound, Resource, Rest, RestClient, RestError
-from scheduler.kube.source import KubeSource
+from scheduler.kube.source import KubeSource, OptionalKindSource
 from scheduler.kube.watches import kind_resource
 from scheduler.multikueue import decisions
 from scheduler.multikueue.decisions import ActiveCondition, KubeconfigProblem
@@ -64,7 +66,16 @@ async def connect_worker(kubeconfig: Mapping[str, Any]) -> WorkerClient:
 
 
 def kube_source(rest: RestClient, resource: Resource, label_selector: str | None) -> Source:
-    return KubeSource(rest, resource, label_selector=label_selector or "")
+    """A worker's source; the kinds MultiKueue copies may be missing there (no CRD).
+
+    A worker without, say, the Ray CRDs stays connected for the kinds it
+    serves: its list of RayJobs is empty and looked at again later, and a
+    RayJob admitted there fails to be created, with a warning per attempt.
+    """
+    source = KubeSource(rest, resource, label_selector=label_selector or "")
+    if resource == WORKLOADS:
+        return source
+    return OptionalKindSource(source, what=f"{resource.plural} on a MultiKueue worker")
 
 
 SourceFactory = Callable[[RestClient, Resource, "str | None"], Source]

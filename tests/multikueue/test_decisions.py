@@ -277,17 +277,17 @@ def test_a_workload_of_a_kind_multikueue_cannot_run_remotely_is_rejected_not_run
     workload = sample_workload().admission_check("multikueue-check", "Pending", "").build()
     workload["metadata"]["ownerReferences"] = [
         {
-            "apiVersion": "jobset.x-k8s.io/v1alpha2",
-            "kind": "JobSet",
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
             "name": "sample",
-            "uid": "js-uid",
+            "uid": "sts-uid",
             "controller": True,
         }
     ]
     assert dispatch(given(workload, onprem=Remote(), cloud=Remote())) == [
         SetCheck(
             "Rejected",
-            'No multikueue adapter found for owner kind "jobset.x-k8s.io/v1alpha2, Kind=JobSet"',
+            'No multikueue adapter found for owner kind "apps/v1, Kind=StatefulSet"',
         )
     ]
     # a copy left from before is removed, and nothing is decided again once rejected

@@ -121,3 +121,27 @@ async def test_an_mpijob_is_suspended_and_held_through_its_run_policy(
         "spec.runPolicy.suspend: a queued job must be created suspended "
         "(spec.runPolicy.suspend: true)"
     ), refused["status"]["message"]
+
+
+async def test_on_a_multikueue_manager_each_kind_is_handed_over_where_it_keeps_managed_by(
+    make_client: ClientFactory, lookup: StaticLookup
+) -> None:
+    v1beta2 = "kueue.x-k8s.io/v1beta2"
+    lookup.objects[(v1beta2, "LocalQueue", "team-a", "q")] = {"spec": {"clusterQueue": "cq"}}
+    lookup.objects[(v1beta2, "ClusterQueue", "", "cq")] = {"spec": {"admissionChecks": ["mk"]}}
+    lookup.objects[(v1beta2, "AdmissionCheck", "", "mk")] = {
+        "spec": {"controllerName": "kueue.x-k8s.io/multikueue"}
+    }
+    client = await make_client(WebhookSettings(frameworks=frameworks(), multikueue_managed_by=True))
+    mpijob = kubeflow_job("pi", "team-a").queue("q").replica("Worker", 2).build()
+    result = applied(
+        mpijob,
+        await post_review(client, "/mutate-kubeflow-org-v2beta1-mpijob", admission_review(mpijob)),
+    )
+    assert result["spec"]["runPolicy"]["managedBy"] == "kueue.x-k8s.io/multikueue"
+    assert "managedBy" not in result["spec"]
+    rayjob = ray_job("j", "team-a").queue("q").build()
+    result = applied(
+        rayjob, await post_review(client, "/mutate-ray-io-v1-rayjob", admission_review(rayjob))
+    )
+    assert result["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"

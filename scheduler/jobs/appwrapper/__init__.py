@@ -32,6 +32,7 @@ from scheduler.api import objects
 from scheduler.api.field import FieldError
 from scheduler.jobs.appwrapper import components
 from scheduler.jobs.appwrapper.validation import validate_appwrapper
+from scheduler.jobs.multikueue_copy import SPEC_MANAGED_BY, condition_false, copy_for_worker
 from scheduler.jobs.protocol import (
     AdmissionFacts,
     ApiAccess,
@@ -77,7 +78,17 @@ class AppWrapper:
         scheduler={"appwrappers": ("list", "watch", "patch")},
         # The owner chain of a created object: a wrapped Job is the AppWrapper's.
         webhook={"appwrappers": ("get",)},
+        multikueue={"appwrappers": ("get",), "appwrappers/status": ("patch",)},
     )
+
+    managed_by_at = SPEC_MANAGED_BY
+
+    def remote_copy(self, job: RawObject, workload_name: str, origin: str) -> dict[str, Any]:
+        return copy_for_worker(job, workload_name, origin, managed_by_at=self.managed_by_at)
+
+    def stopped_status(self, status: Mapping[str, Any]) -> dict[str, Any] | None:
+        """``QuotaReserved`` False once the copy is gone (what ``active`` reads)."""
+        return condition_false(status, "QuotaReserved", "Suspended")
 
     def queue_name(self, job: RawObject) -> str:
         return objects.queue_name(job)

@@ -40,6 +40,7 @@ from scheduler.api.refs import (
 from scheduler.jobs import pod_template, topology
 from scheduler.jobs.batchjob.multikueue import remote_job, stopped_status
 from scheduler.jobs.batchjob.validation import validate_job
+from scheduler.jobs.multikueue_copy import SPEC_MANAGED_BY
 from scheduler.jobs.protocol import (
     AdmissionFacts,
     ApiAccess,
@@ -305,6 +306,8 @@ class BatchJob:
     def default(self, job: RawObject, *, queue: str | None, suspend: bool) -> dict[str, Any]:
         result = with_queue_label(job, queue)
         return self.suspend(result) if suspend else result
+
+    managed_by_at = SPEC_MANAGED_BY
 
     def remote_copy(self, job: RawObject, workload_name: str, origin: str) -> dict[str, Any]:
         return remote_job(job, workload_name, origin)

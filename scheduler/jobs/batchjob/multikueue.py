@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any, Final
 
-from scheduler.api import objects
-from scheduler.api.refs import MULTIKUEUE_ORIGIN_LABEL, PREBUILT_WORKLOAD_KEY
+from scheduler.jobs.multikueue_copy import SPEC_MANAGED_BY, copy_for_worker
 from scheduler.jobs.protocol import RawObject
 
 TEMPLATE_LABELS_SET_BY_THE_API: Final = (
@@ -25,19 +23,16 @@ def remote_job(job: RawObject, workload_name: str, origin: str) -> dict[str, Any
     controller runs it; the selector and the template's UID labels go, as the
     API server sets them again for the new Job.
     """
-    meta = objects.metadata_for_copy(job)
-    meta["labels"][MULTIKUEUE_ORIGIN_LABEL] = origin
-    meta["labels"][PREBUILT_WORKLOAD_KEY] = workload_name
-    spec = copy.deepcopy(dict(objects.spec(job)))
+    result = copy_for_worker(job, workload_name, origin, managed_by_at=SPEC_MANAGED_BY)
+    spec = result["spec"]
     spec.pop("selector", None)
-    spec.pop("managedBy", None)
     template = spec.get("template")
     template_meta = template.get("metadata") if isinstance(template, dict) else None
     labels = template_meta.get("labels") if isinstance(template_meta, dict) else None
     if isinstance(labels, dict):
         for key in TEMPLATE_LABELS_SET_BY_THE_API:
             labels.pop(key, None)
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": spec}
+    return result
 
 
 def stopped_status(status: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -19,7 +19,10 @@ JAXJOB: Final = ReplicaSpecJob(
     resource="jaxjobs",
     specs_field="jaxReplicaSpecs",
     replica_types=("Worker",),
-    access=ApiAccess(scheduler={"jaxjobs": ("list", "watch", "patch")}),
+    access=ApiAccess(
+        scheduler={"jaxjobs": ("list", "watch", "patch")},
+        multikueue={"jaxjobs": ("get",), "jaxjobs/status": ("patch",)},
+    ),
 )
 
 __all__ = ["JAXJOB", "JAXJOB_FRAMEWORK"]

@@ -25,6 +25,7 @@ from scheduler.api.field import FieldError
 from scheduler.jobs import pod_template, topology
 from scheduler.jobs.jobset.shape import count_of, job_spec, pod_count, replicated_jobs
 from scheduler.jobs.jobset.validation import validate_jobset
+from scheduler.jobs.multikueue_copy import SPEC_MANAGED_BY, copy_for_worker, zeroed_counts
 from scheduler.jobs.protocol import (
     AdmissionFacts,
     ApiAccess,
@@ -93,7 +94,17 @@ class JobSet:
         # after afterDeactivatedByKueue (kube/retention.py).
         scheduler={"jobsets": ("list", "watch", "patch", "delete")},
         webhook={"jobsets": ("get",)},
+        multikueue={"jobsets": ("get",), "jobsets/status": ("patch",)},
     )
+
+    managed_by_at = SPEC_MANAGED_BY
+
+    def remote_copy(self, job: RawObject, workload_name: str, origin: str) -> dict[str, Any]:
+        return copy_for_worker(job, workload_name, origin, managed_by_at=self.managed_by_at)
+
+    def stopped_status(self, status: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The child Jobs' counts zeroed: nothing of the copy runs any more."""
+        return zeroed_counts(status, "replicatedJobsStatus", ("active", "ready"))
 
     def queue_name(self, job: RawObject) -> str:
         return objects.queue_name(job)

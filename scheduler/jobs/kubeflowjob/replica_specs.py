@@ -34,6 +34,7 @@ from scheduler.api import objects
 from scheduler.api.field import FieldError
 from scheduler.jobs import pod_template
 from scheduler.jobs.job_rules import validate_job_kind
+from scheduler.jobs.multikueue_copy import copy_for_worker, zeroed_counts
 from scheduler.jobs.protocol import (
     AdmissionFacts,
     ApiAccess,
@@ -153,6 +154,16 @@ class ReplicaSpecJob:
 
     def finished(self, job: RawObject) -> FinishedState:
         return finished_by_conditions(job, succeeded="Succeeded", kind=self.kind)
+
+    managed_by_at = ("spec", "runPolicy", "managedBy")
+    """The Kubeflow kinds keep ``managedBy`` in their ``runPolicy``."""
+
+    def remote_copy(self, job: RawObject, workload_name: str, origin: str) -> dict[str, Any]:
+        return copy_for_worker(job, workload_name, origin, managed_by_at=self.managed_by_at)
+
+    def stopped_status(self, status: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Every replica type's ``active`` zeroed: nothing of the copy runs any more."""
+        return zeroed_counts(status, "replicaStatuses", ("active",))
 
     def active(self, job: RawObject) -> int:
         """The active pods of every replica type (``status.replicaStatuses``)."""

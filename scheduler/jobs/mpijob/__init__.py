@@ -25,6 +25,7 @@ MPIJOB: Final = ReplicaSpecJob(
         scheduler={"mpijobs": ("list", "watch", "patch")},
         # The owner chain of a created object: the launcher Job is the MPIJob's.
         webhook={"mpijobs": ("get",)},
+        multikueue={"mpijobs": ("get",), "mpijobs/status": ("patch",)},
     ),
 )
 

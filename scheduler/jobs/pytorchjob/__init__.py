@@ -19,7 +19,10 @@ PYTORCHJOB: Final = ReplicaSpecJob(
     resource="pytorchjobs",
     specs_field="pytorchReplicaSpecs",
     replica_types=("Master", "Worker"),
-    access=ApiAccess(scheduler={"pytorchjobs": ("list", "watch", "patch")}),
+    access=ApiAccess(
+        scheduler={"pytorchjobs": ("list", "watch", "patch")},
+        multikueue={"pytorchjobs": ("get",), "pytorchjobs/status": ("patch",)},
+    ),
 )
 
 __all__ = ["PYTORCHJOB", "PYTORCHJOB_FRAMEWORK"]

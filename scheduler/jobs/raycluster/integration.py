@@ -19,6 +19,7 @@ from typing import Any, Final
 from scheduler.api import objects
 from scheduler.api.field import FieldError, FieldPath
 from scheduler.jobs import pod_template
+from scheduler.jobs.multikueue_copy import SPEC_MANAGED_BY, copy_for_worker, field_set
 from scheduler.jobs.protocol import (
     AdmissionFacts,
     ApiAccess,
@@ -54,7 +55,19 @@ class RayCluster(RayAdmission):
     kind = "RayCluster"
     group = "ray.io"
     resource = "rayclusters"
-    access = ApiAccess(scheduler={"rayclusters": ("list", "watch", "patch")})
+    access = ApiAccess(
+        scheduler={"rayclusters": ("list", "watch", "patch")},
+        multikueue={"rayclusters": ("get",), "rayclusters/status": ("patch",)},
+    )
+
+    managed_by_at = SPEC_MANAGED_BY
+
+    def remote_copy(self, job: RawObject, workload_name: str, origin: str) -> dict[str, Any]:
+        return copy_for_worker(job, workload_name, origin, managed_by_at=self.managed_by_at)
+
+    def stopped_status(self, status: Mapping[str, Any]) -> dict[str, Any] | None:
+        """``suspended`` once the copy is gone, as KubeRay says of a suspended cluster."""
+        return field_set(status, "state", "suspended", lambda seen: seen == "ready")
 
     def queue_name(self, job: RawObject) -> str:
         return objects.queue_name(job)

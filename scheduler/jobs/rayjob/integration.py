@@ -33,6 +33,7 @@ from typing import Any, Final
 from scheduler.api import objects
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.jobs import pod_template
+from scheduler.jobs.multikueue_copy import SPEC_MANAGED_BY, copy_for_worker, field_set
 from scheduler.jobs.protocol import (
     AdmissionFacts,
     ApiAccess,
@@ -176,7 +177,19 @@ class RayJob(RayAdmission):
         scheduler={"rayjobs": ("list", "watch", "patch")},
         # The owner chain of a created RayCluster: a queued RayJob's is left to it.
         webhook={"rayjobs": ("get",)},
+        multikueue={"rayjobs": ("get",), "rayjobs/status": ("patch",)},
     )
+
+    managed_by_at = SPEC_MANAGED_BY
+
+    def remote_copy(self, job: RawObject, workload_name: str, origin: str) -> dict[str, Any]:
+        return copy_for_worker(job, workload_name, origin, managed_by_at=self.managed_by_at)
+
+    def stopped_status(self, status: Mapping[str, Any]) -> dict[str, Any] | None:
+        """``Suspended`` once the copy is gone (the deployment status ``active`` reads)."""
+        return field_set(
+            status, "jobDeploymentStatus", "Suspended", lambda seen: seen not in NOT_RUNNING
+        )
 
     def queue_name(self, job: RawObject) -> str:
         """The queue; none for a RayJob on an existing cluster (it is not queued)."""

@@ -20,6 +20,7 @@ from typing import Any, Final
 from scheduler.api import objects
 from scheduler.api.field import FieldError, FieldPath
 from scheduler.jobs import pod_template
+from scheduler.jobs.multikueue_copy import SPEC_MANAGED_BY, condition_false, copy_for_worker
 from scheduler.jobs.protocol import (
     AdmissionFacts,
     ApiAccess,
@@ -59,7 +60,17 @@ class RayService(RayAdmission):
         scheduler={"rayservices": ("list", "watch", "patch")},
         # The owner chain of a created RayCluster: a queued RayService's is left to it.
         webhook={"rayservices": ("get",)},
+        multikueue={"rayservices": ("get",), "rayservices/status": ("patch",)},
     )
+
+    managed_by_at = SPEC_MANAGED_BY
+
+    def remote_copy(self, job: RawObject, workload_name: str, origin: str) -> dict[str, Any]:
+        return copy_for_worker(job, workload_name, origin, managed_by_at=self.managed_by_at)
+
+    def stopped_status(self, status: Mapping[str, Any]) -> dict[str, Any] | None:
+        """``Ready`` False once the copy is gone."""
+        return condition_false(status, "Ready", "Suspended")
 
     def queue_name(self, job: RawObject) -> str:
         return objects.queue_name(job)
