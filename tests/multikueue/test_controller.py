@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from scheduler.kube.fence import Fenced
-from scheduler.kube.informer import Informer, Source, TransientError
+from scheduler.kube.informer import Backoff, Informer, Source, TransientError
 from scheduler.kube.rest import Query, Resource, RestClient, Unreachable
 from scheduler.multikueue.controller import Controller, MultiKueueSettings
 from tests.builders import (
@@ -349,7 +349,12 @@ async def until(predicate: Any, what: str, timeout: float = 3.0) -> None:
             await asyncio.sleep(0.01)
 
 
-async def test_a_workload_event_is_dispatched_at_once_not_at_the_next_resync() -> None:
+async def test_a_workload_event_is_dispatched_at_once_not_at_the_next_resync(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The informers' first back-off is 1.2 s here, so "probed at once" is told apart from
+    # "probed when the informer lists again" by a margin a loaded machine keeps.
+    monkeypatch.setattr(Backoff, "__post_init__", lambda self: setattr(self, "_next", 1.2))
     feeds = Feeds()
     slow = MultiKueueSettings(resync=3600, interval=3600, min_interval=0.01)
     manager, workers, controller, _ = setup(settings=slow, feeds=feeds)
@@ -379,13 +384,14 @@ async def test_a_workload_event_is_dispatched_at_once_not_at_the_next_resync() -
         await until(
             lambda: active(manager, cluster)[0] == "False",
             "a broken watch: the worker probed at once, and found unreachable",
-            timeout=0.4,  # its informer's back-off alone is 0.5 s
+            timeout=1.0,  # its informer's back-off alone is 1.2 s
         )
         assert "cloud-worker" not in controller.pool.reachable
         assert not controller.pool.workers["cloud-worker"].synced, "not decided from until listed"
         await until(
             lambda: controller.pool.workers["cloud-worker"].synced,
             "listed again after the back-off (not resumed from a stale version)",
+            timeout=6.0,
         )
     finally:
         for task in (leading, watching):
