@@ -378,6 +378,29 @@ class JobPriorityClass(Protocol):
 
 
 @runtime_checkable
+class ScaledThroughChild(Protocol):
+    """The kind's pod counts follow an object its controller made and scales.
+
+    An elastic RayJob or RayService with in-tree autoscaling: KubeRay's
+    autoscaler writes the ``replicas`` of the RayCluster KubeRay made for it,
+    not of the queued object.  The scheduler decides such a job as seen
+    through that child (:meth:`as_scaled`), so a scale-up becomes a new
+    workload slice and a scale-down shrinks the Workload, as for an elastic
+    RayCluster (docs/concepts.md#elastic-jobs).  Only with the gate
+    ``ElasticJobsViaWorkloadSlices`` on.
+    """
+
+    def scaling_child(self, job: RawObject) -> str | None:
+        """The name of the child (same namespace, controlled by ``job``) whose counts it takes,
+        None when it follows none (not elastic, not autoscaling, no child yet)."""
+        ...
+
+    def as_scaled(self, job: RawObject, child: RawObject) -> dict[str, Any]:
+        """``job`` with the counts ``child`` has now: what the controller decides from. Pure."""
+        ...
+
+
+@runtime_checkable
 class StartTimeBlocksRestore(Protocol):
     """The API server lets a stopped job's pod template change only once its start time is gone.
 

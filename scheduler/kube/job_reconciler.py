@@ -28,10 +28,12 @@ from scheduler.api.feature_gates import enabled
 from scheduler.api.refs import ADMITTED, MANAGED_LABEL, MANAGED_LABEL_VALUE, PODS_READY
 from scheduler.jobs import (
     GroupPodsReadiness,
+    Integration,
     OwnController,
     PodGroups,
     PodsReadiness,
     ReplicaGroups,
+    ScaledThroughChild,
     capability,
     for_object,
     registry,
@@ -97,6 +99,7 @@ class JobReconciler:
             return await self._reconcile_replicas(key, job)
         if self.state.managed_owner(key) is not None:
             return False  # its queued owner has the Workload; the child is the owner's business
+        job = self._as_scaled(key, job, integration)
         workload = self.state.workload_for(key)
         readiness = capability(integration, PodsReadiness)
         if (
@@ -144,6 +147,15 @@ class JobReconciler:
             subject={"job": objects.key(job)},
             action=type(action).__name__,
         )
+
+    def _as_scaled(self, key: str, job: dict[str, Any], integration: Integration) -> dict[str, Any]:
+        """The job as its scaling child counts it (an autoscaled elastic RayJob), else as is."""
+        scaled = capability(integration, ScaledThroughChild)
+        if scaled is None or not self.elastic_jobs():
+            return job
+        name = scaled.scaling_child(job)
+        child = self.state.child_named(key, name) if name else None
+        return scaled.as_scaled(job, child) if child is not None else job
 
     async def _reconcile_replicas(self, key: str, obj: dict[str, Any]) -> bool:
         """An object of a kind with replica groups: its Workloads, then its waiting pods."""

@@ -266,11 +266,86 @@ def test_an_elastic_raycluster_may_autoscale_with_the_gate_on() -> None:
     assert rules(RAYCLUSTER, elastic) == []
     gate_off = RAYCLUSTER.validate_create(elastic, facts=AdmissionFacts(elastic_jobs=False))
     assert [f"{e.rule} {e.field}" for e in gate_off] == ["RAY-1 spec.enableInTreeAutoscaling"]
-    assert "elastic RayCluster" in gate_off[0].message
+    assert "only as an elastic job" in gate_off[0].message
+
+
+def test_an_elastic_rayjob_or_rayservice_may_autoscale_with_the_gate_on() -> None:
     job = ray_job("j").queue("q").annotations(ELASTIC).cluster_spec(enableInTreeAutoscaling=True)
-    assert rules(RAYJOB, job.build()) == ["RAY-1 spec.rayClusterSpec.enableInTreeAutoscaling"], (
-        "a RayJob's cluster is scaled apart from the RayJob: kuota would not follow it"
-    )
+    service = ray_service("s").queue("q").annotations(ELASTIC)
+    service.cluster_spec(enableInTreeAutoscaling=True)
+    assert rules(RAYJOB, job.build()) == []
+    assert rules(RAYSERVICE, service.build()) == []
+    gate_off = AdmissionFacts(elastic_jobs=False)
+    assert [f"{e.rule} {e.field}" for e in RAYJOB.validate_create(job.build(), facts=gate_off)] == [
+        "RAY-1 spec.rayClusterSpec.enableInTreeAutoscaling"
+    ]
+    plain = ray_job("j").queue("q").cluster_spec(enableInTreeAutoscaling=True).build()
+    assert rules(RAYJOB, plain) == ["RAY-1 spec.rayClusterSpec.enableInTreeAutoscaling"]
+
+
+def elastic_rayjob(workers: int) -> dict[str, Any]:
+    job = ray_job("j", "ns").uid("uid-j").queue("q").annotations(ELASTIC)
+    job.cluster_spec(enableInTreeAutoscaling=True).worker_group("w", replicas=workers)
+    return job.build()
+
+
+def child_cluster(workers: int) -> dict[str, Any]:
+    """The RayCluster KubeRay made for the RayJob, as its autoscaler left it."""
+    cluster = ray_cluster("j-raycluster-x", "ns").worker_group("w", replicas=workers)
+    return cluster.build()
+
+
+def test_an_autoscaling_elastic_rayjob_follows_the_cluster_kuberay_made_for_it() -> None:
+    job = elastic_rayjob(1)
+    assert RAYJOB.scaling_child(job) is None, "no cluster yet"
+    job["status"] = {"rayClusterName": "j-raycluster-x"}
+    assert RAYJOB.scaling_child(job) == "j-raycluster-x"
+    seen = RAYJOB.as_scaled(job, child_cluster(3))
+    assert counts(RAYJOB.pod_sets(seen)) == [("head", 1), ("w", 3), ("submitter", 1)]
+    assert job["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["replicas"] == 1, "a copy"
+    not_elastic = copy.deepcopy(job)
+    del not_elastic["metadata"]["annotations"]
+    assert RAYJOB.scaling_child(not_elastic) is None
+    fixed = copy.deepcopy(job)
+    fixed["spec"]["rayClusterSpec"]["enableInTreeAutoscaling"] = False
+    assert RAYJOB.scaling_child(fixed) is None
+
+
+def running_rayjob(workers: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An elastic RayJob with ``workers`` workers, admitted and started, and its Workload."""
+    job = elastic_rayjob(workers)
+    workload = admitted_workload(job, {"head": 1, "w": workers, "submitter": 1})
+    start = next_action(job, workload, flavors=SPOT)
+    assert isinstance(start, StartJob)
+    return {**start.job, "status": {"rayClusterName": "j-raycluster-x"}}, workload
+
+
+def test_an_autoscaled_elastic_rayjob_asks_for_a_new_slice_and_shrinks_in_place() -> None:
+    running, workload = running_rayjob(1)
+    gates = running["spec"]["rayClusterSpec"]["workerGroupSpecs"][0]["template"]["spec"][
+        "schedulingGates"
+    ]
+    assert {"name": "kueue.x-k8s.io/elastic-job"} in gates, "its cluster's pods wait for a slice"
+    assert next_action(RAYJOB.as_scaled(running, child_cluster(1)), workload, flavors=SPOT) is None
+    up = next_action(RAYJOB.as_scaled(running, child_cluster(2)), workload, flavors=SPOT)
+    assert isinstance(up, CreateWorkload)
+    assert counts(up.workload["spec"]["podSets"]) == [("head", 1), ("w", 2), ("submitter", 1)]
+    three, admitted_three = running_rayjob(3)
+    down = next_action(RAYJOB.as_scaled(three, child_cluster(2)), admitted_three, flavors=SPOT)
+    assert isinstance(down, ScaleDownWorkload)
+    assert down.difference == "pod set w: count 3 -> 2"
+
+
+def test_an_autoscaling_elastic_rayservice_follows_its_active_cluster() -> None:
+    service = ray_service("s", "ns").queue("q").annotations(ELASTIC)
+    service.cluster_spec(enableInTreeAutoscaling=True).worker_group("w", replicas=1)
+    built = service.build()
+    built["status"] = {"activeServiceStatus": {"rayClusterName": "s-raycluster-a"}}
+    assert RAYSERVICE.scaling_child(built) == "s-raycluster-a"
+    assert counts(RAYSERVICE.pod_sets(RAYSERVICE.as_scaled(built, child_cluster(4)))) == [
+        ("head", 1),
+        ("w", 4),
+    ]
 
 
 def elastic_cluster(workers: int) -> dict[str, Any]:

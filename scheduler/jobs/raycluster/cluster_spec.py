@@ -11,10 +11,11 @@ groups; each is one pod set (docs/concepts.md#ray):
   resources, else 500m CPU and 512Mi) is counted too;
 - one per worker group, named after it: ``replicas`` (default 1) times
   ``numOfHosts`` when above 1.  Autoscaling bounds (``minReplicas``,
-  ``maxReplicas``) do not count, as in Kueue: only an elastic RayCluster
-  autoscales, and each change of its ``replicas`` is a scale-down in place or
-  a new workload slice (docs/concepts.md#elastic-jobs); the rules refuse
-  autoscaling anywhere else.
+  ``maxReplicas``) do not count, as in Kueue: only an elastic object
+  autoscales, and each change of its ``replicas`` (a RayJob's or RayService's:
+  those of the cluster KubeRay made for it, :func:`with_replicas_of`) is a
+  scale-down in place or a new workload slice (docs/concepts.md#elastic-jobs);
+  the rules refuse autoscaling anywhere else.
 
 Starting steers each group's pod template to its pod set's flavor; restoring
 puts the templates recorded in the Workload back.  The rules every queued
@@ -39,7 +40,7 @@ MAX_POD_SETS: Final = 18
 FT_ANNOTATION: Final = "ray.io/ft-enabled"
 REDIS_CLEANUP_REQUESTS: Final = {"cpu": "200m", "memory": "256Mi"}
 AUTOSCALING_REFUSED: Final = (
-    "a queued Ray cluster may autoscale only as an elastic RayCluster (annotated "
+    "a queued Ray cluster may autoscale only as an elastic job (annotated "
     'kueue.x-k8s.io/elastic-job: "true", with the ElasticJobsViaWorkloadSlices gate on); '
     "otherwise its quota is reserved for the pods it asks for"
 )
@@ -65,6 +66,27 @@ def worker_count(group: Mapping[str, Any]) -> int:
     count = _int(group.get("replicas"), 1)
     hosts = _int(group.get("numOfHosts"), 1)
     return count * hosts if hosts > 1 else count
+
+
+def autoscales(spec: Mapping[str, Any]) -> bool:
+    """``enableInTreeAutoscaling: true``: KubeRay's autoscaler sets the worker ``replicas``."""
+    return spec.get("enableInTreeAutoscaling") is True
+
+
+def with_replicas_of(spec: Mapping[str, Any], scaled: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of cluster ``spec`` whose worker groups have the ``replicas`` of the groups of
+    the same name in ``scaled`` (the spec of the RayCluster the autoscaler scales); a group
+    ``scaled`` has no count for keeps its own.  Pure."""
+    result = copy.deepcopy(dict(spec))
+    counts = {
+        group.get("groupName"): group["replicas"]
+        for group in worker_groups(scaled)
+        if isinstance(group.get("replicas"), int) and not isinstance(group.get("replicas"), bool)
+    }
+    for group in result.get("workerGroupSpecs") or []:
+        if isinstance(group, dict) and group.get("groupName") in counts:
+            group["replicas"] = counts[group["groupName"]]
+    return result
 
 
 def ft_enabled(spec: Mapping[str, Any], annotations: Mapping[str, str]) -> bool:
@@ -161,7 +183,7 @@ def check_cluster_spec(
     """RAY-1 … RAY-3: what a queued Ray cluster may not have.
 
     ``extra_pod_sets``: pod sets the kind adds to the cluster's (a RayJob's
-    submitter); ``elastic``: the object is an elastic RayCluster, which may
+    submitter); ``elastic``: the object is an elastic job, which may
     autoscale.
     """
     if spec.get("enableInTreeAutoscaling") is True and not elastic:

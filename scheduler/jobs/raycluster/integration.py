@@ -44,7 +44,7 @@ def is_suspended(cluster: Mapping[str, Any]) -> bool:
     return _spec(cluster).get("suspend") is True
 
 
-_RULES = cluster_rules(lambda obj: _spec(obj), SPEC, elastic_kind=True)
+_RULES = cluster_rules(lambda obj: _spec(obj), SPEC)
 
 
 class RayCluster(RayAdmission):

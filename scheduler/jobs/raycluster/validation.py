@@ -4,7 +4,7 @@ Kueue's RayCluster, RayJob and RayService webhooks (v0.19) run the rules
 every kind shares (JOB-1 … JOB-4, JOB-11, JOB-12 on create; JOB-U1 … JOB-U6,
 JOB-U10, JOB-U11 on update, "suspended" being where the kind keeps it), and,
 for a queued object, the rules of its cluster spec (:func:`check_cluster_spec`:
-no autoscaling but for an elastic RayCluster, at most 18 pod sets, no worker
+no autoscaling but for an elastic object, at most 18 pod sets, no worker
 group named ``head``).  An
 update of an object that is not queued and was not is not judged at all
 (Kueue's ``ShouldValidateRayOrSparkJobOnUpdate``).  The kinds' own rules (a
@@ -41,18 +41,16 @@ KindRules = Callable[[Mapping[str, Any], list[FieldError], AdmissionFacts], None
 def cluster_rules(
     spec_of: Callable[[Mapping[str, Any]], Mapping[str, Any] | None],
     at: FieldPath,
-    *,
-    elastic_kind: bool = False,
 ) -> KindRules:
     """The cluster-spec rules of a kind whose spec ``spec_of`` finds at ``at``: pure.
 
-    ``elastic_kind``: an object of the kind may be an elastic job (a RayCluster).
+    An elastic object (annotation and gate) may autoscale.
     """
 
     def check(obj: Mapping[str, Any], errors: list[FieldError], facts: AdmissionFacts) -> None:
         spec = spec_of(obj)
         if spec is not None:
-            elastic = elastic_kind and facts.elastic_jobs and is_elastic(obj)
+            elastic = facts.elastic_jobs and is_elastic(obj)
             check_cluster_spec(spec, at, errors, elastic=elastic)
 
     return check

@@ -33,6 +33,7 @@ from typing import Any, Final
 from scheduler.api import objects
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.jobs import pod_template
+from scheduler.jobs.job_rules import is_elastic
 from scheduler.jobs.multikueue_copy import SPEC_MANAGED_BY, copy_for_worker, field_set
 from scheduler.jobs.protocol import (
     AdmissionFacts,
@@ -123,8 +124,13 @@ def pod_sets(job: Mapping[str, Any]) -> list[dict[str, Any]]:
     return sets
 
 
-def check_rayjob(job: Mapping[str, Any], errors: list[FieldError]) -> None:
-    """RAYJOB-1 … RAYJOB-3 and the cluster spec's rules, for a queued RayJob."""
+def check_rayjob(
+    job: Mapping[str, Any], errors: list[FieldError], *, elastic: bool = False
+) -> None:
+    """RAYJOB-1 … RAYJOB-3 and the cluster spec's rules, for a queued RayJob.
+
+    ``elastic``: an elastic RayJob (annotation and gate), whose cluster may autoscale.
+    """
     spec = _spec(job)
     has_cluster = isinstance(spec.get("rayClusterSpec"), Mapping)
     if uses_existing_cluster(job):
@@ -162,6 +168,7 @@ def check_rayjob(job: Mapping[str, Any], errors: list[FieldError]) -> None:
         SPEC.child("rayClusterSpec"),
         errors,
         extra_pod_sets=1 if submission_mode(job) == K8S_JOB_MODE else 0,
+        elastic=elastic,
     )
 
 
@@ -204,7 +211,20 @@ class RayJob(RayAdmission):
     def kind_rules(
         self, job: Mapping[str, Any], errors: list[FieldError], facts: AdmissionFacts
     ) -> None:
-        check_rayjob(job, errors)
+        check_rayjob(job, errors, elastic=facts.elastic_jobs and is_elastic(job))
+
+    def scaling_child(self, job: RawObject) -> str | None:
+        """The RayCluster KubeRay made for an elastic, autoscaling RayJob (its status says)."""
+        if not (is_elastic(job) and cluster_spec.autoscales(_cluster(job))):
+            return None
+        name = objects.status(job).get("rayClusterName")
+        return name if isinstance(name, str) and name else None
+
+    def as_scaled(self, job: RawObject, child: RawObject) -> dict[str, Any]:
+        result = copy.deepcopy(dict(job))
+        spec = result.setdefault("spec", {})
+        spec["rayClusterSpec"] = cluster_spec.with_replicas_of(_cluster(job), _spec(child))
+        return result
 
     def suspend(self, job: RawObject) -> dict[str, Any]:
         result = copy.deepcopy(dict(job))

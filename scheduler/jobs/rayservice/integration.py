@@ -20,6 +20,7 @@ from typing import Any, Final
 from scheduler.api import objects
 from scheduler.api.field import FieldError, FieldPath
 from scheduler.jobs import pod_template
+from scheduler.jobs.job_rules import is_elastic
 from scheduler.jobs.multikueue_copy import SPEC_MANAGED_BY, condition_false, copy_for_worker
 from scheduler.jobs.protocol import (
     AdmissionFacts,
@@ -85,6 +86,21 @@ class RayService(RayAdmission):
         self, job: Mapping[str, Any], errors: list[FieldError], facts: AdmissionFacts
     ) -> None:
         _RULES(job, errors, facts)
+
+    def scaling_child(self, job: RawObject) -> str | None:
+        """The active RayCluster of an elastic, autoscaling RayService (its status says)."""
+        if not (is_elastic(job) and cluster_spec.autoscales(_cluster(job))):
+            return None
+        active = _mapping(objects.status(job).get("activeServiceStatus"))
+        name = active.get("rayClusterName")
+        return name if isinstance(name, str) and name else None
+
+    def as_scaled(self, job: RawObject, child: RawObject) -> dict[str, Any]:
+        result = copy.deepcopy(dict(job))
+        spec = result.setdefault("spec", {})
+        scaled = _mapping(child.get("spec"))
+        spec["rayClusterConfig"] = cluster_spec.with_replicas_of(_cluster(job), scaled)
+        return result
 
     def suspend(self, job: RawObject) -> dict[str, Any]:
         result = copy.deepcopy(dict(job))
