@@ -28,7 +28,8 @@ builds it along with the control plane, and installs Debian's ``chromium``
 (when missing), the browser of the dashboard's end-to-end test.  ``up --framework
 NAME`` (repeatable) runs another job framework's controller the same way
 (``frameworks.py``: LeaderWorkerSet, ...); ``build --frameworks [NAME ...]``
-builds them (all when none is named).
+builds them (all when none is named).  Kubeflow Trainer (``--framework
+trainer``) makes JobSets, so it comes with ``--jobset`` (started first).
 
 ``up --real-node`` runs the cluster in a private network namespace and adds
 one real node (containerd, kubelet, kube-proxy) with kuota's image loaded
@@ -45,6 +46,7 @@ import shutil
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from . import framework_tools, jobset_tools, kueuectl_tools
 from .controlplane import (
@@ -69,7 +71,7 @@ def state_dir(name: str) -> Path:
     return Path(base) / "kuota-cluster" / name
 
 
-def _running(workdir: Path) -> tuple[dict | None, list[str], list[str]]:
+def _running(workdir: Path) -> tuple[dict[str, Any] | None, list[str], list[str]]:
     state = read_state(workdir)
     if state is None:
         return None, [], []
@@ -142,6 +144,10 @@ def cmd_up(args: argparse.Namespace) -> int:
             )
             return 2
         return _up_real_node(args, workdir)
+    for name in args.framework or ():
+        if "jobset" in FRAMEWORKS[name].needs and not args.jobset:
+            print(f"error: --framework {name} needs --jobset (it makes JobSets)", file=sys.stderr)
+            return 2
     plane = ControlPlane(
         args.name, tools=ToolPaths.resolve(), workdir=workdir, die_with_parent=False
     )
@@ -151,6 +157,18 @@ def cmd_up(args: argparse.Namespace) -> int:
     except ClusterStartError as failure:
         print(f"error: {failure}", file=sys.stderr)
         return 1
+    if jobset is not None:  # first: a framework may build on it (Trainer)
+        try:
+            jobset_controller = install_jobset(info, workdir, tools=jobset, die_with_parent=False)
+        except (JobSetStartError, OSError) as failure:
+            print(f"error: starting the JobSet controller failed: {failure}", file=sys.stderr)
+            stop_recorded(workdir)
+            return 1
+        _record(workdir, asdict(jobset_controller.record))
+        print(
+            f"JobSet is installed: webhooks {jobset_controller.base_url} "
+            f"(log {jobset_controller.record.log})"
+        )
     for name in args.framework or ():
         try:
             started = install_framework(FRAMEWORKS[name], info, workdir, die_with_parent=False)
@@ -160,15 +178,6 @@ def cmd_up(args: argparse.Namespace) -> int:
             return 1
         _record(workdir, asdict(started.record))
         print(f"{name} is installed: log {started.record.log}")
-    if jobset is not None:
-        try:
-            controller = install_jobset(info, workdir, tools=jobset, die_with_parent=False)
-        except (JobSetStartError, OSError) as failure:
-            print(f"error: starting the JobSet controller failed: {failure}", file=sys.stderr)
-            stop_recorded(workdir)
-            return 1
-        _record(workdir, asdict(controller.record))
-        print(f"JobSet is installed: webhooks {controller.base_url} (log {controller.record.log})")
     if args.kuota:
         from e2e.kuota_install import install_kuota
         from scheduler.api.crds import SERVED_LEGACY_VERSIONS
@@ -256,7 +265,7 @@ def cmd_up(args: argparse.Namespace) -> int:
     return 0
 
 
-def _record(workdir: Path, record: dict) -> None:
+def _record(workdir: Path, record: dict[str, Any]) -> None:
     """Add a process started after the control plane to the state ``down`` reads."""
     state = read_state(workdir) or {}
     state.setdefault("processes", []).append(record)

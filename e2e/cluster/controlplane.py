@@ -40,8 +40,11 @@ from .processes import ProcessRecord, clean_env, current_process, is_alive, log_
 from .tools import ToolPaths
 
 # kuota's scheduler replicas (kuota-scheduler-0, -1, ...) stop first, so nothing writes
-# while the cluster goes away; the webhooks (JobSet's controller serves its own) stop
-# last: the API server must never be left calling a webhook that is gone.
+# while the cluster goes away; the webhooks (JobSet's controller and the frameworks'
+# serve their own) stop last: the API server must never be left calling a webhook that
+# is gone.
+FRAMEWORK_CONTROLLERS = "framework-controllers"
+"""The group of every framework manager (``frameworks.py`` names each ``<name>-controller``)."""
 STOP_ORDER = (
     "kuota-multikueue",
     "kuota-scheduler",
@@ -51,14 +54,19 @@ STOP_ORDER = (
     "api-forward",
     "kube-apiserver",
     "etcd",
+    FRAMEWORK_CONTROLLERS,
     "jobset-controller",
     "kuota-webhook",
 )
 
 
 def _stop_group(record_name: str) -> str:
-    """The STOP_ORDER entry a process belongs to (replicas are numbered)."""
-    return "kuota-scheduler" if record_name.startswith("kuota-scheduler-") else record_name
+    """The STOP_ORDER entry a process belongs to (replicas are numbered; frameworks grouped)."""
+    if record_name.startswith("kuota-scheduler-"):
+        return "kuota-scheduler"
+    if record_name.endswith("-controller") and record_name not in STOP_ORDER:
+        return FRAMEWORK_CONTROLLERS
+    return record_name
 
 
 class ClusterStartError(RuntimeError):

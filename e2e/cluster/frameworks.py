@@ -16,7 +16,12 @@ docs/testing.md#the-local-cluster):
   and hands the manager its directory;
 * its webhooks, when it has some: the module's registrations with upstream's
   kustomize patches applied and every ``clientConfig.service`` replaced by a
-  ``url`` on 127.0.0.1 plus the generated CA.
+  ``url`` on 127.0.0.1 plus the generated CA;
+* what its installation ships besides (Kubeflow Trainer's ``torch-distributed``
+  ClusterTrainingRuntime, which TrainJobs name), created before the manager starts.
+
+A framework built on another controller (Trainer makes JobSets) is refused,
+with the reason, unless that controller's CRD is already there.
 
 What differs between frameworks (files, command line, the probe that says
 its webhooks are called) is a :class:`Framework`; :data:`FRAMEWORKS` lists
@@ -76,8 +81,11 @@ class Framework:
     """Namespaces the manager needs (its leader-election Lease's, when it cannot turn that off)."""
     objects: tuple[tuple[str, dict[str, Any]], ...] = ()
     """(collection path, manifest) of objects its installation provides before it starts."""
+    module_objects: tuple[tuple[str, str], ...] = ()
+    """(collection path, module-relative file) of the module's own objects created after its
+    CRDs (Trainer's ClusterTrainingRuntimes); a file may hold several documents."""
     needs: tuple[str, ...] = field(default_factory=tuple)
-    """Other frameworks (by name) whose controllers this one relies on."""
+    """Other controllers (by name: ``jobset`` or a framework) this one relies on."""
 
     @property
     def name(self) -> str:
@@ -170,6 +178,11 @@ def install_framework(
             check(reply, f"creating namespace {name}")
     for collection, manifest in framework.objects:
         apply(client, collection, manifest)
+    for collection, relative in framework.module_objects:
+        for manifest in yaml.safe_load_all(built.file(relative).read_text()):
+            if manifest:
+                apply(client, collection, manifest)
+    _check_needs(framework, client)
     controller = _start_manager(framework, built, info, workdir, cert_dir, die_with_parent, netns)
     try:
         if framework.webhook_dir is not None:
@@ -187,6 +200,27 @@ def install_framework(
         controller.uninstall()
         raise
     return controller
+
+
+_NEEDED_CRDS = {"jobset": "jobsets.jobset.x-k8s.io"}
+"""The CRD whose presence shows that a controller a framework needs is installed."""
+
+
+def _check_needs(framework: Framework, client: AdminClient) -> None:
+    """Refuse to start a manager whose prerequisite is missing, saying which.
+
+    A manager that watches another controller's kind (Trainer watches JobSets) cannot
+    start its controllers without that kind's CRD, and says so late: Trainer comes up,
+    answers its webhooks, then exits two minutes on with "failed to wait for
+    trainjob_controller caches to sync kind source: *v1alpha2.JobSet".
+    """
+    for need in framework.needs:
+        crd = _NEEDED_CRDS.get(need)
+        if crd is not None and client.call("GET", f"{CRD_PATH}/{crd}").status != 200:
+            raise FrameworkStartError(
+                f"{framework.name} needs {need} installed first (its CRD {crd} is missing): "
+                f"`up --jobset --framework {framework.name}`, or the `jobset` fixture"
+            )
 
 
 def load_webhooks(
@@ -582,8 +616,110 @@ APPWRAPPER = Framework(
     ),
 )
 
+_TRAINER_CRDS = tuple(
+    f"manifests/base/crds/trainer.kubeflow.org_{plural}.yaml"
+    for plural in ("trainjobs", "trainingruntimes", "clustertrainingruntimes")
+)
+_TRAINER_WEBHOOKS = tuple(
+    f"manifests/base/webhook/{name}"
+    for name in (
+        "manifests.yaml",
+        "kustomization.yaml",
+        "patch_mutating.yaml",
+        "patch_validating.yaml",
+    )
+)
+_TRAINER_RUNTIMES = ("manifests/base/runtimes/torch_distributed.yaml",)
+"""The runtimes installed with it: ``torch-distributed``, the one TrainJobs name by default."""
+
+
+def trainer_config(ports: Ports) -> dict[str, Any]:
+    """The Trainer manager's ``Configuration`` for a local, single-replica run (pure).
+
+    Its file is decoded strictly and has no certificate directory, so this is not
+    :func:`kubebuilder_config`: the webhook server reads controller-runtime's default
+    directory under ``TMPDIR`` (see :func:`_trainer_command`).  Certificate management
+    off: its rotator would fill a Secret for its Service and patch the registrations
+    of upstream's names, and hold the controllers back until it had.
+    """
+    return {
+        "apiVersion": "config.trainer.kubeflow.org/v1alpha1",
+        "kind": "Configuration",
+        "webhook": {"host": "127.0.0.1", "port": ports.webhook},
+        "health": {"healthProbeBindAddress": f"127.0.0.1:{ports.health}"},
+        "metrics": {"bindAddress": "0"},
+        "leaderElection": {"leaderElect": False},
+        "certManagement": {"enable": False},
+    }
+
+
+def _trainer_command(
+    built: ControllerBuild, info: ClusterInfo, workdir: Path, ports: Ports, cert_dir: Path
+) -> list[str]:
+    # The webhook server looks for tls.crt/tls.key in $TMPDIR/k8s-webhook-server/serving-certs
+    # (where a Deployment mounts its Secret); a TMPDIR of its own points that at the
+    # harness's directory without touching the machine's /tmp.
+    tmp = workdir / "trainer-tmp"
+    serving = tmp / "k8s-webhook-server" / "serving-certs"
+    serving.parent.mkdir(parents=True, exist_ok=True)
+    if not serving.exists():
+        serving.symlink_to(cert_dir.resolve(), target_is_directory=True)
+    return [
+        "/usr/bin/env",
+        f"TMPDIR={tmp}",
+        str(built.binary),
+        f"--kubeconfig={info.kubeconfig}",
+        f"--config={_write_config(workdir, 'trainer', trainer_config(ports))}",
+        "--zap-log-level=2",
+    ]
+
+
+_TRAINER_PROBE_PATH = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/default/trainjobs?dryRun=All"
+_TRAINER_PROBE = {
+    "apiVersion": "trainer.kubeflow.org/v1alpha1",
+    "kind": "TrainJob",
+    "metadata": {"name": "trainer-webhook-probe", "namespace": "default"},
+    "spec": {
+        "runtimeRef": {"name": "torch-distributed"},
+        "runtimePatches": [{"manager": "kuota.test/webhook-probe"}],
+    },
+}
+
+
+def _trainer_probe(client: AdminClient) -> bool:
+    """Only Trainer's defaulting webhook stamps a runtime patch's ``time`` (the CRD does not);
+    the object is admitted only once its validating webhook accepts it as well."""
+    reply = client.call("POST", _TRAINER_PROBE_PATH, _TRAINER_PROBE)
+    patches = (reply.body.get("spec") or {}).get("runtimePatches") or [{}]
+    return reply.status == 201 and bool(patches[0].get("time"))
+
+
+TRAINER = Framework(
+    module=ControllerModule(
+        name="trainer",
+        module="github.com/kubeflow/trainer/v2",
+        version="v2.2.1",
+        main="github.com/kubeflow/trainer/v2/cmd/trainer-controller-manager",
+        files=_TRAINER_CRDS + _TRAINER_WEBHOOKS + _TRAINER_RUNTIMES,
+    ),
+    crds=_TRAINER_CRDS,
+    command=_trainer_command,
+    # Upstream's patches (they apply to every configuration of a kind; the harness matches
+    # by name and so leaves them out) only rename the registrations and their Service for
+    # its certificate rotator, which is off: the registrations go by URL under our names.
+    webhook_dir="manifests/base/webhook",
+    probe=_trainer_probe,
+    module_objects=tuple(
+        ("/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes", runtime)
+        for runtime in _TRAINER_RUNTIMES
+    ),
+    # It makes a JobSet per TrainJob and watches them: the JobSet controller
+    # (``up --jobset``) comes first.
+    needs=("jobset",),
+)
+
 FRAMEWORKS: dict[str, Framework] = {
     framework.name: framework
-    for framework in (LWS, KUBERAY, MPI_OPERATOR, TRAINING_OPERATOR, APPWRAPPER)
+    for framework in (LWS, KUBERAY, MPI_OPERATOR, TRAINING_OPERATOR, APPWRAPPER, TRAINER)
 }
 """Every framework controller the end-to-end tests can run, by short name."""
