@@ -9,7 +9,10 @@ sets (docs/concepts.md#appwrapper): one that does not fit waits suspended, with
 nothing created (``kuota explain appwrapper/NAME`` says why), and runs once
 the first has finished; the wrapped Job's pods
 run on the flavor's kwok nodes; a finished AppWrapper finishes its Workload
-and gives the quota back.
+and gives the quota back.  A higher-priority AppWrapper preempts a running
+one: kuota suspends it and clears its placement, the AppWrapper controller
+deletes what it had created, and once the other has finished it is admitted
+and created again.
 """
 
 from __future__ import annotations
@@ -84,11 +87,14 @@ def wrapped_job(name: str, *, runs_for: str) -> dict[str, Any]:
     }
 
 
-def appwrapper(name: str, *, runs_for: str) -> dict[str, Any]:
+def appwrapper(name: str, *, runs_for: str, priority: str = "") -> dict[str, Any]:
+    labels = {"kueue.x-k8s.io/queue-name": "user-queue"}
+    if priority:
+        labels["kueue.x-k8s.io/priority-class"] = priority
     return {
         "apiVersion": f"{GROUP}/{VERSION}",
         "kind": "AppWrapper",
-        "metadata": {"name": name, "labels": {"kueue.x-k8s.io/queue-name": "user-queue"}},
+        "metadata": {"name": name, "labels": labels},
         "spec": {"components": [{"template": wrapped_job(f"{name}-job", runs_for=runs_for)}]},
     }
 
@@ -112,6 +118,14 @@ class AppWrappers:
 
     async def pods(self, name: str) -> list[client.V1Pod]:
         return await pods(self.api, self.namespace, f"{APPWRAPPER_LABEL}={name}")
+
+    async def running(self, name: str) -> list[client.V1Pod]:
+        return [p for p in await self.pods(name) if not p.metadata.deletion_timestamp]
+
+    async def delete(self, name: str) -> None:
+        await self.custom.delete_namespaced_custom_object(
+            GROUP, VERSION, self.namespace, PLURAL, name
+        )
 
 
 def of(name: str) -> Any:
@@ -189,4 +203,64 @@ async def test_an_appwrapper_waits_for_quota_runs_its_job_on_the_flavor_and_fini
         timeout=120,
         what="the second AppWrapper run to the end",
     )
+    await quota_given_back(api, queues, timeout=120, what="the quota given back")
+
+
+def two_pods_on_the_flavor(found: list[client.V1Pod]) -> bool:
+    return len(found) == 2 and all(running_on_flavor(pod) for pod in found)
+
+
+async def test_an_appwrapper_is_preempted_restored_and_runs_again_after_the_other_finishes(
+    appwrapper_controller: FrameworkController,
+    kuota_scheduler: SchedulerReplica,
+    api: client.ApiClient,
+    namespace: str,
+    queues: Queues,
+) -> None:
+    wrappers = AppWrappers(api, namespace)
+    await wrappers.create(appwrapper("low", runs_for="3600s", priority=queues.low))
+    await eventually(
+        lambda: wrappers.running("low"),
+        two_pods_on_the_flavor,
+        timeout=120,
+        what="the low-priority AppWrapper's pods running on the flavor's nodes",
+    )
+    low = of("low")(await workloads(api, namespace))
+    assert low is not None and low["spec"]["priority"] == 100
+
+    await wrappers.create(appwrapper("high", runs_for="5s", priority=queues.high))
+    stopped = await eventually(
+        lambda: wrappers.read("low"),
+        lambda aw: (
+            aw["spec"].get("suspend") is True
+            and all("podSetInfos" not in c for c in aw["spec"]["components"])
+        ),
+        timeout=120,
+        what="the low-priority AppWrapper suspended by the preemption, its placement cleared",
+    )
+    assert stopped["spec"]["components"][0]["template"] == wrapped_job("low-job", runs_for="3600s")
+    evicted = of("low")(await workloads(api, namespace))
+    assert is_true(evicted or {}, "Evicted") and is_true(evicted or {}, "Preempted")
+    await eventually(
+        lambda: wrappers.running("low"),
+        lambda found: not found,
+        timeout=120,
+        what="the AppWrapper controller's deletion of what the preempted one had created",
+    )
+    await eventually(
+        lambda: wrappers.read("high"),
+        lambda aw: (aw.get("status") or {}).get("phase") == "Succeeded",
+        timeout=180,
+        what="the high-priority AppWrapper run to the end",
+    )
+    await eventually(
+        lambda: wrappers.running("low"),
+        two_pods_on_the_flavor,
+        timeout=180,
+        what="the preempted AppWrapper admitted again and its Job's pods running on the flavor",
+    )
+    readmitted = await wrappers.read("low")
+    assert readmitted["spec"]["components"][0]["podSetInfos"][0]["nodeSelector"], readmitted
+    await wrappers.delete("low")
+    await wrappers.delete("high")
     await quota_given_back(api, queues, timeout=120, what="the quota given back")

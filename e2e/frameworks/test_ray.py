@@ -493,3 +493,114 @@ async def test_a_rayservice_is_queued_as_its_cluster_preempted_and_restored(
     await quota_given_back(
         api, queues, timeout=120, what="the quota given back once the RayService is gone"
     )
+
+
+def elastic_ray_job(name: str) -> dict[str, Any]:
+    """An elastic RayJob whose cluster autoscales; its submitter asks 100m (1 CPU then holds
+    the head, its autoscaler, the submitter and two workers, not three)."""
+    cluster = elastic_cluster(name, workers=1)
+    submitter = {
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [
+                {
+                    "name": "ray-job-submitter",
+                    "image": "rayproject/ray:2.52.0",
+                    "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
+                }
+            ],
+        }
+    }
+    spec = {
+        "entrypoint": "python -c 'import ray; ray.init()'",
+        "shutdownAfterJobFinishes": True,
+        "rayClusterSpec": cluster["spec"],
+        "submitterPodTemplate": submitter,
+    }
+    body = queued("RayJob", name, spec, None)
+    body["metadata"]["annotations"] = dict(cluster["metadata"]["annotations"])
+    return body
+
+
+async def test_an_elastic_rayjob_follows_the_cluster_kuberay_scales_for_it(
+    kuberay: FrameworkController,
+    kuota_scheduler: SchedulerReplica,
+    api: client.ApiClient,
+    namespace: str,
+    queues: Queues,
+) -> None:
+    """KubeRay's autoscaler scales the RayCluster KubeRay made for the RayJob, not the RayJob:
+    its replicas, written here as the autoscaler would, move the RayJob's Workload."""
+    ray = Ray(api, namespace)
+    await ray.create(elastic_ray_job("elastic-job"))
+    cluster = await eventually(
+        lambda: ray.job_cluster("elastic-job"),
+        bool,
+        timeout=120,
+        what="KubeRay making the elastic RayJob's cluster",
+    )
+    await eventually(
+        lambda: ray.cluster_pods(cluster),
+        all_running(2),
+        timeout=120,
+        what="the head and one worker running on the flavor's nodes",
+    )
+    first = owned_by("RayJob", "elastic-job")(await workloads(api, namespace))
+    assert [(p["name"], p["count"]) for p in first["spec"]["podSets"]] == [
+        ("head", 1),
+        ("workers", 1),
+        ("submitter", 1),
+    ]
+
+    async def scale(workers: int) -> None:
+        await ray.custom.patch_namespaced_custom_object(
+            GROUP,
+            VERSION,
+            namespace,
+            "rayclusters",
+            cluster,
+            [{"op": "replace", "path": "/spec/workerGroupSpecs/0/replicas", "value": workers}],
+        )
+
+    def active_slice(got: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+        unfinished = [w for w in got.values() if not is_true(w, "Finished")]
+        return unfinished[0] if len(unfinished) == 1 else None
+
+    await scale(2)
+    found = await eventually(
+        lambda: workloads(api, namespace),
+        lambda got: (
+            (wl := active_slice(got)) is not None
+            and wl["metadata"]["name"] != first["metadata"]["name"]
+            and is_true(wl, "Admitted")
+        ),
+        timeout=120,
+        what="a new slice of the RayJob for two workers admitted in the first one's place",
+    )
+    second = active_slice(found)
+    assert second is not None
+    assert [p["count"] for p in second["spec"]["podSets"]] == [1, 2, 1]
+    await eventually(
+        lambda: ray.cluster_pods(cluster),
+        lambda got: sum(1 for p in got if running_on_flavor(p) and not elastic_gated(p)) == 3,
+        timeout=120,
+        what="the second worker let through once its slice is admitted",
+    )
+    assert (await ray.read("rayjobs", "elastic-job"))["spec"]["rayClusterSpec"]["workerGroupSpecs"][
+        0
+    ]["replicas"] == 1, "the RayJob itself is never resized"
+
+    await scale(1)
+    shrunk = await eventually(
+        lambda: workloads(api, namespace),
+        lambda got: (
+            [p["count"] for p in got[second["metadata"]["name"]]["spec"]["podSets"]] == [1, 1, 1]
+        ),
+        timeout=120,
+        what="the admitted slice shrunk in place to one worker",
+    )
+    assert is_true(shrunk[second["metadata"]["name"]], "Admitted")
+    await ray.delete("rayjobs", "elastic-job")
+    await quota_given_back(
+        api, queues, timeout=120, what="the quota given back once the RayJob is gone"
+    )
