@@ -329,6 +329,102 @@ def test_a_job_submitted_once_runs_on_a_worker_and_finishes_on_the_manager(
     )
 
 
+def _jobset(name: str) -> dict[str, Any]:
+    """A queued JobSet of one replicated job of two pods, each done after 10 s (kwok)."""
+    pod = {
+        "metadata": {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "10s"}},
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "registry.k8s.io/e2e-test-images/agnhost:2.53",
+                    "args": ["entrypoint-tester"],
+                    "resources": {"requests": {"cpu": "1", "memory": "200Mi"}},
+                }
+            ],
+        },
+    }
+    job = {"parallelism": 2, "completions": 2, "backoffLimit": 0, "template": pod}
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "labels": {"kueue.x-k8s.io/queue-name": "user-queue"},
+        },
+        "spec": {"replicatedJobs": [{"name": "workers", "replicas": 1, "template": {"spec": job}}]},
+    }
+
+
+def _jobset_pods(cluster: Kubectl, name: str) -> list[dict[str, Any]]:
+    found = cluster.json("pods", "-n", "default", "-l", f"jobset.sigs.k8s.io/jobset-name={name}")
+    return list(found.get("items") or [])
+
+
+@pytest.mark.usefixtures("workers_connected")
+def test_a_jobset_runs_on_a_worker_and_finishes_on_the_manager(
+    kubectl: dict[str, Kubectl],
+) -> None:
+    manager = kubectl["mk-manager"]
+    manager.apply([_jobset("mk-jobset")])
+    try:
+        jobset = manager.json("jobset", "mk-jobset", "-n", "default")
+        assert jobset["spec"].get("managedBy") == "kueue.x-k8s.io/multikueue", (
+            "the manager's webhook hands the JobSet to MultiKueue"
+        )
+        _needs_two_phase_admission(manager, jobset)
+        workload = wait_for(
+            lambda: _manager_workload(manager, jobset),
+            lambda w: bool((w.get("status") or {}).get("clusterName")),
+            timeout=60,
+            what="the manager's Workload of the JobSet dispatched",
+        )
+        where = workload["status"]["clusterName"]
+        worker = kubectl[WORKERS[where]]
+        remote = worker.json("jobset", "mk-jobset", "-n", "default")
+        assert "managedBy" not in remote["spec"], "the worker's JobSet controller runs the copy"
+        assert (
+            remote["metadata"]["labels"]["kueue.x-k8s.io/prebuilt-workload-name"]
+            == (workload["metadata"]["name"])
+        )
+        wait_for(
+            lambda: _jobset_pods(worker, "mk-jobset"),
+            lambda pods: len(pods) == 2,
+            timeout=60,
+            what=f"the JobSet's pods on {where}",
+        )
+        assert _jobset_pods(manager, "mk-jobset") == [], "nothing runs on the manager"
+        synced = wait_for(
+            lambda: manager.json("jobset", "mk-jobset", "-n", "default"),
+            lambda j: (j.get("status") or {}).get("terminalState") == "Completed",
+            timeout=90,
+            what="the remote JobSet's completion on the manager's JobSet",
+        )
+        assert any(
+            c["type"] == "Completed" and c["status"] == "True"
+            for c in synced["status"]["conditions"]
+        )
+        wait_for(
+            lambda: _manager_workload(manager, jobset),
+            lambda w: any(
+                c.get("type") == "Finished" and c.get("status") == "True"
+                for c in (w.get("status") or {}).get("conditions") or []
+            ),
+            timeout=30,
+            what="the manager's Workload of the JobSet finished",
+        )
+        wait_for(
+            lambda: worker.json("jobsets", "-n", "default").get("items"),
+            lambda items: not items,
+            timeout=30,
+            what="the remote JobSet deleted once finished",
+        )
+    finally:
+        manager.run("delete", "jobsets", "--all", "-n", "default", check=False)
+
+
 @pytest.mark.usefixtures("workers_connected")
 def test_with_the_first_worker_full_the_job_runs_on_the_second(
     clusters: dict[str, NamedCluster], kubectl: dict[str, Kubectl]
@@ -545,99 +641,3 @@ def test_with_a_worker_down_the_job_is_dispatched_to_the_live_one(
         timeout=60,
         what="the Job's pods on onprem-worker",
     )
-
-
-def _jobset(name: str) -> dict[str, Any]:
-    """A queued JobSet of one replicated job of two pods, each done after 10 s (kwok)."""
-    pod = {
-        "metadata": {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "10s"}},
-        "spec": {
-            "restartPolicy": "Never",
-            "containers": [
-                {
-                    "name": "main",
-                    "image": "registry.k8s.io/e2e-test-images/agnhost:2.53",
-                    "args": ["entrypoint-tester"],
-                    "resources": {"requests": {"cpu": "1", "memory": "200Mi"}},
-                }
-            ],
-        },
-    }
-    job = {"parallelism": 2, "completions": 2, "backoffLimit": 0, "template": pod}
-    return {
-        "apiVersion": "jobset.x-k8s.io/v1alpha2",
-        "kind": "JobSet",
-        "metadata": {
-            "name": name,
-            "namespace": "default",
-            "labels": {"kueue.x-k8s.io/queue-name": "user-queue"},
-        },
-        "spec": {"replicatedJobs": [{"name": "workers", "replicas": 1, "template": {"spec": job}}]},
-    }
-
-
-def _jobset_pods(cluster: Kubectl, name: str) -> list[dict[str, Any]]:
-    found = cluster.json("pods", "-n", "default", "-l", f"jobset.sigs.k8s.io/jobset-name={name}")
-    return list(found.get("items") or [])
-
-
-@pytest.mark.usefixtures("workers_connected")
-def test_a_jobset_runs_on_a_worker_and_finishes_on_the_manager(
-    kubectl: dict[str, Kubectl],
-) -> None:
-    manager = kubectl["mk-manager"]
-    manager.apply([_jobset("mk-jobset")])
-    try:
-        jobset = manager.json("jobset", "mk-jobset", "-n", "default")
-        assert jobset["spec"].get("managedBy") == "kueue.x-k8s.io/multikueue", (
-            "the manager's webhook hands the JobSet to MultiKueue"
-        )
-        _needs_two_phase_admission(manager, jobset)
-        workload = wait_for(
-            lambda: _manager_workload(manager, jobset),
-            lambda w: bool((w.get("status") or {}).get("clusterName")),
-            timeout=60,
-            what="the manager's Workload of the JobSet dispatched",
-        )
-        where = workload["status"]["clusterName"]
-        worker = kubectl[WORKERS[where]]
-        remote = worker.json("jobset", "mk-jobset", "-n", "default")
-        assert "managedBy" not in remote["spec"], "the worker's JobSet controller runs the copy"
-        assert (
-            remote["metadata"]["labels"]["kueue.x-k8s.io/prebuilt-workload-name"]
-            == (workload["metadata"]["name"])
-        )
-        wait_for(
-            lambda: _jobset_pods(worker, "mk-jobset"),
-            lambda pods: len(pods) == 2,
-            timeout=60,
-            what=f"the JobSet's pods on {where}",
-        )
-        assert _jobset_pods(manager, "mk-jobset") == [], "nothing runs on the manager"
-        synced = wait_for(
-            lambda: manager.json("jobset", "mk-jobset", "-n", "default"),
-            lambda j: (j.get("status") or {}).get("terminalState") == "Completed",
-            timeout=90,
-            what="the remote JobSet's completion on the manager's JobSet",
-        )
-        assert any(
-            c["type"] == "Completed" and c["status"] == "True"
-            for c in synced["status"]["conditions"]
-        )
-        wait_for(
-            lambda: _manager_workload(manager, jobset),
-            lambda w: any(
-                c.get("type") == "Finished" and c.get("status") == "True"
-                for c in (w.get("status") or {}).get("conditions") or []
-            ),
-            timeout=30,
-            what="the manager's Workload of the JobSet finished",
-        )
-        wait_for(
-            lambda: worker.json("jobsets", "-n", "default").get("items"),
-            lambda items: not items,
-            timeout=30,
-            what="the remote JobSet deleted once finished",
-        )
-    finally:
-        manager.run("delete", "jobsets", "--all", "-n", "default", check=False)
