@@ -241,6 +241,17 @@ def _manager_workload(manager: Kubectl, job: dict[str, Any]) -> dict[str, Any]:
     return items[0] if items else {}
 
 
+def _dispatched(manager: Kubectl, job: dict[str, Any], what: str) -> dict[str, Any]:
+    """The manager's Workload of ``job`` once MultiKueue dispatched it (``status.clusterName``)."""
+    found: dict[str, Any] = wait_for(
+        lambda: _manager_workload(manager, job),
+        lambda w: bool((w.get("status") or {}).get("clusterName")),
+        timeout=60,
+        what=what,
+    )
+    return found
+
+
 def _needs_two_phase_admission(manager: Kubectl, job: dict[str, Any]) -> dict[str, Any]:
     """The manager's Workload once it has quota; skips if the scheduler admits without checks."""
     workload = wait_for(
@@ -275,12 +286,7 @@ def test_a_job_submitted_once_runs_on_a_worker_and_finishes_on_the_manager(
         "the manager's webhook hands the Job to MultiKueue"
     )
     _needs_two_phase_admission(manager, job)
-    workload = wait_for(
-        lambda: _manager_workload(manager, job),
-        lambda w: bool((w.get("status") or {}).get("clusterName")),
-        timeout=60,
-        what="the manager's Workload dispatched",
-    )
+    workload = _dispatched(manager, job, "the manager's Workload dispatched")
     where = workload["status"]["clusterName"]
     (check,) = workload["status"]["admissionChecks"]
     assert (
@@ -375,12 +381,7 @@ def test_a_jobset_runs_on_a_worker_and_finishes_on_the_manager(
             "the manager's webhook hands the JobSet to MultiKueue"
         )
         _needs_two_phase_admission(manager, jobset)
-        workload = wait_for(
-            lambda: _manager_workload(manager, jobset),
-            lambda w: bool((w.get("status") or {}).get("clusterName")),
-            timeout=60,
-            what="the manager's Workload of the JobSet dispatched",
-        )
+        workload = _dispatched(manager, jobset, "the manager's Workload of the JobSet dispatched")
         where = workload["status"]["clusterName"]
         worker = kubectl[WORKERS[where]]
         remote = worker.json("jobset", "mk-jobset", "-n", "default")
@@ -453,12 +454,7 @@ def test_with_the_first_worker_full_the_job_runs_on_the_second(
 def _lands_on_cloud(manager: Kubectl, onprem: Kubectl, cloud: Kubectl) -> None:
     job = _submit(manager, "mk-spill")
     _needs_two_phase_admission(manager, job)
-    workload = wait_for(
-        lambda: _manager_workload(manager, job),
-        lambda w: bool((w.get("status") or {}).get("clusterName")),
-        timeout=60,
-        what="the manager's Workload dispatched",
-    )
+    workload = _dispatched(manager, job, "the manager's Workload dispatched")
     assert workload["status"]["clusterName"] == "cloud-worker"
     wait_for(
         lambda: _pods(cloud, "mk-spill"),
@@ -494,12 +490,7 @@ def test_deleting_the_managers_job_deletes_what_runs_on_the_worker(
     manager = kubectl["mk-manager"]
     job = _submit(manager, "mk-deleted", delay="300s")
     _needs_two_phase_admission(manager, job)
-    workload = wait_for(
-        lambda: _manager_workload(manager, job),
-        lambda w: bool((w.get("status") or {}).get("clusterName")),
-        timeout=60,
-        what="the manager's Workload dispatched",
-    )
+    workload = _dispatched(manager, job, "the manager's Workload dispatched")
     worker = kubectl[WORKERS[workload["status"]["clusterName"]]]
     wait_for(
         lambda: _pods(worker, "mk-deleted"),
@@ -532,12 +523,7 @@ def test_a_remote_workload_that_vanishes_is_retried_and_dispatched_again(
     manager = kubectl["mk-manager"]
     job = _submit(manager, "mk-retry", delay="300s")
     _needs_two_phase_admission(manager, job)
-    first = wait_for(
-        lambda: _manager_workload(manager, job),
-        lambda w: bool((w.get("status") or {}).get("clusterName")),
-        timeout=60,
-        what="the manager's Workload dispatched",
-    )
+    first = _dispatched(manager, job, "the manager's Workload dispatched")
     worker = kubectl[WORKERS[first["status"]["clusterName"]]]
     worker.run("delete", "workloads", "--all", "-n", "default")
     requeued = wait_for(
@@ -583,12 +569,7 @@ def test_a_second_replica_stands_by_while_the_first_leads(
     try:
         job = _submit(manager, "mk-once", delay="1s")
         _needs_two_phase_admission(manager, job)
-        wait_for(
-            lambda: _manager_workload(manager, job),
-            lambda w: bool((w.get("status") or {}).get("clusterName")),
-            timeout=60,
-            what="the manager's Workload dispatched",
-        )
+        _dispatched(manager, job, "the manager's Workload dispatched")
         time.sleep(2)
         lease = manager.json("lease", "kuota-multikueue", "-n", "kueue-system")
         assert lease["spec"]["holderIdentity"] == holder, "the first replica still leads"
@@ -628,12 +609,7 @@ def test_with_a_worker_down_the_job_is_dispatched_to_the_live_one(
     assert (status, reason) == ("False", "ClientConnectionFailed")
     job = _submit(manager, "mk-survivor")
     _needs_two_phase_admission(manager, job)
-    workload = wait_for(
-        lambda: _manager_workload(manager, job),
-        lambda w: bool((w.get("status") or {}).get("clusterName")),
-        timeout=60,
-        what="the manager's Workload dispatched",
-    )
+    workload = _dispatched(manager, job, "the manager's Workload dispatched")
     assert workload["status"]["clusterName"] == "onprem-worker"
     wait_for(
         lambda: _pods(onprem, "mk-survivor"),

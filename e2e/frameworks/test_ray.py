@@ -141,6 +141,17 @@ class Ray:
             GROUP, VERSION, self.namespace, plural, name
         )
 
+    async def scale(self, cluster: str, workers: int) -> None:
+        """What KubeRay's autoscaler writes: the first worker group's replicas."""
+        await self.custom.patch_namespaced_custom_object(
+            GROUP,
+            VERSION,
+            self.namespace,
+            "rayclusters",
+            cluster,
+            [{"op": "replace", "path": "/spec/workerGroupSpecs/0/replicas", "value": workers}],
+        )
+
     async def cluster_pods(self, cluster: str) -> list[client.V1Pod]:
         return await pods(self.api, self.namespace, f"{CLUSTER_LABEL}={cluster}")
 
@@ -157,6 +168,20 @@ def owned_by(kind: str, name: str) -> Any:
         return None
 
     return check
+
+
+def active_slice(got: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The one unfinished Workload (slice) among ``got``, None while there are more."""
+    unfinished = [w for w in got.values() if not is_true(w, "Finished")]
+    return unfinished[0] if len(unfinished) == 1 else None
+
+
+def replaced_by_an_admitted_slice(first: dict[str, Any]) -> Any:
+    return lambda got: (
+        (wl := active_slice(got)) is not None
+        and wl["metadata"]["name"] != first["metadata"]["name"]
+        and is_true(wl, "Admitted")
+    )
 
 
 def all_running(expected: int) -> Any:
@@ -276,28 +301,10 @@ async def test_an_elastic_raycluster_autoscales_within_its_quota_by_workload_sli
     injected = {c.name: c.resources.requests for c in head_pod.spec.containers}
     assert injected.get("autoscaler") == {"cpu": "100m", "memory": "64Mi"}, injected
 
-    async def scale(workers: int) -> None:
-        await ray.custom.patch_namespaced_custom_object(
-            GROUP,
-            VERSION,
-            namespace,
-            "rayclusters",
-            "elastic",
-            [{"op": "replace", "path": "/spec/workerGroupSpecs/0/replicas", "value": workers}],
-        )
-
-    def active_slice(got: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
-        unfinished = [w for w in got.values() if not is_true(w, "Finished")]
-        return unfinished[0] if len(unfinished) == 1 else None
-
-    await scale(2)
+    await ray.scale("elastic", 2)
     found = await eventually(
         lambda: workloads(api, namespace),
-        lambda got: (
-            (wl := active_slice(got)) is not None
-            and wl["metadata"]["name"] != first["metadata"]["name"]
-            and is_true(wl, "Admitted")
-        ),
+        replaced_by_an_admitted_slice(first),
         timeout=120,
         what="a new slice for two workers admitted in the first one's place",
     )
@@ -311,7 +318,7 @@ async def test_an_elastic_raycluster_autoscales_within_its_quota_by_workload_sli
         what="the second worker let through once its slice is admitted",
     )
 
-    await scale(3)
+    await ray.scale("elastic", 3)
     found = await eventually(
         lambda: workloads(api, namespace),
         lambda got: any(
@@ -552,28 +559,10 @@ async def test_an_elastic_rayjob_follows_the_cluster_kuberay_scales_for_it(
         ("submitter", 1),
     ]
 
-    async def scale(workers: int) -> None:
-        await ray.custom.patch_namespaced_custom_object(
-            GROUP,
-            VERSION,
-            namespace,
-            "rayclusters",
-            cluster,
-            [{"op": "replace", "path": "/spec/workerGroupSpecs/0/replicas", "value": workers}],
-        )
-
-    def active_slice(got: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
-        unfinished = [w for w in got.values() if not is_true(w, "Finished")]
-        return unfinished[0] if len(unfinished) == 1 else None
-
-    await scale(2)
+    await ray.scale(cluster, 2)
     found = await eventually(
         lambda: workloads(api, namespace),
-        lambda got: (
-            (wl := active_slice(got)) is not None
-            and wl["metadata"]["name"] != first["metadata"]["name"]
-            and is_true(wl, "Admitted")
-        ),
+        replaced_by_an_admitted_slice(first),
         timeout=120,
         what="a new slice of the RayJob for two workers admitted in the first one's place",
     )
@@ -590,7 +579,7 @@ async def test_an_elastic_rayjob_follows_the_cluster_kuberay_scales_for_it(
         0
     ]["replicas"] == 1, "the RayJob itself is never resized"
 
-    await scale(1)
+    await ray.scale(cluster, 1)
     shrunk = await eventually(
         lambda: workloads(api, namespace),
         lambda got: (
