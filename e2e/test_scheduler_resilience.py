@@ -368,7 +368,8 @@ async def test_a_leader_stopped_gracefully_releases_the_lease_for_the_standby(
     leader = await current_leader(scheduler_fleet)
     while len(scheduler_fleet.alive()) < 2:
         scheduler_fleet.add()
-    standby = next(replica for replica in scheduler_fleet.alive() if replica is not leader)
+    # Earlier tests may have left more than one standby: any of them may take the Lease.
+    standbys = [replica for replica in scheduler_fleet.alive() if replica is not leader]
     leases = client.CoordinationV1Api(api)
     held = await leases.read_namespaced_lease("kuota-scheduler", KUOTA_NAMESPACE)
     assert held.spec.holder_identity == leader.identity
@@ -376,11 +377,11 @@ async def test_a_leader_stopped_gracefully_releases_the_lease_for_the_standby(
     leader.stop()  # SIGTERM, and wait for the exit
     assert not leader.alive()
     after = await leases.read_namespaced_lease("kuota-scheduler", KUOTA_NAMESPACE)
-    assert after.spec.holder_identity in ("", None, standby.identity), (
+    assert after.spec.holder_identity in ("", None, *(r.identity for r in standbys)), (
         "released on the way out (else it would name the old leader for the lease duration)"
     )
 
-    async def standby_leads() -> bool:
-        return standby.metric("kuota_leading") == 1
+    async def a_standby_leads() -> bool:
+        return any(replica.metric("kuota_leading") == 1 for replica in standbys)
 
-    await eventually(standby_leads, bool, timeout=30, what="the standby leads")
+    await eventually(a_standby_leads, bool, timeout=30, what="a standby leads")

@@ -154,7 +154,7 @@ class JobReconciler:
         if scaled is None or not self.elastic_jobs():
             return job
         name = scaled.scaling_child(job)
-        child = self.state.child_named(key, name) if name else None
+        child = self.state.children.named(key, name) if name else None
         return scaled.as_scaled(job, child) if child is not None else job
 
     async def _reconcile_replicas(self, key: str, obj: dict[str, Any]) -> bool:

@@ -55,16 +55,10 @@ from scheduler.api.refs import (
     workload_key,
 )
 from scheduler.core.engine import Engine
-from scheduler.jobs import (
-    PodGroups,
-    ReplicaGroups,
-    ScaledThroughChild,
-    capability,
-    kinds_with,
-    registry,
-)
+from scheduler.jobs import PodGroups, ReplicaGroups, capability, kinds_with, registry
 from scheduler.jobs.elastic import Slices, choose_slices
 from scheduler.jobs.propagation import orphaned
+from scheduler.kube.child_jobs import ChildJobs
 from scheduler.kube.cluster_settings import ClusterSettings
 from scheduler.kube.informer import Event
 from scheduler.kube.pod_tracker import PodTracker
@@ -127,8 +121,6 @@ class ClusterState:
         self._groups: dict[str, dict[str, dict[str, Any]]] = {}  # group key -> uid -> member
         self._workloads_of_job: dict[str, set[str]] = {}  # job key -> its workloads' keys
         self._prebuilt: dict[str, str] = {}  # prebuilt workload key -> job uid
-        self._children: dict[str, set[str]] = {}
-        """Controller UID -> the UIDs of the jobs it controls (a RayJob's RayCluster)."""
         self._owned: dict[str, set[str]] = {}
         """Owner UID -> keys of the Workloads it controls (a kind with replica groups has many)."""
         self.jobs_to_decide = WorkList()
@@ -150,6 +142,8 @@ class ClusterState:
         )
         """Namespaces, PriorityClasses, LimitRanges, RuntimeClasses, flavors' placements."""
         self.pods = PodTracker(self._jobs, jobs_to_decide=self.jobs_to_decide)
+        self.children = ChildJobs(self._jobs)
+        """Which jobs each job controls (a RayJob's RayCluster)."""
         """The pods of started jobs, and those waiting for a replica group."""
         self.topology = TopologyState(engine)
         """Nodes and every Pod, for topology-aware scheduling."""
@@ -242,37 +236,18 @@ class ClusterState:
             self.pods.on_replica_owner(event, uid)
         prebuilt = objects.prebuilt_workload_name(event.object)
         prebuilt_key = workload_key(objects.namespace(event.object) or "", prebuilt or "")
-        controller = objects.controller_reference(event.object)
-        owner_uid = str(controller.get("uid") or "") if controller is not None else ""
         if event.type == "DELETED":
             self._jobs.pop(uid, None)
             if prebuilt and self._prebuilt.get(prebuilt_key) == uid:
                 del self._prebuilt[prebuilt_key]
-            self._children.get(owner_uid, set()).discard(uid)
-            if owner_uid in self._children and not self._children[owner_uid]:
-                del self._children[owner_uid]
         else:
             self._jobs[uid] = dict(event.object)
             if prebuilt:
                 self._prebuilt[prebuilt_key] = uid
-            if owner_uid:
-                self._children.setdefault(owner_uid, set()).add(uid)
             self.jobs_to_decide.add(uid)
-        if self._scaled_through_children(owner_uid):
-            self.jobs_to_decide.add(owner_uid)  # its counts are this child's
-
-    def _scaled_through_children(self, uid: str) -> bool:
-        owner = self._jobs.get(uid) if uid else None
-        kind = registry.for_object(owner) if owner is not None else None
-        return kind is not None and capability(kind, ScaledThroughChild) is not None
-
-    def child_named(self, owner_key: str, name: str) -> dict[str, Any] | None:
-        """The job named ``name`` that the job ``owner_key`` controls, as stored."""
-        for uid in self._children.get(owner_key, ()):
-            child = self._jobs.get(uid)
-            if child is not None and objects.name(child) == name:
-                return child
-        return None
+        owner = self.children.on_job(uid, event.object, deleted=event.type == "DELETED")
+        if owner is not None:
+            self.jobs_to_decide.add(owner)  # its counts are this child's
 
     def managed_owner(self, job_key: str) -> dict[str, Any] | None:
         """The queued job this job was made by, walking controller owners up (ten at most).

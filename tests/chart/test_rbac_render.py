@@ -269,7 +269,16 @@ def test_multikueue_is_off_by_default_and_gets_exactly_what_its_calls_need(
         ("kueue.x-k8s.io", f"{plural}/status", "patch")
         for plural in ("multikueueclusters", "admissionchecks", "workloads")
     }
-    expected |= {("batch", "jobs", "get"), ("batch", "jobs/status", "patch")}
+    dispatched = {  # every kind MultiKueue copies to workers: read it, write its copied status
+        "batch": ("jobs",),
+        "jobset.x-k8s.io": ("jobsets",),
+        "kubeflow.org": ("mpijobs", "pytorchjobs", "jaxjobs"),
+        "ray.io": ("rayjobs", "rayclusters", "rayservices"),
+        "workload.codeflare.dev": ("appwrappers",),
+    }
+    for group, plurals in dispatched.items():
+        for plural in plurals:
+            expected |= {(group, plural, "get"), (group, f"{plural}/status", "patch")}
     expected |= {("", "secrets", "get")}
     expected |= {("coordination.k8s.io", "leases", verb) for verb in ("create", "get", "update")}
     expected |= {("coordination.k8s.io", "leases", "patch")}
