@@ -70,6 +70,16 @@ def copy_for_worker(
     }
 
 
+class CopiedWhole:
+    """A kind MultiKueue copies whole: its ``remote_copy`` is :func:`copy_for_worker` with
+    its ``managed_by_at`` (``spec.managedBy`` unless the kind says otherwise)."""
+
+    managed_by_at: tuple[str, ...] = SPEC_MANAGED_BY
+
+    def remote_copy(self, job: RawObject, workload_name: str, origin: str) -> dict[str, Any]:
+        return copy_for_worker(job, workload_name, origin, managed_by_at=self.managed_by_at)
+
+
 def zeroed_counts(
     status: Mapping[str, Any], entries: str, fields: Sequence[str]
 ) -> dict[str, Any] | None:
@@ -133,6 +143,7 @@ def field_set(
 
 __all__ = [
     "SPEC_MANAGED_BY",
+    "CopiedWhole",
     "condition_false",
     "copy_for_worker",
     "field_set",

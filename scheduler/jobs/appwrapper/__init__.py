@@ -32,7 +32,7 @@ from scheduler.api import objects
 from scheduler.api.field import FieldError
 from scheduler.jobs.appwrapper import components
 from scheduler.jobs.appwrapper.validation import validate_appwrapper
-from scheduler.jobs.multikueue_copy import SPEC_MANAGED_BY, condition_false, copy_for_worker
+from scheduler.jobs.multikueue_copy import CopiedWhole, condition_false
 from scheduler.jobs.protocol import (
     AdmissionFacts,
     ApiAccess,
@@ -66,7 +66,7 @@ def _pod_set_info(info: PodSetInfo) -> dict[str, Any]:
     return entry
 
 
-class AppWrapper:
+class AppWrapper(CopiedWhole):
     """The ``workload.codeflare.dev/appwrapper`` integration (every method pure)."""
 
     framework = APPWRAPPER_FRAMEWORK
@@ -80,11 +80,6 @@ class AppWrapper:
         webhook={"appwrappers": ("get",)},
         multikueue={"appwrappers": ("get",), "appwrappers/status": ("patch",)},
     )
-
-    managed_by_at = SPEC_MANAGED_BY
-
-    def remote_copy(self, job: RawObject, workload_name: str, origin: str) -> dict[str, Any]:
-        return copy_for_worker(job, workload_name, origin, managed_by_at=self.managed_by_at)
 
     def stopped_status(self, status: Mapping[str, Any]) -> dict[str, Any] | None:
         """``QuotaReserved`` False once the copy is gone (what ``active`` reads)."""

@@ -215,12 +215,14 @@ def _declared(component: Mapping[str, Any]) -> list[Inferred]:
     return found
 
 
+def integer(text: object) -> int | None:
+    """``text`` read as Go's ``strconv.Atoi`` reads it, None when it is not an integer: pure."""
+    return int(text) if isinstance(text, str) and _INTEGER.fullmatch(text) else None
+
+
 def sub_group_count(annotations: Mapping[str, str]) -> int | None:
     """The :data:`TAS_SUB_GROUP_COUNT` annotation's integer, None when absent or not one: pure."""
-    text = annotations.get(TAS_SUB_GROUP_COUNT)
-    if text is None or _INTEGER.fullmatch(text) is None:
-        return None
-    return int(text)
+    return integer(annotations.get(TAS_SUB_GROUP_COUNT))
 
 
 def component_pod_sets(aw: Mapping[str, Any]) -> list[ComponentPodSet]:
@@ -333,6 +335,7 @@ __all__ = [
     "component_pod_sets",
     "components",
     "declared_pod_sets",
+    "integer",
     "infer",
     "pod_set_names",
     "pod_sets",

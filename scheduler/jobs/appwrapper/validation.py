@@ -32,8 +32,8 @@ def _check_pod_set_annotations(aw: Mapping[str, Any], errors: list[FieldError]) 
             value = annotations.get(components.TAS_SUB_GROUP_COUNT)
             if value is None:
                 continue
-            count = components.sub_group_count({components.TAS_SUB_GROUP_COUNT: str(value)})
-            if isinstance(value, str) and count is not None and count > 0:
+            count = components.integer(value)
+            if count is not None and count > 0:
                 continue
             errors.append(
                 error(

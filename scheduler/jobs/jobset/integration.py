@@ -25,7 +25,7 @@ from scheduler.api.field import FieldError
 from scheduler.jobs import pod_template, topology
 from scheduler.jobs.jobset.shape import count_of, job_spec, pod_count, replicated_jobs
 from scheduler.jobs.jobset.validation import validate_jobset
-from scheduler.jobs.multikueue_copy import SPEC_MANAGED_BY, copy_for_worker, zeroed_counts
+from scheduler.jobs.multikueue_copy import CopiedWhole, zeroed_counts
 from scheduler.jobs.protocol import (
     AdmissionFacts,
     ApiAccess,
@@ -81,7 +81,7 @@ def _pod_template(replicated: dict[str, Any]) -> dict[str, Any]:
     return template
 
 
-class JobSet:
+class JobSet(CopiedWhole):
     """The ``jobset.x-k8s.io/jobset`` integration (every method pure)."""
 
     framework = JOBSET_FRAMEWORK
@@ -96,11 +96,6 @@ class JobSet:
         webhook={"jobsets": ("get",)},
         multikueue={"jobsets": ("get",), "jobsets/status": ("patch",)},
     )
-
-    managed_by_at = SPEC_MANAGED_BY
-
-    def remote_copy(self, job: RawObject, workload_name: str, origin: str) -> dict[str, Any]:
-        return copy_for_worker(job, workload_name, origin, managed_by_at=self.managed_by_at)
 
     def stopped_status(self, status: Mapping[str, Any]) -> dict[str, Any] | None:
         """The child Jobs' counts zeroed: nothing of the copy runs any more."""

@@ -34,7 +34,7 @@ from scheduler.api import objects
 from scheduler.api.field import FieldError
 from scheduler.jobs import pod_template
 from scheduler.jobs.job_rules import validate_job_kind
-from scheduler.jobs.multikueue_copy import copy_for_worker, zeroed_counts
+from scheduler.jobs.multikueue_copy import CopiedWhole, zeroed_counts
 from scheduler.jobs.protocol import (
     AdmissionFacts,
     ApiAccess,
@@ -57,7 +57,7 @@ def is_suspended(job: Mapping[str, Any]) -> bool:
     return run_policy(job).get("suspend") is True
 
 
-class ReplicaSpecJob:
+class ReplicaSpecJob(CopiedWhole):
     """One Kubeflow kind: its names, where its replica specs are, their types in order."""
 
     def __init__(
@@ -157,9 +157,6 @@ class ReplicaSpecJob:
 
     managed_by_at = ("spec", "runPolicy", "managedBy")
     """The Kubeflow kinds keep ``managedBy`` in their ``runPolicy``."""
-
-    def remote_copy(self, job: RawObject, workload_name: str, origin: str) -> dict[str, Any]:
-        return copy_for_worker(job, workload_name, origin, managed_by_at=self.managed_by_at)
 
     def stopped_status(self, status: Mapping[str, Any]) -> dict[str, Any] | None:
         """Every replica type's ``active`` zeroed: nothing of the copy runs any more."""

@@ -19,7 +19,7 @@ from typing import Any, Final
 from scheduler.api import objects
 from scheduler.api.field import FieldError, FieldPath
 from scheduler.jobs import pod_template
-from scheduler.jobs.multikueue_copy import SPEC_MANAGED_BY, copy_for_worker, field_set
+from scheduler.jobs.multikueue_copy import CopiedWhole, field_set
 from scheduler.jobs.protocol import (
     AdmissionFacts,
     ApiAccess,
@@ -47,7 +47,7 @@ def is_suspended(cluster: Mapping[str, Any]) -> bool:
 _RULES = cluster_rules(lambda obj: _spec(obj), SPEC)
 
 
-class RayCluster(RayAdmission):
+class RayCluster(RayAdmission, CopiedWhole):
     """The ``ray.io/raycluster`` integration (every method pure)."""
 
     framework = RAYCLUSTER_FRAMEWORK
@@ -59,11 +59,6 @@ class RayCluster(RayAdmission):
         scheduler={"rayclusters": ("list", "watch", "patch")},
         multikueue={"rayclusters": ("get",), "rayclusters/status": ("patch",)},
     )
-
-    managed_by_at = SPEC_MANAGED_BY
-
-    def remote_copy(self, job: RawObject, workload_name: str, origin: str) -> dict[str, Any]:
-        return copy_for_worker(job, workload_name, origin, managed_by_at=self.managed_by_at)
 
     def stopped_status(self, status: Mapping[str, Any]) -> dict[str, Any] | None:
         """``suspended`` once the copy is gone, as KubeRay says of a suspended cluster."""

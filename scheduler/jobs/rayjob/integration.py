@@ -34,7 +34,7 @@ from scheduler.api import objects
 from scheduler.api.field import FieldError, FieldPath, error
 from scheduler.jobs import pod_template
 from scheduler.jobs.job_rules import is_elastic
-from scheduler.jobs.multikueue_copy import SPEC_MANAGED_BY, copy_for_worker, field_set
+from scheduler.jobs.multikueue_copy import CopiedWhole, field_set
 from scheduler.jobs.protocol import (
     AdmissionFacts,
     ApiAccess,
@@ -172,7 +172,7 @@ def check_rayjob(
     )
 
 
-class RayJob(RayAdmission):
+class RayJob(RayAdmission, CopiedWhole):
     """The ``ray.io/rayjob`` integration (every method pure)."""
 
     framework = RAYJOB_FRAMEWORK
@@ -186,11 +186,6 @@ class RayJob(RayAdmission):
         webhook={"rayjobs": ("get",)},
         multikueue={"rayjobs": ("get",), "rayjobs/status": ("patch",)},
     )
-
-    managed_by_at = SPEC_MANAGED_BY
-
-    def remote_copy(self, job: RawObject, workload_name: str, origin: str) -> dict[str, Any]:
-        return copy_for_worker(job, workload_name, origin, managed_by_at=self.managed_by_at)
 
     def stopped_status(self, status: Mapping[str, Any]) -> dict[str, Any] | None:
         """``Suspended`` once the copy is gone (the deployment status ``active`` reads)."""

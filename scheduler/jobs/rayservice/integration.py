@@ -21,7 +21,7 @@ from scheduler.api import objects
 from scheduler.api.field import FieldError, FieldPath
 from scheduler.jobs import pod_template
 from scheduler.jobs.job_rules import is_elastic
-from scheduler.jobs.multikueue_copy import SPEC_MANAGED_BY, condition_false, copy_for_worker
+from scheduler.jobs.multikueue_copy import CopiedWhole, condition_false
 from scheduler.jobs.protocol import (
     AdmissionFacts,
     ApiAccess,
@@ -49,7 +49,7 @@ def is_suspended(service: Mapping[str, Any]) -> bool:
 _RULES = cluster_rules(lambda obj: _cluster(obj), CLUSTER_SPEC)
 
 
-class RayService(RayAdmission):
+class RayService(RayAdmission, CopiedWhole):
     """The ``ray.io/rayservice`` integration (every method pure)."""
 
     framework = RAYSERVICE_FRAMEWORK
@@ -63,11 +63,6 @@ class RayService(RayAdmission):
         webhook={"rayservices": ("get",)},
         multikueue={"rayservices": ("get",), "rayservices/status": ("patch",)},
     )
-
-    managed_by_at = SPEC_MANAGED_BY
-
-    def remote_copy(self, job: RawObject, workload_name: str, origin: str) -> dict[str, Any]:
-        return copy_for_worker(job, workload_name, origin, managed_by_at=self.managed_by_at)
 
     def stopped_status(self, status: Mapping[str, Any]) -> dict[str, Any] | None:
         """``Ready`` False once the copy is gone."""
