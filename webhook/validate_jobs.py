@@ -47,6 +47,7 @@ from scheduler.jobs import (
     AdmissionRules,
     Integration,
     JobIntegration,
+    ResolvedThroughReference,
     SuspendOnCreate,
     capability,
 )
@@ -121,6 +122,22 @@ def unsuspend_violation(
     return error(at, message, origin="W", rule="JOB-K1")
 
 
+async def resolved(
+    integration: Integration, job: Mapping[str, Any], *, lookup: ClusterLookup
+) -> dict[str, Any]:
+    """The job with the object it names for its pod sets (a TrainJob's runtime), read through
+    the lookup, so that the kind's rules on its pod sets run; as is when the kind names none
+    or the object is not there (docs/concepts.md#trainjob)."""
+    resolver = capability(integration, ResolvedThroughReference)
+    reference = resolver.reference(job) if resolver is not None else None
+    if resolver is None or reference is None:
+        return dict(job)
+    referenced = await lookup.get_object(
+        reference.api_version, reference.kind, reference.namespace or "", reference.name
+    )
+    return dict(job) if referenced is None else resolver.resolved(job, referenced)
+
+
 async def validate_request(
     integration: Integration,
     rules: AdmissionRules,
@@ -150,6 +167,12 @@ async def validate_request(
         return deny_internal(
             request.uid, f"kuota could not look up namespace {namespace!r}: {failed}"
         ), "error"
+    try:
+        job = await resolved(integration, job, lookup=lookup)
+    except LookupFailed as failed:
+        return deny_internal(request.uid, f"kuota could not read what the job names: {failed}"), (
+            "error"
+        )
     by_scheduler = request.user.username in settings.scheduler_identities
     facts = AdmissionFacts(
         namespace_has_default_queue=has_default,

@@ -39,6 +39,7 @@ DEPLOYMENTS: dict[str, tuple[str, str]] = {
     "mpi-operator": ("mpi-operator", "mpi-operator"),
     "training-operator": ("kubeflow", "training-operator"),
     "appwrapper": ("appwrapper-system", "appwrapper-controller-manager"),
+    "trainer": ("kubeflow-system", "kubeflow-trainer-controller-manager"),
 }
 """Framework (``e2e.cluster.frameworks`` name) -> the Deployment Kueue's util waits for."""
 

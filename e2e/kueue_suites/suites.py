@@ -41,17 +41,23 @@ DEFAULTS = {
     "singlecluster/extended": SuiteDefaults(
         label_filter=(
             "feature:jobset || feature:leaderworkerset || feature:kuberay || feature:mpijob"
-            " || feature:pytorchjob || feature:jaxjob || feature:appwrapper"
+            " || feature:pytorchjob || feature:jaxjob || feature:appwrapper || feature:trainjob"
         ),
         reason=(
-            "the TrainJob specs are left out: kuota does not manage that kind yet and this "
-            "environment does not run its operator (with them selected the BeforeSuite waits "
-            "for its Deployment and fails the whole suite). JobSet runs from its release "
-            "manifests (e2e/kueue_suites/jobset_operator.py); LeaderWorkerSet, KubeRay, the MPI "
-            "operator, the training operator and the AppWrapper controller run as kuota's "
-            "framework tests run them (e2e/kueue_suites/framework_operators.py)"
+            "every framework spec is selected. JobSet runs from its release manifests "
+            "(e2e/kueue_suites/jobset_operator.py); LeaderWorkerSet, KubeRay, the MPI "
+            "operator, the training operator, the AppWrapper controller and Kubeflow Trainer "
+            "run as kuota's framework tests run them (e2e/kueue_suites/framework_operators.py)"
         ),
-        operators=("jobset", "lws", "kuberay", "mpi-operator", "training-operator", "appwrapper"),
+        operators=(
+            "jobset",
+            "lws",
+            "kuberay",
+            "mpi-operator",
+            "training-operator",
+            "appwrapper",
+            "trainer",
+        ),
     ),
     "multikueue/baseline": SuiteDefaults(),
 }

@@ -114,6 +114,7 @@ CHART_FRAMEWORKS: Final = (
     "kubeflow.org/pytorchjob",
     "kubeflow.org/jaxjob",
     "workload.codeflare.dev/appwrapper",
+    "trainer.kubeflow.org/trainjob",
 )
 """The frameworks kuota implements: the chart enables and accepts exactly these (the
 integration registry's, ``tests/chart/test_render.py`` checks; this layer cannot import it)."""

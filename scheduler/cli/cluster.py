@@ -51,6 +51,7 @@ from scheduler.api.pod_overhead import (
 )
 from scheduler.api.refs import QUEUE_NAME_LABEL
 from scheduler.cli.loader import Document
+from scheduler.cli.referenced_inputs import ReferencedInputs
 from scheduler.core.engine import NamespaceInfo, PriorityClassInfo
 from scheduler.core.tas.inputs import node_info, pod_usage
 from scheduler.jobs import PriorityClasses, for_object, workload_from_job
@@ -221,10 +222,11 @@ def build_cluster(documents: Sequence[Document], stderr: TextIO) -> Cluster:
     for document in documents:
         _, errors = overheads.read(document)
         problems.extend(errors)
+    referenced = ReferencedInputs(documents)
     for document in documents:
         api_version, kind = document.raw.get("apiVersion"), document.raw.get("kind")
-        if (api_version, kind) in (LIMIT_RANGE, RUNTIME_CLASS):
-            continue  # read above: they apply from the start
+        if (api_version, kind) in (LIMIT_RANGE, RUNTIME_CLASS) or referenced.holds(document.raw):
+            continue  # read above: they apply from the start, or to the jobs naming them
         if (api_version, kind) == ("scheduling.k8s.io/v1", "PriorityClass"):
             priority_class, errors = _priority_class(document)
             problems.extend(errors)
@@ -293,6 +295,10 @@ def build_cluster(documents: Sequence[Document], stderr: TextIO) -> Cluster:
     for position, _document, job in jobs:
         integration = for_object(job)
         assert integration is not None  # only jobs of an integration are collected
+        job, missing = referenced.resolve(job, integration)
+        if missing is not None:
+            problems.append(missing)
+            continue
         raw_workload = workload_from_job(job, priority_classes=classes, integration=integration)
         _metadata(raw_workload)["creationTimestamp"] = _metadata(job)["creationTimestamp"]
         try:

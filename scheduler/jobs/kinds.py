@@ -20,6 +20,7 @@ from scheduler.jobs.rayjob import RAYJOB
 from scheduler.jobs.rayservice import RAYSERVICE
 from scheduler.jobs.registry import register
 from scheduler.jobs.statefulset import STATEFULSET
+from scheduler.jobs.trainjob import TRAINJOB
 
 register(BATCH_JOB)
 register(JOBSET)
@@ -34,3 +35,4 @@ register(MPIJOB)
 register(PYTORCHJOB)
 register(JAXJOB)
 register(APPWRAPPER)
+register(TRAINJOB)

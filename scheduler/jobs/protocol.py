@@ -400,6 +400,50 @@ class ScaledThroughChild(Protocol):
         ...
 
 
+@dataclass(frozen=True, slots=True)
+class ReferencedKind:
+    """A kind whose objects a job refers to for its pod sets (the scheduler watches it)."""
+
+    api_version: str
+    kind: str
+    resource: str
+    """The plural resource name (``clustertrainingruntimes``): watches and RBAC."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """One object a job refers to: ``namespace`` is None for a cluster-scoped kind."""
+
+    api_version: str
+    kind: str
+    name: str
+    namespace: str | None
+
+
+@runtime_checkable
+class ResolvedThroughReference(Protocol):
+    """The kind's pod sets come from another object it names, not from itself alone.
+
+    A TrainJob names a runtime (a ClusterTrainingRuntime or a
+    TrainingRuntime) whose template, patched by the TrainJob, is what its
+    pods run.  The scheduler watches the referenced kinds and decides such a
+    job as resolved against the object it names (:meth:`resolved`); a job
+    whose object is not there waits, with a Warning Event saying so, and the
+    webhook runs the kind's rules on the resolved job when the object can be
+    read (docs/concepts.md#trainjob).
+    """
+
+    referenced_kinds: tuple[ReferencedKind, ...]
+
+    def reference(self, job: RawObject) -> Reference | None:
+        """The object ``job`` names, None when it names nothing kuota can read."""
+        ...
+
+    def resolved(self, job: RawObject, referenced: RawObject) -> dict[str, Any]:
+        """``job`` with what it takes from ``referenced``: what its other methods read. Pure."""
+        ...
+
+
 @runtime_checkable
 class StartTimeBlocksRestore(Protocol):
     """The API server lets a stopped job's pod template change only once its start time is gone.

@@ -2,7 +2,7 @@
 
 Kueue v0.19 knows more frameworks than kuota manages (docs/concepts.md#kinds-kuota-does-not-manage).
 A Configuration may list them, and every process logs a warning at start; but
-the person who labels a TrainJob with ``kueue.x-k8s.io/queue-name`` reads the
+the person who labels a TFJob with ``kueue.x-k8s.io/queue-name`` reads the
 object, not the scheduler's log.  So the scheduler watches these kinds (only
 the objects with a queue label, and only once their CRDs are served) and puts
 one Warning Event on each such object: it runs now, unqueued, with no
@@ -38,9 +38,6 @@ UNMANAGED_KINDS: Final = (
     UnmanagedKind("kubeflow.org/paddlejob", "kubeflow.org", "v1", "paddlejobs", "PaddleJob"),
     UnmanagedKind("kubeflow.org/tfjob", "kubeflow.org", "v1", "tfjobs", "TFJob"),
     UnmanagedKind("kubeflow.org/xgboostjob", "kubeflow.org", "v1", "xgboostjobs", "XGBoostJob"),
-    UnmanagedKind(
-        "trainer.kubeflow.org/trainjob", "trainer.kubeflow.org", "v1alpha1", "trainjobs", "TrainJob"
-    ),
     UnmanagedKind(
         "sparkoperator.k8s.io/sparkapplication",
         "sparkoperator.k8s.io",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable
-from typing import Any
+from typing import Any, Final
 
 from scheduler import logs
 from scheduler.api import objects
@@ -33,6 +33,7 @@ from scheduler.jobs import (
     PodGroups,
     PodsReadiness,
     ReplicaGroups,
+    ResolvedThroughReference,
     ScaledThroughChild,
     capability,
     for_object,
@@ -51,6 +52,8 @@ from scheduler.kube.state import ClusterState
 from scheduler.status.pods_ready import STARTED, pods_ready_status
 
 log = logging.getLogger("kuota.scheduler")
+REFERENCE_NOT_FOUND: Final = "ReferenceNotFound"
+"""The Warning Event on a job whose pod sets come from an object that is not there."""
 
 
 class JobReconciler:
@@ -99,7 +102,10 @@ class JobReconciler:
             return await self._reconcile_replicas(key, job)
         if self.state.managed_owner(key) is not None:
             return False  # its queued owner has the Workload; the child is the owner's business
-        job = self._as_scaled(key, job, integration)
+        resolved = self._resolved(job, integration)
+        if resolved is None:
+            return False  # its pod sets cannot be known yet; an Event says why
+        job = self._as_scaled(key, resolved, integration)
         workload = self.state.workload_for(key)
         readiness = capability(integration, PodsReadiness)
         if (
@@ -147,6 +153,34 @@ class JobReconciler:
             subject={"job": objects.key(job)},
             action=type(action).__name__,
         )
+
+    def _resolved(self, job: dict[str, Any], integration: Integration) -> dict[str, Any] | None:
+        """The job with the object it names for its pod sets (a TrainJob's runtime), as is
+        for a kind that names none; None when that object is not there (not decided)."""
+        resolver = capability(integration, ResolvedThroughReference)
+        if resolver is None:
+            return job
+        reference = resolver.reference(job)
+        referenced = self.state.references.get(reference) if reference is not None else None
+        if referenced is not None:
+            return resolver.resolved(job, referenced)
+        what = (
+            f"{reference.kind} {reference.name}"
+            + (f" in namespace {reference.namespace}" if reference.namespace else "")
+            if reference is not None
+            else "no object kuota can read"
+        )
+        message = (
+            f"waits for {what}: its pod sets come from it, so it is not queued before it exists"
+        )
+        log.warning(
+            "job refers to an object that is not there",
+            extra={"job": objects.key(job), "reason": REFERENCE_NOT_FOUND, "detail": message},
+        )
+        self.actions.writer.event(
+            job, kind=integration.kind, reason=REFERENCE_NOT_FOUND, message=message
+        )
+        return None
 
     def _as_scaled(self, key: str, job: dict[str, Any], integration: Integration) -> dict[str, Any]:
         """The job as its scaling child counts it (an autoscaled elastic RayJob), else as is."""

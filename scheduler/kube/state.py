@@ -63,6 +63,7 @@ from scheduler.kube.cluster_settings import ClusterSettings
 from scheduler.kube.informer import Event
 from scheduler.kube.pod_tracker import PodTracker
 from scheduler.kube.queue_changes import QUEUE_KINDS, QueueChanges
+from scheduler.kube.referenced_objects import ReferencedObjects
 from scheduler.kube.stuck_pods import StuckPods
 from scheduler.kube.topology_state import TopologyState
 from scheduler.kube.worklist import WorkList, stale
@@ -144,6 +145,8 @@ class ClusterState:
         self.pods = PodTracker(self._jobs, jobs_to_decide=self.jobs_to_decide)
         self.children = ChildJobs(self._jobs)
         """Which jobs each job controls (a RayJob's RayCluster)."""
+        self.references = ReferencedObjects(self._jobs)
+        """The objects jobs name for their pod sets (a TrainJob's runtime)."""
         """The pods of started jobs, and those waiting for a replica group."""
         self.topology = TopologyState(engine)
         """Nodes and every Pod, for topology-aware scheduling."""
@@ -248,6 +251,11 @@ class ClusterState:
         owner = self.children.on_job(uid, event.object, deleted=event.type == "DELETED")
         if owner is not None:
             self.jobs_to_decide.add(owner)  # its counts are this child's
+
+    def on_referenced(self, event: Event) -> None:
+        """An object of a kind jobs refer to (a TrainJob's runtime): the jobs naming it are
+        decided again."""
+        self.jobs_to_decide.update(self.references.on_event(event))
 
     def managed_owner(self, job_key: str) -> dict[str, Any] | None:
         """The queued job this job was made by, walking controller owners up (ten at most).

@@ -26,6 +26,7 @@ from scheduler.jobs import (
     GateOnCreate,
     Integration,
     ReplicaGroups,
+    ResolvedThroughReference,
     capability,
     job_integrations,
     kinds_with,
@@ -126,6 +127,7 @@ def scheduler_informers(
             source = OptionalKindSource(kube, what=f"{integration.kind}s")
         handler = on_marked if gated is not None else ClusterState.on_job
         informers.append(Informer(integration.kind, source, then_wake(handler)))
+    informers += _referenced_informers(rest, frameworks, then_wake)
     if on_unmanaged is not None:
         informers += _unmanaged_informers(rest, on_unmanaged, excluded)
     for kind in kinds_with(ReplicaGroups):
@@ -223,6 +225,31 @@ def _replica_informers(
         Informer(integration.kind, source, then_wake(on_object)),
         Informer(f"{integration.kind}Pod", pods, then_wake(on_pod)),
     ]
+
+
+def _referenced_informers(
+    rest: RestClient,
+    frameworks: Collection[str],
+    then_wake: Callable[[Callable[[ClusterState, Event], None]], Callable[[Event], None]],
+) -> list[Informer]:
+    """One informer per kind the enabled kinds refer to for their pod sets (a TrainJob's
+    runtimes): their CRDs may be missing, which their informers say once."""
+    informers = []
+    for integration in kinds_with(ResolvedThroughReference):
+        resolver = capability(integration, ResolvedThroughReference)
+        if resolver is None or integration.framework not in frameworks:
+            continue
+        for referenced in resolver.referenced_kinds:
+            group, _, version = referenced.api_version.rpartition("/")
+            source = KubeSource(rest, Resource(group, version, referenced.resource))
+            informers.append(
+                Informer(
+                    referenced.kind,
+                    OptionalKindSource(source, what=f"{referenced.kind}s"),
+                    then_wake(ClusterState.on_referenced),
+                )
+            )
+    return informers
 
 
 def _unmanaged_informers(

@@ -122,8 +122,8 @@ def test_what_kuota_acts_on_is_accepted_without_a_word(fields: dict[str, Any]) -
 
 WARNED = [
     (
-        {"integrations": {"frameworks": ["batch/job", "trainer.kubeflow.org/trainjob"]}},
-        "integrations.frameworks[1]: kuota does not manage trainer.kubeflow.org/trainjob",
+        {"integrations": {"frameworks": ["batch/job", "kubeflow.org/tfjob"]}},
+        "integrations.frameworks[1]: kuota does not manage kubeflow.org/tfjob",
     ),
     (
         {"metrics": {"customLabels": [{"name": "team"}]}},

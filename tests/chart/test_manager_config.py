@@ -47,7 +47,7 @@ def test_kueues_own_chart_configuration_is_the_file_unchanged() -> None:
     assert loaded.config.integrations.frameworks[0] == "batch/job"
     assert loaded.warnings[0].startswith("controller.groupKindConcurrency: ")
     unmanaged = [w.split("kuota does not manage ")[1].split(":")[0] for w in loaded.warnings[1:]]
-    assert unmanaged == ["trainer.kubeflow.org/trainjob"], loaded.warnings
+    assert unmanaged == [], "every framework Kueue enables is one kuota manages"
     deployment = one(objects, "Deployment", "kuota-scheduler")
     annotations = deployment["spec"]["template"]["metadata"]["annotations"]
     assert (

@@ -169,6 +169,12 @@ def test_the_scheduler_gets_exactly_what_its_calls_need(objects: list[dict[str, 
         ("kubeflow.org", "xgboostjobs", "watch"),
         ("trainer.kubeflow.org", "trainjobs", "list"),
         ("trainer.kubeflow.org", "trainjobs", "watch"),
+        ("trainer.kubeflow.org", "trainjobs", "patch"),
+        # scheduler/kube/referenced_objects.py: the runtimes a TrainJob's pod sets come from
+        ("trainer.kubeflow.org", "trainingruntimes", "list"),
+        ("trainer.kubeflow.org", "trainingruntimes", "watch"),
+        ("trainer.kubeflow.org", "clustertrainingruntimes", "list"),
+        ("trainer.kubeflow.org", "clustertrainingruntimes", "watch"),
         ("sparkoperator.k8s.io", "sparkapplications", "list"),
         ("sparkoperator.k8s.io", "sparkapplications", "watch"),
         ("", "namespaces", "list"),
@@ -223,6 +229,10 @@ def test_the_webhook_only_reads_single_objects(objects: list[dict[str, Any]]) ->
         ("ray.io", "rayservices", "get"),
         ("kubeflow.org", "mpijobs", "get"),
         ("workload.codeflare.dev", "appwrappers", "get"),
+        ("trainer.kubeflow.org", "trainjobs", "get"),
+        # webhook/validate_jobs.py: a TrainJob's runtime, for the rules on its pod sets
+        ("trainer.kubeflow.org", "trainingruntimes", "get"),
+        ("trainer.kubeflow.org", "clustertrainingruntimes", "get"),
     }
 
 
@@ -275,6 +285,7 @@ def test_multikueue_is_off_by_default_and_gets_exactly_what_its_calls_need(
         "kubeflow.org": ("mpijobs", "pytorchjobs", "jaxjobs"),
         "ray.io": ("rayjobs", "rayclusters", "rayservices"),
         "workload.codeflare.dev": ("appwrappers",),
+        "trainer.kubeflow.org": ("trainjobs",),
     }
     for group, plurals in dispatched.items():
         for plural in plurals:

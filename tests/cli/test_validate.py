@@ -279,7 +279,7 @@ fairSharing:
 queueVisibility:
   updateIntervalSeconds: 5
 integrations:
-  frameworks: [batch/job, trainer.kubeflow.org/trainjob]
+  frameworks: [batch/job, kubeflow.org/tfjob]
 """
 
 
@@ -289,7 +289,7 @@ def test_kueues_shipped_configuration_is_valid_and_each_unacted_field_a_warning(
     assert (code, out) == (0, "")
     warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
     unmanaged = [w.split("kuota does not manage ")[1].split(":")[0] for w in warnings[1:]]
-    assert unmanaged == ["trainer.kubeflow.org/trainjob"], err
+    assert unmanaged == [], err
     assert warnings[0] == (
         f"warning: {path}:1: Configuration/(unnamed): controller.groupKindConcurrency: kuota "
         "reconciles every kind in one loop, with no worker pool per kind: the concurrency is "
@@ -309,7 +309,7 @@ def test_a_v1beta1_configuration_is_converted_then_checked() -> None:
     assert entry["kind"] == "Configuration" and entry["name"] == "old" and entry["valid"]
     assert entry["warnings"][0].startswith("queueVisibility was removed in v1beta2")
     assert entry["warnings"][-1].startswith(
-        "integrations.frameworks[1]: kuota does not manage trainer.kubeflow.org/trainjob"
+        "integrations.frameworks[1]: kuota does not manage kubeflow.org/tfjob"
     )
     bad = V1BETA1_CONFIGURATION + "resources:\n  quotaCheckStrategy: Bogus\n"
     code, out, _ = run("validate", "-", stdin=bad)

@@ -517,7 +517,7 @@ def test_the_extended_suite_runs_a_controller_for_every_operator_it_waits_for() 
     # The label filter selects no feature whose operator is missing: the BeforeSuite
     # would wait for it and fail the whole suite.
     assert "appwrapper" in extended.label_filter and "appwrapper" in extended.operators
-    assert "trainjob" not in extended.label_filter
+    assert "trainjob" in extended.label_filter and "trainer" in extended.operators
 
 
 def test_an_operators_stand_in_is_a_pause_pod_on_the_real_node_under_its_name() -> None:

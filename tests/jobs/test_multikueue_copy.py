@@ -29,6 +29,7 @@ RUNNING: dict[str, dict[str, Any]] = {
     "workload.codeflare.dev/appwrapper": {
         "conditions": [{"type": "QuotaReserved", "status": "True"}]
     },
+    "trainer.kubeflow.org/trainjob": {"jobsStatus": [{"name": "node", "active": 2, "ready": 2}]},
 }
 """A status of each kind while its copy runs (what ``active`` counts)."""
 

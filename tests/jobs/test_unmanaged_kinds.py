@@ -10,7 +10,7 @@ from scheduler.jobs.unmanaged_kinds import UNMANAGED_KINDS, ToldObjects, not_man
 def _trainjob(uid: str = "u1", queue: str | None = "team-a") -> dict:
     labels = {QUEUE_NAME_LABEL: queue} if queue is not None else {}
     return {
-        "kind": "TrainJob",
+        "kind": "TFJob",
         "metadata": {"name": "t", "namespace": "ml", "uid": uid, "labels": labels},
     }
 
@@ -36,7 +36,7 @@ def test_a_queued_object_is_told_once_and_again_after_it_was_deleted() -> None:
 
 
 def test_the_message_names_the_framework_and_what_happens() -> None:
-    trainjob = next(k for k in UNMANAGED_KINDS if k.kind == "TrainJob")
+    trainjob = next(k for k in UNMANAGED_KINDS if k.kind == "TFJob")
     message = not_managed_message(trainjob)
-    assert "trainer.kubeflow.org/trainjob" in message and "runs unqueued" in message
+    assert "kubeflow.org/tfjob" in message and "runs unqueued" in message
     assert "no quota" in message
