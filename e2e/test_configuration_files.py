@@ -32,10 +32,9 @@ pytestmark = pytest.mark.cluster
 SHIPPED = REPO_ROOT / "tests" / "data" / "kueue_v0.19.2"
 FILES = sorted(path.name for path in SHIPPED.glob("*.yaml"))
 KUEUE_LEASE = "c1f6bfd2.kueue.x-k8s.io"
-NOT_ACTED_ON = [
-    "controller.groupKindConcurrency: ",
-    "integrations.frameworks[7]: kuota does not manage trainer.kubeflow.org/trainjob",
-]
+NOT_ACTED_ON = ["controller.groupKindConcurrency: "]
+"""The warnings Kueue's shipped configurations give; every framework they enable is managed."""
+UNMANAGED = "kuota does not manage "
 V1BETA1 = """\
 apiVersion: config.kueue.x-k8s.io/v1beta1
 kind: Configuration
@@ -98,6 +97,7 @@ def test_the_scheduler_starts_with_kueues_configuration(
         warnings = warnings_in(replica.record.log)
         for expected in NOT_ACTED_ON:
             assert any(expected in warning for warning in warnings), (expected, warnings)
+        assert not [warning for warning in warnings if UNMANAGED in warning], warnings
         (started,) = [
             line
             for line in log_lines(replica.record.log)
@@ -120,6 +120,7 @@ def test_the_webhook_starts_with_kueues_configuration(
         warnings = warnings_in(webhook.record.log)
         for expected in NOT_ACTED_ON:
             assert any(expected in warning for warning in warnings), (expected, warnings)
+        assert not [warning for warning in warnings if UNMANAGED in warning], warnings
     finally:
         webhook.stop()
 

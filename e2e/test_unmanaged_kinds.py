@@ -1,11 +1,12 @@
 """A queued object of a kind kuota does not manage is told so, on the object.
 
-TrainJob stands for every such kind (docs/concepts.md#kinds-kuota-does-not-manage):
-its CRD (a minimal one: no Kubeflow Trainer runs here, and none is needed to
+TFJob (Kubeflow Trainer v1) stands for every such kind
+(docs/concepts.md#kinds-kuota-does-not-manage): its CRD (a minimal one: no
+training operator runs it here, and none is needed to
 see what kuota writes) is installed while the scheduler runs, as a team would
-install Trainer into a cluster that already has kuota.  The scheduler, with
+install the training operator into a cluster that already has kuota.  The scheduler, with
 the chart's permissions only, notices the kind within its recheck period and
-puts one Warning Event ``NotManaged`` on each TrainJob that names a queue;
+puts one Warning Event ``NotManaged`` on each TFJob that names a queue;
 one that names none gets nothing.
 """
 
@@ -25,13 +26,13 @@ from .kuota_scheduler import SchedulerReplica
 from .waiting import eventually
 
 pytestmark = pytest.mark.cluster
-GROUP, VERSION, PLURAL = "trainer.kubeflow.org", "v1alpha1", "trainjobs"
+GROUP, VERSION, PLURAL = "kubeflow.org", "v1", "tfjobs"
 CRD_NAME = f"{PLURAL}.{GROUP}"
 RECHECK_SECONDS = 60
 """How long the scheduler may take to notice a kind whose CRD appears (source.RECHECK_SECONDS)."""
 
 
-def trainjob_crd() -> dict[str, Any]:
+def tfjob_crd() -> dict[str, Any]:
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -39,7 +40,7 @@ def trainjob_crd() -> dict[str, Any]:
         "spec": {
             "group": GROUP,
             "scope": "Namespaced",
-            "names": {"plural": PLURAL, "singular": "trainjob", "kind": "TrainJob"},
+            "names": {"plural": PLURAL, "singular": "tfjob", "kind": "TFJob"},
             "versions": [
                 {
                     "name": VERSION,
@@ -57,42 +58,42 @@ def trainjob_crd() -> dict[str, Any]:
     }
 
 
-def trainjob(name: str, queue: str | None) -> dict[str, Any]:
+def tfjob(name: str, queue: str | None) -> dict[str, Any]:
     labels = {QUEUE_NAME_LABEL: queue} if queue else {}
     return {
         "apiVersion": f"{GROUP}/{VERSION}",
-        "kind": "TrainJob",
+        "kind": "TFJob",
         "metadata": {"name": name, "labels": labels},
-        "spec": {"runtimeRef": {"name": "torch-distributed"}},
+        "spec": {"tfReplicaSpecs": {}},
     }
 
 
 @pytest.fixture
-async def trainjob_kind(api: client.ApiClient) -> AsyncIterator[None]:
+async def tfjob_kind(api: client.ApiClient) -> AsyncIterator[None]:
     extensions = client.ApiextensionsV1Api(api)
     with contextlib.suppress(ApiException):
-        await extensions.create_custom_resource_definition(trainjob_crd())
+        await extensions.create_custom_resource_definition(tfjob_crd())
 
     async def established() -> bool:
         crd = await extensions.read_custom_resource_definition(CRD_NAME)
         conditions = crd.status.conditions or []
         return any(c.type == "Established" and c.status == "True" for c in conditions)
 
-    await eventually(established, bool, timeout=30, what="the TrainJob CRD established")
+    await eventually(established, bool, timeout=30, what="the TFJob CRD established")
     yield
     await extensions.delete_custom_resource_definition(CRD_NAME)
 
 
-async def test_a_queued_trainjob_gets_one_not_managed_warning(
+async def test_a_queued_tfjob_gets_one_not_managed_warning(
     kuota_scheduler: SchedulerReplica,
     api: client.ApiClient,
     namespace: str,
-    trainjob_kind: None,
+    tfjob_kind: None,
 ) -> None:
     custom = client.CustomObjectsApi(api)
     for name, queue in (("queued", "user-queue"), ("plain", None)):
         await custom.create_namespaced_custom_object(
-            GROUP, VERSION, namespace, PLURAL, trainjob(name, queue)
+            GROUP, VERSION, namespace, PLURAL, tfjob(name, queue)
         )
     core = client.CoreV1Api(api)
 
@@ -104,12 +105,12 @@ async def test_a_queued_trainjob_gets_one_not_managed_warning(
         warnings,
         bool,
         timeout=RECHECK_SECONDS + 30,
-        what="a NotManaged Event on the queued TrainJob",
+        what="a NotManaged Event on the queued TFJob",
     )
     (event,) = told
     assert event.type == "Warning"
-    assert (event.involved_object.kind, event.involved_object.name) == ("TrainJob", "queued")
-    assert "kuota does not manage trainer.kubeflow.org/trainjob" in event.message
+    assert (event.involved_object.kind, event.involved_object.name) == ("TFJob", "queued")
+    assert "kuota does not manage kubeflow.org/tfjob" in event.message
     assert "runs unqueued" in event.message
     assert event.reporting_component == "kuota-scheduler"
     assert event.count == 1

@@ -58,8 +58,15 @@ class ReferencedInputs:
         for candidate in self._by_name.get(
             (reference.api_version, reference.kind, reference.name), []
         ):
-            if reference.namespace in (None, objects.namespace(candidate) or "default"):
-                return resolver.resolved(job, candidate), None
+            if reference.namespace not in (None, objects.namespace(candidate) or "default"):
+                continue
+            errors = resolver.referenced_errors(candidate)
+            if errors:
+                return dict(job), "; ".join(
+                    f"{reference.kind}/{reference.name} (named by {name}): {error}"
+                    for error in errors
+                )
+            return resolver.resolved(job, candidate), None
         where = f" in namespace {reference.namespace}" if reference.namespace else ""
         return dict(job), (
             f"{name}: its {reference.kind} {reference.name}{where} is not among the inputs "

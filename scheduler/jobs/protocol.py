@@ -443,6 +443,11 @@ class ResolvedThroughReference(Protocol):
         """``job`` with what it takes from ``referenced``: what its other methods read. Pure."""
         ...
 
+    def referenced_errors(self, referenced: RawObject) -> list[str]:
+        """What is wrong with ``referenced`` for deriving pod sets, as its schema would refuse
+        it: for inputs no API server checked (``kuota simulate``). Pure."""
+        ...
+
 
 @runtime_checkable
 class StartTimeBlocksRestore(Protocol):

@@ -178,7 +178,11 @@ class JobReconciler:
             extra={"job": objects.key(job), "reason": REFERENCE_NOT_FOUND, "detail": message},
         )
         self.actions.writer.event(
-            job, kind=integration.kind, reason=REFERENCE_NOT_FOUND, message=message
+            job,
+            kind=integration.kind,
+            reason=REFERENCE_NOT_FOUND,
+            message=message,
+            event_type="Warning",
         )
         return None
 

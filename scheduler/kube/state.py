@@ -252,11 +252,6 @@ class ClusterState:
         if owner is not None:
             self.jobs_to_decide.add(owner)  # its counts are this child's
 
-    def on_referenced(self, event: Event) -> None:
-        """An object of a kind jobs refer to (a TrainJob's runtime): the jobs naming it are
-        decided again."""
-        self.jobs_to_decide.update(self.references.on_event(event))
-
     def managed_owner(self, job_key: str) -> dict[str, Any] | None:
         """The queued job this job was made by, walking controller owners up (ten at most).
 

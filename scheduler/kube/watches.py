@@ -180,6 +180,12 @@ def scheduler_informers(
     return informers
 
 
+def _on_referenced(current: ClusterState, event: Event) -> None:
+    """An object jobs name for their pod sets (a TrainJob's runtime): those jobs are decided
+    again."""
+    current.jobs_to_decide.update(current.references.on_event(event))
+
+
 def _on_node(current: ClusterState, event: Event) -> None:
     current.topology.on_node(event)
     current.stuck_pods.on_node(event)
@@ -246,7 +252,7 @@ def _referenced_informers(
                 Informer(
                     referenced.kind,
                     OptionalKindSource(source, what=f"{referenced.kind}s"),
-                    then_wake(ClusterState.on_referenced),
+                    then_wake(_on_referenced),
                 )
             )
     return informers

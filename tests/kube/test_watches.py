@@ -72,15 +72,15 @@ def test_queued_objects_of_kinds_kuota_does_not_manage_reach_their_handler() -> 
             on_unmanaged=lambda kind, event: seen.append((kind.kind, objects.name(event.object))),
         )
     }
-    trainjobs = informers["UnmanagedTrainJob"]
-    source = trainjobs.source
+    tfjobs = informers["UnmanagedTFJob"]
+    source = tfjobs.source
     assert isinstance(source, OptionalKindSource), "a kind whose CRD may be missing"
     assert source.source.label_selector == QUEUE_NAME_LABEL, "only the objects naming a queue"
-    assert source.source.resource.path == "/apis/trainer.kubeflow.org/v1alpha1/trainjobs"
+    assert source.source.resource.path == "/apis/kubeflow.org/v1/tfjobs"
     for namespace in ("ml", "kube-system"):
-        job = {"kind": "TrainJob", "metadata": {"name": f"t-{namespace}", "namespace": namespace}}
-        trainjobs.handler(Event("ADDED", job, objects.key(job)))
-    assert seen == [("TrainJob", "t-ml")], "never in kube-system or kuota's namespace"
+        job = {"kind": "TFJob", "metadata": {"name": f"t-{namespace}", "namespace": namespace}}
+        tfjobs.handler(Event("ADDED", job, objects.key(job)))
+    assert seen == [("TFJob", "t-ml")], "never in kube-system or kuota's namespace"
     assert {f"Unmanaged{kind.kind}" for kind in UNMANAGED_KINDS} <= set(informers)
     without = scheduler_informers(FakeApi(), lambda: state, on_change=lambda: None)
     assert not [i for i in without if i.name.startswith("Unmanaged")]

@@ -13,7 +13,6 @@ from scheduler.jobs.trainjob.integration import (
     TRAINJOB,
     TRAINJOB_FRAMEWORK,
     TrainJob,
-    child_jobset,
 )
 from scheduler.jobs.trainjob.validation import validate_trainjob
 
@@ -22,7 +21,6 @@ __all__ = [
     "TRAINJOB",
     "TRAINJOB_FRAMEWORK",
     "TrainJob",
-    "child_jobset",
     "replicated_jobs",
     "runtime_ref",
     "validate_trainjob",

@@ -125,14 +125,18 @@ def _counts(
 
 
 def _upsert_env(container: dict[str, Any], env: object) -> None:
+    """Trainer's upsert: a variable of a known name is replaced where it stands, others appended."""
     if not isinstance(env, list):
         return
     current = [item for item in container.get("env") or [] if isinstance(item, Mapping)]
     for item in env:
         if not isinstance(item, Mapping):
             continue
-        current = [known for known in current if known.get("name") != item.get("name")]
-        current.append(copy.deepcopy(dict(item)))
+        names = [known.get("name") for known in current]
+        if item.get("name") in names:
+            current[names.index(item.get("name"))] = copy.deepcopy(dict(item))
+        else:
+            current.append(copy.deepcopy(dict(item)))
     container["env"] = current
 
 
@@ -155,6 +159,27 @@ def _apply_trainer(job: dict[str, Any], trainer: Mapping[str, Any], *, resources
             _upsert_env(container, trainer.get("env"))
 
 
+def runtime_errors(runtime: Mapping[str, Any]) -> list[str]:
+    """What Trainer's runtime schema refuses and :func:`replicated_jobs` relies on: replicated
+    jobs that are objects with a name and an object ``template``."""
+    spec = mapping(runtime.get("spec"))
+    template = spec.get("template")
+    jobs = mapping(mapping(template).get("spec")).get("replicatedJobs")
+    if not isinstance(template, Mapping) or not isinstance(jobs, list):
+        return ["spec.template.spec.replicatedJobs: Required value: a list of replicated jobs"]
+    errors = []
+    for index, job in enumerate(jobs):
+        at = f"spec.template.spec.replicatedJobs[{index}]"
+        if not isinstance(job, Mapping):
+            errors.append(f"{at}: Invalid value: must be an object")
+            continue
+        if not isinstance(job.get("name"), str) or not job.get("name"):
+            errors.append(f"{at}.name: Required value")
+        if not isinstance(job.get("template"), Mapping):
+            errors.append(f"{at}.template: Invalid value: must be an object (a Job template)")
+    return errors
+
+
 def replicated_jobs(
     trainjob: Mapping[str, Any], runtime_spec: Mapping[str, Any]
 ) -> list[dict[str, Any]]:
@@ -174,8 +199,12 @@ def replicated_jobs(
     mpi = ml_policy.get("mpi") if ml_policy is not None else None
     launcher_as_node = isinstance(mpi, Mapping) and mpi.get("runLauncherAsNode") is True
     for job, count in zip(replicated, _counts(replicated, ml_policy, trainer), strict=True):
-        job_template = job.setdefault("template", {})
-        spec = job_template.setdefault("spec", {})
+        job_template = job.get("template")
+        if not isinstance(job_template, dict):
+            job_template = job["template"] = {}
+        spec = job_template.get("spec")
+        if not isinstance(spec, dict):
+            spec = job_template["spec"] = {}
         spec["parallelism"] = spec["completions"] = count
         ancestor = _ancestor(job)
         if ancestor == TRAINER_STEP or ancestor in INITIALIZER_STEPS:
@@ -196,5 +225,6 @@ __all__ = [
     "TRAINER_GROUP",
     "RuntimeRef",
     "replicated_jobs",
+    "runtime_errors",
     "runtime_ref",
 ]

@@ -45,6 +45,7 @@ from scheduler.jobs.trainjob.child_jobset import (
     NAMESPACED_RUNTIME,
     TRAINER_API_VERSION,
     replicated_jobs,
+    runtime_errors,
     runtime_ref,
 )
 from scheduler.jobs.trainjob.validation import validate_trainjob
@@ -158,6 +159,9 @@ class TrainJob(CopiedWhole):
         result[RESOLVED_RUNTIME] = copy.deepcopy(dict(objects.spec(referenced)))
         return result
 
+    def referenced_errors(self, referenced: RawObject) -> list[str]:
+        return runtime_errors(referenced)
+
     def queue_name(self, job: RawObject) -> str:
         return objects.queue_name(job)
 
@@ -202,6 +206,23 @@ class TrainJob(CopiedWhole):
     def reclaimable_pods(self, job: RawObject) -> list[ReclaimableCount]:
         child = child_jobset(job)
         return reclaimable(child) if child is not None else []
+
+    def remote_copy(self, job: RawObject, workload_name: str, origin: str) -> dict[str, Any]:
+        """The copy without kuota's runtime patch: the worker's webhook adds its own (a
+        second entry of one manager would be refused)."""
+        result = super().remote_copy(job, workload_name, origin)
+        patches = result["spec"].get("runtimePatches")
+        if isinstance(patches, list):
+            kept = [
+                patch
+                for patch in patches
+                if not (isinstance(patch, Mapping) and patch.get("manager") == KUEUE_PATCH_MANAGER)
+            ]
+            if kept:
+                result["spec"]["runtimePatches"] = kept
+            else:
+                del result["spec"]["runtimePatches"]
+        return result
 
     def stopped_status(self, status: Mapping[str, Any]) -> dict[str, Any] | None:
         """The child Jobs' counts zeroed: nothing of the copy runs any more."""

@@ -34,10 +34,19 @@ MERGE_KEYS: Final = {
 """The lists of a Job template (pod spec, containers) that Kubernetes merges by a key."""
 
 
+def _without_nulls(value: object) -> Any:
+    """A copy of a value the patch adds whole: its ``null`` keys dropped, as Kubernetes does."""
+    if isinstance(value, Mapping):
+        return {key: _without_nulls(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_without_nulls(item) for item in value]
+    return copy.deepcopy(value)
+
+
 def strategic_merge(base: object, patch: object) -> Any:
     """``patch`` merged into ``base`` (copies; neither argument changes): pure."""
     if not isinstance(base, Mapping) or not isinstance(patch, Mapping):
-        return copy.deepcopy(patch)
+        return _without_nulls(patch)
     result = copy.deepcopy(dict(base))
     for key, value in patch.items():
         if value is None:
@@ -50,27 +59,50 @@ def strategic_merge(base: object, patch: object) -> Any:
         elif isinstance(value, Mapping) and isinstance(known, Mapping):
             result[key] = strategic_merge(known, value)
         else:
-            result[key] = copy.deepcopy(value)
+            result[key] = _without_nulls(value)
     return result
 
 
 def _merge_list(base: list[Any], patch: list[Any], merge_key: str) -> list[Any]:
-    """Items of ``patch`` merged into the item of ``base`` with the same key, others appended."""
-    result = copy.deepcopy(base)
+    """``patch``'s items merged into ``base``'s of the same key, in Kubernetes' order.
+
+    The patch's items (merged with their namesakes, or new) and the items only
+    ``base`` has are interleaved as ``base`` orders them; an item ``base`` does
+    not have comes as early as the patch's order allows (``mergeSortedSlice``).
+    """
+
+    def key_of(item: object) -> object:
+        return item.get(merge_key) if isinstance(item, Mapping) else None
+
+    base_keys = [key_of(item) for item in base]
+
+    def position(item: object) -> int:
+        key = key_of(item)
+        return base_keys.index(key) if key is not None and key in base_keys else -1
+
+    patched = []
     for item in patch:
-        key = item.get(merge_key) if isinstance(item, Mapping) else None
-        at = next(
-            (
-                index
-                for index, known in enumerate(result)
-                if key is not None and isinstance(known, Mapping) and known.get(merge_key) == key
-            ),
-            None,
-        )
-        if at is None:
-            result.append(copy.deepcopy(item))
+        at = position(item)
+        patched.append(strategic_merge(base[at], item) if at >= 0 else _without_nulls(item))
+    patch_keys = {key_of(item) for item in patch} - {None}
+    server_only = [copy.deepcopy(item) for item in base if key_of(item) not in patch_keys]
+    result: list[Any] = []
+    left, right = 0, 0
+    while left < len(server_only) or right < len(patched):
+        if right >= len(patched):
+            result.append(server_only[left])
+            left += 1
+        elif left >= len(server_only):
+            result.append(patched[right])
+            right += 1
         else:
-            result[at] = strategic_merge(result[at], item)
+            earlier, later = position(server_only[left]), position(patched[right])
+            if earlier >= 0 and later >= 0 and earlier < later:
+                result.append(server_only[left])
+                left += 1
+            else:
+                result.append(patched[right])
+                right += 1
     return result
 
 
