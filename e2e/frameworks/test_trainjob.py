@@ -274,7 +274,7 @@ async def test_a_trainjob_that_does_not_fit_waits_suspended_and_runs_after_the_f
     queues: Queues,
 ) -> None:
     jobs = TrainJobs(api, namespace)
-    await jobs.create(trainjob("first", runs_for="30s"))
+    await jobs.create(trainjob("first", runs_for="60s"))
     await eventually(
         lambda: jobs.live_pods("first"),
         two_nodes_on_the_flavor,
