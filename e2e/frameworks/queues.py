@@ -199,3 +199,27 @@ def running_on_flavor(pod: client.V1Pod) -> bool:
         and pod.spec.node_name.startswith("kwok-ondemand-")
         and (pod.spec.node_selector or {}).get("instance-type") == "ondemand"
     )
+
+
+class NamespacedObjects:
+    """Create, read and delete the objects of one custom kind in one namespace."""
+
+    def __init__(
+        self, api: client.ApiClient, namespace: str, group: str, version: str, plural: str
+    ) -> None:
+        self.api, self.namespace = api, namespace
+        self.custom = client.CustomObjectsApi(api)
+        self.where = (group, version, namespace, plural)
+
+    async def create(self, body: dict[str, Any]) -> dict[str, Any]:
+        created: dict[str, Any] = await self.custom.create_namespaced_custom_object(
+            *self.where, body
+        )
+        return created
+
+    async def read(self, name: str) -> dict[str, Any]:
+        found: dict[str, Any] = await self.custom.get_namespaced_custom_object(*self.where, name)
+        return found
+
+    async def delete(self, name: str) -> None:
+        await self.custom.delete_namespaced_custom_object(*self.where, name)

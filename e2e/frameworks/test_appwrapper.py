@@ -31,6 +31,7 @@ from ..kuota_scheduler import SchedulerReplica
 from ..test_user_commands import kuota
 from ..waiting import eventually
 from .queues import (
+    NamespacedObjects,
     Queues,
     create_queues,
     delete_queues,
@@ -99,33 +100,15 @@ def appwrapper(name: str, *, runs_for: str, priority: str = "") -> dict[str, Any
     }
 
 
-class AppWrappers:
+class AppWrappers(NamespacedObjects):
     def __init__(self, api: client.ApiClient, namespace: str) -> None:
-        self.api, self.namespace = api, namespace
-        self.custom = client.CustomObjectsApi(api)
-
-    async def create(self, body: dict[str, Any]) -> dict[str, Any]:
-        created: dict[str, Any] = await self.custom.create_namespaced_custom_object(
-            GROUP, VERSION, self.namespace, PLURAL, body
-        )
-        return created
-
-    async def read(self, name: str) -> dict[str, Any]:
-        found: dict[str, Any] = await self.custom.get_namespaced_custom_object(
-            GROUP, VERSION, self.namespace, PLURAL, name
-        )
-        return found
+        super().__init__(api, namespace, GROUP, VERSION, PLURAL)
 
     async def pods(self, name: str) -> list[client.V1Pod]:
         return await pods(self.api, self.namespace, f"{APPWRAPPER_LABEL}={name}")
 
     async def running(self, name: str) -> list[client.V1Pod]:
         return [p for p in await self.pods(name) if not p.metadata.deletion_timestamp]
-
-    async def delete(self, name: str) -> None:
-        await self.custom.delete_namespaced_custom_object(
-            GROUP, VERSION, self.namespace, PLURAL, name
-        )
 
 
 def of(name: str) -> Any:

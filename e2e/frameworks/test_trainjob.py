@@ -46,6 +46,7 @@ from ..kuota_scheduler import SchedulerReplica
 from ..test_user_commands import kuota
 from ..waiting import eventually
 from .queues import (
+    NamespacedObjects,
     Queues,
     create_queues,
     delete_queues,
@@ -149,27 +150,9 @@ def node_selector(job: dict[str, Any]) -> dict[str, str]:
     return {}
 
 
-class TrainJobs:
+class TrainJobs(NamespacedObjects):
     def __init__(self, api: client.ApiClient, namespace: str) -> None:
-        self.api, self.namespace = api, namespace
-        self.custom = client.CustomObjectsApi(api)
-
-    async def create(self, body: dict[str, Any]) -> dict[str, Any]:
-        created: dict[str, Any] = await self.custom.create_namespaced_custom_object(
-            GROUP, VERSION, self.namespace, PLURAL, body
-        )
-        return created
-
-    async def read(self, name: str) -> dict[str, Any]:
-        found: dict[str, Any] = await self.custom.get_namespaced_custom_object(
-            GROUP, VERSION, self.namespace, PLURAL, name
-        )
-        return found
-
-    async def delete(self, name: str) -> None:
-        await self.custom.delete_namespaced_custom_object(
-            GROUP, VERSION, self.namespace, PLURAL, name
-        )
+        super().__init__(api, namespace, GROUP, VERSION, PLURAL)
 
     async def jobset(self, name: str) -> dict[str, Any] | None:
         """The JobSet Trainer made for the TrainJob (same name), if any."""

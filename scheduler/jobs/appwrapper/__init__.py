@@ -41,6 +41,7 @@ from scheduler.jobs.protocol import (
     RawObject,
     with_queue_label,
 )
+from scheduler.jobs.spec_suspend import SuspendedBySpec
 
 APPWRAPPER_FRAMEWORK: Final = "workload.codeflare.dev/appwrapper"
 
@@ -66,7 +67,7 @@ def _pod_set_info(info: PodSetInfo) -> dict[str, Any]:
     return entry
 
 
-class AppWrapper(CopiedWhole):
+class AppWrapper(SuspendedBySpec, CopiedWhole):
     """The ``workload.codeflare.dev/appwrapper`` integration (every method pure)."""
 
     framework = APPWRAPPER_FRAMEWORK
@@ -93,14 +94,6 @@ class AppWrapper(CopiedWhole):
             return components.pod_sets(job)
         except components.PathError:
             return []
-
-    def is_suspended(self, job: RawObject) -> bool:
-        return is_suspended(job)
-
-    def suspend(self, job: RawObject) -> dict[str, Any]:
-        result = copy.deepcopy(dict(job))
-        result.setdefault("spec", {})["suspend"] = True
-        return result
 
     def run_with(self, job: RawObject, pod_sets: Sequence[PodSetInfo]) -> dict[str, Any]:
         by_name = {info.name: info for info in pod_sets}

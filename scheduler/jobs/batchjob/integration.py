@@ -51,6 +51,7 @@ from scheduler.jobs.protocol import (
     finished_by_conditions,
     with_queue_label,
 )
+from scheduler.jobs.spec_suspend import SuspendedBySpec, unsuspended
 
 MAIN_POD_SET: Final = "main"
 CONTROLLER_MANAGED_LABELS: Final = (
@@ -180,7 +181,7 @@ def workload_template(job: RawObject) -> dict[str, Any]:
     return template
 
 
-class BatchJob:
+class BatchJob(SuspendedBySpec):
     """The ``batch/job`` integration (every method pure)."""
 
     framework = "batch/job"
@@ -217,18 +218,8 @@ class BatchJob:
             pod_set["topologyRequest"] = request
         return [pod_set]
 
-    def is_suspended(self, job: RawObject) -> bool:
-        return _spec(job).get("suspend") is True
-
-    def suspend(self, job: RawObject) -> dict[str, Any]:
-        result = copy.deepcopy(dict(job))
-        result.setdefault("spec", {})["suspend"] = True
-        return result
-
     def run_with(self, job: RawObject, pod_sets: Sequence[PodSetInfo]) -> dict[str, Any]:
-        result = copy.deepcopy(dict(job))
-        spec = result.setdefault("spec", {})
-        spec["suspend"] = False
+        result, spec = unsuspended(job)
         info = next((item for item in pod_sets if item.name == MAIN_POD_SET), None)
         if info is None:
             return result

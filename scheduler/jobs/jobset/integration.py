@@ -36,6 +36,7 @@ from scheduler.jobs.protocol import (
     finished_by_conditions,
     with_queue_label,
 )
+from scheduler.jobs.spec_suspend import SuspendedBySpec, unsuspended
 
 JOBSET_FRAMEWORK: Final = "jobset.x-k8s.io/jobset"
 
@@ -81,7 +82,7 @@ def _pod_template(replicated: dict[str, Any]) -> dict[str, Any]:
     return template
 
 
-class JobSet(CopiedWhole):
+class JobSet(SuspendedBySpec, CopiedWhole):
     """The ``jobset.x-k8s.io/jobset`` integration (every method pure)."""
 
     framework = JOBSET_FRAMEWORK
@@ -124,18 +125,8 @@ class JobSet(CopiedWhole):
             pod_sets.append(pod_set)
         return pod_sets
 
-    def is_suspended(self, job: RawObject) -> bool:
-        return _mapping(job.get("spec")).get("suspend") is True
-
-    def suspend(self, job: RawObject) -> dict[str, Any]:
-        result = copy.deepcopy(dict(job))
-        result.setdefault("spec", {})["suspend"] = True
-        return result
-
     def run_with(self, job: RawObject, pod_sets: Sequence[PodSetInfo]) -> dict[str, Any]:
-        result = copy.deepcopy(dict(job))
-        spec = result.setdefault("spec", {})
-        spec["suspend"] = False
+        result, spec = unsuspended(job)
         infos = {info.name: info for info in pod_sets}
         for replicated in spec.get("replicatedJobs") or []:
             if not isinstance(replicated, dict):

@@ -29,6 +29,7 @@ from scheduler.jobs.protocol import (
 )
 from scheduler.jobs.raycluster import cluster_spec
 from scheduler.jobs.raycluster.validation import RayAdmission, cluster_rules
+from scheduler.jobs.spec_suspend import SuspendedBySpec, unsuspended
 
 RAYCLUSTER_FRAMEWORK: Final = "ray.io/raycluster"
 SPEC = FieldPath(("spec",))
@@ -47,7 +48,7 @@ def is_suspended(cluster: Mapping[str, Any]) -> bool:
 _RULES = cluster_rules(lambda obj: _spec(obj), SPEC)
 
 
-class RayCluster(RayAdmission, CopiedWhole):
+class RayCluster(SuspendedBySpec, RayAdmission, CopiedWhole):
     """The ``ray.io/raycluster`` integration (every method pure)."""
 
     framework = RAYCLUSTER_FRAMEWORK
@@ -78,15 +79,8 @@ class RayCluster(RayAdmission, CopiedWhole):
     ) -> None:
         _RULES(job, errors, facts)
 
-    def suspend(self, job: RawObject) -> dict[str, Any]:
-        result = copy.deepcopy(dict(job))
-        result.setdefault("spec", {})["suspend"] = True
-        return result
-
     def run_with(self, job: RawObject, pod_sets: Sequence[PodSetInfo]) -> dict[str, Any]:
-        result = copy.deepcopy(dict(job))
-        spec = result.setdefault("spec", {})
-        spec["suspend"] = False
+        result, spec = unsuspended(job)
         cluster_spec.run_with(spec, pod_sets)
         return result
 

@@ -45,6 +45,7 @@ from scheduler.jobs.protocol import (
 )
 from scheduler.jobs.raycluster import cluster_spec
 from scheduler.jobs.raycluster.validation import RayAdmission
+from scheduler.jobs.spec_suspend import SuspendedBySpec, unsuspended
 
 RAYJOB_FRAMEWORK: Final = "ray.io/rayjob"
 SUBMITTER: Final = "submitter"
@@ -172,7 +173,7 @@ def check_rayjob(
     )
 
 
-class RayJob(RayAdmission, CopiedWhole):
+class RayJob(SuspendedBySpec, RayAdmission, CopiedWhole):
     """The ``ray.io/rayjob`` integration (every method pure)."""
 
     framework = RAYJOB_FRAMEWORK
@@ -221,15 +222,8 @@ class RayJob(RayAdmission, CopiedWhole):
         spec["rayClusterSpec"] = cluster_spec.with_replicas_of(_cluster(job), _spec(child))
         return result
 
-    def suspend(self, job: RawObject) -> dict[str, Any]:
-        result = copy.deepcopy(dict(job))
-        result.setdefault("spec", {})["suspend"] = True
-        return result
-
     def run_with(self, job: RawObject, pod_sets: Sequence[PodSetInfo]) -> dict[str, Any]:
-        result = copy.deepcopy(dict(job))
-        spec = result.setdefault("spec", {})
-        spec["suspend"] = False
+        result, spec = unsuspended(job)
         cluster_spec.run_with(spec.setdefault("rayClusterSpec", {}), pod_sets)
         if submission_mode(job) == K8S_JOB_MODE:
             info = next((item for item in pod_sets if item.name == SUBMITTER), None)

@@ -27,7 +27,6 @@ from scheduler.api.field import FieldError
 from scheduler.jobs.jobset import JOBSET, active_jobs
 from scheduler.jobs.jobset.integration import pods_ready, reclaimable
 from scheduler.jobs.multikueue_copy import CopiedWhole, zeroed_counts
-from scheduler.jobs.pod_template import mapping
 from scheduler.jobs.protocol import (
     AdmissionFacts,
     ApiAccess,
@@ -40,6 +39,7 @@ from scheduler.jobs.protocol import (
     finished_by_conditions,
     with_queue_label,
 )
+from scheduler.jobs.spec_suspend import SuspendedBySpec, unsuspended
 from scheduler.jobs.trainjob.child_jobset import (
     CLUSTER_RUNTIME,
     NAMESPACED_RUNTIME,
@@ -120,7 +120,7 @@ def _placement(info: PodSetInfo) -> dict[str, Any]:
     return {"name": info.name, "template": {"spec": {"template": template}}}
 
 
-class TrainJob(CopiedWhole):
+class TrainJob(SuspendedBySpec, CopiedWhole):
     """The ``trainer.kubeflow.org/trainjob`` integration (every method pure)."""
 
     framework = TRAINJOB_FRAMEWORK
@@ -169,18 +169,8 @@ class TrainJob(CopiedWhole):
         child = child_jobset(job)
         return JOBSET.pod_sets(child) if child is not None else []
 
-    def is_suspended(self, job: RawObject) -> bool:
-        return mapping(job.get("spec")).get("suspend") is True
-
-    def suspend(self, job: RawObject) -> dict[str, Any]:
-        result = copy.deepcopy(dict(job))
-        result.setdefault("spec", {})["suspend"] = True
-        return result
-
     def run_with(self, job: RawObject, pod_sets: Sequence[PodSetInfo]) -> dict[str, Any]:
-        result = copy.deepcopy(dict(job))
-        spec = result.setdefault("spec", {})
-        spec["suspend"] = False
+        result, spec = unsuspended(job)
         placements = [_placement(info) for info in pod_sets]
         _patch_job_spec(_kueue_patch(spec))["replicatedJobs"] = placements
         return result
