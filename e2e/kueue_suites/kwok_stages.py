@@ -14,7 +14,8 @@ the container does by its first argument (``test/util/constants.go``):
 
 The workloads run on kwok's nodes, so these stages play what the kubelet would
 do with those containers, keyed on the first container command or argument of
-each container (a ``jq`` query over the pod, as kwok's selectors are):
+each container other than the binary ``/agnhost`` (a ``jq`` query over the pod, as
+kwok's selectors are):
 
 ==========================  ====================================================
 ``pod-ready``               kwok's own: a bound ``Pending`` pod becomes ``Running``
@@ -52,7 +53,12 @@ from e2e.cluster.kwok_config import STAGE_FILES, kwok_object
 
 from .pod_exec import EXIT_CODE_ANNOTATION
 
-_BEHAVIOURS = '[.spec.containers[] | ((.command // []) + (.args // []))[0] // ""]'
+_BEHAVIOURS = (
+    '[.spec.containers[] | ((.command // []) + (.args // []) | map(select(. != "/agnhost")))[0]'
+    ' // ""]'
+)
+"""Each container's agnhost behaviour: its first command or argument, past the binary itself
+(a TrainJob's trainer runs ``command: [/agnhost]`` with the behaviour in ``args``)."""
 EXIT_FAST = _BEHAVIOURS + ' | all(. == "entrypoint-tester")'
 FAILS_ON_EXIT = _BEHAVIOURS + ' | any(. == "test-webserver")'
 KEPT_FROM_KWOK = ("node-initialize.yaml", "node-heartbeat-with-lease.yaml", "pod-ready.yaml")
