@@ -24,7 +24,6 @@ Every method is pure.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
