@@ -71,8 +71,10 @@ def _merge_list(base: list[Any], patch: list[Any], merge_key: str) -> list[Any]:
     not have comes as early as the patch's order allows (``mergeSortedSlice``).
     """
 
-    def key_of(item: object) -> object:
-        return item.get(merge_key) if isinstance(item, Mapping) else None
+    def key_of(item: object) -> str | int | None:
+        """The item's merge key; None for an item without a scalar one (never matched)."""
+        key = item.get(merge_key) if isinstance(item, Mapping) else None
+        return key if isinstance(key, str | int) and not isinstance(key, bool) else None
 
     base_keys = [key_of(item) for item in base]
 
