@@ -299,8 +299,13 @@ async def test_a_trainjob_that_does_not_fit_waits_suspended_and_runs_after_the_f
         timeout=120,
         what="the first Workload finished and the second admitted in its place",
     )
-    admitted = await jobs.read("second")
-    assert node_selector(admitted) == {"instance-type": "ondemand"}, runtime_patch(admitted)
+    # The Workload is admitted first; kuota then writes the placement into the TrainJob.
+    await eventually(
+        lambda: jobs.read("second"),
+        lambda got: node_selector(got) == {"instance-type": "ondemand"},
+        timeout=60,
+        what="the second TrainJob started with the flavor's nodeSelector",
+    )
     await eventually(
         lambda: jobs.read("second"),
         lambda got: is_true(got, "Complete"),
