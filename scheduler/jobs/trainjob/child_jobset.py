@@ -101,6 +101,8 @@ def _counts(
     replicated: list[dict[str, Any]],
     ml_policy: Mapping[str, Any] | None,
     trainer: Mapping[str, Any],
+    *,
+    launcher_as_node: bool | None,
 ) -> list[int]:
     """Pods per replica of each replicated job (steps 2 of the module docstring)."""
     counts = []
@@ -112,11 +114,10 @@ def _counts(
     nodes = _integer(trainer.get("numNodes"))
     if nodes is None:
         return counts
-    mpi = ml_policy.get("mpi") if ml_policy is not None else None
-    if isinstance(mpi, Mapping):
+    if launcher_as_node is not None:
         at = next((i for i, job in enumerate(replicated) if job.get("name") == NODE), None)
         if at is not None:
-            counts[at] = max(nodes - 1, 1) if mpi.get("runLauncherAsNode") is True else nodes
+            counts[at] = max(nodes - 1, 1) if launcher_as_node else nodes
     else:
         at = next((i for i, job in enumerate(replicated) if _ancestor(job) == TRAINER_STEP), None)
         if at is not None:
@@ -197,8 +198,10 @@ def replicated_jobs(
     ml_policy = policy if isinstance(policy, Mapping) else None
     trainer = mapping(mapping(trainjob.get("spec")).get("trainer"))
     mpi = ml_policy.get("mpi") if ml_policy is not None else None
-    launcher_as_node = isinstance(mpi, Mapping) and mpi.get("runLauncherAsNode") is True
-    for job, count in zip(replicated, _counts(replicated, ml_policy, trainer), strict=True):
+    # None: not an MPI policy; else whether its launcher runs as a node.
+    launcher_as_node = mpi.get("runLauncherAsNode") is True if isinstance(mpi, Mapping) else None
+    counts = _counts(replicated, ml_policy, trainer, launcher_as_node=launcher_as_node)
+    for job, count in zip(replicated, counts, strict=True):
         job_template = job.get("template")
         if not isinstance(job_template, dict):
             job_template = job["template"] = {}
@@ -212,7 +215,8 @@ def replicated_jobs(
         _apply_trainer(
             job,
             trainer,
-            resources=ancestor == TRAINER_STEP or (launcher_as_node and job.get("name") == NODE),
+            resources=ancestor == TRAINER_STEP
+            or (launcher_as_node is True and job.get("name") == NODE),
         )
     return replicated
 
